@@ -1,0 +1,386 @@
+#!/usr/bin/env python3
+"""Import Kafka's message schemas from the kafka-clients jar into schemas/.
+
+Usage:
+    python3 tools/import_schemas.py import [--jar PATH]
+    python3 tools/import_schemas.py check  [--jar PATH]
+
+`import` rewrites schemas/ from the jar; `check` rebuilds the same output in
+memory and fails if the committed schemas/ differs from it.  Without --jar the
+jar for the version pinned in tools/kafka-version is taken from ~/.m2 (and
+fetched with mvn when missing).
+
+The output keeps only the facts the code generator needs: comments and every
+"about" key are removed, all other keys and values are kept verbatim and in
+source order (Kafka's own generator coerces odd forms such as a numeric
+"default", so ours must as well).  A single local overlay, see
+apply_local_overlay(), is applied on top.
+"""
+
+import argparse
+import difflib
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+TOOLS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TOOLS_DIR.parent
+SCHEMAS_DIR = REPO_ROOT / "schemas"
+VERSION_FILE = TOOLS_DIR / "kafka-version"
+
+JAR_PREFIX = "common/message/"
+JAR_VERSION_ENTRY = "kafka/kafka-version.properties"
+DROPPED_KEY = "about"
+
+# Shown in the `check` summary; keep in step with apply_local_overlay().
+OVERLAY_SUMMARY = ["DescribeQuorum v3"]
+
+# Maximum number of diff lines shown per differing file by `check`.
+MAX_DIFF_LINES = 60
+
+
+class SchemaImportError(Exception):
+    """A problem that should stop the tool with a clear message."""
+
+
+# --------------------------------------------------------------------------
+# Locating the jar
+# --------------------------------------------------------------------------
+
+def pinned_version():
+    """Return the Kafka version pinned in tools/kafka-version."""
+    try:
+        version = VERSION_FILE.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        raise SchemaImportError(f"{VERSION_FILE} is missing")
+    if not version:
+        raise SchemaImportError(f"{VERSION_FILE} is empty")
+    return version
+
+
+def m2_jar_path(version):
+    """Path of the kafka-clients jar for `version` in the local Maven repo."""
+    return (Path.home() / ".m2" / "repository" / "org" / "apache" / "kafka"
+            / "kafka-clients" / version / f"kafka-clients-{version}.jar")
+
+
+def locate_jar(version):
+    """Find the pinned jar in ~/.m2, asking Maven to fetch it if absent."""
+    jar = m2_jar_path(version)
+    if jar.is_file():
+        return jar
+    artifact = f"org.apache.kafka:kafka-clients:{version}"
+    cmd = ["mvn", "-q", "dependency:get", f"-Dartifact={artifact}",
+           "-Dtransitive=false"]
+    print(f"{jar} not found; running: {' '.join(cmd)}", file=sys.stderr)
+    try:
+        subprocess.run(cmd, check=True)
+    except FileNotFoundError:
+        raise SchemaImportError("mvn is not installed; pass --jar PATH instead")
+    except subprocess.CalledProcessError as exc:
+        raise SchemaImportError(f"mvn failed with exit code {exc.returncode}")
+    if not jar.is_file():
+        raise SchemaImportError(f"mvn finished but {jar} still does not exist")
+    return jar
+
+
+# --------------------------------------------------------------------------
+# Reading and cleaning the schema files
+# --------------------------------------------------------------------------
+
+def strip_comments(text, origin):
+    """Remove // and /* */ comments, leaving string literals untouched."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            # Copy the whole string literal, honouring backslash escapes.
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            if j >= n:
+                raise SchemaImportError(f"{origin}: unterminated string literal")
+            out.append(text[i:j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j  # keep the newline itself
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            if j < 0:
+                raise SchemaImportError(f"{origin}: unterminated /* comment")
+            out.append(" ")
+            i = j + 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _no_duplicate_keys(origin):
+    """object_pairs_hook that rejects repeated keys instead of dropping one."""
+    def hook(pairs):
+        obj = {}
+        for key, value in pairs:
+            if key in obj:
+                raise SchemaImportError(f"{origin}: duplicate key {key!r}")
+            obj[key] = value
+        return obj
+    return hook
+
+
+def drop_key(value, key):
+    """Return `value` with `key` removed from every object, at any depth."""
+    if isinstance(value, dict):
+        return {k: drop_key(v, key) for k, v in value.items() if k != key}
+    if isinstance(value, list):
+        return [drop_key(v, key) for v in value]
+    return value
+
+
+def parse_schema(text, origin):
+    """Turn one upstream schema file into our comment-free, about-free form."""
+    try:
+        obj = json.loads(strip_comments(text, origin),
+                         object_pairs_hook=_no_duplicate_keys(origin))
+    except json.JSONDecodeError as exc:
+        raise SchemaImportError(f"{origin}: invalid JSON after stripping comments: {exc}")
+    if not isinstance(obj, dict) or "name" not in obj:
+        raise SchemaImportError(f"{origin}: expected an object with a \"name\" key")
+    return drop_key(obj, DROPPED_KEY)
+
+
+def jar_kafka_version(zf):
+    """Kafka version recorded inside the jar, or None if it has none."""
+    try:
+        props = zf.read(JAR_VERSION_ENTRY).decode("utf-8")
+    except KeyError:
+        return None
+    for line in props.splitlines():
+        if line.startswith("version="):
+            return line.split("=", 1)[1].strip()
+    return None
+
+
+def read_upstream(jar):
+    """Read every common/message/*.json in the jar: ({file name: schema}, version)."""
+    schemas = {}
+    try:
+        zf = zipfile.ZipFile(jar)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise SchemaImportError(f"cannot open jar {jar}: {exc}")
+    with zf:
+        version = jar_kafka_version(zf)
+        for entry in sorted(zf.namelist()):
+            if not entry.startswith(JAR_PREFIX) or not entry.endswith(".json"):
+                continue
+            file_name = entry[len(JAR_PREFIX):]
+            if "/" in file_name:
+                continue  # only the directory itself, not subdirectories
+            origin = f"{jar.name}!{entry}"
+            schema = parse_schema(zf.read(entry).decode("utf-8"), origin)
+            if f"{schema['name']}.json" != file_name:
+                raise SchemaImportError(
+                    f"{origin}: message name {schema['name']!r} does not match file name")
+            schemas[file_name] = schema
+    if not schemas:
+        raise SchemaImportError(f"{jar} contains no {JAR_PREFIX}*.json files")
+    return schemas, version
+
+
+# --------------------------------------------------------------------------
+# Local overlay
+# --------------------------------------------------------------------------
+
+def _find_field(fields, name, where):
+    """Return (index, field) of the field called `name`, or fail."""
+    for index, field in enumerate(fields):
+        if field.get("name") == name:
+            return index, field
+    raise SchemaImportError(f"overlay anchor missing: no field {name!r} in {where}")
+
+
+def _bump_to_v3(schema, file_name):
+    """Raise validVersions' upper bound from 2 to 3, refusing if upstream is past 2."""
+    valid = schema.get("validVersions")
+    lo, sep, hi = str(valid).partition("-")
+    if not (sep and lo.isdigit() and hi.isdigit()):
+        raise SchemaImportError(
+            f"overlay: {file_name} has unexpected validVersions {valid!r}")
+    if int(hi) >= 3:
+        raise SchemaImportError(
+            f"overlay: upstream {file_name} already defines version {hi} "
+            f"(validVersions {valid!r}); review the local DescribeQuorum v3 overlay")
+    if int(hi) != 2:
+        raise SchemaImportError(
+            f"overlay: {file_name} validVersions is {valid!r}, expected an upper bound of 2")
+    schema["validVersions"] = f"{lo}-3"
+
+
+def apply_local_overlay(schemas):
+    """Apply our one deliberate divergence from upstream: DescribeQuorum v3.
+
+    Version 3 of DescribeQuorum implements the "committed voter set" proposal.
+    The request body is unchanged; the response's PartitionData gains a
+    nullable, ignorable CommittedVoters array (of ReplicaState) right after
+    Observers.  Any surprise in the upstream files (a version 3 already there,
+    anchors renamed or gone) stops the import so that a Kafka upgrade forces
+    someone to review this overlay rather than silently stacking on top.
+    """
+    request = schemas.get("DescribeQuorumRequest.json")
+    response = schemas.get("DescribeQuorumResponse.json")
+    if request is None or response is None:
+        raise SchemaImportError("overlay anchor missing: DescribeQuorum request/response schema")
+
+    _bump_to_v3(request, "DescribeQuorumRequest.json")
+    _bump_to_v3(response, "DescribeQuorumResponse.json")
+
+    where = "DescribeQuorumResponse"
+    _, topics = _find_field(response.get("fields", []), "Topics", where)
+    where += ".Topics"
+    _, partitions = _find_field(topics.get("fields", []), "Partitions", where)
+    if partitions.get("type") != "[]PartitionData":
+        raise SchemaImportError(
+            f"overlay anchor changed: {where}.Partitions has type {partitions.get('type')!r}")
+    where += ".Partitions"
+    part_fields = partitions.get("fields", [])
+    index, _ = _find_field(part_fields, "Observers", where)
+    if any(f.get("name") == "CommittedVoters" for f in part_fields):
+        raise SchemaImportError(f"overlay: upstream {where} already has CommittedVoters")
+    if not any(s.get("name") == "ReplicaState" for s in response.get("commonStructs", [])):
+        raise SchemaImportError(
+            "overlay anchor missing: commonStruct ReplicaState in DescribeQuorumResponse")
+
+    part_fields.insert(index + 1, {
+        "name": "CommittedVoters",
+        "type": "[]ReplicaState",
+        "versions": "3+",
+        "nullableVersions": "3+",
+        "default": "null",
+        "ignorable": True,
+    })
+
+
+# --------------------------------------------------------------------------
+# Producing and comparing output
+# --------------------------------------------------------------------------
+
+def render(schema):
+    """Serialise one schema exactly as it is stored in schemas/."""
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def build_output(jar_arg):
+    """Build {file name: text} for schemas/, plus a label for the source."""
+    if jar_arg:
+        jar = Path(jar_arg)
+        if not jar.is_file():
+            raise SchemaImportError(f"jar not found: {jar}")
+        expected = None
+    else:
+        expected = pinned_version()
+        jar = locate_jar(expected)
+    schemas, jar_version = read_upstream(jar)
+    if expected and jar_version and jar_version != expected:
+        raise SchemaImportError(
+            f"{jar} reports Kafka {jar_version}, but tools/kafka-version pins {expected}")
+    apply_local_overlay(schemas)
+    output = {name: render(schema) for name, schema in schemas.items()}
+    label = jar_version or expected or jar.name
+    return output, label
+
+
+def committed_files():
+    """Current schemas/*.json files as {file name: Path}."""
+    if not SCHEMAS_DIR.is_dir():
+        return {}
+    return {p.name: p for p in SCHEMAS_DIR.glob("*.json")}
+
+
+def cmd_import(args):
+    """Write schemas/ from the jar and remove files upstream no longer has."""
+    output, label = build_output(args.jar)
+    SCHEMAS_DIR.mkdir(exist_ok=True)
+    written = 0
+    for name, text in sorted(output.items()):
+        path = SCHEMAS_DIR / name
+        data = text.encode("utf-8")
+        if not path.is_file() or path.read_bytes() != data:
+            path.write_bytes(data)
+            written += 1
+    removed = sorted(set(committed_files()) - set(output))
+    for name in removed:
+        (SCHEMAS_DIR / name).unlink()
+    print(f"imported kafka-clients {label}: {len(output)} files "
+          f"({written} written, {len(removed)} removed"
+          f"{': ' + ', '.join(removed) if removed else ''}), "
+          f"{len(OVERLAY_SUMMARY)} local overlay: {', '.join(OVERLAY_SUMMARY)}")
+    return 0
+
+
+def _short_diff(name, old, new):
+    """Unified diff of one file, cut down to MAX_DIFF_LINES lines."""
+    lines = list(difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True),
+        fromfile=f"schemas/{name} (committed)", tofile=f"schemas/{name} (import)", n=2))
+    if len(lines) > MAX_DIFF_LINES:
+        extra = len(lines) - MAX_DIFF_LINES
+        lines = lines[:MAX_DIFF_LINES] + [f"... ({extra} more diff lines)\n"]
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def cmd_check(args):
+    """Compare schemas/ with a fresh in-memory import; exit 1 on any difference."""
+    output, label = build_output(args.jar)
+    committed = committed_files()
+    missing = sorted(set(output) - set(committed))
+    extra = sorted(set(committed) - set(output))
+    changed = []
+    for name in sorted(set(output) & set(committed)):
+        if committed[name].read_bytes() != output[name].encode("utf-8"):
+            changed.append(name)
+
+    if not (missing or extra or changed):
+        print(f"schemas/ matches kafka-clients {label} ({len(output)} files, "
+              f"{len(OVERLAY_SUMMARY)} local overlay: {', '.join(OVERLAY_SUMMARY)})")
+        return 0
+
+    for name in changed:
+        old = committed[name].read_bytes().decode("utf-8", errors="replace")
+        sys.stdout.write(_short_diff(name, old, output[name]))
+    for name in missing:
+        print(f"missing: schemas/{name}")
+    for name in extra:
+        print(f"extra:   schemas/{name}")
+    print(f"schemas/ differs from kafka-clients {label}: {len(changed)} changed, "
+          f"{len(missing)} missing, {len(extra)} extra; "
+          f"run `python3 tools/import_schemas.py import` and review `git diff schemas/`",
+          file=sys.stderr)
+    return 1
+
+
+def main(argv=None):
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(
+        description="Import Kafka message schemas from kafka-clients into schemas/.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, func, text in (
+            ("import", cmd_import, "rewrite schemas/ from the jar"),
+            ("check", cmd_check, "verify schemas/ matches the jar")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("--jar", help="kafka-clients jar to read "
+                       "(default: the version in tools/kafka-version from ~/.m2)")
+        p.set_defaults(func=func)
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except SchemaImportError as exc:
+        print(f"import_schemas: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,419 @@
+//! `decode_fields`, `encode_fields` and `fields_len`: the binary codec of one struct.
+
+use super::{differs_from_default, field_ident, Cond, Context};
+use crate::model::{Field, FieldType, Primitive, Struct, Versions};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+impl Context<'_> {
+    /// Like [`Context::when`], but simplified for code that already runs only within `within`.
+    pub fn when_within(&self, range: Versions, within: Versions) -> Cond {
+        let scope = within.intersect(&self.message.valid_versions);
+        let hit = range.intersect(&scope);
+        if hit.is_empty() {
+            Cond::Never
+        } else if hit == scope {
+            Cond::Always
+        } else {
+            self.when(range)
+        }
+    }
+
+    fn flexible_binding(&self) -> TokenStream {
+        let flexible = self.when(self.message.flexible_versions).to_bool();
+        quote!(let flexible = #flexible;)
+    }
+
+    fn is_never_flexible(&self) -> bool {
+        self.message.flexible_versions.is_empty()
+    }
+}
+
+fn tagged_fields(s: &Struct) -> Vec<&Field> {
+    let mut tagged: Vec<&Field> = s.fields.iter().filter(|f| f.tag.is_some()).collect();
+    tagged.sort_by_key(|f| f.tag);
+    tagged
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+/// An expression of type `Result<T, DecodeError>` reading one element of an array.
+fn read_element(ty: &FieldType, compact: &TokenStream) -> TokenStream {
+    match ty {
+        FieldType::Primitive(p) => read_primitive(*p, compact),
+        FieldType::Struct(name) => {
+            let name = super::type_ident(name);
+            quote!(d.read_struct::<#name>(version))
+        }
+        FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
+    }
+}
+
+fn read_primitive(p: Primitive, compact: &TokenStream) -> TokenStream {
+    match p {
+        Primitive::Bool => quote!(d.read_bool()),
+        Primitive::Int8 => quote!(d.read_i8()),
+        Primitive::Int16 => quote!(d.read_i16()),
+        Primitive::Uint16 => quote!(d.read_u16()),
+        Primitive::Int32 => quote!(d.read_i32()),
+        Primitive::Uint32 => quote!(d.read_u32()),
+        Primitive::Int64 => quote!(d.read_i64()),
+        Primitive::Float64 => quote!(d.read_f64()),
+        Primitive::Uuid => quote!(d.read_uuid()),
+        Primitive::String => quote!(d.read_string(#compact)),
+        Primitive::Bytes | Primitive::Records => quote!(d.read_bytes(#compact)),
+    }
+}
+
+/// The nullable twin of a read expression.
+fn read_nullable(field: &Field, compact: &TokenStream) -> TokenStream {
+    match &field.ty {
+        FieldType::Primitive(Primitive::String) => quote!(d.read_nullable_string(#compact)),
+        FieldType::Primitive(_) => quote!(d.read_nullable_bytes(#compact)),
+        FieldType::Struct(name) => {
+            let name = super::type_ident(name);
+            quote!(d.read_nullable_struct::<#name>(version))
+        }
+        FieldType::Array(element) => {
+            let element = read_element(element, compact);
+            quote!(d.read_nullable_array(#compact, |d| #element))
+        }
+    }
+}
+
+fn read_non_null(field: &Field, compact: &TokenStream) -> TokenStream {
+    match &field.ty {
+        FieldType::Array(element) => {
+            let element = read_element(element, compact);
+            quote!(d.read_array(#compact, |d| #element))
+        }
+        other => read_element(other, compact),
+    }
+}
+
+/// `Result<FieldType, DecodeError>` for the field, within `scope` versions.
+fn read_field(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
+    let compact = cx.compact(field);
+    if !field.is_optional() {
+        return read_non_null(field, &compact);
+    }
+    let nullable = read_nullable(field, &compact);
+    let non_null = read_non_null(field, &compact);
+    match cx.when_within(field.nullable_versions, scope) {
+        Cond::Always => nullable,
+        Cond::Never => quote!(#non_null.map(::std::option::Option::Some)),
+        Cond::Expr(e) => quote! {
+            if #e { #nullable } else { #non_null.map(::std::option::Option::Some) }
+        },
+    }
+}
+
+pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let flexible = cx.flexible_binding();
+    let positional = s.fields.iter().map(|field| {
+        let ident = field_ident(field);
+        let name = &field.name;
+        let range = cx.positional(field);
+        let read = read_field(cx, field, range);
+        cx.when(range).guard(quote! {
+            this.#ident = #read.map_err(|e| e.at(#name))?;
+        })
+    });
+    let tagged = if cx.is_never_flexible() {
+        quote!()
+    } else {
+        let arms = tagged_fields(s).into_iter().map(|field| {
+            let ident = field_ident(field);
+            let name = &field.name;
+            let tag = field.tag.expect("tagged");
+            let read = read_field(cx, field, field.tagged_versions);
+            let body = quote! {
+                this.#ident = #read.map_err(|e| e.at(#name))?;
+                Ok(true)
+            };
+            let body = cx.when(field.tagged_versions).branch(
+                body,
+                quote!(Err(d.error(crate::DecodeErrorKind::TagNotValidForVersion(#tag)))),
+            );
+            quote!(#tag => { #body })
+        });
+        quote! {
+            if flexible {
+                this.unknown_tagged_fields = d.read_tagged_fields(|d, tag| match tag {
+                    #(#arms)*
+                    _ => Ok(false),
+                })?;
+            }
+        }
+    };
+    quote! {
+        fn decode_fields(
+            d: &mut crate::wire::Decoder<'_>,
+            version: i16,
+        ) -> ::std::result::Result<Self, crate::DecodeError> {
+            #flexible
+            let mut this = Self::default();
+            #(#positional)*
+            #tagged
+            Ok(this)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+fn put_fixed(p: Primitive, value: TokenStream) -> TokenStream {
+    match p {
+        Primitive::Bool => quote!(crate::wire::put_bool(buf, #value)),
+        Primitive::Int8 => quote!(buf.put_i8(#value)),
+        Primitive::Int16 => quote!(buf.put_i16(#value)),
+        Primitive::Uint16 => quote!(buf.put_u16(#value)),
+        Primitive::Int32 => quote!(buf.put_i32(#value)),
+        Primitive::Uint32 => quote!(buf.put_u32(#value)),
+        Primitive::Int64 => quote!(buf.put_i64(#value)),
+        Primitive::Float64 => quote!(crate::wire::put_f64(buf, #value)),
+        Primitive::Uuid => quote!(crate::wire::put_uuid(buf, &#value)),
+        _ => unreachable!("not fixed-width"),
+    }
+}
+
+/// `Result<(), EncodeError>` writing one value `value` (a reference for non-Copy types).
+fn write_value(ty: &FieldType, value: TokenStream, compact: &TokenStream) -> TokenStream {
+    match ty {
+        FieldType::Primitive(Primitive::String) => {
+            quote!(crate::wire::put_string(buf, #value, #compact))
+        }
+        FieldType::Primitive(Primitive::Bytes | Primitive::Records) => {
+            quote!(crate::wire::put_bytes(buf, #value, #compact))
+        }
+        FieldType::Primitive(p) => {
+            let put = put_fixed(*p, quote!(*#value));
+            quote!({ #put; Ok(()) })
+        }
+        FieldType::Struct(_) => quote!(crate::StructCodec::encode_fields(#value, buf, version)),
+        FieldType::Array(element) => {
+            let element = write_value(element, quote!(element), compact);
+            quote!(crate::wire::put_array(buf, #value, #compact, |buf, element| #element))
+        }
+    }
+}
+
+fn write_nullable(field: &Field, value: TokenStream, compact: &TokenStream) -> TokenStream {
+    match &field.ty {
+        FieldType::Primitive(Primitive::String) => {
+            quote!(crate::wire::put_nullable_string(buf, #value, #compact))
+        }
+        FieldType::Primitive(_) => quote!(crate::wire::put_nullable_bytes(buf, #value, #compact)),
+        FieldType::Struct(_) => quote!(crate::wire::put_nullable_struct(buf, #value, version)),
+        FieldType::Array(element) => {
+            let element = write_value(element, quote!(element), compact);
+            quote!(crate::wire::put_nullable_array(buf, #value, #compact, |buf, element| #element))
+        }
+    }
+}
+
+/// How to borrow an `Option` field's inner value.
+fn borrow_option(field: &Field) -> TokenStream {
+    let ident = field_ident(field);
+    match &field.ty {
+        FieldType::Struct(_) => quote!(self.#ident.as_ref()),
+        _ => quote!(self.#ident.as_deref()),
+    }
+}
+
+/// A statement writing the field within `scope` versions; fallible writes add the field
+/// name to the error path.
+fn write_field(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
+    let name = &field.name;
+    if let Some(p) = field.ty.primitive().filter(|p| p.fixed_width().is_some()) {
+        let ident = field_ident(field);
+        let put = put_fixed(p, quote!(self.#ident));
+        return quote!(#put;);
+    }
+    let write = write_fallible(cx, field, scope);
+    quote!(#write.map_err(|e| e.at(#name))?;)
+}
+
+/// `Result<(), EncodeError>` writing a field that is not a fixed-width primitive.
+fn write_fallible(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
+    let ident = field_ident(field);
+    let compact = cx.compact(field);
+    if !field.is_optional() {
+        return write_value(&field.ty, quote!(&self.#ident), &compact);
+    }
+    let borrowed = borrow_option(field);
+    let nullable = write_nullable(field, borrowed.clone(), &compact);
+    let non_null = write_value(&field.ty, quote!(value), &compact);
+    let non_null = quote!(crate::wire::non_null(#borrowed).and_then(|value| #non_null));
+    match cx.when_within(field.nullable_versions, scope) {
+        Cond::Always => nullable,
+        Cond::Never => non_null,
+        Cond::Expr(e) => quote!(if #e { #nullable } else { #non_null }),
+    }
+}
+
+/// `usize`: bytes of one value.
+fn value_len(ty: &FieldType, value: TokenStream, compact: &TokenStream) -> TokenStream {
+    match ty {
+        FieldType::Primitive(Primitive::String) => quote!(crate::wire::string_len(#value, #compact)),
+        FieldType::Primitive(Primitive::Bytes | Primitive::Records) => {
+            quote!(crate::wire::bytes_len(#value, #compact))
+        }
+        FieldType::Primitive(p) => {
+            let width = p.fixed_width().expect("fixed width");
+            quote!(#width)
+        }
+        FieldType::Struct(_) => quote!(crate::StructCodec::fields_len(#value, version)),
+        FieldType::Array(element) => {
+            if let Some(width) = element.primitive().and_then(Primitive::fixed_width) {
+                quote!(crate::wire::array_prefix_len((#value).len(), #compact) + (#value).len() * #width)
+            } else {
+                let element = value_len(element, quote!(element), compact);
+                quote!(crate::wire::array_len(#value, #compact, |element| #element))
+            }
+        }
+    }
+}
+
+fn field_len(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
+    let ident = field_ident(field);
+    let compact = cx.compact(field);
+    if !field.is_optional() {
+        return value_len(&field.ty, quote!(&self.#ident), &compact);
+    }
+    let borrowed = borrow_option(field);
+    let inner = value_len(&field.ty, quote!(value), &compact);
+    match &field.ty {
+        FieldType::Primitive(Primitive::String) => {
+            quote!(crate::wire::nullable_string_len(#borrowed, #compact))
+        }
+        FieldType::Primitive(_) => quote!(crate::wire::nullable_bytes_len(#borrowed, #compact)),
+        FieldType::Array(_) => quote! {
+            #borrowed.map_or(crate::wire::array_prefix_len(0, #compact), |value| #inner)
+        },
+        // A nullable struct carries a one-byte marker; a non-nullable one does not.
+        FieldType::Struct(_) => cx.when_within(field.nullable_versions, scope).branch(
+            quote!(#borrowed.map_or(1, |value| 1 + #inner)),
+            quote!(#borrowed.map_or(0, |value| #inner)),
+        ),
+    }
+}
+
+pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let flexible = cx.flexible_binding();
+    let positional = s.fields.iter().map(|field| {
+        let name = &field.name;
+        let range = cx.positional(field);
+        let write = write_field(cx, field, range);
+        let absent = if field.ignorable {
+            quote!()
+        } else {
+            let differs = differs_from_default(field);
+            cx.when(field.versions).branch(
+                quote!(),
+                quote! {
+                    if #differs {
+                        return Err(crate::EncodeError::new(crate::EncodeErrorKind::FieldNotInVersion).at(#name));
+                    }
+                },
+            )
+        };
+        cx.when(range).branch(write, absent)
+    });
+    let tagged = tagged_fields(s);
+    let known_tags = s.known_tags;
+    let tagged_section = if cx.is_never_flexible() {
+        quote! {
+            if !self.unknown_tagged_fields.is_empty() {
+                return Err(crate::EncodeError::new(crate::EncodeErrorKind::TaggedFieldsNotFlexible));
+            }
+        }
+    } else {
+        let counts = tagged.iter().map(|field| {
+            let differs = differs_from_default(field);
+            let when = cx.when(field.tagged_versions).to_bool();
+            quote!(if #when && #differs { tagged_count += 1; })
+        });
+        let writes = tagged.iter().map(|field| {
+            let tag = field.tag.expect("tagged");
+            let differs = differs_from_default(field);
+            let when = cx.when(field.tagged_versions).to_bool();
+            let len = field_len(cx, field, field.tagged_versions);
+            let write = write_field(cx, field, field.tagged_versions);
+            quote! {
+                if #when && #differs {
+                    crate::wire::put_unsigned_varint(buf, #tag);
+                    crate::wire::put_length_varint(buf, #len)?;
+                    #write
+                }
+            }
+        });
+        quote! {
+            if flexible {
+                let mut tagged_count = self.unknown_tagged_fields.len();
+                #(#counts)*
+                crate::wire::put_length_varint(buf, tagged_count)?;
+                #(#writes)*
+                crate::wire::put_raw_tagged_fields(buf, &self.unknown_tagged_fields, #known_tags)?;
+            } else if !self.unknown_tagged_fields.is_empty() {
+                return Err(crate::EncodeError::new(crate::EncodeErrorKind::TaggedFieldsNotFlexible));
+            }
+        }
+    };
+    quote! {
+        fn encode_fields(
+            &self,
+            buf: &mut impl ::bytes::BufMut,
+            version: i16,
+        ) -> ::std::result::Result<(), crate::EncodeError> {
+            #flexible
+            #(#positional)*
+            #tagged_section
+            Ok(())
+        }
+    }
+}
+
+pub(crate) fn emit_len(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let flexible = cx.flexible_binding();
+    let positional = s.fields.iter().map(|field| {
+        let range = cx.positional(field);
+        let len = field_len(cx, field, range);
+        cx.when(range).guard(quote!(len += #len;))
+    });
+    let tagged_section = if cx.is_never_flexible() {
+        quote!()
+    } else {
+        let tagged = tagged_fields(s).into_iter().map(|field| {
+            let tag = field.tag.expect("tagged");
+            let differs = differs_from_default(field);
+            let when = cx.when(field.tagged_versions).to_bool();
+            let len = field_len(cx, field, field.tagged_versions);
+            quote! {
+                if #when && #differs {
+                    tagged_count += 1;
+                    tagged_len += crate::wire::tagged_field_len(#tag, #len);
+                }
+            }
+        });
+        quote! {
+            if flexible {
+                let mut tagged_count = self.unknown_tagged_fields.len();
+                let mut tagged_len = crate::wire::raw_tagged_fields_len(&self.unknown_tagged_fields);
+                #(#tagged)*
+                len += crate::wire::unsigned_varint_len(tagged_count as u32) + tagged_len;
+            }
+        }
+    };
+    quote! {
+        fn fields_len(&self, version: i16) -> usize {
+            #flexible
+            let mut len = 0;
+            #(#positional)*
+            #tagged_section
+            len
+        }
+    }
+}

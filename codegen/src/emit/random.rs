@@ -1,0 +1,72 @@
+//! Version-aware random values (behind the `arbitrary` feature): property tests and
+//! structure-aware fuzzing start from messages that are valid for the version at hand.
+
+use super::{field_ident, type_ident, Context};
+use crate::model::{FieldType, Primitive, Struct};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+fn random_value(ty: &FieldType) -> TokenStream {
+    match ty {
+        FieldType::Primitive(p) => match p {
+            Primitive::Bool => quote!(u.arbitrary::<bool>()),
+            Primitive::Int8 => quote!(crate::random::int::<i8>(u)),
+            Primitive::Int16 => quote!(crate::random::int::<i16>(u)),
+            Primitive::Uint16 => quote!(crate::random::int::<u16>(u)),
+            Primitive::Int32 => quote!(crate::random::int::<i32>(u)),
+            Primitive::Uint32 => quote!(crate::random::int::<u32>(u)),
+            Primitive::Int64 => quote!(crate::random::int::<i64>(u)),
+            Primitive::Float64 => quote!(crate::random::float(u)),
+            Primitive::Uuid => quote!(crate::random::uuid(u)),
+            Primitive::String => quote!(crate::random::string(u)),
+            Primitive::Bytes | Primitive::Records => quote!(crate::random::bytes(u)),
+        },
+        FieldType::Struct(name) => {
+            let name = type_ident(name);
+            quote!(<#name as crate::random::Random>::random(u, version, options))
+        }
+        FieldType::Array(element) => {
+            let element = random_value(element);
+            quote!(crate::random::vec(u, |u| #element))
+        }
+    }
+}
+
+pub(crate) fn emit_arbitrary(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let name = type_ident(&s.name);
+    let fields = s.fields.iter().map(|field| {
+        let ident = field_ident(field);
+        let value = random_value(&field.ty);
+        let value = if field.is_optional() {
+            match cx.when_within(field.nullable_versions, field.versions) {
+                super::Cond::Never => quote!(#value.map(::std::option::Option::Some)),
+                nullable => {
+                    let nullable = nullable.to_bool();
+                    quote!(crate::random::maybe_null(u, #nullable, |u| #value))
+                }
+            }
+        } else {
+            value
+        };
+        cx.when(field.versions).guard(quote!(this.#ident = #value?;))
+    });
+    let known_tags = s.known_tags;
+    let flexible = cx.when(cx.message.flexible_versions).to_bool();
+    quote! {
+        #[cfg(feature = "arbitrary")]
+        impl crate::random::Random for #name {
+            fn random(
+                u: &mut ::arbitrary::Unstructured<'_>,
+                version: i16,
+                options: &crate::random::RandomOptions,
+            ) -> ::arbitrary::Result<Self> {
+                let mut this = Self::default();
+                #(#fields)*
+                if #flexible && options.unknown_tagged_fields {
+                    this.unknown_tagged_fields = crate::random::unknown_tagged_fields(u, #known_tags)?;
+                }
+                Ok(this)
+            }
+        }
+    }
+}

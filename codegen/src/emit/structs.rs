@@ -1,0 +1,118 @@
+//! The struct definition, its `Default`, and the trait impls that tie the pieces together.
+
+use super::{codec, field_default, field_ident, field_type, json, random, type_ident, Context};
+use crate::model::{Field, MessageKind, Struct};
+use proc_macro2::TokenStream;
+use quote::quote;
+
+fn field_doc(field: &Field) -> String {
+    let mut doc = format!(" `{}`: `{}`, versions {}", field.name, field.ty, field.versions);
+    if !field.nullable_versions.is_empty() {
+        doc += &format!(", nullable {}", field.nullable_versions);
+    }
+    if let Some(tag) = field.tag {
+        doc += &format!(", tag {tag} in versions {}", field.tagged_versions);
+    }
+    if field.ignorable {
+        doc += ", ignorable";
+    }
+    if field.map_key {
+        doc += ", map key";
+    }
+    if let Some(entity) = field.entity_type.as_deref().filter(|e| *e != "unknown") {
+        doc += &format!(", entity {entity}");
+    }
+    doc.push('.');
+    doc
+}
+
+pub(crate) fn emit_struct(cx: &Context<'_>, s: &Struct, is_root: bool) -> TokenStream {
+    let name = type_ident(&s.name);
+    let field_defs = s.fields.iter().map(|field| {
+        let ident = field_ident(field);
+        let ty = field_type(field);
+        let doc = field_doc(field);
+        quote! {
+            #[doc = #doc]
+            pub #ident: #ty,
+        }
+    });
+    let field_defaults = s.fields.iter().map(|field| {
+        let ident = field_ident(field);
+        let default = field_default(field);
+        quote!(#ident: #default,)
+    });
+    let doc = if is_root {
+        format!(" The `{}` message.", s.name)
+    } else {
+        format!(" The `{}` struct of `{}`.", s.name, cx.message.name)
+    };
+    let decode = codec::emit_decode(cx, s);
+    let encode = codec::emit_encode(cx, s);
+    let len = codec::emit_len(cx, s);
+    let to_json = json::emit_to_json(cx, s);
+    let from_json = json::emit_from_json(cx, s);
+    let arbitrary = random::emit_arbitrary(cx, s);
+    let message_impl = if is_root { emit_message_impl(cx, s) } else { quote!() };
+    quote! {
+        #[doc = #doc]
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct #name {
+            #(#field_defs)*
+            /// Tagged fields this crate does not know, kept so they are written back unchanged.
+            pub unknown_tagged_fields: ::std::vec::Vec<crate::RawTaggedField>,
+        }
+
+        impl ::std::default::Default for #name {
+            fn default() -> Self {
+                #name {
+                    #(#field_defaults)*
+                    unknown_tagged_fields: ::std::vec::Vec::new(),
+                }
+            }
+        }
+
+        impl crate::StructCodec for #name {
+            #decode
+            #encode
+            #len
+            #to_json
+            #from_json
+        }
+
+        #arbitrary
+        #message_impl
+    }
+}
+
+fn emit_message_impl(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let message = cx.message;
+    let name = type_ident(&s.name);
+    let schema_name = &message.name;
+    let kind = match message.kind {
+        MessageKind::Request => quote!(crate::MessageKind::Request),
+        MessageKind::Response => quote!(crate::MessageKind::Response),
+        MessageKind::Header => quote!(crate::MessageKind::Header),
+        MessageKind::Data | MessageKind::Metadata => quote!(crate::MessageKind::Data),
+    };
+    let api_key = match message.api_key {
+        Some(key) if matches!(message.kind, MessageKind::Request | MessageKind::Response) => {
+            quote!(::std::option::Option::Some(#key))
+        }
+        _ => quote!(::std::option::Option::None),
+    };
+    let (min, max) = (message.valid_versions.min, message.valid_versions.max);
+    let flexible = match message.first_flexible() {
+        Some(v) => quote!(::std::option::Option::Some(#v)),
+        None => quote!(::std::option::Option::None),
+    };
+    quote! {
+        impl crate::Message for #name {
+            const NAME: &'static str = #schema_name;
+            const KIND: crate::MessageKind = #kind;
+            const API_KEY: ::std::option::Option<i16> = #api_key;
+            const VALID_VERSIONS: crate::VersionRange = crate::VersionRange::new(#min, #max);
+            const FIRST_FLEXIBLE_VERSION: ::std::option::Option<i16> = #flexible;
+        }
+    }
+}

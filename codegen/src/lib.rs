@@ -1,0 +1,105 @@
+//! Code generator for `kafka-codec`, in the manner of `prost-build`: reads Kafka's JSON
+//! message schemas and emits the Rust codec for every message.
+//!
+//! The data flows one way: schema text → [`parse`] (JSON with comments, Kafka's coercions) →
+//! [`model`] (typed, validated the way Kafka's own generator validates) → [`emit`] (Rust
+//! tokens, formatted with `prettyplease`).
+//!
+//! ```no_run
+//! // build.rs
+//! kafka_codec_codegen::Generator::new("schemas")
+//!     .generate_to(std::env::var("OUT_DIR").unwrap())
+//!     .unwrap();
+//! ```
+
+pub mod emit;
+pub mod model;
+pub mod parse;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+pub use model::{Message, SchemaSet};
+
+/// Everything that can go wrong while generating.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A schema file could not be read.
+    #[error("reading {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A schema breaks a rule of the dialect.
+    #[error("{file}: {message}")]
+    Schema {
+        /// The schema file (or message name).
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// Builds the codec from a directory of schema files.
+pub struct Generator {
+    schema_dir: PathBuf,
+}
+
+impl Generator {
+    /// A generator for the `*.json` files in `schema_dir`.
+    pub fn new(schema_dir: impl Into<PathBuf>) -> Self {
+        Generator {
+            schema_dir: schema_dir.into(),
+        }
+    }
+
+    /// Reads and validates every schema.
+    pub fn load(&self) -> Result<SchemaSet, Error> {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&self.schema_dir)
+            .map_err(|source| Error::Io {
+                path: self.schema_dir.clone(),
+                source,
+            })?
+            .filter_map(|entry| entry.ok().map(|e| e.path()))
+            .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+            .collect();
+        // Directory order differs between machines; sort so output is reproducible.
+        paths.sort();
+        let mut messages = Vec::new();
+        for path in &paths {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let file = path.file_name().unwrap().to_string_lossy().into_owned();
+            let raw = parse::parse_schema(&text).map_err(|message| Error::Schema {
+                file: file.clone(),
+                message,
+            })?;
+            let message = model::Message::from_raw(raw).map_err(|message| Error::Schema {
+                file: file.clone(),
+                message,
+            })?;
+            messages.push(message);
+        }
+        let set = SchemaSet { messages };
+        validate::validate_set(&set)?;
+        Ok(set)
+    }
+
+    /// Writes `messages.rs` (every message) and `api.rs` (the API table and dispatch) into
+    /// `out_dir`, formatted, and returns the schema files read.
+    pub fn generate_to(&self, out_dir: impl AsRef<Path>) -> Result<SchemaSet, Error> {
+        let set = self.load()?;
+        for (file, source) in [
+            ("messages.rs", emit::emit_all(&set)),
+            ("api.rs", emit::emit_api(&set)),
+        ] {
+            let path = out_dir.as_ref().join(file);
+            std::fs::write(&path, source).map_err(|source| Error::Io { path, source })?;
+        }
+        Ok(set)
+    }
+}

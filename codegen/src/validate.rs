@@ -1,0 +1,228 @@
+//! The rules Kafka's generator enforces on a schema, plus a few it leaves to chance
+//! (leading-zero integer defaults, which Java would read as octal).
+
+use crate::model::{DefaultValue, Field, FieldType, Message, MessageKind, Primitive, SchemaSet, Struct, Versions};
+use crate::Error;
+
+/// Parses a field's `default` text for its type.
+pub fn parse_default(field: &Field, text: Option<&str>) -> Result<DefaultValue, String> {
+    let Some(text) = text.filter(|t| !t.is_empty()) else {
+        return Ok(DefaultValue::Implicit);
+    };
+    if text == "null" {
+        if !field.ty.can_be_null() || !field.nullable_versions.contains_range(&field.versions) {
+            return Err("a null default needs the field to be nullable in all its versions".into());
+        }
+        return Ok(DefaultValue::Null);
+    }
+    let ty = match &field.ty {
+        FieldType::Primitive(p) => *p,
+        FieldType::Struct(_) | FieldType::Array(_) => {
+            return Err(format!("a {} field may only default to empty or null", field.ty));
+        }
+    };
+    let integer = |min: i128, max: i128| -> Result<DefaultValue, String> {
+        let value = if let Some(hex) = text.strip_prefix("0x") {
+            i128::from_str_radix(hex, 16).ok()
+        } else if text.len() > 1 && text.trim_start_matches('-').starts_with('0') {
+            // Java would paste this into source as an octal literal; refuse it.
+            None
+        } else {
+            text.parse::<i128>().ok()
+        };
+        match value {
+            Some(v) if (min..=max).contains(&v) => Ok(DefaultValue::Int(v)),
+            _ => Err(format!("invalid {} default `{text}`", ty.name())),
+        }
+    };
+    match ty {
+        Primitive::Bool => match text.to_ascii_lowercase().as_str() {
+            "true" => Ok(DefaultValue::Bool(true)),
+            "false" => Ok(DefaultValue::Bool(false)),
+            _ => Err(format!("invalid bool default `{text}`")),
+        },
+        Primitive::Int8 => integer(i8::MIN.into(), i8::MAX.into()),
+        Primitive::Int16 => integer(i16::MIN.into(), i16::MAX.into()),
+        Primitive::Uint16 => integer(0, u16::MAX.into()),
+        Primitive::Int32 => integer(i32::MIN.into(), i32::MAX.into()),
+        Primitive::Uint32 => integer(0, u32::MAX.into()),
+        Primitive::Int64 => integer(i64::MIN.into(), i64::MAX.into()),
+        Primitive::Float64 => text
+            .parse::<f64>()
+            .map(DefaultValue::Float)
+            .map_err(|_| format!("invalid float64 default `{text}`")),
+        Primitive::String => Ok(DefaultValue::String(text.to_owned())),
+        Primitive::Uuid => decode_kafka_uuid(text)
+            .map(DefaultValue::Uuid)
+            .ok_or_else(|| format!("invalid uuid default `{text}`")),
+        Primitive::Bytes | Primitive::Records => {
+            Err(format!("a {} field may only default to empty or null", ty.name()))
+        }
+    }
+}
+
+fn decode_kafka_uuid(text: &str) -> Option<[u8; 16]> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for &c in text.trim_end_matches('=').as_bytes() {
+        acc = (acc << 6) | ALPHABET.iter().position(|&a| a == c)? as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out.try_into().ok()
+}
+
+/// Rules about one field on its own.
+pub fn validate_field(field: &Field, message_flexible: Versions) -> Result<(), String> {
+    let name_ok = field.name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && field.name.chars().all(|c| c.is_ascii_alphanumeric());
+    if !name_ok {
+        return Err(format!("invalid field name `{}`", field.name));
+    }
+    if !field.nullable_versions.is_empty() && !field.ty.can_be_null() {
+        return Err(format!("a {} field cannot be nullable", field.ty));
+    }
+    if let Some(flexible) = field.flexible_versions {
+        if !matches!(field.ty.primitive(), Some(Primitive::String | Primitive::Bytes)) {
+            return Err("only string and bytes fields may override `flexibleVersions`".into());
+        }
+        if !flexible.is_empty() && !message_flexible.contains_range(&flexible) {
+            return Err("the field's `flexibleVersions` must lie inside the message's".into());
+        }
+    }
+    if field.zero_copy && field.ty.primitive() != Some(Primitive::Bytes) {
+        return Err("`zeroCopy` is only for bytes fields".into());
+    }
+    match (field.tag, field.tagged_versions.is_empty()) {
+        (Some(_), true) => return Err("`tag` needs `taggedVersions`".into()),
+        (None, false) => return Err("`taggedVersions` needs a `tag`".into()),
+        _ => {}
+    }
+    if field.tag.is_some() {
+        if !field.tagged_versions.is_open_ended() {
+            return Err("`taggedVersions` must be open-ended (`N+`)".into());
+        }
+        if !field.versions.contains_range(&field.tagged_versions) {
+            return Err("`taggedVersions` must lie inside `versions`".into());
+        }
+        let flexible = field.flexible_versions.unwrap_or(message_flexible);
+        if !flexible.contains_range(&field.tagged_versions) {
+            return Err("tagged fields exist only in flexible versions".into());
+        }
+        if field.map_key {
+            return Err("a tagged field cannot be a map key".into());
+        }
+        if field.ty.primitive() == Some(Primitive::Records) {
+            return Err("a records field cannot be tagged".into());
+        }
+        let nullable_tagged = field.nullable_versions.intersect(&field.tagged_versions);
+        if !nullable_tagged.is_empty() && nullable_tagged != field.tagged_versions {
+            return Err("a tagged field must be nullable in all or none of its tagged versions".into());
+        }
+    }
+    if let Some(entity) = &field.entity_type {
+        let base = match &field.ty {
+            FieldType::Array(element) => element.primitive(),
+            other => other.primitive(),
+        };
+        let expected = match entity.as_str() {
+            "unknown" => None,
+            "transactionalId" | "groupId" | "topicName" => Some(Primitive::String),
+            "producerId" => Some(Primitive::Int64),
+            "brokerId" => Some(Primitive::Int32),
+            other => return Err(format!("unknown entityType `{other}`")),
+        };
+        if expected.is_some() && base != expected {
+            return Err(format!("entityType {entity} does not fit type {}", field.ty));
+        }
+    }
+    Ok(())
+}
+
+fn validate_struct(message: &Message, s: &Struct, top_level: bool) -> Result<(), String> {
+    let mut names: Vec<&str> = Vec::new();
+    for field in &s.fields {
+        if names.contains(&field.name.as_str()) {
+            return Err(format!("struct {}: field `{}` appears twice", s.name, field.name));
+        }
+        names.push(&field.name);
+        if top_level && field.map_key {
+            return Err(format!("field {}: the top-level struct cannot have map keys", field.name));
+        }
+        if let Some(target) = field.ty.struct_name() {
+            if message.struct_by_name(target).is_none() {
+                return Err(format!("field {}: struct {target} is not defined", field.name));
+            }
+        }
+    }
+    let mut tags: Vec<u32> = s.fields.iter().filter_map(|f| f.tag).collect();
+    tags.sort_unstable();
+    for (expected, tag) in tags.iter().enumerate() {
+        if *tag != expected as u32 {
+            return Err(format!(
+                "struct {}: tags must be unique and contiguous from 0, found {tags:?}",
+                s.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Rules about a whole message file.
+pub fn validate_message(message: &Message) -> Result<(), String> {
+    validate_struct(message, &message.root, true)?;
+    for s in &message.structs {
+        validate_struct(message, s, false)?;
+    }
+    if message.root.name == message.name
+        && message.structs.iter().any(|s| s.name == message.name)
+    {
+        return Err(format!("struct name {} clashes with the message", message.name));
+    }
+    Ok(())
+}
+
+/// Rules across files: one request and one response per API key, sharing the key.
+pub fn validate_set(set: &SchemaSet) -> Result<(), Error> {
+    let fail = |file: &str, message: String| Error::Schema {
+        file: file.to_owned(),
+        message,
+    };
+    let mut names = std::collections::HashSet::new();
+    for message in &set.messages {
+        if !names.insert(message.name.as_str()) {
+            return Err(fail(&message.name, "defined twice".into()));
+        }
+        for (kind, suffix) in [(MessageKind::Request, "Request"), (MessageKind::Response, "Response")] {
+            if message.kind == kind && !message.name.ends_with(suffix) {
+                return Err(fail(&message.name, format!("a {suffix} schema's name must end in {suffix}")));
+            }
+        }
+        if message.kind == MessageKind::Request {
+            let response_name = format!("{}Response", message.name.trim_end_matches("Request"));
+            let response = set
+                .find(&response_name)
+                .ok_or_else(|| fail(&message.name, format!("no {response_name}")))?;
+            if response.api_key != message.api_key {
+                return Err(fail(&message.name, format!("{response_name} has a different apiKey")));
+            }
+            if response.is_retired() != message.is_retired() {
+                return Err(fail(&message.name, format!("{response_name} is retired differently")));
+            }
+            let clash = set.messages.iter().any(|other| {
+                other.kind == MessageKind::Request
+                    && other.name != message.name
+                    && other.api_key == message.api_key
+            });
+            if clash {
+                return Err(fail(&message.name, "another request uses the same apiKey".into()));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,60 @@
+//! The API table: every API key with its versions, header rules and listeners, and the
+//! [`Request`]/[`Response`] enums that dispatch a body by key.
+//!
+//! The table itself is generated from the schemas; the header-version rules are here.
+
+include!(concat!(env!("OUT_DIR"), "/api.rs"));
+
+/// A kind of Kafka listener that serves an API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Listener {
+    /// A ZooKeeper-mode broker (no API of Kafka 4 lists it).
+    ZkBroker,
+    /// A KRaft broker.
+    Broker,
+    /// A KRaft controller.
+    Controller,
+}
+
+impl ApiKey {
+    /// The request header version for a request of this API at `version`: 2 when the
+    /// request body is flexible, else 1.
+    ///
+    /// ```
+    /// use kafka_codec::ApiKey;
+    /// assert_eq!(ApiKey::Metadata.request_header_version(8), 1);
+    /// assert_eq!(ApiKey::Metadata.request_header_version(9), 2);
+    /// ```
+    pub const fn request_header_version(self, version: i16) -> i16 {
+        match self.request_first_flexible_version() {
+            Some(first) if version >= first => 2,
+            _ => 1,
+        }
+    }
+
+    /// The response header version for a response of this API at `version`: 1 when the
+    /// response body is flexible, else 0 — except that ApiVersions responses always use
+    /// header version 0, so a client can read the header before it knows what the broker
+    /// supports.
+    ///
+    /// ```
+    /// use kafka_codec::ApiKey;
+    /// assert_eq!(ApiKey::DescribeQuorum.response_header_version(0), 1);
+    /// assert_eq!(ApiKey::ApiVersions.response_header_version(4), 0);
+    /// ```
+    pub const fn response_header_version(self, version: i16) -> i16 {
+        if matches!(self, ApiKey::ApiVersions) {
+            return 0;
+        }
+        match self.response_first_flexible_version() {
+            Some(first) if version >= first => 1,
+            _ => 0,
+        }
+    }
+}
+
+impl std::fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,337 @@
+//! Whole frames: request header + body, response header + body, and the 4-byte size prefix.
+//!
+//! Sans-IO: these functions take and return buffers; reading from a socket is the caller's
+//! business. A typical server loop feeds received bytes into a `BytesMut` and calls
+//! [`split_frame`] until it returns `None`.
+
+use crate::api::{ApiKey, Request, Response};
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError, JsonError, JsonErrorKind};
+use crate::messages::{RequestHeader, ResponseHeader};
+use crate::wire::{DecodeLimits, Decoder};
+use crate::Message;
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use serde_json::{json, Value};
+
+/// What to do with bytes left after a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrailingBytes {
+    /// Refuse the frame with [`DecodeErrorKind::TrailingBytes`] (the default: a frame that does
+    /// not fill its size exactly is malformed).
+    #[default]
+    Reject,
+    /// Ignore them, as Kafka's brokers do (some librdkafka versions send a few).
+    Allow,
+}
+
+/// How frames are decoded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecodeOptions {
+    /// Size and count bounds.
+    pub limits: DecodeLimits,
+    /// Strict or lenient about what follows the body.
+    pub trailing_bytes: TrailingBytes,
+}
+
+/// Takes one size-prefixed frame off the front of `buf`, without its prefix.
+///
+/// Returns `Ok(None)` until the whole frame has arrived. A negative size, or one above
+/// [`DecodeLimits::max_frame_size`], is an error: the connection should be closed.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use kafka_codec::{frame::split_frame, DecodeLimits};
+/// let mut buf = BytesMut::from(&[0, 0, 0, 2, 0xaa][..]);
+/// assert!(split_frame(&mut buf, &DecodeLimits::default()).unwrap().is_none());
+/// buf.extend_from_slice(&[0xbb, 0xcc]);
+/// let frame = split_frame(&mut buf, &DecodeLimits::default()).unwrap().unwrap();
+/// assert_eq!(&frame[..], [0xaa, 0xbb]);
+/// assert_eq!(&buf[..], [0xcc]);
+/// ```
+pub fn split_frame(buf: &mut BytesMut, limits: &DecodeLimits) -> Result<Option<Bytes>, DecodeError> {
+    if buf.len() < 4 {
+        return Ok(None);
+    }
+    let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+    let Ok(size) = usize::try_from(size) else {
+        return Err(DecodeError::new(DecodeErrorKind::InvalidFrameSize(size), 0));
+    };
+    if size > limits.max_frame_size {
+        return Err(DecodeError::new(
+            DecodeErrorKind::LimitExceeded {
+                what: "frame size",
+                value: size as u64,
+                limit: limits.max_frame_size as u64,
+            },
+            0,
+        ));
+    }
+    if buf.len() < 4 + size {
+        // Reserve for the rest of this frame only once its size is known to be acceptable.
+        buf.reserve(4 + size - buf.len());
+        return Ok(None);
+    }
+    buf.advance(4);
+    Ok(Some(buf.split_to(size).freeze()))
+}
+
+/// Writes the 4-byte size prefix for a frame of `len` bytes.
+pub fn put_size_prefix(buf: &mut impl BufMut, len: usize) -> Result<(), EncodeError> {
+    let size = i32::try_from(len)
+        .map_err(|_| EncodeError::new(crate::EncodeErrorKind::LengthTooLarge(len)))?;
+    buf.put_i32(size);
+    Ok(())
+}
+
+fn finish(decoder: &Decoder<'_>, options: &DecodeOptions) -> Result<(), DecodeError> {
+    if options.trailing_bytes == TrailingBytes::Reject && decoder.remaining() != 0 {
+        return Err(decoder.error(DecodeErrorKind::TrailingBytes(decoder.remaining())));
+    }
+    Ok(())
+}
+
+/// A request as it travels: header, then the body the header's key and version select.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestFrame {
+    /// The header (its version follows from the API key and version it names).
+    pub header: RequestHeader,
+    /// The body.
+    pub body: Request,
+}
+
+impl RequestFrame {
+    /// The API the header names, if this crate knows it.
+    pub fn api_key(&self) -> Option<ApiKey> {
+        ApiKey::from_key(self.header.request_api_key)
+    }
+
+    /// The body's version, from the header.
+    pub fn api_version(&self) -> i16 {
+        self.header.request_api_version
+    }
+
+    /// Reads the API key and version from the first four bytes of a request frame, checking
+    /// that this crate can decode them. Useful to answer an unsupported ApiVersions request
+    /// the way Kafka does.
+    pub fn peek_api(frame: &[u8]) -> Result<(ApiKey, i16), DecodeError> {
+        if frame.len() < 4 {
+            return Err(DecodeError::new(
+                DecodeErrorKind::UnexpectedEof {
+                    needed: 4,
+                    remaining: frame.len(),
+                },
+                0,
+            ));
+        }
+        let key = i16::from_be_bytes([frame[0], frame[1]]);
+        let version = i16::from_be_bytes([frame[2], frame[3]]);
+        let api = ApiKey::from_key(key)
+            .ok_or_else(|| DecodeError::new(DecodeErrorKind::UnknownApiKey(key), 0))?;
+        if !api.valid_versions().contains(version) {
+            return Err(DecodeError::new(
+                DecodeErrorKind::UnsupportedVersion {
+                    version,
+                    valid: api.valid_versions().to_string(),
+                },
+                2,
+            )
+            .in_message(api.name(), version));
+        }
+        Ok((api, version))
+    }
+
+    /// Decodes a whole request frame (without its size prefix), strictly.
+    pub fn decode(frame: Bytes) -> Result<Self, DecodeError> {
+        Self::decode_with(frame, &DecodeOptions::default())
+    }
+
+    /// Decodes a whole request frame with explicit options.
+    pub fn decode_with(frame: Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
+        if frame.len() > options.limits.max_frame_size {
+            return Err(DecodeError::new(
+                DecodeErrorKind::LimitExceeded {
+                    what: "frame size",
+                    value: frame.len() as u64,
+                    limit: options.limits.max_frame_size as u64,
+                },
+                0,
+            ));
+        }
+        let (api, version) = Self::peek_api(&frame)?;
+        let mut decoder = Decoder::with_limits(&frame, options.limits);
+        let header = RequestHeader::decode_from(&mut decoder, api.request_header_version(version))?;
+        let body = Request::decode_from(api, &mut decoder, version)?;
+        finish(&decoder, options)?;
+        Ok(RequestFrame { header, body })
+    }
+
+    fn header_version(&self) -> Result<(i16, i16), EncodeError> {
+        let version = self.api_version();
+        Ok((self.body.api_key().request_header_version(version), version))
+    }
+
+    /// Exactly the bytes [`RequestFrame::encode`] writes (no size prefix).
+    pub fn encoded_len(&self) -> Result<usize, EncodeError> {
+        let (header_version, version) = self.header_version()?;
+        Ok(self.header.encoded_len(header_version)? + self.body.encoded_len(version)?)
+    }
+
+    /// Writes header and body (no size prefix). The header's API key should match the body;
+    /// the body's own API decides the header version.
+    pub fn encode(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
+        let (header_version, version) = self.header_version()?;
+        self.header.encode(buf, header_version)?;
+        self.body.encode(buf, version)
+    }
+
+    /// Encodes into a new buffer (no size prefix).
+    pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
+        let mut buf = BytesMut::with_capacity(self.encoded_len()?);
+        self.encode(&mut buf)?;
+        Ok(buf.freeze())
+    }
+
+    /// Writes the 4-byte size prefix, then the frame.
+    pub fn encode_size_prefixed(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
+        put_size_prefix(buf, self.encoded_len()?)?;
+        self.encode(buf)
+    }
+
+    /// `{"header": …, "body": …}` in Kafka's JSON form.
+    pub fn to_json(&self) -> Result<Value, EncodeError> {
+        let (header_version, version) = self.header_version()?;
+        Ok(json!({
+            "header": self.header.to_json(header_version)?,
+            "body": self.body.to_json(version)?,
+        }))
+    }
+
+    /// Reads `{"header": …, "body": …}`; the header's API key and version select the body.
+    pub fn from_json(value: &Value) -> Result<Self, JsonError> {
+        let object = crate::json::expect_object(value)?;
+        let header_json = object
+            .get("header")
+            .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at("header"))?;
+        // The header version depends on the API, which the header names: read the two
+        // fields first.
+        let key_and_version = |name: &'static str| {
+            crate::json::expect_object(header_json)
+                .and_then(|h| h.get(name).ok_or_else(|| JsonError::new(JsonErrorKind::MissingField)))
+                .and_then(crate::json::read_i16)
+                .map_err(|e| e.at(name).at("header"))
+        };
+        let key = key_and_version("requestApiKey")?;
+        let version = key_and_version("requestApiVersion")?;
+        let api = ApiKey::from_key(key)
+            .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)))?;
+        let header = RequestHeader::from_json(header_json, api.request_header_version(version))
+            .map_err(|e| e.at("header"))?;
+        let body_json = object
+            .get("body")
+            .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at("body"))?;
+        let body = Request::from_json(api, body_json, version).map_err(|e| e.at("body"))?;
+        Ok(RequestFrame { header, body })
+    }
+}
+
+/// A response as it travels: header, then body. The API key and version are not on the
+/// wire; they come from the request it answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseFrame {
+    /// The version of the body (and of the request it answers).
+    pub api_version: i16,
+    /// The header.
+    pub header: ResponseHeader,
+    /// The body; it knows its API.
+    pub body: Response,
+}
+
+impl ResponseFrame {
+    /// Decodes a whole response frame (without size prefix) of `api_key` at `version`.
+    pub fn decode(frame: Bytes, api_key: ApiKey, version: i16) -> Result<Self, DecodeError> {
+        Self::decode_with(frame, api_key, version, &DecodeOptions::default())
+    }
+
+    /// [`ResponseFrame::decode`] with explicit options.
+    pub fn decode_with(
+        frame: Bytes,
+        api_key: ApiKey,
+        version: i16,
+        options: &DecodeOptions,
+    ) -> Result<Self, DecodeError> {
+        let mut decoder = Decoder::with_limits(&frame, options.limits);
+        let header = ResponseHeader::decode_from(&mut decoder, api_key.response_header_version(version))?;
+        let body = Response::decode_from(api_key, &mut decoder, version)?;
+        finish(&decoder, options)?;
+        Ok(ResponseFrame {
+            api_version: version,
+            header,
+            body,
+        })
+    }
+
+    /// The API of the body.
+    pub fn api_key(&self) -> ApiKey {
+        self.body.api_key()
+    }
+
+    fn header_version(&self) -> i16 {
+        self.api_key().response_header_version(self.api_version)
+    }
+
+    /// Exactly the bytes [`ResponseFrame::encode`] writes.
+    pub fn encoded_len(&self) -> Result<usize, EncodeError> {
+        Ok(self.header.encoded_len(self.header_version())? + self.body.encoded_len(self.api_version)?)
+    }
+
+    /// Writes header and body (no size prefix).
+    pub fn encode(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
+        self.header.encode(buf, self.header_version())?;
+        self.body.encode(buf, self.api_version)
+    }
+
+    /// Encodes into a new buffer (no size prefix).
+    pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
+        let mut buf = BytesMut::with_capacity(self.encoded_len()?);
+        self.encode(&mut buf)?;
+        Ok(buf.freeze())
+    }
+
+    /// Writes the 4-byte size prefix, then the frame.
+    pub fn encode_size_prefixed(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
+        put_size_prefix(buf, self.encoded_len()?)?;
+        self.encode(buf)
+    }
+
+    /// `{"apiKey": K, "apiVersion": V, "header": …, "body": …}`: the key and version make
+    /// the JSON self-contained, since a response frame does not carry them.
+    pub fn to_json(&self) -> Result<Value, EncodeError> {
+        Ok(json!({
+            "apiKey": self.api_key().key(),
+            "apiVersion": self.api_version,
+            "header": self.header.to_json(self.header_version())?,
+            "body": self.body.to_json(self.api_version)?,
+        }))
+    }
+
+    /// Reads the form [`ResponseFrame::to_json`] writes.
+    pub fn from_json(value: &Value) -> Result<Self, JsonError> {
+        let object = crate::json::expect_object(value)?;
+        let field = |name: &'static str| {
+            object
+                .get(name)
+                .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at(name))
+        };
+        let key = crate::json::read_i16(field("apiKey")?).map_err(|e| e.at("apiKey"))?;
+        let version = crate::json::read_i16(field("apiVersion")?).map_err(|e| e.at("apiVersion"))?;
+        let api = ApiKey::from_key(key)
+            .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)).at("apiKey"))?;
+        let header = ResponseHeader::from_json(field("header")?, api.response_header_version(version))
+            .map_err(|e| e.at("header"))?;
+        let body = Response::from_json(api, field("body")?, version).map_err(|e| e.at("body"))?;
+        Ok(ResponseFrame {
+            api_version: version,
+            header,
+            body,
+        })
+    }
+}

@@ -1,0 +1,464 @@
+use super::{DecodeLimits, MAX_STRING_LEN};
+use crate::error::{DecodeError, DecodeErrorKind};
+use crate::types::{RawTaggedField, Utf8Bytes, Uuid};
+use bytes::Bytes;
+use nom::number::complete as num;
+use nom::IResult;
+
+/// A cursor over a shared input buffer.
+///
+/// Fixed-width values are parsed with `nom`; strings, bytes and records come back as slices
+/// of the input (`Bytes::slice`), never copies. Offsets in errors count from the start of the
+/// input, so an error deep inside a frame names the frame byte at fault.
+pub struct Decoder<'a> {
+    input: &'a Bytes,
+    pos: usize,
+    // Exclusive end of the readable window: the input's end, or the end of the tagged field
+    // being read, which must not read into its neighbour.
+    end: usize,
+    limits: DecodeLimits,
+    depth: usize,
+}
+
+/// An unsigned base-128 varint of at most five bytes (Kafka's `ByteUtils.readUnsignedVarint`):
+/// bits above 32 in the fifth byte are dropped, as Kafka does.
+fn unsigned_varint(input: &[u8]) -> IResult<&[u8], Result<u32, DecodeErrorKind>> {
+    let mut value: u32 = 0;
+    for (i, &byte) in input.iter().enumerate().take(5) {
+        value |= u32::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Ok((&input[i + 1..], Ok(value)));
+        }
+    }
+    if input.len() >= 5 {
+        Ok((&input[5..], Err(DecodeErrorKind::VarintTooLong { max_bytes: 5 })))
+    } else {
+        Err(nom::Err::Error(nom::error::Error::new(
+            input,
+            nom::error::ErrorKind::Eof,
+        )))
+    }
+}
+
+/// An unsigned base-128 varint of at most ten bytes, as a 64-bit value.
+fn unsigned_varlong(input: &[u8]) -> IResult<&[u8], Result<u64, DecodeErrorKind>> {
+    let mut value: u64 = 0;
+    for (i, &byte) in input.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Ok((&input[i + 1..], Ok(value)));
+        }
+    }
+    if input.len() >= 10 {
+        Ok((&input[10..], Err(DecodeErrorKind::VarintTooLong { max_bytes: 10 })))
+    } else {
+        Err(nom::Err::Error(nom::error::Error::new(
+            input,
+            nom::error::ErrorKind::Eof,
+        )))
+    }
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder over all of `input`, with default limits.
+    pub fn new(input: &'a Bytes) -> Self {
+        Self::with_limits(input, DecodeLimits::default())
+    }
+
+    /// A decoder over all of `input` with the given limits.
+    pub fn with_limits(input: &'a Bytes, limits: DecodeLimits) -> Self {
+        Decoder {
+            input,
+            pos: 0,
+            end: input.len(),
+            limits,
+            depth: 0,
+        }
+    }
+
+    /// Bytes consumed so far (the offset of the next byte).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Bytes left in the current window.
+    pub fn remaining(&self) -> usize {
+        self.end - self.pos
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &DecodeLimits {
+        &self.limits
+    }
+
+    /// An error of `kind` at the current position.
+    #[cold]
+    pub fn error(&self, kind: DecodeErrorKind) -> DecodeError {
+        DecodeError::new(kind, self.pos)
+    }
+
+    /// Runs a `nom` parser on the rest of the window and advances past what it consumed.
+    #[inline]
+    fn parse<T>(
+        &mut self,
+        needed: usize,
+        parser: impl FnOnce(&'a [u8]) -> IResult<&'a [u8], T>,
+    ) -> Result<T, DecodeError> {
+        let input: &'a Bytes = self.input;
+        let window: &'a [u8] = &input[self.pos..self.end];
+        match parser(window) {
+            Ok((rest, value)) => {
+                self.pos = self.end - rest.len();
+                Ok(value)
+            }
+            Err(_) => Err(self.error(DecodeErrorKind::UnexpectedEof {
+                needed,
+                remaining: window.len(),
+            })),
+        }
+    }
+
+    /// Takes the next `len` bytes as a shared slice of the input.
+    pub fn read_slice(&mut self, len: usize) -> Result<Bytes, DecodeError> {
+        if len > self.remaining() {
+            return Err(self.error(DecodeErrorKind::LengthExceedsInput {
+                declared: len as u64,
+                remaining: self.remaining(),
+            }));
+        }
+        let slice = self.input.slice(self.pos..self.pos + len);
+        self.pos += len;
+        Ok(slice)
+    }
+
+    /// Skips `len` bytes.
+    pub fn skip(&mut self, len: usize) -> Result<(), DecodeError> {
+        if len > self.remaining() {
+            return Err(self.error(DecodeErrorKind::UnexpectedEof {
+                needed: len,
+                remaining: self.remaining(),
+            }));
+        }
+        self.pos += len;
+        Ok(())
+    }
+
+    /// `bool`: any non-zero byte is true, as in Kafka.
+    #[inline]
+    pub fn read_bool(&mut self) -> Result<bool, DecodeError> {
+        Ok(self.parse(1, num::u8)? != 0)
+    }
+
+    /// `int8`.
+    #[inline]
+    pub fn read_i8(&mut self) -> Result<i8, DecodeError> {
+        self.parse(1, num::i8)
+    }
+
+    /// `int16`, big-endian.
+    #[inline]
+    pub fn read_i16(&mut self) -> Result<i16, DecodeError> {
+        self.parse(2, num::be_i16)
+    }
+
+    /// `uint16`, big-endian.
+    #[inline]
+    pub fn read_u16(&mut self) -> Result<u16, DecodeError> {
+        self.parse(2, num::be_u16)
+    }
+
+    /// `int32`, big-endian.
+    #[inline]
+    pub fn read_i32(&mut self) -> Result<i32, DecodeError> {
+        self.parse(4, num::be_i32)
+    }
+
+    /// `uint32`, big-endian.
+    #[inline]
+    pub fn read_u32(&mut self) -> Result<u32, DecodeError> {
+        self.parse(4, num::be_u32)
+    }
+
+    /// `int64`, big-endian.
+    #[inline]
+    pub fn read_i64(&mut self) -> Result<i64, DecodeError> {
+        self.parse(8, num::be_i64)
+    }
+
+    /// `float64`: IEEE 754 bits, big-endian.
+    #[inline]
+    pub fn read_f64(&mut self) -> Result<f64, DecodeError> {
+        self.parse(8, num::be_f64)
+    }
+
+    /// `uuid`: 16 bytes.
+    #[inline]
+    pub fn read_uuid(&mut self) -> Result<Uuid, DecodeError> {
+        let bytes = self.parse(16, nom::bytes::complete::take(16usize))?;
+        Ok(Uuid(bytes.try_into().expect("took 16 bytes")))
+    }
+
+    /// Unsigned varint (compact lengths, tags, sizes), at most five bytes.
+    #[inline]
+    pub fn read_unsigned_varint(&mut self) -> Result<u32, DecodeError> {
+        let start = self.pos;
+        self.parse(1, unsigned_varint)?
+            .map_err(|kind| DecodeError::new(kind, start))
+    }
+
+    /// Zigzag varint (record fields), at most five bytes.
+    pub fn read_varint(&mut self) -> Result<i32, DecodeError> {
+        let raw = self.read_unsigned_varint()?;
+        Ok(((raw >> 1) as i32) ^ -((raw & 1) as i32))
+    }
+
+    /// Zigzag varlong (record timestamps), at most ten bytes.
+    pub fn read_varlong(&mut self) -> Result<i64, DecodeError> {
+        let start = self.pos;
+        let raw = self
+            .parse(1, unsigned_varlong)?
+            .map_err(|kind| DecodeError::new(kind, start))?;
+        Ok(((raw >> 1) as i64) ^ -((raw & 1) as i64))
+    }
+
+    /// A length prefix: `None` for null (any negative classic length, compact 0).
+    fn read_length(&mut self, compact: bool, classic_i16: bool) -> Result<Option<u64>, DecodeError> {
+        if compact {
+            match self.read_unsigned_varint()? {
+                0 => Ok(None),
+                n => Ok(Some(u64::from(n - 1))),
+            }
+        } else {
+            let len = if classic_i16 {
+                i32::from(self.read_i16()?)
+            } else {
+                self.read_i32()?
+            };
+            Ok(u64::try_from(len).ok())
+        }
+    }
+
+    /// The error for a null where null is not allowed, placed at the length prefix.
+    #[cold]
+    fn null_error(&self, start: usize) -> DecodeError {
+        DecodeError::new(DecodeErrorKind::UnexpectedNull, start)
+    }
+
+    fn check_len(&self, start: usize, len: u64, limit: usize, what: &'static str) -> Result<usize, DecodeError> {
+        if len > self.remaining() as u64 {
+            return Err(DecodeError::new(
+                DecodeErrorKind::LengthExceedsInput {
+                    declared: len,
+                    remaining: self.remaining(),
+                },
+                start,
+            ));
+        }
+        if len > limit as u64 {
+            return Err(DecodeError::new(
+                DecodeErrorKind::LimitExceeded {
+                    what,
+                    value: len,
+                    limit: limit as u64,
+                },
+                start,
+            ));
+        }
+        Ok(len as usize)
+    }
+
+    /// A nullable string: classic int16 length or compact uvarint length + 1.
+    pub fn read_nullable_string(&mut self, compact: bool) -> Result<Option<Utf8Bytes>, DecodeError> {
+        let start = self.pos;
+        let Some(len) = self.read_length(compact, true)? else {
+            return Ok(None);
+        };
+        if len > MAX_STRING_LEN as u64 {
+            return Err(DecodeError::new(DecodeErrorKind::StringTooLong(len as usize), start));
+        }
+        let len = self.check_len(start, len, self.limits.max_string_len, "string length")?;
+        let bytes = self.read_slice(len)?;
+        Utf8Bytes::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
+    }
+
+    /// A string that must not be null.
+    pub fn read_string(&mut self, compact: bool) -> Result<Utf8Bytes, DecodeError> {
+        let start = self.pos;
+        self.read_nullable_string(compact)?
+            .ok_or_else(|| self.null_error(start))
+    }
+
+    /// Nullable `bytes` or `records`: classic int32 length or compact uvarint length + 1.
+    pub fn read_nullable_bytes(&mut self, compact: bool) -> Result<Option<Bytes>, DecodeError> {
+        let start = self.pos;
+        let Some(len) = self.read_length(compact, false)? else {
+            return Ok(None);
+        };
+        let len = self.check_len(start, len, self.limits.max_bytes_len, "bytes length")?;
+        self.read_slice(len).map(Some)
+    }
+
+    /// `bytes` or `records` that must not be null.
+    pub fn read_bytes(&mut self, compact: bool) -> Result<Bytes, DecodeError> {
+        let start = self.pos;
+        self.read_nullable_bytes(compact)?
+            .ok_or_else(|| self.null_error(start))
+    }
+
+    /// An array count, checked against the remaining bytes and the limits; `None` for null.
+    ///
+    /// Like Kafka, a count larger than the bytes that remain is refused before anything is
+    /// reserved (every element takes at least one byte in all but degenerate schemas).
+    pub fn read_array_len(&mut self, compact: bool) -> Result<Option<usize>, DecodeError> {
+        let start = self.pos;
+        let Some(count) = self.read_length(compact, false)? else {
+            return Ok(None);
+        };
+        self.check_len(start, count, self.limits.max_array_len, "array length")
+            .map(Some)
+    }
+
+    /// A nullable array whose elements `read_element` decodes.
+    pub fn read_nullable_array<T>(
+        &mut self,
+        compact: bool,
+        mut read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Option<Vec<T>>, DecodeError> {
+        let Some(count) = self.read_array_len(compact)? else {
+            return Ok(None);
+        };
+        // Reserve at most 64 KiB up front; a lying count then costs nothing, and honest
+        // large arrays grow geometrically.
+        let cap = count.min((64 * 1024) / std::mem::size_of::<T>().max(1));
+        let mut elements = Vec::with_capacity(cap);
+        for index in 0..count {
+            elements.push(read_element(self).map_err(|e| e.at_index(index))?);
+        }
+        Ok(Some(elements))
+    }
+
+    /// An array that must not be null.
+    pub fn read_array<T>(
+        &mut self,
+        compact: bool,
+        read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        let start = self.pos;
+        self.read_nullable_array(compact, read_element)?
+            .ok_or_else(|| self.null_error(start))
+    }
+
+    /// The one-byte marker in front of a nullable struct: negative means null.
+    pub fn read_struct_marker(&mut self) -> Result<bool, DecodeError> {
+        Ok(self.read_i8()? >= 0)
+    }
+
+    /// Enters a nested struct, enforcing [`DecodeLimits::max_nesting`].
+    pub fn enter(&mut self) -> Result<(), DecodeError> {
+        self.depth += 1;
+        if self.depth > self.limits.max_nesting {
+            return Err(self.error(DecodeErrorKind::LimitExceeded {
+                what: "struct nesting",
+                value: self.depth as u64,
+                limit: self.limits.max_nesting as u64,
+            }));
+        }
+        Ok(())
+    }
+
+    /// Leaves a nested struct.
+    pub fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    /// A nested struct, counted against [`DecodeLimits::max_nesting`].
+    #[inline]
+    pub fn read_struct<S: crate::StructCodec>(&mut self, version: i16) -> Result<S, DecodeError> {
+        self.enter()?;
+        let value = S::decode_fields(self, version);
+        self.leave();
+        value
+    }
+
+    /// A nullable struct: a marker byte (negative means null), then the struct.
+    pub fn read_nullable_struct<S: crate::StructCodec>(
+        &mut self,
+        version: i16,
+    ) -> Result<Option<S>, DecodeError> {
+        if self.read_struct_marker()? {
+            self.read_struct(version).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The tagged-field section at the end of a struct in a flexible version.
+    ///
+    /// `read_known` is called with the decoder narrowed to one field's bytes; it returns
+    /// `Ok(true)` when it decoded the tag, `Ok(false)` for a tag it does not know, which is
+    /// kept raw. Tags must be strictly ascending (Kafka writes them so); a known field must
+    /// use exactly its declared size.
+    pub fn read_tagged_fields(
+        &mut self,
+        mut read_known: impl FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
+    ) -> Result<Vec<RawTaggedField>, DecodeError> {
+        let count_start = self.pos;
+        let count = self.read_unsigned_varint()?;
+        // Each entry takes at least two bytes (tag and size).
+        if u64::from(count) * 2 > self.remaining() as u64 {
+            return Err(DecodeError::new(
+                DecodeErrorKind::LengthExceedsInput {
+                    declared: u64::from(count),
+                    remaining: self.remaining(),
+                },
+                count_start,
+            ));
+        }
+        let mut unknown = Vec::new();
+        let mut previous: Option<u32> = None;
+        for _ in 0..count {
+            let tag_start = self.pos;
+            let tag = self.read_unsigned_varint()?;
+            if let Some(previous) = previous {
+                if tag == previous {
+                    return Err(DecodeError::new(DecodeErrorKind::DuplicateTag(tag), tag_start));
+                }
+                if tag < previous {
+                    return Err(DecodeError::new(
+                        DecodeErrorKind::TagOutOfOrder { tag, previous },
+                        tag_start,
+                    ));
+                }
+            }
+            previous = Some(tag);
+            let size_start = self.pos;
+            let size = u64::from(self.read_unsigned_varint()?);
+            let size = self.check_len(size_start, size, usize::MAX, "tagged field size")?;
+            let field_end = self.pos + size;
+            let outer_end = std::mem::replace(&mut self.end, field_end);
+            let value_start = self.pos;
+            let known = read_known(self, tag).map_err(|e| e.at_tag(tag));
+            self.end = outer_end;
+            if known? {
+                if self.pos != field_end {
+                    return Err(DecodeError::new(
+                        DecodeErrorKind::TaggedFieldSize {
+                            tag,
+                            declared: size,
+                            used: self.pos - value_start,
+                        },
+                        value_start,
+                    ));
+                }
+            } else {
+                self.pos = value_start;
+                let data = self.read_slice(size)?;
+                unknown.push(RawTaggedField { tag, data });
+            }
+        }
+        Ok(unknown)
+    }
+}
+

@@ -102,9 +102,9 @@ fn read_field(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
     let non_null = read_non_null(field, &compact);
     match cx.when_within(field.nullable_versions, scope) {
         Cond::Always => nullable,
-        Cond::Never => quote!(#non_null.map(::std::option::Option::Some)),
+        Cond::Never => quote!(#non_null.map(Some)),
         Cond::Expr(e) => quote! {
-            if #e { #nullable } else { #non_null.map(::std::option::Option::Some) }
+            if #e { #nullable } else { #non_null.map(Some) }
         },
     }
 }
@@ -151,7 +151,7 @@ pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
         fn decode_fields(
             d: &mut crate::wire::Decoder<'_>,
             version: i16,
-        ) -> ::std::result::Result<Self, crate::DecodeError> {
+        ) -> Result<Self, crate::DecodeError> {
             #flexible
             let mut this = Self::default();
             #(#positional)*
@@ -367,7 +367,7 @@ pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
             &self,
             buf: &mut impl ::bytes::BufMut,
             version: i16,
-        ) -> ::std::result::Result<(), crate::EncodeError> {
+        ) -> Result<(), crate::EncodeError> {
             #flexible
             #(#positional)*
             #tagged_section

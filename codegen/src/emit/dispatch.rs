@@ -8,8 +8,8 @@ use quote::{format_ident, quote};
 
 fn opt_i16(value: Option<i16>) -> TokenStream {
     match value {
-        Some(v) => quote!(::std::option::Option::Some(#v)),
-        None => quote!(::std::option::Option::None),
+        Some(v) => quote!(Some(#v)),
+        None => quote!(None),
     }
 }
 
@@ -36,7 +36,7 @@ pub fn emit_api(set: &SchemaSet) -> String {
     let from_key = apis.iter().map(|(request, _)| {
         let ident = variant(request);
         let key = request.api_key.unwrap();
-        quote!(#key => ::std::option::Option::Some(ApiKey::#ident),)
+        quote!(#key => Some(ApiKey::#ident),)
     });
     let names = apis.iter().map(|(request, _)| {
         let ident = variant(request);
@@ -52,10 +52,10 @@ pub fn emit_api(set: &SchemaSet) -> String {
         let ident = variant(request);
         let d = request.deprecated_versions;
         let value = if d.is_empty() {
-            quote!(::std::option::Option::None)
+            quote!(None)
         } else {
             let (min, max) = (d.min, d.max.min(request.valid_versions.max));
-            quote!(::std::option::Option::Some(crate::VersionRange::new(#min, #max)))
+            quote!(Some(crate::VersionRange::new(#min, #max)))
         };
         quote!(ApiKey::#ident => #value,)
     });
@@ -114,10 +114,10 @@ pub fn emit_api(set: &SchemaSet) -> String {
             }
 
             /// The API for a key number, if this crate knows it.
-            pub const fn from_key(key: i16) -> ::std::option::Option<ApiKey> {
+            pub const fn from_key(key: i16) -> Option<ApiKey> {
                 match key {
                     #(#from_key)*
-                    _ => ::std::option::Option::None,
+                    _ => None,
                 }
             }
 
@@ -132,7 +132,7 @@ pub fn emit_api(set: &SchemaSet) -> String {
             }
 
             /// Versions that Kafka marks deprecated, if any.
-            pub const fn deprecated_versions(self) -> ::std::option::Option<crate::VersionRange> {
+            pub const fn deprecated_versions(self) -> Option<crate::VersionRange> {
                 match self { #(#deprecated)* }
             }
 
@@ -143,12 +143,12 @@ pub fn emit_api(set: &SchemaSet) -> String {
             }
 
             /// The first version whose request uses the flexible encoding.
-            pub const fn request_first_flexible_version(self) -> ::std::option::Option<i16> {
+            pub const fn request_first_flexible_version(self) -> Option<i16> {
                 match self { #(#request_flexible)* }
             }
 
             /// The first version whose response uses the flexible encoding.
-            pub const fn response_first_flexible_version(self) -> ::std::option::Option<i16> {
+            pub const fn response_first_flexible_version(self) -> Option<i16> {
                 match self { #(#response_flexible)* }
             }
 
@@ -241,7 +241,7 @@ fn emit_body_enum<'a>(apis: &[(&'a Message, &'a Message)], request: bool) -> Tok
         let v = variant(pair);
         let path = message_path(pick(pair));
         quote! {
-            impl ::std::convert::From<#path> for #enum_name {
+            impl From<#path> for #enum_name {
                 fn from(body: #path) -> Self {
                     #enum_name::#v(body)
                 }
@@ -267,22 +267,22 @@ fn emit_body_enum<'a>(apis: &[(&'a Message, &'a Message)], request: bool) -> Tok
                 api_key: ApiKey,
                 decoder: &mut crate::wire::Decoder<'_>,
                 version: i16,
-            ) -> ::std::result::Result<Self, crate::DecodeError> {
+            ) -> Result<Self, crate::DecodeError> {
                 match api_key { #(#decodes)* }
             }
 
             /// Writes the body at `version`.
-            pub fn encode(&self, buf: &mut impl ::bytes::BufMut, version: i16) -> ::std::result::Result<(), crate::EncodeError> {
+            pub fn encode(&self, buf: &mut impl ::bytes::BufMut, version: i16) -> Result<(), crate::EncodeError> {
                 match self { #(#encodes)* }
             }
 
             /// Exactly the bytes [`Self::encode`] writes.
-            pub fn encoded_len(&self, version: i16) -> ::std::result::Result<usize, crate::EncodeError> {
+            pub fn encoded_len(&self, version: i16) -> Result<usize, crate::EncodeError> {
                 match self { #(#lens)* }
             }
 
             /// The body in Kafka's JSON form.
-            pub fn to_json(&self, version: i16) -> ::std::result::Result<::serde_json::Value, crate::EncodeError> {
+            pub fn to_json(&self, version: i16) -> Result<::serde_json::Value, crate::EncodeError> {
                 match self { #(#to_json)* }
             }
 
@@ -291,7 +291,7 @@ fn emit_body_enum<'a>(apis: &[(&'a Message, &'a Message)], request: bool) -> Tok
                 api_key: ApiKey,
                 value: &::serde_json::Value,
                 version: i16,
-            ) -> ::std::result::Result<Self, crate::JsonError> {
+            ) -> Result<Self, crate::JsonError> {
                 match api_key { #(#from_json)* }
             }
         }

@@ -36,8 +36,8 @@ fn field_to_json(field: &Field) -> (TokenStream, bool) {
         };
         let expr = quote! {
             match &self.#ident {
-                ::std::option::Option::Some(value) => #inner,
-                ::std::option::Option::None => #null,
+                Some(value) => #inner,
+                None => #null,
             }
         };
         (expr, fallible)
@@ -79,7 +79,7 @@ pub(crate) fn emit_to_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
         cx.when(field.versions).branch(insert, absent)
     });
     quote! {
-        fn to_json_value(&self, version: i16) -> ::std::result::Result<::serde_json::Value, crate::EncodeError> {
+        fn to_json_value(&self, version: i16) -> Result<::serde_json::Value, crate::EncodeError> {
             let mut object = ::serde_json::Map::new();
             #(#fields)*
             Ok(::serde_json::Value::Object(object))
@@ -131,10 +131,10 @@ pub(crate) fn emit_from_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
         });
         quote! {
             match object.get(#key) {
-                ::std::option::Option::Some(value) => {
+                Some(value) => {
                     this.#ident = #read.map_err(|e| e.at(#name))?;
                 }
-                ::std::option::Option::None => { #missing }
+                None => { #missing }
             }
         }
     });
@@ -142,7 +142,7 @@ pub(crate) fn emit_from_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
         fn from_json_value(
             value: &::serde_json::Value,
             version: i16,
-        ) -> ::std::result::Result<Self, crate::JsonError> {
+        ) -> Result<Self, crate::JsonError> {
             let object = crate::json::expect_object(value)?;
             let mut this = Self::default();
             #(#fields)*

@@ -210,7 +210,7 @@ pub(crate) fn value_type(ty: &FieldType) -> TokenStream {
         }
         FieldType::Array(element) => {
             let element = value_type(element);
-            quote!(::std::vec::Vec<#element>)
+            quote!(Vec<#element>)
         }
     }
 }
@@ -219,7 +219,7 @@ pub(crate) fn value_type(ty: &FieldType) -> TokenStream {
 pub(crate) fn field_type(field: &Field) -> TokenStream {
     let value = value_type(&field.ty);
     if field.is_optional() {
-        quote!(::std::option::Option<#value>)
+        quote!(Option<#value>)
     } else {
         value
     }
@@ -276,7 +276,7 @@ fn value_default(field: &Field) -> TokenStream {
             let name = type_ident(name);
             quote!(#name::default())
         }
-        (FieldType::Array(_), _) => quote!(::std::vec::Vec::new()),
+        (FieldType::Array(_), _) => quote!(Vec::new()),
     }
 }
 
@@ -289,10 +289,10 @@ pub(crate) fn default_is_null(field: &Field) -> bool {
 /// The field's default value expression.
 pub(crate) fn field_default(field: &Field) -> TokenStream {
     if default_is_null(field) {
-        quote!(::std::option::Option::None)
+        quote!(None)
     } else if field.is_optional() {
         let value = value_default(field);
-        quote!(::std::option::Option::Some(#value))
+        quote!(Some(#value))
     } else {
         value_default(field)
     }

@@ -39,7 +39,7 @@ pub(crate) fn emit_arbitrary(cx: &Context<'_>, s: &Struct) -> TokenStream {
         let value = random_value(&field.ty);
         let value = if field.is_optional() {
             match cx.when_within(field.nullable_versions, field.versions) {
-                super::Cond::Never => quote!(#value.map(::std::option::Option::Some)),
+                super::Cond::Never => quote!(#value.map(Some)),
                 nullable => {
                     let nullable = nullable.to_bool();
                     quote!(crate::random::maybe_null(u, #nullable, |u| #value))

@@ -60,14 +60,14 @@ pub(crate) fn emit_struct(cx: &Context<'_>, s: &Struct, is_root: bool) -> TokenS
         pub struct #name {
             #(#field_defs)*
             /// Tagged fields this crate does not know, kept so they are written back unchanged.
-            pub unknown_tagged_fields: ::std::vec::Vec<crate::RawTaggedField>,
+            pub unknown_tagged_fields: Vec<crate::RawTaggedField>,
         }
 
-        impl ::std::default::Default for #name {
+        impl Default for #name {
             fn default() -> Self {
                 #name {
                     #(#field_defaults)*
-                    unknown_tagged_fields: ::std::vec::Vec::new(),
+                    unknown_tagged_fields: Vec::new(),
                 }
             }
         }
@@ -97,22 +97,22 @@ fn emit_message_impl(cx: &Context<'_>, s: &Struct) -> TokenStream {
     };
     let api_key = match message.api_key {
         Some(key) if matches!(message.kind, MessageKind::Request | MessageKind::Response) => {
-            quote!(::std::option::Option::Some(#key))
+            quote!(Some(#key))
         }
-        _ => quote!(::std::option::Option::None),
+        _ => quote!(None),
     };
     let (min, max) = (message.valid_versions.min, message.valid_versions.max);
     let flexible = match message.first_flexible() {
-        Some(v) => quote!(::std::option::Option::Some(#v)),
-        None => quote!(::std::option::Option::None),
+        Some(v) => quote!(Some(#v)),
+        None => quote!(None),
     };
     quote! {
         impl crate::Message for #name {
             const NAME: &'static str = #schema_name;
             const KIND: crate::MessageKind = #kind;
-            const API_KEY: ::std::option::Option<i16> = #api_key;
+            const API_KEY: Option<i16> = #api_key;
             const VALID_VERSIONS: crate::VersionRange = crate::VersionRange::new(#min, #max);
-            const FIRST_FLEXIBLE_VERSION: ::std::option::Option<i16> = #flexible;
+            const FIRST_FLEXIBLE_VERSION: Option<i16> = #flexible;
         }
     }
 }

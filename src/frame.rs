@@ -47,7 +47,10 @@ pub struct DecodeOptions {
 /// assert_eq!(&frame[..], [0xaa, 0xbb]);
 /// assert_eq!(&buf[..], [0xcc]);
 /// ```
-pub fn split_frame(buf: &mut BytesMut, limits: &DecodeLimits) -> Result<Option<Bytes>, DecodeError> {
+pub fn split_frame(
+    buf: &mut BytesMut,
+    limits: &DecodeLimits,
+) -> Result<Option<Bytes>, DecodeError> {
     if buf.len() < 4 {
         return Ok(None);
     }
@@ -215,7 +218,10 @@ impl RequestFrame {
         // fields first.
         let key_and_version = |name: &'static str| {
             crate::json::expect_object(header_json)
-                .and_then(|h| h.get(name).ok_or_else(|| JsonError::new(JsonErrorKind::MissingField)))
+                .and_then(|h| {
+                    h.get(name)
+                        .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField))
+                })
                 .and_then(crate::json::read_i16)
                 .map_err(|e| e.at(name).at("header"))
         };
@@ -259,7 +265,8 @@ impl ResponseFrame {
         options: &DecodeOptions,
     ) -> Result<Self, DecodeError> {
         let mut decoder = Decoder::with_limits(&frame, options.limits);
-        let header = ResponseHeader::decode_from(&mut decoder, api_key.response_header_version(version))?;
+        let header =
+            ResponseHeader::decode_from(&mut decoder, api_key.response_header_version(version))?;
         let body = Response::decode_from(api_key, &mut decoder, version)?;
         finish(&decoder, options)?;
         Ok(ResponseFrame {
@@ -280,7 +287,8 @@ impl ResponseFrame {
 
     /// Exactly the bytes [`ResponseFrame::encode`] writes.
     pub fn encoded_len(&self) -> Result<usize, EncodeError> {
-        Ok(self.header.encoded_len(self.header_version())? + self.body.encoded_len(self.api_version)?)
+        Ok(self.header.encoded_len(self.header_version())?
+            + self.body.encoded_len(self.api_version)?)
     }
 
     /// Writes header and body (no size prefix).
@@ -322,11 +330,13 @@ impl ResponseFrame {
                 .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at(name))
         };
         let key = crate::json::read_i16(field("apiKey")?).map_err(|e| e.at("apiKey"))?;
-        let version = crate::json::read_i16(field("apiVersion")?).map_err(|e| e.at("apiVersion"))?;
+        let version =
+            crate::json::read_i16(field("apiVersion")?).map_err(|e| e.at("apiVersion"))?;
         let api = ApiKey::from_key(key)
             .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)).at("apiKey"))?;
-        let header = ResponseHeader::from_json(field("header")?, api.response_header_version(version))
-            .map_err(|e| e.at("header"))?;
+        let header =
+            ResponseHeader::from_json(field("header")?, api.response_header_version(version))
+                .map_err(|e| e.at("header"))?;
         let body = Response::from_json(api, field("body")?, version).map_err(|e| e.at("body"))?;
         Ok(ResponseFrame {
             api_version: version,

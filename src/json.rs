@@ -38,7 +38,11 @@ pub fn base64_encode(data: &[u8], variant: Base64) -> String {
     let alphabet = variant.alphabet();
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let symbols = chunk.len() + 1;
         for i in 0..4 {
@@ -125,12 +129,16 @@ fn wrong_type(expected: &'static str, found: &Value) -> JsonError {
 
 /// The object of a struct.
 pub fn expect_object(value: &Value) -> Result<&Map<String, Value>, JsonError> {
-    value.as_object().ok_or_else(|| wrong_type("an object", value))
+    value
+        .as_object()
+        .ok_or_else(|| wrong_type("an object", value))
 }
 
 /// A JSON boolean.
 pub fn read_bool(value: &Value) -> Result<bool, JsonError> {
-    value.as_bool().ok_or_else(|| wrong_type("a boolean", value))
+    value
+        .as_bool()
+        .ok_or_else(|| wrong_type("a boolean", value))
 }
 
 fn read_integer(value: &Value, ty: &'static str, min: i128, max: i128) -> Result<i128, JsonError> {
@@ -176,14 +184,18 @@ pub fn read_f64(value: &Value) -> Result<f64, JsonError> {
 
 /// A UUID in Kafka's text form.
 pub fn read_uuid(value: &Value) -> Result<Uuid, JsonError> {
-    let text = value.as_str().ok_or_else(|| wrong_type("a UUID string", value))?;
+    let text = value
+        .as_str()
+        .ok_or_else(|| wrong_type("a UUID string", value))?;
     text.parse()
         .map_err(|_| JsonError::new(JsonErrorKind::InvalidUuid(text.to_owned())))
 }
 
 /// A string; Kafka refuses more than 32767 UTF-8 bytes.
 pub fn read_string(value: &Value) -> Result<Utf8Bytes, JsonError> {
-    let text = value.as_str().ok_or_else(|| wrong_type("a string", value))?;
+    let text = value
+        .as_str()
+        .ok_or_else(|| wrong_type("a string", value))?;
     if text.len() > crate::wire::MAX_STRING_LEN {
         return Err(JsonError::new(JsonErrorKind::StringTooLong(text.len())));
     }
@@ -192,7 +204,9 @@ pub fn read_string(value: &Value) -> Result<Utf8Bytes, JsonError> {
 
 /// `bytes` or `records` as standard base64.
 pub fn read_bytes(value: &Value) -> Result<Bytes, JsonError> {
-    let text = value.as_str().ok_or_else(|| wrong_type("a base64 string", value))?;
+    let text = value
+        .as_str()
+        .ok_or_else(|| wrong_type("a base64 string", value))?;
     base64_decode(text, Base64::Standard)
         .map(Bytes::from)
         .ok_or_else(|| JsonError::new(JsonErrorKind::InvalidBase64))
@@ -215,7 +229,9 @@ pub fn read_array<T>(
     value: &Value,
     mut read: impl FnMut(&Value) -> Result<T, JsonError>,
 ) -> Result<Vec<T>, JsonError> {
-    let elements = value.as_array().ok_or_else(|| wrong_type("an array", value))?;
+    let elements = value
+        .as_array()
+        .ok_or_else(|| wrong_type("an array", value))?;
     elements
         .iter()
         .enumerate()
@@ -253,7 +269,10 @@ mod tests {
             ("foobar", "Zm9vYmFy"),
         ] {
             assert_eq!(base64_encode(plain.as_bytes(), Base64::Standard), encoded);
-            assert_eq!(base64_decode(encoded, Base64::Standard).unwrap(), plain.as_bytes());
+            assert_eq!(
+                base64_decode(encoded, Base64::Standard).unwrap(),
+                plain.as_bytes()
+            );
         }
         assert_eq!(base64_encode(&[0xfb, 0xff], Base64::UrlNoPad), "-_8");
         assert!(base64_decode("Zg=", Base64::Standard).is_none());

@@ -1,7 +1,9 @@
 //! The [`Message`] trait every generated top-level message implements, and the
 //! [`StructCodec`] trait shared by messages and their nested structs.
 
-use crate::error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, JsonError, JsonErrorKind};
+use crate::error::{
+    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, JsonError, JsonErrorKind,
+};
 use crate::types::VersionRange;
 use crate::wire::{DecodeLimits, Decoder};
 use bytes::{Buf, BufMut, Bytes, BytesMut};

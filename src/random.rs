@@ -63,7 +63,14 @@ pub fn uuid(u: &mut Unstructured<'_>) -> Result<Uuid> {
     }
 }
 
-const SAMPLES: [&str; 6] = ["", "a", "__cluster_metadata", "héllo wörld", "日本語", "🦀 kafka"];
+const SAMPLES: [&str; 6] = [
+    "",
+    "a",
+    "__cluster_metadata",
+    "héllo wörld",
+    "日本語",
+    "🦀 kafka",
+];
 
 /// A string: empty, ASCII, multi-byte, or random characters; at most a few dozen bytes.
 pub fn string(u: &mut Unstructured<'_>) -> Result<Utf8Bytes> {
@@ -116,8 +123,16 @@ pub fn unknown_tagged_fields(
     let mut fields = Vec::with_capacity(count);
     for _ in 0..count {
         tag += u.int_in_range(0..=200)?;
-        fields.push(RawTaggedField { tag, data: bytes(u)? });
+        fields.push(RawTaggedField {
+            tag,
+            data: bytes(u)?,
+        });
         tag += 1;
     }
     Ok(fields)
+}
+
+/// A boolean.
+pub fn boolean(u: &mut Unstructured<'_>) -> Result<bool> {
+    u.arbitrary()
 }

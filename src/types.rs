@@ -58,7 +58,10 @@ impl Uuid {
 
 impl fmt::Display for Uuid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::json::base64_encode(&self.0, crate::json::Base64::UrlNoPad))
+        f.write_str(&crate::json::base64_encode(
+            &self.0,
+            crate::json::Base64::UrlNoPad,
+        ))
     }
 }
 

@@ -17,14 +17,22 @@ struct RoundTrip {
 }
 
 impl RoundTrip {
-    fn check<M: Message + Random>(&mut self, version: i16, options: &RandomOptions) -> Result<(), String> {
+    fn check<M: Message + Random>(
+        &mut self,
+        version: i16,
+        options: &RandomOptions,
+    ) -> Result<(), String> {
         let mut entropy = vec![0u8; 64 * 1024];
         self.rng.fill_bytes(&mut entropy);
         let mut u = Unstructured::new(&entropy);
         let message = M::random(&mut u, version, options).map_err(|e| format!("random: {e}"))?;
 
-        let encoded = message.encode_to_vec(version).map_err(|e| format!("encode: {e}"))?;
-        let len = message.encoded_len(version).map_err(|e| format!("len: {e}"))?;
+        let encoded = message
+            .encode_to_vec(version)
+            .map_err(|e| format!("encode: {e}"))?;
+        let len = message
+            .encoded_len(version)
+            .map_err(|e| format!("len: {e}"))?;
         if len != encoded.len() {
             return Err(format!("encoded_len {len} but wrote {}", encoded.len()));
         }
@@ -34,12 +42,19 @@ impl RoundTrip {
             return Err(format!("{} bytes left after decode", input.len()));
         }
         if decoded != message {
-            return Err(format!("decode differs:\n  wrote {message:?}\n  read  {decoded:?}"));
+            return Err(format!(
+                "decode differs:\n  wrote {message:?}\n  read  {decoded:?}"
+            ));
         }
 
-        let json = message.to_json(version).map_err(|e| format!("to_json: {e}"))?;
-        let from_json = M::from_json(&json, version).map_err(|e| format!("from_json: {e} in {json}"))?;
-        let again = from_json.to_json(version).map_err(|e| format!("to_json again: {e}"))?;
+        let json = message
+            .to_json(version)
+            .map_err(|e| format!("to_json: {e}"))?;
+        let from_json =
+            M::from_json(&json, version).map_err(|e| format!("from_json: {e} in {json}"))?;
+        let again = from_json
+            .to_json(version)
+            .map_err(|e| format!("to_json again: {e}"))?;
         if again != json {
             return Err(format!("JSON not stable:\n  {json}\n  {again}"));
         }
@@ -61,7 +76,8 @@ impl RandomMessageVisitor for RoundTrip {
                 };
                 self.cases += 1;
                 if let Err(problem) = self.check::<M>(version, &options) {
-                    self.failures.push(format!("{} v{version} case {case}: {problem}", M::NAME));
+                    self.failures
+                        .push(format!("{} v{version} case {case}: {problem}", M::NAME));
                     break;
                 }
             }
@@ -82,7 +98,11 @@ fn every_message_every_version_round_trips() {
         failures: Vec::new(),
     };
     kafka_codec::api::visit_random_messages(&mut visitor);
-    assert!(visitor.cells > 400, "only {} (message, version) cells", visitor.cells);
+    assert!(
+        visitor.cells > 400,
+        "only {} (message, version) cells",
+        visitor.cells
+    );
     assert!(
         visitor.failures.is_empty(),
         "seed {seed}: {} of {} cells failed:\n{}",

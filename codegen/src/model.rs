@@ -192,7 +192,9 @@ impl FieldType {
         }
         let mut chars = text.chars();
         match chars.next() {
-            Some(first) if first.is_ascii_uppercase() && chars.all(|c| c.is_ascii_alphanumeric()) => {
+            Some(first)
+                if first.is_ascii_uppercase() && chars.all(|c| c.is_ascii_alphanumeric()) =>
+            {
                 Ok(FieldType::Struct(text.to_owned()))
             }
             _ => Err(format!("unknown type `{text}`")),
@@ -437,10 +439,16 @@ impl StructBuilder {
         Ok(())
     }
 
-    fn build_struct(&mut self, name: &str, versions: Versions, raw_fields: &[RawField]) -> Result<Struct, String> {
+    fn build_struct(
+        &mut self,
+        name: &str,
+        versions: Versions,
+        raw_fields: &[RawField],
+    ) -> Result<Struct, String> {
         let mut fields = Vec::with_capacity(raw_fields.len());
         for raw in raw_fields {
-            let field = build_field(raw, self.flexible).map_err(|e| format!("field {}: {e}", raw.name))?;
+            let field =
+                build_field(raw, self.flexible).map_err(|e| format!("field {}: {e}", raw.name))?;
             if let Some(struct_name) = field.ty.struct_name() {
                 let is_common = self.common_names.iter().any(|n| n == struct_name);
                 if !raw.fields.is_empty() {
@@ -459,7 +467,10 @@ impl StructBuilder {
                     ));
                 }
             } else if !raw.fields.is_empty() {
-                return Err(format!("field {} of type {} cannot have fields", raw.name, field.ty));
+                return Err(format!(
+                    "field {} of type {} cannot have fields",
+                    raw.name, field.ty
+                ));
             }
             fields.push(field);
         }
@@ -545,11 +556,26 @@ mod tests {
 
     #[test]
     fn version_ranges() {
-        assert_eq!(Versions::parse("3+").unwrap(), Versions { min: 3, max: i16::MAX });
-        assert_eq!(Versions::parse(" 0-2 ").unwrap(), Versions { min: 0, max: 2 });
+        assert_eq!(
+            Versions::parse("3+").unwrap(),
+            Versions {
+                min: 3,
+                max: i16::MAX
+            }
+        );
+        assert_eq!(
+            Versions::parse(" 0-2 ").unwrap(),
+            Versions { min: 0, max: 2 }
+        );
         assert!(Versions::parse("none").unwrap().is_empty());
         assert!(Versions::parse("-1").is_err());
         assert!(Versions::parse("3-1").is_err());
-        assert_eq!(Versions::parse("0-5").unwrap().before(&Versions::parse("3+").unwrap()).to_string(), "0-2");
+        assert_eq!(
+            Versions::parse("0-5")
+                .unwrap()
+                .before(&Versions::parse("3+").unwrap())
+                .to_string(),
+            "0-2"
+        );
     }
 }

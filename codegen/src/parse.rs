@@ -72,9 +72,7 @@ pub fn strip_comments(text: &str) -> Result<String, String> {
             i = text[i..].find('\n').map_or(bytes.len(), |n| i + n);
             continue;
         } else if text[i..].starts_with("/*") {
-            let end = text[i + 2..]
-                .find("*/")
-                .ok_or("unterminated /* comment")?;
+            let end = text[i + 2..].find("*/").ok_or("unterminated /* comment")?;
             out.push(' ');
             i += 2 + end + 2;
             continue;
@@ -112,7 +110,9 @@ pub fn parse_schema(text: &str) -> Result<RawMessage, String> {
 }
 
 fn parse_struct(value: &Value) -> Result<RawStruct, String> {
-    let object = value.as_object().ok_or("a common struct must be an object")?;
+    let object = value
+        .as_object()
+        .ok_or("a common struct must be an object")?;
     let mut keys = Keys::new(object, "struct");
     let name = keys.required_string("name")?;
     let parsed = RawStruct {
@@ -238,7 +238,11 @@ impl<'a> Keys<'a> {
     }
 
     fn finish(self) -> Result<(), String> {
-        match self.object.keys().find(|k| !self.used.contains(&k.as_str())) {
+        match self
+            .object
+            .keys()
+            .find(|k| !self.used.contains(&k.as_str()))
+        {
             Some(unknown) => Err(format!("unknown key `{unknown}` in {}", self.what)),
             None => Ok(()),
         }

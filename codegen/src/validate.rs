@@ -1,7 +1,9 @@
 //! The rules Kafka's generator enforces on a schema, plus a few it leaves to chance
 //! (leading-zero integer defaults, which Java would read as octal).
 
-use crate::model::{DefaultValue, Field, FieldType, Message, MessageKind, Primitive, SchemaSet, Struct, Versions};
+use crate::model::{
+    DefaultValue, Field, FieldType, Message, MessageKind, Primitive, SchemaSet, Struct, Versions,
+};
 use crate::Error;
 
 /// Parses a field's `default` text for its type.
@@ -18,7 +20,10 @@ pub fn parse_default(field: &Field, text: Option<&str>) -> Result<DefaultValue, 
     let ty = match &field.ty {
         FieldType::Primitive(p) => *p,
         FieldType::Struct(_) | FieldType::Array(_) => {
-            return Err(format!("a {} field may only default to empty or null", field.ty));
+            return Err(format!(
+                "a {} field may only default to empty or null",
+                field.ty
+            ));
         }
     };
     let integer = |min: i128, max: i128| -> Result<DefaultValue, String> {
@@ -55,9 +60,10 @@ pub fn parse_default(field: &Field, text: Option<&str>) -> Result<DefaultValue, 
         Primitive::Uuid => decode_kafka_uuid(text)
             .map(DefaultValue::Uuid)
             .ok_or_else(|| format!("invalid uuid default `{text}`")),
-        Primitive::Bytes | Primitive::Records => {
-            Err(format!("a {} field may only default to empty or null", ty.name()))
-        }
+        Primitive::Bytes | Primitive::Records => Err(format!(
+            "a {} field may only default to empty or null",
+            ty.name()
+        )),
     }
 }
 
@@ -88,7 +94,10 @@ pub fn validate_field(field: &Field, message_flexible: Versions) -> Result<(), S
         return Err(format!("a {} field cannot be nullable", field.ty));
     }
     if let Some(flexible) = field.flexible_versions {
-        if !matches!(field.ty.primitive(), Some(Primitive::String | Primitive::Bytes)) {
+        if !matches!(
+            field.ty.primitive(),
+            Some(Primitive::String | Primitive::Bytes)
+        ) {
             return Err("only string and bytes fields may override `flexibleVersions`".into());
         }
         if !flexible.is_empty() && !message_flexible.contains_range(&flexible) {
@@ -122,7 +131,9 @@ pub fn validate_field(field: &Field, message_flexible: Versions) -> Result<(), S
         }
         let nullable_tagged = field.nullable_versions.intersect(&field.tagged_versions);
         if !nullable_tagged.is_empty() && nullable_tagged != field.tagged_versions {
-            return Err("a tagged field must be nullable in all or none of its tagged versions".into());
+            return Err(
+                "a tagged field must be nullable in all or none of its tagged versions".into(),
+            );
         }
     }
     if let Some(entity) = &field.entity_type {
@@ -138,7 +149,10 @@ pub fn validate_field(field: &Field, message_flexible: Versions) -> Result<(), S
             other => return Err(format!("unknown entityType `{other}`")),
         };
         if expected.is_some() && base != expected {
-            return Err(format!("entityType {entity} does not fit type {}", field.ty));
+            return Err(format!(
+                "entityType {entity} does not fit type {}",
+                field.ty
+            ));
         }
     }
     Ok(())
@@ -148,15 +162,24 @@ fn validate_struct(message: &Message, s: &Struct, top_level: bool) -> Result<(),
     let mut names: Vec<&str> = Vec::new();
     for field in &s.fields {
         if names.contains(&field.name.as_str()) {
-            return Err(format!("struct {}: field `{}` appears twice", s.name, field.name));
+            return Err(format!(
+                "struct {}: field `{}` appears twice",
+                s.name, field.name
+            ));
         }
         names.push(&field.name);
         if top_level && field.map_key {
-            return Err(format!("field {}: the top-level struct cannot have map keys", field.name));
+            return Err(format!(
+                "field {}: the top-level struct cannot have map keys",
+                field.name
+            ));
         }
         if let Some(target) = field.ty.struct_name() {
             if message.struct_by_name(target).is_none() {
-                return Err(format!("field {}: struct {target} is not defined", field.name));
+                return Err(format!(
+                    "field {}: struct {target} is not defined",
+                    field.name
+                ));
             }
         }
     }
@@ -179,10 +202,11 @@ pub fn validate_message(message: &Message) -> Result<(), String> {
     for s in &message.structs {
         validate_struct(message, s, false)?;
     }
-    if message.root.name == message.name
-        && message.structs.iter().any(|s| s.name == message.name)
-    {
-        return Err(format!("struct name {} clashes with the message", message.name));
+    if message.root.name == message.name && message.structs.iter().any(|s| s.name == message.name) {
+        return Err(format!(
+            "struct name {} clashes with the message",
+            message.name
+        ));
     }
     Ok(())
 }
@@ -198,9 +222,15 @@ pub fn validate_set(set: &SchemaSet) -> Result<(), Error> {
         if !names.insert(message.name.as_str()) {
             return Err(fail(&message.name, "defined twice".into()));
         }
-        for (kind, suffix) in [(MessageKind::Request, "Request"), (MessageKind::Response, "Response")] {
+        for (kind, suffix) in [
+            (MessageKind::Request, "Request"),
+            (MessageKind::Response, "Response"),
+        ] {
             if message.kind == kind && !message.name.ends_with(suffix) {
-                return Err(fail(&message.name, format!("a {suffix} schema's name must end in {suffix}")));
+                return Err(fail(
+                    &message.name,
+                    format!("a {suffix} schema's name must end in {suffix}"),
+                ));
             }
         }
         if message.kind == MessageKind::Request {
@@ -209,10 +239,16 @@ pub fn validate_set(set: &SchemaSet) -> Result<(), Error> {
                 .find(&response_name)
                 .ok_or_else(|| fail(&message.name, format!("no {response_name}")))?;
             if response.api_key != message.api_key {
-                return Err(fail(&message.name, format!("{response_name} has a different apiKey")));
+                return Err(fail(
+                    &message.name,
+                    format!("{response_name} has a different apiKey"),
+                ));
             }
             if response.is_retired() != message.is_retired() {
-                return Err(fail(&message.name, format!("{response_name} is retired differently")));
+                return Err(fail(
+                    &message.name,
+                    format!("{response_name} is retired differently"),
+                ));
             }
             let clash = set.messages.iter().any(|other| {
                 other.kind == MessageKind::Request
@@ -220,7 +256,10 @@ pub fn validate_set(set: &SchemaSet) -> Result<(), Error> {
                     && other.api_key == message.api_key
             });
             if clash {
-                return Err(fail(&message.name, "another request uses the same apiKey".into()));
+                return Err(fail(
+                    &message.name,
+                    "another request uses the same apiKey".into(),
+                ));
             }
         }
     }

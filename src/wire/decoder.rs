@@ -31,7 +31,10 @@ fn unsigned_varint(input: &[u8]) -> IResult<&[u8], Result<u32, DecodeErrorKind>>
         }
     }
     if input.len() >= 5 {
-        Ok((&input[5..], Err(DecodeErrorKind::VarintTooLong { max_bytes: 5 })))
+        Ok((
+            &input[5..],
+            Err(DecodeErrorKind::VarintTooLong { max_bytes: 5 }),
+        ))
     } else {
         Err(nom::Err::Error(nom::error::Error::new(
             input,
@@ -50,7 +53,10 @@ fn unsigned_varlong(input: &[u8]) -> IResult<&[u8], Result<u64, DecodeErrorKind>
         }
     }
     if input.len() >= 10 {
-        Ok((&input[10..], Err(DecodeErrorKind::VarintTooLong { max_bytes: 10 })))
+        Ok((
+            &input[10..],
+            Err(DecodeErrorKind::VarintTooLong { max_bytes: 10 }),
+        ))
     } else {
         Err(nom::Err::Error(nom::error::Error::new(
             input,
@@ -222,7 +228,11 @@ impl<'a> Decoder<'a> {
     }
 
     /// A length prefix: `None` for null (any negative classic length, compact 0).
-    fn read_length(&mut self, compact: bool, classic_i16: bool) -> Result<Option<u64>, DecodeError> {
+    fn read_length(
+        &mut self,
+        compact: bool,
+        classic_i16: bool,
+    ) -> Result<Option<u64>, DecodeError> {
         if compact {
             match self.read_unsigned_varint()? {
                 0 => Ok(None),
@@ -244,7 +254,13 @@ impl<'a> Decoder<'a> {
         DecodeError::new(DecodeErrorKind::UnexpectedNull, start)
     }
 
-    fn check_len(&self, start: usize, len: u64, limit: usize, what: &'static str) -> Result<usize, DecodeError> {
+    fn check_len(
+        &self,
+        start: usize,
+        len: u64,
+        limit: usize,
+        what: &'static str,
+    ) -> Result<usize, DecodeError> {
         if len > self.remaining() as u64 {
             return Err(DecodeError::new(
                 DecodeErrorKind::LengthExceedsInput {
@@ -268,13 +284,19 @@ impl<'a> Decoder<'a> {
     }
 
     /// A nullable string: classic int16 length or compact uvarint length + 1.
-    pub fn read_nullable_string(&mut self, compact: bool) -> Result<Option<Utf8Bytes>, DecodeError> {
+    pub fn read_nullable_string(
+        &mut self,
+        compact: bool,
+    ) -> Result<Option<Utf8Bytes>, DecodeError> {
         let start = self.pos;
         let Some(len) = self.read_length(compact, true)? else {
             return Ok(None);
         };
         if len > MAX_STRING_LEN as u64 {
-            return Err(DecodeError::new(DecodeErrorKind::StringTooLong(len as usize), start));
+            return Err(DecodeError::new(
+                DecodeErrorKind::StringTooLong(len as usize),
+                start,
+            ));
         }
         let len = self.check_len(start, len, self.limits.max_string_len, "string length")?;
         let bytes = self.read_slice(len)?;
@@ -423,7 +445,10 @@ impl<'a> Decoder<'a> {
             let tag = self.read_unsigned_varint()?;
             if let Some(previous) = previous {
                 if tag == previous {
-                    return Err(DecodeError::new(DecodeErrorKind::DuplicateTag(tag), tag_start));
+                    return Err(DecodeError::new(
+                        DecodeErrorKind::DuplicateTag(tag),
+                        tag_start,
+                    ));
                 }
                 if tag < previous {
                     return Err(DecodeError::new(
@@ -461,4 +486,3 @@ impl<'a> Decoder<'a> {
         Ok(unknown)
     }
 }
-

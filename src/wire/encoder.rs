@@ -295,6 +295,12 @@ pub fn array_len<T>(elements: &[T], compact: bool, element_len: impl Fn(&T) -> u
     array_prefix_len(elements.len(), compact) + elements.iter().map(element_len).sum::<usize>()
 }
 
+/// Bytes an array of fixed-width elements takes.
+#[inline]
+pub fn fixed_array_len<T>(elements: &[T], compact: bool, width: usize) -> usize {
+    array_prefix_len(elements.len(), compact) + elements.len() * width
+}
+
 /// Writes a nullable struct: a marker byte (`-1` null, `1` present), then the struct.
 #[inline]
 pub fn put_nullable_struct<S: crate::StructCodec>(
@@ -381,11 +387,26 @@ mod tests {
 
     #[test]
     fn string_and_bytes_vectors() {
-        assert_eq!(written(|b| put_string(b, "ab", false).unwrap()), [0, 2, b'a', b'b']);
-        assert_eq!(written(|b| put_string(b, "ab", true).unwrap()), [3, b'a', b'b']);
-        assert_eq!(written(|b| put_nullable_string(b, None, false).unwrap()), [0xff, 0xff]);
-        assert_eq!(written(|b| put_nullable_string(b, None, true).unwrap()), [0]);
-        assert_eq!(written(|b| put_bytes(b, &[9], false).unwrap()), [0, 0, 0, 1, 9]);
+        assert_eq!(
+            written(|b| put_string(b, "ab", false).unwrap()),
+            [0, 2, b'a', b'b']
+        );
+        assert_eq!(
+            written(|b| put_string(b, "ab", true).unwrap()),
+            [3, b'a', b'b']
+        );
+        assert_eq!(
+            written(|b| put_nullable_string(b, None, false).unwrap()),
+            [0xff, 0xff]
+        );
+        assert_eq!(
+            written(|b| put_nullable_string(b, None, true).unwrap()),
+            [0]
+        );
+        assert_eq!(
+            written(|b| put_bytes(b, &[9], false).unwrap()),
+            [0, 0, 0, 1, 9]
+        );
         assert_eq!(written(|b| put_bytes(b, &[9], true).unwrap()), [2, 9]);
         assert_eq!(
             written(|b| put_nullable_bytes(b, None, false).unwrap()),

@@ -103,7 +103,7 @@ fn read_field(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
     match cx.when_within(field.nullable_versions, scope) {
         Cond::Always => nullable,
         Cond::Never => quote!(#non_null.map(Some)),
-        Cond::Expr(e) => quote! {
+        Cond::Expr(e, _) => quote! {
             if #e { #nullable } else { #non_null.map(Some) }
         },
     }
@@ -123,7 +123,8 @@ pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
     let tagged = if cx.is_never_flexible() {
         quote!()
     } else {
-        let arms = tagged_fields(s).into_iter().map(|field| {
+        let tagged = tagged_fields(s);
+        let arms = tagged.iter().map(|field| {
             let ident = field_ident(field);
             let name = &field.name;
             let tag = field.tag.expect("tagged");
@@ -138,12 +139,19 @@ pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
             );
             quote!(#tag => { #body })
         });
-        quote! {
-            if flexible {
-                this.unknown_tagged_fields = d.read_tagged_fields(|d, tag| match tag {
+        let read_known = if tagged.is_empty() {
+            quote!(|_, _| Ok(false))
+        } else {
+            quote! {
+                |d, tag| match tag {
                     #(#arms)*
                     _ => Ok(false),
-                })?;
+                }
+            }
+        };
+        quote! {
+            if flexible {
+                this.unknown_tagged_fields = d.read_tagged_fields(#read_known)?;
             }
         }
     };
@@ -189,7 +197,12 @@ fn write_value(ty: &FieldType, value: TokenStream, compact: &TokenStream) -> Tok
             quote!(crate::wire::put_bytes(buf, #value, #compact))
         }
         FieldType::Primitive(p) => {
-            let put = put_fixed(*p, quote!(*#value));
+            // `value` is a reference: a UUID is passed on as is, numbers are copied out.
+            let put = if *p == Primitive::Uuid {
+                quote!(crate::wire::put_uuid(buf, #value))
+            } else {
+                put_fixed(*p, quote!(*#value))
+            };
             quote!({ #put; Ok(()) })
         }
         FieldType::Struct(_) => quote!(crate::StructCodec::encode_fields(#value, buf, version)),
@@ -250,14 +263,16 @@ fn write_fallible(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStre
     match cx.when_within(field.nullable_versions, scope) {
         Cond::Always => nullable,
         Cond::Never => non_null,
-        Cond::Expr(e) => quote!(if #e { #nullable } else { #non_null }),
+        Cond::Expr(e, _) => quote!(if #e { #nullable } else { #non_null }),
     }
 }
 
 /// `usize`: bytes of one value.
 fn value_len(ty: &FieldType, value: TokenStream, compact: &TokenStream) -> TokenStream {
     match ty {
-        FieldType::Primitive(Primitive::String) => quote!(crate::wire::string_len(#value, #compact)),
+        FieldType::Primitive(Primitive::String) => {
+            quote!(crate::wire::string_len(#value, #compact))
+        }
         FieldType::Primitive(Primitive::Bytes | Primitive::Records) => {
             quote!(crate::wire::bytes_len(#value, #compact))
         }
@@ -268,7 +283,7 @@ fn value_len(ty: &FieldType, value: TokenStream, compact: &TokenStream) -> Token
         FieldType::Struct(_) => quote!(crate::StructCodec::fields_len(#value, version)),
         FieldType::Array(element) => {
             if let Some(width) = element.primitive().and_then(Primitive::fixed_width) {
-                quote!(crate::wire::array_prefix_len((#value).len(), #compact) + (#value).len() * #width)
+                quote!(crate::wire::fixed_array_len(#value, #compact, #width))
             } else {
                 let element = value_len(element, quote!(element), compact);
                 quote!(crate::wire::array_len(#value, #compact, |element| #element))
@@ -310,20 +325,36 @@ pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
         let absent = if field.ignorable {
             quote!()
         } else {
-            let differs = differs_from_default(field);
-            cx.when(field.versions).branch(
-                quote!(),
-                quote! {
-                    if #differs {
+            // Outside the positional versions: a plain field is absent there; a tagged one is
+            // absent only where it is not tagged either.
+            let absent_here = if field.tag.is_none() {
+                Cond::Always
+            } else {
+                cx.when(field.versions).not()
+            };
+            let test = absent_here.and(differs_from_default(field));
+            match test.to_string().as_str() {
+                "false" => quote!(),
+                _ => quote! {
+                    if #test {
                         return Err(crate::EncodeError::new(crate::EncodeErrorKind::FieldNotInVersion).at(#name));
                     }
                 },
-            )
+            }
         };
-        cx.when(range).branch(write, absent)
+        match cx.when(range) {
+            // Present everywhere the field is positional; absent elsewhere (maybe tagged).
+            Cond::Expr(e, _) if !absent.is_empty() => quote!(if #e { #write } else #absent),
+            cond => cond.branch(write, absent),
+        }
     });
     let tagged = tagged_fields(s);
     let known_tags = s.known_tags;
+    let mutability = if tagged.is_empty() {
+        quote!()
+    } else {
+        quote!(mut)
+    };
     let tagged_section = if cx.is_never_flexible() {
         quote! {
             if !self.unknown_tagged_fields.is_empty() {
@@ -333,17 +364,17 @@ pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
     } else {
         let counts = tagged.iter().map(|field| {
             let differs = differs_from_default(field);
-            let when = cx.when(field.tagged_versions).to_bool();
-            quote!(if #when && #differs { tagged_count += 1; })
+            let test = cx.when(field.tagged_versions).and(differs);
+            quote!(if #test { tagged_count += 1; })
         });
         let writes = tagged.iter().map(|field| {
             let tag = field.tag.expect("tagged");
             let differs = differs_from_default(field);
-            let when = cx.when(field.tagged_versions).to_bool();
+            let test = cx.when(field.tagged_versions).and(differs);
             let len = field_len(cx, field, field.tagged_versions);
             let write = write_field(cx, field, field.tagged_versions);
             quote! {
-                if #when && #differs {
+                if #test {
                     crate::wire::put_unsigned_varint(buf, #tag);
                     crate::wire::put_length_varint(buf, #len)?;
                     #write
@@ -352,7 +383,7 @@ pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
         });
         quote! {
             if flexible {
-                let mut tagged_count = self.unknown_tagged_fields.len();
+                let #mutability tagged_count = self.unknown_tagged_fields.len();
                 #(#counts)*
                 crate::wire::put_length_varint(buf, tagged_count)?;
                 #(#writes)*
@@ -383,16 +414,21 @@ pub(crate) fn emit_len(cx: &Context<'_>, s: &Struct) -> TokenStream {
         let len = field_len(cx, field, range);
         cx.when(range).guard(quote!(len += #len;))
     });
+    let mutability = if s.known_tags == 0 {
+        quote!()
+    } else {
+        quote!(mut)
+    };
     let tagged_section = if cx.is_never_flexible() {
         quote!()
     } else {
         let tagged = tagged_fields(s).into_iter().map(|field| {
             let tag = field.tag.expect("tagged");
             let differs = differs_from_default(field);
-            let when = cx.when(field.tagged_versions).to_bool();
+            let test = cx.when(field.tagged_versions).and(differs);
             let len = field_len(cx, field, field.tagged_versions);
             quote! {
-                if #when && #differs {
+                if #test {
                     tagged_count += 1;
                     tagged_len += crate::wire::tagged_field_len(#tag, #len);
                 }
@@ -400,8 +436,8 @@ pub(crate) fn emit_len(cx: &Context<'_>, s: &Struct) -> TokenStream {
         });
         quote! {
             if flexible {
-                let mut tagged_count = self.unknown_tagged_fields.len();
-                let mut tagged_len = crate::wire::raw_tagged_fields_len(&self.unknown_tagged_fields);
+                let #mutability tagged_count = self.unknown_tagged_fields.len();
+                let #mutability tagged_len = crate::wire::raw_tagged_fields_len(&self.unknown_tagged_fields);
                 #(#tagged)*
                 len += crate::wire::unsigned_varint_len(tagged_count as u32) + tagged_len;
             }

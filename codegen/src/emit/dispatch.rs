@@ -29,7 +29,10 @@ pub fn emit_api(set: &SchemaSet) -> String {
     let variants = apis.iter().map(|(request, _)| {
         let ident = variant(request);
         let key = request.api_key.unwrap();
-        let doc = format!(" `{}` (key {key}), versions {}.", ident, request.valid_versions);
+        let doc = format!(
+            " `{}` (key {key}), versions {}.",
+            ident, request.valid_versions
+        );
         quote!(#[doc = #doc] #ident = #key,)
     });
     let all = apis.iter().map(|(request, _)| variant(request));
@@ -198,8 +201,15 @@ fn emit_body_enum<'a>(apis: &[(&'a Message, &'a Message)], request: bool) -> Tok
     } else {
         (format_ident!("Response"), " A response body of any API.")
     };
-    let pick = |pair: &(&'a Message, &'a Message)| -> &'a Message { if request { pair.0 } else { pair.1 } };
-    let variant = |pair: &(&Message, &Message)| format_ident!("{}", pair.0.name.trim_end_matches("Request"));
+    let pick = |pair: &(&'a Message, &'a Message)| -> &'a Message {
+        if request {
+            pair.0
+        } else {
+            pair.1
+        }
+    };
+    let variant =
+        |pair: &(&Message, &Message)| format_ident!("{}", pair.0.name.trim_end_matches("Request"));
     let message_path = |m: &Message| {
         let module = module_ident(&m.name);
         let name = type_ident(&m.name);

@@ -5,22 +5,44 @@ use crate::model::{Field, FieldType, Primitive, Struct};
 use proc_macro2::TokenStream;
 use quote::quote;
 
-/// The JSON of the value at `place`: `(expression, fallible)`. A fallible expression is a
-/// `Result<Value, EncodeError>`, an infallible one a `Value`.
-fn value_to_json(ty: &FieldType, place: TokenStream) -> (TokenStream, bool) {
+/// The JSON of a value: `(expression, fallible)`. A fallible expression is a
+/// `Result<Value, EncodeError>`, an infallible one a `Value`. `value` is a reference.
+fn value_to_json(ty: &FieldType, value: TokenStream) -> (TokenStream, bool) {
+    value_to_json_at(ty, value, false)
+}
+
+/// As [`value_to_json`]; with `owned_place`, `value` is a place such as `self.field`.
+fn value_to_json_at(ty: &FieldType, value: TokenStream, owned_place: bool) -> (TokenStream, bool) {
+    let (copied, borrowed) = if owned_place {
+        (value.clone(), quote!(&#value))
+    } else {
+        (quote!(*#value), value)
+    };
     match ty {
         FieldType::Primitive(p) => match p {
-            Primitive::Float64 => (quote!(crate::json::f64_to_json(#place)), true),
-            Primitive::Uuid => (quote!(crate::json::uuid_to_json(&#place)), false),
-            Primitive::String => (quote!(crate::json::string_to_json(&#place)), false),
-            Primitive::Bytes | Primitive::Records => (quote!(crate::json::bytes_to_json(&#place)), false),
-            _ => (quote!(::serde_json::Value::from(#place)), false),
+            Primitive::Float64 => (quote!(crate::json::f64_to_json(#copied)), true),
+            Primitive::Uuid => (quote!(crate::json::uuid_to_json(#borrowed)), false),
+            Primitive::String => (quote!(crate::json::string_to_json(#borrowed)), false),
+            Primitive::Bytes | Primitive::Records => {
+                (quote!(crate::json::bytes_to_json(#borrowed)), false)
+            }
+            _ => (quote!(::serde_json::Value::from(#copied)), false),
         },
-        FieldType::Struct(_) => (quote!(crate::StructCodec::to_json_value(&#place, version)), true),
+        FieldType::Struct(_) => (
+            quote!(crate::StructCodec::to_json_value(#borrowed, version)),
+            true,
+        ),
         FieldType::Array(element) => {
-            let (element, fallible) = value_to_json(element, quote!(*element));
-            let element = if fallible { element } else { quote!(Ok(#element)) };
-            (quote!(crate::json::write_array(&#place, |element| #element)), true)
+            let (element, fallible) = value_to_json(element, quote!(element));
+            let element = if fallible {
+                element
+            } else {
+                quote!(Ok(#element))
+            };
+            (
+                quote!(crate::json::write_array(#borrowed, |element| #element)),
+                true,
+            )
         }
     }
 }
@@ -28,7 +50,7 @@ fn value_to_json(ty: &FieldType, place: TokenStream) -> (TokenStream, bool) {
 fn field_to_json(field: &Field) -> (TokenStream, bool) {
     let ident = field_ident(field);
     if field.is_optional() {
-        let (inner, fallible) = value_to_json(&field.ty, quote!(*value));
+        let (inner, fallible) = value_to_json(&field.ty, quote!(value));
         let null = if fallible {
             quote!(Ok(::serde_json::Value::Null))
         } else {
@@ -42,7 +64,7 @@ fn field_to_json(field: &Field) -> (TokenStream, bool) {
         };
         (expr, fallible)
     } else {
-        value_to_json(&field.ty, quote!(self.#ident))
+        value_to_json_at(&field.ty, quote!(self.#ident), true)
     }
 }
 
@@ -56,27 +78,40 @@ pub(crate) fn emit_to_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
             object.insert(#key.into(), #value);
         };
         // Kafka shows a tagged field only when it differs from its default.
-        let insert = if field.tag.is_some() {
+        // When to show a present field: always, unless it is tagged at this version and
+        // holds its default.
+        let show = if field.tag.is_some() {
             let differs = differs_from_default(field);
             match cx.when_within(field.tagged_versions, field.versions) {
-                super::Cond::Never => insert,
-                super::Cond::Always => quote!(if #differs { #insert }),
-                super::Cond::Expr(tagged) => quote!(if !(#tagged) || #differs { #insert }),
+                super::Cond::Never => None,
+                super::Cond::Always => Some(differs),
+                super::Cond::Expr(_, untagged) => Some(quote!((#untagged || #differs))),
             }
         } else {
-            insert
+            None
         };
-        let absent = if field.ignorable {
-            quote!()
-        } else {
-            let differs = differs_from_default(field);
-            quote! {
-                if #differs {
-                    return Err(crate::EncodeError::new(crate::EncodeErrorKind::FieldNotInVersion).at(#name));
-                }
-            }
+        let present = cx.when(field.versions);
+        if field.ignorable {
+            return match show {
+                Some(show) => match present.and(show) {
+                    test if test.to_string() == "false" => quote!(),
+                    test => quote!(if #test { #insert }),
+                },
+                None => present.guard(insert),
+            };
+        }
+        let insert = match show {
+            Some(show) => quote!(if #show { #insert }),
+            None => insert,
         };
-        cx.when(field.versions).branch(insert, absent)
+        let differs = differs_from_default(field);
+        let refuse = quote! {
+            return Err(crate::EncodeError::new(crate::EncodeErrorKind::FieldNotInVersion).at(#name));
+        };
+        match present {
+            super::Cond::Expr(e, _) => quote!(if #e { #insert } else if #differs { #refuse }),
+            other => other.branch(insert, quote!(if #differs { #refuse })),
+        }
     });
     quote! {
         fn to_json_value(&self, version: i16) -> Result<::serde_json::Value, crate::EncodeError> {
@@ -87,30 +122,44 @@ pub(crate) fn emit_to_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
     }
 }
 
+/// The reader function for a primitive.
+fn primitive_reader(p: Primitive) -> TokenStream {
+    match p {
+        Primitive::Bool => quote!(crate::json::read_bool),
+        Primitive::Int8 => quote!(crate::json::read_i8),
+        Primitive::Int16 => quote!(crate::json::read_i16),
+        Primitive::Uint16 => quote!(crate::json::read_u16),
+        Primitive::Int32 => quote!(crate::json::read_i32),
+        Primitive::Uint32 => quote!(crate::json::read_u32),
+        Primitive::Int64 => quote!(crate::json::read_i64),
+        Primitive::Float64 => quote!(crate::json::read_f64),
+        Primitive::Uuid => quote!(crate::json::read_uuid),
+        Primitive::String => quote!(crate::json::read_string),
+        Primitive::Bytes | Primitive::Records => quote!(crate::json::read_bytes),
+    }
+}
+
 /// `Result<T, JsonError>` reading one value from the `&Value` named `value`.
 fn value_from_json(ty: &FieldType) -> TokenStream {
     match ty {
-        FieldType::Primitive(p) => match p {
-            Primitive::Bool => quote!(crate::json::read_bool(value)),
-            Primitive::Int8 => quote!(crate::json::read_i8(value)),
-            Primitive::Int16 => quote!(crate::json::read_i16(value)),
-            Primitive::Uint16 => quote!(crate::json::read_u16(value)),
-            Primitive::Int32 => quote!(crate::json::read_i32(value)),
-            Primitive::Uint32 => quote!(crate::json::read_u32(value)),
-            Primitive::Int64 => quote!(crate::json::read_i64(value)),
-            Primitive::Float64 => quote!(crate::json::read_f64(value)),
-            Primitive::Uuid => quote!(crate::json::read_uuid(value)),
-            Primitive::String => quote!(crate::json::read_string(value)),
-            Primitive::Bytes | Primitive::Records => quote!(crate::json::read_bytes(value)),
-        },
+        FieldType::Primitive(p) => {
+            let read = primitive_reader(*p);
+            quote!(#read(value))
+        }
         FieldType::Struct(name) => {
             let name = type_ident(name);
             quote!(<#name as crate::StructCodec>::from_json_value(value, version))
         }
-        FieldType::Array(element) => {
-            let element = value_from_json(element);
-            quote!(crate::json::read_array(value, |value| #element))
-        }
+        FieldType::Array(element) => match element.as_ref() {
+            FieldType::Primitive(p) => {
+                let read = primitive_reader(*p);
+                quote!(crate::json::read_array(value, #read))
+            }
+            element => {
+                let element = value_from_json(element);
+                quote!(crate::json::read_array(value, |value| #element))
+            }
+        },
     }
 }
 
@@ -121,7 +170,13 @@ pub(crate) fn emit_from_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
         let name = &field.name;
         let inner = value_from_json(&field.ty);
         let read = if field.is_optional() {
-            quote!(crate::json::read_nullable(value, |value| #inner))
+            match &field.ty {
+                FieldType::Primitive(p) => {
+                    let read = primitive_reader(*p);
+                    quote!(crate::json::read_nullable(value, #read))
+                }
+                _ => quote!(crate::json::read_nullable(value, |value| #inner)),
+            }
         } else {
             inner
         };
@@ -129,12 +184,18 @@ pub(crate) fn emit_from_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
         let missing = cx.when(cx.positional(field)).guard(quote! {
             return Err(crate::JsonError::new(crate::JsonErrorKind::MissingField).at(#name));
         });
-        quote! {
-            match object.get(#key) {
-                Some(value) => {
+        if missing.is_empty() {
+            quote! {
+                if let Some(value) = object.get(#key) {
                     this.#ident = #read.map_err(|e| e.at(#name))?;
                 }
-                None => { #missing }
+            }
+        } else {
+            quote! {
+                match object.get(#key) {
+                    Some(value) => this.#ident = #read.map_err(|e| e.at(#name))?,
+                    None => { #missing }
+                }
             }
         }
     });

@@ -6,29 +6,43 @@ use crate::model::{FieldType, Primitive, Struct};
 use proc_macro2::TokenStream;
 use quote::quote;
 
+/// The generator function for a primitive.
+fn primitive_fn(p: Primitive) -> TokenStream {
+    match p {
+        Primitive::Bool => quote!(crate::random::boolean),
+        Primitive::Int8 => quote!(crate::random::int::<i8>),
+        Primitive::Int16 => quote!(crate::random::int::<i16>),
+        Primitive::Uint16 => quote!(crate::random::int::<u16>),
+        Primitive::Int32 => quote!(crate::random::int::<i32>),
+        Primitive::Uint32 => quote!(crate::random::int::<u32>),
+        Primitive::Int64 => quote!(crate::random::int::<i64>),
+        Primitive::Float64 => quote!(crate::random::float),
+        Primitive::Uuid => quote!(crate::random::uuid),
+        Primitive::String => quote!(crate::random::string),
+        Primitive::Bytes | Primitive::Records => quote!(crate::random::bytes),
+    }
+}
+
 fn random_value(ty: &FieldType) -> TokenStream {
     match ty {
-        FieldType::Primitive(p) => match p {
-            Primitive::Bool => quote!(u.arbitrary::<bool>()),
-            Primitive::Int8 => quote!(crate::random::int::<i8>(u)),
-            Primitive::Int16 => quote!(crate::random::int::<i16>(u)),
-            Primitive::Uint16 => quote!(crate::random::int::<u16>(u)),
-            Primitive::Int32 => quote!(crate::random::int::<i32>(u)),
-            Primitive::Uint32 => quote!(crate::random::int::<u32>(u)),
-            Primitive::Int64 => quote!(crate::random::int::<i64>(u)),
-            Primitive::Float64 => quote!(crate::random::float(u)),
-            Primitive::Uuid => quote!(crate::random::uuid(u)),
-            Primitive::String => quote!(crate::random::string(u)),
-            Primitive::Bytes | Primitive::Records => quote!(crate::random::bytes(u)),
-        },
+        FieldType::Primitive(p) => {
+            let function = primitive_fn(*p);
+            quote!(#function(u))
+        }
         FieldType::Struct(name) => {
             let name = type_ident(name);
             quote!(<#name as crate::random::Random>::random(u, version, options))
         }
-        FieldType::Array(element) => {
-            let element = random_value(element);
-            quote!(crate::random::vec(u, |u| #element))
-        }
+        FieldType::Array(element) => match element.primitive() {
+            Some(p) => {
+                let function = primitive_fn(p);
+                quote!(crate::random::vec(u, #function))
+            }
+            None => {
+                let element = random_value(element);
+                quote!(crate::random::vec(u, |u| #element))
+            }
+        },
     }
 }
 
@@ -38,20 +52,35 @@ pub(crate) fn emit_arbitrary(cx: &Context<'_>, s: &Struct) -> TokenStream {
         let ident = field_ident(field);
         let value = random_value(&field.ty);
         let value = if field.is_optional() {
+            let generate = match field.ty.primitive() {
+                Some(p) => primitive_fn(p),
+                None => quote!(|u| #value),
+            };
             match cx.when_within(field.nullable_versions, field.versions) {
                 super::Cond::Never => quote!(#value.map(Some)),
                 nullable => {
                     let nullable = nullable.to_bool();
-                    quote!(crate::random::maybe_null(u, #nullable, |u| #value))
+                    quote!(crate::random::maybe_null(u, #nullable, #generate))
                 }
             }
         } else {
             value
         };
-        cx.when(field.versions).guard(quote!(this.#ident = #value?;))
+        cx.when(field.versions)
+            .guard(quote!(this.#ident = #value?;))
     });
     let known_tags = s.known_tags;
-    let flexible = cx.when(cx.message.flexible_versions).to_bool();
+    let add_unknown = match cx.when(cx.message.flexible_versions) {
+        super::Cond::Never => quote!(),
+        flexible => {
+            let test = flexible.and(quote!(options.unknown_tagged_fields));
+            quote! {
+                if #test {
+                    this.unknown_tagged_fields = crate::random::unknown_tagged_fields(u, #known_tags)?;
+                }
+            }
+        }
+    };
     quote! {
         #[cfg(feature = "arbitrary")]
         impl crate::random::Random for #name {
@@ -62,9 +91,7 @@ pub(crate) fn emit_arbitrary(cx: &Context<'_>, s: &Struct) -> TokenStream {
             ) -> ::arbitrary::Result<Self> {
                 let mut this = Self::default();
                 #(#fields)*
-                if #flexible && options.unknown_tagged_fields {
-                    this.unknown_tagged_fields = crate::random::unknown_tagged_fields(u, #known_tags)?;
-                }
+                #add_unknown
                 Ok(this)
             }
         }

@@ -6,7 +6,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 fn field_doc(field: &Field) -> String {
-    let mut doc = format!(" `{}`: `{}`, versions {}", field.name, field.ty, field.versions);
+    let mut doc = format!(
+        " `{}`: `{}`, versions {}",
+        field.name, field.ty, field.versions
+    );
     if !field.nullable_versions.is_empty() {
         doc += &format!(", nullable {}", field.nullable_versions);
     }
@@ -53,24 +56,41 @@ pub(crate) fn emit_struct(cx: &Context<'_>, s: &Struct, is_root: bool) -> TokenS
     let to_json = json::emit_to_json(cx, s);
     let from_json = json::emit_from_json(cx, s);
     let arbitrary = random::emit_arbitrary(cx, s);
-    let message_impl = if is_root { emit_message_impl(cx, s) } else { quote!() };
+    let message_impl = if is_root {
+        emit_message_impl(cx, s)
+    } else {
+        quote!()
+    };
+    let (derives, default_impl) = if super::derivable_default(&s.fields) {
+        (
+            quote!(#[derive(Debug, Clone, PartialEq, Default)]),
+            quote!(),
+        )
+    } else {
+        (
+            quote!(#[derive(Debug, Clone, PartialEq)]),
+            quote! {
+                impl Default for #name {
+                    fn default() -> Self {
+                        #name {
+                            #(#field_defaults)*
+                            unknown_tagged_fields: Vec::new(),
+                        }
+                    }
+                }
+            },
+        )
+    };
     quote! {
         #[doc = #doc]
-        #[derive(Debug, Clone, PartialEq)]
+        #derives
         pub struct #name {
             #(#field_defs)*
             /// Tagged fields this crate does not know, kept so they are written back unchanged.
             pub unknown_tagged_fields: Vec<crate::RawTaggedField>,
         }
 
-        impl Default for #name {
-            fn default() -> Self {
-                #name {
-                    #(#field_defaults)*
-                    unknown_tagged_fields: Vec::new(),
-                }
-            }
-        }
+        #default_impl
 
         impl crate::StructCodec for #name {
             #decode

@@ -227,31 +227,44 @@ impl<'a> Decoder<'a> {
         Ok(((raw >> 1) as i64) ^ -((raw & 1) as i64))
     }
 
-    /// A length prefix: `None` for null (any negative classic length, compact 0).
-    fn read_length(
+    /// A length prefix as a signed number: classic lengths as written, compact ones minus
+    /// one (so compact 0, the null marker, reads as -1).
+    fn read_length(&mut self, compact: bool, classic_i16: bool) -> Result<i64, DecodeError> {
+        if compact {
+            Ok(i64::from(self.read_unsigned_varint()?) - 1)
+        } else if classic_i16 {
+            Ok(i64::from(self.read_i16()?))
+        } else {
+            Ok(i64::from(self.read_i32()?))
+        }
+    }
+
+    /// A length where null is allowed: any negative length is null, as Kafka reads it.
+    fn read_nullable_length(
         &mut self,
         compact: bool,
         classic_i16: bool,
     ) -> Result<Option<u64>, DecodeError> {
-        if compact {
-            match self.read_unsigned_varint()? {
-                0 => Ok(None),
-                n => Ok(Some(u64::from(n - 1))),
-            }
-        } else {
-            let len = if classic_i16 {
-                i32::from(self.read_i16()?)
-            } else {
-                self.read_i32()?
-            };
-            Ok(u64::try_from(len).ok())
-        }
+        Ok(u64::try_from(self.read_length(compact, classic_i16)?).ok())
     }
 
-    /// The error for a null where null is not allowed, placed at the length prefix.
-    #[cold]
-    fn null_error(&self, start: usize) -> DecodeError {
-        DecodeError::new(DecodeErrorKind::UnexpectedNull, start)
+    /// A length where null is not allowed: -1 is a null in the wrong place, other negative
+    /// values are malformed.
+    fn read_non_null_length(
+        &mut self,
+        compact: bool,
+        classic_i16: bool,
+    ) -> Result<u64, DecodeError> {
+        let start = self.pos;
+        let len = self.read_length(compact, classic_i16)?;
+        u64::try_from(len).map_err(|_| {
+            let kind = if len == -1 {
+                DecodeErrorKind::UnexpectedNull
+            } else {
+                DecodeErrorKind::NegativeLength(len)
+            };
+            DecodeError::new(kind, start)
+        })
     }
 
     fn check_len(
@@ -289,9 +302,20 @@ impl<'a> Decoder<'a> {
         compact: bool,
     ) -> Result<Option<Utf8Bytes>, DecodeError> {
         let start = self.pos;
-        let Some(len) = self.read_length(compact, true)? else {
-            return Ok(None);
-        };
+        match self.read_nullable_length(compact, true)? {
+            Some(len) => self.read_string_body(start, len).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A string that must not be null.
+    pub fn read_string(&mut self, compact: bool) -> Result<Utf8Bytes, DecodeError> {
+        let start = self.pos;
+        let len = self.read_non_null_length(compact, true)?;
+        self.read_string_body(start, len)
+    }
+
+    fn read_string_body(&mut self, start: usize, len: u64) -> Result<Utf8Bytes, DecodeError> {
         if len > MAX_STRING_LEN as u64 {
             return Err(DecodeError::new(
                 DecodeErrorKind::StringTooLong(len as usize),
@@ -301,32 +325,28 @@ impl<'a> Decoder<'a> {
         let len = self.check_len(start, len, self.limits.max_string_len, "string length")?;
         let bytes = self.read_slice(len)?;
         Utf8Bytes::from_utf8(bytes)
-            .map(Some)
             .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
-    }
-
-    /// A string that must not be null.
-    pub fn read_string(&mut self, compact: bool) -> Result<Utf8Bytes, DecodeError> {
-        let start = self.pos;
-        self.read_nullable_string(compact)?
-            .ok_or_else(|| self.null_error(start))
     }
 
     /// Nullable `bytes` or `records`: classic int32 length or compact uvarint length + 1.
     pub fn read_nullable_bytes(&mut self, compact: bool) -> Result<Option<Bytes>, DecodeError> {
         let start = self.pos;
-        let Some(len) = self.read_length(compact, false)? else {
-            return Ok(None);
-        };
-        let len = self.check_len(start, len, self.limits.max_bytes_len, "bytes length")?;
-        self.read_slice(len).map(Some)
+        match self.read_nullable_length(compact, false)? {
+            Some(len) => self.read_bytes_body(start, len).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// `bytes` or `records` that must not be null.
     pub fn read_bytes(&mut self, compact: bool) -> Result<Bytes, DecodeError> {
         let start = self.pos;
-        self.read_nullable_bytes(compact)?
-            .ok_or_else(|| self.null_error(start))
+        let len = self.read_non_null_length(compact, false)?;
+        self.read_bytes_body(start, len)
+    }
+
+    fn read_bytes_body(&mut self, start: usize, len: u64) -> Result<Bytes, DecodeError> {
+        let len = self.check_len(start, len, self.limits.max_bytes_len, "bytes length")?;
+        self.read_slice(len)
     }
 
     /// An array count, checked against the remaining bytes and the limits; `None` for null.
@@ -335,30 +355,24 @@ impl<'a> Decoder<'a> {
     /// reserved (every element takes at least one byte in all but degenerate schemas).
     pub fn read_array_len(&mut self, compact: bool) -> Result<Option<usize>, DecodeError> {
         let start = self.pos;
-        let Some(count) = self.read_length(compact, false)? else {
-            return Ok(None);
-        };
-        self.check_len(start, count, self.limits.max_array_len, "array length")
-            .map(Some)
+        match self.read_nullable_length(compact, false)? {
+            Some(count) => self
+                .check_len(start, count, self.limits.max_array_len, "array length")
+                .map(Some),
+            None => Ok(None),
+        }
     }
 
     /// A nullable array whose elements `read_element` decodes.
     pub fn read_nullable_array<T>(
         &mut self,
         compact: bool,
-        mut read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
+        read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
     ) -> Result<Option<Vec<T>>, DecodeError> {
-        let Some(count) = self.read_array_len(compact)? else {
-            return Ok(None);
-        };
-        // Reserve at most 64 KiB up front; a lying count then costs nothing, and honest
-        // large arrays grow geometrically.
-        let cap = count.min((64 * 1024) / std::mem::size_of::<T>().max(1));
-        let mut elements = Vec::with_capacity(cap);
-        for index in 0..count {
-            elements.push(read_element(self).map_err(|e| e.at_index(index))?);
+        match self.read_array_len(compact)? {
+            Some(count) => self.read_elements(count, read_element).map(Some),
+            None => Ok(None),
         }
-        Ok(Some(elements))
     }
 
     /// An array that must not be null.
@@ -368,8 +382,24 @@ impl<'a> Decoder<'a> {
         read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
     ) -> Result<Vec<T>, DecodeError> {
         let start = self.pos;
-        self.read_nullable_array(compact, read_element)?
-            .ok_or_else(|| self.null_error(start))
+        let count = self.read_non_null_length(compact, false)?;
+        let count = self.check_len(start, count, self.limits.max_array_len, "array length")?;
+        self.read_elements(count, read_element)
+    }
+
+    fn read_elements<T>(
+        &mut self,
+        count: usize,
+        mut read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        // Reserve at most 64 KiB up front: a lying count then costs nothing, and honest
+        // large arrays grow geometrically.
+        let cap = count.min((64 * 1024) / std::mem::size_of::<T>().max(1));
+        let mut elements = Vec::with_capacity(cap);
+        for index in 0..count {
+            elements.push(read_element(self).map_err(|e| e.at_index(index))?);
+        }
+        Ok(elements)
     }
 
     /// The one-byte marker in front of a nullable struct: negative means null.

@@ -1,0 +1,462 @@
+//! Runs the built `kafka-codec` binary on the sample frames in `examples/frames/` and on
+//! malformed input, checking output, exit status and the one-line error contract.
+
+use serde_json::Value;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kafka-codec");
+
+fn sample_path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/frames")
+        .join(name)
+}
+
+/// The bytes of a sample, parsed here independently of the tool: strip `#` comments and
+/// whitespace, then read hex pairs.
+fn sample_bytes(name: &str) -> Vec<u8> {
+    let text = std::fs::read_to_string(sample_path(name)).unwrap();
+    let digits: String = text
+        .lines()
+        .map(|line| line.split('#').next().unwrap())
+        .flat_map(|line| line.chars().filter(|c| !c.is_whitespace()))
+        .collect();
+    assert_eq!(digits.len() % 2, 0, "{name}: odd number of hex digits");
+    (0..digits.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run kafka-codec");
+    // The tool reads all its input before writing anything, so this cannot deadlock.
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// Runs a command that must succeed silently and returns its stdout.
+fn ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
+    let output = run(args, stdin);
+    assert!(
+        output.status.success(),
+        "{args:?} failed: {}",
+        stderr(&output)
+    );
+    assert_eq!(stderr(&output), "", "{args:?} wrote to stderr");
+    output.stdout
+}
+
+fn json(stdout: &[u8]) -> Value {
+    serde_json::from_slice(stdout).expect("stdout is JSON")
+}
+
+/// Asserts exit status 1 and a single stderr line with the prefix, the byte offset and
+/// `expected` (a field path or a message fragment). Returns the line.
+fn assert_malformed(args: &[&str], stdin: &[u8], expected: &str) -> String {
+    let output = run(args, stdin);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{args:?}: {message}");
+    assert!(
+        output.stdout.is_empty(),
+        "{args:?} wrote to stdout on error"
+    );
+    assert_eq!(
+        message.lines().count(),
+        1,
+        "{args:?}: not one line: {message:?}"
+    );
+    assert!(message.starts_with("kafka-codec: "), "{message}");
+    assert!(message.contains("offset"), "{message}");
+    assert!(message.contains(expected), "{message} lacks {expected:?}");
+    message
+}
+
+fn assert_usage_error(args: &[&str]) {
+    let output = run(args, b"");
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{args:?}: {message}");
+    assert_eq!(
+        message.lines().count(),
+        1,
+        "{args:?}: not one line: {message:?}"
+    );
+    assert!(message.starts_with("kafka-codec: "), "{message}");
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+const RESPONSE_V2: [&str; 4] = ["--api-key", "55", "--api-version", "2"];
+
+fn decode_response_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["decode", "response"];
+    args.extend(RESPONSE_V2);
+    args.extend(extra);
+    args
+}
+
+#[test]
+fn samples_match_the_documented_sizes() {
+    assert_eq!(sample_bytes("api-versions-request-v3.hex").len(), 19);
+    assert_eq!(sample_bytes("describe-quorum-request-v2.hex").len(), 40);
+    assert_eq!(sample_bytes("describe-quorum-response-v2.hex").len(), 133);
+}
+
+#[test]
+fn api_versions_request_decodes_and_round_trips() {
+    let file = sample_path("api-versions-request-v3.hex");
+    let out = ok(&["decode", "request", "--hex", file.to_str().unwrap()], b"");
+    let value = json(&out);
+    assert_eq!(value["header"]["requestApiKey"], 18);
+    assert_eq!(value["header"]["requestApiVersion"], 3);
+    assert_eq!(value["header"]["correlationId"], 1);
+    assert_eq!(value["header"]["clientId"], "cli");
+    assert_eq!(value["body"]["clientSoftwareName"], "a");
+    assert_eq!(value["body"]["clientSoftwareVersion"], "1");
+
+    let bytes = ok(&["encode", "request", "-"], &out);
+    assert_eq!(bytes, sample_bytes("api-versions-request-v3.hex"));
+}
+
+#[test]
+fn describe_quorum_request_decodes_and_round_trips() {
+    let frame = sample_bytes("describe-quorum-request-v2.hex");
+    // Raw bytes on stdin this time.
+    let out = ok(&["decode", "request", "-"], &frame);
+    let value = json(&out);
+    assert_eq!(value["header"]["requestApiKey"], 55);
+    assert_eq!(value["header"]["requestApiVersion"], 2);
+    assert_eq!(value["header"]["correlationId"], 7);
+    assert_eq!(value["header"]["clientId"], "c");
+    let topic = &value["body"]["topics"][0];
+    assert_eq!(topic["topicName"], "__cluster_metadata");
+    assert_eq!(topic["partitions"][0]["partitionIndex"], 0);
+
+    let text = ok(&["encode", "request", "--hex", "-"], &out);
+    assert_eq!(
+        String::from_utf8(text).unwrap(),
+        format!("{}\n", hex(&frame))
+    );
+}
+
+#[test]
+fn describe_quorum_response_decodes_and_round_trips() {
+    let file = sample_path("describe-quorum-response-v2.hex");
+    let out = ok(
+        &decode_response_args(&["--hex", file.to_str().unwrap()]),
+        b"",
+    );
+    let value = json(&out);
+    assert_eq!(value["apiKey"], 55);
+    assert_eq!(value["apiVersion"], 2);
+    assert_eq!(value["header"]["correlationId"], 7);
+    let body = &value["body"];
+    assert_eq!(body["errorCode"], 0);
+    assert_eq!(body["errorMessage"], Value::Null);
+    let partition = &body["topics"][0]["partitions"][0];
+    assert_eq!(partition["leaderId"], 1);
+    assert_eq!(partition["leaderEpoch"], 5);
+    assert_eq!(partition["highWatermark"], 10);
+    let voter = &partition["currentVoters"][0];
+    assert_eq!(voter["replicaId"], 1);
+    assert_eq!(voter["replicaDirectoryId"], "AQIDBAUGBwgJCgsMDQ4PEA");
+    assert_eq!(voter["lastFetchTimestamp"], 1_700_000_000_000_i64);
+    assert_eq!(partition["observers"], serde_json::json!([]));
+    let listener = &body["nodes"][0]["listeners"][0];
+    assert_eq!(listener["name"], "CONTROLLER");
+    assert_eq!(listener["host"], "localhost");
+    assert_eq!(listener["port"], 9093);
+
+    // The API can also be named; the JSON carries key and version, so encode needs neither.
+    let by_name = ok(
+        &[
+            "decode",
+            "response",
+            "--api-key=describequorum",
+            "--api-version=2",
+            "--hex",
+        ]
+        .into_iter()
+        .chain([file.to_str().unwrap()])
+        .collect::<Vec<_>>(),
+        b"",
+    );
+    assert_eq!(by_name, out);
+    let bytes = ok(&["encode", "response", "-"], &out);
+    assert_eq!(bytes, sample_bytes("describe-quorum-response-v2.hex"));
+}
+
+#[test]
+fn size_prefixed_frames_round_trip() {
+    let frame = sample_bytes("describe-quorum-request-v2.hex");
+    let mut prefixed = (frame.len() as u32).to_be_bytes().to_vec();
+    prefixed.extend_from_slice(&frame);
+    assert_eq!(
+        &prefixed[..4],
+        [0, 0, 0, 0x28],
+        "size from wire-encoding example 2"
+    );
+
+    let out = ok(&["decode", "request", "--size-prefixed", "-"], &prefixed);
+    assert_eq!(out, ok(&["decode", "request", "-"], &frame));
+    assert_eq!(
+        ok(&["encode", "request", "--size-prefixed", "-"], &out),
+        prefixed
+    );
+    assert_eq!(ok(&["encode", "request", "-"], &out), frame);
+
+    let response = sample_bytes("describe-quorum-response-v2.hex");
+    let mut prefixed = (response.len() as u32).to_be_bytes().to_vec();
+    prefixed.extend_from_slice(&response);
+    let out = ok(&decode_response_args(&["--size-prefixed", "-"]), &prefixed);
+    assert_eq!(
+        ok(&["encode", "response", "--size-prefixed", "-"], &out),
+        prefixed
+    );
+
+    // A prefix that disagrees with the input, either way, is malformed; offsets count the
+    // prefix.
+    assert_malformed(
+        &["decode", "request", "--size-prefixed", "-"],
+        &prefixed[..prefixed.len() - 1],
+        "byte offset 136",
+    );
+    let mut long = prefixed.clone();
+    long.push(0);
+    assert_malformed(
+        &["decode", "request", "--size-prefixed", "-"],
+        &long,
+        "byte offset 137",
+    );
+}
+
+#[test]
+fn trailing_bytes_are_rejected_unless_lenient() {
+    let mut frame = sample_bytes("api-versions-request-v3.hex");
+    frame.extend_from_slice(&[0xaa, 0xbb]);
+    assert_malformed(&["decode", "request", "-"], &frame, "byte offset 19");
+
+    let output = run(&["decode", "request", "--lenient", "-"], &frame);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(json(&output.stdout)["body"]["clientSoftwareName"], "a");
+    // The JSON cannot hold the extra bytes, and the tool says so.
+    let warning = stderr(&output);
+    assert!(
+        warning.starts_with("kafka-codec: warning: 2 trailing bytes from byte offset 19"),
+        "{warning}"
+    );
+    assert_eq!(ok(&["encode", "request", "-"], &output.stdout), frame[..19]);
+}
+
+#[test]
+fn unknown_tagged_fields_decode_with_a_warning() {
+    // Example 1 with one unknown tagged field (tag 5, one byte) in the body.
+    let mut frame = sample_bytes("api-versions-request-v3.hex");
+    frame.pop();
+    frame.extend_from_slice(&[0x01, 0x05, 0x01, 0xff]);
+    let output = run(&["decode", "request", "-"], &frame);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let warning = stderr(&output);
+    assert!(
+        warning.contains("warning") && warning.contains("byte offset 18"),
+        "{warning}"
+    );
+}
+
+#[test]
+fn every_truncation_of_every_sample_is_malformed() {
+    for name in [
+        "api-versions-request-v3.hex",
+        "describe-quorum-request-v2.hex",
+    ] {
+        let frame = sample_bytes(name);
+        for len in 0..frame.len() {
+            assert_malformed(&["decode", "request", "-"], &frame[..len], "offset");
+        }
+    }
+    let frame = sample_bytes("describe-quorum-response-v2.hex");
+    for len in 0..frame.len() {
+        assert_malformed(&decode_response_args(&["-"]), &frame[..len], "offset");
+    }
+}
+
+#[test]
+fn truncation_names_the_field_and_offset() {
+    // Cut example 2 in the middle of the topic name.
+    let frame = sample_bytes("describe-quorum-request-v2.hex");
+    let line = assert_malformed(
+        &["decode", "request", "-"],
+        &frame[..20],
+        "Topics[0].TopicName",
+    );
+    assert!(line.contains("DescribeQuorumRequest v2"), "{line}");
+    assert!(line.contains("byte offset 13"), "{line}");
+    // The same through --hex: offsets are in decoded bytes, not text characters.
+    let line = assert_malformed(
+        &["decode", "request", "--hex", "-"],
+        hex(&frame[..20]).as_bytes(),
+        "Topics[0].TopicName",
+    );
+    assert!(line.contains("byte offset 13"), "{line}");
+}
+
+#[test]
+fn unknown_api_key_is_malformed() {
+    // A request header naming API key 999 (0x03e7).
+    let frame = [0x03, 0xe7, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xff, 0xff];
+    assert_malformed(&["decode", "request", "-"], &frame, "unknown API key 999");
+    // For responses the key is an argument, so an unknown one is a usage error.
+    assert_usage_error(&[
+        "decode",
+        "response",
+        "--api-key",
+        "999",
+        "--api-version",
+        "0",
+        "-",
+    ]);
+}
+
+#[test]
+fn huge_element_counts_are_malformed() {
+    // MetadataRequest v0 (classic encoding): header v1 with a null client id, then a topics
+    // array claiming 0x7fffffff elements.
+    let frame = [
+        0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff,
+    ];
+    let line = assert_malformed(&["decode", "request", "-"], &frame, "Topics");
+    assert!(
+        line.contains("2147483647") && line.contains("byte offset 10"),
+        "{line}"
+    );
+
+    // The flexible form: DescribeQuorumRequest v2 whose compact topics count is the varint
+    // ff ff ff ff 07 (0x7fffffff, i.e. 0x7ffffffe elements).
+    let mut frame = sample_bytes("describe-quorum-request-v2.hex")[..12].to_vec();
+    frame.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x07, 0x00]);
+    assert_malformed(
+        &["decode", "request", "-"],
+        &frame,
+        "Topics (byte offset 12)",
+    );
+}
+
+#[test]
+fn bad_hex_and_bad_json_are_one_line_errors() {
+    let output = run(&["decode", "request", "--hex", "-"], b"0012 00zz");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stderr(&output).lines().count(), 1);
+    assert!(
+        stderr(&output).contains("line 1, column 8"),
+        "{}",
+        stderr(&output)
+    );
+
+    for input in [&b"{"[..], b"[]", br#"{"header": {"requestApiKey": 55}}"#] {
+        let output = run(&["encode", "request", "-"], input);
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+        assert!(output.stdout.is_empty());
+    }
+    // A JSON error names the field path.
+    let out = ok(
+        &["decode", "request", "-"],
+        &sample_bytes("describe-quorum-request-v2.hex"),
+    );
+    let mut value = json(&out);
+    value["body"]["topics"][0]["partitions"][0]["partitionIndex"] = "zero".into();
+    let output = run(&["encode", "request", "-"], value.to_string().as_bytes());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("PartitionIndex"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &[][..],
+        &["frobnicate"],
+        &["decode"],
+        &["decode", "request"],
+        &["decode", "reply", "-"],
+        &["decode", "request", "-", "extra"],
+        &["decode", "request", "--bogus", "-"],
+        &["decode", "request", "--api-key", "55", "-"],
+        &["decode", "response", "-"],
+        &["decode", "response", "--api-key", "55", "-"],
+        &[
+            "decode",
+            "response",
+            "--api-key",
+            "55",
+            "--api-version",
+            "99",
+            "-",
+        ],
+        &["decode", "response", "--api-key", "55", "--api-version"],
+        &["encode", "request", "--lenient", "-"],
+        &["apis", "--hex"],
+    ] {
+        assert_usage_error(args);
+    }
+}
+
+#[test]
+fn help_and_apis() {
+    let help = String::from_utf8(ok(&["--help"], b"")).unwrap();
+    assert!(
+        help.contains("Usage:") && help.contains("--size-prefixed"),
+        "{help}"
+    );
+    assert_eq!(ok(&["decode", "request", "--help"], b""), help.as_bytes());
+
+    let table = String::from_utf8(ok(&["apis"], b"")).unwrap();
+    let mut lines = table.lines();
+    let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "KEY",
+            "NAME",
+            "VERSIONS",
+            "FLEXIBLE",
+            "LISTENERS",
+            "UNSTABLE"
+        ]
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split_whitespace().collect()).collect();
+    assert!(rows.len() > 80, "only {} APIs", rows.len());
+    assert!(rows.iter().all(|row| row.len() == 6), "{table}");
+    let keys: Vec<i16> = rows.iter().map(|row| row[0].parse().unwrap()).collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "keys not ascending");
+    // One row per API the library knows, with its versions.
+    assert_eq!(rows.len(), kafka_codec::ApiKey::ALL.len());
+    for api in kafka_codec::ApiKey::ALL {
+        let row = rows.iter().find(|row| row[1] == api.name()).unwrap();
+        assert_eq!(row[0], api.key().to_string());
+        assert_eq!(row[2], api.valid_versions().to_string());
+    }
+    let find = |name: &str| rows.iter().find(|row| row[1] == name).unwrap().clone();
+    assert_eq!(find("ApiVersions")[..2], ["18", "ApiVersions"]);
+    assert_eq!(find("ApiVersions")[3], "3+");
+    assert_eq!(find("DescribeQuorum")[3], "0+", "flexible in every version");
+    assert_eq!(find("DescribeQuorum")[4], "broker,controller");
+    assert_eq!(find("SaslHandshake")[3], "-");
+}

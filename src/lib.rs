@@ -75,5 +75,10 @@ pub use message::{Message, MessageKind, StructCodec};
 pub use types::{ParseUuidError, RawTaggedField, Utf8Bytes, Uuid, VersionRange};
 pub use wire::DecodeLimits;
 
+// The README's example is compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// The Apache Kafka release whose schemas this crate was generated from.
 pub const KAFKA_VERSION: &str = "4.4.0";

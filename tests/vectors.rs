@@ -272,3 +272,40 @@ fn describe_quorum_response_v2_json() {
         body
     );
 }
+
+/// Strings, bytes and records decoded from `Bytes` are slices of the input, not copies.
+#[test]
+fn decoding_shares_the_input_buffer() {
+    use kafka_codec::messages::produce_request::{
+        PartitionProduceData, ProduceRequest, TopicProduceData,
+    };
+    let records = Bytes::from(vec![7u8; 4096]);
+    let request = ProduceRequest {
+        acks: -1,
+        timeout_ms: 1000,
+        topic_data: vec![TopicProduceData {
+            name: "orders".into(),
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(records),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let input = request.encode_to_bytes(11).unwrap();
+    let range = input.as_ptr() as usize..input.as_ptr() as usize + input.len();
+    let decoded = ProduceRequest::decode_exact(input.clone(), 11).unwrap();
+    let topic = &decoded.topic_data[0];
+    let payload = topic.partition_data[0].records.as_ref().unwrap();
+    assert_eq!(payload.len(), 4096);
+    assert!(
+        range.contains(&(payload.as_ptr() as usize)),
+        "records were copied"
+    );
+    assert!(
+        range.contains(&(topic.name.as_ptr() as usize)),
+        "string was copied"
+    );
+}

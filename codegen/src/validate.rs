@@ -265,3 +265,134 @@ pub fn validate_set(set: &SchemaSet) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Message;
+    use crate::parse::parse_schema;
+
+    fn load(fields: &str, flexible: &str) -> Result<Message, String> {
+        let text = format!(
+            r#"{{"name":"TestRequest","type":"request","apiKey":1000,"validVersions":"0-3",
+                "flexibleVersions":"{flexible}","fields":[{fields}]}}"#
+        );
+        Message::from_raw(parse_schema(&text)?)
+    }
+
+    fn refused(fields: &str, flexible: &str, expected: &str) {
+        let err = load(fields, flexible).expect_err(fields);
+        assert!(
+            err.contains(expected),
+            "{err} does not mention {expected:?}"
+        );
+    }
+
+    #[test]
+    fn accepts_a_well_formed_schema() {
+        let message = load(
+            r#"{"name":"A","type":"int32","versions":"0+"},
+               {"name":"B","type":"string","versions":"1+","nullableVersions":"1+","default":"null"},
+               {"name":"C","type":"[]Item","versions":"0+","fields":[
+                   {"name":"K","type":"int16","versions":"0+","mapKey":true}]},
+               {"name":"T","type":"uuid","versions":"2+","taggedVersions":"2+","tag":0}"#,
+            "2+",
+        )
+        .unwrap();
+        assert_eq!(message.root.known_tags, 1);
+        assert_eq!(message.structs[0].name, "Item");
+    }
+
+    #[test]
+    fn refuses_what_kafka_refuses() {
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+","nullableVersions":"0+"}"#,
+            "none",
+            "cannot be nullable",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+","tag":0,"taggedVersions":"0+"}"#,
+            "none",
+            "flexible",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"1+","tag":1,"taggedVersions":"1+"}"#,
+            "0+",
+            "contiguous",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+","tag":0}"#,
+            "0+",
+            "taggedVersions",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+","tag":0,"taggedVersions":"1-2"}"#,
+            "0+",
+            "open-ended",
+        );
+        refused(
+            r#"{"name":"A","type":"string","versions":"0+","default":"null"}"#,
+            "none",
+            "nullable",
+        );
+        refused(
+            r#"{"name":"A","type":"int8","versions":"0+","default":"300"}"#,
+            "none",
+            "invalid int8 default",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+","default":"010"}"#,
+            "none",
+            "invalid int32 default",
+        );
+        refused(
+            r#"{"name":"A","type":"bytes","versions":"0+","default":"abc"}"#,
+            "none",
+            "empty or null",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+","zeroCopy":true}"#,
+            "none",
+            "zeroCopy",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+","flexibleVersions":"none"}"#,
+            "0+",
+            "only string and bytes",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+","mapKey":true}"#,
+            "none",
+            "map keys",
+        );
+        refused(
+            r#"{"name":"A","type":"[][]int32","versions":"0+"}"#,
+            "none",
+            "arrays of arrays",
+        );
+        refused(
+            r#"{"name":"A","type":"Missing","versions":"0+"}"#,
+            "none",
+            "not defined",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+"},{"name":"A","type":"int32","versions":"0+"}"#,
+            "none",
+            "twice",
+        );
+        refused(
+            r#"{"name":"A","type":"records","versions":"0+","tag":0,"taggedVersions":"0+"}"#,
+            "0+",
+            "records",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+","entityType":"topicName"}"#,
+            "none",
+            "entityType",
+        );
+        refused(
+            r#"{"name":"A","type":"int32","versions":"0+"}"#,
+            "1-2",
+            "open-ended",
+        );
+    }
+}

@@ -155,13 +155,105 @@ pub enum DecodeErrorKind {
     InvalidFrameSize(i32),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct DecodeErrorDetail {
-    kind: DecodeErrorKind,
-    offset: usize,
+/// Where an error happened: the field path and, once known, the message and version.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Location {
     path: FieldPath,
     message: Option<&'static str>,
     version: Option<i16>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(message) = self.message {
+            write!(f, " in {message}")?;
+            if let Some(version) = self.version {
+                write!(f, " v{version}")?;
+            }
+        }
+        if !self.path.is_empty() {
+            write!(f, " at {}", self.path)?;
+        }
+        Ok(())
+    }
+}
+
+/// The accessors and path-building methods the three error types share. Errors are built
+/// innermost first: each enclosing field, index or message adds itself on the way out.
+macro_rules! located_error {
+    ($error:ident, $kind:ident) => {
+        impl $error {
+            /// What went wrong.
+            pub fn kind(&self) -> &$kind {
+                &self.0.kind
+            }
+
+            /// The field path (schema field names), outermost first.
+            pub fn path(&self) -> &FieldPath {
+                &self.0.location.path
+            }
+
+            /// The message (schema name), when known.
+            pub fn message(&self) -> Option<&'static str> {
+                self.0.location.message
+            }
+
+            /// The message version, when known.
+            pub fn version(&self) -> Option<i16> {
+                self.0.location.version
+            }
+
+            /// Adds an enclosing field to the path.
+            #[doc(hidden)]
+            #[cold]
+            pub fn at(mut self, field: &'static str) -> Self {
+                self.0.location.path.push_outer(PathSegment::Field(field));
+                self
+            }
+
+            /// Adds an enclosing array index to the path.
+            #[doc(hidden)]
+            #[cold]
+            pub fn at_index(mut self, index: usize) -> Self {
+                self.0.location.path.push_outer(PathSegment::Index(index));
+                self
+            }
+
+            /// Adds an enclosing tag to the path.
+            #[doc(hidden)]
+            #[cold]
+            pub fn at_tag(mut self, tag: u32) -> Self {
+                self.0.location.path.push_outer(PathSegment::Tag(tag));
+                self
+            }
+
+            /// Records the message and version, unless an inner message already did.
+            #[doc(hidden)]
+            #[cold]
+            pub fn in_message(mut self, message: &'static str, version: i16) -> Self {
+                if self.0.location.message.is_none() {
+                    self.0.location.message = Some(message);
+                    self.0.location.version = Some(version);
+                }
+                self
+            }
+        }
+
+        impl fmt::Debug for $error {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({self})", stringify!($error))
+            }
+        }
+
+        impl std::error::Error for $error {}
+    };
+}
+
+#[derive(Clone, PartialEq, Eq)]
+struct DecodeErrorDetail {
+    kind: DecodeErrorKind,
+    offset: usize,
+    location: Location,
 }
 
 /// Decoding failed: the input is not a valid encoding of the message at that version.
@@ -178,76 +270,21 @@ struct DecodeErrorDetail {
 #[derive(Clone, PartialEq, Eq)]
 pub struct DecodeError(Box<DecodeErrorDetail>);
 
+located_error!(DecodeError, DecodeErrorKind);
+
 impl DecodeError {
     /// An error of `kind` at byte `offset`.
     pub fn new(kind: DecodeErrorKind, offset: usize) -> Self {
         DecodeError(Box::new(DecodeErrorDetail {
             kind,
             offset,
-            path: FieldPath::default(),
-            message: None,
-            version: None,
+            location: Location::default(),
         }))
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> &DecodeErrorKind {
-        &self.0.kind
     }
 
     /// Byte offset of the problem, from the start of the input given to the decoder.
     pub fn offset(&self) -> usize {
         self.0.offset
-    }
-
-    /// The field path, outermost first.
-    pub fn path(&self) -> &FieldPath {
-        &self.0.path
-    }
-
-    /// The message (schema name) being decoded, when known.
-    pub fn message(&self) -> Option<&'static str> {
-        self.0.message
-    }
-
-    /// The version being decoded, when known.
-    pub fn version(&self) -> Option<i16> {
-        self.0.version
-    }
-
-    /// Adds an enclosing field to the path.
-    #[doc(hidden)]
-    #[cold]
-    pub fn at(mut self, field: &'static str) -> Self {
-        self.0.path.push_outer(PathSegment::Field(field));
-        self
-    }
-
-    /// Adds an enclosing array index to the path.
-    #[doc(hidden)]
-    #[cold]
-    pub fn at_index(mut self, index: usize) -> Self {
-        self.0.path.push_outer(PathSegment::Index(index));
-        self
-    }
-
-    /// Adds an enclosing tag to the path.
-    #[doc(hidden)]
-    #[cold]
-    pub fn at_tag(mut self, tag: u32) -> Self {
-        self.0.path.push_outer(PathSegment::Tag(tag));
-        self
-    }
-
-    /// Records the message and version, unless an inner message already did.
-    #[doc(hidden)]
-    #[cold]
-    pub fn in_message(mut self, message: &'static str, version: i16) -> Self {
-        if self.0.message.is_none() {
-            self.0.message = Some(message);
-            self.0.version = Some(version);
-        }
-        self
     }
 
     /// Shifts the offset, for an input that was a slice of a larger frame.
@@ -258,39 +295,15 @@ impl DecodeError {
     }
 }
 
-fn describe_location(
-    f: &mut fmt::Formatter<'_>,
-    message: Option<&'static str>,
-    version: Option<i16>,
-    path: &FieldPath,
-) -> fmt::Result {
-    if let Some(message) = message {
-        write!(f, " in {message}")?;
-        if let Some(version) = version {
-            write!(f, " v{version}")?;
-        }
-    }
-    if !path.is_empty() {
-        write!(f, " at {path}")?;
-    }
-    Ok(())
-}
-
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0.kind)?;
-        describe_location(f, self.0.message, self.0.version, &self.0.path)?;
-        write!(f, " (byte offset {})", self.0.offset)
+        write!(
+            f,
+            "{}{} (byte offset {})",
+            self.0.kind, self.0.location, self.0.offset
+        )
     }
 }
-
-impl fmt::Debug for DecodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DecodeError({self})")
-    }
-}
-
-impl std::error::Error for DecodeError {}
 
 /// What went wrong while encoding a message.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -328,12 +341,10 @@ pub enum EncodeErrorKind {
     NonFiniteFloat(f64),
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 struct EncodeErrorDetail {
     kind: EncodeErrorKind,
-    path: FieldPath,
-    message: Option<&'static str>,
-    version: Option<i16>,
+    location: Location,
 }
 
 /// Encoding failed: the message cannot be written at that version.
@@ -351,76 +362,23 @@ struct EncodeErrorDetail {
 #[derive(Clone, PartialEq)]
 pub struct EncodeError(Box<EncodeErrorDetail>);
 
+located_error!(EncodeError, EncodeErrorKind);
+
 impl EncodeError {
     /// An error of `kind`.
     pub fn new(kind: EncodeErrorKind) -> Self {
         EncodeError(Box::new(EncodeErrorDetail {
             kind,
-            path: FieldPath::default(),
-            message: None,
-            version: None,
+            location: Location::default(),
         }))
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> &EncodeErrorKind {
-        &self.0.kind
-    }
-
-    /// The field path, outermost first.
-    pub fn path(&self) -> &FieldPath {
-        &self.0.path
-    }
-
-    /// The message (schema name) being encoded, when known.
-    pub fn message(&self) -> Option<&'static str> {
-        self.0.message
-    }
-
-    /// The version being encoded, when known.
-    pub fn version(&self) -> Option<i16> {
-        self.0.version
-    }
-
-    #[doc(hidden)]
-    #[cold]
-    pub fn at(mut self, field: &'static str) -> Self {
-        self.0.path.push_outer(PathSegment::Field(field));
-        self
-    }
-
-    #[doc(hidden)]
-    #[cold]
-    pub fn at_index(mut self, index: usize) -> Self {
-        self.0.path.push_outer(PathSegment::Index(index));
-        self
-    }
-
-    #[doc(hidden)]
-    #[cold]
-    pub fn in_message(mut self, message: &'static str, version: i16) -> Self {
-        if self.0.message.is_none() {
-            self.0.message = Some(message);
-            self.0.version = Some(version);
-        }
-        self
     }
 }
 
 impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0.kind)?;
-        describe_location(f, self.0.message, self.0.version, &self.0.path)
+        write!(f, "{}{}", self.0.kind, self.0.location)
     }
 }
-
-impl fmt::Debug for EncodeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "EncodeError({self})")
-    }
-}
-
-impl std::error::Error for EncodeError {}
 
 /// What went wrong while reading Kafka's JSON form.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -470,75 +428,30 @@ pub enum JsonErrorKind {
     UnknownApiKey(i16),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 struct JsonErrorDetail {
     kind: JsonErrorKind,
-    path: FieldPath,
-    message: Option<&'static str>,
-    version: Option<i16>,
+    location: Location,
 }
 
 /// Reading Kafka's JSON form failed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct JsonError(Box<JsonErrorDetail>);
 
+located_error!(JsonError, JsonErrorKind);
+
 impl JsonError {
     /// An error of `kind`.
     pub fn new(kind: JsonErrorKind) -> Self {
         JsonError(Box::new(JsonErrorDetail {
             kind,
-            path: FieldPath::default(),
-            message: None,
-            version: None,
+            location: Location::default(),
         }))
-    }
-
-    /// What went wrong.
-    pub fn kind(&self) -> &JsonErrorKind {
-        &self.0.kind
-    }
-
-    /// The field path (schema field names), outermost first.
-    pub fn path(&self) -> &FieldPath {
-        &self.0.path
-    }
-
-    #[doc(hidden)]
-    #[cold]
-    pub fn at(mut self, field: &'static str) -> Self {
-        self.0.path.push_outer(PathSegment::Field(field));
-        self
-    }
-
-    #[doc(hidden)]
-    #[cold]
-    pub fn at_index(mut self, index: usize) -> Self {
-        self.0.path.push_outer(PathSegment::Index(index));
-        self
-    }
-
-    #[doc(hidden)]
-    #[cold]
-    pub fn in_message(mut self, message: &'static str, version: i16) -> Self {
-        if self.0.message.is_none() {
-            self.0.message = Some(message);
-            self.0.version = Some(version);
-        }
-        self
     }
 }
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0.kind)?;
-        describe_location(f, self.0.message, self.0.version, &self.0.path)
+        write!(f, "{}{}", self.0.kind, self.0.location)
     }
 }
-
-impl fmt::Debug for JsonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "JsonError({self})")
-    }
-}
-
-impl std::error::Error for JsonError {}

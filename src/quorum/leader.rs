@@ -326,11 +326,11 @@ impl LeaderState {
     /// The committed voters with the live entry each is reported with, in id order; `None`
     /// while the high watermark is unknown.
     ///
-    /// For each committed voter: the current voter entry with that id if it
-    /// [matches](ReplicaState::matches_key) the committed key, else the observer entry with
-    /// exactly that key, else nothing (reported with `-1` sentinels). Nothing is copied and
-    /// nothing is read from the log: one history lookup plus one map lookup per committed
-    /// voter.
+    /// For each committed voter: the current voter entry with that id if the two keys
+    /// [agree](ReplicaKey::agrees_with) (equal directory ids, or one side has none), else the
+    /// observer entry with exactly that key, else nothing (reported with `-1` sentinels).
+    /// Nothing is copied and nothing is read from the log: one history lookup plus one map
+    /// lookup per committed voter.
     pub fn committed_voter_states(&self) -> Option<Vec<CommittedVoterState<'_>>> {
         let committed = self.committed_voter_set()?;
         Some(
@@ -339,7 +339,7 @@ impl LeaderState {
                 .map(|node| {
                     let key = node.key();
                     let source = match self.voter_states.get(&key.id()) {
-                        Some(state) if state.matches_key(&key) => {
+                        Some(state) if state.key().agrees_with(&key) => {
                             CommittedVoterSource::CurrentVoter(state)
                         }
                         _ => match self.observer_states.get(&key) {

@@ -38,9 +38,11 @@
 //! One entry per member of the committed voter set, in id order. Each entry is *the same
 //! live state* the response shows elsewhere, taken at response time:
 //!
-//! 1. the current voter entry with the same id, if its key [matches](ReplicaKey::matches) the
-//!    committed key (same directory id, or the voter entry has none) — rendered exactly as in
-//!    `CurrentVoters`;
+//! 1. the current voter entry with the same id, if its key [agrees](ReplicaKey::agrees_with)
+//!    with the committed key (same directory id, or either side has none) — rendered exactly
+//!    as in `CurrentVoters`. A committed key without a directory id (a static voter) thus
+//!    finds its replica even after an upgrade to `kraft.version` 1 wrote the directory ids
+//!    into a `VotersRecord` that is not committed yet;
 //! 2. else the observer entry with exactly the committed key (a voter whose removal is not
 //!    committed yet keeps fetching as an observer) — rendered exactly as in `Observers`;
 //! 3. else **sentinels**: `ReplicaId` and `ReplicaDirectoryId` from the committed key,

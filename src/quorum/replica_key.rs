@@ -95,6 +95,26 @@ impl ReplicaKey {
     }
 }
 
+impl ReplicaKey {
+    /// Whether the two keys can name the same replica: equal ids, and directory ids that do
+    /// not contradict each other (equal, or at least one unknown). Symmetric, unlike
+    /// [`ReplicaKey::matches`].
+    ///
+    /// ```
+    /// use kafka_codec::quorum::ReplicaKey;
+    /// use kafka_codec::Uuid;
+    ///
+    /// let a = ReplicaKey::new(2, Some(Uuid::from_halves(0, 1)));
+    /// let b = ReplicaKey::new(2, Some(Uuid::from_halves(0, 2)));
+    /// let bare = ReplicaKey::without_directory(2);
+    /// assert!(a.agrees_with(&bare) && bare.agrees_with(&a));
+    /// assert!(!a.agrees_with(&b));
+    /// ```
+    pub fn agrees_with(&self, other: &ReplicaKey) -> bool {
+        self.matches(other) || other.matches(self)
+    }
+}
+
 impl Ord for ReplicaKey {
     fn cmp(&self, other: &Self) -> Ordering {
         self.id.cmp(&other.id).then_with(|| {

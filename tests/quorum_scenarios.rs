@@ -1129,3 +1129,134 @@ fn a_corrupt_voters_record_changes_nothing() {
         voters(&[1, 2, 3, 4]).to_voters_record()
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Building blocks: histories, control record keys, snapshots.
+
+#[test]
+fn log_history_lookups_and_truncation() {
+    use kafka_codec::quorum::LogHistory;
+    let mut history = LogHistory::new();
+    assert!(matches!(
+        history.add_at(-2, 'x'),
+        Err(QuorumError::InvalidOffset(-2))
+    ));
+    for (at, value) in [(-1, 'a'), (4, 'b'), (9, 'c'), (15, 'd')] {
+        history.add_at(at, value).unwrap();
+    }
+    assert!(matches!(
+        history.add_at(15, 'e'),
+        Err(QuorumError::NonIncreasingOffset {
+            last: 15,
+            offset: 15
+        })
+    ));
+    assert_eq!(history.value_at_or_before(-2), None);
+    assert_eq!(history.value_at_or_before(-1), Some(&'a'));
+    assert_eq!(history.value_at_or_before(8), Some(&'b'));
+    assert_eq!(history.value_at_or_before(9), Some(&'c'));
+    // The log now starts at 10: entries up to 10 go, except the one still in force there.
+    history.truncate_old_entries(10);
+    assert_eq!(history.iter().collect::<Vec<_>>(), [(9, &'c'), (15, &'d')]);
+    assert_eq!(history.value_at_or_before(12), Some(&'c'));
+    // The log is cut at 15: the entry at 15 goes.
+    history.truncate_new_entries(15);
+    assert_eq!(history.last_entry(), Some((9, &'c')));
+}
+
+#[test]
+fn voter_set_history_checks_overlap_only_after_log_entries() {
+    use kafka_codec::quorum::VoterSetHistory;
+    let mut history = VoterSetHistory::new(Some(static_voters(&[1, 2, 3])));
+    assert_eq!(history.last_value(), Some(&static_voters(&[1, 2, 3])));
+    // After the bootstrap entry (-1) any set may follow; after a log entry only a set that
+    // differs by at most one voter each way.
+    history.add_at(-1, voters(&[1])).unwrap();
+    history.add_at(3, voters(&[4, 5, 6])).unwrap();
+    assert!(matches!(
+        history.add_at(7, voters(&[4, 7, 8])),
+        Err(QuorumError::NoOverlappingMajority { offset: 7 })
+    ));
+    history.add_at(7, voters(&[4, 5, 7])).unwrap();
+    assert_eq!(history.value_at_or_before(6), Some(&voters(&[4, 5, 6])));
+    history.clear();
+    assert_eq!(history.last_value(), Some(&static_voters(&[1, 2, 3])));
+}
+
+#[test]
+fn control_record_keys_and_types() {
+    use bytes::Bytes;
+    use kafka_codec::quorum::{ControlRecord, ControlRecordType};
+    let record = voters_record(&voters(&[1]));
+    // Key: version 0 (int16), then the type (int16) 6 = KRaftVoters.
+    assert_eq!(&record.key()[..], [0, 0, 0, 6]);
+    assert_eq!(
+        record.record_type().unwrap(),
+        ControlRecordType::KRaftVoters
+    );
+    let value = record.value().clone();
+    let short = ControlRecord::from_parts(Bytes::from_static(&[0, 0, 6]), value.clone());
+    assert!(matches!(
+        short.record_type(),
+        Err(QuorumError::CorruptControlKey(_))
+    ));
+    let negative =
+        ControlRecord::from_parts(Bytes::from_static(&[0xff, 0xff, 0, 6]), value.clone());
+    assert!(matches!(
+        negative.record_type(),
+        Err(QuorumError::CorruptControlKey(_))
+    ));
+    // A newer key version is read the same way.
+    let newer = ControlRecord::from_parts(Bytes::from_static(&[0, 1, 0, 6]), value.clone());
+    assert_eq!(
+        newer.decode_voters().unwrap(),
+        voters(&[1]).to_voters_record()
+    );
+    assert!(matches!(
+        kraft_version_record(1).decode_voters(),
+        Err(QuorumError::UnexpectedControlRecord {
+            expected: ControlRecordType::KRaftVoters,
+            found: ControlRecordType::KRaftVersion
+        })
+    ));
+    // Unknown control types are skipped by the state machine.
+    let unknown = ControlRecord::from_parts(Bytes::from_static(&[0, 0, 0, 42]), Bytes::new());
+    assert_eq!(
+        unknown.record_type().unwrap(),
+        ControlRecordType::Unknown(42)
+    );
+    let mut log = ControlRecordStateMachine::new(None);
+    log.append(&[LogRecord::Control(unknown)]).unwrap();
+    assert_eq!((log.next_offset(), log.last_voter_set()), (1, None));
+}
+
+#[test]
+fn snapshots_place_their_records_at_their_last_offset() {
+    let mut log = bootstrapped_log(&[1, 2, 3]);
+    assert_eq!(log.last_voter_set_offset(), Some(-1));
+    log.append(&vec![LogRecord::Data; 5]).unwrap();
+    log.load_snapshot(
+        10,
+        &[kraft_version_record(1), voters_record(&voters(&[1, 2, 4]))],
+    )
+    .unwrap();
+    assert_eq!(log.next_offset(), 10);
+    assert_eq!(log.last_voter_set_offset(), Some(9));
+    assert_eq!(log.voter_set_at_offset(8).unwrap(), None); // history cleared by the load
+    assert_eq!(
+        log.voter_set_at_offset(9).unwrap(),
+        Some(&voters(&[1, 2, 4]))
+    );
+    assert_eq!(log.kraft_version_at_offset(9).unwrap(), 1);
+    assert!(matches!(
+        log.voter_set_at_offset(10),
+        Err(QuorumError::OffsetNotRead {
+            offset: 10,
+            next_offset: 10
+        })
+    ));
+    assert!(matches!(
+        log.truncate_to(11),
+        Err(QuorumError::InvalidOffset(11))
+    ));
+}

@@ -44,6 +44,7 @@ pub mod api;
 mod error;
 pub mod frame;
 pub mod json;
+pub mod quorum;
 mod message;
 #[cfg(feature = "arbitrary")]
 pub mod random;

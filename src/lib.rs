@@ -44,8 +44,8 @@ pub mod api;
 mod error;
 pub mod frame;
 pub mod json;
-pub mod quorum;
 mod message;
+pub mod quorum;
 #[cfg(feature = "arbitrary")]
 pub mod random;
 mod types;

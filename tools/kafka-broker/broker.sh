@@ -212,6 +212,8 @@ cmd_start() {
     {
         echo "KAFKA_BROKER=127.0.0.1:$broker_port"
         echo "KAFKA_CONTROLLER=127.0.0.1:$controller_port"
+        echo "KAFKA_NODE_ID=$node_id"
+        echo "KAFKA_CLUSTER_ID=$cluster_id"
     } >"$run/env"
     say "Kafka $(kafka_version) up in $(($(date +%s) - t0))s (pid $(cat "$run/pid")), logs in $logs"
     cat "$run/env"

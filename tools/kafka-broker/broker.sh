@@ -60,9 +60,12 @@ cmd_fetch() {
     say "fetching org.apache.kafka:kafka_2.13:$version and its runtime dependencies"
     rm -rf "$lib"
     mkdir -p "$lib"
-    mvn -q -B -Dstyle.color=never -f "$here/pom.xml" dependency:copy-dependencies \
-        -DincludeScope=runtime -DoutputDirectory="$lib" >&2 ||
+    mkdir -p "$logs"
+    if ! mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies \
+        -DincludeScope=runtime -DoutputDirectory="$lib" >"$logs/mvn.out" 2>&1; then
+        cat "$logs/mvn.out" >&2
         die "mvn dependency:copy-dependencies failed"
+    fi
     [ -f "$lib/kafka_2.13-$version.jar" ] || die "kafka_2.13-$version.jar missing after fetch"
     printf '%s\n' "$want" >"$stamp"
 }
@@ -74,6 +77,7 @@ port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # that carries the same correlation id: the listener is processing requests, not merely bound.
 answers_api_versions() {
     local got
+    # shellcheck disable=SC2016 # expanded by the inner shell
     got=$(timeout 3 bash -c '
         exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
         # size 10 | api key 18 | version 0 | correlation id 7 | client id null
@@ -83,7 +87,16 @@ answers_api_versions() {
     [ "${#got}" -eq 16 ] && [ "${got:8:8}" = 00000007 ]
 }
 
-pid_alive() { [ -f "$run/pid" ] && kill -0 "$(cat "$run/pid")" 2>/dev/null; }
+# True if the pid file names a live process that is our broker (a stale pid may have been
+# reused by something else, which `stop` must not kill).
+pid_alive() {
+    local pid
+    [ -f "$run/pid" ] || return 1
+    pid=$(cat "$run/pid")
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+    # Before exec the inner shell holds the pid; after it, java with our config on its line.
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -e "$run/server.properties" -e "$run/pid"
+}
 
 choose_ports() {
     broker_port=${KAFKA_BROKER_PORT:-}
@@ -169,12 +182,12 @@ cmd_start() {
     if pid_alive; then
         die "already running (pid $(cat "$run/pid")); run '$0 stop' first"
     fi
+    choose_ports
     cmd_fetch
     local t0
     t0=$(date +%s)
     rm -rf "$run"
     mkdir -p "$run" "$logs"
-    choose_ports
     write_config
     java_args
     "${jvm[@]}" kafka.tools.StorageTool format --config "$run/server.properties" \
@@ -185,10 +198,11 @@ cmd_start() {
     # setsid: the broker gets its own session, so a Ctrl-C or the end of the calling job does
     # not hit it; `stop` ends it by pid. The inner shell writes its own pid (which exec hands
     # to java), since setsid may fork.
+    # shellcheck disable=SC2016 # expanded by the inner shell
     setsid bash -c 'echo $$ >"$1"; shift; exec "$@" >"$0/kafka.out" 2>&1 </dev/null' \
         "$logs" "$run/pid" "${jvm[@]}" kafka.Kafka "$run/server.properties" &
-    local i
-    for i in $(seq 1 50); do
+    local _
+    for _ in $(seq 1 50); do
         [ -s "$run/pid" ] && break
         sleep 0.1
     done
@@ -221,11 +235,11 @@ cmd_start() {
 
 cmd_stop() {
     if pid_alive; then
-        local pid i
+        local pid _
         pid=$(cat "$run/pid")
         kill -TERM "$pid" 2>/dev/null || true
         # A combined node shuts down in a few seconds; do not wait forever.
-        for i in $(seq 1 60); do
+        for _ in $(seq 1 60); do
             kill -0 "$pid" 2>/dev/null || break
             sleep 0.5
         done

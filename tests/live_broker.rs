@@ -29,6 +29,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 // ---------------------------------------------------------------------------------------------
@@ -81,6 +82,7 @@ fn host_of(addr: &str) -> &str {
 
 const CLIENT_ID: &str = "kafka-codec-live";
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
+static NEXT_CORRELATION_ID: AtomicI32 = AtomicI32::new(1000);
 
 /// What came back for one request.
 enum Reply {
@@ -109,7 +111,8 @@ impl Conn {
             addr: addr.to_string(),
             stream,
             buf: BytesMut::new(),
-            next_correlation_id: 1,
+            // Distinct across connections, so an answer to another request would show.
+            next_correlation_id: NEXT_CORRELATION_ID.fetch_add(1000, Ordering::Relaxed),
         }
     }
 
@@ -227,6 +230,26 @@ fn decode_response(
         return Err(format!(
             "correlation id {} in the response, {correlation_id} sent",
             decoded.header.correlation_id
+        ));
+    }
+    // Writing what we read must give Kafka's bytes back: same field order, same defaults
+    // left out of the tagged sections, unknown tagged fields kept.
+    let again = decoded
+        .encode_to_bytes()
+        .map_err(|e| format!("re-encoding the decoded response: {e}"))?;
+    if again != *frame {
+        let at = again
+            .iter()
+            .zip(frame.iter())
+            .position(|(a, b)| a != b)
+            .unwrap_or(again.len().min(frame.len()));
+        return Err(format!(
+            "decoded, but re-encoding differs from the broker's bytes at offset {at} \
+             ({} vs {} bytes)\n  broker: {}\n  ours:   {}",
+            frame.len(),
+            again.len(),
+            hex_around(frame, at),
+            hex_around(&again, at)
         ));
     }
     Ok(decoded.body)

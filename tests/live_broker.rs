@@ -1,0 +1,1461 @@
+//! Live tests against a real Kafka broker: our requests must be accepted and the broker's
+//! responses must decode strictly (no trailing bytes) with our codec.
+//!
+//! They need a running broker and skip otherwise, so a plain `cargo test` needs no server:
+//!
+//! ```sh
+//! tools/kafka-broker/broker.sh start          # prints KAFKA_BROKER=... KAFKA_CONTROLLER=...
+//! KAFKA_BROKER=127.0.0.1:19092 KAFKA_CONTROLLER=127.0.0.1:19093 \
+//!     cargo test --test live_broker -- --nocapture
+//! tools/kafka-broker/broker.sh stop
+//! ```
+//!
+//! or `tools/ci-broker.sh`, which does all three. `KAFKA_NODE_ID` and `KAFKA_CLUSTER_ID`, when
+//! set (broker.sh writes them), are checked against what the broker reports.
+//!
+//! Only std's `TcpStream` and this crate's framing: no Kafka client library.
+
+use bytes::{BufMut, Bytes, BytesMut};
+use kafka_codec::api::visit_messages;
+use kafka_codec::frame::{put_size_prefix, split_frame};
+use kafka_codec::messages::api_versions_request::ApiVersionsRequest;
+use kafka_codec::messages::api_versions_response::ApiVersionsResponse;
+use kafka_codec::messages::{RequestHeader, ResponseHeader};
+use kafka_codec::{
+    ApiKey, DecodeLimits, EncodeError, Listener, Message, MessageKind, MessageVisitor, Response,
+    ResponseFrame, VersionRange,
+};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+// ---------------------------------------------------------------------------------------------
+// Where the broker is
+
+fn env_addr(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The broker listener, or `None` after saying why the test is skipped.
+fn broker(test: &str) -> Option<String> {
+    let addr = env_addr("KAFKA_BROKER");
+    if addr.is_none() {
+        eprintln!(
+            "skipping live_broker::{test}: KAFKA_BROKER is not set \
+             (run tools/ci-broker.sh, or start tools/kafka-broker/broker.sh and set it)"
+        );
+    }
+    addr
+}
+
+/// The controller listener, or `None` after saying why the test is skipped.
+fn controller(test: &str) -> Option<String> {
+    let addr = env_addr("KAFKA_CONTROLLER");
+    if addr.is_none() {
+        eprintln!("skipping live_broker::{test}: KAFKA_CONTROLLER is not set");
+    }
+    addr
+}
+
+fn env_i32(name: &str) -> Option<i32> {
+    env_addr(name).map(|v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name}={v} is not a number"))
+    })
+}
+
+fn port_of(addr: &str) -> i32 {
+    addr.rsplit_once(':')
+        .and_then(|(_, p)| p.parse().ok())
+        .unwrap_or_else(|| panic!("{addr} is not host:port"))
+}
+
+fn host_of(addr: &str) -> &str {
+    addr.rsplit_once(':').map(|(h, _)| h).unwrap_or(addr)
+}
+
+// ---------------------------------------------------------------------------------------------
+// One connection, raw frames
+
+const CLIENT_ID: &str = "kafka-codec-live";
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
+static NEXT_CORRELATION_ID: AtomicI32 = AtomicI32::new(1000);
+
+/// What came back for one request.
+enum Reply {
+    /// A whole response frame, without its size prefix.
+    Frame(Bytes),
+    /// The broker closed the connection instead of answering.
+    Closed,
+    /// No answer within [`IO_TIMEOUT`].
+    TimedOut,
+}
+
+struct Conn {
+    addr: String,
+    stream: TcpStream,
+    buf: BytesMut,
+    next_correlation_id: i32,
+}
+
+impl Conn {
+    fn open(addr: &str) -> Conn {
+        let stream = TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+        stream.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_write_timeout(Some(IO_TIMEOUT)).unwrap();
+        stream.set_nodelay(true).unwrap();
+        Conn {
+            addr: addr.to_string(),
+            stream,
+            buf: BytesMut::new(),
+            // Distinct across connections, so an answer to another request would show.
+            next_correlation_id: NEXT_CORRELATION_ID.fetch_add(1000, Ordering::Relaxed),
+        }
+    }
+
+    /// Sends a request whose body is already encoded; returns the correlation id used and
+    /// what came back. The header is ours, at the version the API and version call for.
+    fn send_raw(&mut self, api: ApiKey, version: i16, body: &[u8]) -> (i32, Reply) {
+        let correlation_id = self.next_correlation_id;
+        self.next_correlation_id += 1;
+        let header = RequestHeader {
+            request_api_key: api.key(),
+            request_api_version: version,
+            correlation_id,
+            client_id: Some(CLIENT_ID.into()),
+            ..Default::default()
+        };
+        let header_version = api.request_header_version(version);
+        let header_bytes = header
+            .encode_to_bytes(header_version)
+            .expect("encode request header");
+        let mut out = BytesMut::new();
+        put_size_prefix(&mut out, header_bytes.len() + body.len()).unwrap();
+        out.put_slice(&header_bytes);
+        out.put_slice(body);
+        if let Err(e) = self.stream.write_all(&out) {
+            if is_closed(&e) {
+                return (correlation_id, Reply::Closed);
+            }
+            panic!("{}: writing {api} v{version}: {e}", self.addr);
+        }
+        (correlation_id, self.read_frame(api, version))
+    }
+
+    fn read_frame(&mut self, api: ApiKey, version: i16) -> Reply {
+        let limits = DecodeLimits::default();
+        loop {
+            if let Some(frame) = split_frame(&mut self.buf, &limits).expect("response size") {
+                return Reply::Frame(frame);
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => {
+                    assert!(
+                        self.buf.is_empty(),
+                        "{}: {api} v{version}: connection closed inside a frame ({} bytes read)",
+                        self.addr,
+                        self.buf.len()
+                    );
+                    return Reply::Closed;
+                }
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if is_closed(&e) => return Reply::Closed,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Reply::TimedOut
+                }
+                Err(e) => panic!("{}: reading {api} v{version}: {e}", self.addr),
+            }
+        }
+    }
+
+    /// Sends `body` and decodes the answer strictly; `Err` says what went wrong, with bytes.
+    fn call<M: Message>(
+        &mut self,
+        api: ApiKey,
+        version: i16,
+        body: &M,
+    ) -> Result<Response, String> {
+        let bytes = body
+            .encode_to_bytes(version)
+            .map_err(|e| format!("encoding the request: {e}"))?;
+        self.call_raw(api, version, &bytes)
+    }
+
+    fn call_raw(&mut self, api: ApiKey, version: i16, body: &[u8]) -> Result<Response, String> {
+        match self.send_raw(api, version, body) {
+            (_, Reply::Closed) => Err("the broker closed the connection".into()),
+            (_, Reply::TimedOut) => Err(format!("no answer within {IO_TIMEOUT:?}")),
+            (correlation_id, Reply::Frame(frame)) => {
+                decode_response(&frame, api, version, correlation_id)
+            }
+        }
+    }
+}
+
+fn is_closed(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::UnexpectedEof
+    )
+}
+
+/// Strict decode of a response frame, plus the correlation id check.
+fn decode_response(
+    frame: &Bytes,
+    api: ApiKey,
+    version: i16,
+    correlation_id: i32,
+) -> Result<Response, String> {
+    let decoded = ResponseFrame::decode(frame.clone(), api, version).map_err(|e| {
+        format!(
+            "decode failed: {e}\n  frame ({} bytes, header v{}): {}",
+            frame.len(),
+            api.response_header_version(version),
+            hex_around(frame, e.offset())
+        )
+    })?;
+    if decoded.header.correlation_id != correlation_id {
+        return Err(format!(
+            "correlation id {} in the response, {correlation_id} sent",
+            decoded.header.correlation_id
+        ));
+    }
+    // Writing what we read must give Kafka's bytes back: same field order, same defaults
+    // left out of the tagged sections, unknown tagged fields kept.
+    let again = decoded
+        .encode_to_bytes()
+        .map_err(|e| format!("re-encoding the decoded response: {e}"))?;
+    if again != *frame {
+        let at = again
+            .iter()
+            .zip(frame.iter())
+            .position(|(a, b)| a != b)
+            .unwrap_or(again.len().min(frame.len()));
+        return Err(format!(
+            "decoded, but re-encoding differs from the broker's bytes at offset {at} \
+             ({} vs {} bytes)\n  broker: {}\n  ours:   {}",
+            frame.len(),
+            again.len(),
+            hex_around(frame, at),
+            hex_around(&again, at)
+        ));
+    }
+    Ok(decoded.body)
+}
+
+/// Hex of a frame, all of it if short, else a window around `offset`.
+fn hex_around(bytes: &[u8], offset: usize) -> String {
+    let (start, end) = if bytes.len() <= 256 {
+        (0, bytes.len())
+    } else {
+        let start = offset.saturating_sub(64);
+        (start, (offset + 64).min(bytes.len()))
+    };
+    let mut s = String::new();
+    if start > 0 {
+        let _ = write!(s, "[{start}..] ");
+    }
+    for (i, b) in bytes[start..end].iter().enumerate() {
+        if start + i == offset {
+            s.push('>');
+        }
+        let _ = write!(s, "{b:02x}");
+        if i + 1 < end - start {
+            s.push(' ');
+        }
+    }
+    if end < bytes.len() {
+        let _ = write!(s, " [..{}]", bytes.len());
+    }
+    s
+}
+
+/// Takes the typed body out of a [`Response`].
+macro_rules! body {
+    ($response:expr, $variant:ident) => {
+        match $response {
+            Response::$variant(body) => body,
+            other => panic!(
+                "expected a {} response, got {:?}",
+                stringify!($variant),
+                other.api_key()
+            ),
+        }
+    };
+}
+
+// ---------------------------------------------------------------------------------------------
+// ApiVersions
+
+/// What a listener advertises: API key → (min, max).
+type Advertised = BTreeMap<i16, (i16, i16)>;
+
+fn api_versions(addr: &str, version: i16) -> ApiVersionsResponse {
+    let mut conn = Conn::open(addr);
+    let request = ApiVersionsRequest {
+        client_software_name: "kafka-codec-live".into(),
+        client_software_version: kafka_codec::KAFKA_VERSION.into(),
+        ..Default::default()
+    };
+    let response = conn
+        .call(ApiKey::ApiVersions, version, &request)
+        .unwrap_or_else(|e| panic!("{addr}: ApiVersions v{version}: {e}"));
+    body!(response, ApiVersions)
+}
+
+fn advertised(addr: &str) -> Advertised {
+    let response = api_versions(addr, 3);
+    assert_eq!(response.error_code, 0, "{addr}: ApiVersions v3 error");
+    response
+        .api_keys
+        .iter()
+        .map(|k| (k.api_key, (k.min_version, k.max_version)))
+        .collect()
+}
+
+/// Versions our schemas have that a real 4.4.0 listener does not advertise, and why.
+/// Unstable latest versions (`ApiKey::latest_version_unstable`) are handled separately.
+const OURS_ONLY: &[(ApiKey, i16, &str)] = &[(
+    ApiKey::DescribeQuorum,
+    3,
+    "the committed-voters proposal (our overlay), unknown to Kafka",
+)];
+
+/// Ranges a real 4.4.0 listener advertises that differ from its own schema (and so from ours)
+/// on purpose: (API, listener, advertised min, advertised max, why).
+const KAFKA_ADVERTISES: &[(ApiKey, Listener, i16, i16, &str)] = &[(
+    ApiKey::Produce,
+    Listener::Broker,
+    0,
+    13,
+    "Kafka 4 removed Produce v0-v2 from its schema but still advertises min 0, because old \
+     librdkafka releases refuse to produce compressed batches otherwise (KAFKA-18659); a \
+     v0-v2 request itself is still refused (see produce_v0_to_v2_advertised_but_refused)",
+)];
+
+/// APIs our schemas list for a listener that a default 4.4.0 node does not advertise, and why.
+const NOT_ADVERTISED: &[(ApiKey, &str)] = &[
+    (
+        ApiKey::GetTelemetrySubscriptions,
+        "advertised only when a metrics reporter that accepts client telemetry is configured",
+    ),
+    (
+        ApiKey::PushTelemetry,
+        "advertised only when a metrics reporter that accepts client telemetry is configured",
+    ),
+];
+
+/// The range a listener of `kind` should advertise for `api`, by our schemas: our valid
+/// versions less an unstable latest version and less our own proposals; `None` if the API
+/// is not meant for that listener.
+fn expected_range(api: ApiKey, kind: Listener) -> Option<(VersionRange, Vec<String>)> {
+    if !api.listeners().contains(&kind) {
+        return None;
+    }
+    let ours = api.valid_versions();
+    let mut max = ours.max;
+    let mut notes = Vec::new();
+    if api.latest_version_unstable() {
+        notes.push(format!("v{max} is unstable in the schema"));
+        max -= 1;
+    }
+    while let Some((_, _, why)) = OURS_ONLY.iter().find(|(a, v, _)| *a == api && *v == max) {
+        notes.push(format!("v{max}: {why}"));
+        max -= 1;
+    }
+    Some((VersionRange::new(ours.min, max), notes))
+}
+
+/// Compares what a listener advertises with our API table; returns the report and the
+/// differences that are not explained.
+fn compare_advertised(
+    addr: &str,
+    kind: Listener,
+    advertised: &Advertised,
+) -> (String, Vec<String>) {
+    let mut report = String::new();
+    let mut problems = Vec::new();
+    let _ = writeln!(
+        report,
+        "{addr} ({kind:?} listener) advertises {} APIs:",
+        advertised.len()
+    );
+    for (&key, &(min, max)) in advertised {
+        let Some(api) = ApiKey::from_key(key) else {
+            let _ = writeln!(report, "  key {key:>3} {min}-{max}: UNKNOWN to us");
+            problems.push(format!(
+                "{addr} advertises API key {key} ({min}-{max}) that we do not know"
+            ));
+            continue;
+        };
+        let ours = api.valid_versions();
+        let verdict = match expected_range(api, kind) {
+            None => {
+                problems.push(format!(
+                    "{addr} advertises {api} {min}-{max}, which our schema does not list for {kind:?}"
+                ));
+                "NOT for this listener in our schema".to_string()
+            }
+            Some(_)
+                if KAFKA_ADVERTISES
+                    .iter()
+                    .any(|&(a, l, lo, hi, _)| a == api && l == kind && lo == min && hi == max) =>
+            {
+                let why = KAFKA_ADVERTISES.iter().find(|(a, ..)| *a == api).unwrap().4;
+                format!("known: {why}")
+            }
+            Some((want, notes)) if want.min == min && want.max == max => {
+                if notes.is_empty() {
+                    "same".to_string()
+                } else {
+                    format!("as expected ({})", notes.join("; "))
+                }
+            }
+            Some((want, notes)) => {
+                let mut why = format!("DIFFERS: expected {want}");
+                if !notes.is_empty() {
+                    let _ = write!(why, " ({})", notes.join("; "));
+                }
+                if ours.min > min || ours.max < max {
+                    let _ = write!(why, "; the broker has versions outside ours");
+                }
+                problems.push(format!(
+                    "{addr}: {api} broker {min}-{max}, ours {ours}, {why}"
+                ));
+                why
+            }
+        };
+        let _ = writeln!(
+            report,
+            "  {:<38} advertised {min:>2}-{max:<2} ours {ours:<6} {verdict}",
+            api.name()
+        );
+    }
+    for &api in ApiKey::ALL {
+        if api.listeners().contains(&kind) && !advertised.contains_key(&api.key()) {
+            let known = NOT_ADVERTISED.iter().find(|(a, _)| *a == api);
+            let _ = writeln!(
+                report,
+                "  {:<38} not advertised (ours {}): {}",
+                api.name(),
+                api.valid_versions(),
+                known.map_or("NOT EXPLAINED", |(_, why)| why)
+            );
+            if known.is_none() {
+                problems.push(format!(
+                    "{addr} does not advertise {api}, which our schema lists for {kind:?}"
+                ));
+            }
+        }
+    }
+    (report, problems)
+}
+
+#[test]
+fn api_versions_every_version() {
+    let Some(addr) = broker("api_versions_every_version") else {
+        return;
+    };
+    let advertised = advertised(&addr);
+    let &(broker_min, broker_max) = advertised
+        .get(&ApiKey::ApiVersions.key())
+        .expect("ApiVersions in its own list");
+    let mut report = format!(
+        "ApiVersions: broker {broker_min}-{broker_max}, ours {}\n",
+        ApiKey::ApiVersions.valid_versions()
+    );
+    for version in 0..=ApiKey::ApiVersions.valid_versions().max {
+        let mut conn = Conn::open(&addr);
+        let request = ApiVersionsRequest {
+            client_software_name: "kafka-codec-live".into(),
+            client_software_version: kafka_codec::KAFKA_VERSION.into(),
+            ..Default::default()
+        };
+        let body = request.encode_to_bytes(version).unwrap();
+        let (correlation_id, reply) = conn.send_raw(ApiKey::ApiVersions, version, &body);
+        let Reply::Frame(frame) = reply else {
+            panic!("ApiVersions v{version}: the broker closed the connection");
+        };
+        if (broker_min..=broker_max).contains(&version) {
+            let response = decode_response(&frame, ApiKey::ApiVersions, version, correlation_id)
+                .unwrap_or_else(|e| panic!("ApiVersions v{version}: {e}"));
+            let response = body!(response, ApiVersions);
+            assert_eq!(response.error_code, 0, "ApiVersions v{version} error code");
+            let keys: Advertised = response
+                .api_keys
+                .iter()
+                .map(|k| (k.api_key, (k.min_version, k.max_version)))
+                .collect();
+            assert_eq!(
+                keys, advertised,
+                "ApiVersions v{version} lists other APIs than v3"
+            );
+            // The header is v0 even when the body is flexible: the body's error code follows
+            // the correlation id directly. Read with a v1 header (one tagged-field byte), the
+            // same bytes must not give the same response.
+            if ApiVersionsResponse::is_flexible(version) {
+                let mut rest = frame.clone();
+                let as_v1 = ResponseHeader::decode(&mut rest, 1)
+                    .ok()
+                    .and_then(|_| ApiVersionsResponse::decode_exact(rest, version).ok());
+                assert_ne!(
+                    as_v1.as_ref(),
+                    Some(&response),
+                    "ApiVersions v{version} also reads as header v1"
+                );
+            }
+            let _ = writeln!(
+                report,
+                "  v{version}: ok, header v0, {} APIs, {} supported / {} finalized features, {} bytes",
+                response.api_keys.len(),
+                response.supported_features.len(),
+                response.finalized_features.len(),
+                frame.len()
+            );
+        } else {
+            // Kafka answers a version it does not know with a v0 response carrying
+            // UNSUPPORTED_VERSION (35) and its own ApiVersions range, so the client can retry.
+            let response = decode_response(&frame, ApiKey::ApiVersions, 0, correlation_id)
+                .unwrap_or_else(|e| panic!("ApiVersions v{version} answered as v0: {e}"));
+            let response = body!(response, ApiVersions);
+            assert_eq!(
+                response.error_code, 35,
+                "ApiVersions v{version}: expected UNSUPPORTED_VERSION"
+            );
+            let _ = writeln!(
+                report,
+                "  v{version}: not supported by the broker: v0 answer, error 35, keys {:?}",
+                response
+                    .api_keys
+                    .iter()
+                    .map(|k| (k.api_key, k.min_version, k.max_version))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+    eprintln!("{report}");
+}
+
+#[test]
+fn advertised_ranges_match_ours() {
+    let Some(broker_addr) = broker("advertised_ranges_match_ours") else {
+        return;
+    };
+    let mut all_problems = Vec::new();
+    let mut listeners = vec![(broker_addr, Listener::Broker)];
+    if let Some(controller_addr) = env_addr("KAFKA_CONTROLLER") {
+        listeners.push((controller_addr, Listener::Controller));
+    }
+    for (addr, kind) in listeners {
+        let (report, problems) = compare_advertised(&addr, kind, &advertised(&addr));
+        eprintln!("{report}");
+        all_problems.extend(problems);
+    }
+    assert!(
+        all_problems.is_empty(),
+        "advertised versions differ from ours:\n  {}",
+        all_problems.join("\n  ")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Default requests for every advertised API
+
+type EncodeDefault = fn(i16) -> Result<Bytes, EncodeError>;
+
+fn encode_default<M: Message>(version: i16) -> Result<Bytes, EncodeError> {
+    M::default().encode_to_bytes(version)
+}
+
+/// API key → "encode the default request body at this version", for every request schema.
+struct DefaultRequests(BTreeMap<i16, EncodeDefault>);
+
+impl MessageVisitor for DefaultRequests {
+    fn visit<M: Message>(&mut self) {
+        if M::KIND == MessageKind::Request {
+            if let Some(key) = M::API_KEY {
+                self.0.insert(key, encode_default::<M>);
+            }
+        }
+    }
+}
+
+fn default_requests() -> BTreeMap<i16, EncodeDefault> {
+    let mut visitor = DefaultRequests(BTreeMap::new());
+    visit_messages(&mut visitor);
+    visitor.0
+}
+
+/// Requests where the all-default body is not a valid request, with the fewest fields set to
+/// make it one. `None`: the default body is sent.
+fn minimal_request(
+    api: ApiKey,
+    version: i16,
+    kind: Listener,
+) -> Option<Result<Bytes, EncodeError>> {
+    use kafka_codec::messages::add_partitions_to_txn_request::{
+        AddPartitionsToTxnRequest, AddPartitionsToTxnTransaction,
+    };
+    use kafka_codec::messages::describe_acls_request::DescribeAclsRequest;
+    use kafka_codec::messages::describe_cluster_request::DescribeClusterRequest;
+    use kafka_codec::messages::init_producer_id_request::InitProducerIdRequest;
+    use kafka_codec::messages::produce_request::ProduceRequest;
+    Some(match api {
+        // acks=0 (the default) means "send no response"; ask for one.
+        ApiKey::Produce => ProduceRequest {
+            acks: -1,
+            timeout_ms: 1000,
+            ..Default::default()
+        }
+        .encode_to_bytes(version),
+        // v3+ must name the client software (non-empty, Kafka checks the characters), or the
+        // answer is INVALID_REQUEST.
+        ApiKey::ApiVersions => ApiVersionsRequest {
+            client_software_name: "kafka-codec-live".into(),
+            client_software_version: kafka_codec::KAFKA_VERSION.into(),
+            ..Default::default()
+        }
+        .encode_to_bytes(version),
+        // The default filter says UNKNOWN (0) for resource type, operation and permission
+        // type; Kafka refuses to parse such a filter and closes the connection. ANY is 1.
+        ApiKey::DescribeAcls => DescribeAclsRequest {
+            resource_type_filter: 1,
+            pattern_type_filter: 1,
+            operation: 1,
+            permission_type: 1,
+            ..Default::default()
+        }
+        .encode_to_bytes(version),
+        // v4+ (the broker-to-broker batch form) with no transaction gets no answer at all from
+        // 4.4.0 (the response waits for one result per transaction); ask about one made-up
+        // transactional id, verify-only, which changes nothing.
+        ApiKey::AddPartitionsToTxn if version >= 4 => AddPartitionsToTxnRequest {
+            transactions: vec![AddPartitionsToTxnTransaction {
+                transactional_id: "kafka-codec-live-no-such-txn".into(),
+                producer_id: 0,
+                producer_epoch: 0,
+                verify_only: true,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+        .encode_to_bytes(version),
+        // The default transactional id is "" (not null), which Kafka refuses; null asks for
+        // an idempotent producer id.
+        ApiKey::InitProducerId => InitProducerIdRequest {
+            transactional_id: None,
+            ..Default::default()
+        }
+        .encode_to_bytes(version),
+        // A controller listener describes controllers (endpoint type 2); the default (1,
+        // brokers) gets MISMATCHED_ENDPOINT_TYPE there, and v0 cannot say otherwise.
+        ApiKey::DescribeCluster if kind == Listener::Controller && version >= 1 => {
+            DescribeClusterRequest {
+                endpoint_type: 2,
+                ..Default::default()
+            }
+            .encode_to_bytes(version)
+        }
+        _ => return None,
+    })
+}
+
+/// APIs this sweep does not send, and why. Every other advertised API gets its default (or
+/// minimal) request; several of those are refused by Kafka with an error code, which is fine:
+/// the point is that the error response decodes. Mutating APIs whose default names node 0
+/// with an empty cluster id (BrokerRegistration, AddRaftVoter, RemoveRaftVoter,
+/// UpdateRaftVoter) are sent: the controller checks the cluster id first and answers
+/// INCONSISTENT_CLUSTER_ID (104) without changing anything.
+fn skipped(api: ApiKey) -> Option<&'static str> {
+    match api {
+        ApiKey::ControllerRegistration => Some(
+            "destructive: has no cluster id to check, so the default registers a phantom \
+             controller 0 in the metadata log",
+        ),
+        ApiKey::UnregisterController => Some(
+            "destructive: removes controller 0's registration (writes an \
+             UnregisterControllerRecord)",
+        ),
+        ApiKey::UnregisterBroker => Some(
+            "destructive: unregisters broker 0; with our node id it would take the only \
+             broker away",
+        ),
+        _ => None,
+    }
+}
+
+fn sweep(addr: &str, kind: Listener) -> (String, Vec<String>) {
+    let advertised = advertised(addr);
+    let defaults = default_requests();
+    let mut report = format!(
+        "{addr} ({kind:?} listener): a default request at min and max of every advertised API\n"
+    );
+    let mut failures = Vec::new();
+    let mut sent = 0;
+    for (&key, &(min, max)) in &advertised {
+        let Some(api) = ApiKey::from_key(key) else {
+            let _ = writeln!(report, "  key {key}: unknown to us, not sent");
+            continue;
+        };
+        if let Some(why) = skipped(api) {
+            let _ = writeln!(report, "  {:<38} skipped: {why}", api.name());
+            continue;
+        }
+        let ours = api.valid_versions();
+        let mut versions = vec![min.max(ours.min), max.min(ours.max)];
+        versions.dedup();
+        for version in versions {
+            let body = minimal_request(api, version, kind)
+                .unwrap_or_else(|| defaults[&key](version))
+                .unwrap_or_else(|e| panic!("encoding a default {api} v{version}: {e}"));
+            let mut conn = Conn::open(addr);
+            sent += 1;
+            match conn.call_raw(api, version, &body) {
+                Ok(response) => {
+                    let _ = writeln!(
+                        report,
+                        "  {:<38} v{version:<2} ok{}",
+                        api.name(),
+                        error_summary(&response, version)
+                    );
+                }
+                Err(e) => {
+                    let _ = writeln!(report, "  {:<38} v{version:<2} FAILED: {e}", api.name());
+                    failures.push(format!("{addr} {api} v{version}: {e}"));
+                }
+            }
+        }
+    }
+    let _ = writeln!(report, "  {sent} requests, {} failed", failures.len());
+    (report, failures)
+}
+
+/// The top-level error code, if the response has one (read from its JSON form).
+fn error_summary(response: &Response, version: i16) -> String {
+    let Ok(json) = response.to_json(version) else {
+        return String::new();
+    };
+    match json.get("errorCode").and_then(|c| c.as_i64()) {
+        Some(0) | None => String::new(),
+        Some(code) => format!(" (error {code})"),
+    }
+}
+
+#[test]
+fn default_requests_to_broker_decode() {
+    let Some(addr) = broker("default_requests_to_broker_decode") else {
+        return;
+    };
+    let (report, failures) = sweep(&addr, Listener::Broker);
+    eprintln!("{report}");
+    assert!(
+        failures.is_empty(),
+        "responses that did not decode:\n  {}",
+        failures.join("\n  ")
+    );
+}
+
+#[test]
+fn default_requests_to_controller_decode() {
+    let Some(addr) = controller("default_requests_to_controller_decode") else {
+        return;
+    };
+    let (report, failures) = sweep(&addr, Listener::Controller);
+    eprintln!("{report}");
+    assert!(
+        failures.is_empty(),
+        "responses that did not decode:\n  {}",
+        failures.join("\n  ")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metadata
+
+/// The node id: `KAFKA_NODE_ID` if set, else the controller id a Metadata answer names (a
+/// combined single node is its own controller).
+fn node_id(broker_addr: &str) -> i32 {
+    use kafka_codec::messages::metadata_request::MetadataRequest;
+    env_i32("KAFKA_NODE_ID").unwrap_or_else(|| {
+        let response = Conn::open(broker_addr)
+            .call(
+                ApiKey::Metadata,
+                12,
+                &MetadataRequest {
+                    topics: Some(vec![]),
+                    ..Default::default()
+                },
+            )
+            .unwrap_or_else(|e| panic!("Metadata v12: {e}"));
+        body!(response, Metadata).controller_id
+    })
+}
+
+#[test]
+fn metadata_names_this_broker_at_every_version() {
+    use kafka_codec::messages::metadata_request::MetadataRequest;
+    let Some(addr) = broker("metadata_names_this_broker_at_every_version") else {
+        return;
+    };
+    let node = node_id(&addr);
+    let cluster_id = env_addr("KAFKA_CLUSTER_ID");
+    let &(min, max) = advertised(&addr)
+        .get(&ApiKey::Metadata.key())
+        .expect("Metadata advertised");
+    let ours = ApiKey::Metadata.valid_versions();
+    let newest = max.min(ours.max);
+    let mut report = format!("Metadata v{}..=v{newest} from {addr}:\n", min.max(ours.min));
+    for version in min.max(ours.min)..=newest {
+        let request = MetadataRequest {
+            // v0 cannot say "no topics" (empty means all); from v1 on, an empty list is none.
+            topics: Some(vec![]),
+            // The field exists from v4; before that the broker never creates topics here.
+            allow_auto_topic_creation: version < 4,
+            ..Default::default()
+        };
+        let response = Conn::open(&addr)
+            .call(ApiKey::Metadata, version, &request)
+            .unwrap_or_else(|e| panic!("Metadata v{version}: {e}"));
+        let response = body!(response, Metadata);
+        let broker = response
+            .brokers
+            .iter()
+            .find(|b| b.node_id == node)
+            .unwrap_or_else(|| {
+                panic!(
+                    "Metadata v{version}: node {node} not in {:?}",
+                    response.brokers
+                )
+            });
+        assert_eq!(
+            broker.host.as_str(),
+            host_of(&addr),
+            "Metadata v{version}: host"
+        );
+        assert_eq!(broker.port, port_of(&addr), "Metadata v{version}: port");
+        assert_eq!(
+            response.brokers.len(),
+            1,
+            "Metadata v{version}: one node: {:?}",
+            response.brokers
+        );
+        if version >= 1 {
+            assert_eq!(
+                response.controller_id, node,
+                "Metadata v{version}: controller id"
+            );
+        }
+        if version >= 2 {
+            if let Some(id) = &cluster_id {
+                assert_eq!(
+                    response.cluster_id.as_deref(),
+                    Some(id.as_str()),
+                    "Metadata v{version}: cluster id"
+                );
+            }
+        }
+        let _ = writeln!(
+            report,
+            "  v{version:<2} ok: node {} at {}:{}, controller {}, cluster {:?}, {} topics",
+            broker.node_id,
+            broker.host,
+            broker.port,
+            response.controller_id,
+            response.cluster_id.as_deref(),
+            response.topics.len()
+        );
+    }
+    eprintln!("{report}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// DescribeQuorum
+
+fn describe_quorum_request() -> kafka_codec::messages::describe_quorum_request::DescribeQuorumRequest
+{
+    use kafka_codec::messages::describe_quorum_request::{
+        DescribeQuorumRequest, PartitionData, TopicData,
+    };
+    DescribeQuorumRequest {
+        topics: vec![TopicData {
+            topic_name: "__cluster_metadata".into(),
+            partitions: vec![PartitionData {
+                partition_index: 0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// Checks a DescribeQuorum v0-v2 answer from a single combined node; returns a summary.
+fn check_quorum(
+    response: &kafka_codec::messages::describe_quorum_response::DescribeQuorumResponse,
+    version: i16,
+    node: i32,
+    controller_addr: Option<&str>,
+) -> String {
+    assert_eq!(
+        response.error_code, 0,
+        "v{version}: error {:?}",
+        response.error_message
+    );
+    assert_eq!(response.topics.len(), 1, "v{version}: one topic");
+    let topic = &response.topics[0];
+    assert_eq!(topic.topic_name.as_str(), "__cluster_metadata");
+    assert_eq!(topic.partitions.len(), 1, "v{version}: one partition");
+    let p = &topic.partitions[0];
+    assert_eq!(p.partition_index, 0);
+    assert_eq!(
+        p.error_code, 0,
+        "v{version}: partition error {:?}",
+        p.error_message
+    );
+    assert_eq!(p.leader_id, node, "v{version}: leader id");
+    assert!(
+        p.leader_epoch >= 0,
+        "v{version}: leader epoch {}",
+        p.leader_epoch
+    );
+    assert!(
+        p.high_watermark >= 0,
+        "v{version}: high watermark {}",
+        p.high_watermark
+    );
+    let voter = p
+        .current_voters
+        .iter()
+        .find(|v| v.replica_id == node)
+        .unwrap_or_else(|| {
+            panic!(
+                "v{version}: node {node} not among voters {:?}",
+                p.current_voters
+            )
+        });
+    assert_eq!(p.current_voters.len(), 1, "v{version}: one voter");
+    assert!(
+        voter.log_end_offset >= p.high_watermark,
+        "v{version}: voter behind the high watermark"
+    );
+    // v3 only (our proposal): absent below.
+    assert_eq!(p.committed_voters, None, "v{version}: committed voters");
+    let mut summary = format!(
+        "leader {} epoch {} high watermark {}, voters {:?}",
+        p.leader_id,
+        p.leader_epoch,
+        p.high_watermark,
+        p.current_voters
+            .iter()
+            .map(|v| v.replica_id)
+            .collect::<Vec<_>>()
+    );
+    if version >= 1 {
+        assert!(voter.last_fetch_timestamp >= -1 && voter.last_caught_up_timestamp >= -1);
+    }
+    if version >= 2 {
+        // A dynamic quorum (formatted --standalone) knows the voter's directory id and endpoints.
+        assert!(
+            !voter.replica_directory_id.is_zero(),
+            "v2: voter directory id is zero"
+        );
+        let entry = response
+            .nodes
+            .iter()
+            .find(|n| n.node_id == node)
+            .unwrap_or_else(|| panic!("v2: node {node} not in Nodes {:?}", response.nodes));
+        assert!(
+            !entry.listeners.is_empty(),
+            "v2: no listeners for node {node}"
+        );
+        if let Some(addr) = controller_addr {
+            assert!(
+                entry
+                    .listeners
+                    .iter()
+                    .any(|l| l.host.as_str() == host_of(addr) && i32::from(l.port) == port_of(addr)),
+                "v2: controller endpoint {addr} not in {:?}",
+                entry.listeners
+            );
+        }
+        let _ = write!(
+            summary,
+            ", directory {}, endpoints {:?}",
+            voter.replica_directory_id,
+            entry
+                .listeners
+                .iter()
+                .map(|l| format!("{}://{}:{}", l.name, l.host, l.port))
+                .collect::<Vec<_>>()
+        );
+    } else {
+        assert!(response.nodes.is_empty(), "v{version}: Nodes before v2");
+    }
+    summary
+}
+
+#[test]
+fn describe_quorum_v0_to_v2() {
+    let Some(broker_addr) = broker("describe_quorum_v0_to_v2") else {
+        return;
+    };
+    let node = node_id(&broker_addr);
+    let controller_addr = env_addr("KAFKA_CONTROLLER");
+    let mut targets = vec![(broker_addr.clone(), "broker")];
+    if let Some(addr) = &controller_addr {
+        targets.insert(0, (addr.clone(), "controller"));
+    }
+    let mut report = String::from("DescribeQuorum for __cluster_metadata-0:\n");
+    for (addr, kind) in &targets {
+        for version in 0..=2 {
+            let response = Conn::open(addr)
+                .call(ApiKey::DescribeQuorum, version, &describe_quorum_request())
+                .unwrap_or_else(|e| panic!("{kind} {addr}: DescribeQuorum v{version}: {e}"));
+            let response = body!(response, DescribeQuorum);
+            let summary = check_quorum(&response, version, node, controller_addr.as_deref());
+            let _ = writeln!(report, "  {kind} listener {addr} v{version}: {summary}");
+        }
+    }
+    eprintln!("{report}");
+}
+
+/// DescribeQuorum v3 is our proposal: a real 4.4.0 node must refuse it, proving it does not
+/// read our v3 as something else and that v0-v2 are unchanged.
+#[test]
+fn describe_quorum_v3_is_refused_by_kafka() {
+    let Some(broker_addr) = broker("describe_quorum_v3_is_refused_by_kafka") else {
+        return;
+    };
+    let mut targets = vec![(broker_addr, "broker")];
+    if let Some(addr) = env_addr("KAFKA_CONTROLLER") {
+        targets.insert(0, (addr, "controller"));
+    }
+    let body = describe_quorum_request().encode_to_bytes(3).unwrap();
+    let mut report = String::from("DescribeQuorum v3 (ours only) sent to Kafka 4.4.0:\n");
+    for (addr, kind) in &targets {
+        let mut conn = Conn::open(addr);
+        let (correlation_id, reply) = conn.send_raw(ApiKey::DescribeQuorum, 3, &body);
+        let outcome = match reply {
+            Reply::Closed => "closed the connection without an answer (how Kafka treats a version \
+                              it does not know, for every API but ApiVersions)"
+                .to_string(),
+            Reply::TimedOut => panic!("{kind} {addr}: no answer and no close for v3"),
+            Reply::Frame(frame) => {
+                // Not expected from 4.4.0; if it answers, it must say UNSUPPORTED_VERSION (35).
+                let response = decode_response(&frame, ApiKey::DescribeQuorum, 3, correlation_id)
+                    .unwrap_or_else(|e| panic!("{kind} {addr}: v3 answer: {e}"));
+                let response = body!(response, DescribeQuorum);
+                assert_eq!(
+                    response.error_code, 35,
+                    "{kind} {addr}: v3 accepted: {response:?}"
+                );
+                "answered UNSUPPORTED_VERSION (35)".to_string()
+            }
+        };
+        let _ = writeln!(report, "  {kind} listener {addr}: {outcome}");
+        // The same listener still serves v2 on a new connection.
+        let response = Conn::open(addr)
+            .call(ApiKey::DescribeQuorum, 2, &describe_quorum_request())
+            .unwrap_or_else(|e| panic!("{kind} {addr}: v2 after v3: {e}"));
+        assert_eq!(body!(response, DescribeQuorum).error_code, 0);
+    }
+    eprintln!("{report}");
+}
+
+/// Kafka 4.4.0 advertises Produce from v0 (see [`KAFKA_ADVERTISES`]) yet closes the connection
+/// on a v0-v2 request. Our schemas start at v3, so the bodies are written by hand here: acks
+/// -1, timeout 1000 ms, no topics (the same bytes in v0, v1 and v2).
+#[test]
+fn produce_v0_to_v2_advertised_but_refused() {
+    let Some(addr) = broker("produce_v0_to_v2_advertised_but_refused") else {
+        return;
+    };
+    let body = [0xff, 0xff, 0x00, 0x00, 0x03, 0xe8, 0x00, 0x00, 0x00, 0x00];
+    let mut report =
+        String::from("Produce v0-v2 (advertised by Kafka 4.4.0, not in its schema):\n");
+    for version in 0..=2 {
+        let (_, reply) = Conn::open(&addr).send_raw(ApiKey::Produce, version, &body);
+        match reply {
+            Reply::Closed => {
+                let _ = writeln!(
+                    report,
+                    "  v{version}: connection closed (UNSUPPORTED_VERSION in the broker log)"
+                );
+            }
+            Reply::Frame(frame) => panic!(
+                "Produce v{version}: Kafka now answers ({}); revisit KAFKA_ADVERTISES",
+                hex_around(&frame, 0)
+            ),
+            Reply::TimedOut => panic!("Produce v{version}: no answer and no close"),
+        }
+    }
+    eprintln!("{report}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// CreateTopics, Produce, Fetch: a record batch built by hand travels through the broker
+
+/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), bit by bit: record batches carry it.
+fn crc32c(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &byte in data {
+        crc ^= u32::from(byte);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82f6_3b78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+#[test]
+fn crc32c_check_value() {
+    // The standard check value of CRC-32C, and an empty input.
+    assert_eq!(crc32c(b"123456789"), 0xe306_9283);
+    assert_eq!(crc32c(b""), 0);
+}
+
+/// Zigzag varint, as record fields use.
+fn put_varint(out: &mut Vec<u8>, value: i64) {
+    let mut v = ((value << 1) ^ (value >> 63)) as u64;
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn get_varint(buf: &mut &[u8]) -> i64 {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = buf.split_first().expect("varint runs past the end");
+        *buf = rest;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return ((v >> 1) as i64) ^ -((v & 1) as i64);
+        }
+    }
+    panic!("varint longer than 10 bytes")
+}
+
+fn take<'a>(buf: &mut &'a [u8], n: usize) -> &'a [u8] {
+    assert!(buf.len() >= n, "need {n} bytes, {} left", buf.len());
+    let (head, rest) = buf.split_at(n);
+    *buf = rest;
+    head
+}
+
+fn get_i16(buf: &mut &[u8]) -> i16 {
+    i16::from_be_bytes(take(buf, 2).try_into().unwrap())
+}
+
+fn get_i32(buf: &mut &[u8]) -> i32 {
+    i32::from_be_bytes(take(buf, 4).try_into().unwrap())
+}
+
+fn get_i64(buf: &mut &[u8]) -> i64 {
+    i64::from_be_bytes(take(buf, 8).try_into().unwrap())
+}
+
+/// One record: key (None is null) and value.
+type Record = (Option<Vec<u8>>, Vec<u8>);
+
+/// A RecordBatch (magic 2), uncompressed, no producer id, offsets from 0.
+fn record_batch(records: &[Record], timestamp_ms: i64) -> Vec<u8> {
+    // Everything the CRC covers: from attributes to the end.
+    let mut tail = Vec::new();
+    tail.extend_from_slice(&0i16.to_be_bytes()); // attributes: no compression, create time
+    tail.extend_from_slice(&(records.len() as i32 - 1).to_be_bytes()); // last offset delta
+    tail.extend_from_slice(&timestamp_ms.to_be_bytes()); // base timestamp
+    tail.extend_from_slice(&timestamp_ms.to_be_bytes()); // max timestamp
+    tail.extend_from_slice(&(-1i64).to_be_bytes()); // producer id
+    tail.extend_from_slice(&(-1i16).to_be_bytes()); // producer epoch
+    tail.extend_from_slice(&(-1i32).to_be_bytes()); // base sequence
+    tail.extend_from_slice(&(records.len() as i32).to_be_bytes());
+    for (delta, (key, value)) in records.iter().enumerate() {
+        let mut record = vec![0u8]; // attributes
+        put_varint(&mut record, 0); // timestamp delta
+        put_varint(&mut record, delta as i64); // offset delta
+        match key {
+            Some(key) => {
+                put_varint(&mut record, key.len() as i64);
+                record.extend_from_slice(key);
+            }
+            None => put_varint(&mut record, -1),
+        }
+        put_varint(&mut record, value.len() as i64);
+        record.extend_from_slice(value);
+        put_varint(&mut record, 0); // headers
+        put_varint(&mut tail, record.len() as i64);
+        tail.extend_from_slice(&record);
+    }
+    let mut batch = Vec::new();
+    batch.extend_from_slice(&0i64.to_be_bytes()); // base offset (the broker assigns it)
+                                                  // Batch length: what follows this field: leader epoch, magic, CRC, then the tail.
+    batch.extend_from_slice(&((4 + 1 + 4 + tail.len()) as i32).to_be_bytes());
+    batch.extend_from_slice(&(-1i32).to_be_bytes()); // partition leader epoch
+    batch.push(2); // magic
+    batch.extend_from_slice(&crc32c(&tail).to_be_bytes());
+    batch.extend_from_slice(&tail);
+    batch
+}
+
+/// A batch as read back: where it starts, its CRC, and its records (with absolute offsets).
+struct ReadBatch {
+    base_offset: i64,
+    crc: u32,
+    records: Vec<(i64, Option<Vec<u8>>, Vec<u8>)>,
+}
+
+/// Reads every RecordBatch in a Fetch answer's records, checking magic and CRC.
+fn read_batches(mut buf: &[u8]) -> Vec<ReadBatch> {
+    let mut batches = Vec::new();
+    while !buf.is_empty() {
+        let base_offset = get_i64(&mut buf);
+        let length = get_i32(&mut buf) as usize;
+        let mut batch = take(&mut buf, length);
+        let _leader_epoch = get_i32(&mut batch);
+        let magic = take(&mut batch, 1)[0];
+        assert_eq!(magic, 2, "record batch magic");
+        let crc = u32::from_be_bytes(take(&mut batch, 4).try_into().unwrap());
+        assert_eq!(crc32c(batch), crc, "CRC-32C of the batch the broker sent");
+        let attributes = get_i16(&mut batch);
+        assert_eq!(attributes & 0x7, 0, "uncompressed");
+        let _last_offset_delta = get_i32(&mut batch);
+        let _base_timestamp = get_i64(&mut batch);
+        let _max_timestamp = get_i64(&mut batch);
+        let _producer_id = get_i64(&mut batch);
+        let _producer_epoch = get_i16(&mut batch);
+        let _base_sequence = get_i32(&mut batch);
+        let count = get_i32(&mut batch);
+        let mut records = Vec::new();
+        for _ in 0..count {
+            let length = get_varint(&mut batch) as usize;
+            let mut record = take(&mut batch, length);
+            let _attributes = take(&mut record, 1);
+            let _timestamp_delta = get_varint(&mut record);
+            let offset_delta = get_varint(&mut record);
+            let key_length = get_varint(&mut record);
+            let key = (key_length >= 0).then(|| take(&mut record, key_length as usize).to_vec());
+            let value_length = get_varint(&mut record);
+            assert!(value_length >= 0, "null value");
+            let value = take(&mut record, value_length as usize).to_vec();
+            let headers = get_varint(&mut record);
+            assert_eq!(headers, 0, "no headers sent");
+            assert!(record.is_empty(), "bytes left in a record");
+            records.push((base_offset + offset_delta, key, value));
+        }
+        assert!(batch.is_empty(), "bytes left in a batch");
+        batches.push(ReadBatch {
+            base_offset,
+            crc,
+            records,
+        });
+    }
+    batches
+}
+
+/// Errors that mean "not ready yet" for a just-created partition: UNKNOWN_TOPIC_OR_PARTITION,
+/// LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_ID.
+const RETRIABLE: [i16; 4] = [3, 5, 6, 100];
+
+#[test]
+fn create_topic_produce_and_fetch_back() {
+    use kafka_codec::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
+    use kafka_codec::messages::fetch_request::{FetchPartition, FetchRequest, FetchTopic};
+    use kafka_codec::messages::produce_request::{
+        PartitionProduceData, ProduceRequest, TopicProduceData,
+    };
+    let Some(addr) = broker("create_topic_produce_and_fetch_back") else {
+        return;
+    };
+    let advertised = advertised(&addr);
+    let newest = |api: ApiKey| advertised[&api.key()].1.min(api.valid_versions().max);
+    let oldest = |api: ApiKey| advertised[&api.key()].0.max(api.valid_versions().min);
+    let mut report = String::new();
+
+    // A topic of our own, new on every run.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let topic = format!("kafka-codec-live-{nanos}");
+    let version = newest(ApiKey::CreateTopics);
+    let response = Conn::open(&addr)
+        .call(
+            ApiKey::CreateTopics,
+            version,
+            &CreateTopicsRequest {
+                topics: vec![CreatableTopic {
+                    name: topic.as_str().into(),
+                    num_partitions: 1,
+                    replication_factor: 1,
+                    ..Default::default()
+                }],
+                timeout_ms: 10_000,
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("CreateTopics v{version}: {e}"));
+    let created = body!(response, CreateTopics);
+    let result = &created.topics[0];
+    assert_eq!(result.name.as_str(), topic);
+    assert_eq!(
+        result.error_code, 0,
+        "CreateTopics: {:?}",
+        result.error_message
+    );
+    assert!(
+        !result.topic_id.is_zero(),
+        "CreateTopics v{version}: no topic id"
+    );
+    let topic_id = result.topic_id;
+    let _ = writeln!(report, "CreateTopics v{version}: {topic} id {topic_id}");
+
+    // Two batches, by the oldest Produce we share (by name) and the newest (by topic id).
+    let now = (nanos / 1_000_000) as i64;
+    let sent: Vec<Vec<Record>> = vec![
+        vec![
+            (Some(b"k0".to_vec()), b"first value".to_vec()),
+            (
+                None,
+                "second, not ASCII: \u{e9}\u{2603}".as_bytes().to_vec(),
+            ),
+        ],
+        vec![(Some(b"k2".to_vec()), vec![0u8, 1, 2, 0xff, 0xfe])],
+    ];
+    let mut crcs = Vec::new();
+    let mut next_offset = 0;
+    for (records, version) in sent
+        .iter()
+        .zip([oldest(ApiKey::Produce), newest(ApiKey::Produce)])
+    {
+        let batch = record_batch(records, now);
+        crcs.push(u32::from_be_bytes(batch[17..21].try_into().unwrap()));
+        let request = ProduceRequest {
+            acks: -1,
+            timeout_ms: 10_000,
+            topic_data: vec![TopicProduceData {
+                // Name up to v12, id from v13: both are ignorable, the version picks one.
+                name: topic.as_str().into(),
+                topic_id,
+                partition_data: vec![PartitionProduceData {
+                    index: 0,
+                    records: Some(Bytes::from(batch.clone())),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        // A new topic's partition may need a moment to get its leader: retry while the
+        // broker says so (nothing was appended then).
+        let mut attempts = 0;
+        let partition = loop {
+            let response = Conn::open(&addr)
+                .call(ApiKey::Produce, version, &request)
+                .unwrap_or_else(|e| panic!("Produce v{version}: {e}"));
+            let response = body!(response, Produce);
+            let partition = response.responses[0].partition_responses[0].clone();
+            attempts += 1;
+            if RETRIABLE.contains(&partition.error_code) && attempts < 100 {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            break partition;
+        };
+        assert_eq!(
+            partition.error_code, 0,
+            "Produce v{version}: {:?}",
+            partition.error_message
+        );
+        assert_eq!(
+            partition.base_offset, next_offset,
+            "Produce v{version}: base offset"
+        );
+        let _ = writeln!(
+            report,
+            "Produce v{version}: batch of {} records, {} bytes, CRC-32C {:08x}, at offset {}",
+            records.len(),
+            batch.len(),
+            crcs.last().unwrap(),
+            partition.base_offset
+        );
+        next_offset += records.len() as i64;
+    }
+
+    // Read both back, with the oldest and the newest Fetch we share.
+    for version in [oldest(ApiKey::Fetch), newest(ApiKey::Fetch)] {
+        let request = FetchRequest {
+            max_wait_ms: 1000,
+            min_bytes: 1,
+            max_bytes: 1 << 20,
+            topics: vec![FetchTopic {
+                topic: topic.as_str().into(),
+                topic_id,
+                partitions: vec![FetchPartition {
+                    partition: 0,
+                    fetch_offset: 0,
+                    partition_max_bytes: 1 << 20,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let response = Conn::open(&addr)
+            .call(ApiKey::Fetch, version, &request)
+            .unwrap_or_else(|e| panic!("Fetch v{version}: {e}"));
+        let response = body!(response, Fetch);
+        assert_eq!(response.error_code, 0, "Fetch v{version}");
+        let partition = &response.responses[0].partitions[0];
+        assert_eq!(partition.error_code, 0, "Fetch v{version}: partition error");
+        assert_eq!(
+            partition.high_watermark, next_offset,
+            "Fetch v{version}: high watermark"
+        );
+        let records = partition.records.as_ref().expect("records");
+        let batches = read_batches(records);
+        assert_eq!(batches.len(), sent.len(), "Fetch v{version}: batches");
+        let mut offset = 0;
+        for ((got, want), crc) in batches.iter().zip(&sent).zip(&crcs) {
+            assert_eq!(
+                got.base_offset, offset,
+                "Fetch v{version}: batch base offset"
+            );
+            // The CRC does not cover base offset and leader epoch, which the broker sets; an
+            // equal CRC means the broker kept our bytes from the attributes on.
+            assert_eq!(got.crc, *crc, "Fetch v{version}: batch CRC changed");
+            let want: Vec<_> = want
+                .iter()
+                .enumerate()
+                .map(|(i, (k, v))| (offset + i as i64, k.clone(), v.clone()))
+                .collect();
+            assert_eq!(got.records, want, "Fetch v{version}: records");
+            offset += want.len() as i64;
+        }
+        let _ = writeln!(
+            report,
+            "Fetch v{version}: {} bytes of records, {} batches, {} records, keys and values equal",
+            records.len(),
+            batches.len(),
+            offset
+        );
+    }
+    eprintln!("{report}");
+}

@@ -12,6 +12,11 @@
 //!    refused by both sides when the field is not ignorable, and dropped by both sides, with
 //!    equal bytes, when it is.
 //!
+//! 5. mutated bytes (one byte replaced, inserted or deleted in a valid encoding): where both
+//!    sides read them, both must give the same JSON; where one side refuses, it must be us, for
+//!    one of the known ways in which Kafka's reader is more lenient than ours (tallied in the
+//!    report, see [`stricter_than_kafka`]).
+//!
 //! It also tracks, per cell and per field (walking the JSON objects along the schema), whether
 //! the field ever held a non-default value, and draws more cases (up to 200) for cells where a
 //! field never did before it reports.
@@ -33,6 +38,8 @@
 //!   seed [`GOLDEN_SEED`] (see `tools/regenerate-golden.sh`).
 //! - `KAFKA_CODEC_ORACLE_ONLY=Name1,Name2` limits the run to some schemas (for debugging; the
 //!   record mode refuses it).
+//! - `KAFKA_CODEC_ORACLE_CASES=N` draws N cases per cell in the first round instead of 25, for
+//!   a longer soak.
 
 mod support;
 
@@ -208,6 +215,36 @@ struct Schema {
     /// must be refused exactly when the encoding is (as Kafka's JSON writer refuses a field the
     /// version lacks; it writes null wherever it finds one, so null cases skip this).
     encode_json: fn(&Value, i16, bool) -> Ours,
+    /// Our JSON of bytes that may be malformed.
+    decode_json: fn(i16, &[u8]) -> Result<Value, Refusal>,
+}
+
+/// Why we refused to read some bytes.
+struct Refusal {
+    text: String,
+    /// One of the known ways in which Kafka reads what we refuse.
+    known: Option<&'static str>,
+}
+
+/// Where our reader is deliberately stricter than Kafka's: Kafka accepts these inputs, we
+/// refuse them. Found by the mutated-bytes check; each is a choice, listed in the report.
+fn stricter_than_kafka(error: &kafka_codec::DecodeError) -> Option<&'static str> {
+    use kafka_codec::{DecodeErrorKind as Kind, PathSegment};
+    let in_tagged_field = error
+        .path()
+        .segments()
+        .any(|s| matches!(s, PathSegment::Tag(_)));
+    match error.kind() {
+        Kind::InvalidUtf8 => Some("string bytes that are not UTF-8 (Kafka reads them with U+FFFD replacements)"),
+        Kind::TagOutOfOrder { .. } | Kind::DuplicateTag(_) => {
+            Some("tagged fields out of order or repeated (Kafka reads them in any order)")
+        }
+        _ if in_tagged_field => Some(
+            "a known tagged field whose value does not fill its declared size (Kafka reads the value \
+             and ignores the size)",
+        ),
+        _ => None,
+    }
 }
 
 /// How a case is drawn: a seed for its entropy, and how much entropy. Once the entropy runs
@@ -280,6 +317,19 @@ fn encode_json<M: Message>(json: &Value, version: i16, json_too: bool) -> Ours {
     }
 }
 
+fn decode_json<M: Message>(version: i16, bytes: &[u8]) -> Result<Value, Refusal> {
+    let message = M::decode_exact(Bytes::copy_from_slice(bytes), version).map_err(|e| Refusal {
+        known: stricter_than_kafka(&e),
+        text: e.to_string(),
+    })?;
+    message.to_json(version).map_err(|e| Refusal {
+        known: matches!(e.kind(), kafka_codec::EncodeErrorKind::NonFiniteFloat(_)).then_some(
+            "a float64 that is NaN or infinite (JSON has no number for it; Kafka writes a string)",
+        ),
+        text: e.to_string(),
+    })
+}
+
 struct Collect(Vec<Schema>);
 
 impl RandomMessageVisitor for Collect {
@@ -293,6 +343,7 @@ impl RandomMessageVisitor for Collect {
             generate: generate::<M>,
             check_decode: check_decode::<M>,
             encode_json: encode_json::<M>,
+            decode_json: decode_json::<M>,
         });
     }
 }
@@ -591,6 +642,10 @@ struct Run<'a> {
     disagreements: Vec<Disagreement>,
     /// How Kafka refused the cases where both sides refused, by exception kind.
     refusal_kinds: BTreeMap<String, usize>,
+    /// Mutated encodings: how many were checked, how many both sides refused, how many both
+    /// read alike, and the known ways in which only Kafka read them.
+    mutations: (usize, usize, usize),
+    lenient: BTreeMap<&'static str, usize>,
 }
 
 /// What both sides must do with a message whose one out-of-version field is set.
@@ -830,6 +885,80 @@ impl Run<'_> {
                 hex: hex_out,
                 agreed,
             });
+        }
+    }
+
+    /// One byte replaced, inserted or deleted in valid encodings: both sides must read the
+    /// result alike, or both refuse it, or only Kafka reads it in one of the known ways.
+    fn mutations(&mut self, seed: u64, per_cell: usize) {
+        let mut planned = Vec::new();
+        let mut requests = Vec::new();
+        for (index, cell) in self.cells.iter().enumerate() {
+            let mut rng =
+                SmallRng::seed_from_u64(mix(seed, cell.schema.name, cell.version) ^ 0x0b17_f11e);
+            for _ in 0..per_cell {
+                let draw = Draw {
+                    seed: rng.next_u64(),
+                    entropy: ENTROPY,
+                };
+                let Ok(generated) = (cell.schema.generate)(cell.version, draw) else {
+                    continue;
+                };
+                let mut bytes = generated.bytes;
+                let at = rng.next_u32() as usize % (bytes.len() + 1);
+                match rng.next_u32() % 3 {
+                    0 if at < bytes.len() => bytes[at] = rng.next_u32() as u8,
+                    1 if at < bytes.len() => {
+                        bytes.remove(at);
+                    }
+                    _ => bytes.insert(at, rng.next_u32() as u8),
+                }
+                requests.push(json!({"op": "decode", "schema": cell.schema.name, "version": cell.version, "hex": hex(&bytes)}));
+                planned.push((index, bytes));
+            }
+        }
+        let replies = self.oracle.call(&requests);
+        for ((index, bytes), reply) in planned.into_iter().zip(&replies) {
+            let cell = &mut self.cells[index];
+            self.mutations.0 += 1;
+            let problem = match (
+                reply_result(reply, "json"),
+                (cell.schema.decode_json)(cell.version, &bytes),
+            ) {
+                (Err(_), Err(_)) => {
+                    self.mutations.1 += 1;
+                    None
+                }
+                (Ok(kafka), Ok(ours)) => match json_diff(&ours, kafka) {
+                    None => {
+                        self.mutations.2 += 1;
+                        None
+                    }
+                    Some(diff) => Some(("both read mutated bytes, to different JSON", diff)),
+                },
+                (
+                    Ok(_),
+                    Err(Refusal {
+                        known: Some(how), ..
+                    }),
+                ) => {
+                    *self.lenient.entry(how).or_default() += 1;
+                    None
+                }
+                (Ok(_), Err(Refusal { text, .. })) => {
+                    Some(("Kafka reads mutated bytes that we refuse", text))
+                }
+                (Err(e), Ok(_)) => Some(("we read mutated bytes that Kafka refuses", e)),
+            };
+            if let Some((what, detail)) = problem {
+                cell.mismatches += 1;
+                self.disagreements.push(Disagreement {
+                    cell: cell.name(),
+                    what: what.into(),
+                    detail,
+                    example: format!("hex {}", hex(&bytes)),
+                });
+            }
         }
     }
 
@@ -1076,6 +1205,8 @@ fn kafka_agrees_on_every_cell() {
         cells,
         disagreements: Vec::new(),
         refusal_kinds: BTreeMap::new(),
+        mutations: (0, 0, 0),
+        lenient: BTreeMap::new(),
     };
     eprintln!(
         "oracle up after {:.1?}; {} cells",
@@ -1088,7 +1219,11 @@ fn kafka_agrees_on_every_cell() {
     let (first, entropy_schedule) = if record {
         (RECORD_POOL, RECORD_ENTROPY)
     } else {
-        (CASES, &[ENTROPY][..])
+        let cases = std::env::var("KAFKA_CODEC_ORACLE_CASES").map_or(CASES, |n| {
+            n.parse()
+                .unwrap_or_else(|_| panic!("KAFKA_CODEC_ORACLE_CASES={n} is not a count"))
+        });
+        (cases.max(CASES), &[ENTROPY][..])
     };
     let mut wanted: Vec<(usize, usize)> = (0..run.cells.len()).map(|i| (i, first)).collect();
     let mut rounds = 0;
@@ -1110,6 +1245,7 @@ fn kafka_agrees_on_every_cell() {
     );
 
     run.misused_fields(seed);
+    run.mutations(seed, if record { CASES } else { first });
     if only.is_none() {
         run.ours_only(&schemas);
     }
@@ -1157,6 +1293,15 @@ fn kafka_agrees_on_every_cell() {
             "fields that never took a non-default value:\n{}\n",
             missed.join("\n")
         );
+    }
+    let (mutated, both_refused, both_read) = run.mutations;
+    report += &format!(
+        "mutated encodings: {mutated} ({both_refused} refused by both, {both_read} read alike by both, \
+         {} read by Kafka only, where our reader is stricter by choice):\n",
+        run.lenient.values().sum::<usize>()
+    );
+    for (how, count) in &run.lenient {
+        report += &format!("  {count:6}  {how}\n");
     }
     // Disagreements, grouped by schema and kind, with one example each.
     let mut groups: BTreeMap<(String, String), Vec<&Disagreement>> = BTreeMap::new();

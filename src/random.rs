@@ -85,9 +85,10 @@ pub fn string(u: &mut Unstructured<'_>) -> Result<Utf8Bytes> {
     Ok(Utf8Bytes::from(text))
 }
 
-/// Bytes: zero to 32 random bytes.
+/// Bytes: zero to 32 random bytes (fewer when the input runs out, so that a short input still
+/// makes a message, as with every other value here).
 pub fn bytes(u: &mut Unstructured<'_>) -> Result<Bytes> {
-    let len = u.int_in_range(0..=32)?;
+    let len = u.int_in_range(0..=32)?.min(u.len());
     Ok(Bytes::copy_from_slice(u.bytes(len)?))
 }
 

@@ -488,9 +488,12 @@ impl<'a> Decoder<'a> {
                 }
             }
             previous = Some(tag);
+            // Errors about a field's size or value name its tag, whatever went wrong.
             let size_start = self.pos;
-            let size = u64::from(self.read_unsigned_varint()?);
-            let size = self.check_len(size_start, size, usize::MAX, "tagged field size")?;
+            let size = u64::from(self.read_unsigned_varint().map_err(|e| e.at_tag(tag))?);
+            let size = self
+                .check_len(size_start, size, usize::MAX, "tagged field size")
+                .map_err(|e| e.at_tag(tag))?;
             let field_end = self.pos + size;
             let outer_end = std::mem::replace(&mut self.end, field_end);
             let value_start = self.pos;
@@ -505,7 +508,8 @@ impl<'a> Decoder<'a> {
                             used: self.pos - value_start,
                         },
                         value_start,
-                    ));
+                    )
+                    .at_tag(tag));
                 }
             } else {
                 self.pos = value_start;

@@ -199,11 +199,35 @@ pub(crate) fn emit_from_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
             }
         }
     });
+    // Kafka's JSON reader refuses to read a struct at a version the struct does not exist in.
+    // Only a field the version lacks can lead here (its key is read at any version), so a
+    // nested struct in such a field is refused, as Kafka refuses it.
+    let valid = s.versions.to_string();
+    let absent = match cx.when(s.versions) {
+        super::Cond::Always => None,
+        super::Cond::Expr(present) => Some(quote!(!(#present))),
+        // Never valid: still a run-time test, so the rest is not unreachable code.
+        super::Cond::Never => {
+            let (min, max) = (s.versions.min, s.versions.max);
+            Some(quote!(!(#min..=#max).contains(&version)))
+        }
+    };
+    let version_check = absent.map(|absent| {
+        quote! {
+            if #absent {
+                return Err(crate::JsonError::new(crate::JsonErrorKind::UnsupportedVersion {
+                    version,
+                    valid: #valid.into(),
+                }));
+            }
+        }
+    });
     quote! {
         fn from_json_value(
             value: &::serde_json::Value,
             version: i16,
         ) -> Result<Self, crate::JsonError> {
+            #version_check
             let object = crate::json::expect_object(value)?;
             let mut this = Self::default();
             #(#fields)*

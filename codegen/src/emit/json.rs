@@ -205,7 +205,7 @@ pub(crate) fn emit_from_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
     let valid = s.versions.to_string();
     let absent = match cx.when(s.versions) {
         super::Cond::Always => None,
-        super::Cond::Expr(present) => Some(quote!(!(#present))),
+        super::Cond::Expr(_, absent) => Some(absent),
         // Never valid: still a run-time test, so the rest is not unreachable code.
         super::Cond::Never => {
             let (min, max) = (s.versions.min, s.versions.max);

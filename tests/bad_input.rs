@@ -2,6 +2,8 @@
 //! negative lengths, overlong varints, invalid UTF-8, tag order, unknown APIs and versions,
 //! trailing bytes.
 
+mod support;
+
 use arbitrary::Unstructured;
 use bytes::Bytes;
 use kafka_codec::messages::{
@@ -14,16 +16,7 @@ use kafka_codec::{
     TrailingBytes,
 };
 use rand::{rngs::SmallRng, RngCore, SeedableRng};
-
-fn hex(text: &str) -> Bytes {
-    let digits: String = text.split_whitespace().collect();
-    Bytes::from(
-        (0..digits.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap())
-            .collect::<Vec<_>>(),
-    )
-}
+use support::annotated_hex as hex;
 
 /// DescribeQuorumRequest v2 (flexible) and ApiVersionsRequest v3 frames.
 const DESCRIBE_QUORUM_V2: &str =

@@ -2,6 +2,8 @@
 //! byte layouts Kafka documents (`int16` big-endian, compact lengths as uvarint n+1, …), with a
 //! comment per field; none was produced by this crate's encoder.
 
+mod support;
+
 use bytes::Bytes;
 use kafka_codec::messages::describe_quorum_response::{
     DescribeQuorumResponse, Listener, Node, PartitionData, ReplicaState, TopicData,
@@ -10,23 +12,7 @@ use kafka_codec::messages::{ApiVersionsRequest, RequestHeader, ResponseHeader};
 use kafka_codec::{
     ApiKey, DecodeErrorKind, Message, Request, RequestFrame, Response, ResponseFrame, Uuid,
 };
-
-/// Hex bytes, one group of fields per line; each line's hex tokens end at its first word that
-/// is not hex, which starts the comment.
-fn hex(text: &str) -> Bytes {
-    let is_hex =
-        |token: &&str| token.len() % 2 == 0 && token.chars().all(|c| c.is_ascii_hexdigit());
-    let digits: String = text
-        .lines()
-        .flat_map(|line| line.split_whitespace().take_while(is_hex))
-        .collect();
-    Bytes::from(
-        (0..digits.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap())
-            .collect::<Vec<_>>(),
-    )
-}
+use support::annotated_hex as hex;
 
 fn assert_round_trip<M: Message>(bytes: Bytes, version: i16, expected: &M) {
     let decoded = M::decode_exact(bytes.clone(), version).unwrap();

@@ -130,3 +130,15 @@ pub fn json_diff(a: &Value, b: &Value) -> Option<String> {
 pub fn json_eq(a: &Value, b: &Value) -> bool {
     json_diff(a, b).is_none()
 }
+
+/// Bytes from an annotated hex listing: on each line, the hex tokens up to the first word that
+/// is not hex (which starts the comment). Used for hand-derived vectors.
+pub fn annotated_hex(text: &str) -> bytes::Bytes {
+    let is_hex =
+        |token: &&str| token.len() % 2 == 0 && token.chars().all(|c| c.is_ascii_hexdigit());
+    let digits: String = text
+        .lines()
+        .flat_map(|line| line.split_whitespace().take_while(is_hex))
+        .collect();
+    bytes::Bytes::from(unhex(&digits).expect("valid hex"))
+}

@@ -204,9 +204,32 @@ impl<'a> Decoder<'a> {
         Ok(Uuid(bytes.try_into().expect("took 16 bytes")))
     }
 
+    /// The next byte of the window, if any, without consuming it.
+    #[inline]
+    fn peek_u8(&self) -> Option<u8> {
+        if self.pos < self.end {
+            self.input.get(self.pos).copied()
+        } else {
+            None
+        }
+    }
+
     /// Unsigned varint (compact lengths, tags, sizes), at most five bytes.
     #[inline]
     pub fn read_unsigned_varint(&mut self) -> Result<u32, DecodeError> {
+        // Nearly every varint in a message (compact lengths, counts, tags) fits in one byte;
+        // taking it here keeps the common case free of the general parser's large result.
+        if let Some(byte @ 0..=0x7f) = self.peek_u8() {
+            self.pos += 1;
+            return Ok(u32::from(byte));
+        }
+        self.read_long_unsigned_varint()
+    }
+
+    /// [`Decoder::read_unsigned_varint`] of two bytes or more, kept out of line so the
+    /// one-byte case inlines into its callers.
+    #[inline(never)]
+    fn read_long_unsigned_varint(&mut self) -> Result<u32, DecodeError> {
         let start = self.pos;
         self.parse(1, unsigned_varint)?
             .map_err(|kind| DecodeError::new(kind, start))
@@ -452,7 +475,20 @@ impl<'a> Decoder<'a> {
     /// `Ok(true)` when it decoded the tag, `Ok(false)` for a tag it does not know, which is
     /// kept raw. Tags must be strictly ascending (Kafka writes them so); a known field must
     /// use exactly its declared size.
+    #[inline]
     pub fn read_tagged_fields(
+        &mut self,
+        read_known: impl FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
+    ) -> Result<Vec<RawTaggedField>, DecodeError> {
+        // Almost every tagged section is empty: a single zero count, read here inline.
+        if self.peek_u8() == Some(0) {
+            self.pos += 1;
+            return Ok(Vec::new());
+        }
+        self.read_tagged_section(read_known)
+    }
+
+    fn read_tagged_section(
         &mut self,
         mut read_known: impl FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
     ) -> Result<Vec<RawTaggedField>, DecodeError> {
@@ -518,5 +554,69 @@ impl<'a> Decoder<'a> {
             }
         }
         Ok(unknown)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The one-byte fast paths must behave exactly like the general readers around them.
+    #[test]
+    fn one_byte_varint_fast_path_respects_the_window() {
+        let empty = Bytes::new();
+        let err = Decoder::new(&empty).read_unsigned_varint().unwrap_err();
+        assert!(matches!(err.kind(), DecodeErrorKind::UnexpectedEof { .. }));
+
+        let input = Bytes::from_static(&[0x7f, 0x80, 0x01, 0x00]);
+        let mut d = Decoder::new(&input);
+        assert_eq!(d.read_unsigned_varint().unwrap(), 0x7f);
+        assert_eq!(d.read_unsigned_varint().unwrap(), 0x80);
+        assert_eq!(d.read_unsigned_varint().unwrap(), 0);
+        assert_eq!(d.remaining(), 0);
+    }
+
+    #[test]
+    fn tagged_sections_empty_and_not() {
+        // An empty section is one zero byte; what follows is left alone.
+        let input = Bytes::from_static(&[0x00, 0x2a]);
+        let mut d = Decoder::new(&input);
+        let unknown = d.read_tagged_fields(|_, _| panic!("no tags")).unwrap();
+        assert!(unknown.is_empty());
+        assert_eq!(d.position(), 1);
+
+        // One unknown tag 5 of two bytes, then a known tag 7 of one byte, read inside its
+        // own window: the one-byte varint inside must not read past the field's end.
+        let input = Bytes::from_static(&[0x02, 0x05, 0x02, 0xaa, 0xbb, 0x07, 0x01, 0x09, 0x63]);
+        let mut d = Decoder::new(&input);
+        let mut seen = None;
+        let unknown = d
+            .read_tagged_fields(|d, tag| {
+                if tag == 7 {
+                    seen = Some(d.read_unsigned_varint()?);
+                    assert!(d.read_unsigned_varint().is_err(), "read past the field");
+                    Ok(true)
+                } else {
+                    Ok(false)
+                }
+            })
+            .unwrap();
+        assert_eq!(seen, Some(9));
+        assert_eq!(unknown.len(), 1);
+        assert_eq!(
+            (unknown[0].tag, &unknown[0].data[..]),
+            (5, &[0xaa, 0xbb][..])
+        );
+        assert_eq!(d.remaining(), 1);
+
+        // A count with no room for its entries is still refused.
+        let input = Bytes::from_static(&[0x03, 0x00]);
+        let err = Decoder::new(&input)
+            .read_tagged_fields(|_, _| Ok(false))
+            .unwrap_err();
+        assert!(matches!(
+            err.kind(),
+            DecodeErrorKind::LengthExceedsInput { .. }
+        ));
     }
 }

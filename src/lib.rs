@@ -52,8 +52,8 @@ mod types;
 pub mod wire;
 
 /// Every message: one module per schema file, the top-level struct re-exported here.
-// Field docs are generated; decoding starts from `Self::default()` because a field the version
-// lacks keeps its default, then assigns what the version carries.
+// Field docs are generated. JSON reading and random generation start from `Self::default()`
+// and assign what the version carries, so fields the version lacks keep their defaults.
 #[allow(
     missing_docs,
     unused_variables,

@@ -109,28 +109,48 @@ fn read_field(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
     }
 }
 
+/// The local variable that holds a field while its struct is decoded: the field's own name,
+/// unless that would shadow one of the decoder's own bindings.
+fn local_ident(field: &Field) -> proc_macro2::Ident {
+    let ident = field_ident(field);
+    match ident.to_string().as_str() {
+        "d" | "version" | "flexible" | "tag" | "unknown_tagged_fields" => {
+            quote::format_ident!("{}_value", ident.to_string())
+        }
+        _ => ident,
+    }
+}
+
 pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
     let flexible = cx.flexible_binding();
-    let positional = s.fields.iter().map(|field| {
-        let ident = field_ident(field);
+    // Each field is read into a local (or takes its default where the version lacks it), and
+    // the struct is built once at the end: no default-then-overwrite, no extra copy.
+    let locals = s.fields.iter().map(|field| {
+        let local = local_ident(field);
         let name = &field.name;
         let range = cx.positional(field);
         let read = read_field(cx, field, range);
-        cx.when(range).guard(quote! {
-            this.#ident = #read.map_err(|e| e.at(#name))?;
-        })
+        let read = quote!(#read.map_err(|e| e.at(#name))?);
+        let default = super::field_default(field);
+        let value = cx.when(range).branch(read, default);
+        let mutability = if field.tag.is_some() && !cx.is_never_flexible() {
+            quote!(mut)
+        } else {
+            quote!()
+        };
+        quote!(let #mutability #local = #value;)
     });
-    let tagged = if cx.is_never_flexible() {
-        quote!()
+    let unknown_tagged_fields = if cx.is_never_flexible() {
+        quote!(Vec::new())
     } else {
         let tagged = tagged_fields(s);
         let arms = tagged.iter().map(|field| {
-            let ident = field_ident(field);
+            let local = local_ident(field);
             let name = &field.name;
             let tag = field.tag.expect("tagged");
             let read = read_field(cx, field, field.tagged_versions);
             let body = quote! {
-                this.#ident = #read.map_err(|e| e.at(#name))?;
+                #local = #read.map_err(|e| e.at(#name))?;
                 Ok(true)
             };
             let body = cx.when(field.tagged_versions).branch(
@@ -149,22 +169,32 @@ pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
                 }
             }
         };
-        quote! {
-            if flexible {
-                this.unknown_tagged_fields = d.read_tagged_fields(#read_known)?;
-            }
-        }
+        cx.when(cx.message.flexible_versions).branch(
+            quote!(d.read_tagged_fields(#read_known)?),
+            quote!(Vec::new()),
+        )
     };
+    let inits = s.fields.iter().map(|field| {
+        let ident = field_ident(field);
+        let local = local_ident(field);
+        if ident == local {
+            quote!(#ident,)
+        } else {
+            quote!(#ident: #local,)
+        }
+    });
     quote! {
         fn decode_fields(
             d: &mut crate::wire::Decoder<'_>,
             version: i16,
         ) -> Result<Self, crate::DecodeError> {
             #flexible
-            let mut this = Self::default();
-            #(#positional)*
-            #tagged
-            Ok(this)
+            #(#locals)*
+            let unknown_tagged_fields = #unknown_tagged_fields;
+            Ok(Self {
+                #(#inits)*
+                unknown_tagged_fields,
+            })
         }
     }
 }

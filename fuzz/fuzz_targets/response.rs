@@ -1,0 +1,5 @@
+//! Bytes 0-1 pick an API and version, the rest is a response frame: decode, and when it decodes, encode → decode gives the same frame.
+//! The checks are in `src/lib.rs`.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kafka_codec_fuzz::response(data));

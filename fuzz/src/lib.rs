@@ -1,0 +1,362 @@
+//! The properties the fuzz targets check, shared with `tests/fuzz_regressions.rs` and the
+//! seeding tool (`examples/fuzz_seeds.rs`), which include this file by path so that a
+//! regression test runs exactly the oracle the fuzzer ran.
+//!
+//! Every check takes the fuzzer's bytes and panics when a property fails; an input the codec
+//! refuses with an error is fine, as long as the refusal is an `Err` and not a panic, an
+//! abort or an oversize allocation.
+//!
+//! Input layouts (the seeding tool writes the same ones):
+//! - `request_frame`: a request frame without its size prefix; the same bytes are also fed to
+//!   [`split_frame`] as if they had come off a socket.
+//! - `response`: byte 0 picks the API (`ApiKey::ALL[b % len]`), byte 1 the version (one below
+//!   to one above the valid range), the rest is the response frame without its size prefix.
+//! - `json`: bytes 0-1 pick the message schema (big-endian, modulo the number of schemas),
+//!   byte 2 the version within its valid range, the rest is JSON text.
+//! - `structured_roundtrip`: bytes 0-1 and 2 as for `json`, byte 3 bit 0 asks for unknown
+//!   tagged fields, the rest is entropy for [`Random::random`].
+
+use arbitrary::Unstructured;
+use bytes::{Bytes, BytesMut};
+use kafka_codec::frame::split_frame;
+use kafka_codec::random::{Random, RandomOptions};
+use kafka_codec::{
+    ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError, JsonError,
+    Message, MessageVisitor, RandomMessageVisitor, RequestFrame, ResponseFrame, TrailingBytes,
+    VersionRange,
+};
+use serde_json::Value;
+use std::fmt::Debug;
+use std::sync::OnceLock;
+
+/// Equal, or equal but for NaN payloads: `NaN != NaN`, so a frame with a NaN `float64` is
+/// compared through its `Debug` text, which prints every NaN alike (the bytes are compared
+/// separately, and they keep the payload).
+fn same<T: PartialEq + Debug>(a: &T, b: &T) -> bool {
+    a == b || format!("{a:?}") == format!("{b:?}")
+}
+
+/// Limits far below the defaults, so that the fuzzer reaches every limit check.
+pub fn tight_limits() -> DecodeLimits {
+    DecodeLimits {
+        max_frame_size: 4096,
+        max_array_len: 8,
+        max_string_len: 16,
+        max_bytes_len: 16,
+        max_nesting: 2,
+    }
+}
+
+/// A whole frame, request or response, seen the same way by the checks below. A response
+/// frame does not name its API and version: they come with it as `Context`.
+trait Frame: PartialEq + Debug + Sized {
+    type Context: Copy;
+    fn decode(bytes: Bytes, cx: Self::Context, options: &DecodeOptions)
+        -> Result<Self, DecodeError>;
+    fn encode(&self) -> Result<Bytes, EncodeError>;
+    fn encoded_len(&self) -> Result<usize, EncodeError>;
+    fn to_json(&self) -> Result<Value, EncodeError>;
+    fn from_json(value: &Value) -> Result<Self, JsonError>;
+}
+
+impl Frame for RequestFrame {
+    type Context = ();
+    fn decode(bytes: Bytes, _: (), options: &DecodeOptions) -> Result<Self, DecodeError> {
+        RequestFrame::decode_with(bytes, options)
+    }
+    fn encode(&self) -> Result<Bytes, EncodeError> {
+        self.encode_to_bytes()
+    }
+    fn encoded_len(&self) -> Result<usize, EncodeError> {
+        RequestFrame::encoded_len(self)
+    }
+    fn to_json(&self) -> Result<Value, EncodeError> {
+        RequestFrame::to_json(self)
+    }
+    fn from_json(value: &Value) -> Result<Self, JsonError> {
+        RequestFrame::from_json(value)
+    }
+}
+
+impl Frame for ResponseFrame {
+    type Context = (ApiKey, i16);
+    fn decode(
+        bytes: Bytes,
+        (api, version): (ApiKey, i16),
+        options: &DecodeOptions,
+    ) -> Result<Self, DecodeError> {
+        ResponseFrame::decode_with(bytes, api, version, options)
+    }
+    fn encode(&self) -> Result<Bytes, EncodeError> {
+        self.encode_to_bytes()
+    }
+    fn encoded_len(&self) -> Result<usize, EncodeError> {
+        ResponseFrame::encoded_len(self)
+    }
+    fn to_json(&self) -> Result<Value, EncodeError> {
+        ResponseFrame::to_json(self)
+    }
+    fn from_json(value: &Value) -> Result<Self, JsonError> {
+        ResponseFrame::from_json(value)
+    }
+}
+
+/// Decode → encode → decode for one frame:
+/// - decoding never panics, and tight limits only ever refuse (with `LimitExceeded`) what the
+///   default limits accept, never decode it differently;
+/// - lenient trailing-byte handling decodes a strictly valid frame to the same frame;
+/// - a decoded frame encodes, `encoded_len` is exact, and the bytes decode to the same frame;
+/// - the input is canonical when re-encoding gives it back; when it does not, the re-encoded
+///   bytes are canonical: they decode to the same frame and re-encode identically;
+/// - the frame's JSON form reads back and is stable.
+fn check_frame<F: Frame>(input: &[u8], cx: F::Context) {
+    let input = Bytes::copy_from_slice(input);
+    let strict = F::decode(input.clone(), cx, &DecodeOptions::default());
+    let lenient = F::decode(
+        input.clone(),
+        cx,
+        &DecodeOptions {
+            trailing_bytes: TrailingBytes::Allow,
+            ..DecodeOptions::default()
+        },
+    );
+    let tight = F::decode(
+        input.clone(),
+        cx,
+        &DecodeOptions {
+            limits: tight_limits(),
+            ..DecodeOptions::default()
+        },
+    );
+    let frame = match strict {
+        Ok(frame) => frame,
+        Err(_) => return,
+    };
+    let lenient = lenient.expect("a strictly valid frame decodes leniently");
+    assert!(same(&lenient, &frame), "lenient decoding differs");
+    match tight {
+        Ok(tight) => assert!(same(&tight, &frame), "tight limits decode differently"),
+        Err(e) => assert!(
+            matches!(e.kind(), DecodeErrorKind::LimitExceeded { .. }),
+            "tight limits refuse a valid frame with {e}, not LimitExceeded"
+        ),
+    }
+
+    let encoded = frame.encode().expect("a decoded frame encodes");
+    assert_eq!(
+        frame.encoded_len().expect("encoded_len"),
+        encoded.len(),
+        "encoded_len is not what encode wrote"
+    );
+    let again = F::decode(encoded.clone(), cx, &DecodeOptions::default())
+        .expect("the re-encoded frame decodes");
+    assert!(same(&again, &frame), "re-encoded frame decodes differently");
+    if encoded != input {
+        // Non-canonical input (a bool byte of 2, a long varint, a default tagged field...):
+        // the re-encoding must be canonical.
+        let encoded_again = again.encode().expect("encodes again");
+        assert_eq!(encoded_again, encoded, "re-encoding is not a fixed point");
+    }
+
+    // JSON cannot carry NaN or infinities; everything else reads back to the same JSON.
+    if let Ok(json) = frame.to_json() {
+        let back = F::from_json(&json).expect("a frame's own JSON reads back");
+        assert_eq!(back.to_json().expect("to_json again"), json, "JSON not stable");
+    }
+}
+
+/// Splits `data` into frames as a server reading a socket would, and decodes each one.
+fn check_stream(data: &[u8]) {
+    let mut buf = BytesMut::from(data);
+    while let Ok(Some(frame)) = split_frame(&mut buf, &DecodeLimits::default()) {
+        let _ = RequestFrame::decode(frame);
+    }
+}
+
+/// The `request_frame` target.
+pub fn request_frame(data: &[u8]) {
+    check_stream(data);
+    check_frame::<RequestFrame>(data, ());
+}
+
+/// The version a selector byte picks: `min - 1 ..= max + 1` when `out_of_range`, so that
+/// unsupported versions get tried too, else `min..=max`.
+pub fn pick_version(range: VersionRange, byte: u8, out_of_range: bool) -> i16 {
+    let extra = i32::from(out_of_range);
+    let span = i32::from(range.max) - i32::from(range.min) + 1 + 2 * extra;
+    let version = i32::from(range.min) - extra + i32::from(byte) % span;
+    version as i16
+}
+
+/// The selector byte for `version` (the inverse of [`pick_version`]).
+pub fn version_byte(range: VersionRange, version: i16, out_of_range: bool) -> u8 {
+    (i32::from(version) - i32::from(range.min) + i32::from(out_of_range)) as u8
+}
+
+/// The `response` target.
+pub fn response(data: &[u8]) {
+    let [api, version, frame @ ..] = data else {
+        return;
+    };
+    let api = ApiKey::ALL[usize::from(*api) % ApiKey::ALL.len()];
+    let version = pick_version(api.valid_versions(), *version, true);
+    check_frame::<ResponseFrame>(frame, (api, version));
+}
+
+/// How many message schemas there are (requests, responses, headers, data).
+pub fn schema_count() -> usize {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        struct Count(usize);
+        impl MessageVisitor for Count {
+            fn visit<M: Message>(&mut self) {
+                self.0 += 1;
+            }
+        }
+        let mut count = Count(0);
+        kafka_codec::api::visit_messages(&mut count);
+        count.0
+    })
+}
+
+/// Calls `visit` with the `index`-th schema of [`kafka_codec::api::visit_random_messages`].
+struct Nth<V> {
+    index: usize,
+    visit: V,
+}
+
+/// Something done with one schema, chosen at run time.
+pub trait SchemaAction {
+    /// Does it with `M`.
+    fn run<M: Message + Random>(&mut self);
+}
+
+impl<V: SchemaAction> RandomMessageVisitor for Nth<V> {
+    fn visit<M: Message + Random>(&mut self) {
+        if self.index == 0 {
+            self.visit.run::<M>();
+        }
+        self.index = self.index.wrapping_sub(1);
+    }
+}
+
+/// Runs `action` on the `index`-th schema (modulo the number of schemas).
+pub fn with_schema<A: SchemaAction>(index: usize, action: A) -> A {
+    let mut nth = Nth {
+        index: index % schema_count(),
+        visit: action,
+    };
+    kafka_codec::api::visit_random_messages(&mut nth);
+    nth.visit
+}
+
+struct JsonCase<'a> {
+    version_byte: u8,
+    json: &'a [u8],
+}
+
+impl SchemaAction for JsonCase<'_> {
+    fn run<M: Message + Random>(&mut self) {
+        let version = pick_version(M::VALID_VERSIONS, self.version_byte, false);
+        let Ok(value) = serde_json::from_slice::<Value>(self.json) else {
+            return;
+        };
+        let Ok(message) = M::from_json(&value, version) else {
+            return;
+        };
+        check_message(&message, version, true);
+    }
+}
+
+/// The `json` target.
+pub fn json(data: &[u8]) {
+    let [hi, lo, version_byte, json @ ..] = data else {
+        return;
+    };
+    let index = usize::from(u16::from_be_bytes([*hi, *lo]));
+    with_schema(
+        index,
+        JsonCase {
+            version_byte: *version_byte,
+            json,
+        },
+    );
+}
+
+/// Encode → decode for a message: it encodes at `version`, `encoded_len` is exact, decoding
+/// takes exactly the encoded bytes and gives the same message, and the JSON form reads back
+/// to the same message (unknown tagged fields are not part of Kafka's JSON form, so
+/// `json_exact` is false when they may be present).
+pub fn check_message<M: Message>(message: &M, version: i16, json_exact: bool) {
+    let encoded = message
+        .encode_to_bytes(version)
+        .unwrap_or_else(|e| panic!("{} v{version} does not encode: {e}", M::NAME));
+    assert_eq!(
+        message.encoded_len(version).expect("encoded_len"),
+        encoded.len(),
+        "{} v{version}: encoded_len is not what encode wrote",
+        M::NAME
+    );
+    let mut rest = encoded.clone();
+    let decoded = M::decode(&mut rest, version)
+        .unwrap_or_else(|e| panic!("{} v{version} does not decode: {e}", M::NAME));
+    assert!(rest.is_empty(), "{} v{version}: bytes left over", M::NAME);
+    assert!(
+        same(&decoded, message),
+        "{} v{version}: decodes differently\n wrote {message:?}\n read  {decoded:?}",
+        M::NAME
+    );
+    let json = message
+        .to_json(version)
+        .unwrap_or_else(|e| panic!("{} v{version}: to_json: {e}", M::NAME));
+    let back = M::from_json(&json, version)
+        .unwrap_or_else(|e| panic!("{} v{version}: own JSON does not read: {e}", M::NAME));
+    if json_exact {
+        assert!(
+            same(&back, message),
+            "{} v{version}: JSON loses data",
+            M::NAME
+        );
+    }
+    assert_eq!(
+        back.to_json(version).expect("to_json again"),
+        json,
+        "{} v{version}: JSON not stable",
+        M::NAME
+    );
+}
+
+struct StructuredCase<'a> {
+    version_byte: u8,
+    options: RandomOptions,
+    entropy: &'a [u8],
+}
+
+impl SchemaAction for StructuredCase<'_> {
+    fn run<M: Message + Random>(&mut self) {
+        let version = pick_version(M::VALID_VERSIONS, self.version_byte, false);
+        let mut u = Unstructured::new(self.entropy);
+        let Ok(message) = M::random(&mut u, version, &self.options) else {
+            return;
+        };
+        check_message(&message, version, !self.options.unknown_tagged_fields);
+    }
+}
+
+/// The `structured_roundtrip` target.
+pub fn structured_roundtrip(data: &[u8]) {
+    let [hi, lo, version_byte, flags, entropy @ ..] = data else {
+        return;
+    };
+    let index = usize::from(u16::from_be_bytes([*hi, *lo]));
+    with_schema(
+        index,
+        StructuredCase {
+            version_byte: *version_byte,
+            options: RandomOptions {
+                unknown_tagged_fields: flags & 1 == 1,
+            },
+            entropy,
+        },
+    );
+}

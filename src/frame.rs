@@ -32,6 +32,9 @@ pub struct DecodeOptions {
     pub trailing_bytes: TrailingBytes,
 }
 
+/// The most [`split_frame`] reserves ahead of bytes that have arrived.
+const READ_AHEAD: usize = 64 * 1024;
+
 /// Takes one size-prefixed frame off the front of `buf`, without its prefix.
 ///
 /// Returns `Ok(None)` until the whole frame has arrived. A negative size, or one above
@@ -58,19 +61,12 @@ pub fn split_frame(
     let Ok(size) = usize::try_from(size) else {
         return Err(DecodeError::new(DecodeErrorKind::InvalidFrameSize(size), 0));
     };
-    if size > limits.max_frame_size {
-        return Err(DecodeError::new(
-            DecodeErrorKind::LimitExceeded {
-                what: "frame size",
-                value: size as u64,
-                limit: limits.max_frame_size as u64,
-            },
-            0,
-        ));
-    }
+    check_frame_size(size, limits)?;
     if buf.len() < 4 + size {
-        // Reserve for the rest of this frame only once its size is known to be acceptable.
-        buf.reserve(4 + size - buf.len());
+        // Make room for the next read, but never more than READ_AHEAD at a time: the size is
+        // only a claim, and four bytes from a peer must not reserve 100 MiB. The buffer grows
+        // geometrically as the bytes really arrive.
+        buf.reserve((4 + size - buf.len()).min(READ_AHEAD));
         return Ok(None);
     }
     buf.advance(4);
@@ -82,6 +78,22 @@ pub fn put_size_prefix(buf: &mut impl BufMut, len: usize) -> Result<(), EncodeEr
     let size = i32::try_from(len)
         .map_err(|_| EncodeError::new(crate::EncodeErrorKind::LengthTooLarge(len)))?;
     buf.put_i32(size);
+    Ok(())
+}
+
+/// Refuses a frame larger than [`DecodeLimits::max_frame_size`], whether its size comes
+/// from a prefix or from the buffer handed to a decoder.
+fn check_frame_size(size: usize, limits: &DecodeLimits) -> Result<(), DecodeError> {
+    if size > limits.max_frame_size {
+        return Err(DecodeError::new(
+            DecodeErrorKind::LimitExceeded {
+                what: "frame size",
+                value: size as u64,
+                limit: limits.max_frame_size as u64,
+            },
+            0,
+        ));
+    }
     Ok(())
 }
 
@@ -149,16 +161,7 @@ impl RequestFrame {
 
     /// Decodes a whole request frame with explicit options.
     pub fn decode_with(frame: Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
-        if frame.len() > options.limits.max_frame_size {
-            return Err(DecodeError::new(
-                DecodeErrorKind::LimitExceeded {
-                    what: "frame size",
-                    value: frame.len() as u64,
-                    limit: options.limits.max_frame_size as u64,
-                },
-                0,
-            ));
-        }
+        check_frame_size(frame.len(), &options.limits)?;
         let (api, version) = Self::peek_api(&frame)?;
         let mut decoder = Decoder::with_limits(&frame, options.limits);
         let header = RequestHeader::decode_from(&mut decoder, api.request_header_version(version))?;

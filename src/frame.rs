@@ -267,6 +267,7 @@ impl ResponseFrame {
         version: i16,
         options: &DecodeOptions,
     ) -> Result<Self, DecodeError> {
+        check_frame_size(frame.len(), &options.limits)?;
         let mut decoder = Decoder::with_limits(&frame, options.limits);
         let header =
             ResponseHeader::decode_from(&mut decoder, api_key.response_header_version(version))?;

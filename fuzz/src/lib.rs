@@ -21,9 +21,9 @@ use bytes::{Bytes, BytesMut};
 use kafka_codec::frame::split_frame;
 use kafka_codec::random::{Random, RandomOptions};
 use kafka_codec::{
-    ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError, JsonError,
-    Message, MessageVisitor, RandomMessageVisitor, RequestFrame, ResponseFrame, TrailingBytes,
-    VersionRange,
+    ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError,
+    EncodeErrorKind, JsonError, Message, MessageVisitor, RandomMessageVisitor, RequestFrame,
+    ResponseFrame, TrailingBytes, VersionRange,
 };
 use serde_json::Value;
 use std::fmt::Debug;
@@ -51,8 +51,11 @@ pub fn tight_limits() -> DecodeLimits {
 /// frame does not name its API and version: they come with it as `Context`.
 trait Frame: PartialEq + Debug + Sized {
     type Context: Copy;
-    fn decode(bytes: Bytes, cx: Self::Context, options: &DecodeOptions)
-        -> Result<Self, DecodeError>;
+    fn decode(
+        bytes: Bytes,
+        cx: Self::Context,
+        options: &DecodeOptions,
+    ) -> Result<Self, DecodeError>;
     fn encode(&self) -> Result<Bytes, EncodeError>;
     fn encoded_len(&self) -> Result<usize, EncodeError>;
     fn to_json(&self) -> Result<Value, EncodeError>;
@@ -161,7 +164,11 @@ fn check_frame<F: Frame>(input: &[u8], cx: F::Context) {
     // JSON cannot carry NaN or infinities; everything else reads back to the same JSON.
     if let Ok(json) = frame.to_json() {
         let back = F::from_json(&json).expect("a frame's own JSON reads back");
-        assert_eq!(back.to_json().expect("to_json again"), json, "JSON not stable");
+        assert_eq!(
+            back.to_json().expect("to_json again"),
+            json,
+            "JSON not stable"
+        );
     }
 }
 
@@ -264,7 +271,28 @@ impl SchemaAction for JsonCase<'_> {
         let Ok(message) = M::from_json(&value, version) else {
             return;
         };
-        check_message(&message, version, true);
+        // Like Kafka's JSON converters, reading JSON accepts any field the schema has, at any
+        // version, and null wherever the field is ever nullable; writing the version then
+        // refuses what it cannot carry, and drops ignorable fields it lacks.
+        if let Err(e) = message.encode_to_bytes(version) {
+            assert!(
+                matches!(
+                    e.kind(),
+                    EncodeErrorKind::FieldNotInVersion | EncodeErrorKind::NullNotAllowed
+                ),
+                "{} v{version}: a message read from JSON fails to encode with {e}",
+                M::NAME
+            );
+            return;
+        }
+        // What the version carries of the message is what its own JSON reads back to.
+        let (decoded, carried) = check_message(&message, version);
+        assert!(
+            same(&decoded, &carried),
+            "{} v{version}: decodes to something other than what the version carries\n \
+             carried {carried:?}\n read    {decoded:?}",
+            M::NAME
+        );
     }
 }
 
@@ -284,10 +312,10 @@ pub fn json(data: &[u8]) {
 }
 
 /// Encode → decode for a message: it encodes at `version`, `encoded_len` is exact, decoding
-/// takes exactly the encoded bytes and gives the same message, and the JSON form reads back
-/// to the same message (unknown tagged fields are not part of Kafka's JSON form, so
-/// `json_exact` is false when they may be present).
-pub fn check_message<M: Message>(message: &M, version: i16, json_exact: bool) {
+/// takes exactly the encoded bytes, which re-encode identically, and the JSON form reads back
+/// and is stable. Returns what decoding gave and what the JSON form read back to, for the
+/// caller to compare with what it knows of the message.
+pub fn check_message<M: Message>(message: &M, version: i16) -> (M, M) {
     let encoded = message
         .encode_to_bytes(version)
         .unwrap_or_else(|e| panic!("{} v{version} does not encode: {e}", M::NAME));
@@ -301,29 +329,26 @@ pub fn check_message<M: Message>(message: &M, version: i16, json_exact: bool) {
     let decoded = M::decode(&mut rest, version)
         .unwrap_or_else(|e| panic!("{} v{version} does not decode: {e}", M::NAME));
     assert!(rest.is_empty(), "{} v{version}: bytes left over", M::NAME);
-    assert!(
-        same(&decoded, message),
-        "{} v{version}: decodes differently\n wrote {message:?}\n read  {decoded:?}",
+    let encoded_again = decoded.encode_to_bytes(version).expect("re-encodes");
+    assert_eq!(
+        encoded_again,
+        encoded,
+        "{} v{version}: not a fixed point",
         M::NAME
     );
+
     let json = message
         .to_json(version)
-        .unwrap_or_else(|e| panic!("{} v{version}: to_json: {e}", M::NAME));
+        .unwrap_or_else(|e| panic!("{} v{version} encodes but to_json fails: {e}", M::NAME));
     let back = M::from_json(&json, version)
         .unwrap_or_else(|e| panic!("{} v{version}: own JSON does not read: {e}", M::NAME));
-    if json_exact {
-        assert!(
-            same(&back, message),
-            "{} v{version}: JSON loses data",
-            M::NAME
-        );
-    }
     assert_eq!(
         back.to_json(version).expect("to_json again"),
         json,
         "{} v{version}: JSON not stable",
         M::NAME
     );
+    (decoded, back)
 }
 
 struct StructuredCase<'a> {
@@ -339,7 +364,20 @@ impl SchemaAction for StructuredCase<'_> {
         let Ok(message) = M::random(&mut u, version, &self.options) else {
             return;
         };
-        check_message(&message, version, !self.options.unknown_tagged_fields);
+        let (decoded, back) = check_message(&message, version);
+        assert!(
+            same(&decoded, &message),
+            "{} v{version}: decodes differently\n wrote {message:?}\n read  {decoded:?}",
+            M::NAME
+        );
+        // Unknown tagged fields survive the wire but are not part of Kafka's JSON form.
+        if !self.options.unknown_tagged_fields {
+            assert!(
+                same(&back, &message),
+                "{} v{version}: JSON loses data",
+                M::NAME
+            );
+        }
     }
 }
 

@@ -26,11 +26,20 @@ fn split_frame_does_not_reserve_a_claimed_frame_size() {
     let input = hex("040026f3");
     checks::request_frame(&input);
     let mut buf = BytesMut::from(&input[..]);
-    assert_eq!(split_frame(&mut buf, &DecodeLimits::default()).unwrap(), None);
-    assert!(buf.capacity() <= 64 * 1024 + 4, "reserved {}", buf.capacity());
+    assert_eq!(
+        split_frame(&mut buf, &DecodeLimits::default()).unwrap(),
+        None
+    );
+    assert!(
+        buf.capacity() <= 64 * 1024 + 4,
+        "reserved {}",
+        buf.capacity()
+    );
     // The frame still arrives whole once its bytes do.
     let mut buf = BytesMut::from(&hex("00000003aabbccdd")[..]);
-    let frame = split_frame(&mut buf, &DecodeLimits::default()).unwrap().unwrap();
+    let frame = split_frame(&mut buf, &DecodeLimits::default())
+        .unwrap()
+        .unwrap();
     assert_eq!(&frame[..], hex("aabbcc"));
     assert_eq!(&buf[..], [0xdd]);
 }

@@ -43,3 +43,34 @@ fn split_frame_does_not_reserve_a_claimed_frame_size() {
     assert_eq!(&frame[..], hex("aabbcc"));
     assert_eq!(&buf[..], [0xdd]);
 }
+
+/// Not a finding but the oracle's other branch: inputs Kafka accepts that are not what an
+/// encoder writes. Each decodes, re-encodes to the canonical bytes, and those re-encode
+/// identically (the `request_frame` check asserts all of it).
+#[test]
+fn non_canonical_frames_re_encode_canonically() {
+    use kafka_codec::RequestFrame;
+    for (input, canonical) in [
+        // ApiVersions v3, header tagged-field count 0 written as a two-byte varint.
+        (
+            "00120003000000010003636c69 8000 0261023100",
+            "00120003000000010003636c69 00 0261023100",
+        ),
+        // Metadata v4, AllowAutoTopicCreation as the byte 2.
+        (
+            "0003000400000009 0000 00000000 02",
+            "0003000400000009 0000 00000000 01",
+        ),
+        // Metadata v4, null Topics as the count -2.
+        (
+            "0003000400000009ffff fffffffe 01",
+            "0003000400000009ffff ffffffff 01",
+        ),
+    ] {
+        let input = hex(&input.replace(' ', ""));
+        let canonical = hex(&canonical.replace(' ', ""));
+        checks::request_frame(&input);
+        let frame = RequestFrame::decode(input.into()).unwrap();
+        assert_eq!(frame.encode_to_bytes().unwrap(), canonical);
+    }
+}

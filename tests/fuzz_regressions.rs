@@ -74,3 +74,62 @@ fn non_canonical_frames_re_encode_canonically() {
         assert_eq!(frame.encode_to_bytes().unwrap(), canonical);
     }
 }
+
+/// `structured_roundtrip`, "JSON not stable" in FetchSnapshotResponse v0 (input below, found
+/// after 25 minutes; it picks the schema and entropy, so it names this case only for the
+/// random generator of its day). Not a codec bug but a fuzz oracle that asked too much: a
+/// tagged struct (`CurrentLeader`) whose only difference from its default is an unknown
+/// tagged field is written to JSON, since it is not the default (Kafka's `equals` compares
+/// unknown tagged fields too), but the JSON form leaves unknown tagged fields out, so it
+/// reads back as the default and the next JSON omits it. The wire keeps it exactly; the
+/// oracle now requires JSON stability from the second round on.
+#[test]
+fn unknown_tagged_fields_in_a_tagged_struct_survive_the_wire_but_not_json() {
+    use bytes::Bytes;
+    use kafka_codec::messages::fetch_snapshot_response::{
+        FetchSnapshotResponse, LeaderIdAndEpoch, PartitionSnapshot, TopicSnapshot,
+    };
+    use kafka_codec::{Message, RawTaggedField};
+
+    checks::structured_roundtrip(&hex(concat!(
+        "0067726f757045706f6368bd01017ac1f445bd6bd0886bb6042cb0293c544e18419b2bca0047903b16",
+        "9799e19029000000656e644f666673952a7520b03d7101000000ccffffffffff903b169799e1902900",
+        "0000656e644f666673952a7520b03d7101000000ccffffffff0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e",
+        "0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e",
+        "0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0effda9777a5de0001b4d828c3c70be0c0cfd7f7e10000",
+        "0000000000005fe1d1e61af3b03d71019dd5d41485242757497659589e32",
+    )));
+
+    let leader = LeaderIdAndEpoch {
+        unknown_tagged_fields: vec![RawTaggedField {
+            tag: 7,
+            data: Bytes::from_static(b"x"),
+        }],
+        ..Default::default()
+    };
+    let message = FetchSnapshotResponse {
+        topics: vec![TopicSnapshot {
+            partitions: vec![PartitionSnapshot {
+                current_leader: leader,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let (decoded, back) = checks::check_message(&message, 0);
+    assert_eq!(decoded, message);
+    let json = message.to_json(0).unwrap();
+    let partition = &json["topics"][0]["partitions"][0];
+    assert_eq!(
+        partition["currentLeader"],
+        serde_json::json!({"leaderId": 0, "leaderEpoch": 0})
+    );
+    assert_eq!(
+        back.topics[0].partitions[0].current_leader,
+        LeaderIdAndEpoch::default()
+    );
+    assert!(back.to_json(0).unwrap()["topics"][0]["partitions"][0]
+        .get("currentLeader")
+        .is_none());
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Short fuzz runs for CI: each target for FUZZ_SECONDS (60 by default) over the committed
+# corpus in fuzz/corpus/<target>. A crash, a failed property, a timeout or an allocation
+# over the limits fails the run (non-zero exit) and prints the input as hex for a
+# regression test. See fuzz/README.md for what each target checks and for long campaigns.
+#
+# cargo-fuzz needs nightly-only rustc flags (-Zsanitizer, coverage instrumentation):
+# RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them, and its rust-std ships the
+# AddressSanitizer runtime, so no nightly toolchain is needed.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+
+seconds=${FUZZ_SECONDS:-60}
+targets=(${FUZZ_TARGETS:-request_frame response json structured_roundtrip})
+sanitizer=${FUZZ_SANITIZER:-address}
+export RUSTC_BOOTSTRAP=1
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "installing cargo-fuzz from crates.io"
+    cargo install cargo-fuzz --locked
+fi
+cargo fuzz --version
+
+# -a: debug assertions (integer overflow checks) on, as in the campaigns.
+build=(--sanitizer "$sanitizer" -a)
+if ! cargo fuzz build "${build[@]}"; then
+    echo "build with --sanitizer $sanitizer failed; falling back to --sanitizer none"
+    sanitizer=none
+    build=(--sanitizer none -a)
+    cargo fuzz build "${build[@]}"
+fi
+
+# Seeds for every schema and version, regenerated rather than committed: the committed corpus
+# keeps what the campaigns found, within a small budget (see fuzz/README.md).
+seeds=$(mktemp -d)
+(cd .. && cargo run -q --example fuzz_seeds -- "$seeds")
+
+# One input is at most 64 KiB, so no allocation may exceed 64 MiB.
+limits=(-max_len=65536 -malloc_limit_mb=64 -rss_limit_mb=2048 -timeout=10)
+failed=()
+for target in "${targets[@]}"; do
+    work=$(mktemp -d)
+    artifacts=$(mktemp -d)
+    echo "=== fuzz $target for ${seconds}s (sanitizer $sanitizer)"
+    # New inputs go to the scratch directory; the committed corpus and the seeds are only read.
+    if timeout $((seconds + 300)) cargo fuzz run "${build[@]}" "$target" "$work" "corpus/$target" \
+        "$seeds/$target" -- \
+        "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+        -artifact_prefix="$artifacts/" >"$work.log" 2>&1; then
+        grep -E '^#[0-9]+.*(DONE|pulse)' "$work.log" | tail -1 || true
+        grep -E '^stat::number_of_executed_units' "$work.log" || true
+    else
+        failed+=("$target")
+        tail -60 "$work.log"
+        for artifact in "$artifacts"/*; do
+            [ -f "$artifact" ] || continue
+            echo "$target: $(basename "$artifact"): $(od -An -v -tx1 "$artifact" | tr -d ' \n')"
+        done
+    fi
+    rm -rf "$work" "$work.log" "$artifacts"
+done
+
+rm -rf "$seeds"
+
+if [ ${#failed[@]} -ne 0 ]; then
+    echo "fuzz: failed targets: ${failed[*]}"
+    exit 1
+fi
+echo "fuzz: ${#targets[@]} passed, 0 failed"

@@ -39,6 +39,7 @@ seeds=$(mktemp -d)
 limits=(-max_len=65536 -malloc_limit_mb=64 -rss_limit_mb=2048 -timeout=10)
 failed=()
 for target in "${targets[@]}"; do
+    mkdir -p "corpus/$target"  # a target without a committed corpus starts from nothing
     work=$(mktemp -d)
     artifacts=$(mktemp -d)
     echo "=== fuzz $target for ${seconds}s (sanitizer $sanitizer)"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Everything that needs a real Kafka broker, in one place so the broker starts once: start a
+# single KRaft node on 127.0.0.1 (tools/kafka-broker/broker.sh), run each live step against
+# it, always stop it. Exits non-zero if the broker does not start or a step fails.
+# Meant for .ci/run; by hand: `bash tools/ci-live.sh [STEP...]` runs only the named steps.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+broker=tools/kafka-broker/broker.sh
+t0=$(date +%s)
+say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
+
+# Every live step: a name and the command that runs it. Steps read KAFKA_BROKER,
+# KAFKA_CONTROLLER, KAFKA_NODE_ID and KAFKA_CLUSTER_ID from the environment.
+steps=(live_broker)
+step_live_broker() { cargo test --test live_broker -- --ignored --nocapture; }
+
+[ $# -gt 0 ] && steps=("$@")
+
+# Build first, so the broker does not idle through a compile.
+cargo test --test live_broker --no-run
+
+cleanup() {
+    bash "$broker" stop || true
+    say "done"
+}
+trap cleanup EXIT
+
+# A broker left over from an interrupted run of this checkout would hold the ports.
+bash "$broker" stop
+bash "$broker" start >/dev/null
+set -a
+# shellcheck disable=SC1090
+. "$(bash "$broker" envfile)"
+set +a
+say "broker up: KAFKA_BROKER=$KAFKA_BROKER KAFKA_CONTROLLER=$KAFKA_CONTROLLER"
+for step in "${steps[@]}"; do
+    say "step $step"
+    if ! "step_$step"; then
+        say "step $step failed; broker log: target/kafka-broker/logs/server.log" >&2
+        tail -n 30 target/kafka-broker/logs/server.log >&2 || true
+        exit 1
+    fi
+done

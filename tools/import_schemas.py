@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Import Kafka's message schemas from the kafka-clients jar into schemas/.
+"""Import Kafka's message schemas and error table from the kafka-clients jar into schemas/.
 
 Usage:
     python3 tools/import_schemas.py import [--jar PATH]
@@ -15,11 +15,18 @@ The output keeps only the facts the code generator needs: comments and every
 source order (Kafka's own generator coerces odd forms such as a numeric
 "default", so ours must as well).  A single local overlay, see
 apply_local_overlay(), is applied on top.
+
+The error table (schemas/error-codes.tsv: code, name, retriable) is read by
+running tools/error-codes/ErrorCodes.java against the same jar (Java's
+single-file source mode, with the slf4j-api jar that kafka-clients' pom names).
+It is not a .json file, so the generator does not take it for a message schema.
 """
 
 import argparse
 import difflib
 import json
+import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -29,6 +36,8 @@ TOOLS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TOOLS_DIR.parent
 SCHEMAS_DIR = REPO_ROOT / "schemas"
 VERSION_FILE = TOOLS_DIR / "kafka-version"
+ERROR_TABLE_NAME = "error-codes.tsv"
+ERROR_PROGRAM = TOOLS_DIR / "error-codes" / "ErrorCodes.java"
 
 JAR_PREFIX = "common/message/"
 JAR_VERSION_ENTRY = "kafka/kafka-version.properties"
@@ -68,10 +77,13 @@ def m2_jar_path(version):
 
 def locate_jar(version):
     """Find the pinned jar in ~/.m2, asking Maven to fetch it if absent."""
-    jar = m2_jar_path(version)
+    return m2_fetch(m2_jar_path(version), f"org.apache.kafka:kafka-clients:{version}")
+
+
+def m2_fetch(jar, artifact):
+    """Return `jar` (a path in ~/.m2), asking Maven to fetch `artifact` if it is absent."""
     if jar.is_file():
         return jar
-    artifact = f"org.apache.kafka:kafka-clients:{version}"
     cmd = ["mvn", "-q", "dependency:get", f"-Dartifact={artifact}",
            "-Dtransitive=false"]
     print(f"{jar} not found; running: {' '.join(cmd)}", file=sys.stderr)
@@ -265,6 +277,80 @@ def apply_local_overlay(schemas):
 
 
 # --------------------------------------------------------------------------
+# The error table
+# --------------------------------------------------------------------------
+
+def slf4j_jar(kafka_jar):
+    """The slf4j-api jar that kafka-clients needs at run time (its Errors class logs).
+
+    The version comes from the pom Maven stores next to the kafka-clients jar.
+    """
+    pom = kafka_jar.with_suffix(".pom")
+    if not pom.is_file():
+        raise SchemaImportError(
+            f"{pom} is missing: the error table needs kafka-clients' pom to find the "
+            f"slf4j-api version (use a jar from ~/.m2)")
+    match = re.search(
+        r"<artifactId>slf4j-api</artifactId>\s*<version>([^<]+)</version>",
+        pom.read_text(encoding="utf-8"))
+    if not match:
+        raise SchemaImportError(f"{pom} names no slf4j-api dependency")
+    version = match.group(1).strip()
+    jar = (Path.home() / ".m2" / "repository" / "org" / "slf4j" / "slf4j-api" / version
+           / f"slf4j-api-{version}.jar")
+    return m2_fetch(jar, f"org.slf4j:slf4j-api:{version}")
+
+
+def parse_error_table(text, origin):
+    """Check ErrorCodes.java's output: [(code, name, retriable)] sorted by code."""
+    rows = []
+    codes, names = set(), set()
+    for number, line in enumerate(text.splitlines(), 1):
+        parts = line.split("\t")
+        if len(parts) != 3:
+            raise SchemaImportError(f"{origin} line {number}: expected 3 columns: {line!r}")
+        code, name, retriable = parts
+        if not re.fullmatch(r"-?[0-9]+", code) or not -32768 <= int(code) <= 32767:
+            raise SchemaImportError(f"{origin} line {number}: code {code!r} is not an int16")
+        if not re.fullmatch(r"[A-Z][A-Z0-9_]*", name):
+            raise SchemaImportError(f"{origin} line {number}: odd error name {name!r}")
+        if retriable not in ("true", "false"):
+            raise SchemaImportError(f"{origin} line {number}: retriable is {retriable!r}")
+        if int(code) in codes or name in names:
+            raise SchemaImportError(f"{origin} line {number}: {code} {name} given twice")
+        codes.add(int(code))
+        names.add(name)
+        rows.append((int(code), name, retriable == "true"))
+    if 0 not in codes:
+        raise SchemaImportError(f"{origin}: no code 0 (NONE)")
+    return sorted(rows)
+
+
+def read_error_table(jar):
+    """Run ErrorCodes.java against the jar; return the rows."""
+    class_path = os.pathsep.join([str(jar), str(slf4j_jar(jar))])
+    cmd = ["java", "-cp", class_path, str(ERROR_PROGRAM)]
+    try:
+        done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise SchemaImportError("java (17+) is needed to read the error table")
+    except subprocess.CalledProcessError as exc:
+        raise SchemaImportError(
+            f"{ERROR_PROGRAM.name} failed with exit code {exc.returncode}:\n{exc.stderr}")
+    return parse_error_table(done.stdout, f"{ERROR_PROGRAM.name} on {jar.name}")
+
+
+def render_error_table(rows, label):
+    """The error table as stored in schemas/: a comment, a header row, one row per code."""
+    lines = [f"# Kafka's error codes, imported from kafka-clients {label} by "
+             f"tools/import_schemas.py; do not edit.",
+             "code\tname\tretriable"]
+    lines += [f"{code}\t{name}\t{'true' if retriable else 'false'}"
+              for code, name, retriable in rows]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------
 # Producing and comparing output
 # --------------------------------------------------------------------------
 
@@ -290,14 +376,19 @@ def build_output(jar_arg):
     apply_local_overlay(schemas)
     output = {name: render(schema) for name, schema in schemas.items()}
     label = jar_version or expected or jar.name
+    output[ERROR_TABLE_NAME] = render_error_table(read_error_table(jar), label)
     return output, label
 
 
 def committed_files():
-    """Current schemas/*.json files as {file name: Path}."""
+    """Current schemas/*.json files and the error table as {file name: Path}."""
     if not SCHEMAS_DIR.is_dir():
         return {}
-    return {p.name: p for p in SCHEMAS_DIR.glob("*.json")}
+    files = {p.name: p for p in SCHEMAS_DIR.glob("*.json")}
+    table = SCHEMAS_DIR / ERROR_TABLE_NAME
+    if table.is_file():
+        files[table.name] = table
+    return files
 
 
 def cmd_import(args):
@@ -314,7 +405,7 @@ def cmd_import(args):
     removed = sorted(set(committed_files()) - set(output))
     for name in removed:
         (SCHEMAS_DIR / name).unlink()
-    print(f"imported kafka-clients {label}: {len(output)} files "
+    print(f"imported kafka-clients {label}: {len(output) - 1} schemas and the error table "
           f"({written} written, {len(removed)} removed"
           f"{': ' + ', '.join(removed) if removed else ''}), "
           f"{len(OVERLAY_SUMMARY)} local overlay: {', '.join(OVERLAY_SUMMARY)}")
@@ -344,7 +435,8 @@ def cmd_check(args):
             changed.append(name)
 
     if not (missing or extra or changed):
-        print(f"schemas/ matches kafka-clients {label} ({len(output)} files, "
+        print(f"schemas/ matches kafka-clients {label} ({len(output) - 1} schemas and the "
+              f"error table, "
               f"{len(OVERLAY_SUMMARY)} local overlay: {', '.join(OVERLAY_SUMMARY)})")
         return 0
 
@@ -365,7 +457,8 @@ def cmd_check(args):
 def main(argv=None):
     """Command-line entry point."""
     parser = argparse.ArgumentParser(
-        description="Import Kafka message schemas from kafka-clients into schemas/.")
+        description="Import Kafka message schemas and error codes from kafka-clients "
+                    "into schemas/.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func, text in (
             ("import", cmd_import, "rewrite schemas/ from the jar"),

@@ -13,6 +13,7 @@
 //! ```
 
 pub mod emit;
+pub mod error_table;
 pub mod model;
 pub mod parse;
 mod validate;
@@ -89,13 +90,29 @@ impl Generator {
         Ok(set)
     }
 
-    /// Writes `messages.rs` (every message) and `api.rs` (the API table and dispatch) into
-    /// `out_dir`, formatted, and returns the schema files read.
+    /// Reads Kafka's error table, `error-codes.tsv` in the schema directory.
+    pub fn load_error_table(&self) -> Result<Vec<error_table::ErrorEntry>, Error> {
+        let path = self.schema_dir.join(error_table::FILE_NAME);
+        let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        error_table::parse(&text).map_err(|message| Error::Schema {
+            file: error_table::FILE_NAME.into(),
+            message,
+        })
+    }
+
+    /// Writes `messages.rs` (every message), `api.rs` (the API table and dispatch) and
+    /// `error_codes.rs` (Kafka's error table) into `out_dir`, formatted, and returns the
+    /// schema files read.
     pub fn generate_to(&self, out_dir: impl AsRef<Path>) -> Result<SchemaSet, Error> {
         let set = self.load()?;
+        let errors = self.load_error_table()?;
         for (file, source) in [
             ("messages.rs", emit::emit_all(&set)),
             ("api.rs", emit::emit_api(&set)),
+            ("error_codes.rs", emit::emit_error_codes(&errors, &set)),
         ] {
             let path = out_dir.as_ref().join(file);
             std::fs::write(&path, source).map_err(|source| Error::Io { path, source })?;

@@ -5,6 +5,8 @@
 mod codec;
 mod dispatch;
 pub use dispatch::emit_api;
+mod errors;
+pub use errors::emit_error_codes;
 mod json;
 mod random;
 mod structs;

@@ -53,6 +53,50 @@ impl ApiKey {
     }
 }
 
+impl ApiKey {
+    /// The versions a peer may use without opting in to unstable ones: the valid versions less
+    /// the highest when the schema marks it `latestVersionUnstable` (Kafka advertises that
+    /// version only when unstable versions are enabled). `None` if no version is stable.
+    ///
+    /// ```
+    /// use kafka_codec::{ApiKey, VersionRange};
+    /// assert_eq!(ApiKey::Metadata.stable_versions(), Some(ApiKey::Metadata.valid_versions()));
+    /// assert!(ApiKey::InitProducerId.latest_version_unstable());
+    /// let valid = ApiKey::InitProducerId.valid_versions();
+    /// assert_eq!(
+    ///     ApiKey::InitProducerId.stable_versions(),
+    ///     Some(VersionRange::new(valid.min, valid.max - 1))
+    /// );
+    /// ```
+    pub const fn stable_versions(self) -> Option<crate::VersionRange> {
+        let valid = self.valid_versions();
+        if !self.latest_version_unstable() {
+            Some(valid)
+        } else if valid.max > valid.min {
+            Some(crate::VersionRange::new(valid.min, valid.max - 1))
+        } else {
+            None
+        }
+    }
+}
+
+impl Request {
+    /// Whether the peer answers this request: every request gets a response except a Produce
+    /// with `acks = 0`, which Kafka never answers.
+    ///
+    /// ```
+    /// use kafka_codec::messages::ProduceRequest;
+    /// use kafka_codec::Request;
+    /// let fire_and_forget = Request::from(ProduceRequest { acks: 0, ..Default::default() });
+    /// assert!(!fire_and_forget.expects_response());
+    /// let acked = Request::from(ProduceRequest { acks: -1, ..Default::default() });
+    /// assert!(acked.expects_response());
+    /// ```
+    pub fn expects_response(&self) -> bool {
+        !matches!(self, Request::Produce(produce) if produce.acks == 0)
+    }
+}
+
 impl std::fmt::Display for ApiKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -83,7 +83,7 @@ pub fn put_size_prefix(buf: &mut impl BufMut, len: usize) -> Result<(), EncodeEr
 
 /// Refuses a frame larger than [`DecodeLimits::max_frame_size`], whether its size comes
 /// from a prefix or from the buffer handed to a decoder.
-fn check_frame_size(size: usize, limits: &DecodeLimits) -> Result<(), DecodeError> {
+pub(crate) fn check_frame_size(size: usize, limits: &DecodeLimits) -> Result<(), DecodeError> {
     if size > limits.max_frame_size {
         return Err(DecodeError::new(
             DecodeErrorKind::LimitExceeded {

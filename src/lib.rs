@@ -35,12 +35,14 @@
 //! Crate layout: [`messages`] holds one module per schema; [`Message`] is the trait they
 //! share; [`ApiKey`], [`Request`] and [`Response`] dispatch by API; [`RequestFrame`] and
 //! [`ResponseFrame`] handle whole frames and the size prefix; [`wire`] has the primitives;
-//! [`json`] documents Kafka's JSON form; [`quorum`] is the reference KRaft leader model that
+//! [`json`] documents Kafka's JSON form; [`conn`] holds conversations (error codes, version
+//! negotiation, sans-IO connections); [`quorum`] is the reference KRaft leader model that
 //! computes the committed voter set.
 
 #![warn(missing_docs)]
 
 pub mod api;
+pub mod conn;
 mod error;
 pub mod frame;
 pub mod json;

@@ -1,0 +1,63 @@
+//! Conversations with Kafka software: error codes, version negotiation, and a connection
+//! without I/O (in the manner of `h2` and `quinn-proto`) for both sides and for an observer.
+//!
+//! - [`ErrorCode`]: Kafka's error table (name, retriable), from the pinned `kafka-clients`.
+//! - [`SupportedVersions`]: what a peer supports, read from its `ApiVersionsResponse`;
+//!   [`SupportedVersions::negotiate`] picks the highest version both sides speak, never an
+//!   unstable one unless asked; [`ApiVersionsReply`] handles the ApiVersions fallback.
+//! - [`ClientConnection`]: writes requests, numbers them, and reads the responses in order,
+//!   each decoded at the API and version of the request it answers.
+//! - [`ServerConnection`]: reads requests (ApiVersions at an unknown version as Kafka does)
+//!   and writes responses in order with the right header version.
+//! - [`Observer`]: follows both directions of a conversation it only watches (a tap).
+//!
+//! All of them work on `BytesMut` buffers the caller reads into and writes from, frame with
+//! [`split_frame`](crate::frame::split_frame) and enforce the [`DecodeLimits`](crate::DecodeLimits)
+//! of their [`DecodeOptions`](crate::DecodeOptions). The `tokio` feature adds
+//! `tokio_util::codec` implementations on top ([`tokio`](self::tokio) module).
+//!
+//! ```
+//! use bytes::BytesMut;
+//! use kafka_codec::conn::{ApiVersionsReply, ClientConnection, ServerConnection, SupportedVersions};
+//! use kafka_codec::messages::{ApiVersionsRequest, ApiVersionsResponse};
+//! use kafka_codec::{ApiKey, Request, Response};
+//!
+//! let mut client = ClientConnection::new().with_client_id("example");
+//! let mut server = ServerConnection::new();
+//! let (mut to_server, mut to_client) = (BytesMut::new(), BytesMut::new());
+//!
+//! // The client asks what the server speaks, at the newest ApiVersions it knows.
+//! let version = ApiVersionsReply::first_version();
+//! client.send(version, &Request::from(ApiVersionsRequest::default()), &mut to_server).unwrap();
+//!
+//! // The server answers with the stable versions of the APIs it serves.
+//! let request = server.receive(&mut to_server).unwrap().unwrap();
+//! let ours = SupportedVersions::stable([ApiKey::ApiVersions, ApiKey::Metadata]);
+//! let answer = request.respond(ApiVersionsResponse { api_keys: ours.to_api_keys(), ..Default::default() });
+//! server.send(&answer, &mut to_client).unwrap();
+//!
+//! // The client reads the table and negotiates.
+//! let response = client.receive(&mut to_client).unwrap().unwrap();
+//! let Response::ApiVersions(body) = &response.body else { unreachable!() };
+//! let ApiVersionsReply::Supported(peer) = ApiVersionsReply::read(body, response.api_version).unwrap()
+//! else { unreachable!() };
+//! assert_eq!(peer.negotiate(ApiKey::Metadata), Ok(ApiKey::Metadata.valid_versions().max));
+//! assert!(peer.negotiate(ApiKey::Fetch).is_err());
+//! ```
+
+mod client;
+mod decode;
+mod error;
+mod error_code;
+mod observer;
+mod server;
+#[cfg(feature = "tokio")]
+pub mod tokio;
+mod versions;
+
+pub use client::{ClientConnection, Sent};
+pub use error::{ConnError, InFlight, RawRequestHeader};
+pub use error_code::ErrorCode;
+pub use observer::{Direction, Observed, ObservedRequest, ObservedResponse, Observer};
+pub use server::{IncomingRequest, ServerConnection};
+pub use versions::{ApiVersionsReply, NegotiationError, SupportedVersions};

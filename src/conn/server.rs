@@ -1,0 +1,190 @@
+//! The server side of a connection, sans-IO: requests in, responses out.
+
+use super::decode::decode_request;
+use super::error::{ConnError, InFlight, RawRequestHeader};
+use super::ErrorCode;
+use crate::frame::split_frame;
+use crate::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
+use crate::messages::{RequestHeader, ResponseHeader};
+use crate::{ApiKey, DecodeOptions, Request, Response, ResponseFrame, VersionRange};
+use bytes::{Bytes, BytesMut};
+use std::collections::VecDeque;
+
+/// A request as a server reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IncomingRequest {
+    /// The header as sent; `request_api_version` is the version the client asked for.
+    pub header: RequestHeader,
+    /// The body.
+    pub body: Request,
+    /// The version the body was read at, and the version to answer at. It equals the
+    /// header's version, except for an ApiVersions request at a version this crate cannot
+    /// read: Kafka reads that as an empty version-0 request and answers at version 0
+    /// ([`IncomingRequest::is_unsupported_api_versions`]).
+    pub api_version: i16,
+}
+
+impl IncomingRequest {
+    /// The API.
+    pub fn api_key(&self) -> ApiKey {
+        self.body.api_key()
+    }
+
+    /// The correlation id its response must carry.
+    pub fn correlation_id(&self) -> i32 {
+        self.header.correlation_id
+    }
+
+    /// Whether the client waits for a response (all but Produce with `acks = 0`).
+    pub fn expects_response(&self) -> bool {
+        self.body.expects_response()
+    }
+
+    /// Whether this is an ApiVersions request at a version this crate cannot read. Kafka
+    /// answers it with [`IncomingRequest::unsupported_api_versions_response`], so that the
+    /// client retries at a version both sides know.
+    pub fn is_unsupported_api_versions(&self) -> bool {
+        self.api_key() == ApiKey::ApiVersions && self.header.request_api_version != self.api_version
+    }
+
+    /// The response frame carrying `body`: this request's correlation id and answer version.
+    pub fn respond(&self, body: impl Into<Response>) -> ResponseFrame {
+        ResponseFrame {
+            api_version: self.api_version,
+            header: ResponseHeader {
+                correlation_id: self.correlation_id(),
+                ..Default::default()
+            },
+            body: body.into(),
+        }
+    }
+
+    /// Kafka's answer to an ApiVersions request it cannot read: a version-0 body with
+    /// `UNSUPPORTED_VERSION` that lists only ApiVersions itself, at the versions the server
+    /// speaks (`supported`).
+    pub fn unsupported_api_versions_response(&self, supported: VersionRange) -> ResponseFrame {
+        let mut frame = self.respond(ApiVersionsResponse {
+            error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
+            api_keys: vec![ApiVersion {
+                api_key: ApiKey::ApiVersions.key(),
+                min_version: supported.min,
+                max_version: supported.max,
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        frame.api_version = 0;
+        frame
+    }
+}
+
+/// The server side of one Kafka connection, without I/O.
+///
+/// It reads requests from a buffer the caller fills and writes responses into a buffer the
+/// caller sends. Responses must go out in the order the requests came (Kafka's clients rely
+/// on it): [`ServerConnection::send`] refuses any other, and any response to a request that
+/// expects none (Produce with `acks = 0`). The header version of each response follows from
+/// its API and version, with ApiVersions' header-version-0 exception.
+///
+/// ```
+/// use bytes::BytesMut;
+/// use kafka_codec::conn::{ClientConnection, ServerConnection};
+/// use kafka_codec::messages::{MetadataRequest, MetadataResponse};
+/// use kafka_codec::Request;
+///
+/// let mut client = ClientConnection::new();
+/// let mut server = ServerConnection::new();
+/// let (mut to_server, mut to_client) = (BytesMut::new(), BytesMut::new());
+/// client.send(12, &Request::from(MetadataRequest::default()), &mut to_server).unwrap();
+///
+/// let request = server.receive(&mut to_server).unwrap().expect("a whole frame");
+/// let answer = request.respond(MetadataResponse { cluster_id: Some("c1".into()), ..Default::default() });
+/// server.send(&answer, &mut to_client).unwrap();
+///
+/// assert_eq!(client.receive(&mut to_client).unwrap(), Some(answer));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ServerConnection {
+    options: DecodeOptions,
+    awaiting: VecDeque<InFlight>,
+}
+
+impl ServerConnection {
+    /// A connection with default [`DecodeOptions`].
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the limits and strictness requests are decoded with.
+    pub fn with_options(mut self, options: DecodeOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The options requests are decoded with.
+    pub fn options(&self) -> &DecodeOptions {
+        &self.options
+    }
+
+    /// The requests awaiting a response, oldest first.
+    pub fn awaiting(&self) -> impl ExactSizeIterator<Item = &InFlight> + '_ {
+        self.awaiting.iter()
+    }
+
+    /// Takes the next whole request frame off the front of `buf` and decodes it. `Ok(None)`
+    /// until a whole frame has arrived; call again while it returns `Some`.
+    pub fn receive(&mut self, buf: &mut BytesMut) -> Result<Option<IncomingRequest>, ConnError> {
+        match split_frame(buf, &self.options.limits).map_err(ConnError::Framing)? {
+            Some(frame) => self.decode_request(frame).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Decodes one request frame (without its size prefix) framed by the caller, as
+    /// [`ServerConnection::receive`] does. A request that expects a response joins the
+    /// queue of requests awaiting one.
+    pub fn decode_request(&mut self, frame: Bytes) -> Result<IncomingRequest, ConnError> {
+        let request = decode_request(frame.clone(), &self.options).map_err(|error| {
+            ConnError::BadRequest {
+                header: RawRequestHeader::peek(&frame),
+                error,
+                frame,
+            }
+        })?;
+        if request.expects_response() {
+            self.awaiting.push_back(InFlight {
+                correlation_id: request.correlation_id(),
+                api: request.api_key(),
+                version: request.api_version,
+            });
+        }
+        Ok(request)
+    }
+
+    /// Writes `response` (size prefix, header, body) to the end of `out`. It must answer the
+    /// oldest request awaiting a response: same correlation id, API and version. On error
+    /// nothing is written.
+    pub fn send(&mut self, response: &ResponseFrame, out: &mut BytesMut) -> Result<(), ConnError> {
+        let expected = self.awaiting.front().copied();
+        let answers = expected.is_some_and(|request| {
+            request.correlation_id == response.header.correlation_id
+                && request.api == response.api_key()
+                && request.version == response.api_version
+        });
+        if !answers {
+            return Err(ConnError::UnexpectedResponse {
+                correlation_id: response.header.correlation_id,
+                api: response.api_key(),
+                version: response.api_version,
+                expected,
+            });
+        }
+        let start = out.len();
+        if let Err(error) = response.encode_size_prefixed(out) {
+            out.truncate(start);
+            return Err(error.into());
+        }
+        self.awaiting.pop_front();
+        Ok(())
+    }
+}

@@ -15,16 +15,22 @@
 //! or `tools/ci-live.sh`, which does all three. `KAFKA_NODE_ID` and `KAFKA_CLUSTER_ID`, when
 //! set (broker.sh writes them), are checked against what the broker reports.
 //!
-//! Only std's `TcpStream` and this crate's framing: no Kafka client library.
+//! Only std's `TcpStream` and this crate's sans-IO connection (`kafka_codec::conn`): no Kafka
+//! client library. Every exchange goes through `ClientConnection` (correlation ids, responses
+//! in order, each decoded at its request's version), ranges are negotiated with
+//! `SupportedVersions`, and retries follow `ErrorCode::is_retriable`.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use kafka_codec::api::visit_messages;
-use kafka_codec::frame::{put_size_prefix, split_frame};
+use kafka_codec::conn::{
+    ApiVersionsReply, ClientConnection, ConnError, ErrorCode, SupportedVersions,
+};
+use kafka_codec::frame::split_frame;
 use kafka_codec::messages::api_versions_request::ApiVersionsRequest;
 use kafka_codec::messages::api_versions_response::ApiVersionsResponse;
-use kafka_codec::messages::{RequestHeader, ResponseHeader};
+use kafka_codec::messages::ResponseHeader;
 use kafka_codec::{
-    ApiKey, DecodeLimits, EncodeError, Listener, Message, MessageKind, MessageVisitor, Response,
+    ApiKey, EncodeError, Listener, Message, MessageKind, MessageVisitor, Request, Response,
     ResponseFrame, VersionRange,
 };
 use std::collections::BTreeMap;
@@ -89,11 +95,12 @@ enum Reply {
     TimedOut,
 }
 
+/// A TCP connection driven by the crate's `ClientConnection`.
 struct Conn {
     addr: String,
     stream: TcpStream,
     buf: BytesMut,
-    next_correlation_id: i32,
+    client: ClientConnection,
 }
 
 impl Conn {
@@ -107,41 +114,36 @@ impl Conn {
             stream,
             buf: BytesMut::new(),
             // Distinct across connections, so an answer to another request would show.
-            next_correlation_id: NEXT_CORRELATION_ID.fetch_add(1000, Ordering::Relaxed),
+            client: ClientConnection::new()
+                .with_client_id(CLIENT_ID)
+                .with_first_correlation_id(NEXT_CORRELATION_ID.fetch_add(1000, Ordering::Relaxed)),
         }
     }
 
-    /// Sends a request whose body is already encoded; returns the correlation id used and
-    /// what came back. The header is ours, at the version the API and version call for.
-    fn send_raw(&mut self, api: ApiKey, version: i16, body: &[u8]) -> (i32, Reply) {
-        let correlation_id = self.next_correlation_id;
-        self.next_correlation_id += 1;
-        let header = RequestHeader {
-            request_api_key: api.key(),
-            request_api_version: version,
-            correlation_id,
-            client_id: Some(CLIENT_ID.into()),
-            ..Default::default()
-        };
-        let header_version = api.request_header_version(version);
-        let header_bytes = header
-            .encode_to_bytes(header_version)
-            .expect("encode request header");
+    /// Writes what the connection put in `out`; false if the broker has closed.
+    fn write(&mut self, out: &[u8], what: &str) -> bool {
+        match self.stream.write_all(out) {
+            Ok(()) => true,
+            Err(e) if is_closed(&e) => false,
+            Err(e) => panic!("{}: writing {what}: {e}", self.addr),
+        }
+    }
+
+    /// Sends a request whose body is already encoded and waits for what comes back. The
+    /// connection writes the header, at the version the API and version call for.
+    fn send_raw(&mut self, api: ApiKey, version: i16, body: &[u8]) -> Reply {
         let mut out = BytesMut::new();
-        put_size_prefix(&mut out, header_bytes.len() + body.len()).unwrap();
-        out.put_slice(&header_bytes);
-        out.put_slice(body);
-        if let Err(e) = self.stream.write_all(&out) {
-            if is_closed(&e) {
-                return (correlation_id, Reply::Closed);
-            }
-            panic!("{}: writing {api} v{version}: {e}", self.addr);
+        self.client
+            .send_encoded(api, version, body, true, &mut out)
+            .unwrap_or_else(|e| panic!("{api} v{version}: {e}"));
+        if !self.write(&out, &format!("{api} v{version}")) {
+            return Reply::Closed;
         }
-        (correlation_id, self.read_frame(api, version))
+        self.read_frame(&format!("{api} v{version}"))
     }
 
-    fn read_frame(&mut self, api: ApiKey, version: i16) -> Reply {
-        let limits = DecodeLimits::default();
+    fn read_frame(&mut self, what: &str) -> Reply {
+        let limits = self.client.options().limits;
         loop {
             if let Some(frame) = split_frame(&mut self.buf, &limits).expect("response size") {
                 return Reply::Frame(frame);
@@ -151,7 +153,7 @@ impl Conn {
                 Ok(0) => {
                     assert!(
                         self.buf.is_empty(),
-                        "{}: {api} v{version}: connection closed inside a frame ({} bytes read)",
+                        "{}: {what}: connection closed inside a frame ({} bytes read)",
                         self.addr,
                         self.buf.len()
                     );
@@ -167,7 +169,7 @@ impl Conn {
                 {
                     return Reply::TimedOut
                 }
-                Err(e) => panic!("{}: reading {api} v{version}: {e}", self.addr),
+                Err(e) => panic!("{}: reading {what}: {e}", self.addr),
             }
         }
     }
@@ -187,12 +189,49 @@ impl Conn {
 
     fn call_raw(&mut self, api: ApiKey, version: i16, body: &[u8]) -> Result<Response, String> {
         match self.send_raw(api, version, body) {
-            (_, Reply::Closed) => Err("the broker closed the connection".into()),
-            (_, Reply::TimedOut) => Err(format!("no answer within {IO_TIMEOUT:?}")),
-            (correlation_id, Reply::Frame(frame)) => {
-                decode_response(&frame, api, version, correlation_id)
-            }
+            Reply::Closed => Err("the broker closed the connection".into()),
+            Reply::TimedOut => Err(format!("no answer within {IO_TIMEOUT:?}")),
+            Reply::Frame(frame) => self.decode(frame).map(|response| response.body),
         }
+    }
+
+    /// Decodes a response frame as the answer to the oldest request in flight (the
+    /// connection checks its correlation id), strictly, and checks that re-encoding it gives
+    /// the broker's bytes back.
+    fn decode(&mut self, frame: Bytes) -> Result<ResponseFrame, String> {
+        let decoded = self
+            .client
+            .decode_response(frame.clone())
+            .map_err(|e| match &e {
+                ConnError::BadResponse { request, error, .. } => format!(
+                    "decode failed: {e}\n  frame ({} bytes, header v{}): {}",
+                    frame.len(),
+                    request.api.response_header_version(request.version),
+                    hex_around(&frame, error.offset())
+                ),
+                _ => format!("{e}\n  frame: {}", hex_around(&frame, 0)),
+            })?;
+        // Writing what we read must give Kafka's bytes back: same field order, same defaults
+        // left out of the tagged sections, unknown tagged fields kept.
+        let again = decoded
+            .encode_to_bytes()
+            .map_err(|e| format!("re-encoding the decoded response: {e}"))?;
+        if again != frame {
+            let at = again
+                .iter()
+                .zip(frame.iter())
+                .position(|(a, b)| a != b)
+                .unwrap_or(again.len().min(frame.len()));
+            return Err(format!(
+                "decoded, but re-encoding differs from the broker's bytes at offset {at} \
+                 ({} vs {} bytes)\n  broker: {}\n  ours:   {}",
+                frame.len(),
+                again.len(),
+                hex_around(&frame, at),
+                hex_around(&again, at)
+            ));
+        }
+        Ok(decoded)
     }
 }
 
@@ -204,50 +243,6 @@ fn is_closed(e: &io::Error) -> bool {
             | io::ErrorKind::BrokenPipe
             | io::ErrorKind::UnexpectedEof
     )
-}
-
-/// Strict decode of a response frame, plus the correlation id check.
-fn decode_response(
-    frame: &Bytes,
-    api: ApiKey,
-    version: i16,
-    correlation_id: i32,
-) -> Result<Response, String> {
-    let decoded = ResponseFrame::decode(frame.clone(), api, version).map_err(|e| {
-        format!(
-            "decode failed: {e}\n  frame ({} bytes, header v{}): {}",
-            frame.len(),
-            api.response_header_version(version),
-            hex_around(frame, e.offset())
-        )
-    })?;
-    if decoded.header.correlation_id != correlation_id {
-        return Err(format!(
-            "correlation id {} in the response, {correlation_id} sent",
-            decoded.header.correlation_id
-        ));
-    }
-    // Writing what we read must give Kafka's bytes back: same field order, same defaults
-    // left out of the tagged sections, unknown tagged fields kept.
-    let again = decoded
-        .encode_to_bytes()
-        .map_err(|e| format!("re-encoding the decoded response: {e}"))?;
-    if again != *frame {
-        let at = again
-            .iter()
-            .zip(frame.iter())
-            .position(|(a, b)| a != b)
-            .unwrap_or(again.len().min(frame.len()));
-        return Err(format!(
-            "decoded, but re-encoding differs from the broker's bytes at offset {at} \
-             ({} vs {} bytes)\n  broker: {}\n  ours:   {}",
-            frame.len(),
-            again.len(),
-            hex_around(frame, at),
-            hex_around(&again, at)
-        ));
-    }
-    Ok(decoded.body)
 }
 
 /// Hex of a frame, all of it if short, else a window around `offset`.
@@ -294,30 +289,31 @@ macro_rules! body {
 // ---------------------------------------------------------------------------------------------
 // ApiVersions
 
-/// What a listener advertises: API key → (min, max).
-type Advertised = BTreeMap<i16, (i16, i16)>;
-
-fn api_versions(addr: &str, version: i16) -> ApiVersionsResponse {
-    let mut conn = Conn::open(addr);
-    let request = ApiVersionsRequest {
+fn api_versions_request() -> ApiVersionsRequest {
+    // v3+ must name the client software (non-empty, Kafka checks the characters), or the
+    // answer is INVALID_REQUEST.
+    ApiVersionsRequest {
         client_software_name: "kafka-codec-live".into(),
         client_software_version: kafka_codec::KAFKA_VERSION.into(),
         ..Default::default()
-    };
-    let response = conn
-        .call(ApiKey::ApiVersions, version, &request)
-        .unwrap_or_else(|e| panic!("{addr}: ApiVersions v{version}: {e}"));
-    body!(response, ApiVersions)
+    }
 }
 
-fn advertised(addr: &str) -> Advertised {
-    let response = api_versions(addr, 3);
-    assert_eq!(response.error_code, 0, "{addr}: ApiVersions v3 error");
-    response
-        .api_keys
-        .iter()
-        .map(|k| (k.api_key, (k.min_version, k.max_version)))
-        .collect()
+/// What a listener advertises, asked the way a client asks: ApiVersions at the newest
+/// version we speak, falling back as the broker says if it cannot read it.
+fn advertised(addr: &str) -> SupportedVersions {
+    let mut conn = Conn::open(addr);
+    let mut version = ApiVersionsReply::first_version();
+    loop {
+        let response = conn
+            .call(ApiKey::ApiVersions, version, &api_versions_request())
+            .unwrap_or_else(|e| panic!("{addr}: ApiVersions v{version}: {e}"));
+        match ApiVersionsReply::read(&body!(response, ApiVersions), version) {
+            Ok(ApiVersionsReply::Supported(table)) => return table,
+            Ok(ApiVersionsReply::RetryWith(lower)) => version = lower,
+            Err(e) => panic!("{addr}: ApiVersions v{version}: {e}"),
+        }
+    }
 }
 
 /// Versions our schemas have that a real 4.4.0 listener does not advertise, and why.
@@ -378,7 +374,7 @@ fn expected_range(api: ApiKey, kind: Listener) -> Option<(VersionRange, Vec<Stri
 fn compare_advertised(
     addr: &str,
     kind: Listener,
-    advertised: &Advertised,
+    advertised: &SupportedVersions,
 ) -> (String, Vec<String>) {
     let mut report = String::new();
     let mut problems = Vec::new();
@@ -387,7 +383,7 @@ fn compare_advertised(
         "{addr} ({kind:?} listener) advertises {} APIs:",
         advertised.len()
     );
-    for (&key, &(min, max)) in advertised {
+    for (key, VersionRange { min, max }) in advertised.iter() {
         let Some(api) = ApiKey::from_key(key) else {
             let _ = writeln!(report, "  key {key:>3} {min}-{max}: UNKNOWN to us");
             problems.push(format!(
@@ -439,7 +435,7 @@ fn compare_advertised(
         );
     }
     for &api in ApiKey::ALL {
-        if api.listeners().contains(&kind) && !advertised.contains_key(&api.key()) {
+        if api.listeners().contains(&kind) && advertised.get(api.key()).is_none() {
             let known = NOT_ADVERTISED.iter().find(|(a, _)| *a == api);
             let _ = writeln!(
                 report,
@@ -458,43 +454,43 @@ fn compare_advertised(
     (report, problems)
 }
 
+/// ApiVersions at every version we have and one beyond. Versions the broker reads answer at
+/// that version; a version it cannot read answers at version 0 with UNSUPPORTED_VERSION and
+/// the broker's ApiVersions range, which `ClientConnection` reads at version 0 by itself and
+/// `ApiVersionsReply` turns into the version to retry with. Our `ServerConnection` writes the
+/// same bytes for such a request.
 #[test]
 #[ignore = "needs a live Kafka broker: tools/ci-live.sh sets KAFKA_BROKER and runs it"]
 fn api_versions_every_version() {
     let addr = broker();
     let advertised = advertised(&addr);
-    let &(broker_min, broker_max) = advertised
-        .get(&ApiKey::ApiVersions.key())
+    let broker_range = advertised
+        .get(ApiKey::ApiVersions.key())
         .expect("ApiVersions in its own list");
-    let mut report = format!(
-        "ApiVersions: broker {broker_min}-{broker_max}, ours {}\n",
-        ApiKey::ApiVersions.valid_versions()
-    );
-    for version in 0..=ApiKey::ApiVersions.valid_versions().max {
+    let ours = ApiKey::ApiVersions.valid_versions();
+    let mut report = format!("ApiVersions: broker {broker_range}, ours {ours}\n");
+    let beyond = ours.max.max(broker_range.max) + 1;
+    for version in 0..=beyond {
         let mut conn = Conn::open(&addr);
-        let request = ApiVersionsRequest {
-            client_software_name: "kafka-codec-live".into(),
-            client_software_version: kafka_codec::KAFKA_VERSION.into(),
-            ..Default::default()
-        };
-        let body = request.encode_to_bytes(version).unwrap();
-        let (correlation_id, reply) = conn.send_raw(ApiKey::ApiVersions, version, &body);
-        let Reply::Frame(frame) = reply else {
+        // Beyond our versions, the newest body we can write (the broker does not read it).
+        let body = api_versions_request()
+            .encode_to_bytes(version.min(ours.max))
+            .unwrap();
+        let Reply::Frame(frame) = conn.send_raw(ApiKey::ApiVersions, version, &body) else {
             panic!("ApiVersions v{version}: the broker closed the connection");
         };
-        if (broker_min..=broker_max).contains(&version) {
-            let response = decode_response(&frame, ApiKey::ApiVersions, version, correlation_id)
-                .unwrap_or_else(|e| panic!("ApiVersions v{version}: {e}"));
-            let response = body!(response, ApiVersions);
+        let decoded = conn
+            .decode(frame.clone())
+            .unwrap_or_else(|e| panic!("ApiVersions v{version}: {e}"));
+        let response = body!(decoded.body.clone(), ApiVersions);
+        if broker_range.contains(version) {
+            assert_eq!(decoded.api_version, version);
             assert_eq!(response.error_code, 0, "ApiVersions v{version} error code");
-            let keys: Advertised = response
-                .api_keys
-                .iter()
-                .map(|k| (k.api_key, (k.min_version, k.max_version)))
-                .collect();
             assert_eq!(
-                keys, advertised,
-                "ApiVersions v{version} lists other APIs than v3"
+                SupportedVersions::from_response(&response).unwrap(),
+                advertised,
+                "ApiVersions v{version} lists other APIs than v{}",
+                ApiVersionsReply::first_version()
             );
             // The header is v0 even when the body is flexible: the body's error code follows
             // the correlation id directly. Read with a v1 header (one tagged-field byte), the
@@ -519,18 +515,36 @@ fn api_versions_every_version() {
                 frame.len()
             );
         } else {
-            // Kafka answers a version it does not know with a v0 response carrying
-            // UNSUPPORTED_VERSION (35) and its own ApiVersions range, so the client can retry.
-            let response = decode_response(&frame, ApiKey::ApiVersions, 0, correlation_id)
-                .unwrap_or_else(|e| panic!("ApiVersions v{version} answered as v0: {e}"));
-            let response = body!(response, ApiVersions);
+            assert_eq!(decoded.api_version, 0, "v{version}: the fallback reads v0");
             assert_eq!(
-                response.error_code, 35,
-                "ApiVersions v{version}: expected UNSUPPORTED_VERSION"
+                ErrorCode::from(response.error_code),
+                ErrorCode::UNSUPPORTED_VERSION,
+                "ApiVersions v{version}"
+            );
+            let retry = ApiVersionsReply::read(&response, version)
+                .unwrap_or_else(|e| panic!("ApiVersions v{version}: {e}"));
+            assert_eq!(
+                retry,
+                ApiVersionsReply::RetryWith(broker_range.max.min(ours.max)),
+                "v{version}"
+            );
+            // What our server side writes for the same request, byte for byte.
+            let ours_bytes = unsupported_api_versions_answer(
+                version,
+                &body,
+                decoded.header.correlation_id,
+                broker_range,
+            );
+            assert_eq!(
+                hex_around(&ours_bytes, 0),
+                hex_around(&frame, 0),
+                "v{version}: our ServerConnection's answer differs from the broker's"
             );
             let _ = writeln!(
                 report,
-                "  v{version}: not supported by the broker: v0 answer, error 35, keys {:?}",
+                "  v{version}: not supported by the broker: v0 answer, {}, keys {:?}, retry {retry:?}; \
+                 our server's answer is byte-identical",
+                ErrorCode::from(response.error_code),
                 response
                     .api_keys
                     .iter()
@@ -540,6 +554,75 @@ fn api_versions_every_version() {
         }
     }
     eprintln!("{report}");
+}
+
+/// The frame `ServerConnection` writes (without size prefix) for an ApiVersions request at
+/// `version` that it cannot read, advertising `range`.
+fn unsupported_api_versions_answer(
+    version: i16,
+    body: &[u8],
+    correlation_id: i32,
+    range: VersionRange,
+) -> Bytes {
+    use kafka_codec::conn::ServerConnection;
+    let mut wire = BytesMut::new();
+    ClientConnection::new()
+        .with_client_id(CLIENT_ID)
+        .with_first_correlation_id(correlation_id)
+        .send_encoded(ApiKey::ApiVersions, version, body, true, &mut wire)
+        .unwrap();
+    let mut server = ServerConnection::new();
+    let request = server.receive(&mut wire).unwrap().expect("a whole frame");
+    assert!(request.is_unsupported_api_versions());
+    let mut out = BytesMut::new();
+    server
+        .send(&request.unsupported_api_versions_response(range), &mut out)
+        .unwrap();
+    Bytes::from(out).slice(4..)
+}
+
+/// The fallback dance against the broker, start to finish: a newer client's ApiVersions is
+/// refused, the client retries at the version the answer names, and the table it then gets
+/// is the broker's.
+#[test]
+#[ignore = "needs a live Kafka broker: tools/ci-live.sh sets KAFKA_BROKER and runs it"]
+fn api_versions_fallback_dance() {
+    let addr = broker();
+    let advertised = advertised(&addr);
+    let mut conn = Conn::open(&addr);
+    let mut version = ApiKey::ApiVersions.valid_versions().max + 2;
+    let newest_body = api_versions_request()
+        .encode_to_bytes(ApiKey::ApiVersions.valid_versions().max)
+        .unwrap();
+    let mut steps = Vec::new();
+    let table = loop {
+        let body = if ApiKey::ApiVersions.valid_versions().contains(version) {
+            api_versions_request().encode_to_bytes(version).unwrap()
+        } else {
+            newest_body.clone()
+        };
+        let response = conn
+            .call_raw(ApiKey::ApiVersions, version, &body)
+            .unwrap_or_else(|e| panic!("ApiVersions v{version}: {e}"));
+        let reply = ApiVersionsReply::read(&body!(response, ApiVersions), version)
+            .unwrap_or_else(|e| panic!("ApiVersions v{version}: {e}"));
+        steps.push(format!("v{version} -> {reply:?}"));
+        match reply {
+            ApiVersionsReply::RetryWith(lower) => version = lower,
+            ApiVersionsReply::Supported(table) => break table,
+        }
+        assert!(steps.len() < 4, "no end to the fallback: {steps:?}");
+    };
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    assert_eq!(table, advertised);
+    eprintln!(
+        "ApiVersions fallback on one connection: {}",
+        steps
+            .iter()
+            .map(|s| s.split(" -> Supported").next().unwrap().to_string())
+            .collect::<Vec<_>>()
+            .join(", then ")
+    );
 }
 
 #[test]
@@ -561,6 +644,206 @@ fn advertised_ranges_match_ours() {
         "advertised versions differ from ours:\n  {}",
         all_problems.join("\n  ")
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversations: pipelining on one connection, error codes as the broker sends them
+
+/// Many requests in flight on one connection, among them Produce with acks=0 (which the
+/// broker never answers): `ClientConnection` matches every answer to its request, in order.
+#[test]
+#[ignore = "needs a live Kafka broker: tools/ci-live.sh sets KAFKA_BROKER and runs it"]
+fn pipelined_requests_on_one_connection() {
+    use kafka_codec::messages::describe_cluster_request::DescribeClusterRequest;
+    use kafka_codec::messages::list_groups_request::ListGroupsRequest;
+    use kafka_codec::messages::metadata_request::MetadataRequest;
+    use kafka_codec::messages::produce_request::ProduceRequest;
+    let addr = broker();
+    let peer = advertised(&addr);
+    let version = |api: ApiKey| peer.negotiate(api).unwrap_or_else(|e| panic!("{e}"));
+    let requests: Vec<Request> = vec![
+        MetadataRequest {
+            topics: Some(vec![]),
+            ..Default::default()
+        }
+        .into(),
+        api_versions_request().into(),
+        // acks=0 and no topics: accepted, never answered.
+        ProduceRequest {
+            acks: 0,
+            timeout_ms: 1000,
+            ..Default::default()
+        }
+        .into(),
+        DescribeClusterRequest::default().into(),
+        ListGroupsRequest::default().into(),
+    ];
+    let mut conn = Conn::open(&addr);
+    let mut out = BytesMut::new();
+    let mut expected = Vec::new();
+    for round in 0..20 {
+        for request in &requests {
+            let api = request.api_key();
+            let sent = conn
+                .client
+                .send(version(api), request, &mut out)
+                .unwrap_or_else(|e| panic!("round {round}: {api}: {e}"));
+            assert_eq!(sent.expects_response, api != ApiKey::Produce);
+            if sent.expects_response {
+                expected.push((sent.correlation_id, api));
+            }
+        }
+    }
+    assert_eq!(conn.client.in_flight().len(), expected.len());
+    // All at once, then read everything back.
+    assert!(conn.write(&out, "the pipelined requests"), "closed");
+    for (i, &(correlation_id, api)) in expected.iter().enumerate() {
+        let Reply::Frame(frame) = conn.read_frame("a pipelined response") else {
+            panic!("answer {i} of {}: no frame", expected.len());
+        };
+        let response = conn
+            .decode(frame)
+            .unwrap_or_else(|e| panic!("answer {i}: {e}"));
+        assert_eq!(response.header.correlation_id, correlation_id);
+        assert_eq!(response.api_key(), api);
+        assert_eq!(
+            response.body.error_code().filter(|c| c.is_error()),
+            None,
+            "{api}"
+        );
+    }
+    assert_eq!(conn.client.in_flight().len(), 0);
+    eprintln!(
+        "pipelined {} requests on one connection ({} acks=0 Produce unanswered), {} answers in order",
+        20 * requests.len(),
+        20,
+        expected.len()
+    );
+}
+
+/// Errors provoked on purpose: the code the broker sends is the one our table names (and
+/// says is retriable or not) for that situation.
+#[test]
+#[ignore = "needs a live Kafka broker: tools/ci-live.sh sets KAFKA_BROKER and runs it"]
+fn error_codes_from_the_broker_match_the_table() {
+    use kafka_codec::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
+    use kafka_codec::messages::describe_cluster_request::DescribeClusterRequest;
+    use kafka_codec::messages::metadata_request::{MetadataRequest, MetadataRequestTopic};
+    let addr = broker();
+    let peer = advertised(&addr);
+    let version = |api: ApiKey| peer.negotiate(api).unwrap_or_else(|e| panic!("{e}"));
+    let mut seen = Vec::new();
+
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let existing = format!("kafka-codec-errors-{nanos}");
+    let create = |name: &str, replication_factor: i16| {
+        let response = Conn::open(&addr)
+            .call(
+                ApiKey::CreateTopics,
+                version(ApiKey::CreateTopics),
+                &CreateTopicsRequest {
+                    topics: vec![CreatableTopic {
+                        name: name.into(),
+                        num_partitions: 1,
+                        replication_factor,
+                        ..Default::default()
+                    }],
+                    timeout_ms: 10_000,
+                    ..Default::default()
+                },
+            )
+            .unwrap_or_else(|e| panic!("CreateTopics {name}: {e}"));
+        let topic = body!(response, CreateTopics).topics.remove(0);
+        (ErrorCode::from(topic.error_code), topic.error_message)
+    };
+    let (first, _) = create(&existing, 1);
+    assert_eq!(first, ErrorCode::NONE, "creating {existing}");
+    for (what, (code, message), want) in [
+        (
+            "CreateTopics, a name with a space",
+            create("no spaces allowed", 1),
+            ErrorCode::INVALID_TOPIC_EXCEPTION,
+        ),
+        (
+            "CreateTopics, replication factor 3 on one node",
+            create(&format!("{existing}-rf3"), 3),
+            ErrorCode::INVALID_REPLICATION_FACTOR,
+        ),
+        (
+            "CreateTopics, the same topic again",
+            create(&existing, 1),
+            ErrorCode::TOPIC_ALREADY_EXISTS,
+        ),
+    ] {
+        assert_eq!(code, want, "{what}: {message:?}");
+        seen.push((what, code, message.map(|m| m.to_string())));
+    }
+
+    let response = Conn::open(&addr)
+        .call(
+            ApiKey::Metadata,
+            version(ApiKey::Metadata),
+            &MetadataRequest {
+                topics: Some(vec![MetadataRequestTopic {
+                    name: Some(format!("{existing}-absent").as_str().into()),
+                    ..Default::default()
+                }]),
+                allow_auto_topic_creation: false,
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("Metadata: {e}"));
+    let code = ErrorCode::from(body!(response, Metadata).topics[0].error_code);
+    assert_eq!(code, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
+    assert!(code.is_retriable(), "a topic may yet be created");
+    seen.push(("Metadata, a topic that does not exist", code, None));
+
+    // A controller listener describes controllers; asking it for brokers is refused.
+    if let Some(controller_addr) = env_addr("KAFKA_CONTROLLER") {
+        let controller = advertised(&controller_addr);
+        let response = Conn::open(&controller_addr)
+            .call(
+                ApiKey::DescribeCluster,
+                controller
+                    .negotiate(ApiKey::DescribeCluster)
+                    .unwrap_or_else(|e| panic!("{e}")),
+                &DescribeClusterRequest {
+                    endpoint_type: 1,
+                    ..Default::default()
+                },
+            )
+            .unwrap_or_else(|e| panic!("DescribeCluster: {e}"));
+        let code = response.error_code().expect("a top-level error code");
+        assert_eq!(code, ErrorCode::MISMATCHED_ENDPOINT_TYPE);
+        seen.push((
+            "DescribeCluster for brokers, asked of the controller",
+            code,
+            body!(response, DescribeCluster)
+                .error_message
+                .map(|m| m.to_string()),
+        ));
+    }
+
+    let mut report = String::from("error codes the broker sent, as our table reads them:\n");
+    for (what, code, message) in &seen {
+        let _ = writeln!(
+            report,
+            "  {what}: {code}{}{}",
+            if code.is_retriable() {
+                ", retriable"
+            } else {
+                ""
+            },
+            message
+                .as_deref()
+                .map(|m| format!(" ({m:?})"))
+                .unwrap_or_default()
+        );
+    }
+    eprintln!("{report}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -613,14 +896,7 @@ fn minimal_request(
             ..Default::default()
         }
         .encode_to_bytes(version),
-        // v3+ must name the client software (non-empty, Kafka checks the characters), or the
-        // answer is INVALID_REQUEST.
-        ApiKey::ApiVersions => ApiVersionsRequest {
-            client_software_name: "kafka-codec-live".into(),
-            client_software_version: kafka_codec::KAFKA_VERSION.into(),
-            ..Default::default()
-        }
-        .encode_to_bytes(version),
+        ApiKey::ApiVersions => api_versions_request().encode_to_bytes(version),
         // The default filter says UNKNOWN (0) for resource type, operation and permission
         // type; Kafka refuses to parse such a filter and closes the connection. ANY is 1.
         ApiKey::DescribeAcls => DescribeAclsRequest {
@@ -697,7 +973,7 @@ fn sweep(addr: &str, kind: Listener) -> (String, Vec<String>) {
     );
     let mut failures = Vec::new();
     let mut sent = 0;
-    for (&key, &(min, max)) in &advertised {
+    for (key, _) in advertised.iter() {
         let Some(api) = ApiKey::from_key(key) else {
             let _ = writeln!(report, "  key {key}: unknown to us, not sent");
             continue;
@@ -706,8 +982,15 @@ fn sweep(addr: &str, kind: Listener) -> (String, Vec<String>) {
             let _ = writeln!(report, "  {:<38} skipped: {why}", api.name());
             continue;
         }
-        let ours = api.valid_versions();
-        let mut versions = vec![min.max(ours.min), max.min(ours.max)];
+        let common = match advertised.common_versions(api, api.valid_versions()) {
+            Ok(common) => common,
+            Err(e) => {
+                let _ = writeln!(report, "  {:<38} FAILED: {e}", api.name());
+                failures.push(format!("{addr}: {e}"));
+                continue;
+            }
+        };
+        let mut versions = vec![common.min, common.max];
         versions.dedup();
         for version in versions {
             let body = minimal_request(api, version, kind)
@@ -721,7 +1004,7 @@ fn sweep(addr: &str, kind: Listener) -> (String, Vec<String>) {
                         report,
                         "  {:<38} v{version:<2} ok{}",
                         api.name(),
-                        error_summary(&response, version)
+                        error_summary(&response)
                     );
                 }
                 Err(e) => {
@@ -735,14 +1018,11 @@ fn sweep(addr: &str, kind: Listener) -> (String, Vec<String>) {
     (report, failures)
 }
 
-/// The top-level error code, if the response has one (read from its JSON form).
-fn error_summary(response: &Response, version: i16) -> String {
-    let Ok(json) = response.to_json(version) else {
-        return String::new();
-    };
-    match json.get("errorCode").and_then(|c| c.as_i64()) {
-        Some(0) | None => String::new(),
-        Some(code) => format!(" (error {code})"),
+/// The top-level error code, when the response has one and it is not NONE.
+fn error_summary(response: &Response) -> String {
+    match response.error_code() {
+        Some(code) if code.is_error() => format!(" (error {code})"),
+        _ => String::new(),
     }
 }
 
@@ -801,13 +1081,11 @@ fn metadata_names_this_broker_at_every_version() {
     let addr = broker();
     let node = node_id(&addr);
     let cluster_id = env_addr("KAFKA_CLUSTER_ID");
-    let &(min, max) = advertised(&addr)
-        .get(&ApiKey::Metadata.key())
-        .expect("Metadata advertised");
-    let ours = ApiKey::Metadata.valid_versions();
-    let newest = max.min(ours.max);
-    let mut report = format!("Metadata v{}..=v{newest} from {addr}:\n", min.max(ours.min));
-    for version in min.max(ours.min)..=newest {
+    let shared = advertised(&addr)
+        .common_versions(ApiKey::Metadata, ApiKey::Metadata.valid_versions())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut report = format!("Metadata v{}..=v{} from {addr}:\n", shared.min, shared.max);
+    for version in shared.min..=shared.max {
         let request = MetadataRequest {
             // v0 cannot say "no topics" (empty means all); from v1 on, an empty list is none.
             topics: Some(vec![]),
@@ -1034,7 +1312,7 @@ fn describe_quorum_v3_is_refused_by_kafka() {
     let mut report = String::from("DescribeQuorum v3 (ours only) sent to Kafka 4.4.0:\n");
     for (addr, kind) in &targets {
         let mut conn = Conn::open(addr);
-        let (correlation_id, reply) = conn.send_raw(ApiKey::DescribeQuorum, 3, &body);
+        let reply = conn.send_raw(ApiKey::DescribeQuorum, 3, &body);
         let outcome = match reply {
             Reply::Closed => "closed the connection without an answer (how Kafka treats a version \
                               it does not know, for every API but ApiVersions)"
@@ -1042,9 +1320,10 @@ fn describe_quorum_v3_is_refused_by_kafka() {
             Reply::TimedOut => panic!("{kind} {addr}: no answer and no close for v3"),
             Reply::Frame(frame) => {
                 // Not expected from 4.4.0; if it answers, it must say UNSUPPORTED_VERSION (35).
-                let response = decode_response(&frame, ApiKey::DescribeQuorum, 3, correlation_id)
+                let response = conn
+                    .decode(frame)
                     .unwrap_or_else(|e| panic!("{kind} {addr}: v3 answer: {e}"));
-                let response = body!(response, DescribeQuorum);
+                let response = body!(response.body, DescribeQuorum);
                 assert_eq!(
                     response.error_code, 35,
                     "{kind} {addr}: v3 accepted: {response:?}"
@@ -1073,7 +1352,7 @@ fn produce_v0_to_v2_advertised_but_refused() {
     let mut report =
         String::from("Produce v0-v2 (advertised by Kafka 4.4.0, not in its schema):\n");
     for version in 0..=2 {
-        let (_, reply) = Conn::open(&addr).send_raw(ApiKey::Produce, version, &body);
+        let reply = Conn::open(&addr).send_raw(ApiKey::Produce, version, &body);
         match reply {
             Reply::Closed => {
                 let _ = writeln!(
@@ -1257,10 +1536,6 @@ fn read_batches(mut buf: &[u8]) -> Vec<ReadBatch> {
     batches
 }
 
-/// Errors that mean "not ready yet" for a just-created partition: UNKNOWN_TOPIC_OR_PARTITION,
-/// LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_ID.
-const RETRIABLE: [i16; 4] = [3, 5, 6, 100];
-
 #[test]
 #[ignore = "needs a live Kafka broker: tools/ci-live.sh sets KAFKA_BROKER and runs it"]
 fn create_topic_produce_and_fetch_back() {
@@ -1271,8 +1546,14 @@ fn create_topic_produce_and_fetch_back() {
     };
     let addr = broker();
     let advertised = advertised(&addr);
-    let newest = |api: ApiKey| advertised[&api.key()].1.min(api.valid_versions().max);
-    let oldest = |api: ApiKey| advertised[&api.key()].0.max(api.valid_versions().min);
+    // The newest version both speak (as a client picks it), and the oldest.
+    let newest = |api: ApiKey| advertised.negotiate(api).unwrap_or_else(|e| panic!("{e}"));
+    let oldest = |api: ApiKey| {
+        advertised
+            .common_versions(api, api.valid_versions())
+            .unwrap_or_else(|e| panic!("{e}"))
+            .min
+    };
     let mut report = String::new();
 
     // A topic of our own, new on every run.
@@ -1359,7 +1640,9 @@ fn create_topic_produce_and_fetch_back() {
             let response = body!(response, Produce);
             let partition = response.responses[0].partition_responses[0].clone();
             attempts += 1;
-            if RETRIABLE.contains(&partition.error_code) && attempts < 100 {
+            // A just-created partition answers "not ready yet" (UNKNOWN_TOPIC_OR_PARTITION,
+            // LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER): all retriable.
+            if ErrorCode::from(partition.error_code).is_retriable() && attempts < 100 {
                 std::thread::sleep(Duration::from_millis(100));
                 continue;
             }

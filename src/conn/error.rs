@@ -80,8 +80,9 @@ impl fmt::Display for InFlight {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConnError {
-    /// A size prefix that is negative or above [`DecodeLimits::max_frame_size`]
-    /// (crate::DecodeLimits), or a frame too short for its header.
+    /// A size prefix that is negative or above
+    /// [`DecodeLimits::max_frame_size`](crate::DecodeLimits::max_frame_size), or a frame too
+    /// short for its header.
     #[error("unreadable frame: {0}")]
     Framing(DecodeError),
     /// A response whose correlation id belongs to no request in flight.

@@ -14,7 +14,7 @@
 //! All of them work on `BytesMut` buffers the caller reads into and writes from, frame with
 //! [`split_frame`](crate::frame::split_frame) and enforce the [`DecodeLimits`](crate::DecodeLimits)
 //! of their [`DecodeOptions`](crate::DecodeOptions). The `tokio` feature adds
-//! `tokio_util::codec` implementations on top ([`tokio`](self::tokio) module).
+//! `tokio_util::codec` implementations on top (the `conn::tokio` module).
 //!
 //! ```
 //! use bytes::BytesMut;

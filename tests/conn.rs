@@ -17,7 +17,7 @@ use kafka_codec::messages::{
 use kafka_codec::wire::Decoder;
 use kafka_codec::{
     ApiKey, DecodeErrorKind, DecodeLimits, DecodeOptions, Message, MessageKind, MessageVisitor,
-    Request, Response, ResponseFrame, VersionRange,
+    Request, RequestFrame, Response, ResponseFrame, VersionRange,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -483,6 +483,11 @@ fn pipelined_requests_of_every_api_decode_in_order_from_random_chunks() {
         assert_eq!((request.api_key(), request.api_version), (*api, *version));
         assert_eq!(&request.body, body);
         assert_eq!(request.header.client_id.as_deref(), Some("pipeline"));
+        let frame = RequestFrame {
+            header: request.header.clone(),
+            body: request.body.clone(),
+        };
+        assert_eq!(request.to_json().unwrap(), frame.to_json().unwrap());
     }
     assert_eq!(server.awaiting().len(), 0);
 
@@ -1043,6 +1048,10 @@ fn the_observer_reads_an_unsupported_api_versions_exchange_like_the_peers_do() {
     };
     let decoded = request.decoded.unwrap();
     assert!(decoded.is_unsupported_api_versions());
+    // Logged as what was read: the v2 header as sent, the body as the empty v0 request.
+    let json = decoded.to_json().unwrap();
+    assert_eq!(json["header"]["requestApiVersion"], 99);
+    assert_eq!(json["body"], serde_json::json!({}));
     let incoming = server.receive(&mut to_server).unwrap().unwrap();
     server
         .send(

@@ -6,7 +6,9 @@ use super::ErrorCode;
 use crate::frame::split_frame;
 use crate::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
 use crate::messages::{RequestHeader, ResponseHeader};
-use crate::{ApiKey, DecodeOptions, Request, Response, ResponseFrame, VersionRange};
+use crate::{
+    ApiKey, DecodeOptions, EncodeError, Message, Request, Response, ResponseFrame, VersionRange,
+};
 use bytes::{Bytes, BytesMut};
 use std::collections::VecDeque;
 
@@ -45,6 +47,20 @@ impl IncomingRequest {
     /// client retries at a version both sides know.
     pub fn is_unsupported_api_versions(&self) -> bool {
         self.api_key() == ApiKey::ApiVersions && self.header.request_api_version != self.api_version
+    }
+
+    /// `{"header": …, "body": …}` in Kafka's JSON form, as [`RequestFrame::to_json`] writes it
+    /// (the body at [`IncomingRequest::api_version`]).
+    ///
+    /// [`RequestFrame::to_json`]: crate::RequestFrame::to_json
+    pub fn to_json(&self) -> Result<serde_json::Value, EncodeError> {
+        let header_version = self
+            .api_key()
+            .request_header_version(self.header.request_api_version);
+        Ok(serde_json::json!({
+            "header": self.header.to_json(header_version)?,
+            "body": self.body.to_json(self.api_version)?,
+        }))
     }
 
     /// The response frame carrying `body`: this request's correlation id and answer version.

@@ -327,6 +327,78 @@ fn api_versions_fallback_picks_the_version_to_retry_with() {
     );
 }
 
+#[test]
+fn api_versions_fallback_property() {
+    let seed = seed(0xfa11_bacc);
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let ours = VersionRange::new(
+        ApiKey::ApiVersions.valid_versions().min,
+        ApiVersionsReply::first_version(),
+    );
+    let (mut retries, mut refusals) = (0, 0);
+    for case in 0..5_000 {
+        let sent: i16 = rng.gen_range(-1..=12);
+        let (a, b) = (rng.gen_range(-2..=12), rng.gen_range(-2..=12));
+        let theirs = VersionRange::new(a.min(b), a.max(b));
+        let listed = rng.gen_bool(0.8);
+        let response = ApiVersionsResponse {
+            error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
+            api_keys: listed
+                .then_some(ApiVersion {
+                    api_key: ApiKey::ApiVersions.key(),
+                    min_version: theirs.min,
+                    max_version: theirs.max,
+                    ..Default::default()
+                })
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        };
+        let context =
+            format!("seed {seed} case {case}: sent v{sent}, theirs {theirs} listed {listed}");
+        match ApiVersionsReply::read(&response, sent) {
+            Ok(ApiVersionsReply::RetryWith(version)) => {
+                retries += 1;
+                // Always lower than what was refused, and one we speak.
+                assert!(
+                    version < sent && ours.contains(version),
+                    "{context}: v{version}"
+                );
+                if listed {
+                    // The highest both speak.
+                    assert_eq!(version, theirs.max.min(ours.max), "{context}");
+                    assert!(theirs.min <= version, "{context}: v{version}");
+                } else {
+                    assert_eq!(version, ours.min, "{context}");
+                }
+            }
+            Ok(other) => panic!("{context}: {other:?}"),
+            Err(NegotiationError::NoApiVersionsFallback { sent: s, peer_max }) => {
+                refusals += 1;
+                assert_eq!(s, sent);
+                assert_eq!(peer_max, listed.then_some(theirs.max), "{context}");
+                // No version below `sent` that both speak (by the peer's highest when listed).
+                let candidate = if listed {
+                    theirs.max.min(ours.max)
+                } else {
+                    ours.min
+                };
+                assert!(
+                    candidate >= sent
+                        || !ours.contains(candidate)
+                        || (listed && candidate < theirs.min),
+                    "{context}: v{candidate} was possible"
+                );
+            }
+            Err(other) => panic!("{context}: {other}"),
+        }
+    }
+    assert!(
+        retries > 1000 && refusals > 1000,
+        "{retries} retries, {refusals} refusals"
+    );
+}
+
 /// The whole dance, through both sides: the client asks at a version the server cannot read,
 /// the server answers as Kafka does (version 0, UNSUPPORTED_VERSION, its range), the client
 /// reads that answer at version 0, retries, and negotiates from the real answer.
@@ -511,6 +583,89 @@ fn pipelined_requests_of_every_api_decode_in_order_from_random_chunks() {
         );
     }
     assert_eq!(client.in_flight().len(), 0);
+}
+
+/// Random sends (acks=0 Produce among them) and random deliveries (the right response, one
+/// that overtakes, one nobody asked for), checked against a queue the test keeps itself.
+#[test]
+fn the_client_state_machine_follows_its_model() {
+    let seed = seed(0x5747_e000);
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut client = ClientConnection::new().with_first_correlation_id(rng.gen());
+    let mut model: std::collections::VecDeque<i32> = Default::default();
+    let mut next_id = None;
+    let (mut delivered, mut overtakes, mut strays) = (0, 0, 0);
+    for step in 0..20_000 {
+        let context = format!("seed {seed} step {step}");
+        match rng.gen_range(0..10) {
+            0..=3 => {
+                let acks = if rng.gen_bool(0.2) { 0 } else { -1 };
+                let sent = client
+                    .send(9, &produce(acks), &mut BytesMut::new())
+                    .unwrap();
+                if let Some(id) = next_id {
+                    assert_eq!(sent.correlation_id, id, "{context}");
+                }
+                next_id = Some(sent.correlation_id.checked_add(1).unwrap_or(0));
+                assert_eq!(sent.expects_response, acks != 0, "{context}");
+                if sent.expects_response {
+                    model.push_back(sent.correlation_id);
+                }
+            }
+            4..=6 => {
+                let Some(&oldest) = model.front() else {
+                    continue;
+                };
+                let mut reply = wire(&answer(oldest, 9, ProduceResponse::default()));
+                let got = client.receive(&mut reply).unwrap().expect("a whole frame");
+                assert_eq!(got.header.correlation_id, oldest, "{context}");
+                model.pop_front();
+                delivered += 1;
+            }
+            7..=8 => {
+                if model.len() < 2 {
+                    continue;
+                }
+                let later = model[rng.gen_range(1..model.len())];
+                let mut reply = wire(&answer(later, 9, ProduceResponse::default()));
+                assert_eq!(
+                    client.receive(&mut reply),
+                    Err(ConnError::OutOfOrder {
+                        correlation_id: later,
+                        expected: model[0]
+                    }),
+                    "{context}"
+                );
+                overtakes += 1;
+            }
+            _ => {
+                let stray = loop {
+                    let id: i32 = rng.gen();
+                    if !model.contains(&id) {
+                        break id;
+                    }
+                };
+                let mut reply = wire(&answer(stray, 9, ProduceResponse::default()));
+                assert_eq!(
+                    client.receive(&mut reply),
+                    Err(ConnError::UnknownCorrelationId {
+                        correlation_id: stray,
+                        expected: model.front().copied()
+                    }),
+                    "{context}"
+                );
+                strays += 1;
+            }
+        }
+        assert!(
+            client
+                .in_flight()
+                .map(|r| r.correlation_id)
+                .eq(model.iter().copied()),
+            "{context}"
+        );
+    }
+    assert!(delivered > 1000 && overtakes > 500 && strays > 500);
 }
 
 #[test]

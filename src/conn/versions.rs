@@ -293,10 +293,11 @@ impl ApiVersionsReply {
             Self::first_version(),
         );
         let retry = match theirs {
-            Some(theirs) if theirs.max >= ours.min && theirs.min <= theirs.max => {
-                Some(theirs.max.min(ours.max))
+            // The highest version in both ranges, if they meet.
+            Some(theirs) => {
+                let highest = theirs.max.min(ours.max);
+                (highest >= theirs.min.max(ours.min)).then_some(highest)
             }
-            Some(_) => None,
             None => Some(ours.min),
         };
         match retry {

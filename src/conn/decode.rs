@@ -2,7 +2,7 @@
 //! an ApiVersions request at a version the reader does not know is read as version 0, and the
 //! version-0 answer to it is read as such.
 
-use super::server::IncomingRequest;
+use super::incoming::IncomingRequest;
 use super::ErrorCode;
 use crate::frame::check_frame_size;
 use crate::messages::RequestHeader;

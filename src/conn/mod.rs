@@ -49,6 +49,7 @@ mod client;
 mod decode;
 mod error;
 mod error_code;
+mod incoming;
 mod observer;
 mod server;
 #[cfg(feature = "tokio")]
@@ -58,6 +59,7 @@ mod versions;
 pub use client::{ClientConnection, Sent};
 pub use error::{ConnError, InFlight, RawRequestHeader};
 pub use error_code::ErrorCode;
+pub use incoming::IncomingRequest;
 pub use observer::{Direction, Observed, ObservedRequest, ObservedResponse, Observer};
-pub use server::{IncomingRequest, ServerConnection};
+pub use server::ServerConnection;
 pub use versions::{ApiVersionsReply, NegotiationError, SupportedVersions};

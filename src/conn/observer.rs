@@ -3,7 +3,7 @@
 
 use super::decode::{decode_request, decode_response};
 use super::error::RawRequestHeader;
-use super::server::IncomingRequest;
+use super::incoming::IncomingRequest;
 use crate::frame::split_frame;
 use crate::{DecodeError, DecodeErrorKind, DecodeOptions, ResponseFrame};
 use bytes::{Bytes, BytesMut};

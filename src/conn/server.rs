@@ -2,97 +2,11 @@
 
 use super::decode::decode_request;
 use super::error::{ConnError, InFlight, RawRequestHeader};
-use super::ErrorCode;
+use super::IncomingRequest;
 use crate::frame::split_frame;
-use crate::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
-use crate::messages::{RequestHeader, ResponseHeader};
-use crate::{
-    ApiKey, DecodeOptions, EncodeError, Message, Request, Response, ResponseFrame, VersionRange,
-};
+use crate::{DecodeOptions, ResponseFrame};
 use bytes::{Bytes, BytesMut};
 use std::collections::VecDeque;
-
-/// A request as a server reads it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct IncomingRequest {
-    /// The header as sent; `request_api_version` is the version the client asked for.
-    pub header: RequestHeader,
-    /// The body.
-    pub body: Request,
-    /// The version the body was read at, and the version to answer at. It equals the
-    /// header's version, except for an ApiVersions request at a version this crate cannot
-    /// read: Kafka reads that as an empty version-0 request and answers at version 0
-    /// ([`IncomingRequest::is_unsupported_api_versions`]).
-    pub api_version: i16,
-}
-
-impl IncomingRequest {
-    /// The API.
-    pub fn api_key(&self) -> ApiKey {
-        self.body.api_key()
-    }
-
-    /// The correlation id its response must carry.
-    pub fn correlation_id(&self) -> i32 {
-        self.header.correlation_id
-    }
-
-    /// Whether the client waits for a response (all but Produce with `acks = 0`).
-    pub fn expects_response(&self) -> bool {
-        self.body.expects_response()
-    }
-
-    /// Whether this is an ApiVersions request at a version this crate cannot read. Kafka
-    /// answers it with [`IncomingRequest::unsupported_api_versions_response`], so that the
-    /// client retries at a version both sides know.
-    pub fn is_unsupported_api_versions(&self) -> bool {
-        self.api_key() == ApiKey::ApiVersions && self.header.request_api_version != self.api_version
-    }
-
-    /// `{"header": …, "body": …}` in Kafka's JSON form, as [`RequestFrame::to_json`] writes it
-    /// (the body at [`IncomingRequest::api_version`]).
-    ///
-    /// [`RequestFrame::to_json`]: crate::RequestFrame::to_json
-    pub fn to_json(&self) -> Result<serde_json::Value, EncodeError> {
-        let header_version = self
-            .api_key()
-            .request_header_version(self.header.request_api_version);
-        Ok(serde_json::json!({
-            "header": self.header.to_json(header_version)?,
-            "body": self.body.to_json(self.api_version)?,
-        }))
-    }
-
-    /// The response frame carrying `body`: this request's correlation id and answer version.
-    pub fn respond(&self, body: impl Into<Response>) -> ResponseFrame {
-        ResponseFrame {
-            api_version: self.api_version,
-            header: ResponseHeader {
-                correlation_id: self.correlation_id(),
-                ..Default::default()
-            },
-            body: body.into(),
-        }
-    }
-
-    /// Kafka's answer to an ApiVersions request it cannot read: a version-0 body with
-    /// `UNSUPPORTED_VERSION` that lists only ApiVersions itself, at the versions the server
-    /// speaks (`supported`).
-    pub fn unsupported_api_versions_response(&self, supported: VersionRange) -> ResponseFrame {
-        let mut frame = self.respond(ApiVersionsResponse {
-            error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
-            api_keys: vec![ApiVersion {
-                api_key: ApiKey::ApiVersions.key(),
-                min_version: supported.min,
-                max_version: supported.max,
-                ..Default::default()
-            }],
-            ..Default::default()
-        });
-        frame.api_version = 0;
-        frame
-    }
-}
 
 /// The server side of one Kafka connection, without I/O.
 ///

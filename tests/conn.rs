@@ -1188,6 +1188,45 @@ fn the_observer_copes_with_stray_answers_half_frames_and_broken_framing() {
     ));
 }
 
+/// A client that reuses a correlation id (Kafka's do not, but the wire allows it): responses
+/// still pair with requests in order.
+#[test]
+fn the_observer_pairs_repeated_correlation_ids_in_order() {
+    let mut tap = Observer::new();
+    let mut requests = BytesMut::new();
+    for (id, version) in [(5, 12), (5, 4), (6, 9)] {
+        ClientConnection::new()
+            .with_first_correlation_id(id)
+            .send(version, &metadata(), &mut requests)
+            .unwrap();
+    }
+    tap.feed(Direction::ToServer, &requests);
+    while tap.next(Direction::ToServer).is_some() {}
+    let mut responses = BytesMut::new();
+    for (id, version) in [(5, 12), (5, 4), (6, 9), (5, 12)] {
+        responses.extend_from_slice(&wire(&answer(id, version, MetadataResponse::default())));
+    }
+    tap.feed(Direction::ToClient, &responses);
+    let mut paired = Vec::new();
+    while let Some(Observed::Response(response)) = tap.next(Direction::ToClient) {
+        paired.push((
+            response.correlation_id,
+            response.request.map(|r| r.api_version),
+            response.decoded.map(|d| d.is_ok()),
+        ));
+    }
+    assert_eq!(
+        paired,
+        [
+            (Some(5), Some(12), Some(true)),
+            (Some(5), Some(4), Some(true)),
+            (Some(6), Some(9), Some(true)),
+            // All answered: a fourth is a stray.
+            (Some(5), None, None),
+        ]
+    );
+}
+
 #[test]
 fn the_observer_reads_an_unsupported_api_versions_exchange_like_the_peers_do() {
     let mut client = ClientConnection::new();

@@ -7,7 +7,7 @@ use super::incoming::IncomingRequest;
 use crate::frame::split_frame;
 use crate::{DecodeError, DecodeErrorKind, DecodeOptions, ResponseFrame};
 use bytes::{Bytes, BytesMut};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Which way bytes travel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -103,7 +103,12 @@ struct Stream {
 #[derive(Debug, Clone, Default)]
 pub struct Observer {
     options: DecodeOptions,
+    /// Requests that expect a response, in the order they were seen.
     awaiting: VecDeque<RawRequestHeader>,
+    /// How many entries of `awaiting` carry each correlation id, so that a response nobody
+    /// asked for is recognised without a scan: a peer sending many of them must not cost time
+    /// in proportion to the requests outstanding.
+    awaiting_ids: HashMap<i32, usize>,
     to_server: Stream,
     to_client: Stream,
 }
@@ -175,6 +180,7 @@ impl Observer {
             .map_or(true, IncomingRequest::expects_response);
         if let (Some(header), true) = (header, expects_response) {
             self.awaiting.push_back(header);
+            *self.awaiting_ids.entry(header.correlation_id).or_default() += 1;
         }
         ObservedRequest {
             frame,
@@ -190,18 +196,24 @@ impl Observer {
         let correlation_id = frame
             .get(..4)
             .map(|id| i32::from_be_bytes([id[0], id[1], id[2], id[3]]));
-        let position = correlation_id.and_then(|id| {
-            self.awaiting
-                .iter()
-                .position(|request| request.correlation_id == id)
-        });
-        let (request, unanswered) = match position {
-            Some(position) => {
-                let unanswered: Vec<_> = self.awaiting.drain(..position).collect();
-                (self.awaiting.pop_front(), unanswered)
+        let mut request = None;
+        let mut unanswered = Vec::new();
+        if let Some(id) = correlation_id.filter(|id| self.awaiting_ids.contains_key(id)) {
+            // Every request taken off here is taken off once: linear in requests overall.
+            while let Some(oldest) = self.awaiting.pop_front() {
+                match self.awaiting_ids.get_mut(&oldest.correlation_id) {
+                    Some(count) if *count > 1 => *count -= 1,
+                    _ => {
+                        self.awaiting_ids.remove(&oldest.correlation_id);
+                    }
+                }
+                if oldest.correlation_id == id {
+                    request = Some(oldest);
+                    break;
+                }
+                unanswered.push(oldest);
             }
-            None => (None, Vec::new()),
-        };
+        }
         let decoded = request.map(|request| match request.api() {
             Some(api) => decode_response(frame.clone(), api, request.api_version, &self.options),
             None => Err(DecodeError::new(

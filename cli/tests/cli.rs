@@ -1,6 +1,7 @@
 //! Runs the built `kafka-codec` binary on the sample frames in `examples/frames/` and on
 //! malformed input, checking output, exit status and the one-line error contract.
 
+use kafka_codec_hexdump::encode as hex;
 use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,20 +15,10 @@ fn sample_path(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The bytes of a sample, parsed here independently of the tool: strip `#` comments and
-/// whitespace, then read hex pairs.
+/// The bytes of a sample file (hex text in any form `--hex` reads).
 fn sample_bytes(name: &str) -> Vec<u8> {
-    let text = std::fs::read_to_string(sample_path(name)).unwrap();
-    let digits: String = text
-        .lines()
-        .map(|line| line.split('#').next().unwrap())
-        .flat_map(|line| line.chars().filter(|c| !c.is_whitespace()))
-        .collect();
-    assert_eq!(digits.len() % 2, 0, "{name}: odd number of hex digits");
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap())
-        .collect()
+    let text = std::fs::read(sample_path(name)).unwrap();
+    kafka_codec_hexdump::decode(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn run(args: &[&str], stdin: &[u8]) -> Output {
@@ -94,10 +85,8 @@ fn assert_usage_error(args: &[&str]) {
         "{args:?}: not one line: {message:?}"
     );
     assert!(message.starts_with("kafka-codec: "), "{message}");
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    assert!(message.trim_end().ends_with(" --help')"), "{message}");
+    assert!(output.stdout.is_empty(), "{args:?} wrote to stdout");
 }
 
 const RESPONSE_V2: [&str; 4] = ["--api-key", "55", "--api-version", "2"];
@@ -198,6 +187,43 @@ fn describe_quorum_response_decodes_and_round_trips() {
     assert_eq!(by_name, out);
     let bytes = ok(&["encode", "response", "-"], &out);
     assert_eq!(bytes, sample_bytes("describe-quorum-response-v2.hex"));
+}
+
+#[test]
+fn hex_input_in_every_form_decodes_alike() {
+    let expected = ok(
+        &["decode", "request", "-"],
+        &sample_bytes("describe-quorum-request-v2.hex"),
+    );
+    // `xxd` and `tshark -x` output of the same frame, as the tools wrote it.
+    for name in [
+        "describe-quorum-request-v2.xxd",
+        "describe-quorum-request-v2.tshark",
+    ] {
+        let file = sample_path(name);
+        let out = ok(&["decode", "request", "--hex", file.to_str().unwrap()], b"");
+        assert_eq!(out, expected, "{name}");
+    }
+    let frame = sample_bytes("describe-quorum-request-v2.hex");
+    let prefixed: String = frame.iter().map(|b| format!("0x{b:02x}, ")).collect();
+    assert_eq!(
+        ok(&["decode", "request", "--hex", "-"], prefixed.as_bytes()),
+        expected
+    );
+    // A dump with a line missing is malformed, not silently shorter.
+    let xxd = std::fs::read_to_string(sample_path("describe-quorum-request-v2.xxd")).unwrap();
+    let without_second: String = xxd
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 1)
+        .map(|(_, line)| format!("{line}\n"))
+        .collect();
+    let output = run(
+        &["decode", "request", "--hex", "-"],
+        without_second.as_bytes(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("line 2"), "{}", stderr(&output));
 }
 
 #[test]
@@ -412,7 +438,28 @@ fn usage_errors_exit_2() {
         ],
         &["decode", "response", "--api-key", "55", "--api-version"],
         &["encode", "request", "--lenient", "-"],
+        &["encode", "reply", "-"],
         &["apis", "--hex"],
+        &[
+            "decode",
+            "response",
+            "--api-key",
+            "55",
+            "--api-key",
+            "55",
+            "--api-version",
+            "2",
+            "-",
+        ],
+        &[
+            "decode",
+            "response",
+            "--api-key",
+            "DescribeQuorum",
+            "--api-version",
+            "two",
+            "-",
+        ],
     ] {
         assert_usage_error(args);
     }
@@ -425,7 +472,36 @@ fn help_and_apis() {
         help.contains("Usage:") && help.contains("--size-prefixed"),
         "{help}"
     );
-    assert_eq!(ok(&["decode", "request", "--help"], b""), help.as_bytes());
+    assert!(help.contains("Exit status"), "{help}");
+    assert_eq!(ok(&["help"], b""), help.as_bytes());
+    // Every subcommand has its own help, naming its own options and no others.
+    let help_of = |args: &[&str]| String::from_utf8(ok(args, b"")).unwrap();
+    let decode_response = help_of(&["decode", "response", "--help"]);
+    for option in [
+        "--api-key",
+        "--api-version",
+        "--hex",
+        "--size-prefixed",
+        "--lenient",
+    ] {
+        assert!(decode_response.contains(option), "{decode_response}");
+    }
+    assert!(decode_response.contains("xxd"), "{decode_response}");
+    let decode_request = help_of(&["decode", "request", "--help"]);
+    assert!(decode_request.contains("--lenient") && !decode_request.contains("--api-key"));
+    let encode_request = help_of(&["encode", "request", "--help"]);
+    assert!(encode_request.contains("--size-prefixed") && !encode_request.contains("--lenient"));
+    assert!(help_of(&["decode", "--help"]).contains("response"));
+    assert!(help_of(&["apis", "--help"]).contains("FLEXIBLE"));
+    let version = help_of(&["--version"]);
+    assert_eq!(
+        version,
+        format!(
+            "kafka-codec {} (Kafka {} schemas)\n",
+            env!("CARGO_PKG_VERSION"),
+            kafka_codec::KAFKA_VERSION
+        )
+    );
 
     let table = String::from_utf8(ok(&["apis"], b"")).unwrap();
     let mut lines = table.lines();

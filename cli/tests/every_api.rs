@@ -6,6 +6,7 @@ use arbitrary::Unstructured;
 use kafka_codec::messages::{RequestHeader, ResponseHeader};
 use kafka_codec::random::{Random, RandomOptions};
 use kafka_codec::{ApiKey, Message, MessageKind, RandomMessageVisitor};
+use kafka_codec_hexdump::encode as hex;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -107,10 +108,6 @@ fn run(args: &[String], stdin: &[u8]) -> Vec<u8> {
         "{args:?}: {stderr}"
     );
     output.stdout
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[test]

@@ -1,0 +1,206 @@
+//! `kafka-codec decode request|response`: one frame to Kafka's JSON form.
+
+use crate::common::{write_json, ApiVersionArgs, Failure, FrameInput, Run};
+use bytes::{Bytes, BytesMut};
+use kafka_codec::frame::split_frame;
+use kafka_codec::{
+    ApiKey, DecodeError, DecodeErrorKind, DecodeOptions, EncodeError, RequestFrame, ResponseFrame,
+    TrailingBytes,
+};
+
+/// Decode one frame (header, then body) and print it as JSON.
+///
+/// Prints a warning on stderr, naming the byte offset, when the frame holds something the
+/// JSON cannot keep (unknown tagged fields, non-canonical encodings, ignored trailing
+/// bytes), so that `encode` would not give back the same bytes.
+#[derive(Debug, clap::Subcommand)]
+pub enum Decode {
+    /// A request frame; its header names the API and version.
+    ///
+    /// Prints {"header": ..., "body": ...}.
+    Request {
+        #[command(flatten)]
+        input: FrameInput,
+        #[command(flatten)]
+        strictness: Strictness,
+    },
+    /// A response frame, which does not say which API it answers: name it.
+    ///
+    /// Prints {"apiKey": K, "apiVersion": V, "header": ..., "body": ...}, so that `encode
+    /// response` needs nothing else.
+    Response {
+        #[command(flatten)]
+        api: ApiVersionArgs,
+        #[command(flatten)]
+        input: FrameInput,
+        #[command(flatten)]
+        strictness: Strictness,
+    },
+}
+
+/// What may follow the body.
+#[derive(Debug, clap::Args)]
+pub struct Strictness {
+    /// Ignore bytes after the body, as Kafka's brokers do, and with --size-prefixed after
+    /// the frame (default: they are malformed input).
+    #[arg(long)]
+    pub lenient: bool,
+}
+
+impl Strictness {
+    fn options(&self) -> DecodeOptions {
+        DecodeOptions {
+            trailing_bytes: if self.lenient {
+                TrailingBytes::Allow
+            } else {
+                TrailingBytes::Reject
+            },
+            ..DecodeOptions::default()
+        }
+    }
+}
+
+impl Run for Decode {
+    fn run(self) -> Result<(), Failure> {
+        match self {
+            Decode::Request { input, strictness } => decode(&input, &strictness, None),
+            Decode::Response {
+                api,
+                input,
+                strictness,
+            } => {
+                let api = api.resolve()?;
+                decode(&input, &strictness, Some(api))
+            }
+        }
+    }
+}
+
+fn decode(
+    input: &FrameInput,
+    strictness: &Strictness,
+    response_api: Option<(ApiKey, i16)>,
+) -> Result<(), Failure> {
+    let data = input.read()?;
+    let options = strictness.options();
+    // Error offsets count from the start of the input, so add the prefix back in.
+    let (frame, base) = if input.size_prefixed {
+        (unprefix(data, &options)?, 4)
+    } else {
+        (Bytes::from(data), 0)
+    };
+    let bad = |e: DecodeError| Failure::Input(e.shifted(base).to_string());
+    let unshowable = |e: EncodeError| Failure::Input(format!("cannot show as JSON: {e}"));
+
+    // Decode, and re-encode the JSON exactly as `encode` will, to tell the user when the
+    // round trip cannot give back these bytes.
+    let (json, again) = match response_api {
+        None => {
+            let decoded = RequestFrame::decode_with(frame.clone(), &options).map_err(bad)?;
+            let json = decoded.to_json().map_err(unshowable)?;
+            let again = RequestFrame::from_json(&json)
+                .map_err(|e| e.to_string())
+                .and_then(|f| f.encode_to_bytes().map_err(|e| e.to_string()));
+            (json, again)
+        }
+        Some((api, version)) => {
+            let decoded =
+                ResponseFrame::decode_with(frame.clone(), api, version, &options).map_err(bad)?;
+            let json = decoded.to_json().map_err(unshowable)?;
+            let again = ResponseFrame::from_json(&json)
+                .map_err(|e| e.to_string())
+                .and_then(|f| f.encode_to_bytes().map_err(|e| e.to_string()));
+            (json, again)
+        }
+    };
+    write_json(&json)?;
+    if let Some(warning) = round_trip_warning(&frame, again, base) {
+        eprintln!("kafka-codec: warning: {warning}");
+    }
+    Ok(())
+}
+
+/// Checks the 4-byte size prefix against the input and returns the frame after it.
+fn unprefix(data: Vec<u8>, options: &DecodeOptions) -> Result<Bytes, Failure> {
+    let len = data.len();
+    let mut buf = BytesMut::from(&data[..]);
+    let bad = |e: DecodeError| Failure::Input(e.to_string());
+    match split_frame(&mut buf, &options.limits).map_err(bad)? {
+        None => {
+            let (needed, remaining, offset) = if len < 4 {
+                (4 - len, len, 0)
+            } else {
+                let size = u32::from_be_bytes([data[0], data[1], data[2], data[3]]) as usize;
+                (size - (len - 4), len - 4, len)
+            };
+            let kind = DecodeErrorKind::UnexpectedEof { needed, remaining };
+            Err(bad(DecodeError::new(kind, offset)))
+        }
+        Some(frame) => {
+            if !buf.is_empty() && options.trailing_bytes == TrailingBytes::Reject {
+                let kind = DecodeErrorKind::TrailingBytes(buf.len());
+                return Err(bad(DecodeError::new(kind, len - buf.len())));
+            }
+            Ok(frame)
+        }
+    }
+}
+
+/// Why `encode` would not give back `input`, if it would not.
+fn round_trip_warning(input: &[u8], again: Result<Bytes, String>, base: usize) -> Option<String> {
+    let again = match again {
+        Ok(again) if again == input => return None,
+        Ok(again) => again,
+        Err(e) => return Some(format!("this JSON does not encode again: {e}")),
+    };
+    if input.starts_with(&again) {
+        return Some(format!(
+            "{} trailing bytes from byte offset {} are not in the JSON; encode will not write them",
+            input.len() - again.len(),
+            base + again.len()
+        ));
+    }
+    let first_difference = input
+        .iter()
+        .zip(again.iter())
+        .position(|(a, b)| a != b)
+        .unwrap_or(input.len().min(again.len()));
+    Some(format!(
+        "encode will not give back these bytes (they differ from byte offset {}): the frame \
+         holds unknown tagged fields or non-canonical encodings the JSON does not keep",
+        base + first_difference
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_prefix_must_match_the_input() {
+        let strict = DecodeOptions::default();
+        assert_eq!(
+            &unprefix(vec![0, 0, 0, 2, 7, 8], &strict).unwrap()[..],
+            [7, 8]
+        );
+        let short = unprefix(vec![0, 0, 0, 3, 7, 8], &strict).unwrap_err();
+        assert!(
+            matches!(short, Failure::Input(ref m) if m.contains("byte offset 6")),
+            "{short:?}"
+        );
+        let long = unprefix(vec![0, 0, 0, 1, 7, 8], &strict).unwrap_err();
+        assert!(
+            matches!(long, Failure::Input(ref m) if m.contains("byte offset 5")),
+            "{long:?}"
+        );
+        let lenient = DecodeOptions {
+            trailing_bytes: TrailingBytes::Allow,
+            ..strict
+        };
+        assert_eq!(
+            &unprefix(vec![0, 0, 0, 1, 7, 8], &lenient).unwrap()[..],
+            [7]
+        );
+        assert!(unprefix(vec![0xff, 0xff, 0xff, 0xff], &strict).is_err());
+    }
+}

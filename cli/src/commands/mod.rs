@@ -1,0 +1,6 @@
+//! One module per subcommand. Each defines its arguments (clap derive) and implements
+//! [`Run`](crate::common::Run); `main.rs` lists them.
+
+pub mod apis;
+pub mod decode;
+pub mod encode;

@@ -1,0 +1,80 @@
+//! What every subcommand shares: how a run fails and exits, where input comes from, how
+//! output is written, and how an API is named on the command line.
+
+mod api;
+mod input;
+mod output;
+
+pub use api::ApiVersionArgs;
+pub use input::{read_input, FrameInput};
+pub use output::{write_bytes, write_json, write_stdout};
+
+use std::process::ExitCode;
+
+/// Exit status of a run whose input was malformed or unreadable.
+pub const EXIT_BAD_INPUT: u8 = 1;
+/// Exit status of a run whose command line was wrong.
+pub const EXIT_USAGE: u8 = 2;
+
+/// A subcommand, ready to run once its arguments are parsed.
+pub trait Run {
+    /// Does the work, writing results to standard output.
+    fn run(self) -> Result<(), Failure>;
+}
+
+/// Why a run did not succeed.
+#[derive(Debug)]
+pub enum Failure {
+    /// The command line is wrong: one line on stderr, exit 2.
+    Usage(String),
+    /// The input is malformed or unreadable: one line on stderr, exit 1.
+    Input(String),
+    /// Standard output went away (a closed pipe): exit 1 without a message.
+    Quiet,
+}
+
+impl Failure {
+    /// Reports the failure on stderr and gives the exit status.
+    pub fn exit(self) -> ExitCode {
+        match self {
+            Failure::Usage(message) => {
+                eprintln!("kafka-codec: {message}");
+                ExitCode::from(EXIT_USAGE)
+            }
+            Failure::Input(message) => {
+                eprintln!("kafka-codec: {message}");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+            Failure::Quiet => ExitCode::from(EXIT_BAD_INPUT),
+        }
+    }
+}
+
+/// What to do with an error from parsing the command line: `--help` and `--version` print
+/// to stdout and succeed; anything else is a usage error of one line. `subcommands` are the
+/// ones the command being used offers, for when none was given.
+pub fn parse_failure(error: clap::Error, subcommands: &[String]) -> Result<(), Failure> {
+    use clap::error::ErrorKind;
+    let text = error.render().to_string();
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => write_stdout(text.as_bytes()),
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand => {
+            Err(Failure::Usage(format!(
+                "no command given; one of: {}",
+                subcommands.join(", ")
+            )))
+        }
+        _ => {
+            // clap's first paragraph says what is wrong (a list of missing arguments runs
+            // over several lines); the rest (usage, tips) is what `--help` shows in full.
+            let mut lines = text.lines().take_while(|line| !line.trim().is_empty());
+            let first = lines.next().unwrap_or_default();
+            let mut problem = first.strip_prefix("error: ").unwrap_or(first).to_owned();
+            let rest: Vec<&str> = lines.map(str::trim).collect();
+            if !rest.is_empty() {
+                problem = format!("{problem} {}", rest.join(", "));
+            }
+            Err(Failure::Usage(problem))
+        }
+    }
+}

@@ -108,19 +108,6 @@ impl RandomMessageVisitor for Seeds {
     }
 }
 
-/// The bytes of an annotated `.hex` file: hex digit pairs, `#` starts a comment.
-fn hex_file(text: &str) -> Vec<u8> {
-    let digits: String = text
-        .lines()
-        .map(|line| line.split('#').next().unwrap_or(""))
-        .flat_map(|line| line.split_whitespace())
-        .collect();
-    (0..digits.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).expect("hex"))
-        .collect()
-}
-
 /// The number after `flag` in `text` (the sample frames name a response's API that way).
 fn flag_value(text: &str, flag: &str) -> Option<i16> {
     let after = text.split(flag).nth(1)?;
@@ -143,7 +130,7 @@ fn sample_frames(seeds: &mut Seeds) {
     paths.sort();
     for path in paths {
         let text = std::fs::read_to_string(&path).expect("read sample");
-        let bytes = hex_file(&text);
+        let bytes = kafka_codec_hexdump::decode(text.as_bytes()).expect("sample is hex");
         let name = format!("sample-{}", path.file_stem().unwrap().to_string_lossy());
         let key = flag_value(&text, "--api-key").and_then(ApiKey::from_key);
         match (key, flag_value(&text, "--api-version")) {

@@ -11,10 +11,7 @@ use kafka_codec::frame::split_frame;
 use kafka_codec::DecodeLimits;
 
 fn hex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
-        .collect()
+    kafka_codec_hexdump::decode(text.as_bytes()).expect("hex")
 }
 
 /// `request_frame`, out-of-memory (`malloc(67118839)` under `-malloc_limit_mb=64`): the

@@ -13,22 +13,9 @@ use kafka_codec::quorum::LeaderState;
 use kafka_codec::{ApiKey, Message, Request, RequestFrame, Response, ResponseFrame, Uuid};
 use quorum_common::*;
 
-/// The bytes of a golden file: every hex digit pair before a `#` on each line.
+/// The bytes of a golden file: hex, with `#` comments.
 fn golden(text: &str) -> Bytes {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let data = line.split('#').next().unwrap_or("");
-        for token in data.split_whitespace() {
-            assert!(token.len() % 2 == 0, "odd hex token {token:?}");
-            for pair in token.as_bytes().chunks(2) {
-                let pair = std::str::from_utf8(pair).unwrap();
-                out.push(
-                    u8::from_str_radix(pair, 16).unwrap_or_else(|_| panic!("bad hex {pair:?}")),
-                );
-            }
-        }
-    }
-    Bytes::from(out)
+    Bytes::from(kafka_codec_hexdump::decode(text.as_bytes()).expect("golden file is hex"))
 }
 
 /// Splits off and checks the size prefix.

@@ -23,10 +23,10 @@ fn assert_round_trip<M: Message>(bytes: Bytes, version: i16, expected: &M) {
 
 #[test]
 fn request_header_v1_classic_client_id() {
-    let bytes = hex("00 03       api key 3 (Metadata)
-         00 08       api version 8
-         00 00 00 2a correlation id 42
-         00 03 63 6c 69  client id: int16 length 3, \"cli\"");
+    let bytes = hex("00 03       # api key 3 (Metadata)
+         00 08       # api version 8
+         00 00 00 2a # correlation id 42
+         00 03 63 6c 69  # client id: int16 length 3, \"cli\"");
     let header = RequestHeader {
         request_api_key: 3,
         request_api_version: 8,
@@ -39,7 +39,7 @@ fn request_header_v1_classic_client_id() {
 
 #[test]
 fn request_header_v1_null_client_id() {
-    let bytes = hex("00 03 00 08 00 00 00 2a   ff ff  client id null: int16 -1");
+    let bytes = hex("00 03 00 08 00 00 00 2a   ff ff  # client id null: int16 -1");
     let header = RequestHeader {
         request_api_key: 3,
         request_api_version: 8,
@@ -52,9 +52,11 @@ fn request_header_v1_null_client_id() {
 
 #[test]
 fn request_header_v2_keeps_classic_client_id_and_adds_tags() {
-    let bytes = hex("00 37 00 02 00 00 00 07   key 55, version 2, correlation 7
-         00 01 63                  client id: still int16 length (field is never flexible)
-         00                        tagged fields: none");
+    let bytes = hex(
+        "00 37 00 02 00 00 00 07   # key 55, version 2, correlation 7
+         00 01 63                  # client id: still int16 length (field is never flexible)
+         00                        # tagged fields: none",
+    );
     let header = RequestHeader {
         request_api_key: 55,
         request_api_version: 2,
@@ -68,8 +70,8 @@ fn request_header_v2_keeps_classic_client_id_and_adds_tags() {
 #[test]
 fn request_header_v2_with_an_unknown_tag_round_trips() {
     let bytes = hex("00 37 00 02 00 00 00 07 00 01 63
-         01          one tagged field
-         05 02 ab cd tag 5, size 2, data abcd");
+         01          # one tagged field
+         05 02 ab cd # tag 5, size 2, data abcd");
     let header = RequestHeader::decode_exact(bytes.clone(), 2).unwrap();
     assert_eq!(header.unknown_tagged_fields.len(), 1);
     assert_eq!(header.unknown_tagged_fields[0].tag, 5);
@@ -81,7 +83,7 @@ fn request_header_v2_with_an_unknown_tag_round_trips() {
 /// the pinned 4.4.0 schema lists versions 1-2, so v0 is refused with a typed error.
 #[test]
 fn request_header_v0_is_not_in_kafka_4() {
-    let bytes = hex("00 07 00 00 00 00 00 01   key 7, version 0, correlation 1");
+    let bytes = hex("00 07 00 00 00 00 00 01   # key 7, version 0, correlation 1");
     let err = RequestHeader::decode_exact(bytes, 0).unwrap_err();
     assert!(
         matches!(err.kind(), DecodeErrorKind::UnsupportedVersion { .. }),
@@ -96,9 +98,9 @@ fn response_header_v0_and_v1() {
         correlation_id: 7,
         ..Default::default()
     };
-    assert_round_trip(hex("00 00 00 07  correlation id"), 0, &header);
+    assert_round_trip(hex("00 00 00 07  # correlation id"), 0, &header);
     assert_round_trip(
-        hex("00 00 00 07 00  correlation id, no tagged fields"),
+        hex("00 00 00 07 00  # correlation id, no tagged fields"),
         1,
         &header,
     );
@@ -120,12 +122,14 @@ fn header_versions_follow_flexibility_with_the_api_versions_exception() {
 /// ApiVersionsRequest v3 in a full frame (wire-encoding notes, example 1).
 #[test]
 fn api_versions_request_v3_frame() {
-    let frame = hex("00 12 00 03 00 00 00 01   key 18, version 3, correlation 1
-         00 03 63 6c 69            client id \"cli\" (classic)
-         00                        header tags
-         02 61                     ClientSoftwareName: compact length 1+1, \"a\"
-         02 31                     ClientSoftwareVersion: \"1\"
-         00                        body tags");
+    let frame = hex(
+        "00 12 00 03 00 00 00 01   # key 18, version 3, correlation 1
+         00 03 63 6c 69            # client id \"cli\" (classic)
+         00                        # header tags
+         02 61                     # ClientSoftwareName: compact length 1+1, \"a\"
+         02 31                     # ClientSoftwareVersion: \"1\"
+         00                        # body tags",
+    );
     let decoded = RequestFrame::decode(frame.clone()).unwrap();
     let Request::ApiVersions(body) = &decoded.body else {
         panic!("not ApiVersions: {decoded:?}");
@@ -148,11 +152,11 @@ fn api_versions_request_v3_frame() {
 #[test]
 fn describe_quorum_request_v2_frame() {
     let frame = hex("00 37 00 02 00 00 00 07 00 01 63 00
-         02                                      Topics: 1
-         13 5f5f636c75737465725f6d65746164617461 TopicName (18 bytes)
-         02 00 00 00 00 00                       Partitions: 1, index 0, tags
-         00                                      topic tags
-         00                                      body tags");
+         02                                      # Topics: 1
+         13 5f5f636c75737465725f6d65746164617461 # TopicName (18 bytes)
+         02 00 00 00 00 00                       # Partitions: 1, index 0, tags
+         00                                      # topic tags
+         00                                      # body tags");
     let decoded = RequestFrame::decode(frame.clone()).unwrap();
     assert_eq!(decoded.api_key(), Some(ApiKey::DescribeQuorum));
     let Request::DescribeQuorum(body) = &decoded.body else {
@@ -166,21 +170,21 @@ fn describe_quorum_request_v2_frame() {
 #[test]
 fn describe_quorum_response_v2_frame() {
     let frame = hex(
-        "00 00 00 07 00                 response header v1: correlation 7, tags
-         00 00 00                       ErrorCode 0, ErrorMessage null
+        "00 00 00 07 00                 # response header v1: correlation 7, tags
+         00 00 00                       # ErrorCode 0, ErrorMessage null
          02 13 5f5f636c75737465725f6d65746164617461
-         02 00 00 00 00 00 00 00        partition 0, ErrorCode 0, ErrorMessage null
-         00 00 00 01 00 00 00 05        LeaderId 1, LeaderEpoch 5
-         00 00 00 00 00 00 00 0a        HighWatermark 10
-         02 00 00 00 01                 CurrentVoters: 1, ReplicaId 1
+         02 00 00 00 00 00 00 00        # partition 0, ErrorCode 0, ErrorMessage null
+         00 00 00 01 00 00 00 05        # LeaderId 1, LeaderEpoch 5
+         00 00 00 00 00 00 00 0a        # HighWatermark 10
+         02 00 00 00 01                 # CurrentVoters: 1, ReplicaId 1
          01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10
-         00 00 00 00 00 00 00 0a        LogEndOffset 10
-         00 00 01 8b cf e5 68 00        LastFetchTimestamp
-         00 00 01 8b cf e5 68 00        LastCaughtUpTimestamp
-         00 01 00 00                    replica tags, Observers: 0, partition tags, topic tags
-         02 00 00 00 01                 Nodes: 1, NodeId 1
+         00 00 00 00 00 00 00 0a        # LogEndOffset 10
+         00 00 01 8b cf e5 68 00        # LastFetchTimestamp
+         00 00 01 8b cf e5 68 00        # LastCaughtUpTimestamp
+         00 01 00 00                    # replica tags, Observers: 0, partition tags, topic tags
+         02 00 00 00 01                 # Nodes: 1, NodeId 1
          02 0b 434f4e54524f4c4c4552 0a 6c6f63616c686f7374 23 85 00
-         00 00                          node tags, body tags",
+         00 00                          # node tags, body tags",
     );
     let now = 1_700_000_000_000;
     // A nullable string with no schema default defaults to "", as in Kafka: null is explicit.

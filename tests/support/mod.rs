@@ -45,30 +45,12 @@ pub fn direction(kind: MessageKind) -> &'static str {
 
 /// Lower-case hex.
 pub fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        out.push(DIGITS[usize::from(b >> 4)] as char);
-        out.push(DIGITS[usize::from(b & 0xf)] as char);
-    }
-    out
+    kafka_codec_hexdump::encode(bytes)
 }
 
-/// Bytes from hex (either case).
+/// Bytes from hex.
 pub fn unhex(text: &str) -> Result<Vec<u8>, String> {
-    if text.len() % 2 != 0 {
-        return Err(format!("odd-length hex ({} digits)", text.len()));
-    }
-    let digit = |c: u8| -> Result<u8, String> {
-        (c as char)
-            .to_digit(16)
-            .map(|d| d as u8)
-            .ok_or_else(|| format!("not a hex digit: {:?}", c as char))
-    };
-    text.as_bytes()
-        .chunks(2)
-        .map(|pair| Ok((digit(pair[0])? << 4) | digit(pair[1])?))
-        .collect()
+    kafka_codec_hexdump::decode(text.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// Numbers are equal when they denote the same value: integers exactly, and as `f64` when
@@ -131,14 +113,7 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
     json_diff(a, b).is_none()
 }
 
-/// Bytes from an annotated hex listing: on each line, the hex tokens up to the first word that
-/// is not hex (which starts the comment). Used for hand-derived vectors.
+/// Bytes from an annotated hex listing (`#` starts a comment). Used for hand-derived vectors.
 pub fn annotated_hex(text: &str) -> bytes::Bytes {
-    let is_hex =
-        |token: &&str| token.len() % 2 == 0 && token.chars().all(|c| c.is_ascii_hexdigit());
-    let digits: String = text
-        .lines()
-        .flat_map(|line| line.split_whitespace().take_while(is_hex))
-        .collect();
-    bytes::Bytes::from(unhex(&digits).expect("valid hex"))
+    bytes::Bytes::from(unhex(text).expect("valid hex"))
 }

@@ -79,10 +79,12 @@ impl Generator {
                 file: file.clone(),
                 message,
             })?;
-            let message = model::Message::from_raw(raw).map_err(|message| Error::Schema {
-                file: file.clone(),
-                message,
-            })?;
+            let message = model::Message::from_raw(raw)
+                .and_then(|message| validate::validate_message(&message).map(|()| message))
+                .map_err(|message| Error::Schema {
+                    file: file.clone(),
+                    message,
+                })?;
             messages.push(message);
         }
         let set = SchemaSet { messages };

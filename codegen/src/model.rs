@@ -1,7 +1,6 @@
 //! The typed, validated schema model the emitter works from.
 
 use crate::parse::{RawField, RawMessage, RawStruct};
-use crate::validate;
 
 /// An inclusive version range; empty when `min > max`. `max == i16::MAX` is "open-ended".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -381,7 +380,6 @@ impl Message {
         }
 
         let mut builder = StructBuilder {
-            flexible: flexible_versions,
             structs: Vec::new(),
             common_names: raw.common_structs.iter().map(|s| s.name.clone()).collect(),
         };
@@ -406,13 +404,11 @@ impl Message {
             root,
             structs: builder.structs,
         };
-        validate::validate_message(&message)?;
         Ok(message)
     }
 }
 
 struct StructBuilder {
-    flexible: Versions,
     structs: Vec<Struct>,
     common_names: Vec<String>,
 }
@@ -447,8 +443,7 @@ impl StructBuilder {
     ) -> Result<Struct, String> {
         let mut fields = Vec::with_capacity(raw_fields.len());
         for raw in raw_fields {
-            let field =
-                build_field(raw, self.flexible).map_err(|e| format!("field {}: {e}", raw.name))?;
+            let field = build_field(raw).map_err(|e| format!("field {}: {e}", raw.name))?;
             if let Some(struct_name) = field.ty.struct_name() {
                 let is_common = self.common_names.iter().any(|n| n == struct_name);
                 if !raw.fields.is_empty() {
@@ -484,7 +479,7 @@ impl StructBuilder {
     }
 }
 
-fn build_field(raw: &RawField, message_flexible: Versions) -> Result<Field, String> {
+fn build_field(raw: &RawField) -> Result<Field, String> {
     let ty = FieldType::parse(&raw.ty)?;
     let tagged_versions = raw
         .tagged_versions
@@ -528,9 +523,85 @@ fn build_field(raw: &RawField, message_flexible: Versions) -> Result<Field, Stri
         flexible_versions,
         zero_copy: raw.zero_copy,
     };
-    field.default = validate::parse_default(&field, raw.default.as_deref())?;
-    validate::validate_field(&field, message_flexible)?;
+    field.default = parse_default(&field, raw.default.as_deref())?;
     Ok(field)
+}
+
+/// Parses a field's `default` text for its type.
+pub fn parse_default(field: &Field, text: Option<&str>) -> Result<DefaultValue, String> {
+    let Some(text) = text.filter(|t| !t.is_empty()) else {
+        return Ok(DefaultValue::Implicit);
+    };
+    if text == "null" {
+        if !field.ty.can_be_null() || !field.nullable_versions.contains_range(&field.versions) {
+            return Err("a null default needs the field to be nullable in all its versions".into());
+        }
+        return Ok(DefaultValue::Null);
+    }
+    let ty = match &field.ty {
+        FieldType::Primitive(p) => *p,
+        FieldType::Struct(_) | FieldType::Array(_) => {
+            return Err(format!(
+                "a {} field may only default to empty or null",
+                field.ty
+            ));
+        }
+    };
+    let integer = |min: i128, max: i128| -> Result<DefaultValue, String> {
+        let value = if let Some(hex) = text.strip_prefix("0x") {
+            i128::from_str_radix(hex, 16).ok()
+        } else if text.len() > 1 && text.trim_start_matches('-').starts_with('0') {
+            // Java would paste this into source as an octal literal; refuse it.
+            None
+        } else {
+            text.parse::<i128>().ok()
+        };
+        match value {
+            Some(v) if (min..=max).contains(&v) => Ok(DefaultValue::Int(v)),
+            _ => Err(format!("invalid {} default `{text}`", ty.name())),
+        }
+    };
+    match ty {
+        Primitive::Bool => match text.to_ascii_lowercase().as_str() {
+            "true" => Ok(DefaultValue::Bool(true)),
+            "false" => Ok(DefaultValue::Bool(false)),
+            _ => Err(format!("invalid bool default `{text}`")),
+        },
+        Primitive::Int8 => integer(i8::MIN.into(), i8::MAX.into()),
+        Primitive::Int16 => integer(i16::MIN.into(), i16::MAX.into()),
+        Primitive::Uint16 => integer(0, u16::MAX.into()),
+        Primitive::Int32 => integer(i32::MIN.into(), i32::MAX.into()),
+        Primitive::Uint32 => integer(0, u32::MAX.into()),
+        Primitive::Int64 => integer(i64::MIN.into(), i64::MAX.into()),
+        Primitive::Float64 => text
+            .parse::<f64>()
+            .map(DefaultValue::Float)
+            .map_err(|_| format!("invalid float64 default `{text}`")),
+        Primitive::String => Ok(DefaultValue::String(text.to_owned())),
+        Primitive::Uuid => decode_kafka_uuid(text)
+            .map(DefaultValue::Uuid)
+            .ok_or_else(|| format!("invalid uuid default `{text}`")),
+        Primitive::Bytes | Primitive::Records => Err(format!(
+            "a {} field may only default to empty or null",
+            ty.name()
+        )),
+    }
+}
+
+fn decode_kafka_uuid(text: &str) -> Option<[u8; 16]> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for &c in text.trim_end_matches('=').as_bytes() {
+        acc = (acc << 6) | ALPHABET.iter().position(|&a| a == c)? as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out.try_into().ok()
 }
 
 /// Every schema of the set.

@@ -2,89 +2,12 @@
 //! (leading-zero integer defaults, which Java would read as octal).
 
 use crate::model::{
-    DefaultValue, Field, FieldType, Message, MessageKind, Primitive, SchemaSet, Struct, Versions,
+    Field, FieldType, Message, MessageKind, Primitive, SchemaSet, Struct, Versions,
 };
 use crate::Error;
 
-/// Parses a field's `default` text for its type.
-pub fn parse_default(field: &Field, text: Option<&str>) -> Result<DefaultValue, String> {
-    let Some(text) = text.filter(|t| !t.is_empty()) else {
-        return Ok(DefaultValue::Implicit);
-    };
-    if text == "null" {
-        if !field.ty.can_be_null() || !field.nullable_versions.contains_range(&field.versions) {
-            return Err("a null default needs the field to be nullable in all its versions".into());
-        }
-        return Ok(DefaultValue::Null);
-    }
-    let ty = match &field.ty {
-        FieldType::Primitive(p) => *p,
-        FieldType::Struct(_) | FieldType::Array(_) => {
-            return Err(format!(
-                "a {} field may only default to empty or null",
-                field.ty
-            ));
-        }
-    };
-    let integer = |min: i128, max: i128| -> Result<DefaultValue, String> {
-        let value = if let Some(hex) = text.strip_prefix("0x") {
-            i128::from_str_radix(hex, 16).ok()
-        } else if text.len() > 1 && text.trim_start_matches('-').starts_with('0') {
-            // Java would paste this into source as an octal literal; refuse it.
-            None
-        } else {
-            text.parse::<i128>().ok()
-        };
-        match value {
-            Some(v) if (min..=max).contains(&v) => Ok(DefaultValue::Int(v)),
-            _ => Err(format!("invalid {} default `{text}`", ty.name())),
-        }
-    };
-    match ty {
-        Primitive::Bool => match text.to_ascii_lowercase().as_str() {
-            "true" => Ok(DefaultValue::Bool(true)),
-            "false" => Ok(DefaultValue::Bool(false)),
-            _ => Err(format!("invalid bool default `{text}`")),
-        },
-        Primitive::Int8 => integer(i8::MIN.into(), i8::MAX.into()),
-        Primitive::Int16 => integer(i16::MIN.into(), i16::MAX.into()),
-        Primitive::Uint16 => integer(0, u16::MAX.into()),
-        Primitive::Int32 => integer(i32::MIN.into(), i32::MAX.into()),
-        Primitive::Uint32 => integer(0, u32::MAX.into()),
-        Primitive::Int64 => integer(i64::MIN.into(), i64::MAX.into()),
-        Primitive::Float64 => text
-            .parse::<f64>()
-            .map(DefaultValue::Float)
-            .map_err(|_| format!("invalid float64 default `{text}`")),
-        Primitive::String => Ok(DefaultValue::String(text.to_owned())),
-        Primitive::Uuid => decode_kafka_uuid(text)
-            .map(DefaultValue::Uuid)
-            .ok_or_else(|| format!("invalid uuid default `{text}`")),
-        Primitive::Bytes | Primitive::Records => Err(format!(
-            "a {} field may only default to empty or null",
-            ty.name()
-        )),
-    }
-}
-
-fn decode_kafka_uuid(text: &str) -> Option<[u8; 16]> {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = Vec::new();
-    let (mut acc, mut bits) = (0u32, 0);
-    for &c in text.trim_end_matches('=').as_bytes() {
-        acc = (acc << 6) | ALPHABET.iter().position(|&a| a == c)? as u32;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    out.try_into().ok()
-}
-
 /// Rules about one field on its own.
-pub fn validate_field(field: &Field, message_flexible: Versions) -> Result<(), String> {
+fn validate_field(field: &Field, message_flexible: Versions) -> Result<(), String> {
     let name_ok = field.name.starts_with(|c: char| c.is_ascii_alphabetic())
         && field.name.chars().all(|c| c.is_ascii_alphanumeric());
     if !name_ok {
@@ -161,6 +84,8 @@ pub fn validate_field(field: &Field, message_flexible: Versions) -> Result<(), S
 fn validate_struct(message: &Message, s: &Struct, top_level: bool) -> Result<(), String> {
     let mut names: Vec<&str> = Vec::new();
     for field in &s.fields {
+        validate_field(field, message.flexible_versions)
+            .map_err(|e| format!("field {}: {e}", field.name))?;
         if names.contains(&field.name.as_str()) {
             return Err(format!(
                 "struct {}: field `{}` appears twice",
@@ -196,7 +121,7 @@ fn validate_struct(message: &Message, s: &Struct, top_level: bool) -> Result<(),
     Ok(())
 }
 
-/// Rules about a whole message file.
+/// Rules about a whole message file: each struct, each field.
 pub fn validate_message(message: &Message) -> Result<(), String> {
     validate_struct(message, &message.root, true)?;
     for s in &message.structs {
@@ -276,7 +201,9 @@ mod tests {
             r#"{{"name":"TestRequest","type":"request","apiKey":1000,"validVersions":"0-3",
                 "flexibleVersions":"{flexible}","fields":[{fields}]}}"#
         );
-        Message::from_raw(parse_schema(&text)?)
+        let message = Message::from_raw(parse_schema(&text)?)?;
+        super::validate_message(&message)?;
+        Ok(message)
     }
 
     fn refused(fields: &str, flexible: &str, expected: &str) {

@@ -5,9 +5,9 @@
 //! [`split_frame`] until it returns `None`.
 
 use crate::api::{ApiKey, Request, Response};
-use crate::error::{DecodeError, DecodeErrorKind, EncodeError, JsonError, JsonErrorKind};
+use crate::error::{JsonError, JsonErrorKind};
 use crate::messages::{RequestHeader, ResponseHeader};
-use crate::wire::{DecodeLimits, Decoder};
+use crate::wire::{DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError};
 use crate::Message;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use serde_json::{json, Value};

@@ -10,90 +10,21 @@
 //! This crate writes `records` as standard base64 of the raw record bytes, so JSON → message →
 //! bytes is lossless (the command-line tool depends on it).
 
-use crate::error::{EncodeError, EncodeErrorKind, JsonError, JsonErrorKind};
-use crate::types::{Utf8Bytes, Uuid};
+use crate::error::{JsonError, JsonErrorKind};
+use crate::wire::{EncodeError, EncodeErrorKind, Utf8Bytes, Uuid};
+use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
+use base64::Engine;
 use bytes::Bytes;
 use serde_json::{Map, Value};
-
-/// The two base64 alphabets Kafka uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Base64 {
-    /// `+/` with `=` padding: `bytes` and `records` values.
-    Standard,
-    /// `-_` without padding: UUIDs.
-    UrlNoPad,
-}
-
-impl Base64 {
-    fn alphabet(self) -> &'static [u8; 64] {
-        match self {
-            Base64::Standard => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-            Base64::UrlNoPad => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
-        }
-    }
-}
-
-/// Encodes `data` as base64.
-pub fn base64_encode(data: &[u8], variant: Base64) -> String {
-    let alphabet = variant.alphabet();
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        let symbols = chunk.len() + 1;
-        for i in 0..4 {
-            if i < symbols {
-                out.push(alphabet[((n >> (18 - 6 * i)) & 0x3f) as usize] as char);
-            } else if variant == Base64::Standard {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Decodes base64 in the given alphabet; padding is optional. `None` if malformed.
-pub fn base64_decode(text: &str, variant: Base64) -> Option<Vec<u8>> {
-    let alphabet = variant.alphabet();
-    let trimmed = text.trim_end_matches('=');
-    if text.len() - trimmed.len() > 2 || (text.len() != trimmed.len() && text.len() % 4 != 0) {
-        return None;
-    }
-    if trimmed.len() % 4 == 1 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(trimmed.len() * 3 / 4);
-    let mut acc: u32 = 0;
-    let mut bits = 0;
-    for &c in trimmed.as_bytes() {
-        let value = alphabet.iter().position(|&a| a == c)? as u32;
-        acc = (acc << 6) | value;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    // Leftover bits must be zero, or two texts would decode to the same bytes.
-    if acc != 0 {
-        return None;
-    }
-    Some(out)
-}
 
 /// The JSON for a `uuid`.
 pub fn uuid_to_json(value: &Uuid) -> Value {
     Value::String(value.to_string())
 }
 
-/// The JSON for `bytes` and `records`.
+/// The JSON for `bytes` and `records`: standard base64 with padding.
 pub fn bytes_to_json(value: &[u8]) -> Value {
-    Value::String(base64_encode(value, Base64::Standard))
+    Value::String(STANDARD.encode(value))
 }
 
 /// The JSON for a string.
@@ -207,9 +138,17 @@ pub fn read_bytes(value: &Value) -> Result<Bytes, JsonError> {
     let text = value
         .as_str()
         .ok_or_else(|| wrong_type("a base64 string", value))?;
-    base64_decode(text, Base64::Standard)
+    // Padding is optional, as in Kafka's reader (Java's basic decoder), but if present it
+    // must be complete; leftover bits must be zero, so that one value has one text.
+    let engine = if text.contains('=') {
+        &STANDARD
+    } else {
+        &STANDARD_NO_PAD
+    };
+    engine
+        .decode(text)
         .map(Bytes::from)
-        .ok_or_else(|| JsonError::new(JsonErrorKind::InvalidBase64))
+        .map_err(|_| JsonError::new(JsonErrorKind::InvalidBase64))
 }
 
 /// `None` for JSON null, else the value read by `read`.
@@ -268,17 +207,16 @@ mod tests {
             ("fooba", "Zm9vYmE="),
             ("foobar", "Zm9vYmFy"),
         ] {
-            assert_eq!(base64_encode(plain.as_bytes(), Base64::Standard), encoded);
-            assert_eq!(
-                base64_decode(encoded, Base64::Standard).unwrap(),
-                plain.as_bytes()
-            );
+            assert_eq!(bytes_to_json(plain.as_bytes()), Value::from(encoded));
+            assert_eq!(read_bytes(&Value::from(encoded)).unwrap(), plain.as_bytes());
         }
-        assert_eq!(base64_encode(&[0xfb, 0xff], Base64::UrlNoPad), "-_8");
-        assert!(base64_decode("Zg=", Base64::Standard).is_none());
-        assert!(base64_decode("Z", Base64::Standard).is_none());
-        assert!(base64_decode("Zh==", Base64::Standard).is_none());
-        assert!(base64_decode("Zm9v!", Base64::Standard).is_none());
+        let read = |text: &str| read_bytes(&Value::from(text));
+        assert_eq!(read("Zg").unwrap(), "f".as_bytes(), "padding is optional");
+        assert!(read("Zg=").is_err(), "but not partial");
+        assert!(read("Z").is_err());
+        assert!(read("Zh==").is_err(), "leftover bits");
+        assert!(read("Zm9v!").is_err());
+        assert!(read("-_8").is_err(), "URL-safe alphabet is for UUIDs only");
     }
 
     #[test]

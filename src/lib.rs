@@ -41,6 +41,11 @@
 
 #![warn(missing_docs)]
 
+// The generated code names this crate `::kafka_codec`, as code generated into any other crate
+// does (see `kafka_codec_codegen::Generator::crate_path`); this alias makes that path work
+// here too, so the crate's own build proves the generated paths.
+extern crate self as kafka_codec;
+
 pub mod api;
 pub mod conn;
 mod error;
@@ -50,8 +55,14 @@ mod message;
 pub mod quorum;
 #[cfg(feature = "arbitrary")]
 pub mod random;
-mod types;
+mod versions;
 pub mod wire;
+
+/// The buffer types of the API (`Bytes`, `BytesMut`, `Buf`, `BufMut`), so that users and
+/// generated code need no `bytes` dependency of their own, or a mismatched one.
+pub use bytes;
+/// The JSON value type of [`Message::to_json`]/[`Message::from_json`].
+pub use serde_json;
 
 /// Every message: one module per schema file, the top-level struct re-exported here.
 // Field docs are generated. JSON reading and random generation start from `Self::default()`
@@ -69,14 +80,14 @@ pub mod messages {
 #[cfg(feature = "arbitrary")]
 pub use api::RandomMessageVisitor;
 pub use api::{ApiKey, Listener, MessageVisitor, Request, Response};
-pub use error::{
-    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, JsonError,
-    JsonErrorKind, PathSegment,
-};
+pub use error::{JsonError, JsonErrorKind};
 pub use frame::{DecodeOptions, RequestFrame, ResponseFrame, TrailingBytes};
 pub use message::{Message, MessageKind, StructCodec};
-pub use types::{ParseUuidError, RawTaggedField, Utf8Bytes, Uuid, VersionRange};
-pub use wire::DecodeLimits;
+pub use versions::VersionRange;
+pub use wire::{
+    DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,
+    ParseUuidError, PathSegment, RawTaggedField, Utf8Bytes, Uuid,
+};
 
 // The README's example is compiled and run as a doctest.
 #[cfg(doctest)]

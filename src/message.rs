@@ -1,11 +1,11 @@
 //! The [`Message`] trait every generated top-level message implements, and the
 //! [`StructCodec`] trait shared by messages and their nested structs.
 
-use crate::error::{
-    DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, JsonError, JsonErrorKind,
+use crate::error::{JsonError, JsonErrorKind};
+use crate::versions::VersionRange;
+use crate::wire::{
+    DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind,
 };
-use crate::types::VersionRange;
-use crate::wire::{DecodeLimits, Decoder};
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use serde_json::Value;
 

@@ -6,9 +6,11 @@
 //! elements), nulls appear only where the version allows them, and fields the version lacks
 //! keep their defaults, so every generated message encodes without error.
 
-use crate::types::{RawTaggedField, Uuid};
-use crate::Utf8Bytes;
+use crate::wire::{RawTaggedField, Utf8Bytes, Uuid};
 use arbitrary::{Arbitrary, Result, Unstructured};
+
+/// The `arbitrary` crate, so that generated code needs no dependency of its own on it.
+pub use arbitrary;
 use bytes::Bytes;
 
 /// Options for random generation.

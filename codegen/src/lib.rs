@@ -33,6 +33,14 @@ pub enum Error {
         /// The cause.
         source: std::io::Error,
     },
+    /// The crate path given to [`Generator::crate_path`] is not a Rust path.
+    #[error("crate path {path:?} is not a Rust path: {message}")]
+    CratePath {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// A schema breaks a rule of the dialect.
     #[error("{file}: {message}")]
     Schema {
@@ -46,6 +54,7 @@ pub enum Error {
 /// Builds the codec from a directory of schema files.
 pub struct Generator {
     schema_dir: PathBuf,
+    crate_path: String,
 }
 
 impl Generator {
@@ -53,7 +62,27 @@ impl Generator {
     pub fn new(schema_dir: impl Into<PathBuf>) -> Self {
         Generator {
             schema_dir: schema_dir.into(),
+            crate_path: "::kafka_codec".into(),
         }
+    }
+
+    /// The path by which generated code reaches the `kafka-codec` crate (default
+    /// `::kafka_codec`), as `prost-build`'s `prost_path`: for a crate that renames its
+    /// dependency, or re-exports it. Every item the generated code uses (the traits, `wire`,
+    /// `json`, and `bytes`/`serde_json` through their re-exports) is reached through it, so
+    /// the including crate needs no other dependency.
+    pub fn crate_path(&mut self, path: impl Into<String>) -> &mut Self {
+        self.crate_path = path.into();
+        self
+    }
+
+    fn crate_tokens(&self) -> Result<proc_macro2::TokenStream, Error> {
+        syn::parse_str::<syn::Path>(&self.crate_path)
+            .map(|path| quote::quote!(#path))
+            .map_err(|e| Error::CratePath {
+                path: self.crate_path.clone(),
+                message: e.to_string(),
+            })
     }
 
     /// Reads and validates every schema.
@@ -111,10 +140,14 @@ impl Generator {
     pub fn generate_to(&self, out_dir: impl AsRef<Path>) -> Result<SchemaSet, Error> {
         let set = self.load()?;
         let errors = self.load_error_table()?;
+        let krate = self.crate_tokens()?;
         for (file, source) in [
-            ("messages.rs", emit::emit_all(&set)),
-            ("api.rs", emit::emit_api(&set)),
-            ("error_codes.rs", emit::emit_error_codes(&errors, &set)),
+            ("messages.rs", emit::emit_all(&set, &krate)),
+            ("api.rs", emit::emit_api(&set, &krate)),
+            (
+                "error_codes.rs",
+                emit::emit_error_codes(&errors, &set, &krate),
+            ),
         ] {
             let path = out_dir.as_ref().join(file);
             std::fs::write(&path, source).map_err(|source| Error::Io { path, source })?;

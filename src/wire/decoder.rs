@@ -1,6 +1,6 @@
-use super::{DecodeLimits, MAX_STRING_LEN};
-use crate::error::{DecodeError, DecodeErrorKind};
-use crate::types::{RawTaggedField, Utf8Bytes, Uuid};
+use super::{
+    DecodeError, DecodeErrorKind, DecodeLimits, RawTaggedField, Utf8Bytes, Uuid, MAX_STRING_LEN,
+};
 use bytes::Bytes;
 use nom::number::complete as num;
 use nom::IResult;
@@ -448,22 +448,35 @@ impl<'a> Decoder<'a> {
         self.depth -= 1;
     }
 
-    /// A nested struct, counted against [`DecodeLimits::max_nesting`].
+    /// A nested struct, read by `read_fields` and counted against
+    /// [`DecodeLimits::max_nesting`].
+    ///
+    /// ```
+    /// # use bytes::Bytes;
+    /// use kafka_codec::wire::Decoder;
+    /// let input = Bytes::from_static(&[0x00, 0x07]);
+    /// let mut decoder = Decoder::new(&input);
+    /// let port = decoder.read_struct(|d| d.read_u16()).unwrap();
+    /// assert_eq!(port, 7);
+    /// ```
     #[inline]
-    pub fn read_struct<S: crate::StructCodec>(&mut self, version: i16) -> Result<S, DecodeError> {
+    pub fn read_struct<T>(
+        &mut self,
+        read_fields: impl FnOnce(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
         self.enter()?;
-        let value = S::decode_fields(self, version);
+        let value = read_fields(self);
         self.leave();
         value
     }
 
     /// A nullable struct: a marker byte (negative means null), then the struct.
-    pub fn read_nullable_struct<S: crate::StructCodec>(
+    pub fn read_nullable_struct<T>(
         &mut self,
-        version: i16,
-    ) -> Result<Option<S>, DecodeError> {
+        read_fields: impl FnOnce(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Option<T>, DecodeError> {
         if self.read_struct_marker()? {
-            self.read_struct(version).map(Some)
+            self.read_struct(read_fields).map(Some)
         } else {
             Ok(None)
         }

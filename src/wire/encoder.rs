@@ -4,9 +4,7 @@
 //! writer follows. Length checks that Kafka makes on write (string length, prefix range)
 //! return [`EncodeError`]; callers add the field path.
 
-use super::MAX_STRING_LEN;
-use crate::error::{EncodeError, EncodeErrorKind};
-use crate::types::{RawTaggedField, Uuid};
+use super::{EncodeError, EncodeErrorKind, RawTaggedField, Uuid, MAX_STRING_LEN};
 use bytes::BufMut;
 
 /// Bytes an unsigned varint of `value` takes.
@@ -301,17 +299,18 @@ pub fn fixed_array_len<T>(elements: &[T], compact: bool, width: usize) -> usize 
     array_prefix_len(elements.len(), compact) + elements.len() * width
 }
 
-/// Writes a nullable struct: a marker byte (`-1` null, `1` present), then the struct.
+/// Writes a nullable struct: a marker byte (`-1` null, `1` present), then the struct's fields
+/// with `write_fields`.
 #[inline]
-pub fn put_nullable_struct<S: crate::StructCodec>(
-    buf: &mut impl BufMut,
-    value: Option<&S>,
-    version: i16,
+pub fn put_nullable_struct<B: BufMut, T>(
+    buf: &mut B,
+    value: Option<&T>,
+    write_fields: impl FnOnce(&mut B, &T) -> Result<(), EncodeError>,
 ) -> Result<(), EncodeError> {
     match value {
         Some(value) => {
             buf.put_i8(1);
-            value.encode_fields(buf, version)
+            write_fields(buf, value)
         }
         None => {
             buf.put_i8(-1);

@@ -39,12 +39,13 @@ fn tagged_fields(s: &Struct) -> Vec<&Field> {
 // Decoding
 
 /// An expression of type `Result<T, DecodeError>` reading one element of an array.
-fn read_element(ty: &FieldType, compact: &TokenStream) -> TokenStream {
+fn read_element(cx: &Context<'_>, ty: &FieldType, compact: &TokenStream) -> TokenStream {
+    let k = &cx.krate;
     match ty {
         FieldType::Primitive(p) => read_primitive(*p, compact),
         FieldType::Struct(name) => {
             let name = super::type_ident(name);
-            quote!(d.read_struct::<#name>(version))
+            quote!(d.read_struct(|d| <#name as #k::StructCodec>::decode_fields(d, version)))
         }
         FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
     }
@@ -67,28 +68,29 @@ fn read_primitive(p: Primitive, compact: &TokenStream) -> TokenStream {
 }
 
 /// The nullable twin of a read expression.
-fn read_nullable(field: &Field, compact: &TokenStream) -> TokenStream {
+fn read_nullable(cx: &Context<'_>, field: &Field, compact: &TokenStream) -> TokenStream {
+    let k = &cx.krate;
     match &field.ty {
         FieldType::Primitive(Primitive::String) => quote!(d.read_nullable_string(#compact)),
         FieldType::Primitive(_) => quote!(d.read_nullable_bytes(#compact)),
         FieldType::Struct(name) => {
             let name = super::type_ident(name);
-            quote!(d.read_nullable_struct::<#name>(version))
+            quote!(d.read_nullable_struct(|d| <#name as #k::StructCodec>::decode_fields(d, version)))
         }
         FieldType::Array(element) => {
-            let element = read_element(element, compact);
+            let element = read_element(cx, element, compact);
             quote!(d.read_nullable_array(#compact, |d| #element))
         }
     }
 }
 
-fn read_non_null(field: &Field, compact: &TokenStream) -> TokenStream {
+fn read_non_null(cx: &Context<'_>, field: &Field, compact: &TokenStream) -> TokenStream {
     match &field.ty {
         FieldType::Array(element) => {
-            let element = read_element(element, compact);
+            let element = read_element(cx, element, compact);
             quote!(d.read_array(#compact, |d| #element))
         }
-        other => read_element(other, compact),
+        other => read_element(cx, other, compact),
     }
 }
 
@@ -96,10 +98,10 @@ fn read_non_null(field: &Field, compact: &TokenStream) -> TokenStream {
 fn read_field(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
     let compact = cx.compact(field);
     if !field.is_optional() {
-        return read_non_null(field, &compact);
+        return read_non_null(cx, field, &compact);
     }
-    let nullable = read_nullable(field, &compact);
-    let non_null = read_non_null(field, &compact);
+    let nullable = read_nullable(cx, field, &compact);
+    let non_null = read_non_null(cx, field, &compact);
     match cx.when_within(field.nullable_versions, scope) {
         Cond::Always => nullable,
         Cond::Never => quote!(#non_null.map(Some)),
@@ -122,6 +124,7 @@ fn local_ident(field: &Field) -> proc_macro2::Ident {
 }
 
 pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let k = &cx.krate;
     let flexible = cx.flexible_binding();
     // Each field is read into a local (or takes its default where the version lacks it), and
     // the struct is built once at the end: no default-then-overwrite, no extra copy.
@@ -131,7 +134,7 @@ pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
         let range = cx.positional(field);
         let read = read_field(cx, field, range);
         let read = quote!(#read.map_err(|e| e.at(#name))?);
-        let default = super::field_default(field);
+        let default = super::field_default(cx, field);
         let value = cx.when(range).branch(read, default);
         let mutability = if field.tag.is_some() && !cx.is_never_flexible() {
             quote!(mut)
@@ -155,7 +158,7 @@ pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
             };
             let body = cx.when(field.tagged_versions).branch(
                 body,
-                quote!(Err(d.error(crate::DecodeErrorKind::TagNotValidForVersion(#tag)))),
+                quote!(Err(d.error(#k::DecodeErrorKind::TagNotValidForVersion(#tag)))),
             );
             quote!(#tag => { #body })
         });
@@ -185,9 +188,9 @@ pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
     });
     quote! {
         fn decode_fields(
-            d: &mut crate::wire::Decoder<'_>,
+            d: &mut #k::wire::Decoder<'_>,
             version: i16,
-        ) -> Result<Self, crate::DecodeError> {
+        ) -> Result<Self, #k::DecodeError> {
             #flexible
             #(#locals)*
             let unknown_tagged_fields = #unknown_tagged_fields;
@@ -202,57 +205,74 @@ pub(crate) fn emit_decode(cx: &Context<'_>, s: &Struct) -> TokenStream {
 // ---------------------------------------------------------------------------------------------
 // Encoding
 
-fn put_fixed(p: Primitive, value: TokenStream) -> TokenStream {
+fn put_fixed(cx: &Context<'_>, p: Primitive, value: TokenStream) -> TokenStream {
+    let k = &cx.krate;
     match p {
-        Primitive::Bool => quote!(crate::wire::put_bool(buf, #value)),
+        Primitive::Bool => quote!(#k::wire::put_bool(buf, #value)),
         Primitive::Int8 => quote!(buf.put_i8(#value)),
         Primitive::Int16 => quote!(buf.put_i16(#value)),
         Primitive::Uint16 => quote!(buf.put_u16(#value)),
         Primitive::Int32 => quote!(buf.put_i32(#value)),
         Primitive::Uint32 => quote!(buf.put_u32(#value)),
         Primitive::Int64 => quote!(buf.put_i64(#value)),
-        Primitive::Float64 => quote!(crate::wire::put_f64(buf, #value)),
-        Primitive::Uuid => quote!(crate::wire::put_uuid(buf, &#value)),
+        Primitive::Float64 => quote!(#k::wire::put_f64(buf, #value)),
+        Primitive::Uuid => quote!(#k::wire::put_uuid(buf, &#value)),
         _ => unreachable!("not fixed-width"),
     }
 }
 
 /// `Result<(), EncodeError>` writing one value `value` (a reference for non-Copy types).
-fn write_value(ty: &FieldType, value: TokenStream, compact: &TokenStream) -> TokenStream {
+fn write_value(
+    cx: &Context<'_>,
+    ty: &FieldType,
+    value: TokenStream,
+    compact: &TokenStream,
+) -> TokenStream {
+    let k = &cx.krate;
     match ty {
         FieldType::Primitive(Primitive::String) => {
-            quote!(crate::wire::put_string(buf, #value, #compact))
+            quote!(#k::wire::put_string(buf, #value, #compact))
         }
         FieldType::Primitive(Primitive::Bytes | Primitive::Records) => {
-            quote!(crate::wire::put_bytes(buf, #value, #compact))
+            quote!(#k::wire::put_bytes(buf, #value, #compact))
         }
         FieldType::Primitive(p) => {
             // `value` is a reference: a UUID is passed on as is, numbers are copied out.
             let put = if *p == Primitive::Uuid {
-                quote!(crate::wire::put_uuid(buf, #value))
+                quote!(#k::wire::put_uuid(buf, #value))
             } else {
-                put_fixed(*p, quote!(*#value))
+                put_fixed(cx, *p, quote!(*#value))
             };
             quote!({ #put; Ok(()) })
         }
-        FieldType::Struct(_) => quote!(crate::StructCodec::encode_fields(#value, buf, version)),
+        FieldType::Struct(_) => quote!(#k::StructCodec::encode_fields(#value, buf, version)),
         FieldType::Array(element) => {
-            let element = write_value(element, quote!(element), compact);
-            quote!(crate::wire::put_array(buf, #value, #compact, |buf, element| #element))
+            let element = write_value(cx, element, quote!(element), compact);
+            quote!(#k::wire::put_array(buf, #value, #compact, |buf, element| #element))
         }
     }
 }
 
-fn write_nullable(field: &Field, value: TokenStream, compact: &TokenStream) -> TokenStream {
+fn write_nullable(
+    cx: &Context<'_>,
+    field: &Field,
+    value: TokenStream,
+    compact: &TokenStream,
+) -> TokenStream {
+    let k = &cx.krate;
     match &field.ty {
         FieldType::Primitive(Primitive::String) => {
-            quote!(crate::wire::put_nullable_string(buf, #value, #compact))
+            quote!(#k::wire::put_nullable_string(buf, #value, #compact))
         }
-        FieldType::Primitive(_) => quote!(crate::wire::put_nullable_bytes(buf, #value, #compact)),
-        FieldType::Struct(_) => quote!(crate::wire::put_nullable_struct(buf, #value, version)),
+        FieldType::Primitive(_) => quote!(#k::wire::put_nullable_bytes(buf, #value, #compact)),
+        FieldType::Struct(_) => quote! {
+            #k::wire::put_nullable_struct(buf, #value, |buf, value| {
+                #k::StructCodec::encode_fields(value, buf, version)
+            })
+        },
         FieldType::Array(element) => {
-            let element = write_value(element, quote!(element), compact);
-            quote!(crate::wire::put_nullable_array(buf, #value, #compact, |buf, element| #element))
+            let element = write_value(cx, element, quote!(element), compact);
+            quote!(#k::wire::put_nullable_array(buf, #value, #compact, |buf, element| #element))
         }
     }
 }
@@ -272,7 +292,7 @@ fn write_field(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream 
     let name = &field.name;
     if let Some(p) = field.ty.primitive().filter(|p| p.fixed_width().is_some()) {
         let ident = field_ident(field);
-        let put = put_fixed(p, quote!(self.#ident));
+        let put = put_fixed(cx, p, quote!(self.#ident));
         return quote!(#put;);
     }
     let write = write_fallible(cx, field, scope);
@@ -281,15 +301,16 @@ fn write_field(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream 
 
 /// `Result<(), EncodeError>` writing a field that is not a fixed-width primitive.
 fn write_fallible(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
+    let k = &cx.krate;
     let ident = field_ident(field);
     let compact = cx.compact(field);
     if !field.is_optional() {
-        return write_value(&field.ty, quote!(&self.#ident), &compact);
+        return write_value(cx, &field.ty, quote!(&self.#ident), &compact);
     }
     let borrowed = borrow_option(field);
-    let nullable = write_nullable(field, borrowed.clone(), &compact);
-    let non_null = write_value(&field.ty, quote!(value), &compact);
-    let non_null = quote!(crate::wire::non_null(#borrowed).and_then(|value| #non_null));
+    let nullable = write_nullable(cx, field, borrowed.clone(), &compact);
+    let non_null = write_value(cx, &field.ty, quote!(value), &compact);
+    let non_null = quote!(#k::wire::non_null(#borrowed).and_then(|value| #non_null));
     match cx.when_within(field.nullable_versions, scope) {
         Cond::Always => nullable,
         Cond::Never => non_null,
@@ -298,45 +319,52 @@ fn write_fallible(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStre
 }
 
 /// `usize`: bytes of one value.
-fn value_len(ty: &FieldType, value: TokenStream, compact: &TokenStream) -> TokenStream {
+fn value_len(
+    cx: &Context<'_>,
+    ty: &FieldType,
+    value: TokenStream,
+    compact: &TokenStream,
+) -> TokenStream {
+    let k = &cx.krate;
     match ty {
         FieldType::Primitive(Primitive::String) => {
-            quote!(crate::wire::string_len(#value, #compact))
+            quote!(#k::wire::string_len(#value, #compact))
         }
         FieldType::Primitive(Primitive::Bytes | Primitive::Records) => {
-            quote!(crate::wire::bytes_len(#value, #compact))
+            quote!(#k::wire::bytes_len(#value, #compact))
         }
         FieldType::Primitive(p) => {
             let width = p.fixed_width().expect("fixed width");
             quote!(#width)
         }
-        FieldType::Struct(_) => quote!(crate::StructCodec::fields_len(#value, version)),
+        FieldType::Struct(_) => quote!(#k::StructCodec::fields_len(#value, version)),
         FieldType::Array(element) => {
             if let Some(width) = element.primitive().and_then(Primitive::fixed_width) {
-                quote!(crate::wire::fixed_array_len(#value, #compact, #width))
+                quote!(#k::wire::fixed_array_len(#value, #compact, #width))
             } else {
-                let element = value_len(element, quote!(element), compact);
-                quote!(crate::wire::array_len(#value, #compact, |element| #element))
+                let element = value_len(cx, element, quote!(element), compact);
+                quote!(#k::wire::array_len(#value, #compact, |element| #element))
             }
         }
     }
 }
 
 fn field_len(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
+    let k = &cx.krate;
     let ident = field_ident(field);
     let compact = cx.compact(field);
     if !field.is_optional() {
-        return value_len(&field.ty, quote!(&self.#ident), &compact);
+        return value_len(cx, &field.ty, quote!(&self.#ident), &compact);
     }
     let borrowed = borrow_option(field);
-    let inner = value_len(&field.ty, quote!(value), &compact);
+    let inner = value_len(cx, &field.ty, quote!(value), &compact);
     match &field.ty {
         FieldType::Primitive(Primitive::String) => {
-            quote!(crate::wire::nullable_string_len(#borrowed, #compact))
+            quote!(#k::wire::nullable_string_len(#borrowed, #compact))
         }
-        FieldType::Primitive(_) => quote!(crate::wire::nullable_bytes_len(#borrowed, #compact)),
+        FieldType::Primitive(_) => quote!(#k::wire::nullable_bytes_len(#borrowed, #compact)),
         FieldType::Array(_) => quote! {
-            #borrowed.map_or(crate::wire::array_prefix_len(0, #compact), |value| #inner)
+            #borrowed.map_or(#k::wire::array_prefix_len(0, #compact), |value| #inner)
         },
         // A nullable struct carries a one-byte marker; a non-nullable one does not.
         FieldType::Struct(_) => cx.when_within(field.nullable_versions, scope).branch(
@@ -347,6 +375,7 @@ fn field_len(cx: &Context<'_>, field: &Field, scope: Versions) -> TokenStream {
 }
 
 pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let k = &cx.krate;
     let flexible = cx.flexible_binding();
     let positional = s.fields.iter().map(|field| {
         let name = &field.name;
@@ -362,12 +391,12 @@ pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
             } else {
                 cx.when(field.versions).not()
             };
-            let test = absent_here.and(differs_from_default(field));
+            let test = absent_here.and(differs_from_default(cx, field));
             match test.to_string().as_str() {
                 "false" => quote!(),
                 _ => quote! {
                     if #test {
-                        return Err(crate::EncodeError::new(crate::EncodeErrorKind::FieldNotInVersion).at(#name));
+                        return Err(#k::EncodeError::new(#k::EncodeErrorKind::FieldNotInVersion).at(#name));
                     }
                 },
             }
@@ -388,25 +417,25 @@ pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
     let tagged_section = if cx.is_never_flexible() {
         quote! {
             if !self.unknown_tagged_fields.is_empty() {
-                return Err(crate::EncodeError::new(crate::EncodeErrorKind::TaggedFieldsNotFlexible));
+                return Err(#k::EncodeError::new(#k::EncodeErrorKind::TaggedFieldsNotFlexible));
             }
         }
     } else {
         let counts = tagged.iter().map(|field| {
-            let differs = differs_from_default(field);
+            let differs = differs_from_default(cx, field);
             let test = cx.when(field.tagged_versions).and(differs);
             quote!(if #test { tagged_count += 1; })
         });
         let writes = tagged.iter().map(|field| {
             let tag = field.tag.expect("tagged");
-            let differs = differs_from_default(field);
+            let differs = differs_from_default(cx, field);
             let test = cx.when(field.tagged_versions).and(differs);
             let len = field_len(cx, field, field.tagged_versions);
             let write = write_field(cx, field, field.tagged_versions);
             quote! {
                 if #test {
-                    crate::wire::put_unsigned_varint(buf, #tag);
-                    crate::wire::put_length_varint(buf, #len)?;
+                    #k::wire::put_unsigned_varint(buf, #tag);
+                    #k::wire::put_length_varint(buf, #len)?;
                     #write
                 }
             }
@@ -415,20 +444,20 @@ pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
             if flexible {
                 let #mutability tagged_count = self.unknown_tagged_fields.len();
                 #(#counts)*
-                crate::wire::put_length_varint(buf, tagged_count)?;
+                #k::wire::put_length_varint(buf, tagged_count)?;
                 #(#writes)*
-                crate::wire::put_raw_tagged_fields(buf, &self.unknown_tagged_fields, #known_tags)?;
+                #k::wire::put_raw_tagged_fields(buf, &self.unknown_tagged_fields, #known_tags)?;
             } else if !self.unknown_tagged_fields.is_empty() {
-                return Err(crate::EncodeError::new(crate::EncodeErrorKind::TaggedFieldsNotFlexible));
+                return Err(#k::EncodeError::new(#k::EncodeErrorKind::TaggedFieldsNotFlexible));
             }
         }
     };
     quote! {
         fn encode_fields(
             &self,
-            buf: &mut impl ::bytes::BufMut,
+            buf: &mut impl #k::bytes::BufMut,
             version: i16,
-        ) -> Result<(), crate::EncodeError> {
+        ) -> Result<(), #k::EncodeError> {
             #flexible
             #(#positional)*
             #tagged_section
@@ -438,6 +467,7 @@ pub(crate) fn emit_encode(cx: &Context<'_>, s: &Struct) -> TokenStream {
 }
 
 pub(crate) fn emit_len(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let k = &cx.krate;
     let flexible = cx.flexible_binding();
     let positional = s.fields.iter().map(|field| {
         let range = cx.positional(field);
@@ -454,22 +484,22 @@ pub(crate) fn emit_len(cx: &Context<'_>, s: &Struct) -> TokenStream {
     } else {
         let tagged = tagged_fields(s).into_iter().map(|field| {
             let tag = field.tag.expect("tagged");
-            let differs = differs_from_default(field);
+            let differs = differs_from_default(cx, field);
             let test = cx.when(field.tagged_versions).and(differs);
             let len = field_len(cx, field, field.tagged_versions);
             quote! {
                 if #test {
                     tagged_count += 1;
-                    tagged_len += crate::wire::tagged_field_len(#tag, #len);
+                    tagged_len += #k::wire::tagged_field_len(#tag, #len);
                 }
             }
         });
         quote! {
             if flexible {
                 let #mutability tagged_count = self.unknown_tagged_fields.len();
-                let #mutability tagged_len = crate::wire::raw_tagged_fields_len(&self.unknown_tagged_fields);
+                let #mutability tagged_len = #k::wire::raw_tagged_fields_len(&self.unknown_tagged_fields);
                 #(#tagged)*
-                len += crate::wire::unsigned_varint_len(tagged_count as u32) + tagged_len;
+                len += #k::wire::unsigned_varint_len(tagged_count as u32) + tagged_len;
             }
         }
     };

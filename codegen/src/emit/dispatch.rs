@@ -13,8 +13,10 @@ fn opt_i16(value: Option<i16>) -> TokenStream {
     }
 }
 
-/// Emits `api.rs`: included by the hand-written `api` module.
-pub fn emit_api(set: &SchemaSet) -> String {
+/// Emits `api.rs`: included by the hand-written `api` module. `krate` as for
+/// [`emit_all`](super::emit_all).
+pub fn emit_api(set: &SchemaSet, krate: &TokenStream) -> String {
+    let k = krate;
     let mut apis: Vec<(&Message, &Message)> = set
         .live()
         .filter(|m| m.kind == MessageKind::Request)
@@ -49,7 +51,7 @@ pub fn emit_api(set: &SchemaSet) -> String {
     let versions = apis.iter().map(|(request, _)| {
         let ident = variant(request);
         let (min, max) = (request.valid_versions.min, request.valid_versions.max);
-        quote!(ApiKey::#ident => crate::VersionRange::new(#min, #max),)
+        quote!(ApiKey::#ident => #k::VersionRange::new(#min, #max),)
     });
     let deprecated = apis.iter().map(|(request, _)| {
         let ident = variant(request);
@@ -58,7 +60,7 @@ pub fn emit_api(set: &SchemaSet) -> String {
             quote!(None)
         } else {
             let (min, max) = (d.min, d.max.min(request.valid_versions.max));
-            quote!(Some(crate::VersionRange::new(#min, #max)))
+            quote!(Some(#k::VersionRange::new(#min, #max)))
         };
         quote!(ApiKey::#ident => #value,)
     });
@@ -80,21 +82,21 @@ pub fn emit_api(set: &SchemaSet) -> String {
     let listeners = apis.iter().map(|(request, _)| {
         let ident = variant(request);
         let values = request.listeners.iter().map(|l| match l.as_str() {
-            "broker" => quote!(crate::Listener::Broker),
-            "controller" => quote!(crate::Listener::Controller),
-            _ => quote!(crate::Listener::ZkBroker),
+            "broker" => quote!(#k::Listener::Broker),
+            "controller" => quote!(#k::Listener::Controller),
+            _ => quote!(#k::Listener::ZkBroker),
         });
         quote!(ApiKey::#ident => &[#(#values),*],)
     });
 
-    let request_enum = emit_body_enum(&apis, true);
-    let response_enum = emit_body_enum(&apis, false);
+    let request_enum = emit_body_enum(&apis, true, k);
+    let response_enum = emit_body_enum(&apis, false, k);
 
     let live: Vec<&Message> = set.live().collect();
     let visit = live.iter().map(|m| {
         let module = module_ident(&m.name);
         let name = type_ident(&m.name);
-        quote!(visitor.visit::<crate::messages::#module::#name>();)
+        quote!(visitor.visit::<#k::messages::#module::#name>();)
     });
     let visit_random = visit.clone();
 
@@ -130,12 +132,12 @@ pub fn emit_api(set: &SchemaSet) -> String {
             }
 
             /// The versions a peer may use.
-            pub const fn valid_versions(self) -> crate::VersionRange {
+            pub const fn valid_versions(self) -> #k::VersionRange {
                 match self { #(#versions)* }
             }
 
             /// Versions that Kafka marks deprecated, if any.
-            pub const fn deprecated_versions(self) -> Option<crate::VersionRange> {
+            pub const fn deprecated_versions(self) -> Option<#k::VersionRange> {
                 match self { #(#deprecated)* }
             }
 
@@ -156,7 +158,7 @@ pub fn emit_api(set: &SchemaSet) -> String {
             }
 
             /// The listeners that serve this API.
-            pub const fn listeners(self) -> &'static [crate::Listener] {
+            pub const fn listeners(self) -> &'static [#k::Listener] {
                 match self { #(#listeners)* }
             }
         }
@@ -167,7 +169,7 @@ pub fn emit_api(set: &SchemaSet) -> String {
         /// Something done once per message type, generically.
         pub trait MessageVisitor {
             /// Called once for each message type.
-            fn visit<M: crate::Message>(&mut self);
+            fn visit<M: #k::Message>(&mut self);
         }
 
         /// Calls `visitor` for every request, response, header and data schema.
@@ -179,7 +181,7 @@ pub fn emit_api(set: &SchemaSet) -> String {
         #[cfg(feature = "arbitrary")]
         pub trait RandomMessageVisitor {
             /// Called once for each message type.
-            fn visit<M: crate::Message + crate::random::Random>(&mut self);
+            fn visit<M: #k::Message + #k::random::Random>(&mut self);
         }
 
         /// Calls `visitor` for every message type (requires the `arbitrary` feature).
@@ -195,7 +197,11 @@ pub fn emit_api(set: &SchemaSet) -> String {
     )
 }
 
-fn emit_body_enum<'a>(apis: &[(&'a Message, &'a Message)], request: bool) -> TokenStream {
+fn emit_body_enum<'a>(
+    apis: &[(&'a Message, &'a Message)],
+    request: bool,
+    k: &TokenStream,
+) -> TokenStream {
     let (enum_name, doc) = if request {
         (format_ident!("Request"), " A request body of any API.")
     } else {
@@ -213,7 +219,7 @@ fn emit_body_enum<'a>(apis: &[(&'a Message, &'a Message)], request: bool) -> Tok
     let message_path = |m: &Message| {
         let module = module_ident(&m.name);
         let name = type_ident(&m.name);
-        quote!(crate::messages::#module::#name)
+        quote!(#k::messages::#module::#name)
     };
     let variants = apis.iter().map(|pair| {
         let v = variant(pair);
@@ -228,24 +234,24 @@ fn emit_body_enum<'a>(apis: &[(&'a Message, &'a Message)], request: bool) -> Tok
     let decodes = apis.iter().map(|pair| {
         let v = variant(pair);
         let path = message_path(pick(pair));
-        quote!(ApiKey::#v => <#path as crate::Message>::decode_from(decoder, version).map(#enum_name::#v),)
+        quote!(ApiKey::#v => <#path as #k::Message>::decode_from(decoder, version).map(#enum_name::#v),)
     });
     let encodes = apis.iter().map(|pair| {
         let v = variant(pair);
-        quote!(#enum_name::#v(body) => crate::Message::encode(body, buf, version),)
+        quote!(#enum_name::#v(body) => #k::Message::encode(body, buf, version),)
     });
     let lens = apis.iter().map(|pair| {
         let v = variant(pair);
-        quote!(#enum_name::#v(body) => crate::Message::encoded_len(body, version),)
+        quote!(#enum_name::#v(body) => #k::Message::encoded_len(body, version),)
     });
     let to_json = apis.iter().map(|pair| {
         let v = variant(pair);
-        quote!(#enum_name::#v(body) => crate::Message::to_json(body, version),)
+        quote!(#enum_name::#v(body) => #k::Message::to_json(body, version),)
     });
     let from_json = apis.iter().map(|pair| {
         let v = variant(pair);
         let path = message_path(pick(pair));
-        quote!(ApiKey::#v => <#path as crate::Message>::from_json(value, version).map(#enum_name::#v),)
+        quote!(ApiKey::#v => <#path as #k::Message>::from_json(value, version).map(#enum_name::#v),)
     });
     let froms = apis.iter().map(|pair| {
         let v = variant(pair);
@@ -275,33 +281,33 @@ fn emit_body_enum<'a>(apis: &[(&'a Message, &'a Message)], request: bool) -> Tok
             /// Reads the body of `api_key` at `version`.
             pub fn decode_from(
                 api_key: ApiKey,
-                decoder: &mut crate::wire::Decoder<'_>,
+                decoder: &mut #k::wire::Decoder<'_>,
                 version: i16,
-            ) -> Result<Self, crate::DecodeError> {
+            ) -> Result<Self, #k::DecodeError> {
                 match api_key { #(#decodes)* }
             }
 
             /// Writes the body at `version`.
-            pub fn encode(&self, buf: &mut impl ::bytes::BufMut, version: i16) -> Result<(), crate::EncodeError> {
+            pub fn encode(&self, buf: &mut impl #k::bytes::BufMut, version: i16) -> Result<(), #k::EncodeError> {
                 match self { #(#encodes)* }
             }
 
             /// Exactly the bytes [`Self::encode`] writes.
-            pub fn encoded_len(&self, version: i16) -> Result<usize, crate::EncodeError> {
+            pub fn encoded_len(&self, version: i16) -> Result<usize, #k::EncodeError> {
                 match self { #(#lens)* }
             }
 
             /// The body in Kafka's JSON form.
-            pub fn to_json(&self, version: i16) -> Result<::serde_json::Value, crate::EncodeError> {
+            pub fn to_json(&self, version: i16) -> Result<#k::serde_json::Value, #k::EncodeError> {
                 match self { #(#to_json)* }
             }
 
             /// Reads the body of `api_key` from Kafka's JSON form.
             pub fn from_json(
                 api_key: ApiKey,
-                value: &::serde_json::Value,
+                value: &#k::serde_json::Value,
                 version: i16,
-            ) -> Result<Self, crate::JsonError> {
+            ) -> Result<Self, #k::JsonError> {
                 match api_key { #(#from_json)* }
             }
         }

@@ -8,11 +8,12 @@
 use super::type_ident;
 use crate::error_table::ErrorEntry;
 use crate::model::{FieldType, MessageKind, Primitive, SchemaSet};
-use proc_macro2::{Ident, Span};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-/// Emits `error_codes.rs`, formatted.
-pub fn emit_error_codes(entries: &[ErrorEntry], set: &SchemaSet) -> String {
+/// Emits `error_codes.rs`, formatted. `krate` as for [`emit_all`](super::emit_all).
+pub fn emit_error_codes(entries: &[ErrorEntry], set: &SchemaSet, krate: &TokenStream) -> String {
+    let k = krate;
     let constants = entries.iter().map(|entry| {
         let ident = Ident::new(&entry.name, Span::call_site());
         let code = entry.code;
@@ -73,13 +74,13 @@ pub fn emit_error_codes(entries: &[ErrorEntry], set: &SchemaSet) -> String {
             }
         }
 
-        impl crate::Response {
+        impl #k::Response {
             /// The response's top-level `ErrorCode`, for the APIs whose response has one;
             /// `None` for the others (their errors sit in nested entries, per topic or
             /// partition). At a version without the field it holds the default, `NONE`.
             pub fn error_code(&self) -> Option<ErrorCode> {
                 match self {
-                    #(crate::Response::#with_error_code(body) => Some(ErrorCode(body.error_code)),)*
+                    #(#k::Response::#with_error_code(body) => Some(ErrorCode(body.error_code)),)*
                     _ => None,
                 }
             }

@@ -15,9 +15,10 @@ use crate::model::{DefaultValue, Field, FieldType, Message, Primitive, SchemaSet
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-/// Emits the whole generated file, formatted.
-pub fn emit_all(set: &SchemaSet) -> String {
-    let modules = set.live().map(emit_message);
+/// Emits the whole generated file, formatted. `krate` is the path of the `kafka-codec` crate
+/// as the generated code sees it (`::kafka_codec`).
+pub fn emit_all(set: &SchemaSet, krate: &TokenStream) -> String {
+    let modules = set.live().map(|message| emit_message(message, krate));
     let reexports = set.live().map(|message| {
         let module = module_ident(&message.name);
         let name = type_ident(&message.name);
@@ -36,6 +37,8 @@ pub fn emit_all(set: &SchemaSet) -> String {
 /// Everything the per-field emitters need to know about where they are.
 pub(crate) struct Context<'a> {
     pub message: &'a Message,
+    /// The path of the `kafka-codec` crate in the generated code.
+    pub krate: &'a TokenStream,
 }
 
 impl Context<'_> {
@@ -133,9 +136,9 @@ impl Cond {
     }
 }
 
-fn emit_message(message: &Message) -> TokenStream {
+fn emit_message(message: &Message, krate: &TokenStream) -> TokenStream {
     let module = module_ident(&message.name);
-    let cx = Context { message };
+    let cx = Context { message, krate };
     let structs = std::iter::once(&message.root)
         .chain(message.structs.iter())
         .map(|s| structs::emit_struct(&cx, s, std::ptr::eq(s, &message.root)));
@@ -218,7 +221,8 @@ pub(crate) fn json_key(field: &Field) -> String {
 }
 
 /// The Rust type of one value of `ty` (without the `Option` of a nullable field).
-pub(crate) fn value_type(ty: &FieldType) -> TokenStream {
+pub(crate) fn value_type(cx: &Context<'_>, ty: &FieldType) -> TokenStream {
+    let k = &cx.krate;
     match ty {
         FieldType::Primitive(p) => match p {
             Primitive::Bool => quote!(bool),
@@ -229,24 +233,24 @@ pub(crate) fn value_type(ty: &FieldType) -> TokenStream {
             Primitive::Uint32 => quote!(u32),
             Primitive::Int64 => quote!(i64),
             Primitive::Float64 => quote!(f64),
-            Primitive::String => quote!(crate::Utf8Bytes),
-            Primitive::Bytes | Primitive::Records => quote!(::bytes::Bytes),
-            Primitive::Uuid => quote!(crate::Uuid),
+            Primitive::String => quote!(#k::Utf8Bytes),
+            Primitive::Bytes | Primitive::Records => quote!(#k::bytes::Bytes),
+            Primitive::Uuid => quote!(#k::Uuid),
         },
         FieldType::Struct(name) => {
             let name = type_ident(name);
             quote!(#name)
         }
         FieldType::Array(element) => {
-            let element = value_type(element);
+            let element = value_type(cx, element);
             quote!(Vec<#element>)
         }
     }
 }
 
 /// The Rust type of the field.
-pub(crate) fn field_type(field: &Field) -> TokenStream {
-    let value = value_type(&field.ty);
+pub(crate) fn field_type(cx: &Context<'_>, field: &Field) -> TokenStream {
+    let value = value_type(cx, &field.ty);
     if field.is_optional() {
         quote!(Option<#value>)
     } else {
@@ -285,7 +289,8 @@ fn int_literal(p: Primitive, v: i128) -> TokenStream {
 }
 
 /// The default value of one value of `ty` as the schema gives it (never null).
-fn value_default(field: &Field) -> TokenStream {
+fn value_default(cx: &Context<'_>, field: &Field) -> TokenStream {
+    let k = &cx.krate;
     let ty = &field.ty;
     match (ty, &field.default) {
         (FieldType::Primitive(p), default) => match (p, default) {
@@ -294,14 +299,14 @@ fn value_default(field: &Field) -> TokenStream {
             (Primitive::Float64, DefaultValue::Float(f)) => quote!(#f),
             (Primitive::Float64, _) => quote!(0.0),
             (Primitive::String, DefaultValue::String(s)) => {
-                quote!(crate::Utf8Bytes::from_static(#s))
+                quote!(#k::Utf8Bytes::from_static(#s))
             }
-            (Primitive::String, _) => quote!(crate::Utf8Bytes::from_static("")),
-            (Primitive::Bytes | Primitive::Records, _) => quote!(::bytes::Bytes::new()),
+            (Primitive::String, _) => quote!(#k::Utf8Bytes::from_static("")),
+            (Primitive::Bytes | Primitive::Records, _) => quote!(#k::bytes::Bytes::new()),
             (Primitive::Uuid, DefaultValue::Uuid(bytes)) => {
-                quote!(crate::Uuid::from_bytes([#(#bytes),*]))
+                quote!(#k::Uuid::from_bytes([#(#bytes),*]))
             }
-            (Primitive::Uuid, _) => quote!(crate::Uuid::ZERO),
+            (Primitive::Uuid, _) => quote!(#k::Uuid::ZERO),
             (p, DefaultValue::Int(v)) => int_literal(*p, *v),
             (p, _) => int_literal(*p, 0),
         },
@@ -320,19 +325,19 @@ pub(crate) fn default_is_null(field: &Field) -> bool {
 }
 
 /// The field's default value expression.
-pub(crate) fn field_default(field: &Field) -> TokenStream {
+pub(crate) fn field_default(cx: &Context<'_>, field: &Field) -> TokenStream {
     if default_is_null(field) {
         quote!(None)
     } else if field.is_optional() {
-        let value = value_default(field);
+        let value = value_default(cx, field);
         quote!(Some(#value))
     } else {
-        value_default(field)
+        value_default(cx, field)
     }
 }
 
 /// An expression that is true when `self.<field>` differs from its default.
-pub(crate) fn differs_from_default(field: &Field) -> TokenStream {
+pub(crate) fn differs_from_default(cx: &Context<'_>, field: &Field) -> TokenStream {
     let ident = field_ident(field);
     if default_is_null(field) {
         return quote!(self.#ident.is_some());
@@ -353,7 +358,7 @@ pub(crate) fn differs_from_default(field: &Field) -> TokenStream {
         (FieldType::Primitive(Primitive::Bool), DefaultValue::Bool(true)) => quote!(!self.#ident),
         (FieldType::Primitive(Primitive::Bool), _) => quote!(self.#ident),
         _ => {
-            let default = field_default(field);
+            let default = field_default(cx, field);
             quote!(self.#ident != #default)
         }
     }

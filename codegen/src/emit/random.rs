@@ -7,60 +7,63 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 /// The generator function for a primitive.
-fn primitive_fn(p: Primitive) -> TokenStream {
+fn primitive_fn(cx: &Context<'_>, p: Primitive) -> TokenStream {
+    let k = &cx.krate;
     match p {
-        Primitive::Bool => quote!(crate::random::boolean),
-        Primitive::Int8 => quote!(crate::random::int::<i8>),
-        Primitive::Int16 => quote!(crate::random::int::<i16>),
-        Primitive::Uint16 => quote!(crate::random::int::<u16>),
-        Primitive::Int32 => quote!(crate::random::int::<i32>),
-        Primitive::Uint32 => quote!(crate::random::int::<u32>),
-        Primitive::Int64 => quote!(crate::random::int::<i64>),
-        Primitive::Float64 => quote!(crate::random::float),
-        Primitive::Uuid => quote!(crate::random::uuid),
-        Primitive::String => quote!(crate::random::string),
-        Primitive::Bytes | Primitive::Records => quote!(crate::random::bytes),
+        Primitive::Bool => quote!(#k::random::boolean),
+        Primitive::Int8 => quote!(#k::random::int::<i8>),
+        Primitive::Int16 => quote!(#k::random::int::<i16>),
+        Primitive::Uint16 => quote!(#k::random::int::<u16>),
+        Primitive::Int32 => quote!(#k::random::int::<i32>),
+        Primitive::Uint32 => quote!(#k::random::int::<u32>),
+        Primitive::Int64 => quote!(#k::random::int::<i64>),
+        Primitive::Float64 => quote!(#k::random::float),
+        Primitive::Uuid => quote!(#k::random::uuid),
+        Primitive::String => quote!(#k::random::string),
+        Primitive::Bytes | Primitive::Records => quote!(#k::random::bytes),
     }
 }
 
-fn random_value(ty: &FieldType) -> TokenStream {
+fn random_value(cx: &Context<'_>, ty: &FieldType) -> TokenStream {
+    let k = &cx.krate;
     match ty {
         FieldType::Primitive(p) => {
-            let function = primitive_fn(*p);
+            let function = primitive_fn(cx, *p);
             quote!(#function(u))
         }
         FieldType::Struct(name) => {
             let name = type_ident(name);
-            quote!(<#name as crate::random::Random>::random(u, version, options))
+            quote!(<#name as #k::random::Random>::random(u, version, options))
         }
         FieldType::Array(element) => match element.primitive() {
             Some(p) => {
-                let function = primitive_fn(p);
-                quote!(crate::random::vec(u, #function))
+                let function = primitive_fn(cx, p);
+                quote!(#k::random::vec(u, #function))
             }
             None => {
-                let element = random_value(element);
-                quote!(crate::random::vec(u, |u| #element))
+                let element = random_value(cx, element);
+                quote!(#k::random::vec(u, |u| #element))
             }
         },
     }
 }
 
 pub(crate) fn emit_arbitrary(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let k = &cx.krate;
     let name = type_ident(&s.name);
     let fields = s.fields.iter().map(|field| {
         let ident = field_ident(field);
-        let value = random_value(&field.ty);
+        let value = random_value(cx, &field.ty);
         let value = if field.is_optional() {
             let generate = match field.ty.primitive() {
-                Some(p) => primitive_fn(p),
+                Some(p) => primitive_fn(cx, p),
                 None => quote!(|u| #value),
             };
             match cx.when_within(field.nullable_versions, field.versions) {
                 super::Cond::Never => quote!(#value.map(Some)),
                 nullable => {
                     let nullable = nullable.to_bool();
-                    quote!(crate::random::maybe_null(u, #nullable, #generate))
+                    quote!(#k::random::maybe_null(u, #nullable, #generate))
                 }
             }
         } else {
@@ -76,19 +79,19 @@ pub(crate) fn emit_arbitrary(cx: &Context<'_>, s: &Struct) -> TokenStream {
             let test = flexible.and(quote!(options.unknown_tagged_fields));
             quote! {
                 if #test {
-                    this.unknown_tagged_fields = crate::random::unknown_tagged_fields(u, #known_tags)?;
+                    this.unknown_tagged_fields = #k::random::unknown_tagged_fields(u, #known_tags)?;
                 }
             }
         }
     };
     quote! {
         #[cfg(feature = "arbitrary")]
-        impl crate::random::Random for #name {
+        impl #k::random::Random for #name {
             fn random(
-                u: &mut ::arbitrary::Unstructured<'_>,
+                u: &mut #k::random::arbitrary::Unstructured<'_>,
                 version: i16,
-                options: &crate::random::RandomOptions,
-            ) -> ::arbitrary::Result<Self> {
+                options: &#k::random::RandomOptions,
+            ) -> #k::random::arbitrary::Result<Self> {
                 let mut this = Self::default();
                 #(#fields)*
                 #add_unknown

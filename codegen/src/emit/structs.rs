@@ -30,10 +30,11 @@ fn field_doc(field: &Field) -> String {
 }
 
 pub(crate) fn emit_struct(cx: &Context<'_>, s: &Struct, is_root: bool) -> TokenStream {
+    let k = &cx.krate;
     let name = type_ident(&s.name);
     let field_defs = s.fields.iter().map(|field| {
         let ident = field_ident(field);
-        let ty = field_type(field);
+        let ty = field_type(cx, field);
         let doc = field_doc(field);
         quote! {
             #[doc = #doc]
@@ -42,7 +43,7 @@ pub(crate) fn emit_struct(cx: &Context<'_>, s: &Struct, is_root: bool) -> TokenS
     });
     let field_defaults = s.fields.iter().map(|field| {
         let ident = field_ident(field);
-        let default = field_default(field);
+        let default = field_default(cx, field);
         quote!(#ident: #default,)
     });
     let doc = if is_root {
@@ -87,12 +88,12 @@ pub(crate) fn emit_struct(cx: &Context<'_>, s: &Struct, is_root: bool) -> TokenS
         pub struct #name {
             #(#field_defs)*
             /// Tagged fields this crate does not know, kept so they are written back unchanged.
-            pub unknown_tagged_fields: Vec<crate::RawTaggedField>,
+            pub unknown_tagged_fields: Vec<#k::RawTaggedField>,
         }
 
         #default_impl
 
-        impl crate::StructCodec for #name {
+        impl #k::StructCodec for #name {
             #decode
             #encode
             #len
@@ -106,14 +107,15 @@ pub(crate) fn emit_struct(cx: &Context<'_>, s: &Struct, is_root: bool) -> TokenS
 }
 
 fn emit_message_impl(cx: &Context<'_>, s: &Struct) -> TokenStream {
+    let k = &cx.krate;
     let message = cx.message;
     let name = type_ident(&s.name);
     let schema_name = &message.name;
     let kind = match message.kind {
-        MessageKind::Request => quote!(crate::MessageKind::Request),
-        MessageKind::Response => quote!(crate::MessageKind::Response),
-        MessageKind::Header => quote!(crate::MessageKind::Header),
-        MessageKind::Data | MessageKind::Metadata => quote!(crate::MessageKind::Data),
+        MessageKind::Request => quote!(#k::MessageKind::Request),
+        MessageKind::Response => quote!(#k::MessageKind::Response),
+        MessageKind::Header => quote!(#k::MessageKind::Header),
+        MessageKind::Data | MessageKind::Metadata => quote!(#k::MessageKind::Data),
     };
     let api_key = match message.api_key {
         Some(key) if matches!(message.kind, MessageKind::Request | MessageKind::Response) => {
@@ -127,11 +129,11 @@ fn emit_message_impl(cx: &Context<'_>, s: &Struct) -> TokenStream {
         None => quote!(None),
     };
     quote! {
-        impl crate::Message for #name {
+        impl #k::Message for #name {
             const NAME: &'static str = #schema_name;
-            const KIND: crate::MessageKind = #kind;
+            const KIND: #k::MessageKind = #kind;
             const API_KEY: Option<i16> = #api_key;
-            const VALID_VERSIONS: crate::VersionRange = crate::VersionRange::new(#min, #max);
+            const VALID_VERSIONS: #k::VersionRange = #k::VersionRange::new(#min, #max);
             const FIRST_FLEXIBLE_VERSION: Option<i16> = #flexible;
         }
     }

@@ -1,6 +1,8 @@
-//! Value types shared by every generated message: [`Uuid`], [`Utf8Bytes`],
-//! [`RawTaggedField`] and [`VersionRange`].
+//! The values the wire layer reads and writes beyond plain numbers: [`Uuid`], [`Utf8Bytes`]
+//! and [`RawTaggedField`].
 
+use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
+use base64::Engine;
 use bytes::Bytes;
 use std::fmt;
 use std::ops::Deref;
@@ -58,10 +60,7 @@ impl Uuid {
 
 impl fmt::Display for Uuid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::json::base64_encode(
-            &self.0,
-            crate::json::Base64::UrlNoPad,
-        ))
+        f.write_str(&URL_SAFE_NO_PAD.encode(self.0))
     }
 }
 
@@ -83,8 +82,15 @@ impl std::str::FromStr for Uuid {
         if text.len() > 24 {
             return Err(ParseUuidError(text.to_owned()));
         }
-        let bytes = crate::json::base64_decode(text, crate::json::Base64::UrlNoPad)
-            .ok_or_else(|| ParseUuidError(text.to_owned()))?;
+        // Padding is optional, as in Kafka's reader, but if present it must be complete.
+        let engine = if text.contains('=') {
+            &URL_SAFE
+        } else {
+            &URL_SAFE_NO_PAD
+        };
+        let bytes = engine
+            .decode(text)
+            .map_err(|_| ParseUuidError(text.to_owned()))?;
         let bytes: [u8; 16] = bytes
             .try_into()
             .map_err(|_| ParseUuidError(text.to_owned()))?;
@@ -198,37 +204,6 @@ pub struct RawTaggedField {
     pub data: Bytes,
 }
 
-/// An inclusive range of message versions, as a schema's `validVersions` gives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct VersionRange {
-    /// Lowest version.
-    pub min: i16,
-    /// Highest version.
-    pub max: i16,
-}
-
-impl VersionRange {
-    /// `min..=max`.
-    pub const fn new(min: i16, max: i16) -> Self {
-        VersionRange { min, max }
-    }
-
-    /// Whether `version` lies in the range.
-    pub const fn contains(&self, version: i16) -> bool {
-        self.min <= version && version <= self.max
-    }
-}
-
-impl fmt::Display for VersionRange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.min == self.max {
-            write!(f, "{}", self.min)
-        } else {
-            write!(f, "{}-{}", self.min, self.max)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,5 +224,11 @@ mod tests {
         assert_eq!(Uuid::ZERO.to_string(), "AAAAAAAAAAAAAAAAAAAAAA");
         assert!("not a uuid".parse::<Uuid>().is_err());
         assert!("AAAAAAAAAAAAAAAAAAAAAAAAAAAA".parse::<Uuid>().is_err());
+        // Padding may be left out or given whole, not in part.
+        let id = "AQIDBAUGBwgJCgsMDQ4PEA".parse::<Uuid>().unwrap();
+        assert_eq!("AQIDBAUGBwgJCgsMDQ4PEA==".parse::<Uuid>(), Ok(id));
+        assert!("AQIDBAUGBwgJCgsMDQ4PEA=".parse::<Uuid>().is_err());
+        // Leftover bits must be zero, or two texts would name the same UUID.
+        assert!("AQIDBAUGBwgJCgsMDQ4PEB".parse::<Uuid>().is_err());
     }
 }

@@ -1,0 +1,34 @@
+//! [`VersionRange`]: the versions a schema, an API or a peer supports.
+
+use std::fmt;
+
+/// An inclusive range of message versions, as a schema's `validVersions` gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VersionRange {
+    /// Lowest version.
+    pub min: i16,
+    /// Highest version.
+    pub max: i16,
+}
+
+impl VersionRange {
+    /// `min..=max`.
+    pub const fn new(min: i16, max: i16) -> Self {
+        VersionRange { min, max }
+    }
+
+    /// Whether `version` lies in the range.
+    pub const fn contains(&self, version: i16) -> bool {
+        self.min <= version && version <= self.max
+    }
+}
+
+impl fmt::Display for VersionRange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.min == self.max {
+            write!(f, "{}", self.min)
+        } else {
+            write!(f, "{}-{}", self.min, self.max)
+        }
+    }
+}

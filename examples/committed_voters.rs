@@ -17,7 +17,7 @@ use kafka_codec::quorum::{
     ControlRecord, ControlRecordStateMachine, Endpoints, LeaderState, LocalReplica, ReplicaKey,
     VoterNode, VoterSet,
 };
-use kafka_codec::{Message, Uuid};
+use kafka_codec::{ApiKey, Message, Response, ResponseFrame, Uuid};
 use std::error::Error;
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
@@ -80,27 +80,33 @@ impl Demo {
         Ok(())
     }
 
+    /// The leader's answer at `version` as a response frame's bytes, and what a client
+    /// decodes from them.
+    fn round_trip(&mut self, version: i16) -> Result<(DescribeQuorumResponse, usize)> {
+        let answer = self.leader.describe_quorum(self.now, version)?;
+        let frame = ResponseFrame::new(answer, version, self.step as i32);
+        let bytes = frame.encode_to_bytes()?;
+        let decoded = ResponseFrame::decode(bytes.clone(), ApiKey::DescribeQuorum, version)?;
+        let Response::DescribeQuorum(body) = decoded.body else {
+            unreachable!("decoded as DescribeQuorum");
+        };
+        Ok((body, bytes.len()))
+    }
+
     fn show(&mut self, title: &str, note: &str) -> Result<()> {
         self.step += 1;
         self.now += 40;
-        // What goes on the wire, read back as a client would.
-        let v3_bytes = self
-            .leader
-            .describe_quorum(self.now, 3)?
-            .encode_to_bytes(3)?;
-        let v2_bytes = self
-            .leader
-            .describe_quorum(self.now, 2)?
-            .encode_to_bytes(2)?;
-        let v3 = DescribeQuorumResponse::decode_exact(v3_bytes.clone(), 3)?;
-        let v2 = DescribeQuorumResponse::decode_exact(v2_bytes.clone(), 2)?;
+        // What goes on the wire (a whole response frame, answering request `step`), read
+        // back as a client would.
+        let (v2, v2_len) = self.round_trip(2)?;
+        let (v3, v3_len) = self.round_trip(3)?;
 
         println!("\n━━ {}. {title}", self.step);
         for line in wrap(note, 86) {
             println!("   {line}");
         }
         operator_view(&v3, self.now);
-        side_by_side(&v2, v2_bytes.len(), &v3, v3_bytes.len());
+        side_by_side(&v2, v2_len, &v3, v3_len);
         if self.json {
             println!("   v2 JSON: {}", v2.to_json(2)?);
             println!("   v3 JSON: {}", v3.to_json(3)?);

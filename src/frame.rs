@@ -7,7 +7,10 @@
 use crate::api::{ApiKey, Request, Response};
 use crate::error::{JsonError, JsonErrorKind};
 use crate::messages::{RequestHeader, ResponseHeader};
-use crate::wire::{DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError};
+use crate::wire::Utf8Bytes;
+use crate::wire::{
+    DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind,
+};
 use crate::Message;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use serde_json::{json, Value};
@@ -75,8 +78,8 @@ pub fn split_frame(
 
 /// Writes the 4-byte size prefix for a frame of `len` bytes.
 pub fn put_size_prefix(buf: &mut impl BufMut, len: usize) -> Result<(), EncodeError> {
-    let size = i32::try_from(len)
-        .map_err(|_| EncodeError::new(crate::EncodeErrorKind::LengthTooLarge(len)))?;
+    let size =
+        i32::try_from(len).map_err(|_| EncodeError::new(EncodeErrorKind::LengthTooLarge(len)))?;
     buf.put_i32(size);
     Ok(())
 }
@@ -104,6 +107,40 @@ fn finish(decoder: &Decoder<'_>, options: &DecodeOptions) -> Result<(), DecodeEr
     Ok(())
 }
 
+/// Takes one size-prefixed frame off the front of `buf`, which must hold all of it; unlike
+/// [`split_frame`], a frame that has not fully arrived is an error. `buf` is advanced past
+/// the frame only on success.
+fn take_size_prefixed(buf: &mut Bytes, limits: &DecodeLimits) -> Result<Bytes, DecodeError> {
+    let eof = |needed: usize, remaining: usize, offset: usize| {
+        DecodeError::new(DecodeErrorKind::UnexpectedEof { needed, remaining }, offset)
+    };
+    if buf.len() < 4 {
+        return Err(eof(4 - buf.len(), buf.len(), 0));
+    }
+    let size = i32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]);
+    let Ok(size) = usize::try_from(size) else {
+        return Err(DecodeError::new(DecodeErrorKind::InvalidFrameSize(size), 0));
+    };
+    check_frame_size(size, limits)?;
+    let available = buf.len() - 4;
+    if available < size {
+        return Err(eof(size - available, available, buf.len()));
+    }
+    let frame = buf.slice(4..4 + size);
+    buf.advance(4 + size);
+    Ok(frame)
+}
+
+/// Encodes into a buffer of exactly `len` bytes.
+fn encode_to_bytes(
+    len: usize,
+    encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
+) -> Result<Bytes, EncodeError> {
+    let mut buf = BytesMut::with_capacity(len);
+    encode(&mut buf)?;
+    Ok(buf.freeze())
+}
+
 /// A request as it travels: header, then the body the header's key and version select.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestFrame {
@@ -114,6 +151,39 @@ pub struct RequestFrame {
 }
 
 impl RequestFrame {
+    /// A frame for `body` at `version`: the header's API key and version come from the
+    /// body and `version`, so they cannot disagree. The client id is the schema's default,
+    /// empty; see [`RequestFrame::with_client_id`].
+    ///
+    /// ```
+    /// use kafka_codec::messages::MetadataRequest;
+    /// use kafka_codec::{ApiKey, RequestFrame};
+    ///
+    /// let frame = RequestFrame::new(MetadataRequest::default(), 12, 7).with_client_id("admin");
+    /// assert_eq!(frame.api_key(), Some(ApiKey::Metadata));
+    /// assert_eq!(frame.header.request_api_version, 12);
+    /// let bytes = frame.encode_to_bytes().unwrap();
+    /// assert_eq!(RequestFrame::decode(bytes).unwrap(), frame);
+    /// ```
+    pub fn new(body: impl Into<Request>, version: i16, correlation_id: i32) -> Self {
+        let body = body.into();
+        RequestFrame {
+            header: RequestHeader {
+                request_api_key: body.api_key().key(),
+                request_api_version: version,
+                correlation_id,
+                ..RequestHeader::default()
+            },
+            body,
+        }
+    }
+
+    /// Sets the header's client id (Kafka's clients always send one).
+    pub fn with_client_id(mut self, client_id: impl Into<Utf8Bytes>) -> Self {
+        self.header.client_id = Some(client_id.into());
+        self
+    }
+
     /// The API the header names, if this crate knows it.
     pub fn api_key(&self) -> Option<ApiKey> {
         ApiKey::from_key(self.header.request_api_key)
@@ -170,9 +240,53 @@ impl RequestFrame {
         Ok(RequestFrame { header, body })
     }
 
+    /// Reads one frame that starts with its 4-byte size, as
+    /// [`RequestFrame::encode_size_prefixed`] writes it, from the front of `buf`, and
+    /// advances `buf` past it (bytes after the frame stay in `buf`). The whole frame must be
+    /// there: to wait for bytes still arriving, use [`split_frame`]. Error offsets count
+    /// from the start of `buf`, size prefix included.
+    ///
+    /// ```
+    /// use kafka_codec::bytes::BytesMut;
+    /// use kafka_codec::messages::ApiVersionsRequest;
+    /// use kafka_codec::RequestFrame;
+    ///
+    /// let frame = RequestFrame::new(ApiVersionsRequest::default(), 3, 1);
+    /// let mut buf = BytesMut::new();
+    /// frame.encode_size_prefixed(&mut buf).unwrap();
+    /// let mut bytes = buf.freeze();
+    /// assert_eq!(RequestFrame::decode_size_prefixed(&mut bytes).unwrap(), frame);
+    /// assert!(bytes.is_empty());
+    /// ```
+    pub fn decode_size_prefixed(buf: &mut Bytes) -> Result<Self, DecodeError> {
+        Self::decode_size_prefixed_with(buf, &DecodeOptions::default())
+    }
+
+    /// [`RequestFrame::decode_size_prefixed`] with explicit options; `trailing_bytes`
+    /// applies to bytes after the body inside the frame.
+    pub fn decode_size_prefixed_with(
+        buf: &mut Bytes,
+        options: &DecodeOptions,
+    ) -> Result<Self, DecodeError> {
+        let mut rest = buf.clone();
+        let frame = take_size_prefixed(&mut rest, &options.limits)?;
+        let decoded = Self::decode_with(frame, options).map_err(|e| e.shifted(4))?;
+        *buf = rest;
+        Ok(decoded)
+    }
+
+    /// The header and body versions; refuses a header that names another API than the body.
     fn header_version(&self) -> Result<(i16, i16), EncodeError> {
+        let api = self.body.api_key();
+        if self.header.request_api_key != api.key() {
+            return Err(EncodeError::new(EncodeErrorKind::ApiKeyMismatch {
+                header: self.header.request_api_key,
+                body: api.key(),
+                body_name: api.name(),
+            }));
+        }
         let version = self.api_version();
-        Ok((self.body.api_key().request_header_version(version), version))
+        Ok((api.request_header_version(version), version))
     }
 
     /// Exactly the bytes [`RequestFrame::encode`] writes (no size prefix).
@@ -181,8 +295,8 @@ impl RequestFrame {
         Ok(self.header.encoded_len(header_version)? + self.body.encoded_len(version)?)
     }
 
-    /// Writes header and body (no size prefix). The header's API key should match the body;
-    /// the body's own API decides the header version.
+    /// Writes header and body (no size prefix). Refuses a header whose API key is not the
+    /// body's ([`EncodeErrorKind::ApiKeyMismatch`]); [`RequestFrame::new`] cannot build one.
     pub fn encode(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         let (header_version, version) = self.header_version()?;
         self.header.encode(buf, header_version)?;
@@ -191,9 +305,7 @@ impl RequestFrame {
 
     /// Encodes into a new buffer (no size prefix).
     pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
-        let mut buf = BytesMut::with_capacity(self.encoded_len()?);
-        self.encode(&mut buf)?;
-        Ok(buf.freeze())
+        encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf))
     }
 
     /// Writes the 4-byte size prefix, then the frame.
@@ -255,6 +367,27 @@ pub struct ResponseFrame {
 }
 
 impl ResponseFrame {
+    /// A frame for `body` at `version`, answering the request with `correlation_id`.
+    ///
+    /// ```
+    /// use kafka_codec::messages::MetadataResponse;
+    /// use kafka_codec::{ApiKey, ResponseFrame};
+    ///
+    /// let frame = ResponseFrame::new(MetadataResponse::default(), 12, 7);
+    /// let bytes = frame.encode_to_bytes().unwrap();
+    /// assert_eq!(ResponseFrame::decode(bytes, ApiKey::Metadata, 12).unwrap(), frame);
+    /// ```
+    pub fn new(body: impl Into<Response>, version: i16, correlation_id: i32) -> Self {
+        ResponseFrame {
+            api_version: version,
+            header: ResponseHeader {
+                correlation_id,
+                ..ResponseHeader::default()
+            },
+            body: body.into(),
+        }
+    }
+
     /// Decodes a whole response frame (without size prefix) of `api_key` at `version`.
     pub fn decode(frame: Bytes, api_key: ApiKey, version: i16) -> Result<Self, DecodeError> {
         Self::decode_with(frame, api_key, version, &DecodeOptions::default())
@@ -280,6 +413,31 @@ impl ResponseFrame {
         })
     }
 
+    /// Reads one frame that starts with its 4-byte size from the front of `buf`, and advances
+    /// `buf` past it; as [`RequestFrame::decode_size_prefixed`].
+    pub fn decode_size_prefixed(
+        buf: &mut Bytes,
+        api_key: ApiKey,
+        version: i16,
+    ) -> Result<Self, DecodeError> {
+        Self::decode_size_prefixed_with(buf, api_key, version, &DecodeOptions::default())
+    }
+
+    /// [`ResponseFrame::decode_size_prefixed`] with explicit options.
+    pub fn decode_size_prefixed_with(
+        buf: &mut Bytes,
+        api_key: ApiKey,
+        version: i16,
+        options: &DecodeOptions,
+    ) -> Result<Self, DecodeError> {
+        let mut rest = buf.clone();
+        let frame = take_size_prefixed(&mut rest, &options.limits)?;
+        let decoded =
+            Self::decode_with(frame, api_key, version, options).map_err(|e| e.shifted(4))?;
+        *buf = rest;
+        Ok(decoded)
+    }
+
     /// The API of the body.
     pub fn api_key(&self) -> ApiKey {
         self.body.api_key()
@@ -303,9 +461,7 @@ impl ResponseFrame {
 
     /// Encodes into a new buffer (no size prefix).
     pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
-        let mut buf = BytesMut::with_capacity(self.encoded_len()?);
-        self.encode(&mut buf)?;
-        Ok(buf.freeze())
+        encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf))
     }
 
     /// Writes the 4-byte size prefix, then the frame.

@@ -4,10 +4,8 @@
 //! Kafka's JSON message schemas (`schemas/`, taken from `kafka-clients` 4.4.0).
 //!
 //! ```
-//! use bytes::Bytes;
 //! use kafka_codec::messages::describe_quorum_request::{DescribeQuorumRequest, PartitionData, TopicData};
-//! use kafka_codec::{ApiKey, Message, Request, RequestFrame};
-//! use kafka_codec::messages::RequestHeader;
+//! use kafka_codec::{ApiKey, RequestFrame};
 //!
 //! let body = DescribeQuorumRequest {
 //!     topics: vec![TopicData {
@@ -17,16 +15,9 @@
 //!     }],
 //!     ..Default::default()
 //! };
-//! let frame = RequestFrame {
-//!     header: RequestHeader {
-//!         request_api_key: ApiKey::DescribeQuorum.key(),
-//!         request_api_version: 2,
-//!         correlation_id: 7,
-//!         client_id: Some("c".into()),
-//!         ..Default::default()
-//!     },
-//!     body: Request::DescribeQuorum(body),
-//! };
+//! // The header takes its API key from the body and its version from here.
+//! let frame = RequestFrame::new(body, 2, 7).with_client_id("c");
+//! assert_eq!(frame.api_key(), Some(ApiKey::DescribeQuorum));
 //! let bytes = frame.encode_to_bytes().unwrap();
 //! assert_eq!(bytes.len(), 40);
 //! assert_eq!(RequestFrame::decode(bytes).unwrap(), frame);

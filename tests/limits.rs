@@ -8,10 +8,10 @@ use kafka_codec::frame::split_frame;
 use kafka_codec::messages::describe_quorum_request::{
     DescribeQuorumRequest, PartitionData, TopicData,
 };
-use kafka_codec::messages::{RequestHeader, ResponseHeader, SaslAuthenticateRequest};
+use kafka_codec::messages::{DescribeQuorumResponse, SaslAuthenticateRequest};
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, Message, Request,
-    RequestFrame, Response, ResponseFrame,
+    RequestFrame, ResponseFrame,
 };
 
 fn options(limits: DecodeLimits) -> DecodeOptions {
@@ -42,16 +42,7 @@ fn assert_limit<T: std::fmt::Debug>(
 }
 
 fn request_frame(body: Request, version: i16, client_id: &str) -> RequestFrame {
-    RequestFrame {
-        header: RequestHeader {
-            request_api_key: body.api_key().key(),
-            request_api_version: version,
-            correlation_id: 7,
-            client_id: Some(client_id.into()),
-            ..Default::default()
-        },
-        body,
-    }
+    RequestFrame::new(body, version, 7).with_client_id(client_id)
 }
 
 /// DescribeQuorum v2 with `topics` topics of `partitions` partitions each: two levels of
@@ -111,14 +102,7 @@ fn max_frame_size_refuses_a_request_frame() {
 
 #[test]
 fn max_frame_size_refuses_a_response_frame() {
-    let frame = ResponseFrame {
-        api_version: 2,
-        header: ResponseHeader {
-            correlation_id: 7,
-            ..Default::default()
-        },
-        body: Response::DescribeQuorum(Default::default()),
-    };
+    let frame = ResponseFrame::new(DescribeQuorumResponse::default(), 2, 7);
     let bytes = frame.encode_to_bytes().unwrap();
     let len = bytes.len();
     let at_limit = options(DecodeLimits {

@@ -1,8 +1,8 @@
 //! Runs the built `kafka-codec` binary on the sample frames in `examples/frames/` and on
 //! malformed input, checking output, exit status and the one-line error contract.
 
+use kafka_codec::serde_json::{self, Value};
 use kafka_codec_hexdump::encode as hex;
-use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
@@ -256,17 +256,28 @@ fn size_prefixed_frames_round_trip() {
 
     // A prefix that disagrees with the input, either way, is malformed; offsets count the
     // prefix.
-    assert_malformed(
-        &["decode", "request", "--size-prefixed", "-"],
-        &prefixed[..prefixed.len() - 1],
-        "byte offset 136",
-    );
+    let strict = decode_response_args(&["--size-prefixed", "-"]);
+    assert_malformed(&strict, &prefixed[..prefixed.len() - 1], "byte offset 136");
     let mut long = prefixed.clone();
     long.push(0);
+    assert_malformed(&strict, &long, "byte offset 137");
+    // Unless lenient: then the byte after the frame is left out, and the tool says so.
+    let output = run(
+        &decode_response_args(&["--size-prefixed", "--lenient", "-"]),
+        &long,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(output.stdout, out);
+    assert_eq!(
+        stderr(&output),
+        "kafka-codec: warning: 1 bytes after the frame, from byte offset 137, are not in the \
+         JSON; encode will not write them\n"
+    );
+    // A prefix that is not a size at all.
     assert_malformed(
         &["decode", "request", "--size-prefixed", "-"],
-        &long,
-        "byte offset 137",
+        &[0xff, 0xff, 0xff, 0xff],
+        "invalid frame size -1",
     );
 }
 

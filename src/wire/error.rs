@@ -349,6 +349,18 @@ pub enum EncodeErrorKind {
         /// The valid range, as text.
         valid: String,
     },
+    /// A request header that names another API than the body it carries.
+    #[error(
+        "the header names API key {header}, but the body is a {body_name} request (key {body})"
+    )]
+    ApiKeyMismatch {
+        /// The key in the header.
+        header: i16,
+        /// The body's key.
+        body: i16,
+        /// The body's API name.
+        body_name: &'static str,
+    },
     /// A float that JSON cannot carry (NaN or infinite).
     #[error("{0} cannot be written as JSON")]
     NonFiniteFloat(f64),

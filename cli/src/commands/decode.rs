@@ -1,8 +1,7 @@
 //! `kafka-codec decode request|response`: one frame to Kafka's JSON form.
 
 use crate::common::{write_json, ApiVersionArgs, Failure, FrameInput, Run};
-use bytes::{Bytes, BytesMut};
-use kafka_codec::frame::split_frame;
+use kafka_codec::bytes::Bytes;
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeOptions, EncodeError, RequestFrame, ResponseFrame,
     TrailingBytes,
@@ -81,22 +80,24 @@ fn decode(
     strictness: &Strictness,
     response_api: Option<(ApiKey, i16)>,
 ) -> Result<(), Failure> {
-    let data = input.read()?;
+    let data = Bytes::from(input.read()?);
     let options = strictness.options();
-    // Error offsets count from the start of the input, so add the prefix back in.
-    let (frame, base) = if input.size_prefixed {
-        (unprefix(data, &options)?, 4)
-    } else {
-        (Bytes::from(data), 0)
-    };
-    let bad = |e: DecodeError| Failure::Input(e.shifted(base).to_string());
+    // With a size prefix, `rest` is what follows the frame; error offsets count from the
+    // start of the input either way.
+    let mut rest = data.clone();
+    let bad = |e: DecodeError| Failure::Input(e.to_string());
     let unshowable = |e: EncodeError| Failure::Input(format!("cannot show as JSON: {e}"));
 
     // Decode, and re-encode the JSON exactly as `encode` will, to tell the user when the
     // round trip cannot give back these bytes.
     let (json, again) = match response_api {
         None => {
-            let decoded = RequestFrame::decode_with(frame.clone(), &options).map_err(bad)?;
+            let decoded = if input.size_prefixed {
+                RequestFrame::decode_size_prefixed_with(&mut rest, &options)
+            } else {
+                RequestFrame::decode_with(data.clone(), &options)
+            }
+            .map_err(bad)?;
             let json = decoded.to_json().map_err(unshowable)?;
             let again = RequestFrame::from_json(&json)
                 .map_err(|e| e.to_string())
@@ -104,8 +105,12 @@ fn decode(
             (json, again)
         }
         Some((api, version)) => {
-            let decoded =
-                ResponseFrame::decode_with(frame.clone(), api, version, &options).map_err(bad)?;
+            let decoded = if input.size_prefixed {
+                ResponseFrame::decode_size_prefixed_with(&mut rest, api, version, &options)
+            } else {
+                ResponseFrame::decode_with(data.clone(), api, version, &options)
+            }
+            .map_err(bad)?;
             let json = decoded.to_json().map_err(unshowable)?;
             let again = ResponseFrame::from_json(&json)
                 .map_err(|e| e.to_string())
@@ -113,37 +118,30 @@ fn decode(
             (json, again)
         }
     };
+    // The frame without its prefix, where the round trip is compared.
+    let (frame, base) = if input.size_prefixed {
+        let end = data.len() - rest.len();
+        if !rest.is_empty() && options.trailing_bytes == TrailingBytes::Reject {
+            let kind = DecodeErrorKind::TrailingBytes(rest.len());
+            return Err(bad(DecodeError::new(kind, end)));
+        }
+        (data.slice(4..end), 4)
+    } else {
+        (data, 0)
+    };
     write_json(&json)?;
     if let Some(warning) = round_trip_warning(&frame, again, base) {
         eprintln!("kafka-codec: warning: {warning}");
     }
-    Ok(())
-}
-
-/// Checks the 4-byte size prefix against the input and returns the frame after it.
-fn unprefix(data: Vec<u8>, options: &DecodeOptions) -> Result<Bytes, Failure> {
-    let len = data.len();
-    let mut buf = BytesMut::from(&data[..]);
-    let bad = |e: DecodeError| Failure::Input(e.to_string());
-    match split_frame(&mut buf, &options.limits).map_err(bad)? {
-        None => {
-            let (needed, remaining, offset) = if len < 4 {
-                (4 - len, len, 0)
-            } else {
-                let size = u32::from_be_bytes([data[0], data[1], data[2], data[3]]) as usize;
-                (size - (len - 4), len - 4, len)
-            };
-            let kind = DecodeErrorKind::UnexpectedEof { needed, remaining };
-            Err(bad(DecodeError::new(kind, offset)))
-        }
-        Some(frame) => {
-            if !buf.is_empty() && options.trailing_bytes == TrailingBytes::Reject {
-                let kind = DecodeErrorKind::TrailingBytes(buf.len());
-                return Err(bad(DecodeError::new(kind, len - buf.len())));
-            }
-            Ok(frame)
-        }
+    if input.size_prefixed && !rest.is_empty() {
+        eprintln!(
+            "kafka-codec: warning: {} bytes after the frame, from byte offset {}, are not in \
+             the JSON; encode will not write them",
+            rest.len(),
+            base + frame.len()
+        );
     }
+    Ok(())
 }
 
 /// Why `encode` would not give back `input`, if it would not.
@@ -170,37 +168,4 @@ fn round_trip_warning(input: &[u8], again: Result<Bytes, String>, base: usize) -
          holds unknown tagged fields or non-canonical encodings the JSON does not keep",
         base + first_difference
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn size_prefix_must_match_the_input() {
-        let strict = DecodeOptions::default();
-        assert_eq!(
-            &unprefix(vec![0, 0, 0, 2, 7, 8], &strict).unwrap()[..],
-            [7, 8]
-        );
-        let short = unprefix(vec![0, 0, 0, 3, 7, 8], &strict).unwrap_err();
-        assert!(
-            matches!(short, Failure::Input(ref m) if m.contains("byte offset 6")),
-            "{short:?}"
-        );
-        let long = unprefix(vec![0, 0, 0, 1, 7, 8], &strict).unwrap_err();
-        assert!(
-            matches!(long, Failure::Input(ref m) if m.contains("byte offset 5")),
-            "{long:?}"
-        );
-        let lenient = DecodeOptions {
-            trailing_bytes: TrailingBytes::Allow,
-            ..strict
-        };
-        assert_eq!(
-            &unprefix(vec![0, 0, 0, 1, 7, 8], &lenient).unwrap()[..],
-            [7]
-        );
-        assert!(unprefix(vec![0xff, 0xff, 0xff, 0xff], &strict).is_err());
-    }
 }

@@ -1,8 +1,8 @@
 //! `kafka-codec encode request|response`: Kafka's JSON form back to a frame's bytes.
 
 use crate::common::{read_input, write_bytes, Failure, Run};
+use kafka_codec::serde_json::{self, Value};
 use kafka_codec::{RequestFrame, ResponseFrame};
-use serde_json::Value;
 use std::path::PathBuf;
 
 /// Encode the JSON that `decode` prints back into the frame's bytes.

@@ -1,7 +1,7 @@
 //! Writing results to standard output.
 
 use super::Failure;
-use serde_json::Value;
+use kafka_codec::serde_json::{self, Value};
 use std::io::{self, Write};
 
 /// Writes and flushes; a closed pipe ends the run quietly.

@@ -14,6 +14,9 @@
 //! * the answers at v2, v1, v0 equal what a leader without committed voters builds, byte for
 //!   byte, and equal the v3 answer written at that version (committed voters dropped by the
 //!   encoder; `Nodes` and directory ids adjusted as the version requires).
+//!
+//! The history is a list of operations drawn by `proptest`, so a failure shrinks to a short
+//! history (fewer steps, smaller choices) instead of a 60-step random walk.
 
 mod quorum_common;
 
@@ -21,21 +24,81 @@ use kafka_codec::messages::describe_quorum_response::{self, Node, PartitionData,
 use kafka_codec::messages::DescribeQuorumResponse;
 use kafka_codec::quorum::{LeaderState, QuorumError, ReplicaKey};
 use kafka_codec::{Message, Uuid};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
 use quorum_common::*;
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-const SEQUENCES: usize = 160;
+const SEQUENCES: u32 = 160;
+/// Histories hold 1 to 2 × this many steps: 60 on average.
 const STEPS: usize = 60;
 const IDS: std::ops::RangeInclusive<i32> = 1..=6;
+/// How long time passes in a `Tick`: from nothing to past the 5-minute observer expiry.
+const TICKS: [i64; 6] = [1, 50, 1_000, 60_000, 150_000, 310_000];
+
+/// One step of a history. Choices that depend on the state at the time (which voter to
+/// remove, which candidate takes over, how far a fetch goes) are numbers taken modulo what
+/// is there, so that any list of operations is a valid history and shrinks to another.
+#[derive(Debug, Clone)]
+enum Op {
+    /// A fetch by voter candidate `id`, or by the replica with a stray directory id. It
+    /// advances up to 3 records past what the replica had, or (`stale`) jumps to any offset
+    /// up to the log end: a follower that truncated, or a late fetch.
+    Fetch {
+        id: i32,
+        stray: bool,
+        advance: i64,
+        stale: Option<u32>,
+        wait: i64,
+    },
+    /// The leader appends 1 to 3 data records.
+    Append(usize),
+    AddVoter(i32),
+    /// RemoveVoter of the leader itself, or of the `pick`th current voter.
+    RemoveVoter {
+        own: bool,
+        pick: usize,
+    },
+    /// Time passes: `TICKS[index]` ms.
+    Tick(usize),
+    /// A voter holding every committed record takes over (the `pick`th that can).
+    ChangeLeader {
+        pick: usize,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let fetch = (
+        IDS,
+        proptest::bool::weighted(1.0 / 12.0),
+        0..=3_i64,
+        proptest::option::weighted(0.1, any::<u32>()),
+        0..=20_i64,
+    )
+        .prop_map(|(id, stray, advance, stale, wait)| Op::Fetch {
+            id,
+            stray,
+            advance,
+            stale,
+            wait,
+        });
+    prop_oneof![
+        50 => fetch,
+        10 => (1..=3_usize).prop_map(Op::Append),
+        10 => IDS.prop_map(Op::AddVoter),
+        10 => (proptest::bool::weighted(0.25), any::<usize>())
+            .prop_map(|(own, pick)| Op::RemoveVoter { own, pick }),
+        18 => (0..TICKS.len()).prop_map(Op::Tick),
+        2 => any::<usize>().prop_map(|pick| Op::ChangeLeader { pick }),
+    ]
+}
 
 fn stray() -> ReplicaKey {
     ReplicaKey::new(2, Some(Uuid::from_bytes([0x22; 16])))
 }
 
 struct Run {
-    rng: SmallRng,
     now: i64,
     leader: LeaderState,
     /// VotersRecords the test appended (or bootstrapped), by offset: its own record of the log.
@@ -60,14 +123,13 @@ struct Stats {
 }
 
 impl Run {
-    fn new(seed: u64) -> Self {
+    fn new() -> Self {
         let leader = bootstrapped_leader(&[1, 2, 3], 1, 1);
         let mut shadow = BTreeMap::new();
         let three: BTreeSet<_> = [key(1), key(2), key(3)].into();
         shadow.insert(-1, three.clone());
         shadow.insert(2, three); // the first leader rewrites the bootstrap voters at offset 2
         Run {
-            rng: SmallRng::seed_from_u64(seed),
             now: T0,
             leader,
             shadow,
@@ -78,53 +140,50 @@ impl Run {
         }
     }
 
-    fn step(&mut self) {
+    fn step(&mut self, op: &Op) {
         if self.leader.must_resign() {
-            self.change_leader(true);
+            self.change_leader(true, 0);
             return;
         }
-        match self.rng.gen_range(0..100) {
-            0..=49 => self.fetch(),
-            50..=59 => {
-                let count = self.rng.gen_range(1..=3);
+        match *op {
+            Op::Fetch {
+                id,
+                stray: is_stray,
+                advance,
+                stale,
+                wait,
+            } => {
+                let key = if is_stray { stray() } else { key(id) };
+                self.fetch(key, advance, stale, wait);
+            }
+            Op::Append(count) => {
                 self.leader.append_data(count).unwrap();
             }
-            60..=69 => self.add_voter(),
-            70..=79 => self.remove_voter(),
-            80..=97 => {
-                self.now += *[1, 50, 1_000, 60_000, 150_000, 310_000]
-                    .get(self.rng.gen_range(0..6))
-                    .unwrap();
-            }
-            _ => self.change_leader(false),
+            Op::AddVoter(id) => self.add_voter(id),
+            Op::RemoveVoter { own, pick } => self.remove_voter(own, pick),
+            Op::Tick(index) => self.now += TICKS[index],
+            Op::ChangeLeader { pick } => self.change_leader(false, pick),
         }
     }
 
-    fn fetch(&mut self) {
-        let key = if self.rng.gen_ratio(1, 12) {
-            stray()
-        } else {
-            key(self.rng.gen_range(IDS))
-        };
+    fn fetch(&mut self, key: ReplicaKey, advance: i64, stale: Option<u32>, wait: i64) {
         if key.id() == self.leader.leader_id() {
             return;
         }
         let leo = self.leader.log_end_offset();
         let known = self.ends.get(&key).copied().unwrap_or(0).min(leo);
-        let offset = if self.rng.gen_ratio(1, 10) {
-            self.rng.gen_range(0..=leo) // a follower that truncated, or a stale fetch
-        } else {
-            (known + self.rng.gen_range(0..=3)).min(leo)
+        let offset = match stale {
+            Some(pick) => i64::from(pick) % (leo + 1),
+            None => (known + advance).min(leo),
         };
-        self.now += self.rng.gen_range(0..=20);
+        self.now += wait;
         self.leader
             .update_replica_state(key, self.now, offset)
             .unwrap();
         self.ends.insert(key, offset);
     }
 
-    fn add_voter(&mut self) {
-        let id = self.rng.gen_range(IDS);
+    fn add_voter(&mut self, id: i32) {
         let before = self.leader.log_end_offset();
         match self.leader.add_voter(node(id)) {
             Ok(offset) => {
@@ -140,17 +199,17 @@ impl Run {
         }
     }
 
-    fn remove_voter(&mut self) {
+    fn remove_voter(&mut self, own: bool, pick: usize) {
         let voters: Vec<ReplicaKey> = self
             .leader
             .current_voter_set()
             .voter_keys()
             .into_iter()
             .collect();
-        let target = if self.rng.gen_ratio(1, 4) {
+        let target = if own {
             self.leader.local().key
         } else {
-            voters[self.rng.gen_range(0..voters.len())]
+            voters[pick % voters.len()]
         };
         let before = self.leader.log_end_offset();
         match self.leader.remove_voter(&target) {
@@ -173,7 +232,7 @@ impl Run {
 
     /// A voter holding every committed record takes over with its own log: the old leader's
     /// log cut at that voter's end offset.
-    fn change_leader(&mut self, must: bool) {
+    fn change_leader(&mut self, must: bool, pick: usize) {
         let old_id = self.leader.leader_id();
         let mut candidates = Vec::new();
         for &voter in &self.leader.current_voter_set().voter_keys() {
@@ -191,14 +250,21 @@ impl Run {
         }
         if candidates.is_empty() {
             if must {
-                // Nobody can take over yet: let the followers catch up.
-                for _ in 0..4 {
-                    self.fetch();
+                // Nobody can take over yet: let the other voters catch up a little.
+                let others: Vec<ReplicaKey> = self
+                    .leader
+                    .current_voter_set()
+                    .voter_keys()
+                    .into_iter()
+                    .filter(|voter| voter.id() != old_id)
+                    .collect();
+                for voter in others {
+                    self.fetch(voter, 3, None, 5);
                 }
             }
             return;
         }
-        let (voter, end, log) = candidates.swap_remove(self.rng.gen_range(0..candidates.len()));
+        let (voter, end, log) = candidates.swap_remove(pick % candidates.len());
         let truncated = self.shadow.range(end..).count();
         self.stats.truncated_voter_sets += truncated;
         self.shadow.split_off(&end);
@@ -403,38 +469,63 @@ fn legacy_response(leader: &LeaderState, now: i64, version: i16) -> DescribeQuor
     }
 }
 
+impl Stats {
+    fn add(&mut self, s: &Stats) {
+        self.steps += s.steps;
+        self.committed_differs_from_current += s.committed_differs_from_current;
+        self.committed_from_observer += s.committed_from_observer;
+        self.committed_sentinel += s.committed_sentinel;
+        self.unknown_hw += s.unknown_hw;
+        self.self_removals += s.self_removals;
+        self.leader_changes += s.leader_changes;
+        self.truncated_voter_sets += s.truncated_voter_sets;
+    }
+}
+
+/// Runs one history, checking the invariants after every step.
+fn run_history(ops: &[Op]) -> Stats {
+    let mut run = Run::new();
+    run.check();
+    for op in ops {
+        run.step(op);
+        run.check();
+    }
+    run.stats
+}
+
 #[test]
 fn committed_voters_hold_their_invariants_over_random_histories() {
     let seed: u64 = std::env::var("KAFKA_CODEC_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0xc0_ffee);
-    let mut seeds = SmallRng::seed_from_u64(seed);
-    let mut total = Stats::default();
-    for sequence in 0..SEQUENCES {
-        let sequence_seed = seeds.gen::<u64>();
-        let mut run = Run::new(sequence_seed);
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run.check();
-            for _ in 0..STEPS {
-                run.step();
-                run.check();
-            }
-        }));
-        if let Err(panic) = result {
-            eprintln!("seed {seed}, sequence {sequence} (sequence seed {sequence_seed}) failed");
-            std::panic::resume_unwind(panic);
-        }
-        let s = run.stats;
-        total.steps += s.steps;
-        total.committed_differs_from_current += s.committed_differs_from_current;
-        total.committed_from_observer += s.committed_from_observer;
-        total.committed_sentinel += s.committed_sentinel;
-        total.unknown_hw += s.unknown_hw;
-        total.self_removals += s.self_removals;
-        total.leader_changes += s.leader_changes;
-        total.truncated_voter_sets += s.truncated_voter_sets;
+    let mut seed_bytes = [0u8; 32];
+    seed_bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let config = Config {
+        cases: SEQUENCES,
+        // The seed makes every run the same; nothing to remember between runs.
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new_with_rng(
+        config,
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed_bytes),
+    );
+    let total = RefCell::new(Stats::default());
+    let histories = proptest::collection::vec(op(), 1..=2 * STEPS);
+    let result = runner.run(&histories, |ops| {
+        total.borrow_mut().add(&run_history(&ops));
+        Ok(())
+    });
+    match result {
+        Ok(()) => {}
+        Err(TestError::Fail(reason, ops)) => panic!(
+            "seed {seed}: a history of {} steps breaks an invariant: {reason}\n{ops:#?}",
+            ops.len()
+        ),
+        Err(other) => panic!("seed {seed}: {other}"),
     }
+    let total = total.into_inner();
     eprintln!("{total:?}");
     // The generator must reach the interesting states, not just the steady one.
     assert!(total.committed_differs_from_current > 100, "{total:?}");

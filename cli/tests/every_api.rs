@@ -1,6 +1,10 @@
 //! `decode … | encode …` through the built binary gives back the input bytes for a random,
 //! well-formed request and response frame of every API at every version it supports
 //! (header version rules included, such as ApiVersions responses always using header v0).
+//!
+//! One frame per cell, without `proptest`: each case costs two runs of the binary, a failure
+//! already names one frame (as hex and JSON), and the same message-level property is shrunk
+//! to a small case in `tests/roundtrip.rs`.
 
 use arbitrary::Unstructured;
 use kafka_codec::messages::{RequestHeader, ResponseHeader};

@@ -6,6 +6,10 @@
 //! is *current* as soon as the leader appends it and *committed* only once the high
 //! watermark passes it, and only v3 can tell the two apart.
 //!
+//! DescribeQuorum v3 is provisional: this crate's implementation of KIP-1204, a draft
+//! upstream, laid out as upstream's draft schema has it. Kafka 4.4.0 speaks v0-v2.
+//! To watch the same thing over a socket, see `kafka-codec quorum serve` in the README.
+//!
 //! ```text
 //! cargo run --example committed_voters            # compact
 //! cargo run --example committed_voters -- --json  # plus both responses as Kafka JSON
@@ -262,8 +266,9 @@ fn side_by_side(
             list(&a.current_voters),
             list(&b.current_voters),
         ),
-        ("Observers", list(&a.observers), list(&b.observers)),
+        // Wire order: v3 puts CommittedVoters between CurrentVoters and Observers.
         ("CommittedVoters", "(not in v2)".into(), committed(b)),
+        ("Observers", list(&a.observers), list(&b.observers)),
         ("Nodes", nodes(v2), nodes(v3)),
     ];
     let v2_title = format!("v2 ({v2_len} bytes)");

@@ -203,6 +203,28 @@ fn negotiation_never_picks_an_unstable_version_unless_asked() {
     }
     // Kafka 4.4.0 marks at least InitProducerId v6 unstable; the test must see one.
     assert!(unstable.contains(&ApiKey::InitProducerId), "{unstable:?}");
+    // And our own provisional DescribeQuorum v3 is marked the same way.
+    assert!(unstable.contains(&ApiKey::DescribeQuorum), "{unstable:?}");
+}
+
+#[test]
+fn describe_quorum_v3_is_used_only_when_asked_for() {
+    let api = ApiKey::DescribeQuorum;
+    assert_eq!(api.valid_versions(), VersionRange::new(0, 3));
+    assert_eq!(api.stable_versions(), Some(VersionRange::new(0, 2)));
+    // A server built on this crate does not advertise it by default.
+    assert_eq!(
+        SupportedVersions::stable([api]).get(api.key()),
+        Some(VersionRange::new(0, 2))
+    );
+    // Against a peer that has it: v2, unless the caller opts in.
+    let peer = SupportedVersions::from_ranges([(api.key(), VersionRange::new(0, 3))]);
+    assert_eq!(peer.negotiate(api), Ok(2));
+    assert_eq!(peer.negotiate_within(api, api.valid_versions()), Ok(3));
+    // Against Kafka 4.4.0 (0-2): v2 either way.
+    let kafka = SupportedVersions::from_ranges([(api.key(), VersionRange::new(0, 2))]);
+    assert_eq!(kafka.negotiate(api), Ok(2));
+    assert_eq!(kafka.negotiate_within(api, api.valid_versions()), Ok(2));
 }
 
 #[test]

@@ -321,7 +321,7 @@ fn advertised(addr: &str) -> SupportedVersions {
 const OURS_ONLY: &[(ApiKey, i16, &str)] = &[(
     ApiKey::DescribeQuorum,
     3,
-    "the committed-voters proposal (our overlay), unknown to Kafka",
+    "the committed-voters proposal (our overlay, unstable), unknown to Kafka 4.4.0",
 )];
 
 /// Ranges a real 4.4.0 listener advertises that differ from its own schema (and so from ours)
@@ -358,11 +358,19 @@ fn expected_range(api: ApiKey, kind: Listener) -> Option<(VersionRange, Vec<Stri
     let ours = api.valid_versions();
     let mut max = ours.max;
     let mut notes = Vec::new();
+    let ours_only = |version: i16| {
+        OURS_ONLY
+            .iter()
+            .find(|(a, v, _)| *a == api && *v == version)
+            .map(|(_, _, why)| *why)
+    };
     if api.latest_version_unstable() {
-        notes.push(format!("v{max} is unstable in the schema"));
+        // Our own proposal is marked unstable too (DescribeQuorum v3): name it as ours.
+        let why = ours_only(max).unwrap_or("unstable in the schema");
+        notes.push(format!("v{max}: {why}"));
         max -= 1;
     }
-    while let Some((_, _, why)) = OURS_ONLY.iter().find(|(a, v, _)| *a == api && *v == max) {
+    while let Some(why) = ours_only(max) {
         notes.push(format!("v{max}: {why}"));
         max -= 1;
     }

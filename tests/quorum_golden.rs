@@ -32,6 +32,8 @@ const RESPONSE_V2: &str = include_str!("golden/describe_quorum_response_v2.txt")
 const RESPONSE_V3: &str = include_str!("golden/describe_quorum_response_v3.txt");
 const RESPONSE_V3_NO_HW: &str =
     include_str!("golden/describe_quorum_response_v3_no_high_watermark.txt");
+const RESPONSE_V3_UPSTREAM_DRAFT: &str =
+    include_str!("golden/describe_quorum_response_v3_upstream_draft.txt");
 
 #[test]
 fn request_v3_decodes_and_reencodes() {
@@ -108,8 +110,8 @@ fn removal_pending_v3() -> DescribeQuorumResponse {
                 leader_epoch: 5,
                 high_watermark: 3,
                 current_voters: vec![one.clone(), two.clone()],
-                observers: vec![three.clone()],
-                committed_voters: Some(vec![one, two, three]),
+                committed_voters: Some(vec![one, two, three.clone()]),
+                observers: vec![three],
                 ..Default::default()
             }],
             ..Default::default()
@@ -217,8 +219,8 @@ fn response_v3_without_high_watermark_has_null_committed_voters() {
                 leader_epoch: 5,
                 high_watermark: -1,
                 current_voters: vec![live(1, 3, T0, T0), sentinel(2), sentinel(3)],
-                observers: vec![],
                 committed_voters: None,
+                observers: vec![],
                 ..Default::default()
             }],
             ..Default::default()
@@ -235,4 +237,51 @@ fn response_v3_without_high_watermark_has_null_committed_voters() {
     let bytes = empty.encode_to_bytes(3).unwrap();
     assert_eq!(bytes.len(), body_bytes(RESPONSE_V3_NO_HW).len());
     assert_ne!(bytes, body_bytes(RESPONSE_V3_NO_HW));
+}
+
+/// Bytes laid out as upstream's draft schema has it (`CommittedVoters` between
+/// `CurrentVoters` and `Observers`), written by hand from that schema: they decode to the
+/// lists the annotations name and re-encode unchanged.
+#[test]
+fn response_v3_in_upstream_draft_order_decodes() {
+    const T: i64 = 1_760_000_000_000;
+    let replica = |id: i32, dir: u8, leo: i64, fetch: i64, caught_up: i64| {
+        entry(id, Uuid::from_bytes([dir; 16]), leo, fetch, caught_up)
+    };
+    let one = replica(1, 0xa1, 57, T - 300, T - 300);
+    let two = replica(2, 0xa2, 60, T, T);
+    let three = replica(3, 0xa3, 55, T - 100, T - 700);
+    let broker = replica(100, 0x64, 60, T - 50, T - 50);
+    let node = |id: i32| wire_node_with(id, &[("CONTROLLER", &format!("controller-{id}"), 9093)]);
+    let expected = DescribeQuorumResponse {
+        error_message: None,
+        topics: vec![TopicData {
+            topic_name: "__cluster_metadata".into(),
+            partitions: vec![PartitionData {
+                leader_id: 2,
+                leader_epoch: 4,
+                high_watermark: 57,
+                current_voters: vec![one.clone(), two.clone(), three],
+                committed_voters: Some(vec![one, two]),
+                observers: vec![broker],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        nodes: vec![node(1), node(2), node(3)],
+        ..Default::default()
+    };
+    assert_eq!(response(RESPONSE_V3_UPSTREAM_DRAFT, 3), expected);
+
+    // Kafka's JSON form lists the fields in wire order too.
+    let json = expected.to_json(3).unwrap();
+    let keys: Vec<&str> = json["topics"][0]["partitions"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let at = |name: &str| keys.iter().position(|key| *key == name).unwrap();
+    assert_eq!(at("currentVoters") + 1, at("committedVoters"));
+    assert_eq!(at("committedVoters") + 1, at("observers"));
 }

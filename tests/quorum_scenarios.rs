@@ -40,8 +40,8 @@ fn case_01_no_high_watermark_means_null_committed_voters() {
             epoch: 5,
             high_watermark: -1,
             current: vec![live(1, 3, T0, T0), sentinel(2), sentinel(3)],
-            observers: vec![],
             committed: None,
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
         },
     );
@@ -62,8 +62,8 @@ fn case_01_no_high_watermark_means_null_committed_voters() {
                 live(2, 0, T0 + 100, -1),
                 sentinel(3),
             ],
-            observers: vec![],
             committed: None,
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
         },
     );
@@ -83,8 +83,8 @@ fn case_01_no_high_watermark_means_null_committed_voters() {
             epoch: 5,
             high_watermark: 3,
             current: current.clone(),
-            observers: vec![],
             committed: Some(current),
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
         },
     );
@@ -113,12 +113,12 @@ fn case_02_added_voter_is_current_but_not_committed() {
                 sentinel(3),
                 live(4, 3, T0 + 150, T0 + 150),
             ],
-            observers: vec![],
             committed: Some(vec![
                 live(1, 4, T0 + 200, T0 + 200),
                 live(2, 3, T0 + 100, T0 + 100),
                 sentinel(3),
             ]),
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3), wire_node(4)],
         },
     );
@@ -141,8 +141,8 @@ fn case_02_added_voter_is_current_but_not_committed() {
             epoch: 5,
             high_watermark: 4,
             current: current.clone(),
-            observers: vec![],
             committed: Some(current),
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3), wire_node(4)],
         },
     );
@@ -160,15 +160,15 @@ fn case_03_removed_voter_stays_committed_with_its_observer_entry_then_sentinels(
         epoch: 5,
         high_watermark: 3,
         current: vec![live(1, 4, now, now), live(2, 3, T0 + 100, T0 + 100)],
-        observers: three
-            .map(|(leo, f, c)| live(3, leo, f, c))
-            .into_iter()
-            .collect(),
         committed: Some(vec![
             live(1, 4, now, now),
             live(2, 3, T0 + 100, T0 + 100),
             three.map_or(sentinel(3), |(leo, f, c)| live(3, leo, f, c)),
         ]),
+        observers: three
+            .map(|(leo, f, c)| live(3, leo, f, c))
+            .into_iter()
+            .collect(),
         // Voter 3 has left CurrentVoters, but as a committed voter it keeps its address.
         nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
     };
@@ -220,8 +220,8 @@ fn case_03_removed_voter_stays_committed_with_its_observer_entry_then_sentinels(
             epoch: 5,
             high_watermark: 4,
             current: current.clone(),
-            observers: vec![],
             committed: Some(current),
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2)],
         },
     );
@@ -244,12 +244,12 @@ fn case_03_removed_voter_that_never_fetched_expires_at_the_first_listing() {
                 live(1, 4, T0 + 200, T0 + 200),
                 live(2, 3, T0 + 100, T0 + 100),
             ],
-            observers: vec![],
             committed: Some(vec![
                 live(1, 4, T0 + 200, T0 + 200),
                 live(2, 3, T0 + 100, T0 + 100),
                 sentinel(3),
             ]),
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
         },
     );
@@ -272,12 +272,12 @@ fn case_04_leader_removing_itself_is_an_observer_and_still_committed() {
             live(2, 3, T0 + 100, T0 + 100),
             live(3, 3, T0 + 100, T0 + 100),
         ],
-        observers: vec![live(1, leader_leo, now, now)],
         committed: Some(vec![
             live(1, leader_leo, now, now),
             live(2, 3, T0 + 100, T0 + 100),
             live(3, 3, T0 + 100, T0 + 100),
         ]),
+        observers: vec![live(1, leader_leo, now, now)],
         nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
     };
     assert_describe(&mut leader, T0 + 200, &expected_at(T0 + 200, 4));
@@ -316,8 +316,8 @@ fn case_04_leader_removing_itself_is_an_observer_and_still_committed() {
             epoch: 5,
             high_watermark: 4,
             current: current.clone(),
-            observers: vec![live(1, 5, now, now)],
             committed: Some(current),
+            observers: vec![live(1, 5, now, now)],
             nodes: vec![wire_node(2), wire_node(3)],
         },
     );
@@ -407,12 +407,12 @@ fn case_05_committed_voter_found_among_observers_is_the_live_entry() {
         epoch: 5,
         high_watermark: 3,
         current: vec![live(1, 4, now, now), live(3, 3, T0 + 100, T0 + 100)],
-        observers: vec![live(2, 2, T0 + 500, T0 + 100)],
         committed: Some(vec![
             live(1, 4, now, now),
             live(2, 2, T0 + 500, T0 + 100),
             live(3, 3, T0 + 100, T0 + 100),
         ]),
+        observers: vec![live(2, 2, T0 + 500, T0 + 100)],
         nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
     };
     assert_describe(&mut leader, T0 + 600, &expected(T0 + 600));
@@ -466,8 +466,8 @@ fn case_06_new_leader_holding_the_uncommitted_record_commits_it_in_its_epoch() {
             epoch: 6,
             high_watermark: -1,
             current: vec![sentinel(1), live(2, 5, t1, t1), sentinel(3), sentinel(4)],
-            observers: vec![],
             committed: None,
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3), wire_node(4)],
         },
     );
@@ -490,8 +490,8 @@ fn case_06_new_leader_holding_the_uncommitted_record_commits_it_in_its_epoch() {
             epoch: 6,
             high_watermark: 5,
             current: current.clone(),
-            observers: vec![],
             committed: Some(current),
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3), wire_node(4)],
         },
     );
@@ -518,8 +518,8 @@ fn case_06_new_leader_lacking_the_uncommitted_record_drops_it_everywhere() {
             epoch: 6,
             high_watermark: -1,
             current: vec![sentinel(1), sentinel(2), live(3, 4, t1, t1)],
-            observers: vec![],
             committed: None,
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
         },
     );
@@ -544,8 +544,8 @@ fn case_06_new_leader_lacking_the_uncommitted_record_drops_it_everywhere() {
             epoch: 6,
             high_watermark: 4,
             current: current.clone(),
-            observers: vec![],
             committed: Some(current),
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
         },
     );
@@ -572,8 +572,8 @@ fn case_07_static_voters_are_the_committed_set() {
         epoch: 2,
         high_watermark: 1,
         current: current.clone(),
-        observers: vec![],
         committed: Some(current),
+        observers: vec![],
         nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
     };
     assert_describe(&mut leader, T0 + 200, &steady);
@@ -612,8 +612,8 @@ fn case_07_static_voters_are_the_committed_set() {
             epoch: 2,
             high_watermark: 1,
             current: current.clone(),
-            observers: vec![],
             committed: Some(current),
+            observers: vec![],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
         },
     );
@@ -646,9 +646,9 @@ fn case_08_directory_id_mismatch_is_a_different_replica() {
             epoch: 5,
             high_watermark: 3,
             current: current.clone(),
-            observers: vec![observer.clone()],
             // Voter (2, 0x02…) is reported with its own (never fetched) entry.
             committed: Some(current),
+            observers: vec![observer.clone()],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
         },
     );
@@ -674,8 +674,8 @@ fn case_08_directory_id_mismatch_is_a_different_replica() {
         epoch: 5,
         high_watermark: 3,
         current: current.clone(),
-        observers: vec![],
         committed: Some(vec![current[0].clone(), sentinel(2), current[2].clone()]),
+        observers: vec![],
         nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
     };
     assert_describe(&mut leader, T0 + 300, &expected);
@@ -728,8 +728,8 @@ fn case_09_nodes_cover_committed_only_voters_and_prefer_current_endpoints() {
             epoch: 5,
             high_watermark: 3,
             current: current.clone(),
-            observers: vec![],
             committed: Some(current),
+            observers: vec![],
             nodes: vec![wire_node(1), moved_node.clone(), wire_node(3)],
         },
     );
@@ -776,8 +776,8 @@ fn case_10_steady_state_committed_equals_current() {
             epoch: 5,
             high_watermark: 8,
             current: current.clone(),
-            observers: vec![live(9, 1, T0 + 150, -1)],
             committed: Some(current),
+            observers: vec![live(9, 1, T0 + 150, -1)],
             nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
         },
     );
@@ -1003,8 +1003,8 @@ fn section_6_1_add_voter_4_is_committed_only_once_the_hw_passes_it() {
             live(3, 17, T0 + 10, -1),
             live(4, 19, T0 + 10, -1),
         ],
-        observers: vec![],
         committed: None,
+        observers: vec![],
         nodes: vec![wire_node(1), wire_node(2), wire_node(3), wire_node(4)],
     };
     expected.committed = Some(expected.current[..3].to_vec());
@@ -1057,8 +1057,8 @@ fn section_6_1_remove_voter_3_keeps_it_committed_until_the_hw_passes_it() {
         epoch: 3,
         high_watermark: 18,
         current: vec![live(1, 21, T0 + 20, T0 + 20), live(2, 18, T0 + 10, -1)],
-        observers: vec![live(3, 17, T0 + 10, -1), live(4, 19, T0 + 10, -1)],
         committed: None,
+        observers: vec![live(3, 17, T0 + 10, -1), live(4, 19, T0 + 10, -1)],
         nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
     };
     expected.committed = Some(vec![

@@ -44,7 +44,7 @@ JAR_VERSION_ENTRY = "kafka/kafka-version.properties"
 DROPPED_KEY = "about"
 
 # Shown in the `check` summary; keep in step with apply_local_overlay().
-OVERLAY_SUMMARY = ["DescribeQuorum v3"]
+OVERLAY_SUMMARY = ["DescribeQuorum v3 (unstable)"]
 
 # Maximum number of diff lines shown per differing file by `check`.
 MAX_DIFF_LINES = 60
@@ -235,12 +235,19 @@ def _bump_to_v3(schema, file_name):
 def apply_local_overlay(schemas):
     """Apply our one deliberate divergence from upstream: DescribeQuorum v3.
 
-    Version 3 of DescribeQuorum implements the "committed voter set" proposal.
-    The request body is unchanged; the response's PartitionData gains a
-    nullable, ignorable CommittedVoters array (of ReplicaState) right after
-    Observers.  Any surprise in the upstream files (a version 3 already there,
-    anchors renamed or gone) stops the import so that a Kafka upgrade forces
-    someone to review this overlay rather than silently stacking on top.
+    Version 3 of DescribeQuorum implements the "committed voter set" proposal
+    (KIP-1204, a draft; apache/kafka PR #20712, open).  The request body is
+    unchanged; the response's PartitionData gains a nullable, ignorable
+    CommittedVoters array (of ReplicaState) between CurrentVoters and
+    Observers, where upstream's draft schema puts it (commit 420d331 on the
+    KAFKA-17243 branch), so that bytes from a controller running the draft
+    decode the same.  The draft gives no default; ours is null, meaning "the
+    committed set is unknown".  Version 3 is in development upstream, so the
+    request is marked latestVersionUnstable (Kafka's generator accepts that key
+    on requests only; the response's version is the request's, so it follows).
+    Any surprise in the upstream files (a version 3 already there, anchors
+    renamed or gone) stops the import so that a Kafka upgrade forces someone to
+    review this overlay rather than silently stacking on top.
     """
     request = schemas.get("DescribeQuorumRequest.json")
     response = schemas.get("DescribeQuorumResponse.json")
@@ -249,6 +256,12 @@ def apply_local_overlay(schemas):
 
     _bump_to_v3(request, "DescribeQuorumRequest.json")
     _bump_to_v3(response, "DescribeQuorumResponse.json")
+    if request.get("latestVersionUnstable", False) is not False:
+        raise SchemaImportError(
+            "overlay: upstream DescribeQuorumRequest.json already has an unstable latest "
+            "version; review the local DescribeQuorum v3 overlay")
+    # Replaces upstream's explicit `false` in place, so the key keeps its position.
+    request["latestVersionUnstable"] = True
 
     where = "DescribeQuorumResponse"
     _, topics = _find_field(response.get("fields", []), "Topics", where)
@@ -259,7 +272,11 @@ def apply_local_overlay(schemas):
             f"overlay anchor changed: {where}.Partitions has type {partitions.get('type')!r}")
     where += ".Partitions"
     part_fields = partitions.get("fields", [])
-    index, _ = _find_field(part_fields, "Observers", where)
+    index, _ = _find_field(part_fields, "CurrentVoters", where)
+    observers_at, _ = _find_field(part_fields, "Observers", where)
+    if observers_at != index + 1:
+        raise SchemaImportError(
+            f"overlay anchor changed: {where}.Observers no longer follows CurrentVoters")
     if any(f.get("name") == "CommittedVoters" for f in part_fields):
         raise SchemaImportError(f"overlay: upstream {where} already has CommittedVoters")
     if not any(s.get("name") == "ReplicaState" for s in response.get("commonStructs", [])):

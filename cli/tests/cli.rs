@@ -528,7 +528,19 @@ fn help_and_apis() {
             "UNSTABLE"
         ]
     );
-    let rows: Vec<Vec<&str>> = lines.map(|l| l.split_whitespace().collect()).collect();
+    let rows: Vec<Vec<&str>> = lines
+        .by_ref()
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    // Under the table: what UNSTABLE means, and the provisional DescribeQuorum v3.
+    let notes: Vec<&str> = lines.collect();
+    assert!(
+        notes
+            .iter()
+            .any(|l| l.starts_with("* DescribeQuorum v3 is provisional")),
+        "{table}"
+    );
     assert!(rows.len() > 80, "only {} APIs", rows.len());
     assert!(rows.iter().all(|row| row.len() == 6), "{table}");
     let keys: Vec<i16> = rows.iter().map(|row| row[0].parse().unwrap()).collect();
@@ -545,5 +557,7 @@ fn help_and_apis() {
     assert_eq!(find("ApiVersions")[3], "3+");
     assert_eq!(find("DescribeQuorum")[3], "0+", "flexible in every version");
     assert_eq!(find("DescribeQuorum")[4], "broker,controller");
+    assert_eq!(find("DescribeQuorum")[5], "v3*", "in development, and ours");
+    assert_eq!(find("Metadata")[5], "-");
     assert_eq!(find("SaslHandshake")[3], "-");
 }

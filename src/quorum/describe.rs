@@ -17,7 +17,8 @@ pub const ERROR_UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
 /// `NOT_LEADER_OR_FOLLOWER`.
 pub const ERROR_NOT_LEADER_OR_FOLLOWER: i16 = 6;
 
-/// The first DescribeQuorum version with `CommittedVoters`.
+/// The first DescribeQuorum version with `CommittedVoters`: provisional, and marked unstable
+/// (see the [module documentation](super)).
 pub const COMMITTED_VOTERS_VERSION: i16 = 3;
 
 impl LeaderState {
@@ -34,9 +35,10 @@ impl LeaderState {
     /// * v1+: the two timestamps are on the wire (at v0 they are dropped);
     /// * v2+: `ReplicaDirectoryId` (zero when unknown) and `Nodes`: one node per current
     ///   voter with its listeners in name order;
-    /// * v3+: `CommittedVoters` ([`LeaderState::committed_voter_states`] rendered exactly like
-    ///   the live entries, or with `-1` sentinels), `null` while the high watermark is
-    ///   unknown; `Nodes` also lists committed voters that are not current voters, with the
+    /// * v3+ (provisional): `CommittedVoters`, on the wire between `CurrentVoters` and
+    ///   `Observers` ([`LeaderState::committed_voter_states`] rendered exactly like the live
+    ///   entries, or with `-1` sentinels), `null` while the high watermark is unknown;
+    ///   `Nodes` also lists committed voters that are not current voters, with the
     ///   endpoints of the committed voter set.
     ///
     /// The `ErrorMessage` fields keep their schema default (an empty string), as Kafka's

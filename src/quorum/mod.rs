@@ -74,19 +74,55 @@
 //! Looking up `HW − 1` rather than `HW` matters: a `VotersRecord` sitting exactly at the HW
 //! is not committed yet.
 //!
-//! # Compatibility
+//! # Compatibility, and where this stands upstream
 //!
-//! DescribeQuorum v3 adds `CommittedVoters` (`[]ReplicaState`, nullable, default null,
-//! ignorable) to each partition, after `Observers`; the request body is unchanged, so a v3
-//! request just says "I can read committed voters". Because the field is ignorable, a
-//! response that carries committed voters can be written at v0–v2 and they are dropped
-//! silently. The leader builds each response for the version asked, so clients of v0–v2 get
-//! exactly the bytes they got before v3 existed. At v3 `Nodes` also lists committed voters
-//! that are no longer current voters (with the committed set's endpoints), so that every
-//! voter named in the response has an address; for this reason a *v3-built* response written
-//! at v2 may carry such extra nodes, and a server must build per version (as this model
-//! does) rather than downgrade a v3 response. At v0/v1 there are no directory ids and no
-//! `Nodes`.
+//! DescribeQuorum v3 is **provisional**: this crate's implementation of a change Apache
+//! Kafka has not released. Kafka 4.4.0 speaks DescribeQuorum v0–v2. What was found upstream:
+//!
+//! * [KIP-1204] "MetadataQuorumCommand describe to include CommittedVoters" is a *draft*
+//!   (JIRA [KAFKA-17243]).
+//! * [apache/kafka#20712] ("(WIP) KAFKA-17243", opened 2025-10-16) is open, not merged; an
+//!   earlier attempt, [apache/kafka#17871], was closed.
+//! * Their first commit, [`420d331`] ("Add new field `CommittedVoters` in
+//!   DescribeQuorumResponse.json", on the `KAFKA-17243` branch), raises the response's
+//!   `validVersions` to 0–3 and adds to `PartitionData`, **between `CurrentVoters` and
+//!   `Observers`**: `CommittedVoters`, `[]ReplicaState`, versions 3+, nullable 3+, ignorable,
+//!   not tagged, no explicit default. The request stays 0–2 in that commit (a later commit of
+//!   the pull request is said to raise it too).
+//!
+//! This crate follows that draft: v3 adds `CommittedVoters` (`[]ReplicaState`, nullable,
+//! ignorable) right after `CurrentVoters`, so a controller running the draft and this crate
+//! read the same bytes alike (`tests/golden/describe_quorum_response_v3_upstream_draft.txt`,
+//! written by hand from the draft schema, checks that). Two choices of ours on top: the
+//! default is `null`, meaning "the committed set is unknown" (the draft leaves the
+//! generator's default, an empty list, which a real committed set never is), and the request
+//! also goes to v3 with an unchanged body, so a v3 request says "I can read committed
+//! voters".
+//!
+//! Because the version is in development, the request schema is marked
+//! `latestVersionUnstable` (Kafka's marker, which its generator accepts on requests only;
+//! the response is answered at the request's version, so the mark covers both, and
+//! [`ApiKey::latest_version_unstable`](crate::ApiKey::latest_version_unstable) reports it
+//! for the API). [`SupportedVersions::negotiate`](crate::conn::SupportedVersions::negotiate)
+//! therefore never picks v3 unless the caller opts in with `negotiate_within`, and
+//! [`SupportedVersions::stable`](crate::conn::SupportedVersions::stable) does not advertise
+//! it. If upstream changes the layout before it lands, v3 here changes with it.
+//!
+//! Because the field is ignorable, a response that carries committed voters can be written
+//! at v0–v2 and they are dropped silently. The leader builds each response for the version
+//! asked, so clients of v0–v2 get exactly the bytes they got before v3 existed (Kafka's own
+//! `kafka-metadata-quorum` reads `kafka-codec quorum serve` at v2; see the CLI's
+//! `tests/quorum_live.rs`). At v3 `Nodes` also lists committed voters that are no longer
+//! current voters (with the committed set's endpoints), so that every voter named in the
+//! response has an address; for this reason a *v3-built* response written at v2 may carry
+//! such extra nodes, and a server must build per version (as this model does) rather than
+//! downgrade a v3 response. At v0/v1 there are no directory ids and no `Nodes`.
+//!
+//! [KIP-1204]: https://cwiki.apache.org/confluence/display/KAFKA/KIP-1204%3A+MetadataQuorumCommand+describe+to+include+CommittedVoters
+//! [KAFKA-17243]: https://issues.apache.org/jira/browse/KAFKA-17243
+//! [apache/kafka#20712]: https://github.com/apache/kafka/pull/20712
+//! [apache/kafka#17871]: https://github.com/apache/kafka/pull/17871
+//! [`420d331`]: https://github.com/peterxcli/kafka/commit/420d3317f01f7e6fc4e17ae84ac0762995043c84
 //!
 //! # Cost
 //!

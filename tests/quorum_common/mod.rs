@@ -132,14 +132,15 @@ pub fn wire_node_with(id: i32, listeners: &[(&str, &str, u16)]) -> Node {
     }
 }
 
-/// The full v3 response a leader gives (error messages at their default, empty).
+/// The full v3 response a leader gives (error messages at their default, empty). Fields in
+/// wire order: `CommittedVoters` sits between `CurrentVoters` and `Observers`.
 pub struct Expected {
     pub leader: i32,
     pub epoch: i32,
     pub high_watermark: i64,
     pub current: Vec<ReplicaState>,
-    pub observers: Vec<ReplicaState>,
     pub committed: Option<Vec<ReplicaState>>,
+    pub observers: Vec<ReplicaState>,
     pub nodes: Vec<Node>,
 }
 
@@ -155,8 +156,8 @@ impl Expected {
                     leader_epoch: self.epoch,
                     high_watermark: self.high_watermark,
                     current_voters: self.current.clone(),
-                    observers: self.observers.clone(),
                     committed_voters: self.committed.clone(),
+                    observers: self.observers.clone(),
                     ..Default::default()
                 }],
                 ..Default::default()

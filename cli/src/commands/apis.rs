@@ -1,12 +1,25 @@
 //! `kafka-codec apis`: the API table this build knows.
 
 use crate::common::{write_stdout, Failure, Run};
+use kafka_codec::quorum::COMMITTED_VOTERS_VERSION;
 use kafka_codec::{ApiKey, Listener};
+
+/// Versions this crate defines ahead of Apache Kafka, marked `*` in the UNSTABLE column and
+/// explained under the table.
+const PROVISIONAL: &[(ApiKey, i16, &str)] = &[(
+    ApiKey::DescribeQuorum,
+    COMMITTED_VOTERS_VERSION,
+    "is provisional: this crate's committed-voter set (CommittedVoters), proposed upstream \
+     in KIP-1204, still a draft; Kafka 4.4.0 has no such version. Its layout follows \
+     upstream's draft schema and may change with it.",
+)];
 
 /// List every API key: versions, first flexible version, listeners, unstable version.
 ///
 /// FLEXIBLE is the first version with compact encodings and tagged fields (request/response
-/// when they differ); UNSTABLE names the latest version when Kafka still marks it unstable.
+/// when they differ); UNSTABLE names the latest version when it is still in development
+/// (never negotiated unless asked for); `*` marks a provisional version of this crate's own,
+/// explained under the table.
 #[derive(Debug, clap::Args)]
 pub struct Apis {}
 
@@ -48,10 +61,13 @@ fn apis_table() -> String {
                 Listener::Controller => "controller",
             })
             .collect();
-        let unstable = if api.latest_version_unstable() {
-            format!("v{}", api.valid_versions().max)
-        } else {
+        let max = api.valid_versions().max;
+        let unstable = if !api.latest_version_unstable() {
             "-".to_owned()
+        } else if provisional(api, max).is_some() {
+            format!("v{max}*")
+        } else {
+            format!("v{max}")
         };
         rows.push([
             api.key().to_string(),
@@ -82,5 +98,19 @@ fn apis_table() -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    out.push_str(
+        "\nUnstable versions are in development upstream: a client or server negotiates them \
+         only when asked to.\n",
+    );
+    for (api, version, note) in PROVISIONAL {
+        out.push_str(&format!("* {api} v{version} {note}\n"));
+    }
     out
+}
+
+fn provisional(api: ApiKey, version: i16) -> Option<&'static str> {
+    PROVISIONAL
+        .iter()
+        .find(|(a, v, _)| *a == api && *v == version)
+        .map(|(_, _, note)| *note)
 }

@@ -18,7 +18,9 @@ use quote::quote;
 /// Emits the whole generated file, formatted. `krate` is the path of the `kafka-codec` crate
 /// as the generated code sees it (`::kafka_codec`).
 pub fn emit_all(set: &SchemaSet, krate: &TokenStream) -> String {
-    let modules = set.live().map(|message| emit_message(message, krate));
+    let modules = set
+        .live()
+        .map(|message| emit_message(message, unstable_version(set, message), krate));
     let reexports = set.live().map(|message| {
         let module = module_ident(&message.name);
         let name = type_ident(&message.name);
@@ -136,13 +138,37 @@ impl Cond {
     }
 }
 
-fn emit_message(message: &Message, krate: &TokenStream) -> TokenStream {
+/// The version of `message` still in development upstream, if any. Kafka's dialect marks it
+/// (`latestVersionUnstable`) on the request only; a response is written at its request's
+/// version, so the request's mark covers the response of the same API too.
+fn unstable_version(set: &SchemaSet, message: &Message) -> Option<i16> {
+    let key = message.api_key?;
+    let request = match message.kind {
+        crate::model::MessageKind::Request => message,
+        crate::model::MessageKind::Response => set
+            .live()
+            .find(|m| m.kind == crate::model::MessageKind::Request && m.api_key == Some(key))?,
+        _ => return None,
+    };
+    request
+        .latest_version_unstable
+        .then_some(request.valid_versions.max)
+}
+
+fn emit_message(message: &Message, unstable: Option<i16>, krate: &TokenStream) -> TokenStream {
     let module = module_ident(&message.name);
     let cx = Context { message, krate };
     let structs = std::iter::once(&message.root)
         .chain(message.structs.iter())
         .map(|s| structs::emit_struct(&cx, s, std::ptr::eq(s, &message.root)));
-    let doc = module_doc(message);
+    let mut doc = module_doc(message);
+    if let Some(version) = unstable {
+        doc += &format!(
+            "\n\n Version {version} is unstable: still in development upstream, so version \
+             negotiation (`conn::SupportedVersions::negotiate`) never picks it unless asked, \
+             and its layout may change without notice."
+        );
+    }
     quote! {
         #[doc = #doc]
         pub mod #module {

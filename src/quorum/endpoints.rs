@@ -1,6 +1,6 @@
 //! [`Endpoints`]: where a voter listens.
 
-use crate::messages::{describe_quorum_response, voters_record};
+use crate::messages::{add_raft_voter_request, describe_quorum_response, voters_record};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -68,6 +68,16 @@ impl Endpoints {
         let mut out = Endpoints::empty();
         for endpoint in endpoints {
             out.insert(&endpoint.name, &endpoint.host, endpoint.port);
+        }
+        out
+    }
+
+    /// The listeners an AddRaftVoter request names for the new voter (a repeated name keeps
+    /// the last address).
+    pub fn from_add_raft_voter(listeners: &[add_raft_voter_request::Listener]) -> Self {
+        let mut out = Endpoints::empty();
+        for listener in listeners {
+            out.insert(&listener.name, &listener.host, listener.port);
         }
         out
     }

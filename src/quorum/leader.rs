@@ -2,8 +2,8 @@
 //! the committed voter set derived from them.
 
 use super::{
-    ControlRecord, ControlRecordStateMachine, Endpoints, LogRecord, QuorumError, ReplicaKey,
-    VoterNode, VoterSet,
+    ControlRecord, ControlRecordStateMachine, Endpoints, LogRecord, QuorumError, Rejection,
+    ReplicaKey, VoterNode, VoterSet,
 };
 use crate::messages::{leader_change_message, KRaftVersionRecord, LeaderChangeMessage};
 use std::collections::BTreeMap;
@@ -408,25 +408,45 @@ impl LeaderState {
     }
 
     fn reconfigurable_voter_set(&self) -> Result<VoterSet, QuorumError> {
+        self.check_reconfigurable()?;
+        Ok(self.current_voter_set().clone())
+    }
+
+    /// Whether a voter change may start now (Kafka's order of checks): the high watermark
+    /// is known, `kraft.version ≥ 1`, the log holds a `VotersRecord` and the newest one is
+    /// committed.
+    pub fn check_reconfigurable(&self) -> Result<(), QuorumError> {
         let hw = self
             .high_watermark
             .ok_or(QuorumError::ReconfigurationRejected(
-                "the high watermark is not known yet",
+                Rejection::HighWatermarkUnknown,
             ))?;
         if self.log.kraft_version() < 1 {
             return Err(QuorumError::ReconfigurationRejected(
-                "kraft.version 0 (static voters) does not support reconfiguration",
+                Rejection::StaticVoters,
             ));
         }
         match self.log.last_voter_set_offset() {
             None => Err(QuorumError::ReconfigurationRejected(
-                "the log holds no VotersRecord",
+                Rejection::NoVotersRecord,
             )),
-            Some(at) if at >= hw => Err(QuorumError::ReconfigurationRejected(
-                "the previous voter set change is not committed yet",
+            Some(offset) if offset >= hw => Err(QuorumError::ReconfigurationRejected(
+                Rejection::UncommittedVoterChange { offset },
             )),
-            Some(_) => Ok(self.current_voter_set().clone()),
+            Some(_) => Ok(()),
         }
+    }
+
+    /// Whether the replica with exactly this key may join the voters, by Kafka's rule: it
+    /// is an observer that has caught up at least once and fetched within the last hour.
+    pub fn is_replica_caught_up(&self, key: &ReplicaKey, now_ms: i64) -> bool {
+        const AN_HOUR_MS: i64 = 3_600_000;
+        self.observer_states.get(key).is_some_and(|state| {
+            state.last_caught_up_timestamp.is_some_and(|t| t > 0)
+                && state
+                    .last_fetch_timestamp
+                    .is_some_and(|t| t > 0 && t > now_ms - AN_HOUR_MS)
+        })
     }
 
     /// A follower or observer fetched at `fetch_offset` at `now_ms`; returns whether the high

@@ -32,6 +32,8 @@
 //! * [`LeaderState`]: the leader's per-replica [`ReplicaState`]s (current voters and
 //!   observers), its appends, [`LeaderState::update_replica_state`] for fetches, the HW rule,
 //!   [`LeaderState::committed_voter_states`] and [`LeaderState::describe_quorum`].
+//! * [`PendingVoterChange`], [`VoterChangeError`], [`NewVoterProbe`]: AddRaftVoter and
+//!   RemoveRaftVoter requests answered by the leader.
 //!
 //! # What `CommittedVoters` reports
 //!
@@ -124,6 +126,15 @@
 //! [apache/kafka#17871]: https://github.com/apache/kafka/pull/17871
 //! [`420d331`]: https://github.com/peterxcli/kafka/commit/420d3317f01f7e6fc4e17ae84ac0762995043c84
 //!
+//! # Voter changes over the wire
+//!
+//! [`LeaderState::handle_add_raft_voter`] and [`LeaderState::handle_remove_raft_voter`]
+//! answer AddRaftVoter and RemoveRaftVoter as Kafka's leader does: the same checks in the
+//! same order with the same error codes ([`VoterChangeError`]), and an accepted change
+//! answered only once its `VotersRecord` commits ([`PendingVoterChange`]). Between the append
+//! and that answer the change is current but not committed, which is the window
+//! `CommittedVoters` exists to show.
+//!
 //! # Cost
 //!
 //! No I/O: the voter-set history and the HW are in memory. Computing the committed set is
@@ -187,6 +198,7 @@ mod endpoints;
 mod history;
 mod leader;
 mod replica_key;
+mod voter_change;
 mod voter_set;
 
 pub use control::{ControlRecord, ControlRecordStateMachine, ControlRecordType, LogRecord};
@@ -202,6 +214,7 @@ pub use leader::{
     OBSERVER_SESSION_TIMEOUT_MS,
 };
 pub use replica_key::ReplicaKey;
+pub use voter_change::{NewVoterProbe, PendingVoterChange, VoterChangeError};
 pub use voter_set::{VoterNode, VoterSet};
 
 use crate::{DecodeError, EncodeError};
@@ -280,8 +293,41 @@ pub enum QuorumError {
     },
     /// An Add/Remove/UpdateVoter request the leader must refuse now.
     #[error("reconfiguration rejected: {0}")]
-    ReconfigurationRejected(&'static str),
+    ReconfigurationRejected(Rejection),
     /// A DescribeQuorum version this crate does not know.
     #[error("DescribeQuorum version {0} is not supported")]
     UnsupportedVersion(i16),
+}
+
+/// Why a leader cannot start a voter change now ([`LeaderState::check_reconfigurable`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rejection {
+    /// The high watermark of this epoch is not known yet, so earlier changes are not fenced.
+    HighWatermarkUnknown,
+    /// `kraft.version` 0: the voters are the static `controller.quorum.voters` set.
+    StaticVoters,
+    /// `kraft.version ≥ 1` but the log holds no `VotersRecord`.
+    NoVotersRecord,
+    /// The newest `VotersRecord` (at `offset`) is not committed: one change at a time.
+    UncommittedVoterChange {
+        /// Its offset.
+        offset: i64,
+    },
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Rejection::HighWatermarkUnknown => f.write_str("the high watermark is not known yet"),
+            Rejection::StaticVoters => {
+                f.write_str("kraft.version 0 (static voters) does not support reconfiguration")
+            }
+            Rejection::NoVotersRecord => f.write_str("the log holds no VotersRecord"),
+            Rejection::UncommittedVoterChange { offset } => write!(
+                f,
+                "the previous voter set change (offset {offset}) is not committed yet"
+            ),
+        }
+    }
 }

@@ -1,5 +1,5 @@
 //! `kafka-codec`: decode raw Kafka request and response frames to JSON, encode them back,
-//! and list the APIs this build knows.
+//! list the APIs this build knows, and serve or describe a KRaft quorum.
 //!
 //! Layout: one module per subcommand in `commands/`, each with its own arguments and
 //! `--help`; what they share (input, hex, output, exit status, naming an API) in `common/`.
@@ -17,16 +17,18 @@ use std::process::ExitCode;
 #[command(
     name = "kafka-codec",
     version = version(),
-    about = "Decode and encode raw Apache Kafka frames as JSON",
+    about = "Decode and encode raw Apache Kafka frames as JSON; serve and describe a KRaft quorum",
     after_help = "\
 Examples:
   kafka-codec decode request --hex frame.hex
   kafka-codec decode response --api-key DescribeQuorum --api-version 2 --size-prefixed frame.bin
   kafka-codec decode request --hex frame.hex | kafka-codec encode request --hex -
+  kafka-codec quorum serve --listen 127.0.0.1:9093
+  kafka-codec quorum describe --bootstrap-controller 127.0.0.1:9093 --replication
 
 Exit status: 0 on success; 1 on malformed input, with one line on stderr giving the
 problem, the field path and the byte offset (counted from the start of the frame bytes,
-size prefix included); 2 on a usage error."
+size prefix included), or on a failed conversation with a server; 2 on a usage error."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -40,6 +42,8 @@ enum Command {
     #[command(subcommand)]
     Encode(commands::encode::Encode),
     Apis(commands::apis::Apis),
+    #[command(subcommand)]
+    Quorum(commands::quorum::Quorum),
 }
 
 impl Run for Command {
@@ -48,6 +52,7 @@ impl Run for Command {
             Command::Decode(command) => command.run(),
             Command::Encode(command) => command.run(),
             Command::Apis(command) => command.run(),
+            Command::Quorum(command) => command.run(),
         }
     }
 }

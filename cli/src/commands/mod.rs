@@ -4,3 +4,4 @@
 pub mod apis;
 pub mod decode;
 pub mod encode;
+pub mod quorum;

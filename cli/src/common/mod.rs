@@ -11,7 +11,8 @@ pub use output::{write_bytes, write_json, write_stdout};
 
 use std::process::ExitCode;
 
-/// Exit status of a run whose input was malformed or unreadable.
+/// Exit status of a run whose input was malformed or unreadable, or whose conversation with
+/// a server failed.
 pub const EXIT_BAD_INPUT: u8 = 1;
 /// Exit status of a run whose command line was wrong.
 pub const EXIT_USAGE: u8 = 2;
@@ -29,6 +30,9 @@ pub enum Failure {
     Usage(String),
     /// The input is malformed or unreadable: one line on stderr, exit 1.
     Input(String),
+    /// A server could not be reached, or answered with an error or something unreadable:
+    /// one line on stderr, exit 1.
+    Peer(String),
     /// Standard output went away (a closed pipe): exit 1 without a message.
     Quiet,
 }
@@ -41,7 +45,7 @@ impl Failure {
                 eprintln!("kafka-codec: {message}");
                 ExitCode::from(EXIT_USAGE)
             }
-            Failure::Input(message) => {
+            Failure::Input(message) | Failure::Peer(message) => {
                 eprintln!("kafka-codec: {message}");
                 ExitCode::from(EXIT_BAD_INPUT)
             }

@@ -1,0 +1,195 @@
+//! A blocking connection to a KRaft controller for the quorum commands, over the library's
+//! sans-IO [`ClientConnection`]: ApiVersions first (with the fallback), then one request at
+//! a time, and the way Kafka's admin client finds the quorum leader from a bootstrap
+//! controller.
+
+use crate::common::Failure;
+use kafka_codec::bytes::BytesMut;
+use kafka_codec::conn::{ApiVersionsReply, ClientConnection, ErrorCode, SupportedVersions};
+use kafka_codec::messages::describe_cluster_response::DescribeClusterResponse;
+use kafka_codec::messages::{ApiVersionsRequest, DescribeClusterRequest};
+use kafka_codec::{ApiKey, Request, Response, VersionRange};
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// How long to wait to connect, and for each answer.
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// `EndpointType` 2: the controllers (KIP-919).
+const CONTROLLER_ENDPOINTS: i8 = 2;
+
+/// One connection to a Kafka node, its ApiVersions exchange done.
+pub struct Peer {
+    address: String,
+    stream: TcpStream,
+    connection: ClientConnection,
+    received: BytesMut,
+    versions: SupportedVersions,
+}
+
+impl Peer {
+    /// Connects to `address` (`host:port`) and asks what it speaks, at the newest ApiVersions
+    /// this crate knows, falling back as the peer says.
+    pub fn connect(address: &str) -> Result<Peer, Failure> {
+        let fail = |e: &dyn std::fmt::Display| Failure::Peer(format!("{address}: {e}"));
+        let addresses = address.to_socket_addrs().map_err(|e| fail(&e))?;
+        let mut last = None;
+        let mut stream = None;
+        for socket in addresses {
+            match TcpStream::connect_timeout(&socket, TIMEOUT) {
+                Ok(s) => {
+                    stream = Some(s);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
+        }
+        let stream = match (stream, last) {
+            (Some(stream), _) => stream,
+            (None, Some(e)) => return Err(fail(&format!("cannot connect: {e}"))),
+            (None, None) => return Err(fail(&"the name resolves to no address")),
+        };
+        stream
+            .set_read_timeout(Some(TIMEOUT))
+            .map_err(|e| fail(&e))?;
+        stream.set_nodelay(true).map_err(|e| fail(&e))?;
+        let mut peer = Peer {
+            address: address.to_owned(),
+            stream,
+            connection: ClientConnection::new().with_client_id("kafka-codec"),
+            received: BytesMut::new(),
+            versions: SupportedVersions::default(),
+        };
+        let mut version = ApiVersionsReply::first_version();
+        loop {
+            let request = ApiVersionsRequest {
+                client_software_name: "kafka-codec".into(),
+                client_software_version: env!("CARGO_PKG_VERSION").into(),
+                ..Default::default()
+            };
+            let Response::ApiVersions(body) = peer.call(version, request)? else {
+                unreachable!("the answer to ApiVersions is decoded as ApiVersions");
+            };
+            match ApiVersionsReply::read(&body, version) {
+                Ok(ApiVersionsReply::Supported(versions)) => {
+                    peer.versions = versions;
+                    return Ok(peer);
+                }
+                Ok(ApiVersionsReply::RetryWith(lower)) => version = lower,
+                Err(e) => return Err(fail(&e)),
+            }
+        }
+    }
+
+    /// The address connected to.
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// The highest version of `api` in `ours` that the peer speaks.
+    pub fn negotiate(&self, api: ApiKey, ours: VersionRange) -> Result<i16, Failure> {
+        self.versions
+            .negotiate_within(api, ours)
+            .map_err(|e| Failure::Peer(format!("{}: {e}", self.address)))
+    }
+
+    /// Sends `request` at `version` and waits for its answer.
+    pub fn call(&mut self, version: i16, request: impl Into<Request>) -> Result<Response, Failure> {
+        let request = request.into();
+        let api = request.api_key();
+        let fail = |e: &dyn std::fmt::Display| {
+            Failure::Peer(format!("{}: {api} v{version}: {e}", self.address))
+        };
+        let mut out = BytesMut::new();
+        self.connection
+            .send(version, &request, &mut out)
+            .map_err(|e| fail(&e))?;
+        self.stream.write_all(&out).map_err(|e| fail(&e))?;
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            if let Some(frame) = self
+                .connection
+                .receive(&mut self.received)
+                .map_err(|e| fail(&e))?
+            {
+                return Ok(frame.body);
+            }
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return Err(fail(&"the peer closed the connection")),
+                Ok(n) => self.received.extend_from_slice(&chunk[..n]),
+                Err(e) => return Err(fail(&e)),
+            }
+        }
+    }
+}
+
+/// The controller endpoints a node lists, and which of them leads.
+pub struct Controllers {
+    /// The connection the question went over.
+    pub bootstrap: Peer,
+    /// The answer.
+    pub cluster: DescribeClusterResponse,
+}
+
+impl Controllers {
+    /// Asks the controller at `bootstrap` for the controllers (DescribeCluster with endpoint
+    /// type 2, as `kafka-metadata-quorum --bootstrap-controller` does).
+    pub fn discover(bootstrap: &str) -> Result<Controllers, Failure> {
+        let mut peer = Peer::connect(bootstrap)?;
+        // Version 0 cannot ask for controller endpoints.
+        let ours = ApiKey::DescribeCluster.valid_versions();
+        let version = peer.negotiate(ApiKey::DescribeCluster, VersionRange::new(1, ours.max))?;
+        let request = DescribeClusterRequest {
+            endpoint_type: CONTROLLER_ENDPOINTS,
+            ..Default::default()
+        };
+        let Response::DescribeCluster(cluster) = peer.call(version, request)? else {
+            unreachable!("the answer to DescribeCluster is decoded as DescribeCluster");
+        };
+        let error = ErrorCode::from(cluster.error_code);
+        if error.is_error() {
+            return Err(Failure::Peer(format!(
+                "{bootstrap}: DescribeCluster: {error}{}",
+                cluster
+                    .error_message
+                    .as_deref()
+                    .map(|m| format!(": {m}"))
+                    .unwrap_or_default()
+            )));
+        }
+        if cluster.endpoint_type != CONTROLLER_ENDPOINTS {
+            return Err(Failure::Peer(format!(
+                "{bootstrap}: DescribeCluster answered with endpoint type {}, not the \
+                 controllers (is this a broker listener? use the controller listener)",
+                cluster.endpoint_type
+            )));
+        }
+        Ok(Controllers {
+            bootstrap: peer,
+            cluster,
+        })
+    }
+
+    /// A connection to the leader: the bootstrap connection when the leader listens there,
+    /// else a new one to the address DescribeCluster gives for it.
+    pub fn connect_to_leader(self) -> Result<Peer, Failure> {
+        let leader = self.cluster.controller_id;
+        let Some(node) = self.cluster.brokers.iter().find(|b| b.broker_id == leader) else {
+            return Err(Failure::Peer(format!(
+                "{}: no quorum leader among the controllers it lists (ControllerId {leader})",
+                self.bootstrap.address()
+            )));
+        };
+        let host = node.host.as_str();
+        let address = if host.contains(':') {
+            format!("[{host}]:{}", node.port)
+        } else {
+            format!("{host}:{}", node.port)
+        };
+        if address == self.bootstrap.address() {
+            Ok(self.bootstrap)
+        } else {
+            Peer::connect(&address)
+        }
+    }
+}

@@ -1,0 +1,428 @@
+//! `kafka-codec quorum serve` driven by the binary's own admin commands over real sockets
+//! (no Java, no broker): negotiation, the committed voter set moving behind a voter change,
+//! `--stable-only`, and the views of `quorum describe`.
+
+use kafka_codec::messages::describe_quorum_response::DescribeQuorumResponse;
+use kafka_codec::quorum::{
+    ControlRecord, ControlRecordStateMachine, Endpoints, LeaderState, LocalReplica, ReplicaKey,
+    VoterNode, VoterSet,
+};
+use kafka_codec::serde_json::{self, Value};
+use kafka_codec::{ResponseFrame, Uuid};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kafka-codec");
+
+/// `quorum serve` on a free port with fast followers; killed when dropped.
+struct Server {
+    child: Child,
+    address: String,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["quorum", "serve", "--listen", "127.0.0.1:0", "--seed", "3"])
+            .args(["--fetch-interval-ms", "400"])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().unwrap().unwrap();
+        let address = first
+            .split_once("listening on ")
+            .and_then(|(_, rest)| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("no address in {first:?}"))
+            .to_owned();
+        // Keep draining the log so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server { child, address }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn field<'a>(status: &'a str, label: &str) -> &'a str {
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("{label}:")))
+        .unwrap_or_else(|| panic!("no {label} in\n{status}"))
+        .trim()
+}
+
+fn ids(list: &str) -> Vec<i64> {
+    let value: Value = serde_json::from_str(list).unwrap();
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect()
+}
+
+fn directory_of(list: &str, id: i64) -> String {
+    let value: Value = serde_json::from_str(list).unwrap();
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .and_then(|e| e["directoryId"].as_str())
+        .unwrap()
+        .to_owned()
+}
+
+fn describe(server: &Server, extra: &[&str]) -> String {
+    let mut args = vec![
+        "quorum",
+        "describe",
+        "--bootstrap-controller",
+        &server.address,
+    ];
+    args.extend_from_slice(extra);
+    ok(&args)
+}
+
+/// Polls `describe` until `done` holds.
+fn until(server: &Server, what: &str, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let status = describe(server, &[]);
+        if done(&status) {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "never {what}:\n{status}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_voter_change_is_current_at_once_and_committed_later() {
+    let server = Server::start(&[]);
+    let status = until(&server, "committed", |s| {
+        !field(s, "CommittedVoters").starts_with("unknown")
+    });
+    assert_eq!(ids(field(&status, "CurrentVoters")), [1, 2, 3]);
+    assert_eq!(ids(field(&status, "CommittedVoters")), [1, 2, 3]);
+    assert_eq!(ids(field(&status, "CurrentObservers")), [4, 100]);
+    assert_eq!(field(&status, "PendingVoterChange"), "none");
+    assert_eq!(field(&status, "LeaderId"), "1");
+    let three = directory_of(field(&status, "CurrentVoters"), 3);
+
+    // remove-controller answers once the removal commits; meanwhile describe shows it
+    // pending.
+    let mut remove = Command::new(BIN)
+        .args([
+            "quorum",
+            "remove-controller",
+            "--bootstrap-controller",
+            &server.address,
+        ])
+        .args(["--controller-id", "3", "--controller-directory-id", &three])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pending = until(&server, "pending", |s| {
+        ids(field(s, "CurrentVoters")) == [1, 2]
+    });
+    // A fetch reports what the previous one brought, so the commit is at least one fetch
+    // interval (400 ms) after the append: time enough to look.
+    assert_eq!(
+        ids(field(&pending, "CommittedVoters")),
+        [1, 2, 3],
+        "{pending}"
+    );
+    assert_eq!(
+        field(&pending, "PendingVoterChange"),
+        "removes 3 (current, not committed until the high watermark passes it)"
+    );
+    let mut stdout = String::new();
+    remove
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(remove.wait().unwrap().success());
+    assert_eq!(
+        stdout,
+        format!("Removed KRaft controller 3 with directory id {three}\n")
+    );
+    let after = describe(&server, &[]);
+    assert_eq!(ids(field(&after, "CommittedVoters")), [1, 2]);
+    assert!(ids(field(&after, "CurrentObservers")).contains(&3));
+
+    // Removing it again: VOTER_NOT_FOUND, exit 1.
+    let again = run(&[
+        "quorum",
+        "remove-controller",
+        "--bootstrap-controller",
+        &server.address,
+        "--controller-id",
+        "3",
+        "--controller-directory-id",
+        &three,
+    ]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("VOTER_NOT_FOUND"));
+
+    // Controller 3 kept fetching as an observer, so it can come back.
+    let added = ok(&[
+        "quorum",
+        "add-controller",
+        "--bootstrap-controller",
+        &server.address,
+        "--controller-id",
+        "3",
+        "--controller-directory-id",
+        &three,
+        "--listener",
+        "CONTROLLER://controller-3.invalid:9093",
+    ]);
+    assert_eq!(
+        added,
+        format!(
+            "Added controller 3 with directory id {three} and endpoints: \
+             CONTROLLER://controller-3.invalid:9093\n"
+        )
+    );
+    let after = describe(&server, &[]);
+    assert_eq!(ids(field(&after, "CurrentVoters")), [1, 2, 3]);
+    assert_eq!(ids(field(&after, "CommittedVoters")), [1, 2, 3]);
+
+    // A controller that does not run cannot be added.
+    let missing = run(&[
+        "quorum",
+        "add-controller",
+        "--bootstrap-controller",
+        &server.address,
+        "--controller-id",
+        "7",
+        "--controller-directory-id",
+        "B7B7B7B7B7B7B7B7B7B7Bw",
+        "--listener",
+        "CONTROLLER://c7:9093",
+    ]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("REQUEST_TIMED_OUT"));
+}
+
+#[test]
+fn stable_only_keeps_v3_out_on_either_side() {
+    let server = Server::start(&["--stable-only"]);
+    let status = describe(&server, &[]);
+    assert_eq!(
+        field(&status, "CommittedVoters"),
+        "unknown (DescribeQuorum v2 has none; v3 has them)"
+    );
+    let full = Server::start(&[]);
+    let status = until(&full, "committed", |s| {
+        !field(s, "CommittedVoters").starts_with("unknown")
+    });
+    assert_eq!(ids(field(&status, "CommittedVoters")), [1, 2, 3]);
+    let stable = describe(&full, &["--stable-only"]);
+    assert!(field(&stable, "CommittedVoters").starts_with("unknown (DescribeQuorum v2"));
+
+    // A client that sends v3 anyway is cut off, as Kafka cuts off a version it does not
+    // advertise.
+    let mut socket = TcpStream::connect(&server.address).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let request = kafka_codec::RequestFrame::new(
+        kafka_codec::messages::DescribeQuorumRequest::default(),
+        3,
+        1,
+    );
+    let mut bytes = kafka_codec::bytes::BytesMut::new();
+    request.encode_size_prefixed(&mut bytes).unwrap();
+    socket.write_all(&bytes).unwrap();
+    let mut rest = Vec::new();
+    assert_eq!(
+        socket.read_to_end(&mut rest).unwrap(),
+        0,
+        "closed without an answer"
+    );
+}
+
+/// A committed voter with no live state in the answer (its removal is not committed and it
+/// never fetched, so it expired from the observers): the replication view says so and shows
+/// its -1s as unknown.
+#[test]
+fn describe_shows_committed_only_sentinels_as_unknown() {
+    let key = |id: i32| ReplicaKey::new(id, Some(Uuid::from_bytes([id as u8; 16])));
+    let node = |id: i32| {
+        VoterNode::new(
+            key(id),
+            Endpoints::single("CONTROLLER", &format!("c{id}"), 9093),
+            (0, 1),
+        )
+    };
+    let mut log = ControlRecordStateMachine::new(None);
+    log.load_snapshot(
+        0,
+        &[
+            ControlRecord::kraft_version(&kafka_codec::messages::KRaftVersionRecord {
+                k_raft_version: 1,
+                ..Default::default()
+            })
+            .unwrap(),
+            ControlRecord::voters(
+                &VoterSet::new([node(1), node(2), node(3)])
+                    .unwrap()
+                    .to_voters_record(),
+            )
+            .unwrap(),
+        ],
+    )
+    .unwrap();
+    let local = LocalReplica {
+        key: key(1),
+        listeners: node(1).listeners().clone(),
+        supported_kraft_versions: (0, 1),
+    };
+    let t0 = 1_700_000_000_000;
+    let mut leader = LeaderState::new(local, 5, log).unwrap();
+    leader.update_replica_state(key(2), t0, 3).unwrap();
+    leader.remove_voter(&key(3)).unwrap();
+    let answer: DescribeQuorumResponse = leader.describe_quorum(t0 + 100, 3).unwrap();
+    let dir = scratch("sentinels");
+    let file = dir.join("answer.json");
+    std::fs::write(
+        &file,
+        ResponseFrame::new(answer, 3, 0)
+            .to_json()
+            .unwrap()
+            .to_string(),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let replication = ok(&["quorum", "describe", "--response", path, "--replication"]);
+    let row = replication
+        .lines()
+        .skip_while(|line| !line.starts_with("CommittedVoters"))
+        .find(|line| line.starts_with("3 "))
+        .unwrap_or_else(|| panic!("no committed row for 3:\n{replication}"));
+    let cells: Vec<&str> = row.split('\t').map(str::trim).collect();
+    assert_eq!(
+        cells[2..7],
+        [
+            "-1 (unknown)",
+            "unknown",
+            "-1 (unknown)",
+            "-1 (unknown)",
+            "No live state (removal not committed)"
+        ]
+    );
+    let status = ok(&[
+        "quorum",
+        "describe",
+        "--response",
+        path,
+        "--cluster-id",
+        "x",
+    ]);
+    assert_eq!(field(&status, "ClusterId"), "x");
+    assert_eq!(ids(field(&status, "CommittedVoters")), [1, 2, 3]);
+    assert_eq!(ids(field(&status, "CurrentVoters")), [1, 2]);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn describe_fails_clearly() {
+    // Nobody listens there.
+    let out = run(&[
+        "quorum",
+        "describe",
+        "--bootstrap-controller",
+        "127.0.0.1:1",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let error = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        error.starts_with("kafka-codec: 127.0.0.1:1: cannot connect"),
+        "{error}"
+    );
+    // A file that is not a DescribeQuorum answer.
+    let dir = scratch("not-quorum");
+    let file = dir.join("metadata.json");
+    let frame = ResponseFrame::new(kafka_codec::messages::MetadataResponse::default(), 12, 0);
+    std::fs::write(&file, frame.to_json().unwrap().to_string()).unwrap();
+    let out = run(&["quorum", "describe", "--response", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not DescribeQuorum"));
+    // Usage errors.
+    for args in [
+        &["quorum", "describe"][..],
+        &[
+            "quorum",
+            "describe",
+            "--bootstrap-controller",
+            "a:1",
+            "--status",
+            "--replication",
+        ],
+        &["quorum", "serve"],
+        &[
+            "quorum",
+            "remove-controller",
+            "--bootstrap-controller",
+            "a:1",
+            "--controller-id",
+            "-3",
+            "--controller-directory-id",
+            "AAAAAAAAAAAAAAAAAAAAAQ",
+        ],
+        &[
+            "quorum",
+            "remove-controller",
+            "--bootstrap-controller",
+            "a:1",
+            "--controller-id",
+            "3",
+            "--controller-directory-id",
+            "AAAAAAAAAAAAAAAAAAAAAA",
+        ],
+    ] {
+        assert_eq!(run(args).status.code(), Some(2), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("kafka-codec-quorum-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -11,13 +11,25 @@ say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 
 # Every live step: a name and the command that runs it. Steps read KAFKA_BROKER,
 # KAFKA_CONTROLLER, KAFKA_NODE_ID and KAFKA_CLUSTER_ID from the environment.
-steps=(live_broker)
+steps=(live_broker quorum_describe quorum_kafka_tool)
 step_live_broker() { cargo test --test live_broker -- --ignored --nocapture; }
+# `kafka-codec quorum describe` against this node's controller (DescribeQuorum v2).
+step_quorum_describe() {
+    cargo test -p kafka-codec-cli --test quorum_live -- --ignored --exact \
+        quorum_describe_reads_a_real_kafka_controller --nocapture
+}
+# Kafka's kafka-metadata-quorum against `kafka-codec quorum serve`: needs the jars broker.sh
+# fetched, not the broker itself.
+step_quorum_kafka_tool() {
+    cargo test -p kafka-codec-cli --test quorum_live -- --ignored --exact \
+        kafka_metadata_quorum_reads_and_reconfigures_our_server --nocapture
+}
 
 [ $# -gt 0 ] && steps=("$@")
 
 # Build first, so the broker does not idle through a compile.
 cargo test --test live_broker --no-run
+cargo test -p kafka-codec-cli --test quorum_live --no-run
 
 cleanup() {
     bash "$broker" stop || true

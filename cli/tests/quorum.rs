@@ -101,6 +101,28 @@ fn directory_of(list: &str, id: i64) -> String {
         .to_owned()
 }
 
+/// `quorum add-controller|remove-controller` arguments for voter `id`.
+fn reconfigure<'a>(
+    verb: &'a str,
+    server: &'a Server,
+    id: &'a str,
+    directory: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "quorum",
+        verb,
+        "--bootstrap-controller",
+        &server.address,
+        "--controller-id",
+        id,
+        "--controller-directory-id",
+        directory,
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 fn describe(server: &Server, extra: &[&str]) -> String {
     let mut args = vec![
         "quorum",
@@ -141,13 +163,7 @@ fn a_voter_change_is_current_at_once_and_committed_later() {
     // remove-controller answers once the removal commits; meanwhile describe shows it
     // pending.
     let mut remove = Command::new(BIN)
-        .args([
-            "quorum",
-            "remove-controller",
-            "--bootstrap-controller",
-            &server.address,
-        ])
-        .args(["--controller-id", "3", "--controller-directory-id", &three])
+        .args(reconfigure("remove-controller", &server, "3", &three, &[]))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -183,32 +199,18 @@ fn a_voter_change_is_current_at_once_and_committed_later() {
     assert!(ids(field(&after, "CurrentObservers")).contains(&3));
 
     // Removing it again: VOTER_NOT_FOUND, exit 1.
-    let again = run(&[
-        "quorum",
-        "remove-controller",
-        "--bootstrap-controller",
-        &server.address,
-        "--controller-id",
-        "3",
-        "--controller-directory-id",
-        &three,
-    ]);
+    let again = run(&reconfigure("remove-controller", &server, "3", &three, &[]));
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("VOTER_NOT_FOUND"));
 
     // Controller 3 kept fetching as an observer, so it can come back.
-    let added = ok(&[
-        "quorum",
+    let added = ok(&reconfigure(
         "add-controller",
-        "--bootstrap-controller",
-        &server.address,
-        "--controller-id",
+        &server,
         "3",
-        "--controller-directory-id",
         &three,
-        "--listener",
-        "CONTROLLER://controller-3.invalid:9093",
-    ]);
+        &["--listener", "CONTROLLER://controller-3.invalid:9093"],
+    ));
     assert_eq!(
         added,
         format!(
@@ -221,18 +223,13 @@ fn a_voter_change_is_current_at_once_and_committed_later() {
     assert_eq!(ids(field(&after, "CommittedVoters")), [1, 2, 3]);
 
     // A controller that does not run cannot be added.
-    let missing = run(&[
-        "quorum",
+    let missing = run(&reconfigure(
         "add-controller",
-        "--bootstrap-controller",
-        &server.address,
-        "--controller-id",
+        &server,
         "7",
-        "--controller-directory-id",
         "B7B7B7B7B7B7B7B7B7B7Bw",
-        "--listener",
-        "CONTROLLER://c7:9093",
-    ]);
+        &["--listener", "CONTROLLER://c7:9093"],
+    ));
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("REQUEST_TIMED_OUT"));
 }

@@ -6,7 +6,7 @@ use crate::common::{write_stdout, Failure, Run};
 use kafka_codec::conn::ErrorCode;
 use kafka_codec::messages::add_raft_voter_request::{AddRaftVoterRequest, Listener};
 use kafka_codec::messages::RemoveRaftVoterRequest;
-use kafka_codec::{ApiKey, Response, Uuid};
+use kafka_codec::{Request, Response, Uuid};
 
 /// Remove a voter from a KRaft quorum (RemoveRaftVoter).
 ///
@@ -15,13 +15,21 @@ use kafka_codec::{ApiKey, Response, Uuid};
 /// `kafka-codec quorum describe` shows from another terminal.
 #[derive(Debug, clap::Args)]
 pub struct RemoveController {
+    #[command(flatten)]
+    voter: Voter,
+}
+
+/// Where to send the change, and which voter it is about.
+#[derive(Debug, clap::Args)]
+struct Voter {
     /// A controller to ask first (its controller listener).
     #[arg(long, value_name = "HOST:PORT")]
     bootstrap_controller: String,
     /// The voter's node id.
     #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i32).range(0..))]
     controller_id: i32,
-    /// The voter's directory id (as `quorum describe` prints it).
+    /// The voter's directory id (its metadata log directory's `directory.id`, as `quorum
+    /// describe` prints it).
     #[arg(long, value_name = "UUID", value_parser = parse_directory_id)]
     controller_directory_id: Uuid,
 }
@@ -34,15 +42,8 @@ pub struct RemoveController {
 /// fetching.
 #[derive(Debug, clap::Args)]
 pub struct AddController {
-    /// A controller to ask first (its controller listener).
-    #[arg(long, value_name = "HOST:PORT")]
-    bootstrap_controller: String,
-    /// The new voter's node id.
-    #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i32).range(0..))]
-    controller_id: i32,
-    /// The new voter's directory id (its metadata log directory's `directory.id`).
-    #[arg(long, value_name = "UUID", value_parser = parse_directory_id)]
-    controller_directory_id: Uuid,
+    #[command(flatten)]
+    voter: Voter,
     /// A listener of the new voter, NAME://HOST:PORT; repeat for more. The leader's own
     /// controller listener name must be among them.
     #[arg(long = "listener", value_name = "NAME://HOST:PORT", required = true,
@@ -52,23 +53,17 @@ pub struct AddController {
 
 impl Run for RemoveController {
     fn run(self) -> Result<(), Failure> {
-        let mut leader = Controllers::discover(&self.bootstrap_controller)?.connect_to_leader()?;
-        let api = ApiKey::RemoveRaftVoter;
-        let version = leader.negotiate(api, api.valid_versions())?;
         let request = RemoveRaftVoterRequest {
             cluster_id: None,
-            voter_id: self.controller_id,
-            voter_directory_id: self.controller_directory_id,
+            voter_id: self.voter.controller_id,
+            voter_directory_id: self.voter.controller_directory_id,
             ..Default::default()
         };
-        let Response::RemoveRaftVoter(response) = leader.call(version, request)? else {
-            unreachable!("the answer to RemoveRaftVoter is decoded as RemoveRaftVoter");
-        };
-        check(api, response.error_code, response.error_message.as_deref())?;
+        change_voters(&self.voter.bootstrap_controller, request)?;
         write_stdout(
             format!(
                 "Removed KRaft controller {} with directory id {}\n",
-                self.controller_id, self.controller_directory_id
+                self.voter.controller_id, self.voter.controller_directory_id
             )
             .as_bytes(),
         )
@@ -77,9 +72,6 @@ impl Run for RemoveController {
 
 impl Run for AddController {
     fn run(self) -> Result<(), Failure> {
-        let mut leader = Controllers::discover(&self.bootstrap_controller)?.connect_to_leader()?;
-        let api = ApiKey::AddRaftVoter;
-        let version = leader.negotiate(api, api.valid_versions())?;
         let endpoints: Vec<String> = self
             .listeners
             .iter()
@@ -88,21 +80,18 @@ impl Run for AddController {
         let request = AddRaftVoterRequest {
             cluster_id: None,
             timeout_ms: 30_000,
-            voter_id: self.controller_id,
-            voter_directory_id: self.controller_directory_id,
+            voter_id: self.voter.controller_id,
+            voter_directory_id: self.voter.controller_directory_id,
             listeners: self.listeners,
             ack_when_committed: true,
             ..Default::default()
         };
-        let Response::AddRaftVoter(response) = leader.call(version, request)? else {
-            unreachable!("the answer to AddRaftVoter is decoded as AddRaftVoter");
-        };
-        check(api, response.error_code, response.error_message.as_deref())?;
+        change_voters(&self.voter.bootstrap_controller, request)?;
         write_stdout(
             format!(
                 "Added controller {} with directory id {} and endpoints: {}\n",
-                self.controller_id,
-                self.controller_directory_id,
+                self.voter.controller_id,
+                self.voter.controller_directory_id,
                 endpoints.join(", ")
             )
             .as_bytes(),
@@ -110,12 +99,23 @@ impl Run for AddController {
     }
 }
 
-fn check(api: ApiKey, code: i16, message: Option<&str>) -> Result<(), Failure> {
+/// Sends a voter change to the quorum leader found from `bootstrap`, at the highest version
+/// both sides speak, and waits for the answer: `Ok` once the leader says the change is done.
+fn change_voters(bootstrap: &str, request: impl Into<Request>) -> Result<(), Failure> {
+    let request = request.into();
+    let api = request.api_key();
+    let mut leader = Controllers::discover(bootstrap)?.connect_to_leader()?;
+    let version = leader.negotiate(api, api.valid_versions())?;
+    let (code, message) = match leader.call(version, request)? {
+        Response::AddRaftVoter(r) => (r.error_code, r.error_message),
+        Response::RemoveRaftVoter(r) => (r.error_code, r.error_message),
+        other => unreachable!("{api} answered as {}", other.api_key()),
+    };
     let code = ErrorCode::from(code);
     if !code.is_error() {
         return Ok(());
     }
-    Err(Failure::Peer(match message {
+    Err(Failure::Peer(match message.as_deref() {
         Some(message) if !message.is_empty() => format!("{api}: {code}: {message}"),
         _ => format!("{api}: {code}"),
     }))

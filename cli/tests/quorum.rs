@@ -423,3 +423,52 @@ fn scratch(name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The server as a client that knows nothing of this crate sees it: a newer ApiVersions gets
+/// Kafka's fallback answer, and bytes that are not a request end that connection only.
+#[test]
+fn the_server_answers_a_newer_client_and_survives_garbage() {
+    let server = Server::start(&[]);
+    let exchange = |bytes: &[u8]| -> Vec<u8> {
+        let mut socket = TcpStream::connect(&server.address).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        socket.write_all(bytes).unwrap();
+        let mut answer = Vec::new();
+        let mut size = [0u8; 4];
+        if socket.read_exact(&mut size).is_ok() {
+            answer.resize(u32::from_be_bytes(size) as usize, 0);
+            socket.read_exact(&mut answer).unwrap();
+        }
+        answer
+    };
+    // ApiVersions v99, correlation id 7, client id "x", then a body we cannot know.
+    let newer = [
+        0, 0, 0, 14, 0, 18, 0, 99, 0, 0, 0, 7, 0, 1, b'x', 0, 0xde, 0xad,
+    ];
+    let answer = exchange(&newer);
+    let frame = ResponseFrame::decode(
+        kafka_codec::bytes::Bytes::from(answer),
+        kafka_codec::ApiKey::ApiVersions,
+        0,
+    )
+    .unwrap();
+    assert_eq!(frame.header.correlation_id, 7);
+    let kafka_codec::Response::ApiVersions(body) = frame.body else {
+        panic!("not ApiVersions")
+    };
+    assert_eq!(body.error_code, 35, "UNSUPPORTED_VERSION");
+    assert_eq!(body.api_keys.len(), 1);
+    assert_eq!(
+        (body.api_keys[0].api_key, body.api_keys[0].max_version),
+        (18, kafka_codec::ApiKey::ApiVersions.valid_versions().max)
+    );
+    // Garbage: an unknown API key, then a frame claiming 2 GiB. Each connection is closed
+    // without an answer.
+    assert!(exchange(&[0, 0, 0, 8, 0x7f, 0x7f, 0, 0, 0, 0, 0, 1]).is_empty());
+    assert!(exchange(&[0x7f, 0xff, 0xff, 0xff, 0, 18]).is_empty());
+    // And the server still serves.
+    let status = describe(&server, &[]);
+    assert_eq!(field(&status, "LeaderId"), "1");
+}

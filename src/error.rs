@@ -53,6 +53,10 @@ pub enum JsonErrorKind {
     /// An API key this crate does not know.
     #[error("unknown API key {0}")]
     UnknownApiKey(i16),
+    /// A key that is not part of the form (forms that refuse unknown keys rather than drop
+    /// them, such as the records form).
+    #[error("unknown field {0:?}")]
+    UnknownField(String),
 }
 
 #[derive(Clone, PartialEq, Eq)]

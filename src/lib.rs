@@ -27,8 +27,9 @@
 //! share; [`ApiKey`], [`Request`] and [`Response`] dispatch by API; [`RequestFrame`] and
 //! [`ResponseFrame`] handle whole frames and the size prefix; [`wire`] has the primitives;
 //! [`json`] documents Kafka's JSON form; [`conn`] holds conversations (error codes, version
-//! negotiation, sans-IO connections); [`quorum`] is the reference KRaft leader model that
-//! computes the committed voter set.
+//! negotiation, sans-IO connections); `records` (feature `records`, on by default) reads and
+//! writes the record batches inside Produce and Fetch; `quorum` (also `records`) is the
+//! reference KRaft leader model that computes the committed voter set.
 
 #![warn(missing_docs)]
 
@@ -43,10 +44,14 @@ mod error;
 pub mod frame;
 pub mod json;
 mod message;
+// The quorum model reads KRaft control records, which live in `records`.
+#[cfg(feature = "records")]
 pub mod quorum;
 #[cfg(feature = "arbitrary")]
 pub mod random;
 mod versions;
+#[cfg(feature = "records")]
+pub mod records;
 pub mod wire;
 
 /// The buffer types of the API (`Bytes`, `BytesMut`, `Buf`, `BufMut`), so that users and

@@ -265,6 +265,7 @@ fn limits_never_change_what_is_accepted() {
         max_string_len: 18,
         max_bytes_len: 0,
         max_nesting: 2,
+        max_decompressed_batch_size: 0,
     });
     assert_eq!(RequestFrame::decode_with(bytes, &tight).unwrap(), frame);
 }

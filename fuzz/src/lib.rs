@@ -44,6 +44,7 @@ pub fn tight_limits() -> DecodeLimits {
         max_string_len: 16,
         max_bytes_len: 16,
         max_nesting: 2,
+        max_decompressed_batch_size: 4096,
     }
 }
 

@@ -1,73 +1,21 @@
 //! Control records and [`ControlRecordStateMachine`], which follows them through the log.
 
 use super::{LogHistory, QuorumError, VoterSet, VoterSetHistory};
-use crate::messages::{
-    ControlRecordTypeSchema, KRaftVersionRecord, LeaderChangeMessage, VotersRecord,
-};
+use crate::messages::{KRaftVersionRecord, LeaderChangeMessage, VotersRecord};
+pub use crate::records::ControlRecordType;
 use crate::Message;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 
-/// The type of a control record, from its key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ControlRecordType {
-    /// 0: transaction abort marker.
-    Abort,
-    /// 1: transaction commit marker.
-    Commit,
-    /// 2: `LeaderChangeMessage`, the first record of every leader epoch.
-    LeaderChange,
-    /// 3: `SnapshotHeaderRecord`.
-    SnapshotHeader,
-    /// 4: `SnapshotFooterRecord`.
-    SnapshotFooter,
-    /// 5: `KRaftVersionRecord`.
-    KRaftVersion,
-    /// 6: `VotersRecord`.
-    KRaftVoters,
-    /// Any other type id; ignored by readers.
-    Unknown(i16),
-}
-
-impl ControlRecordType {
-    /// The type id written in the key.
-    pub fn id(self) -> i16 {
-        match self {
-            ControlRecordType::Abort => 0,
-            ControlRecordType::Commit => 1,
-            ControlRecordType::LeaderChange => 2,
-            ControlRecordType::SnapshotHeader => 3,
-            ControlRecordType::SnapshotFooter => 4,
-            ControlRecordType::KRaftVersion => 5,
-            ControlRecordType::KRaftVoters => 6,
-            ControlRecordType::Unknown(id) => id,
-        }
-    }
-
-    /// The type for an id.
-    pub fn from_id(id: i16) -> Self {
-        match id {
-            0 => ControlRecordType::Abort,
-            1 => ControlRecordType::Commit,
-            2 => ControlRecordType::LeaderChange,
-            3 => ControlRecordType::SnapshotHeader,
-            4 => ControlRecordType::SnapshotFooter,
-            5 => ControlRecordType::KRaftVersion,
-            6 => ControlRecordType::KRaftVoters,
-            other => ControlRecordType::Unknown(other),
-        }
-    }
-}
-
-/// Version of the control record key this model writes.
-const CONTROL_KEY_VERSION: i16 = 0;
 /// Schema version of the KRaft control record values (`VotersRecord` and friends).
 const CONTROL_VALUE_VERSION: i16 = 0;
 
 /// One control record as stored in a control batch: key and value bytes.
 ///
-/// The key is `version: int16` followed by the `ControlRecordTypeSchema` struct (the type id);
-/// the value is the record's message encoded at schema version 0. Both are produced and read
-/// with the crate's generated types, never by hand.
+/// The key is `version: int16` followed by the `ControlRecordTypeSchema` struct (the type id,
+/// read and written by [`ControlRecordType`]); the value is the record's message encoded at
+/// schema version 0. Both are produced and read with the crate's generated types, never by
+/// hand. (To read the control records of a batch, see
+/// [`records::ControlRecord`](crate::records::ControlRecord).)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControlRecord {
     key: Bytes,
@@ -85,16 +33,9 @@ impl ControlRecord {
         record_type: ControlRecordType,
         message: &M,
     ) -> Result<Self, QuorumError> {
-        let key_body = ControlRecordTypeSchema {
-            r#type: record_type.id(),
-            ..Default::default()
-        };
-        let mut key = BytesMut::with_capacity(2 + key_body.encoded_len(0)?);
-        key.put_i16(CONTROL_KEY_VERSION);
-        key_body.encode(&mut key, 0)?;
         let value = message.encode_to_bytes(CONTROL_VALUE_VERSION)?;
         Ok(ControlRecord {
-            key: key.freeze(),
+            key: record_type.key(),
             value,
         })
     }
@@ -128,16 +69,8 @@ impl ControlRecord {
     /// version is corrupt; a key version other than 0 is read the same way (the type always
     /// follows the version).
     pub fn record_type(&self) -> Result<ControlRecordType, QuorumError> {
-        if self.key.len() < 4 {
-            return Err(QuorumError::CorruptControlKey(self.key.clone()));
-        }
-        let version = i16::from_be_bytes([self.key[0], self.key[1]]);
-        if version < 0 {
-            return Err(QuorumError::CorruptControlKey(self.key.clone()));
-        }
-        let mut rest = self.key.slice(2..);
-        let schema = ControlRecordTypeSchema::decode(&mut rest, 0)?;
-        Ok(ControlRecordType::from_id(schema.r#type))
+        ControlRecordType::from_key(&self.key)
+            .map_err(|_| QuorumError::CorruptControlKey(self.key.clone()))
     }
 
     /// The value decoded as a `VotersRecord`; fails if this is another type.

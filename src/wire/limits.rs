@@ -23,6 +23,11 @@ pub struct DecodeLimits {
     /// Deepest nesting of structs. Kafka schemas nest only a few levels, so this bounds
     /// recursion for hand-written schemas too.
     pub max_nesting: usize,
+    /// Largest decompressed size of one record batch's records (of one legacy wrapper's
+    /// inner messages); decompression stops there with an error. A few compressed bytes can
+    /// claim gigabytes, so this bounds what reading a batch may allocate (64 MiB by
+    /// default).
+    pub max_decompressed_batch_size: usize,
 }
 
 impl Default for DecodeLimits {
@@ -33,6 +38,7 @@ impl Default for DecodeLimits {
             max_string_len: super::MAX_STRING_LEN,
             max_bytes_len: usize::MAX,
             max_nesting: 64,
+            max_decompressed_batch_size: 64 * 1024 * 1024,
         }
     }
 }

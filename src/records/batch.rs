@@ -1,0 +1,534 @@
+//! RecordBatch v2 (magic 2): header, records, encoding.
+
+use super::compression::{compress, decompress};
+use super::{
+    BatchHeader, Compression, Header, Record, RecordBatch, RecordsError, RecordsErrorKind,
+    TimestampType, COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, LOG_OVERHEAD,
+    RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT,
+};
+use crate::error::DecodeErrorKind;
+use crate::types::Utf8Bytes;
+use crate::wire::{put_varint, put_varlong, varint_len, varlong_len, DecodeLimits, Decoder};
+use bytes::Bytes;
+
+/// Offset of the CRC field in a v2 batch; the CRC covers everything after it.
+const CRC_OFFSET: usize = 17;
+const ATTRIBUTES_OFFSET: usize = 21;
+/// The smallest batch length of magic 2: the header after the length field.
+pub(super) const MIN_BATCH_LENGTH: i32 = (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32;
+/// The fewest bytes one record takes: length, attributes, timestamp and offset deltas, key
+/// and value lengths, header count.
+const MIN_RECORD_SIZE: usize = 7;
+
+fn be<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    bytes[at..at + N]
+        .try_into()
+        .expect("length checked by the caller")
+}
+
+/// Reads a v2 header from the first [`RECORD_BATCH_OVERHEAD`] bytes of `bytes`.
+pub(super) fn parse_header(bytes: &[u8]) -> BatchHeader {
+    BatchHeader {
+        base_offset: i64::from_be_bytes(be(bytes, 0)),
+        batch_length: i32::from_be_bytes(be(bytes, 8)),
+        partition_leader_epoch: i32::from_be_bytes(be(bytes, 12)),
+        magic: bytes[16] as i8,
+        crc: u32::from_be_bytes(be(bytes, CRC_OFFSET)),
+        attributes: i16::from_be_bytes(be(bytes, ATTRIBUTES_OFFSET)),
+        last_offset_delta: i32::from_be_bytes(be(bytes, 23)),
+        base_timestamp: i64::from_be_bytes(be(bytes, 27)),
+        max_timestamp: i64::from_be_bytes(be(bytes, 35)),
+        producer_id: i64::from_be_bytes(be(bytes, 43)),
+        producer_epoch: i16::from_be_bytes(be(bytes, 51)),
+        base_sequence: i32::from_be_bytes(be(bytes, 53)),
+        records_count: i32::from_be_bytes(be(bytes, 57)),
+    }
+}
+
+/// Checks the CRC-32C of a whole v2 batch (`bytes` from its base offset to its end).
+pub(super) fn verify_crc(bytes: &[u8], header: &BatchHeader) -> Result<(), RecordsError> {
+    let computed = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..]);
+    if computed != header.crc {
+        return Err(RecordsError::new(
+            RecordsErrorKind::CrcMismatch {
+                stored: header.crc,
+                computed,
+            },
+            CRC_OFFSET,
+        ));
+    }
+    Ok(())
+}
+
+/// The records of a v2 batch, decompressed if need be, with the offset of the records area
+/// (for error positions) and whether they were decompressed.
+fn records_data(
+    bytes: &Bytes,
+    header: &BatchHeader,
+    limits: &DecodeLimits,
+) -> Result<(Bytes, bool), RecordsError> {
+    let area = bytes.slice(RECORD_BATCH_OVERHEAD..);
+    let id = (header.attributes & COMPRESSION_MASK) as u8;
+    let compression = Compression::from_id(id).ok_or_else(|| {
+        RecordsError::new(RecordsErrorKind::UnknownCompression(id), ATTRIBUTES_OFFSET)
+    })?;
+    if compression == Compression::None {
+        return Ok((area, false));
+    }
+    let data = decompress(compression, 2, &area, limits.max_decompressed_batch_size)
+        .map_err(|kind| RecordsError::new(kind, RECORD_BATCH_OVERHEAD))?;
+    Ok((Bytes::from(data), true))
+}
+
+/// Iterates the records of a batch lazily: each record is read when asked for.
+///
+/// Keys, values and header values are slices of the batch (uncompressed) or of its one
+/// decompressed buffer. After the last record it checks that no bytes are left, and yields
+/// that error if there are. Made by [`RawBatch::records`](super::RawBatch::records).
+pub struct RecordIter(Inner);
+
+enum Inner {
+    V2(V2Records),
+    Decoded(std::vec::IntoIter<Record>),
+}
+
+struct V2Records {
+    data: Bytes,
+    pos: usize,
+    index: usize,
+    count: usize,
+    base_offset: i64,
+    base_timestamp: i64,
+    /// Where the records start in the batch, if they were decompressed (errors then point
+    /// into the decompressed bytes); `None` for records read in place.
+    decompressed_at: Option<usize>,
+    batch_start: usize,
+    done: bool,
+}
+
+impl RecordIter {
+    pub(super) fn decoded(records: Vec<Record>) -> Self {
+        RecordIter(Inner::Decoded(records.into_iter()))
+    }
+
+    /// Records not read yet, as announced by the header.
+    pub fn remaining(&self) -> usize {
+        match &self.0 {
+            Inner::V2(r) => r.count - r.index,
+            Inner::Decoded(records) => records.len(),
+        }
+    }
+}
+
+impl Iterator for RecordIter {
+    type Item = Result<Record, RecordsError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            Inner::V2(records) => records.next(),
+            Inner::Decoded(records) => records.next().map(Ok),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match &self.0 {
+            Inner::V2(r) if r.done => (0, Some(0)),
+            // One more item (an error) may follow the announced records.
+            Inner::V2(r) => (0, Some(r.count - r.index + 1)),
+            Inner::Decoded(records) => records.size_hint(),
+        }
+    }
+}
+
+impl V2Records {
+    fn fail(&mut self, error: RecordsError) -> Option<Result<Record, RecordsError>> {
+        self.done = true;
+        Some(Err(error.placed(self.batch_start, self.decompressed_at)))
+    }
+
+    fn next(&mut self) -> Option<Result<Record, RecordsError>> {
+        if self.done {
+            return None;
+        }
+        if self.index == self.count {
+            self.done = true;
+            let left = self.data.len() - self.pos;
+            if left != 0 {
+                let error = RecordsError::new(RecordsErrorKind::TrailingBytes(left), self.pos)
+                    .in_batch(self.base_offset);
+                return self.fail(error);
+            }
+            return None;
+        }
+        let mut decoder = Decoder::new(&self.data);
+        // Start where the previous record ended; the decoder's window is the whole buffer.
+        decoder
+            .skip(self.pos)
+            .expect("position is within the records");
+        match read_record(&mut decoder, self.base_offset, self.base_timestamp) {
+            Ok(record) => {
+                self.pos = decoder.position();
+                self.index += 1;
+                Some(Ok(record))
+            }
+            Err(error) => {
+                let error = error.in_batch(self.base_offset).at_record(self.index);
+                self.fail(error)
+            }
+        }
+    }
+}
+
+/// The records of a v2 batch (`bytes`: the whole batch; `batch_start`: its position in the
+/// input, for errors). Checks the CRC first when asked.
+pub(super) fn records(
+    bytes: &Bytes,
+    header: &BatchHeader,
+    batch_start: usize,
+    limits: &DecodeLimits,
+) -> Result<RecordIter, RecordsError> {
+    let in_batch = |e: RecordsError| e.in_batch(header.base_offset).placed(batch_start, None);
+    let (data, decompressed) = records_data(bytes, header, limits).map_err(in_batch)?;
+    let count = usize::try_from(header.records_count).map_err(|_| {
+        in_batch(RecordsError::new(
+            RecordsErrorKind::InvalidRecordCount(header.records_count),
+            57,
+        ))
+    })?;
+    // Every record takes at least a few bytes: a count the bytes cannot hold is refused
+    // before anything is reserved for it.
+    if count > data.len() / MIN_RECORD_SIZE + usize::from(data.len() % MIN_RECORD_SIZE != 0) {
+        return Err(in_batch(RecordsError::new(
+            RecordsErrorKind::RecordCountExceedsInput {
+                declared: header.records_count,
+                remaining: data.len(),
+            },
+            57,
+        )));
+    }
+    Ok(RecordIter(Inner::V2(V2Records {
+        data,
+        pos: 0,
+        index: 0,
+        count,
+        base_offset: header.base_offset,
+        base_timestamp: header.base_timestamp,
+        decompressed_at: decompressed.then_some(RECORD_BATCH_OVERHEAD),
+        batch_start: batch_start
+            + if decompressed {
+                0
+            } else {
+                RECORD_BATCH_OVERHEAD
+            },
+        done: false,
+    })))
+}
+
+/// Decodes a whole v2 batch (CRC already checked by the caller if wanted).
+pub(super) fn decode(
+    bytes: &Bytes,
+    header: &BatchHeader,
+    batch_start: usize,
+    limits: &DecodeLimits,
+) -> Result<RecordBatch, RecordsError> {
+    let mut iter = records(bytes, header, batch_start, limits)?;
+    let mut records = Vec::with_capacity(iter.remaining());
+    for record in &mut iter {
+        records.push(record?);
+    }
+    let compression = header
+        .compression()
+        .expect("records() refused unknown codecs");
+    Ok(RecordBatch {
+        base_offset: header.base_offset,
+        partition_leader_epoch: header.partition_leader_epoch,
+        magic: header.magic,
+        crc: header.crc,
+        compression,
+        timestamp_type: if header.attributes & TIMESTAMP_TYPE_BIT != 0 {
+            TimestampType::LogAppendTime
+        } else {
+            TimestampType::CreateTime
+        },
+        is_transactional: header.attributes & TRANSACTIONAL_BIT != 0,
+        is_control: header.attributes & CONTROL_BIT != 0,
+        has_delete_horizon: header.attributes & DELETE_HORIZON_BIT != 0,
+        last_offset_delta: header.last_offset_delta,
+        base_timestamp: header.base_timestamp,
+        max_timestamp: header.max_timestamp,
+        producer_id: header.producer_id,
+        producer_epoch: header.producer_epoch,
+        base_sequence: header.base_sequence,
+        records,
+    })
+}
+
+fn invalid_length(what: &'static str, value: i64, at: usize) -> RecordsError {
+    RecordsError::new(RecordsErrorKind::InvalidLength { what, value }, at)
+}
+
+/// A varint-length-prefixed nullable byte string: -1 is null.
+#[inline]
+fn read_nullable(d: &mut Decoder<'_>, what: &'static str) -> Result<Option<Bytes>, RecordsError> {
+    let at = d.position();
+    let len = d.read_varint()?;
+    if len < 0 {
+        return if len == -1 {
+            Ok(None)
+        } else {
+            Err(invalid_length(what, i64::from(len), at))
+        };
+    }
+    Ok(Some(d.read_slice(len as usize).map_err(|e| {
+        RecordsError::from_decode(e).with_offset(at)
+    })?))
+}
+
+/// One record; errors are positioned in `d`'s input.
+pub(super) fn read_record(
+    d: &mut Decoder<'_>,
+    base_offset: i64,
+    base_timestamp: i64,
+) -> Result<Record, RecordsError> {
+    let start = d.position();
+    let length = d.read_varint()?;
+    let length = usize::try_from(length)
+        .map_err(|_| invalid_length("record length", i64::from(length), start))?;
+    if length > d.remaining() {
+        return Err(RecordsError::new(
+            RecordsErrorKind::Malformed(DecodeErrorKind::LengthExceedsInput {
+                declared: length as u64,
+                remaining: d.remaining(),
+            }),
+            start,
+        ));
+    }
+    let body = d.position();
+    let attributes = d.read_i8()?;
+    let timestamp_delta = d.read_varlong()?;
+    let offset_delta = d.read_varint()?;
+    let key = read_nullable(d, "key length")?;
+    let value = read_nullable(d, "value length")?;
+    let count_at = d.position();
+    let count = d.read_varint()?;
+    let count = usize::try_from(count)
+        .map_err(|_| invalid_length("header count", i64::from(count), count_at))?;
+    let mut headers = Vec::new();
+    if count > 0 {
+        // Each header takes at least two bytes (key and value lengths).
+        if count > d.remaining() / 2 {
+            return Err(RecordsError::new(
+                RecordsErrorKind::Malformed(DecodeErrorKind::LengthExceedsInput {
+                    declared: count as u64,
+                    remaining: d.remaining(),
+                }),
+                count_at,
+            ));
+        }
+        headers.reserve_exact(count);
+        for _ in 0..count {
+            let key_at = d.position();
+            let key_len = d.read_varint()?;
+            let key_len = usize::try_from(key_len)
+                .map_err(|_| invalid_length("header key length", i64::from(key_len), key_at))?;
+            let key = d
+                .read_slice(key_len)
+                .map_err(|e| RecordsError::from_decode(e).with_offset(key_at))?;
+            let key = Utf8Bytes::from_utf8(key)
+                .map_err(|_| RecordsError::new(RecordsErrorKind::InvalidHeaderKey, key_at))?;
+            let value = read_nullable(d, "header value length")?;
+            headers.push(Header { key, value });
+        }
+    }
+    let used = d.position() - body;
+    if used != length {
+        return Err(RecordsError::new(
+            RecordsErrorKind::RecordSizeMismatch {
+                declared: length,
+                used,
+            },
+            start,
+        ));
+    }
+    Ok(Record {
+        offset: base_offset.wrapping_add(i64::from(offset_delta)),
+        timestamp: base_timestamp.wrapping_add(timestamp_delta),
+        attributes,
+        key,
+        value,
+        headers,
+    })
+}
+
+impl RecordsError {
+    #[cold]
+    fn with_offset(self, offset: usize) -> Self {
+        let kind = self.kind().clone();
+        RecordsError::new(kind, offset)
+    }
+}
+
+fn unwritable(what: impl Into<String>) -> RecordsError {
+    RecordsError::new(RecordsErrorKind::Unwritable(what.into()), 0)
+}
+
+#[inline]
+fn nullable_len(value: Option<&[u8]>) -> usize {
+    match value {
+        Some(value) => varint_len(value.len() as i32) + value.len(),
+        None => 1,
+    }
+}
+
+fn check_len(len: usize, what: &str) -> Result<i32, RecordsError> {
+    i32::try_from(len).map_err(|_| unwritable(format!("{what} of {len} bytes")))
+}
+
+/// Bytes of a record after its length prefix.
+#[inline]
+fn record_body_len(record: &Record, offset_delta: i32, timestamp_delta: i64) -> usize {
+    let mut len = 1
+        + varlong_len(timestamp_delta)
+        + varint_len(offset_delta)
+        + nullable_len(record.key.as_deref())
+        + nullable_len(record.value.as_deref())
+        + varint_len(record.headers.len() as i32);
+    for header in &record.headers {
+        len += varint_len(header.key.len() as i32)
+            + header.key.len()
+            + nullable_len(header.value.as_deref());
+    }
+    len
+}
+
+fn deltas(record: &Record, batch: &RecordBatch) -> Result<(i32, i64), RecordsError> {
+    let offset_delta =
+        i32::try_from(record.offset.wrapping_sub(batch.base_offset)).map_err(|_| {
+            unwritable(format!(
+                "record offset {} is too far from base offset {}",
+                record.offset, batch.base_offset
+            ))
+        })?;
+    Ok((
+        offset_delta,
+        record.timestamp.wrapping_sub(batch.base_timestamp),
+    ))
+}
+
+#[inline]
+fn put_nullable(out: &mut Vec<u8>, value: Option<&[u8]>) {
+    match value {
+        Some(value) => {
+            put_varint(out, value.len() as i32);
+            out.extend_from_slice(value);
+        }
+        None => put_varint(out, -1),
+    }
+}
+
+fn write_record(
+    out: &mut Vec<u8>,
+    record: &Record,
+    batch: &RecordBatch,
+) -> Result<(), RecordsError> {
+    let (offset_delta, timestamp_delta) = deltas(record, batch)?;
+    let body = record_body_len(record, offset_delta, timestamp_delta);
+    let body_len = check_len(body, "record")?;
+    for header in &record.headers {
+        check_len(header.key.len(), "header key")?;
+        check_len(header.value.as_ref().map_or(0, |v| v.len()), "header value")?;
+    }
+    check_len(record.key.as_ref().map_or(0, |v| v.len()), "key")?;
+    check_len(record.value.as_ref().map_or(0, |v| v.len()), "value")?;
+    out.reserve(body + 5);
+    put_varint(out, body_len);
+    out.push(record.attributes as u8);
+    put_varlong(out, timestamp_delta);
+    put_varint(out, offset_delta);
+    put_nullable(out, record.key.as_deref());
+    put_nullable(out, record.value.as_deref());
+    put_varint(out, record.headers.len() as i32);
+    for header in &record.headers {
+        put_varint(out, header.key.len() as i32);
+        out.extend_from_slice(header.key.as_bytes());
+        put_nullable(out, header.value.as_deref());
+    }
+    Ok(())
+}
+
+/// Bytes the batch takes uncompressed.
+pub(super) fn encoded_len_v2(batch: &RecordBatch) -> usize {
+    RECORD_BATCH_OVERHEAD
+        + batch
+            .records
+            .iter()
+            .map(|record| {
+                let offset_delta = record.offset.wrapping_sub(batch.base_offset) as i32;
+                let body = record_body_len(
+                    record,
+                    offset_delta,
+                    record.timestamp.wrapping_sub(batch.base_timestamp),
+                );
+                varint_len(body as i32) + body
+            })
+            .sum::<usize>()
+}
+
+/// Writes a v2 batch at the end of `out`, with its length and CRC-32C.
+pub(super) fn encode_v2(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsError> {
+    let count = check_len(batch.records.len(), "record count").map_err(|_| {
+        unwritable(format!(
+            "{} records do not fit a batch",
+            batch.records.len()
+        ))
+    })?;
+    if batch.magic != 2 {
+        return Err(RecordsError::new(
+            RecordsErrorKind::UnsupportedMagic(batch.magic),
+            16,
+        ));
+    }
+    let start = out.len();
+    out.reserve(RECORD_BATCH_OVERHEAD);
+    out.extend_from_slice(&batch.base_offset.to_be_bytes());
+    out.extend_from_slice(&[0; 4]); // batch length, patched below
+    out.extend_from_slice(&batch.partition_leader_epoch.to_be_bytes());
+    out.push(2);
+    out.extend_from_slice(&[0; 4]); // CRC, patched below
+    out.extend_from_slice(&batch.attributes().to_be_bytes());
+    out.extend_from_slice(&batch.last_offset_delta.to_be_bytes());
+    out.extend_from_slice(&batch.base_timestamp.to_be_bytes());
+    out.extend_from_slice(&batch.max_timestamp.to_be_bytes());
+    out.extend_from_slice(&batch.producer_id.to_be_bytes());
+    out.extend_from_slice(&batch.producer_epoch.to_be_bytes());
+    out.extend_from_slice(&batch.base_sequence.to_be_bytes());
+    out.extend_from_slice(&count.to_be_bytes());
+    let result = write_records(batch, out);
+    if let Err(error) = result {
+        out.truncate(start);
+        return Err(error.in_batch(batch.base_offset));
+    }
+    let Ok(length) = i32::try_from(out.len() - start - LOG_OVERHEAD) else {
+        let size = out.len() - start;
+        out.truncate(start);
+        return Err(unwritable(format!("a batch of {size} bytes")).in_batch(batch.base_offset));
+    };
+    out[start + 8..start + 12].copy_from_slice(&length.to_be_bytes());
+    let crc = crc32c::crc32c(&out[start + ATTRIBUTES_OFFSET..]);
+    out[start + CRC_OFFSET..start + ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
+    Ok(())
+}
+
+fn write_records(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsError> {
+    if batch.compression == Compression::None {
+        for (index, record) in batch.records.iter().enumerate() {
+            write_record(out, record, batch).map_err(|e| e.at_record(index))?;
+        }
+        return Ok(());
+    }
+    let mut raw = Vec::with_capacity(encoded_len_v2(batch) - RECORD_BATCH_OVERHEAD);
+    for (index, record) in batch.records.iter().enumerate() {
+        write_record(&mut raw, record, batch).map_err(|e| e.at_record(index))?;
+    }
+    compress(batch.compression, 2, &raw, out).map_err(|kind| RecordsError::new(kind, 0))
+}

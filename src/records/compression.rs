@@ -1,0 +1,410 @@
+//! The four codecs as Kafka frames them, each behind its cargo feature, and the streamed,
+//! capped decompression.
+//!
+//! What sits in a compressed batch's records area (magic 2) or a wrapper message's value
+//! (magic 0/1):
+//! - gzip: one or more gzip members.
+//! - snappy: Java and kafka-python write the xerial framing (an 8-byte magic, two int32
+//!   versions, then int32-length-prefixed raw snappy blocks); librdkafka writes one raw
+//!   snappy block. Both are read, told apart by the magic; the xerial form is written.
+//! - lz4: the LZ4 frame format. Magic 0 messages carry a header checksum computed over the
+//!   wrong bytes (KAFKA-3160): it is ignored on read and reproduced on write, as Kafka does.
+//! - zstd: zstd frames (magic 2 only).
+//!
+//! Decompressed sizes are not declared anywhere trustworthy, so every codec is read as a
+//! stream into a buffer that grows towards [`DecodeLimits::max_decompressed_batch_size`]
+//! and stops there with a typed error.
+//!
+//! [`DecodeLimits::max_decompressed_batch_size`]: crate::DecodeLimits::max_decompressed_batch_size
+
+use super::{Compression, RecordsErrorKind};
+#[cfg(any(feature = "gzip", feature = "lz4", feature = "zstd"))]
+use std::io::Read;
+
+impl Compression {
+    /// The id in the attributes: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.
+    pub const fn id(self) -> u8 {
+        match self {
+            Compression::None => 0,
+            Compression::Gzip => 1,
+            Compression::Snappy => 2,
+            Compression::Lz4 => 3,
+            Compression::Zstd => 4,
+        }
+    }
+
+    /// The codec of an id; `None` for the undefined ids 5-7.
+    pub const fn from_id(id: u8) -> Option<Self> {
+        Some(match id {
+            0 => Compression::None,
+            1 => Compression::Gzip,
+            2 => Compression::Snappy,
+            3 => Compression::Lz4,
+            4 => Compression::Zstd,
+            _ => return None,
+        })
+    }
+
+    /// The name Kafka's `compression.type` uses: `none`, `gzip`, `snappy`, `lz4`, `zstd`
+    /// (also the name of the cargo feature that compiles the codec in).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Snappy => "snappy",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+
+    /// The codec of a name (see [`Compression::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Compression::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Every codec, `None` first.
+    pub const ALL: [Compression; 5] = [
+        Compression::None,
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ];
+
+    /// Whether this build can read and write the codec (its cargo feature is on).
+    pub const fn is_enabled(self) -> bool {
+        match self {
+            Compression::None => true,
+            Compression::Gzip => cfg!(feature = "gzip"),
+            Compression::Snappy => cfg!(feature = "snappy"),
+            Compression::Lz4 => cfg!(feature = "lz4"),
+            Compression::Zstd => cfg!(feature = "zstd"),
+        }
+    }
+}
+
+impl std::fmt::Display for Compression {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[allow(dead_code)]
+fn corrupt(compression: Compression, reason: impl std::fmt::Display) -> RecordsErrorKind {
+    RecordsErrorKind::Decompression {
+        compression,
+        reason: reason.to_string(),
+    }
+}
+
+/// Reads `reader` to its end into a buffer that never exceeds `cap` bytes: the buffer grows
+/// geometrically (so a realloc holds at most 1.5 × `cap`), and once full one more byte is
+/// asked for to tell "exactly `cap`" from "more".
+#[cfg(any(feature = "gzip", feature = "lz4", feature = "zstd"))]
+fn read_capped(
+    mut reader: impl Read,
+    compression: Compression,
+    cap: usize,
+    hint: usize,
+) -> Result<Vec<u8>, RecordsErrorKind> {
+    let mut out: Vec<u8> = vec![0; hint.clamp(1, cap.max(1)).min(cap)];
+    let mut filled = 0;
+    loop {
+        if filled == out.len() {
+            if out.len() >= cap {
+                let mut probe = [0u8; 1];
+                loop {
+                    match reader.read(&mut probe) {
+                        Ok(0) => {
+                            out.truncate(filled);
+                            return Ok(out);
+                        }
+                        Ok(_) => return Err(RecordsErrorKind::DecompressedTooLarge { limit: cap }),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(read_error(compression, e, cap)),
+                    }
+                }
+            }
+            let grown = out.len().saturating_mul(2).max(4096).min(cap);
+            out.resize(grown, 0);
+        }
+        match reader.read(&mut out[filled..]) {
+            Ok(0) => {
+                out.truncate(filled);
+                return Ok(out);
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(read_error(compression, e, cap)),
+        }
+    }
+}
+
+#[cfg(any(feature = "gzip", feature = "lz4", feature = "zstd"))]
+fn read_error(compression: Compression, e: std::io::Error, cap: usize) -> RecordsErrorKind {
+    #[cfg(feature = "zstd")]
+    if compression == Compression::Zstd && {
+        // zstd refuses a frame whose window exceeds `window_log_max` with this text.
+        let text = e.to_string();
+        text.contains("window") || text.contains("too much memory")
+    } {
+        return RecordsErrorKind::ZstdWindowTooLarge { limit: cap };
+    }
+    let _ = cap;
+    corrupt(compression, e)
+}
+
+/// Decompresses `input` (a records area, or a wrapper message's value for magic 0/1), at
+/// most `cap` bytes of output.
+pub(crate) fn decompress(
+    compression: Compression,
+    magic: i8,
+    input: &[u8],
+    cap: usize,
+) -> Result<Vec<u8>, RecordsErrorKind> {
+    // Compressed data rarely shrinks below a quarter; start there and grow.
+    #[allow(unused_variables)]
+    let hint = input.len().saturating_mul(4).max(256);
+    match compression {
+        Compression::None => Ok(input.to_vec()),
+        #[cfg(feature = "gzip")]
+        Compression::Gzip => read_capped(
+            flate2::read::MultiGzDecoder::new(input),
+            compression,
+            cap,
+            hint,
+        ),
+        #[cfg(feature = "snappy")]
+        Compression::Snappy => snappy::decompress(input, cap),
+        #[cfg(feature = "lz4")]
+        Compression::Lz4 => lz4::decompress(input, magic, cap, hint),
+        #[cfg(feature = "zstd")]
+        Compression::Zstd => {
+            let mut decoder = zstd::stream::read::Decoder::with_buffer(input)
+                .map_err(|e| corrupt(compression, e))?;
+            // The window is the decoder's own buffer: bound it by the cap too, so that a frame
+            // declaring a huge window cannot make it allocate beyond ~2 × cap.
+            decoder
+                .window_log_max(zstd_window_log_max(cap))
+                .map_err(|e| corrupt(compression, e))?;
+            read_capped(decoder, compression, cap, hint)
+        }
+        #[allow(unreachable_patterns)]
+        other => {
+            let _ = (magic, cap);
+            Err(RecordsErrorKind::CodecNotEnabled(other))
+        }
+    }
+}
+
+/// The largest zstd window (as a power of two) a frame may declare under `cap`: the
+/// smallest power of two that holds `cap`, between zstd's minimum (2^10) and the default
+/// limit of the C library (2^27).
+#[cfg(feature = "zstd")]
+fn zstd_window_log_max(cap: usize) -> u32 {
+    let log = usize::BITS - cap.saturating_sub(1).leading_zeros();
+    log.clamp(10, 27)
+}
+
+/// Appends the compressed form of `input` to `out`.
+pub(crate) fn compress(
+    compression: Compression,
+    magic: i8,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), RecordsErrorKind> {
+    match compression {
+        Compression::None => {
+            out.extend_from_slice(input);
+            Ok(())
+        }
+        #[cfg(feature = "gzip")]
+        Compression::Gzip => {
+            use std::io::Write;
+            // Kafka's default gzip level is the JDK's default, 6.
+            let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(6));
+            encoder
+                .write_all(input)
+                .and_then(|_| encoder.try_finish())
+                .map_err(|e| RecordsErrorKind::Unwritable(format!("gzip: {e}")))
+        }
+        #[cfg(feature = "snappy")]
+        Compression::Snappy => snappy::compress_xerial(input, out),
+        #[cfg(feature = "lz4")]
+        Compression::Lz4 => lz4::compress(input, magic, out),
+        #[cfg(feature = "zstd")]
+        Compression::Zstd => {
+            // Kafka's default zstd level is 3.
+            let compressed = zstd::bulk::compress(input, 3)
+                .map_err(|e| RecordsErrorKind::Unwritable(format!("zstd: {e}")))?;
+            out.extend_from_slice(&compressed);
+            Ok(())
+        }
+        #[allow(unreachable_patterns)]
+        other => {
+            let _ = (magic, input, out);
+            Err(RecordsErrorKind::CodecNotEnabled(other))
+        }
+    }
+}
+
+#[cfg(feature = "snappy")]
+mod snappy {
+    use super::{corrupt, Compression, RecordsErrorKind};
+
+    /// The xerial (snappy-java) stream header: magic, version 1, compatible version 1.
+    const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
+    const XERIAL_HEADER_LEN: usize = 16;
+    /// snappy-java's default block size, which Kafka uses.
+    const XERIAL_BLOCK: usize = 32 * 1024;
+
+    /// Raw snappy (librdkafka) or the xerial framing (Java, kafka-python), by the magic.
+    pub(super) fn decompress(input: &[u8], cap: usize) -> Result<Vec<u8>, RecordsErrorKind> {
+        if input.len() >= XERIAL_HEADER_LEN && input[..8] == XERIAL_MAGIC {
+            let mut out = Vec::new();
+            let mut rest = &input[XERIAL_HEADER_LEN..];
+            while !rest.is_empty() {
+                let Some((len, tail)) = rest.split_first_chunk::<4>() else {
+                    return Err(corrupt(
+                        Compression::Snappy,
+                        "truncated xerial block length",
+                    ));
+                };
+                let len = i32::from_be_bytes(*len);
+                let len = usize::try_from(len)
+                    .ok()
+                    .filter(|&len| len <= tail.len())
+                    .ok_or_else(|| {
+                        corrupt(
+                            Compression::Snappy,
+                            format!("xerial block of {len} bytes, {} remain", tail.len()),
+                        )
+                    })?;
+                let (block, next) = tail.split_at(len);
+                raw_block_into(block, &mut out, cap)?;
+                rest = next;
+            }
+            Ok(out)
+        } else {
+            let mut out = Vec::new();
+            raw_block_into(input, &mut out, cap)?;
+            Ok(out)
+        }
+    }
+
+    /// One raw snappy block appended to `out`. Its decompressed length is declared up front
+    /// (and checked by the decoder), so the cap is applied before anything is reserved.
+    fn raw_block_into(block: &[u8], out: &mut Vec<u8>, cap: usize) -> Result<(), RecordsErrorKind> {
+        let len = snap::raw::decompress_len(block).map_err(|e| corrupt(Compression::Snappy, e))?;
+        if len > cap.saturating_sub(out.len()) {
+            return Err(RecordsErrorKind::DecompressedTooLarge { limit: cap });
+        }
+        let start = out.len();
+        out.resize(start + len, 0);
+        let written = snap::raw::Decoder::new()
+            .decompress(block, &mut out[start..])
+            .map_err(|e| corrupt(Compression::Snappy, e))?;
+        out.truncate(start + written);
+        Ok(())
+    }
+
+    /// The xerial framing, as Kafka's Java producer writes it.
+    pub(super) fn compress_xerial(input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordsErrorKind> {
+        out.extend_from_slice(&XERIAL_MAGIC);
+        out.extend_from_slice(&1i32.to_be_bytes());
+        out.extend_from_slice(&1i32.to_be_bytes());
+        let mut encoder = snap::raw::Encoder::new();
+        for chunk in input.chunks(XERIAL_BLOCK) {
+            let len_at = out.len();
+            out.extend_from_slice(&[0; 4]);
+            let start = out.len();
+            out.resize(start + snap::raw::max_compress_len(chunk.len()), 0);
+            let n = encoder
+                .compress(chunk, &mut out[start..])
+                .map_err(|e| RecordsErrorKind::Unwritable(format!("snappy: {e}")))?;
+            out.truncate(start + n);
+            out[len_at..start].copy_from_slice(&(n as i32).to_be_bytes());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "lz4")]
+mod lz4 {
+    use super::{corrupt, read_capped, Compression, RecordsErrorKind};
+    use lz4_flex::frame::{BlockMode, BlockSize, FrameDecoder, FrameEncoder, FrameInfo};
+    use std::hash::Hasher;
+    use std::io::{Read, Write};
+
+    const FLG_CONTENT_SIZE: u8 = 0x08;
+    const FLG_DICT_ID: u8 = 0x01;
+
+    /// Length of the frame descriptor up to (not including) its checksum byte, if `frame`
+    /// starts with a complete LZ4 frame header.
+    fn descriptor_end(frame: &[u8]) -> Option<usize> {
+        let flg = *frame.get(4)?;
+        let mut end = 6;
+        if flg & FLG_CONTENT_SIZE != 0 {
+            end += 8;
+        }
+        if flg & FLG_DICT_ID != 0 {
+            end += 4;
+        }
+        (frame.len() > end && frame[..4] == [0x04, 0x22, 0x4d, 0x18]).then_some(end)
+    }
+
+    fn xxh32(bytes: &[u8]) -> u8 {
+        let mut hasher = twox_hash::XxHash32::with_seed(0);
+        hasher.write(bytes);
+        (hasher.finish() >> 8) as u8
+    }
+
+    pub(super) fn decompress(
+        input: &[u8],
+        magic: i8,
+        cap: usize,
+        hint: usize,
+    ) -> Result<Vec<u8>, RecordsErrorKind> {
+        match descriptor_end(input) {
+            // Magic 0's header checksum covers the wrong bytes; Kafka ignores it, and so do
+            // we: the header goes to the decoder with the checksum it expects.
+            Some(end) if magic == 0 => {
+                let mut header = input[..=end].to_vec();
+                header[end] = xxh32(&header[4..end]);
+                let reader = header.as_slice().chain(&input[end + 1..]);
+                read_capped(FrameDecoder::new(reader), Compression::Lz4, cap, hint)
+            }
+            _ => read_capped(FrameDecoder::new(input), Compression::Lz4, cap, hint),
+        }
+        .map_err(|e| match e {
+            RecordsErrorKind::Decompression { reason, .. } => corrupt(Compression::Lz4, reason),
+            other => other,
+        })
+    }
+
+    /// Kafka's framing: 64 KiB independent blocks, no checksums, an end mark.
+    pub(super) fn compress(
+        input: &[u8],
+        magic: i8,
+        out: &mut Vec<u8>,
+    ) -> Result<(), RecordsErrorKind> {
+        let start = out.len();
+        let info = FrameInfo::new()
+            .block_size(BlockSize::Max64KB)
+            .block_mode(BlockMode::Independent);
+        let mut encoder = FrameEncoder::with_frame_info(info, &mut *out);
+        encoder
+            .write_all(input)
+            .map_err(|e| RecordsErrorKind::Unwritable(format!("lz4: {e}")))?;
+        encoder
+            .finish()
+            .map_err(|e| RecordsErrorKind::Unwritable(format!("lz4: {e}")))?;
+        if magic == 0 {
+            // What Kafka writes for magic 0 (KAFKA-3160): the checksum of magic + descriptor.
+            if let Some(end) = descriptor_end(&out[start..]) {
+                out[start + end] = xxh32(&out[start..start + end]);
+            }
+        }
+        Ok(())
+    }
+}

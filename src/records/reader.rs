@@ -1,0 +1,268 @@
+//! Splitting a records field into batches: [`BatchReader`] and [`RawBatch`].
+
+use super::batch::{self, RecordIter};
+use super::{legacy, BatchHeader, RecordBatch, RecordsError, RecordsErrorKind, LOG_OVERHEAD};
+use crate::wire::DecodeLimits;
+use bytes::Bytes;
+
+/// How a [`BatchReader`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Limits; [`DecodeLimits::max_decompressed_batch_size`] bounds each batch's
+    /// decompressed records.
+    pub limits: DecodeLimits,
+    /// Whether an incomplete last batch ends the iteration quietly (a Fetch response may end
+    /// with one) instead of being an error.
+    pub allow_truncated_tail: bool,
+    /// Whether CRCs are checked when a batch's records are read (on by default).
+    pub verify_crc: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            limits: DecodeLimits::default(),
+            allow_truncated_tail: false,
+            verify_crc: true,
+        }
+    }
+}
+
+/// Iterates the batches of a records field, reading only their headers; each [`RawBatch`]
+/// decodes its records on demand.
+///
+/// The batch format is chosen per batch by its magic byte (offset 16, where every format
+/// has it). An error ends the iteration.
+pub struct BatchReader {
+    input: Bytes,
+    pos: usize,
+    options: ReadOptions,
+    truncated_tail: Option<usize>,
+    done: bool,
+}
+
+impl BatchReader {
+    /// A strict reader, for a records field that must hold whole batches (a Produce
+    /// request): an incomplete last batch is an error.
+    pub fn new(input: Bytes) -> Self {
+        Self::with_options(input, ReadOptions::default())
+    }
+
+    /// A reader for a Fetch response's records: an incomplete last batch (the broker cuts
+    /// at the fetch size) ends the iteration, and [`BatchReader::truncated_tail`] says so.
+    pub fn fetch(input: Bytes) -> Self {
+        Self::with_options(
+            input,
+            ReadOptions {
+                allow_truncated_tail: true,
+                ..ReadOptions::default()
+            },
+        )
+    }
+
+    /// A reader with explicit options.
+    pub fn with_options(input: Bytes, options: ReadOptions) -> Self {
+        BatchReader {
+            input,
+            pos: 0,
+            options,
+            truncated_tail: None,
+            done: false,
+        }
+    }
+
+    /// Bytes of an incomplete last batch that the reader skipped, once it got there (only
+    /// when truncated tails are allowed).
+    pub fn truncated_tail(&self) -> Option<usize> {
+        self.truncated_tail
+    }
+
+    /// Offset of the next batch in the input.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    fn fail(&mut self, error: RecordsError) -> Option<Result<RawBatch, RecordsError>> {
+        self.done = true;
+        Some(Err(error))
+    }
+
+    /// The input ends inside a batch that needs `needed` bytes.
+    fn incomplete(&mut self, needed: usize) -> Option<Result<RawBatch, RecordsError>> {
+        let remaining = self.input.len() - self.pos;
+        if self.options.allow_truncated_tail {
+            self.done = true;
+            self.truncated_tail = Some(remaining);
+            return None;
+        }
+        self.fail(RecordsError::new(
+            RecordsErrorKind::Truncated {
+                needed: needed as u64,
+                remaining,
+            },
+            self.pos,
+        ))
+    }
+}
+
+impl Iterator for BatchReader {
+    type Item = Result<RawBatch, RecordsError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || self.pos == self.input.len() {
+            return None;
+        }
+        let rest = &self.input[self.pos..];
+        if rest.len() < LOG_OVERHEAD {
+            return self.incomplete(LOG_OVERHEAD);
+        }
+        let base_offset = i64::from_be_bytes(rest[..8].try_into().expect("12 bytes"));
+        let length = i32::from_be_bytes(rest[8..12].try_into().expect("12 bytes"));
+        let invalid = |minimum: i32, magic: i8| {
+            RecordsError::new(
+                RecordsErrorKind::InvalidBatchLength {
+                    length,
+                    minimum,
+                    magic,
+                },
+                self.pos + 8,
+            )
+            .in_batch(base_offset)
+        };
+        // Like Kafka, a length too small for any batch is corruption even in a Fetch tail.
+        let smallest = legacy::min_message_size(0);
+        if length < smallest {
+            let magic = rest.get(16).map_or(0, |&m| m as i8);
+            return self.fail(invalid(smallest, magic));
+        }
+        let needed = LOG_OVERHEAD + length as usize;
+        if needed > rest.len() {
+            return self.incomplete(needed);
+        }
+        let magic = rest[16] as i8;
+        let minimum = match magic {
+            0 | 1 => legacy::min_message_size(magic),
+            2 => batch::MIN_BATCH_LENGTH,
+            _ => {
+                let error =
+                    RecordsError::new(RecordsErrorKind::UnsupportedMagic(magic), self.pos + 16)
+                        .in_batch(base_offset);
+                return self.fail(error);
+            }
+        };
+        if length < minimum {
+            return self.fail(invalid(minimum, magic));
+        }
+        let bytes = self.input.slice(self.pos..self.pos + needed);
+        let header = if magic == 2 {
+            batch::parse_header(&bytes)
+        } else {
+            legacy::parse_header(&bytes)
+        };
+        let raw = RawBatch {
+            header,
+            bytes,
+            position: self.pos,
+            options: self.options,
+        };
+        self.pos += needed;
+        Some(Ok(raw))
+    }
+}
+
+/// One batch of a records field, its header read, its records not yet.
+#[derive(Debug, Clone)]
+pub struct RawBatch {
+    header: BatchHeader,
+    bytes: Bytes,
+    position: usize,
+    options: ReadOptions,
+}
+
+impl RawBatch {
+    /// The header, read without touching the records.
+    pub fn header(&self) -> &BatchHeader {
+        &self.header
+    }
+
+    /// The whole batch as it was in the input, log overhead included (to forward it as is).
+    pub fn as_bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// Offset of the batch in the input.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+
+    /// Checks the CRC (CRC-32C for magic 2, CRC-32 for 0/1).
+    pub fn verify_crc(&self) -> Result<(), RecordsError> {
+        let result = if self.header.magic == 2 {
+            batch::verify_crc(&self.bytes, &self.header)
+        } else {
+            legacy::verify_crc(&self.bytes, &self.header)
+        };
+        result.map_err(|e| {
+            e.in_batch(self.header.base_offset)
+                .placed(self.position, None)
+        })
+    }
+
+    /// The records, read one by one as the iterator is advanced (magic 2). The CRC is
+    /// checked first unless the options turned that off; a compressed batch is decompressed
+    /// here, within the limit.
+    pub fn records(&self) -> Result<RecordIter, RecordsError> {
+        if self.header.magic == 2 {
+            if self.options.verify_crc {
+                self.verify_crc()?;
+            }
+            batch::records(
+                &self.bytes,
+                &self.header,
+                self.position,
+                &self.options.limits,
+            )
+        } else {
+            Ok(RecordIter::decoded(self.decode()?.records))
+        }
+    }
+
+    /// Decodes the whole batch.
+    pub fn decode(&self) -> Result<RecordBatch, RecordsError> {
+        if self.header.magic == 2 {
+            if self.options.verify_crc {
+                self.verify_crc()?;
+            }
+            batch::decode(
+                &self.bytes,
+                &self.header,
+                self.position,
+                &self.options.limits,
+            )
+        } else {
+            legacy::decode(
+                &self.bytes,
+                &self.header,
+                &self.options.limits,
+                self.options.verify_crc,
+            )
+            .map_err(|e| e.placed(self.position, None))
+        }
+    }
+}
+
+/// Decodes every batch of a records field that must hold whole batches.
+pub fn decode_batches(input: &Bytes) -> Result<Vec<RecordBatch>, RecordsError> {
+    decode_batches_with(input, &ReadOptions::default())
+}
+
+/// [`decode_batches`] with explicit options; with `allow_truncated_tail`, an incomplete
+/// last batch is left out.
+pub fn decode_batches_with(
+    input: &Bytes,
+    options: &ReadOptions,
+) -> Result<Vec<RecordBatch>, RecordsError> {
+    BatchReader::with_options(input.clone(), *options)
+        .map(|batch| batch?.decode())
+        .collect()
+}

@@ -1340,3 +1340,434 @@ fn kafka_agrees_on_every_cell() {
         run.disagreements.len()
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Record batches: Kafka's MemoryRecordsBuilder and MemoryRecords against `kafka_codec::records`
+
+#[cfg(feature = "records")]
+mod records_diff {
+    use super::{fresh_seed, hex, reply_result, unhex, Oracle};
+    use bytes::Bytes;
+    use kafka_codec::messages::leader_change_message::Voter;
+    use kafka_codec::messages::{
+        EndTxnMarker, KRaftVersionRecord, LeaderChangeMessage, SnapshotFooterRecord,
+        SnapshotHeaderRecord, VotersRecord,
+    };
+    use kafka_codec::records::{
+        decode_batches, json, Compression, ControlRecord, Header, Record, RecordBatch,
+        RecordBatchBuilder,
+    };
+    use rand::{rngs::SmallRng, Rng, SeedableRng};
+    use serde_json::{json, Value};
+    use std::collections::BTreeMap;
+    use std::time::Instant;
+
+    /// Random batches per run: every magic × codec × flag combination many times over.
+    const BATCHES: usize = 1200;
+    const T0: i64 = 1_700_000_000_000;
+
+    fn random_bytes(rng: &mut SmallRng, max: usize) -> Bytes {
+        let len = rng.gen_range(0..=max);
+        if rng.gen_bool(0.3) {
+            // Compressible: the codecs' back-references get exercised.
+            Bytes::from(vec![rng.gen::<u8>(); len])
+        } else {
+            Bytes::from((0..len).map(|_| rng.gen()).collect::<Vec<u8>>())
+        }
+    }
+
+    fn nullable(rng: &mut SmallRng, max: usize) -> Option<Bytes> {
+        rng.gen_bool(0.8).then(|| random_bytes(rng, max))
+    }
+
+    fn header_key(rng: &mut SmallRng) -> String {
+        let alphabet = ['a', 'b', 'Z', '-', '.', '\u{e9}', '\u{2603}', '\u{1f600}'];
+        let len = rng.gen_range(0..8);
+        (0..len)
+            .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
+            .collect()
+    }
+
+    fn random_control(rng: &mut SmallRng) -> ControlRecord {
+        match rng.gen_range(0..7) {
+            0 => ControlRecord::Commit(EndTxnMarker {
+                coordinator_epoch: rng.gen(),
+                ..Default::default()
+            }),
+            1 => ControlRecord::Abort(EndTxnMarker {
+                coordinator_epoch: rng.gen(),
+                ..Default::default()
+            }),
+            2 => ControlRecord::LeaderChange(LeaderChangeMessage {
+                version: 0,
+                leader_id: rng.gen_range(0..10),
+                voters: (0..rng.gen_range(0..4))
+                    .map(|id| Voter {
+                        voter_id: id,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }),
+            3 => ControlRecord::SnapshotHeader(SnapshotHeaderRecord {
+                version: 0,
+                last_contained_log_timestamp: T0 + rng.gen_range(0..1000),
+                ..Default::default()
+            }),
+            4 => ControlRecord::SnapshotFooter(SnapshotFooterRecord::default()),
+            5 => ControlRecord::KRaftVersion(KRaftVersionRecord {
+                version: 0,
+                k_raft_version: rng.gen_range(0..2),
+                ..Default::default()
+            }),
+            _ => ControlRecord::KRaftVoters(VotersRecord::default()),
+        }
+    }
+
+    /// A batch as a producer or broker could write it, built the way Kafka's
+    /// MemoryRecordsBuilder fills in the header.
+    fn random_batch(rng: &mut SmallRng) -> RecordBatch {
+        let compression = Compression::ALL[rng.gen_range(0..Compression::ALL.len())];
+        let magic: i8 = if compression == Compression::Zstd {
+            2
+        } else {
+            [0, 1, 2, 2][rng.gen_range(0..4)]
+        };
+        let control = magic == 2 && rng.gen_bool(0.15);
+        let transactional = magic == 2 && rng.gen_bool(0.3);
+        let mut builder = RecordBatchBuilder::new(compression)
+            .magic(magic)
+            .base_offset(rng.gen_range(0..1i64 << 40));
+        if magic == 2 {
+            builder = builder
+                .transactional(transactional)
+                .control(control)
+                .partition_leader_epoch(if rng.gen_bool(0.5) {
+                    -1
+                } else {
+                    rng.gen_range(0..1000)
+                });
+            if transactional || rng.gen_bool(0.4) {
+                let sequence = if control && rng.gen_bool(0.5) {
+                    -1
+                } else {
+                    rng.gen_range(0..1 << 20)
+                };
+                builder =
+                    builder.producer(rng.gen_range(0..1 << 40), rng.gen_range(0..100), sequence);
+            }
+            if rng.gen_bool(0.1) {
+                builder = builder.delete_horizon(T0 + rng.gen_range(0..100_000));
+            }
+        }
+        if magic >= 1 && rng.gen_bool(0.2) {
+            builder = builder.log_append_time(T0 + rng.gen_range(0..1_000_000));
+        }
+        let count = if rng.gen_bool(0.1) {
+            rng.gen_range(50..200)
+        } else {
+            rng.gen_range(1..12)
+        };
+        for _ in 0..count {
+            let timestamp = T0 + rng.gen_range(-1000..100_000);
+            if control {
+                builder
+                    .append_control(timestamp, &random_control(rng))
+                    .unwrap();
+                continue;
+            }
+            let gap = if rng.gen_bool(0.1) {
+                rng.gen_range(1..5)
+            } else {
+                0
+            };
+            let headers = if magic == 2 {
+                (0..rng.gen_range(0..4))
+                    .map(|_| Header::new(header_key(rng), nullable(rng, 12)))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let record = Record {
+                offset: builder.next_offset() + gap,
+                timestamp,
+                attributes: 0,
+                key: nullable(rng, 24),
+                value: nullable(rng, 300),
+                headers,
+            };
+            builder.append_record(record);
+        }
+        builder.build()
+    }
+
+    /// A record as Kafka reports it: offset, timestamp (the append time under
+    /// LogAppendTime), key, value, headers.
+    type Seen = (
+        i64,
+        i64,
+        Option<Bytes>,
+        Option<Bytes>,
+        Vec<(String, Option<Bytes>)>,
+    );
+
+    fn seen(batch: &RecordBatch, record: &Record) -> Seen {
+        (
+            record.offset,
+            batch.record_timestamp(record),
+            record.key.clone(),
+            record.value.clone(),
+            record
+                .headers
+                .iter()
+                .map(|h| (h.key.to_string(), h.value.clone()))
+                .collect(),
+        )
+    }
+
+    fn seen_json(record: &Value) -> Seen {
+        let bytes = |v: &Value| v.as_str().map(|t| Bytes::from(support_b64(t)));
+        (
+            record["offset"].as_i64().unwrap(),
+            record["timestamp"].as_i64().unwrap(),
+            bytes(&record["key"]),
+            bytes(&record["value"]),
+            record["headers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| (h["key"].as_str().unwrap().to_owned(), bytes(&h["value"])))
+                .collect(),
+        )
+    }
+
+    fn support_b64(text: &str) -> Vec<u8> {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .expect("base64 from Java")
+    }
+
+    /// Header fields as Kafka's RecordBatch reports them (magic 2), from a batch of ours.
+    fn header_json(batch: &RecordBatch) -> Value {
+        json!({
+            "baseOffset": batch.base_offset,
+            "partitionLeaderEpoch": batch.partition_leader_epoch,
+            "magic": batch.magic,
+            "compression": batch.compression.name(),
+            "timestampType": batch.timestamp_type.name(),
+            "isTransactional": batch.is_transactional,
+            "isControl": batch.is_control,
+            "hasDeleteHorizon": batch.has_delete_horizon,
+            "lastOffsetDelta": batch.last_offset_delta,
+            "baseTimestamp": batch.base_timestamp,
+            "maxTimestamp": batch.max_timestamp,
+            "producerId": batch.producer_id,
+            "producerEpoch": batch.producer_epoch,
+            "baseSequence": batch.base_sequence,
+        })
+    }
+
+    fn without(mut value: Value, keys: &[&str]) -> Value {
+        if let Some(object) = value.as_object_mut() {
+            for key in keys {
+                object.remove(*key);
+            }
+        }
+        value
+    }
+
+    #[derive(Default)]
+    struct Tally {
+        batches: usize,
+        records: usize,
+        identical: usize,
+    }
+
+    #[test]
+    #[ignore = "needs Java and the oracle jar: set KAFKA_ORACLE_JAR (see tools/ci-oracle.sh)"]
+    fn kafka_agrees_on_record_batches() {
+        let started = Instant::now();
+        let jar = std::env::var("KAFKA_ORACLE_JAR")
+            .expect("set KAFKA_ORACLE_JAR to the oracle jar (see tools/ci-oracle.sh)");
+        let seed = match std::env::var("KAFKA_CODEC_SEED") {
+            Ok(text) => text.parse().expect("KAFKA_CODEC_SEED is a u64"),
+            Err(_) => fresh_seed(),
+        };
+        eprintln!("records_diff: seed {seed} (replay with KAFKA_CODEC_SEED={seed})");
+        let mut rng = SmallRng::seed_from_u64(seed ^ 0x7265_636f_7264_7321);
+        let specs: Vec<RecordBatch> = (0..BATCHES).map(|_| random_batch(&mut rng)).collect();
+        let mut oracle = Oracle::start(&jar);
+        let mut problems: Vec<String> = Vec::new();
+        let mut tally: BTreeMap<(i8, &str), Tally> = BTreeMap::new();
+        let (mut control, mut transactional, mut headers, mut null_keys, mut null_values) =
+            (0, 0, 0, 0, 0);
+
+        // 1. Kafka writes each batch; we read it.
+        let requests: Vec<Value> = specs
+            .iter()
+            .map(|spec| json!({"op": "records_build", "batches": [json::batch_to_json(spec)]}))
+            .collect();
+        let written = oracle.call(&requests);
+        let mut java_bytes = Vec::new();
+        for (index, (spec, reply)) in specs.iter().zip(&written).enumerate() {
+            let what = format!("batch {index} (magic {} {})", spec.magic, spec.compression);
+            let entry = tally
+                .entry((spec.magic, spec.compression.name()))
+                .or_default();
+            entry.batches += 1;
+            entry.records += spec.records.len();
+            control += usize::from(spec.is_control);
+            transactional += usize::from(spec.is_transactional);
+            headers += spec
+                .records
+                .iter()
+                .filter(|r| !r.headers.is_empty())
+                .count();
+            null_keys += spec.records.iter().filter(|r| r.key.is_none()).count();
+            null_values += spec.records.iter().filter(|r| r.value.is_none()).count();
+            let bytes = match reply_result(reply, "hex") {
+                Ok(hex) => Bytes::from(unhex(hex.as_str().unwrap()).expect("hex from Java")),
+                Err(e) => {
+                    problems.push(format!("{what}: Kafka could not write it: {e}"));
+                    java_bytes.push(Bytes::new());
+                    continue;
+                }
+            };
+            java_bytes.push(bytes.clone());
+            let decoded = match decode_batches(&bytes) {
+                Ok(decoded) => decoded,
+                Err(e) => {
+                    problems.push(format!(
+                        "{what}: we cannot read Kafka's bytes: {e}\n  {}",
+                        hex(&bytes)
+                    ));
+                    continue;
+                }
+            };
+            let got: Vec<Seen> = decoded
+                .iter()
+                .flat_map(|b| b.records.iter().map(move |r| seen(b, r)))
+                .collect();
+            let want: Vec<Seen> = spec.records.iter().map(|r| seen(spec, r)).collect();
+            if got != want {
+                problems.push(format!(
+                    "{what}: Kafka's records read differently\n  want {want:?}\n  got  {got:?}"
+                ));
+            }
+            for batch in &decoded {
+                if (batch.magic, batch.compression) != (spec.magic, spec.compression) {
+                    problems.push(format!(
+                        "{what}: read as magic {} {}",
+                        batch.magic, batch.compression
+                    ));
+                }
+            }
+            if spec.magic == 2 {
+                let got = without(header_json(&decoded[0]), &[]);
+                if got != header_json(spec) {
+                    problems.push(format!(
+                        "{what}: header differs\n  want {}\n  got  {got}",
+                        header_json(spec)
+                    ));
+                }
+            }
+            // Uncompressed: our bytes are Kafka's bytes.
+            if spec.compression == Compression::None {
+                match spec.encode_to_bytes() {
+                    Ok(ours) if ours == bytes => entry.identical += 1,
+                    Ok(ours) => problems.push(format!(
+                        "{what}: bytes differ\n  kafka {}\n  ours  {}",
+                        hex(&bytes),
+                        hex(&ours)
+                    )),
+                    Err(e) => problems.push(format!("{what}: we cannot write it: {e}")),
+                }
+            }
+        }
+
+        // 2. We write each batch; Kafka reads it (MemoryRecords, ensureValid on every batch
+        // and record, so every CRC is checked).
+        let ours: Vec<Bytes> = specs
+            .iter()
+            .map(|s| s.encode_to_bytes().expect("we write"))
+            .collect();
+        let requests: Vec<Value> = ours
+            .iter()
+            .map(|b| json!({"op": "records_read", "hex": hex(b)}))
+            .collect();
+        let read = oracle.call(&requests);
+        for (index, ((spec, reply), bytes)) in specs.iter().zip(&read).zip(&ours).enumerate() {
+            let what = format!("batch {index} (magic {} {})", spec.magic, spec.compression);
+            let batches = match reply_result(reply, "batches") {
+                Ok(batches) => batches.as_array().unwrap().clone(),
+                Err(e) => {
+                    problems.push(format!(
+                        "{what}: Kafka cannot read our bytes: {e}\n  {}",
+                        hex(bytes)
+                    ));
+                    continue;
+                }
+            };
+            let got: Vec<Seen> = batches
+                .iter()
+                .flat_map(|b| b["records"].as_array().unwrap().iter().map(seen_json))
+                .collect();
+            let want: Vec<Seen> = spec.records.iter().map(|r| seen(spec, r)).collect();
+            if got != want {
+                problems.push(format!(
+                    "{what}: Kafka reads our records differently\n  want {want:?}\n  got  {got:?}"
+                ));
+            }
+            if spec.magic == 2 {
+                let got = without(batches[0].clone(), &["crc", "records"]);
+                if got != header_json(spec) {
+                    problems.push(format!(
+                        "{what}: Kafka reads our header differently\n  want {}\n  got  {got}",
+                        header_json(spec)
+                    ));
+                }
+            } else {
+                for b in &batches {
+                    if b["magic"] != json!(spec.magic)
+                        || b["compression"] != json!(spec.compression.name())
+                    {
+                        problems.push(format!(
+                            "{what}: Kafka reads magic {} {}",
+                            b["magic"], b["compression"]
+                        ));
+                    }
+                }
+            }
+        }
+
+        let mut report = format!(
+            "records_diff: {BATCHES} random batches both ways in {:.1}s ({control} control, \
+             {transactional} transactional; records with headers {headers}, null keys \
+             {null_keys}, null values {null_values})\n",
+            started.elapsed().as_secs_f64()
+        );
+        for ((magic, codec), t) in &tally {
+            report.push_str(&format!(
+                "  magic {magic} {codec:<6}: {:>4} batches, {:>5} records{}\n",
+                t.batches,
+                t.records,
+                if *codec == "none" {
+                    format!(", {} byte-identical both ways", t.identical)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        report.push_str(&format!("  disagreements: {}\n", problems.len()));
+        eprintln!("{report}");
+        for problem in problems.iter().take(10) {
+            eprintln!("{problem}");
+        }
+        assert!(
+            problems.is_empty(),
+            "{} disagreements with Kafka (first ones above)",
+            problems.len()
+        );
+    }
+}

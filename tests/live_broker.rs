@@ -29,6 +29,9 @@ use kafka_codec::frame::split_frame;
 use kafka_codec::messages::api_versions_request::ApiVersionsRequest;
 use kafka_codec::messages::api_versions_response::ApiVersionsResponse;
 use kafka_codec::messages::ResponseHeader;
+use kafka_codec::records::{
+    decode_batches, BatchReader, Compression, Header, RecordBatch, RecordBatchBuilder,
+};
 use kafka_codec::{
     ApiKey, EncodeError, Listener, Message, MessageKind, MessageVisitor, Request, Response,
     ResponseFrame, VersionRange,
@@ -1379,360 +1382,506 @@ fn produce_v0_to_v2_advertised_but_refused() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CreateTopics, Produce, Fetch: a record batch built by hand travels through the broker
+// CreateTopics, Produce, Fetch: record batches written by `kafka_codec::records` travel through
+// the broker, which checks their CRCs and decompresses them; what comes back reads the same.
 
-/// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), bit by bit: record batches carry it.
-fn crc32c(data: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &byte in data {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0x82f6_3b78
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
-}
-
-#[test]
-fn crc32c_check_value() {
-    // The standard check value of CRC-32C, and an empty input.
-    assert_eq!(crc32c(b"123456789"), 0xe306_9283);
-    assert_eq!(crc32c(b""), 0);
-}
-
-/// Zigzag varint, as record fields use.
-fn put_varint(out: &mut Vec<u8>, value: i64) {
-    let mut v = ((value << 1) ^ (value >> 63)) as u64;
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn get_varint(buf: &mut &[u8]) -> i64 {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&byte, rest) = buf.split_first().expect("varint runs past the end");
-        *buf = rest;
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte & 0x80 == 0 {
-            return ((v >> 1) as i64) ^ -((v & 1) as i64);
-        }
-    }
-    panic!("varint longer than 10 bytes")
-}
-
-fn take<'a>(buf: &mut &'a [u8], n: usize) -> &'a [u8] {
-    assert!(buf.len() >= n, "need {n} bytes, {} left", buf.len());
-    let (head, rest) = buf.split_at(n);
-    *buf = rest;
-    head
-}
-
-fn get_i16(buf: &mut &[u8]) -> i16 {
-    i16::from_be_bytes(take(buf, 2).try_into().unwrap())
-}
-
-fn get_i32(buf: &mut &[u8]) -> i32 {
-    i32::from_be_bytes(take(buf, 4).try_into().unwrap())
-}
-
-fn get_i64(buf: &mut &[u8]) -> i64 {
-    i64::from_be_bytes(take(buf, 8).try_into().unwrap())
-}
-
-/// One record: key (None is null) and value.
-type Record = (Option<Vec<u8>>, Vec<u8>);
-
-/// A RecordBatch (magic 2), uncompressed, no producer id, offsets from 0.
-fn record_batch(records: &[Record], timestamp_ms: i64) -> Vec<u8> {
-    // Everything the CRC covers: from attributes to the end.
-    let mut tail = Vec::new();
-    tail.extend_from_slice(&0i16.to_be_bytes()); // attributes: no compression, create time
-    tail.extend_from_slice(&(records.len() as i32 - 1).to_be_bytes()); // last offset delta
-    tail.extend_from_slice(&timestamp_ms.to_be_bytes()); // base timestamp
-    tail.extend_from_slice(&timestamp_ms.to_be_bytes()); // max timestamp
-    tail.extend_from_slice(&(-1i64).to_be_bytes()); // producer id
-    tail.extend_from_slice(&(-1i16).to_be_bytes()); // producer epoch
-    tail.extend_from_slice(&(-1i32).to_be_bytes()); // base sequence
-    tail.extend_from_slice(&(records.len() as i32).to_be_bytes());
-    for (delta, (key, value)) in records.iter().enumerate() {
-        let mut record = vec![0u8]; // attributes
-        put_varint(&mut record, 0); // timestamp delta
-        put_varint(&mut record, delta as i64); // offset delta
-        match key {
-            Some(key) => {
-                put_varint(&mut record, key.len() as i64);
-                record.extend_from_slice(key);
-            }
-            None => put_varint(&mut record, -1),
-        }
-        put_varint(&mut record, value.len() as i64);
-        record.extend_from_slice(value);
-        put_varint(&mut record, 0); // headers
-        put_varint(&mut tail, record.len() as i64);
-        tail.extend_from_slice(&record);
-    }
-    let mut batch = Vec::new();
-    batch.extend_from_slice(&0i64.to_be_bytes()); // base offset (the broker assigns it)
-                                                  // Batch length: what follows this field: leader epoch, magic, CRC, then the tail.
-    batch.extend_from_slice(&((4 + 1 + 4 + tail.len()) as i32).to_be_bytes());
-    batch.extend_from_slice(&(-1i32).to_be_bytes()); // partition leader epoch
-    batch.push(2); // magic
-    batch.extend_from_slice(&crc32c(&tail).to_be_bytes());
-    batch.extend_from_slice(&tail);
-    batch
-}
-
-/// A batch as read back: where it starts, its CRC, and its records (with absolute offsets).
-struct ReadBatch {
-    base_offset: i64,
-    crc: u32,
-    records: Vec<(i64, Option<Vec<u8>>, Vec<u8>)>,
-}
-
-/// Reads every RecordBatch in a Fetch answer's records, checking magic and CRC.
-fn read_batches(mut buf: &[u8]) -> Vec<ReadBatch> {
-    let mut batches = Vec::new();
-    while !buf.is_empty() {
-        let base_offset = get_i64(&mut buf);
-        let length = get_i32(&mut buf) as usize;
-        let mut batch = take(&mut buf, length);
-        let _leader_epoch = get_i32(&mut batch);
-        let magic = take(&mut batch, 1)[0];
-        assert_eq!(magic, 2, "record batch magic");
-        let crc = u32::from_be_bytes(take(&mut batch, 4).try_into().unwrap());
-        assert_eq!(crc32c(batch), crc, "CRC-32C of the batch the broker sent");
-        let attributes = get_i16(&mut batch);
-        assert_eq!(attributes & 0x7, 0, "uncompressed");
-        let _last_offset_delta = get_i32(&mut batch);
-        let _base_timestamp = get_i64(&mut batch);
-        let _max_timestamp = get_i64(&mut batch);
-        let _producer_id = get_i64(&mut batch);
-        let _producer_epoch = get_i16(&mut batch);
-        let _base_sequence = get_i32(&mut batch);
-        let count = get_i32(&mut batch);
-        let mut records = Vec::new();
-        for _ in 0..count {
-            let length = get_varint(&mut batch) as usize;
-            let mut record = take(&mut batch, length);
-            let _attributes = take(&mut record, 1);
-            let _timestamp_delta = get_varint(&mut record);
-            let offset_delta = get_varint(&mut record);
-            let key_length = get_varint(&mut record);
-            let key = (key_length >= 0).then(|| take(&mut record, key_length as usize).to_vec());
-            let value_length = get_varint(&mut record);
-            assert!(value_length >= 0, "null value");
-            let value = take(&mut record, value_length as usize).to_vec();
-            let headers = get_varint(&mut record);
-            assert_eq!(headers, 0, "no headers sent");
-            assert!(record.is_empty(), "bytes left in a record");
-            records.push((base_offset + offset_delta, key, value));
-        }
-        assert!(batch.is_empty(), "bytes left in a batch");
-        batches.push(ReadBatch {
-            base_offset,
-            crc,
-            records,
-        });
-    }
-    batches
-}
-
-#[test]
-#[ignore = "needs a live Kafka broker: tools/ci-live.sh sets KAFKA_BROKER and runs it"]
-fn create_topic_produce_and_fetch_back() {
-    use kafka_codec::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
-    use kafka_codec::messages::fetch_request::{FetchPartition, FetchRequest, FetchTopic};
-    use kafka_codec::messages::produce_request::{
-        PartitionProduceData, ProduceRequest, TopicProduceData,
-    };
-    let addr = broker();
-    let advertised = advertised(&addr);
-    // The newest version both speak (as a client picks it), and the oldest.
-    let newest = |api: ApiKey| advertised.negotiate(api).unwrap_or_else(|e| panic!("{e}"));
-    let oldest = |api: ApiKey| {
-        advertised
-            .common_versions(api, api.valid_versions())
-            .unwrap_or_else(|e| panic!("{e}"))
-            .min
-    };
-    let mut report = String::new();
-
-    // A topic of our own, new on every run.
+/// A name no earlier run used.
+fn unique_name(prefix: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    let topic = format!("kafka-codec-live-{nanos}");
-    let version = newest(ApiKey::CreateTopics);
-    let response = Conn::open(&addr)
+    format!("{prefix}-{nanos}")
+}
+
+/// Creates single-partition topics; returns their ids.
+fn create_topics(addr: &str, names: &[String], report: &mut String) -> Vec<kafka_codec::Uuid> {
+    use kafka_codec::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
+    let version = newest_shared(addr, ApiKey::CreateTopics);
+    let response = Conn::open(addr)
         .call(
             ApiKey::CreateTopics,
             version,
             &CreateTopicsRequest {
-                topics: vec![CreatableTopic {
-                    name: topic.as_str().into(),
-                    num_partitions: 1,
-                    replication_factor: 1,
-                    ..Default::default()
-                }],
+                topics: names
+                    .iter()
+                    .map(|name| CreatableTopic {
+                        name: name.as_str().into(),
+                        num_partitions: 1,
+                        replication_factor: 1,
+                        ..Default::default()
+                    })
+                    .collect(),
                 timeout_ms: 10_000,
                 ..Default::default()
             },
         )
         .unwrap_or_else(|e| panic!("CreateTopics v{version}: {e}"));
     let created = body!(response, CreateTopics);
-    let result = &created.topics[0];
-    assert_eq!(result.name.as_str(), topic);
-    assert_eq!(
-        result.error_code, 0,
-        "CreateTopics: {:?}",
-        result.error_message
-    );
-    assert!(
-        !result.topic_id.is_zero(),
-        "CreateTopics v{version}: no topic id"
-    );
-    let topic_id = result.topic_id;
-    let _ = writeln!(report, "CreateTopics v{version}: {topic} id {topic_id}");
-
-    // Two batches, by the oldest Produce we share (by name) and the newest (by topic id).
-    let now = (nanos / 1_000_000) as i64;
-    let sent: Vec<Vec<Record>> = vec![
-        vec![
-            (Some(b"k0".to_vec()), b"first value".to_vec()),
-            (
-                None,
-                "second, not ASCII: \u{e9}\u{2603}".as_bytes().to_vec(),
-            ),
-        ],
-        vec![(Some(b"k2".to_vec()), vec![0u8, 1, 2, 0xff, 0xfe])],
-    ];
-    let mut crcs = Vec::new();
-    let mut next_offset = 0;
-    for (records, version) in sent
+    names
         .iter()
-        .zip([oldest(ApiKey::Produce), newest(ApiKey::Produce)])
-    {
-        let batch = record_batch(records, now);
-        crcs.push(u32::from_be_bytes(batch[17..21].try_into().unwrap()));
-        let request = ProduceRequest {
-            acks: -1,
-            timeout_ms: 10_000,
-            topic_data: vec![TopicProduceData {
-                // Name up to v12, id from v13: both are ignorable, the version picks one.
-                name: topic.as_str().into(),
-                topic_id,
-                partition_data: vec![PartitionProduceData {
-                    index: 0,
-                    records: Some(Bytes::from(batch.clone())),
-                    ..Default::default()
-                }],
+        .map(|name| {
+            let result = created
+                .topics
+                .iter()
+                .find(|t| t.name.as_str() == name)
+                .unwrap_or_else(|| panic!("CreateTopics: no result for {name}"));
+            assert_eq!(
+                result.error_code, 0,
+                "CreateTopics {name}: {:?}",
+                result.error_message
+            );
+            assert!(
+                !result.topic_id.is_zero(),
+                "CreateTopics v{version}: no topic id"
+            );
+            let _ = writeln!(
+                report,
+                "CreateTopics v{version}: {name} id {}",
+                result.topic_id
+            );
+            result.topic_id
+        })
+        .collect()
+}
+
+/// The newest version both speak (as a client picks it).
+fn newest_shared(addr: &str, api: ApiKey) -> i16 {
+    advertised(addr)
+        .negotiate(api)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The oldest version both speak.
+fn oldest_shared(addr: &str, api: ApiKey) -> i16 {
+    advertised(addr)
+        .common_versions(api, api.valid_versions())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .min
+}
+
+/// Produces one records field to partition 0; returns the base offset the broker assigned.
+fn produce(
+    addr: &str,
+    version: i16,
+    topic: &str,
+    topic_id: kafka_codec::Uuid,
+    records: Bytes,
+) -> i64 {
+    use kafka_codec::messages::produce_request::{
+        PartitionProduceData, ProduceRequest, TopicProduceData,
+    };
+    let request = ProduceRequest {
+        acks: -1,
+        timeout_ms: 10_000,
+        topic_data: vec![TopicProduceData {
+            // Name up to v12, id from v13: both are ignorable, the version picks one.
+            name: topic.into(),
+            topic_id,
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(records),
                 ..Default::default()
             }],
             ..Default::default()
-        };
-        // A new topic's partition may need a moment to get its leader: retry while the
-        // broker says so (nothing was appended then).
-        let mut attempts = 0;
-        let partition = loop {
-            let response = Conn::open(&addr)
-                .call(ApiKey::Produce, version, &request)
-                .unwrap_or_else(|e| panic!("Produce v{version}: {e}"));
-            let response = body!(response, Produce);
-            let partition = response.responses[0].partition_responses[0].clone();
-            attempts += 1;
-            // A just-created partition answers "not ready yet" (UNKNOWN_TOPIC_OR_PARTITION,
-            // LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER): all retriable.
-            if ErrorCode::from(partition.error_code).is_retriable() && attempts < 100 {
-                std::thread::sleep(Duration::from_millis(100));
-                continue;
-            }
-            break partition;
-        };
+        }],
+        ..Default::default()
+    };
+    // A new topic's partition may need a moment to get its leader: retry while the broker
+    // says so (nothing was appended then).
+    let mut attempts = 0;
+    loop {
+        let response = Conn::open(addr)
+            .call(ApiKey::Produce, version, &request)
+            .unwrap_or_else(|e| panic!("Produce v{version}: {e}"));
+        let response = body!(response, Produce);
+        let partition = response.responses[0].partition_responses[0].clone();
+        attempts += 1;
+        // A just-created partition answers "not ready yet" (UNKNOWN_TOPIC_OR_PARTITION,
+        // LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER): all retriable.
+        if ErrorCode::from(partition.error_code).is_retriable() && attempts < 100 {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
         assert_eq!(
             partition.error_code, 0,
             "Produce v{version}: {:?}",
             partition.error_message
         );
-        assert_eq!(
-            partition.base_offset, next_offset,
-            "Produce v{version}: base offset"
-        );
-        let _ = writeln!(
-            report,
-            "Produce v{version}: batch of {} records, {} bytes, CRC-32C {:08x}, at offset {}",
-            records.len(),
-            batch.len(),
-            crcs.last().unwrap(),
-            partition.base_offset
-        );
-        next_offset += records.len() as i64;
+        return partition.base_offset;
     }
+}
 
-    // Read both back, with the oldest and the newest Fetch we share.
-    for version in [oldest(ApiKey::Fetch), newest(ApiKey::Fetch)] {
-        let request = FetchRequest {
-            max_wait_ms: 1000,
-            min_bytes: 1,
-            max_bytes: 1 << 20,
-            topics: vec![FetchTopic {
-                topic: topic.as_str().into(),
-                topic_id,
-                partitions: vec![FetchPartition {
-                    partition: 0,
-                    fetch_offset: 0,
-                    partition_max_bytes: 1 << 20,
-                    ..Default::default()
-                }],
+/// Fetches partition 0 from offset 0, at most `max_bytes` of records; returns the partition's
+/// error code, high watermark and records.
+fn fetch(
+    addr: &str,
+    version: i16,
+    topic: &str,
+    topic_id: kafka_codec::Uuid,
+    max_bytes: i32,
+) -> (i16, i64, Bytes) {
+    use kafka_codec::messages::fetch_request::{FetchPartition, FetchRequest, FetchTopic};
+    let request = FetchRequest {
+        max_wait_ms: 1000,
+        min_bytes: 1,
+        max_bytes,
+        topics: vec![FetchTopic {
+            topic: topic.into(),
+            topic_id,
+            partitions: vec![FetchPartition {
+                partition: 0,
+                fetch_offset: 0,
+                partition_max_bytes: max_bytes,
                 ..Default::default()
             }],
             ..Default::default()
-        };
-        let response = Conn::open(&addr)
-            .call(ApiKey::Fetch, version, &request)
-            .unwrap_or_else(|e| panic!("Fetch v{version}: {e}"));
-        let response = body!(response, Fetch);
-        assert_eq!(response.error_code, 0, "Fetch v{version}");
-        let partition = &response.responses[0].partitions[0];
-        assert_eq!(partition.error_code, 0, "Fetch v{version}: partition error");
-        assert_eq!(
-            partition.high_watermark, next_offset,
-            "Fetch v{version}: high watermark"
+        }],
+        ..Default::default()
+    };
+    let response = Conn::open(addr)
+        .call(ApiKey::Fetch, version, &request)
+        .unwrap_or_else(|e| panic!("Fetch v{version}: {e}"));
+    let response = body!(response, Fetch);
+    assert_eq!(response.error_code, 0, "Fetch v{version}");
+    let partition = &response.responses[0].partitions[0];
+    (
+        partition.error_code,
+        partition.high_watermark,
+        partition.records.clone().unwrap_or_default(),
+    )
+}
+
+/// A record as a consumer sees it: key, value, headers, timestamp.
+type Seen = (
+    Option<Bytes>,
+    Option<Bytes>,
+    Vec<(String, Option<Bytes>)>,
+    i64,
+);
+
+fn seen(batch: &RecordBatch, record: &kafka_codec::records::Record) -> Seen {
+    (
+        record.key.clone(),
+        record.value.clone(),
+        record
+            .headers
+            .iter()
+            .map(|h| (h.key.to_string(), h.value.clone()))
+            .collect(),
+        batch.record_timestamp(record),
+    )
+}
+
+#[test]
+#[ignore = "needs a live Kafka broker: tools/ci-live.sh sets KAFKA_BROKER and runs it"]
+fn create_topic_produce_and_fetch_back() {
+    let addr = broker();
+    let mut report = String::new();
+    let topic = unique_name("kafka-codec-live");
+    let topic_id = create_topics(&addr, std::slice::from_ref(&topic), &mut report)[0];
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+
+    // One batch per codec this build has, uncompressed first (by the oldest Produce we
+    // share, by topic name) and zstd last (Fetch below v10 refuses zstd).
+    let codecs: Vec<Compression> = Compression::ALL
+        .into_iter()
+        .filter(|c| c.is_enabled())
+        .collect();
+    let mut sent = Vec::new();
+    let mut sizes = Vec::new();
+    for (i, &codec) in codecs.iter().enumerate() {
+        let mut builder = RecordBatchBuilder::new(codec);
+        builder.append(
+            now,
+            Some(Bytes::from_static(b"k0")),
+            Some(Bytes::from(format!("first value, {codec}"))),
         );
-        let records = partition.records.as_ref().expect("records");
-        let batches = read_batches(records);
-        assert_eq!(batches.len(), sent.len(), "Fetch v{version}: batches");
-        let mut offset = 0;
-        for ((got, want), crc) in batches.iter().zip(&sent).zip(&crcs) {
-            assert_eq!(
-                got.base_offset, offset,
-                "Fetch v{version}: batch base offset"
-            );
-            // The CRC does not cover base offset and leader epoch, which the broker sets; an
-            // equal CRC means the broker kept our bytes from the attributes on.
-            assert_eq!(got.crc, *crc, "Fetch v{version}: batch CRC changed");
-            let want: Vec<_> = want
-                .iter()
-                .enumerate()
-                .map(|(i, (k, v))| (offset + i as i64, k.clone(), v.clone()))
-                .collect();
-            assert_eq!(got.records, want, "Fetch v{version}: records");
-            offset += want.len() as i64;
-        }
+        builder.append_with_headers(
+            now + 1,
+            None,
+            Some(Bytes::from("not ASCII: \u{e9}\u{2603} ".repeat(20))),
+            vec![
+                Header::new("trace", Some(Bytes::from_static(b"abc"))),
+                Header::new("empty", None),
+            ],
+        );
+        builder.append(
+            now + 2,
+            Some(Bytes::from_static(&[0, 1, 2, 0xff, 0xfe])),
+            None,
+        );
+        let batch = builder.build();
+        let bytes = batch.encode_to_bytes().expect("encode batch");
+        let version = if i == 0 {
+            oldest_shared(&addr, ApiKey::Produce)
+        } else {
+            newest_shared(&addr, ApiKey::Produce)
+        };
+        let base = produce(&addr, version, &topic, topic_id, bytes.clone());
+        assert_eq!(
+            base,
+            3 * i as i64,
+            "Produce v{version} {codec}: base offset"
+        );
+        let crc = u32::from_be_bytes(bytes[17..21].try_into().unwrap());
         let _ = writeln!(
             report,
-            "Fetch v{version}: {} bytes of records, {} batches, {} records, keys and values equal",
-            records.len(),
-            batches.len(),
-            offset
+            "Produce v{version}: {codec} batch of {} records, {} bytes, CRC-32C {crc:08x}, at offset {base}",
+            batch.records.len(),
+            bytes.len(),
+        );
+        sizes.push(bytes.len());
+        sent.push((batch, crc));
+    }
+    let total: usize = sizes.iter().sum();
+    let high_watermark = 3 * codecs.len() as i64;
+
+    // Everything back with the newest Fetch: the broker keeps each batch as sent from the
+    // attributes on (equal CRC-32C), and our reader gives back the records.
+    let version = newest_shared(&addr, ApiKey::Fetch);
+    let (error, hw, records) = fetch(&addr, version, &topic, topic_id, 1 << 20);
+    assert_eq!((error, hw), (0, high_watermark), "Fetch v{version}");
+    let mut reader = BatchReader::fetch(records.clone());
+    let mut count = 0;
+    for (raw, (want, crc)) in (&mut reader).zip(&sent) {
+        let raw = raw.unwrap_or_else(|e| panic!("Fetch v{version}: {e}"));
+        assert_eq!(
+            raw.header().crc,
+            *crc,
+            "Fetch v{version}: the broker changed a batch"
+        );
+        let got = raw
+            .decode()
+            .unwrap_or_else(|e| panic!("Fetch v{version}: {e}"));
+        assert_eq!(got.compression, want.compression);
+        assert_eq!(got.base_offset, 3 * count as i64);
+        let got_seen: Vec<Seen> = got.records.iter().map(|r| seen(&got, r)).collect();
+        let want_seen: Vec<Seen> = want.records.iter().map(|r| seen(want, r)).collect();
+        assert_eq!(
+            got_seen, want_seen,
+            "Fetch v{version}: {} records",
+            want.compression
+        );
+        count += 1;
+    }
+    assert_eq!(count, sent.len(), "Fetch v{version}: batches");
+    assert_eq!(reader.truncated_tail(), None);
+    let _ = writeln!(
+        report,
+        "Fetch v{version}: {} bytes, {count} batches ({}), records equal, CRCs unchanged",
+        records.len(),
+        codecs
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+
+    // The oldest Fetch we share, up to the zstd batch (older than v10 cannot carry it).
+    let old = oldest_shared(&addr, ApiKey::Fetch);
+    let before_zstd = if codecs.last() == Some(&Compression::Zstd) && old < 10 {
+        sizes.len() - 1
+    } else {
+        sizes.len()
+    };
+    let budget: usize = sizes[..before_zstd].iter().sum();
+    let (error, _, records) = fetch(&addr, old, &topic, topic_id, budget as i32);
+    assert_eq!(error, 0, "Fetch v{old}");
+    let batches = decode_batches(&records).unwrap_or_else(|e| panic!("Fetch v{old}: {e}"));
+    assert_eq!(batches.len(), before_zstd, "Fetch v{old}: batches");
+    let _ = writeln!(
+        report,
+        "Fetch v{old}: {} bytes, {} batches read back",
+        records.len(),
+        batches.len()
+    );
+
+    // A fetch size that cuts the last batch: the broker may send its first bytes, which a
+    // consumer-side reader skips and reports.
+    let cut = total - sizes.last().unwrap() / 2;
+    let (error, _, records) = fetch(&addr, version, &topic, topic_id, cut as i32);
+    assert_eq!(error, 0);
+    let mut reader = BatchReader::fetch(records.clone());
+    let whole = (&mut reader)
+        .map(|b| b.unwrap().decode().unwrap())
+        .collect::<Vec<_>>()
+        .len();
+    assert_eq!(
+        whole,
+        sent.len() - 1,
+        "Fetch v{version} with max {cut}: whole batches"
+    );
+    let _ = writeln!(
+        report,
+        "Fetch v{version} max_bytes {cut}: {} bytes, {whole} whole batches, truncated tail {:?}",
+        records.len(),
+        reader.truncated_tail()
+    );
+    if reader.truncated_tail().is_some() {
+        assert!(
+            decode_batches(&records).is_err(),
+            "strict reading refuses a cut batch"
         );
     }
     eprintln!("{report}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real clients: librdkafka (confluent-kafka), kafka-python and aiokafka produce known records
+// with every codec; we fetch their batches and read them.
+
+/// How a client framed a compressed batch: snappy's xerial header or raw blocks, lz4's frame
+/// flags.
+fn framing(codec: Compression, area: &[u8]) -> String {
+    match codec {
+        Compression::Snappy if area.starts_with(&[0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0]) => {
+            "xerial framing".into()
+        }
+        Compression::Snappy => "raw snappy".into(),
+        Compression::Lz4 if area.len() > 6 && area[..4] == [0x04, 0x22, 0x4d, 0x18] => {
+            let flg = area[4];
+            format!(
+                "LZ4 frame, FLG {flg:#04x} BD {:#04x}: {} blocks{}{}{}",
+                area[5],
+                if flg & 0x20 != 0 {
+                    "independent"
+                } else {
+                    "linked"
+                },
+                if flg & 0x10 != 0 {
+                    ", block checksums"
+                } else {
+                    ""
+                },
+                if flg & 0x08 != 0 {
+                    ", content size"
+                } else {
+                    ""
+                },
+                if flg & 0x04 != 0 {
+                    ", content checksum"
+                } else {
+                    ""
+                },
+            )
+        }
+        Compression::Gzip if area.len() > 3 => {
+            format!("gzip, method {}, flags {:#04x}", area[2], area[3])
+        }
+        Compression::Zstd if area.len() > 5 => {
+            format!("zstd frame, descriptor {:#04x}", area[4])
+        }
+        _ => String::new(),
+    }
+}
+
+#[test]
+#[ignore = "needs a live Kafka broker and the clients' venv: tools/ci-live.sh sets \
+            KAFKA_BROKER and KAFKA_CLIENTS_PYTHON and runs it"]
+fn clients_batches_read_as_sent() {
+    use base64::Engine as _;
+    let addr = broker();
+    let python = env_addr("KAFKA_CLIENTS_PYTHON").expect(
+        "KAFKA_CLIENTS_PYTHON is not set (PY=$(bash tools/clients/venv.sh) gives the clients' python)",
+    );
+    let mut report = String::new();
+    let prefix = unique_name("kafka-codec-clients");
+    let clients = ["confluent-kafka", "kafka-python", "aiokafka"];
+    let topics: Vec<String> = clients
+        .iter()
+        .flat_map(|client| Compression::ALL.map(|c| format!("{prefix}-{client}-{}", c.name())))
+        .collect();
+    let ids = create_topics(&addr, &topics, &mut String::new());
+    let ids: BTreeMap<&str, kafka_codec::Uuid> =
+        topics.iter().map(String::as_str).zip(ids).collect();
+
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tools/clients/produce_known.py"
+    );
+    let output = std::process::Command::new(&python)
+        .args([script, &addr, &prefix])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("running {python} {script}: {e}"));
+    assert!(
+        output.status.success(),
+        "{script} failed: {}",
+        output.status
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("the script prints JSON");
+    let b64 = |v: &serde_json::Value| {
+        v.as_str().map(|t| {
+            Bytes::from(
+                base64::engine::general_purpose::STANDARD
+                    .decode(t)
+                    .expect("base64"),
+            )
+        })
+    };
+    let version = newest_shared(&addr, ApiKey::Fetch);
+    let mut checked = 0;
+    for entry in manifest.as_array().expect("a list") {
+        let client = entry["client"].as_str().unwrap();
+        let codec = Compression::from_name(entry["codec"].as_str().unwrap()).unwrap();
+        let topic = entry["topic"].as_str().unwrap();
+        let want: Vec<Seen> = entry["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    b64(&r["key"]),
+                    b64(&r["value"]),
+                    r["headers"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|h| (h["key"].as_str().unwrap().to_owned(), b64(&h["value"])))
+                        .collect(),
+                    r["timestamp"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        let (error, hw, records) = fetch(&addr, version, topic, ids[topic], 1 << 20);
+        assert_eq!(error, 0, "{client} {codec}: Fetch v{version}");
+        assert_eq!(hw, want.len() as i64, "{client} {codec}: high watermark");
+        let mut got = Vec::new();
+        let mut described = Vec::new();
+        for raw in BatchReader::new(records.clone()) {
+            let raw = raw.unwrap_or_else(|e| panic!("{client} {codec}: {e}"));
+            let batch = raw
+                .decode()
+                .unwrap_or_else(|e| panic!("{client} {codec}: {e}"));
+            assert_eq!(batch.compression, codec, "{client}: batch codec");
+            let area = &raw.as_bytes()
+                [kafka_codec::records::RECORD_BATCH_OVERHEAD.min(raw.as_bytes().len())..];
+            described.push(format!(
+                "magic {} {} records{}",
+                batch.magic,
+                batch.records.len(),
+                match framing(codec, area) {
+                    f if f.is_empty() => String::new(),
+                    f => format!(", {f}"),
+                }
+            ));
+            got.extend(batch.records.iter().map(|r| seen(&batch, r)));
+        }
+        assert_eq!(got, want, "{client} {codec}: records");
+        checked += 1;
+        let _ = writeln!(
+            report,
+            "{client:<16} {:<6}: {} batch(es): {}",
+            codec.name(),
+            described.len(),
+            described.join("; ")
+        );
+    }
+    assert_eq!(checked, clients.len() * Compression::ALL.len());
+    eprintln!("{checked} (client, codec) pairs read as sent:\n{report}");
 }

@@ -11,8 +11,14 @@ say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 
 # Every live step: a name and the command that runs it. Steps read KAFKA_BROKER,
 # KAFKA_CONTROLLER, KAFKA_NODE_ID and KAFKA_CLUSTER_ID from the environment.
-steps=(live_broker quorum_describe quorum_kafka_tool)
-step_live_broker() { cargo test --test live_broker -- --ignored --nocapture; }
+steps=(live_broker clients quorum_describe quorum_kafka_tool)
+step_live_broker() { cargo test --test live_broker -- --ignored --nocapture --skip clients_; }
+# librdkafka, kafka-python and aiokafka produce known records with every codec; the test
+# fetches their batches with our framing and reads them (tools/clients/produce_known.py).
+step_clients() {
+    KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) \
+        cargo test --test live_broker clients_ -- --ignored --nocapture
+}
 # `kafka-codec quorum describe` against this node's controller (DescribeQuorum v2).
 step_quorum_describe() {
     cargo test -p kafka-codec-cli --test quorum_live -- --ignored --exact \

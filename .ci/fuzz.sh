@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 
 seconds=${FUZZ_SECONDS:-60}
-targets=(${FUZZ_TARGETS:-request_frame response json structured_roundtrip})
+targets=(${FUZZ_TARGETS:-request_frame response json structured_roundtrip records})
 sanitizer=${FUZZ_SANITIZER:-address}
 export RUSTC_BOOTSTRAP=1
 

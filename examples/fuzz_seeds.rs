@@ -152,6 +152,53 @@ fn sample_frames(seeds: &mut Seeds) {
     }
 }
 
+/// `records` seeds: a batch of every magic and codec (two of them in one field, and one cut
+/// short), under each reader flag.
+fn record_seeds(seeds: &mut Seeds) {
+    use bytes::Bytes;
+    use kafka_codec::records::{Compression, Header, RecordBatchBuilder};
+    for compression in Compression::ALL.into_iter().filter(|c| c.is_enabled()) {
+        for magic in [0i8, 1, 2] {
+            if magic < 2 && compression == Compression::Zstd {
+                continue;
+            }
+            let mut builder = RecordBatchBuilder::new(compression)
+                .magic(magic)
+                .base_offset(7);
+            let headers = if magic == 2 {
+                vec![
+                    Header::new("h", Some(Bytes::from_static(b"v"))),
+                    Header::new("n", None),
+                ]
+            } else {
+                Vec::new()
+            };
+            builder.append_with_headers(
+                1_700_000_000_000,
+                Some(Bytes::from_static(b"key")),
+                Some(Bytes::from_static(b"value value value")),
+                headers,
+            );
+            builder.append(1_700_000_000_001, None, None);
+            let batch = builder.build().encode_to_bytes().expect("seed batch");
+            let mut field = batch.to_vec();
+            field.extend_from_slice(&batch);
+            let cut = &field[..field.len() - 5];
+            for flags in [0u8, 1, 2, 4] {
+                for (kind, bytes) in [("one", &batch[..]), ("two", &field[..]), ("cut", cut)] {
+                    let mut input = vec![flags];
+                    input.extend_from_slice(bytes);
+                    seeds.write(
+                        "records",
+                        &format!("{compression}-v{magic}-{kind}-{flags}"),
+                        &input,
+                    );
+                }
+            }
+        }
+    }
+}
+
 fn main() {
     let dir = std::env::args_os()
         .nth(1)
@@ -164,6 +211,7 @@ fn main() {
         written: 0,
     };
     sample_frames(&mut seeds);
+    record_seeds(&mut seeds);
     kafka_codec::api::visit_random_messages(&mut seeds);
     assert_eq!(usize::from(seeds.schema_index), checks::schema_count());
     eprintln!("wrote {} seeds to {}", seeds.written, seeds.dir.display());

@@ -15,11 +15,16 @@
 //!   byte 2 the version within its valid range, the rest is JSON text.
 //! - `structured_roundtrip`: bytes 0-1 and 2 as for `json`, byte 3 bit 0 asks for unknown
 //!   tagged fields, the rest is entropy for [`Random::random`].
+//! - `records`: byte 0 holds flags (bit 0: a Fetch reader that tolerates a truncated last
+//!   batch; bit 1: CRCs not checked, so that mutated batches reach the records and the
+//!   decompressors; bit 2: headers only, nothing decoded or decompressed), the rest is a
+//!   records field.
 
 use arbitrary::Unstructured;
 use bytes::{Bytes, BytesMut};
 use kafka_codec::frame::split_frame;
 use kafka_codec::random::{Random, RandomOptions};
+use kafka_codec::records::{self, BatchReader, ReadOptions, RecordBatch};
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError,
     EncodeErrorKind, JsonError, Message, MessageVisitor, RandomMessageVisitor, RequestFrame,
@@ -44,7 +49,7 @@ pub fn tight_limits() -> DecodeLimits {
         max_string_len: 16,
         max_bytes_len: 16,
         max_nesting: 2,
-        max_decompressed_batch_size: 4096,
+        max_decompressed_batch_size: 16 * 1024,
     }
 }
 
@@ -424,4 +429,92 @@ pub fn structured_roundtrip(data: &[u8]) {
             entropy,
         },
     );
+}
+
+/// A batch with the fields writing recomputes (the CRC) cleared, for comparisons.
+fn without_crc(batch: &RecordBatch) -> RecordBatch {
+    RecordBatch {
+        crc: 0,
+        ..batch.clone()
+    }
+}
+
+/// The `records` target: reading a records field never panics and never allocates beyond
+/// the (tight) decompression limit; whatever reads also reads lazily to the same records,
+/// writes, and reads back to the same batch; its JSON form reads back to the same batch.
+pub fn records(data: &[u8]) {
+    let [flags, field @ ..] = data else {
+        return;
+    };
+    let options = ReadOptions {
+        limits: tight_limits(),
+        allow_truncated_tail: flags & 1 != 0,
+        verify_crc: flags & 2 == 0,
+    };
+    let headers_only = flags & 4 != 0;
+    let mut reader = BatchReader::with_options(Bytes::copy_from_slice(field), options);
+    for raw in &mut reader {
+        let Ok(raw) = raw else {
+            break;
+        };
+        let header = *raw.header();
+        let _ = (
+            header.compression(),
+            header.timestamp_type(),
+            header.last_offset(),
+            raw.verify_crc(),
+        );
+        assert_eq!(raw.as_bytes().len(), header.size());
+        if headers_only {
+            continue;
+        }
+        let lazy: Result<Vec<records::Record>, _> = raw.records().and_then(|it| it.collect());
+        let batch = match raw.decode() {
+            Ok(batch) => batch,
+            Err(_) => {
+                assert!(lazy.is_err(), "decode refuses what lazy reading accepts");
+                continue;
+            }
+        };
+        assert_eq!(
+            lazy.expect("lazy reading"),
+            batch.records,
+            "lazy and whole reads differ"
+        );
+        if batch.is_control {
+            for control in batch.control_records().flatten() {
+                let _ = control.value();
+            }
+        }
+
+        let bytes = batch
+            .encode_to_bytes()
+            .expect("a batch that was read writes");
+        let mut again = records::decode_batches_with(
+            &bytes,
+            &ReadOptions {
+                limits: tight_limits(),
+                ..ReadOptions::default()
+            },
+        )
+        .expect("what we wrote reads back");
+        if batch.magic == 2 {
+            assert_eq!(again.len(), 1);
+            assert_eq!(
+                without_crc(&again.remove(0)),
+                without_crc(&batch),
+                "v2 round trip"
+            );
+        } else {
+            let records: Vec<_> = again.iter().flat_map(|b| b.records.clone()).collect();
+            assert_eq!(records, batch.records, "legacy round trip");
+        }
+
+        let json = records::json::batch_to_json(&batch);
+        let back = records::json::batch_from_json(&json).expect("own JSON reads back");
+        assert_eq!(back, batch, "JSON round trip");
+    }
+    if reader.truncated_tail().is_some() {
+        assert!(options.allow_truncated_tail);
+    }
 }

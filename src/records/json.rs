@@ -79,7 +79,9 @@ impl Serialize for ControlJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(2))?;
         map.serialize_entry("type", self.0.record_type().name())?;
-        let value = self.0.value_json().map_err(serde::ser::Error::custom)?;
+        // The control schemas have no floats, so their JSON cannot fail; if it ever did,
+        // the value shows as null (the record's key and value still carry it).
+        let value = self.0.value_json().unwrap_or(Value::Null);
         map.serialize_entry("value", &value)?;
         map.end()
     }

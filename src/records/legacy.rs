@@ -425,11 +425,14 @@ fn encode_inner(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsErr
     };
     if batch.compression == Compression::None {
         for record in &batch.records {
+            // The batch decides codec and timestamp type; other bits of the record's byte
+            // (unused by Kafka) are kept, so what was read is written back.
+            let attributes = (record.attributes & !0x0f) | timestamp_bit;
             write_entry(
                 out,
                 record.offset,
                 magic,
-                timestamp_bit,
+                attributes,
                 record.timestamp,
                 record.key.as_deref(),
                 record.value.as_deref(),

@@ -13,6 +13,8 @@ use kafka_codec::messages::{
 };
 use kafka_codec::{ApiKey, Message, Uuid};
 
+pub mod records;
+
 /// One benchmarked message: our value, its bytes and the version they are in.
 pub struct Case<M> {
     /// The benchmark group's name, e.g. `metadata_response_v12`.
@@ -433,5 +435,9 @@ mod tests {
 
         let versions = api_versions_response();
         assert!(versions.bytes.len() < 2048, "{}", versions.bytes.len());
+
+        for case in records::records_cases() {
+            assert_eq!(case.batch.records.len(), records::RECORDS, "{}", case.name);
+        }
     }
 }

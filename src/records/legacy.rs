@@ -425,9 +425,10 @@ fn encode_inner(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsErr
     };
     if batch.compression == Compression::None {
         for record in &batch.records {
-            // The batch decides codec and timestamp type; other bits of the record's byte
-            // (unused by Kafka) are kept, so what was read is written back.
-            let attributes = (record.attributes & !0x0f) | timestamp_bit;
+            // The batch decides codec and (magic 1) timestamp type; other bits of the
+            // record's byte (unused by Kafka) are kept, so what was read is written back.
+            let decided = if magic > 0 { 0x0f } else { 0x07 };
+            let attributes = (record.attributes & !decided) | timestamp_bit;
             write_entry(
                 out,
                 record.offset,

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::error::DecodeErrorKind;
 use crate::types::Utf8Bytes;
-use crate::wire::{put_varint, put_varlong, varint_len, varlong_len, DecodeLimits, Decoder};
+use crate::wire::{varint_len, varlong_len, DecodeLimits};
 use bytes::Bytes;
 
 /// Offset of the CRC field in a v2 batch; the CRC covers everything after it.
@@ -160,14 +160,13 @@ impl V2Records {
             }
             return None;
         }
-        let mut decoder = Decoder::new(&self.data);
-        // Start where the previous record ended; the decoder's window is the whole buffer.
-        decoder
-            .skip(self.pos)
-            .expect("position is within the records");
-        match read_record(&mut decoder, self.base_offset, self.base_timestamp) {
+        let mut cursor = Cursor {
+            data: &self.data,
+            pos: self.pos,
+        };
+        match read_record(&mut cursor, self.base_offset, self.base_timestamp) {
             Ok(record) => {
-                self.pos = decoder.position();
+                self.pos = cursor.pos;
                 self.index += 1;
                 Some(Ok(record))
             }
@@ -267,80 +266,169 @@ fn invalid_length(what: &'static str, value: i64, at: usize) -> RecordsError {
     RecordsError::new(RecordsErrorKind::InvalidLength { what, value }, at)
 }
 
-/// A varint-length-prefixed nullable byte string: -1 is null.
-#[inline]
-fn read_nullable(d: &mut Decoder<'_>, what: &'static str) -> Result<Option<Bytes>, RecordsError> {
-    let at = d.position();
-    let len = d.read_varint()?;
-    if len < 0 {
-        return if len == -1 {
-            Ok(None)
-        } else {
-            Err(invalid_length(what, i64::from(len), at))
-        };
-    }
-    Ok(Some(d.read_slice(len as usize).map_err(|e| {
-        RecordsError::from_decode(e).with_offset(at)
-    })?))
+/// A cursor over a batch's (possibly decompressed) records, for the record fields: zigzag
+/// varints with a one-byte fast path, and keys and values as shared slices of `data`.
+///
+/// The varints follow Kafka's `ByteUtils` like the wire decoder's: at most 5 bytes (varlong:
+/// 10), bits above the width in the last byte dropped.
+pub(super) struct Cursor<'a> {
+    data: &'a Bytes,
+    pos: usize,
 }
 
-/// One record; errors are positioned in `d`'s input.
+#[cold]
+fn eof(at: usize, needed: usize, remaining: usize) -> RecordsError {
+    RecordsError::new(
+        RecordsErrorKind::Malformed(DecodeErrorKind::UnexpectedEof { needed, remaining }),
+        at,
+    )
+}
+
+impl Cursor<'_> {
+    fn remaining(&self) -> usize {
+        self.data.len() - self.pos
+    }
+
+    #[inline]
+    fn i8(&mut self) -> Result<i8, RecordsError> {
+        let byte = *self.data.get(self.pos).ok_or_else(|| eof(self.pos, 1, 0))?;
+        self.pos += 1;
+        Ok(byte as i8)
+    }
+
+    /// An unsigned varint of at most `max_bytes` bytes.
+    #[inline]
+    fn unsigned(&mut self, max_bytes: usize) -> Result<u64, RecordsError> {
+        let start = self.pos;
+        if let Some(&byte) = self.data.get(start) {
+            if byte < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(byte));
+            }
+        }
+        self.unsigned_long(max_bytes)
+    }
+
+    #[inline(never)]
+    fn unsigned_long(&mut self, max_bytes: usize) -> Result<u64, RecordsError> {
+        let start = self.pos;
+        let mut value = 0u64;
+        for i in 0..max_bytes {
+            let Some(&byte) = self.data.get(start + i) else {
+                return Err(eof(start, i + 1, self.data.len() - start));
+            };
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                self.pos = start + i + 1;
+                return Ok(value);
+            }
+        }
+        Err(RecordsError::new(
+            RecordsErrorKind::Malformed(DecodeErrorKind::VarintTooLong { max_bytes }),
+            start,
+        ))
+    }
+
+    #[inline]
+    fn varint(&mut self) -> Result<i32, RecordsError> {
+        // Kafka keeps the low 32 bits of a five-byte varint.
+        let raw = self.unsigned(5)? as u32;
+        Ok(((raw >> 1) as i32) ^ -((raw & 1) as i32))
+    }
+
+    #[inline]
+    fn varlong(&mut self) -> Result<i64, RecordsError> {
+        let raw = self.unsigned(10)?;
+        Ok(((raw >> 1) as i64) ^ -((raw & 1) as i64))
+    }
+
+    #[inline]
+    fn slice(&mut self, len: usize, at: usize) -> Result<Bytes, RecordsError> {
+        if len > self.remaining() {
+            return Err(RecordsError::new(
+                RecordsErrorKind::Malformed(DecodeErrorKind::LengthExceedsInput {
+                    declared: len as u64,
+                    remaining: self.remaining(),
+                }),
+                at,
+            ));
+        }
+        let slice = self.data.slice(self.pos..self.pos + len);
+        self.pos += len;
+        Ok(slice)
+    }
+
+    /// A varint-length-prefixed nullable byte string: -1 is null.
+    #[inline]
+    fn nullable(&mut self, what: &'static str) -> Result<Option<Bytes>, RecordsError> {
+        let at = self.pos;
+        let len = self.varint()?;
+        if len < 0 {
+            return if len == -1 {
+                Ok(None)
+            } else {
+                Err(invalid_length(what, i64::from(len), at))
+            };
+        }
+        self.slice(len as usize, at).map(Some)
+    }
+}
+
+/// One record; errors are positioned in the cursor's data.
 pub(super) fn read_record(
-    d: &mut Decoder<'_>,
+    c: &mut Cursor<'_>,
     base_offset: i64,
     base_timestamp: i64,
 ) -> Result<Record, RecordsError> {
-    let start = d.position();
-    let length = d.read_varint()?;
+    let start = c.pos;
+    let length = c.varint()?;
     let length = usize::try_from(length)
         .map_err(|_| invalid_length("record length", i64::from(length), start))?;
-    if length > d.remaining() {
+    if length > c.remaining() {
         return Err(RecordsError::new(
             RecordsErrorKind::Malformed(DecodeErrorKind::LengthExceedsInput {
                 declared: length as u64,
-                remaining: d.remaining(),
+                remaining: c.remaining(),
             }),
             start,
         ));
     }
-    let body = d.position();
-    let attributes = d.read_i8()?;
-    let timestamp_delta = d.read_varlong()?;
-    let offset_delta = d.read_varint()?;
-    let key = read_nullable(d, "key length")?;
-    let value = read_nullable(d, "value length")?;
-    let count_at = d.position();
-    let count = d.read_varint()?;
+    let body = c.pos;
+    let attributes = c.i8()?;
+    let timestamp_delta = c.varlong()?;
+    let offset_delta = c.varint()?;
+    let key = c.nullable("key length")?;
+    let value = c.nullable("value length")?;
+    let count_at = c.pos;
+    let count = c.varint()?;
     let count = usize::try_from(count)
         .map_err(|_| invalid_length("header count", i64::from(count), count_at))?;
     let mut headers = Vec::new();
     if count > 0 {
         // Each header takes at least two bytes (key and value lengths).
-        if count > d.remaining() / 2 {
+        if count > c.remaining() / 2 {
             return Err(RecordsError::new(
                 RecordsErrorKind::Malformed(DecodeErrorKind::LengthExceedsInput {
                     declared: count as u64,
-                    remaining: d.remaining(),
+                    remaining: c.remaining(),
                 }),
                 count_at,
             ));
         }
         headers.reserve_exact(count);
         for _ in 0..count {
-            let key_at = d.position();
-            let key_len = d.read_varint()?;
+            let key_at = c.pos;
+            let key_len = c.varint()?;
             let key_len = usize::try_from(key_len)
                 .map_err(|_| invalid_length("header key length", i64::from(key_len), key_at))?;
-            let key = d
-                .read_slice(key_len)
-                .map_err(|e| RecordsError::from_decode(e).with_offset(key_at))?;
+            let key = c.slice(key_len, key_at)?;
             let key = Utf8Bytes::from_utf8(key)
                 .map_err(|_| RecordsError::new(RecordsErrorKind::InvalidHeaderKey, key_at))?;
-            let value = read_nullable(d, "header value length")?;
+            let value = c.nullable("header value length")?;
             headers.push(Header { key, value });
         }
     }
-    let used = d.position() - body;
+    let used = c.pos - body;
     if used != length {
         return Err(RecordsError::new(
             RecordsErrorKind::RecordSizeMismatch {
@@ -358,14 +446,6 @@ pub(super) fn read_record(
         value,
         headers,
     })
-}
-
-impl RecordsError {
-    #[cold]
-    fn with_offset(self, offset: usize) -> Self {
-        let kind = self.kind().clone();
-        RecordsError::new(kind, offset)
-    }
 }
 
 fn unwritable(what: impl Into<String>) -> RecordsError {
@@ -415,17 +495,38 @@ fn deltas(record: &Record, batch: &RecordBatch) -> Result<(i32, i64), RecordsErr
     ))
 }
 
+/// Writes an unsigned varint; the caller reserved room.
 #[inline]
-fn put_nullable(out: &mut Vec<u8>, value: Option<&[u8]>) {
+fn push_unsigned(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+#[inline]
+fn push_varint(out: &mut Vec<u8>, value: i32) {
+    push_unsigned(out, u64::from(((value << 1) ^ (value >> 31)) as u32));
+}
+
+#[inline]
+fn push_varlong(out: &mut Vec<u8>, value: i64) {
+    push_unsigned(out, ((value << 1) ^ (value >> 63)) as u64);
+}
+
+#[inline]
+fn push_nullable(out: &mut Vec<u8>, value: Option<&[u8]>) {
     match value {
         Some(value) => {
-            put_varint(out, value.len() as i32);
+            push_varint(out, value.len() as i32);
             out.extend_from_slice(value);
         }
-        None => put_varint(out, -1),
+        None => out.push(1), // zigzag(-1)
     }
 }
 
+#[inline]
 fn write_record(
     out: &mut Vec<u8>,
     record: &Record,
@@ -433,25 +534,21 @@ fn write_record(
 ) -> Result<(), RecordsError> {
     let (offset_delta, timestamp_delta) = deltas(record, batch)?;
     let body = record_body_len(record, offset_delta, timestamp_delta);
+    // Every length inside the record is at most the record's, so this one check covers
+    // keys, values and headers too.
     let body_len = check_len(body, "record")?;
-    for header in &record.headers {
-        check_len(header.key.len(), "header key")?;
-        check_len(header.value.as_ref().map_or(0, |v| v.len()), "header value")?;
-    }
-    check_len(record.key.as_ref().map_or(0, |v| v.len()), "key")?;
-    check_len(record.value.as_ref().map_or(0, |v| v.len()), "value")?;
     out.reserve(body + 5);
-    put_varint(out, body_len);
+    push_varint(out, body_len);
     out.push(record.attributes as u8);
-    put_varlong(out, timestamp_delta);
-    put_varint(out, offset_delta);
-    put_nullable(out, record.key.as_deref());
-    put_nullable(out, record.value.as_deref());
-    put_varint(out, record.headers.len() as i32);
+    push_varlong(out, timestamp_delta);
+    push_varint(out, offset_delta);
+    push_nullable(out, record.key.as_deref());
+    push_nullable(out, record.value.as_deref());
+    push_varint(out, record.headers.len() as i32);
     for header in &record.headers {
-        put_varint(out, header.key.len() as i32);
+        push_varint(out, header.key.len() as i32);
         out.extend_from_slice(header.key.as_bytes());
-        put_nullable(out, header.value.as_deref());
+        push_nullable(out, header.value.as_deref());
     }
     Ok(())
 }

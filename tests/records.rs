@@ -350,7 +350,7 @@ fn lengths_and_counts_beyond_the_input() {
     for count in [i32::MAX, 5, -1] {
         let mut lying = batch.clone();
         lying[57..61].copy_from_slice(&count.to_be_bytes());
-        let crc = crc32c(&lying[21..]);
+        let crc = crc32c::crc32c(&lying[21..]);
         lying[17..21].copy_from_slice(&crc.to_be_bytes());
         let error = decode_batches(&Bytes::from(lying)).unwrap_err();
         assert_eq!(error.batch_base_offset(), Some(9));
@@ -381,32 +381,13 @@ fn lengths_and_counts_beyond_the_input() {
     // Fewer records than the bytes hold.
     let mut fewer = batch.clone();
     fewer[57..61].copy_from_slice(&3i32.to_be_bytes());
-    let crc = crc32c(&fewer[21..]);
+    let crc = crc32c::crc32c(&fewer[21..]);
     fewer[17..21].copy_from_slice(&crc.to_be_bytes());
     let error = decode_batches(&Bytes::from(fewer)).unwrap_err();
     assert!(
         matches!(error.kind(), RecordsErrorKind::TrailingBytes(_)),
         "{error}"
     );
-}
-
-/// CRC-32C via the crate the records module uses, to forge valid CRCs in hostile inputs.
-fn crc32c(bytes: &[u8]) -> u32 {
-    // Any valid batch's CRC field is checked against this by the decoder; reuse it by
-    // writing a throwaway batch is not possible, so compute it from the definition: the
-    // reflected Castagnoli polynomial, bit by bit (the decoder uses the `crc32c` crate).
-    let mut crc = !0u32;
-    for &byte in bytes {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0x82f6_3b78
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }
 
 #[test]
@@ -556,7 +537,7 @@ fn log_append_time_reports_the_append_time() {
 fn unknown_codec_ids_and_magics_are_typed_errors() {
     let mut bytes = sample(2, Compression::None, 0).encode_to_vec_owned();
     bytes[22] |= 0x07;
-    let crc = crc32c(&bytes[21..]);
+    let crc = crc32c::crc32c(&bytes[21..]);
     bytes[17..21].copy_from_slice(&crc.to_be_bytes());
     let error = decode_batches(&Bytes::from(bytes.clone())).unwrap_err();
     assert_eq!(error.kind(), &RecordsErrorKind::UnknownCompression(7));
@@ -584,7 +565,7 @@ fn codecs_compiled_out_are_typed_errors() {
         // A batch someone else compressed: flip the codec bits of a valid batch.
         let mut bytes = sample(2, Compression::None, 0).encode_to_vec_owned();
         bytes[22] |= compression.id();
-        let crc = crc32c(&bytes[21..]);
+        let crc = crc32c::crc32c(&bytes[21..]);
         bytes[17..21].copy_from_slice(&crc.to_be_bytes());
         let error = decode_batches(&Bytes::from(bytes)).unwrap_err();
         assert_eq!(
@@ -603,7 +584,7 @@ fn corrupt_compressed_data_is_a_typed_error() {
         for byte in &mut bytes[61..] {
             *byte = byte.wrapping_mul(31).wrapping_add(7);
         }
-        let crc = crc32c(&bytes[21..]);
+        let crc = crc32c::crc32c(&bytes[21..]);
         bytes[17..21].copy_from_slice(&crc.to_be_bytes());
         let error = decode_batches(&Bytes::from(bytes)).unwrap_err();
         assert_eq!(error.batch_base_offset(), Some(0), "{compression}: {error}");

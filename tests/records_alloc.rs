@@ -79,24 +79,9 @@ fn batch_with_area(compression: Compression, area: &[u8]) -> Bytes {
     let length = (bytes.len() - 12) as i32;
     bytes[8..12].copy_from_slice(&length.to_be_bytes());
     bytes[21..23].copy_from_slice(&i16::from(compression.id()).to_be_bytes());
-    let crc = crc32c(&bytes[21..]);
+    let crc = crc32c::crc32c(&bytes[21..]);
     bytes[17..21].copy_from_slice(&crc.to_be_bytes());
     Bytes::from(bytes)
-}
-
-fn crc32c(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &byte in bytes {
-        crc ^= u32::from(byte);
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0x82f6_3b78
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
 }
 
 /// Our own compressed form of `len` zero bytes in one batch, and its records area.

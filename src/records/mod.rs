@@ -26,14 +26,19 @@
 //!
 //! ```
 //! use bytes::Bytes;
-//! use kafka_codec::records::{Compression, RecordBatch, RecordBatchBuilder, BatchReader};
+//! use kafka_codec::records::{BatchReader, Compression, Header, RecordBatch, RecordBatchBuilder};
 //!
 //! // Two batches, as a Produce request or a Fetch response would carry them.
 //! let mut field = Vec::new();
 //! for (base, codec) in [(0, Compression::None), (2, Compression::Gzip)] {
 //!     let mut builder = RecordBatchBuilder::new(codec).base_offset(base);
-//!     builder.append(1_700_000_000_000, Some("k"), Some("v1"), []);
-//!     builder.append(1_700_000_000_001, None::<Bytes>, Some("v2"), [("trace", Some("x"))]);
+//!     builder.append(1_700_000_000_000, Some(Bytes::from("k")), Some(Bytes::from("v1")));
+//!     builder.append_with_headers(
+//!         1_700_000_000_001,
+//!         None,
+//!         Some(Bytes::from("v2")),
+//!         vec![Header::new("trace", Some(Bytes::from("x")))],
+//!     );
 //!     builder.build().encode_to_vec(&mut field).unwrap();
 //! }
 //! let field = Bytes::from(field);

@@ -300,7 +300,17 @@ impl Cursor<'_> {
     #[inline]
     fn unsigned(&mut self, max_bytes: usize) -> Result<u64, RecordsError> {
         let start = self.pos;
-        if let Some(&byte) = self.data.get(start) {
+        // One and two bytes cover nearly every length, delta and count in a record.
+        if let Some(&[first, second]) = self.data.get(start..start + 2) {
+            if first < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(first));
+            }
+            if second < 0x80 {
+                self.pos += 2;
+                return Ok(u64::from(first & 0x7f) | u64::from(second) << 7);
+            }
+        } else if let Some(&byte) = self.data.get(start) {
             if byte < 0x80 {
                 self.pos += 1;
                 return Ok(u64::from(byte));
@@ -375,6 +385,7 @@ impl Cursor<'_> {
 }
 
 /// One record; errors are positioned in the cursor's data.
+#[inline]
 pub(super) fn read_record(
     c: &mut Cursor<'_>,
     base_offset: i64,

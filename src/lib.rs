@@ -49,9 +49,9 @@ mod message;
 pub mod quorum;
 #[cfg(feature = "arbitrary")]
 pub mod random;
-mod versions;
 #[cfg(feature = "records")]
 pub mod records;
+mod versions;
 pub mod wire;
 
 /// The buffer types of the API (`Bytes`, `BytesMut`, `Buf`, `BufMut`), so that users and

@@ -6,9 +6,9 @@ use super::{
     TimestampType, COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, LOG_OVERHEAD,
     RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT,
 };
-use crate::error::DecodeErrorKind;
-use crate::types::Utf8Bytes;
 use crate::wire::{varint_len, varlong_len, DecodeLimits};
+use crate::DecodeErrorKind;
+use crate::Utf8Bytes;
 use bytes::Bytes;
 
 /// Offset of the CRC field in a v2 batch; the CRC covers everything after it.

@@ -2,7 +2,7 @@
 //! at which byte.
 
 use super::Compression;
-use crate::error::{DecodeError, DecodeErrorKind};
+use crate::{DecodeError, DecodeErrorKind};
 use std::fmt;
 
 /// What went wrong while reading or writing record batches.

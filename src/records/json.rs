@@ -27,7 +27,7 @@
 use super::{Compression, ControlRecord, Header, Record, RecordBatch, TimestampType};
 use crate::error::{JsonError, JsonErrorKind};
 use crate::json as kjson;
-use crate::types::Utf8Bytes;
+use crate::Utf8Bytes;
 use base64::display::Base64Display;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;

@@ -72,7 +72,7 @@ pub mod json;
 mod legacy;
 mod reader;
 
-use crate::types::Utf8Bytes;
+use crate::Utf8Bytes;
 use bytes::Bytes;
 
 pub use batch::RecordIter;

@@ -293,10 +293,12 @@ fn truncation_at_every_byte() {
     let whole = three_batches();
     let full = decode_batches(&Bytes::from(whole.clone())).unwrap();
     let mut ends = vec![0];
+    let mut base_offsets = Vec::new();
     let mut reader = BatchReader::new(Bytes::from(whole.clone()));
     for raw in &mut reader {
         let raw = raw.unwrap();
         ends.push(raw.position() + raw.as_bytes().len());
+        base_offsets.push(raw.header().base_offset);
     }
     for cut in 0..whole.len() {
         let input = Bytes::copy_from_slice(&whole[..cut]);
@@ -311,6 +313,10 @@ fn truncation_at_every_byte() {
                 matches!(error.kind(), RecordsErrorKind::Truncated { .. }),
                 "cut at {cut}: {error}"
             );
+            // The batch is named once its base offset is in the input.
+            let start = ends[whole_batches];
+            let named = (cut - start >= 8).then(|| base_offsets[whole_batches]);
+            assert_eq!(error.batch_base_offset(), named, "cut at {cut}");
         }
         // Fetch: the whole batches before the cut, and the tail reported.
         let mut reader = BatchReader::fetch(input.clone());

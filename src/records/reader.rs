@@ -95,13 +95,18 @@ impl BatchReader {
             self.truncated_tail = Some(remaining);
             return None;
         }
-        self.fail(RecordsError::new(
+        let mut error = RecordsError::new(
             RecordsErrorKind::Truncated {
                 needed: needed as u64,
                 remaining,
             },
             self.pos,
-        ))
+        );
+        // The base offset comes first: name the batch once it is there.
+        if let Some(base) = self.input.get(self.pos..self.pos + 8) {
+            error = error.in_batch(i64::from_be_bytes(base.try_into().expect("8 bytes")));
+        }
+        self.fail(error)
     }
 }
 

@@ -1826,6 +1826,7 @@ fn clients_batches_read_as_sent() {
     };
     let version = newest_shared(&addr, ApiKey::Fetch);
     let mut checked = 0;
+    let mut golden = String::new();
     for entry in manifest.as_array().expect("a list") {
         let client = entry["client"].as_str().unwrap();
         let codec = Compression::from_name(entry["codec"].as_str().unwrap()).unwrap();
@@ -1874,6 +1875,14 @@ fn clients_batches_read_as_sent() {
         }
         assert_eq!(got, want, "{client} {codec}: records");
         checked += 1;
+        let line = serde_json::json!({
+            "client": client,
+            "codec": codec.name(),
+            "records": entry["records"],
+            "hex": kafka_codec_hexdump::encode(&records),
+        });
+        golden.push_str(&line.to_string());
+        golden.push('\n');
         let _ = writeln!(
             report,
             "{client:<16} {:<6}: {} batch(es): {}",
@@ -1884,4 +1893,16 @@ fn clients_batches_read_as_sent() {
     }
     assert_eq!(checked, clients.len() * Compression::ALL.len());
     eprintln!("{checked} (client, codec) pairs read as sent:\n{report}");
+    if std::env::var("KAFKA_CODEC_RECORD_GOLDEN").is_ok_and(|v| v == "1") {
+        // The clients' batches as the broker stored them (it sets the base offset and the
+        // partition leader epoch, which the CRC does not cover) with the records each client
+        // was given: replayed without a broker by `tests/records.rs` and the CLI's tests.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/records");
+        std::fs::create_dir_all(dir).expect("creating tests/golden/records");
+        std::fs::write(format!("{dir}/clients.jsonl"), &golden).expect("writing clients.jsonl");
+        eprintln!(
+            "wrote {checked} fetched records fields ({} bytes) to tests/golden/records/clients.jsonl",
+            golden.len()
+        );
+    }
 }

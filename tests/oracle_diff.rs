@@ -35,7 +35,8 @@
 //! - `KAFKA_CODEC_SEED=N` replays a run (the seed is printed first); without it a fresh seed
 //!   is drawn, except in record mode.
 //! - `KAFKA_CODEC_RECORD_GOLDEN=1` rewrites the golden corpus in `tests/golden/` from the fixed
-//!   seed [`GOLDEN_SEED`] (see `tools/regenerate-golden.sh`).
+//!   seed [`GOLDEN_SEED`] (see `tools/regenerate-golden.sh`), Kafka's record batches in
+//!   `tests/golden/records/java.jsonl` included.
 //! - `KAFKA_CODEC_ORACLE_ONLY=Name1,Name2` limits the run to some schemas (for debugging; the
 //!   record mode refuses it).
 //! - `KAFKA_CODEC_ORACLE_CASES=N` draws N cases per cell in the first round instead of 25, for
@@ -1346,7 +1347,7 @@ fn kafka_agrees_on_every_cell() {
 
 #[cfg(feature = "records")]
 mod records_diff {
-    use super::{fresh_seed, hex, reply_result, unhex, Oracle};
+    use super::{fresh_seed, golden_dir, hex, reply_result, unhex, Oracle, GOLDEN_SEED};
     use bytes::Bytes;
     use kafka_codec::messages::leader_change_message::Voter;
     use kafka_codec::messages::{
@@ -1590,8 +1591,10 @@ mod records_diff {
         let started = Instant::now();
         let jar = std::env::var("KAFKA_ORACLE_JAR")
             .expect("set KAFKA_ORACLE_JAR to the oracle jar (see tools/ci-oracle.sh)");
+        let record = std::env::var("KAFKA_CODEC_RECORD_GOLDEN").is_ok_and(|v| v == "1");
         let seed = match std::env::var("KAFKA_CODEC_SEED") {
             Ok(text) => text.parse().expect("KAFKA_CODEC_SEED is a u64"),
+            Err(_) if record => GOLDEN_SEED,
             Err(_) => fresh_seed(),
         };
         eprintln!("records_diff: seed {seed} (replay with KAFKA_CODEC_SEED={seed})");
@@ -1768,6 +1771,60 @@ mod records_diff {
             problems.is_empty(),
             "{} disagreements with Kafka (first ones above)",
             problems.len()
+        );
+        if record {
+            write_records_golden(&specs, &java_bytes);
+        }
+    }
+
+    /// What a batch's corpus group is: the smallest batch of each is kept.
+    type Group = (i8, &'static str, bool, bool, &'static str, bool, bool);
+
+    fn group(batch: &RecordBatch) -> Group {
+        (
+            batch.magic,
+            batch.compression.name(),
+            batch.is_control,
+            batch.is_transactional,
+            batch.timestamp_type.name(),
+            batch.has_delete_horizon,
+            batch.records.iter().any(|r| !r.headers.is_empty()),
+        )
+    }
+
+    /// `tests/golden/records/java.jsonl`: for each kind of batch (magic, codec, control,
+    /// transactional, timestamp type, delete horizon, headers), the smallest two that Kafka
+    /// wrote in this run, as `{"batch": <our JSON form of what Kafka was asked to write>,
+    /// "hex": <Kafka's bytes>}`, one per line. Replayed without Java by `tests/records.rs`
+    /// and the CLI's `records` tests.
+    fn write_records_golden(specs: &[RecordBatch], java: &[Bytes]) {
+        let mut groups: BTreeMap<Group, Vec<usize>> = BTreeMap::new();
+        for (index, spec) in specs.iter().enumerate() {
+            groups.entry(group(spec)).or_default().push(index);
+        }
+        let mut kept: Vec<usize> = groups
+            .into_values()
+            .flat_map(|mut members| {
+                members.sort_by_key(|&i| (java[i].len(), i));
+                members.truncate(2);
+                members
+            })
+            .collect();
+        kept.sort_unstable();
+        let mut text = String::new();
+        for &index in &kept {
+            let line =
+                json!({"batch": json::batch_to_json(&specs[index]), "hex": hex(&java[index])});
+            text.push_str(&serde_json::to_string(&line).expect("JSON"));
+            text.push('\n');
+        }
+        let dir = golden_dir().join("records");
+        std::fs::create_dir_all(&dir).expect("creating tests/golden/records");
+        std::fs::write(dir.join("java.jsonl"), &text).expect("writing java.jsonl");
+        eprintln!(
+            "records_diff: wrote {} of Kafka's batches ({} bytes) to tests/golden/records/java.jsonl",
+            kept.len(),
+            text.len()
         );
     }
 }

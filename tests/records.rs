@@ -627,3 +627,151 @@ fn decompression_stops_at_the_limit() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Batches Kafka's own code wrote, replayed without Java or a broker: `tests/golden/records/`
+// (`java.jsonl` from the oracle's MemoryRecordsBuilder, `clients.jsonl` from real clients).
+
+fn golden_lines(file: &str) -> Vec<serde_json::Value> {
+    let path = format!("{}/tests/golden/records/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    assert!(!lines.is_empty(), "{path} is empty");
+    lines
+}
+
+fn golden_bytes(line: &serde_json::Value) -> Bytes {
+    let text = line["hex"].as_str().expect("hex");
+    Bytes::from(kafka_codec_hexdump::decode(text.as_bytes()).expect("hex"))
+}
+
+/// A record as a consumer sees it: offset, timestamp (the append time under LogAppendTime),
+/// key, value, headers.
+type Consumed = (
+    i64,
+    i64,
+    Option<Bytes>,
+    Option<Bytes>,
+    Vec<(String, Option<Bytes>)>,
+);
+
+fn consumed(batches: &[RecordBatch]) -> Vec<Consumed> {
+    batches
+        .iter()
+        .flat_map(|batch| {
+            batch.records.iter().map(move |r| {
+                let headers = r.headers.iter();
+                (
+                    r.offset,
+                    batch.record_timestamp(r),
+                    r.key.clone(),
+                    r.value.clone(),
+                    headers
+                        .map(|h| (h.key.to_string(), h.value.clone()))
+                        .collect(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Decodes a golden records field of `codec`; `None` when this build leaves the codec out,
+/// after checking that the field is refused for it with the typed error.
+fn decode_golden(bytes: &Bytes, codec: Compression, what: &str) -> Option<Vec<RecordBatch>> {
+    if !codec.is_enabled() {
+        let error = decode_batches(bytes).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            &RecordsErrorKind::CodecNotEnabled(codec),
+            "{what}"
+        );
+        return None;
+    }
+    Some(decode_batches(bytes).unwrap_or_else(|e| panic!("{what}: {e}")))
+}
+
+#[test]
+fn batches_written_by_kafkas_memory_records_builder() {
+    let (mut read, mut identical) = (0, 0);
+    for (index, line) in golden_lines("java.jsonl").iter().enumerate() {
+        let spec = json::batch_from_json(&line["batch"]).expect("our JSON form");
+        let bytes = golden_bytes(line);
+        let what = format!(
+            "java.jsonl line {}: magic {} {}",
+            index + 1,
+            spec.magic,
+            spec.compression
+        );
+        let Some(decoded) = decode_golden(&bytes, spec.compression, &what) else {
+            continue;
+        };
+        assert_eq!(
+            consumed(&decoded),
+            consumed(std::slice::from_ref(&spec)),
+            "{what}"
+        );
+        for batch in &decoded {
+            assert_eq!(
+                (batch.magic, batch.compression),
+                (spec.magic, spec.compression),
+                "{what}"
+            );
+        }
+        if spec.magic == 2 {
+            let header = |batch: &RecordBatch| {
+                let mut json = json::batch_to_json(batch);
+                let object = json.as_object_mut().unwrap();
+                object.remove("crc");
+                object.remove("records");
+                json
+            };
+            assert_eq!(header(&decoded[0]), header(&spec), "{what}");
+        }
+        if spec.compression == Compression::None {
+            assert_eq!(spec.encode_to_bytes().unwrap(), bytes, "{what}: our bytes");
+            identical += 1;
+        }
+        read += 1;
+    }
+    eprintln!(
+        "{read} of Kafka's batches read as written, {identical} uncompressed ones byte-identical"
+    );
+    assert!(identical > 0);
+}
+
+#[test]
+fn batches_written_by_real_clients() {
+    let mut read = 0;
+    for line in golden_lines("clients.jsonl") {
+        let codec = Compression::from_name(line["codec"].as_str().unwrap()).unwrap();
+        let what = format!("{} {codec}", line["client"]);
+        let Some(decoded) = decode_golden(&golden_bytes(&line), codec, &what) else {
+            continue;
+        };
+        assert!(decoded.iter().all(|b| b.compression == codec), "{what}");
+        // What the client was given (key, value, headers, timestamp), in the JSON form's
+        // terms: base64 or null.
+        let sent = line["records"].as_array().unwrap();
+        let got: Vec<serde_json::Value> = decoded
+            .iter()
+            .flat_map(|batch| {
+                json::batch_to_json(batch)["records"]
+                    .as_array()
+                    .unwrap()
+                    .clone()
+            })
+            .collect();
+        assert_eq!(got.len(), sent.len(), "{what}");
+        for (got, sent) in got.iter().zip(sent) {
+            let fields = |r: &serde_json::Value| {
+                ["timestamp", "key", "value", "headers"].map(|k| r[k].clone())
+            };
+            assert_eq!(fields(got), fields(sent), "{what}");
+        }
+        read += 1;
+    }
+    eprintln!("{read} real clients' records fields read as sent");
+}

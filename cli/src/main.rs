@@ -134,8 +134,8 @@ mod tests {
         else {
             panic!("not a decode response");
         };
-        assert!(input.hex && !input.size_prefixed && !strictness.lenient);
-        assert_eq!(input.file.as_os_str(), "-");
+        assert!(input.source.hex && !input.size_prefixed && !strictness.lenient);
+        assert_eq!(input.source.file.as_os_str(), "-");
         assert_eq!(api.resolve().unwrap(), (ApiKey::DescribeQuorum, 2));
         let Ok(Cli {
             command: Command::Encode(commands::encode::Encode::Request(args)),

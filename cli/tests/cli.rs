@@ -1,13 +1,12 @@
 //! Runs the built `kafka-codec` binary on the sample frames in `examples/frames/` and on
 //! malformed input, checking output, exit status and the one-line error contract.
 
+mod support;
+
 use kafka_codec::serde_json::{self, Value};
 use kafka_codec_hexdump::encode as hex;
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_kafka-codec");
+use support::{assert_malformed, assert_usage_error, json, ok, run, stderr};
 
 fn sample_path(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -19,74 +18,6 @@ fn sample_path(name: &str) -> PathBuf {
 fn sample_bytes(name: &str) -> Vec<u8> {
     let text = std::fs::read(sample_path(name)).unwrap();
     kafka_codec_hexdump::decode(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run kafka-codec");
-    // The tool reads all its input before writing anything, so this cannot deadlock.
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
-}
-
-/// Runs a command that must succeed silently and returns its stdout.
-fn ok(args: &[&str], stdin: &[u8]) -> Vec<u8> {
-    let output = run(args, stdin);
-    assert!(
-        output.status.success(),
-        "{args:?} failed: {}",
-        stderr(&output)
-    );
-    assert_eq!(stderr(&output), "", "{args:?} wrote to stderr");
-    output.stdout
-}
-
-fn json(stdout: &[u8]) -> Value {
-    serde_json::from_slice(stdout).expect("stdout is JSON")
-}
-
-/// Asserts exit status 1 and a single stderr line with the prefix, the byte offset and
-/// `expected` (a field path or a message fragment). Returns the line.
-fn assert_malformed(args: &[&str], stdin: &[u8], expected: &str) -> String {
-    let output = run(args, stdin);
-    let message = stderr(&output);
-    assert_eq!(output.status.code(), Some(1), "{args:?}: {message}");
-    assert!(
-        output.stdout.is_empty(),
-        "{args:?} wrote to stdout on error"
-    );
-    assert_eq!(
-        message.lines().count(),
-        1,
-        "{args:?}: not one line: {message:?}"
-    );
-    assert!(message.starts_with("kafka-codec: "), "{message}");
-    assert!(message.contains("offset"), "{message}");
-    assert!(message.contains(expected), "{message} lacks {expected:?}");
-    message
-}
-
-fn assert_usage_error(args: &[&str]) {
-    let output = run(args, b"");
-    let message = stderr(&output);
-    assert_eq!(output.status.code(), Some(2), "{args:?}: {message}");
-    assert_eq!(
-        message.lines().count(),
-        1,
-        "{args:?}: not one line: {message:?}"
-    );
-    assert!(message.starts_with("kafka-codec: "), "{message}");
-    assert!(message.trim_end().ends_with(" --help')"), "{message}");
-    assert!(output.stdout.is_empty(), "{args:?} wrote to stdout");
 }
 
 const RESPONSE_V2: [&str; 4] = ["--api-key", "55", "--api-version", "2"];

@@ -6,15 +6,13 @@
 //! already names one frame (as hex and JSON), and the same message-level property is shrunk
 //! to a small case in `tests/roundtrip.rs`.
 
+mod support;
+
 use arbitrary::Unstructured;
 use kafka_codec::messages::{RequestHeader, ResponseHeader};
 use kafka_codec::random::{Random, RandomOptions};
 use kafka_codec::{ApiKey, Message, MessageKind, RandomMessageVisitor};
 use kafka_codec_hexdump::encode as hex;
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_kafka-codec");
 
 struct Frame {
     description: String,
@@ -96,22 +94,10 @@ impl RandomMessageVisitor for Frames {
     }
 }
 
+/// Runs a command that must succeed silently; returns its stdout.
 fn run(args: &[String], stdin: &[u8]) -> Vec<u8> {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success() && stderr.is_empty(),
-        "{args:?}: {stderr}"
-    );
-    output.stdout
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    support::ok(&args, stdin)
 }
 
 #[test]

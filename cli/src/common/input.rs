@@ -24,9 +24,9 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
     Ok(data)
 }
 
-/// The bytes of one frame (or other binary input), from a file or stdin, raw or as hex.
+/// Binary input (a frame, a records field), from a file or stdin, raw or as hex.
 #[derive(Debug, clap::Args)]
-pub struct FrameInput {
+pub struct BinaryInput {
     /// Read from FILE, or from standard input for `-`.
     #[arg(value_name = "FILE|-")]
     pub file: PathBuf,
@@ -38,12 +38,9 @@ pub struct FrameInput {
     /// ignored). Byte offsets in errors count decoded bytes, not characters.
     #[arg(long)]
     pub hex: bool,
-    /// The input starts with the frame's 4-byte big-endian size, as on the wire.
-    #[arg(long)]
-    pub size_prefixed: bool,
 }
 
-impl FrameInput {
+impl BinaryInput {
     /// The input's bytes, hex decoded if `--hex` was given.
     pub fn read(&self) -> Result<Vec<u8>, Failure> {
         let data = read_input(&self.file)?;
@@ -52,5 +49,22 @@ impl FrameInput {
         } else {
             Ok(data)
         }
+    }
+}
+
+/// The bytes of one frame, with or without its size prefix.
+#[derive(Debug, clap::Args)]
+pub struct FrameInput {
+    #[command(flatten)]
+    pub source: BinaryInput,
+    /// The input starts with the frame's 4-byte big-endian size, as on the wire.
+    #[arg(long)]
+    pub size_prefixed: bool,
+}
+
+impl FrameInput {
+    /// The input's bytes, hex decoded if `--hex` was given.
+    pub fn read(&self) -> Result<Vec<u8>, Failure> {
+        self.source.read()
     }
 }

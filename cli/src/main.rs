@@ -1,5 +1,6 @@
 //! `kafka-codec`: decode raw Kafka request and response frames to JSON, encode them back,
-//! list the APIs this build knows, and serve or describe a KRaft quorum.
+//! the same for the record batches of a `records` field, list the APIs this build knows, and
+//! serve or describe a KRaft quorum.
 //!
 //! Layout: one module per subcommand in `commands/`, each with its own arguments and
 //! `--help`; what they share (input, hex, output, exit status, naming an API) in `common/`.
@@ -17,18 +18,21 @@ use std::process::ExitCode;
 #[command(
     name = "kafka-codec",
     version = version(),
-    about = "Decode and encode raw Apache Kafka frames as JSON; serve and describe a KRaft quorum",
+    about = "Decode and encode raw Apache Kafka frames and record batches as JSON; serve and \
+             describe a KRaft quorum",
     after_help = "\
 Examples:
   kafka-codec decode request --hex frame.hex
   kafka-codec decode response --api-key DescribeQuorum --api-version 2 --size-prefixed frame.bin
   kafka-codec decode request --hex frame.hex | kafka-codec encode request --hex -
+  kafka-codec records decode records.bin
   kafka-codec quorum serve --listen 127.0.0.1:9093
   kafka-codec quorum describe --bootstrap-controller 127.0.0.1:9093 --replication
 
 Exit status: 0 on success; 1 on malformed input, with one line on stderr giving the
-problem, the field path and the byte offset (counted from the start of the frame bytes,
-size prefix included), or on a failed conversation with a server; 2 on a usage error."
+problem, the field path (for records: the batch's base offset and the record's index) and
+the byte offset (counted from the start of the input bytes, size prefix included), or on a
+failed conversation with a server; 2 on a usage error."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -41,6 +45,8 @@ enum Command {
     Decode(commands::decode::Decode),
     #[command(subcommand)]
     Encode(commands::encode::Encode),
+    #[command(subcommand)]
+    Records(commands::records::Records),
     Apis(commands::apis::Apis),
     #[command(subcommand)]
     Quorum(commands::quorum::Quorum),
@@ -51,6 +57,7 @@ impl Run for Command {
         match self {
             Command::Decode(command) => command.run(),
             Command::Encode(command) => command.run(),
+            Command::Records(command) => command.run(),
             Command::Apis(command) => command.run(),
             Command::Quorum(command) => command.run(),
         }
@@ -144,6 +151,14 @@ mod tests {
             panic!("not an encode request");
         };
         assert!(args.size_prefixed && args.file.as_os_str() == "-x");
+        let Ok(Cli {
+            command: Command::Records(commands::records::Records::Decode(args)),
+        }) = parse("records decode --max-decompressed-bytes 4096 --allow-truncated-tail --hex -")
+        else {
+            panic!("not a records decode");
+        };
+        assert!(args.input.hex && args.allow_truncated_tail);
+        assert_eq!(args.max_decompressed_bytes, 4096);
         assert!(matches!(
             parse("apis"),
             Ok(Cli {

@@ -5,3 +5,4 @@ pub mod apis;
 pub mod decode;
 pub mod encode;
 pub mod quorum;
+pub mod records;

@@ -1,13 +1,15 @@
 //! What every subcommand shares: how a run fails and exits, where input comes from, how
-//! output is written, and how an API is named on the command line.
+//! output is written, how an API is named on the command line, and a records field as JSON.
 
 mod api;
 mod input;
 mod output;
+mod records;
 
 pub use api::ApiVersionArgs;
-pub use input::{read_input, FrameInput};
+pub use input::{read_input, BinaryInput, FrameInput};
 pub use output::{write_bytes, write_json, write_stdout};
+pub use records::{check_records, records_from_json};
 
 use std::process::ExitCode;
 

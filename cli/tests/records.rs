@@ -562,7 +562,7 @@ fn compressed_zeros(compression: Compression, len: usize) -> Vec<u8> {
 
 #[test]
 fn the_cap_flag_refuses_a_bomb() {
-    // About 150 bytes of gzip that inflate to 100 kB.
+    // About 200 bytes of gzip that inflate to 100 kB.
     let mut builder = RecordBatchBuilder::new(Compression::Gzip).base_offset(77);
     builder.append(T0, None, Some(Bytes::from(vec![0u8; 100_000])));
     let bomb = builder.build().encode_to_bytes().unwrap().to_vec();

@@ -50,6 +50,7 @@ enum Command {
     Apis(commands::apis::Apis),
     #[command(subcommand)]
     Quorum(commands::quorum::Quorum),
+    Tap(commands::tap::Tap),
 }
 
 impl Run for Command {
@@ -60,6 +61,7 @@ impl Run for Command {
             Command::Records(command) => command.run(),
             Command::Apis(command) => command.run(),
             Command::Quorum(command) => command.run(),
+            Command::Tap(command) => command.run(),
         }
     }
 }

@@ -11,7 +11,7 @@ say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 
 # Every live step: a name and the command that runs it. Steps read KAFKA_BROKER,
 # KAFKA_CONTROLLER, KAFKA_NODE_ID and KAFKA_CLUSTER_ID from the environment.
-steps=(live_broker clients quorum_describe quorum_kafka_tool)
+steps=(live_broker clients quorum_describe quorum_kafka_tool tap)
 step_live_broker() { cargo test --test live_broker -- --ignored --nocapture --skip clients_; }
 # librdkafka, kafka-python and aiokafka produce known records with every codec; the test
 # fetches their batches with our framing and reads them (tools/clients/produce_known.py).
@@ -31,11 +31,18 @@ step_quorum_kafka_tool() {
         kafka_metadata_quorum_reads_and_reconfigures_our_server --nocapture
 }
 
+# `kafka-codec tap --rewrite-brokers` in front of this broker, and librdkafka, kafka-python,
+# aiokafka and Java kafka-clients through it (tools/clients/tap-proof.sh): every client run
+# succeeds, every frame in the tap's logs decodes, every byte is forwarded as received; prints
+# the frames per API and client.
+step_tap() { bash tools/clients/tap-proof.sh; }
+
 [ $# -gt 0 ] && steps=("$@")
 
 # Build first, so the broker does not idle through a compile.
 cargo test --test live_broker --no-run
 cargo test -p kafka-codec-cli --test quorum_live --no-run
+cargo build -p kafka-codec-cli
 
 cleanup() {
     bash "$broker" stop || true

@@ -1,0 +1,200 @@
+"""Checks the logs `kafka-codec tap` wrote while real clients ran through it, and prints how
+many frames of each API each client sent and received.
+
+    python3 check_tap_log.py CLIENT=LOG [CLIENT=LOG ...]
+
+Fails (exit 1, every problem listed) unless, in every log:
+- every line is JSON;
+- no frame failed to decode or was skipped (`requestError`, `responseError`,
+  `requestSkipped`, `responseSkipped`), no stream was unframeable, no response answered
+  nothing, and no request was passed over by the response to a later one;
+- every connection that opened closed, and for each: the client's bytes as the tap received
+  them equal, in count and CRC-32C, the bytes it forwarded to the broker; the broker's bytes as
+  received equal those forwarded to the client, counting each rewritten frame (broker address
+  rewriting) as the frame it replaced, followed by any bytes dropped; bytes are dropped only
+  toward a client that had closed its side first (a response still in flight when it hung
+  up), never toward the broker;
+- the frames the close lines count equal the frames the pair lines show, so no frame is
+  missing from the log.
+
+Noted without failing: bytes after a message body (Kafka's broker and clients ignore them;
+the tap logs them as `requestTrailing`/`responseTrailing`), requests still unanswered when
+the client closed the connection, and the responses to them that the broker sent anyway.
+"""
+
+import collections
+import json
+import sys
+
+SIDES = ("request", "response")
+CASTAGNOLI = 0x82F63B78  # CRC-32C, reflected
+
+
+def gf2_times(matrix, vector):
+    total, row = 0, 0
+    while vector:
+        if vector & 1:
+            total ^= matrix[row]
+        vector >>= 1
+        row += 1
+    return total
+
+
+def crc32c_combine(crc1, crc2, len2):
+    """CRC-32C of A followed by B, from CRC(A), CRC(B) and len(B): zlib's method of
+    applying len(B) zero bytes to CRC(A) with squared shift operators."""
+    if len2 == 0:
+        return crc1
+    odd = [CASTAGNOLI] + [1 << n for n in range(31)]  # shift by one zero bit
+    even = [gf2_times(odd, odd[n]) for n in range(32)]  # two bits
+    odd = [gf2_times(even, even[n]) for n in range(32)]  # four bits
+    while True:
+        even = [gf2_times(odd, odd[n]) for n in range(32)]
+        if len2 & 1:
+            crc1 = gf2_times(even, crc1)
+        len2 >>= 1
+        if not len2:
+            break
+        odd = [gf2_times(even, even[n]) for n in range(32)]
+        if len2 & 1:
+            crc1 = gf2_times(odd, crc1)
+        len2 >>= 1
+        if not len2:
+            break
+    return crc1 ^ crc2
+
+
+def followed_by(first, second):
+    """The {bytes, crc32c} of stream `first` followed by stream `second`."""
+    crc = crc32c_combine(int(first["crc32c"], 16), int(second["crc32c"], 16), second["bytes"])
+    return {"bytes": first["bytes"] + second["bytes"], "crc32c": f"{crc:08x}"}
+FAILED = [f"{side}{kind}" for side in SIDES for kind in ("Error", "Skipped")]
+
+
+def check(client, path):
+    problems, notes = [], []
+    requests, responses = collections.Counter(), collections.Counter()
+    connects, closes = set(), {}
+    rewritten_lines = collections.Counter()
+    logged = collections.Counter()  # per connection: [requests, responses]
+    with open(path, encoding="utf-8") as log:
+        for number, text in enumerate(log, 1):
+            where = f"{client}: {path}:{number}"
+            try:
+                line = json.loads(text)
+            except ValueError as e:
+                problems.append(f"{where}: not JSON: {e}")
+                continue
+            event, connection = line.get("event"), line.get("connection")
+            if event == "connect":
+                if "error" in line:
+                    problems.append(f"{where}: {line['error']}")
+                connects.add(connection)
+            elif event == "close":
+                closes[connection] = line
+            elif event == "unframeable":
+                problems.append(f"{where}: {line['error']}")
+            elif event in ("pair", "request", "response"):
+                api = line.get("api") or f"key {line.get('apiKey')}"
+                for failed in FAILED:
+                    if failed in line:
+                        problems.append(f"{where}: {api} v{line.get('apiVersion')} {failed}: "
+                                        f"{json.dumps(line[failed])}")
+                if event == "response" and "correlationId" in line and "api" not in line:
+                    problems.append(f"{where}: a response that answers no request")
+                why = line.get("unanswered")
+                if why == "the connection closed first":
+                    notes.append(f"{api} v{line['apiVersion']} unanswered: the client closed "
+                                 "the connection first")
+                elif why:
+                    problems.append(f"{where}: {api} unanswered: {why}")
+                if event in ("pair", "request"):
+                    requests[api] += 1
+                    logged[(connection, "toServer")] += 1
+                if line.get("response") is not None or "responseError" in line \
+                        or "responseSkipped" in line:
+                    responses[api] += 1
+                    logged[(connection, "toClient")] += 1
+                for side in SIDES:
+                    trailing = line.get(f"{side}Trailing")
+                    if trailing:
+                        notes.append(f"{api} v{line['apiVersion']} {side}: {trailing['bytes']} "
+                                     f"bytes after the body ({trailing['hex']}), ignored as Kafka "
+                                     "does")
+                if "rewritten" in line:
+                    rewritten_lines[connection] += 1
+    for connection in sorted(connects - closes.keys()):
+        problems.append(f"{client}: connection {connection} never closed")
+    totals = collections.Counter()
+    for connection, close in sorted(closes.items()):
+        for direction in ("toServer", "toClient"):
+            stats = close[direction]
+            name = f"{client}: connection {connection} {direction}"
+            received, dropped = stats["received"], stats["dropped"]
+            accounted = followed_by(stats["forwardedAsReceived"], dropped)
+            if received != accounted:
+                problems.append(f"{name}: received {received}, forwarded (as received) and "
+                                f"dropped {accounted}")
+            if direction == "toServer" and stats["forwarded"] != received:
+                problems.append(f"{name}: forwarded {stats['forwarded']} != received {received}")
+            if dropped["bytes"]:
+                hung_up = direction == "toClient" and close["toServer"]["end"] == "eof" \
+                    and ("Broken pipe" in stats["end"] or "reset" in stats["end"])
+                if hung_up:
+                    notes.append("the client hung up with a response in flight; the tap "
+                                 "dropped the response's bytes")
+                else:
+                    problems.append(f"{name}: {dropped['bytes']} bytes dropped ({stats['end']})")
+            if stats["partialFrameBytes"]:
+                problems.append(f"{name}: ended inside a frame ({stats['partialFrameBytes']} "
+                                "bytes of it)")
+            if stats["frames"] != logged[(connection, direction)]:
+                problems.append(f"{name}: {stats['frames']} frames passed, "
+                                f"{logged[(connection, direction)]} in the log")
+            totals[f"{direction} bytes"] += received["bytes"]
+            totals[f"{direction} frames"] += stats["frames"]
+        if close["toClient"]["rewritten"] != rewritten_lines[connection]:
+            problems.append(f"{client}: connection {connection}: "
+                            f"{close['toClient']['rewritten']} frames rewritten, "
+                            f"{rewritten_lines[connection]} lines say so")
+        totals["rewritten"] += close["toClient"]["rewritten"]
+    totals["connections"] = len(closes)
+    return requests, responses, totals, problems, notes
+
+
+def main():
+    clients, results = [], {}
+    for arg in sys.argv[1:]:
+        client, path = arg.split("=", 1)
+        clients.append(client)
+        results[client] = check(client, path)
+    apis = sorted({api for r in results.values() for api in r[0] | r[1]})
+    width = max([len("API")] + [len(api) for api in apis])
+    columns = [max(len(c), 9) for c in clients]
+    print("Frames through the tap per API and client (requests/responses):")
+    print(f"{'API':<{width}}  " + "  ".join(f"{c:>{w}}" for c, w in zip(clients, columns)))
+    for api in apis:
+        cells = [f"{results[c][0][api]}/{results[c][1][api]}" for c in clients]
+        print(f"{api:<{width}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(cells, columns)))
+    for key in ("connections", "toServer frames", "toClient frames", "toServer bytes",
+                "toClient bytes", "rewritten"):
+        cells = [str(results[c][2][key]) for c in clients]
+        print(f"{key:<{width}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(cells, columns)))
+    failed = False
+    for client in clients:
+        _, _, _, problems, notes = results[client]
+        for note, count in collections.Counter(notes).items():
+            print(f"note: {client}: {note} (x{count})")
+        for problem in problems:
+            print(f"FAIL: {problem}")
+            failed = True
+    decoded = sum(sum(r[0].values()) + sum(r[1].values()) for r in results.values())
+    if failed:
+        print("tap proof: FAILED")
+        sys.exit(1)
+    print(f"tap proof: {decoded} frames, every one decoded; every connection's bytes forwarded "
+          "as received")
+
+
+if __name__ == "__main__":
+    main()

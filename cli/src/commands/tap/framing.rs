@@ -418,6 +418,52 @@ mod tests {
         assert!(frames[4].held.is_none());
     }
 
+    /// Keeps nothing whole: the decoder is behind.
+    struct Behind;
+
+    impl Policy for Behind {
+        fn keep_whole(&mut self, _: usize) -> bool {
+            false
+        }
+        fn hold(&mut self, head: &[u8]) -> bool {
+            head.first() == Some(&0xee)
+        }
+    }
+
+    #[test]
+    fn frames_the_budget_cannot_take_keep_only_their_head() {
+        let stream = stream();
+        for holding in [false, true] {
+            let mut framer = Framer::new(1 << 20, 2, holding);
+            let mut forwarded = Vec::new();
+            let mut frames = Vec::new();
+            for chunk in stream.chunks(5) {
+                for piece in framer.push(Bytes::copy_from_slice(chunk), &mut Behind) {
+                    match piece {
+                        Piece::Forward(bytes) => forwarded.extend_from_slice(&bytes),
+                        Piece::Frame(frame) => {
+                            if let Some(held) = &frame.held {
+                                forwarded.extend_from_slice(held);
+                            }
+                            frames.push(frame);
+                        }
+                        Piece::Unframeable(_) => unreachable!(),
+                    }
+                }
+            }
+            assert_eq!(forwarded, stream);
+            assert_eq!(
+                frames[0].content,
+                Content::Head {
+                    head: Bytes::from("fi"),
+                    skipped: Skipped::Backlog
+                }
+            );
+            // A held frame is still held whole for rewriting, whatever the decoder gets.
+            assert_eq!(frames[1].held.is_some(), holding);
+        }
+    }
+
     #[test]
     fn a_stream_cut_in_a_frame_reports_the_partial_frame() {
         let stream = stream();

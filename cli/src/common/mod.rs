@@ -11,6 +11,7 @@ pub use input::{read_input, BinaryInput, FrameInput};
 pub use output::{write_bytes, write_json, write_stdout};
 pub use records::{check_records, records_from_json};
 
+use std::net::{SocketAddr, TcpListener};
 use std::process::ExitCode;
 
 /// Exit status of a run whose input was malformed or unreadable, or whose conversation with
@@ -83,4 +84,12 @@ pub fn parse_failure(error: clap::Error, subcommands: &[String]) -> Result<(), F
             Err(Failure::Usage(problem))
         }
     }
+}
+
+/// Listens on `address` (port 0: a free one) for a server command; the address it got.
+pub fn listen(address: &str) -> Result<(TcpListener, SocketAddr), Failure> {
+    let failed = |e: std::io::Error| Failure::Peer(format!("cannot listen on {address}: {e}"));
+    let listener = TcpListener::bind(address).map_err(failed)?;
+    let local = listener.local_addr().map_err(failed)?;
+    Ok((listener, local))
 }

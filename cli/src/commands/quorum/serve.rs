@@ -7,14 +7,14 @@
 
 use super::controller::{Answer, Controller};
 use super::sim::{self, Cluster};
-use crate::common::{Failure, Run};
+use crate::common::{listen, Failure, Run};
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::{IncomingRequest, ServerConnection};
 use kafka_codec::serde_json::{self, json};
 use kafka_codec::ResponseFrame;
 use std::fs::File;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -62,11 +62,7 @@ struct Shared {
 
 impl Run for Serve {
     fn run(self) -> Result<(), Failure> {
-        let listener = TcpListener::bind(&self.listen)
-            .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+        let (listener, local) = listen(&self.listen)?;
         let host = advertised_host(&self.listen, &local);
         let trace = match &self.trace {
             Some(path) => Some(Mutex::new(File::create(path).map_err(|e| {

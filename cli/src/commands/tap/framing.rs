@@ -350,10 +350,18 @@ mod tests {
     /// Feeds `stream` in chunks of `step` bytes; returns the forwarded bytes (held frames
     /// forwarded where they complete) and the frames.
     fn run(framer: &mut Framer, stream: &[u8], step: usize) -> (Vec<u8>, Vec<Frame>) {
-        let mut policy = Everything { reserved: 0 };
+        run_with(framer, stream, step, &mut Everything { reserved: 0 })
+    }
+
+    fn run_with(
+        framer: &mut Framer,
+        stream: &[u8],
+        step: usize,
+        policy: &mut impl Policy,
+    ) -> (Vec<u8>, Vec<Frame>) {
         let (mut forwarded, mut frames) = (Vec::new(), Vec::new());
         for chunk in stream.chunks(step) {
-            for piece in framer.push(Bytes::copy_from_slice(chunk), &mut policy) {
+            for piece in framer.push(Bytes::copy_from_slice(chunk), policy) {
                 match piece {
                     Piece::Forward(bytes) => forwarded.extend_from_slice(&bytes),
                     Piece::Frame(frame) => {
@@ -435,22 +443,7 @@ mod tests {
         let stream = stream();
         for holding in [false, true] {
             let mut framer = Framer::new(1 << 20, 2, holding);
-            let mut forwarded = Vec::new();
-            let mut frames = Vec::new();
-            for chunk in stream.chunks(5) {
-                for piece in framer.push(Bytes::copy_from_slice(chunk), &mut Behind) {
-                    match piece {
-                        Piece::Forward(bytes) => forwarded.extend_from_slice(&bytes),
-                        Piece::Frame(frame) => {
-                            if let Some(held) = &frame.held {
-                                forwarded.extend_from_slice(held);
-                            }
-                            frames.push(frame);
-                        }
-                        Piece::Unframeable(_) => unreachable!(),
-                    }
-                }
-            }
+            let (forwarded, frames) = run_with(&mut framer, &stream, 5, &mut Behind);
             assert_eq!(forwarded, stream);
             assert_eq!(
                 frames[0].content,

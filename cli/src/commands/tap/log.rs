@@ -33,8 +33,8 @@ use kafka_codec::conn::IncomingRequest;
 use kafka_codec::conn::{Direction, Observer, RawRequestHeader};
 use kafka_codec::serde_json::{self, json, Value};
 use kafka_codec::{
-    ApiKey, DecodeError, DecodeErrorKind, DecodeOptions, Message, RequestFrame, ResponseFrame,
-    TrailingBytes,
+    ApiKey, DecodeError, DecodeErrorKind, DecodeOptions, EncodeError, Message, RequestFrame,
+    ResponseFrame, TrailingBytes,
 };
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
@@ -257,15 +257,9 @@ impl Decoder {
             Content::Whole(bytes) => {
                 let observed = self.observer.observe_request(bytes.clone());
                 let side = match &observed.decoded {
-                    Ok(request) => match request.to_json() {
-                        Ok(json) => Side::Json(
-                            self.capped(&json, frame.size),
-                            self.request_trailing(&bytes, request),
-                        ),
-                        Err(e) => {
-                            self.error(format!("cannot show as JSON: {e}"), &bytes, frame.size)
-                        }
-                    },
+                    Ok(request) => self.message(request.to_json(), &bytes, frame.size, || {
+                        self.request_trailing(&bytes, request)
+                    }),
                     Err(e) => self.error(e.to_string(), &bytes, frame.size),
                 };
                 (observed, side)
@@ -327,15 +321,11 @@ impl Decoder {
             Content::Whole(bytes) => {
                 let observed = self.observer.observe_response(bytes.clone());
                 let side = match &observed.decoded {
-                    Some(Ok(response)) => match response.to_json() {
-                        Ok(json) => Side::Json(
-                            self.capped(&json, frame.size),
-                            self.response_trailing(&bytes, response),
-                        ),
-                        Err(e) => {
-                            self.error(format!("cannot show as JSON: {e}"), &bytes, frame.size)
-                        }
-                    },
+                    Some(Ok(response)) => {
+                        self.message(response.to_json(), &bytes, frame.size, || {
+                            self.response_trailing(&bytes, response)
+                        })
+                    }
                     Some(Err(e)) => self.error(e.to_string(), &bytes, frame.size),
                     None => self.error(
                         match observed.correlation_id {
@@ -455,6 +445,21 @@ impl Decoder {
         line.field("apiKey", &json!(header.api_key));
         line.field("apiVersion", &json!(header.api_version));
         line
+    }
+
+    /// A decoded message as it is logged: the one place where a message's JSON is written
+    /// out (and where an expansion of its `records` fields would go).
+    fn message(
+        &self,
+        json: Result<Value, EncodeError>,
+        bytes: &Bytes,
+        size: usize,
+        trailing: impl FnOnce() -> Option<Value>,
+    ) -> Side {
+        match json {
+            Ok(json) => Side::Json(self.capped(&json, size), trailing()),
+            Err(e) => self.error(format!("cannot show as JSON: {e}"), bytes, size),
+        }
     }
 
     /// Kafka's JSON of one message, or a stand-in if it is longer than half a line may be.

@@ -17,7 +17,7 @@ mod log;
 mod pump;
 mod rewrite;
 
-use crate::common::{Failure, Run};
+use crate::common::{listen, Failure, Run};
 use clap::builder::RangedU64ValueParser;
 use kafka_codec::{DecodeLimits, DecodeOptions, TrailingBytes};
 use log::Log;
@@ -114,11 +114,7 @@ pub struct Proxy {
 
 impl Run for Tap {
     fn run(self) -> Result<(), Failure> {
-        let listener = TcpListener::bind(&self.listen)
-            .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
-        let local = listener
-            .local_addr()
-            .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+        let (listener, local) = listen(&self.listen)?;
         let out: Box<dyn io::Write + Send> = if self.log.as_os_str() == "-" {
             Box::new(io::stdout())
         } else {

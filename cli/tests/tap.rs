@@ -596,7 +596,7 @@ fn messages_longer_than_the_line_are_replaced_by_a_note() {
     let upstream = Upstream::start(|request| {
         Some(match request.body {
             Request::Metadata(_) => MetadataResponse {
-                topics: (0..200)
+                topics: (0..2000)
                     .map(|i| MetadataResponseTopic {
                         name: Some(format!("topic-{i}").into()),
                         ..Default::default()
@@ -608,7 +608,7 @@ fn messages_longer_than_the_line_are_replaced_by_a_note() {
             _ => default_answer(request, "fake"),
         })
     });
-    let tap = Tap::start(upstream.address, &["--max-line", "4096"]);
+    let tap = Tap::start(upstream.address, &["--max-line", "16384"]);
     let mut client = tap.connect();
     client.send_all(&[metadata()]);
     client.receive();
@@ -730,10 +730,12 @@ fn rewritten_brokers_are_reached_through_the_tap() {
         .filter(|l| l.get("rewritten").is_some())
         .collect();
     assert_eq!(rewritten.len(), 2);
-    assert_eq!(
-        rewritten[0]["rewritten"]["addresses"][1],
-        serde_json::json!({"from": second_address.to_string(), "to": format!("127.0.0.1:{second_port}")})
-    );
+    let addresses = rewritten[0]["rewritten"]["addresses"].as_array().unwrap();
+    assert_eq!(addresses.len(), 2);
+    assert!(addresses.contains(&serde_json::json!({
+        "from": second_address.to_string(),
+        "to": format!("127.0.0.1:{second_port}"),
+    })));
     // The log shows what the broker sent.
     assert_eq!(
         rewritten[0]["response"]["body"]["brokers"][1]["port"],

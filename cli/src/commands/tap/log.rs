@@ -384,10 +384,11 @@ impl Decoder {
     pub fn unframeable(&mut self, direction: Direction, size: i32, at: SystemTime) {
         let mut line = self.line("unframeable", at);
         line.field("direction", &json!(direction_name(direction)));
-        line.field(
-            "error",
-            &json!(format!("negative frame size {size}: the rest of this direction is forwarded without decoding")),
+        let error = format!(
+            "negative frame size {size}: the rest of this direction is forwarded without \
+             decoding"
         );
+        line.field("error", &json!(error));
         self.log.write(&line.finish());
     }
 
@@ -464,7 +465,7 @@ impl Decoder {
 
     /// Kafka's JSON of one message, or a stand-in if it is longer than half a line may be.
     fn capped(&self, json: &Value, size: usize) -> String {
-        let cap = self.config.max_line / 2;
+        let cap = self.config.max_message_json;
         let mut out = Capped {
             buf: Vec::new(),
             cap,
@@ -472,7 +473,10 @@ impl Decoder {
         match serde_json::to_writer(&mut out, json) {
             Ok(()) => String::from_utf8(out.buf).expect("serde_json writes UTF-8"),
             Err(_) => json!({
-                "omitted": format!("the JSON of this {size}-byte frame is longer than {cap} bytes (half of --max-line)"),
+                "omitted": format!(
+                    "the JSON of this {size}-byte frame is longer than the {cap} bytes \
+                     --max-line leaves a message"
+                ),
             })
             .to_string(),
         }

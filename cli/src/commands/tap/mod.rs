@@ -79,12 +79,13 @@ pub struct Tap {
     #[arg(long, value_name = "BYTES", default_value_t = DecodeLimits::default().max_frame_size,
           value_parser = RangedU64ValueParser::<usize>::new().range(64..=i32::MAX as u64))]
     max_frame: usize,
-    /// Longest log line: a message whose JSON takes more than half of it is replaced by a
-    /// note giving its size.
+    /// Longest log line. Each of its two messages may take half of it, less 4 KiB kept for
+    /// the other fields; a message whose JSON is longer is logged as a note giving its size.
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20,
-          value_parser = RangedU64ValueParser::<usize>::new().range(1024..=1 << 32))]
+          value_parser = RangedU64ValueParser::<usize>::new().range(16 * 1024..=1 << 32))]
     max_line: usize,
-    /// How many bytes of a frame that does not decode are logged, in hex.
+    /// How many bytes of a frame that does not decode (or is skipped) are logged, in hex; at
+    /// most an eighth of --max-line, so that the hex of both sides fits in a line.
     #[arg(long, value_name = "BYTES", default_value_t = 256,
           value_parser = RangedU64ValueParser::<usize>::new().range(16..=1 << 20))]
     max_hex: usize,
@@ -95,10 +96,16 @@ pub struct Tap {
     strict: bool,
 }
 
+/// Bytes of a log line kept for everything but the two messages (time, ids, API, errors,
+/// rewritten addresses).
+const LINE_FIELDS: usize = 4096;
+
 /// The settings every connection reads.
 pub struct Config {
     pub max_frame: usize,
-    pub max_line: usize,
+    /// The longest a message's JSON may be in a line.
+    pub max_message_json: usize,
+    /// Bytes of a frame shown in hex (and kept of a frame that is not decoded).
     pub max_hex: usize,
     /// How frames are decoded: limits, and trailing bytes allowed unless --strict.
     pub options: DecodeOptions,
@@ -152,8 +159,8 @@ impl Run for Tap {
         let proxy = Arc::new(Proxy {
             config: Arc::new(Config {
                 max_frame: self.max_frame,
-                max_line: self.max_line,
-                max_hex: self.max_hex,
+                max_message_json: (self.max_line - LINE_FIELDS) / 2,
+                max_hex: self.max_hex.min(self.max_line / 8),
                 options,
             }),
             log: Arc::new(Log::new(out)),

@@ -63,6 +63,10 @@ impl Brokers {
     }
 }
 
+/// Distinct addresses (and errors) a note lists; the rest are counted, so that a response
+/// naming a thousand brokers still makes a short line.
+const NOTE_ENTRIES: usize = 24;
+
 /// The addresses one rewritten response had, and what they became.
 #[derive(Debug, Clone, Default)]
 pub struct Note {
@@ -72,14 +76,24 @@ pub struct Note {
 
 impl Note {
     pub fn json(&self) -> Value {
-        let changes: Vec<Value> = self
-            .changes
+        let mut changes = self.changes.clone();
+        changes.sort();
+        changes.dedup();
+        let listed: Vec<Value> = changes
             .iter()
+            .take(NOTE_ENTRIES)
             .map(|(from, to)| json!({"from": from, "to": to}))
             .collect();
-        let mut value = json!({ "addresses": changes });
+        let mut value = json!({ "addresses": listed });
+        if changes.len() > NOTE_ENTRIES {
+            value["moreAddresses"] = json!(changes.len() - NOTE_ENTRIES);
+        }
         if !self.errors.is_empty() {
-            value["errors"] = json!(self.errors);
+            let errors: Vec<&String> = self.errors.iter().take(NOTE_ENTRIES).collect();
+            value["errors"] = json!(errors);
+            if self.errors.len() > NOTE_ENTRIES {
+                value["moreErrors"] = json!(self.errors.len() - NOTE_ENTRIES);
+            }
         }
         value
     }

@@ -22,15 +22,18 @@ say() { printf 'tap-proof: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 clients=(confluent-kafka kafka-python aiokafka java)
 [ $# -gt 0 ] && clients=("$@")
 
+rm -rf "$out"
+mkdir -p "$out"
 cargo build -q -p kafka-codec-cli
 tap=$repo/target/debug/kafka-codec
 py=$(bash "$here/venv.sh")
 if printf '%s\n' "${clients[@]}" | grep -qx java; then
-    mvn -q -B -f "$here/java/pom.xml" package dependency:build-classpath
+    # Maven's console library writes colour resets even with -B: its output goes to a file,
+    # shown only if the build fails.
+    mvn -q -B -f "$here/java/pom.xml" package dependency:build-classpath >"$out/mvn.log" 2>&1 ||
+        { cat "$out/mvn.log" >&2; exit 1; }
 fi
 say "built the CLI, the venv and the Java client"
-rm -rf "$out"
-mkdir -p "$out"
 # Topics and groups of this run only, so a rerun against the same broker starts clean.
 prefix=tap-$(date +%s)
 

@@ -3,6 +3,8 @@
 //! frames that do not decode, clients that disconnect mid-frame, a broker that closes, many
 //! connections at once, the frame and line limits, and broker address rewriting.
 
+mod support;
+
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::{ClientConnection, ConnError, IncomingRequest, ServerConnection};
 use kafka_codec::messages::find_coordinator_response::{Coordinator, FindCoordinatorResponse};
@@ -20,7 +22,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kafka-codec");
+use support::BIN;
+
 const WAIT: Duration = Duration::from_secs(20);
 
 /// What a fake broker does with a request it read: answers with the body, or closes the

@@ -15,7 +15,7 @@ use arbitrary::Unstructured;
 use kafka_codec::messages::{RequestHeader, ResponseHeader};
 use kafka_codec::random::{Random, RandomOptions};
 use kafka_codec::{
-    ApiKey, Message, MessageKind, RandomMessageVisitor, RequestFrame, ResponseFrame,
+    ApiKey, Message, MessageCodec, MessageKind, RandomMessageVisitor, RequestFrame, ResponseFrame,
 };
 use rand::{rngs::SmallRng, RngCore, SeedableRng};
 use std::path::{Path, PathBuf};
@@ -51,7 +51,7 @@ impl Seeds {
 }
 
 impl RandomMessageVisitor for Seeds {
-    fn visit<M: Message + Random>(&mut self) {
+    fn visit<M: MessageCodec + Random>(&mut self) {
         let index = self.schema_index;
         self.schema_index += 1;
         for version in M::VALID_VERSIONS.min..=M::VALID_VERSIONS.max {

@@ -5,6 +5,47 @@
 
 include!(concat!(env!("OUT_DIR"), "/api.rs"));
 
+/// A [`Message`] with its codec in both directions and, with the `json` feature, its JSON
+/// form: the messages [`visit_messages`] hands out. Every message is one when the crate is
+/// built with `client` and `broker`.
+///
+/// [`Message`]: crate::Message
+#[cfg(all(feature = "client", feature = "broker", feature = "json"))]
+pub trait MessageCodec:
+    crate::Message + crate::EncodeFields + crate::DecodeFields + crate::JsonFields
+{
+}
+#[cfg(all(feature = "client", feature = "broker", feature = "json"))]
+impl<M: crate::Message + crate::EncodeFields + crate::DecodeFields + crate::JsonFields> MessageCodec
+    for M
+{
+}
+
+/// A [`Message`] with its codec in both directions and, with the `json` feature, its JSON
+/// form: the messages [`visit_messages`] hands out. Every message is one when the crate is
+/// built with `client` and `broker`.
+///
+/// [`Message`]: crate::Message
+#[cfg(all(feature = "client", feature = "broker", not(feature = "json")))]
+pub trait MessageCodec: crate::Message + crate::EncodeFields + crate::DecodeFields {}
+#[cfg(all(feature = "client", feature = "broker", not(feature = "json")))]
+impl<M: crate::Message + crate::EncodeFields + crate::DecodeFields> MessageCodec for M {}
+
+/// Something done once per message type, generically (see [`visit_messages`]).
+#[cfg(all(feature = "client", feature = "broker"))]
+pub trait MessageVisitor {
+    /// Called once for each message type.
+    fn visit<M: MessageCodec>(&mut self);
+}
+
+/// Something done once per message type that can also be generated at random (see
+/// [`visit_random_messages`]).
+#[cfg(all(feature = "client", feature = "broker", feature = "arbitrary"))]
+pub trait RandomMessageVisitor {
+    /// Called once for each message type.
+    fn visit<M: MessageCodec + crate::random::Random>(&mut self);
+}
+
 /// A kind of Kafka listener that serves an API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Listener {

@@ -57,6 +57,14 @@ pub enum JsonErrorKind {
     /// them, such as the records form).
     #[error("unknown field {0:?}")]
     UnknownField(String),
+    /// An API this crate knows but this build leaves out: its cargo feature is off.
+    #[error("API {api} is not compiled in: enable kafka-codec's `{feature}` feature")]
+    ApiNotCompiled {
+        /// The API's name (`DescribeQuorum`).
+        api: &'static str,
+        /// The cargo feature that compiles it (`describe-quorum`).
+        feature: &'static str,
+    },
 }
 
 #[derive(Clone, PartialEq, Eq)]

@@ -4,15 +4,22 @@
 //! business. A typical server loop feeds received bytes into a `BytesMut` and calls
 //! [`split_frame`] until it returns `None`.
 
+//!
+//! Which halves exist follows the cargo features: a client (`client`) encodes request frames
+//! and decodes response frames, a broker (`broker`) the reverse; `json` adds the JSON form.
+
 use crate::api::{ApiKey, Request, Response};
+#[cfg(feature = "json")]
 use crate::error::{JsonError, JsonErrorKind};
 use crate::messages::{RequestHeader, ResponseHeader};
+#[cfg(any(feature = "client", feature = "broker"))]
+use crate::wire::Decoder;
 use crate::wire::Utf8Bytes;
-use crate::wire::{
-    DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind,
-};
+use crate::wire::{DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind};
+#[cfg(any(feature = "client", feature = "broker", feature = "json"))]
 use crate::Message;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
+#[cfg(feature = "json")]
 use serde_json::{json, Value};
 
 /// What to do with bytes left after a body.
@@ -100,6 +107,7 @@ pub(crate) fn check_frame_size(size: usize, limits: &DecodeLimits) -> Result<(),
     Ok(())
 }
 
+#[cfg(any(feature = "client", feature = "broker"))]
 fn finish(decoder: &Decoder<'_>, options: &DecodeOptions) -> Result<(), DecodeError> {
     if options.trailing_bytes == TrailingBytes::Reject && decoder.remaining() != 0 {
         return Err(decoder.error(DecodeErrorKind::TrailingBytes(decoder.remaining())));
@@ -110,6 +118,7 @@ fn finish(decoder: &Decoder<'_>, options: &DecodeOptions) -> Result<(), DecodeEr
 /// Takes one size-prefixed frame off the front of `buf`, which must hold all of it; unlike
 /// [`split_frame`], a frame that has not fully arrived is an error. `buf` is advanced past
 /// the frame only on success.
+#[cfg(any(feature = "client", feature = "broker"))]
 fn take_size_prefixed(buf: &mut Bytes, limits: &DecodeLimits) -> Result<Bytes, DecodeError> {
     let eof = |needed: usize, remaining: usize, offset: usize| {
         DecodeError::new(DecodeErrorKind::UnexpectedEof { needed, remaining }, offset)
@@ -132,6 +141,7 @@ fn take_size_prefixed(buf: &mut Bytes, limits: &DecodeLimits) -> Result<Bytes, D
 }
 
 /// Encodes into a buffer of exactly `len` bytes.
+#[cfg(any(feature = "client", feature = "broker"))]
 fn encode_to_bytes(
     len: usize,
     encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
@@ -225,11 +235,13 @@ impl RequestFrame {
     }
 
     /// Decodes a whole request frame (without its size prefix), strictly.
+    #[cfg(feature = "broker")]
     pub fn decode(frame: Bytes) -> Result<Self, DecodeError> {
         Self::decode_with(frame, &DecodeOptions::default())
     }
 
     /// Decodes a whole request frame with explicit options.
+    #[cfg(feature = "broker")]
     pub fn decode_with(frame: Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
         check_frame_size(frame.len(), &options.limits)?;
         let (api, version) = Self::peek_api(&frame)?;
@@ -258,12 +270,14 @@ impl RequestFrame {
     /// assert_eq!(RequestFrame::decode_size_prefixed(&mut bytes).unwrap(), frame);
     /// assert!(bytes.is_empty());
     /// ```
+    #[cfg(feature = "broker")]
     pub fn decode_size_prefixed(buf: &mut Bytes) -> Result<Self, DecodeError> {
         Self::decode_size_prefixed_with(buf, &DecodeOptions::default())
     }
 
     /// [`RequestFrame::decode_size_prefixed`] with explicit options; `trailing_bytes`
     /// applies to bytes after the body inside the frame.
+    #[cfg(feature = "broker")]
     pub fn decode_size_prefixed_with(
         buf: &mut Bytes,
         options: &DecodeOptions,
@@ -276,6 +290,7 @@ impl RequestFrame {
     }
 
     /// The header and body versions; refuses a header that names another API than the body.
+    #[cfg(any(feature = "client", feature = "json"))]
     fn header_version(&self) -> Result<(i16, i16), EncodeError> {
         let api = self.body.api_key();
         if self.header.request_api_key != api.key() {
@@ -290,6 +305,7 @@ impl RequestFrame {
     }
 
     /// Exactly the bytes [`RequestFrame::encode`] writes (no size prefix).
+    #[cfg(feature = "client")]
     pub fn encoded_len(&self) -> Result<usize, EncodeError> {
         let (header_version, version) = self.header_version()?;
         Ok(self.header.encoded_len(header_version)? + self.body.encoded_len(version)?)
@@ -297,6 +313,7 @@ impl RequestFrame {
 
     /// Writes header and body (no size prefix). Refuses a header whose API key is not the
     /// body's ([`EncodeErrorKind::ApiKeyMismatch`]); [`RequestFrame::new`] cannot build one.
+    #[cfg(feature = "client")]
     pub fn encode(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         let (header_version, version) = self.header_version()?;
         self.header.encode(buf, header_version)?;
@@ -304,17 +321,20 @@ impl RequestFrame {
     }
 
     /// Encodes into a new buffer (no size prefix).
+    #[cfg(feature = "client")]
     pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
         encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf))
     }
 
     /// Writes the 4-byte size prefix, then the frame.
+    #[cfg(feature = "client")]
     pub fn encode_size_prefixed(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         put_size_prefix(buf, self.encoded_len()?)?;
         self.encode(buf)
     }
 
     /// `{"header": …, "body": …}` in Kafka's JSON form.
+    #[cfg(feature = "json")]
     pub fn to_json(&self) -> Result<Value, EncodeError> {
         let (header_version, version) = self.header_version()?;
         Ok(json!({
@@ -324,6 +344,7 @@ impl RequestFrame {
     }
 
     /// Reads `{"header": …, "body": …}`; the header's API key and version select the body.
+    #[cfg(feature = "json")]
     pub fn from_json(value: &Value) -> Result<Self, JsonError> {
         let object = crate::json::expect_object(value)?;
         let header_json = object
@@ -389,11 +410,13 @@ impl ResponseFrame {
     }
 
     /// Decodes a whole response frame (without size prefix) of `api_key` at `version`.
+    #[cfg(feature = "client")]
     pub fn decode(frame: Bytes, api_key: ApiKey, version: i16) -> Result<Self, DecodeError> {
         Self::decode_with(frame, api_key, version, &DecodeOptions::default())
     }
 
     /// [`ResponseFrame::decode`] with explicit options.
+    #[cfg(feature = "client")]
     pub fn decode_with(
         frame: Bytes,
         api_key: ApiKey,
@@ -415,6 +438,7 @@ impl ResponseFrame {
 
     /// Reads one frame that starts with its 4-byte size from the front of `buf`, and advances
     /// `buf` past it; as [`RequestFrame::decode_size_prefixed`].
+    #[cfg(feature = "client")]
     pub fn decode_size_prefixed(
         buf: &mut Bytes,
         api_key: ApiKey,
@@ -424,6 +448,7 @@ impl ResponseFrame {
     }
 
     /// [`ResponseFrame::decode_size_prefixed`] with explicit options.
+    #[cfg(feature = "client")]
     pub fn decode_size_prefixed_with(
         buf: &mut Bytes,
         api_key: ApiKey,
@@ -443,28 +468,33 @@ impl ResponseFrame {
         self.body.api_key()
     }
 
+    #[cfg(any(feature = "broker", feature = "json"))]
     fn header_version(&self) -> i16 {
         self.api_key().response_header_version(self.api_version)
     }
 
     /// Exactly the bytes [`ResponseFrame::encode`] writes.
+    #[cfg(feature = "broker")]
     pub fn encoded_len(&self) -> Result<usize, EncodeError> {
         Ok(self.header.encoded_len(self.header_version())?
             + self.body.encoded_len(self.api_version)?)
     }
 
     /// Writes header and body (no size prefix).
+    #[cfg(feature = "broker")]
     pub fn encode(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         self.header.encode(buf, self.header_version())?;
         self.body.encode(buf, self.api_version)
     }
 
     /// Encodes into a new buffer (no size prefix).
+    #[cfg(feature = "broker")]
     pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
         encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf))
     }
 
     /// Writes the 4-byte size prefix, then the frame.
+    #[cfg(feature = "broker")]
     pub fn encode_size_prefixed(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         put_size_prefix(buf, self.encoded_len()?)?;
         self.encode(buf)
@@ -472,6 +502,7 @@ impl ResponseFrame {
 
     /// `{"apiKey": K, "apiVersion": V, "header": …, "body": …}`: the key and version make
     /// the JSON self-contained, since a response frame does not carry them.
+    #[cfg(feature = "json")]
     pub fn to_json(&self) -> Result<Value, EncodeError> {
         Ok(json!({
             "apiKey": self.api_key().key(),
@@ -482,6 +513,7 @@ impl ResponseFrame {
     }
 
     /// Reads the form [`ResponseFrame::to_json`] writes.
+    #[cfg(feature = "json")]
     pub fn from_json(value: &Value) -> Result<Self, JsonError> {
         let object = crate::json::expect_object(value)?;
         let field = |name: &'static str| {

@@ -28,8 +28,13 @@ pub fn bytes_to_json(value: &[u8]) -> Value {
 }
 
 /// The JSON for a string.
-pub fn string_to_json(value: &str) -> Value {
-    Value::String(value.to_owned())
+pub fn string_to_json(value: &Utf8Bytes) -> Value {
+    Value::String(value.as_str().to_owned())
+}
+
+/// The JSON for an integer or a boolean.
+pub fn number_to_json<T: Copy + Into<Value>>(value: &T) -> Value {
+    (*value).into()
 }
 
 /// The JSON for a `float64`; JSON has no NaN or infinity.
@@ -63,6 +68,14 @@ pub fn expect_object(value: &Value) -> Result<&Map<String, Value>, JsonError> {
     value
         .as_object()
         .ok_or_else(|| wrong_type("an object", value))
+}
+
+/// The elements of an array.
+pub fn expect_array(value: &Value) -> Result<&[Value], JsonError> {
+    value
+        .as_array()
+        .map(Vec::as_slice)
+        .ok_or_else(|| wrong_type("an array", value))
 }
 
 /// A JSON boolean.
@@ -151,10 +164,10 @@ pub fn read_bytes(value: &Value) -> Result<Bytes, JsonError> {
         .map_err(|_| JsonError::new(JsonErrorKind::InvalidBase64))
 }
 
-/// `None` for JSON null, else the value read by `read`.
+/// `None` for JSON null, else the value `read` reads.
 pub fn read_nullable<T>(
     value: &Value,
-    read: impl FnOnce(&Value) -> Result<T, JsonError>,
+    read: fn(&Value) -> Result<T, JsonError>,
 ) -> Result<Option<T>, JsonError> {
     if value.is_null() {
         Ok(None)
@@ -163,32 +176,34 @@ pub fn read_nullable<T>(
     }
 }
 
-/// A JSON array whose elements `read` converts.
+/// A JSON array of values that `read` reads (`[]int32`, `[]string`, ...).
 pub fn read_array<T>(
     value: &Value,
-    mut read: impl FnMut(&Value) -> Result<T, JsonError>,
+    read: fn(&Value) -> Result<T, JsonError>,
 ) -> Result<Vec<T>, JsonError> {
-    let elements = value
-        .as_array()
-        .ok_or_else(|| wrong_type("an array", value))?;
-    elements
-        .iter()
-        .enumerate()
-        .map(|(index, element)| read(element).map_err(|e| e.at_index(index)))
-        .collect()
+    let elements = expect_array(value)?;
+    let mut values = Vec::with_capacity(elements.len());
+    for (index, element) in elements.iter().enumerate() {
+        values.push(read(element).map_err(|e| e.at_index(index))?);
+    }
+    Ok(values)
 }
 
-/// A JSON array built from `write` applied to each element.
-pub fn write_array<T>(
-    elements: &[T],
-    mut write: impl FnMut(&T) -> Result<Value, EncodeError>,
-) -> Result<Value, EncodeError> {
-    elements
-        .iter()
-        .enumerate()
-        .map(|(index, element)| write(element).map_err(|e| e.at_index(index)))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Value::Array)
+/// A nullable JSON array of values that `read` reads.
+pub fn read_nullable_array<T>(
+    value: &Value,
+    read: fn(&Value) -> Result<T, JsonError>,
+) -> Result<Option<Vec<T>>, JsonError> {
+    if value.is_null() {
+        Ok(None)
+    } else {
+        read_array(value, read).map(Some)
+    }
+}
+
+/// A JSON array of `values`, each written by `write`.
+pub fn array_to_json<T>(values: &[T], write: fn(&T) -> Value) -> Value {
+    Value::Array(values.iter().map(write).collect())
 }
 
 #[cfg(test)]

@@ -39,13 +39,17 @@
 extern crate self as kafka_codec;
 
 pub mod api;
+pub mod codegen;
 pub mod conn;
+#[cfg(feature = "json")]
 mod error;
 pub mod frame;
+#[cfg(feature = "json")]
 pub mod json;
 mod message;
-// The quorum model reads KRaft control records, which live in `records`.
-#[cfg(feature = "records")]
+// The reference leader model answers DescribeQuorum and reads KRaft control records, which
+// live in `records`.
+#[cfg(all(feature = "records", feature = "describe-quorum"))]
 pub mod quorum;
 #[cfg(feature = "arbitrary")]
 pub mod random;
@@ -58,27 +62,29 @@ pub mod wire;
 /// generated code need no `bytes` dependency of their own, or a mismatched one.
 pub use bytes;
 /// The JSON value type of [`Message::to_json`]/[`Message::from_json`].
+#[cfg(feature = "json")]
 pub use serde_json;
 
 /// Every message: one module per schema file, the top-level struct re-exported here.
-// Field docs are generated. JSON reading and random generation start from `Self::default()`
-// and assign what the version carries, so fields the version lacks keep their defaults.
-#[allow(
-    missing_docs,
-    unused_variables,
-    unused_mut,
-    clippy::field_reassign_with_default
-)]
+///
+/// Requests and responses are compiled per API, by cargo feature (`describe-quorum`, ...);
+/// headers and data schemas always. Each struct encodes, decodes and speaks JSON as the
+/// features say (see [`Message`]).
 pub mod messages {
     include!(concat!(env!("OUT_DIR"), "/messages.rs"));
 }
 
-#[cfg(feature = "arbitrary")]
+#[cfg(all(feature = "client", feature = "broker", feature = "arbitrary"))]
 pub use api::RandomMessageVisitor;
-pub use api::{ApiKey, Listener, MessageVisitor, Request, Response};
+pub use api::{ApiKey, Listener, Request, Response};
+#[cfg(all(feature = "client", feature = "broker"))]
+pub use api::{MessageCodec, MessageVisitor};
+#[cfg(feature = "json")]
 pub use error::{JsonError, JsonErrorKind};
 pub use frame::{DecodeOptions, RequestFrame, ResponseFrame, TrailingBytes};
-pub use message::{Message, MessageKind, StructCodec};
+#[cfg(feature = "json")]
+pub use message::JsonFields;
+pub use message::{DecodeFields, EncodeFields, Message, MessageKind};
 pub use versions::VersionRange;
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,

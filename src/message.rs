@@ -1,30 +1,199 @@
-//! The [`Message`] trait every generated top-level message implements, and the
-//! [`StructCodec`] trait shared by messages and their nested structs.
+//! The [`Message`] trait every generated top-level message implements, and the three traits a
+//! generated struct (message or nested) implements for what the build compiles:
+//! [`EncodeFields`], [`DecodeFields`] and, with the `json` feature, [`JsonFields`].
+//!
+//! Which structs get which codec follows the cargo features: a client encodes requests and
+//! decodes responses (`client`), a broker the reverse (`broker`); headers and data schemas
+//! always get both. `Message`'s encode and decode methods exist for every message and are
+//! callable where the message has the codec they need, so a build without the broker side
+//! refuses `MetadataRequest::decode` at compile time rather than at run time.
 
+#[cfg(feature = "json")]
 use crate::error::{JsonError, JsonErrorKind};
 use crate::versions::VersionRange;
 use crate::wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind,
 };
 use bytes::{Buf, BufMut, Bytes, BytesMut};
+#[cfg(feature = "json")]
 use serde_json::Value;
 
-/// Encoding, decoding and JSON for one struct of a schema at a given version.
+/// Reading one struct, a message or a nested struct, at a version.
 ///
-/// Generated for every message and nested struct. The version is always the top-level
-/// message's version (nested fields are versioned by it). These methods do not check that the
-/// version is valid; [`Message`] does.
-pub trait StructCodec: Sized {
-    /// Reads the struct's fields (and its tagged section, in flexible versions).
+/// The version is always the top-level message's version: nested fields are versioned by it.
+/// Generated for headers and data schemas always, for responses with the `client` feature and
+/// for requests with `broker`. The provided methods read the struct where it is nested; each
+/// is compiled once per struct type, whichever fields use it.
+pub trait DecodeFields: Sized {
+    /// Reads the struct's fields (and its tagged section, in flexible versions). Does not
+    /// check that `version` is valid; [`Message::decode_from`] does.
     fn decode_fields(decoder: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError>;
-    /// Writes the struct's fields.
+
+    /// The struct as a field of another: counted against [`DecodeLimits::max_nesting`].
+    fn decode_nested(decoder: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError> {
+        decoder.read_struct(|d| Self::decode_fields(d, version))
+    }
+
+    /// A nullable struct field: a marker byte, negative for null, then the struct.
+    fn decode_nullable(
+        decoder: &mut Decoder<'_>,
+        version: i16,
+    ) -> Result<Option<Self>, DecodeError> {
+        decoder.read_nullable_struct(|d| Self::decode_fields(d, version))
+    }
+
+    /// An array of the struct that must not be null.
+    fn decode_array(
+        decoder: &mut Decoder<'_>,
+        compact: bool,
+        version: i16,
+    ) -> Result<Vec<Self>, DecodeError> {
+        decoder.read_array(compact, |d| Self::decode_nested(d, version))
+    }
+
+    /// A nullable array of the struct.
+    fn decode_nullable_array(
+        decoder: &mut Decoder<'_>,
+        compact: bool,
+        version: i16,
+    ) -> Result<Option<Vec<Self>>, DecodeError> {
+        decoder.read_nullable_array(compact, |d| Self::decode_nested(d, version))
+    }
+}
+
+/// Writing one struct, a message or a nested struct, at a version.
+///
+/// Generated for headers and data schemas always, for requests with the `client` feature and
+/// for responses with `broker`. As with [`DecodeFields`], the provided methods write the
+/// struct where it is nested, compiled once per struct type.
+pub trait EncodeFields: Sized {
+    /// Writes the struct's fields. Does not check that `version` is valid;
+    /// [`Message::encode`] does.
     fn encode_fields(&self, buf: &mut impl BufMut, version: i16) -> Result<(), EncodeError>;
-    /// Exactly the number of bytes [`StructCodec::encode_fields`] writes.
+
+    /// Exactly the number of bytes [`EncodeFields::encode_fields`] writes.
     fn fields_len(&self, version: i16) -> usize;
+
+    /// A nullable struct field: a marker byte (`-1` null, `1` present), then the struct.
+    fn encode_nullable(
+        value: Option<&Self>,
+        buf: &mut impl BufMut,
+        version: i16,
+    ) -> Result<(), EncodeError> {
+        match value {
+            Some(value) => {
+                buf.put_i8(1);
+                value.encode_fields(buf, version)
+            }
+            None => {
+                buf.put_i8(-1);
+                Ok(())
+            }
+        }
+    }
+
+    /// An array of the struct: its length, then each element.
+    fn encode_array(
+        values: &[Self],
+        buf: &mut impl BufMut,
+        compact: bool,
+        version: i16,
+    ) -> Result<(), EncodeError> {
+        crate::wire::put_length(buf, values.len(), compact)?;
+        for (index, value) in values.iter().enumerate() {
+            value
+                .encode_fields(buf, version)
+                .map_err(|e| e.at_index(index))?;
+        }
+        Ok(())
+    }
+
+    /// A nullable array of the struct.
+    fn encode_nullable_array(
+        values: Option<&[Self]>,
+        buf: &mut impl BufMut,
+        compact: bool,
+        version: i16,
+    ) -> Result<(), EncodeError> {
+        match values {
+            Some(values) => Self::encode_array(values, buf, compact, version),
+            None => {
+                crate::wire::put_null(buf, compact, false);
+                Ok(())
+            }
+        }
+    }
+
+    /// Bytes [`EncodeFields::encode_array`] writes.
+    fn array_len(values: &[Self], compact: bool, version: i16) -> usize {
+        let mut len = crate::wire::array_prefix_len(values.len(), compact);
+        for value in values {
+            len += value.fields_len(version);
+        }
+        len
+    }
+
+    /// Bytes [`EncodeFields::encode_nullable_array`] writes.
+    fn nullable_array_len(values: Option<&[Self]>, compact: bool, version: i16) -> usize {
+        match values {
+            Some(values) => Self::array_len(values, compact, version),
+            None => crate::wire::array_prefix_len(0, compact),
+        }
+    }
+}
+
+/// Kafka's JSON form of one struct at a version (feature `json`; see [`crate::json`]).
+#[cfg(feature = "json")]
+pub trait JsonFields: Sized {
     /// The struct as a JSON object in Kafka's form.
     fn to_json_value(&self, version: i16) -> Result<Value, EncodeError>;
+
     /// The struct from a JSON object in Kafka's form.
     fn from_json_value(value: &Value, version: i16) -> Result<Self, JsonError>;
+
+    /// An array of the struct as a JSON array.
+    fn array_to_json(values: &[Self], version: i16) -> Result<Value, EncodeError> {
+        let mut array = Vec::with_capacity(values.len());
+        for (index, value) in values.iter().enumerate() {
+            array.push(
+                value
+                    .to_json_value(version)
+                    .map_err(|e| e.at_index(index))?,
+            );
+        }
+        Ok(Value::Array(array))
+    }
+
+    /// A nullable struct: `None` for JSON null.
+    fn nullable_from_json(value: &Value, version: i16) -> Result<Option<Self>, JsonError> {
+        if value.is_null() {
+            Ok(None)
+        } else {
+            Self::from_json_value(value, version).map(Some)
+        }
+    }
+
+    /// A nullable array of the struct: `None` for JSON null.
+    fn nullable_array_from_json(
+        value: &Value,
+        version: i16,
+    ) -> Result<Option<Vec<Self>>, JsonError> {
+        if value.is_null() {
+            Ok(None)
+        } else {
+            Self::array_from_json(value, version).map(Some)
+        }
+    }
+
+    /// An array of the struct from a JSON array.
+    fn array_from_json(value: &Value, version: i16) -> Result<Vec<Self>, JsonError> {
+        let elements = crate::json::expect_array(value)?;
+        let mut values = Vec::with_capacity(elements.len());
+        for (index, element) in elements.iter().enumerate() {
+            values.push(Self::from_json_value(element, version).map_err(|e| e.at_index(index))?);
+        }
+        Ok(values)
+    }
 }
 
 /// Whether the top-level struct is a request, response, header or data schema.
@@ -42,6 +211,11 @@ pub enum MessageKind {
 
 /// A top-level Kafka message: a request or response body, a header or a data schema.
 ///
+/// Encoding needs the message's [`EncodeFields`], decoding its [`DecodeFields`] and JSON its
+/// [`JsonFields`]; which of them a message has depends on the cargo features (see the
+/// [module](crate::message) and the crate's README). With the default features every message
+/// has all three.
+///
 /// ```
 /// use bytes::Bytes;
 /// use kafka_codec::messages::ApiVersionsRequest;
@@ -57,7 +231,7 @@ pub enum MessageKind {
 /// assert_eq!(request.encoded_len(3).unwrap(), bytes.len());
 /// assert_eq!(ApiVersionsRequest::decode_exact(bytes, 3).unwrap(), request);
 /// ```
-pub trait Message: StructCodec + Default + Clone + std::fmt::Debug + PartialEq {
+pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
     /// The schema name, e.g. `DescribeQuorumResponse`.
     const NAME: &'static str;
     /// What kind of schema this is.
@@ -79,27 +253,39 @@ pub trait Message: StructCodec + Default + Clone + std::fmt::Debug + PartialEq {
     /// Fails if the version is not valid, if a field the version lacks holds a non-default
     /// value and is not ignorable, or if a value breaks a wire limit. On failure, part of the
     /// message may already be in `buf`; use [`Message::encode_to_bytes`] for all-or-nothing.
-    fn encode(&self, buf: &mut impl BufMut, version: i16) -> Result<(), EncodeError> {
+    fn encode(&self, buf: &mut impl BufMut, version: i16) -> Result<(), EncodeError>
+    where
+        Self: EncodeFields,
+    {
         check_encode_version::<Self>(version)?;
         self.encode_fields(buf, version)
             .map_err(|e| e.in_message(Self::NAME, version))
     }
 
     /// The exact number of bytes [`Message::encode`] writes at `version`.
-    fn encoded_len(&self, version: i16) -> Result<usize, EncodeError> {
+    fn encoded_len(&self, version: i16) -> Result<usize, EncodeError>
+    where
+        Self: EncodeFields,
+    {
         check_encode_version::<Self>(version)?;
         Ok(self.fields_len(version))
     }
 
     /// Encodes into a new buffer of exactly the right size.
-    fn encode_to_bytes(&self, version: i16) -> Result<Bytes, EncodeError> {
+    fn encode_to_bytes(&self, version: i16) -> Result<Bytes, EncodeError>
+    where
+        Self: EncodeFields,
+    {
         let mut buf = BytesMut::with_capacity(self.encoded_len(version)?);
         self.encode(&mut buf, version)?;
         Ok(buf.freeze())
     }
 
     /// Encodes into a new `Vec`.
-    fn encode_to_vec(&self, version: i16) -> Result<Vec<u8>, EncodeError> {
+    fn encode_to_vec(&self, version: i16) -> Result<Vec<u8>, EncodeError>
+    where
+        Self: EncodeFields,
+    {
         let mut buf = Vec::with_capacity(self.encoded_len(version)?);
         self.encode(&mut buf, version)?;
         Ok(buf)
@@ -110,7 +296,10 @@ pub trait Message: StructCodec + Default + Clone + std::fmt::Debug + PartialEq {
     /// Lenient about what follows: bytes after the message stay in `buf` (some clients send
     /// trailing bytes after a body). Strings, bytes and records in the result are slices of
     /// `buf`'s storage, not copies.
-    fn decode(buf: &mut Bytes, version: i16) -> Result<Self, DecodeError> {
+    fn decode(buf: &mut Bytes, version: i16) -> Result<Self, DecodeError>
+    where
+        Self: DecodeFields,
+    {
         Self::decode_with_limits(buf, version, DecodeLimits::default())
     }
 
@@ -119,7 +308,10 @@ pub trait Message: StructCodec + Default + Clone + std::fmt::Debug + PartialEq {
         buf: &mut Bytes,
         version: i16,
         limits: DecodeLimits,
-    ) -> Result<Self, DecodeError> {
+    ) -> Result<Self, DecodeError>
+    where
+        Self: DecodeFields,
+    {
         let mut decoder = Decoder::with_limits(buf, limits);
         let message = Self::decode_from(&mut decoder, version)?;
         let consumed = decoder.position();
@@ -128,7 +320,10 @@ pub trait Message: StructCodec + Default + Clone + std::fmt::Debug + PartialEq {
     }
 
     /// Reads the message from a decoder positioned at its first byte.
-    fn decode_from(decoder: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError> {
+    fn decode_from(decoder: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError>
+    where
+        Self: DecodeFields,
+    {
         if !Self::VALID_VERSIONS.contains(version) {
             return Err(decoder
                 .error(DecodeErrorKind::UnsupportedVersion {
@@ -141,7 +336,10 @@ pub trait Message: StructCodec + Default + Clone + std::fmt::Debug + PartialEq {
     }
 
     /// Reads the message and requires that it fills `bytes` exactly.
-    fn decode_exact(bytes: Bytes, version: i16) -> Result<Self, DecodeError> {
+    fn decode_exact(bytes: Bytes, version: i16) -> Result<Self, DecodeError>
+    where
+        Self: DecodeFields,
+    {
         let mut decoder = Decoder::new(&bytes);
         let message = Self::decode_from(&mut decoder, version)?;
         if decoder.remaining() != 0 {
@@ -153,14 +351,22 @@ pub trait Message: StructCodec + Default + Clone + std::fmt::Debug + PartialEq {
     }
 
     /// The message in Kafka's JSON form for `version` (see [`crate::json`]).
-    fn to_json(&self, version: i16) -> Result<Value, EncodeError> {
+    #[cfg(feature = "json")]
+    fn to_json(&self, version: i16) -> Result<Value, EncodeError>
+    where
+        Self: JsonFields,
+    {
         check_encode_version::<Self>(version)?;
         self.to_json_value(version)
             .map_err(|e| e.in_message(Self::NAME, version))
     }
 
     /// Reads Kafka's JSON form for `version`.
-    fn from_json(value: &Value, version: i16) -> Result<Self, JsonError> {
+    #[cfg(feature = "json")]
+    fn from_json(value: &Value, version: i16) -> Result<Self, JsonError>
+    where
+        Self: JsonFields,
+    {
         if !Self::VALID_VERSIONS.contains(version) {
             return Err(JsonError::new(JsonErrorKind::UnsupportedVersion {
                 version,

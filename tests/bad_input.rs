@@ -11,6 +11,7 @@ use kafka_codec::messages::{
     SaslHandshakeRequest,
 };
 use kafka_codec::random::{Random, RandomOptions};
+use kafka_codec::MessageCodec;
 use kafka_codec::{
     ApiKey, DecodeErrorKind, DecodeOptions, Message, Request, RequestFrame, ResponseFrame,
     TrailingBytes,
@@ -29,7 +30,7 @@ const METADATA_V4: &str = "0003000400000009 ffff 00000001 000174 01";
 fn random_frames(count_per_version: usize) -> Vec<Bytes> {
     struct Collect(Vec<Bytes>, SmallRng, usize);
     impl kafka_codec::RandomMessageVisitor for Collect {
-        fn visit<M: Message + Random>(&mut self) {
+        fn visit<M: MessageCodec + Random>(&mut self) {
             if M::KIND != kafka_codec::MessageKind::Request {
                 return;
             }

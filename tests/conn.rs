@@ -15,9 +15,10 @@ use kafka_codec::messages::{
     MetadataResponse, ProduceRequest, ProduceResponse, ResponseHeader,
 };
 use kafka_codec::wire::Decoder;
+use kafka_codec::MessageCodec;
 use kafka_codec::{
-    ApiKey, DecodeErrorKind, DecodeLimits, DecodeOptions, Message, MessageKind, MessageVisitor,
-    Request, RequestFrame, Response, ResponseFrame, VersionRange,
+    ApiKey, DecodeErrorKind, DecodeLimits, DecodeOptions, MessageKind, MessageVisitor, Request,
+    RequestFrame, Response, ResponseFrame, VersionRange,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -35,7 +36,7 @@ fn seed(default: u64) -> u64 {
 
 type EncodeDefault = fn(i16) -> Bytes;
 
-fn encode_default<M: Message>(version: i16) -> Bytes {
+fn encode_default<M: MessageCodec>(version: i16) -> Bytes {
     M::default()
         .encode_to_bytes(version)
         .unwrap_or_else(|e| panic!("default {} v{version}: {e}", M::NAME))
@@ -48,7 +49,7 @@ struct Defaults {
 }
 
 impl MessageVisitor for Defaults {
-    fn visit<M: Message>(&mut self) {
+    fn visit<M: MessageCodec>(&mut self) {
         let table = match M::KIND {
             MessageKind::Request => &mut self.requests,
             MessageKind::Response => &mut self.responses,

@@ -10,7 +10,8 @@
 mod support;
 
 use bytes::Bytes;
-use kafka_codec::{Message, MessageVisitor};
+use kafka_codec::MessageCodec;
+use kafka_codec::MessageVisitor;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use support::{corpus_file, direction, golden_dir, json_diff, kafka_has, unhex, OURS_ONLY};
@@ -80,7 +81,7 @@ struct Corpus {
 struct Schemas(BTreeMap<(String, &'static str), &'static str>);
 
 impl MessageVisitor for Schemas {
-    fn visit<M: Message>(&mut self) {
+    fn visit<M: MessageCodec>(&mut self) {
         let file = corpus_file(M::NAME, M::KIND, M::API_KEY);
         self.0.insert((file, direction(M::KIND)), M::NAME);
     }
@@ -96,7 +97,7 @@ struct Replay<'a> {
 }
 
 impl MessageVisitor for Replay<'_> {
-    fn visit<M: Message>(&mut self) {
+    fn visit<M: MessageCodec>(&mut self) {
         for version in M::VALID_VERSIONS.min..=M::VALID_VERSIONS.max {
             self.cells.insert((M::NAME.to_owned(), version));
         }
@@ -122,7 +123,7 @@ impl MessageVisitor for Replay<'_> {
 
 /// Kafka's bytes decode to the recorded message, encode back to the same bytes, and our JSON of
 /// the message is the recorded JSON.
-fn check_case<M: Message>(line: &Line) -> Result<(), String> {
+fn check_case<M: MessageCodec>(line: &Line) -> Result<(), String> {
     let version = line.version;
     let kafka = Bytes::from(unhex(line.hex.as_deref().unwrap_or_default())?);
     let decoded = M::decode_exact(kafka.clone(), version)
@@ -153,7 +154,7 @@ fn check_case<M: Message>(line: &Line) -> Result<(), String> {
 }
 
 /// A misused field: refused where Kafka refused, dropped with Kafka's bytes where it dropped it.
-fn check_misuse<M: Message>(line: &Line) -> Result<(), String> {
+fn check_misuse<M: MessageCodec>(line: &Line) -> Result<(), String> {
     let version = line.version;
     let note = line.misuse.as_deref().unwrap_or_default();
     let ours = M::from_json(&line.json, version)

@@ -32,6 +32,7 @@ use kafka_codec::messages::ResponseHeader;
 use kafka_codec::records::{
     decode_batches, BatchReader, Compression, Header, RecordBatch, RecordBatchBuilder,
 };
+use kafka_codec::MessageCodec;
 use kafka_codec::{
     ApiKey, EncodeError, Listener, Message, MessageKind, MessageVisitor, Request, Response,
     ResponseFrame, VersionRange,
@@ -178,7 +179,7 @@ impl Conn {
     }
 
     /// Sends `body` and decodes the answer strictly; `Err` says what went wrong, with bytes.
-    fn call<M: Message>(
+    fn call<M: MessageCodec>(
         &mut self,
         api: ApiKey,
         version: i16,
@@ -862,7 +863,7 @@ fn error_codes_from_the_broker_match_the_table() {
 
 type EncodeDefault = fn(i16) -> Result<Bytes, EncodeError>;
 
-fn encode_default<M: Message>(version: i16) -> Result<Bytes, EncodeError> {
+fn encode_default<M: MessageCodec>(version: i16) -> Result<Bytes, EncodeError> {
     M::default().encode_to_bytes(version)
 }
 
@@ -870,7 +871,7 @@ fn encode_default<M: Message>(version: i16) -> Result<Bytes, EncodeError> {
 struct DefaultRequests(BTreeMap<i16, EncodeDefault>);
 
 impl MessageVisitor for DefaultRequests {
-    fn visit<M: Message>(&mut self) {
+    fn visit<M: MessageCodec>(&mut self) {
         if M::KIND == MessageKind::Request {
             if let Some(key) = M::API_KEY {
                 self.0.insert(key, encode_default::<M>);

@@ -47,7 +47,8 @@ mod support;
 use arbitrary::Unstructured;
 use bytes::Bytes;
 use kafka_codec::random::{Random, RandomOptions};
-use kafka_codec::{Message, MessageKind, RandomMessageVisitor, VersionRange};
+use kafka_codec::MessageCodec;
+use kafka_codec::{MessageKind, RandomMessageVisitor, VersionRange};
 use kafka_codec_codegen::model::{self, DefaultValue, FieldType, Primitive};
 use rand::{rngs::SmallRng, RngCore, SeedableRng};
 use serde_json::{json, Map, Value};
@@ -260,18 +261,18 @@ struct Draw {
     entropy: usize,
 }
 
-fn random_message<M: Message + Random>(version: i16, draw: Draw) -> Result<M, String> {
+fn random_message<M: MessageCodec + Random>(version: i16, draw: Draw) -> Result<M, String> {
     let mut entropy = vec![0u8; draw.entropy];
     SmallRng::seed_from_u64(draw.seed).fill_bytes(&mut entropy);
     M::random(&mut Unstructured::new(&entropy), version, &OPTIONS)
         .map_err(|e| format!("random: {e}"))
 }
 
-fn default_json<M: Message>(version: i16) -> Result<Value, String> {
+fn default_json<M: MessageCodec>(version: i16) -> Result<Value, String> {
     M::default().to_json(version).map_err(|e| e.to_string())
 }
 
-fn generate<M: Message + Random>(version: i16, draw: Draw) -> Result<Generated, String> {
+fn generate<M: MessageCodec + Random>(version: i16, draw: Draw) -> Result<Generated, String> {
     let message = random_message::<M>(version, draw)?;
     let bytes = message
         .encode_to_vec(version)
@@ -282,7 +283,11 @@ fn generate<M: Message + Random>(version: i16, draw: Draw) -> Result<Generated, 
     Ok(Generated { json, bytes })
 }
 
-fn check_decode<M: Message + Random>(version: i16, draw: Draw, bytes: &[u8]) -> Result<(), String> {
+fn check_decode<M: MessageCodec + Random>(
+    version: i16,
+    draw: Draw,
+    bytes: &[u8],
+) -> Result<(), String> {
     let message = random_message::<M>(version, draw)?;
     let decoded = M::decode_exact(Bytes::copy_from_slice(bytes), version)
         .map_err(|e| format!("our decode of Kafka's bytes fails: {e}"))?;
@@ -298,7 +303,7 @@ fn check_decode<M: Message + Random>(version: i16, draw: Draw, bytes: &[u8]) -> 
     ))
 }
 
-fn encode_json<M: Message>(json: &Value, version: i16, json_too: bool) -> Ours {
+fn encode_json<M: MessageCodec>(json: &Value, version: i16, json_too: bool) -> Ours {
     let message = match M::from_json(json, version) {
         Ok(message) => message,
         Err(e) => return Ours::Refused(format!("from_json: {e}")),
@@ -321,7 +326,7 @@ fn encode_json<M: Message>(json: &Value, version: i16, json_too: bool) -> Ours {
     }
 }
 
-fn decode_json<M: Message>(version: i16, bytes: &[u8]) -> Result<Value, Refusal> {
+fn decode_json<M: MessageCodec>(version: i16, bytes: &[u8]) -> Result<Value, Refusal> {
     let message = M::decode_exact(Bytes::copy_from_slice(bytes), version).map_err(|e| Refusal {
         known: stricter_than_kafka(&e),
         text: e.to_string(),
@@ -337,7 +342,7 @@ fn decode_json<M: Message>(version: i16, bytes: &[u8]) -> Result<Value, Refusal>
 struct Collect(Vec<Schema>);
 
 impl RandomMessageVisitor for Collect {
-    fn visit<M: Message + Random>(&mut self) {
+    fn visit<M: MessageCodec + Random>(&mut self) {
         self.0.push(Schema {
             name: M::NAME,
             kind: M::KIND,

@@ -8,7 +8,8 @@
 use arbitrary::Unstructured;
 use bytes::Bytes;
 use kafka_codec::random::{Random, RandomOptions};
-use kafka_codec::{Message, RandomMessageVisitor};
+use kafka_codec::MessageCodec;
+use kafka_codec::RandomMessageVisitor;
 use proptest::prelude::*;
 use proptest::strategy::{NewTree, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
@@ -110,7 +111,7 @@ struct RoundTrip {
 }
 
 /// The property for one message type at one version, from one draw of entropy.
-fn check<M: Message + Random>(
+fn check<M: MessageCodec + Random>(
     entropy: &[u8],
     version: i16,
     options: &RandomOptions,
@@ -157,7 +158,7 @@ fn check<M: Message + Random>(
 }
 
 impl RandomMessageVisitor for RoundTrip {
-    fn visit<M: Message + Random>(&mut self) {
+    fn visit<M: MessageCodec + Random>(&mut self) {
         for version in M::VALID_VERSIONS.min..=M::VALID_VERSIONS.max {
             self.cells += 1;
             // Every cell has its own stream, fixed by the seed and the cell's place.

@@ -9,12 +9,13 @@ use kafka_codec::messages::describe_quorum_response::{
     DescribeQuorumResponse, Listener, Node, PartitionData, ReplicaState, TopicData,
 };
 use kafka_codec::messages::{ApiVersionsRequest, RequestHeader, ResponseHeader};
+use kafka_codec::MessageCodec;
 use kafka_codec::{
     ApiKey, DecodeErrorKind, Message, Request, RequestFrame, Response, ResponseFrame, Uuid,
 };
 use support::annotated_hex as hex;
 
-fn assert_round_trip<M: Message>(bytes: Bytes, version: i16, expected: &M) {
+fn assert_round_trip<M: MessageCodec>(bytes: Bytes, version: i16, expected: &M) {
     let decoded = M::decode_exact(bytes.clone(), version).unwrap();
     assert_eq!(&decoded, expected);
     assert_eq!(expected.encode_to_bytes(version).unwrap(), bytes);

@@ -5,8 +5,9 @@ Usage:
     python3 tools/import_schemas.py import [--jar PATH]
     python3 tools/import_schemas.py check  [--jar PATH]
 
-`import` rewrites schemas/ from the jar; `check` rebuilds the same output in
-memory and fails if the committed schemas/ differs from it.  Without --jar the
+`import` rewrites schemas/ from the jar, and the per-API cargo features in
+Cargo.toml from the schemas; `check` rebuilds the same output in memory and
+fails if the committed schemas/ or the feature list differs from it.  Without --jar the
 jar for the version pinned in tools/kafka-version is taken from ~/.m2 (and
 fetched with mvn when missing).
 
@@ -45,6 +46,16 @@ DROPPED_KEY = "about"
 
 # Shown in the `check` summary; keep in step with apply_local_overlay().
 OVERLAY_SUMMARY = ["DescribeQuorum v3 (unstable)"]
+
+# The block of Cargo.toml this tool writes: one cargo feature per API, and
+# `all-apis` naming them all.
+CARGO_TOML = REPO_ROOT / "Cargo.toml"
+FEATURES_BEGIN = ("# --- One feature per API, written by `python3 tools/import_schemas.py import` "
+                  "from schemas/; do not edit. ---")
+FEATURES_END = "# --- End of the per-API features. ---"
+# Features of Cargo.toml that are not APIs; an API's feature name must not take one of them.
+OTHER_FEATURES = {"default", "client", "broker", "json", "all-apis", "arbitrary", "tokio",
+                  "records", "gzip", "snappy", "lz4", "zstd"}
 
 # Maximum number of diff lines shown per differing file by `check`.
 MAX_DIFF_LINES = 60
@@ -376,6 +387,65 @@ def render(schema):
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
+# --------------------------------------------------------------------------
+# The per-API cargo features
+# --------------------------------------------------------------------------
+
+def snake_case(name):
+    """`DescribeQuorum` -> `describe_quorum`, as the generator's snake_case() does."""
+    out = []
+    for i, c in enumerate(name):
+        if c.isascii() and c.isupper():
+            prev = name[i - 1] if i > 0 else ""
+            nxt = name[i + 1] if i + 1 < len(name) else ""
+            prev_lower = i > 0 and (prev.islower() or prev.isdigit())
+            acronym_end = i > 0 and prev.isupper() and nxt.islower()
+            if prev_lower or acronym_end:
+                out.append("_")
+            out.append(c.lower())
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def api_features(schemas):
+    """The feature of every live API: the request's name without `Request`, kebab case."""
+    features = []
+    for schema in schemas.values():
+        if schema.get("type") != "request" or schema.get("validVersions") == "none":
+            continue
+        feature = snake_case(schema["name"].removesuffix("Request")).replace("_", "-")
+        if feature in OTHER_FEATURES:
+            raise SchemaImportError(f"API {schema['name']} would take the feature `{feature}`, "
+                                    "which Cargo.toml already uses for something else")
+        features.append(feature)
+    return sorted(features)
+
+
+def render_features(features):
+    """The generated block of Cargo.toml's [features] table."""
+    lines = [FEATURES_BEGIN,
+             "# Every API; the default features turn them all on.",
+             "all-apis = ["]
+    lines += [f'    "{feature}",' for feature in features]
+    lines.append("]")
+    lines += [f"{feature} = []" for feature in features]
+    lines.append(FEATURES_END)
+    return "\n".join(lines) + "\n"
+
+
+def cargo_toml_with(features_block):
+    """Cargo.toml's text with its per-API block replaced by `features_block`."""
+    text = CARGO_TOML.read_text(encoding="utf-8")
+    start = text.find(FEATURES_BEGIN)
+    end = text.find(FEATURES_END)
+    if start < 0 or end < start:
+        raise SchemaImportError(f"{CARGO_TOML} lacks the per-API feature markers "
+                                f"({FEATURES_BEGIN!r} ... {FEATURES_END!r})")
+    end = text.index("\n", end) + 1
+    return text, text[:start] + features_block + text[end:]
+
+
 def build_output(jar_arg):
     """Build {file name: text} for schemas/, plus a label for the source."""
     if jar_arg:
@@ -394,7 +464,7 @@ def build_output(jar_arg):
     output = {name: render(schema) for name, schema in schemas.items()}
     label = jar_version or expected or jar.name
     output[ERROR_TABLE_NAME] = render_error_table(read_error_table(jar), label)
-    return output, label
+    return output, label, render_features(api_features(schemas))
 
 
 def committed_files():
@@ -410,7 +480,7 @@ def committed_files():
 
 def cmd_import(args):
     """Write schemas/ from the jar and remove files upstream no longer has."""
-    output, label = build_output(args.jar)
+    output, label, features = build_output(args.jar)
     SCHEMAS_DIR.mkdir(exist_ok=True)
     written = 0
     for name, text in sorted(output.items()):
@@ -422,6 +492,10 @@ def cmd_import(args):
     removed = sorted(set(committed_files()) - set(output))
     for name in removed:
         (SCHEMAS_DIR / name).unlink()
+    old_toml, new_toml = cargo_toml_with(features)
+    if new_toml != old_toml:
+        CARGO_TOML.write_text(new_toml, encoding="utf-8")
+        print("rewrote the per-API features in Cargo.toml")
     print(f"imported kafka-clients {label}: {len(output) - 1} schemas and the error table "
           f"({written} written, {len(removed)} removed"
           f"{': ' + ', '.join(removed) if removed else ''}), "
@@ -442,7 +516,9 @@ def _short_diff(name, old, new):
 
 def cmd_check(args):
     """Compare schemas/ with a fresh in-memory import; exit 1 on any difference."""
-    output, label = build_output(args.jar)
+    output, label, features = build_output(args.jar)
+    old_toml, new_toml = cargo_toml_with(features)
+    features_differ = new_toml != old_toml
     committed = committed_files()
     missing = sorted(set(output) - set(committed))
     extra = sorted(set(committed) - set(output))
@@ -451,11 +527,17 @@ def cmd_check(args):
         if committed[name].read_bytes() != output[name].encode("utf-8"):
             changed.append(name)
 
-    if not (missing or extra or changed):
+    if not (missing or extra or changed or features_differ):
         print(f"schemas/ matches kafka-clients {label} ({len(output) - 1} schemas and the "
               f"error table, "
-              f"{len(OVERLAY_SUMMARY)} local overlay: {', '.join(OVERLAY_SUMMARY)})")
+              f"{len(OVERLAY_SUMMARY)} local overlay: {', '.join(OVERLAY_SUMMARY)}); "
+              f"Cargo.toml has its {features.count(' = []')} per-API features")
         return 0
+
+    if features_differ:
+        sys.stdout.write("".join(difflib.unified_diff(
+            old_toml.splitlines(keepends=True), new_toml.splitlines(keepends=True),
+            fromfile="Cargo.toml (committed)", tofile="Cargo.toml (import)", n=1)))
 
     for name in changed:
         old = committed[name].read_bytes().decode("utf-8", errors="replace")
@@ -465,7 +547,8 @@ def cmd_check(args):
     for name in extra:
         print(f"extra:   schemas/{name}")
     print(f"schemas/ differs from kafka-clients {label}: {len(changed)} changed, "
-          f"{len(missing)} missing, {len(extra)} extra; "
+          f"{len(missing)} missing, {len(extra)} extra"
+          f"{', per-API features of Cargo.toml differ' if features_differ else ''}; "
           f"run `python3 tools/import_schemas.py import` and review `git diff schemas/`",
           file=sys.stderr)
     return 1

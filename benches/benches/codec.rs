@@ -12,7 +12,7 @@
 
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use kafka_codec::Message;
+use kafka_codec::{DecodeFields, EncodeFields, Message};
 use kafka_codec_bench::{
     api_versions_response, describe_quorum_response, fetch_response, metadata_response,
     produce_request, Case,
@@ -24,7 +24,10 @@ const OURS: &str = "kafka-codec";
 const THEIRS: &str = "kafka-protocol";
 
 /// Benchmarks decode and encode of one case; `T` is kafka-protocol's type for the message.
-fn compare<M: Message, T: Decodable + Encodable>(c: &mut Criterion, case: Case<M>) {
+fn compare<M: Message + EncodeFields + DecodeFields, T: Decodable + Encodable>(
+    c: &mut Criterion,
+    case: Case<M>,
+) {
     let Case {
         name,
         version,

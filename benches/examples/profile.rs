@@ -15,7 +15,7 @@
 //! `encode`, `kafka-codec` or `kafka-protocol`, and the number of operations (default 10000).
 
 use bytes::{Bytes, BytesMut};
-use kafka_codec::Message;
+use kafka_codec::{DecodeFields, EncodeFields, Message};
 use kafka_codec_bench::{
     api_versions_response, describe_quorum_response, fetch_response, metadata_response,
     produce_request, Case,
@@ -25,7 +25,12 @@ use kafka_protocol::protocol::{Decodable, Encodable};
 use std::hint::black_box;
 use std::process::ExitCode;
 
-fn run<M: Message, T: Decodable + Encodable>(case: Case<M>, op: &str, who: &str, n: usize) {
+fn run<M: Message + EncodeFields + DecodeFields, T: Decodable + Encodable>(
+    case: Case<M>,
+    op: &str,
+    who: &str,
+    n: usize,
+) {
     let Case {
         version,
         message,

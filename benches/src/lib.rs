@@ -11,7 +11,7 @@ use kafka_codec::messages::{
     api_versions_response, describe_quorum_response, fetch_response, metadata_response,
     produce_request,
 };
-use kafka_codec::{ApiKey, Message, Uuid};
+use kafka_codec::{ApiKey, DecodeFields, EncodeFields, Message, Uuid};
 
 pub mod records;
 
@@ -27,7 +27,7 @@ pub struct Case<M> {
     pub bytes: Bytes,
 }
 
-impl<M: Message> Case<M> {
+impl<M: Message + EncodeFields + DecodeFields> Case<M> {
     /// Encodes `message` and checks that both crates agree on the bytes.
     ///
     /// `T` is kafka-protocol's type for the same message. Panics if kafka-protocol cannot

@@ -11,7 +11,7 @@ mod support;
 use arbitrary::Unstructured;
 use kafka_codec::messages::{RequestHeader, ResponseHeader};
 use kafka_codec::random::{Random, RandomOptions};
-use kafka_codec::{ApiKey, Message, MessageKind, RandomMessageVisitor};
+use kafka_codec::{ApiKey, Message, MessageCodec, MessageKind, RandomMessageVisitor};
 use kafka_codec_hexdump::encode as hex;
 
 struct Frame {
@@ -44,7 +44,7 @@ impl Frames {
 }
 
 impl RandomMessageVisitor for Frames {
-    fn visit<M: Message + Random>(&mut self) {
+    fn visit<M: MessageCodec + Random>(&mut self) {
         let Some(api) = M::API_KEY.and_then(ApiKey::from_key) else {
             return;
         };

@@ -3,7 +3,10 @@
 //!
 //! The data flows one way: schema text → [`parse`] (JSON with comments, Kafka's coercions) →
 //! [`model`] (typed, validated the way Kafka's own generator validates) → [`emit`] (Rust
-//! tokens, formatted with `prettyplease`).
+//! source, one file per schema, written in the layout a person would use).
+//!
+//! Its only dependency is `serde_json`, to read the schemas: a crate that depends on
+//! `kafka-codec` compiles this generator too, so it pulls in no parser or formatter of Rust.
 //!
 //! ```no_run
 //! // build.rs
@@ -23,10 +26,9 @@ use std::path::{Path, PathBuf};
 pub use model::{Message, SchemaSet};
 
 /// Everything that can go wrong while generating.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub enum Error {
-    /// A schema file could not be read.
-    #[error("reading {path}: {source}")]
+    /// A schema file could not be read, or an output file written.
     Io {
         /// The file.
         path: PathBuf,
@@ -34,7 +36,6 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The crate path given to [`Generator::crate_path`] is not a Rust path.
-    #[error("crate path {path:?} is not a Rust path: {message}")]
     CratePath {
         /// The path as given.
         path: String,
@@ -42,13 +43,33 @@ pub enum Error {
         message: String,
     },
     /// A schema breaks a rule of the dialect.
-    #[error("{file}: {message}")]
     Schema {
         /// The schema file (or message name).
         file: String,
         /// What is wrong.
         message: String,
     },
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::CratePath { path, message } => {
+                write!(f, "crate path {path:?} is not a Rust path: {message}")
+            }
+            Error::Schema { file, message } => write!(f, "{file}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// Builds the codec from a directory of schema files.
@@ -76,13 +97,32 @@ impl Generator {
         self
     }
 
-    fn crate_tokens(&self) -> Result<proc_macro2::TokenStream, Error> {
-        syn::parse_str::<syn::Path>(&self.crate_path)
-            .map(|path| quote::quote!(#path))
-            .map_err(|e| Error::CratePath {
-                path: self.crate_path.clone(),
-                message: e.to_string(),
-            })
+    /// The crate path, checked: `::name`, `name` or `crate`/`self`/`super`, then `::name`s.
+    fn checked_crate_path(&self) -> Result<&str, Error> {
+        let path = self.crate_path.as_str();
+        let fail = |message: &str| Error::CratePath {
+            path: path.into(),
+            message: message.into(),
+        };
+        let segments = path.strip_prefix("::").unwrap_or(path);
+        for (i, segment) in segments.split("::").enumerate() {
+            let mut chars = segment.chars();
+            let identifier = chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && segment != "_";
+            if !identifier {
+                return Err(fail(&format!("`{segment}` is not an identifier")));
+            }
+            let path_keyword = matches!(segment, "crate" | "self" | "super");
+            if (path_keyword && (i > 0 || path.starts_with("::")))
+                || (!path_keyword && emit::is_keyword(segment))
+            {
+                return Err(fail(&format!("`{segment}` cannot stand there")));
+            }
+        }
+        Ok(path)
     }
 
     /// Reads and validates every schema.
@@ -110,6 +150,7 @@ impl Generator {
             })?;
             let message = model::Message::from_raw(raw)
                 .and_then(|message| validate::validate_message(&message).map(|()| message))
+                .and_then(|message| emit::check_struct_names(&message).map(|()| message))
                 .map_err(|message| Error::Schema {
                     file: file.clone(),
                     message,
@@ -134,23 +175,37 @@ impl Generator {
         })
     }
 
-    /// Writes `messages.rs` (every message), `api.rs` (the API table and dispatch) and
-    /// `error_codes.rs` (Kafka's error table) into `out_dir`, formatted, and returns the
-    /// schema files read.
+    /// Writes the generated code into `out_dir` and returns the schemas read:
+    /// `messages.rs` (a module per schema) with `messages/<module>.rs` (each schema's structs),
+    /// `api.rs` (the API table and dispatch) and `error_codes.rs` (Kafka's error table).
     pub fn generate_to(&self, out_dir: impl AsRef<Path>) -> Result<SchemaSet, Error> {
+        let out_dir = out_dir.as_ref();
         let set = self.load()?;
         let errors = self.load_error_table()?;
-        let krate = self.crate_tokens()?;
-        for (file, source) in [
-            ("messages.rs", emit::emit_all(&set, &krate)),
-            ("api.rs", emit::emit_api(&set, &krate)),
-            (
-                "error_codes.rs",
-                emit::emit_error_codes(&errors, &set, &krate),
-            ),
-        ] {
-            let path = out_dir.as_ref().join(file);
-            std::fs::write(&path, source).map_err(|source| Error::Io { path, source })?;
+        let krate = self.checked_crate_path()?;
+        let mut files = emit::emit_messages(&set, krate);
+        files.push(("api.rs".into(), emit::emit_api(&set, krate)));
+        files.push((
+            "error_codes.rs".into(),
+            emit::emit_error_codes(&errors, &set, krate),
+        ));
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| Error::Io { path, source }
+        };
+        let messages_dir = out_dir.join("messages");
+        std::fs::create_dir_all(&messages_dir).map_err(io(&messages_dir))?;
+        // A schema removed since the last run leaves no file behind.
+        for entry in std::fs::read_dir(&messages_dir).map_err(io(&messages_dir))? {
+            let path = entry.map_err(io(&messages_dir))?.path();
+            let name = path.strip_prefix(out_dir).expect("inside out_dir");
+            if !files.iter().any(|(file, _)| Path::new(file) == name) {
+                std::fs::remove_file(&path).map_err(io(&path))?;
+            }
+        }
+        for (file, source) in &files {
+            let path = out_dir.join(file);
+            std::fs::write(&path, source).map_err(io(&path))?;
         }
         Ok(set)
     }

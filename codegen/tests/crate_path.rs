@@ -33,6 +33,7 @@ fn schema_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// Every generated file, concatenated.
 fn generate(name: &str, configure: impl FnOnce(&mut kafka_codec_codegen::Generator)) -> String {
     let dir = schema_dir(name);
     let out = dir.join("out");
@@ -40,8 +41,20 @@ fn generate(name: &str, configure: impl FnOnce(&mut kafka_codec_codegen::Generat
     let mut generator = kafka_codec_codegen::Generator::new(&dir);
     configure(&mut generator);
     generator.generate_to(&out).unwrap();
-    let code = ["messages.rs", "api.rs", "error_codes.rs"]
+    let mut files = vec![
+        "messages.rs".to_string(),
+        "api.rs".into(),
+        "error_codes.rs".into(),
+    ];
+    for entry in std::fs::read_dir(out.join("messages")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        files.push(format!("messages/{name}"));
+    }
+    assert!(files.contains(&"messages/ping_request.rs".to_string()));
+    let code = files
+        .iter()
         .map(|file| std::fs::read_to_string(out.join(file)).unwrap())
+        .collect::<Vec<_>>()
         .join("\n");
     std::fs::remove_dir_all(&dir).unwrap();
     code
@@ -56,10 +69,14 @@ fn every_path_goes_through_the_crate_path() {
     // no direct `::bytes`, `::serde_json` or `::arbitrary` that the including crate may lack.
     for forbidden in [
         "crate::",
-        "::kafka_codec",
+        "kafka_codec",
         " ::bytes",
         " ::serde_json",
         " ::arbitrary",
+        " bytes::",
+        " serde_json::",
+        "(bytes::",
+        "(serde_json::",
     ] {
         assert!(
             !code.contains(forbidden),
@@ -67,12 +84,10 @@ fn every_path_goes_through_the_crate_path() {
         );
     }
     for used in [
-        "::my_deps::codec::StructCodec",
-        "::my_deps::codec::wire::",
-        "::my_deps::codec::bytes::",
-        "::my_deps::codec::serde_json::",
-        "::my_deps::codec::random::arbitrary::",
-        "::my_deps::codec::Response",
+        "use ::my_deps::codec::codegen::*;",
+        "use ::my_deps::codec::messages;",
+        "impl ::my_deps::codec::Response",
+        "::my_deps::codec::Listener",
     ] {
         assert!(code.contains(used), "generated code lacks {used}");
     }
@@ -82,16 +97,55 @@ fn every_path_goes_through_the_crate_path() {
 fn the_default_path_is_the_crate_name() {
     let code = generate("default", |_| {});
     assert!(!code.contains("crate::"));
-    assert!(code.contains("::kafka_codec::StructCodec"));
+    assert!(code.contains("use ::kafka_codec::codegen::*;"));
+}
+
+/// Each API's module is gated by the API's feature; the codec halves by direction.
+#[test]
+fn features_gate_apis_and_directions() {
+    let code = generate("features", |_| {});
+    assert!(code.contains("#[cfg(feature = \"ping\")]\npub mod ping_request {"));
+    assert!(code.contains("#[cfg(feature = \"client\")]\nimpl EncodeFields for PingRequest {"));
+    assert!(code.contains("#[cfg(feature = \"broker\")]\nimpl DecodeFields for PingRequest {"));
+    assert!(code.contains("#[cfg(feature = \"client\")]\nimpl DecodeFields for PingResponse {"));
+    assert!(code.contains("#[cfg(feature = \"json\")]\nimpl JsonFields for Hop {"));
 }
 
 #[test]
 fn a_crate_path_must_be_a_path() {
     let dir = schema_dir("bad");
-    let err = kafka_codec_codegen::Generator::new(&dir)
-        .crate_path("not a path")
-        .generate_to(&dir)
-        .unwrap_err();
+    for bad in [
+        "not a path",
+        "",
+        "::",
+        "a::",
+        "a::crate",
+        "::self",
+        "a-b",
+        "fn",
+        "a::1b",
+    ] {
+        let err = kafka_codec_codegen::Generator::new(&dir)
+            .crate_path(bad)
+            .generate_to(&dir)
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("not a Rust path"),
+            "{bad:?}: {err}"
+        );
+    }
+    for good in [
+        "kafka_codec",
+        "::kafka_codec",
+        "crate::deps::codec",
+        "self::k",
+        "super::k",
+    ] {
+        let out = dir.join("good");
+        kafka_codec_codegen::Generator::new(&dir)
+            .crate_path(good)
+            .generate_to(&out)
+            .unwrap_or_else(|e| panic!("{good:?}: {e}"));
+    }
     std::fs::remove_dir_all(&dir).unwrap();
-    assert!(err.to_string().contains("not a Rust path"), "{err}");
 }

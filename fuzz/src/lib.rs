@@ -27,7 +27,7 @@ use kafka_codec::random::{Random, RandomOptions};
 use kafka_codec::records::{self, BatchReader, ReadOptions, RecordBatch};
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError,
-    EncodeErrorKind, JsonError, Message, MessageVisitor, RandomMessageVisitor, RequestFrame,
+    EncodeErrorKind, JsonError, MessageCodec, MessageVisitor, RandomMessageVisitor, RequestFrame,
     ResponseFrame, TrailingBytes, VersionRange,
 };
 use serde_json::Value;
@@ -251,7 +251,7 @@ pub fn schema_count() -> usize {
     *COUNT.get_or_init(|| {
         struct Count(usize);
         impl MessageVisitor for Count {
-            fn visit<M: Message>(&mut self) {
+            fn visit<M: MessageCodec>(&mut self) {
                 self.0 += 1;
             }
         }
@@ -270,11 +270,11 @@ struct Nth<V> {
 /// Something done with one schema, chosen at run time.
 pub trait SchemaAction {
     /// Does it with `M`.
-    fn run<M: Message + Random>(&mut self);
+    fn run<M: MessageCodec + Random>(&mut self);
 }
 
 impl<V: SchemaAction> RandomMessageVisitor for Nth<V> {
-    fn visit<M: Message + Random>(&mut self) {
+    fn visit<M: MessageCodec + Random>(&mut self) {
         if self.index == 0 {
             self.visit.run::<M>();
         }
@@ -298,7 +298,7 @@ struct JsonCase<'a> {
 }
 
 impl SchemaAction for JsonCase<'_> {
-    fn run<M: Message + Random>(&mut self) {
+    fn run<M: MessageCodec + Random>(&mut self) {
         let version = pick_version(M::VALID_VERSIONS, self.version_byte, false);
         let Ok(value) = serde_json::from_slice::<Value>(self.json) else {
             return;
@@ -350,7 +350,7 @@ pub fn json(data: &[u8]) {
 /// takes exactly the encoded bytes, which re-encode identically, and the JSON form reads back
 /// and is stable (see [`json_round_trip`]). Returns what decoding gave and what the JSON form read back to, for the
 /// caller to compare with what it knows of the message.
-pub fn check_message<M: Message>(message: &M, version: i16) -> (M, M) {
+pub fn check_message<M: MessageCodec>(message: &M, version: i16) -> (M, M) {
     let encoded = message
         .encode_to_bytes(version)
         .unwrap_or_else(|e| panic!("{} v{version} does not encode: {e}", M::NAME));
@@ -390,7 +390,7 @@ struct StructuredCase<'a> {
 }
 
 impl SchemaAction for StructuredCase<'_> {
-    fn run<M: Message + Random>(&mut self) {
+    fn run<M: MessageCodec + Random>(&mut self) {
         let version = pick_version(M::VALID_VERSIONS, self.version_byte, false);
         let mut u = Unstructured::new(self.entropy);
         let Ok(message) = M::random(&mut u, version, &self.options) else {

@@ -2,13 +2,21 @@
 //! an ApiVersions request at a version the reader does not know is read as version 0, and the
 //! version-0 answer to it is read as such.
 
+#[cfg(feature = "broker")]
 use super::incoming::IncomingRequest;
+#[cfg(feature = "client")]
 use super::ErrorCode;
+#[cfg(feature = "broker")]
 use crate::frame::check_frame_size;
+#[cfg(feature = "broker")]
 use crate::messages::RequestHeader;
+#[cfg(feature = "broker")]
 use crate::wire::Decoder;
-use crate::ResponseFrame;
-use crate::{ApiKey, DecodeError, DecodeOptions, Message, Request, RequestFrame, Response};
+use crate::{ApiKey, DecodeError, DecodeOptions};
+#[cfg(feature = "broker")]
+use crate::{Message, Request, RequestFrame};
+#[cfg(feature = "client")]
+use crate::{Response, ResponseFrame};
 use bytes::Bytes;
 
 /// Decodes a request frame (without size prefix).
@@ -17,6 +25,7 @@ use bytes::Bytes;
 /// broker reads it: the header at the version's header version, the body not at all (an
 /// empty version-0 request), so that the server can answer with `UNSUPPORTED_VERSION` and
 /// the versions it does support.
+#[cfg(feature = "broker")]
 pub(crate) fn decode_request(
     frame: Bytes,
     options: &DecodeOptions,
@@ -54,6 +63,7 @@ pub(crate) fn decode_request(
 /// The ApiVersions fallback, as Kafka's clients read it: when the answer to ApiVersions at
 /// version `v > 0` does not decode at `v` but does at version 0 with `UNSUPPORTED_VERSION`,
 /// it is the broker saying it cannot read `v`, and the frame is returned at version 0.
+#[cfg(feature = "client")]
 pub(crate) fn decode_response(
     frame: Bytes,
     api: ApiKey,

@@ -4,7 +4,9 @@
 use super::ErrorCode;
 use crate::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
 use crate::messages::{RequestHeader, ResponseHeader};
-use crate::{ApiKey, EncodeError, Message, Request, Response, ResponseFrame, VersionRange};
+use crate::{ApiKey, Request, Response, ResponseFrame, VersionRange};
+#[cfg(feature = "json")]
+use crate::{EncodeError, Message};
 
 /// A request as a server reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +49,7 @@ impl IncomingRequest {
     /// (the body at [`IncomingRequest::api_version`]).
     ///
     /// [`RequestFrame::to_json`]: crate::RequestFrame::to_json
+    #[cfg(feature = "json")]
     pub fn to_json(&self) -> Result<serde_json::Value, EncodeError> {
         let header_version = self
             .api_key()

@@ -45,21 +45,37 @@
 //! assert!(peer.negotiate(ApiKey::Fetch).is_err());
 //! ```
 
+//!
+//! What is here follows the cargo features: the error table always; negotiation with the
+//! `api-versions` API; the client connection with `client`, the server connection with
+//! `broker`, the observer with both (each direction turns `api-versions` on).
+
+#[cfg(feature = "client")]
 mod client;
+#[cfg(any(feature = "client", feature = "broker"))]
 mod decode;
 mod error;
 mod error_code;
+#[cfg(feature = "broker")]
 mod incoming;
+#[cfg(all(feature = "client", feature = "broker"))]
 mod observer;
+#[cfg(feature = "broker")]
 mod server;
 #[cfg(feature = "tokio")]
 pub mod tokio;
+#[cfg(feature = "api-versions")]
 mod versions;
 
+#[cfg(feature = "client")]
 pub use client::{ClientConnection, Sent};
 pub use error::{ConnError, InFlight, RawRequestHeader};
 pub use error_code::ErrorCode;
+#[cfg(feature = "broker")]
 pub use incoming::IncomingRequest;
+#[cfg(all(feature = "client", feature = "broker"))]
 pub use observer::{Direction, Observed, ObservedRequest, ObservedResponse, Observer};
+#[cfg(feature = "broker")]
 pub use server::ServerConnection;
+#[cfg(feature = "api-versions")]
 pub use versions::{ApiVersionsReply, NegotiationError, SupportedVersions};

@@ -3,7 +3,8 @@
 //! [`ClientCodec`] and [`ServerCodec`] wrap a [`ClientConnection`] and a [`ServerConnection`]:
 //! the connection does the work, `Framed` does the I/O. Everything the sans-IO types check
 //! (correlation ids, response order, limits) holds here too; their errors arrive as
-//! [`CodecError::Conn`].
+//! [`CodecError::Conn`]. The client half needs the `client` feature, the server half
+//! `broker`.
 //!
 //! ```
 //! use futures_util::{SinkExt, StreamExt};
@@ -23,9 +24,18 @@
 //! }
 //! ```
 
-use super::{ClientConnection, ConnError, IncomingRequest, ServerConnection};
-use crate::{Request, ResponseFrame};
+#[cfg(feature = "client")]
+use super::ClientConnection;
+use super::ConnError;
+#[cfg(feature = "broker")]
+use super::{IncomingRequest, ServerConnection};
+#[cfg(feature = "client")]
+use crate::Request;
+#[cfg(any(feature = "client", feature = "broker"))]
+use crate::ResponseFrame;
+#[cfg(any(feature = "client", feature = "broker"))]
 use bytes::BytesMut;
+#[cfg(any(feature = "client", feature = "broker"))]
 use tokio_util::codec::{Decoder, Encoder};
 
 /// An I/O error from the transport, or a connection error from the sans-IO core.
@@ -40,6 +50,7 @@ pub enum CodecError {
     Conn(#[from] ConnError),
 }
 
+#[cfg(feature = "client")]
 /// A request for [`ClientCodec`] to send: the body and the version to write it at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutgoingRequest {
@@ -49,6 +60,7 @@ pub struct OutgoingRequest {
     pub body: Request,
 }
 
+#[cfg(feature = "client")]
 impl OutgoingRequest {
     /// `body` at `version`.
     pub fn new(version: i16, body: impl Into<Request>) -> Self {
@@ -59,6 +71,7 @@ impl OutgoingRequest {
     }
 }
 
+#[cfg(feature = "client")]
 /// The client side as a `tokio_util` codec: encodes [`OutgoingRequest`]s, decodes
 /// [`ResponseFrame`]s in the order the requests went out.
 #[derive(Debug, Clone, Default)]
@@ -66,6 +79,7 @@ pub struct ClientCodec {
     connection: ClientConnection,
 }
 
+#[cfg(feature = "client")]
 impl ClientCodec {
     /// Wraps a connection (set its client id and options first).
     pub fn new(connection: ClientConnection) -> Self {
@@ -84,6 +98,7 @@ impl ClientCodec {
     }
 }
 
+#[cfg(feature = "client")]
 impl Encoder<OutgoingRequest> for ClientCodec {
     type Error = CodecError;
 
@@ -93,6 +108,7 @@ impl Encoder<OutgoingRequest> for ClientCodec {
     }
 }
 
+#[cfg(feature = "client")]
 impl Decoder for ClientCodec {
     type Item = ResponseFrame;
     type Error = CodecError;
@@ -102,6 +118,7 @@ impl Decoder for ClientCodec {
     }
 }
 
+#[cfg(feature = "broker")]
 /// The server side as a `tokio_util` codec: decodes [`IncomingRequest`]s, encodes the
 /// [`ResponseFrame`]s that answer them ([`IncomingRequest::respond`]), in order.
 #[derive(Debug, Clone, Default)]
@@ -109,6 +126,7 @@ pub struct ServerCodec {
     connection: ServerConnection,
 }
 
+#[cfg(feature = "broker")]
 impl ServerCodec {
     /// Wraps a connection (set its options first).
     pub fn new(connection: ServerConnection) -> Self {
@@ -121,6 +139,7 @@ impl ServerCodec {
     }
 }
 
+#[cfg(feature = "broker")]
 impl Encoder<ResponseFrame> for ServerCodec {
     type Error = CodecError;
 
@@ -130,6 +149,7 @@ impl Encoder<ResponseFrame> for ServerCodec {
     }
 }
 
+#[cfg(feature = "broker")]
 impl Decoder for ServerCodec {
     type Item = IncomingRequest;
     type Error = CodecError;

@@ -3,7 +3,7 @@
 use super::{LogHistory, QuorumError, VoterSet, VoterSetHistory};
 use crate::messages::{KRaftVersionRecord, LeaderChangeMessage, VotersRecord};
 pub use crate::records::ControlRecordType;
-use crate::Message;
+use crate::{EncodeFields, Message};
 use bytes::Bytes;
 
 /// Schema version of the KRaft control record values (`VotersRecord` and friends).
@@ -29,7 +29,7 @@ impl ControlRecord {
     }
 
     /// Encodes `message` as the value of a control record of type `record_type`.
-    pub fn encode<M: Message>(
+    pub fn encode<M: Message + EncodeFields>(
         record_type: ControlRecordType,
         message: &M,
     ) -> Result<Self, QuorumError> {

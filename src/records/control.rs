@@ -10,7 +10,7 @@ use crate::messages::{
     ControlRecordTypeSchema, EndTxnMarker, KRaftVersionRecord, LeaderChangeMessage,
     SnapshotFooterRecord, SnapshotHeaderRecord, VotersRecord,
 };
-use crate::Message;
+use crate::{DecodeFields, Message};
 use bytes::{BufMut, Bytes, BytesMut};
 
 /// The type of a control record, from its key.
@@ -148,7 +148,7 @@ fn invalid(e: impl std::fmt::Display) -> RecordsErrorKind {
     RecordsErrorKind::InvalidControlRecord(e.to_string())
 }
 
-fn decode_exact<M: Message>(value: &[u8]) -> Result<M, RecordsErrorKind> {
+fn decode_exact<M: Message + DecodeFields>(value: &[u8]) -> Result<M, RecordsErrorKind> {
     M::decode_exact(Bytes::copy_from_slice(value), KRAFT_VALUE_VERSION).map_err(invalid)
 }
 

@@ -425,6 +425,19 @@ impl<'a> Decoder<'a> {
         Ok(elements)
     }
 
+    /// An array of strings that must not be null; the strings use the array's encoding.
+    pub fn read_string_array(&mut self, compact: bool) -> Result<Vec<Utf8Bytes>, DecodeError> {
+        self.read_array(compact, |d| d.read_string(compact))
+    }
+
+    /// A nullable array of strings.
+    pub fn read_nullable_string_array(
+        &mut self,
+        compact: bool,
+    ) -> Result<Option<Vec<Utf8Bytes>>, DecodeError> {
+        self.read_nullable_array(compact, |d| d.read_string(compact))
+    }
+
     /// The one-byte marker in front of a nullable struct: negative means null.
     pub fn read_struct_marker(&mut self) -> Result<bool, DecodeError> {
         Ok(self.read_i8()? >= 0)
@@ -491,19 +504,26 @@ impl<'a> Decoder<'a> {
     #[inline]
     pub fn read_tagged_fields(
         &mut self,
-        read_known: impl FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
+        mut read_known: impl FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
     ) -> Result<Vec<RawTaggedField>, DecodeError> {
         // Almost every tagged section is empty: a single zero count, read here inline.
         if self.peek_u8() == Some(0) {
             self.pos += 1;
             return Ok(Vec::new());
         }
-        self.read_tagged_section(read_known)
+        // The rest is one function for every caller, not one per `read_known`.
+        self.read_tagged_section(&mut read_known)
+    }
+
+    /// The tagged-field section of a struct that knows no tags: every field is kept raw.
+    #[inline]
+    pub fn read_unknown_tagged_fields(&mut self) -> Result<Vec<RawTaggedField>, DecodeError> {
+        self.read_tagged_fields(|_, _| Ok(false))
     }
 
     fn read_tagged_section(
         &mut self,
-        mut read_known: impl FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
+        read_known: &mut dyn FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
     ) -> Result<Vec<RawTaggedField>, DecodeError> {
         let count_start = self.pos;
         let count = self.read_unsigned_varint()?;

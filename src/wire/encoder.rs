@@ -4,7 +4,7 @@
 //! writer follows. Length checks that Kafka makes on write (string length, prefix range)
 //! return [`EncodeError`]; callers add the field path.
 
-use super::{EncodeError, EncodeErrorKind, RawTaggedField, Uuid, MAX_STRING_LEN};
+use super::{EncodeError, EncodeErrorKind, RawTaggedField, Utf8Bytes, Uuid, MAX_STRING_LEN};
 use bytes::BufMut;
 
 /// Bytes an unsigned varint of `value` takes.
@@ -233,6 +233,33 @@ pub fn put_raw_tagged_fields(
     Ok(())
 }
 
+/// The tagged-field section of a struct that writes no known tagged field: the count, then
+/// the unknown fields as they were read.
+pub fn put_tagged_fields(
+    buf: &mut impl BufMut,
+    unknown: &[RawTaggedField],
+    known_tags: u32,
+) -> Result<(), EncodeError> {
+    put_length_varint(buf, unknown.len())?;
+    put_raw_tagged_fields(buf, unknown, known_tags)
+}
+
+/// Bytes [`put_tagged_fields`] writes.
+pub fn tagged_fields_len(unknown: &[RawTaggedField]) -> usize {
+    unsigned_varint_len(unknown.len() as u32) + raw_tagged_fields_len(unknown)
+}
+
+/// At a version without tagged fields, unknown tagged fields cannot be written: refuses
+/// them rather than dropping them.
+#[inline]
+pub fn refuse_tagged_fields(unknown: &[RawTaggedField]) -> Result<(), EncodeError> {
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(EncodeError::new(EncodeErrorKind::TaggedFieldsNotFlexible))
+    }
+}
+
 /// Writes a length as a plain unsigned varint (tagged field sizes).
 #[inline]
 pub fn put_length_varint(buf: &mut impl BufMut, len: usize) -> Result<(), EncodeError> {
@@ -293,10 +320,136 @@ pub fn array_len<T>(elements: &[T], compact: bool, element_len: impl Fn(&T) -> u
     array_prefix_len(elements.len(), compact) + elements.iter().map(element_len).sum::<usize>()
 }
 
-/// Bytes an array of fixed-width elements takes.
+/// A value of fixed width on the wire: the element type of `[]int32` and its kin.
+pub trait FixedWidth: Copy {
+    /// Bytes one value takes.
+    const WIDTH: usize;
+    /// Writes the value.
+    fn put(self, buf: &mut impl BufMut);
+}
+
+macro_rules! fixed_width {
+    ($($ty:ty, $width:literal, $put:ident;)*) => {$(
+        impl FixedWidth for $ty {
+            const WIDTH: usize = $width;
+            #[inline]
+            fn put(self, buf: &mut impl BufMut) {
+                buf.$put(self);
+            }
+        }
+    )*};
+}
+
+fixed_width! {
+    i8, 1, put_i8;
+    i16, 2, put_i16;
+    u16, 2, put_u16;
+    i32, 4, put_i32;
+    u32, 4, put_u32;
+    i64, 8, put_i64;
+    f64, 8, put_f64;
+}
+
+impl FixedWidth for bool {
+    const WIDTH: usize = 1;
+    #[inline]
+    fn put(self, buf: &mut impl BufMut) {
+        put_bool(buf, self);
+    }
+}
+
+impl FixedWidth for Uuid {
+    const WIDTH: usize = 16;
+    #[inline]
+    fn put(self, buf: &mut impl BufMut) {
+        put_uuid(buf, &self);
+    }
+}
+
+/// Writes an array of fixed-width values (`[]int32`, `[]uuid`, ...).
+pub fn put_fixed_array<T: FixedWidth>(
+    buf: &mut impl BufMut,
+    elements: &[T],
+    compact: bool,
+) -> Result<(), EncodeError> {
+    put_length(buf, elements.len(), compact)?;
+    for element in elements {
+        element.put(buf);
+    }
+    Ok(())
+}
+
+/// Writes a nullable array of fixed-width values.
+pub fn put_nullable_fixed_array<T: FixedWidth>(
+    buf: &mut impl BufMut,
+    elements: Option<&[T]>,
+    compact: bool,
+) -> Result<(), EncodeError> {
+    match elements {
+        Some(elements) => put_fixed_array(buf, elements, compact),
+        None => {
+            put_null(buf, compact, false);
+            Ok(())
+        }
+    }
+}
+
+/// Bytes an array of fixed-width values takes.
 #[inline]
-pub fn fixed_array_len<T>(elements: &[T], compact: bool, width: usize) -> usize {
-    array_prefix_len(elements.len(), compact) + elements.len() * width
+pub fn fixed_array_len<T: FixedWidth>(elements: &[T], compact: bool) -> usize {
+    array_prefix_len(elements.len(), compact) + elements.len() * T::WIDTH
+}
+
+/// Bytes a nullable array of fixed-width values takes.
+#[inline]
+pub fn nullable_fixed_array_len<T: FixedWidth>(elements: Option<&[T]>, compact: bool) -> usize {
+    elements.map_or(array_prefix_len(0, compact), |elements| {
+        fixed_array_len(elements, compact)
+    })
+}
+
+/// Writes an array of strings; the strings use the array's encoding.
+pub fn put_string_array(
+    buf: &mut impl BufMut,
+    elements: &[Utf8Bytes],
+    compact: bool,
+) -> Result<(), EncodeError> {
+    put_length(buf, elements.len(), compact)?;
+    for (index, element) in elements.iter().enumerate() {
+        put_string(buf, element, compact).map_err(|e| e.at_index(index))?;
+    }
+    Ok(())
+}
+
+/// Writes a nullable array of strings.
+pub fn put_nullable_string_array(
+    buf: &mut impl BufMut,
+    elements: Option<&[Utf8Bytes]>,
+    compact: bool,
+) -> Result<(), EncodeError> {
+    match elements {
+        Some(elements) => put_string_array(buf, elements, compact),
+        None => {
+            put_null(buf, compact, false);
+            Ok(())
+        }
+    }
+}
+
+/// Bytes an array of strings takes.
+pub fn string_array_len(elements: &[Utf8Bytes], compact: bool) -> usize {
+    let mut len = array_prefix_len(elements.len(), compact);
+    for element in elements {
+        len += string_len(element, compact);
+    }
+    len
+}
+
+/// Bytes a nullable array of strings takes.
+pub fn nullable_string_array_len(elements: Option<&[Utf8Bytes]>, compact: bool) -> usize {
+    elements.map_or(array_prefix_len(0, compact), |elements| {
+        string_array_len(elements, compact)
+    })
 }
 
 /// Writes a nullable struct: a marker byte (`-1` null, `1` present), then the struct's fields

@@ -131,6 +131,14 @@ pub enum DecodeErrorKind {
     /// An API key this crate does not know.
     #[error("unknown API key {0}")]
     UnknownApiKey(i16),
+    /// An API this crate knows but this build leaves out: its cargo feature is off.
+    #[error("API {api} is not compiled in: enable kafka-codec's `{feature}` feature")]
+    ApiNotCompiled {
+        /// The API's name (`DescribeQuorum`).
+        api: &'static str,
+        /// The cargo feature that compiles it (`describe-quorum`).
+        feature: &'static str,
+    },
     /// A version outside the schema's valid versions.
     #[error("version {version} is not supported (valid: {valid})")]
     UnsupportedVersion {

@@ -1,317 +1,346 @@
-//! The API table (`ApiKey`) and the `Request`/`Response` enums that dispatch on it, plus
-//! visitors over every message type for generic tools and tests.
+//! The API table (`ApiKey`) and the `Request`/`Response` enums that dispatch on it, plus the
+//! functions that visit every message type for generic tools and tests.
+//!
+//! `ApiKey` always lists every API, so that frames of an API compiled out can still be
+//! recognised and refused by name; the enums hold only the APIs whose features are on.
 
-use super::{module_ident, type_ident};
+use super::code::Code;
+use super::{api_feature, api_name, structs::cfg_attribute};
 use crate::model::{Message, MessageKind, SchemaSet};
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
 
-fn opt_i16(value: Option<i16>) -> TokenStream {
+fn opt_i16(value: Option<i16>) -> String {
     match value {
-        Some(v) => quote!(Some(#v)),
-        None => quote!(None),
+        Some(v) => format!("Some({v})"),
+        None => "None".into(),
+    }
+}
+
+/// One API: its name, request and response.
+struct Api<'a> {
+    name: &'a str,
+    feature: String,
+    request: &'a Message,
+    response: &'a Message,
+}
+
+impl Api<'_> {
+    fn cfg(&self) -> String {
+        format!("feature = \"{}\"", self.feature)
     }
 }
 
 /// Emits `api.rs`: included by the hand-written `api` module. `krate` as for
-/// [`emit_all`](super::emit_all).
-pub fn emit_api(set: &SchemaSet, krate: &TokenStream) -> String {
-    let k = krate;
-    let mut apis: Vec<(&Message, &Message)> = set
+/// [`emit_messages`](super::emit_messages).
+pub fn emit_api(set: &SchemaSet, krate: &str) -> String {
+    let mut apis: Vec<Api<'_>> = set
         .live()
         .filter(|m| m.kind == MessageKind::Request)
         .map(|request| {
-            let response_name = format!("{}Response", request.name.trim_end_matches("Request"));
-            (request, set.find(&response_name).expect("validated"))
+            let name = api_name(request).expect("a request");
+            let response = set.find(&format!("{name}Response")).expect("validated");
+            Api {
+                name,
+                feature: api_feature(name),
+                request,
+                response,
+            }
         })
         .collect();
-    apis.sort_by_key(|(request, _)| request.api_key);
+    apis.sort_by_key(|api| api.request.api_key);
 
-    let variant = |request: &Message| format_ident!("{}", request.name.trim_end_matches("Request"));
-    let variants = apis.iter().map(|(request, _)| {
-        let ident = variant(request);
-        let key = request.api_key.unwrap();
-        let doc = format!(
-            " `{}` (key {key}), versions {}.",
-            ident, request.valid_versions
-        );
-        quote!(#[doc = #doc] #ident = #key,)
-    });
-    let all = apis.iter().map(|(request, _)| variant(request));
-    let from_key = apis.iter().map(|(request, _)| {
-        let ident = variant(request);
-        let key = request.api_key.unwrap();
-        quote!(#key => Some(ApiKey::#ident),)
-    });
-    let names = apis.iter().map(|(request, _)| {
-        let ident = variant(request);
-        let name = ident.to_string();
-        quote!(ApiKey::#ident => #name,)
-    });
-    let versions = apis.iter().map(|(request, _)| {
-        let ident = variant(request);
-        let (min, max) = (request.valid_versions.min, request.valid_versions.max);
-        quote!(ApiKey::#ident => #k::VersionRange::new(#min, #max),)
-    });
-    let deprecated = apis.iter().map(|(request, _)| {
-        let ident = variant(request);
-        let d = request.deprecated_versions;
-        let value = if d.is_empty() {
-            quote!(None)
-        } else {
-            let (min, max) = (d.min, d.max.min(request.valid_versions.max));
-            quote!(Some(#k::VersionRange::new(#min, #max)))
-        };
-        quote!(ApiKey::#ident => #value,)
-    });
-    let unstable = apis.iter().map(|(request, _)| {
-        let ident = variant(request);
-        let value = request.latest_version_unstable;
-        quote!(ApiKey::#ident => #value,)
-    });
-    let request_flexible = apis.iter().map(|(request, _)| {
-        let ident = variant(request);
-        let value = opt_i16(request.first_flexible());
-        quote!(ApiKey::#ident => #value,)
-    });
-    let response_flexible = apis.iter().map(|(request, response)| {
-        let ident = variant(request);
-        let value = opt_i16(response.first_flexible());
-        quote!(ApiKey::#ident => #value,)
-    });
-    let listeners = apis.iter().map(|(request, _)| {
-        let ident = variant(request);
-        let values = request.listeners.iter().map(|l| match l.as_str() {
-            "broker" => quote!(#k::Listener::Broker),
-            "controller" => quote!(#k::Listener::Controller),
-            _ => quote!(#k::Listener::ZkBroker),
-        });
-        quote!(ApiKey::#ident => &[#(#values),*],)
-    });
-
-    let request_enum = emit_body_enum(&apis, true, k);
-    let response_enum = emit_body_enum(&apis, false, k);
-
-    let live: Vec<&Message> = set.live().collect();
-    let visit = live.iter().map(|m| {
-        let module = module_ident(&m.name);
-        let name = type_ident(&m.name);
-        quote!(visitor.visit::<#k::messages::#module::#name>();)
-    });
-    let visit_random = visit.clone();
-
-    let file = quote! {
-        /// An API: the key shared by a request schema and its response schema.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        #[repr(i16)]
-        #[non_exhaustive]
-        pub enum ApiKey {
-            #(#variants)*
-        }
-
-        impl ApiKey {
-            /// Every API, by key.
-            pub const ALL: &'static [ApiKey] = &[#(ApiKey::#all),*];
-
-            /// The key number on the wire.
-            pub const fn key(self) -> i16 {
-                self as i16
-            }
-
-            /// The API for a key number, if this crate knows it.
-            pub const fn from_key(key: i16) -> Option<ApiKey> {
-                match key {
-                    #(#from_key)*
-                    _ => None,
-                }
-            }
-
-            /// The API's name, as Kafka spells it (`DescribeQuorum`).
-            pub const fn name(self) -> &'static str {
-                match self { #(#names)* }
-            }
-
-            /// The versions a peer may use.
-            pub const fn valid_versions(self) -> #k::VersionRange {
-                match self { #(#versions)* }
-            }
-
-            /// Versions that Kafka marks deprecated, if any.
-            pub const fn deprecated_versions(self) -> Option<#k::VersionRange> {
-                match self { #(#deprecated)* }
-            }
-
-            /// Whether the highest valid version is still unstable upstream (Kafka advertises it
-            /// only when unstable versions are enabled).
-            pub const fn latest_version_unstable(self) -> bool {
-                match self { #(#unstable)* }
-            }
-
-            /// The first version whose request uses the flexible encoding.
-            pub const fn request_first_flexible_version(self) -> Option<i16> {
-                match self { #(#request_flexible)* }
-            }
-
-            /// The first version whose response uses the flexible encoding.
-            pub const fn response_first_flexible_version(self) -> Option<i16> {
-                match self { #(#response_flexible)* }
-            }
-
-            /// The listeners that serve this API.
-            pub const fn listeners(self) -> &'static [#k::Listener] {
-                match self { #(#listeners)* }
-            }
-        }
-
-        #request_enum
-        #response_enum
-
-        /// Something done once per message type, generically.
-        pub trait MessageVisitor {
-            /// Called once for each message type.
-            fn visit<M: #k::Message>(&mut self);
-        }
-
-        /// Calls `visitor` for every request, response, header and data schema.
-        pub fn visit_messages(visitor: &mut impl MessageVisitor) {
-            #(#visit)*
-        }
-
-        /// Something done once per message type that can also be generated at random.
-        #[cfg(feature = "arbitrary")]
-        pub trait RandomMessageVisitor {
-            /// Called once for each message type.
-            fn visit<M: #k::Message + #k::random::Random>(&mut self);
-        }
-
-        /// Calls `visitor` for every message type (requires the `arbitrary` feature).
-        #[cfg(feature = "arbitrary")]
-        pub fn visit_random_messages(visitor: &mut impl RandomMessageVisitor) {
-            #(#visit_random)*
-        }
-    };
-    let syntax = syn::parse2::<syn::File>(file).expect("generated code parses");
-    format!(
-        "// Generated by kafka-codec-codegen from the schemas in `schemas/`. Do not edit.\n\n{}",
-        prettyplease::unparse(&syntax)
-    )
+    let mut code = Code::new();
+    code.line("// Generated by kafka-codec-codegen from the schemas in `schemas/`. Do not edit.");
+    code.blank();
+    code.line(format!("use {krate}::codegen::*;"));
+    code.line(format!("use {krate}::messages;"));
+    code.blank();
+    emit_api_key(&mut code, &apis, krate);
+    for request in [true, false] {
+        code.blank();
+        emit_body_enum(&mut code, &apis, request);
+    }
+    code.blank();
+    emit_visitors(&mut code, set);
+    code.finish()
 }
 
-fn emit_body_enum<'a>(
-    apis: &[(&'a Message, &'a Message)],
-    request: bool,
-    k: &TokenStream,
-) -> TokenStream {
-    let (enum_name, doc) = if request {
-        (format_ident!("Request"), " A request body of any API.")
-    } else {
-        (format_ident!("Response"), " A response body of any API.")
-    };
-    let pick = |pair: &(&'a Message, &'a Message)| -> &'a Message {
-        if request {
-            pair.0
-        } else {
-            pair.1
+fn emit_api_key(code: &mut Code, apis: &[Api<'_>], krate: &str) {
+    code.doc(" An API: the key shared by a request schema and its response schema. Every API of");
+    code.doc(" the schemas is listed, whether or not its feature compiles its messages.");
+    code.line("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]");
+    code.line("#[repr(i16)]");
+    code.line("#[non_exhaustive]");
+    code.block("pub enum ApiKey", |code| {
+        for api in apis {
+            let key = api.request.api_key.expect("requests have keys");
+            code.doc(&format!(
+                " `{}` (key {key}), versions {}; feature `{}`.",
+                api.name, api.request.valid_versions, api.feature
+            ));
+            code.line(format!("{} = {key},", api.name));
         }
-    };
-    let variant =
-        |pair: &(&Message, &Message)| format_ident!("{}", pair.0.name.trim_end_matches("Request"));
-    let message_path = |m: &Message| {
-        let module = module_ident(&m.name);
-        let name = type_ident(&m.name);
-        quote!(#k::messages::#module::#name)
-    };
-    let variants = apis.iter().map(|pair| {
-        let v = variant(pair);
-        let path = message_path(pick(pair));
-        let doc = format!(" A `{}`.", pick(pair).name);
-        quote!(#[doc = #doc] #v(#path),)
     });
-    let api_keys = apis.iter().map(|pair| {
-        let v = variant(pair);
-        quote!(#enum_name::#v(_) => ApiKey::#v,)
-    });
-    let decodes = apis.iter().map(|pair| {
-        let v = variant(pair);
-        let path = message_path(pick(pair));
-        quote!(ApiKey::#v => <#path as #k::Message>::decode_from(decoder, version).map(#enum_name::#v),)
-    });
-    let encodes = apis.iter().map(|pair| {
-        let v = variant(pair);
-        quote!(#enum_name::#v(body) => #k::Message::encode(body, buf, version),)
-    });
-    let lens = apis.iter().map(|pair| {
-        let v = variant(pair);
-        quote!(#enum_name::#v(body) => #k::Message::encoded_len(body, version),)
-    });
-    let to_json = apis.iter().map(|pair| {
-        let v = variant(pair);
-        quote!(#enum_name::#v(body) => #k::Message::to_json(body, version),)
-    });
-    let from_json = apis.iter().map(|pair| {
-        let v = variant(pair);
-        let path = message_path(pick(pair));
-        quote!(ApiKey::#v => <#path as #k::Message>::from_json(value, version).map(#enum_name::#v),)
-    });
-    let froms = apis.iter().map(|pair| {
-        let v = variant(pair);
-        let path = message_path(pick(pair));
-        quote! {
-            impl From<#path> for #enum_name {
-                fn from(body: #path) -> Self {
-                    #enum_name::#v(body)
+    code.blank();
+
+    // A `const fn` that maps every API to a value.
+    let table =
+        |code: &mut Code, doc: &str, signature: &str, value: &dyn Fn(&Api<'_>) -> String| {
+            code.blank();
+            code.doc(doc);
+            code.block(format!("pub const fn {signature}"), |code| {
+                code.block("match self", |code| {
+                    for api in apis {
+                        code.line(format!("ApiKey::{} => {},", api.name, value(api)));
+                    }
+                });
+            });
+        };
+
+    code.block("impl ApiKey", |code| {
+        code.doc(" Every API, by key.");
+        code.open_line("pub const ALL: &'static [ApiKey] = &[");
+        for api in apis {
+            code.line(format!("ApiKey::{},", api.name));
+        }
+        code.close_line("];");
+        code.blank();
+        code.doc(" The key number on the wire.");
+        code.block("pub const fn key(self) -> i16", |code| code.line("self as i16"));
+        code.blank();
+        code.doc(" The API for a key number, if this crate knows it.");
+        code.block("pub const fn from_key(key: i16) -> Option<ApiKey>", |code| {
+            code.block("match key", |code| {
+                for api in apis {
+                    let key = api.request.api_key.expect("requests have keys");
+                    code.line(format!("{key} => Some(ApiKey::{}),", api.name));
                 }
+                code.line("_ => None,");
+            });
+        });
+        table(
+            code,
+            " The API's name, as Kafka spells it (`DescribeQuorum`).",
+            "name(self) -> &'static str",
+            &|api| format!("\"{}\"", api.name),
+        );
+        table(
+            code,
+            " The cargo feature of `kafka-codec` that compiles the API's messages.",
+            "feature(self) -> &'static str",
+            &|api| format!("\"{}\"", api.feature),
+        );
+        table(
+            code,
+            " Whether this build has the API's messages (its [`ApiKey::feature`] is on).",
+            "is_enabled(self) -> bool",
+            &|api| format!("cfg!({})", api.cfg()),
+        );
+        table(
+            code,
+            " The versions a peer may use.",
+            "valid_versions(self) -> VersionRange",
+            &|api| {
+                let v = api.request.valid_versions;
+                format!("VersionRange::new({}, {})", v.min, v.max)
+            },
+        );
+        table(
+            code,
+            " Versions that Kafka marks deprecated, if any.",
+            "deprecated_versions(self) -> Option<VersionRange>",
+            &|api| {
+                let d = api.request.deprecated_versions;
+                if d.is_empty() {
+                    "None".into()
+                } else {
+                    let max = d.max.min(api.request.valid_versions.max);
+                    format!("Some(VersionRange::new({}, {max}))", d.min)
+                }
+            },
+        );
+        table(
+            code,
+            " Whether the highest valid version is still unstable upstream (Kafka advertises it\n only when unstable versions are enabled).",
+            "latest_version_unstable(self) -> bool",
+            &|api| api.request.latest_version_unstable.to_string(),
+        );
+        table(
+            code,
+            " The first version whose request uses the flexible encoding.",
+            "request_first_flexible_version(self) -> Option<i16>",
+            &|api| opt_i16(api.request.first_flexible()),
+        );
+        table(
+            code,
+            " The first version whose response uses the flexible encoding.",
+            "response_first_flexible_version(self) -> Option<i16>",
+            &|api| opt_i16(api.response.first_flexible()),
+        );
+        table(
+            code,
+            " The listeners that serve this API.",
+            &format!("listeners(self) -> &'static [{krate}::Listener]"),
+            &|api| {
+                let values: Vec<String> = api
+                    .request
+                    .listeners
+                    .iter()
+                    .map(|l| match l.as_str() {
+                        "broker" => format!("{krate}::Listener::Broker"),
+                        "controller" => format!("{krate}::Listener::Controller"),
+                        _ => format!("{krate}::Listener::ZkBroker"),
+                    })
+                    .collect();
+                format!("&[{}]", values.join(", "))
+            },
+        );
+    });
+}
+
+fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
+    let (enum_name, kind, decode_feature, encode_feature) = if request {
+        ("Request", "request", "broker", "client")
+    } else {
+        ("Response", "response", "client", "broker")
+    };
+    let body_type = |api: &Api<'_>| {
+        let message = if request { api.request } else { api.response };
+        format!("messages::{}", message.name)
+    };
+    // `match *self` with an arm per compiled API: with none compiled, the enum is empty and
+    // the match has no arms.
+    let match_self = |code: &mut Code, arm: &dyn Fn(&Api<'_>) -> String| {
+        code.block("match *self", |code| {
+            for api in apis {
+                cfg_attribute(code, Some(&api.cfg()));
+                code.line(format!("{enum_name}::{}{},", api.name, arm(api)));
             }
+        });
+    };
+    // `match api_key` with an arm per compiled API and one refusing the others.
+    let match_key = |code: &mut Code, arm: &dyn Fn(&Api<'_>) -> String, refuse: &str| {
+        code.block("match api_key", |code| {
+            for api in apis {
+                cfg_attribute(code, Some(&api.cfg()));
+                code.line(format!("ApiKey::{} => {},", api.name, arm(api)));
+            }
+            code.line("#[allow(unreachable_patterns)]");
+            code.line(format!("api => {refuse},"));
+        });
+    };
+
+    code.doc(&format!(" A {kind} body of any API this build compiles."));
+    code.line("#[derive(Debug, Clone, PartialEq)]");
+    code.line("#[non_exhaustive]");
+    code.block(format!("pub enum {enum_name}"), |code| {
+        for api in apis {
+            let message = if request { api.request } else { api.response };
+            code.doc(&format!(" A `{}`.", message.name));
+            cfg_attribute(code, Some(&api.cfg()));
+            code.line(format!("{}({}),", api.name, body_type(api)));
         }
     });
-    quote! {
-        #[doc = #doc]
-        #[derive(Debug, Clone, PartialEq)]
-        #[non_exhaustive]
-        pub enum #enum_name {
-            #(#variants)*
-        }
-
-        impl #enum_name {
-            /// The API this body belongs to.
-            pub fn api_key(&self) -> ApiKey {
-                match self { #(#api_keys)* }
-            }
-
-            /// Reads the body of `api_key` at `version`.
-            pub fn decode_from(
-                api_key: ApiKey,
-                decoder: &mut #k::wire::Decoder<'_>,
-                version: i16,
-            ) -> Result<Self, #k::DecodeError> {
-                match api_key { #(#decodes)* }
-            }
-
-            /// Writes the body at `version`.
-            pub fn encode(&self, buf: &mut impl #k::bytes::BufMut, version: i16) -> Result<(), #k::EncodeError> {
-                match self { #(#encodes)* }
-            }
-
-            /// Exactly the bytes [`Self::encode`] writes.
-            pub fn encoded_len(&self, version: i16) -> Result<usize, #k::EncodeError> {
-                match self { #(#lens)* }
-            }
-
-            /// The body in Kafka's JSON form.
-            pub fn to_json(&self, version: i16) -> Result<#k::serde_json::Value, #k::EncodeError> {
-                match self { #(#to_json)* }
-            }
-
-            /// Reads the body of `api_key` from Kafka's JSON form.
-            pub fn from_json(
-                api_key: ApiKey,
-                value: &#k::serde_json::Value,
-                version: i16,
-            ) -> Result<Self, #k::JsonError> {
-                match api_key { #(#from_json)* }
-            }
-        }
-
-        #(#froms)*
+    code.blank();
+    code.block(format!("impl {enum_name}"), |code| {
+        code.doc(" The API this body belongs to.");
+        code.block("pub fn api_key(&self) -> ApiKey", |code| {
+            match_self(code, &|api| format!("(_) => ApiKey::{}", api.name));
+        });
+        code.blank();
+        code.doc(" Reads the body of `api_key` at `version`. An API whose feature is off is");
+        code.doc(" refused with [`DecodeErrorKind::ApiNotCompiled`].");
+        code.line(format!("#[cfg(feature = \"{decode_feature}\")]"));
+        code.block(
+            "pub fn decode_from(api_key: ApiKey, decoder: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError>",
+            |code| {
+                match_key(
+                    code,
+                    &|api| {
+                        format!(
+                            "{}::decode_from(decoder, version).map({enum_name}::{})",
+                            body_type(api),
+                            api.name
+                        )
+                    },
+                    "Err(decoder.error(DecodeErrorKind::ApiNotCompiled { api: api.name(), feature: api.feature() }))",
+                );
+            },
+        );
+        code.blank();
+        code.doc(" Writes the body at `version`.");
+        code.line(format!("#[cfg(feature = \"{encode_feature}\")]"));
+        code.block(
+            "pub fn encode(&self, buf: &mut impl BufMut, version: i16) -> Result<(), EncodeError>",
+            |code| match_self(code, &|_| "(ref body) => body.encode(buf, version)".into()),
+        );
+        code.blank();
+        code.doc(" Exactly the bytes [`Self::encode`] writes.");
+        code.line(format!("#[cfg(feature = \"{encode_feature}\")]"));
+        code.block(
+            "pub fn encoded_len(&self, version: i16) -> Result<usize, EncodeError>",
+            |code| match_self(code, &|_| "(ref body) => body.encoded_len(version)".into()),
+        );
+        code.blank();
+        code.doc(" The body in Kafka's JSON form.");
+        code.line("#[cfg(feature = \"json\")]");
+        code.block(
+            "pub fn to_json(&self, version: i16) -> Result<Value, EncodeError>",
+            |code| match_self(code, &|_| "(ref body) => body.to_json(version)".into()),
+        );
+        code.blank();
+        code.doc(" Reads the body of `api_key` from Kafka's JSON form.");
+        code.line("#[cfg(feature = \"json\")]");
+        code.block(
+            "pub fn from_json(api_key: ApiKey, value: &Value, version: i16) -> Result<Self, JsonError>",
+            |code| {
+                match_key(
+                    code,
+                    &|api| {
+                        format!(
+                            "{}::from_json(value, version).map({enum_name}::{})",
+                            body_type(api),
+                            api.name
+                        )
+                    },
+                    "Err(JsonError::new(JsonErrorKind::ApiNotCompiled { api: api.name(), feature: api.feature() }))",
+                );
+            },
+        );
+    });
+    for api in apis {
+        let body = body_type(api);
+        code.blank();
+        cfg_attribute(code, Some(&api.cfg()));
+        code.block(format!("impl From<{body}> for {enum_name}"), |code| {
+            code.block(format!("fn from(body: {body}) -> Self"), |code| {
+                code.line(format!("{enum_name}::{}(body)", api.name));
+            });
+        });
     }
+}
+
+fn emit_visitors(code: &mut Code, set: &SchemaSet) {
+    let visits = |code: &mut Code| {
+        for message in set.live() {
+            let feature =
+                api_name(message).map(|api| format!("feature = \"{}\"", api_feature(api)));
+            cfg_attribute(code, feature.as_deref());
+            code.line(format!("visitor.visit::<messages::{}>();", message.name));
+        }
+    };
+    code.doc(" Calls `visitor` for every request, response, header and data schema this build");
+    code.doc(" compiles.");
+    code.line("#[cfg(all(feature = \"client\", feature = \"broker\"))]");
+    code.block(
+        "pub fn visit_messages(visitor: &mut impl MessageVisitor)",
+        visits,
+    );
+    code.blank();
+    code.doc(" Calls `visitor` for every message type this build compiles (requires the");
+    code.doc(" `arbitrary` feature).");
+    code.line("#[cfg(all(feature = \"client\", feature = \"broker\", feature = \"arbitrary\"))]");
+    code.block(
+        "pub fn visit_random_messages(visitor: &mut impl RandomMessageVisitor)",
+        visits,
+    );
 }

@@ -1,252 +1,247 @@
-//! `to_json_value` and `from_json_value`: Kafka's JSON form of one struct.
+//! `to_json_value` and `from_json_value`: Kafka's JSON form of one struct (feature `json`).
 
-use super::{differs_from_default, field_ident, json_key, type_ident, Context};
+use super::code::Code;
+use super::{
+    differs_from_default, field_default, field_ident, json_key, primitive_suffix, receiver,
+    uses_ident, Cond, Context,
+};
 use crate::model::{Field, FieldType, Primitive, Struct};
-use proc_macro2::TokenStream;
-use quote::quote;
 
-/// The JSON of a value: `(expression, fallible)`. A fallible expression is a
-/// `Result<Value, EncodeError>`, an infallible one a `Value`. `value` is a reference.
-fn value_to_json(cx: &Context<'_>, ty: &FieldType, value: TokenStream) -> (TokenStream, bool) {
-    value_to_json_at(cx, ty, value, false)
-}
-
-/// As [`value_to_json`]; with `owned_place`, `value` is a place such as `self.field`.
-fn value_to_json_at(
-    cx: &Context<'_>,
-    ty: &FieldType,
-    value: TokenStream,
-    owned_place: bool,
-) -> (TokenStream, bool) {
-    let k = &cx.krate;
-    let (copied, borrowed) = if owned_place {
-        (value.clone(), quote!(&#value))
-    } else {
-        (quote!(*#value), value)
+/// The JSON of a value that is not null, as an expression of type `Value` (fallible parts end
+/// in `.at(..)?`). `value` is a reference to it.
+fn value_to_json(ty: &FieldType, value: &str, name: &str) -> String {
+    // The value itself, for `Copy` types: `self.x` for `&self.x`, `*value` for `value`.
+    let copied = match value.strip_prefix('&') {
+        Some(place) => place.to_string(),
+        None => format!("*{value}"),
     };
     match ty {
         FieldType::Primitive(p) => match p {
-            Primitive::Float64 => (quote!(#k::json::f64_to_json(#copied)), true),
-            Primitive::Uuid => (quote!(#k::json::uuid_to_json(#borrowed)), false),
-            Primitive::String => (quote!(#k::json::string_to_json(#borrowed)), false),
-            Primitive::Bytes | Primitive::Records => {
-                (quote!(#k::json::bytes_to_json(#borrowed)), false)
-            }
-            _ => (quote!(#k::serde_json::Value::from(#copied)), false),
+            Primitive::Float64 => format!("json::f64_to_json({copied}).at(\"{name}\")?"),
+            Primitive::Uuid => format!("json::uuid_to_json({value})"),
+            Primitive::String => format!("json::string_to_json({value})"),
+            Primitive::Bytes | Primitive::Records => format!("json::bytes_to_json({value})"),
+            _ => format!("Value::from({copied})"),
         },
-        FieldType::Struct(_) => (
-            quote!(#k::StructCodec::to_json_value(#borrowed, version)),
-            true,
-        ),
-        FieldType::Array(element) => {
-            let (element, fallible) = value_to_json(cx, element, quote!(element));
-            let element = if fallible {
-                element
-            } else {
-                quote!(Ok(#element))
-            };
-            (
-                quote!(#k::json::write_array(#borrowed, |element| #element)),
-                true,
-            )
-        }
+        FieldType::Struct(_) => format!("{}.to_json_value(version).at(\"{name}\")?", receiver(value)),
+        FieldType::Array(element) => match element.as_ref() {
+            FieldType::Struct(name_) => {
+                format!("{name_}::array_to_json({value}, version).at(\"{name}\")?")
+            }
+            FieldType::Primitive(p) => match p {
+                Primitive::Float64 => format!(
+                    "Value::Array({value}.iter().map(|v| json::f64_to_json(*v)).collect::<Result<_, _>>().at(\"{name}\")?)"
+                ),
+                Primitive::Uuid => format!("json::array_to_json({value}, json::uuid_to_json)"),
+                Primitive::String => {
+                    format!("json::array_to_json({value}, json::string_to_json)")
+                }
+                Primitive::Bytes | Primitive::Records => {
+                    format!("json::array_to_json({value}, |v| json::bytes_to_json(v))")
+                }
+                _ => format!("json::array_to_json({value}, json::number_to_json)"),
+            },
+            FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
+        },
     }
 }
 
-fn field_to_json(cx: &Context<'_>, field: &Field) -> (TokenStream, bool) {
-    let k = &cx.krate;
+/// The field's JSON, as an expression of type `Value`.
+fn field_to_json(field: &Field) -> String {
     let ident = field_ident(field);
     if field.is_optional() {
-        let (inner, fallible) = value_to_json(cx, &field.ty, quote!(value));
-        let null = if fallible {
-            quote!(Ok(#k::serde_json::Value::Null))
-        } else {
-            quote!(#k::serde_json::Value::Null)
-        };
-        let expr = quote! {
-            match &self.#ident {
-                Some(value) => #inner,
-                None => #null,
-            }
-        };
-        (expr, fallible)
+        let inner = value_to_json(&field.ty, "value", &field.name);
+        format!("match &self.{ident} {{\n    Some(value) => {inner},\n    None => Value::Null,\n}}")
     } else {
-        value_to_json_at(cx, &field.ty, quote!(self.#ident), true)
+        value_to_json(&field.ty, &format!("&self.{ident}"), &field.name)
     }
 }
 
-pub(crate) fn emit_to_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
-    let k = &cx.krate;
-    let fields = s.fields.iter().map(|field| {
+pub(crate) fn emit_to_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+    let mut body = Code::new();
+    body.line("let mut object = Map::new();");
+    for field in &s.fields {
         let key = json_key(field);
         let name = &field.name;
-        let (value, fallible) = field_to_json(cx, field);
-        let value = if fallible {
-            quote!(#value.map_err(|e| e.at(#name))?)
-        } else {
-            value
-        };
-        let insert = quote! {
-            object.insert(#key.into(), #value);
-        };
-        // Kafka shows a tagged field only when it differs from its default.
-        // When to show a present field: always, unless it is tagged at this version and
-        // holds its default.
+        let insert = format!("object.insert(\"{key}\".into(), {});", field_to_json(field));
+        // Kafka shows a tagged field only when it differs from its default: always show a
+        // present field, unless it is tagged at this version and holds its default.
         let show = if field.tag.is_some() {
-            let differs = differs_from_default(cx, field);
+            let differs = differs_from_default(field);
             match cx.when_within(field.tagged_versions, field.versions) {
-                super::Cond::Never => None,
-                super::Cond::Always => Some(differs),
-                super::Cond::Expr(_, untagged) => Some(quote!((#untagged || #differs))),
+                Cond::Never => None,
+                Cond::Always => Some(differs),
+                Cond::Expr(_, untagged) => Some(format!("({untagged} || {differs})")),
             }
         } else {
             None
         };
         let present = cx.when(field.versions);
         if field.ignorable {
-            return match show {
-                Some(show) => match present.and(show) {
-                    test if test.to_string() == "false" => quote!(),
-                    test => quote!(if #test { #insert }),
-                },
-                None => present.guard(insert),
-            };
+            match show {
+                Some(show) => {
+                    if let Some(test) = present.and(&show) {
+                        body.block(format!("if {test}"), |code| code.line(&insert));
+                    }
+                }
+                None => present.guard(&mut body, &insert),
+            }
+            continue;
         }
         let insert = match show {
-            Some(show) => quote!(if #show { #insert }),
+            Some(show) => format!("if {show} {{\n{}}}", super::indented(&insert)),
             None => insert,
         };
-        let differs = differs_from_default(cx, field);
-        let refuse = quote! {
-            return Err(#k::EncodeError::new(#k::EncodeErrorKind::FieldNotInVersion).at(#name));
-        };
+        let differs = differs_from_default(field);
+        let refuse = format!(
+            "if {differs} {{\n    return Err(EncodeError::new(EncodeErrorKind::FieldNotInVersion).at(\"{name}\"));\n}}"
+        );
         match present {
-            super::Cond::Expr(e, _) => quote!(if #e { #insert } else if #differs { #refuse }),
-            other => other.branch(insert, quote!(if #differs { #refuse })),
-        }
-    });
-    quote! {
-        fn to_json_value(&self, version: i16) -> Result<#k::serde_json::Value, #k::EncodeError> {
-            let mut object = #k::serde_json::Map::new();
-            #(#fields)*
-            Ok(#k::serde_json::Value::Object(object))
+            Cond::Always => body.line(insert),
+            Cond::Never => body.line(refuse),
+            Cond::Expr(e, _) => {
+                body.open(format!("if {e}"));
+                body.line(insert);
+                body.close_with(&format!(" else {refuse}"));
+            }
         }
     }
+    body.line("Ok(Value::Object(object))");
+    let body = body.finish();
+    let version = if uses_ident(&body, "version") {
+        "version"
+    } else {
+        "_version"
+    };
+    code.block(
+        format!("fn to_json_value(&self, {version}: i16) -> Result<Value, EncodeError>"),
+        |code| code.line(body),
+    );
 }
 
-/// The reader function for a primitive.
-fn primitive_reader(cx: &Context<'_>, p: Primitive) -> TokenStream {
-    let k = &cx.krate;
-    match p {
-        Primitive::Bool => quote!(#k::json::read_bool),
-        Primitive::Int8 => quote!(#k::json::read_i8),
-        Primitive::Int16 => quote!(#k::json::read_i16),
-        Primitive::Uint16 => quote!(#k::json::read_u16),
-        Primitive::Int32 => quote!(#k::json::read_i32),
-        Primitive::Uint32 => quote!(#k::json::read_u32),
-        Primitive::Int64 => quote!(#k::json::read_i64),
-        Primitive::Float64 => quote!(#k::json::read_f64),
-        Primitive::Uuid => quote!(#k::json::read_uuid),
-        Primitive::String => quote!(#k::json::read_string),
-        Primitive::Bytes | Primitive::Records => quote!(#k::json::read_bytes),
-    }
-}
-
-/// `Result<T, JsonError>` reading one value from the `&Value` named `value`.
-fn value_from_json(cx: &Context<'_>, ty: &FieldType) -> TokenStream {
-    let k = &cx.krate;
+/// `Result<T, JsonError>` reading a value that is not null from the `&Value` named `value`.
+fn value_from_json(ty: &FieldType) -> String {
     match ty {
-        FieldType::Primitive(p) => {
-            let read = primitive_reader(cx, *p);
-            quote!(#read(value))
-        }
-        FieldType::Struct(name) => {
-            let name = type_ident(name);
-            quote!(<#name as #k::StructCodec>::from_json_value(value, version))
-        }
+        FieldType::Primitive(p) => format!("json::read_{}(value)", primitive_suffix(*p)),
+        FieldType::Struct(name) => format!("{name}::from_json_value(value, version)"),
         FieldType::Array(element) => match element.as_ref() {
+            FieldType::Struct(name) => format!("{name}::array_from_json(value, version)"),
             FieldType::Primitive(p) => {
-                let read = primitive_reader(cx, *p);
-                quote!(#k::json::read_array(value, #read))
+                format!(
+                    "json::read_array(value, json::read_{})",
+                    primitive_suffix(*p)
+                )
             }
-            element => {
-                let element = value_from_json(cx, element);
-                quote!(#k::json::read_array(value, |value| #element))
-            }
+            FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
         },
     }
 }
 
-pub(crate) fn emit_from_json(cx: &Context<'_>, s: &Struct) -> TokenStream {
-    let k = &cx.krate;
-    let fields = s.fields.iter().map(|field| {
-        let ident = field_ident(field);
-        let key = json_key(field);
-        let name = &field.name;
-        let inner = value_from_json(cx, &field.ty);
-        let read = if field.is_optional() {
-            match &field.ty {
-                FieldType::Primitive(p) => {
-                    let read = primitive_reader(cx, *p);
-                    quote!(#k::json::read_nullable(value, #read))
-                }
-                _ => quote!(#k::json::read_nullable(value, |value| #inner)),
-            }
-        } else {
-            inner
-        };
-        // Kafka requires the key exactly where the field is present and not tagged.
-        let missing = cx.when(cx.positional(field)).guard(quote! {
-            return Err(#k::JsonError::new(#k::JsonErrorKind::MissingField).at(#name));
-        });
-        if missing.is_empty() {
-            quote! {
-                if let Some(value) = object.get(#key) {
-                    this.#ident = #read.map_err(|e| e.at(#name))?;
-                }
-            }
-        } else {
-            quote! {
-                match object.get(#key) {
-                    Some(value) => this.#ident = #read.map_err(|e| e.at(#name))?,
-                    None => { #missing }
-                }
-            }
+/// `Result<Option<T>, JsonError>` reading a field where null may appear.
+fn nullable_from_json(ty: &FieldType) -> String {
+    match ty {
+        FieldType::Primitive(p) => {
+            format!(
+                "json::read_nullable(value, json::read_{})",
+                primitive_suffix(*p)
+            )
         }
-    });
+        FieldType::Struct(name) => format!("{name}::nullable_from_json(value, version)"),
+        FieldType::Array(element) => match element.as_ref() {
+            FieldType::Struct(name) => format!("{name}::nullable_array_from_json(value, version)"),
+            FieldType::Primitive(p) => format!(
+                "json::read_nullable_array(value, json::read_{})",
+                primitive_suffix(*p)
+            ),
+            FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
+        },
+    }
+}
+
+/// The local that holds a field while the struct is read: the field's name, unless that is
+/// one of the reader's own bindings.
+fn local_ident(field: &Field) -> String {
+    let ident = field_ident(field);
+    match ident.as_str() {
+        "value" | "object" | "version" => format!("{ident}_value"),
+        _ => ident,
+    }
+}
+
+pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+    let mut body = Code::new();
     // Kafka's JSON reader refuses to read a struct at a version the struct does not exist in.
     // Only a field the version lacks can lead here (its key is read at any version), so a
     // nested struct in such a field is refused, as Kafka refuses it.
-    let valid = s.versions.to_string();
     let absent = match cx.when(s.versions) {
-        super::Cond::Always => None,
-        super::Cond::Expr(_, absent) => Some(absent),
+        Cond::Always => None,
+        Cond::Expr(_, absent) => Some(absent),
         // Never valid: still a run-time test, so the rest is not unreachable code.
-        super::Cond::Never => {
-            let (min, max) = (s.versions.min, s.versions.max);
-            Some(quote!(!(#min..=#max).contains(&version)))
-        }
+        Cond::Never => Some(format!(
+            "!({}..={}).contains(&version)",
+            s.versions.min, s.versions.max
+        )),
     };
-    let version_check = absent.map(|absent| {
-        quote! {
-            if #absent {
-                return Err(#k::JsonError::new(#k::JsonErrorKind::UnsupportedVersion {
-                    version,
-                    valid: #valid.into(),
-                }));
+    if let Some(absent) = absent {
+        body.block(format!("if {absent}"), |code| {
+            code.line(format!(
+                "return Err(JsonError::new(JsonErrorKind::UnsupportedVersion {{ version, valid: \"{}\".into() }}));",
+                s.versions
+            ));
+        });
+    }
+    if s.fields.is_empty() {
+        body.line("json::expect_object(value)?;");
+        body.line("Ok(Self::default())");
+    } else {
+        body.line("let object = json::expect_object(value)?;");
+        for field in &s.fields {
+            let key = json_key(field);
+            let name = &field.name;
+            let read = if field.is_optional() {
+                nullable_from_json(&field.ty)
+            } else {
+                value_from_json(&field.ty)
+            };
+            let missing =
+                format!("return Err(JsonError::new(JsonErrorKind::MissingField).at(\"{name}\"))");
+            // Kafka requires the key exactly where the field is present and not tagged;
+            // elsewhere a missing key leaves the default.
+            body.open(format!(
+                "let {} = match object.get(\"{key}\")",
+                local_ident(field)
+            ));
+            body.line(format!("Some(value) => {read}.at(\"{name}\")?,"));
+            match cx.when(cx.positional(field)) {
+                Cond::Always => body.line(format!("None => {missing},")),
+                Cond::Never => body.line(format!("None => {},", field_default(field))),
+                Cond::Expr(e, _) => {
+                    body.line(format!("None if {e} => {missing},"));
+                    body.line(format!("None => {},", field_default(field)));
+                }
+            }
+            body.close_with(";");
+        }
+        body.open("Ok(Self");
+        for field in &s.fields {
+            let (ident, local) = (field_ident(field), local_ident(field));
+            if ident == local {
+                body.line(format!("{ident},"));
+            } else {
+                body.line(format!("{ident}: {local},"));
             }
         }
-    });
-    quote! {
-        fn from_json_value(
-            value: &#k::serde_json::Value,
-            version: i16,
-        ) -> Result<Self, #k::JsonError> {
-            #version_check
-            let object = #k::json::expect_object(value)?;
-            let mut this = Self::default();
-            #(#fields)*
-            Ok(this)
-        }
+        body.line("unknown_tagged_fields: Vec::new(),");
+        body.close_with(")");
     }
+    let body = body.finish();
+    let version = if uses_ident(&body, "version") {
+        "version"
+    } else {
+        "_version"
+    };
+    code.block(
+        format!("fn from_json_value(value: &Value, {version}: i16) -> Result<Self, JsonError>"),
+        |code| code.line(body),
+    );
 }

@@ -1,102 +1,95 @@
-//! Version-aware random values (behind the `arbitrary` feature): property tests and
-//! structure-aware fuzzing start from messages that are valid for the version at hand.
+//! Version-aware random values (feature `arbitrary`): property tests and structure-aware
+//! fuzzing start from messages that are valid for the version at hand.
 
-use super::{field_ident, type_ident, Context};
+use super::code::Code;
+use super::{field_default, field_ident, if_else, uses_ident, Cond, Context};
 use crate::model::{FieldType, Primitive, Struct};
-use proc_macro2::TokenStream;
-use quote::quote;
 
 /// The generator function for a primitive.
-fn primitive_fn(cx: &Context<'_>, p: Primitive) -> TokenStream {
-    let k = &cx.krate;
+fn primitive_fn(p: Primitive) -> &'static str {
     match p {
-        Primitive::Bool => quote!(#k::random::boolean),
-        Primitive::Int8 => quote!(#k::random::int::<i8>),
-        Primitive::Int16 => quote!(#k::random::int::<i16>),
-        Primitive::Uint16 => quote!(#k::random::int::<u16>),
-        Primitive::Int32 => quote!(#k::random::int::<i32>),
-        Primitive::Uint32 => quote!(#k::random::int::<u32>),
-        Primitive::Int64 => quote!(#k::random::int::<i64>),
-        Primitive::Float64 => quote!(#k::random::float),
-        Primitive::Uuid => quote!(#k::random::uuid),
-        Primitive::String => quote!(#k::random::string),
-        Primitive::Bytes | Primitive::Records => quote!(#k::random::bytes),
+        Primitive::Bool => "random::boolean",
+        Primitive::Int8 => "random::int::<i8>",
+        Primitive::Int16 => "random::int::<i16>",
+        Primitive::Uint16 => "random::int::<u16>",
+        Primitive::Int32 => "random::int::<i32>",
+        Primitive::Uint32 => "random::int::<u32>",
+        Primitive::Int64 => "random::int::<i64>",
+        Primitive::Float64 => "random::float",
+        Primitive::Uuid => "random::uuid",
+        Primitive::String => "random::string",
+        Primitive::Bytes | Primitive::Records => "random::bytes",
     }
 }
 
-fn random_value(cx: &Context<'_>, ty: &FieldType) -> TokenStream {
-    let k = &cx.krate;
+/// A function of `u` making one value of `ty`.
+fn generator(ty: &FieldType) -> String {
     match ty {
-        FieldType::Primitive(p) => {
-            let function = primitive_fn(cx, *p);
-            quote!(#function(u))
-        }
-        FieldType::Struct(name) => {
-            let name = type_ident(name);
-            quote!(<#name as #k::random::Random>::random(u, version, options))
-        }
-        FieldType::Array(element) => match element.primitive() {
-            Some(p) => {
-                let function = primitive_fn(cx, p);
-                quote!(#k::random::vec(u, #function))
-            }
-            None => {
-                let element = random_value(cx, element);
-                quote!(#k::random::vec(u, |u| #element))
-            }
-        },
+        FieldType::Primitive(p) => primitive_fn(*p).into(),
+        FieldType::Struct(name) => format!("|u| {name}::random(u, version, options)"),
+        FieldType::Array(element) => format!("|u| random::vec(u, {})", generator(element)),
     }
 }
 
-pub(crate) fn emit_arbitrary(cx: &Context<'_>, s: &Struct) -> TokenStream {
-    let k = &cx.krate;
-    let name = type_ident(&s.name);
-    let fields = s.fields.iter().map(|field| {
+/// `Result<T>` making one value of `ty`.
+fn value(ty: &FieldType) -> String {
+    match ty {
+        FieldType::Primitive(p) => format!("{}(u)", primitive_fn(*p)),
+        FieldType::Struct(name) => format!("{name}::random(u, version, options)"),
+        FieldType::Array(element) => format!("random::vec(u, {})", generator(element)),
+    }
+}
+
+pub(crate) fn emit_random(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+    let mut body = Code::new();
+    // Fields are drawn in schema order, then the unknown tagged fields.
+    body.open("Ok(Self");
+    for field in &s.fields {
         let ident = field_ident(field);
-        let value = random_value(cx, &field.ty);
         let value = if field.is_optional() {
-            let generate = match field.ty.primitive() {
-                Some(p) => primitive_fn(cx, p),
-                None => quote!(|u| #value),
-            };
             match cx.when_within(field.nullable_versions, field.versions) {
-                super::Cond::Never => quote!(#value.map(Some)),
-                nullable => {
-                    let nullable = nullable.to_bool();
-                    quote!(#k::random::maybe_null(u, #nullable, #generate))
-                }
+                Cond::Never => format!("Some({}?)", value(&field.ty)),
+                nullable => format!(
+                    "random::maybe_null(u, {}, {})?",
+                    nullable.to_bool(),
+                    generator(&field.ty)
+                ),
             }
         } else {
-            value
+            format!("{}?", value(&field.ty))
         };
-        cx.when(field.versions)
-            .guard(quote!(this.#ident = #value?;))
-    });
-    let known_tags = s.known_tags;
-    let add_unknown = match cx.when(cx.message.flexible_versions) {
-        super::Cond::Never => quote!(),
+        let value = cx
+            .when(field.versions)
+            .choose(&value, &field_default(field));
+        body.line(format!("{ident}: {value},"));
+    }
+    let unknown = match cx.when(cx.message.flexible_versions) {
+        Cond::Never => "Vec::new()".to_string(),
         flexible => {
-            let test = flexible.and(quote!(options.unknown_tagged_fields));
-            quote! {
-                if #test {
-                    this.unknown_tagged_fields = #k::random::unknown_tagged_fields(u, #known_tags)?;
-                }
-            }
+            let test = flexible
+                .and("options.unknown_tagged_fields")
+                .expect("not never");
+            if_else(
+                &test,
+                &format!("random::unknown_tagged_fields(u, {})?", s.known_tags),
+                "Vec::new()",
+            )
         }
     };
-    quote! {
-        #[cfg(feature = "arbitrary")]
-        impl #k::random::Random for #name {
-            fn random(
-                u: &mut #k::random::arbitrary::Unstructured<'_>,
-                version: i16,
-                options: &#k::random::RandomOptions,
-            ) -> #k::random::arbitrary::Result<Self> {
-                let mut this = Self::default();
-                #(#fields)*
-                #add_unknown
-                Ok(this)
-            }
-        }
-    }
+    body.line(format!("unknown_tagged_fields: {unknown},"));
+    body.close_with(")");
+    let body = body.finish();
+    let name = |ident: &str| match uses_ident(&body, ident) {
+        true => ident.to_string(),
+        false => format!("_{ident}"),
+    };
+    code.block(
+        format!(
+            "fn random(\n    {}: &mut Unstructured<'_>,\n    {}: i16,\n    {}: &RandomOptions,\n) -> random::arbitrary::Result<Self>",
+            name("u"),
+            name("version"),
+            name("options")
+        ),
+        |code| code.line(body),
+    );
 }

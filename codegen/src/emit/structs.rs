@@ -1,9 +1,11 @@
 //! The struct definition, its `Default`, and the trait impls that tie the pieces together.
 
-use super::{codec, field_default, field_ident, field_type, json, random, type_ident, Context};
+use super::code::Code;
+use super::{
+    decode, decode_cfg, encode, encode_cfg, field_default, field_ident, field_type, json, random,
+    Context,
+};
 use crate::model::{Field, MessageKind, Struct};
-use proc_macro2::TokenStream;
-use quote::quote;
 
 fn field_doc(field: &Field) -> String {
     let mut doc = format!(
@@ -29,112 +31,118 @@ fn field_doc(field: &Field) -> String {
     doc
 }
 
-pub(crate) fn emit_struct(cx: &Context<'_>, s: &Struct, is_root: bool) -> TokenStream {
-    let k = &cx.krate;
-    let name = type_ident(&s.name);
-    let field_defs = s.fields.iter().map(|field| {
-        let ident = field_ident(field);
-        let ty = field_type(cx, field);
-        let doc = field_doc(field);
-        quote! {
-            #[doc = #doc]
-            pub #ident: #ty,
-        }
-    });
-    let field_defaults = s.fields.iter().map(|field| {
-        let ident = field_ident(field);
-        let default = field_default(cx, field);
-        quote!(#ident: #default,)
-    });
-    let doc = if is_root {
-        format!(" The `{}` message.", s.name)
-    } else {
-        format!(" The `{}` struct of `{}`.", s.name, cx.message.name)
-    };
-    let decode = codec::emit_decode(cx, s);
-    let encode = codec::emit_encode(cx, s);
-    let len = codec::emit_len(cx, s);
-    let to_json = json::emit_to_json(cx, s);
-    let from_json = json::emit_from_json(cx, s);
-    let arbitrary = random::emit_arbitrary(cx, s);
-    let message_impl = if is_root {
-        emit_message_impl(cx, s)
-    } else {
-        quote!()
-    };
-    let (derives, default_impl) = if super::derivable_default(&s.fields) {
-        (
-            quote!(#[derive(Debug, Clone, PartialEq, Default)]),
-            quote!(),
-        )
-    } else {
-        (
-            quote!(#[derive(Debug, Clone, PartialEq)]),
-            quote! {
-                impl Default for #name {
-                    fn default() -> Self {
-                        #name {
-                            #(#field_defaults)*
-                            unknown_tagged_fields: Vec::new(),
-                        }
-                    }
-                }
-            },
-        )
-    };
-    quote! {
-        #[doc = #doc]
-        #derives
-        pub struct #name {
-            #(#field_defs)*
-            /// Tagged fields this crate does not know, kept so they are written back unchanged.
-            pub unknown_tagged_fields: Vec<#k::RawTaggedField>,
-        }
-
-        #default_impl
-
-        impl #k::StructCodec for #name {
-            #decode
-            #encode
-            #len
-            #to_json
-            #from_json
-        }
-
-        #arbitrary
-        #message_impl
+/// Writes `#[cfg(..)]` when there is a condition.
+pub(crate) fn cfg_attribute(code: &mut Code, cfg: Option<&str>) {
+    if let Some(cfg) = cfg {
+        code.line(format!("#[cfg({cfg})]"));
     }
 }
 
-fn emit_message_impl(cx: &Context<'_>, s: &Struct) -> TokenStream {
-    let k = &cx.krate;
+pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: bool) {
+    let name = &s.name;
+    if is_root {
+        code.doc(&format!(" The `{name}` message."));
+    } else {
+        code.doc(&format!(" The `{name}` struct of `{}`.", cx.message.name));
+    }
+    let derivable = super::derivable_default(&s.fields);
+    if derivable {
+        code.line("#[derive(Debug, Clone, PartialEq, Default)]");
+    } else {
+        code.line("#[derive(Debug, Clone, PartialEq)]");
+    }
+    code.block(format!("pub struct {name}"), |code| {
+        for field in &s.fields {
+            code.doc(&field_doc(field));
+            code.line(format!(
+                "pub {}: {},",
+                field_ident(field),
+                field_type(field)
+            ));
+        }
+        code.doc(
+            " Tagged fields this crate does not know, kept so they are written back unchanged.",
+        );
+        code.line("pub unknown_tagged_fields: Vec<RawTaggedField>,");
+    });
+
+    if !derivable {
+        code.blank();
+        code.block(format!("impl Default for {name}"), |code| {
+            code.block("fn default() -> Self", |code| {
+                code.block(name, |code| {
+                    for field in &s.fields {
+                        code.line(format!("{}: {},", field_ident(field), field_default(field)));
+                    }
+                    code.line("unknown_tagged_fields: Vec::new(),");
+                });
+            });
+        });
+    }
+
+    if is_root {
+        code.blank();
+        emit_message_impl(code, cx);
+    }
+
+    let kind = cx.message.kind;
+    code.blank();
+    cfg_attribute(code, decode_cfg(kind));
+    code.block(format!("impl DecodeFields for {name}"), |code| {
+        decode::emit_decode(code, cx, s);
+    });
+
+    code.blank();
+    cfg_attribute(code, encode_cfg(kind));
+    code.block(format!("impl EncodeFields for {name}"), |code| {
+        encode::emit_encode(code, cx, s);
+        code.blank();
+        encode::emit_len(code, cx, s);
+    });
+
+    code.blank();
+    code.line("#[cfg(feature = \"json\")]");
+    code.block(format!("impl JsonFields for {name}"), |code| {
+        json::emit_to_json(code, cx, s);
+        code.blank();
+        json::emit_from_json(code, cx, s);
+    });
+
+    code.blank();
+    code.line("#[cfg(feature = \"arbitrary\")]");
+    code.block(format!("impl Random for {name}"), |code| {
+        random::emit_random(code, cx, s);
+    });
+}
+
+fn emit_message_impl(code: &mut Code, cx: &Context<'_>) {
     let message = cx.message;
-    let name = type_ident(&s.name);
-    let schema_name = &message.name;
     let kind = match message.kind {
-        MessageKind::Request => quote!(#k::MessageKind::Request),
-        MessageKind::Response => quote!(#k::MessageKind::Response),
-        MessageKind::Header => quote!(#k::MessageKind::Header),
-        MessageKind::Data | MessageKind::Metadata => quote!(#k::MessageKind::Data),
+        MessageKind::Request => "Request",
+        MessageKind::Response => "Response",
+        MessageKind::Header => "Header",
+        MessageKind::Data | MessageKind::Metadata => "Data",
     };
     let api_key = match message.api_key {
         Some(key) if matches!(message.kind, MessageKind::Request | MessageKind::Response) => {
-            quote!(Some(#key))
+            format!("Some({key})")
         }
-        _ => quote!(None),
+        _ => "None".into(),
     };
     let (min, max) = (message.valid_versions.min, message.valid_versions.max);
     let flexible = match message.first_flexible() {
-        Some(v) => quote!(Some(#v)),
-        None => quote!(None),
+        Some(v) => format!("Some({v})"),
+        None => "None".into(),
     };
-    quote! {
-        impl #k::Message for #name {
-            const NAME: &'static str = #schema_name;
-            const KIND: #k::MessageKind = #kind;
-            const API_KEY: Option<i16> = #api_key;
-            const VALID_VERSIONS: #k::VersionRange = #k::VersionRange::new(#min, #max);
-            const FIRST_FLEXIBLE_VERSION: Option<i16> = #flexible;
-        }
-    }
+    code.block(format!("impl Message for {}", message.name), |code| {
+        code.line(format!("const NAME: &'static str = \"{}\";", message.name));
+        code.line(format!("const KIND: MessageKind = MessageKind::{kind};"));
+        code.line(format!("const API_KEY: Option<i16> = {api_key};"));
+        code.line(format!(
+            "const VALID_VERSIONS: VersionRange = VersionRange::new({min}, {max});"
+        ));
+        code.line(format!(
+            "const FIRST_FLEXIBLE_VERSION: Option<i16> = {flexible};"
+        ));
+    });
 }

@@ -1,0 +1,168 @@
+//! `decode_fields`: reading one struct.
+//!
+//! Each field is read into a local (or takes its default where the version lacks it), and the
+//! struct is built once at the end. Nested structs and arrays go through the struct's own
+//! `DecodeFields` methods and the decoder's, so each array reader is compiled once per element
+//! type rather than once per field.
+
+use super::code::Code;
+use super::{
+    field_default, field_ident, if_else, primitive_suffix, tagged_fields, uses_ident, Cond, Context,
+};
+use crate::model::{Field, FieldType, Primitive, Struct, Versions};
+
+/// A reader of one primitive value, as an expression.
+fn read_primitive(p: Primitive, compact: &str) -> String {
+    match p {
+        Primitive::String => format!("d.read_string({compact})"),
+        Primitive::Bytes | Primitive::Records => format!("d.read_bytes({compact})"),
+        p => format!("d.read_{}()", primitive_suffix(p)),
+    }
+}
+
+/// `Result<T, DecodeError>` reading a field that is not null.
+fn read_non_null(field: &Field, compact: &str) -> String {
+    match &field.ty {
+        FieldType::Primitive(p) => read_primitive(*p, compact),
+        FieldType::Struct(name) => format!("{name}::decode_nested(d, version)"),
+        FieldType::Array(element) => match element.as_ref() {
+            FieldType::Struct(name) => format!("{name}::decode_array(d, {compact}, version)"),
+            FieldType::Primitive(Primitive::String) => format!("d.read_string_array({compact})"),
+            FieldType::Primitive(p) if p.fixed_width().is_some() => format!(
+                "d.read_array({compact}, Decoder::read_{})",
+                primitive_suffix(*p)
+            ),
+            FieldType::Primitive(p) => format!(
+                "d.read_array({compact}, |d| {})",
+                read_primitive(*p, compact)
+            ),
+            FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
+        },
+    }
+}
+
+/// `Result<Option<T>, DecodeError>` reading a field where null is allowed.
+fn read_nullable(field: &Field, compact: &str) -> String {
+    match &field.ty {
+        FieldType::Primitive(Primitive::String) => format!("d.read_nullable_string({compact})"),
+        FieldType::Primitive(_) => format!("d.read_nullable_bytes({compact})"),
+        FieldType::Struct(name) => format!("{name}::decode_nullable(d, version)"),
+        FieldType::Array(element) => match element.as_ref() {
+            FieldType::Struct(name) => {
+                format!("{name}::decode_nullable_array(d, {compact}, version)")
+            }
+            FieldType::Primitive(Primitive::String) => {
+                format!("d.read_nullable_string_array({compact})")
+            }
+            FieldType::Primitive(p) if p.fixed_width().is_some() => format!(
+                "d.read_nullable_array({compact}, Decoder::read_{})",
+                primitive_suffix(*p)
+            ),
+            FieldType::Primitive(p) => format!(
+                "d.read_nullable_array({compact}, |d| {})",
+                read_primitive(*p, compact)
+            ),
+            FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
+        },
+    }
+}
+
+/// The field's value within `scope` versions, with errors naming the field: an expression
+/// that may span lines.
+fn read_field(cx: &Context<'_>, field: &Field, scope: Versions) -> String {
+    let name = &field.name;
+    let compact = cx.compact(field);
+    let non_null = read_non_null(field, &compact);
+    if !field.is_optional() {
+        return format!("{non_null}.at(\"{name}\")?");
+    }
+    let nullable = format!("{}.at(\"{name}\")?", read_nullable(field, &compact));
+    let some = format!("{non_null}.map(Some).at(\"{name}\")?");
+    cx.when_within(field.nullable_versions, scope)
+        .choose(&nullable, &some)
+}
+
+/// The local variable that holds a field while its struct is decoded: the field's own name,
+/// unless that would shadow one of the decoder's own bindings.
+fn local_ident(field: &Field) -> String {
+    let ident = field_ident(field);
+    match ident.as_str() {
+        "d" | "version" | "flexible" | "tag" | "unknown_tagged_fields" => format!("{ident}_value"),
+        _ => ident,
+    }
+}
+
+/// The unknown tagged fields: read after the known ones in flexible versions.
+fn read_tagged_section(cx: &Context<'_>, s: &Struct) -> String {
+    if cx.is_never_flexible() {
+        return "Vec::new()".into();
+    }
+    let tagged = tagged_fields(s);
+    let read = if tagged.is_empty() {
+        "d.read_unknown_tagged_fields()?".to_string()
+    } else {
+        let mut arms = String::new();
+        for field in tagged {
+            let tag = field.tag.expect("tagged");
+            let read = read_field(cx, field, field.tagged_versions);
+            let known = format!("{} = {read};\nOk(true)", local_ident(field));
+            let refused = format!("Err(d.error(DecodeErrorKind::TagNotValidForVersion({tag})))");
+            let body = cx.when(field.tagged_versions).choose(&known, &refused);
+            arms += &format!("{tag} => {{\n{}}}\n", super::indented(&body));
+        }
+        arms += "_ => Ok(false),\n";
+        format!(
+            "d.read_tagged_fields(|d, tag| match tag {{\n{}}})?",
+            super::indented(&arms)
+        )
+    };
+    cx.when(cx.message.flexible_versions)
+        .choose(&read, "Vec::new()")
+}
+
+pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+    let mut body = Code::new();
+    for field in &s.fields {
+        let range = cx.positional(field);
+        let value = match cx.when(range) {
+            Cond::Always => read_field(cx, field, range),
+            Cond::Never => field_default(field),
+            Cond::Expr(e, _) => if_else(&e, &read_field(cx, field, range), &field_default(field)),
+        };
+        let mutability = if field.tag.is_some() && !cx.is_never_flexible() {
+            "mut "
+        } else {
+            ""
+        };
+        body.line(format!("let {mutability}{} = {value};", local_ident(field)));
+    }
+    body.line(format!(
+        "let unknown_tagged_fields = {};",
+        read_tagged_section(cx, s)
+    ));
+    body.open("Ok(Self");
+    for field in &s.fields {
+        let (ident, local) = (field_ident(field), local_ident(field));
+        if ident == local {
+            body.line(format!("{ident},"));
+        } else {
+            body.line(format!("{ident}: {local},"));
+        }
+    }
+    body.line("unknown_tagged_fields,");
+    body.close_with(")");
+
+    let body = super::with_flexible_binding(cx, body.finish());
+    let decoder = if uses_ident(&body, "d") { "d" } else { "_d" };
+    let version = if uses_ident(&body, "version") {
+        "version"
+    } else {
+        "_version"
+    };
+    code.block(
+        format!(
+            "fn decode_fields({decoder}: &mut Decoder<'_>, {version}: i16) -> Result<Self, DecodeError>"
+        ),
+        |code| code.line(body),
+    );
+}

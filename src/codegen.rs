@@ -1,0 +1,61 @@
+//! What the code `kafka-codec-codegen` emits is written against: each generated file starts
+//! with `use <crate>::codegen::*;` and then names these items plainly.
+//!
+//! Not needed to use the crate; public so that generated code reaches it through any crate
+//! path (see `kafka_codec_codegen::Generator::crate_path`).
+
+#[doc(no_inline)]
+pub use crate::message::{DecodeFields, EncodeFields, Message, MessageKind};
+#[doc(no_inline)]
+pub use crate::versions::VersionRange;
+#[doc(no_inline)]
+pub use crate::wire::{
+    self, DecodeError, DecodeErrorKind, Decoder, EncodeError, EncodeErrorKind, RawTaggedField,
+    Utf8Bytes, Uuid,
+};
+#[doc(no_inline)]
+pub use bytes::{BufMut, Bytes};
+
+#[cfg(feature = "json")]
+#[doc(no_inline)]
+pub use crate::error::{JsonError, JsonErrorKind};
+#[cfg(feature = "json")]
+#[doc(no_inline)]
+pub use crate::json;
+#[cfg(feature = "json")]
+#[doc(no_inline)]
+pub use crate::message::JsonFields;
+#[cfg(feature = "json")]
+#[doc(no_inline)]
+pub use serde_json::{Map, Value};
+
+#[cfg(feature = "arbitrary")]
+#[doc(no_inline)]
+pub use crate::random::{self, arbitrary::Unstructured, Random, RandomOptions};
+
+/// Adds the field a value belongs to to the path of its error: `d.read_i32().at("LeaderId")?`.
+///
+/// One small generic function per value type, where a `map_err` closure would be one more
+/// function per field.
+pub trait AtField {
+    /// The result, with `field` added to the error's path.
+    fn at(self, field: &'static str) -> Self;
+}
+
+macro_rules! at_field {
+    ($($error:ty),*) => {$(
+        impl<T> AtField for Result<T, $error> {
+            #[inline]
+            fn at(self, field: &'static str) -> Self {
+                match self {
+                    Ok(value) => Ok(value),
+                    Err(error) => Err(error.at(field)),
+                }
+            }
+        }
+    )*};
+}
+
+at_field!(DecodeError, EncodeError);
+#[cfg(feature = "json")]
+at_field!(JsonError);

@@ -47,9 +47,9 @@ pub mod frame;
 #[cfg(feature = "json")]
 pub mod json;
 mod message;
-// The reference leader model answers DescribeQuorum and reads KRaft control records, which
-// live in `records`.
-#[cfg(all(feature = "records", feature = "describe-quorum"))]
+// The reference leader model answers DescribeQuorum requests (a broker's, or controller's,
+// side) and reads KRaft control records, which live in `records`.
+#[cfg(all(feature = "records", feature = "broker", feature = "describe-quorum"))]
 pub mod quorum;
 #[cfg(feature = "arbitrary")]
 pub mod random;

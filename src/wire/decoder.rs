@@ -2,14 +2,12 @@ use super::{
     DecodeError, DecodeErrorKind, DecodeLimits, RawTaggedField, Utf8Bytes, Uuid, MAX_STRING_LEN,
 };
 use bytes::Bytes;
-use nom::number::complete as num;
-use nom::IResult;
 
 /// A cursor over a shared input buffer.
 ///
-/// Fixed-width values are parsed with `nom`; strings, bytes and records come back as slices
-/// of the input (`Bytes::slice`), never copies. Offsets in errors count from the start of the
-/// input, so an error deep inside a frame names the frame byte at fault.
+/// Fixed-width values are read straight from the slice; strings, bytes and records come back
+/// as slices of the input (`Bytes::slice`), never copies. Offsets in errors count from the
+/// start of the input, so an error deep inside a frame names the frame byte at fault.
 pub struct Decoder<'a> {
     input: &'a Bytes,
     pos: usize,
@@ -20,48 +18,31 @@ pub struct Decoder<'a> {
     depth: usize,
 }
 
-/// An unsigned base-128 varint of at most five bytes (Kafka's `ByteUtils.readUnsignedVarint`):
-/// bits above 32 in the fifth byte are dropped, as Kafka does.
-fn unsigned_varint(input: &[u8]) -> IResult<&[u8], Result<u32, DecodeErrorKind>> {
-    let mut value: u32 = 0;
-    for (i, &byte) in input.iter().enumerate().take(5) {
-        value |= u32::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Ok((&input[i + 1..], Ok(value)));
-        }
-    }
-    if input.len() >= 5 {
-        Ok((
-            &input[5..],
-            Err(DecodeErrorKind::VarintTooLong { max_bytes: 5 }),
-        ))
-    } else {
-        Err(nom::Err::Error(nom::error::Error::new(
-            input,
-            nom::error::ErrorKind::Eof,
-        )))
-    }
+/// Why a varint could not be read.
+enum VarintError {
+    /// The window ended inside it.
+    Eof,
+    /// More bytes than the type allows.
+    TooLong(DecodeErrorKind),
 }
 
-/// An unsigned base-128 varint of at most ten bytes, as a 64-bit value.
-fn unsigned_varlong(input: &[u8]) -> IResult<&[u8], Result<u64, DecodeErrorKind>> {
+/// An unsigned base-128 varint of at most `MAX` bytes from the front of `input`: the value
+/// and the bytes it took. Bits beyond 64 are dropped, as Kafka's `ByteUtils` drops bits above
+/// 32 in the fifth byte of a varint.
+fn unsigned_varint<const MAX: usize>(input: &[u8]) -> Result<(u64, usize), VarintError> {
     let mut value: u64 = 0;
-    for (i, &byte) in input.iter().enumerate().take(10) {
+    for (i, &byte) in input.iter().enumerate().take(MAX) {
         value |= u64::from(byte & 0x7f) << (7 * i);
         if byte & 0x80 == 0 {
-            return Ok((&input[i + 1..], Ok(value)));
+            return Ok((value, i + 1));
         }
     }
-    if input.len() >= 10 {
-        Ok((
-            &input[10..],
-            Err(DecodeErrorKind::VarintTooLong { max_bytes: 10 }),
-        ))
+    if input.len() >= MAX {
+        Err(VarintError::TooLong(DecodeErrorKind::VarintTooLong {
+            max_bytes: MAX,
+        }))
     } else {
-        Err(nom::Err::Error(nom::error::Error::new(
-            input,
-            nom::error::ErrorKind::Eof,
-        )))
+        Err(VarintError::Eof)
     }
 }
 
@@ -103,24 +84,35 @@ impl<'a> Decoder<'a> {
         DecodeError::new(kind, self.pos)
     }
 
-    /// Runs a `nom` parser on the rest of the window and advances past what it consumed.
+    /// The next `N` bytes of the window.
     #[inline]
-    fn parse<T>(
-        &mut self,
-        needed: usize,
-        parser: impl FnOnce(&'a [u8]) -> IResult<&'a [u8], T>,
-    ) -> Result<T, DecodeError> {
-        let input: &'a Bytes = self.input;
-        let window: &'a [u8] = &input[self.pos..self.end];
-        match parser(window) {
-            Ok((rest, value)) => {
-                self.pos = self.end - rest.len();
-                Ok(value)
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let window = &self.input[self.pos..self.end];
+        match window.first_chunk::<N>() {
+            Some(bytes) => {
+                self.pos += N;
+                Ok(*bytes)
             }
-            Err(_) => Err(self.error(DecodeErrorKind::UnexpectedEof {
-                needed,
+            None => Err(self.error(DecodeErrorKind::UnexpectedEof {
+                needed: N,
                 remaining: window.len(),
             })),
+        }
+    }
+
+    /// An unsigned varint of at most `MAX` bytes.
+    fn varint<const MAX: usize>(&mut self) -> Result<u64, DecodeError> {
+        let window = &self.input[self.pos..self.end];
+        match unsigned_varint::<MAX>(window) {
+            Ok((value, len)) => {
+                self.pos += len;
+                Ok(value)
+            }
+            Err(VarintError::Eof) => Err(self.error(DecodeErrorKind::UnexpectedEof {
+                needed: 1,
+                remaining: window.len(),
+            })),
+            Err(VarintError::TooLong(kind)) => Err(self.error(kind)),
         }
     }
 
@@ -152,56 +144,55 @@ impl<'a> Decoder<'a> {
     /// `bool`: any non-zero byte is true, as in Kafka.
     #[inline]
     pub fn read_bool(&mut self) -> Result<bool, DecodeError> {
-        Ok(self.parse(1, num::u8)? != 0)
+        Ok(self.take::<1>()?[0] != 0)
     }
 
     /// `int8`.
     #[inline]
     pub fn read_i8(&mut self) -> Result<i8, DecodeError> {
-        self.parse(1, num::i8)
+        self.take().map(i8::from_be_bytes)
     }
 
     /// `int16`, big-endian.
     #[inline]
     pub fn read_i16(&mut self) -> Result<i16, DecodeError> {
-        self.parse(2, num::be_i16)
+        self.take().map(i16::from_be_bytes)
     }
 
     /// `uint16`, big-endian.
     #[inline]
     pub fn read_u16(&mut self) -> Result<u16, DecodeError> {
-        self.parse(2, num::be_u16)
+        self.take().map(u16::from_be_bytes)
     }
 
     /// `int32`, big-endian.
     #[inline]
     pub fn read_i32(&mut self) -> Result<i32, DecodeError> {
-        self.parse(4, num::be_i32)
+        self.take().map(i32::from_be_bytes)
     }
 
     /// `uint32`, big-endian.
     #[inline]
     pub fn read_u32(&mut self) -> Result<u32, DecodeError> {
-        self.parse(4, num::be_u32)
+        self.take().map(u32::from_be_bytes)
     }
 
     /// `int64`, big-endian.
     #[inline]
     pub fn read_i64(&mut self) -> Result<i64, DecodeError> {
-        self.parse(8, num::be_i64)
+        self.take().map(i64::from_be_bytes)
     }
 
     /// `float64`: IEEE 754 bits, big-endian.
     #[inline]
     pub fn read_f64(&mut self) -> Result<f64, DecodeError> {
-        self.parse(8, num::be_f64)
+        self.take().map(f64::from_be_bytes)
     }
 
     /// `uuid`: 16 bytes.
     #[inline]
     pub fn read_uuid(&mut self) -> Result<Uuid, DecodeError> {
-        let bytes = self.parse(16, nom::bytes::complete::take(16usize))?;
-        Ok(Uuid(bytes.try_into().expect("took 16 bytes")))
+        self.take().map(Uuid)
     }
 
     /// The next byte of the window, if any, without consuming it.
@@ -230,9 +221,8 @@ impl<'a> Decoder<'a> {
     /// one-byte case inlines into its callers.
     #[inline(never)]
     fn read_long_unsigned_varint(&mut self) -> Result<u32, DecodeError> {
-        let start = self.pos;
-        self.parse(1, unsigned_varint)?
-            .map_err(|kind| DecodeError::new(kind, start))
+        // Five bytes carry 35 bits; Kafka keeps the low 32.
+        self.varint::<5>().map(|value| value as u32)
     }
 
     /// Zigzag varint (record fields), at most five bytes.
@@ -243,10 +233,7 @@ impl<'a> Decoder<'a> {
 
     /// Zigzag varlong (record timestamps), at most ten bytes.
     pub fn read_varlong(&mut self) -> Result<i64, DecodeError> {
-        let start = self.pos;
-        let raw = self
-            .parse(1, unsigned_varlong)?
-            .map_err(|kind| DecodeError::new(kind, start))?;
+        let raw = self.varint::<10>()?;
         Ok(((raw >> 1) as i64) ^ -((raw & 1) as i64))
     }
 

@@ -1,4 +1,4 @@
-//! Wire primitives: readers built on `nom` over a shared [`Bytes`](bytes::Bytes) input, and
+//! Wire primitives: readers over a shared [`Bytes`](bytes::Bytes) input, and
 //! writers on [`BufMut`](bytes::BufMut), with the value types and errors they use.
 //!
 //! Generated message code calls these; they are public so that tools which frame or inspect

@@ -58,6 +58,24 @@ pub enum Listener {
 }
 
 impl ApiKey {
+    /// The error for a frame of this API when its feature is off.
+    #[cfg(any(feature = "client", feature = "broker"))]
+    pub(crate) fn not_compiled(self) -> crate::DecodeErrorKind {
+        crate::DecodeErrorKind::ApiNotCompiled {
+            api: self.name(),
+            feature: self.feature().unwrap_or_default(),
+        }
+    }
+
+    /// The error for JSON of this API when its feature is off.
+    #[cfg(feature = "json")]
+    pub(crate) fn not_compiled_json(self) -> crate::JsonErrorKind {
+        crate::JsonErrorKind::ApiNotCompiled {
+            api: self.name(),
+            feature: self.feature().unwrap_or_default(),
+        }
+    }
+
     /// The request header version for a request of this API at `version`: 2 when the
     /// request body is flexible, else 1.
     ///
@@ -134,7 +152,11 @@ impl Request {
     /// assert!(acked.expects_response());
     /// ```
     pub fn expects_response(&self) -> bool {
-        !matches!(self, Request::Produce(produce) if produce.acks == 0)
+        match *self {
+            #[cfg(feature = "produce")]
+            Request::Produce(ref produce) => produce.acks != 0,
+            _ => true,
+        }
     }
 }
 

@@ -31,7 +31,10 @@ pub trait DecodeFields: Sized {
 
     /// The struct as a field of another: counted against [`DecodeLimits::max_nesting`].
     fn decode_nested(decoder: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError> {
-        decoder.read_struct(|d| Self::decode_fields(d, version))
+        decoder.enter()?;
+        let value = Self::decode_fields(decoder, version);
+        decoder.leave();
+        value
     }
 
     /// A nullable struct field: a marker byte, negative for null, then the struct.
@@ -39,7 +42,11 @@ pub trait DecodeFields: Sized {
         decoder: &mut Decoder<'_>,
         version: i16,
     ) -> Result<Option<Self>, DecodeError> {
-        decoder.read_nullable_struct(|d| Self::decode_fields(d, version))
+        if decoder.read_struct_marker()? {
+            Self::decode_nested(decoder, version).map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     /// An array of the struct that must not be null.
@@ -48,7 +55,8 @@ pub trait DecodeFields: Sized {
         compact: bool,
         version: i16,
     ) -> Result<Vec<Self>, DecodeError> {
-        decoder.read_array(compact, |d| Self::decode_nested(d, version))
+        let count = decoder.read_array_count(compact)?;
+        Self::decode_elements(decoder, count, version)
     }
 
     /// A nullable array of the struct.
@@ -57,7 +65,28 @@ pub trait DecodeFields: Sized {
         compact: bool,
         version: i16,
     ) -> Result<Option<Vec<Self>>, DecodeError> {
-        decoder.read_nullable_array(compact, |d| Self::decode_nested(d, version))
+        match decoder.read_array_len(compact)? {
+            Some(count) => Self::decode_elements(decoder, count, version).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// `count` elements of an array, each a nested struct. A plain loop, so that each struct
+    /// type costs one small function here and nothing more.
+    fn decode_elements(
+        decoder: &mut Decoder<'_>,
+        count: usize,
+        version: i16,
+    ) -> Result<Vec<Self>, DecodeError> {
+        let capacity = crate::wire::initial_capacity(count, std::mem::size_of::<Self>());
+        let mut values = Vec::with_capacity(capacity);
+        for index in 0..count {
+            match Self::decode_nested(decoder, version) {
+                Ok(value) => values.push(value),
+                Err(error) => return Err(error.at_index(index)),
+            }
+        }
+        Ok(values)
     }
 }
 
@@ -101,9 +130,9 @@ pub trait EncodeFields: Sized {
     ) -> Result<(), EncodeError> {
         crate::wire::put_length(buf, values.len(), compact)?;
         for (index, value) in values.iter().enumerate() {
-            value
-                .encode_fields(buf, version)
-                .map_err(|e| e.at_index(index))?;
+            if let Err(error) = value.encode_fields(buf, version) {
+                return Err(error.at_index(index));
+            }
         }
         Ok(())
     }

@@ -53,6 +53,8 @@ CARGO_TOML = REPO_ROOT / "Cargo.toml"
 FEATURES_BEGIN = ("# --- One feature per API, written by `python3 tools/import_schemas.py import` "
                   "from schemas/; do not edit. ---")
 FEATURES_END = "# --- End of the per-API features. ---"
+# APIs compiled whatever the features (the generator's ALWAYS_COMPILED): no feature of their own.
+ALWAYS_COMPILED = {"ApiVersions"}
 # Features of Cargo.toml that are not APIs; an API's feature name must not take one of them.
 OTHER_FEATURES = {"default", "client", "broker", "json", "all-apis", "arbitrary", "tokio",
                   "records", "gzip", "snappy", "lz4", "zstd"}
@@ -409,12 +411,15 @@ def snake_case(name):
 
 
 def api_features(schemas):
-    """The feature of every live API: the request's name without `Request`, kebab case."""
+    """The feature of every live API but ApiVersions: its name in kebab case."""
     features = []
     for schema in schemas.values():
         if schema.get("type") != "request" or schema.get("validVersions") == "none":
             continue
-        feature = snake_case(schema["name"].removesuffix("Request")).replace("_", "-")
+        api = schema["name"].removesuffix("Request")
+        if api in ALWAYS_COMPILED:
+            continue
+        feature = snake_case(api).replace("_", "-")
         if feature in OTHER_FEATURES:
             raise SchemaImportError(f"API {schema['name']} would take the feature `{feature}`, "
                                     "which Cargo.toml already uses for something else")

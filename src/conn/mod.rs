@@ -46,9 +46,9 @@
 //! ```
 
 //!
-//! What is here follows the cargo features: the error table always; negotiation with the
-//! `api-versions` API; the client connection with `client`, the server connection with
-//! `broker`, the observer with both (each direction turns `api-versions` on).
+//! What is here follows the cargo features: the error table and version negotiation always;
+//! the client connection with `client`, the server connection with `broker`, the observer
+//! with both.
 
 #[cfg(feature = "client")]
 mod client;
@@ -64,7 +64,6 @@ mod observer;
 mod server;
 #[cfg(feature = "tokio")]
 pub mod tokio;
-#[cfg(feature = "api-versions")]
 mod versions;
 
 #[cfg(feature = "client")]
@@ -77,5 +76,4 @@ pub use incoming::IncomingRequest;
 pub use observer::{Direction, Observed, ObservedRequest, ObservedResponse, Observer};
 #[cfg(feature = "broker")]
 pub use server::ServerConnection;
-#[cfg(feature = "api-versions")]
 pub use versions::{ApiVersionsReply, NegotiationError, SupportedVersions};

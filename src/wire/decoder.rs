@@ -18,6 +18,14 @@ pub struct Decoder<'a> {
     depth: usize,
 }
 
+/// The capacity to reserve for an array of `count` elements of `element_size` bytes: at most
+/// 64 KiB up front, so that a lying count costs nothing and honest large arrays grow
+/// geometrically.
+#[inline]
+pub fn initial_capacity(count: usize, element_size: usize) -> usize {
+    count.min((64 * 1024) / element_size.max(1))
+}
+
 /// Why a varint could not be read.
 enum VarintError {
     /// The window ended inside it.
@@ -385,15 +393,21 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// The count of an array that must not be null, checked as [`Decoder::read_array_len`]
+    /// checks it.
+    pub fn read_array_count(&mut self, compact: bool) -> Result<usize, DecodeError> {
+        let start = self.pos;
+        let count = self.read_non_null_length(compact, false)?;
+        self.check_len(start, count, self.limits.max_array_len, "array length")
+    }
+
     /// An array that must not be null.
     pub fn read_array<T>(
         &mut self,
         compact: bool,
         read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
     ) -> Result<Vec<T>, DecodeError> {
-        let start = self.pos;
-        let count = self.read_non_null_length(compact, false)?;
-        let count = self.check_len(start, count, self.limits.max_array_len, "array length")?;
+        let count = self.read_array_count(compact)?;
         self.read_elements(count, read_element)
     }
 
@@ -402,12 +416,12 @@ impl<'a> Decoder<'a> {
         count: usize,
         mut read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
     ) -> Result<Vec<T>, DecodeError> {
-        // Reserve at most 64 KiB up front: a lying count then costs nothing, and honest
-        // large arrays grow geometrically.
-        let cap = count.min((64 * 1024) / std::mem::size_of::<T>().max(1));
-        let mut elements = Vec::with_capacity(cap);
+        let mut elements = Vec::with_capacity(initial_capacity(count, std::mem::size_of::<T>()));
         for index in 0..count {
-            elements.push(read_element(self).map_err(|e| e.at_index(index))?);
+            match read_element(self) {
+                Ok(element) => elements.push(element),
+                Err(error) => return Err(error.at_index(index)),
+            }
         }
         Ok(elements)
     }

@@ -313,6 +313,7 @@ macro_rules! located_error {
         impl std::error::Error for $error {}
     };
 }
+#[cfg(feature = "json")]
 pub(crate) use located_error;
 
 #[derive(Clone, PartialEq, Eq)]

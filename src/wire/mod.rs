@@ -16,8 +16,9 @@ mod error;
 mod limits;
 mod values;
 
-pub use decoder::Decoder;
+pub use decoder::{initial_capacity, Decoder};
 pub use encoder::*;
+#[cfg(feature = "json")]
 pub(crate) use error::{located_error, Location};
 pub use error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSegment,

@@ -5,7 +5,7 @@
 //! recognised and refused by name; the enums hold only the APIs whose features are on.
 
 use super::code::Code;
-use super::{api_feature, api_name, structs::cfg_attribute};
+use super::{api_cfg, api_feature, api_name, structs::cfg_attribute};
 use crate::model::{Message, MessageKind, SchemaSet};
 
 fn opt_i16(value: Option<i16>) -> String {
@@ -18,14 +18,14 @@ fn opt_i16(value: Option<i16>) -> String {
 /// One API: its name, request and response.
 struct Api<'a> {
     name: &'a str,
-    feature: String,
+    feature: Option<String>,
     request: &'a Message,
     response: &'a Message,
 }
 
 impl Api<'_> {
-    fn cfg(&self) -> String {
-        format!("feature = \"{}\"", self.feature)
+    fn cfg(&self) -> Option<String> {
+        api_cfg(self.name)
     }
 }
 
@@ -73,9 +73,13 @@ fn emit_api_key(code: &mut Code, apis: &[Api<'_>], krate: &str) {
     code.block("pub enum ApiKey", |code| {
         for api in apis {
             let key = api.request.api_key.expect("requests have keys");
+            let feature = match &api.feature {
+                Some(feature) => format!("feature `{feature}`"),
+                None => "always compiled".into(),
+            };
             code.doc(&format!(
-                " `{}` (key {key}), versions {}; feature `{}`.",
-                api.name, api.request.valid_versions, api.feature
+                " `{}` (key {key}), versions {}; {feature}.",
+                api.name, api.request.valid_versions
             ));
             code.line(format!("{} = {key},", api.name));
         }
@@ -125,15 +129,21 @@ fn emit_api_key(code: &mut Code, apis: &[Api<'_>], krate: &str) {
         );
         table(
             code,
-            " The cargo feature of `kafka-codec` that compiles the API's messages.",
-            "feature(self) -> &'static str",
-            &|api| format!("\"{}\"", api.feature),
+            " The cargo feature of `kafka-codec` that compiles the API's messages; `None` for\n ApiVersions, which is always compiled.",
+            "feature(self) -> Option<&'static str>",
+            &|api| match &api.feature {
+                Some(feature) => format!("Some(\"{feature}\")"),
+                None => "None".into(),
+            },
         );
         table(
             code,
             " Whether this build has the API's messages (its [`ApiKey::feature`] is on).",
             "is_enabled(self) -> bool",
-            &|api| format!("cfg!({})", api.cfg()),
+            &|api| match api.cfg() {
+                Some(cfg) => format!("cfg!({cfg})"),
+                None => "true".into(),
+            },
         );
         table(
             code,
@@ -212,7 +222,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
     let match_self = |code: &mut Code, arm: &dyn Fn(&Api<'_>) -> String| {
         code.block("match *self", |code| {
             for api in apis {
-                cfg_attribute(code, Some(&api.cfg()));
+                cfg_attribute(code, api.cfg().as_deref());
                 code.line(format!("{enum_name}::{}{},", api.name, arm(api)));
             }
         });
@@ -221,7 +231,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
     let match_key = |code: &mut Code, arm: &dyn Fn(&Api<'_>) -> String, refuse: &str| {
         code.block("match api_key", |code| {
             for api in apis {
-                cfg_attribute(code, Some(&api.cfg()));
+                cfg_attribute(code, api.cfg().as_deref());
                 code.line(format!("ApiKey::{} => {},", api.name, arm(api)));
             }
             code.line("#[allow(unreachable_patterns)]");
@@ -236,7 +246,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         for api in apis {
             let message = if request { api.request } else { api.response };
             code.doc(&format!(" A `{}`.", message.name));
-            cfg_attribute(code, Some(&api.cfg()));
+            cfg_attribute(code, api.cfg().as_deref());
             code.line(format!("{}({}),", api.name, body_type(api)));
         }
     });
@@ -262,7 +272,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
                             api.name
                         )
                     },
-                    "Err(decoder.error(DecodeErrorKind::ApiNotCompiled { api: api.name(), feature: api.feature() }))",
+                    "Err(decoder.error(api.not_compiled()))",
                 );
             },
         );
@@ -302,7 +312,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
                             api.name
                         )
                     },
-                    "Err(JsonError::new(JsonErrorKind::ApiNotCompiled { api: api.name(), feature: api.feature() }))",
+                    "Err(JsonError::new(api.not_compiled_json()))",
                 );
             },
         );
@@ -310,7 +320,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
     for api in apis {
         let body = body_type(api);
         code.blank();
-        cfg_attribute(code, Some(&api.cfg()));
+        cfg_attribute(code, api.cfg().as_deref());
         code.block(format!("impl From<{body}> for {enum_name}"), |code| {
             code.block(format!("fn from(body: {body}) -> Self"), |code| {
                 code.line(format!("{enum_name}::{}(body)", api.name));
@@ -322,9 +332,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
 fn emit_visitors(code: &mut Code, set: &SchemaSet) {
     let visits = |code: &mut Code| {
         for message in set.live() {
-            let feature =
-                api_name(message).map(|api| format!("feature = \"{}\"", api_feature(api)));
-            cfg_attribute(code, feature.as_deref());
+            cfg_attribute(code, api_name(message).and_then(api_cfg).as_deref());
             code.line(format!("visitor.visit::<messages::{}>();", message.name));
         }
     };

@@ -6,7 +6,7 @@
 //! which response roots have that field.
 
 use super::code::Code;
-use super::{api_feature, api_name, structs::cfg_attribute};
+use super::{api_cfg, api_name, structs::cfg_attribute};
 use crate::error_table::ErrorEntry;
 use crate::model::{FieldType, MessageKind, Primitive, SchemaSet};
 
@@ -87,7 +87,7 @@ pub fn emit_error_codes(entries: &[ErrorEntry], set: &SchemaSet, krate: &str) ->
         code.block("pub fn error_code(&self) -> Option<ErrorCode>", |code| {
             code.block("match *self", |code| {
                 for api in &with_error_code {
-                    cfg_attribute(code, Some(&format!("feature = \"{}\"", api_feature(api))));
+                    cfg_attribute(code, api_cfg(api).as_deref());
                     code.line(format!(
                         "{krate}::Response::{api}(ref body) => Some(ErrorCode(body.error_code)),"
                     ));

@@ -6,7 +6,8 @@
 //!
 //! What each piece of a schema compiles under (the cargo features of `kafka-codec`, listed in
 //! its `Cargo.toml` by `tools/import_schemas.py`):
-//! - a request or response module: its API's feature ([`api_feature`], e.g. `describe-quorum`);
+//! - a request or response module: its API's feature ([`api_feature`], e.g. `describe-quorum`),
+//!   except ApiVersions, which is always compiled;
 //! - decoding: requests with `broker`, responses with `client`; encoding the reverse;
 //! - JSON: `json`; random values: `arbitrary`;
 //! - headers and data schemas: always, both directions (frames and records need them).
@@ -120,8 +121,9 @@ fn module_doc(message: &Message) -> String {
         Some(v) => format!("flexible from version {v}"),
         None => "never flexible".into(),
     };
-    let feature = match api_name(message) {
-        Some(api) => format!(" Feature `{}`.", api_feature(api)),
+    let feature = match api_name(message).map(|api| (api, api_feature(api))) {
+        Some((_, Some(feature))) => format!(" Feature `{feature}`."),
+        Some((api, None)) => format!(" Always compiled, as every API needs {api}."),
         None => String::new(),
     };
     format!(
@@ -142,15 +144,26 @@ pub fn api_name(message: &Message) -> Option<&str> {
     }
 }
 
+/// APIs compiled whatever the features say: ApiVersions opens every Kafka connection (the
+/// connection layer negotiates with it, both directions need it), so it is part of the core
+/// like the headers, and `Request`/`Response` are never empty.
+pub const ALWAYS_COMPILED: &[&str] = &["ApiVersions"];
+
 /// The cargo feature that compiles an API's messages: the API's name in kebab case, as cargo
-/// features are usually spelled (`DescribeQuorum` → `describe-quorum`).
-pub fn api_feature(api: &str) -> String {
-    snake_case(api).replace('_', "-")
+/// features are usually spelled (`DescribeQuorum` → `describe-quorum`); `None` for the APIs
+/// that are [always compiled](ALWAYS_COMPILED).
+pub fn api_feature(api: &str) -> Option<String> {
+    (!ALWAYS_COMPILED.contains(&api)).then(|| snake_case(api).replace('_', "-"))
+}
+
+/// The `cfg` predicate that compiles an API, if it has one.
+pub(crate) fn api_cfg(api: &str) -> Option<String> {
+    api_feature(api).map(|feature| format!("feature = \"{feature}\""))
 }
 
 /// The `cfg` predicate of a schema's module, if it has one.
 fn module_cfg(message: &Message) -> Option<String> {
-    api_name(message).map(|api| format!("feature = \"{}\"", api_feature(api)))
+    api_name(message).and_then(api_cfg)
 }
 
 /// The `cfg` predicate under which a struct of `kind` decodes (`None`: always).
@@ -634,10 +647,12 @@ mod tests {
 
     #[test]
     fn feature_names() {
-        assert_eq!(api_feature("DescribeQuorum"), "describe-quorum");
-        assert_eq!(api_feature("InitProducerId"), "init-producer-id");
-        assert_eq!(api_feature("SaslHandshake"), "sasl-handshake");
-        assert_eq!(api_feature("Produce"), "produce");
+        let feature = |api| api_feature(api).unwrap();
+        assert_eq!(feature("DescribeQuorum"), "describe-quorum");
+        assert_eq!(feature("InitProducerId"), "init-producer-id");
+        assert_eq!(feature("SaslHandshake"), "sasl-handshake");
+        assert_eq!(feature("Produce"), "produce");
+        assert_eq!(api_feature("ApiVersions"), None);
     }
 
     #[test]

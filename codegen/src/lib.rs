@@ -5,8 +5,8 @@
 //! [`model`] (typed, validated the way Kafka's own generator validates) → [`emit`] (Rust
 //! source, one file per schema, written in the layout a person would use).
 //!
-//! Its only dependency is `serde_json`, to read the schemas: a crate that depends on
-//! `kafka-codec` compiles this generator too, so it pulls in no parser or formatter of Rust.
+//! It has no dependencies: a crate that depends on `kafka-codec` compiles this generator
+//! first, so it brings no JSON library, no Rust parser and no formatter into that build.
 //!
 //! ```no_run
 //! // build.rs
@@ -17,6 +17,7 @@
 
 pub mod emit;
 pub mod error_table;
+mod json;
 pub mod model;
 pub mod parse;
 mod validate;

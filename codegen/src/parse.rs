@@ -5,7 +5,7 @@
 //! `true`), treat JSON `null` as "absent" and refuse unknown keys and trailing tokens. This
 //! module reproduces those rules so that any file Kafka's generator accepts is accepted here.
 
-use serde_json::{Map, Value};
+use crate::json::Value;
 
 /// A message file as written, before validation.
 #[derive(Debug, Clone)]
@@ -87,9 +87,9 @@ pub fn strip_comments(text: &str) -> Result<String, String> {
 /// Parses one schema file.
 pub fn parse_schema(text: &str) -> Result<RawMessage, String> {
     let stripped = strip_comments(text)?;
-    // serde_json refuses trailing tokens, like Jackson's FAIL_ON_TRAILING_TOKENS.
-    let value: Value = serde_json::from_str(&stripped).map_err(|e| format!("invalid JSON: {e}"))?;
-    let object = value.as_object().ok_or("a schema must be a JSON object")?;
+    // The reader refuses trailing tokens, like Jackson's FAIL_ON_TRAILING_TOKENS.
+    let value = crate::json::parse(&stripped)?;
+    let object = as_object(&value).ok_or("a schema must be a JSON object")?;
     let mut keys = Keys::new(object, "message");
     let message = RawMessage {
         name: keys.required_string("name")?,
@@ -110,9 +110,7 @@ pub fn parse_schema(text: &str) -> Result<RawMessage, String> {
 }
 
 fn parse_struct(value: &Value) -> Result<RawStruct, String> {
-    let object = value
-        .as_object()
-        .ok_or("a common struct must be an object")?;
+    let object = as_object(value).ok_or("a common struct must be an object")?;
     let mut keys = Keys::new(object, "struct");
     let name = keys.required_string("name")?;
     let parsed = RawStruct {
@@ -127,7 +125,7 @@ fn parse_struct(value: &Value) -> Result<RawStruct, String> {
 }
 
 fn parse_field(value: &Value) -> Result<RawField, String> {
-    let object = value.as_object().ok_or("a field must be an object")?;
+    let object = as_object(value).ok_or("a field must be an object")?;
     let mut keys = Keys::new(object, "field");
     let name = keys.required_string("name")?;
     let field = (|| {
@@ -153,11 +151,20 @@ fn parse_field(value: &Value) -> Result<RawField, String> {
     Ok(field)
 }
 
-/// Text of a scalar, with Jackson's coercion of numbers and booleans to strings.
+/// The entries of an object.
+fn as_object(value: &Value) -> Option<&[(String, Value)]> {
+    match value {
+        Value::Object(entries) => Some(entries),
+        _ => None,
+    }
+}
+
+/// Text of a scalar, with Jackson's coercion of numbers and booleans to strings (a number's
+/// text is the literal as written).
 fn scalar_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::Number(n) => Some(n.clone()),
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
@@ -165,13 +172,13 @@ fn scalar_text(value: &Value) -> Option<String> {
 
 /// Reads keys from an object and remembers which were used, to refuse unknown ones.
 struct Keys<'a> {
-    object: &'a Map<String, Value>,
+    object: &'a [(String, Value)],
     used: Vec<&'static str>,
     what: &'static str,
 }
 
 impl<'a> Keys<'a> {
-    fn new(object: &'a Map<String, Value>, what: &'static str) -> Self {
+    fn new(object: &'a [(String, Value)], what: &'static str) -> Self {
         Keys {
             object,
             used: Vec::new(),
@@ -181,7 +188,11 @@ impl<'a> Keys<'a> {
 
     fn get(&mut self, key: &'static str) -> Option<&'a Value> {
         self.used.push(key);
-        self.object.get(key).filter(|v| !v.is_null())
+        self.object
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+            .filter(|v| !v.is_null())
     }
 
     fn string(&mut self, key: &'static str) -> Result<Option<String>, String> {
@@ -204,7 +215,7 @@ impl<'a> Keys<'a> {
             Some(Value::Bool(b)) => Ok(*b),
             Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(true),
             Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(false),
-            Some(other) => Err(format!("`{key}` must be a boolean, found {other}")),
+            Some(other) => Err(format!("`{key}` must be a boolean, found {}", other.kind())),
         }
     }
 
@@ -212,15 +223,18 @@ impl<'a> Keys<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Number(n)) => n
-                .as_i64()
+                .parse()
                 .map(Some)
-                .ok_or_else(|| format!("`{key}` must be an integer")),
+                .map_err(|_| format!("`{key}` must be an integer")),
             Some(Value::String(s)) => s
                 .trim()
                 .parse()
                 .map(Some)
                 .map_err(|_| format!("`{key}` must be an integer")),
-            Some(other) => Err(format!("`{key}` must be an integer, found {other}")),
+            Some(other) => Err(format!(
+                "`{key}` must be an integer, found {}",
+                other.kind()
+            )),
         }
     }
 
@@ -240,7 +254,8 @@ impl<'a> Keys<'a> {
     fn finish(self) -> Result<(), String> {
         match self
             .object
-            .keys()
+            .iter()
+            .map(|(k, _)| k)
             .find(|k| !self.used.contains(&k.as_str()))
         {
             Some(unknown) => Err(format!("unknown key `{unknown}` in {}", self.what)),

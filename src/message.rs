@@ -286,9 +286,11 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
     where
         Self: EncodeFields,
     {
-        check_encode_version::<Self>(version)?;
-        self.encode_fields(buf, version)
-            .map_err(|e| e.in_message(Self::NAME, version))
+        check_encode_version(Self::NAME, Self::VALID_VERSIONS, version)?;
+        match self.encode_fields(buf, version) {
+            Ok(()) => Ok(()),
+            Err(error) => Err(error.in_message(Self::NAME, version)),
+        }
     }
 
     /// The exact number of bytes [`Message::encode`] writes at `version`.
@@ -296,7 +298,7 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
     where
         Self: EncodeFields,
     {
-        check_encode_version::<Self>(version)?;
+        check_encode_version(Self::NAME, Self::VALID_VERSIONS, version)?;
         Ok(self.fields_len(version))
     }
 
@@ -354,14 +356,17 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
         Self: DecodeFields,
     {
         if !Self::VALID_VERSIONS.contains(version) {
-            return Err(decoder
-                .error(DecodeErrorKind::UnsupportedVersion {
-                    version,
-                    valid: Self::VALID_VERSIONS.to_string(),
-                })
-                .in_message(Self::NAME, version));
+            return Err(unsupported_decode_version(
+                decoder,
+                Self::NAME,
+                Self::VALID_VERSIONS,
+                version,
+            ));
         }
-        Self::decode_fields(decoder, version).map_err(|e| e.in_message(Self::NAME, version))
+        match Self::decode_fields(decoder, version) {
+            Ok(message) => Ok(message),
+            Err(error) => Err(error.in_message(Self::NAME, version)),
+        }
     }
 
     /// Reads the message and requires that it fills `bytes` exactly.
@@ -385,7 +390,7 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
     where
         Self: JsonFields,
     {
-        check_encode_version::<Self>(version)?;
+        check_encode_version(Self::NAME, Self::VALID_VERSIONS, version)?;
         self.to_json_value(version)
             .map_err(|e| e.in_message(Self::NAME, version))
     }
@@ -407,14 +412,35 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
     }
 }
 
-fn check_encode_version<M: Message>(version: i16) -> Result<(), EncodeError> {
-    if M::VALID_VERSIONS.contains(version) {
+// The checks below are not generic, so each message does not get a copy.
+
+fn check_encode_version(
+    name: &'static str,
+    valid: VersionRange,
+    version: i16,
+) -> Result<(), EncodeError> {
+    if valid.contains(version) {
         Ok(())
     } else {
         Err(EncodeError::new(EncodeErrorKind::UnsupportedVersion {
             version,
-            valid: M::VALID_VERSIONS.to_string(),
+            valid: valid.to_string(),
         })
-        .in_message(M::NAME, version))
+        .in_message(name, version))
     }
+}
+
+#[cold]
+fn unsupported_decode_version(
+    decoder: &Decoder<'_>,
+    name: &'static str,
+    valid: VersionRange,
+    version: i16,
+) -> DecodeError {
+    decoder
+        .error(DecodeErrorKind::UnsupportedVersion {
+            version,
+            valid: valid.to_string(),
+        })
+        .in_message(name, version)
 }

@@ -176,3 +176,18 @@ fn bytes_after_the_body_inside_the_frame_follow_the_options() {
     );
     assert!(rest.is_empty());
 }
+
+/// `cargo test` runs with the default features, and they must compile everything: both
+/// directions, JSON and every API (CI checks the smaller builds with `cargo clippy`).
+#[test]
+fn the_default_build_has_every_api_both_directions_and_json() {
+    const { assert!(cfg!(feature = "client") && cfg!(feature = "broker") && cfg!(feature = "json")) };
+    let missing: Vec<ApiKey> = ApiKey::ALL
+        .iter()
+        .copied()
+        .filter(|api| !api.is_enabled())
+        .collect();
+    assert!(missing.is_empty(), "APIs left out: {missing:?}");
+    assert_eq!(ApiKey::ApiVersions.feature(), None, "always compiled");
+    assert_eq!(ApiKey::DescribeQuorum.feature(), Some("describe-quorum"));
+}

@@ -69,6 +69,32 @@ impl ErrorCode {
         }
     }
 
+    /// Name and retriability of a known code: a binary search of [`ErrorCode::KNOWN`], which
+    /// is ascending.
+    const fn lookup(code: i16) -> Option<(&'static str, bool)> {
+        let (mut low, mut high) = (0, Self::KNOWN.len());
+        while low < high {
+            let middle = low + (high - low) / 2;
+            let known = Self::KNOWN[middle].0;
+            if known == code {
+                return Some(Self::NAMES[middle]);
+            } else if known < code {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        None
+    }
+
+    /// The code Kafka calls `name` (`"NOT_CONTROLLER"`), if it is in the table.
+    pub fn from_name(name: &str) -> Option<ErrorCode> {
+        Self::NAMES
+            .iter()
+            .position(|(known, _)| *known == name)
+            .map(|index| Self::KNOWN[index])
+    }
+
     /// Whether the code is anything but `NONE`.
     pub const fn is_error(self) -> bool {
         self.0 != 0

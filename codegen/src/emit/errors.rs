@@ -1,5 +1,5 @@
 //! Kafka's error table → `error_codes.rs`: the known codes of the hand-written `ErrorCode`
-//! newtype (included where it is defined), their names and retriability, and
+//! newtype (included where it is defined) and a table of their names and retriability, and
 //! `Response::error_code` for the responses that carry a top-level `ErrorCode` field.
 //!
 //! Kept apart from the message emitters: it reads only the error table and, for the accessor,
@@ -38,34 +38,12 @@ pub fn emit_error_codes(entries: &[ErrorEntry], set: &SchemaSet, krate: &str) ->
         }
         code.close_line("];");
         code.blank();
-        code.doc(" Name and retriability of a known code.");
-        code.block(
-            "const fn lookup(code: i16) -> Option<(&'static str, bool)>",
-            |code| {
-                code.block("match code", |code| {
-                    for entry in entries {
-                        code.line(format!(
-                            "{} => Some((\"{}\", {})),",
-                            entry.code, entry.name, entry.retriable
-                        ));
-                    }
-                    code.line("_ => None,");
-                });
-            },
-        );
-        code.blank();
-        code.doc(" The code Kafka calls `name` (`\"NOT_CONTROLLER\"`), if it is in the table.");
-        code.block(
-            "pub fn from_name(name: &str) -> Option<ErrorCode>",
-            |code| {
-                code.block("match name", |code| {
-                    for entry in entries {
-                        code.line(format!("\"{0}\" => Some(ErrorCode::{0}),", entry.name));
-                    }
-                    code.line("_ => None,");
-                });
-            },
-        );
+        code.doc(" Name and retriability of each code of [`ErrorCode::KNOWN`], in the same order.");
+        code.open_line("const NAMES: &'static [(&'static str, bool)] = &[");
+        for entry in entries {
+            code.line(format!("(\"{}\", {}),", entry.name, entry.retriable));
+        }
+        code.close_line("];");
     });
 
     // Responses whose root struct has `ErrorCode: int16`.

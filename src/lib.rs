@@ -28,7 +28,7 @@
 //! [`ResponseFrame`] handle whole frames and the size prefix; [`wire`] has the primitives;
 //! [`json`] documents Kafka's JSON form; [`conn`] holds conversations (error codes, version
 //! negotiation, sans-IO connections); `records` (feature `records`, on by default) reads and
-//! writes the record batches inside Produce and Fetch; `quorum` (also `records`) is the
+//! writes the record batches inside Produce and Fetch; `quorum` (feature `quorum`) is the
 //! reference KRaft leader model that computes the committed voter set.
 
 #![warn(missing_docs)]
@@ -47,9 +47,7 @@ pub mod frame;
 #[cfg(feature = "json")]
 pub mod json;
 mod message;
-// The reference leader model answers DescribeQuorum requests (a broker's, or controller's,
-// side) and reads KRaft control records, which live in `records`.
-#[cfg(all(feature = "records", feature = "broker", feature = "describe-quorum"))]
+#[cfg(feature = "quorum")]
 pub mod quorum;
 #[cfg(feature = "arbitrary")]
 pub mod random;

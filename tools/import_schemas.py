@@ -57,7 +57,7 @@ FEATURES_END = "# --- End of the per-API features. ---"
 ALWAYS_COMPILED = {"ApiVersions"}
 # Features of Cargo.toml that are not APIs; an API's feature name must not take one of them.
 OTHER_FEATURES = {"default", "client", "broker", "json", "all-apis", "arbitrary", "tokio",
-                  "records", "gzip", "snappy", "lz4", "zstd"}
+                  "records", "gzip", "snappy", "lz4", "zstd", "quorum"}
 
 # Maximum number of diff lines shown per differing file by `check`.
 MAX_DIFF_LINES = 60

@@ -245,6 +245,7 @@ impl ControlRecord {
     }
 
     /// The value in Kafka's JSON form of its schema (`null` for an unknown type).
+    #[cfg(feature = "json")]
     pub fn value_json(&self) -> Result<serde_json::Value, crate::EncodeError> {
         match self {
             ControlRecord::Abort(m) | ControlRecord::Commit(m) => m.to_json(END_TXN_MARKER_VERSION),

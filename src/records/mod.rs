@@ -68,6 +68,7 @@ mod builder;
 mod compression;
 mod control;
 mod error;
+#[cfg(feature = "json")]
 pub mod json;
 mod legacy;
 mod reader;

@@ -241,9 +241,11 @@ pub enum MessageKind {
 /// A top-level Kafka message: a request or response body, a header or a data schema.
 ///
 /// Encoding needs the message's [`EncodeFields`], decoding its [`DecodeFields`] and JSON its
-/// [`JsonFields`]; which of them a message has depends on the cargo features (see the
-/// [module](crate::message) and the crate's README). With the default features every message
-/// has all three.
+/// [`JsonFields`]; which of them a message has follows the cargo features: requests encode
+/// with `client` and decode with `broker`, responses the other way round, headers and data
+/// schemas always both, JSON with `json`. With the default features every message has all
+/// three. A method whose codec is compiled out is refused when the program is compiled
+/// ("the trait bound `MetadataRequest: DecodeFields` is not satisfied"), not at run time.
 ///
 /// ```
 /// use bytes::Bytes;

@@ -1,7 +1,7 @@
 //! Model → Rust source. One file per schema holding its structs, an index that declares a
 //! module per schema, then the API table and dispatch, and the error table.
 //!
-//! The emitters write text line by line ([`code::Code`]) in the layout a person would use, so
+//! The emitters write text line by line (`code::Code`) in the layout a person would use, so
 //! the files in `target/` read like hand-written code without a formatter.
 //!
 //! What each piece of a schema compiles under (the cargo features of `kafka-codec`, listed in

@@ -8,10 +8,11 @@ use crate::wire::{located_error, Location};
 use std::fmt;
 
 /// What went wrong while reading Kafka's JSON form.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum JsonErrorKind {
     /// A JSON value of the wrong type.
+    #[error("expected {expected}, found {found}")]
     WrongType {
         /// What the field needs.
         expected: &'static str,
@@ -19,6 +20,7 @@ pub enum JsonErrorKind {
         found: &'static str,
     },
     /// A number outside the field's range, or not an integer.
+    #[error("{value} is out of range for {ty}")]
     OutOfRange {
         /// The number, as text.
         value: String,
@@ -26,16 +28,22 @@ pub enum JsonErrorKind {
         ty: &'static str,
     },
     /// A key the version requires is missing.
+    #[error("required field is missing")]
     MissingField,
     /// `null` in a field that is never nullable.
+    #[error("null is not allowed in this field")]
     UnexpectedNull,
     /// Text that is not valid base64.
+    #[error("invalid base64")]
     InvalidBase64,
     /// Text that is not a Kafka UUID.
+    #[error("invalid UUID {0:?}")]
     InvalidUuid(String),
     /// A string longer than Kafka's limit of 32767 bytes.
+    #[error("string of {0} bytes exceeds Kafka's limit of 32767")]
     StringTooLong(usize),
     /// A version outside the schema's valid versions.
+    #[error("version {version} is not supported (valid: {valid})")]
     UnsupportedVersion {
         /// The version asked for.
         version: i16,
@@ -43,11 +51,14 @@ pub enum JsonErrorKind {
         valid: String,
     },
     /// An API key this crate does not know.
+    #[error("unknown API key {0}")]
     UnknownApiKey(i16),
     /// A key that is not part of the form (forms that refuse unknown keys rather than drop
     /// them, such as the records form).
+    #[error("unknown field {0:?}")]
     UnknownField(String),
     /// An API this crate knows but this build leaves out: its cargo feature is off.
+    #[error("API {api} is not compiled in: enable kafka-codec's `{feature}` feature")]
     ApiNotCompiled {
         /// The API's name (`DescribeQuorum`).
         api: &'static str,
@@ -55,37 +66,6 @@ pub enum JsonErrorKind {
         feature: &'static str,
     },
 }
-
-impl fmt::Display for JsonErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            JsonErrorKind::WrongType { expected, found } => {
-                write!(f, "expected {expected}, found {found}")
-            }
-            JsonErrorKind::OutOfRange { value, ty } => {
-                write!(f, "{value} is out of range for {ty}")
-            }
-            JsonErrorKind::MissingField => f.write_str("required field is missing"),
-            JsonErrorKind::UnexpectedNull => f.write_str("null is not allowed in this field"),
-            JsonErrorKind::InvalidBase64 => f.write_str("invalid base64"),
-            JsonErrorKind::InvalidUuid(value) => write!(f, "invalid UUID {value:?}"),
-            JsonErrorKind::StringTooLong(value) => {
-                write!(f, "string of {value} bytes exceeds Kafka's limit of 32767")
-            }
-            JsonErrorKind::UnsupportedVersion { version, valid } => {
-                write!(f, "version {version} is not supported (valid: {valid})")
-            }
-            JsonErrorKind::UnknownApiKey(value) => write!(f, "unknown API key {value}"),
-            JsonErrorKind::UnknownField(value) => write!(f, "unknown field {value:?}"),
-            JsonErrorKind::ApiNotCompiled { api, feature } => write!(
-                f,
-                "API {api} is not compiled in: enable kafka-codec's `{feature}` feature"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for JsonErrorKind {}
 
 #[derive(Clone, PartialEq, Eq)]
 struct JsonErrorDetail {

@@ -77,14 +77,22 @@ impl fmt::Display for InFlight {
 /// peer sent something this crate cannot read; Kafka closes the connection on a request it
 /// cannot read. [`ConnError::Encode`] and [`ConnError::UnexpectedResponse`] are the caller's
 /// mistakes; nothing was written and the connection is unchanged.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConnError {
     /// A size prefix that is negative or above
     /// [`DecodeLimits::max_frame_size`](crate::DecodeLimits::max_frame_size), or a frame too
     /// short for its header.
+    #[error("unreadable frame: {0}")]
     Framing(DecodeError),
     /// A response whose correlation id belongs to no request in flight.
+    #[error(
+        "response with correlation id {correlation_id}, which no request in flight has ({})",
+        match .expected {
+            Some(id) => format!("the oldest awaits {id}"),
+            None => "none awaits a response".to_string(),
+        }
+    )]
     UnknownCorrelationId {
         /// The correlation id in the response.
         correlation_id: i32,
@@ -94,6 +102,10 @@ pub enum ConnError {
     /// A response to a request in flight that is not the oldest: Kafka answers the requests
     /// of one connection in the order it received them, so a response that overtakes another
     /// means the stream is broken.
+    #[error(
+        "response to correlation id {correlation_id} arrived before the response to \
+         {expected}: Kafka answers in order"
+    )]
     OutOfOrder {
         /// The correlation id in the response.
         correlation_id: i32,
@@ -101,6 +113,7 @@ pub enum ConnError {
         expected: i32,
     },
     /// The response to a request in flight does not decode.
+    #[error("the response to {request} does not decode: {error}")]
     BadResponse {
         /// The request it answers (taken off the in-flight list).
         request: InFlight,
@@ -112,6 +125,10 @@ pub enum ConnError {
     /// A request frame that does not decode: an unknown API key, a version this crate cannot
     /// read (other than ApiVersions, which is read the way Kafka reads it), or a malformed
     /// header or body.
+    #[error("request {} does not decode: {error}", match .header {
+        Some(header) => header.to_string(),
+        None => "(shorter than a header)".to_string(),
+    })]
     BadRequest {
         /// Key, version and correlation id, when the frame has at least 8 bytes.
         header: Option<RawRequestHeader>,
@@ -121,9 +138,17 @@ pub enum ConnError {
         frame: Bytes,
     },
     /// A request or response that cannot be encoded; nothing was written.
-    Encode(EncodeError),
+    #[error("encoding failed, nothing written: {0}")]
+    Encode(#[from] EncodeError),
     /// A response that does not answer the oldest request awaiting one (wrong correlation
     /// id, API or version, or no request awaits a response); nothing was written.
+    #[error(
+        "response {api} v{version} (correlation id {correlation_id}) does not answer {}",
+        match .expected {
+            Some(request) => request.to_string(),
+            None => "anything: no request awaits a response".to_string(),
+        }
+    )]
     UnexpectedResponse {
         /// The response's correlation id.
         correlation_id: i32,
@@ -134,74 +159,4 @@ pub enum ConnError {
         /// The oldest request awaiting a response, if any.
         expected: Option<InFlight>,
     },
-}
-
-impl fmt::Display for ConnError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConnError::Framing(error) => write!(f, "unreadable frame: {error}"),
-            ConnError::UnknownCorrelationId {
-                correlation_id,
-                expected,
-            } => {
-                write!(
-                    f,
-                    "response with correlation id {correlation_id}, which no request in flight has "
-                )?;
-                match expected {
-                    Some(id) => write!(f, "(the oldest awaits {id})"),
-                    None => f.write_str("(none awaits a response)"),
-                }
-            }
-            ConnError::OutOfOrder {
-                correlation_id,
-                expected,
-            } => write!(
-                f,
-                "response to correlation id {correlation_id} arrived before the response to \
-                 {expected}: Kafka answers in order"
-            ),
-            ConnError::BadResponse { request, error, .. } => {
-                write!(f, "the response to {request} does not decode: {error}")
-            }
-            ConnError::BadRequest { header, error, .. } => match header {
-                Some(header) => write!(f, "request {header} does not decode: {error}"),
-                None => write!(
-                    f,
-                    "request (shorter than a header) does not decode: {error}"
-                ),
-            },
-            ConnError::Encode(error) => write!(f, "encoding failed, nothing written: {error}"),
-            ConnError::UnexpectedResponse {
-                correlation_id,
-                api,
-                version,
-                expected,
-            } => {
-                write!(
-                    f,
-                    "response {api} v{version} (correlation id {correlation_id}) does not answer "
-                )?;
-                match expected {
-                    Some(request) => write!(f, "{request}"),
-                    None => f.write_str("anything: no request awaits a response"),
-                }
-            }
-        }
-    }
-}
-
-impl std::error::Error for ConnError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ConnError::Encode(inner) => Some(inner),
-            _ => None,
-        }
-    }
-}
-
-impl From<EncodeError> for ConnError {
-    fn from(error: EncodeError) -> Self {
-        ConnError::Encode(error)
-    }
 }

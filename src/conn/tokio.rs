@@ -35,48 +35,19 @@ use crate::Request;
 use crate::ResponseFrame;
 #[cfg(any(feature = "client", feature = "broker"))]
 use bytes::BytesMut;
-use std::fmt;
 #[cfg(any(feature = "client", feature = "broker"))]
 use tokio_util::codec::{Decoder, Encoder};
 
 /// An I/O error from the transport, or a connection error from the sans-IO core.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CodecError {
     /// The transport failed, or closed in the middle of a frame.
-    Io(std::io::Error),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
     /// The connection refused what it read or was asked to write.
-    Conn(ConnError),
-}
-
-impl fmt::Display for CodecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CodecError::Io(inner) => fmt::Display::fmt(inner, f),
-            CodecError::Conn(inner) => fmt::Display::fmt(inner, f),
-        }
-    }
-}
-
-impl std::error::Error for CodecError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            CodecError::Io(inner) => inner.source(),
-            CodecError::Conn(inner) => inner.source(),
-        }
-    }
-}
-
-impl From<std::io::Error> for CodecError {
-    fn from(error: std::io::Error) -> Self {
-        CodecError::Io(error)
-    }
-}
-
-impl From<ConnError> for CodecError {
-    fn from(error: ConnError) -> Self {
-        CodecError::Conn(error)
-    }
+    #[error(transparent)]
+    Conn(#[from] ConnError),
 }
 
 #[cfg(feature = "client")]

@@ -14,15 +14,17 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why no version could be agreed on.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum NegotiationError {
     /// The peer does not list the API at all.
+    #[error("the peer does not support {api}")]
     NotSupportedByPeer {
         /// The API.
         api: ApiKey,
     },
     /// Both sides know the API, but their version ranges do not overlap.
+    #[error("no common version of {api}: ours {}, the peer's {theirs}", display_ours(.ours))]
     NoCommonVersion {
         /// The API.
         api: ApiKey,
@@ -33,8 +35,13 @@ pub enum NegotiationError {
         theirs: VersionRange,
     },
     /// The ApiVersions answer carries an error other than the fallback case.
+    #[error("ApiVersions failed: {0}")]
     ApiVersionsFailed(ErrorCode),
     /// The peer refused our ApiVersions version but offers none lower to retry with.
+    #[error(
+        "the peer refused ApiVersions v{sent} and offers no lower version to retry with{}",
+        .peer_max.map(|v| format!(" (its highest is v{v})")).unwrap_or_default()
+    )]
     NoApiVersionsFallback {
         /// The version we sent.
         sent: i16,
@@ -42,36 +49,9 @@ pub enum NegotiationError {
         peer_max: Option<i16>,
     },
     /// The peer lists an API key twice (Kafka never does; which entry counts is unclear).
+    #[error("the peer lists API key {0} twice")]
     DuplicateApiKey(i16),
 }
-
-impl fmt::Display for NegotiationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NegotiationError::NotSupportedByPeer { api } => {
-                write!(f, "the peer does not support {api}")
-            }
-            NegotiationError::NoCommonVersion { api, ours, theirs } => write!(
-                f,
-                "no common version of {api}: ours {}, the peer's {theirs}",
-                display_ours(ours)
-            ),
-            NegotiationError::ApiVersionsFailed(value) => write!(f, "ApiVersions failed: {value}"),
-            NegotiationError::NoApiVersionsFallback { sent, peer_max } => write!(
-                f,
-                "the peer refused ApiVersions v{sent} and offers no lower version to retry with{}",
-                peer_max
-                    .map(|v| format!(" (its highest is v{v})"))
-                    .unwrap_or_default()
-            ),
-            NegotiationError::DuplicateApiKey(value) => {
-                write!(f, "the peer lists API key {value} twice")
-            }
-        }
-    }
-}
-
-impl std::error::Error for NegotiationError {}
 
 fn display_ours(ours: &Option<VersionRange>) -> String {
     match ours {

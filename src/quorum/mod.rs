@@ -218,25 +218,31 @@ pub use voter_change::{NewVoterProbe, PendingVoterChange, VoterChangeError};
 pub use voter_set::{VoterNode, VoterSet};
 
 use crate::{DecodeError, EncodeError};
-use std::fmt;
 
 /// What can go wrong in the quorum model.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum QuorumError {
     /// A voter set would name the same id twice.
+    #[error("voter {0} appears twice in the voter set")]
     DuplicateVoter(i32),
     /// A voter set would be empty.
+    #[error("a voter set cannot be empty")]
     EmptyVoterSet,
     /// The key is not a voter (of the set an operation needs it in).
+    #[error("replica {0} is not a voter")]
     NotAVoter(ReplicaKey),
     /// Neither the log nor the configuration provides a voter set.
+    #[error("no voter set: the log has no VotersRecord and no static voters are configured")]
     NoVoterSet,
     /// `kraft.version ≥ 1` requires a `VotersRecord` in the log or a snapshot.
+    #[error("kraft.version is at least 1 but the log holds no VotersRecord")]
     NoVotersRecord,
     /// An offset below `-1` (or a negative log position).
+    #[error("invalid offset {0}")]
     InvalidOffset(i64),
     /// History offsets must strictly increase.
+    #[error("offset {offset} is not after the last recorded offset {last}")]
     NonIncreasingOffset {
         /// The newest recorded offset.
         last: i64,
@@ -244,11 +250,13 @@ pub enum QuorumError {
         offset: i64,
     },
     /// A voter set in the log differs from the previous one by more than one voter each way.
+    #[error("the voter set at offset {offset} has no overlapping majority with the previous one")]
     NoOverlappingMajority {
         /// Offset of the rejected `VotersRecord`.
         offset: i64,
     },
     /// A lookup at an offset the state machine has not read.
+    #[error("offset {offset} has not been read (next offset {next_offset})")]
     OffsetNotRead {
         /// The offset asked for.
         offset: i64,
@@ -256,8 +264,10 @@ pub enum QuorumError {
         next_offset: i64,
     },
     /// A control record key shorter than 4 bytes or with a negative version.
+    #[error("corrupt control record key {0:?}")]
     CorruptControlKey(bytes::Bytes),
     /// A control record of another type than the one asked for.
+    #[error("expected a {expected:?} control record, found {found:?}")]
     UnexpectedControlRecord {
         /// The type asked for.
         expected: ControlRecordType,
@@ -265,12 +275,16 @@ pub enum QuorumError {
         found: ControlRecordType,
     },
     /// A control record value did not decode.
-    Decode(DecodeError),
+    #[error("control record: {0}")]
+    Decode(#[from] DecodeError),
     /// A message did not encode.
-    Encode(EncodeError),
+    #[error("encoding: {0}")]
+    Encode(#[from] EncodeError),
     /// A fetch claiming to come from the leader itself.
+    #[error("replica {0} fetched with the leader's own id")]
     FetchFromLeader(ReplicaKey),
     /// A fetch offset outside `0..=log end offset`.
+    #[error("fetch offset {offset} is outside 0..={log_end_offset}")]
     InvalidFetchOffset {
         /// The fetch offset.
         offset: i64,
@@ -278,55 +292,11 @@ pub enum QuorumError {
         log_end_offset: i64,
     },
     /// An Add/Remove/UpdateVoter request the leader must refuse now.
+    #[error("reconfiguration rejected: {0}")]
     ReconfigurationRejected(Rejection),
     /// A DescribeQuorum version this crate does not know.
+    #[error("DescribeQuorum version {0} is not supported")]
     UnsupportedVersion(i16),
-}
-
-impl fmt::Display for QuorumError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            QuorumError::DuplicateVoter(value) => write!(f, "voter {value} appears twice in the voter set"),
-            QuorumError::EmptyVoterSet => f.write_str("a voter set cannot be empty"),
-            QuorumError::NotAVoter(value) => write!(f, "replica {value} is not a voter"),
-            QuorumError::NoVoterSet => f.write_str("no voter set: the log has no VotersRecord and no static voters are configured"),
-            QuorumError::NoVotersRecord => f.write_str("kraft.version is at least 1 but the log holds no VotersRecord"),
-            QuorumError::InvalidOffset(value) => write!(f, "invalid offset {value}"),
-            QuorumError::NonIncreasingOffset { last, offset } => write!(f, "offset {offset} is not after the last recorded offset {last}"),
-            QuorumError::NoOverlappingMajority { offset } => write!(f, "the voter set at offset {offset} has no overlapping majority with the previous one"),
-            QuorumError::OffsetNotRead { offset, next_offset } => write!(f, "offset {offset} has not been read (next offset {next_offset})"),
-            QuorumError::CorruptControlKey(value) => write!(f, "corrupt control record key {value:?}"),
-            QuorumError::UnexpectedControlRecord { expected, found } => write!(f, "expected a {expected:?} control record, found {found:?}"),
-            QuorumError::Decode(error) => write!(f, "control record: {error}"),
-            QuorumError::Encode(error) => write!(f, "encoding: {error}"),
-            QuorumError::FetchFromLeader(value) => write!(f, "replica {value} fetched with the leader's own id"),
-            QuorumError::InvalidFetchOffset { offset, log_end_offset } => write!(f, "fetch offset {offset} is outside 0..={log_end_offset}"),
-            QuorumError::ReconfigurationRejected(value) => write!(f, "reconfiguration rejected: {value}"),
-            QuorumError::UnsupportedVersion(value) => write!(f, "DescribeQuorum version {value} is not supported"),
-        }
-    }
-}
-
-impl std::error::Error for QuorumError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            QuorumError::Decode(inner) => Some(inner),
-            QuorumError::Encode(inner) => Some(inner),
-            _ => None,
-        }
-    }
-}
-
-impl From<DecodeError> for QuorumError {
-    fn from(error: DecodeError) -> Self {
-        QuorumError::Decode(error)
-    }
-}
-
-impl From<EncodeError> for QuorumError {
-    fn from(error: EncodeError) -> Self {
-        QuorumError::Encode(error)
-    }
 }
 
 /// Why a leader cannot start a voter change now ([`LeaderState::check_reconfigurable`]).

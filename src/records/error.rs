@@ -6,12 +6,14 @@ use crate::{DecodeError, DecodeErrorKind};
 use std::fmt;
 
 /// What went wrong while reading or writing record batches.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RecordsErrorKind {
     /// A primitive (integer, varint, length-prefixed bytes) could not be read.
+    #[error("{0}")]
     Malformed(DecodeErrorKind),
     /// The input ends inside a batch's log header or inside the batch it announces.
+    #[error("batch is truncated: {needed} bytes announced, {remaining} remain")]
     Truncated {
         /// Bytes the batch needs (log overhead included).
         needed: u64,
@@ -19,6 +21,7 @@ pub enum RecordsErrorKind {
         remaining: usize,
     },
     /// A batch length (or legacy message size) too small for its own header, or negative.
+    #[error("invalid batch length {length} (at least {minimum} for magic {magic})")]
     InvalidBatchLength {
         /// The length found.
         length: i32,
@@ -28,8 +31,10 @@ pub enum RecordsErrorKind {
         magic: i8,
     },
     /// A magic byte other than 0, 1 or 2.
+    #[error("unsupported magic {0} (Kafka knows 0, 1 and 2)")]
     UnsupportedMagic(i8),
     /// The stored CRC does not match the bytes (CRC-32C for magic 2, CRC-32 for 0 and 1).
+    #[error("CRC mismatch: stored {stored:#010x}, computed {computed:#010x}")]
     CrcMismatch {
         /// The CRC in the batch.
         stored: u32,
@@ -37,10 +42,13 @@ pub enum RecordsErrorKind {
         computed: u32,
     },
     /// A compression id Kafka does not define (5, 6 or 7).
+    #[error("unknown compression codec id {0}")]
     UnknownCompression(u8),
     /// The batch is compressed with a codec this build leaves out (its cargo feature is off).
+    #[error("{0} compression is not compiled in (enable the `{feature}` feature)", feature = .0.name())]
     CodecNotEnabled(Compression),
     /// zstd in a magic 0/1 message, which Kafka never allowed.
+    #[error("{compression} compression needs magic 2, found magic {magic}")]
     CompressionNeedsMagic2 {
         /// The codec.
         compression: Compression,
@@ -48,6 +56,7 @@ pub enum RecordsErrorKind {
         magic: i8,
     },
     /// The compressed data is corrupt.
+    #[error("{compression} data is corrupt: {reason}")]
     Decompression {
         /// The codec.
         compression: Compression,
@@ -55,18 +64,22 @@ pub enum RecordsErrorKind {
         reason: String,
     },
     /// Decompressing went past [`DecodeLimits::max_decompressed_batch_size`](crate::DecodeLimits).
+    #[error("decompressed records exceed the limit of {limit} bytes")]
     DecompressedTooLarge {
         /// The limit in force.
         limit: usize,
     },
     /// A zstd frame whose window is larger than the decompression limit allows.
+    #[error("zstd window of the frame exceeds what the limit of {limit} bytes allows")]
     ZstdWindowTooLarge {
         /// The limit in force.
         limit: usize,
     },
     /// A negative record count.
+    #[error("invalid record count {0}")]
     InvalidRecordCount(i32),
     /// More records announced than the bytes could hold.
+    #[error("{declared} records announced, only {remaining} bytes of records")]
     RecordCountExceedsInput {
         /// The count in the header.
         declared: i32,
@@ -74,6 +87,7 @@ pub enum RecordsErrorKind {
         remaining: usize,
     },
     /// A record whose fields did not fill exactly its declared length.
+    #[error("record declares {declared} bytes but its fields take {used}")]
     RecordSizeMismatch {
         /// The record's length prefix.
         declared: usize,
@@ -81,6 +95,7 @@ pub enum RecordsErrorKind {
         used: usize,
     },
     /// A negative length other than the null marker -1, or a negative count.
+    #[error("invalid {what} {value}")]
     InvalidLength {
         /// Which length.
         what: &'static str,
@@ -88,96 +103,23 @@ pub enum RecordsErrorKind {
         value: i64,
     },
     /// A header key that is not UTF-8 (Kafka substitutes U+FFFD; this crate refuses).
+    #[error("header key is not valid UTF-8")]
     InvalidHeaderKey,
     /// Bytes left after the records a batch announces.
+    #[error("{0} bytes left after the last record")]
     TrailingBytes(usize),
     /// A compressed legacy message whose inner messages are compressed again, or of another
     /// magic, or that has no value.
+    #[error("invalid compressed legacy message: {0}")]
     InvalidWrapper(&'static str),
     /// A control record whose key or value does not decode.
+    #[error("invalid control record: {0}")]
     InvalidControlRecord(String),
     /// A batch cannot be written as asked (headers or producer state in magic 0/1, offsets
     /// that do not fit their deltas, lengths beyond their prefixes).
+    #[error("cannot write the batch: {0}")]
     Unwritable(String),
 }
-
-impl fmt::Display for RecordsErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RecordsErrorKind::Malformed(value) => write!(f, "{value}"),
-            RecordsErrorKind::Truncated { needed, remaining } => write!(
-                f,
-                "batch is truncated: {needed} bytes announced, {remaining} remain"
-            ),
-            RecordsErrorKind::InvalidBatchLength {
-                length,
-                minimum,
-                magic,
-            } => write!(
-                f,
-                "invalid batch length {length} (at least {minimum} for magic {magic})"
-            ),
-            RecordsErrorKind::UnsupportedMagic(value) => {
-                write!(f, "unsupported magic {value} (Kafka knows 0, 1 and 2)")
-            }
-            RecordsErrorKind::CrcMismatch { stored, computed } => write!(
-                f,
-                "CRC mismatch: stored {stored:#010x}, computed {computed:#010x}"
-            ),
-            RecordsErrorKind::UnknownCompression(value) => {
-                write!(f, "unknown compression codec id {value}")
-            }
-            RecordsErrorKind::CodecNotEnabled(value) => write!(
-                f,
-                "{value} compression is not compiled in (enable the `{}` feature)",
-                value.name()
-            ),
-            RecordsErrorKind::CompressionNeedsMagic2 { compression, magic } => write!(
-                f,
-                "{compression} compression needs magic 2, found magic {magic}"
-            ),
-            RecordsErrorKind::Decompression {
-                compression,
-                reason,
-            } => write!(f, "{compression} data is corrupt: {reason}"),
-            RecordsErrorKind::DecompressedTooLarge { limit } => {
-                write!(f, "decompressed records exceed the limit of {limit} bytes")
-            }
-            RecordsErrorKind::ZstdWindowTooLarge { limit } => write!(
-                f,
-                "zstd window of the frame exceeds what the limit of {limit} bytes allows"
-            ),
-            RecordsErrorKind::InvalidRecordCount(value) => {
-                write!(f, "invalid record count {value}")
-            }
-            RecordsErrorKind::RecordCountExceedsInput {
-                declared,
-                remaining,
-            } => write!(
-                f,
-                "{declared} records announced, only {remaining} bytes of records"
-            ),
-            RecordsErrorKind::RecordSizeMismatch { declared, used } => write!(
-                f,
-                "record declares {declared} bytes but its fields take {used}"
-            ),
-            RecordsErrorKind::InvalidLength { what, value } => write!(f, "invalid {what} {value}"),
-            RecordsErrorKind::InvalidHeaderKey => f.write_str("header key is not valid UTF-8"),
-            RecordsErrorKind::TrailingBytes(value) => {
-                write!(f, "{value} bytes left after the last record")
-            }
-            RecordsErrorKind::InvalidWrapper(value) => {
-                write!(f, "invalid compressed legacy message: {value}")
-            }
-            RecordsErrorKind::InvalidControlRecord(value) => {
-                write!(f, "invalid control record: {value}")
-            }
-            RecordsErrorKind::Unwritable(value) => write!(f, "cannot write the batch: {value}"),
-        }
-    }
-}
-
-impl std::error::Error for RecordsErrorKind {}
 
 #[derive(Clone, PartialEq, Eq)]
 struct Detail {

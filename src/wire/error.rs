@@ -67,10 +67,11 @@ impl fmt::Display for FieldPath {
 }
 
 /// What went wrong while decoding bytes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DecodeErrorKind {
     /// The input ended before the value did.
+    #[error("input ends early: {needed} more bytes needed, {remaining} remain")]
     UnexpectedEof {
         /// Bytes the value needs.
         needed: usize,
@@ -78,6 +79,7 @@ pub enum DecodeErrorKind {
         remaining: usize,
     },
     /// A length or count is larger than what is left of the input.
+    #[error("declared length {declared} exceeds the {remaining} bytes that remain")]
     LengthExceedsInput {
         /// The declared length or element count.
         declared: u64,
@@ -85,19 +87,25 @@ pub enum DecodeErrorKind {
         remaining: usize,
     },
     /// A null marker where the field is not nullable at this version.
+    #[error("null is not allowed here at this version")]
     UnexpectedNull,
     /// A negative length other than the null marker.
+    #[error("negative length {0}")]
     NegativeLength(i64),
     /// A string longer than Kafka's limit of 32767 bytes.
+    #[error("string of {0} bytes exceeds Kafka's limit of 32767")]
     StringTooLong(usize),
     /// A variable-length integer with too many bytes.
+    #[error("variable-length integer longer than {max_bytes} bytes")]
     VarintTooLong {
         /// The most bytes the integer may have.
         max_bytes: usize,
     },
     /// String bytes that are not UTF-8.
+    #[error("string is not valid UTF-8")]
     InvalidUtf8,
     /// A tag that is not greater than the one before it.
+    #[error("tagged field {tag} follows tag {previous}: tags must be strictly ascending")]
     TagOutOfOrder {
         /// The offending tag.
         tag: u32,
@@ -105,8 +113,10 @@ pub enum DecodeErrorKind {
         previous: u32,
     },
     /// A tag given twice.
+    #[error("tagged field {0} appears twice")]
     DuplicateTag(u32),
     /// A known tagged field whose value did not fill exactly its declared size.
+    #[error("tagged field {tag} declares {declared} bytes but its value used {used}")]
     TaggedFieldSize {
         /// The tag.
         tag: u32,
@@ -116,10 +126,13 @@ pub enum DecodeErrorKind {
         used: usize,
     },
     /// A known tag at a version where that field is not tagged.
+    #[error("tag {0} is not valid at this version")]
     TagNotValidForVersion(u32),
     /// An API key this crate does not know.
+    #[error("unknown API key {0}")]
     UnknownApiKey(i16),
     /// An API this crate knows but this build leaves out: its cargo feature is off.
+    #[error("API {api} is not compiled in: enable kafka-codec's `{feature}` feature")]
     ApiNotCompiled {
         /// The API's name (`DescribeQuorum`).
         api: &'static str,
@@ -127,6 +140,7 @@ pub enum DecodeErrorKind {
         feature: &'static str,
     },
     /// A version outside the schema's valid versions.
+    #[error("version {version} is not supported (valid: {valid})")]
     UnsupportedVersion {
         /// The version asked for.
         version: i16,
@@ -134,8 +148,10 @@ pub enum DecodeErrorKind {
         valid: String,
     },
     /// Bytes left after the message, when decoding strictly.
+    #[error("{0} bytes left over after the message")]
     TrailingBytes(usize),
     /// A value beyond a configured [`DecodeLimits`](super::DecodeLimits) bound.
+    #[error("{what} {value} exceeds the limit of {limit}")]
     LimitExceeded {
         /// Which limit.
         what: &'static str,
@@ -145,70 +161,9 @@ pub enum DecodeErrorKind {
         limit: u64,
     },
     /// A frame size prefix that is negative.
+    #[error("invalid frame size {0}")]
     InvalidFrameSize(i32),
 }
-
-impl fmt::Display for DecodeErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DecodeErrorKind::UnexpectedEof { needed, remaining } => write!(
-                f,
-                "input ends early: {needed} more bytes needed, {remaining} remain"
-            ),
-            DecodeErrorKind::LengthExceedsInput {
-                declared,
-                remaining,
-            } => write!(
-                f,
-                "declared length {declared} exceeds the {remaining} bytes that remain"
-            ),
-            DecodeErrorKind::UnexpectedNull => {
-                f.write_str("null is not allowed here at this version")
-            }
-            DecodeErrorKind::NegativeLength(value) => write!(f, "negative length {value}"),
-            DecodeErrorKind::StringTooLong(value) => {
-                write!(f, "string of {value} bytes exceeds Kafka's limit of 32767")
-            }
-            DecodeErrorKind::VarintTooLong { max_bytes } => {
-                write!(f, "variable-length integer longer than {max_bytes} bytes")
-            }
-            DecodeErrorKind::InvalidUtf8 => f.write_str("string is not valid UTF-8"),
-            DecodeErrorKind::TagOutOfOrder { tag, previous } => write!(
-                f,
-                "tagged field {tag} follows tag {previous}: tags must be strictly ascending"
-            ),
-            DecodeErrorKind::DuplicateTag(value) => write!(f, "tagged field {value} appears twice"),
-            DecodeErrorKind::TaggedFieldSize {
-                tag,
-                declared,
-                used,
-            } => write!(
-                f,
-                "tagged field {tag} declares {declared} bytes but its value used {used}"
-            ),
-            DecodeErrorKind::TagNotValidForVersion(value) => {
-                write!(f, "tag {value} is not valid at this version")
-            }
-            DecodeErrorKind::UnknownApiKey(value) => write!(f, "unknown API key {value}"),
-            DecodeErrorKind::ApiNotCompiled { api, feature } => write!(
-                f,
-                "API {api} is not compiled in: enable kafka-codec's `{feature}` feature"
-            ),
-            DecodeErrorKind::UnsupportedVersion { version, valid } => {
-                write!(f, "version {version} is not supported (valid: {valid})")
-            }
-            DecodeErrorKind::TrailingBytes(value) => {
-                write!(f, "{value} bytes left over after the message")
-            }
-            DecodeErrorKind::LimitExceeded { what, value, limit } => {
-                write!(f, "{what} {value} exceeds the limit of {limit}")
-            }
-            DecodeErrorKind::InvalidFrameSize(value) => write!(f, "invalid frame size {value}"),
-        }
-    }
-}
-
-impl std::error::Error for DecodeErrorKind {}
 
 /// Where an error happened: the field path and, once known, the message and version.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -373,23 +328,30 @@ impl fmt::Display for DecodeError {
 }
 
 /// What went wrong while encoding a message.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EncodeErrorKind {
     /// A field that does not exist at this version holds a non-default value and is not
     /// ignorable, so writing the version would lose it.
+    #[error("field is set but does not exist at this version and is not ignorable")]
     FieldNotInVersion,
     /// `None` in a field that is not nullable at this version.
+    #[error("null is not allowed here at this version")]
     NullNotAllowed,
     /// A string longer than Kafka's limit of 32767 bytes.
+    #[error("string of {0} bytes exceeds Kafka's limit of 32767")]
     StringTooLong(usize),
     /// A byte string or array too long for its length prefix.
+    #[error("length {0} does not fit the length prefix")]
     LengthTooLarge(usize),
     /// Unknown tagged fields in a version without tagged fields.
+    #[error("unknown tagged fields cannot be written at a version without tagged fields")]
     TaggedFieldsNotFlexible,
     /// Unknown tagged fields that are not strictly ascending, or that reuse a known tag.
+    #[error("unknown tagged field {0} repeats or precedes another tag, or reuses a known tag")]
     BadUnknownTag(u32),
     /// A version outside the schema's valid versions.
+    #[error("version {version} is not supported (valid: {valid})")]
     UnsupportedVersion {
         /// The version asked for.
         version: i16,
@@ -397,6 +359,9 @@ pub enum EncodeErrorKind {
         valid: String,
     },
     /// A request header that names another API than the body it carries.
+    #[error(
+        "the header names API key {header}, but the body is a {body_name} request (key {body})"
+    )]
     ApiKeyMismatch {
         /// The key in the header.
         header: i16,
@@ -406,26 +371,9 @@ pub enum EncodeErrorKind {
         body_name: &'static str,
     },
     /// A float that JSON cannot carry (NaN or infinite).
+    #[error("{0} cannot be written as JSON")]
     NonFiniteFloat(f64),
 }
-
-impl fmt::Display for EncodeErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EncodeErrorKind::FieldNotInVersion => f.write_str("field is set but does not exist at this version and is not ignorable"),
-            EncodeErrorKind::NullNotAllowed => f.write_str("null is not allowed here at this version"),
-            EncodeErrorKind::StringTooLong(value) => write!(f, "string of {value} bytes exceeds Kafka's limit of 32767"),
-            EncodeErrorKind::LengthTooLarge(value) => write!(f, "length {value} does not fit the length prefix"),
-            EncodeErrorKind::TaggedFieldsNotFlexible => f.write_str("unknown tagged fields cannot be written at a version without tagged fields"),
-            EncodeErrorKind::BadUnknownTag(value) => write!(f, "unknown tagged field {value} repeats or precedes another tag, or reuses a known tag"),
-            EncodeErrorKind::UnsupportedVersion { version, valid } => write!(f, "version {version} is not supported (valid: {valid})"),
-            EncodeErrorKind::ApiKeyMismatch { header, body, body_name } => write!(f, "the header names API key {header}, but the body is a {body_name} request (key {body})"),
-            EncodeErrorKind::NonFiniteFloat(value) => write!(f, "{value} cannot be written as JSON"),
-        }
-    }
-}
-
-impl std::error::Error for EncodeErrorKind {}
 
 #[derive(Clone, PartialEq)]
 struct EncodeErrorDetail {

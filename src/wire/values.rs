@@ -71,20 +71,9 @@ impl fmt::Debug for Uuid {
 }
 
 /// Why a text could not be read as a Kafka UUID.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a Kafka UUID (22-character URL-safe base64 of 16 bytes): {0:?}")]
 pub struct ParseUuidError(pub String);
-
-impl fmt::Display for ParseUuidError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "not a Kafka UUID (22-character URL-safe base64 of 16 bytes): {:?}",
-            self.0
-        )
-    }
-}
-
-impl std::error::Error for ParseUuidError {}
 
 impl std::str::FromStr for Uuid {
     type Err = ParseUuidError;

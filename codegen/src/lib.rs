@@ -5,8 +5,9 @@
 //! [`model`] (typed, validated the way Kafka's own generator validates) → [`emit`] (Rust
 //! source, one file per schema, written in the layout a person would use).
 //!
-//! It has no dependencies: a crate that depends on `kafka-codec` compiles this generator
-//! first, so it brings no JSON library, no Rust parser and no formatter into that build.
+//! A crate that depends on `kafka-codec` compiles this generator first, so it keeps that build
+//! short: serde_json reads the schemas, and the code is written as text, with no Rust parser
+//! or formatter in the build.
 //!
 //! ```no_run
 //! // build.rs
@@ -17,7 +18,6 @@
 
 pub mod emit;
 pub mod error_table;
-mod json;
 pub mod model;
 pub mod parse;
 mod validate;

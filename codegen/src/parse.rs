@@ -5,7 +5,74 @@
 //! `true`), treat JSON `null` as "absent" and refuse unknown keys and trailing tokens. This
 //! module reproduces those rules so that any file Kafka's generator accepts is accepted here.
 
-use crate::json::Value;
+use serde_json::{Map, Value};
+
+/// A JSON value read the way serde_json reads it, except that an object naming a key twice
+/// is an error: serde_json would keep the last value silently, and a schema that says two
+/// things about one key is a mistake.
+struct StrictValue(Value);
+
+impl<'de> serde::Deserialize<'de> for StrictValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(StrictVisitor)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> serde::de::Visitor<'de> for StrictVisitor {
+    type Value = StrictValue;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Bool(b)))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::from(n)))
+    }
+
+    fn visit_u64<E>(self, n: u64) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::from(n)))
+    }
+
+    fn visit_f64<E>(self, n: f64) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::from(n)))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::String(s.to_owned())))
+    }
+
+    fn visit_unit<E>(self) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Null))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<StrictValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(StrictValue(Value::Array(items)))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<StrictValue, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "key `{key}` appears twice"
+                )));
+            }
+            let StrictValue(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(StrictValue(Value::Object(object)))
+    }
+}
 
 /// A message file as written, before validation.
 #[derive(Debug, Clone)]
@@ -87,9 +154,10 @@ pub fn strip_comments(text: &str) -> Result<String, String> {
 /// Parses one schema file.
 pub fn parse_schema(text: &str) -> Result<RawMessage, String> {
     let stripped = strip_comments(text)?;
-    // The reader refuses trailing tokens, like Jackson's FAIL_ON_TRAILING_TOKENS.
-    let value = crate::json::parse(&stripped)?;
-    let object = as_object(&value).ok_or("a schema must be a JSON object")?;
+    // serde_json refuses trailing tokens, like Jackson's FAIL_ON_TRAILING_TOKENS.
+    let StrictValue(value) =
+        serde_json::from_str(&stripped).map_err(|e| format!("invalid JSON: {e}"))?;
+    let object = value.as_object().ok_or("a schema must be a JSON object")?;
     let mut keys = Keys::new(object, "message");
     let message = RawMessage {
         name: keys.required_string("name")?,
@@ -110,7 +178,9 @@ pub fn parse_schema(text: &str) -> Result<RawMessage, String> {
 }
 
 fn parse_struct(value: &Value) -> Result<RawStruct, String> {
-    let object = as_object(value).ok_or("a common struct must be an object")?;
+    let object = value
+        .as_object()
+        .ok_or("a common struct must be an object")?;
     let mut keys = Keys::new(object, "struct");
     let name = keys.required_string("name")?;
     let parsed = RawStruct {
@@ -125,7 +195,7 @@ fn parse_struct(value: &Value) -> Result<RawStruct, String> {
 }
 
 fn parse_field(value: &Value) -> Result<RawField, String> {
-    let object = as_object(value).ok_or("a field must be an object")?;
+    let object = value.as_object().ok_or("a field must be an object")?;
     let mut keys = Keys::new(object, "field");
     let name = keys.required_string("name")?;
     let field = (|| {
@@ -151,20 +221,11 @@ fn parse_field(value: &Value) -> Result<RawField, String> {
     Ok(field)
 }
 
-/// The entries of an object.
-fn as_object(value: &Value) -> Option<&[(String, Value)]> {
-    match value {
-        Value::Object(entries) => Some(entries),
-        _ => None,
-    }
-}
-
-/// Text of a scalar, with Jackson's coercion of numbers and booleans to strings (a number's
-/// text is the literal as written).
+/// Text of a scalar, with Jackson's coercion of numbers and booleans to strings.
 fn scalar_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.clone()),
+        Value::Number(n) => Some(n.to_string()),
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
@@ -172,13 +233,13 @@ fn scalar_text(value: &Value) -> Option<String> {
 
 /// Reads keys from an object and remembers which were used, to refuse unknown ones.
 struct Keys<'a> {
-    object: &'a [(String, Value)],
+    object: &'a Map<String, Value>,
     used: Vec<&'static str>,
     what: &'static str,
 }
 
 impl<'a> Keys<'a> {
-    fn new(object: &'a [(String, Value)], what: &'static str) -> Self {
+    fn new(object: &'a Map<String, Value>, what: &'static str) -> Self {
         Keys {
             object,
             used: Vec::new(),
@@ -188,11 +249,7 @@ impl<'a> Keys<'a> {
 
     fn get(&mut self, key: &'static str) -> Option<&'a Value> {
         self.used.push(key);
-        self.object
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
-            .filter(|v| !v.is_null())
+        self.object.get(key).filter(|v| !v.is_null())
     }
 
     fn string(&mut self, key: &'static str) -> Result<Option<String>, String> {
@@ -215,7 +272,7 @@ impl<'a> Keys<'a> {
             Some(Value::Bool(b)) => Ok(*b),
             Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(true),
             Some(Value::String(s)) if s.eq_ignore_ascii_case("false") => Ok(false),
-            Some(other) => Err(format!("`{key}` must be a boolean, found {}", other.kind())),
+            Some(other) => Err(format!("`{key}` must be a boolean, found {other}")),
         }
     }
 
@@ -223,18 +280,15 @@ impl<'a> Keys<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Number(n)) => n
-                .parse()
+                .as_i64()
                 .map(Some)
-                .map_err(|_| format!("`{key}` must be an integer")),
+                .ok_or_else(|| format!("`{key}` must be an integer")),
             Some(Value::String(s)) => s
                 .trim()
                 .parse()
                 .map(Some)
                 .map_err(|_| format!("`{key}` must be an integer")),
-            Some(other) => Err(format!(
-                "`{key}` must be an integer, found {}",
-                other.kind()
-            )),
+            Some(other) => Err(format!("`{key}` must be an integer, found {other}")),
         }
     }
 
@@ -254,8 +308,7 @@ impl<'a> Keys<'a> {
     fn finish(self) -> Result<(), String> {
         match self
             .object
-            .iter()
-            .map(|(k, _)| k)
+            .keys()
             .find(|k| !self.used.contains(&k.as_str()))
         {
             Some(unknown) => Err(format!("unknown key `{unknown}` in {}", self.what)),
@@ -290,5 +343,15 @@ mod tests {
         let err = parse_schema(r#"{"name":"M","type":"data","bogus":1}"#).unwrap_err();
         assert!(err.contains("bogus"), "{err}");
         assert!(parse_schema(r#"{"name":"M","type":"data"} {}"#).is_err());
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_with_its_place() {
+        let text = "{\"name\":\"M\",\"type\":\"data\",\n \"fields\":[{\"name\":\"F\",\"type\":\"int8\",\n  \"type\":\"int16\",\"versions\":\"0+\"}]}";
+        let err = parse_schema(text).unwrap_err();
+        assert!(err.contains("`type` appears twice"), "{err}");
+        assert!(err.contains("line 3"), "{err}");
+        let err = parse_schema(r#"{"name":"M","name":"N","type":"data"}"#).unwrap_err();
+        assert!(err.contains("`name` appears twice"), "{err}");
     }
 }

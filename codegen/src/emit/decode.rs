@@ -7,7 +7,8 @@
 
 use super::code::Code;
 use super::{
-    field_default, field_ident, if_else, primitive_suffix, tagged_fields, uses_ident, Cond, Context,
+    binding, field_default, field_ident, field_inits, if_else, primitive_suffix, tagged_fields,
+    Cond, Context,
 };
 use crate::model::{Field, FieldType, Primitive, Struct, Versions};
 
@@ -141,24 +142,13 @@ pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         read_tagged_section(cx, s)
     ));
     body.open("Ok(Self");
-    for field in &s.fields {
-        let (ident, local) = (field_ident(field), local_ident(field));
-        if ident == local {
-            body.line(format!("{ident},"));
-        } else {
-            body.line(format!("{ident}: {local},"));
-        }
-    }
+    field_inits(&mut body, s, local_ident);
     body.line("unknown_tagged_fields,");
     body.close_with(")");
 
     let body = super::with_flexible_binding(cx, body.finish());
-    let decoder = if uses_ident(&body, "d") { "d" } else { "_d" };
-    let version = if uses_ident(&body, "version") {
-        "version"
-    } else {
-        "_version"
-    };
+    let decoder = binding(&body, "d");
+    let version = binding(&body, "version");
     code.block(
         format!(
             "fn decode_fields({decoder}: &mut Decoder<'_>, {version}: i16) -> Result<Self, DecodeError>"

@@ -5,7 +5,7 @@
 
 use super::code::Code;
 use super::{
-    differs_from_default, field_ident, receiver, tagged_fields, uses_ident, with_flexible_binding,
+    binding, differs_from_default, field_ident, receiver, tagged_fields, with_flexible_binding,
     Cond, Context,
 };
 use crate::model::{Field, FieldType, Primitive, Struct, Versions};
@@ -244,11 +244,7 @@ pub(crate) fn emit_encode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     body.line("Ok(())");
 
     let body = with_flexible_binding(cx, body.finish());
-    let version = if uses_ident(&body, "version") {
-        "version"
-    } else {
-        "_version"
-    };
+    let version = binding(&body, "version");
     code.block(
         format!(
             "fn encode_fields(&self, buf: &mut impl BufMut, {version}: i16) -> Result<(), EncodeError>"
@@ -384,11 +380,7 @@ pub(crate) fn emit_len(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         body.line("len");
     }
     let body = with_flexible_binding(cx, body.finish());
-    let version = if uses_ident(&body, "version") {
-        "version"
-    } else {
-        "_version"
-    };
+    let version = binding(&body, "version");
     code.block(
         format!("fn fields_len(&self, {version}: i16) -> usize"),
         |code| code.line(body),

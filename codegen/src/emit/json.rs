@@ -2,8 +2,8 @@
 
 use super::code::Code;
 use super::{
-    differs_from_default, field_default, field_ident, json_key, primitive_suffix, receiver,
-    uses_ident, Cond, Context,
+    binding, differs_from_default, field_default, field_ident, field_inits, json_key,
+    primitive_suffix, receiver, Cond, Context,
 };
 use crate::model::{Field, FieldType, Primitive, Struct};
 
@@ -108,11 +108,7 @@ pub(crate) fn emit_to_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     }
     body.line("Ok(Value::Object(object))");
     let body = body.finish();
-    let version = if uses_ident(&body, "version") {
-        "version"
-    } else {
-        "_version"
-    };
+    let version = binding(&body, "version");
     code.block(
         format!("fn to_json_value(&self, {version}: i16) -> Result<Value, EncodeError>"),
         |code| code.line(body),
@@ -223,23 +219,12 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
             body.close_with(";");
         }
         body.open("Ok(Self");
-        for field in &s.fields {
-            let (ident, local) = (field_ident(field), local_ident(field));
-            if ident == local {
-                body.line(format!("{ident},"));
-            } else {
-                body.line(format!("{ident}: {local},"));
-            }
-        }
+        field_inits(&mut body, s, local_ident);
         body.line("unknown_tagged_fields: Vec::new(),");
         body.close_with(")");
     }
     let body = body.finish();
-    let version = if uses_ident(&body, "version") {
-        "version"
-    } else {
-        "_version"
-    };
+    let version = binding(&body, "version");
     code.block(
         format!("fn from_json_value(value: &Value, {version}: i16) -> Result<Self, JsonError>"),
         |code| code.line(body),

@@ -24,7 +24,9 @@ mod structs;
 pub use dispatch::emit_api;
 pub use errors::emit_error_codes;
 
-use crate::model::{DefaultValue, Field, FieldType, Message, MessageKind, Primitive, Versions};
+use crate::model::{
+    DefaultValue, Field, FieldType, Message, MessageKind, Primitive, Struct, Versions,
+};
 use crate::SchemaSet;
 use code::Code;
 
@@ -345,6 +347,29 @@ pub(crate) fn with_flexible_binding(cx: &Context<'_>, body: String) -> String {
         format!("{}\n{body}", cx.flexible_binding())
     } else {
         body
+    }
+}
+
+/// The fields of a struct literal built from the locals that hold them (`local` names each
+/// field's local).
+pub(crate) fn field_inits(code: &mut Code, s: &Struct, local: fn(&Field) -> String) {
+    for field in &s.fields {
+        let (ident, local) = (field_ident(field), local(field));
+        if ident == local {
+            code.line(format!("{ident},"));
+        } else {
+            code.line(format!("{ident}: {local},"));
+        }
+    }
+}
+
+/// The name to bind a parameter `name` under in a function whose body is `body`: `name`, or
+/// `_name` when the body does not use it.
+pub(crate) fn binding(body: &str, name: &'static str) -> String {
+    if uses_ident(body, name) {
+        name.to_string()
+    } else {
+        format!("_{name}")
     }
 }
 

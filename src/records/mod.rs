@@ -14,13 +14,16 @@
 //! - **compression**: gzip, snappy (xerial-framed and raw), lz4 and zstd, each behind its own
 //!   cargo feature; decompression is streamed and stops at
 //!   [`DecodeLimits::max_decompressed_batch_size`] with a typed error;
-//! - a **JSON form** (see [`json`](self::json)) that streams through `serde` and reads back
+//! - a **JSON form** (see [`json`]) that streams through `serde` and reads back
 //!   to the same bytes.
 //!
 //! It is a feature (`records`, on by default) of this crate rather than a crate of its own
 //! because control batches decode with this crate's generated data schemas and the
 //! decompression cap lives in [`DecodeLimits`]; a separate crate would only duplicate both.
 //! With the feature off it costs nothing. The generated messages never import it.
+//!
+//! [`DecodeLimits`]: crate::DecodeLimits
+//! [`DecodeLimits::max_decompressed_batch_size`]: crate::DecodeLimits::max_decompressed_batch_size
 //!
 //! # Reading
 //!
@@ -250,7 +253,7 @@ impl BatchHeader {
 
 /// A decoded batch: every header field, and the records.
 ///
-/// Writing it ([`RecordBatch::encode`]) gives back the bytes it was read from when they were
+/// Writing it ([`RecordBatch::encode_to_vec`]) gives back the bytes it was read from when they were
 /// uncompressed and canonical (as Kafka writes them): the CRC and lengths are recomputed,
 /// everything else is taken from the fields. Records' offsets and timestamps are absolute;
 /// their deltas are recomputed from `base_offset` and `base_timestamp`.

@@ -13,10 +13,7 @@
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use kafka_codec::{DecodeFields, EncodeFields, Message};
-use kafka_codec_bench::{
-    api_versions_response, describe_quorum_response, fetch_response, metadata_response,
-    produce_request, Case,
-};
+use kafka_codec_bench::{with_case, Case, CaseVisitor, CASES};
 use kafka_protocol::protocol::{Decodable, Encodable};
 use std::hint::black_box;
 
@@ -24,10 +21,15 @@ const OURS: &str = "kafka-codec";
 const THEIRS: &str = "kafka-protocol";
 
 /// Benchmarks decode and encode of one case; `T` is kafka-protocol's type for the message.
-fn compare<M: Message + EncodeFields + DecodeFields, T: Decodable + Encodable>(
-    c: &mut Criterion,
-    case: Case<M>,
-) {
+struct Compare<'a>(&'a mut Criterion);
+
+impl CaseVisitor for Compare<'_> {
+    fn visit<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(&mut self, case: Case<M>) {
+        compare::<M, T>(self.0, case)
+    }
+}
+
+fn compare<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(c: &mut Criterion, case: Case<M>) {
     let Case {
         name,
         version,
@@ -85,12 +87,9 @@ fn compare<M: Message + EncodeFields + DecodeFields, T: Decodable + Encodable>(
 }
 
 fn benches(c: &mut Criterion) {
-    use kafka_protocol::messages as kp;
-    compare::<_, kp::MetadataResponse>(c, metadata_response());
-    compare::<_, kp::FetchResponse>(c, fetch_response());
-    compare::<_, kp::ProduceRequest>(c, produce_request());
-    compare::<_, kp::DescribeQuorumResponse>(c, describe_quorum_response());
-    compare::<_, kp::ApiVersionsResponse>(c, api_versions_response());
+    for name in CASES {
+        assert!(with_case(name, &mut Compare(c)), "no case {name}");
+    }
 }
 
 criterion_group!(codec, benches);

@@ -1,0 +1,274 @@
+//! What decoding an honest but dense frame costs in memory (issue 11): a counting global
+//! allocator around one library decode of each shape of `tests/support/dense.rs`.
+//!
+//! ```text
+//! cargo build --profile bench -p kafka-codec-bench --example dense_memory
+//! target/release/examples/dense_memory                 # every shape at 1, 10 and 50 MiB
+//! target/release/examples/dense_memory one list_groups_response_v3 52428800
+//! target/release/examples/dense_memory write metadata_request_v9 1048576 frame.bin
+//! ```
+//!
+//! Without arguments it runs each (shape, size) in a child process of its own (`one`), so
+//! that the process's peak RSS belongs to that one decode, and prints a markdown table, one
+//! row per shape and size:
+//!
+//! - peak heap: the most live heap bytes above what was live before the decode (the frame
+//!   itself is not counted), a `realloc` counted as its growth;
+//! - peak if copied: the same, but a `realloc` that moved the block counts the old and the
+//!   new block as live together, as a copying reallocation has them;
+//! - largest allocation; total bytes allocated (every block handed out: a `realloc` that
+//!   moved counts its whole new block, one in place its growth); the number of `realloc`s
+//!   that moved a block, and the bytes they moved;
+//! - the process's peak RSS (`VmHWM`), frame and generator included, to compare with the
+//!   CLI's (`benches/dense-cli.sh`).
+//!
+//! Ratios (×) are to the frame's size. It decodes the whole frame (header and body) as the
+//! CLI does, with `DecodeLimits` whose frame limit admits it and defaults otherwise.
+//! `write` stores the frame for the CLI.
+//!
+//! A measuring tool: it asserts nothing about the numbers.
+
+use kafka_codec::bytes::Bytes;
+use kafka_codec::{ApiKey, DecodeLimits, DecodeOptions, RequestFrame, ResponseFrame};
+use kafka_codec_bench::dense::Shape;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+static PEAK_IF_COPIED: AtomicUsize = AtomicUsize::new(0);
+static LARGEST: AtomicUsize = AtomicUsize::new(0);
+static TOTAL: AtomicUsize = AtomicUsize::new(0);
+static MOVED: AtomicUsize = AtomicUsize::new(0);
+static MOVED_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(by: usize, size: usize) {
+    let live = LIVE.fetch_add(by, Relaxed) + by;
+    PEAK.fetch_max(live, Relaxed);
+    PEAK_IF_COPIED.fetch_max(live, Relaxed);
+    LARGEST.fetch_max(size, Relaxed);
+}
+
+// SAFETY: every call is forwarded unchanged to `System`, which upholds `GlobalAlloc`'s
+// contract; the counters only observe sizes and addresses, never the memory.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size(), layout.size());
+        TOTAL.fetch_add(layout.size(), Relaxed);
+        // SAFETY: the caller's layout, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        grew(layout.size(), layout.size());
+        TOTAL.fetch_add(layout.size(), Relaxed);
+        // SAFETY: as `alloc`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        // SAFETY: `ptr` came from `System` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let old = layout.size();
+        // SAFETY: `ptr` came from `System` with `layout`; `new_size` is the caller's.
+        let new = unsafe { System.realloc(ptr, layout, new_size) };
+        if new.is_null() {
+            return new;
+        }
+        if new_size >= old {
+            grew(new_size - old, new_size);
+            if new == ptr {
+                TOTAL.fetch_add(new_size - old, Relaxed);
+            }
+        } else {
+            LIVE.fetch_sub(old - new_size, Relaxed);
+        }
+        if new != ptr {
+            // A block of its own: all of it counts as allocated.
+            TOTAL.fetch_add(new_size, Relaxed);
+            MOVED.fetch_add(1, Relaxed);
+            MOVED_BYTES.fetch_add(old.min(new_size), Relaxed);
+            // Both blocks were live while the old one was copied.
+            let live = LIVE.load(Relaxed);
+            PEAK_IF_COPIED.fetch_max(live + old, Relaxed);
+        }
+        new
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const MIB: usize = 1024 * 1024;
+const SIZES: [usize; 3] = [MIB, 10 * MIB, 50 * MIB];
+
+struct Stats {
+    peak: usize,
+    peak_if_copied: usize,
+    largest: usize,
+    total: usize,
+    moved: usize,
+    moved_bytes: usize,
+}
+
+/// Decodes `frame` once and returns what the decode allocated, above what was live before.
+fn measure(shape: Shape, frame: Bytes) -> Result<(Stats, usize), String> {
+    let options = DecodeOptions {
+        limits: DecodeLimits {
+            max_frame_size: frame.len().max(DecodeLimits::default().max_frame_size),
+            ..DecodeLimits::default()
+        },
+        ..DecodeOptions::default()
+    };
+    let base = LIVE.load(Relaxed);
+    for counter in [&PEAK, &PEAK_IF_COPIED] {
+        counter.store(base, Relaxed);
+    }
+    for counter in [&LARGEST, &TOTAL, &MOVED, &MOVED_BYTES] {
+        counter.store(0, Relaxed);
+    }
+    let elements = match shape {
+        Shape::ListGroupsResponseV3 => {
+            let frame = ResponseFrame::decode_with(frame, ApiKey::ListGroups, 3, &options)
+                .map_err(|e| e.to_string())?;
+            match &frame.body {
+                kafka_codec::Response::ListGroups(body) => body.groups.len(),
+                _ => unreachable!("decoded as ListGroups"),
+            }
+        }
+        Shape::MetadataRequestV9 => {
+            let frame = RequestFrame::decode_with(frame, &options).map_err(|e| e.to_string())?;
+            match &frame.body {
+                kafka_codec::Request::Metadata(body) => body.topics.as_ref().map_or(0, Vec::len),
+                _ => return Err("not a Metadata request".into()),
+            }
+        }
+    };
+    let stats = Stats {
+        peak: PEAK.load(Relaxed) - base,
+        peak_if_copied: PEAK_IF_COPIED.load(Relaxed) - base,
+        largest: LARGEST.load(Relaxed),
+        total: TOTAL.load(Relaxed),
+        moved: MOVED.load(Relaxed),
+        moved_bytes: MOVED_BYTES.load(Relaxed),
+    };
+    Ok((stats, elements))
+}
+
+/// The process's peak resident set (`VmHWM`) in bytes, where /proc has it.
+fn peak_rss() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn human(bytes: usize) -> String {
+    let b = bytes as f64;
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+fn with_ratio(bytes: usize, frame: usize) -> String {
+    format!("{} ({:.1}×)", human(bytes), bytes as f64 / frame as f64)
+}
+
+const HEADER: &str = "| shape | frame | elements | peak heap | peak if moved reallocs copied | \
+largest allocation | total allocated | reallocs that moved (bytes) | process peak RSS |\n\
+|---|--:|--:|--:|--:|--:|--:|--:|--:|";
+
+/// One row: generate, decode, report.
+fn one(shape: Shape, size: usize) -> Result<(), String> {
+    let (frame, count) = shape.frame(size);
+    let len = frame.len();
+    let (stats, elements) = measure(shape, Bytes::from(frame))?;
+    if elements != count {
+        return Err(format!("decoded {elements} elements, wrote {count}"));
+    }
+    let rss = peak_rss().map_or_else(|| "-".to_owned(), |rss| with_ratio(rss, len));
+    println!(
+        "| {} | {} ({len} B) | {elements} | {} | {} | {} | {} | {} ({}) | {rss} |",
+        shape.name(),
+        human(len),
+        with_ratio(stats.peak, len),
+        with_ratio(stats.peak_if_copied, len),
+        with_ratio(stats.largest, len),
+        with_ratio(stats.total, len),
+        stats.moved,
+        human(stats.moved_bytes),
+    );
+    Ok(())
+}
+
+fn shape_and_size(args: &[String]) -> Result<(Shape, usize), String> {
+    let shape = args
+        .first()
+        .and_then(|s| Shape::from_name(s))
+        .ok_or("SHAPE: list_groups_response_v3 or metadata_request_v9")?;
+    let size = args
+        .get(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or("BYTES: the frame's size")?;
+    Ok((shape, size))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: dense_memory [one SHAPE BYTES | write SHAPE BYTES FILE]";
+    let result = match args.first().map(String::as_str) {
+        None => {
+            println!("{HEADER}");
+            let me = std::env::current_exe().expect("own path");
+            let mut failed = false;
+            for shape in Shape::ALL {
+                for size in SIZES {
+                    let status = Command::new(&me)
+                        .args(["one", shape.name(), &size.to_string()])
+                        .status()
+                        .expect("run a child");
+                    failed |= !status.success();
+                }
+            }
+            if failed {
+                Err("a measurement failed".into())
+            } else {
+                Ok(())
+            }
+        }
+        Some("one") => shape_and_size(&args[1..]).and_then(|(shape, size)| {
+            if std::env::var_os("DENSE_HEADER").is_some() {
+                println!("{HEADER}");
+            }
+            one(shape, size)
+        }),
+        Some("write") => shape_and_size(&args[1..]).and_then(|(shape, size)| {
+            let path = args.get(3).ok_or("FILE")?;
+            let (frame, count) = shape.frame(size);
+            std::fs::write(path, &frame).map_err(|e| format!("{path}: {e}"))?;
+            eprintln!("{path}: {} bytes, {count} elements", frame.len());
+            Ok(())
+        }),
+        Some(_) => Err(usage.into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dense_memory: {e}\n{usage}");
+            ExitCode::FAILURE
+        }
+    }
+}

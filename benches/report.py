@@ -1,22 +1,30 @@
 #!/usr/bin/env python3
 """Table of the kafka-codec vs kafka-protocol benchmarks from criterion's saved estimates.
 
-Reads target/criterion/**/new/estimates.json (and the benchmark.json beside each, for the group
-and function names) and prints, per benchmark group: our median, kafka-protocol's median, and
-the ratio kafka-protocol / ours (above 1 means kafka-codec is faster).
+Reads target/criterion/<group>/<function>/<BASELINE>/estimates.json (and benchmark.json beside
+it, for the group and function names) and prints, per benchmark group: our median,
+kafka-protocol's median, and the ratio kafka-protocol / ours (above 1 means kafka-codec is
+faster). Groups whose case name ends in TOPICSxPARTITIONSxREPLICAS (the Metadata cases) also
+get the time per partition, and the Metadata pair a line comparing the two sizes.
 
-Usage: python3 benches/report.py [CRITERION_DIR] [--markdown]
+Usage: python3 benches/report.py [CRITERION_DIR] [--markdown] [--baseline NAME]...
 CRITERION_DIR defaults to target/criterion under the workspace root (this file's parent's
-parent), or $CARGO_TARGET_DIR/criterion when that is set. Standard library only.
+parent), or $CARGO_TARGET_DIR/criterion when that is set. BASELINE defaults to `new` (each
+benchmark's latest run); given several times (runs saved with criterion's `--save-baseline`),
+each median is the median over those runs, and the ratio is the median of the runs' ratios.
+Standard library only.
 """
 
 import json
 import os
+import re
+import statistics
 import sys
 from pathlib import Path
 
 OURS = "kafka-codec"
 THEIRS = "kafka-protocol"
+SHAPE = re.compile(r"_(\d+)x(\d+)x(\d+)(/|$)")
 
 
 def default_dir() -> Path:
@@ -26,19 +34,19 @@ def default_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "target" / "criterion"
 
 
-def load(root: Path) -> dict:
-    """{group: {function: median_ns}} for every benchmark with a 'new' estimate."""
+def load(root: Path, baseline: str) -> dict:
+    """{group: {function: median_ns}} for every benchmark with an estimate in `baseline`."""
     results: dict = {}
-    for estimates in sorted(root.glob("**/new/estimates.json")):
-        new = estimates.parent
-        meta_path = new / "benchmark.json"
+    for estimates in sorted(root.glob(f"**/{baseline}/estimates.json")):
+        run = estimates.parent
+        meta_path = run / "benchmark.json"
         if meta_path.exists():
             meta = json.loads(meta_path.read_text())
             group, function = meta["group_id"], meta.get("function_id") or ""
         else:
             # Without criterion's metadata, fall back on the directory layout
-            # (<group>/<function>/new), where '/' in a group name became '_'.
-            function, group = new.parent.name, new.parent.parent.name
+            # (<group>/<function>/<baseline>), where '/' in a group name became '_'.
+            function, group = run.parent.name, run.parent.parent.name
         median = json.loads(estimates.read_text())["median"]["point_estimate"]
         results.setdefault(group, {})[function] = median
     return results
@@ -52,31 +60,53 @@ def fmt_ns(ns: float) -> str:
     return f"{ns:.1f} ns"
 
 
+def partitions(group: str):
+    m = SHAPE.search(group)
+    return int(m.group(1)) * int(m.group(2)) if m else None
+
+
 def main(argv: list) -> int:
     markdown = "--markdown" in argv
-    paths = [a for a in argv if not a.startswith("--")]
+    baselines, paths, args = [], [], iter(argv)
+    for a in args:
+        if a == "--baseline":
+            baselines.append(next(args, "new"))
+        elif not a.startswith("--"):
+            paths.append(a)
+    baselines = baselines or ["new"]
     root = Path(paths[0]) if paths else default_dir()
     if not root.is_dir():
         print(f"no criterion results at {root}: run `cargo bench -p kafka-codec-bench` first",
               file=sys.stderr)
         return 1
-    results = load(root)
-    rows = []
-    for group in sorted(results):
-        functions = results[group]
-        if OURS not in functions and THEIRS not in functions:
+    runs = [load(root, b) for b in baselines]
+    groups = sorted(set().union(*runs))
+    rows, per_partition = [], {}
+    for group in groups:
+        ours = [r[group][OURS] for r in runs if OURS in r.get(group, {})]
+        theirs = [r[group][THEIRS] for r in runs if THEIRS in r.get(group, {})]
+        if not ours and not theirs:
             continue
-        ours, theirs = functions.get(OURS), functions.get(THEIRS)
-        ratio = f"{theirs / ours:.2f}" if ours and theirs else "-"
-        rows.append((group,
-                     fmt_ns(ours) if ours is not None else "-",
-                     fmt_ns(theirs) if theirs is not None else "-",
-                     ratio))
+        ratios = [r[group][THEIRS] / r[group][OURS] for r in runs
+                  if OURS in r.get(group, {}) and THEIRS in r.get(group, {})]
+        o = statistics.median(ours) if ours else None
+        t = statistics.median(theirs) if theirs else None
+        ratio = f"{statistics.median(ratios):.2f}" if ratios else "-"
+        n = partitions(group)
+        pp = "-"
+        if n and o is not None and t is not None:
+            pp = f"{o / n:.1f} / {t / n:.1f}"
+            per_partition[group] = (n, o / n, t / n)
+        rows.append((group, fmt_ns(o) if o is not None else "-",
+                     fmt_ns(t) if t is not None else "-", ratio, str(len(ratios)), pp))
     if not rows:
-        print(f"no {OURS}/{THEIRS} benchmarks under {root}", file=sys.stderr)
+        print(f"no {OURS}/{THEIRS} benchmarks under {root} ({', '.join(baselines)})",
+              file=sys.stderr)
         return 1
-    header = ("benchmark", f"{OURS} (median)", f"{THEIRS} (median)", "ratio (theirs/ours)")
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(4)]
+    header = ("benchmark", f"{OURS} (median)", f"{THEIRS} (median)", "ratio (theirs/ours)",
+              "runs", "ns/partition (ours / theirs)")
+    cols = len(header)
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(cols)]
     if markdown:
         print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
         print("|" + "|".join("-" * (w + 1) + (":" if i else "-") for i, w in enumerate(widths)) + "|")
@@ -89,7 +119,18 @@ def main(argv: list) -> int:
         for row in rows:
             print(row[0].ljust(widths[0]) + "  "
                   + "  ".join(c.rjust(w) for c, w in zip(row[1:], widths[1:])))
-    print("\nratio > 1: kafka-codec is faster; medians from each benchmark's latest run.")
+    # The Metadata pair: does the cost per partition stay flat as the response grows?
+    for op in ("decode", "encode"):
+        sized = sorted((n, o, t, g) for g, (n, o, t) in per_partition.items()
+                       if g.endswith("/" + op))
+        if len(sized) >= 2:
+            (n1, o1, t1, g1), (n2, o2, t2, g2) = sized[0], sized[-1]
+            print(f"\n{op} per partition, {g2.split('/')[0]} vs {g1.split('/')[0]}: "
+                  f"{OURS} {o2:.1f} vs {o1:.1f} ns ({o2 / o1:.2f}×), "
+                  f"{THEIRS} {t2:.1f} vs {t1:.1f} ns ({t2 / t1:.2f}×)")
+    print(f"\nratio > 1: kafka-codec is faster; baselines: {', '.join(baselines)}"
+          + ("; medians of the runs' medians, ratio the median of the runs' ratios"
+             if len(baselines) > 1 else ""))
     return 0
 
 

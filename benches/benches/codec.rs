@@ -11,7 +11,7 @@
 //!   iteration, so neither crate pays for growing the buffer.
 
 use bytes::{Bytes, BytesMut};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use kafka_codec::{DecodeFields, EncodeFields, Message};
 use kafka_codec_bench::{with_case, Case, CaseVisitor, CASES};
 use kafka_protocol::protocol::{Decodable, Encodable};
@@ -42,6 +42,7 @@ fn compare<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(c
 
     let mut group = c.benchmark_group(format!("{name}/decode"));
     group.throughput(Throughput::Bytes(bytes.len() as u64));
+    few_samples_if_large(&mut group, bytes.len());
     group.bench_function(OURS, |b| {
         b.iter(|| {
             let mut input: Bytes = black_box(&bytes).clone();
@@ -58,6 +59,7 @@ fn compare<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(c
 
     let mut group = c.benchmark_group(format!("{name}/encode"));
     group.throughput(Throughput::Bytes(bytes.len() as u64));
+    few_samples_if_large(&mut group, bytes.len());
     let mut out = BytesMut::with_capacity(bytes.len());
     group.bench_function(OURS, |b| {
         b.iter(|| {
@@ -84,6 +86,17 @@ fn compare<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(c
         "{name}: kafka-protocol encode drifted"
     );
     group.finish();
+}
+
+/// A multi-megabyte case takes milliseconds per operation: criterion's default 100 linearly
+/// growing samples would need minutes, so such cases take 20 samples of equal size.
+fn few_samples_if_large<M: criterion::measurement::Measurement>(
+    group: &mut criterion::BenchmarkGroup<'_, M>,
+    len: usize,
+) {
+    if len > 1024 * 1024 {
+        group.sampling_mode(SamplingMode::Flat).sample_size(20);
+    }
 }
 
 fn benches(c: &mut Criterion) {

@@ -23,7 +23,7 @@ pub mod dense;
 
 /// One benchmarked message: our value, its bytes and the version they are in.
 pub struct Case<M> {
-    /// The benchmark group's name, e.g. `metadata_response_v12`.
+    /// The benchmark group's name, e.g. `metadata_response_v13_100x10x3`.
     pub name: &'static str,
     /// The wire version.
     pub version: i16,

@@ -516,22 +516,26 @@ mod tests {
             }
         }
 
+        // Ten partitions, each one real 64 KiB batch.
         let fetch = fetch_response();
-        let partitions = &fetch.message.responses[0].partitions;
-        assert_eq!(partitions.len(), 10);
-        for p in partitions {
-            let records = p.records.as_ref().unwrap();
-            assert_eq!(records.len(), PARTITION_RECORDS_LEN);
-            assert_eq!(decode_batches(records).unwrap().len(), 1);
-        }
-
         let produce = produce_request();
-        let partitions = &produce.message.topic_data[0].partition_data;
-        assert_eq!(partitions.len(), 10);
-        for p in partitions {
-            let records = p.records.as_ref().unwrap();
-            assert_eq!(records.len(), PARTITION_RECORDS_LEN);
-            assert_eq!(decode_batches(records).unwrap().len(), 1);
+        let fetched: Vec<_> = fetch.message.responses[0]
+            .partitions
+            .iter()
+            .map(|p| &p.records)
+            .collect();
+        let produced: Vec<_> = produce.message.topic_data[0]
+            .partition_data
+            .iter()
+            .map(|p| &p.records)
+            .collect();
+        for records in [fetched, produced] {
+            assert_eq!(records.len(), 10);
+            for records in records {
+                let records = records.as_ref().unwrap();
+                assert_eq!(records.len(), PARTITION_RECORDS_LEN);
+                assert_eq!(decode_batches(records).unwrap().len(), 1);
+            }
         }
 
         assert_eq!(api_versions_response().message.api_keys.len(), 70);

@@ -11,7 +11,8 @@ Usage: python3 benches/report.py [CRITERION_DIR] [--markdown] [--baseline NAME].
 CRITERION_DIR defaults to target/criterion under the workspace root (this file's parent's
 parent), or $CARGO_TARGET_DIR/criterion when that is set. BASELINE defaults to `new` (each
 benchmark's latest run); given several times (runs saved with criterion's `--save-baseline`),
-each median is the median over those runs, and the ratio is the median of the runs' ratios.
+each median is the median over those runs, and the ratio is the median of the runs' ratios
+(their range in brackets).
 Standard library only.
 """
 
@@ -92,6 +93,8 @@ def main(argv: list) -> int:
         o = statistics.median(ours) if ours else None
         t = statistics.median(theirs) if theirs else None
         ratio = f"{statistics.median(ratios):.2f}" if ratios else "-"
+        if len(ratios) > 1:
+            ratio += f" ({min(ratios):.2f}–{max(ratios):.2f})"
         n = partitions(group)
         pp = "-"
         if n and o is not None and t is not None:
@@ -103,7 +106,7 @@ def main(argv: list) -> int:
         print(f"no {OURS}/{THEIRS} benchmarks under {root} ({', '.join(baselines)})",
               file=sys.stderr)
         return 1
-    header = ("benchmark", f"{OURS} (median)", f"{THEIRS} (median)", "ratio (theirs/ours)",
+    header = ("benchmark", f"{OURS} (median)", f"{THEIRS} (median)", "ratio (theirs/ours, range)",
               "runs", "ns/partition (ours / theirs)")
     cols = len(header)
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(cols)]

@@ -24,12 +24,18 @@ const THEIRS: &str = "kafka-protocol";
 struct Compare<'a>(&'a mut Criterion);
 
 impl CaseVisitor for Compare<'_> {
-    fn visit<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(&mut self, case: Case<M>) {
+    fn visit<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(
+        &mut self,
+        case: Case<M>,
+    ) {
         compare::<M, T>(self.0, case)
     }
 }
 
-fn compare<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(c: &mut Criterion, case: Case<M>) {
+fn compare<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(
+    c: &mut Criterion,
+    case: Case<M>,
+) {
     let Case {
         name,
         version,

@@ -31,7 +31,10 @@ struct Run<'a> {
 }
 
 impl CaseVisitor for Run<'_> {
-    fn visit<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(&mut self, case: Case<M>) {
+    fn visit<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(
+        &mut self,
+        case: Case<M>,
+    ) {
         let Case {
             version,
             message,

@@ -443,7 +443,10 @@ pub fn api_versions_response() -> Case<api_versions_response::ApiVersionsRespons
 /// Runs something generic over a case's two message types; see [`with_case`].
 pub trait CaseVisitor {
     /// Called with the built (and checked) case; `T` is kafka-protocol's type for it.
-    fn visit<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(&mut self, case: Case<M>);
+    fn visit<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(
+        &mut self,
+        case: Case<M>,
+    );
 }
 
 /// Every case's name, in the order the benchmark runs them.
@@ -543,7 +546,10 @@ mod tests {
         let mut names = Vec::new();
         struct Names<'a>(&'a mut Vec<&'static str>);
         impl CaseVisitor for Names<'_> {
-            fn visit<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(&mut self, case: Case<M>) {
+            fn visit<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(
+                &mut self,
+                case: Case<M>,
+            ) {
                 self.0.push(case.name);
             }
         }

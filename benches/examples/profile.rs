@@ -16,9 +16,13 @@
 //!
 //! Arguments: CASE (a benchmark group's case name, e.g. `fetch_response_v18`; `list` prints
 //! them), `decode` or `encode`, `kafka-codec` or `kafka-protocol`, and N (default 10000).
+//! The cases of `benches/records.rs` (`records_1000_none`, `records_1000_gzip`, …) run that
+//! benchmark's loop bodies; `list` leaves them out.
 
 use bytes::{Bytes, BytesMut};
+use kafka_codec::records::{decode_batches, Compression};
 use kafka_codec::{DecodeFields, EncodeFields, Message};
+use kafka_codec_bench::records::{RecordsCase, RECORDS};
 use kafka_codec_bench::{with_case, Case, CaseVisitor, CASES};
 use kafka_protocol::protocol::{Decodable, Encodable};
 use std::hint::black_box;
@@ -77,6 +81,53 @@ impl CaseVisitor for Run<'_> {
     }
 }
 
+/// The loop bodies of `benches/records.rs`: the warm-up plus `n`.
+fn run_records(case: RecordsCase, op: &str, who: &str, n: usize) {
+    let RecordsCase {
+        batch,
+        theirs,
+        options,
+        bytes,
+        ..
+    } = case;
+    let mut ours = Vec::with_capacity(2 * bytes.len() + 1024);
+    let mut out = BytesMut::with_capacity(2 * bytes.len() + 1024);
+    let times = n + 1;
+    match (op, who) {
+        ("decode", "kafka-codec") => {
+            for _ in 0..times {
+                black_box(decode_batches(black_box(&bytes)).unwrap());
+            }
+        }
+        ("decode", "kafka-protocol") => {
+            for _ in 0..times {
+                let mut input: Bytes = black_box(&bytes).clone();
+                black_box(kafka_protocol::records::RecordBatchDecoder::decode(&mut input).unwrap());
+            }
+        }
+        ("encode", "kafka-codec") => {
+            for _ in 0..times {
+                ours.clear();
+                black_box(&batch).encode_to_vec(&mut ours).unwrap();
+                black_box(ours.len());
+            }
+        }
+        ("encode", "kafka-protocol") => {
+            for _ in 0..times {
+                out.clear();
+                kafka_protocol::records::RecordBatchEncoder::encode(
+                    &mut out,
+                    black_box(&theirs).iter(),
+                    &options,
+                )
+                .unwrap();
+                black_box(out.len());
+            }
+        }
+        _ => unreachable!("checked in main"),
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
@@ -104,6 +155,14 @@ fn main() -> ExitCode {
     {
         eprintln!("{usage}");
         return ExitCode::from(2);
+    }
+    let prefix = format!("records_{RECORDS}_");
+    let codec = Compression::ALL
+        .into_iter()
+        .find(|c| case.strip_prefix(prefix.as_str()) == Some(c.name()));
+    if let Some(codec) = codec {
+        run_records(RecordsCase::new(codec), op, who, n);
+        return ExitCode::SUCCESS;
     }
     let mut run = Run { op, who, n };
     if !with_case(case, &mut run) {

@@ -146,7 +146,31 @@ impl V2Records {
         Some(Err(error.placed(self.batch_start, self.decompressed_at)))
     }
 
+    /// The next record when it is well formed; `None` when there is none or it needs a
+    /// closer look ([`V2Records::next_checked`] then reads it again and names the error).
+    #[inline(always)]
+    fn next_fast(&mut self) -> Option<Record> {
+        if self.done || self.index == self.count {
+            return None;
+        }
+        let (record, end) =
+            read_record_fast(&self.data, self.pos, self.base_offset, self.base_timestamp)?;
+        self.pos = end;
+        self.index += 1;
+        Some(record)
+    }
+
     fn next(&mut self) -> Option<Result<Record, RecordsError>> {
+        match self.next_fast() {
+            Some(record) => Some(Ok(record)),
+            None => self.next_checked(),
+        }
+    }
+
+    /// The next record read field by field with every check, or the error that ends the
+    /// records (one that does not fill its length, bytes after the last one).
+    #[cold]
+    fn next_checked(&mut self) -> Option<Result<Record, RecordsError>> {
         if self.done {
             return None;
         }
@@ -230,10 +254,22 @@ pub(super) fn decode(
     batch_start: usize,
     limits: &DecodeLimits,
 ) -> Result<RecordBatch, RecordsError> {
-    let mut iter = records(bytes, header, batch_start, limits)?;
+    let iter = records(bytes, header, batch_start, limits)?;
+    // `records` bounded the count by the bytes there are, so this reserves nothing a lying
+    // header could inflate.
     let mut records = Vec::with_capacity(iter.remaining());
-    for record in &mut iter {
-        records.push(record?);
+    match iter.0 {
+        Inner::V2(mut v2) => loop {
+            if let Some(record) = v2.next_fast() {
+                records.push(record);
+                continue;
+            }
+            match v2.next_checked() {
+                Some(record) => records.push(record?),
+                None => break,
+            }
+        },
+        Inner::Decoded(decoded) => records.extend(decoded),
     }
     let compression = header
         .compression()
@@ -384,6 +420,116 @@ impl Cursor<'_> {
     }
 }
 
+/// An unsigned varint of at most `max_bytes` bytes at `pos`, and the position after it;
+/// `None` when it runs past `bytes` or is too long. The same value as [`Cursor::unsigned`]
+/// gives (bits above 64 dropped; the caller keeps the low 32 of a varint).
+#[inline(always)]
+fn unsigned_at(bytes: &[u8], pos: usize, max_bytes: usize) -> Option<(u64, usize)> {
+    let first = *bytes.get(pos)?;
+    if first < 0x80 {
+        return Some((u64::from(first), pos + 1));
+    }
+    let second = *bytes.get(pos + 1)?;
+    if second < 0x80 {
+        return Some((u64::from(first & 0x7f) | u64::from(second) << 7, pos + 2));
+    }
+    unsigned_tail(bytes, pos, max_bytes)
+}
+
+#[inline(never)]
+fn unsigned_tail(bytes: &[u8], pos: usize, max_bytes: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for i in 0..max_bytes {
+        let byte = *bytes.get(pos + i)?;
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            return Some((value, pos + i + 1));
+        }
+    }
+    None
+}
+
+#[inline(always)]
+fn varint_at(bytes: &[u8], pos: usize) -> Option<(i32, usize)> {
+    let (raw, pos) = unsigned_at(bytes, pos, 5)?;
+    let raw = raw as u32;
+    Some((((raw >> 1) as i32) ^ -((raw & 1) as i32), pos))
+}
+
+/// A nullable byte string of a record (`bytes` ends where the record does), sliced from
+/// `data` without copying; `None` for a length other than -1 that is negative or too long.
+#[inline(always)]
+fn nullable_at(data: &Bytes, bytes: &[u8], pos: usize) -> Option<(Option<Bytes>, usize)> {
+    let (len, pos) = varint_at(bytes, pos)?;
+    if len == -1 {
+        return Some((None, pos));
+    }
+    let end = pos.checked_add(usize::try_from(len).ok()?)?;
+    if end > bytes.len() {
+        return None;
+    }
+    Some((Some(data.slice(pos..end)), end))
+}
+
+/// One record at `pos` of `data` when it is well formed, and where it ends.
+///
+/// This is the common case without error bookkeeping: every field is bounded by the
+/// record's own length, and anything unusual (a field past the record's end, a negative
+/// length, a header key that is not UTF-8, fields that do not fill the length) gives
+/// `None`. The caller then reads the record again with [`read_record`], which decides and
+/// names the error; on input both accept, both give the same record.
+#[inline(always)]
+fn read_record_fast(
+    data: &Bytes,
+    pos: usize,
+    base_offset: i64,
+    base_timestamp: i64,
+) -> Option<(Record, usize)> {
+    let all: &[u8] = data;
+    let (length, pos) = varint_at(all, pos)?;
+    let end = pos.checked_add(usize::try_from(length).ok()?)?;
+    let bytes = all.get(..end)?;
+    let attributes = *bytes.get(pos)? as i8;
+    let (timestamp_raw, pos) = unsigned_at(bytes, pos + 1, 10)?;
+    let timestamp_delta = ((timestamp_raw >> 1) as i64) ^ -((timestamp_raw & 1) as i64);
+    let (offset_delta, pos) = varint_at(bytes, pos)?;
+    let (key, pos) = nullable_at(data, bytes, pos)?;
+    let (value, pos) = nullable_at(data, bytes, pos)?;
+    let (count, mut pos) = varint_at(bytes, pos)?;
+    let count = usize::try_from(count).ok()?;
+    let mut headers = Vec::new();
+    if count > 0 {
+        // Each header takes at least two bytes: the record's length bounds the reservation.
+        if count > (end - pos) / 2 {
+            return None;
+        }
+        headers.reserve_exact(count);
+        for _ in 0..count {
+            let (key_len, key_at) = varint_at(bytes, pos)?;
+            let key_end = key_at.checked_add(usize::try_from(key_len).ok()?)?;
+            if key_end > end {
+                return None;
+            }
+            let key = Utf8Bytes::from_utf8(data.slice(key_at..key_end)).ok()?;
+            let (value, next) = nullable_at(data, bytes, key_end)?;
+            headers.push(Header { key, value });
+            pos = next;
+        }
+    }
+    if pos != end {
+        return None;
+    }
+    let record = Record {
+        offset: base_offset.wrapping_add(i64::from(offset_delta)),
+        timestamp: base_timestamp.wrapping_add(timestamp_delta),
+        attributes,
+        key,
+        value,
+        headers,
+    };
+    Some((record, end))
+}
+
 /// One record; errors are positioned in the cursor's data.
 #[inline]
 pub(super) fn read_record(
@@ -506,40 +652,77 @@ fn deltas(record: &Record, batch: &RecordBatch) -> Result<(i32, i64), RecordsErr
     ))
 }
 
-/// Writes an unsigned varint; the caller reserved room.
-#[inline]
-fn push_unsigned(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
+/// Writes into a buffer sized beforehand (by [`record_bound`]), so that no byte written
+/// checks for capacity.
+struct SliceWriter<'a> {
+    buf: &'a mut [u8],
+    pos: usize,
+}
+
+impl SliceWriter<'_> {
+    #[inline(always)]
+    fn byte(&mut self, byte: u8) {
+        self.buf[self.pos] = byte;
+        self.pos += 1;
     }
-    out.push(value as u8);
-}
 
-#[inline]
-fn push_varint(out: &mut Vec<u8>, value: i32) {
-    push_unsigned(out, u64::from(((value << 1) ^ (value >> 31)) as u32));
-}
-
-#[inline]
-fn push_varlong(out: &mut Vec<u8>, value: i64) {
-    push_unsigned(out, ((value << 1) ^ (value >> 63)) as u64);
-}
-
-#[inline]
-fn push_nullable(out: &mut Vec<u8>, value: Option<&[u8]>) {
-    match value {
-        Some(value) => {
-            push_varint(out, value.len() as i32);
-            out.extend_from_slice(value);
+    #[inline(always)]
+    fn unsigned(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.byte(value as u8 | 0x80);
+            value >>= 7;
         }
-        None => out.push(1), // zigzag(-1)
+        self.byte(value as u8);
+    }
+
+    #[inline(always)]
+    fn varint(&mut self, value: i32) {
+        self.unsigned(u64::from(((value << 1) ^ (value >> 31)) as u32));
+    }
+
+    #[inline(always)]
+    fn varlong(&mut self, value: i64) {
+        self.unsigned(((value << 1) ^ (value >> 63)) as u64);
+    }
+
+    #[inline(always)]
+    fn slice(&mut self, bytes: &[u8]) {
+        self.buf[self.pos..self.pos + bytes.len()].copy_from_slice(bytes);
+        self.pos += bytes.len();
+    }
+
+    #[inline(always)]
+    fn nullable(&mut self, value: Option<&[u8]>) {
+        match value {
+            Some(value) => {
+                self.varint(value.len() as i32);
+                self.slice(value);
+            }
+            None => self.byte(1), // zigzag(-1)
+        }
     }
 }
 
+/// Most bytes `record` can take, length prefix included: every varint at its widest.
 #[inline]
+fn record_bound(record: &Record) -> usize {
+    const MAX_VARINT: usize = 5;
+    const MAX_VARLONG: usize = 10;
+    let len = |value: Option<&Bytes>| value.map_or(0, Bytes::len);
+    let mut bound = (MAX_VARINT + 1 + MAX_VARLONG + 4 * MAX_VARINT)
+        .saturating_add(len(record.key.as_ref()))
+        .saturating_add(len(record.value.as_ref()));
+    for header in &record.headers {
+        bound = bound
+            .saturating_add(2 * MAX_VARINT + header.key.len())
+            .saturating_add(len(header.value.as_ref()));
+    }
+    bound
+}
+
+#[inline(always)]
 fn write_record(
-    out: &mut Vec<u8>,
+    out: &mut SliceWriter<'_>,
     record: &Record,
     batch: &RecordBatch,
 ) -> Result<(), RecordsError> {
@@ -548,19 +731,57 @@ fn write_record(
     // Every length inside the record is at most the record's, so this one check covers
     // keys, values and headers too.
     let body_len = check_len(body, "record")?;
-    out.reserve(body + 5);
-    push_varint(out, body_len);
-    out.push(record.attributes as u8);
-    push_varlong(out, timestamp_delta);
-    push_varint(out, offset_delta);
-    push_nullable(out, record.key.as_deref());
-    push_nullable(out, record.value.as_deref());
-    push_varint(out, record.headers.len() as i32);
+    out.varint(body_len);
+    out.byte(record.attributes as u8);
+    out.varlong(timestamp_delta);
+    out.varint(offset_delta);
+    out.nullable(record.key.as_deref());
+    out.nullable(record.value.as_deref());
+    out.varint(record.headers.len() as i32);
     for header in &record.headers {
-        push_varint(out, header.key.len() as i32);
-        out.extend_from_slice(header.key.as_bytes());
-        push_nullable(out, header.value.as_deref());
+        out.varint(header.key.len() as i32);
+        out.slice(header.key.as_bytes());
+        out.nullable(header.value.as_deref());
     }
+    Ok(())
+}
+
+/// Writes the records of `batch`, uncompressed, at the end of `out`: the buffer grows once
+/// to a bound of their size, they are written into it and it is cut to what they took.
+fn write_plain_records(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsError> {
+    let bound = batch.records.iter().fold(0usize, |sum, record| {
+        sum.saturating_add(record_bound(record))
+    });
+    if bound > i32::MAX as usize {
+        // Only a batch near the format's limit gets here: check it before growing the
+        // buffer, so a batch that cannot be written does not allocate its size first.
+        let mut size = RECORD_BATCH_OVERHEAD;
+        for (index, record) in batch.records.iter().enumerate() {
+            let (offset_delta, timestamp_delta) =
+                deltas(record, batch).map_err(|e| e.at_record(index))?;
+            let body = record_body_len(record, offset_delta, timestamp_delta);
+            check_len(body, "record").map_err(|e| e.at_record(index))?;
+            size = size.saturating_add(varint_len(body as i32) + body);
+        }
+        // A compressed batch may still fit once compressed; `encode_v2` checks that.
+        if batch.compression == Compression::None && size - LOG_OVERHEAD > i32::MAX as usize {
+            return Err(unwritable(format!("a batch of {size} bytes")));
+        }
+    }
+    let start = out.len();
+    out.resize(start + bound, 0);
+    let mut writer = SliceWriter {
+        buf: &mut out[start..],
+        pos: 0,
+    };
+    for (index, record) in batch.records.iter().enumerate() {
+        if let Err(error) = write_record(&mut writer, record, batch) {
+            out.truncate(start);
+            return Err(error.at_record(index));
+        }
+    }
+    let written = writer.pos;
+    out.truncate(start + written);
     Ok(())
 }
 
@@ -629,14 +850,9 @@ pub(super) fn encode_v2(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), Re
 
 fn write_records(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsError> {
     if batch.compression == Compression::None {
-        for (index, record) in batch.records.iter().enumerate() {
-            write_record(out, record, batch).map_err(|e| e.at_record(index))?;
-        }
-        return Ok(());
+        return write_plain_records(batch, out);
     }
-    let mut raw = Vec::with_capacity(encoded_len_v2(batch) - RECORD_BATCH_OVERHEAD);
-    for (index, record) in batch.records.iter().enumerate() {
-        write_record(&mut raw, record, batch).map_err(|e| e.at_record(index))?;
-    }
+    let mut raw = Vec::new();
+    write_plain_records(batch, &mut raw)?;
     compress(batch.compression, 2, &raw, out).map_err(|kind| RecordsError::new(kind, 0))
 }

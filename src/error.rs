@@ -36,7 +36,8 @@ pub enum JsonErrorKind {
     /// Text that is not valid base64.
     #[error("invalid base64")]
     InvalidBase64,
-    /// Text that is not a Kafka UUID.
+    /// Text that is not a Kafka UUID (at most [`crate::json::MAX_QUOTED_CHARS`] characters of
+    /// it are kept).
     #[error("invalid UUID {0:?}")]
     InvalidUuid(String),
     /// A string longer than Kafka's limit of 32767 bytes.
@@ -57,6 +58,21 @@ pub enum JsonErrorKind {
     /// them, such as the records form).
     #[error("unknown field {0:?}")]
     UnknownField(String),
+    /// A key given twice in one JSON object: a JSON object model would keep only one of the
+    /// two values without a word.
+    #[error("key {key:?} is given twice in {path}")]
+    DuplicateKey {
+        /// The key (at most [`crate::json::MAX_QUOTED_CHARS`] characters of it).
+        key: String,
+        /// Where the object is, in the JSON's own keys (`header`, `topics[3]`).
+        path: String,
+    },
+    /// Text that is not JSON.
+    #[error("invalid JSON: {0}")]
+    Syntax(String),
+    /// A `records` field that the [`crate::json::RecordsJson`] hook cannot read.
+    #[error("records: {0}")]
+    Records(String),
     /// An API this crate knows but this build leaves out: its cargo feature is off.
     #[error("API {api} is not compiled in: enable kafka-codec's `{feature}` feature")]
     ApiNotCompiled {

@@ -11,6 +11,8 @@
 use crate::api::{ApiKey, Request, Response};
 #[cfg(feature = "json")]
 use crate::error::{JsonError, JsonErrorKind};
+#[cfg(feature = "json")]
+use crate::json::JsonOptions;
 use crate::messages::{RequestHeader, ResponseHeader};
 #[cfg(any(feature = "client", feature = "broker"))]
 use crate::wire::Decoder;
@@ -336,17 +338,31 @@ impl RequestFrame {
     /// `{"header": …, "body": …}` in Kafka's JSON form.
     #[cfg(feature = "json")]
     pub fn to_json(&self) -> Result<Value, EncodeError> {
+        self.to_json_with(&JsonOptions::default())
+    }
+
+    /// [`RequestFrame::to_json`] with `options` (a hook for `records` fields).
+    #[cfg(feature = "json")]
+    pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
         let (header_version, version) = self.header_version()?;
         Ok(json!({
-            "header": self.header.to_json(header_version)?,
-            "body": self.body.to_json(version)?,
+            "header": self.header.to_json_with(header_version, options)?,
+            "body": self.body.to_json_with(version, options)?,
         }))
     }
 
     /// Reads `{"header": …, "body": …}`; the header's API key and version select the body.
+    /// Strict: a key the form does not have is an error (see [`crate::json`]).
     #[cfg(feature = "json")]
     pub fn from_json(value: &Value) -> Result<Self, JsonError> {
+        Self::from_json_with(value, &JsonOptions::default())
+    }
+
+    /// [`RequestFrame::from_json`] with `options` (lenient reading, a hook for `records`).
+    #[cfg(feature = "json")]
+    pub fn from_json_with(value: &Value, options: &JsonOptions<'_>) -> Result<Self, JsonError> {
         let object = crate::json::expect_object(value)?;
+        crate::json::check_keys(object, &["header", "body"], options)?;
         let header_json = object
             .get("header")
             .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at("header"))?;
@@ -365,12 +381,17 @@ impl RequestFrame {
         let version = key_and_version("requestApiVersion")?;
         let api = ApiKey::from_key(key)
             .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)))?;
-        let header = RequestHeader::from_json(header_json, api.request_header_version(version))
-            .map_err(|e| e.at("header"))?;
+        let header = RequestHeader::from_json_with(
+            header_json,
+            api.request_header_version(version),
+            options,
+        )
+        .map_err(|e| e.at("header"))?;
         let body_json = object
             .get("body")
             .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at("body"))?;
-        let body = Request::from_json(api, body_json, version).map_err(|e| e.at("body"))?;
+        let body =
+            Request::from_json_with(api, body_json, version, options).map_err(|e| e.at("body"))?;
         Ok(RequestFrame { header, body })
     }
 }
@@ -504,18 +525,31 @@ impl ResponseFrame {
     /// the JSON self-contained, since a response frame does not carry them.
     #[cfg(feature = "json")]
     pub fn to_json(&self) -> Result<Value, EncodeError> {
+        self.to_json_with(&JsonOptions::default())
+    }
+
+    /// [`ResponseFrame::to_json`] with `options` (a hook for `records` fields).
+    #[cfg(feature = "json")]
+    pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
         Ok(json!({
             "apiKey": self.api_key().key(),
             "apiVersion": self.api_version,
-            "header": self.header.to_json(self.header_version())?,
-            "body": self.body.to_json(self.api_version)?,
+            "header": self.header.to_json_with(self.header_version(), options)?,
+            "body": self.body.to_json_with(self.api_version, options)?,
         }))
     }
 
-    /// Reads the form [`ResponseFrame::to_json`] writes.
+    /// Reads the form [`ResponseFrame::to_json`] writes, strictly (see [`crate::json`]).
     #[cfg(feature = "json")]
     pub fn from_json(value: &Value) -> Result<Self, JsonError> {
+        Self::from_json_with(value, &JsonOptions::default())
+    }
+
+    /// [`ResponseFrame::from_json`] with `options` (lenient reading, a hook for `records`).
+    #[cfg(feature = "json")]
+    pub fn from_json_with(value: &Value, options: &JsonOptions<'_>) -> Result<Self, JsonError> {
         let object = crate::json::expect_object(value)?;
+        crate::json::check_keys(object, &["apiKey", "apiVersion", "header", "body"], options)?;
         let field = |name: &'static str| {
             object
                 .get(name)
@@ -526,10 +560,14 @@ impl ResponseFrame {
             crate::json::read_i16(field("apiVersion")?).map_err(|e| e.at("apiVersion"))?;
         let api = ApiKey::from_key(key)
             .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)).at("apiKey"))?;
-        let header =
-            ResponseHeader::from_json(field("header")?, api.response_header_version(version))
-                .map_err(|e| e.at("header"))?;
-        let body = Response::from_json(api, field("body")?, version).map_err(|e| e.at("body"))?;
+        let header = ResponseHeader::from_json_with(
+            field("header")?,
+            api.response_header_version(version),
+            options,
+        )
+        .map_err(|e| e.at("header"))?;
+        let body = Response::from_json_with(api, field("body")?, version, options)
+            .map_err(|e| e.at("body"))?;
         Ok(ResponseFrame {
             api_version: version,
             header,

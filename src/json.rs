@@ -8,7 +8,17 @@
 //!
 //! **One deliberate difference:** Kafka writes a `records` field as `""`, losing its content.
 //! This crate writes `records` as standard base64 of the raw record bytes, so JSON → message →
-//! bytes is lossless (the command-line tool depends on it).
+//! bytes is lossless (the command-line tool depends on it). A [`RecordsJson`] hook in
+//! [`JsonOptions`] may show `records` fields in another form (the command-line tool's
+//! `--records` shows the batches they hold); this module does not know the records layer.
+//!
+//! **Strict by default.** Reading refuses a key that no version of the struct has (Kafka's
+//! reader drops it silently, so a misspelled field would vanish) and, in [`parse`], a key given
+//! twice in one object (a JSON object model keeps only the last one). [`JsonOptions::lenient`]
+//! restores Kafka's tolerance. A key of a field that exists in other versions of the struct
+//! follows Kafka's rules either way: refused where Kafka refuses it, dropped where Kafka drops
+//! it. Error paths use the JSON's own keys (`topics[3].partitionIndex`), and an error quotes
+//! at most [`MAX_QUOTED_CHARS`] characters of what the input held.
 
 use crate::error::{JsonError, JsonErrorKind};
 use crate::wire::{EncodeError, EncodeErrorKind, Utf8Bytes, Uuid};
@@ -16,6 +26,232 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use base64::Engine;
 use bytes::Bytes;
 use serde_json::{Map, Value};
+use std::fmt;
+
+/// How Kafka's JSON form is read and written.
+#[derive(Clone, Copy, Default)]
+pub struct JsonOptions<'a> {
+    /// Accept keys the struct has in no version (dropped) and, in [`parse`], keys given twice
+    /// (the last wins), as Kafka's own reader does. Off by default: both are errors.
+    pub lenient: bool,
+    /// Shows and reads `records` fields; without it they are standard base64.
+    pub records: Option<&'a dyn RecordsJson>,
+}
+
+impl fmt::Debug for JsonOptions<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JsonOptions")
+            .field("lenient", &self.lenient)
+            .field("records", &self.records.map(|_| "RecordsJson"))
+            .finish()
+    }
+}
+
+impl JsonOptions<'_> {
+    /// Kafka's reader's tolerance: unknown keys dropped, a repeated key's last value kept.
+    pub fn lenient() -> Self {
+        JsonOptions {
+            lenient: true,
+            records: None,
+        }
+    }
+}
+
+/// Another JSON form for `records` fields (the core does not know record batches; the
+/// records layer or a tool implements this).
+pub trait RecordsJson {
+    /// The JSON shown for a `records` field's bytes, or why they cannot be shown (the message
+    /// is then not written).
+    fn records_to_json(&self, records: &Bytes) -> Result<Value, String>;
+
+    /// The bytes of a `records` field from a JSON value that is not a string (a string is
+    /// always base64, whatever the hook).
+    fn records_from_json(&self, value: &Value) -> Result<Bytes, String>;
+}
+
+/// The most characters of a value from the input that an error message quotes.
+pub const MAX_QUOTED_CHARS: usize = 64;
+
+/// `text` for an error message: whole if short, else its first [`MAX_QUOTED_CHARS`]
+/// characters, an ellipsis and its length, so that a huge value is never echoed.
+pub fn quote(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => text.to_owned(),
+        Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()),
+    }
+}
+
+/// JSON text as a [`Value`]. Strict (the default) refuses a key given twice in one object,
+/// naming it and its path; [`JsonOptions::lenient`] keeps the last value as serde_json does.
+pub fn parse(text: &[u8], options: &JsonOptions<'_>) -> Result<Value, JsonError> {
+    let syntax = |e: serde_json::Error| JsonError::new(JsonErrorKind::Syntax(e.to_string()));
+    if options.lenient {
+        return serde_json::from_slice(text).map_err(syntax);
+    }
+    use serde::de::DeserializeSeed;
+    let mut path = String::new();
+    let mut duplicate = None;
+    let mut deserializer = serde_json::Deserializer::from_slice(text);
+    let parsed = StrictValue {
+        path: &mut path,
+        duplicate: &mut duplicate,
+    }
+    .deserialize(&mut deserializer)
+    .and_then(|value| deserializer.end().map(|()| value));
+    match (parsed, duplicate) {
+        (_, Some(kind)) => Err(JsonError::new(kind)),
+        (Ok(value), None) => Ok(value),
+        (Err(e), None) => Err(syntax(e)),
+    }
+}
+
+/// Reads one value, refusing an object key given twice; `path` is where the value is
+/// (`header`, `topics[3]`), `duplicate` receives the error that stopped the read.
+struct StrictValue<'p> {
+    path: &'p mut String,
+    duplicate: &'p mut Option<JsonErrorKind>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for StrictValue<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for StrictValue<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut values = Vec::new();
+        let base = self.path.len();
+        loop {
+            use std::fmt::Write as _;
+            let _ = write!(self.path, "[{}]", values.len());
+            let element = seq.next_element_seed(StrictValue {
+                path: &mut *self.path,
+                duplicate: &mut *self.duplicate,
+            })?;
+            self.path.truncate(base);
+            match element {
+                Some(element) => values.push(element),
+                None => return Ok(Value::Array(values)),
+            }
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        let base = self.path.len();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                let at = if self.path.is_empty() {
+                    "the top level".to_owned()
+                } else {
+                    self.path.clone()
+                };
+                *self.duplicate = Some(JsonErrorKind::DuplicateKey {
+                    key: quote(&key),
+                    path: at,
+                });
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            if base > 0 {
+                self.path.push('.');
+            }
+            self.path.push_str(&quote(&key));
+            let value = map.next_value_seed(StrictValue {
+                path: &mut *self.path,
+                duplicate: &mut *self.duplicate,
+            })?;
+            self.path.truncate(base);
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// Refuses (unless `options` are lenient) a key of `object` that is not in `known`: the keys
+/// of every field the struct has in any version.
+pub fn check_keys(
+    object: &Map<String, Value>,
+    known: &[&str],
+    options: &JsonOptions<'_>,
+) -> Result<(), JsonError> {
+    if options.lenient {
+        return Ok(());
+    }
+    match object.keys().find(|key| !known.contains(&key.as_str())) {
+        None => Ok(()),
+        Some(key) => Err(unknown_key(key)),
+    }
+}
+
+#[cold]
+fn unknown_key(key: &str) -> JsonError {
+    JsonError::new(JsonErrorKind::UnknownField(quote(key)))
+}
+
+/// A `records` field: base64 text, or, with a [`RecordsJson`] hook, any other form it reads.
+pub fn read_records(value: &Value, options: &JsonOptions<'_>) -> Result<Bytes, JsonError> {
+    match (value, options.records) {
+        (Value::String(_), _) | (_, None) => read_bytes(value),
+        (_, Some(hook)) => hook
+            .records_from_json(value)
+            .map_err(|e| JsonError::new(JsonErrorKind::Records(e))),
+    }
+}
+
+/// A nullable `records` field.
+pub fn read_nullable_records(
+    value: &Value,
+    options: &JsonOptions<'_>,
+) -> Result<Option<Bytes>, JsonError> {
+    if value.is_null() {
+        Ok(None)
+    } else {
+        read_records(value, options).map(Some)
+    }
+}
+
+/// The JSON of a `records` field: base64, or what the [`RecordsJson`] hook shows.
+pub fn records_to_json(value: &Bytes, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
+    match options.records {
+        None => Ok(bytes_to_json(value)),
+        Some(hook) => hook
+            .records_to_json(value)
+            .map_err(|e| EncodeError::new(EncodeErrorKind::RecordsNotShown(e))),
+    }
+}
 
 /// The JSON for a `uuid`.
 pub fn uuid_to_json(value: &Uuid) -> Value {
@@ -132,7 +368,7 @@ pub fn read_uuid(value: &Value) -> Result<Uuid, JsonError> {
         .as_str()
         .ok_or_else(|| wrong_type("a UUID string", value))?;
     text.parse()
-        .map_err(|_| JsonError::new(JsonErrorKind::InvalidUuid(text.to_owned())))
+        .map_err(|_| JsonError::new(JsonErrorKind::InvalidUuid(quote(text))))
 }
 
 /// A string; Kafka refuses more than 32767 UTF-8 bytes.

@@ -10,6 +10,8 @@
 
 #[cfg(feature = "json")]
 use crate::error::{JsonError, JsonErrorKind};
+#[cfg(feature = "json")]
+use crate::json::JsonOptions;
 use crate::versions::VersionRange;
 use crate::wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind,
@@ -175,18 +177,26 @@ pub trait EncodeFields: Sized {
 #[cfg(feature = "json")]
 pub trait JsonFields: Sized {
     /// The struct as a JSON object in Kafka's form.
-    fn to_json_value(&self, version: i16) -> Result<Value, EncodeError>;
+    fn to_json_value(&self, version: i16, options: &JsonOptions<'_>) -> Result<Value, EncodeError>;
 
     /// The struct from a JSON object in Kafka's form.
-    fn from_json_value(value: &Value, version: i16) -> Result<Self, JsonError>;
+    fn from_json_value(
+        value: &Value,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Self, JsonError>;
 
     /// An array of the struct as a JSON array.
-    fn array_to_json(values: &[Self], version: i16) -> Result<Value, EncodeError> {
+    fn array_to_json(
+        values: &[Self],
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Value, EncodeError> {
         let mut array = Vec::with_capacity(values.len());
         for (index, value) in values.iter().enumerate() {
             array.push(
                 value
-                    .to_json_value(version)
+                    .to_json_value(version, options)
                     .map_err(|e| e.at_index(index))?,
             );
         }
@@ -194,11 +204,15 @@ pub trait JsonFields: Sized {
     }
 
     /// A nullable struct: `None` for JSON null.
-    fn nullable_from_json(value: &Value, version: i16) -> Result<Option<Self>, JsonError> {
+    fn nullable_from_json(
+        value: &Value,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Option<Self>, JsonError> {
         if value.is_null() {
             Ok(None)
         } else {
-            Self::from_json_value(value, version).map(Some)
+            Self::from_json_value(value, version, options).map(Some)
         }
     }
 
@@ -206,20 +220,27 @@ pub trait JsonFields: Sized {
     fn nullable_array_from_json(
         value: &Value,
         version: i16,
+        options: &JsonOptions<'_>,
     ) -> Result<Option<Vec<Self>>, JsonError> {
         if value.is_null() {
             Ok(None)
         } else {
-            Self::array_from_json(value, version).map(Some)
+            Self::array_from_json(value, version, options).map(Some)
         }
     }
 
     /// An array of the struct from a JSON array.
-    fn array_from_json(value: &Value, version: i16) -> Result<Vec<Self>, JsonError> {
+    fn array_from_json(
+        value: &Value,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Vec<Self>, JsonError> {
         let elements = crate::json::expect_array(value)?;
         let mut values = Vec::with_capacity(elements.len());
         for (index, element) in elements.iter().enumerate() {
-            values.push(Self::from_json_value(element, version).map_err(|e| e.at_index(index))?);
+            values.push(
+                Self::from_json_value(element, version, options).map_err(|e| e.at_index(index))?,
+            );
         }
         Ok(values)
     }
@@ -392,14 +413,37 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
     where
         Self: JsonFields,
     {
+        self.to_json_with(version, &JsonOptions::default())
+    }
+
+    /// [`Message::to_json`] with a hook for `records` fields.
+    #[cfg(feature = "json")]
+    fn to_json_with(&self, version: i16, options: &JsonOptions<'_>) -> Result<Value, EncodeError>
+    where
+        Self: JsonFields,
+    {
         check_encode_version(Self::NAME, Self::VALID_VERSIONS, version)?;
-        self.to_json_value(version)
+        self.to_json_value(version, options)
             .map_err(|e| e.in_message(Self::NAME, version))
     }
 
-    /// Reads Kafka's JSON form for `version`.
+    /// Reads Kafka's JSON form for `version`, strictly: a key the message has in no version
+    /// is an error (see [`crate::json`]).
     #[cfg(feature = "json")]
     fn from_json(value: &Value, version: i16) -> Result<Self, JsonError>
+    where
+        Self: JsonFields,
+    {
+        Self::from_json_with(value, version, &JsonOptions::default())
+    }
+
+    /// [`Message::from_json`] with `options` (lenient reading, a hook for `records` fields).
+    #[cfg(feature = "json")]
+    fn from_json_with(
+        value: &Value,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Self, JsonError>
     where
         Self: JsonFields,
     {
@@ -410,7 +454,8 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
             })
             .in_message(Self::NAME, version));
         }
-        Self::from_json_value(value, version).map_err(|e| e.in_message(Self::NAME, version))
+        Self::from_json_value(value, version, options)
+            .map_err(|e| e.in_message(Self::NAME, version))
     }
 }
 

@@ -51,12 +51,21 @@ impl IncomingRequest {
     /// [`RequestFrame::to_json`]: crate::RequestFrame::to_json
     #[cfg(feature = "json")]
     pub fn to_json(&self) -> Result<serde_json::Value, EncodeError> {
+        self.to_json_with(&crate::json::JsonOptions::default())
+    }
+
+    /// [`IncomingRequest::to_json`] with `options` (a hook for `records` fields).
+    #[cfg(feature = "json")]
+    pub fn to_json_with(
+        &self,
+        options: &crate::json::JsonOptions<'_>,
+    ) -> Result<serde_json::Value, EncodeError> {
         let header_version = self
             .api_key()
             .request_header_version(self.header.request_api_version);
         Ok(serde_json::json!({
-            "header": self.header.to_json(header_version)?,
-            "body": self.body.to_json(self.api_version)?,
+            "header": self.header.to_json_with(header_version, options)?,
+            "body": self.body.to_json_with(self.api_version, options)?,
         }))
     }
 

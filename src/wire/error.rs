@@ -370,6 +370,9 @@ pub enum EncodeErrorKind {
         /// The body's API name.
         body_name: &'static str,
     },
+    /// A `records` field that a JSON hook cannot show (`kafka_codec::json::RecordsJson`).
+    #[error("records field cannot be shown: {0}")]
+    RecordsNotShown(String),
     /// A float that JSON cannot carry (NaN or infinite).
     #[error("{0} cannot be written as JSON")]
     NonFiniteFloat(f64),

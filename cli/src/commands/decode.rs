@@ -1,10 +1,12 @@
 //! `kafka-codec decode request|response`: one frame to Kafka's JSON form.
 
-use crate::common::{write_json, ApiVersionArgs, Failure, FrameInput, Run};
+use crate::common::{write_json, ApiVersionArgs, ExpandRecords, Failure, FrameInput, Run};
 use kafka_codec::bytes::Bytes;
+use kafka_codec::json::JsonOptions;
+use kafka_codec::records::DEFAULT_MAX_DECOMPRESSED_BATCH_SIZE;
 use kafka_codec::{
-    ApiKey, DecodeError, DecodeErrorKind, DecodeOptions, EncodeError, RequestFrame, ResponseFrame,
-    TrailingBytes,
+    ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError, RequestFrame,
+    ResponseFrame, TrailingBytes,
 };
 
 /// Decode one frame (header, then body) and print it as JSON.
@@ -37,13 +39,29 @@ pub enum Decode {
     },
 }
 
-/// What may follow the body.
+/// What may follow the body, how large a frame may be, and how `records` fields are shown.
 #[derive(Debug, clap::Args)]
 pub struct Strictness {
     /// Ignore bytes after the body, as Kafka's brokers do, and with --size-prefixed after
     /// the frame (default: they are malformed input).
     #[arg(long)]
     pub lenient: bool,
+    /// Refuse a frame (without its size prefix) larger than N bytes, before decoding it.
+    #[arg(long, value_name = "N", default_value_t = DecodeLimits::default().max_frame_size)]
+    pub max_frame_bytes: usize,
+    /// Show every `records` field (Produce, Fetch, ...) as the JSON array of its batches,
+    /// as `records decode` prints it, instead of base64. A Fetch response's partial last
+    /// batch ends the array as {"truncatedTail": base64, "note": ...}. `encode` reads this
+    /// form back. A records field that does not decode is malformed input (exit 1).
+    #[arg(long)]
+    pub records: bool,
+    /// With --records, show a records field that does not decode as base64, with a
+    /// warning, instead of failing.
+    #[arg(long, requires = "records")]
+    pub allow_invalid_records: bool,
+    /// With --records, refuse a batch whose records decompress to more than N bytes.
+    #[arg(long, value_name = "N", requires = "records", default_value_t = DEFAULT_MAX_DECOMPRESSED_BATCH_SIZE)]
+    pub max_decompressed_bytes: usize,
 }
 
 impl Strictness {
@@ -54,7 +72,15 @@ impl Strictness {
             } else {
                 TrailingBytes::Reject
             },
-            ..DecodeOptions::default()
+            limits: self.limits(),
+        }
+    }
+
+    fn limits(&self) -> DecodeLimits {
+        DecodeLimits {
+            max_frame_size: self.max_frame_bytes,
+            max_decompressed_batch_size: self.max_decompressed_bytes,
+            ..DecodeLimits::default()
         }
     }
 }
@@ -82,6 +108,22 @@ fn decode(
 ) -> Result<(), Failure> {
     let data = Bytes::from(input.read()?);
     let options = strictness.options();
+    let frame_len = data
+        .len()
+        .saturating_sub(if input.size_prefixed { 4 } else { 0 });
+    if !input.size_prefixed && frame_len > strictness.max_frame_bytes {
+        return Err(Failure::Input(format!(
+            "the frame is {frame_len} bytes, more than --max-frame-bytes {}",
+            strictness.max_frame_bytes
+        )));
+    }
+    let hook = strictness
+        .records
+        .then(|| ExpandRecords::new(strictness.limits(), strictness.allow_invalid_records));
+    let json_options = JsonOptions {
+        lenient: false,
+        records: hook.as_ref().map(|hook| hook as _),
+    };
     // With a size prefix, `rest` is what follows the frame; error offsets count from the
     // start of the input either way.
     let mut rest = data.clone();
@@ -98,8 +140,8 @@ fn decode(
                 RequestFrame::decode_with(data.clone(), &options)
             }
             .map_err(bad)?;
-            let json = decoded.to_json().map_err(unshowable)?;
-            let again = RequestFrame::from_json(&json)
+            let json = decoded.to_json_with(&json_options).map_err(unshowable)?;
+            let again = RequestFrame::from_json_with(&json, &json_options)
                 .map_err(|e| e.to_string())
                 .and_then(|f| f.encode_to_bytes().map_err(|e| e.to_string()));
             (json, again)
@@ -111,8 +153,8 @@ fn decode(
                 ResponseFrame::decode_with(data.clone(), api, version, &options)
             }
             .map_err(bad)?;
-            let json = decoded.to_json().map_err(unshowable)?;
-            let again = ResponseFrame::from_json(&json)
+            let json = decoded.to_json_with(&json_options).map_err(unshowable)?;
+            let again = ResponseFrame::from_json_with(&json, &json_options)
                 .map_err(|e| e.to_string())
                 .and_then(|f| f.encode_to_bytes().map_err(|e| e.to_string()));
             (json, again)
@@ -130,8 +172,16 @@ fn decode(
         (data, 0)
     };
     write_json(&json)?;
-    if let Some(warning) = round_trip_warning(&frame, again, base) {
+    let records_warnings = hook.map(|hook| hook.take_warnings()).unwrap_or_default();
+    for warning in &records_warnings {
         eprintln!("kafka-codec: warning: {warning}");
+    }
+    // The records warnings already say why compressed or non-canonical batches do not
+    // come back as they are.
+    if let Some(warning) = round_trip_warning(&frame, again, base) {
+        if records_warnings.is_empty() {
+            eprintln!("kafka-codec: warning: {warning}");
+        }
     }
     if input.size_prefixed && !rest.is_empty() {
         eprintln!(

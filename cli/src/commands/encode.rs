@@ -1,13 +1,19 @@
 //! `kafka-codec encode request|response`: Kafka's JSON form back to a frame's bytes.
 
-use crate::common::{read_input, write_bytes, Failure, Run};
-use kafka_codec::serde_json::{self, Value};
-use kafka_codec::{RequestFrame, ResponseFrame};
+use crate::common::{read_input, write_bytes, ExpandRecords, Failure, Run};
+use kafka_codec::json::JsonOptions;
+use kafka_codec::records::DEFAULT_MAX_DECOMPRESSED_BATCH_SIZE;
+use kafka_codec::{DecodeLimits, RequestFrame, ResponseFrame};
 use std::path::PathBuf;
 
 /// Encode the JSON that `decode` prints back into the frame's bytes.
 ///
-/// `decode ... | encode ...` gives back the input exactly, unless decode warned.
+/// `decode ... | encode ...` gives back the input exactly, unless decode warned. A `records`
+/// field may be base64 or, as `decode --records` shows it, an array of batches.
+///
+/// The JSON is read strictly: a key that the message has in no version, or a key given twice
+/// in one object, is an error naming it and its path (Kafka's own reader drops the first and
+/// keeps the last of the second); --lenient accepts both as Kafka does.
 #[derive(Debug, clap::Subcommand)]
 pub enum Encode {
     /// A request: {"header": ..., "body": ...}; the header names the API and version.
@@ -28,6 +34,13 @@ pub struct EncodeArgs {
     /// Write the frame's 4-byte big-endian size first, as on the wire.
     #[arg(long)]
     pub size_prefixed: bool,
+    /// Accept unknown keys (dropped) and keys given twice (the last wins), as Kafka's JSON
+    /// reader does.
+    #[arg(long)]
+    pub lenient: bool,
+    /// Refuse to write a frame (without its size prefix) larger than N bytes.
+    #[arg(long, value_name = "N", default_value_t = DecodeLimits::default().max_frame_size)]
+    pub max_frame_bytes: usize,
 }
 
 impl Run for Encode {
@@ -37,26 +50,55 @@ impl Run for Encode {
             Encode::Response(args) => (args, false),
         };
         let data = read_input(&args.file)?;
-        let json: Value = serde_json::from_slice(&data)
-            .map_err(|e| Failure::Input(format!("invalid JSON: {e}")))?;
+        // Records in their expanded form are read back whatever --records decode was given.
+        let hook = ExpandRecords::new(
+            DecodeLimits {
+                max_decompressed_batch_size: DEFAULT_MAX_DECOMPRESSED_BATCH_SIZE,
+                ..DecodeLimits::default()
+            },
+            false,
+        );
+        let options = JsonOptions {
+            lenient: args.lenient,
+            records: Some(&hook),
+        };
         let bad_json = |e: kafka_codec::JsonError| Failure::Input(e.to_string());
+        let json = kafka_codec::json::parse(&data, &options).map_err(bad_json)?;
+        drop(data);
+        let too_large = |len: usize| {
+            Failure::Input(format!(
+                "the frame would be {len} bytes, more than --max-frame-bytes {}",
+                args.max_frame_bytes
+            ))
+        };
+        let cannot = |e: kafka_codec::EncodeError| Failure::Input(format!("cannot encode: {e}"));
         let mut out = Vec::new();
         let encoded = if is_request {
-            let frame = RequestFrame::from_json(&json).map_err(bad_json)?;
+            let frame = RequestFrame::from_json_with(&json, &options).map_err(bad_json)?;
+            drop(json);
+            let len = frame.encoded_len().map_err(cannot)?;
+            if len > args.max_frame_bytes {
+                return Err(too_large(len));
+            }
             if args.size_prefixed {
                 frame.encode_size_prefixed(&mut out)
             } else {
                 frame.encode(&mut out)
             }
         } else {
-            let frame = ResponseFrame::from_json(&json).map_err(bad_json)?;
+            let frame = ResponseFrame::from_json_with(&json, &options).map_err(bad_json)?;
+            drop(json);
+            let len = frame.encoded_len().map_err(cannot)?;
+            if len > args.max_frame_bytes {
+                return Err(too_large(len));
+            }
             if args.size_prefixed {
                 frame.encode_size_prefixed(&mut out)
             } else {
                 frame.encode(&mut out)
             }
         };
-        encoded.map_err(|e| Failure::Input(format!("cannot encode: {e}")))?;
+        encoded.map_err(cannot)?;
         write_bytes(&out, args.hex)
     }
 }

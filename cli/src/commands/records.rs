@@ -80,7 +80,7 @@ impl Run for RecordsDecode {
         };
         let checked = check_records(field, options).map_err(|e| Failure::Input(e.to_string()))?;
         write_json(&checked)?;
-        for warning in &checked.warnings {
+        for warning in checked.warnings.iter().chain(&checked.tail_warning()) {
             eprintln!("kafka-codec: warning: {warning}");
         }
         Ok(())

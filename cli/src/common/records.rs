@@ -7,12 +7,15 @@
 //! [`records_from_json`] on the way back.
 
 use kafka_codec::bytes::Bytes;
+use kafka_codec::json::RecordsJson;
 use kafka_codec::records::{
     json, BatchReader, Compression, RawBatch, ReadOptions, RecordBatch, RecordsError,
 };
-use kafka_codec::serde_json::Value;
+use kafka_codec::serde_json::{Map, Value};
+use kafka_codec::DecodeLimits;
 use serde::ser::{Error as _, SerializeSeq};
 use serde::{Serialize, Serializer};
+use std::cell::RefCell;
 
 /// A records field that read whole, ready to be shown as a JSON array of batches.
 ///
@@ -22,8 +25,29 @@ pub struct CheckedRecords {
     field: Bytes,
     options: ReadOptions,
     /// Why `records encode` of the JSON would not give back the field's bytes, one line
-    /// each (none when it would).
+    /// each (none when it would), the partial last batch apart.
     pub warnings: Vec<String>,
+    /// The length of an incomplete last batch left out (with `allow_truncated_tail`).
+    pub truncated_tail: Option<usize>,
+}
+
+impl CheckedRecords {
+    /// The warning for a partial last batch that the JSON leaves out, if there is one.
+    pub fn tail_warning(&self) -> Option<String> {
+        self.truncated_tail.map(|tail| {
+            format!(
+                "{tail} bytes of an incomplete last batch, from byte offset {}, are not in the \
+                 JSON; encode will not write them",
+                self.field.len() - tail
+            )
+        })
+    }
+
+    /// The bytes of the partial last batch, if there is one.
+    pub fn tail(&self) -> Option<Bytes> {
+        self.truncated_tail
+            .map(|tail| self.field.slice(self.field.len() - tail..))
+    }
 }
 
 /// Reads every batch of `field`, records included, decompressing each within the cap of
@@ -54,17 +78,11 @@ pub fn check_records(field: Bytes, options: ReadOptions) -> Result<CheckedRecord
             n => format!("{first} (and {} more batches)", n - 1),
         });
     }
-    if let Some(tail) = reader.truncated_tail() {
-        warnings.push(format!(
-            "{tail} bytes of an incomplete last batch, from byte offset {}, are not in the \
-             JSON; encode will not write them",
-            field.len() - tail
-        ));
-    }
     Ok(CheckedRecords {
         field,
         options,
         warnings,
+        truncated_tail: reader.truncated_tail(),
     })
 }
 
@@ -153,4 +171,107 @@ fn check_control(given: &Value, batch: &RecordBatch) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The key of the object that stands for a partial last batch at the end of an expanded
+/// records field (`decode --records`): its bytes as standard base64.
+pub const TRUNCATED_TAIL_KEY: &str = "truncatedTail";
+
+/// Shows every `records` field of a message as the JSON array of its batches (the form
+/// `records decode` prints) and reads that form back: the CLI's `--records`.
+///
+/// A partial last batch, which ends a Fetch response's records when the broker cut at the
+/// fetch size, is shown as a last element `{"truncatedTail": base64, "note": ...}` and written
+/// back as it was. Round-trip warnings (compressed batches that compress again to other
+/// bytes, non-canonical batches) are collected for the caller to print.
+pub struct ExpandRecords {
+    options: ReadOptions,
+    /// Keep a field that does not decode as base64 (with a warning) instead of failing.
+    allow_invalid: bool,
+    warnings: RefCell<Vec<String>>,
+}
+
+impl ExpandRecords {
+    /// A hook reading batches with `limits`; `allow_invalid` keeps undecodable fields as
+    /// base64.
+    pub fn new(limits: DecodeLimits, allow_invalid: bool) -> Self {
+        ExpandRecords {
+            options: ReadOptions {
+                limits,
+                allow_truncated_tail: true,
+                ..ReadOptions::default()
+            },
+            allow_invalid,
+            warnings: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The warnings collected so far, emptied.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut self.warnings.borrow_mut())
+    }
+}
+
+impl RecordsJson for ExpandRecords {
+    fn records_to_json(&self, records: &Bytes) -> Result<Value, String> {
+        let checked = match check_records(records.clone(), self.options) {
+            Ok(checked) => checked,
+            Err(e) if self.allow_invalid => {
+                self.warnings.borrow_mut().push(format!(
+                    "a records field of {} bytes does not decode ({e}); shown as base64",
+                    records.len()
+                ));
+                return Ok(kafka_codec::json::bytes_to_json(records));
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut value = kafka_codec::serde_json::to_value(&checked).map_err(|e| e.to_string())?;
+        if let (Some(tail), Value::Array(batches)) = (checked.tail(), &mut value) {
+            let mut object = Map::new();
+            object.insert(
+                TRUNCATED_TAIL_KEY.into(),
+                kafka_codec::json::bytes_to_json(&tail),
+            );
+            object.insert(
+                "note".into(),
+                Value::String(format!(
+                    "the last {} bytes are an incomplete batch (a Fetch response may end with \
+                     one); kept as base64",
+                    tail.len()
+                )),
+            );
+            batches.push(Value::Object(object));
+        }
+        self.warnings.borrow_mut().extend(checked.warnings);
+        Ok(value)
+    }
+
+    fn records_from_json(&self, value: &Value) -> Result<Bytes, String> {
+        let Some(elements) = value.as_array() else {
+            return Err("expected base64 text or an array of batches".into());
+        };
+        let tail = match elements.last() {
+            Some(Value::Object(last)) if last.contains_key(TRUNCATED_TAIL_KEY) => Some(last),
+            _ => None,
+        };
+        let Some(tail) = tail else {
+            return records_from_json(value).map(Bytes::from);
+        };
+        let batches = Value::Array(elements[..elements.len() - 1].to_vec());
+        let mut bytes = records_from_json(&batches)?;
+        if let Some(key) = tail
+            .keys()
+            .find(|key| *key != TRUNCATED_TAIL_KEY && *key != "note")
+        {
+            return Err(format!(
+                "[{}]: unknown field {:?} next to {TRUNCATED_TAIL_KEY}",
+                elements.len() - 1,
+                kafka_codec::json::quote(key)
+            ));
+        }
+        let raw = kafka_codec::json::read_bytes(&tail[TRUNCATED_TAIL_KEY])
+            .map_err(|e| format!("[{}].{TRUNCATED_TAIL_KEY}: {e}", elements.len() - 1))?;
+        bytes.extend_from_slice(&raw);
+        Ok(Bytes::from(bytes))
+    }
 }

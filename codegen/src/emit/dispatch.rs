@@ -295,19 +295,33 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.line("#[cfg(feature = \"json\")]");
         code.block(
             "pub fn to_json(&self, version: i16) -> Result<Value, EncodeError>",
-            |code| match_self(code, &|_| "(ref body) => body.to_json(version)".into()),
+            |code| code.line("self.to_json_with(version, &JsonOptions::default())"),
         );
         code.blank();
-        code.doc(" Reads the body of `api_key` from Kafka's JSON form.");
+        code.doc(" The body in Kafka's JSON form, written with `options`.");
+        code.line("#[cfg(feature = \"json\")]");
+        code.block(
+            "pub fn to_json_with(&self, version: i16, options: &JsonOptions<'_>) -> Result<Value, EncodeError>",
+            |code| match_self(code, &|_| "(ref body) => body.to_json_with(version, options)".into()),
+        );
+        code.blank();
+        code.doc(" Reads the body of `api_key` from Kafka's JSON form, strictly.");
         code.line("#[cfg(feature = \"json\")]");
         code.block(
             "pub fn from_json(api_key: ApiKey, value: &Value, version: i16) -> Result<Self, JsonError>",
+            |code| code.line("Self::from_json_with(api_key, value, version, &JsonOptions::default())"),
+        );
+        code.blank();
+        code.doc(" Reads the body of `api_key` from Kafka's JSON form with `options`.");
+        code.line("#[cfg(feature = \"json\")]");
+        code.block(
+            "pub fn from_json_with(api_key: ApiKey, value: &Value, version: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>",
             |code| {
                 match_key(
                     code,
                     &|api| {
                         format!(
-                            "{}::from_json(value, version).map({enum_name}::{})",
+                            "{}::from_json_with(value, version, options).map({enum_name}::{})",
                             body_type(api),
                             api.name
                         )

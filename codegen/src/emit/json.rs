@@ -20,13 +20,14 @@ fn value_to_json(ty: &FieldType, value: &str, name: &str) -> String {
             Primitive::Float64 => format!("json::f64_to_json({copied}).at(\"{name}\")?"),
             Primitive::Uuid => format!("json::uuid_to_json({value})"),
             Primitive::String => format!("json::string_to_json({value})"),
-            Primitive::Bytes | Primitive::Records => format!("json::bytes_to_json({value})"),
+            Primitive::Bytes => format!("json::bytes_to_json({value})"),
+            Primitive::Records => format!("json::records_to_json({value}, options).at(\"{name}\")?"),
             _ => format!("Value::from({copied})"),
         },
-        FieldType::Struct(_) => format!("{}.to_json_value(version).at(\"{name}\")?", receiver(value)),
+        FieldType::Struct(_) => format!("{}.to_json_value(version, options).at(\"{name}\")?", receiver(value)),
         FieldType::Array(element) => match element.as_ref() {
             FieldType::Struct(name_) => {
-                format!("{name_}::array_to_json({value}, version).at(\"{name}\")?")
+                format!("{name_}::array_to_json({value}, version, options).at(\"{name}\")?")
             }
             FieldType::Primitive(p) => match p {
                 Primitive::Float64 => format!(
@@ -109,8 +110,9 @@ pub(crate) fn emit_to_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     body.line("Ok(Value::Object(object))");
     let body = body.finish();
     let version = binding(&body, "version");
+    let options = binding(&body, "options");
     code.block(
-        format!("fn to_json_value(&self, {version}: i16) -> Result<Value, EncodeError>"),
+        format!("fn to_json_value(&self, {version}: i16, {options}: &JsonOptions<'_>) -> Result<Value, EncodeError>"),
         |code| code.line(body),
     );
 }
@@ -118,10 +120,11 @@ pub(crate) fn emit_to_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
 /// `Result<T, JsonError>` reading a value that is not null from the `&Value` named `value`.
 fn value_from_json(ty: &FieldType) -> String {
     match ty {
+        FieldType::Primitive(Primitive::Records) => "json::read_records(value, options)".into(),
         FieldType::Primitive(p) => format!("json::read_{}(value)", primitive_suffix(*p)),
-        FieldType::Struct(name) => format!("{name}::from_json_value(value, version)"),
+        FieldType::Struct(name) => format!("{name}::from_json_value(value, version, options)"),
         FieldType::Array(element) => match element.as_ref() {
-            FieldType::Struct(name) => format!("{name}::array_from_json(value, version)"),
+            FieldType::Struct(name) => format!("{name}::array_from_json(value, version, options)"),
             FieldType::Primitive(p) => {
                 format!(
                     "json::read_array(value, json::read_{})",
@@ -136,15 +139,20 @@ fn value_from_json(ty: &FieldType) -> String {
 /// `Result<Option<T>, JsonError>` reading a field where null may appear.
 fn nullable_from_json(ty: &FieldType) -> String {
     match ty {
+        FieldType::Primitive(Primitive::Records) => {
+            "json::read_nullable_records(value, options)".into()
+        }
         FieldType::Primitive(p) => {
             format!(
                 "json::read_nullable(value, json::read_{})",
                 primitive_suffix(*p)
             )
         }
-        FieldType::Struct(name) => format!("{name}::nullable_from_json(value, version)"),
+        FieldType::Struct(name) => format!("{name}::nullable_from_json(value, version, options)"),
         FieldType::Array(element) => match element.as_ref() {
-            FieldType::Struct(name) => format!("{name}::nullable_array_from_json(value, version)"),
+            FieldType::Struct(name) => {
+                format!("{name}::nullable_array_from_json(value, version, options)")
+            }
             FieldType::Primitive(p) => format!(
                 "json::read_nullable_array(value, json::read_{})",
                 primitive_suffix(*p)
@@ -159,7 +167,7 @@ fn nullable_from_json(ty: &FieldType) -> String {
 fn local_ident(field: &Field) -> String {
     let ident = field_ident(field);
     match ident.as_str() {
-        "value" | "object" | "version" => format!("{ident}_value"),
+        "value" | "object" | "version" | "options" => format!("{ident}_value"),
         _ => ident,
     }
 }
@@ -186,14 +194,28 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
             ));
         });
     }
+    // The keys of every field in any version: a key of a field the version lacks follows
+    // Kafka's rules below, any other key is refused unless the reader is lenient.
+    let known: Vec<String> = s
+        .fields
+        .iter()
+        .map(|f| format!("\"{}\"", json_key(f)))
+        .collect();
+    let check = format!(
+        "json::check_keys(object, &[{}], options)?;",
+        known.join(", ")
+    );
     if s.fields.is_empty() {
-        body.line("json::expect_object(value)?;");
+        body.line("let object = json::expect_object(value)?;");
+        body.line(check);
         body.line("Ok(Self::default())");
     } else {
         body.line("let object = json::expect_object(value)?;");
+        body.line(check);
         for field in &s.fields {
             let key = json_key(field);
-            let name = &field.name;
+            // Error paths name the key the user typed.
+            let name = &key;
             let read = if field.is_optional() {
                 nullable_from_json(&field.ty)
             } else {
@@ -226,7 +248,7 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let body = body.finish();
     let version = binding(&body, "version");
     code.block(
-        format!("fn from_json_value(value: &Value, {version}: i16) -> Result<Self, JsonError>"),
+        format!("fn from_json_value(value: &Value, {version}: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>"),
         |code| code.line(body),
     );
 }

@@ -482,6 +482,7 @@ pub(crate) const PRELUDE: &[&str] = &[
     "JsonError",
     "JsonErrorKind",
     "JsonFields",
+    "JsonOptions",
     "Map",
     "Message",
     "MessageKind",

@@ -1,8 +1,12 @@
 //! Kafka's JSON form read from hostile text: every kind of type confusion is a typed
-//! `JsonError` naming the field, never a panic, and what does read is only what the version
-//! can be written with.
+//! `JsonError` naming the field by its JSON key, never a panic; what does read is only what
+//! the version can be written with; and nothing typed is dropped silently (unknown and
+//! repeated keys are refused unless the reader is lenient).
 
-use kafka_codec::messages::{MetadataRequest, SaslAuthenticateRequest};
+use kafka_codec::json::{parse, JsonOptions};
+use kafka_codec::messages::{
+    DescribeQuorumRequest, FetchRequest, MetadataRequest, SaslAuthenticateRequest,
+};
 use kafka_codec::{EncodeErrorKind, JsonError, JsonErrorKind, Message, RequestFrame};
 use serde_json::{json, Value};
 
@@ -28,7 +32,7 @@ fn json_type_confusion_is_a_typed_error() {
     assert_json_error(
         metadata(json!({"topics": {}, "allowAutoTopicCreation": true}), 4),
         wrong("an array", "an object"),
-        "Topics",
+        "topics",
     );
     assert_json_error(
         metadata(
@@ -36,17 +40,17 @@ fn json_type_confusion_is_a_typed_error() {
             4,
         ),
         wrong("a string", "a number"),
-        "Topics[0].Name",
+        "topics[0].name",
     );
     assert_json_error(
         metadata(json!({"topics": [], "allowAutoTopicCreation": "yes"}), 4),
         wrong("a boolean", "a string"),
-        "AllowAutoTopicCreation",
+        "allowAutoTopicCreation",
     );
     assert_json_error(
         SaslAuthenticateRequest::from_json(&json!({"authBytes": [1, 2]}), 0),
         wrong("a base64 string", "an array"),
-        "AuthBytes",
+        "authBytes",
     );
 }
 
@@ -79,7 +83,7 @@ fn json_missing_fields_nulls_base64_and_uuids_are_checked() {
     assert_json_error(
         metadata(json!({"topics": []}), 4),
         JsonErrorKind::MissingField,
-        "AllowAutoTopicCreation",
+        "allowAutoTopicCreation",
     );
     assert_json_error(
         metadata(json!({"topics": [], "allowAutoTopicCreation": null}), 4),
@@ -87,12 +91,12 @@ fn json_missing_fields_nulls_base64_and_uuids_are_checked() {
             expected: "a boolean",
             found: "null",
         },
-        "AllowAutoTopicCreation",
+        "allowAutoTopicCreation",
     );
     assert_json_error(
         SaslAuthenticateRequest::from_json(&json!({"authBytes": "not base64!"}), 0),
         JsonErrorKind::InvalidBase64,
-        "AuthBytes",
+        "authBytes",
     );
     assert_json_error(
         metadata(
@@ -101,7 +105,7 @@ fn json_missing_fields_nulls_base64_and_uuids_are_checked() {
             12,
         ),
         JsonErrorKind::InvalidUuid("not-a-uuid".into()),
-        "Topics[0].TopicId",
+        "topics[0].topicId",
     );
     let long = "x".repeat(32768);
     assert_json_error(
@@ -110,7 +114,7 @@ fn json_missing_fields_nulls_base64_and_uuids_are_checked() {
             4,
         ),
         JsonErrorKind::StringTooLong(32768),
-        "Topics[0].Name",
+        "topics[0].name",
     );
 }
 
@@ -133,4 +137,140 @@ fn json_nested_beyond_serde_limits_is_a_parse_error() {
     // serde_json stops at 128 levels, so hostile nesting never reaches the codec.
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     assert!(serde_json::from_str::<Value>(&deep).is_err());
+}
+
+#[test]
+fn an_unknown_key_is_refused_with_its_path_unless_lenient() {
+    // The issue's example: `partitionIdx` for `partitionIndex`.
+    let typo = json!({"topics": [{"topicName": "t", "partitions": [{"partitionIdx": 5}]}]});
+    let error = DescribeQuorumRequest::from_json(&typo, 0).expect_err("refused");
+    assert_eq!(
+        error.kind(),
+        &JsonErrorKind::UnknownField("partitionIdx".into())
+    );
+    assert_eq!(error.path().to_string(), "topics[0].partitions[0]");
+    assert!(error.to_string().contains("\"partitionIdx\""), "{error}");
+    // Lenient: Kafka's reader's tolerance, the key is dropped (and the required
+    // `partitionIndex` is then missing, as Kafka says too).
+    let error = DescribeQuorumRequest::from_json_with(&typo, 0, &JsonOptions::lenient())
+        .expect_err("partitionIndex is required");
+    assert_eq!(error.kind(), &JsonErrorKind::MissingField);
+    assert_eq!(
+        error.path().to_string(),
+        "topics[0].partitions[0].partitionIndex"
+    );
+
+    // A misspelled tagged field: it would vanish from the bytes with exit 0.
+    let mut fetch = FetchRequest::default().to_json(12).unwrap();
+    fetch["clusterID"] = "my-cluster".into();
+    let error = FetchRequest::from_json(&fetch, 12).expect_err("refused");
+    assert_eq!(
+        error.kind(),
+        &JsonErrorKind::UnknownField("clusterID".into())
+    );
+    assert_eq!(error.path().to_string(), "");
+    let lenient = FetchRequest::from_json_with(&fetch, 12, &JsonOptions::lenient()).unwrap();
+    assert_eq!(
+        lenient,
+        FetchRequest::default(),
+        "lenient drops it, as Kafka does"
+    );
+    fetch.as_object_mut().unwrap().remove("clusterID");
+    fetch["clusterId"] = "my-cluster".into();
+    let read = FetchRequest::from_json(&fetch, 12).unwrap();
+    assert_eq!(read.cluster_id.as_deref(), Some("my-cluster"));
+
+    // The frame's own keys are checked too.
+    let frame = json!({
+        "header": {"requestApiKey": 18, "requestApiVersion": 0, "correlationId": 1, "clientId": "c"},
+        "body": {},
+        "bodyy": {},
+    });
+    let error = RequestFrame::from_json(&frame).expect_err("refused");
+    assert_eq!(error.kind(), &JsonErrorKind::UnknownField("bodyy".into()));
+}
+
+#[test]
+fn a_key_of_another_version_follows_kafkas_rules_not_the_unknown_key_rule() {
+    // `topicId` exists from MetadataRequest v10: at v4 it is not an unknown key. It is
+    // ignorable, so v4 drops it, as Kafka does (the oracle compares every such case).
+    let value = json!({"topics": [{"name": "t", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"}],
+                       "allowAutoTopicCreation": true});
+    let message = metadata(value, 4).expect("not an unknown key");
+    let without = metadata(
+        json!({"topics": [{"name": "t"}], "allowAutoTopicCreation": true}),
+        4,
+    )
+    .unwrap();
+    assert_eq!(
+        message.encode_to_vec(4).unwrap(),
+        without.encode_to_vec(4).unwrap()
+    );
+}
+
+#[test]
+fn a_key_given_twice_is_refused_with_its_path_unless_lenient() {
+    // The issue's example: a second `requestApiKey` silently switched the API.
+    let text = br#"{"header": {"requestApiKey": 18, "requestApiVersion": 0,
+                    "correlationId": 1, "clientId": "c", "requestApiKey": 3}, "body": {}}"#;
+    let error = parse(text, &JsonOptions::default()).expect_err("refused");
+    assert_eq!(
+        error.kind(),
+        &JsonErrorKind::DuplicateKey {
+            key: "requestApiKey".into(),
+            path: "header".into()
+        }
+    );
+    assert!(error.to_string().contains("requestApiKey"), "{error}");
+    // Deeper: the path names array elements.
+    let text = br#"{"topics": [{"name": "a"}, {"name": "b", "name": "c"}]}"#;
+    let error = parse(text, &JsonOptions::default()).expect_err("refused");
+    assert_eq!(
+        error.kind(),
+        &JsonErrorKind::DuplicateKey {
+            key: "name".into(),
+            path: "topics[1]".into()
+        }
+    );
+    let text = br#"{"a": 1, "a": 2}"#;
+    let error = parse(text, &JsonOptions::default()).expect_err("refused");
+    assert!(error.to_string().contains("the top level"), "{error}");
+    // Lenient: the last value wins, as in serde_json and Kafka's reader.
+    let text = br#"{"header": {"requestApiKey": 18, "requestApiVersion": 0,
+                    "correlationId": 1, "clientId": "c", "requestApiKey": 3}, "body": {}}"#;
+    let value = parse(text, &JsonOptions::lenient()).unwrap();
+    assert_eq!(value["header"]["requestApiKey"], 3);
+    // Strict parsing gives the same value as serde_json when nothing repeats.
+    let text = br#"{"a": [1, -2, 3.5, "x", null, true, {"b": {}}], "c": 18446744073709551615}"#;
+    assert_eq!(
+        parse(text, &JsonOptions::default()).unwrap(),
+        serde_json::from_slice::<Value>(text).unwrap()
+    );
+    let error = parse(b"{\"a\": }", &JsonOptions::default()).expect_err("syntax");
+    assert!(matches!(error.kind(), JsonErrorKind::Syntax(_)), "{error}");
+}
+
+#[test]
+fn an_error_quotes_at_most_64_characters_of_a_value() {
+    // The issue's example: a 50 MB invalid uuid string was echoed whole.
+    let huge = "x".repeat(50 * 1024 * 1024);
+    let value = json!({"topics": [{"topicId": huge, "name": null}], "allowAutoTopicCreation": true,
+                       "includeTopicAuthorizedOperations": false});
+    let error = metadata(value, 12).expect_err("refused");
+    let JsonErrorKind::InvalidUuid(quoted) = error.kind() else {
+        panic!("{error}");
+    };
+    assert!(
+        quoted.starts_with(&"x".repeat(64)) && quoted.len() < 100,
+        "{quoted}"
+    );
+    assert!(error.to_string().len() < 200);
+    // A huge unknown key likewise.
+    let mut object = serde_json::Map::new();
+    object.insert(huge.clone(), Value::Null);
+    let error = DescribeQuorumRequest::from_json(&Value::Object(object), 0).expect_err("refused");
+    assert!(error.to_string().len() < 200);
+    let text = format!("{{\"{huge}\": 1, \"{huge}\": 2}}");
+    let error = parse(text.as_bytes(), &JsonOptions::default()).expect_err("refused");
+    assert!(error.to_string().len() < 200);
 }

@@ -350,7 +350,7 @@ fn bad_hex_and_bad_json_are_one_line_errors() {
     let output = run(&["encode", "request", "-"], value.to_string().as_bytes());
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr(&output).contains("PartitionIndex"),
+        stderr(&output).contains("at body.topics[0].partitions[0].partitionIndex"),
         "{}",
         stderr(&output)
     );
@@ -379,7 +379,7 @@ fn usage_errors_exit_2() {
             "-",
         ],
         &["decode", "response", "--api-key", "55", "--api-version"],
-        &["encode", "request", "--lenient", "-"],
+        &["encode", "request", "--records", "-"],
         &["encode", "reply", "-"],
         &["apis", "--hex"],
         &[
@@ -432,7 +432,11 @@ fn help_and_apis() {
     let decode_request = help_of(&["decode", "request", "--help"]);
     assert!(decode_request.contains("--lenient") && !decode_request.contains("--api-key"));
     let encode_request = help_of(&["encode", "request", "--help"]);
-    assert!(encode_request.contains("--size-prefixed") && !encode_request.contains("--lenient"));
+    assert!(encode_request.contains("--size-prefixed") && encode_request.contains("--lenient"));
+    assert!(
+        !encode_request.contains("--records"),
+        "encode reads either form"
+    );
     assert!(help_of(&["decode", "--help"]).contains("response"));
     assert!(help_of(&["apis", "--help"]).contains("FLEXIBLE"));
     let version = help_of(&["--version"]);

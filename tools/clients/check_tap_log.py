@@ -17,14 +17,24 @@ Fails (exit 1, every problem listed) unless, in every log:
 - the frames the close lines count equal the frames the pair lines show, so no frame is
   missing from the log.
 
+With `--records` (the tap proof runs with it), also:
+- every `records` field of a Produce request and a Fetch response is shown as its batches
+  (no `requestRecordsError` / `responseRecordsError`, no base64 left);
+- every (key, value) the client produced with each codec (produce_known.py's records for the
+  Python clients, Workload.java's values for Java) appears in the Produce requests' records
+  with that codec's compression, and again in the Fetch responses' records.
+
 Noted without failing: bytes after a message body (Kafka's broker and clients ignore them;
 the tap logs them as `requestTrailing`/`responseTrailing`), requests still unanswered when
 the client closed the connection, and the responses to them that the broker sent anyway.
 """
 
+import base64
 import collections
 import json
 import sys
+
+from produce_known import CODECS, known_records
 
 SIDES = ("request", "response")
 CASTAGNOLI = 0x82F63B78  # CRC-32C, reflected
@@ -68,7 +78,52 @@ def followed_by(first, second):
     """The {bytes, crc32c} of stream `first` followed by stream `second`."""
     crc = crc32c_combine(int(first["crc32c"], 16), int(second["crc32c"], 16), second["bytes"])
     return {"bytes": first["bytes"] + second["bytes"], "crc32c": f"{crc:08x}"}
-FAILED = [f"{side}{kind}" for side in SIDES for kind in ("Error", "Skipped")]
+FAILED = [f"{side}{kind}" for side in SIDES for kind in ("Error", "Skipped", "RecordsError")]
+
+
+def records_fields(value):
+    """Every `records` field in a message's JSON, wherever it is nested."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "records":
+                yield inner
+            else:
+                yield from records_fields(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from records_fields(inner)
+
+
+def collect_records(message, seen, problems, where):
+    """Adds the (key, value) of every record of every batch in `message` to `seen`, by
+    compression and under "any"; a field left as base64 is a problem (--records shows it)."""
+    for field in records_fields(message):
+        if field is None:
+            continue
+        if not isinstance(field, list):
+            problems.append(f"{where}: a records field is not expanded: {str(field)[:60]}")
+            continue
+        for batch in field:
+            if "truncatedTail" in batch:
+                continue
+            for record in batch["records"]:
+                pair = tuple(base64.b64decode(record[k]) if record[k] is not None else b""
+                             for k in ("key", "value"))
+                seen[batch["compression"]].add(pair)
+                seen["any"].add(pair)
+
+
+def expected_values(client):
+    """(codec, key, value) of every record the client's workload produces with a codec."""
+    if client == "java":
+        for codec in CODECS:
+            for i in range(5):
+                value = f"java {codec} record {i} " + "x" * (40 * i)
+                yield codec, f"java-{codec}-{i}".encode(), value.encode()
+        return
+    for codec in CODECS:
+        for record in known_records(client, codec):
+            yield codec, record["key"] or b"", record["value"] or b""
 
 
 def check(client, path):
@@ -76,6 +131,8 @@ def check(client, path):
     requests, responses = collections.Counter(), collections.Counter()
     connects, closes = set(), {}
     rewritten_lines = collections.Counter()
+    # (key, value) pairs seen in records fields, by the compression of their batch.
+    produced, fetched = collections.defaultdict(set), collections.defaultdict(set)
     logged = collections.Counter()  # per connection: [requests, responses]
     with open(path, encoding="utf-8") as log:
         for number, text in enumerate(log, 1):
@@ -96,6 +153,10 @@ def check(client, path):
                 problems.append(f"{where}: {line['error']}")
             elif event in ("pair", "request", "response"):
                 api = line.get("api") or f"key {line.get('apiKey')}"
+                if api == "Produce" and line.get("request") is not None:
+                    collect_records(line["request"], produced, problems, where)
+                if api == "Fetch" and line.get("response") is not None:
+                    collect_records(line["response"], fetched, problems, where)
                 for failed in FAILED:
                     if failed in line:
                         problems.append(f"{where}: {api} v{line.get('apiVersion')} {failed}: "
@@ -123,6 +184,15 @@ def check(client, path):
                                      "does")
                 if "rewritten" in line:
                     rewritten_lines[connection] += 1
+    for codec, key, value in expected_values(client):
+        if (key, value) not in produced[codec]:
+            problems.append(f"{client}: a {codec} record ({key!r}, {value[:40]!r}...) is not in "
+                            "the Produce requests' records with that compression")
+        if (key, value) not in fetched["any"]:
+            problems.append(f"{client}: a {codec} record ({key!r}, {value[:40]!r}...) is not in "
+                            "the Fetch responses' records")
+    notes.append(f"records: {sum(len(v) for k, v in produced.items() if k != 'any')} produced "
+                 f"and {len(fetched['any'])} fetched (key, value) pairs, expanded by --records")
     for connection in sorted(connects - closes.keys()):
         problems.append(f"{client}: connection {connection} never closed")
     totals = collections.Counter()

@@ -4,8 +4,9 @@
 # kafka-python, aiokafka (tap_workload.py, in the venv of venv.sh) and Java kafka-clients
 # (java/, built here with Maven). Each creates a topic, produces with every codec it supports,
 # consumes in a group, commits, lists and describes. Then check_tap_log.py checks every log
-# (every frame decoded, every byte forwarded as received) and prints the frames per API and
-# client. Run by tools/ci-live.sh (step `tap`); by hand, with a broker running:
+# (every frame decoded, every byte forwarded as received, and, since the taps run with
+# --records, every produced record found in the expanded Produce and Fetch records) and prints
+# the frames per API and client. Run by tools/ci-live.sh (step `tap`); by hand, with a broker running:
 #
 #   KAFKA_BROKER=127.0.0.1:19092 bash tools/clients/tap-proof.sh [CLIENT...]
 #
@@ -50,7 +51,7 @@ trap stop_tap EXIT
 logs=()
 for client in "${clients[@]}"; do
     log=$out/$client.jsonl
-    "$tap" tap --listen 127.0.0.1:0 --upstream "$KAFKA_BROKER" --rewrite-brokers \
+    "$tap" tap --listen 127.0.0.1:0 --upstream "$KAFKA_BROKER" --rewrite-brokers --records \
         --log "$log" 2>"$out/$client.tap.err" &
     tap_pid=$!
     address=

@@ -172,8 +172,10 @@ fn decode(
         (data, 0)
     };
     write_json(&json)?;
-    let records_warnings = hook.map(|hook| hook.take_warnings()).unwrap_or_default();
-    for warning in &records_warnings {
+    let (refused, records_warnings) = hook
+        .map(|hook| (hook.take_refused(), hook.take_warnings()))
+        .unwrap_or_default();
+    for warning in refused.iter().chain(&records_warnings) {
         eprintln!("kafka-codec: warning: {warning}");
     }
     // The records warnings already say why compressed or non-canonical batches do not

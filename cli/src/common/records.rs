@@ -189,6 +189,8 @@ pub struct ExpandRecords {
     /// Keep a field that does not decode as base64 (with a warning) instead of failing.
     allow_invalid: bool,
     warnings: RefCell<Vec<String>>,
+    /// Why fields kept as base64 (with `allow_invalid`) did not decode.
+    refused: RefCell<Vec<String>>,
 }
 
 impl ExpandRecords {
@@ -203,12 +205,18 @@ impl ExpandRecords {
             },
             allow_invalid,
             warnings: RefCell::new(Vec::new()),
+            refused: RefCell::new(Vec::new()),
         }
     }
 
-    /// The warnings collected so far, emptied.
+    /// The round-trip warnings collected so far, emptied.
     pub fn take_warnings(&self) -> Vec<String> {
         std::mem::take(&mut self.warnings.borrow_mut())
+    }
+
+    /// Why fields were kept as base64 (with `allow_invalid`), emptied.
+    pub fn take_refused(&self) -> Vec<String> {
+        std::mem::take(&mut self.refused.borrow_mut())
     }
 }
 
@@ -217,7 +225,7 @@ impl RecordsJson for ExpandRecords {
         let checked = match check_records(records.clone(), self.options) {
             Ok(checked) => checked,
             Err(e) if self.allow_invalid => {
-                self.warnings.borrow_mut().push(format!(
+                self.refused.borrow_mut().push(format!(
                     "a records field of {} bytes does not decode ({e}); shown as base64",
                     records.len()
                 ));

@@ -20,6 +20,8 @@
 //! `responseError` (`error`, `size`, `hex` of its first bytes); a frame not decoded because
 //! of a limit as `requestSkipped` / `responseSkipped` (`reason`, `size`, `hex`). A message
 //! whose JSON is longer than its share of `--max-line` is replaced by `{"omitted": …}`.
+//! With `--records`, `records` fields show as their batches; one that does not decode stays
+//! base64 and `requestRecordsError` / `responseRecordsError` say why.
 //!
 //! Every line is written whole under one lock, so lines of different connections never
 //! interleave.
@@ -28,9 +30,11 @@ use super::framing::{Content, Frame, Skipped};
 use super::pump::Stats;
 use super::rewrite::Note;
 use super::Config;
+use crate::common::ExpandRecords;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::IncomingRequest;
 use kafka_codec::conn::{Direction, Observer, RawRequestHeader};
+use kafka_codec::json::JsonOptions;
 use kafka_codec::serde_json::{self, json, Value};
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeOptions, EncodeError, Message, RequestFrame,
@@ -124,9 +128,10 @@ pub fn listening(log: &Log, listen: SocketAddr, upstream: &str) {
 
 /// One side of a pair, ready to be logged.
 enum Side {
-    /// Kafka's JSON, as text, and the fields of `requestTrailing` / `responseTrailing` if
-    /// bytes after the body were ignored.
-    Json(String, Option<Value>),
+    /// Kafka's JSON, as text, the fields of `requestTrailing` / `responseTrailing` if
+    /// bytes after the body were ignored, and why records fields stayed base64 (with
+    /// --records: `requestRecordsError` / `responseRecordsError`).
+    Json(String, Option<Value>, Option<Value>),
     /// It did not decode: the fields of `requestError` / `responseError`.
     Error(Value),
     /// It was not decoded: the fields of `requestSkipped` / `responseSkipped`.
@@ -136,7 +141,7 @@ enum Side {
 impl Side {
     fn len(&self) -> usize {
         match self {
-            Side::Json(text, _) => text.len(),
+            Side::Json(text, _, _) => text.len(),
             Side::Error(_) | Side::Skipped(_) => 256,
         }
     }
@@ -144,10 +149,13 @@ impl Side {
     /// Adds the side to `line` as `name` (`request`/`response`).
     fn put(&self, line: &mut Line, name: &str) {
         match self {
-            Side::Json(text, trailing) => {
+            Side::Json(text, trailing, records_errors) => {
                 line.raw(name, text);
                 if let Some(trailing) = trailing {
                     line.field(&format!("{name}Trailing"), trailing);
+                }
+                if let Some(errors) = records_errors {
+                    line.field(&format!("{name}RecordsError"), errors);
                 }
             }
             Side::Error(value) => {
@@ -257,9 +265,12 @@ impl Decoder {
             Content::Whole(bytes) => {
                 let observed = self.observer.observe_request(bytes.clone());
                 let side = match &observed.decoded {
-                    Ok(request) => self.message(request.to_json(), &bytes, frame.size, || {
-                        self.request_trailing(&bytes, request)
-                    }),
+                    Ok(request) => self.message(
+                        |options| request.to_json_with(options),
+                        &bytes,
+                        frame.size,
+                        || self.request_trailing(&bytes, request),
+                    ),
                     Err(e) => self.error(e.to_string(), &bytes, frame.size),
                 };
                 (observed, side)
@@ -321,11 +332,12 @@ impl Decoder {
             Content::Whole(bytes) => {
                 let observed = self.observer.observe_response(bytes.clone());
                 let side = match &observed.decoded {
-                    Some(Ok(response)) => {
-                        self.message(response.to_json(), &bytes, frame.size, || {
-                            self.response_trailing(&bytes, response)
-                        })
-                    }
+                    Some(Ok(response)) => self.message(
+                        |options| response.to_json_with(options),
+                        &bytes,
+                        frame.size,
+                        || self.response_trailing(&bytes, response),
+                    ),
                     Some(Err(e)) => self.error(e.to_string(), &bytes, frame.size),
                     None => self.error(
                         match observed.correlation_id {
@@ -449,16 +461,31 @@ impl Decoder {
     }
 
     /// A decoded message as it is logged: the one place where a message's JSON is written
-    /// out (and where an expansion of its `records` fields would go).
+    /// out, its `records` fields expanded with --records.
     fn message(
         &self,
-        json: Result<Value, EncodeError>,
+        json: impl FnOnce(&JsonOptions<'_>) -> Result<Value, EncodeError>,
         bytes: &Bytes,
         size: usize,
         trailing: impl FnOnce() -> Option<Value>,
     ) -> Side {
+        // A records field that does not decode stays base64: the tap logs, it never refuses.
+        let hook = self
+            .config
+            .records
+            .then(|| ExpandRecords::new(self.config.options.limits, true));
+        let options = JsonOptions {
+            lenient: false,
+            records: hook.as_ref().map(|hook| hook as _),
+        };
+        let json = json(&options);
+        let records_errors = hook.map(|hook| hook.take_refused()).unwrap_or_default();
         match json {
-            Ok(json) => Side::Json(self.capped(&json, size), trailing()),
+            Ok(json) => Side::Json(
+                self.capped(&json, size),
+                trailing(),
+                (!records_errors.is_empty()).then(|| json!(records_errors)),
+            ),
             Err(e) => self.error(format!("cannot show as JSON: {e}"), bytes, size),
         }
     }

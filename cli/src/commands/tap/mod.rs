@@ -94,6 +94,13 @@ pub struct Tap {
     /// (`requestTrailing`/`responseTrailing`).
     #[arg(long)]
     strict: bool,
+    /// Show every `records` field (Produce, Fetch, ...) as the JSON array of its batches,
+    /// as `kafka-codec records decode` prints it, instead of base64. A field that does not
+    /// decode stays base64 and the line says why (`requestRecordsError` /
+    /// `responseRecordsError`); a Fetch response's partial last batch ends the array as
+    /// {"truncatedTail": base64, "note": ...}.
+    #[arg(long)]
+    records: bool,
 }
 
 /// Bytes of a log line kept for everything but the two messages (time, ids, API, errors,
@@ -109,6 +116,8 @@ pub struct Config {
     pub max_hex: usize,
     /// How frames are decoded: limits, and trailing bytes allowed unless --strict.
     pub options: DecodeOptions,
+    /// Expand `records` fields (--records).
+    pub records: bool,
 }
 
 /// The running tap: what its listeners and connections share.
@@ -162,6 +171,7 @@ impl Run for Tap {
                 max_message_json: (self.max_line - LINE_FIELDS) / 2,
                 max_hex: self.max_hex.min(self.max_line / 8),
                 options,
+                records: self.records,
             }),
             log: Arc::new(Log::new(out)),
             brokers,

@@ -14,6 +14,7 @@ use kafka_codec::messages::{
     ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, MetadataRequest,
     MetadataResponse, ProduceRequest, ProduceResponse,
 };
+use kafka_codec::records::{Compression, RecordBatchBuilder};
 use kafka_codec::serde_json::{self, Value};
 use kafka_codec::{Request, RequestFrame, Response, ResponseFrame};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -293,6 +294,10 @@ fn metadata() -> (i16, Request) {
 }
 
 fn produce(acks: i16, records: usize) -> (i16, Request) {
+    produce_field(acks, Bytes::from(vec![7u8; records]))
+}
+
+fn produce_field(acks: i16, records: Bytes) -> (i16, Request) {
     let request = ProduceRequest {
         acks,
         timeout_ms: 1000,
@@ -300,7 +305,7 @@ fn produce(acks: i16, records: usize) -> (i16, Request) {
             name: "t".into(),
             partition_data: vec![PartitionProduceData {
                 index: 0,
-                records: Some(Bytes::from(vec![7u8; records])),
+                records: Some(records),
                 ..Default::default()
             }],
             ..Default::default()
@@ -384,6 +389,59 @@ fn an_acks_0_produce_is_logged_without_a_response() {
     assert_eq!(pairs[2]["api"], "Produce");
     assert_eq!(pairs[2]["response"]["apiKey"], 0);
     assert!(lines.iter().all(|line| line.get("unanswered").is_none()));
+}
+
+#[test]
+fn records_shows_batches_of_every_codec_and_keeps_undecodable_ones_as_base64() {
+    let upstream = Upstream::answering("fake");
+    let tap = Tap::start(upstream.address, &["--records"]);
+    let mut client = tap.connect();
+    let codecs = [
+        Compression::None,
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ];
+    let mut requests = Vec::new();
+    for compression in codecs {
+        let mut builder = RecordBatchBuilder::new(compression).base_offset(0);
+        builder.append(
+            1_700_000_000_000,
+            Some(Bytes::from(format!("key {compression}"))),
+            Some(Bytes::from(format!("value sent with {compression}"))),
+        );
+        requests.push(produce_field(1, builder.build().encode_to_bytes().unwrap()));
+    }
+    // A batch whose CRC does not match.
+    let mut broken = RecordBatchBuilder::new(Compression::None).base_offset(0);
+    broken.append(1_700_000_000_000, None, Some(Bytes::from("v")));
+    let mut broken = broken.build().encode_to_bytes().unwrap().to_vec();
+    *broken.last_mut().unwrap() ^= 0xff;
+    requests.push(produce_field(1, Bytes::from(broken.clone())));
+    client.send_all(&requests);
+    for _ in &requests {
+        client.receive();
+    }
+    client.finish();
+    let lines = tap.wait_closed(1);
+    let pairs = events(&lines, "pair");
+    assert_eq!(pairs.len(), requests.len());
+    for (pair, compression) in pairs.iter().zip(codecs) {
+        let field = &pair["request"]["body"]["topicData"][0]["partitionData"][0]["records"];
+        let batch = &field[0];
+        assert_eq!(batch["compression"], compression.to_string(), "{pair}");
+        let value = kafka_codec::json::bytes_to_json(format!("value sent with {compression}").as_bytes());
+        assert_eq!(batch["records"][0]["value"], value, "{pair}");
+        assert!(pair.get("requestRecordsError").is_none(), "{pair}");
+    }
+    let last = pairs.last().unwrap();
+    let field = &last["request"]["body"]["topicData"][0]["partitionData"][0]["records"];
+    assert_eq!(field, &kafka_codec::json::bytes_to_json(&broken));
+    let error = last["requestRecordsError"][0].as_str().unwrap();
+    assert!(error.contains("does not decode"), "{error}");
+    // Every byte still forwarded as it was.
+    assert_eq!(upstream.received().concat(), client.sent);
 }
 
 #[test]

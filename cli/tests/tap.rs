@@ -431,7 +431,8 @@ fn records_shows_batches_of_every_codec_and_keeps_undecodable_ones_as_base64() {
         let field = &pair["request"]["body"]["topicData"][0]["partitionData"][0]["records"];
         let batch = &field[0];
         assert_eq!(batch["compression"], compression.to_string(), "{pair}");
-        let value = kafka_codec::json::bytes_to_json(format!("value sent with {compression}").as_bytes());
+        let value =
+            kafka_codec::json::bytes_to_json(format!("value sent with {compression}").as_bytes());
         assert_eq!(batch["records"][0]["value"], value, "{pair}");
         assert!(pair.get("requestRecordsError").is_none(), "{pair}");
     }

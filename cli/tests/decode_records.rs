@@ -12,21 +12,10 @@ use kafka_codec::records::decode_batches;
 use kafka_codec::serde_json::{self, Value};
 use kafka_codec::{Request, RequestFrame, Response, ResponseFrame};
 use kafka_codec_hexdump::decode as unhex;
-use std::path::PathBuf;
-use support::{assert_refused, json, ok, run, stderr};
+use support::{assert_refused, golden_records, json, ok, run, stderr};
 
 const PRODUCE_VERSION: i16 = 9;
 const FETCH_VERSION: i16 = 12;
-
-fn golden(file: &str) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/golden/records")
-        .join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
 
 fn line_bytes(line: &Value) -> Bytes {
     Bytes::from(unhex(line["hex"].as_str().unwrap().as_bytes()).unwrap())
@@ -122,7 +111,7 @@ fn hex(bytes: &[u8]) -> Vec<u8> {
 
 #[test]
 fn produce_records_of_real_clients_expand_in_place_and_encode_back() {
-    let lines = golden("clients.jsonl");
+    let lines = golden_records("clients.jsonl");
     assert_eq!(lines.len(), 15, "three clients, five codecs");
     let (plain, compressed): (Vec<&Value>, Vec<&Value>) =
         lines.iter().partition(|line| line["codec"] == "none");
@@ -188,7 +177,7 @@ fn produce_records_of_real_clients_expand_in_place_and_encode_back() {
 
 #[test]
 fn a_fetch_responses_partial_last_batch_is_shown_as_its_tail() {
-    let lines = golden("java.jsonl");
+    let lines = golden_records("java.jsonl");
     let complete: Vec<Bytes> = lines
         .iter()
         .filter(|line| line["batch"]["compression"] == "none" && line["batch"]["magic"] == 2)
@@ -224,7 +213,7 @@ fn a_fetch_responses_partial_last_batch_is_shown_as_its_tail() {
 
 #[test]
 fn records_that_do_not_decode_fail_unless_allowed() {
-    let lines = golden("clients.jsonl");
+    let lines = golden_records("clients.jsonl");
     let mut field = line_bytes(&lines[0]).to_vec();
     let last = field.len() - 1;
     field[last] ^= 0xff; // the CRC no longer matches
@@ -253,7 +242,7 @@ fn records_that_do_not_decode_fail_unless_allowed() {
 
 #[test]
 fn max_frame_bytes_refuses_larger_frames_before_decoding() {
-    let lines = golden("clients.jsonl");
+    let lines = golden_records("clients.jsonl");
     let frame = produce_frame(&[line_bytes(&lines[0])]);
     let limit = (frame.len() - 1).to_string();
     let args = [

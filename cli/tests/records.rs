@@ -14,21 +14,13 @@ use kafka_codec_hexdump::{decode as unhex, encode as hex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
-use support::{assert_malformed, assert_refused, assert_usage_error, json, ok, run, stderr};
+use support::{
+    assert_malformed, assert_refused, assert_usage_error, golden_records, json, ok, run, stderr,
+};
 
 const DECODE: [&str; 3] = ["records", "decode", "-"];
 const ENCODE: [&str; 3] = ["records", "encode", "-"];
 const T0: i64 = 1_700_000_000_000;
-
-fn golden(file: &str) -> Vec<Value> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/golden/records")
-        .join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
 
 fn line_bytes(line: &Value) -> Vec<u8> {
     unhex(line["hex"].as_str().unwrap().as_bytes()).unwrap()
@@ -80,7 +72,7 @@ fn ok_with_warnings(args: &[&str], stdin: &[u8]) -> (Vec<u8>, Vec<String>) {
 
 #[test]
 fn java_written_uncompressed_batches_come_back_byte_for_byte() {
-    let lines = golden("java.jsonl");
+    let lines = golden_records("java.jsonl");
     let mut field = Vec::new();
     let mut count = 0;
     for line in &lines {
@@ -103,7 +95,7 @@ fn java_written_uncompressed_batches_come_back_byte_for_byte() {
 
 #[test]
 fn java_written_compressed_batches_read_and_compress_again() {
-    let lines = golden("java.jsonl");
+    let lines = golden_records("java.jsonl");
     let mut field = Vec::new();
     for line in &lines {
         if line["batch"]["compression"] != "none" {
@@ -130,7 +122,7 @@ fn java_written_compressed_batches_read_and_compress_again() {
 
 #[test]
 fn real_clients_batches_decode_to_what_they_sent() {
-    let lines = golden("clients.jsonl");
+    let lines = golden_records("clients.jsonl");
     assert_eq!(lines.len(), 15, "three clients, five codecs");
     for line in &lines {
         let what = format!("{} {}", line["client"], line["codec"]);

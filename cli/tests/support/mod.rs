@@ -82,3 +82,15 @@ pub fn assert_usage_error(args: &[&str]) {
     assert!(message.trim_end().ends_with(" --help')"), "{message}");
     assert!(output.stdout.is_empty(), "{args:?} wrote to stdout");
 }
+
+/// The lines of a file of `tests/golden/records/` (batches Kafka's Java code and real clients
+/// wrote), each a JSON object.
+pub fn golden_records(file: &str) -> Vec<Value> {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/golden/records")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}

@@ -8,30 +8,16 @@ use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{FetchResponse, ProduceRequest, RequestHeader, ResponseHeader};
-use kafka_codec::records::decode_batches;
 use kafka_codec::serde_json::{self, Value};
 use kafka_codec::{Request, RequestFrame, Response, ResponseFrame};
 use kafka_codec_hexdump::decode as unhex;
-use support::{assert_refused, golden_records, json, ok, run, stderr};
+use support::{assert_refused, batches_json, golden_records, json, ok, run, stderr, without_crc};
 
 const PRODUCE_VERSION: i16 = 9;
 const FETCH_VERSION: i16 = 12;
 
 fn line_bytes(line: &Value) -> Bytes {
     Bytes::from(unhex(line["hex"].as_str().unwrap().as_bytes()).unwrap())
-}
-
-/// What `records decode` prints for these bytes: the library's JSON form of the batches.
-fn batches_json(field: &[u8]) -> Value {
-    let batches = decode_batches(&Bytes::copy_from_slice(field)).unwrap();
-    serde_json::to_value(&batches).unwrap()
-}
-
-fn without_crc(mut batches: Value) -> Value {
-    for batch in batches.as_array_mut().unwrap() {
-        batch.as_object_mut().unwrap().remove("crc");
-    }
-    batches
 }
 
 /// A Produce request whose partition `i` carries `fields[i]`.

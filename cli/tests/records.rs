@@ -7,7 +7,7 @@ mod support;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::EndTxnMarker;
 use kafka_codec::records::{
-    decode_batches, Compression, ControlRecord, Header, Record, RecordBatch, RecordBatchBuilder,
+    Compression, ControlRecord, Header, Record, RecordBatch, RecordBatchBuilder,
 };
 use kafka_codec::serde_json::{self, Value};
 use kafka_codec_hexdump::{decode as unhex, encode as hex};
@@ -15,7 +15,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
 use support::{
-    assert_malformed, assert_refused, assert_usage_error, golden_records, json, ok, run, stderr,
+    assert_malformed, assert_refused, assert_usage_error, batches_json, golden_records, json, ok,
+    run, stderr, without_crc,
 };
 
 const DECODE: [&str; 3] = ["records", "decode", "-"];
@@ -24,20 +25,6 @@ const T0: i64 = 1_700_000_000_000;
 
 fn line_bytes(line: &Value) -> Vec<u8> {
     unhex(line["hex"].as_str().unwrap().as_bytes()).unwrap()
-}
-
-/// What the library's JSON form of the batches is: what the command must print.
-fn library_json(field: &[u8]) -> Value {
-    let batches = decode_batches(&Bytes::copy_from_slice(field)).unwrap();
-    serde_json::to_value(&batches).unwrap()
-}
-
-/// The batches' JSON without the CRCs (which change when a batch is compressed again).
-fn without_crc(mut batches: Value) -> Value {
-    for batch in batches.as_array_mut().unwrap() {
-        batch.as_object_mut().unwrap().remove("crc");
-    }
-    batches
 }
 
 /// A file in the test's scratch directory holding `bytes`.
@@ -85,7 +72,7 @@ fn java_written_uncompressed_batches_come_back_byte_for_byte() {
     // No warning: every one of them is canonical.
     let decoded = ok(&DECODE, &field);
     let value = json(&decoded);
-    assert_eq!(value, library_json(&field));
+    assert_eq!(value, batches_json(&field));
     assert_eq!(
         ok(&ENCODE, &decoded),
         field,
@@ -104,7 +91,7 @@ fn java_written_compressed_batches_read_and_compress_again() {
     }
     let (decoded, warnings) = ok_with_warnings(&DECODE, &field);
     let value = json(&decoded);
-    assert_eq!(value, library_json(&field));
+    assert_eq!(value, batches_json(&field));
     // Java's codecs and ours compress to other bytes: one line says so, naming the first
     // batch and how many more.
     assert_eq!(warnings.len(), 1, "{warnings:?}");
@@ -259,7 +246,7 @@ fn random_batches_of_every_magic_and_codec_come_back_byte_for_byte() {
                 batches += 1;
             }
             let decoded = ok(&DECODE, &field);
-            assert_eq!(json(&decoded), library_json(&field), "{compression}");
+            assert_eq!(json(&decoded), batches_json(&field), "{compression}");
             assert_eq!(ok(&ENCODE, &decoded), field, "{compression}");
         }
     }
@@ -394,7 +381,7 @@ fn malformed_batches_name_the_batch_the_record_and_the_byte() {
         &["records", "decode", "--allow-truncated-tail", "-"],
         &field,
     );
-    assert_eq!(json(&out), library_json(&good));
+    assert_eq!(json(&out), batches_json(&good));
     assert_eq!(warnings.len(), 1);
     assert!(
         warnings[0].contains(&format!(
@@ -662,7 +649,7 @@ fn the_readme_example_is_what_the_tool_prints() {
     let example = example.to_str().unwrap();
     let printed = ok(&["records", "decode", "--hex", example], b"");
     let bytes = unhex(&std::fs::read(example).unwrap()).unwrap();
-    assert_eq!(json(&printed), library_json(&bytes));
+    assert_eq!(json(&printed), batches_json(&bytes));
     // cli/README.md shows that output and the hex `encode` gives back, verbatim.
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();

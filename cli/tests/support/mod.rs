@@ -94,3 +94,19 @@ pub fn golden_records(file: &str) -> Vec<Value> {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
 }
+
+/// What `records decode` must print for a records field: the library's JSON form of its
+/// batches.
+pub fn batches_json(field: &[u8]) -> Value {
+    let field = kafka_codec::bytes::Bytes::copy_from_slice(field);
+    let batches = kafka_codec::records::decode_batches(&field).unwrap();
+    serde_json::to_value(&batches).unwrap()
+}
+
+/// The batches' JSON without the CRCs (which change when a batch is compressed again).
+pub fn without_crc(mut batches: Value) -> Value {
+    for batch in batches.as_array_mut().unwrap() {
+        batch.as_object_mut().unwrap().remove("crc");
+    }
+    batches
+}

@@ -188,7 +188,11 @@ impl<'de> serde::de::Visitor<'de> for StrictValue<'_> {
             if base > 0 {
                 self.path.push('.');
             }
-            self.path.push_str(&quote(&key));
+            if key.len() <= MAX_QUOTED_CHARS {
+                self.path.push_str(&key);
+            } else {
+                self.path.push_str(&quote(&key));
+            }
             let value = map.next_value_seed(StrictValue {
                 path: &mut *self.path,
                 duplicate: &mut *self.duplicate,

@@ -59,3 +59,21 @@ macro_rules! at_field {
 at_field!(DecodeError, EncodeError);
 #[cfg(feature = "json")]
 at_field!(JsonError);
+
+/// One element type of a schema at a run of versions: what one value costs in memory and
+/// the fewest bytes it takes on the wire (`messages::density_rows`, tabulated in
+/// `docs/memory-density.md`).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DensityRow {
+    /// The schema (message) name.
+    pub schema: &'static str,
+    /// The struct, or `Struct.Field[]` for an element of an array of primitives.
+    pub element: &'static str,
+    /// The versions, inclusive, at which `wire` holds.
+    pub versions: (i16, i16),
+    /// `size_of` the Rust value.
+    pub memory: usize,
+    /// Fewest wire bytes of one element.
+    pub wire: usize,
+}

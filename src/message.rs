@@ -31,6 +31,11 @@ pub trait DecodeFields: Sized {
     /// check that `version` is valid; [`Message::decode_from`] does.
     fn decode_fields(decoder: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError>;
 
+    /// The fewest bytes the struct takes on the wire at `version` (every field at its
+    /// shortest, tagged ones absent): array counts are checked against it, so that an array
+    /// can be reserved whole and never grows.
+    fn min_wire_size(version: i16) -> usize;
+
     /// The struct as a field of another: counted against [`DecodeLimits::max_nesting`].
     fn decode_nested(decoder: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError> {
         decoder.enter()?;
@@ -57,7 +62,7 @@ pub trait DecodeFields: Sized {
         compact: bool,
         version: i16,
     ) -> Result<Vec<Self>, DecodeError> {
-        let count = decoder.read_array_count(compact)?;
+        let count = decoder.read_array_count(compact, Self::min_wire_size(version))?;
         Self::decode_elements(decoder, count, version)
     }
 
@@ -67,7 +72,7 @@ pub trait DecodeFields: Sized {
         compact: bool,
         version: i16,
     ) -> Result<Option<Vec<Self>>, DecodeError> {
-        match decoder.read_array_len(compact)? {
+        match decoder.read_array_len(compact, Self::min_wire_size(version))? {
             Some(count) => Self::decode_elements(decoder, count, version).map(Some),
             None => Ok(None),
         }
@@ -80,8 +85,7 @@ pub trait DecodeFields: Sized {
         count: usize,
         version: i16,
     ) -> Result<Vec<Self>, DecodeError> {
-        let capacity = crate::wire::initial_capacity(count, std::mem::size_of::<Self>());
-        let mut values = Vec::with_capacity(capacity);
+        let mut values = decoder.reserve(count)?;
         for index in 0..count {
             match Self::decode_nested(decoder, version) {
                 Ok(value) => values.push(value),

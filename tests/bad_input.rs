@@ -154,8 +154,9 @@ fn negative_lengths_where_null_is_not_allowed() {
         assert_eq!(err.kind(), &expected);
         assert_eq!(err.path().to_string(), "Mechanism");
     }
-    // Compact form: 0 is null; DescribeQuorumRequest's topic name is not nullable.
-    let err = DescribeQuorumRequest::decode(&mut hex("02 00"), 0).unwrap_err();
+    // Compact form: 0 is null; DescribeQuorumRequest's topic name is not nullable. The
+    // topic's other fields are there (empty partitions, no tags), so its count fits.
+    let err = DescribeQuorumRequest::decode(&mut hex("02 00 01 00"), 0).unwrap_err();
     assert_eq!(err.kind(), &DecodeErrorKind::UnexpectedNull);
     assert_eq!(err.path().to_string(), "Topics[0].TopicName");
     assert_eq!(err.offset(), 1);
@@ -297,7 +298,7 @@ fn trailing_bytes_are_refused_or_allowed_on_request() {
 
 #[test]
 fn error_messages_name_message_version_path_and_offset() {
-    let err = DescribeQuorumRequest::decode(&mut hex("02 00"), 0).unwrap_err();
+    let err = DescribeQuorumRequest::decode(&mut hex("02 00 01 00"), 0).unwrap_err();
     assert_eq!(
         err.to_string(),
         "null is not allowed here at this version in DescribeQuorumRequest v0 at Topics[0].TopicName (byte offset 1)"

@@ -266,6 +266,120 @@ fn limits_never_change_what_is_accepted() {
         max_bytes_len: 0,
         max_nesting: 2,
         max_decompressed_batch_size: 0,
+        // Exactly the two topics and four partitions the decode reserves.
+        memory_budget: Some(
+            2 * std::mem::size_of::<TopicData>() + 4 * std::mem::size_of::<PartitionData>(),
+        ),
     });
     assert_eq!(RequestFrame::decode_with(bytes, &tight).unwrap(), frame);
+}
+
+/// A SaslAuthenticate v2 request frame (flexible, header v2) whose header's or body's empty
+/// tagged section is replaced by `section`.
+fn with_tagged_section(in_header: bool, section: &[u8]) -> Bytes {
+    let frame = request_frame(
+        Request::SaslAuthenticate(SaslAuthenticateRequest::default()),
+        2,
+        "c",
+    );
+    let bytes = encode(&frame);
+    // Header v2: key (2), version (2), correlation id (4), client id "c" (2 + 1), then its
+    // tagged section; the body's is its last byte.
+    let at = if in_header { 11 } else { bytes.len() - 1 };
+    assert_eq!(bytes[at], 0, "an empty tagged section");
+    let mut out = BytesMut::from(&bytes[..at]);
+    out.extend_from_slice(section);
+    out.extend_from_slice(&bytes[at + 1..]);
+    out.freeze()
+}
+
+/// One unknown tag (100) of `size` bytes.
+fn one_unknown_tag(size: usize) -> Vec<u8> {
+    let mut section = vec![1, 100];
+    let mut n = size;
+    while n >= 0x80 {
+        section.push((n as u8 & 0x7f) | 0x80);
+        n >>= 7;
+    }
+    section.push(n as u8);
+    section.extend(std::iter::repeat_n(0xab, size));
+    section
+}
+
+/// `count` unknown tags (100, 101, ...), each empty.
+fn many_unknown_tags(count: usize) -> Vec<u8> {
+    let mut section = vec![(count as u8 & 0x7f) | 0x80, (count >> 7) as u8];
+    assert!(count < 1 << 14);
+    for i in 0..count {
+        let tag = 100 + i;
+        section.extend_from_slice(&[(tag as u8 & 0x7f) | 0x80, (tag >> 7) as u8, 0]);
+    }
+    section
+}
+
+#[test]
+fn max_bytes_len_bounds_each_unknown_tagged_field() {
+    for in_header in [false, true] {
+        let bytes = with_tagged_section(in_header, &one_unknown_tag(1000));
+        let at_limit = options(DecodeLimits {
+            max_bytes_len: 1000,
+            ..DecodeLimits::default()
+        });
+        assert!(RequestFrame::decode_with(bytes.clone(), &at_limit).is_ok());
+        let over = options(DecodeLimits {
+            max_bytes_len: 1,
+            ..DecodeLimits::default()
+        });
+        let error = assert_limit(
+            RequestFrame::decode_with(bytes, &over),
+            "tagged field size",
+            1000,
+            1,
+        );
+        assert_eq!(error.path().to_string(), "<tag 100>", "{error}");
+    }
+}
+
+#[test]
+fn max_array_len_bounds_the_count_of_tagged_fields() {
+    for in_header in [false, true] {
+        let bytes = with_tagged_section(in_header, &many_unknown_tags(1000));
+        let at_limit = options(DecodeLimits {
+            max_array_len: 1000,
+            ..DecodeLimits::default()
+        });
+        assert!(RequestFrame::decode_with(bytes.clone(), &at_limit).is_ok());
+        let over = options(DecodeLimits {
+            max_array_len: 1,
+            ..DecodeLimits::default()
+        });
+        assert_limit(
+            RequestFrame::decode_with(bytes, &over),
+            "tagged field count",
+            1000,
+            1,
+        );
+    }
+}
+
+#[test]
+fn unknown_tagged_fields_are_charged_to_the_memory_budget() {
+    let bytes = with_tagged_section(false, &many_unknown_tags(1000));
+    // 1,000 kept fields need 1,000 × size_of::<RawTaggedField>() bytes.
+    let needed = 1000 * std::mem::size_of::<kafka_codec::wire::RawTaggedField>();
+    let enough = options(DecodeLimits {
+        memory_budget: Some(needed),
+        ..DecodeLimits::default()
+    });
+    assert!(RequestFrame::decode_with(bytes.clone(), &enough).is_ok());
+    let short = options(DecodeLimits {
+        memory_budget: Some(needed - 1),
+        ..DecodeLimits::default()
+    });
+    assert_limit(
+        RequestFrame::decode_with(bytes, &short),
+        "memory budget",
+        needed as u64,
+        needed as u64 - 1,
+    );
 }

@@ -16,14 +16,24 @@ pub struct Decoder<'a> {
     end: usize,
     limits: DecodeLimits,
     depth: usize,
+    // What is left of the memory budget (`DecodeLimits::memory_budget`): every reservation
+    // of an array or a tagged section is charged here before it is made.
+    budget_left: usize,
 }
 
-/// The capacity to reserve for an array of `count` elements of `element_size` bytes: at most
-/// 64 KiB up front, so that a lying count costs nothing and honest large arrays grow
-/// geometrically.
-#[inline]
-pub fn initial_capacity(count: usize, element_size: usize) -> usize {
-    count.min((64 * 1024) / element_size.max(1))
+/// A `bool` from its one wire byte: any non-zero byte is true, as in Kafka (for
+/// [`Decoder::read_fixed_array`]).
+pub fn bool_from_byte([byte]: [u8; 1]) -> bool {
+    byte != 0
+}
+
+/// The fewest bytes of a string that is not null: its length prefix.
+fn string_min_size(compact: bool) -> usize {
+    if compact {
+        1
+    } else {
+        2
+    }
 }
 
 /// Why a varint could not be read.
@@ -68,7 +78,38 @@ impl<'a> Decoder<'a> {
             end: input.len(),
             limits,
             depth: 0,
+            budget_left: limits.memory_budget_for(input.len()),
         }
+    }
+
+    /// Bytes of the memory budget not yet reserved.
+    pub fn budget_left(&self) -> usize {
+        self.budget_left
+    }
+
+    /// An empty `Vec` with room for exactly `count` values, its bytes charged to the memory
+    /// budget ([`DecodeLimits::memory_budget`]); refused with `LimitExceeded` when they do
+    /// not fit. Callers have checked `count` against the bytes that remain, so the `Vec`
+    /// never grows.
+    #[inline]
+    pub fn reserve<T>(&mut self, count: usize) -> Result<Vec<T>, DecodeError> {
+        let bytes = count.saturating_mul(std::mem::size_of::<T>());
+        if bytes > self.budget_left {
+            return Err(self.budget_exceeded(bytes));
+        }
+        self.budget_left -= bytes;
+        Ok(Vec::with_capacity(count))
+    }
+
+    #[cold]
+    fn budget_exceeded(&self, bytes: usize) -> DecodeError {
+        let limit = self.limits.memory_budget_for(self.input.len());
+        let used = limit - self.budget_left;
+        self.error(DecodeErrorKind::LimitExceeded {
+            what: "memory budget",
+            value: (used as u64).saturating_add(bytes as u64),
+            limit: limit as u64,
+        })
     }
 
     /// Bytes consumed so far (the offset of the next byte).
@@ -369,25 +410,30 @@ impl<'a> Decoder<'a> {
 
     /// An array count, checked against the remaining bytes and the limits; `None` for null.
     ///
-    /// Like Kafka, a count larger than the bytes that remain is refused before anything is
-    /// reserved (every element takes at least one byte in all but degenerate schemas).
-    pub fn read_array_len(&mut self, compact: bool) -> Result<Option<usize>, DecodeError> {
+    /// A count whose elements could not fit in the bytes that remain, at `min_element_size`
+    /// bytes each (at least one), is refused before anything is reserved, so the whole array
+    /// can then be reserved at once.
+    pub fn read_array_len(
+        &mut self,
+        compact: bool,
+        min_element_size: usize,
+    ) -> Result<Option<usize>, DecodeError> {
         let start = self.pos;
         match self.read_nullable_length(compact, false)? {
-            Some(count) => self
-                .check_len(start, count, self.limits.max_array_len, "array length")
-                .map(Some),
+            Some(count) => self.check_count(start, count, min_element_size).map(Some),
             None => Ok(None),
         }
     }
 
-    /// A nullable array whose elements `read_element` decodes.
+    /// A nullable array whose elements, each at least `min_element_size` bytes on the wire,
+    /// `read_element` decodes.
     pub fn read_nullable_array<T>(
         &mut self,
         compact: bool,
+        min_element_size: usize,
         read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
     ) -> Result<Option<Vec<T>>, DecodeError> {
-        match self.read_array_len(compact)? {
+        match self.read_array_len(compact, min_element_size)? {
             Some(count) => self.read_elements(count, read_element).map(Some),
             None => Ok(None),
         }
@@ -395,19 +441,64 @@ impl<'a> Decoder<'a> {
 
     /// The count of an array that must not be null, checked as [`Decoder::read_array_len`]
     /// checks it.
-    pub fn read_array_count(&mut self, compact: bool) -> Result<usize, DecodeError> {
+    #[inline]
+    pub fn read_array_count(
+        &mut self,
+        compact: bool,
+        min_element_size: usize,
+    ) -> Result<usize, DecodeError> {
         let start = self.pos;
         let count = self.read_non_null_length(compact, false)?;
-        self.check_len(start, count, self.limits.max_array_len, "array length")
+        self.check_count(start, count, min_element_size)
     }
 
-    /// An array that must not be null.
+    /// `count` if its elements fit the bytes that remain at `min_element_size` each (at
+    /// least one) and the count is within `max_array_len`. Inline: it runs for every array.
+    #[inline]
+    fn check_count(
+        &self,
+        start: usize,
+        count: u64,
+        min_element_size: usize,
+    ) -> Result<usize, DecodeError> {
+        let needed = count.saturating_mul(min_element_size.max(1) as u64);
+        if needed <= self.remaining() as u64 && count <= self.limits.max_array_len as u64 {
+            Ok(count as usize)
+        } else {
+            Err(self.count_error(start, count, needed))
+        }
+    }
+
+    #[cold]
+    fn count_error(&self, start: usize, count: u64, needed: u64) -> DecodeError {
+        if needed > self.remaining() as u64 {
+            DecodeError::new(
+                DecodeErrorKind::LengthExceedsInput {
+                    declared: count,
+                    remaining: self.remaining(),
+                },
+                start,
+            )
+        } else {
+            DecodeError::new(
+                DecodeErrorKind::LimitExceeded {
+                    what: "array length",
+                    value: count,
+                    limit: self.limits.max_array_len as u64,
+                },
+                start,
+            )
+        }
+    }
+
+    /// An array that must not be null, of elements at least `min_element_size` bytes each.
     pub fn read_array<T>(
         &mut self,
         compact: bool,
+        min_element_size: usize,
         read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
     ) -> Result<Vec<T>, DecodeError> {
-        let count = self.read_array_count(compact)?;
+        let count = self.read_array_count(compact, min_element_size)?;
         self.read_elements(count, read_element)
     }
 
@@ -416,7 +507,7 @@ impl<'a> Decoder<'a> {
         count: usize,
         mut read_element: impl FnMut(&mut Self) -> Result<T, DecodeError>,
     ) -> Result<Vec<T>, DecodeError> {
-        let mut elements = Vec::with_capacity(initial_capacity(count, std::mem::size_of::<T>()));
+        let mut elements = self.reserve(count)?;
         for index in 0..count {
             match read_element(self) {
                 Ok(element) => elements.push(element),
@@ -426,9 +517,60 @@ impl<'a> Decoder<'a> {
         Ok(elements)
     }
 
+    /// An array of fixed-width values that must not be null, `N` bytes each, made by
+    /// `from_bytes` (`i32::from_be_bytes`, ...). The count is checked against the bytes that
+    /// remain at `N` bytes per element, so the elements are read without a check each.
+    pub fn read_fixed_array<T, const N: usize>(
+        &mut self,
+        compact: bool,
+        from_bytes: impl Fn([u8; N]) -> T,
+    ) -> Result<Vec<T>, DecodeError> {
+        let count = self.read_array_count(compact, N)?;
+        self.read_fixed_elements(count, from_bytes)
+    }
+
+    /// A nullable array of fixed-width values (see [`Decoder::read_fixed_array`]).
+    pub fn read_nullable_fixed_array<T, const N: usize>(
+        &mut self,
+        compact: bool,
+        from_bytes: impl Fn([u8; N]) -> T,
+    ) -> Result<Option<Vec<T>>, DecodeError> {
+        match self.read_array_len(compact, N)? {
+            Some(count) => self.read_fixed_elements(count, from_bytes).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    #[inline]
+    fn read_fixed_elements<T, const N: usize>(
+        &mut self,
+        count: usize,
+        from_bytes: impl Fn([u8; N]) -> T,
+    ) -> Result<Vec<T>, DecodeError> {
+        let mut values = self.reserve(count)?;
+        // The count was checked against the window at N bytes per element (N >= 1), so
+        // `len` is within it; `get` keeps that a checked fact rather than an assumption.
+        let len = count * N;
+        let Some(bytes) = self.input.get(self.pos..self.pos + len) else {
+            return Err(self.error(DecodeErrorKind::UnexpectedEof {
+                needed: len,
+                remaining: self.remaining(),
+            }));
+        };
+        for chunk in bytes.chunks_exact(N) {
+            if let Some(value) = chunk.first_chunk::<N>() {
+                values.push(from_bytes(*value));
+            }
+        }
+        self.pos += len;
+        Ok(values)
+    }
+
     /// An array of strings that must not be null; the strings use the array's encoding.
     pub fn read_string_array(&mut self, compact: bool) -> Result<Vec<Utf8Bytes>, DecodeError> {
-        self.read_array(compact, |d| d.read_string(compact))
+        self.read_array(compact, string_min_size(compact), |d| {
+            d.read_string(compact)
+        })
     }
 
     /// A nullable array of strings.
@@ -436,7 +578,9 @@ impl<'a> Decoder<'a> {
         &mut self,
         compact: bool,
     ) -> Result<Option<Vec<Utf8Bytes>>, DecodeError> {
-        self.read_nullable_array(compact, |d| d.read_string(compact))
+        self.read_nullable_array(compact, string_min_size(compact), |d| {
+            d.read_string(compact)
+        })
     }
 
     /// The one-byte marker in front of a nullable struct: negative means null.
@@ -528,6 +672,16 @@ impl<'a> Decoder<'a> {
     ) -> Result<Vec<RawTaggedField>, DecodeError> {
         let count_start = self.pos;
         let count = self.read_unsigned_varint()?;
+        if count as usize > self.limits.max_array_len {
+            return Err(DecodeError::new(
+                DecodeErrorKind::LimitExceeded {
+                    what: "tagged field count",
+                    value: u64::from(count),
+                    limit: self.limits.max_array_len as u64,
+                },
+                count_start,
+            ));
+        }
         // Each entry takes at least two bytes (tag and size).
         if u64::from(count) * 2 > self.remaining() as u64 {
             return Err(DecodeError::new(
@@ -540,7 +694,7 @@ impl<'a> Decoder<'a> {
         }
         let mut unknown = Vec::new();
         let mut previous: Option<u32> = None;
-        for _ in 0..count {
+        for entry in 0..count {
             let tag_start = self.pos;
             let tag = self.read_unsigned_varint()?;
             if let Some(previous) = previous {
@@ -582,6 +736,18 @@ impl<'a> Decoder<'a> {
                     .at_tag(tag));
                 }
             } else {
+                // Unknown fields are bounded as known bytes are; the first one reserves room
+                // for every entry left, so the section never grows.
+                self.check_len(
+                    size_start,
+                    size as u64,
+                    self.limits.max_bytes_len,
+                    "tagged field size",
+                )
+                .map_err(|e| e.at_tag(tag))?;
+                if unknown.capacity() == 0 {
+                    unknown = self.reserve((count - entry) as usize)?;
+                }
                 self.pos = value_start;
                 let data = self.read_slice(size)?;
                 unknown.push(RawTaggedField { tag, data });

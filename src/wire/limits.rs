@@ -28,6 +28,36 @@ pub struct DecodeLimits {
     /// claim gigabytes, so this bounds what reading a batch may allocate (64 MiB by
     /// default).
     pub max_decompressed_batch_size: usize,
+    /// Most bytes one decode may reserve for the arrays and tagged sections it builds
+    /// (element count × in-memory size; strings and bytes are slices of the input, so they
+    /// cost only their handle inside their struct). A reservation that would pass it is
+    /// refused with `LimitExceeded` ("memory budget") and the path of the field.
+    ///
+    /// `None` (the default) scales with the input: [`DecodeLimits::MEMORY_PER_INPUT_BYTE`]
+    /// bytes per input byte plus [`DecodeLimits::MEMORY_BUDGET_BASE`], which every honest
+    /// frame of every schema fits (see `docs/memory-density.md`).
+    pub memory_budget: Option<usize>,
+}
+
+impl DecodeLimits {
+    /// Bytes of memory one wire byte may become under the default budget: the worst
+    /// element of any schema in `docs/memory-density.md`, rounded up (a test keeps the two
+    /// in step).
+    pub const MEMORY_PER_INPUT_BYTE: usize = 51;
+
+    /// What the default budget allows on top of [`DecodeLimits::MEMORY_PER_INPUT_BYTE`] per
+    /// input byte: 1 MiB, so that tiny frames never come near it.
+    pub const MEMORY_BUDGET_BASE: usize = 1024 * 1024;
+
+    /// The budget of a decode over `input_len` bytes: [`DecodeLimits::memory_budget`], or
+    /// the default proportional to the input.
+    pub fn memory_budget_for(&self, input_len: usize) -> usize {
+        self.memory_budget.unwrap_or_else(|| {
+            input_len
+                .saturating_mul(Self::MEMORY_PER_INPUT_BYTE)
+                .saturating_add(Self::MEMORY_BUDGET_BASE)
+        })
+    }
 }
 
 impl Default for DecodeLimits {
@@ -39,6 +69,7 @@ impl Default for DecodeLimits {
             max_bytes_len: usize::MAX,
             max_nesting: 64,
             max_decompressed_batch_size: 64 * 1024 * 1024,
+            memory_budget: None,
         }
     }
 }

@@ -16,7 +16,7 @@ mod error;
 mod limits;
 mod values;
 
-pub use decoder::{initial_capacity, Decoder};
+pub use decoder::{bool_from_byte, Decoder};
 pub use encoder::*;
 #[cfg(feature = "json")]
 pub(crate) use error::{located_error, Location};

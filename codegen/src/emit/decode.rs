@@ -21,6 +21,18 @@ fn read_primitive(p: Primitive, compact: &str) -> String {
     }
 }
 
+/// The function that makes a fixed-width value from its big-endian bytes.
+fn from_be_bytes(p: Primitive) -> String {
+    match p {
+        Primitive::Bool => "wire::bool_from_byte".into(),
+        Primitive::Uuid => "Uuid".into(),
+        p => format!(
+            "{}::from_be_bytes",
+            super::value_type(&FieldType::Primitive(p))
+        ),
+    }
+}
+
 /// `Result<T, DecodeError>` reading a field that is not null.
 fn read_non_null(field: &Field, compact: &str) -> String {
     match &field.ty {
@@ -29,14 +41,14 @@ fn read_non_null(field: &Field, compact: &str) -> String {
         FieldType::Array(element) => match element.as_ref() {
             FieldType::Struct(name) => format!("{name}::decode_array(d, {compact}, version)"),
             FieldType::Primitive(Primitive::String) => format!("d.read_string_array({compact})"),
-            FieldType::Primitive(p) if p.fixed_width().is_some() => format!(
-                "d.read_array({compact}, Decoder::read_{})",
-                primitive_suffix(*p)
-            ),
-            FieldType::Primitive(p) => format!(
-                "d.read_array({compact}, |d| {})",
-                read_primitive(*p, compact)
-            ),
+            FieldType::Primitive(p) => match p.fixed_width() {
+                Some(_) => format!("d.read_fixed_array({compact}, {})", from_be_bytes(*p)),
+                // bytes and records: the shortest is a length prefix.
+                None => format!(
+                    "d.read_array({compact}, if {compact} {{ 1 }} else {{ 4 }}, |d| {})",
+                    read_primitive(*p, compact)
+                ),
+            },
             FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
         },
     }
@@ -55,14 +67,16 @@ fn read_nullable(field: &Field, compact: &str) -> String {
             FieldType::Primitive(Primitive::String) => {
                 format!("d.read_nullable_string_array({compact})")
             }
-            FieldType::Primitive(p) if p.fixed_width().is_some() => format!(
-                "d.read_nullable_array({compact}, Decoder::read_{})",
-                primitive_suffix(*p)
-            ),
-            FieldType::Primitive(p) => format!(
-                "d.read_nullable_array({compact}, |d| {})",
-                read_primitive(*p, compact)
-            ),
+            FieldType::Primitive(p) => match p.fixed_width() {
+                Some(_) => format!(
+                    "d.read_nullable_fixed_array({compact}, {})",
+                    from_be_bytes(*p)
+                ),
+                None => format!(
+                    "d.read_nullable_array({compact}, if {compact} {{ 1 }} else {{ 4 }}, |d| {})",
+                    read_primitive(*p, compact)
+                ),
+            },
             FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
         },
     }

@@ -19,6 +19,7 @@ mod encode;
 mod errors;
 mod json;
 mod random;
+mod size;
 mod structs;
 
 pub use dispatch::emit_api;
@@ -71,6 +72,26 @@ pub fn emit_messages(set: &SchemaSet, krate: &str) -> Files {
         let module = module_name(&message.name);
         index.line(format!("pub use {module}::{};", message.name));
     }
+    index.blank();
+    index.doc(" Every array element type of every compiled schema with its in-memory size and");
+    index.doc(" its fewest wire bytes per run of versions: the input of `docs/memory-density.md`.");
+    index.line("#[doc(hidden)]");
+    index.line("#[allow(clippy::vec_init_then_push)] // one push per row, each under its cfg");
+    index.block(
+        format!("pub fn density_rows() -> Vec<{krate}::codegen::DensityRow>"),
+        |code| {
+            code.line("use core::mem::size_of;");
+            code.line("#[allow(unused_imports)]");
+            code.line(format!(
+                "use {krate}::codegen::{{Bytes, DensityRow, Utf8Bytes, Uuid}};"
+            ));
+            code.line("let mut rows = Vec::new();");
+            for message in set.live() {
+                size::emit_density_rows(code, message, module_cfg(message).as_deref());
+            }
+            code.line("rows");
+        },
+    );
     files.insert(0, ("messages.rs".into(), index.finish()));
     files
 }

@@ -3,7 +3,7 @@
 use super::code::Code;
 use super::{
     decode, decode_cfg, encode, encode_cfg, field_default, field_ident, field_type, json, random,
-    Context,
+    size, Context,
 };
 use crate::model::{Field, MessageKind, Struct};
 
@@ -90,6 +90,8 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
     cfg_attribute(code, decode_cfg(kind));
     code.block(format!("impl DecodeFields for {name}"), |code| {
         decode::emit_decode(code, cx, s);
+        code.blank();
+        size::emit_min_wire_size(code, cx, s);
     });
 
     code.blank();

@@ -6,6 +6,11 @@
 #[path = "../fuzz/src/lib.rs"]
 mod checks;
 
+// The fuzz targets' allocator, so that the checks hold each decode to its memory budget here
+// too.
+#[global_allocator]
+static ALLOCATOR: checks::CountingAllocator = checks::CountingAllocator;
+
 use bytes::BytesMut;
 use kafka_codec::frame::split_frame;
 use kafka_codec::DecodeLimits;

@@ -2,4 +2,8 @@
 //! The checks are in `src/lib.rs`.
 #![no_main]
 
+// Counts the heap, so the checks can hold each decode to its memory budget.
+#[global_allocator]
+static ALLOCATOR: kafka_codec_fuzz::CountingAllocator = kafka_codec_fuzz::CountingAllocator;
+
 libfuzzer_sys::fuzz_target!(|data: &[u8]| kafka_codec_fuzz::response(data));

@@ -31,8 +31,61 @@ use kafka_codec::{
     ResponseFrame, TrailingBytes, VersionRange,
 };
 use serde_json::Value;
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Debug;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
+
+/// Live heap bytes and their peak, kept by [`CountingAllocator`] where a binary installs it
+/// as its global allocator (the fuzz targets and `tests/fuzz_regressions.rs`); both stay 0
+/// elsewhere, and the budget check below then holds trivially.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+/// The system allocator, counting live bytes and their peak so that a check can compare the
+/// heap a decode took with its memory budget.
+pub struct CountingAllocator;
+
+// SAFETY: every call is forwarded unchanged to `System`, which upholds `GlobalAlloc`'s
+// contract; the counters do not touch the memory handed out.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+        PEAK.fetch_max(live, Relaxed);
+        // SAFETY: the caller's layout, forwarded.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        // SAFETY: `ptr` came from `System` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // The old and the new block may both be live while a moving realloc copies.
+        let live = LIVE.fetch_add(new_size, Relaxed) + new_size;
+        PEAK.fetch_max(live, Relaxed);
+        LIVE.fetch_sub(layout.size(), Relaxed);
+        // SAFETY: `ptr` came from `System` with `layout`; forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Runs `decode` and checks that the heap it took at its peak (above what was live before)
+/// stays within the memory budget `limits` give an input of `input_len` bytes.
+fn within_budget<T>(limits: &DecodeLimits, input_len: usize, decode: impl FnOnce() -> T) -> T {
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let value = decode();
+    let peak = PEAK.load(Relaxed).saturating_sub(base);
+    let budget = limits.memory_budget_for(input_len);
+    assert!(
+        peak <= budget,
+        "a decode of {input_len} bytes took {peak} bytes of heap, over its budget {budget}"
+    );
+    value
+}
 
 /// Equal, or equal but for NaN payloads: `NaN != NaN`, so a frame with a NaN `float64` is
 /// compared through its `Debug` text, which prints every NaN alike (the bytes are compared
@@ -50,6 +103,8 @@ pub fn tight_limits() -> DecodeLimits {
         max_bytes_len: 16,
         max_nesting: 2,
         max_decompressed_batch_size: 16 * 1024,
+        // Small enough that fuzzed frames reach it.
+        memory_budget: Some(16 * 1024),
     }
 }
 
@@ -121,7 +176,9 @@ impl Frame for ResponseFrame {
 ///   leaves out, are gone (see [`json_round_trip`]).
 fn check_frame<F: Frame>(input: &[u8], cx: F::Context) {
     let input = Bytes::copy_from_slice(input);
-    let strict = F::decode(input.clone(), cx, &DecodeOptions::default());
+    let strict = within_budget(&DecodeLimits::default(), input.len(), || {
+        F::decode(input.clone(), cx, &DecodeOptions::default())
+    });
     let lenient = F::decode(
         input.clone(),
         cx,
@@ -130,14 +187,16 @@ fn check_frame<F: Frame>(input: &[u8], cx: F::Context) {
             ..DecodeOptions::default()
         },
     );
-    let tight = F::decode(
-        input.clone(),
-        cx,
-        &DecodeOptions {
-            limits: tight_limits(),
-            ..DecodeOptions::default()
-        },
-    );
+    let tight = within_budget(&tight_limits(), input.len(), || {
+        F::decode(
+            input.clone(),
+            cx,
+            &DecodeOptions {
+                limits: tight_limits(),
+                ..DecodeOptions::default()
+            },
+        )
+    });
     let frame = match strict {
         Ok(frame) => frame,
         Err(_) => return,

@@ -496,3 +496,20 @@ fn help_and_apis() {
     assert_eq!(find("Metadata")[5], "-");
     assert_eq!(find("SaslHandshake")[3], "-");
 }
+
+#[test]
+fn memory_budget_refuses_a_frame_whose_arrays_do_not_fit() {
+    // DescribeQuorumRequest v2: one topic of one partition; the topic alone needs more than
+    // 8 bytes of memory.
+    let frame = sample_bytes("describe-quorum-request-v2.hex");
+    ok(
+        &["decode", "request", "--memory-budget", "100000", "-"],
+        &frame,
+    );
+    let line = assert_malformed(
+        &["decode", "request", "--memory-budget", "8", "-"],
+        &frame,
+        "memory budget",
+    );
+    assert!(line.contains("Topics"), "{line}");
+}

@@ -49,6 +49,10 @@ pub struct Strictness {
     /// Refuse a frame (without its size prefix) larger than N bytes, before decoding it.
     #[arg(long, value_name = "N", default_value_t = DecodeLimits::default().max_frame_size)]
     pub max_frame_bytes: usize,
+    /// Refuse a frame whose decoded arrays would take more than N bytes of memory
+    /// (default: 51 bytes per frame byte plus 1 MiB, which every honest frame fits).
+    #[arg(long, value_name = "N")]
+    pub memory_budget: Option<usize>,
     /// Show every `records` field (Produce, Fetch, ...) as the JSON array of its batches,
     /// as `records decode` prints it, instead of base64. A Fetch response's partial last
     /// batch ends the array as {"truncatedTail": base64, "note": ...}. `encode` reads this
@@ -80,6 +84,7 @@ impl Strictness {
         DecodeLimits {
             max_frame_size: self.max_frame_bytes,
             max_decompressed_batch_size: self.max_decompressed_bytes,
+            memory_budget: self.memory_budget,
             ..DecodeLimits::default()
         }
     }

@@ -465,17 +465,33 @@ impl<'a> Decoder<'a> {
         if needed <= self.remaining() as u64 && count <= self.limits.max_array_len as u64 {
             Ok(count as usize)
         } else {
-            Err(self.count_error(start, count, needed))
+            Err(self.count_error(start, count, min_element_size, needed))
         }
     }
 
     #[cold]
-    fn count_error(&self, start: usize, count: u64, needed: u64) -> DecodeError {
-        if needed > self.remaining() as u64 {
+    fn count_error(
+        &self,
+        start: usize,
+        count: u64,
+        min_element_size: usize,
+        needed: u64,
+    ) -> DecodeError {
+        let remaining = self.remaining();
+        if count > remaining as u64 {
             DecodeError::new(
                 DecodeErrorKind::LengthExceedsInput {
                     declared: count,
-                    remaining: self.remaining(),
+                    remaining,
+                },
+                start,
+            )
+        } else if needed > remaining as u64 {
+            DecodeError::new(
+                DecodeErrorKind::ArrayExceedsInput {
+                    count,
+                    min_element_size,
+                    remaining,
                 },
                 start,
             )
@@ -773,6 +789,32 @@ mod tests {
         assert_eq!(d.read_unsigned_varint().unwrap(), 0x7f);
         assert_eq!(d.read_unsigned_varint().unwrap(), 0x80);
         assert_eq!(d.read_unsigned_varint().unwrap(), 0);
+        assert_eq!(d.remaining(), 0);
+    }
+
+    #[test]
+    fn array_counts_are_checked_at_the_element_minimum_size() {
+        // Compact count 3, then 8 bytes: three i32s need 12.
+        let input = Bytes::from_static(&[0x04, 0, 0, 0, 1, 0, 0, 0, 2]);
+        let err = Decoder::new(&input)
+            .read_fixed_array(true, i32::from_be_bytes)
+            .unwrap_err();
+        assert_eq!(
+            err.kind(),
+            &DecodeErrorKind::ArrayExceedsInput {
+                count: 3,
+                min_element_size: 4,
+                remaining: 8
+            }
+        );
+        // Two fit exactly, and are reserved exactly.
+        let input = Bytes::from_static(&[0x03, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe]);
+        let mut d = Decoder::new(&input);
+        let budget = d.budget_left();
+        let values = d.read_fixed_array(true, i32::from_be_bytes).unwrap();
+        assert_eq!(values, [1, -2]);
+        assert_eq!(values.capacity(), 2);
+        assert_eq!(budget - d.budget_left(), 8);
         assert_eq!(d.remaining(), 0);
     }
 

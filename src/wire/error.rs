@@ -86,6 +86,19 @@ pub enum DecodeErrorKind {
         /// Bytes that were left.
         remaining: usize,
     },
+    /// An array count that fits the input at one byte per element, but not at the fewest
+    /// bytes its elements take.
+    #[error(
+        "array of {count} elements needs at least {min_element_size} bytes each, but {remaining} bytes remain"
+    )]
+    ArrayExceedsInput {
+        /// The declared element count.
+        count: u64,
+        /// The fewest wire bytes of one element at this version.
+        min_element_size: usize,
+        /// Bytes that were left.
+        remaining: usize,
+    },
     /// A null marker where the field is not nullable at this version.
     #[error("null is not allowed here at this version")]
     UnexpectedNull,

@@ -573,11 +573,14 @@ impl<'a> Decoder<'a> {
                 remaining: self.remaining(),
             }));
         };
-        for chunk in bytes.chunks_exact(N) {
-            if let Some(value) = chunk.first_chunk::<N>() {
-                values.push(from_bytes(*value));
-            }
-        }
+        // `chunks_exact` yields `count` chunks of exactly N bytes: an exact-size iterator, so
+        // `extend` writes into the reserved room without a capacity check per element, and
+        // the copy into `[u8; N]` has equal lengths (its length check folds away).
+        values.extend(bytes.chunks_exact(N).map(|chunk| {
+            let mut value = [0; N];
+            value.copy_from_slice(chunk);
+            from_bytes(value)
+        }));
         self.pos += len;
         Ok(values)
     }

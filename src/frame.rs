@@ -12,17 +12,19 @@ use crate::api::{ApiKey, Request, Response};
 #[cfg(feature = "json")]
 use crate::error::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
-use crate::json::JsonOptions;
+use crate::json::{JsonOptions, JsonSink, ValueSink};
 use crate::messages::{RequestHeader, ResponseHeader};
 #[cfg(any(feature = "client", feature = "broker"))]
 use crate::wire::Decoder;
 use crate::wire::Utf8Bytes;
 use crate::wire::{DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind};
+#[cfg(feature = "json")]
+use crate::JsonFields;
 #[cfg(any(feature = "client", feature = "broker", feature = "json"))]
 use crate::Message;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 #[cfg(feature = "json")]
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// What to do with bytes left after a body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -344,11 +346,36 @@ impl RequestFrame {
     /// [`RequestFrame::to_json`] with `options` (a hook for `records` fields).
     #[cfg(feature = "json")]
     pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
+        let mut sink = ValueSink::new();
+        self.write_json(options, &mut sink)?;
+        Ok(sink.finish())
+    }
+
+    /// Empties every unknown tagged field of the header and the body: the frame becomes what
+    /// its JSON form reads back as, without building that JSON.
+    #[cfg(feature = "json")]
+    pub fn clear_unknown_tagged_fields(&mut self) {
+        self.header.clear_unknown_tagged_fields();
+        self.body.clear_unknown_tagged_fields();
+    }
+
+    /// [`RequestFrame::to_json_with`] written token by token to `out`; with a
+    /// [`crate::json::JsonWriter`] the text streams without a tree. On an error `out` holds a
+    /// partial value.
+    #[cfg(feature = "json")]
+    pub fn write_json(
+        &self,
+        options: &JsonOptions<'_>,
+        out: &mut dyn JsonSink,
+    ) -> Result<(), EncodeError> {
         let (header_version, version) = self.header_version()?;
-        Ok(json!({
-            "header": self.header.to_json_with(header_version, options)?,
-            "body": self.body.to_json_with(version, options)?,
-        }))
+        out.begin_object();
+        out.key("header");
+        self.header.write_json_with(header_version, options, out)?;
+        out.key("body");
+        self.body.write_json_with(version, options, out)?;
+        out.end_object();
+        Ok(())
     }
 
     /// Reads `{"header": …, "body": …}`; the header's API key and version select the body.
@@ -531,12 +558,40 @@ impl ResponseFrame {
     /// [`ResponseFrame::to_json`] with `options` (a hook for `records` fields).
     #[cfg(feature = "json")]
     pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
-        Ok(json!({
-            "apiKey": self.api_key().key(),
-            "apiVersion": self.api_version,
-            "header": self.header.to_json_with(self.header_version(), options)?,
-            "body": self.body.to_json_with(self.api_version, options)?,
-        }))
+        let mut sink = ValueSink::new();
+        self.write_json(options, &mut sink)?;
+        Ok(sink.finish())
+    }
+
+    /// Empties every unknown tagged field of the header and the body: the frame becomes what
+    /// its JSON form reads back as, without building that JSON.
+    #[cfg(feature = "json")]
+    pub fn clear_unknown_tagged_fields(&mut self) {
+        self.header.clear_unknown_tagged_fields();
+        self.body.clear_unknown_tagged_fields();
+    }
+
+    /// [`ResponseFrame::to_json_with`] written token by token to `out`; with a
+    /// [`crate::json::JsonWriter`] the text streams without a tree. On an error `out` holds a
+    /// partial value.
+    #[cfg(feature = "json")]
+    pub fn write_json(
+        &self,
+        options: &JsonOptions<'_>,
+        out: &mut dyn JsonSink,
+    ) -> Result<(), EncodeError> {
+        out.begin_object();
+        out.key("apiKey");
+        out.i64(self.api_key().key().into());
+        out.key("apiVersion");
+        out.i64(self.api_version.into());
+        out.key("header");
+        self.header
+            .write_json_with(self.header_version(), options, out)?;
+        out.key("body");
+        self.body.write_json_with(self.api_version, options, out)?;
+        out.end_object();
+        Ok(())
     }
 
     /// Reads the form [`ResponseFrame::to_json`] writes, strictly (see [`crate::json`]).

@@ -27,6 +27,7 @@ use base64::Engine;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 use std::fmt;
+use std::io;
 
 /// How Kafka's JSON form is read and written.
 #[derive(Clone, Copy, Default)]
@@ -60,9 +61,9 @@ impl JsonOptions<'_> {
 /// Another JSON form for `records` fields (the core does not know record batches; the
 /// records layer or a tool implements this).
 pub trait RecordsJson {
-    /// The JSON shown for a `records` field's bytes, or why they cannot be shown (the message
-    /// is then not written).
-    fn records_to_json(&self, records: &Bytes) -> Result<Value, String>;
+    /// Writes the JSON shown for a `records` field's bytes to `out` (one value), or says why
+    /// they cannot be shown (the message is then not written whole).
+    fn write_records_json(&self, records: &Bytes, out: &mut dyn JsonSink) -> Result<(), String>;
 
     /// The bytes of a `records` field from a JSON value that is not a string (a string is
     /// always base64, whatever the hook).
@@ -247,19 +248,87 @@ pub fn read_nullable_records(
     }
 }
 
-/// The JSON of a `records` field: base64, or what the [`RecordsJson`] hook shows.
-pub fn records_to_json(value: &Bytes, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
+/// Writes a `records` field: base64, or what the [`RecordsJson`] hook shows.
+pub fn write_records(
+    out: &mut dyn JsonSink,
+    value: &Bytes,
+    options: &JsonOptions<'_>,
+) -> Result<(), EncodeError> {
     match options.records {
-        None => Ok(bytes_to_json(value)),
+        None => {
+            out.bytes(value);
+            Ok(())
+        }
         Some(hook) => hook
-            .records_to_json(value)
+            .write_records_json(value, out)
             .map_err(|e| EncodeError::new(EncodeErrorKind::RecordsNotShown(e))),
     }
 }
 
-/// The JSON for a `uuid`.
-pub fn uuid_to_json(value: &Uuid) -> Value {
-    Value::String(value.to_string())
+/// Writes a `float64`; JSON has no NaN or infinity.
+pub fn write_f64(out: &mut dyn JsonSink, value: f64) -> Result<(), EncodeError> {
+    if !value.is_finite() {
+        return Err(EncodeError::new(EncodeErrorKind::NonFiniteFloat(value)));
+    }
+    out.f64(value);
+    Ok(())
+}
+
+/// Writes a `uuid` in Kafka's text form.
+pub fn write_uuid(out: &mut dyn JsonSink, value: &Uuid) {
+    out.uuid(value);
+}
+
+/// Writes `bytes` as standard base64 with padding.
+pub fn write_bytes(out: &mut dyn JsonSink, value: &Bytes) {
+    out.bytes(value);
+}
+
+/// Writes a string.
+pub fn write_string(out: &mut dyn JsonSink, value: &Utf8Bytes) {
+    out.str(value.as_str());
+}
+
+/// Writes a boolean.
+pub fn write_bool(out: &mut dyn JsonSink, value: &bool) {
+    out.bool(*value);
+}
+
+macro_rules! integer_writers {
+    ($($name:ident: $ty:ty => $method:ident, $wide:ty;)*) => {$(
+        #[doc = concat!("Writes an `", stringify!($ty), "` as a JSON number.")]
+        pub fn $name(out: &mut dyn JsonSink, value: &$ty) {
+            out.$method(<$wide>::from(*value));
+        }
+    )*};
+}
+
+integer_writers! {
+    write_i8: i8 => i64, i64;
+    write_i16: i16 => i64, i64;
+    write_u16: u16 => u64, u64;
+    write_i32: i32 => i64, i64;
+    write_u32: u32 => u64, u64;
+    write_i64: i64 => i64, i64;
+}
+
+/// Writes a JSON array of `values`, each written by `write` (`[]int32`, `[]string`, ...).
+pub fn write_array<T>(out: &mut dyn JsonSink, values: &[T], write: fn(&mut dyn JsonSink, &T)) {
+    out.begin_array();
+    for value in values {
+        write(out, value);
+    }
+    out.end_array();
+}
+
+/// Writes a JSON array of `float64`s.
+pub fn write_f64_array(out: &mut dyn JsonSink, values: &[f64]) -> Result<(), EncodeError> {
+    out.begin_array();
+    for (index, value) in values.iter().enumerate() {
+        write_f64(out, *value).map_err(|e| e.at_index(index))?;
+    }
+    out.end_array();
+    Ok(())
 }
 
 /// The JSON for `bytes` and `records`: standard base64 with padding.
@@ -267,21 +336,350 @@ pub fn bytes_to_json(value: &[u8]) -> Value {
     Value::String(STANDARD.encode(value))
 }
 
-/// The JSON for a string.
-pub fn string_to_json(value: &Utf8Bytes) -> Value {
-    Value::String(value.as_str().to_owned())
+/// Where generated code writes a struct's JSON, one token at a time: text on an
+/// [`io::Write`] ([`JsonWriter`]) or a [`Value`] tree ([`ValueSink`]), from the same generated
+/// code, so the two forms cannot differ.
+///
+/// Not generic on purpose: each struct's writer is compiled once, not once per sink. The
+/// methods cannot fail; a sink that can (an [`io::Write`]) keeps its first error for its owner
+/// to collect. Callers write well-formed JSON: `key` only directly inside an object, then one
+/// value; a float only when finite ([`write_f64`] checks).
+pub trait JsonSink {
+    /// `{`.
+    fn begin_object(&mut self);
+    /// The key of the next value of the current object.
+    fn key(&mut self, key: &str);
+    /// `}`.
+    fn end_object(&mut self);
+    /// `[`.
+    fn begin_array(&mut self);
+    /// `]`.
+    fn end_array(&mut self);
+    /// `null`.
+    fn null(&mut self);
+    /// `true` or `false`.
+    fn bool(&mut self, value: bool);
+    /// A signed integer.
+    fn i64(&mut self, value: i64);
+    /// An unsigned integer.
+    fn u64(&mut self, value: u64);
+    /// A finite float.
+    fn f64(&mut self, value: f64);
+    /// A string.
+    fn str(&mut self, value: &str);
+    /// Bytes as standard base64 with padding.
+    fn bytes(&mut self, value: &[u8]) {
+        self.str(&STANDARD.encode(value));
+    }
+    /// A UUID in Kafka's text form.
+    fn uuid(&mut self, value: &Uuid) {
+        self.str(&value.to_string());
+    }
+    /// A whole [`Value`] (what a [`RecordsJson`] hook built, for example).
+    fn value(&mut self, value: &Value) {
+        match value {
+            Value::Null => self.null(),
+            Value::Bool(b) => self.bool(*b),
+            Value::Number(n) => {
+                if let Some(n) = n.as_u64() {
+                    self.u64(n);
+                } else if let Some(n) = n.as_i64() {
+                    self.i64(n);
+                } else if let Some(n) = n.as_f64() {
+                    self.f64(n);
+                }
+            }
+            Value::String(s) => self.str(s),
+            Value::Array(values) => {
+                self.begin_array();
+                for value in values {
+                    self.value(value);
+                }
+                self.end_array();
+            }
+            Value::Object(object) => {
+                self.begin_object();
+                for (key, value) in object {
+                    self.key(key);
+                    self.value(value);
+                }
+                self.end_object();
+            }
+        }
+    }
 }
 
-/// The JSON for an integer or a boolean.
-pub fn number_to_json<T: Copy + Into<Value>>(value: &T) -> Value {
-    (*value).into()
+/// A [`JsonSink`] that builds a [`Value`].
+#[derive(Debug, Default)]
+pub struct ValueSink {
+    /// The objects and arrays begun and not yet ended, innermost last.
+    open: Vec<Open>,
+    /// The finished top-level value.
+    done: Option<Value>,
 }
 
-/// The JSON for a `float64`; JSON has no NaN or infinity.
-pub fn f64_to_json(value: f64) -> Result<Value, EncodeError> {
-    serde_json::Number::from_f64(value)
-        .map(Value::Number)
-        .ok_or_else(|| EncodeError::new(EncodeErrorKind::NonFiniteFloat(value)))
+#[derive(Debug)]
+enum Open {
+    Object(Map<String, Value>, Option<String>),
+    Array(Vec<Value>),
+}
+
+impl ValueSink {
+    /// An empty sink.
+    pub fn new() -> Self {
+        ValueSink::default()
+    }
+
+    /// The value written; `Value::Null` if none was.
+    pub fn finish(self) -> Value {
+        debug_assert!(self.open.is_empty(), "a container was not ended");
+        self.done.unwrap_or(Value::Null)
+    }
+
+    fn push(&mut self, value: Value) {
+        match self.open.last_mut() {
+            None => self.done = Some(value),
+            Some(Open::Array(values)) => values.push(value),
+            Some(Open::Object(object, key)) => {
+                let key = key.take().unwrap_or_default();
+                object.insert(key, value);
+            }
+        }
+    }
+}
+
+impl JsonSink for ValueSink {
+    fn begin_object(&mut self) {
+        self.open.push(Open::Object(Map::new(), None));
+    }
+    fn key(&mut self, key: &str) {
+        if let Some(Open::Object(_, pending)) = self.open.last_mut() {
+            *pending = Some(key.to_owned());
+        }
+    }
+    fn end_object(&mut self) {
+        if let Some(Open::Object(object, _)) = self.open.pop() {
+            self.push(Value::Object(object));
+        }
+    }
+    fn begin_array(&mut self) {
+        self.open.push(Open::Array(Vec::new()));
+    }
+    fn end_array(&mut self) {
+        if let Some(Open::Array(values)) = self.open.pop() {
+            self.push(Value::Array(values));
+        }
+    }
+    fn null(&mut self) {
+        self.push(Value::Null);
+    }
+    fn bool(&mut self, value: bool) {
+        self.push(Value::Bool(value));
+    }
+    fn i64(&mut self, value: i64) {
+        self.push(value.into());
+    }
+    fn u64(&mut self, value: u64) {
+        self.push(value.into());
+    }
+    fn f64(&mut self, value: f64) {
+        self.push(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number));
+    }
+    fn str(&mut self, value: &str) {
+        self.push(Value::String(value.to_owned()));
+    }
+    fn value(&mut self, value: &Value) {
+        self.push(value.clone());
+    }
+}
+
+/// A [`JsonSink`] that writes JSON text, compact or pretty-printed exactly as
+/// `serde_json::to_writer_pretty` prints the same [`Value`] (two-space indent).
+///
+/// Writes go straight to `out` (give it a buffered writer); the first I/O error stops the
+/// writing and [`JsonWriter::finish`] returns it.
+pub struct JsonWriter<'w> {
+    out: &'w mut dyn io::Write,
+    pretty: bool,
+    /// Whether each open container is an array (else an object), innermost last.
+    open: Vec<bool>,
+    /// The innermost open container has no value yet.
+    empty: bool,
+    /// A key was written; its value comes next.
+    after_key: bool,
+    error: Option<io::Error>,
+}
+
+impl fmt::Debug for JsonWriter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JsonWriter")
+            .field("pretty", &self.pretty)
+            .field("depth", &self.open.len())
+            .finish()
+    }
+}
+
+impl<'w> JsonWriter<'w> {
+    /// Compact JSON text on `out`.
+    pub fn compact(out: &'w mut dyn io::Write) -> Self {
+        Self::new(out, false)
+    }
+
+    /// Pretty-printed JSON text on `out`.
+    pub fn pretty(out: &'w mut dyn io::Write) -> Self {
+        Self::new(out, true)
+    }
+
+    fn new(out: &'w mut dyn io::Write, pretty: bool) -> Self {
+        JsonWriter {
+            out,
+            pretty,
+            open: Vec::new(),
+            empty: true,
+            after_key: false,
+            error: None,
+        }
+    }
+
+    /// The first I/O error, if writing failed.
+    pub fn finish(self) -> io::Result<()> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn write(&mut self, text: &[u8]) {
+        if self.error.is_none() {
+            if let Err(e) = self.out.write_all(text) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn serialize<T: serde::Serialize + ?Sized>(&mut self, value: &T) {
+        if self.error.is_none() {
+            if let Err(e) = serde_json::to_writer(&mut self.out, value) {
+                self.error = Some(e.into());
+            }
+        }
+    }
+
+    fn newline_and_indent(&mut self) {
+        const SPACES: &[u8] = &[b' '; 64];
+        self.write(b"\n");
+        let mut left = self.open.len() * 2;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            self.write(&SPACES[..n]);
+            left -= n;
+        }
+    }
+
+    /// What goes before a value: nothing after a key or at the top level, a separator and
+    /// (pretty) a new line in an array.
+    fn before_value(&mut self) {
+        if std::mem::take(&mut self.after_key) {
+            return;
+        }
+        if self.open.last() == Some(&true) {
+            if !std::mem::replace(&mut self.empty, false) {
+                self.write(b",");
+            }
+            if self.pretty {
+                self.newline_and_indent();
+            }
+        }
+    }
+
+    fn begin(&mut self, array: bool, open: &[u8]) {
+        self.before_value();
+        self.write(open);
+        self.open.push(array);
+        self.empty = true;
+    }
+
+    fn end(&mut self, close: &[u8]) {
+        let had_values = !self.empty;
+        self.open.pop();
+        if self.pretty && had_values {
+            self.newline_and_indent();
+        }
+        self.write(close);
+        // The container just closed is a value of its parent.
+        self.empty = false;
+    }
+}
+
+impl JsonSink for JsonWriter<'_> {
+    fn begin_object(&mut self) {
+        self.begin(false, b"{");
+    }
+    fn key(&mut self, key: &str) {
+        if !std::mem::replace(&mut self.empty, false) {
+            self.write(b",");
+        }
+        if self.pretty {
+            self.newline_and_indent();
+        }
+        self.serialize(key);
+        self.write(if self.pretty { b": " } else { b":" });
+        self.after_key = true;
+    }
+    fn end_object(&mut self) {
+        self.end(b"}");
+    }
+    fn begin_array(&mut self) {
+        self.begin(true, b"[");
+    }
+    fn end_array(&mut self) {
+        self.end(b"]");
+    }
+    fn null(&mut self) {
+        self.before_value();
+        self.write(b"null");
+    }
+    fn bool(&mut self, value: bool) {
+        self.before_value();
+        self.write(if value { b"true" } else { b"false" });
+    }
+    fn i64(&mut self, value: i64) {
+        self.before_value();
+        self.serialize(&value);
+    }
+    fn u64(&mut self, value: u64) {
+        self.before_value();
+        self.serialize(&value);
+    }
+    fn f64(&mut self, value: f64) {
+        self.before_value();
+        self.serialize(&value);
+    }
+    fn str(&mut self, value: &str) {
+        self.before_value();
+        self.serialize(value);
+    }
+    fn bytes(&mut self, value: &[u8]) {
+        // Base64 in chunks of whole 3-byte groups, so no padding until the last one, and no
+        // copy of the whole field.
+        const CHUNK: usize = 3 * 1024;
+        self.before_value();
+        self.write(b"\"");
+        let mut text = [0u8; CHUNK / 3 * 4];
+        for chunk in value.chunks(CHUNK) {
+            let n = STANDARD
+                .encode_slice(chunk, &mut text)
+                .expect("4 output bytes per 3 input bytes fit");
+            self.write(&text[..n]);
+        }
+        self.write(b"\"");
+    }
+    fn uuid(&mut self, value: &Uuid) {
+        self.before_value();
+        self.write(b"\"");
+        self.write(value.to_string().as_bytes());
+        self.write(b"\"");
+    }
 }
 
 fn type_name(value: &Value) -> &'static str {
@@ -439,11 +837,6 @@ pub fn read_nullable_array<T>(
     } else {
         read_array(value, read).map(Some)
     }
-}
-
-/// A JSON array of `values`, each written by `write`.
-pub fn array_to_json<T>(values: &[T], write: fn(&T) -> Value) -> Value {
-    Value::Array(values.iter().map(write).collect())
 }
 
 #[cfg(test)]

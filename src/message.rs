@@ -11,7 +11,7 @@
 #[cfg(feature = "json")]
 use crate::error::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
-use crate::json::JsonOptions;
+use crate::json::{JsonOptions, JsonSink, ValueSink};
 use crate::versions::VersionRange;
 use crate::wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind,
@@ -180,8 +180,39 @@ pub trait EncodeFields: Sized {
 /// Kafka's JSON form of one struct at a version (feature `json`; see [`crate::json`]).
 #[cfg(feature = "json")]
 pub trait JsonFields: Sized {
-    /// The struct as a JSON object in Kafka's form.
-    fn to_json_value(&self, version: i16, options: &JsonOptions<'_>) -> Result<Value, EncodeError>;
+    /// Writes the struct as a JSON object in Kafka's form, token by token, to `out`. On an
+    /// error `out` holds a partial object.
+    fn write_json_fields(
+        &self,
+        version: i16,
+        options: &JsonOptions<'_>,
+        out: &mut dyn JsonSink,
+    ) -> Result<(), EncodeError>;
+
+    /// The struct as a JSON object in Kafka's form: [`JsonFields::write_json_fields`] into a
+    /// [`ValueSink`], so the tree and the text cannot differ.
+    fn to_json_value(&self, version: i16, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
+        let mut sink = ValueSink::new();
+        self.write_json_fields(version, options, &mut sink)?;
+        Ok(sink.finish())
+    }
+
+    /// Writes an array of the struct as a JSON array.
+    fn write_json_array(
+        values: &[Self],
+        version: i16,
+        options: &JsonOptions<'_>,
+        out: &mut dyn JsonSink,
+    ) -> Result<(), EncodeError> {
+        out.begin_array();
+        for (index, value) in values.iter().enumerate() {
+            value
+                .write_json_fields(version, options, out)
+                .map_err(|e| e.at_index(index))?;
+        }
+        out.end_array();
+        Ok(())
+    }
 
     /// The struct from a JSON object in Kafka's form.
     fn from_json_value(
@@ -190,21 +221,20 @@ pub trait JsonFields: Sized {
         options: &JsonOptions<'_>,
     ) -> Result<Self, JsonError>;
 
+    /// Empties the unknown tagged fields of the struct and of every struct nested in it: the
+    /// struct becomes what its JSON form reads back as (the JSON shows no unknown tagged
+    /// fields), without building that JSON.
+    fn clear_unknown_tagged_fields(&mut self);
+
     /// An array of the struct as a JSON array.
     fn array_to_json(
         values: &[Self],
         version: i16,
         options: &JsonOptions<'_>,
     ) -> Result<Value, EncodeError> {
-        let mut array = Vec::with_capacity(values.len());
-        for (index, value) in values.iter().enumerate() {
-            array.push(
-                value
-                    .to_json_value(version, options)
-                    .map_err(|e| e.at_index(index))?,
-            );
-        }
-        Ok(Value::Array(array))
+        let mut sink = ValueSink::new();
+        Self::write_json_array(values, version, options, &mut sink)?;
+        Ok(sink.finish())
     }
 
     /// A nullable struct: `None` for JSON null.
@@ -428,6 +458,23 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
     {
         check_encode_version(Self::NAME, Self::VALID_VERSIONS, version)?;
         self.to_json_value(version, options)
+            .map_err(|e| e.in_message(Self::NAME, version))
+    }
+
+    /// [`Message::to_json_with`] written token by token to `out` (a [`crate::json::JsonWriter`]
+    /// streams it as text without building a tree). On an error `out` holds a partial value.
+    #[cfg(feature = "json")]
+    fn write_json_with(
+        &self,
+        version: i16,
+        options: &JsonOptions<'_>,
+        out: &mut dyn JsonSink,
+    ) -> Result<(), EncodeError>
+    where
+        Self: JsonFields,
+    {
+        check_encode_version(Self::NAME, Self::VALID_VERSIONS, version)?;
+        self.write_json_fields(version, options, out)
             .map_err(|e| e.in_message(Self::NAME, version))
     }
 

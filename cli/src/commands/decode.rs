@@ -1,8 +1,10 @@
 //! `kafka-codec decode request|response`: one frame to Kafka's JSON form.
 
-use crate::common::{write_json, ApiVersionArgs, ExpandRecords, Failure, FrameInput, Run};
+use crate::common::{
+    write_json_with, ApiVersionArgs, DiscardJson, ExpandRecords, Failure, FrameInput, Run,
+};
 use kafka_codec::bytes::Bytes;
-use kafka_codec::json::JsonOptions;
+use kafka_codec::json::{JsonOptions, JsonSink};
 use kafka_codec::records::DEFAULT_MAX_DECOMPRESSED_BATCH_SIZE;
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError, RequestFrame,
@@ -135,36 +137,25 @@ fn decode(
     let bad = |e: DecodeError| Failure::Input(e.to_string());
     let unshowable = |e: EncodeError| Failure::Input(format!("cannot show as JSON: {e}"));
 
-    // Decode, and re-encode the JSON exactly as `encode` will, to tell the user when the
-    // round trip cannot give back these bytes.
-    let (json, again) = match response_api {
-        None => {
-            let decoded = if input.size_prefixed {
-                RequestFrame::decode_size_prefixed_with(&mut rest, &options)
-            } else {
-                RequestFrame::decode_with(data.clone(), &options)
-            }
-            .map_err(bad)?;
-            let json = decoded.to_json_with(&json_options).map_err(unshowable)?;
-            let again = RequestFrame::from_json_with(&json, &json_options)
-                .map_err(|e| e.to_string())
-                .and_then(|f| f.encode_to_bytes().map_err(|e| e.to_string()));
-            (json, again)
+    // Decode. The JSON streams to stdout from the decoded message; the round-trip check
+    // re-encodes the message itself, since JSON -> message is lossless by construction (the
+    // Java oracle proves the JSON equal to Kafka's), so no tree of the JSON is ever built.
+    // The records hook reports itself what its own form of `records` fields loses.
+    let decoded = match response_api {
+        None => if input.size_prefixed {
+            RequestFrame::decode_size_prefixed_with(&mut rest, &options)
+        } else {
+            RequestFrame::decode_with(data.clone(), &options)
         }
-        Some((api, version)) => {
-            let decoded = if input.size_prefixed {
-                ResponseFrame::decode_size_prefixed_with(&mut rest, api, version, &options)
-            } else {
-                ResponseFrame::decode_with(data.clone(), api, version, &options)
-            }
-            .map_err(bad)?;
-            let json = decoded.to_json_with(&json_options).map_err(unshowable)?;
-            let again = ResponseFrame::from_json_with(&json, &json_options)
-                .map_err(|e| e.to_string())
-                .and_then(|f| f.encode_to_bytes().map_err(|e| e.to_string()));
-            (json, again)
+        .map(Decoded::Request),
+        Some((api, version)) => if input.size_prefixed {
+            ResponseFrame::decode_size_prefixed_with(&mut rest, api, version, &options)
+        } else {
+            ResponseFrame::decode_with(data.clone(), api, version, &options)
         }
-    };
+        .map(Decoded::Response),
+    }
+    .map_err(bad)?;
     // The frame without its prefix, where the round trip is compared.
     let (frame, base) = if input.size_prefixed {
         let end = data.len() - rest.len();
@@ -176,19 +167,36 @@ fn decode(
     } else {
         (data, 0)
     };
-    write_json(&json)?;
+    // The JSON streams, so a message that cannot be shown (a float JSON has no form for, a
+    // records field that does not decode) must be found before the first byte is written:
+    // nothing goes to stdout on an error. A dry run into a sink that keeps nothing finds it;
+    // it has its own records hook, whose warnings are not the ones to print.
+    let dry_hook = strictness
+        .records
+        .then(|| ExpandRecords::new(strictness.limits(), strictness.allow_invalid_records));
+    let dry_options = JsonOptions {
+        lenient: false,
+        records: dry_hook.as_ref().map(|hook| hook as _),
+    };
+    decoded
+        .write_json(&dry_options, &mut DiscardJson)
+        .map_err(unshowable)?;
+    drop(dry_hook);
+    write_json_with(|out| decoded.write_json(&json_options, out), unshowable)?;
+    // What `encode` will read back from this JSON: the message without its unknown tagged
+    // fields, which the JSON does not show.
+    let mut decoded = decoded;
+    decoded.clear_unknown_tagged_fields();
+    let again = decoded.encode_to_bytes().map_err(|e| e.to_string());
+    drop(decoded);
     let (refused, records_warnings) = hook
         .map(|hook| (hook.take_refused(), hook.take_warnings()))
         .unwrap_or_default();
     for warning in refused.iter().chain(&records_warnings) {
         eprintln!("kafka-codec: warning: {warning}");
     }
-    // The records warnings already say why compressed or non-canonical batches do not
-    // come back as they are.
     if let Some(warning) = round_trip_warning(&frame, again, base) {
-        if records_warnings.is_empty() {
-            eprintln!("kafka-codec: warning: {warning}");
-        }
+        eprintln!("kafka-codec: warning: {warning}");
     }
     if input.size_prefixed && !rest.is_empty() {
         eprintln!(
@@ -199,6 +207,39 @@ fn decode(
         );
     }
     Ok(())
+}
+
+/// A decoded request or response frame.
+enum Decoded {
+    Request(RequestFrame),
+    Response(ResponseFrame),
+}
+
+impl Decoded {
+    fn write_json(
+        &self,
+        options: &JsonOptions<'_>,
+        out: &mut dyn JsonSink,
+    ) -> Result<(), EncodeError> {
+        match self {
+            Decoded::Request(frame) => frame.write_json(options, out),
+            Decoded::Response(frame) => frame.write_json(options, out),
+        }
+    }
+
+    fn clear_unknown_tagged_fields(&mut self) {
+        match self {
+            Decoded::Request(frame) => frame.clear_unknown_tagged_fields(),
+            Decoded::Response(frame) => frame.clear_unknown_tagged_fields(),
+        }
+    }
+
+    fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
+        match self {
+            Decoded::Request(frame) => frame.encode_to_bytes(),
+            Decoded::Response(frame) => frame.encode_to_bytes(),
+        }
+    }
 }
 
 /// Why `encode` would not give back `input`, if it would not.

@@ -7,7 +7,7 @@
 //! [`records_from_json`] on the way back.
 
 use kafka_codec::bytes::Bytes;
-use kafka_codec::json::RecordsJson;
+use kafka_codec::json::{JsonSink, RecordsJson};
 use kafka_codec::records::{
     json, BatchReader, Compression, RawBatch, ReadOptions, RecordBatch, RecordsError,
 };
@@ -218,9 +218,8 @@ impl ExpandRecords {
     pub fn take_refused(&self) -> Vec<String> {
         std::mem::take(&mut self.refused.borrow_mut())
     }
-}
 
-impl RecordsJson for ExpandRecords {
+    /// The JSON of one records field: its batches, or base64 (with `allow_invalid`).
     fn records_to_json(&self, records: &Bytes) -> Result<Value, String> {
         let checked = match check_records(records.clone(), self.options) {
             Ok(checked) => checked,
@@ -252,6 +251,14 @@ impl RecordsJson for ExpandRecords {
         }
         self.warnings.borrow_mut().extend(checked.warnings);
         Ok(value)
+    }
+}
+
+impl RecordsJson for ExpandRecords {
+    fn write_records_json(&self, records: &Bytes, out: &mut dyn JsonSink) -> Result<(), String> {
+        // One records field's batches as a tree: bounded by the field, not the message.
+        out.value(&self.records_to_json(records)?);
+        Ok(())
     }
 
     fn records_from_json(&self, value: &Value) -> Result<Bytes, String> {

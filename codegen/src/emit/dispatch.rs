@@ -305,6 +305,20 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
             |code| match_self(code, &|_| "(ref body) => body.to_json_with(version, options)".into()),
         );
         code.blank();
+        code.doc(" The body in Kafka's JSON form, written token by token to `out` with `options`.");
+        code.line("#[cfg(feature = \"json\")]");
+        code.block(
+            "pub fn write_json_with(&self, version: i16, options: &JsonOptions<'_>, out: &mut dyn JsonSink) -> Result<(), EncodeError>",
+            |code| match_self(code, &|_| "(ref body) => body.write_json_with(version, options, out)".into()),
+        );
+        code.blank();
+        code.doc(" Empties every unknown tagged field of the body (see [`JsonFields::clear_unknown_tagged_fields`]).");
+        code.line("#[cfg(feature = \"json\")]");
+        code.block(
+            "pub fn clear_unknown_tagged_fields(&mut self)",
+            |code| match_self(code, &|_| "(ref mut body) => body.clear_unknown_tagged_fields()".into()),
+        );
+        code.blank();
         code.doc(" Reads the body of `api_key` from Kafka's JSON form, strictly.");
         code.line("#[cfg(feature = \"json\")]");
         code.block(

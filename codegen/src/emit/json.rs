@@ -1,4 +1,6 @@
-//! `to_json_value` and `from_json_value`: Kafka's JSON form of one struct (feature `json`).
+//! `write_json_fields` and `from_json_value`: Kafka's JSON form of one struct (feature
+//! `json`). Writing goes token by token to a `JsonSink`, so the text streams and the `Value`
+//! form is the same code with another sink.
 
 use super::code::Code;
 use super::{
@@ -7,64 +9,65 @@ use super::{
 };
 use crate::model::{Field, FieldType, Primitive, Struct};
 
-/// The JSON of a value that is not null, as an expression of type `Value` (fallible parts end
-/// in `.at(..)?`). `value` is a reference to it.
-fn value_to_json(ty: &FieldType, value: &str, name: &str) -> String {
-    // The value itself, for `Copy` types: `self.x` for `&self.x`, `*value` for `value`.
-    let copied = match value.strip_prefix('&') {
-        Some(place) => place.to_string(),
-        None => format!("*{value}"),
-    };
+/// A statement writing the JSON of a value that is not null to the sink `out` (a fallible
+/// one ends in `.at(..)?;`). `value` is a reference to it.
+fn write_value(ty: &FieldType, value: &str, name: &str) -> String {
     match ty {
         FieldType::Primitive(p) => match p {
-            Primitive::Float64 => format!("json::f64_to_json({copied}).at(\"{name}\")?"),
-            Primitive::Uuid => format!("json::uuid_to_json({value})"),
-            Primitive::String => format!("json::string_to_json({value})"),
-            Primitive::Bytes => format!("json::bytes_to_json({value})"),
-            Primitive::Records => format!("json::records_to_json({value}, options).at(\"{name}\")?"),
-            _ => format!("Value::from({copied})"),
-        },
-        FieldType::Struct(_) => format!("{}.to_json_value(version, options).at(\"{name}\")?", receiver(value)),
-        FieldType::Array(element) => match element.as_ref() {
-            FieldType::Struct(name_) => {
-                format!("{name_}::array_to_json({value}, version, options).at(\"{name}\")?")
+            Primitive::Float64 => {
+                // The value itself: `self.x` for `&self.x`, `*value` for `value`.
+                let copied = match value.strip_prefix('&') {
+                    Some(place) => place.to_string(),
+                    None => format!("*{value}"),
+                };
+                format!("json::write_f64(out, {copied}).at(\"{name}\")?;")
             }
-            FieldType::Primitive(p) => match p {
-                Primitive::Float64 => format!(
-                    "Value::Array({value}.iter().map(|v| json::f64_to_json(*v)).collect::<Result<_, _>>().at(\"{name}\")?)"
-                ),
-                Primitive::Uuid => format!("json::array_to_json({value}, json::uuid_to_json)"),
-                Primitive::String => {
-                    format!("json::array_to_json({value}, json::string_to_json)")
-                }
-                Primitive::Bytes | Primitive::Records => {
-                    format!("json::array_to_json({value}, |v| json::bytes_to_json(v))")
-                }
-                _ => format!("json::array_to_json({value}, json::number_to_json)"),
-            },
+            Primitive::Records => {
+                format!("json::write_records(out, {value}, options).at(\"{name}\")?;")
+            }
+            _ => format!("json::write_{}(out, {value});", primitive_suffix(*p)),
+        },
+        FieldType::Struct(_) => format!(
+            "{}.write_json_fields(version, options, out).at(\"{name}\")?;",
+            receiver(value)
+        ),
+        FieldType::Array(element) => match element.as_ref() {
+            FieldType::Struct(name_) => format!(
+                "{name_}::write_json_array({value}, version, options, out).at(\"{name}\")?;"
+            ),
+            FieldType::Primitive(Primitive::Float64) => {
+                format!("json::write_f64_array(out, {value}).at(\"{name}\")?;")
+            }
+            FieldType::Primitive(p) => format!(
+                "json::write_array(out, {value}, json::write_{});",
+                primitive_suffix(*p)
+            ),
             FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
         },
     }
 }
 
-/// The field's JSON, as an expression of type `Value`.
-fn field_to_json(field: &Field) -> String {
+/// The statements writing the field's key and JSON.
+fn write_field(field: &Field) -> String {
     let ident = field_ident(field);
-    if field.is_optional() {
-        let inner = value_to_json(&field.ty, "value", &field.name);
-        format!("match &self.{ident} {{\n    Some(value) => {inner},\n    None => Value::Null,\n}}")
+    let key = json_key(field);
+    let value = if field.is_optional() {
+        let inner = write_value(&field.ty, "value", &field.name);
+        format!(
+            "match &self.{ident} {{\n    Some(value) => {{\n        {inner}\n    }}\n    None => out.null(),\n}}"
+        )
     } else {
-        value_to_json(&field.ty, &format!("&self.{ident}"), &field.name)
-    }
+        write_value(&field.ty, &format!("&self.{ident}"), &field.name)
+    };
+    format!("out.key(\"{key}\");\n{value}")
 }
 
 pub(crate) fn emit_to_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let mut body = Code::new();
-    body.line("let mut object = Map::new();");
+    body.line("out.begin_object();");
     for field in &s.fields {
-        let key = json_key(field);
         let name = &field.name;
-        let insert = format!("object.insert(\"{key}\".into(), {});", field_to_json(field));
+        let insert = write_field(field);
         // Kafka shows a tagged field only when it differs from its default: always show a
         // present field, unless it is tagged at this version and holds its default.
         let show = if field.tag.is_some() {
@@ -107,12 +110,13 @@ pub(crate) fn emit_to_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
             }
         }
     }
-    body.line("Ok(Value::Object(object))");
+    body.line("out.end_object();");
+    body.line("Ok(())");
     let body = body.finish();
     let version = binding(&body, "version");
     let options = binding(&body, "options");
     code.block(
-        format!("fn to_json_value(&self, {version}: i16, {options}: &JsonOptions<'_>) -> Result<Value, EncodeError>"),
+        format!("fn write_json_fields(&self, {version}: i16, {options}: &JsonOptions<'_>, out: &mut dyn JsonSink) -> Result<(), EncodeError>"),
         |code| code.line(body),
     );
 }
@@ -251,4 +255,31 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         format!("fn from_json_value(value: &Value, {version}: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>"),
         |code| code.line(body),
     );
+}
+
+/// `clear_unknown_tagged_fields`: the struct as its JSON form gives it back (which shows no
+/// unknown tagged fields), here and in every nested struct.
+pub(crate) fn emit_clear_unknown(code: &mut Code, s: &Struct) {
+    code.block("fn clear_unknown_tagged_fields(&mut self)", |code| {
+        // `Default` whatever container holds them.
+        code.line("self.unknown_tagged_fields = Default::default();");
+        for field in &s.fields {
+            let ident = field_ident(field);
+            let clear = match &field.ty {
+                FieldType::Struct(_) => "value.clear_unknown_tagged_fields();",
+                FieldType::Array(element) if matches!(element.as_ref(), FieldType::Struct(_)) => {
+                    "value.iter_mut().for_each(JsonFields::clear_unknown_tagged_fields);"
+                }
+                _ => continue,
+            };
+            if field.is_optional() {
+                code.block(format!("if let Some(value) = &mut self.{ident}"), |code| {
+                    code.line(clear)
+                });
+            } else {
+                code.line(format!("let value = &mut self.{ident};"));
+                code.line(clear);
+            }
+        }
+    });
 }

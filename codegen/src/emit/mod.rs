@@ -504,6 +504,7 @@ pub(crate) const PRELUDE: &[&str] = &[
     "JsonErrorKind",
     "JsonFields",
     "JsonOptions",
+    "JsonSink",
     "Map",
     "Message",
     "MessageKind",

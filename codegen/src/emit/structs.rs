@@ -108,6 +108,8 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
         json::emit_to_json(code, cx, s);
         code.blank();
         json::emit_from_json(code, cx, s);
+        code.blank();
+        json::emit_clear_unknown(code, s);
     });
 
     code.blank();

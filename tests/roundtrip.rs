@@ -7,6 +7,7 @@
 
 use arbitrary::Unstructured;
 use bytes::Bytes;
+use kafka_codec::json::{JsonOptions, JsonWriter};
 use kafka_codec::random::{Random, RandomOptions};
 use kafka_codec::MessageCodec;
 use kafka_codec::RandomMessageVisitor;
@@ -153,6 +154,41 @@ fn check<M: MessageCodec + Random>(
     // Unknown tagged fields are not part of Kafka's JSON form; everything else is.
     if !options.unknown_tagged_fields && from_json != message {
         return Err(format!("JSON lost data:\n  {message:?}\n  {from_json:?}"));
+    }
+    // What the CLI's decode relies on to check the round trip without reading its JSON
+    // back: the message with its unknown tagged fields cleared is what the JSON reads as.
+    let mut cleared = message.clone();
+    cleared.clear_unknown_tagged_fields();
+    if cleared != from_json {
+        return Err(format!(
+            "clearing unknown tagged fields is not the JSON round trip:\n  {cleared:?}\n  {from_json:?}"
+        ));
+    }
+    // The streamed text is exactly serde_json's text of the tree, pretty and compact.
+    for pretty in [true, false] {
+        let mut text = Vec::new();
+        let mut writer = if pretty {
+            JsonWriter::pretty(&mut text)
+        } else {
+            JsonWriter::compact(&mut text)
+        };
+        message
+            .write_json_with(version, &JsonOptions::default(), &mut writer)
+            .map_err(|e| format!("write_json_with: {e}"))?;
+        writer.finish().map_err(|e| e.to_string())?;
+        let expected = if pretty {
+            serde_json::to_vec_pretty(&json)
+        } else {
+            serde_json::to_vec(&json)
+        }
+        .map_err(|e| e.to_string())?;
+        if text != expected {
+            return Err(format!(
+                "streamed JSON (pretty {pretty}) differs from the tree's:\n  {}\n  {}",
+                String::from_utf8_lossy(&text),
+                String::from_utf8_lossy(&expected)
+            ));
+        }
     }
     Ok(())
 }

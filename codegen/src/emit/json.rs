@@ -265,19 +265,22 @@ pub(crate) fn emit_clear_unknown(code: &mut Code, s: &Struct) {
         code.line("self.unknown_tagged_fields = Default::default();");
         for field in &s.fields {
             let ident = field_ident(field);
-            let clear = match &field.ty {
-                FieldType::Struct(_) => "value.clear_unknown_tagged_fields();",
+            let clear = |place: &str| match &field.ty {
+                FieldType::Struct(_) => Some(format!("{place}.clear_unknown_tagged_fields();")),
                 FieldType::Array(element) if matches!(element.as_ref(), FieldType::Struct(_)) => {
-                    "value.iter_mut().for_each(JsonFields::clear_unknown_tagged_fields);"
+                    Some(format!(
+                        "{place}.iter_mut().for_each(JsonFields::clear_unknown_tagged_fields);"
+                    ))
                 }
-                _ => continue,
+                _ => None,
             };
             if field.is_optional() {
-                code.block(format!("if let Some(value) = &mut self.{ident}"), |code| {
-                    code.line(clear)
-                });
-            } else {
-                code.line(format!("let value = &mut self.{ident};"));
+                if let Some(clear) = clear("value") {
+                    code.block(format!("if let Some(value) = &mut self.{ident}"), |code| {
+                        code.line(clear)
+                    });
+                }
+            } else if let Some(clear) = clear(&format!("self.{ident}")) {
                 code.line(clear);
             }
         }

@@ -1,0 +1,143 @@
+//! The CLI's `decode` streams its JSON (issue 11): on the dense frames, its peak RSS stays
+//! within twice the library's decode of the same frame.
+//!
+//! Both peaks are the maximum resident set size of a child process, as `wait4` reports it:
+//! the CLI decoding the frame to a discarded stdout, and this test binary run again (with
+//! [`LIBRARY_DECODE`] set) decoding the frame with the library and nothing else. The same
+//! instrument, so the ratio compares like with like. This file holds one test, so that its
+//! children are the only processes it waits for.
+
+#![cfg(target_os = "linux")]
+
+#[path = "../../tests/support/dense.rs"]
+mod dense;
+
+use dense::Shape;
+use kafka_codec::bytes::Bytes;
+use kafka_codec::{ApiKey, DecodeOptions, RequestFrame, ResponseFrame};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Set in the child that decodes with the library: `<shape name>:<frame file>`.
+const LIBRARY_DECODE: &str = "KAFKA_CODEC_TEST_LIBRARY_DECODE";
+
+/// Frame size: large enough that the decoded message dwarfs a process's fixed RSS, small
+/// enough for a debug build to decode in seconds.
+const FRAME_BYTES: usize = 2 << 20;
+
+/// Runs `command` to its end and returns its maximum resident set size in bytes; fails the
+/// test if it does not exit 0.
+fn peak_rss(mut command: Command, what: &str) -> u64 {
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let pid = child.id() as libc::pid_t;
+    let mut status: libc::c_int = 0;
+    // SAFETY: `status` and `usage` are valid, writable and live for the call; `usage` is a
+    // plain C struct for which all-zero bytes are a valid value. `pid` is our own child,
+    // not yet waited for (`child` is dropped below without `wait`, so std never reaps it
+    // again).
+    let (reaped, usage) = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let reaped = libc::wait4(pid, &mut status, 0, &mut usage);
+        (reaped, usage)
+    };
+    drop(child);
+    assert_eq!(
+        reaped,
+        pid,
+        "{what}: wait4 failed: {}",
+        std::io::Error::last_os_error()
+    );
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{what}: exited with status {status:#x}"
+    );
+    // Linux reports kibibytes.
+    usage.ru_maxrss as u64 * 1024
+}
+
+/// The child's work: decode the frame with the library, keep the message until the end.
+fn library_decode(spec: &str) {
+    let (name, path) = spec.split_once(':').expect("<shape>:<file>");
+    let shape = Shape::from_name(name).expect("a dense shape");
+    let frame = Bytes::from(std::fs::read(path).expect("the frame file"));
+    let options = DecodeOptions::default();
+    match shape {
+        Shape::ListGroupsResponseV3 => {
+            let api = ApiKey::from_key(shape.api_key()).expect("ListGroups");
+            let decoded = ResponseFrame::decode_with(frame, api, shape.version(), &options)
+                .expect("the library decodes the frame");
+            std::hint::black_box(&decoded);
+        }
+        Shape::MetadataRequestV9 => {
+            let decoded =
+                RequestFrame::decode_with(frame, &options).expect("the library decodes the frame");
+            std::hint::black_box(&decoded);
+        }
+    }
+}
+
+#[test]
+fn decode_peak_rss_is_within_twice_the_library_decode() {
+    if let Ok(spec) = std::env::var(LIBRARY_DECODE) {
+        return library_decode(&spec);
+    }
+    let dir = std::env::temp_dir().join(format!("kafka-codec-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut failures = Vec::new();
+    for shape in Shape::ALL {
+        let (frame, count) = shape.frame(FRAME_BYTES);
+        let path = dir.join(format!("{}.bin", shape.name()));
+        std::fs::write(&path, &frame).unwrap();
+        let cli = peak_rss(cli_decode(shape, &path), "kafka-codec decode");
+        let mut library = Command::new(std::env::current_exe().unwrap());
+        library
+            .args([
+                "decode_peak_rss_is_within_twice_the_library_decode",
+                "--exact",
+                "--test-threads=1",
+            ])
+            .env(
+                LIBRARY_DECODE,
+                format!("{}:{}", shape.name(), path.display()),
+            );
+        let library = peak_rss(library, "library decode");
+        let ratio = cli as f64 / library as f64;
+        eprintln!(
+            "{}: {} bytes, {count} elements: CLI peak RSS {:.1} MB, library {:.1} MB, {ratio:.2}x",
+            shape.name(),
+            frame.len(),
+            cli as f64 / 1e6,
+            library as f64 / 1e6
+        );
+        if ratio > 2.0 {
+            failures.push(format!("{}: {ratio:.2}x", shape.name()));
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(
+        failures.is_empty(),
+        "the CLI's peak RSS is more than twice the library's: {failures:?}"
+    );
+}
+
+fn cli_decode(shape: Shape, frame: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kafka-codec"));
+    match shape {
+        Shape::ListGroupsResponseV3 => command.args([
+            "decode",
+            "response",
+            "--api-key",
+            "16",
+            "--api-version",
+            "3",
+        ]),
+        Shape::MetadataRequestV9 => command.args(["decode", "request"]),
+    };
+    command.arg(frame);
+    command
+}

@@ -346,9 +346,7 @@ impl RequestFrame {
     /// [`RequestFrame::to_json`] with `options` (a hook for `records` fields).
     #[cfg(feature = "json")]
     pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
-        let mut sink = ValueSink::new();
-        self.write_json(options, &mut sink)?;
-        Ok(sink.finish())
+        ValueSink::collect(|sink| self.write_json(options, sink))
     }
 
     /// Empties every unknown tagged field of the header and the body: the frame becomes what
@@ -558,9 +556,7 @@ impl ResponseFrame {
     /// [`ResponseFrame::to_json`] with `options` (a hook for `records` fields).
     #[cfg(feature = "json")]
     pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
-        let mut sink = ValueSink::new();
-        self.write_json(options, &mut sink)?;
-        Ok(sink.finish())
+        ValueSink::collect(|sink| self.write_json(options, sink))
     }
 
     /// Empties every unknown tagged field of the header and the body: the frame becomes what

@@ -425,6 +425,13 @@ enum Open {
 }
 
 impl ValueSink {
+    /// The [`Value`] that `write` writes.
+    pub fn collect<E>(write: impl FnOnce(&mut dyn JsonSink) -> Result<(), E>) -> Result<Value, E> {
+        let mut sink = ValueSink::new();
+        write(&mut sink)?;
+        Ok(sink.finish())
+    }
+
     /// An empty sink.
     pub fn new() -> Self {
         ValueSink::default()

@@ -192,9 +192,7 @@ pub trait JsonFields: Sized {
     /// The struct as a JSON object in Kafka's form: [`JsonFields::write_json_fields`] into a
     /// [`ValueSink`], so the tree and the text cannot differ.
     fn to_json_value(&self, version: i16, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
-        let mut sink = ValueSink::new();
-        self.write_json_fields(version, options, &mut sink)?;
-        Ok(sink.finish())
+        ValueSink::collect(|sink| self.write_json_fields(version, options, sink))
     }
 
     /// Writes an array of the struct as a JSON array.
@@ -232,9 +230,7 @@ pub trait JsonFields: Sized {
         version: i16,
         options: &JsonOptions<'_>,
     ) -> Result<Value, EncodeError> {
-        let mut sink = ValueSink::new();
-        Self::write_json_array(values, version, options, &mut sink)?;
-        Ok(sink.finish())
+        ValueSink::collect(|sink| Self::write_json_array(values, version, options, sink))
     }
 
     /// A nullable struct: `None` for JSON null.

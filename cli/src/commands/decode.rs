@@ -147,13 +147,13 @@ fn decode(
         } else {
             RequestFrame::decode_with(data.clone(), &options)
         }
-        .map(Decoded::Request),
+        .map(|frame| Decoded::Request(Box::new(frame))),
         Some((api, version)) => if input.size_prefixed {
             ResponseFrame::decode_size_prefixed_with(&mut rest, api, version, &options)
         } else {
             ResponseFrame::decode_with(data.clone(), api, version, &options)
         }
-        .map(Decoded::Response),
+        .map(|frame| Decoded::Response(Box::new(frame))),
     }
     .map_err(bad)?;
     // The frame without its prefix, where the round trip is compared.
@@ -211,8 +211,9 @@ fn decode(
 
 /// A decoded request or response frame.
 enum Decoded {
-    Request(RequestFrame),
-    Response(ResponseFrame),
+    // Boxed: frames are large, and the enum is only moved once.
+    Request(Box<RequestFrame>),
+    Response(Box<ResponseFrame>),
 }
 
 impl Decoded {

@@ -3,71 +3,27 @@
 //! too small for the frame is refused with the path of the array that did not fit.
 //!
 //! Its own test binary, since the global allocator counts every thread's allocations; the
-//! tests here take `SERIAL` so that only one decode is counted at a time.
+//! tests here take `SERIAL` so that no other test's frame is built (and regrown) while a
+//! decode is counted.
 
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 #[path = "support/dense.rs"]
 mod dense;
 
 use bytes::Bytes;
+use counting_alloc::{measure, CountingAllocator};
 use dense::Shape;
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, Request, RequestFrame,
     Response, ResponseFrame,
 };
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-static REALLOCS: AtomicUsize = AtomicUsize::new(0);
-
-/// Tracks live bytes, their peak and the number of `realloc`s while `COUNTING` is on.
-struct Counting;
-
-impl Counting {
-    fn grew(&self, by: usize) {
-        let live = LIVE.fetch_add(by, SeqCst) + by;
-        PEAK.fetch_max(live, SeqCst);
-    }
-}
-
-// SAFETY: every call is forwarded unchanged to `System`, which upholds `GlobalAlloc`'s
-// contract; the counters do not touch the memory handed out.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(SeqCst) {
-            self.grew(layout.size());
-        }
-        // SAFETY: the caller's layout, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if COUNTING.load(SeqCst) {
-            LIVE.fetch_sub(layout.size().min(LIVE.load(SeqCst)), SeqCst);
-        }
-        // SAFETY: `ptr` came from `System` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(SeqCst) {
-            REALLOCS.fetch_add(1, SeqCst);
-            // Counted as holding the old and the new block at once, as a moving realloc does.
-            self.grew(new_size);
-            LIVE.fetch_sub(layout.size().min(LIVE.load(SeqCst)), SeqCst);
-        }
-        // SAFETY: `ptr` came from `System` with `layout`; forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
 /// Frames of 2 MiB: hundreds of thousands of elements, a second or two in a debug build.
 const FRAME_LEN: usize = 2 * 1024 * 1024;
@@ -85,11 +41,7 @@ fn decode(shape: Shape, frame: Bytes, limits: DecodeLimits) -> Measured {
         limits,
         ..DecodeOptions::default()
     };
-    LIVE.store(0, SeqCst);
-    PEAK.store(0, SeqCst);
-    REALLOCS.store(0, SeqCst);
-    COUNTING.store(true, SeqCst);
-    let result = match shape {
+    let (result, stats) = measure(|| match shape {
         Shape::ListGroupsResponseV3 => {
             ResponseFrame::decode_with(frame, ApiKey::ListGroups, 3, &options).map(|frame| {
                 match frame.body {
@@ -104,11 +56,11 @@ fn decode(shape: Shape, frame: Bytes, limits: DecodeLimits) -> Measured {
                 _ => 0,
             })
         }
-    };
-    COUNTING.store(false, SeqCst);
+    });
     Measured {
-        peak: PEAK.load(SeqCst),
-        reallocs: REALLOCS.load(SeqCst),
+        // Every `realloc` counted as holding its old and new block at once.
+        peak: stats.peak_if_copied,
+        reallocs: stats.reallocs,
         result,
     }
 }

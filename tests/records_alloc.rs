@@ -4,68 +4,31 @@
 //! window, comes on top: at most the limit again).
 //!
 //! A counting allocator (a test binary of its own, so that no other test's allocations
-//! mix in) tracks the peak of live heap bytes while a batch is read.
+//! mix in) tracks the peak of live heap bytes while a batch is read. The tests take `SERIAL`,
+//! so that one test's bombs are not built while the other's decode is counted.
 
 use bytes::Bytes;
 use kafka_codec::records::{
     decode_batches_with, Compression, ReadOptions, RecordBatchBuilder, RecordsErrorKind,
 };
 use kafka_codec::DecodeLimits;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct PeakAllocator;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+use counting_alloc::{measure, CountingAllocator};
+use std::sync::Mutex;
 
-fn grew(by: usize) {
-    let live = LIVE.fetch_add(by, Ordering::SeqCst) + by;
-    PEAK.fetch_max(live, Ordering::SeqCst);
-}
-
-// SAFETY: every call is forwarded unchanged to `System`, which upholds `GlobalAlloc`'s
-// contract; the counters have no effect on the memory handed out.
-unsafe impl GlobalAlloc for PeakAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        // SAFETY: the caller's layout, forwarded to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size());
-        // SAFETY: as `alloc`.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::SeqCst);
-        // SAFETY: `ptr` came from `System` with this layout (see `alloc`).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // Counted as its growth: large reallocations move pages (mremap) rather than copy.
-        if new_size >= layout.size() {
-            grew(new_size - layout.size());
-        } else {
-            LIVE.fetch_sub(layout.size() - new_size, Ordering::SeqCst);
-        }
-        // SAFETY: `ptr` came from `System` with `layout`; `new_size` is the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+static SERIAL: Mutex<()> = Mutex::new(());
 
 #[global_allocator]
-static GLOBAL: PeakAllocator = PeakAllocator;
+static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
-/// Peak live heap bytes above what was live before `f` ran.
+/// Peak live heap bytes above what was live before `f` ran, a `realloc` counted as its
+/// growth: large reallocations move pages (mremap) rather than copy.
 fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = LIVE.load(Ordering::SeqCst);
-    PEAK.store(before, Ordering::SeqCst);
-    let result = f();
-    (result, PEAK.load(Ordering::SeqCst) - before)
+    let (value, stats) = measure(f);
+    (value, stats.peak)
 }
 
 /// A v2 batch of one record whose compressed records area is `area` (CRC and length fixed
@@ -141,6 +104,7 @@ fn bombs() -> Vec<(Compression, Vec<u8>, usize)> {
 
 #[test]
 fn bombs_stop_at_the_limit_within_about_twice_the_limit_of_memory() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let limit = 4 * MIB;
     for (compression, area, inflated) in bombs() {
         let batch = batch_with_area(compression, &area);
@@ -168,6 +132,7 @@ fn bombs_stop_at_the_limit_within_about_twice_the_limit_of_memory() {
 
 #[test]
 fn a_hundred_bytes_cannot_claim_more_than_the_limit() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // Each about 100 bytes, inflating (or claiming to) far beyond a 16 KiB limit.
     let limit = 16 * 1024;
     let mut cases: Vec<(Compression, Vec<u8>)> = Vec::new();

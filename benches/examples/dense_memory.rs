@@ -14,8 +14,8 @@
 //!
 //! - peak heap: the most live heap bytes above what was live before the decode (the frame
 //!   itself is not counted), a `realloc` counted as its growth;
-//! - peak if copied: the same, but a `realloc` that moved the block counts the old and the
-//!   new block as live together, as a copying reallocation has them;
+//! - peak if reallocs copied: the same, but every `realloc` counts the old and the new block
+//!   as live together, as a copying reallocation has them;
 //! - largest allocation; total bytes allocated (every block handed out: a `realloc` that
 //!   moved counts its whole new block, one in place its growth); the number of `realloc`s
 //!   that moved a block, and the bytes they moved;
@@ -31,92 +31,18 @@
 use kafka_codec::bytes::Bytes;
 use kafka_codec::{ApiKey, DecodeLimits, DecodeOptions, RequestFrame, ResponseFrame};
 use kafka_codec_bench::dense::Shape;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::{Command, ExitCode};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-struct Counting;
+#[path = "../../tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-static PEAK_IF_COPIED: AtomicUsize = AtomicUsize::new(0);
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-static TOTAL: AtomicUsize = AtomicUsize::new(0);
-static MOVED: AtomicUsize = AtomicUsize::new(0);
-static MOVED_BYTES: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(by: usize, size: usize) {
-    let live = LIVE.fetch_add(by, Relaxed) + by;
-    PEAK.fetch_max(live, Relaxed);
-    PEAK_IF_COPIED.fetch_max(live, Relaxed);
-    LARGEST.fetch_max(size, Relaxed);
-}
-
-// SAFETY: every call is forwarded unchanged to `System`, which upholds `GlobalAlloc`'s
-// contract; the counters only observe sizes and addresses, never the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size(), layout.size());
-        TOTAL.fetch_add(layout.size(), Relaxed);
-        // SAFETY: the caller's layout, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size(), layout.size());
-        TOTAL.fetch_add(layout.size(), Relaxed);
-        // SAFETY: as `alloc`.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: `ptr` came from `System` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let old = layout.size();
-        // SAFETY: `ptr` came from `System` with `layout`; `new_size` is the caller's.
-        let new = unsafe { System.realloc(ptr, layout, new_size) };
-        if new.is_null() {
-            return new;
-        }
-        if new_size >= old {
-            grew(new_size - old, new_size);
-            if new == ptr {
-                TOTAL.fetch_add(new_size - old, Relaxed);
-            }
-        } else {
-            LIVE.fetch_sub(old - new_size, Relaxed);
-        }
-        if new != ptr {
-            // A block of its own: all of it counts as allocated.
-            TOTAL.fetch_add(new_size, Relaxed);
-            MOVED.fetch_add(1, Relaxed);
-            MOVED_BYTES.fetch_add(old.min(new_size), Relaxed);
-            // Both blocks were live while the old one was copied.
-            let live = LIVE.load(Relaxed);
-            PEAK_IF_COPIED.fetch_max(live + old, Relaxed);
-        }
-        new
-    }
-}
+use counting_alloc::{CountingAllocator, Stats};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
 const MIB: usize = 1024 * 1024;
 const SIZES: [usize; 3] = [MIB, 10 * MIB, 50 * MIB];
-
-struct Stats {
-    peak: usize,
-    peak_if_copied: usize,
-    largest: usize,
-    total: usize,
-    moved: usize,
-    moved_bytes: usize,
-}
 
 /// Decodes `frame` once and returns what the decode allocated, above what was live before.
 fn measure(shape: Shape, frame: Bytes) -> Result<(Stats, usize), String> {
@@ -127,39 +53,29 @@ fn measure(shape: Shape, frame: Bytes) -> Result<(Stats, usize), String> {
         },
         ..DecodeOptions::default()
     };
-    let base = LIVE.load(Relaxed);
-    for counter in [&PEAK, &PEAK_IF_COPIED] {
-        counter.store(base, Relaxed);
-    }
-    for counter in [&LARGEST, &TOTAL, &MOVED, &MOVED_BYTES] {
-        counter.store(0, Relaxed);
-    }
-    let elements = match shape {
-        Shape::ListGroupsResponseV3 => {
-            let frame = ResponseFrame::decode_with(frame, ApiKey::ListGroups, 3, &options)
-                .map_err(|e| e.to_string())?;
-            match &frame.body {
-                kafka_codec::Response::ListGroups(body) => body.groups.len(),
-                _ => unreachable!("decoded as ListGroups"),
+    let (elements, stats) = counting_alloc::measure(|| -> Result<usize, String> {
+        Ok(match shape {
+            Shape::ListGroupsResponseV3 => {
+                let frame = ResponseFrame::decode_with(frame, ApiKey::ListGroups, 3, &options)
+                    .map_err(|e| e.to_string())?;
+                match &frame.body {
+                    kafka_codec::Response::ListGroups(body) => body.groups.len(),
+                    _ => unreachable!("decoded as ListGroups"),
+                }
             }
-        }
-        Shape::MetadataRequestV9 => {
-            let frame = RequestFrame::decode_with(frame, &options).map_err(|e| e.to_string())?;
-            match &frame.body {
-                kafka_codec::Request::Metadata(body) => body.topics.as_ref().map_or(0, Vec::len),
-                _ => return Err("not a Metadata request".into()),
+            Shape::MetadataRequestV9 => {
+                let frame =
+                    RequestFrame::decode_with(frame, &options).map_err(|e| e.to_string())?;
+                match &frame.body {
+                    kafka_codec::Request::Metadata(body) => {
+                        body.topics.as_ref().map_or(0, Vec::len)
+                    }
+                    _ => return Err("not a Metadata request".into()),
+                }
             }
-        }
-    };
-    let stats = Stats {
-        peak: PEAK.load(Relaxed) - base,
-        peak_if_copied: PEAK_IF_COPIED.load(Relaxed) - base,
-        largest: LARGEST.load(Relaxed),
-        total: TOTAL.load(Relaxed),
-        moved: MOVED.load(Relaxed),
-        moved_bytes: MOVED_BYTES.load(Relaxed),
-    };
-    Ok((stats, elements))
+        })
+    });
+    Ok((stats, elements?))
 }
 
 /// The process's peak resident set (`VmHWM`) in bytes, where /proc has it.
@@ -187,7 +103,7 @@ fn with_ratio(bytes: usize, frame: usize) -> String {
     format!("{} ({:.1}×)", human(bytes), bytes as f64 / frame as f64)
 }
 
-const HEADER: &str = "| shape | frame | elements | peak heap | peak if moved reallocs copied | \
+const HEADER: &str = "| shape | frame | elements | peak heap | peak if reallocs copied | \
 largest allocation | total allocated | reallocs that moved (bytes) | process peak RSS |\n\
 |---|--:|--:|--:|--:|--:|--:|--:|--:|";
 

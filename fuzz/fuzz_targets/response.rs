@@ -4,6 +4,6 @@
 
 // Counts the heap, so the checks can hold each decode to its memory budget.
 #[global_allocator]
-static ALLOCATOR: kafka_codec_fuzz::CountingAllocator = kafka_codec_fuzz::CountingAllocator;
+static ALLOCATOR: kafka_codec_fuzz::CountingAllocator = kafka_codec_fuzz::CountingAllocator::new();
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| kafka_codec_fuzz::response(data));

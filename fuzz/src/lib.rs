@@ -31,54 +31,23 @@ use kafka_codec::{
     ResponseFrame, TrailingBytes, VersionRange,
 };
 use serde_json::Value;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Debug;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
 
-/// Live heap bytes and their peak, kept by [`CountingAllocator`] where a binary installs it
-/// as its global allocator (the fuzz targets and `tests/fuzz_regressions.rs`); both stay 0
-/// elsewhere, and the budget check below then holds trivially.
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// The counting allocator, shared with the crate's tests (and included from there). The fuzz
+/// targets and `tests/fuzz_regressions.rs` install it as their global allocator; elsewhere
+/// its counters stay 0, and the budget check below then holds trivially.
+#[path = "../../tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
-/// The system allocator, counting live bytes and their peak so that a check can compare the
-/// heap a decode took with its memory budget.
-pub struct CountingAllocator;
-
-// SAFETY: every call is forwarded unchanged to `System`, which upholds `GlobalAlloc`'s
-// contract; the counters do not touch the memory handed out.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
-        PEAK.fetch_max(live, Relaxed);
-        // SAFETY: the caller's layout, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: `ptr` came from `System` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // The old and the new block may both be live while a moving realloc copies.
-        let live = LIVE.fetch_add(new_size, Relaxed) + new_size;
-        PEAK.fetch_max(live, Relaxed);
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        // SAFETY: `ptr` came from `System` with `layout`; forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+pub use counting_alloc::CountingAllocator;
 
 /// Runs `decode` and checks that the heap it took at its peak (above what was live before)
 /// stays within the memory budget `limits` give an input of `input_len` bytes.
 fn within_budget<T>(limits: &DecodeLimits, input_len: usize, decode: impl FnOnce() -> T) -> T {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
-    let value = decode();
-    let peak = PEAK.load(Relaxed).saturating_sub(base);
+    // Every `realloc` counted as holding its old and its new block at once.
+    let (value, stats) = counting_alloc::measure(decode);
+    let peak = stats.peak_if_copied;
     let budget = limits.memory_budget_for(input_len);
     assert!(
         peak <= budget,

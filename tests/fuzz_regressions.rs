@@ -9,7 +9,8 @@ mod checks;
 // The fuzz targets' allocator, so that the checks hold each decode to its memory budget here
 // too.
 #[global_allocator]
-static ALLOCATOR: checks::CountingAllocator = checks::CountingAllocator::new();
+static ALLOCATOR: checks::counting_alloc::CountingAllocator =
+    checks::counting_alloc::CountingAllocator::new();
 
 use bytes::BytesMut;
 use kafka_codec::frame::split_frame;

@@ -4,6 +4,7 @@
 
 // Counts the heap, so the checks can hold each decode to its memory budget.
 #[global_allocator]
-static ALLOCATOR: kafka_codec_fuzz::CountingAllocator = kafka_codec_fuzz::CountingAllocator::new();
+static ALLOCATOR: kafka_codec_fuzz::counting_alloc::CountingAllocator =
+    kafka_codec_fuzz::counting_alloc::CountingAllocator::new();
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| kafka_codec_fuzz::response(data));

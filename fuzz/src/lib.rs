@@ -38,9 +38,7 @@ use std::sync::OnceLock;
 /// targets and `tests/fuzz_regressions.rs` install it as their global allocator; elsewhere
 /// its counters stay 0, and the budget check below then holds trivially.
 #[path = "../../tests/support/counting_alloc.rs"]
-mod counting_alloc;
-
-pub use counting_alloc::CountingAllocator;
+pub mod counting_alloc;
 
 /// Runs `decode` and checks that the heap it took at its peak (above what was live before)
 /// stays within the memory budget `limits` give an input of `input_len` bytes.

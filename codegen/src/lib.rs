@@ -6,8 +6,8 @@
 //! source, one file per schema, written in the layout a person would use).
 //!
 //! A crate that depends on `kafka-codec` compiles this generator first, so it keeps that build
-//! short: serde_json reads the schemas, and the code is written as text, with no Rust parser
-//! or formatter in the build.
+//! short: it has no dependencies (a small strict JSON reader of its own, [`json`], reads the
+//! schemas), and the code is written as text, with no Rust parser or formatter in the build.
 //!
 //! ```no_run
 //! // build.rs
@@ -18,6 +18,7 @@
 
 pub mod emit;
 pub mod error_table;
+pub mod json;
 pub mod model;
 pub mod parse;
 mod validate;

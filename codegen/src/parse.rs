@@ -5,74 +5,7 @@
 //! `true`), treat JSON `null` as "absent" and refuse unknown keys and trailing tokens. This
 //! module reproduces those rules so that any file Kafka's generator accepts is accepted here.
 
-use serde_json::{Map, Value};
-
-/// A JSON value read the way serde_json reads it, except that an object naming a key twice
-/// is an error: serde_json would keep the last value silently, and a schema that says two
-/// things about one key is a mistake.
-struct StrictValue(Value);
-
-impl<'de> serde::Deserialize<'de> for StrictValue {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(StrictVisitor)
-    }
-}
-
-struct StrictVisitor;
-
-impl<'de> serde::de::Visitor<'de> for StrictVisitor {
-    type Value = StrictValue;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, b: bool) -> Result<StrictValue, E> {
-        Ok(StrictValue(Value::Bool(b)))
-    }
-
-    fn visit_i64<E>(self, n: i64) -> Result<StrictValue, E> {
-        Ok(StrictValue(Value::from(n)))
-    }
-
-    fn visit_u64<E>(self, n: u64) -> Result<StrictValue, E> {
-        Ok(StrictValue(Value::from(n)))
-    }
-
-    fn visit_f64<E>(self, n: f64) -> Result<StrictValue, E> {
-        Ok(StrictValue(Value::from(n)))
-    }
-
-    fn visit_str<E>(self, s: &str) -> Result<StrictValue, E> {
-        Ok(StrictValue(Value::String(s.to_owned())))
-    }
-
-    fn visit_unit<E>(self) -> Result<StrictValue, E> {
-        Ok(StrictValue(Value::Null))
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<StrictValue, A::Error> {
-        let mut items = Vec::new();
-        while let Some(StrictValue(item)) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(StrictValue(Value::Array(items)))
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<StrictValue, A::Error> {
-        let mut object = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if object.contains_key(&key) {
-                return Err(serde::de::Error::custom(format!(
-                    "key `{key}` appears twice"
-                )));
-            }
-            let StrictValue(value) = map.next_value()?;
-            object.insert(key, value);
-        }
-        Ok(StrictValue(Value::Object(object)))
-    }
-}
+use crate::json::{self, Value};
 
 /// A message file as written, before validation.
 #[derive(Debug, Clone)]
@@ -154,9 +87,10 @@ pub fn strip_comments(text: &str) -> Result<String, String> {
 /// Parses one schema file.
 pub fn parse_schema(text: &str) -> Result<RawMessage, String> {
     let stripped = strip_comments(text)?;
-    // serde_json refuses trailing tokens, like Jackson's FAIL_ON_TRAILING_TOKENS.
-    let StrictValue(value) =
-        serde_json::from_str(&stripped).map_err(|e| format!("invalid JSON: {e}"))?;
+    // Trailing tokens are refused, like Jackson's FAIL_ON_TRAILING_TOKENS; so is a key given
+    // twice (Jackson would keep the last value silently; a schema that says two things about
+    // one key is a mistake).
+    let value = json::parse(&stripped).map_err(|e| format!("invalid JSON: {e}"))?;
     let object = value.as_object().ok_or("a schema must be a JSON object")?;
     let mut keys = Keys::new(object, "message");
     let message = RawMessage {
@@ -225,7 +159,7 @@ fn parse_field(value: &Value) -> Result<RawField, String> {
 fn scalar_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
+        Value::Number(n) => Some(n.clone()),
         Value::Bool(b) => Some(b.to_string()),
         _ => None,
     }
@@ -233,13 +167,13 @@ fn scalar_text(value: &Value) -> Option<String> {
 
 /// Reads keys from an object and remembers which were used, to refuse unknown ones.
 struct Keys<'a> {
-    object: &'a Map<String, Value>,
+    object: &'a [(String, Value)],
     used: Vec<&'static str>,
     what: &'static str,
 }
 
 impl<'a> Keys<'a> {
-    fn new(object: &'a Map<String, Value>, what: &'static str) -> Self {
+    fn new(object: &'a [(String, Value)], what: &'static str) -> Self {
         Keys {
             object,
             used: Vec::new(),
@@ -249,7 +183,11 @@ impl<'a> Keys<'a> {
 
     fn get(&mut self, key: &'static str) -> Option<&'a Value> {
         self.used.push(key);
-        self.object.get(key).filter(|v| !v.is_null())
+        self.object
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+            .filter(|v| !v.is_null())
     }
 
     fn string(&mut self, key: &'static str) -> Result<Option<String>, String> {
@@ -280,9 +218,9 @@ impl<'a> Keys<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Number(n)) => n
-                .as_i64()
+                .parse()
                 .map(Some)
-                .ok_or_else(|| format!("`{key}` must be an integer")),
+                .map_err(|_| format!("`{key}` must be an integer")),
             Some(Value::String(s)) => s
                 .trim()
                 .parse()
@@ -308,7 +246,8 @@ impl<'a> Keys<'a> {
     fn finish(self) -> Result<(), String> {
         match self
             .object
-            .keys()
+            .iter()
+            .map(|(k, _)| k)
             .find(|k| !self.used.contains(&k.as_str()))
         {
             Some(unknown) => Err(format!("unknown key `{unknown}` in {}", self.what)),

@@ -17,6 +17,7 @@
 #   kc-default  kafka-codec, default features
 #   kc-api      kafka-codec, default-features = false, features = ["client", "describe-quorum"]
 #   kc-baseline kafka-codec from $KAFKA_CODEC_BASELINE (another checkout), default features
+#   kc-baseline-client  the same checkout with kc-client's features
 #
 # Every build runs with CARGO_INCREMENTAL=0: kafka-codec is a path dependency here, and cargo
 # compiles path dependencies incrementally in debug builds, which a dependent that takes the
@@ -64,6 +65,10 @@ make_dependent() {
     kc-baseline)
         [ -n "$baseline" ] || { echo "kc-baseline needs KAFKA_CODEC_BASELINE" >&2; exit 2; }
         dep="kafka-codec = { path = \"$baseline\" }"
+        ;;
+    kc-baseline-client)
+        [ -n "$baseline" ] || { echo "kc-baseline-client needs KAFKA_CODEC_BASELINE" >&2; exit 2; }
+        dep="kafka-codec = { path = \"$baseline\", default-features = false, features = [\"client\", \"all-apis\"] }"
         ;;
     *) echo "unknown configuration $name" >&2; exit 2 ;;
     esac
@@ -154,6 +159,7 @@ label = {
     "kc-default": "kafka-codec, default features",
     "kc-api": 'kafka-codec, `default-features = false, features = ["client", "describe-quorum"]`',
     "kc-baseline": "kafka-codec before (baseline checkout), default features",
+    "kc-baseline-client": 'kafka-codec before (baseline checkout), `["client", "all-apis"]`',
 }
 def fmt(seconds):
     return f"{int(seconds // 60)} m {seconds % 60:02.0f} s" if seconds >= 60 else f"{seconds:.0f} s"

@@ -176,8 +176,8 @@ fn element_rows(message: &Message) -> Vec<(String, String, Runs)> {
     rows
 }
 
-/// The body of `density_rows`: one `rows.push` per element type and run of versions, under
-/// the schema module's `cfg`.
+/// The rows of `DENSITY_ROWS`: one per element type and run of versions, under the schema
+/// module's `cfg` (an attribute on an array element).
 pub(crate) fn emit_density_rows(code: &mut Code, message: &Message, cfg: Option<&str>) {
     for (label, ty, runs) in element_rows(message) {
         for (range, wire) in runs {
@@ -185,13 +185,13 @@ pub(crate) fn emit_density_rows(code: &mut Code, message: &Message, cfg: Option<
             if let Some(cfg) = cfg {
                 code.line(format!("#[cfg({cfg})]"));
             }
-            code.open("rows.push(DensityRow");
+            code.open("DensityRow");
             code.line(format!("schema: \"{}\",", message.name));
             code.line(format!("element: \"{label}\","));
             code.line(format!("versions: ({}, {}),", range.min, range.max));
             code.line(format!("memory: size_of::<{ty}>(),"));
             code.line(format!("wire: {wire},"));
-            code.close_with(");");
+            code.close_with(",");
         }
     }
 }

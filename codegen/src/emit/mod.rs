@@ -82,6 +82,8 @@ pub fn emit_messages(set: &SchemaSet, krate: &str) -> Files {
     index.open(format!(
         "pub static DENSITY_ROWS: &[{krate}::codegen::DensityRow] ="
     ));
+    // Which rows (and so which of these names) a build has follows its features.
+    index.line("#[allow(unused_imports)]");
     index.line("use core::mem::size_of;");
     index.line("#[allow(unused_imports)]");
     index.line(format!(

@@ -138,6 +138,7 @@ pub trait EncodeFields: Sized {
         // The index is counted by hand: `enumerate()` would add an `Enumerate::next` per
         // struct type to the code every dependent compiles (2 % of the crate's LLVM IR).
         let mut index = 0;
+        #[allow(clippy::explicit_counter_loop)]
         for value in values {
             if let Err(error) = value.encode_fields(buf, version) {
                 return Err(error.at_index(index));

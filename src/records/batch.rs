@@ -9,6 +9,7 @@ use super::{
 use crate::wire::{varint_len, varlong_len, DecodeLimits};
 use crate::DecodeErrorKind;
 use crate::Utf8Bytes;
+use bytes::buf::UninitSlice;
 use bytes::Bytes;
 
 /// Offset of the CRC field in a v2 batch; the CRC covers everything after it.
@@ -652,17 +653,19 @@ fn deltas(record: &Record, batch: &RecordBatch) -> Result<(i32, i64), RecordsErr
     ))
 }
 
-/// Writes into a buffer sized beforehand (by [`record_bound`]), so that no byte written
-/// checks for capacity.
-struct SliceWriter<'a> {
-    buf: &'a mut [u8],
+/// Writes one record into the spare capacity of the output `Vec`, which was reserved to the
+/// record's bound beforehand: no byte is zero-filled first, and the position stays in a
+/// register (a `Vec::push` per byte reloads and stores the length each time).
+struct RecordWriter<'a> {
+    buf: &'a mut UninitSlice,
+    /// Bytes written so far: every byte of `buf[..pos]` has been written, in order.
     pos: usize,
 }
 
-impl SliceWriter<'_> {
+impl RecordWriter<'_> {
     #[inline(always)]
     fn byte(&mut self, byte: u8) {
-        self.buf[self.pos] = byte;
+        self.buf.write_byte(self.pos, byte);
         self.pos += 1;
     }
 
@@ -673,10 +676,8 @@ impl SliceWriter<'_> {
             return self.byte(value as u8);
         }
         if value < 0x4000 {
-            let at = self.pos;
-            self.buf[at..at + 2].copy_from_slice(&[value as u8 | 0x80, (value >> 7) as u8]);
-            self.pos = at + 2;
-            return;
+            self.byte(value as u8 | 0x80);
+            return self.byte((value >> 7) as u8);
         }
         while value >= 0x80 {
             self.byte(value as u8 | 0x80);
@@ -732,7 +733,7 @@ fn record_bound(record: &Record) -> usize {
 
 #[inline(always)]
 fn write_record(
-    out: &mut SliceWriter<'_>,
+    out: &mut RecordWriter<'_>,
     record: &Record,
     batch: &RecordBatch,
 ) -> Result<(), RecordsError> {
@@ -756,43 +757,63 @@ fn write_record(
     Ok(())
 }
 
-/// Writes the records of `batch`, uncompressed, at the end of `out`: the buffer grows once
-/// to a bound of their size, they are written into it and it is cut to what they took.
-fn write_plain_records(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsError> {
-    let bound = batch.records.iter().fold(0usize, |sum, record| {
-        sum.saturating_add(record_bound(record))
-    });
-    if bound > i32::MAX as usize {
-        // Only a batch near the format's limit gets here: check it before growing the
-        // buffer, so a batch that cannot be written does not allocate its size first.
-        let mut size = RECORD_BATCH_OVERHEAD;
-        for (index, record) in batch.records.iter().enumerate() {
-            let (offset_delta, timestamp_delta) =
-                deltas(record, batch).map_err(|e| e.at_record(index))?;
-            let body = record_body_len(record, offset_delta, timestamp_delta);
-            check_len(body, "record").map_err(|e| e.at_record(index))?;
-            size = size.saturating_add(varint_len(body as i32) + body);
-        }
-        // A compressed batch may still fit once compressed; `encode_v2` checks that.
-        if batch.compression == Compression::None && size - LOG_OVERHEAD > i32::MAX as usize {
-            return Err(unwritable(format!("a batch of {size} bytes")));
-        }
-    }
-    let start = out.len();
-    out.resize(start + bound, 0);
-    let mut writer = SliceWriter {
-        buf: &mut out[start..],
+/// Most bytes the records of one uncompressed batch can take: its length field (an `i32`)
+/// counts the header after it too.
+const MAX_RECORDS_LEN: usize = i32::MAX as usize - (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD);
+
+/// Appends one record to `out`.
+#[inline(always)]
+fn append_record(
+    out: &mut Vec<u8>,
+    record: &Record,
+    batch: &RecordBatch,
+) -> Result<(), RecordsError> {
+    // Amortized like any `Vec` growth; a no-op but for one comparison while the capacity
+    // lasts, as it does for a buffer sized by `RecordBatch::uncompressed_len`.
+    out.reserve(record_bound(record));
+    let mut writer = RecordWriter {
+        buf: UninitSlice::uninit(out.spare_capacity_mut()),
         pos: 0,
     };
-    for (index, record) in batch.records.iter().enumerate() {
-        if let Err(error) = write_record(&mut writer, record, batch) {
-            out.truncate(start);
-            return Err(error.at_record(index));
-        }
-    }
+    write_record(&mut writer, record, batch)?;
     let written = writer.pos;
-    out.truncate(start + written);
+    // SAFETY: `set_len` needs the new length within the capacity and every byte up to it
+    // initialised. `writer.buf` is the spare capacity, `out[len..capacity]`, and every write
+    // through it is bounds-checked (`UninitSlice::write_byte`, indexing, `copy_from_slice`
+    // panic rather than write outside it), so `written <= capacity - len`. The writer
+    // writes sequentially and only ever advances `pos` past bytes it has just written, so
+    // `out[len..len + written]` is initialised. (`tests::spare_capacity_is_written_not_leaked`
+    // checks that stale bytes in the spare capacity never reach the output.)
+    unsafe { out.set_len(out.len() + written) };
     Ok(())
+}
+
+/// Writes the records of `batch`, uncompressed, at the end of `out`, each straight into the
+/// buffer's spare capacity. On error `out` is as it was.
+fn write_plain_records(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsError> {
+    let start = out.len();
+    let result = batch
+        .records
+        .iter()
+        .enumerate()
+        .try_for_each(|(index, record)| {
+            append_record(out, record, batch).map_err(|error| error.at_record(index))?;
+            // Stop as soon as an uncompressed batch is too long to be written, rather than
+            // after writing all of it. (A compressed batch may still fit once compressed;
+            // `encode_v2` checks the final size.)
+            if batch.compression == Compression::None && out.len() - start > MAX_RECORDS_LEN {
+                return Err(unwritable(format!(
+                    "a batch of more than {} bytes",
+                    out.len() - start + RECORD_BATCH_OVERHEAD
+                ))
+                .at_record(index));
+            }
+            Ok(())
+        });
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
 }
 
 /// Bytes the batch takes uncompressed.
@@ -984,5 +1005,37 @@ mod tests {
                 encoded_len_v2(&batch)
             );
         }
+    }
+
+    #[test]
+    fn spare_capacity_is_written_not_leaked() {
+        // The records are written into `out`'s spare capacity without zero-filling it first:
+        // stale bytes there must never reach the output, whatever the capacity was, and a
+        // failed write must leave `out` as it was.
+        let mut rng = SmallRng::seed_from_u64(11);
+        for round in 0..50 {
+            let batch = RecordBatch {
+                records: records(&mut rng),
+                ..RecordBatch::default()
+            };
+            let mut fresh = Vec::new();
+            write_plain_records(&batch, &mut fresh).unwrap();
+            let spare = [0, 1, 7, fresh.len() / 2, fresh.len(), 2 * fresh.len()][round % 6];
+            let mut stale = vec![0xa5; 3 + fresh.len() + spare];
+            stale.truncate(3);
+            write_plain_records(&batch, &mut stale).unwrap();
+            assert_eq!(&stale[..3], &[0xa5; 3]);
+            assert_eq!(&stale[3..], &fresh[..]);
+        }
+        let mut batch = RecordBatch {
+            records: records(&mut rng),
+            ..RecordBatch::default()
+        };
+        batch.records[30].offset = 1 << 40; // its offset delta does not fit an i32
+        let mut out = vec![0xa5; 1 << 20];
+        out.truncate(5);
+        let error = write_plain_records(&batch, &mut out).unwrap_err();
+        assert!(matches!(error.kind(), RecordsErrorKind::Unwritable(_)));
+        assert_eq!(out, [0xa5; 5]);
     }
 }

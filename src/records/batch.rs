@@ -653,9 +653,9 @@ fn deltas(record: &Record, batch: &RecordBatch) -> Result<(i32, i64), RecordsErr
     ))
 }
 
-/// Writes one record into the spare capacity of the output `Vec`, which was reserved to the
-/// record's bound beforehand: no byte is zero-filled first, and the position stays in a
-/// register (a `Vec::push` per byte reloads and stores the length each time).
+/// Writes one record into the spare capacity of the output `Vec`, reserved to the record's
+/// size beforehand: no byte is zero-filled first, and the position stays in a register (a
+/// `Vec::push` per byte reloads and stores the length each time).
 struct RecordWriter<'a> {
     buf: &'a mut UninitSlice,
     /// Bytes written so far: every byte of `buf[..pos]` has been written, in order.
@@ -714,26 +714,16 @@ impl RecordWriter<'_> {
     }
 }
 
-/// Most bytes `record` can take, length prefix included: every varint at its widest.
-#[inline]
-fn record_bound(record: &Record) -> usize {
-    const MAX_VARINT: usize = 5;
-    const MAX_VARLONG: usize = 10;
-    let len = |value: Option<&Bytes>| value.map_or(0, Bytes::len);
-    let mut bound = (MAX_VARINT + 1 + MAX_VARLONG + 4 * MAX_VARINT)
-        .saturating_add(len(record.key.as_ref()))
-        .saturating_add(len(record.value.as_ref()));
-    for header in &record.headers {
-        bound = bound
-            .saturating_add(2 * MAX_VARINT + header.key.len())
-            .saturating_add(len(header.value.as_ref()));
-    }
-    bound
-}
+/// Most bytes the records of one uncompressed batch can take: its length field (an `i32`)
+/// counts the header after it too.
+const MAX_RECORDS_LEN: usize = i32::MAX as usize - (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD);
 
+/// Appends one record to `out`: its exact size is known before it is written (its length
+/// prefix needs it), so the buffer grows to that and the record is written straight into
+/// the spare capacity.
 #[inline(always)]
-fn write_record(
-    out: &mut RecordWriter<'_>,
+fn append_record(
+    out: &mut Vec<u8>,
     record: &Record,
     batch: &RecordBatch,
 ) -> Result<(), RecordsError> {
@@ -742,47 +732,33 @@ fn write_record(
     // Every length inside the record is at most the record's, so this one check covers
     // keys, values and headers too.
     let body_len = check_len(body, "record")?;
-    out.varint(body_len);
-    out.byte(record.attributes as u8);
-    out.varlong(timestamp_delta);
-    out.varint(offset_delta);
-    out.nullable(record.key.as_deref());
-    out.nullable(record.value.as_deref());
-    out.varint(record.headers.len() as i32);
-    for header in &record.headers {
-        out.varint(header.key.len() as i32);
-        out.slice(header.key.as_bytes());
-        out.nullable(header.value.as_deref());
-    }
-    Ok(())
-}
-
-/// Most bytes the records of one uncompressed batch can take: its length field (an `i32`)
-/// counts the header after it too.
-const MAX_RECORDS_LEN: usize = i32::MAX as usize - (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD);
-
-/// Appends one record to `out`.
-#[inline(always)]
-fn append_record(
-    out: &mut Vec<u8>,
-    record: &Record,
-    batch: &RecordBatch,
-) -> Result<(), RecordsError> {
-    // Amortized like any `Vec` growth; a no-op but for one comparison while the capacity
-    // lasts, as it does for a buffer sized by `RecordBatch::uncompressed_len`.
-    out.reserve(record_bound(record));
+    // A no-op but for one comparison while the capacity lasts, as it does for a buffer
+    // sized by `RecordBatch::uncompressed_len`; amortized growth otherwise.
+    out.reserve(varint_len(body_len) + body);
     let mut writer = RecordWriter {
         buf: UninitSlice::uninit(out.spare_capacity_mut()),
         pos: 0,
     };
-    write_record(&mut writer, record, batch)?;
+    writer.varint(body_len);
+    writer.byte(record.attributes as u8);
+    writer.varlong(timestamp_delta);
+    writer.varint(offset_delta);
+    writer.nullable(record.key.as_deref());
+    writer.nullable(record.value.as_deref());
+    writer.varint(record.headers.len() as i32);
+    for header in &record.headers {
+        writer.varint(header.key.len() as i32);
+        writer.slice(header.key.as_bytes());
+        writer.nullable(header.value.as_deref());
+    }
     let written = writer.pos;
+    debug_assert_eq!(written, varint_len(body_len) + body);
     // SAFETY: `set_len` needs the new length within the capacity and every byte up to it
     // initialised. `writer.buf` is the spare capacity, `out[len..capacity]`, and every write
-    // through it is bounds-checked (`UninitSlice::write_byte`, indexing, `copy_from_slice`
-    // panic rather than write outside it), so `written <= capacity - len`. The writer
-    // writes sequentially and only ever advances `pos` past bytes it has just written, so
-    // `out[len..len + written]` is initialised. (`tests::spare_capacity_is_written_not_leaked`
+    // through it is bounds-checked (`UninitSlice::write_byte`, its indexing and
+    // `copy_from_slice` panic rather than write outside it), so `written <= capacity - len`.
+    // The writer writes sequentially and advances `pos` only past bytes it has just written,
+    // so `out[len..len + written]` is initialised. (`tests::spare_capacity_is_written_not_leaked`
     // checks that stale bytes in the spare capacity never reach the output.)
     unsafe { out.set_len(out.len() + written) };
     Ok(())

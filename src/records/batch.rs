@@ -859,7 +859,8 @@ fn write_records(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsEr
     if batch.compression == Compression::None {
         return write_plain_records(batch, out);
     }
-    let mut raw = Vec::new();
+    // Sized exactly, so the records are written without the buffer growing as they go.
+    let mut raw = Vec::with_capacity(encoded_len_v2(batch) - RECORD_BATCH_OVERHEAD);
     write_plain_records(batch, &mut raw)?;
     compress(batch.compression, 2, &raw, out).map_err(|kind| RecordsError::new(kind, 0))
 }

@@ -10,8 +10,8 @@ pub use crate::message::{DecodeFields, EncodeFields, Message, MessageKind};
 pub use crate::versions::VersionRange;
 #[doc(no_inline)]
 pub use crate::wire::{
-    self, DecodeError, DecodeErrorKind, Decoder, EncodeError, EncodeErrorKind, RawTaggedField,
-    Utf8Bytes, Uuid,
+    self, DecodeError, DecodeErrorKind, Decoder, EncodeError, EncodeErrorKind, PrimitiveArray,
+    RawTaggedField, TaggedFields, Utf8Bytes, Uuid,
 };
 #[doc(no_inline)]
 pub use bytes::{BufMut, Bytes};

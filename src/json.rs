@@ -21,7 +21,7 @@
 //! at most [`MAX_QUOTED_CHARS`] characters of what the input held.
 
 use crate::error::{JsonError, JsonErrorKind};
-use crate::wire::{EncodeError, EncodeErrorKind, Utf8Bytes, Uuid};
+use crate::wire::{EncodeError, EncodeErrorKind, FixedWidth, PrimitiveArray, Utf8Bytes, Uuid};
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use base64::Engine;
 use bytes::Bytes;
@@ -321,11 +321,27 @@ pub fn write_array<T>(out: &mut dyn JsonSink, values: &[T], write: fn(&mut dyn J
     out.end_array();
 }
 
+/// Writes a JSON array of fixed-width values held as their wire bytes (`[]int32`, ...).
+pub fn write_primitive_array<T: FixedWidth>(
+    out: &mut dyn JsonSink,
+    values: &PrimitiveArray<T>,
+    write: fn(&mut dyn JsonSink, &T),
+) {
+    out.begin_array();
+    for value in values {
+        write(out, &value);
+    }
+    out.end_array();
+}
+
 /// Writes a JSON array of `float64`s.
-pub fn write_f64_array(out: &mut dyn JsonSink, values: &[f64]) -> Result<(), EncodeError> {
+pub fn write_f64_array(
+    out: &mut dyn JsonSink,
+    values: &PrimitiveArray<f64>,
+) -> Result<(), EncodeError> {
     out.begin_array();
     for (index, value) in values.iter().enumerate() {
-        write_f64(out, *value).map_err(|e| e.at_index(index))?;
+        write_f64(out, value).map_err(|e| e.at_index(index))?;
     }
     out.end_array();
     Ok(())

@@ -86,7 +86,7 @@ pub use message::{DecodeFields, EncodeFields, Message, MessageKind};
 pub use versions::VersionRange;
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,
-    ParseUuidError, PathSegment, RawTaggedField, Utf8Bytes, Uuid,
+    ParseUuidError, PathSegment, PrimitiveArray, RawTaggedField, TaggedFields, Utf8Bytes, Uuid,
 };
 
 // The README's example is compiled and run as a doctest.

@@ -6,7 +6,7 @@
 //! elements), nulls appear only where the version allows them, and fields the version lacks
 //! keep their defaults, so every generated message encodes without error.
 
-use crate::wire::{RawTaggedField, Utf8Bytes, Uuid};
+use crate::wire::{FixedWidth, PrimitiveArray, RawTaggedField, TaggedFields, Utf8Bytes, Uuid};
 use arbitrary::{Arbitrary, Result, Unstructured};
 
 /// The `arbitrary` crate, so that generated code needs no dependency of its own on it.
@@ -103,6 +103,14 @@ pub fn vec<T>(
     (0..len).map(|_| element(u)).collect()
 }
 
+/// Zero to three fixed-width elements.
+pub fn primitive_array<T: FixedWidth>(
+    u: &mut Unstructured<'_>,
+    element: impl FnMut(&mut Unstructured<'_>) -> Result<T>,
+) -> Result<PrimitiveArray<T>> {
+    vec(u, element).map(PrimitiveArray::from)
+}
+
 /// `None` one time in four where the version allows null, else a value.
 pub fn maybe_null<T>(
     u: &mut Unstructured<'_>,
@@ -120,7 +128,7 @@ pub fn maybe_null<T>(
 pub fn unknown_tagged_fields(
     u: &mut Unstructured<'_>,
     first_free_tag: u32,
-) -> Result<Vec<RawTaggedField>> {
+) -> Result<TaggedFields> {
     let count = u.int_in_range(0..=2)?;
     let mut tag = first_free_tag;
     let mut fields = Vec::with_capacity(count);
@@ -132,7 +140,7 @@ pub fn unknown_tagged_fields(
         });
         tag += 1;
     }
-    Ok(fields)
+    Ok(fields.into())
 }
 
 /// A boolean.

@@ -107,7 +107,8 @@ fn unknown_tagged_fields_in_a_tagged_struct_survive_the_wire_but_not_json() {
         unknown_tagged_fields: vec![RawTaggedField {
             tag: 7,
             data: Bytes::from_static(b"x"),
-        }],
+        }]
+        .into(),
         ..Default::default()
     };
     let message = FetchSnapshotResponse {

@@ -365,8 +365,10 @@ fn max_array_len_bounds_the_count_of_tagged_fields() {
 #[test]
 fn unknown_tagged_fields_are_charged_to_the_memory_budget() {
     let bytes = with_tagged_section(false, &many_unknown_tags(1000));
-    // 1,000 kept fields need 1,000 × size_of::<RawTaggedField>() bytes.
-    let needed = 1000 * std::mem::size_of::<kafka_codec::wire::RawTaggedField>();
+    // 1,000 kept fields need 1,000 × size_of::<RawTaggedField>() bytes, and the `Vec` that
+    // holds them sits behind `TaggedFields`' one pointer.
+    let needed = std::mem::size_of::<Vec<kafka_codec::wire::RawTaggedField>>()
+        + 1000 * std::mem::size_of::<kafka_codec::wire::RawTaggedField>();
     let enough = options(DecodeLimits {
         memory_budget: Some(needed),
         ..DecodeLimits::default()

@@ -12,7 +12,7 @@ use kafka_codec::messages::{
     produce_request,
 };
 use kafka_codec::records::{Compression, RecordBatchBuilder};
-use kafka_codec::{ApiKey, DecodeFields, EncodeFields, Message, Uuid};
+use kafka_codec::{ApiKey, DecodeFields, EncodeFields, Message, PrimitiveArray, Uuid};
 use kafka_protocol::protocol::{Decodable, Encodable};
 
 pub mod records;
@@ -193,7 +193,8 @@ pub fn metadata_response(
             let partitions = (0..partitions)
                 .map(|p| {
                     let leader = (t + p) % BROKERS;
-                    let replicas: Vec<i32> = (0..3).map(|r| (leader + r) % BROKERS).collect();
+                    let replicas: PrimitiveArray<i32> =
+                        (0..3).map(|r| (leader + r) % BROKERS).collect();
                     MetadataResponsePartition {
                         error_code: 0,
                         partition_index: p,
@@ -201,7 +202,7 @@ pub fn metadata_response(
                         leader_epoch: 10 + (t + p) % 40,
                         isr_nodes: replicas.clone(),
                         replica_nodes: replicas,
-                        offline_replicas: Vec::new(),
+                        offline_replicas: PrimitiveArray::new(),
                         ..Default::default()
                     }
                 })

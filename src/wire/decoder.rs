@@ -1,5 +1,6 @@
 use super::{
-    DecodeError, DecodeErrorKind, DecodeLimits, RawTaggedField, Utf8Bytes, Uuid, MAX_STRING_LEN,
+    DecodeError, DecodeErrorKind, DecodeLimits, FixedWidth, PrimitiveArray, RawTaggedField,
+    TaggedFields, Utf8Bytes, Uuid, MAX_STRING_LEN,
 };
 use bytes::Bytes;
 
@@ -93,12 +94,18 @@ impl<'a> Decoder<'a> {
     /// never grows.
     #[inline]
     pub fn reserve<T>(&mut self, count: usize) -> Result<Vec<T>, DecodeError> {
-        let bytes = count.saturating_mul(std::mem::size_of::<T>());
+        self.charge(count.saturating_mul(std::mem::size_of::<T>()))?;
+        Ok(Vec::with_capacity(count))
+    }
+
+    /// Charges `bytes` about to be allocated to the memory budget.
+    #[inline]
+    fn charge(&mut self, bytes: usize) -> Result<(), DecodeError> {
         if bytes > self.budget_left {
             return Err(self.budget_exceeded(bytes));
         }
         self.budget_left -= bytes;
-        Ok(Vec::with_capacity(count))
+        Ok(())
     }
 
     #[cold]
@@ -585,6 +592,40 @@ impl<'a> Decoder<'a> {
         Ok(values)
     }
 
+    /// An array of fixed-width values that must not be null (`[]int32`, `[]int64`, `[]uuid`,
+    /// ...), as a slice of the input: nothing is allocated or copied. The count is checked
+    /// against the bytes that remain at `T::WIDTH` bytes per element.
+    #[inline]
+    pub fn read_primitive_array<T: FixedWidth>(
+        &mut self,
+        compact: bool,
+    ) -> Result<PrimitiveArray<T>, DecodeError> {
+        let count = self.read_array_count(compact, T::WIDTH)?;
+        self.read_primitive_elements(count)
+    }
+
+    /// A nullable array of fixed-width values (see [`Decoder::read_primitive_array`]).
+    pub fn read_nullable_primitive_array<T: FixedWidth>(
+        &mut self,
+        compact: bool,
+    ) -> Result<Option<PrimitiveArray<T>>, DecodeError> {
+        match self.read_array_len(compact, T::WIDTH)? {
+            Some(count) => self.read_primitive_elements(count).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    #[inline]
+    fn read_primitive_elements<T: FixedWidth>(
+        &mut self,
+        count: usize,
+    ) -> Result<PrimitiveArray<T>, DecodeError> {
+        // `count` fits the window at `T::WIDTH` bytes each (checked with the count), so the
+        // product does not overflow and `read_slice` finds the bytes there.
+        let bytes = self.read_slice(count * T::WIDTH)?;
+        Ok(PrimitiveArray::from_be_bytes_unchecked(bytes))
+    }
+
     /// An array of strings that must not be null; the strings use the array's encoding.
     pub fn read_string_array(&mut self, compact: bool) -> Result<Vec<Utf8Bytes>, DecodeError> {
         self.read_array(compact, string_min_size(compact), |d| {
@@ -669,11 +710,11 @@ impl<'a> Decoder<'a> {
     pub fn read_tagged_fields(
         &mut self,
         mut read_known: impl FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
-    ) -> Result<Vec<RawTaggedField>, DecodeError> {
+    ) -> Result<TaggedFields, DecodeError> {
         // Almost every tagged section is empty: a single zero count, read here inline.
         if self.peek_u8() == Some(0) {
             self.pos += 1;
-            return Ok(Vec::new());
+            return Ok(TaggedFields::new());
         }
         // The rest is one function for every caller, not one per `read_known`.
         self.read_tagged_section(&mut read_known)
@@ -681,14 +722,14 @@ impl<'a> Decoder<'a> {
 
     /// The tagged-field section of a struct that knows no tags: every field is kept raw.
     #[inline]
-    pub fn read_unknown_tagged_fields(&mut self) -> Result<Vec<RawTaggedField>, DecodeError> {
+    pub fn read_unknown_tagged_fields(&mut self) -> Result<TaggedFields, DecodeError> {
         self.read_tagged_fields(|_, _| Ok(false))
     }
 
     fn read_tagged_section(
         &mut self,
         read_known: &mut dyn FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
-    ) -> Result<Vec<RawTaggedField>, DecodeError> {
+    ) -> Result<TaggedFields, DecodeError> {
         let count_start = self.pos;
         let count = self.read_unsigned_varint()?;
         if count as usize > self.limits.max_array_len {
@@ -765,6 +806,8 @@ impl<'a> Decoder<'a> {
                 )
                 .map_err(|e| e.at_tag(tag))?;
                 if unknown.capacity() == 0 {
+                    // The `Vec` itself goes behind `TaggedFields`' one pointer: charged too.
+                    self.charge(std::mem::size_of::<Vec<RawTaggedField>>())?;
                     unknown = self.reserve((count - entry) as usize)?;
                 }
                 self.pos = value_start;
@@ -772,7 +815,7 @@ impl<'a> Decoder<'a> {
                 unknown.push(RawTaggedField { tag, data });
             }
         }
-        Ok(unknown)
+        Ok(unknown.into())
     }
 }
 

@@ -4,7 +4,10 @@
 //! writer follows. Length checks that Kafka makes on write (string length, prefix range)
 //! return [`EncodeError`]; callers add the field path.
 
-use super::{EncodeError, EncodeErrorKind, RawTaggedField, Utf8Bytes, Uuid, MAX_STRING_LEN};
+use super::{
+    EncodeError, EncodeErrorKind, FixedWidth, PrimitiveArray, RawTaggedField, Utf8Bytes, Uuid,
+    MAX_STRING_LEN,
+};
 use bytes::BufMut;
 
 /// Bytes an unsigned varint of `value` takes.
@@ -320,52 +323,6 @@ pub fn array_len<T>(elements: &[T], compact: bool, element_len: impl Fn(&T) -> u
     array_prefix_len(elements.len(), compact) + elements.iter().map(element_len).sum::<usize>()
 }
 
-/// A value of fixed width on the wire: the element type of `[]int32` and its kin.
-pub trait FixedWidth: Copy {
-    /// Bytes one value takes.
-    const WIDTH: usize;
-    /// Writes the value.
-    fn put(self, buf: &mut impl BufMut);
-}
-
-macro_rules! fixed_width {
-    ($($ty:ty, $width:literal, $put:ident;)*) => {$(
-        impl FixedWidth for $ty {
-            const WIDTH: usize = $width;
-            #[inline]
-            fn put(self, buf: &mut impl BufMut) {
-                buf.$put(self);
-            }
-        }
-    )*};
-}
-
-fixed_width! {
-    i8, 1, put_i8;
-    i16, 2, put_i16;
-    u16, 2, put_u16;
-    i32, 4, put_i32;
-    u32, 4, put_u32;
-    i64, 8, put_i64;
-    f64, 8, put_f64;
-}
-
-impl FixedWidth for bool {
-    const WIDTH: usize = 1;
-    #[inline]
-    fn put(self, buf: &mut impl BufMut) {
-        put_bool(buf, self);
-    }
-}
-
-impl FixedWidth for Uuid {
-    const WIDTH: usize = 16;
-    #[inline]
-    fn put(self, buf: &mut impl BufMut) {
-        put_uuid(buf, &self);
-    }
-}
-
 /// Writes an array of fixed-width values (`[]int32`, `[]uuid`, ...).
 pub fn put_fixed_array<T: FixedWidth>(
     buf: &mut impl BufMut,
@@ -405,6 +362,50 @@ pub fn fixed_array_len<T: FixedWidth>(elements: &[T], compact: bool) -> usize {
 pub fn nullable_fixed_array_len<T: FixedWidth>(elements: Option<&[T]>, compact: bool) -> usize {
     elements.map_or(array_prefix_len(0, compact), |elements| {
         fixed_array_len(elements, compact)
+    })
+}
+
+/// Writes an array of fixed-width values held as their wire bytes: the count, then the
+/// bytes as they are (one copy, whether they came from a decode or from a `Vec`).
+pub fn put_primitive_array<T: FixedWidth>(
+    buf: &mut impl BufMut,
+    elements: &PrimitiveArray<T>,
+    compact: bool,
+) -> Result<(), EncodeError> {
+    put_length(buf, elements.len(), compact)?;
+    buf.put_slice(elements.as_be_bytes());
+    Ok(())
+}
+
+/// Writes a nullable array of fixed-width values held as their wire bytes.
+pub fn put_nullable_primitive_array<T: FixedWidth>(
+    buf: &mut impl BufMut,
+    elements: Option<&PrimitiveArray<T>>,
+    compact: bool,
+) -> Result<(), EncodeError> {
+    match elements {
+        Some(elements) => put_primitive_array(buf, elements, compact),
+        None => {
+            put_null(buf, compact, false);
+            Ok(())
+        }
+    }
+}
+
+/// Bytes an array of fixed-width values held as their wire bytes takes.
+#[inline]
+pub fn primitive_array_len<T: FixedWidth>(elements: &PrimitiveArray<T>, compact: bool) -> usize {
+    array_prefix_len(elements.len(), compact) + elements.as_be_bytes().len()
+}
+
+/// Bytes a nullable array of fixed-width values held as their wire bytes takes.
+#[inline]
+pub fn nullable_primitive_array_len<T: FixedWidth>(
+    elements: Option<&PrimitiveArray<T>>,
+    compact: bool,
+) -> usize {
+    elements.map_or(array_prefix_len(0, compact), |elements| {
+        primitive_array_len(elements, compact)
     })
 }
 

@@ -43,7 +43,7 @@ impl DecodeLimits {
     /// Bytes of memory one wire byte may become under the default budget: the worst
     /// element of any schema in `docs/memory-density.md`, rounded up (a test keeps the two
     /// in step).
-    pub const MEMORY_PER_INPUT_BYTE: usize = 51;
+    pub const MEMORY_PER_INPUT_BYTE: usize = 46;
 
     /// What the default budget allows on top of [`DecodeLimits::MEMORY_PER_INPUT_BYTE`] per
     /// input byte: 1 MiB, so that tiny frames never come near it.

@@ -10,12 +10,17 @@
 //! only as text added by the caller. The value types and errors are re-exported at the crate
 //! root (`kafka_codec::Uuid`, `kafka_codec::DecodeError`, ...).
 
+mod array;
 mod decoder;
 mod encoder;
 mod error;
 mod limits;
+mod tagged;
 mod values;
 
+pub use array::{
+    FixedWidth, IntoIter as PrimitiveArrayIntoIter, Iter as PrimitiveArrayIter, PrimitiveArray,
+};
 pub use decoder::{bool_from_byte, Decoder};
 pub use encoder::*;
 #[cfg(feature = "json")]
@@ -24,6 +29,7 @@ pub use error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSegment,
 };
 pub use limits::DecodeLimits;
+pub use tagged::TaggedFields;
 pub use values::{ParseUuidError, RawTaggedField, Utf8Bytes, Uuid};
 
 /// Kafka's limit on the UTF-8 byte length of a string, in classic and compact form.

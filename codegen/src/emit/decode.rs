@@ -41,6 +41,9 @@ fn read_non_null(field: &Field, compact: &str) -> String {
         FieldType::Array(element) => match element.as_ref() {
             FieldType::Struct(name) => format!("{name}::decode_array(d, {compact}, version)"),
             FieldType::Primitive(Primitive::String) => format!("d.read_string_array({compact})"),
+            FieldType::Primitive(_) if super::is_primitive_array(&field.ty) => {
+                format!("d.read_primitive_array({compact})")
+            }
             FieldType::Primitive(p) => match p.fixed_width() {
                 Some(_) => format!("d.read_fixed_array({compact}, {})", from_be_bytes(*p)),
                 // bytes and records: the shortest is a length prefix.
@@ -66,6 +69,9 @@ fn read_nullable(field: &Field, compact: &str) -> String {
             }
             FieldType::Primitive(Primitive::String) => {
                 format!("d.read_nullable_string_array({compact})")
+            }
+            FieldType::Primitive(_) if super::is_primitive_array(&field.ty) => {
+                format!("d.read_nullable_primitive_array({compact})")
             }
             FieldType::Primitive(p) => match p.fixed_width() {
                 Some(_) => format!(
@@ -110,7 +116,7 @@ fn local_ident(field: &Field) -> String {
 /// The unknown tagged fields: read after the known ones in flexible versions.
 fn read_tagged_section(cx: &Context<'_>, s: &Struct) -> String {
     if cx.is_never_flexible() {
-        return "Vec::new()".into();
+        return "TaggedFields::new()".into();
     }
     let tagged = tagged_fields(s);
     let read = if tagged.is_empty() {
@@ -132,7 +138,7 @@ fn read_tagged_section(cx: &Context<'_>, s: &Struct) -> String {
         )
     };
     cx.when(cx.message.flexible_versions)
-        .choose(&read, "Vec::new()")
+        .choose(&read, "TaggedFields::new()")
 }
 
 pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {

@@ -44,6 +44,9 @@ fn write_value(ty: &FieldType, value: &str, compact: &str) -> String {
             FieldType::Primitive(Primitive::String) => {
                 format!("wire::put_string_array(buf, {value}, {compact})")
             }
+            FieldType::Primitive(_) if super::is_primitive_array(ty) => {
+                format!("wire::put_primitive_array(buf, {value}, {compact})")
+            }
             FieldType::Primitive(p) if p.fixed_width().is_some() => {
                 format!("wire::put_fixed_array(buf, {value}, {compact})")
             }
@@ -75,6 +78,9 @@ fn write_nullable(field: &Field, compact: &str) -> String {
             FieldType::Primitive(Primitive::String) => format!(
                 "wire::put_nullable_string_array(buf, self.{ident}.as_deref(), {compact})"
             ),
+            FieldType::Primitive(_) if super::is_primitive_array(&field.ty) => format!(
+                "wire::put_nullable_primitive_array(buf, self.{ident}.as_ref(), {compact})"
+            ),
             FieldType::Primitive(p) if p.fixed_width().is_some() => format!(
                 "wire::put_nullable_fixed_array(buf, self.{ident}.as_deref(), {compact})"
             ),
@@ -91,6 +97,7 @@ fn borrow_option(field: &Field) -> String {
     let ident = field_ident(field);
     match &field.ty {
         FieldType::Struct(_) => format!("self.{ident}.as_ref()"),
+        ty if super::is_primitive_array(ty) => format!("self.{ident}.as_ref()"),
         _ => format!("self.{ident}.as_deref()"),
     }
 }
@@ -135,6 +142,9 @@ fn value_len(ty: &FieldType, value: &str, compact: &str) -> String {
             FieldType::Primitive(Primitive::String) => {
                 format!("wire::string_array_len({value}, {compact})")
             }
+            FieldType::Primitive(_) if super::is_primitive_array(ty) => {
+                format!("wire::primitive_array_len({value}, {compact})")
+            }
             FieldType::Primitive(p) if p.fixed_width().is_some() => {
                 format!("wire::fixed_array_len({value}, {compact})")
             }
@@ -165,6 +175,9 @@ fn field_len(cx: &Context<'_>, field: &Field, scope: Versions) -> String {
             }
             FieldType::Primitive(Primitive::String) => {
                 format!("wire::nullable_string_array_len({borrowed}, {compact})")
+            }
+            FieldType::Primitive(_) if super::is_primitive_array(&field.ty) => {
+                format!("wire::nullable_primitive_array_len({borrowed}, {compact})")
             }
             FieldType::Primitive(p) if p.fixed_width().is_some() => {
                 format!("wire::nullable_fixed_array_len({borrowed}, {compact})")

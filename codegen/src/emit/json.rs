@@ -38,6 +38,10 @@ fn write_value(ty: &FieldType, value: &str, name: &str) -> String {
             FieldType::Primitive(Primitive::Float64) => {
                 format!("json::write_f64_array(out, {value}).at(\"{name}\")?;")
             }
+            FieldType::Primitive(p) if super::is_primitive_array(ty) => format!(
+                "json::write_primitive_array(out, {value}, json::write_{});",
+                primitive_suffix(*p)
+            ),
             FieldType::Primitive(p) => format!(
                 "json::write_array(out, {value}, json::write_{});",
                 primitive_suffix(*p)
@@ -129,6 +133,10 @@ fn value_from_json(ty: &FieldType) -> String {
         FieldType::Struct(name) => format!("{name}::from_json_value(value, version, options)"),
         FieldType::Array(element) => match element.as_ref() {
             FieldType::Struct(name) => format!("{name}::array_from_json(value, version, options)"),
+            FieldType::Primitive(p) if super::is_primitive_array(ty) => format!(
+                "json::read_array(value, json::read_{}).map(PrimitiveArray::from)",
+                primitive_suffix(*p)
+            ),
             FieldType::Primitive(p) => {
                 format!(
                     "json::read_array(value, json::read_{})",
@@ -157,6 +165,10 @@ fn nullable_from_json(ty: &FieldType) -> String {
             FieldType::Struct(name) => {
                 format!("{name}::nullable_array_from_json(value, version, options)")
             }
+            FieldType::Primitive(p) if super::is_primitive_array(ty) => format!(
+                "json::read_nullable_array(value, json::read_{}).map(|array| array.map(PrimitiveArray::from))",
+                primitive_suffix(*p)
+            ),
             FieldType::Primitive(p) => format!(
                 "json::read_nullable_array(value, json::read_{})",
                 primitive_suffix(*p)
@@ -246,7 +258,7 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         }
         body.open("Ok(Self");
         field_inits(&mut body, s, local_ident);
-        body.line("unknown_tagged_fields: Vec::new(),");
+        body.line("unknown_tagged_fields: TaggedFields::new(),");
         body.close_with(")");
     }
     let body = body.finish();

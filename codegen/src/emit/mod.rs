@@ -518,9 +518,11 @@ pub(crate) const PRELUDE: &[&str] = &[
     "Map",
     "Message",
     "MessageKind",
+    "PrimitiveArray",
     "Random",
     "RandomOptions",
     "RawTaggedField",
+    "TaggedFields",
     "Unstructured",
     "Utf8Bytes",
     "Uuid",
@@ -562,7 +564,23 @@ pub(crate) fn value_type(ty: &FieldType) -> String {
         }
         .into(),
         FieldType::Struct(name) => name.clone(),
+        FieldType::Array(element) if is_primitive_array(ty) => {
+            format!("PrimitiveArray<{}>", value_type(element))
+        }
         FieldType::Array(element) => format!("Vec<{}>", value_type(element)),
+    }
+}
+
+/// Whether `ty` is an array held as a [`PrimitiveArray`] (its wire bytes): fixed-width
+/// numbers and uuids. Booleans stay a `Vec<bool>`, since any non-zero byte reads as true and
+/// is written back as 1.
+pub(crate) fn is_primitive_array(ty: &FieldType) -> bool {
+    match ty {
+        FieldType::Array(element) => matches!(
+            element.as_ref(),
+            FieldType::Primitive(p) if p.fixed_width().is_some() && *p != Primitive::Bool
+        ),
+        _ => false,
     }
 }
 
@@ -610,6 +628,7 @@ fn value_default(field: &Field) -> String {
             (p, _) => int_literal(*p, 0),
         },
         (FieldType::Struct(name), _) => format!("{name}::default()"),
+        (ty @ FieldType::Array(_), _) if is_primitive_array(ty) => "PrimitiveArray::new()".into(),
         (FieldType::Array(_), _) => "Vec::new()".into(),
     }
 }

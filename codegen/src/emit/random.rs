@@ -27,6 +27,9 @@ fn generator(ty: &FieldType) -> String {
     match ty {
         FieldType::Primitive(p) => primitive_fn(*p).into(),
         FieldType::Struct(name) => format!("|u| {name}::random(u, version, options)"),
+        FieldType::Array(element) if super::is_primitive_array(ty) => {
+            format!("|u| random::primitive_array(u, {})", generator(element))
+        }
         FieldType::Array(element) => format!("|u| random::vec(u, {})", generator(element)),
     }
 }
@@ -36,6 +39,9 @@ fn value(ty: &FieldType) -> String {
     match ty {
         FieldType::Primitive(p) => format!("{}(u)", primitive_fn(*p)),
         FieldType::Struct(name) => format!("{name}::random(u, version, options)"),
+        FieldType::Array(element) if super::is_primitive_array(ty) => {
+            format!("random::primitive_array(u, {})", generator(element))
+        }
         FieldType::Array(element) => format!("random::vec(u, {})", generator(element)),
     }
 }
@@ -64,7 +70,7 @@ pub(crate) fn emit_random(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         body.line(format!("{ident}: {value},"));
     }
     let unknown = match cx.when(cx.message.flexible_versions) {
-        Cond::Never => "Vec::new()".to_string(),
+        Cond::Never => "TaggedFields::new()".to_string(),
         flexible => {
             let test = flexible
                 .and("options.unknown_tagged_fields")
@@ -72,7 +78,7 @@ pub(crate) fn emit_random(code: &mut Code, cx: &Context<'_>, s: &Struct) {
             if_else(
                 &test,
                 &format!("random::unknown_tagged_fields(u, {})?", s.known_tags),
-                "Vec::new()",
+                "TaggedFields::new()",
             )
         }
     };

@@ -128,7 +128,8 @@ pub(crate) fn emit_min_wire_size(code: &mut Code, cx: &Context<'_>, s: &Struct) 
 }
 
 /// The array element types of `message` with their minimum wire size per version: each
-/// struct that is an array's element, and each array of primitives. `(label, rust type, runs)`.
+/// struct that is an array's element, and each array of primitives. `(label, memory of one
+/// element as an expression, runs)`.
 type Runs = Vec<(Versions, Option<usize>)>;
 
 /// (`None` where the element does not exist at that version.)
@@ -153,7 +154,11 @@ fn element_rows(message: &Message) -> Vec<(String, String, Runs)> {
                     .contains(v)
                     .then(|| min_struct_size(message, s, v))
             });
-            rows.push((s.name.clone(), format!("{module}::{}", s.name), runs));
+            rows.push((
+                s.name.clone(),
+                format!("size_of::<{module}::{}>()", s.name),
+                runs,
+            ));
         }
         for field in &s.fields {
             let FieldType::Array(element) = &field.ty else {
@@ -166,11 +171,13 @@ fn element_rows(message: &Message) -> Vec<(String, String, Runs)> {
                 (s.versions.contains(v) && field.versions.contains(v))
                     .then(|| min_value_size(message, field, element, v))
             });
-            rows.push((
-                format!("{}.{}[]", s.name, field.name),
-                value_type(element),
-                runs,
-            ));
+            // An array held as its wire bytes (`PrimitiveArray`) reserves nothing.
+            let memory = if super::is_primitive_array(&field.ty) {
+                "0".to_string()
+            } else {
+                format!("size_of::<{}>()", value_type(element))
+            };
+            rows.push((format!("{}.{}[]", s.name, field.name), memory, runs));
         }
     }
     rows
@@ -179,7 +186,7 @@ fn element_rows(message: &Message) -> Vec<(String, String, Runs)> {
 /// The rows of `DENSITY_ROWS`: one per element type and run of versions, under the schema
 /// module's `cfg` (an attribute on an array element).
 pub(crate) fn emit_density_rows(code: &mut Code, message: &Message, cfg: Option<&str>) {
-    for (label, ty, runs) in element_rows(message) {
+    for (label, memory, runs) in element_rows(message) {
         for (range, wire) in runs {
             let Some(wire) = wire else { continue };
             if let Some(cfg) = cfg {
@@ -189,7 +196,7 @@ pub(crate) fn emit_density_rows(code: &mut Code, message: &Message, cfg: Option<
             code.line(format!("schema: \"{}\",", message.name));
             code.line(format!("element: \"{label}\","));
             code.line(format!("versions: ({}, {}),", range.min, range.max));
-            code.line(format!("memory: size_of::<{ty}>(),"));
+            code.line(format!("memory: {memory},"));
             code.line(format!("wire: {wire},"));
             code.close_with(",");
         }

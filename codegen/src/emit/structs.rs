@@ -63,7 +63,7 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
         code.doc(
             " Tagged fields this crate does not know, kept so they are written back unchanged.",
         );
-        code.line("pub unknown_tagged_fields: Vec<RawTaggedField>,");
+        code.line("pub unknown_tagged_fields: TaggedFields,");
     });
 
     if !derivable {
@@ -74,7 +74,7 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
                     for field in &s.fields {
                         code.line(format!("{}: {},", field_ident(field), field_default(field)));
                     }
-                    code.line("unknown_tagged_fields: Vec::new(),");
+                    code.line("unknown_tagged_fields: TaggedFields::new(),");
                 });
             });
         });

@@ -1,6 +1,7 @@
 //! Issue 11's honest but dense frames under a counting allocator: a decode's peak heap stays
-//! within its memory budget and within 32× the frame, no array is ever regrown, and a budget
-//! too small for the frame is refused with the path of the array that did not fit.
+//! within its memory budget and within 24× the frame (22.7× measured for the worst shape at
+//! 50 MiB), no array is ever regrown, and a budget too small for the frame is refused with the
+//! path of the array that did not fit.
 //!
 //! Its own test binary, since the global allocator counts every thread's allocations; the
 //! tests here take `SERIAL` so that no other test's frame is built (and regrown) while a
@@ -66,7 +67,7 @@ fn decode(shape: Shape, frame: Bytes, limits: DecodeLimits) -> Measured {
 }
 
 #[test]
-fn dense_frames_fit_their_budget_and_32_times_their_size_without_regrowing() {
+fn dense_frames_fit_their_budget_and_24_times_their_size_without_regrowing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for shape in Shape::ALL {
         let (frame, count) = shape.frame(FRAME_LEN);
@@ -86,7 +87,7 @@ fn dense_frames_fit_their_budget_and_32_times_their_size_without_regrowing() {
             measured.peak
         );
         assert!(
-            measured.peak <= 32 * len,
+            measured.peak <= 24 * len,
             "{}: peak {} is {:.1}× the frame",
             shape.name(),
             measured.peak,

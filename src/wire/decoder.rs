@@ -65,6 +65,18 @@ fn unsigned_varint<const MAX: usize>(input: &[u8]) -> Result<(u64, usize), Varin
     }
 }
 
+/// The error of a negative length where null is not allowed: -1 is a null in the wrong
+/// place, other negative values are malformed.
+#[cold]
+fn negative_length(len: i64, start: usize) -> DecodeError {
+    let kind = if len == -1 {
+        DecodeErrorKind::UnexpectedNull
+    } else {
+        DecodeErrorKind::NegativeLength(len)
+    };
+    DecodeError::new(kind, start)
+}
+
 impl<'a> Decoder<'a> {
     /// A decoder over all of `input`, with default limits.
     pub fn new(input: &'a Bytes) -> Self {
@@ -173,12 +185,17 @@ impl<'a> Decoder<'a> {
     }
 
     /// Takes the next `len` bytes as a shared slice of the input.
+    #[inline]
     pub fn read_slice(&mut self, len: usize) -> Result<Bytes, DecodeError> {
         if len > self.remaining() {
             return Err(self.error(DecodeErrorKind::LengthExceedsInput {
                 declared: len as u64,
                 remaining: self.remaining(),
             }));
+        }
+        if len == 0 {
+            // Empty arrays and strings are common; an empty `Bytes` touches no refcount.
+            return Ok(Bytes::new());
         }
         let slice = self.input.slice(self.pos..self.pos + len);
         self.pos += len;
@@ -295,6 +312,7 @@ impl<'a> Decoder<'a> {
 
     /// A length prefix as a signed number: classic lengths as written, compact ones minus
     /// one (so compact 0, the null marker, reads as -1).
+    #[inline]
     fn read_length(&mut self, compact: bool, classic_i16: bool) -> Result<i64, DecodeError> {
         if compact {
             Ok(i64::from(self.read_unsigned_varint()?) - 1)
@@ -306,6 +324,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// A length where null is allowed: any negative length is null, as Kafka reads it.
+    #[inline]
     fn read_nullable_length(
         &mut self,
         compact: bool,
@@ -316,6 +335,7 @@ impl<'a> Decoder<'a> {
 
     /// A length where null is not allowed: -1 is a null in the wrong place, other negative
     /// values are malformed.
+    #[inline]
     fn read_non_null_length(
         &mut self,
         compact: bool,
@@ -323,16 +343,13 @@ impl<'a> Decoder<'a> {
     ) -> Result<u64, DecodeError> {
         let start = self.pos;
         let len = self.read_length(compact, classic_i16)?;
-        u64::try_from(len).map_err(|_| {
-            let kind = if len == -1 {
-                DecodeErrorKind::UnexpectedNull
-            } else {
-                DecodeErrorKind::NegativeLength(len)
-            };
-            DecodeError::new(kind, start)
-        })
+        match u64::try_from(len) {
+            Ok(len) => Ok(len),
+            Err(_) => Err(negative_length(len, start)),
+        }
     }
 
+    #[inline]
     fn check_len(
         &self,
         start: usize,
@@ -455,6 +472,14 @@ impl<'a> Decoder<'a> {
         min_element_size: usize,
     ) -> Result<usize, DecodeError> {
         let start = self.pos;
+        // Most compact counts are one byte (0 to 126 elements; 0 is null and goes the long
+        // way to its error).
+        if compact {
+            if let Some(byte @ 1..=0x7f) = self.peek_u8() {
+                self.pos += 1;
+                return self.check_count(start, u64::from(byte - 1), min_element_size);
+            }
+        }
         let count = self.read_non_null_length(compact, false)?;
         self.check_count(start, count, min_element_size)
     }

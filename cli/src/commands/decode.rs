@@ -52,7 +52,7 @@ pub struct Strictness {
     #[arg(long, value_name = "N", default_value_t = DecodeLimits::default().max_frame_size)]
     pub max_frame_bytes: usize,
     /// Refuse a frame whose decoded arrays would take more than N bytes of memory
-    /// (default: 51 bytes per frame byte plus 1 MiB, which every honest frame fits).
+    /// (default: 46 bytes per frame byte plus 1 MiB, which every honest frame fits).
     #[arg(long, value_name = "N")]
     pub memory_budget: Option<usize>,
     /// Show every `records` field (Produce, Fetch, ...) as the JSON array of its batches,

@@ -25,7 +25,9 @@ use std::ops::Deref;
 /// ```
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct TaggedFields(
-    // `None` when empty: `Option<Box<_>>` is one pointer (the box is never null).
+    // `None` when empty: `Option<Box<_>>` is one pointer (the box is never null), where a
+    // `Vec` is three words; the extra allocation is paid only by the rare struct with fields.
+    #[allow(clippy::box_collection)]
     Option<Box<Vec<RawTaggedField>>>,
 );
 

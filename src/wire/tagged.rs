@@ -23,13 +23,11 @@ use std::ops::Deref;
 /// let same: TaggedFields = vec![RawTaggedField { tag: 7, data: Bytes::from_static(b"x") }].into();
 /// assert_eq!(fields, same);
 /// ```
+// `None` when empty: `Option<Box<_>>` is one pointer (the box is never null), where a `Vec`
+// is three words; the extra allocation is paid only by the rare struct with fields.
+#[allow(clippy::box_collection)]
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct TaggedFields(
-    // `None` when empty: `Option<Box<_>>` is one pointer (the box is never null), where a
-    // `Vec` is three words; the extra allocation is paid only by the rare struct with fields.
-    #[allow(clippy::box_collection)]
-    Option<Box<Vec<RawTaggedField>>>,
-);
+pub struct TaggedFields(Option<Box<Vec<RawTaggedField>>>);
 
 impl TaggedFields {
     /// No fields, without allocating.

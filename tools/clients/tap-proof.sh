@@ -51,6 +51,9 @@ trap stop_tap EXIT
 logs=()
 for client in "${clients[@]}"; do
     log=$out/$client.jsonl
+    # The tap's stderr is opened by the background child, which may not have run yet when
+    # the loop below first reads it: create it first (a missing file would end the script).
+    : >"$out/$client.tap.err"
     "$tap" tap --listen 127.0.0.1:0 --upstream "$KAFKA_BROKER" --rewrite-brokers --records \
         --log "$log" 2>"$out/$client.tap.err" &
     tap_pid=$!

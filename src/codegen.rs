@@ -21,7 +21,7 @@ pub use bytes::{BufMut, Bytes};
 pub use crate::error::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
 #[doc(no_inline)]
-pub use crate::json::{self, JsonOptions, JsonSink};
+pub use crate::json::{self, Json, JsonOptions, JsonSink, JsonSource};
 #[cfg(feature = "json")]
 #[doc(no_inline)]
 pub use crate::message::JsonFields;

@@ -103,6 +103,24 @@ impl JsonError {
             location: Location::default(),
         }))
     }
+
+    /// A [`JsonErrorKind::DuplicateKey`] is found where the object's own path is not yet
+    /// known (the readers add enclosing fields on the way out, as for every error): at the
+    /// top, the path travelled so far becomes the key's place, so the message names it once.
+    pub(crate) fn place_duplicate(mut self) -> Self {
+        let detail = &mut *self.0;
+        if let JsonErrorKind::DuplicateKey { path, .. } = &mut detail.kind {
+            let outer = std::mem::take(&mut detail.location.path).to_string();
+            *path = match (outer.is_empty(), path.is_empty()) {
+                (true, true) => "the top level".to_owned(),
+                (true, false) => std::mem::take(path),
+                (false, true) => outer,
+                (false, false) if path.starts_with('[') => format!("{outer}{path}"),
+                (false, false) => format!("{outer}.{path}"),
+            };
+        }
+        self
+    }
 }
 
 impl fmt::Display for JsonError {

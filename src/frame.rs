@@ -12,7 +12,7 @@ use crate::api::{ApiKey, Request, Response};
 #[cfg(feature = "json")]
 use crate::error::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
-use crate::json::{JsonOptions, JsonSink, ValueSink};
+use crate::json::{JsonOptions, JsonSink, Part, ValueSink};
 use crate::messages::{RequestHeader, ResponseHeader};
 #[cfg(any(feature = "client", feature = "broker"))]
 use crate::wire::Decoder;
@@ -20,6 +20,19 @@ use crate::wire::Utf8Bytes;
 use crate::wire::{DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind};
 #[cfg(feature = "json")]
 use crate::JsonFields;
+
+/// A frame's JSON value that must be there.
+#[cfg(feature = "json")]
+fn required<'a>(part: Option<Part<'a>>, key: &'static str) -> Result<Part<'a>, JsonError> {
+    part.ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at(key))
+}
+
+/// The keys of a request frame's JSON object.
+#[cfg(feature = "json")]
+const REQUEST_KEYS: [&str; 2] = ["header", "body"];
+/// The keys of a response frame's JSON object.
+#[cfg(feature = "json")]
+const RESPONSE_KEYS: [&str; 4] = ["apiKey", "apiVersion", "header", "body"];
 #[cfg(any(feature = "client", feature = "broker", feature = "json"))]
 use crate::Message;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -386,15 +399,35 @@ impl RequestFrame {
     /// [`RequestFrame::from_json`] with `options` (lenient reading, a hook for `records`).
     #[cfg(feature = "json")]
     pub fn from_json_with(value: &Value, options: &JsonOptions<'_>) -> Result<Self, JsonError> {
-        let object = crate::json::expect_object(value)?;
-        crate::json::check_keys(object, &["header", "body"], options)?;
-        let header_json = object
-            .get("header")
-            .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at("header"))?;
-        // The header version depends on the API, which the header names: read the two
-        // fields first.
+        crate::json::frame_parts_of_value(value, REQUEST_KEYS, options)
+            .and_then(|parts| Self::from_json_parts(parts, options))
+            .map_err(JsonError::place_duplicate)
+    }
+
+    /// [`RequestFrame::from_json_with`] from JSON text, read token by token: no
+    /// [`serde_json::Value`] tree of the body is built. The header may come before or after
+    /// the body: the top-level object is first split into the text of its values (borrowed
+    /// from `text`, nothing copied), then the header is read, then the body at its version.
+    #[cfg(feature = "json")]
+    pub fn from_json_slice(text: &[u8], options: &JsonOptions<'_>) -> Result<Self, JsonError> {
+        crate::json::frame_parts_of_text(text, REQUEST_KEYS, options)
+            .and_then(|parts| Self::from_json_parts(parts, options))
+            .map_err(JsonError::place_duplicate)
+    }
+
+    #[cfg(feature = "json")]
+    fn from_json_parts(
+        [header, body]: [Option<Part<'_>>; 2],
+        options: &JsonOptions<'_>,
+    ) -> Result<Self, JsonError> {
+        let header = required(header, "header")?;
+        // The header version depends on the API, which the header names: read the header as
+        // a tree first (it is small), take the two fields, then read it at its version.
+        let header_json = header
+            .read(|source| crate::json::value_tree_of(source, options))
+            .map_err(|e| e.at("header"))?;
         let key_and_version = |name: &'static str| {
-            crate::json::expect_object(header_json)
+            crate::json::expect_object(&header_json)
                 .and_then(|h| {
                     h.get(name)
                         .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField))
@@ -406,17 +439,15 @@ impl RequestFrame {
         let version = key_and_version("requestApiVersion")?;
         let api = ApiKey::from_key(key)
             .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)))?;
-        let header = RequestHeader::from_json_with(
-            header_json,
-            api.request_header_version(version),
-            options,
-        )
+        let header_version = api.request_header_version(version);
+        let header = crate::json::from_value(&header_json, |source| {
+            RequestHeader::read_json_message(source, header_version, options)
+        })
         .map_err(|e| e.at("header"))?;
-        let body_json = object
-            .get("body")
-            .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at("body"))?;
-        let body =
-            Request::from_json_with(api, body_json, version, options).map_err(|e| e.at("body"))?;
+        drop(header_json);
+        let body = required(body, "body")?
+            .read(|source| Request::read_json(api, source, version, options))
+            .map_err(|e| e.at("body"))?;
         Ok(RequestFrame { header, body })
     }
 }
@@ -599,25 +630,40 @@ impl ResponseFrame {
     /// [`ResponseFrame::from_json`] with `options` (lenient reading, a hook for `records`).
     #[cfg(feature = "json")]
     pub fn from_json_with(value: &Value, options: &JsonOptions<'_>) -> Result<Self, JsonError> {
-        let object = crate::json::expect_object(value)?;
-        crate::json::check_keys(object, &["apiKey", "apiVersion", "header", "body"], options)?;
-        let field = |name: &'static str| {
-            object
-                .get(name)
-                .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField).at(name))
+        crate::json::frame_parts_of_value(value, RESPONSE_KEYS, options)
+            .and_then(|parts| Self::from_json_parts(parts, options))
+            .map_err(JsonError::place_duplicate)
+    }
+
+    /// [`ResponseFrame::from_json_with`] from JSON text, read token by token (see
+    /// [`RequestFrame::from_json_slice`]): `apiKey` and `apiVersion` may come anywhere.
+    #[cfg(feature = "json")]
+    pub fn from_json_slice(text: &[u8], options: &JsonOptions<'_>) -> Result<Self, JsonError> {
+        crate::json::frame_parts_of_text(text, RESPONSE_KEYS, options)
+            .and_then(|parts| Self::from_json_parts(parts, options))
+            .map_err(JsonError::place_duplicate)
+    }
+
+    #[cfg(feature = "json")]
+    fn from_json_parts(
+        [api_key, api_version, header, body]: [Option<Part<'_>>; 4],
+        options: &JsonOptions<'_>,
+    ) -> Result<Self, JsonError> {
+        let small = |part: Option<Part<'_>>, name: &'static str| {
+            required(part, name)?
+                .read(|source| crate::json::value_of(source, crate::json::as_i16))
+                .map_err(|e| e.at(name))
         };
-        let key = crate::json::read_i16(field("apiKey")?).map_err(|e| e.at("apiKey"))?;
-        let version =
-            crate::json::read_i16(field("apiVersion")?).map_err(|e| e.at("apiVersion"))?;
+        let key = small(api_key, "apiKey")?;
+        let version = small(api_version, "apiVersion")?;
         let api = ApiKey::from_key(key)
             .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)).at("apiKey"))?;
-        let header = ResponseHeader::from_json_with(
-            field("header")?,
-            api.response_header_version(version),
-            options,
-        )
-        .map_err(|e| e.at("header"))?;
-        let body = Response::from_json_with(api, field("body")?, version, options)
+        let header_version = api.response_header_version(version);
+        let header = required(header, "header")?
+            .read(|source| ResponseHeader::read_json_message(source, header_version, options))
+            .map_err(|e| e.at("header"))?;
+        let body = required(body, "body")?
+            .read(|source| Response::read_json(api, source, version, options))
             .map_err(|e| e.at("body"))?;
         Ok(ResponseFrame {
             api_version: version,

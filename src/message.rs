@@ -11,7 +11,7 @@
 #[cfg(feature = "json")]
 use crate::error::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
-use crate::json::{JsonOptions, JsonSink, ValueSink};
+use crate::json::{elements_of, read_token, Json, JsonOptions, JsonSink, JsonSource, ValueSink};
 use crate::versions::VersionRange;
 use crate::wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind,
@@ -217,12 +217,70 @@ pub trait JsonFields: Sized {
         Ok(())
     }
 
-    /// The struct from a JSON object in Kafka's form.
+    /// The struct from a JSON object token in Kafka's form (generated): its fields are read
+    /// as the tokens come, with no tree in between.
+    fn from_json_token(
+        json: Json<'_>,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Self, JsonError>;
+
+    /// The struct from the JSON object `source` holds.
+    fn read_json_fields(
+        source: &mut dyn JsonSource,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Self, JsonError> {
+        read_token(source, |json| Self::from_json_token(json, version, options))
+    }
+
+    /// A nullable struct: `None` for JSON null.
+    fn read_nullable_json_fields(
+        source: &mut dyn JsonSource,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Option<Self>, JsonError> {
+        read_token(source, |json| match json {
+            Json::Null => Ok(None),
+            json => Self::from_json_token(json, version, options).map(Some),
+        })
+    }
+
+    /// An array of the struct.
+    fn read_json_array(
+        source: &mut dyn JsonSource,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Vec<Self>, JsonError> {
+        elements_of(source, false, |element| {
+            Self::read_json_fields(element, version, options)
+        })
+        .map(Option::unwrap_or_default)
+    }
+
+    /// A nullable array of the struct: `None` for JSON null.
+    fn read_nullable_json_array(
+        source: &mut dyn JsonSource,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Option<Vec<Self>>, JsonError> {
+        elements_of(source, true, |element| {
+            Self::read_json_fields(element, version, options)
+        })
+    }
+
+    /// The struct from a JSON object in Kafka's form: [`JsonFields::read_json_fields`] over
+    /// the tree, the same code that reads text.
     fn from_json_value(
         value: &Value,
         version: i16,
         options: &JsonOptions<'_>,
-    ) -> Result<Self, JsonError>;
+    ) -> Result<Self, JsonError> {
+        crate::json::from_value(value, |source| {
+            Self::read_json_fields(source, version, options)
+        })
+        .map_err(JsonError::place_duplicate)
+    }
 
     /// Empties the unknown tagged fields of the struct and of every struct nested in it: the
     /// struct becomes what its JSON form reads back as (the JSON shows no unknown tagged
@@ -236,48 +294,6 @@ pub trait JsonFields: Sized {
         options: &JsonOptions<'_>,
     ) -> Result<Value, EncodeError> {
         ValueSink::collect(|sink| Self::write_json_array(values, version, options, sink))
-    }
-
-    /// A nullable struct: `None` for JSON null.
-    fn nullable_from_json(
-        value: &Value,
-        version: i16,
-        options: &JsonOptions<'_>,
-    ) -> Result<Option<Self>, JsonError> {
-        if value.is_null() {
-            Ok(None)
-        } else {
-            Self::from_json_value(value, version, options).map(Some)
-        }
-    }
-
-    /// A nullable array of the struct: `None` for JSON null.
-    fn nullable_array_from_json(
-        value: &Value,
-        version: i16,
-        options: &JsonOptions<'_>,
-    ) -> Result<Option<Vec<Self>>, JsonError> {
-        if value.is_null() {
-            Ok(None)
-        } else {
-            Self::array_from_json(value, version, options).map(Some)
-        }
-    }
-
-    /// An array of the struct from a JSON array.
-    fn array_from_json(
-        value: &Value,
-        version: i16,
-        options: &JsonOptions<'_>,
-    ) -> Result<Vec<Self>, JsonError> {
-        let elements = crate::json::expect_array(value)?;
-        let mut values = Vec::with_capacity(elements.len());
-        for (index, element) in elements.iter().enumerate() {
-            values.push(
-                Self::from_json_value(element, version, options).map_err(|e| e.at_index(index))?,
-            );
-        }
-        Ok(values)
     }
 }
 
@@ -499,6 +515,41 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
     where
         Self: JsonFields,
     {
+        crate::json::from_value(value, |source| {
+            Self::read_json_message(source, version, options)
+        })
+        .map_err(JsonError::place_duplicate)
+    }
+
+    /// [`Message::from_json_with`] from JSON text, read token by token: no
+    /// [`serde_json::Value`] tree is built, so reading holds the text and the message only.
+    #[cfg(feature = "json")]
+    fn from_json_slice(
+        text: &[u8],
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Self, JsonError>
+    where
+        Self: JsonFields,
+    {
+        crate::json::from_text(text, |source| {
+            Self::read_json_message(source, version, options)
+        })
+        .map_err(JsonError::place_duplicate)
+    }
+
+    /// The message from the JSON `source` holds (what frames read their body with); an error
+    /// names the message and version.
+    #[doc(hidden)]
+    #[cfg(feature = "json")]
+    fn read_json_message(
+        source: &mut dyn JsonSource,
+        version: i16,
+        options: &JsonOptions<'_>,
+    ) -> Result<Self, JsonError>
+    where
+        Self: JsonFields,
+    {
         if !Self::VALID_VERSIONS.contains(version) {
             return Err(JsonError::new(JsonErrorKind::UnsupportedVersion {
                 version,
@@ -506,7 +557,7 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
             })
             .in_message(Self::NAME, version));
         }
-        Self::from_json_value(value, version, options)
+        Self::read_json_fields(source, version, options)
             .map_err(|e| e.in_message(Self::NAME, version))
     }
 }

@@ -274,3 +274,158 @@ fn an_error_quotes_at_most_64_characters_of_a_value() {
     let error = parse(text.as_bytes(), &JsonOptions::default()).expect_err("refused");
     assert!(error.to_string().len() < 200);
 }
+
+/// Reads `text` both ways, from the text token by token and from its tree: the two must agree
+/// (same frame, or same error kind and path).
+fn both_request(text: &str, options: &JsonOptions<'_>) -> Result<RequestFrame, JsonError> {
+    let from_text = RequestFrame::from_json_slice(text.as_bytes(), options);
+    let value: Value = serde_json::from_str(text).unwrap();
+    let from_tree = RequestFrame::from_json_with(&value, options);
+    match (&from_text, &from_tree) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b),
+        (Err(a), Err(b)) => {
+            assert_eq!(a.kind(), b.kind());
+            assert_eq!(a.path(), b.path());
+        }
+        _ => panic!("text {from_text:?} but tree {from_tree:?}"),
+    }
+    from_text
+}
+
+#[test]
+fn text_is_read_as_its_tree_is_with_the_same_errors_and_paths() {
+    let strict = JsonOptions::default();
+    let frame = |body: &str| {
+        format!(
+            r#"{{"header": {{"requestApiKey": 3, "requestApiVersion": 12, "correlationId": 7,
+                "clientId": "c"}}, "body": {body}}}"#
+        )
+    };
+    let good = r#"{"topics": [{"topicId": "AAAAAAAAAAAAAAAAAAAAAQ", "name": "t"}],
+                   "allowAutoTopicCreation": true, "includeTopicAuthorizedOperations": false}"#;
+    let read = both_request(&frame(good), &strict).unwrap();
+    assert_eq!(read.header.correlation_id, 7);
+    for (body, kind, path) in [
+        (
+            r#"{"topics": [{"topicId": "x", "name": "t"}], "allowAutoTopicCreation": true,
+                "includeTopicAuthorizedOperations": false}"#,
+            JsonErrorKind::InvalidUuid("x".into()),
+            "body.topics[0].topicId",
+        ),
+        (
+            r#"{"topics": [], "allowAutoTopicCreation": true}"#,
+            JsonErrorKind::MissingField,
+            "body.includeTopicAuthorizedOperations",
+        ),
+        (
+            r#"{"topics": [{"nme": "t"}], "allowAutoTopicCreation": true,
+                "includeTopicAuthorizedOperations": false}"#,
+            JsonErrorKind::UnknownField("nme".into()),
+            "body.topics[0]",
+        ),
+        (
+            r#"{"topics": null, "allowAutoTopicCreation": 1,
+                "includeTopicAuthorizedOperations": false}"#,
+            JsonErrorKind::WrongType {
+                expected: "a boolean",
+                found: "a number",
+            },
+            "body.allowAutoTopicCreation",
+        ),
+        (
+            r#"{"topics": [{"name": 70000}], "allowAutoTopicCreation": true,
+                "includeTopicAuthorizedOperations": false}"#,
+            JsonErrorKind::WrongType {
+                expected: "a string",
+                found: "a number",
+            },
+            "body.topics[0].name",
+        ),
+    ] {
+        let error = both_request(&frame(body), &strict).expect_err(body);
+        assert_eq!(error.kind(), &kind, "{error}");
+        assert_eq!(error.path().to_string(), path, "{error}");
+    }
+    // Lenient reading drops the unknown key in both.
+    let typo = r#"{"topics": [{"nme": "t", "name": "u", "topicId": "AAAAAAAAAAAAAAAAAAAAAQ"}],
+                   "allowAutoTopicCreation": true,
+                   "includeTopicAuthorizedOperations": false}"#;
+    both_request(&frame(typo), &JsonOptions::lenient()).unwrap();
+}
+
+#[test]
+fn text_refuses_a_key_given_twice_with_its_path_wherever_it_is() {
+    // Only text can say a key twice (a tree has kept one of the two).
+    let strict = JsonOptions::default();
+    for (text, key, path) in [
+        (
+            r#"{"header": {"requestApiKey": 18, "requestApiVersion": 0, "correlationId": 1,
+                "clientId": "c", "requestApiKey": 3}, "body": {}}"#,
+            "requestApiKey",
+            "header",
+        ),
+        (
+            r#"{"header": {"requestApiKey": 3, "requestApiVersion": 4, "correlationId": 1,
+                "clientId": "c"}, "body": {"topics": [{"name": "a"}, {"name": "b", "name": "c"}],
+                "allowAutoTopicCreation": true}}"#,
+            "name",
+            "body.topics[1]",
+        ),
+        (
+            r#"{"header": {"requestApiKey": 18, "requestApiVersion": 0, "correlationId": 1,
+                "clientId": "c"}, "body": {}, "body": {}}"#,
+            "body",
+            "the top level",
+        ),
+    ] {
+        let error = RequestFrame::from_json_slice(text.as_bytes(), &strict).expect_err(text);
+        assert_eq!(
+            error.kind(),
+            &JsonErrorKind::DuplicateKey {
+                key: key.into(),
+                path: path.into()
+            },
+            "{error}"
+        );
+        let lenient = RequestFrame::from_json_slice(text.as_bytes(), &JsonOptions::lenient());
+        let tree = RequestFrame::from_json_with(
+            &parse(text.as_bytes(), &JsonOptions::lenient()).unwrap(),
+            &JsonOptions::lenient(),
+        );
+        assert_eq!(lenient, tree, "lenient: the last value wins in both");
+    }
+}
+
+#[test]
+fn a_frame_reads_whichever_order_its_keys_come_in() {
+    let header = r#""header": {"requestApiKey": 18, "requestApiVersion": 3, "correlationId": 9,
+                    "clientId": "c"}"#;
+    let body = r#""body": {"clientSoftwareName": "n", "clientSoftwareVersion": "1"}"#;
+    let first = both_request(&format!("{{{header}, {body}}}"), &JsonOptions::default()).unwrap();
+    let last = both_request(&format!("{{{body}, {header}}}"), &JsonOptions::default()).unwrap();
+    assert_eq!(first, last);
+    assert_eq!(first.body.api_key(), kafka_codec::ApiKey::ApiVersions);
+
+    // A response's `apiKey` and `apiVersion` after its body, as a hand-written file may
+    // have them.
+    let response = kafka_codec::ResponseFrame::from_json_slice(
+        br#"{"header": {"correlationId": 4},
+             "body": {"errorCode": 0, "apiKeys": [], "throttleTimeMs": 0},
+             "apiVersion": 2, "apiKey": 18}"#,
+        &JsonOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(response.api_version, 2);
+    assert_eq!(response.header.correlation_id, 4);
+
+    // Trailing text and bad syntax are errors, never a partial frame.
+    for bad in [
+        format!("{{{header}, {body}}} x"),
+        format!("{{{header}, {body}"),
+        format!("{{{header}, \"body\": {{\"clientSoftwareName\": }}}}"),
+    ] {
+        let error =
+            RequestFrame::from_json_slice(bad.as_bytes(), &JsonOptions::default()).expect_err(&bad);
+        assert!(matches!(error.kind(), JsonErrorKind::Syntax(_)), "{error}");
+    }
+}

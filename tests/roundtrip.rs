@@ -189,6 +189,14 @@ fn check<M: MessageCodec + Random>(
                 String::from_utf8_lossy(&expected)
             ));
         }
+        // Reading the text token by token gives what reading the tree gives.
+        let from_text = M::from_json_slice(&text, version, &JsonOptions::default())
+            .map_err(|e| format!("from_json_slice: {e}"))?;
+        if from_text != from_json {
+            return Err(format!(
+                "JSON text reads differently from its tree:\n  {from_text:?}\n  {from_json:?}"
+            ));
+        }
     }
     Ok(())
 }

@@ -63,8 +63,6 @@ impl Run for Encode {
             records: Some(&hook),
         };
         let bad_json = |e: kafka_codec::JsonError| Failure::Input(e.to_string());
-        let json = kafka_codec::json::parse(&data, &options).map_err(bad_json)?;
-        drop(data);
         let too_large = |len: usize| {
             Failure::Input(format!(
                 "the frame would be {len} bytes, more than --max-frame-bytes {}",
@@ -72,10 +70,14 @@ impl Run for Encode {
             ))
         };
         let cannot = |e: kafka_codec::EncodeError| Failure::Input(format!("cannot encode: {e}"));
+        // The frame is read from the text token by token (no `Value` tree), so memory is the
+        // input, the message and then the bytes. The input is read whole rather than through
+        // a reader: a frame's body is kept as borrowed text until its header gives the
+        // version, and slice parsing is the faster of serde_json's two.
         let mut out = Vec::new();
         let encoded = if is_request {
-            let frame = RequestFrame::from_json_with(&json, &options).map_err(bad_json)?;
-            drop(json);
+            let frame = RequestFrame::from_json_slice(&data, &options).map_err(bad_json)?;
+            drop(data);
             let len = frame.encoded_len().map_err(cannot)?;
             if len > args.max_frame_bytes {
                 return Err(too_large(len));
@@ -86,8 +88,8 @@ impl Run for Encode {
                 frame.encode(&mut out)
             }
         } else {
-            let frame = ResponseFrame::from_json_with(&json, &options).map_err(bad_json)?;
-            drop(json);
+            let frame = ResponseFrame::from_json_slice(&data, &options).map_err(bad_json)?;
+            drop(data);
             let len = frame.encoded_len().map_err(cannot)?;
             if len > args.max_frame_bytes {
                 return Err(too_large(len));

@@ -344,6 +344,26 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
                 );
             },
         );
+        code.blank();
+        code.doc(" Reads the body of `api_key` from the JSON `source` holds (a frame's body).");
+        code.line("#[cfg(feature = \"json\")]");
+        code.line("#[doc(hidden)]");
+        code.block(
+            "pub fn read_json(api_key: ApiKey, source: &mut dyn JsonSource, version: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>",
+            |code| {
+                match_key(
+                    code,
+                    &|api| {
+                        format!(
+                            "{}::read_json_message(source, version, options).map({enum_name}::{})",
+                            body_type(api),
+                            api.name
+                        )
+                    },
+                    "Err(JsonError::new(api.not_compiled_json()))",
+                );
+            },
+        );
     });
     for api in apis {
         let body = body_type(api);

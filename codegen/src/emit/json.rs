@@ -1,6 +1,6 @@
-//! `write_json_fields` and `from_json_value`: Kafka's JSON form of one struct (feature
-//! `json`). Writing goes token by token to a `JsonSink`, so the text streams and the `Value`
-//! form is the same code with another sink.
+//! `write_json_fields` and `from_json_token`: Kafka's JSON form of one struct (feature
+//! `json`). Writing goes token by token to a `JsonSink` and reading takes tokens from a
+//! `JsonSource`, so text streams both ways and the `Value` form is the same code.
 
 use super::code::Code;
 use super::{
@@ -125,23 +125,23 @@ pub(crate) fn emit_to_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     );
 }
 
-/// `Result<T, JsonError>` reading a value that is not null from the `&Value` named `value`.
+/// `Result<T, JsonError>` reading a value that is not null from the `JsonSource` named
+/// `source`: one helper per field kind, so the generated code names no container type.
 fn value_from_json(ty: &FieldType) -> String {
     match ty {
-        FieldType::Primitive(Primitive::Records) => "json::read_records(value, options)".into(),
-        FieldType::Primitive(p) => format!("json::read_{}(value)", primitive_suffix(*p)),
-        FieldType::Struct(name) => format!("{name}::from_json_value(value, version, options)"),
+        FieldType::Primitive(Primitive::Records) => "json::records_of(source, options)".into(),
+        FieldType::Primitive(p) => {
+            format!("json::value_of(source, json::as_{})", primitive_suffix(*p))
+        }
+        FieldType::Struct(name) => format!("{name}::read_json_fields(source, version, options)"),
         FieldType::Array(element) => match element.as_ref() {
-            FieldType::Struct(name) => format!("{name}::array_from_json(value, version, options)"),
+            FieldType::Struct(name) => format!("{name}::read_json_array(source, version, options)"),
             FieldType::Primitive(p) if super::is_primitive_array(ty) => format!(
-                "json::read_array(value, json::read_{}).map(PrimitiveArray::from)",
+                "json::array_of(source, json::as_{}).map(PrimitiveArray::from)",
                 primitive_suffix(*p)
             ),
             FieldType::Primitive(p) => {
-                format!(
-                    "json::read_array(value, json::read_{})",
-                    primitive_suffix(*p)
-                )
+                format!("json::array_of(source, json::as_{})", primitive_suffix(*p))
             }
             FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
         },
@@ -152,25 +152,27 @@ fn value_from_json(ty: &FieldType) -> String {
 fn nullable_from_json(ty: &FieldType) -> String {
     match ty {
         FieldType::Primitive(Primitive::Records) => {
-            "json::read_nullable_records(value, options)".into()
+            "json::nullable_records_of(source, options)".into()
         }
         FieldType::Primitive(p) => {
             format!(
-                "json::read_nullable(value, json::read_{})",
+                "json::nullable_of(source, json::as_{})",
                 primitive_suffix(*p)
             )
         }
-        FieldType::Struct(name) => format!("{name}::nullable_from_json(value, version, options)"),
+        FieldType::Struct(name) => {
+            format!("{name}::read_nullable_json_fields(source, version, options)")
+        }
         FieldType::Array(element) => match element.as_ref() {
             FieldType::Struct(name) => {
-                format!("{name}::nullable_array_from_json(value, version, options)")
+                format!("{name}::read_nullable_json_array(source, version, options)")
             }
             FieldType::Primitive(p) if super::is_primitive_array(ty) => format!(
-                "json::read_nullable_array(value, json::read_{}).map(|array| array.map(PrimitiveArray::from))",
+                "json::nullable_array_of(source, json::as_{}).map(|array| array.map(PrimitiveArray::from))",
                 primitive_suffix(*p)
             ),
             FieldType::Primitive(p) => format!(
-                "json::read_nullable_array(value, json::read_{})",
+                "json::nullable_array_of(source, json::as_{})",
                 primitive_suffix(*p)
             ),
             FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
@@ -183,11 +185,13 @@ fn nullable_from_json(ty: &FieldType) -> String {
 fn local_ident(field: &Field) -> String {
     let ident = field_ident(field);
     match ident.as_str() {
-        "value" | "object" | "version" | "options" => format!("{ident}_value"),
+        "json" | "key" | "source" | "version" | "options" => format!("{ident}_value"),
         _ => ident,
     }
 }
 
+/// `from_json_token`: the struct from an object token. Each key's value is read where it
+/// comes in the input, into a slot per field; then a missing field is refused or defaulted.
 pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let mut body = Code::new();
     // Kafka's JSON reader refuses to read a struct at a version the struct does not exist in.
@@ -210,42 +214,43 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
             ));
         });
     }
-    // The keys of every field in any version: a key of a field the version lacks follows
-    // Kafka's rules below, any other key is refused unless the reader is lenient.
-    let known: Vec<String> = s
-        .fields
-        .iter()
-        .map(|f| format!("\"{}\"", json_key(f)))
-        .collect();
-    let check = format!(
-        "json::check_keys(object, &[{}], options)?;",
-        known.join(", ")
-    );
     if s.fields.is_empty() {
-        body.line("let object = json::expect_object(value)?;");
-        body.line(check);
+        body.line(
+            "json::fields_of(json, &mut |key, source| json::unknown_key(key, source, options))?;",
+        );
         body.line("Ok(Self::default())");
     } else {
-        body.line("let object = json::expect_object(value)?;");
-        body.line(check);
+        for field in &s.fields {
+            body.line(format!("let mut {} = None;", local_ident(field)));
+        }
+        // Every field's key is read at any version: a key of a field the version lacks
+        // follows Kafka's rules when the message is written; any other key is refused
+        // unless the reader is lenient.
+        body.open("json::fields_of(json, &mut |key, source| match key");
         for field in &s.fields {
             let key = json_key(field);
-            // Error paths name the key the user typed.
-            let name = &key;
             let read = if field.is_optional() {
                 nullable_from_json(&field.ty)
             } else {
                 value_from_json(&field.ty)
             };
-            let missing =
-                format!("return Err(JsonError::new(JsonErrorKind::MissingField).at(\"{name}\"))");
-            // Kafka requires the key exactly where the field is present and not tagged;
-            // elsewhere a missing key leaves the default.
-            body.open(format!(
-                "let {} = match object.get(\"{key}\")",
+            body.line(format!(
+                "\"{key}\" => json::field(&mut {}, \"{key}\", source, options, |source| {read}),",
                 local_ident(field)
             ));
-            body.line(format!("Some(value) => {read}.at(\"{name}\")?,"));
+        }
+        body.line("_ => json::unknown_key(key, source, options),");
+        body.close_with(")?;");
+        for field in &s.fields {
+            let key = json_key(field);
+            let local = local_ident(field);
+            // Error paths name the key the user typed.
+            let missing =
+                format!("return Err(JsonError::new(JsonErrorKind::MissingField).at(\"{key}\"))");
+            // Kafka requires the key exactly where the field is present and not tagged;
+            // elsewhere a missing key leaves the default.
+            body.open(format!("let {local} = match {local}"));
+            body.line("Some(value) => value,");
             match cx.when(cx.positional(field)) {
                 Cond::Always => body.line(format!("None => {missing},")),
                 Cond::Never => body.line(format!("None => {},", field_default(field))),
@@ -258,13 +263,13 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         }
         body.open("Ok(Self");
         field_inits(&mut body, s, local_ident);
-        body.line("unknown_tagged_fields: TaggedFields::new(),");
+        body.line("unknown_tagged_fields: Default::default(),");
         body.close_with(")");
     }
     let body = body.finish();
     let version = binding(&body, "version");
     code.block(
-        format!("fn from_json_value(value: &Value, {version}: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>"),
+        format!("fn from_json_token(json: Json<'_>, {version}: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>"),
         |code| code.line(body),
     );
 }

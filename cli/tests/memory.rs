@@ -1,5 +1,7 @@
-//! The CLI's `decode` streams its JSON (issue 11): on the dense frames, its peak RSS stays
-//! within twice the library's decode of the same frame.
+//! The CLI streams its JSON both ways (issue 11): on the dense frames, `decode`'s peak RSS
+//! stays within twice the library's decode of the same frame, and `encode`'s (of the JSON
+//! `decode` printed) within twice the JSON's size plus the library's decode peak: the input
+//! and the message, with no tree of the JSON in between.
 //!
 //! Both peaks are the maximum resident set size of a child process, as `wait4` reports it:
 //! the CLI decoding the frame to a discarded stdout, and this test binary run again (with
@@ -82,7 +84,7 @@ fn library_decode(spec: &str) {
 }
 
 #[test]
-fn decode_peak_rss_is_within_twice_the_library_decode() {
+fn cli_peak_rss_stays_within_the_library_decode() {
     if let Ok(spec) = std::env::var(LIBRARY_DECODE) {
         return library_decode(&spec);
     }
@@ -97,7 +99,7 @@ fn decode_peak_rss_is_within_twice_the_library_decode() {
         let mut library = Command::new(std::env::current_exe().unwrap());
         library
             .args([
-                "decode_peak_rss_is_within_twice_the_library_decode",
+                "cli_peak_rss_stays_within_the_library_decode",
                 "--exact",
                 "--test-threads=1",
             ])
@@ -115,13 +117,35 @@ fn decode_peak_rss_is_within_twice_the_library_decode() {
             library as f64 / 1e6
         );
         if ratio > 2.0 {
-            failures.push(format!("{}: {ratio:.2}x", shape.name()));
+            failures.push(format!("decode {}: {ratio:.2}x", shape.name()));
+        }
+
+        let json = dir.join(format!("{}.json", shape.name()));
+        let mut decode = cli_decode(shape, &path);
+        decode.stdout(std::fs::File::create(&json).unwrap());
+        assert!(
+            decode.status().unwrap().success(),
+            "decode {}",
+            shape.name()
+        );
+        let json_len = std::fs::metadata(&json).unwrap().len();
+        let encode = peak_rss(cli_encode(shape, &json), "kafka-codec encode");
+        let budget = json_len + library;
+        let ratio = encode as f64 / budget as f64;
+        eprintln!(
+            "{}: {json_len} bytes of JSON: encode peak RSS {:.1} MB, JSON + library decode {:.1} MB, {ratio:.2}x",
+            shape.name(),
+            encode as f64 / 1e6,
+            budget as f64 / 1e6
+        );
+        if ratio > 2.0 {
+            failures.push(format!("encode {}: {ratio:.2}x", shape.name()));
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(
         failures.is_empty(),
-        "the CLI's peak RSS is more than twice the library's: {failures:?}"
+        "the CLI's peak RSS is more than twice its budget: {failures:?}"
     );
 }
 
@@ -139,5 +163,15 @@ fn cli_decode(shape: Shape, frame: &Path) -> Command {
         Shape::MetadataRequestV9 => command.args(["decode", "request"]),
     };
     command.arg(frame);
+    command
+}
+
+fn cli_encode(shape: Shape, json: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_kafka-codec"));
+    match shape {
+        Shape::ListGroupsResponseV3 => command.args(["encode", "response"]),
+        Shape::MetadataRequestV9 => command.args(["encode", "request"]),
+    };
+    command.arg(json);
     command
 }

@@ -268,6 +268,10 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     }
     let body = body.finish();
     let version = binding(&body, "version");
+    if !s.fields.is_empty() {
+        // One `match` shape for every field, whether a missing key is refused or defaulted.
+        code.line("#[allow(clippy::manual_unwrap_or, clippy::manual_unwrap_or_default)]");
+    }
     code.block(
         format!("fn from_json_token(json: Json<'_>, {version}: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>"),
         |code| code.line(body),

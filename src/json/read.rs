@@ -356,20 +356,14 @@ pub fn fields_of(
     Ok(())
 }
 
-/// The value of the struct field whose JSON key is `key`, into `slot`: read by `read`, an
-/// error naming `key`. Strict, a key given twice is refused.
-pub fn field<R, T: From<R>>(
-    slot: &mut Option<T>,
-    key: &'static str,
-    source: &mut dyn JsonSource,
-    options: &JsonOptions<'_>,
-    read: impl FnOnce(&mut dyn JsonSource) -> Result<R, JsonError>,
-) -> Result<(), JsonError> {
-    if slot.is_some() && !options.lenient {
-        return Err(duplicate_key(key, String::new()));
+/// Whether a struct field's value may be read: yes if it is the `first` for its `key` in
+/// the object or the reader is lenient (the last value wins); else a key given twice.
+pub fn first(first: bool, key: &'static str, options: &JsonOptions<'_>) -> Result<(), JsonError> {
+    if first || options.lenient {
+        Ok(())
+    } else {
+        Err(duplicate_key(key, String::new()))
     }
-    *slot = Some(read(source).map_err(|e| e.at(key))?.into());
-    Ok(())
 }
 
 /// A key the struct has in no version: refused, or, lenient, its value skipped.

@@ -226,20 +226,28 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         // Every field's key is read at any version: a key of a field the version lacks
         // follows Kafka's rules when the message is written; any other key is refused
         // unless the reader is lenient.
-        body.open("json::fields_of(json, &mut |key, source| match key");
+        // No closure or generic call per field: each arm is straight-line code, so the
+        // reader costs the compiler little more than the fields' own readers.
+        body.open("json::fields_of(json, &mut |key, source|");
+        body.open("match key");
         for field in &s.fields {
             let key = json_key(field);
+            let local = local_ident(field);
             let read = if field.is_optional() {
                 nullable_from_json(&field.ty)
             } else {
                 value_from_json(&field.ty)
             };
+            body.open(format!("\"{key}\" =>"));
             body.line(format!(
-                "\"{key}\" => json::field(&mut {}, \"{key}\", source, options, |source| {read}),",
-                local_ident(field)
+                "json::first({local}.is_none(), \"{key}\", options)?;"
             ));
+            body.line(format!("{local} = Some({read}.at(\"{key}\")?);"));
+            body.close();
         }
-        body.line("_ => json::unknown_key(key, source, options),");
+        body.line("_ => json::unknown_key(key, source, options)?,");
+        body.close();
+        body.line("Ok(())");
         body.close_with(")?;");
         for field in &s.fields {
             let key = json_key(field);

@@ -50,7 +50,10 @@ def produce_confluent(bootstrap, topic, codec, records):
     producer = Producer({
         "bootstrap.servers": bootstrap,
         "compression.type": codec,
-        "linger.ms": 50,  # one batch for all five records
+        # One batch for all five records: flush() sends at once whatever linger.ms says, so a
+        # long linger keeps a loaded machine from sending the first record alone (librdkafka
+        # then sends a batch uncompressed when compressing it would not make it smaller).
+        "linger.ms": 10000,
         "enable.idempotence": False,
     })
     errors = []

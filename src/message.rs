@@ -80,18 +80,29 @@ pub trait DecodeFields: Sized {
 
     /// `count` elements of an array, each a nested struct. A plain loop, so that each struct
     /// type costs one small function here and nothing more.
+    ///
+    /// Every element sits at the same depth, so the nesting limit is checked once, where the
+    /// first element starts: the error it gives is the one that element's own check would.
     fn decode_elements(
         decoder: &mut Decoder<'_>,
         count: usize,
         version: i16,
     ) -> Result<Vec<Self>, DecodeError> {
         let mut values = decoder.reserve(count)?;
+        if count == 0 {
+            return Ok(values);
+        }
+        decoder.enter().map_err(|error| error.at_index(0))?;
         for index in 0..count {
-            match Self::decode_nested(decoder, version) {
+            match Self::decode_fields(decoder, version) {
                 Ok(value) => values.push(value),
-                Err(error) => return Err(error.at_index(index)),
+                Err(error) => {
+                    decoder.leave();
+                    return Err(error.at_index(index));
+                }
             }
         }
+        decoder.leave();
         Ok(values)
     }
 }

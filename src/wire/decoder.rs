@@ -11,10 +11,12 @@ use bytes::Bytes;
 /// start of the input, so an error deep inside a frame names the frame byte at fault.
 pub struct Decoder<'a> {
     input: &'a Bytes,
-    pos: usize,
-    // Exclusive end of the readable window: the input's end, or the end of the tagged field
-    // being read, which must not read into its neighbour.
-    end: usize,
+    // The address of the input's first byte: positions are offsets from it.
+    base: usize,
+    // The readable window from the next byte on: up to the input's end, or to the end of the
+    // tagged field being read, which must not read into its neighbour. Reads split their
+    // bytes off its front, so each read is one length check.
+    rest: &'a [u8],
     limits: DecodeLimits,
     depth: usize,
     // What is left of the memory budget (`DecodeLimits::memory_budget`): every reservation
@@ -87,8 +89,8 @@ impl<'a> Decoder<'a> {
     pub fn with_limits(input: &'a Bytes, limits: DecodeLimits) -> Self {
         Decoder {
             input,
-            pos: 0,
-            end: input.len(),
+            base: input.as_ptr() as usize,
+            rest: input,
             limits,
             depth: 0,
             budget_left: limits.memory_budget_for(input.len()),
@@ -132,13 +134,16 @@ impl<'a> Decoder<'a> {
     }
 
     /// Bytes consumed so far (the offset of the next byte).
+    #[inline]
     pub fn position(&self) -> usize {
-        self.pos
+        // `rest` is always a subslice of the input, so its start is at or after `base`.
+        self.rest.as_ptr() as usize - self.base
     }
 
     /// Bytes left in the current window.
+    #[inline]
     pub fn remaining(&self) -> usize {
-        self.end - self.pos
+        self.rest.len()
     }
 
     /// The limits in force.
@@ -149,36 +154,34 @@ impl<'a> Decoder<'a> {
     /// An error of `kind` at the current position.
     #[cold]
     pub fn error(&self, kind: DecodeErrorKind) -> DecodeError {
-        DecodeError::new(kind, self.pos)
+        DecodeError::new(kind, self.position())
     }
 
     /// The next `N` bytes of the window.
     #[inline]
     fn take<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
-        let window = &self.input[self.pos..self.end];
-        match window.first_chunk::<N>() {
-            Some(bytes) => {
-                self.pos += N;
+        match self.rest.split_first_chunk::<N>() {
+            Some((bytes, rest)) => {
+                self.rest = rest;
                 Ok(*bytes)
             }
             None => Err(self.error(DecodeErrorKind::UnexpectedEof {
                 needed: N,
-                remaining: window.len(),
+                remaining: self.rest.len(),
             })),
         }
     }
 
     /// An unsigned varint of at most `MAX` bytes.
     fn varint<const MAX: usize>(&mut self) -> Result<u64, DecodeError> {
-        let window = &self.input[self.pos..self.end];
-        match unsigned_varint::<MAX>(window) {
+        match unsigned_varint::<MAX>(self.rest) {
             Ok((value, len)) => {
-                self.pos += len;
+                self.rest = &self.rest[len..];
                 Ok(value)
             }
             Err(VarintError::Eof) => Err(self.error(DecodeErrorKind::UnexpectedEof {
                 needed: 1,
-                remaining: window.len(),
+                remaining: self.rest.len(),
             })),
             Err(VarintError::TooLong(kind)) => Err(self.error(kind)),
         }
@@ -197,8 +200,9 @@ impl<'a> Decoder<'a> {
             // Empty arrays and strings are common; an empty `Bytes` touches no refcount.
             return Ok(Bytes::new());
         }
-        let slice = self.input.slice(self.pos..self.pos + len);
-        self.pos += len;
+        let start = self.position();
+        let slice = self.input.slice(start..start + len);
+        self.rest = &self.rest[len..];
         Ok(slice)
     }
 
@@ -210,7 +214,7 @@ impl<'a> Decoder<'a> {
                 remaining: self.remaining(),
             }));
         }
-        self.pos += len;
+        self.rest = &self.rest[len..];
         Ok(())
     }
 
@@ -271,11 +275,13 @@ impl<'a> Decoder<'a> {
     /// The next byte of the window, if any, without consuming it.
     #[inline]
     fn peek_u8(&self) -> Option<u8> {
-        if self.pos < self.end {
-            self.input.get(self.pos).copied()
-        } else {
-            None
-        }
+        self.rest.first().copied()
+    }
+
+    /// Consumes the byte [`Decoder::peek_u8`] returned.
+    #[inline]
+    fn bump(&mut self) {
+        self.rest = &self.rest[1..];
     }
 
     /// Unsigned varint (compact lengths, tags, sizes), at most five bytes.
@@ -284,7 +290,7 @@ impl<'a> Decoder<'a> {
         // Nearly every varint in a message (compact lengths, counts, tags) fits in one byte;
         // taking it here keeps the common case free of the general parser's large result.
         if let Some(byte @ 0..=0x7f) = self.peek_u8() {
-            self.pos += 1;
+            self.bump();
             return Ok(u32::from(byte));
         }
         self.read_long_unsigned_varint()
@@ -341,7 +347,7 @@ impl<'a> Decoder<'a> {
         compact: bool,
         classic_i16: bool,
     ) -> Result<u64, DecodeError> {
-        let start = self.pos;
+        let start = self.position();
         let len = self.read_length(compact, classic_i16)?;
         match u64::try_from(len) {
             Ok(len) => Ok(len),
@@ -384,7 +390,7 @@ impl<'a> Decoder<'a> {
         &mut self,
         compact: bool,
     ) -> Result<Option<Utf8Bytes>, DecodeError> {
-        let start = self.pos;
+        let start = self.position();
         match self.read_nullable_length(compact, true)? {
             Some(len) => self.read_string_body(start, len).map(Some),
             None => Ok(None),
@@ -393,7 +399,7 @@ impl<'a> Decoder<'a> {
 
     /// A string that must not be null.
     pub fn read_string(&mut self, compact: bool) -> Result<Utf8Bytes, DecodeError> {
-        let start = self.pos;
+        let start = self.position();
         let len = self.read_non_null_length(compact, true)?;
         self.read_string_body(start, len)
     }
@@ -413,7 +419,7 @@ impl<'a> Decoder<'a> {
 
     /// Nullable `bytes` or `records`: classic int32 length or compact uvarint length + 1.
     pub fn read_nullable_bytes(&mut self, compact: bool) -> Result<Option<Bytes>, DecodeError> {
-        let start = self.pos;
+        let start = self.position();
         match self.read_nullable_length(compact, false)? {
             Some(len) => self.read_bytes_body(start, len).map(Some),
             None => Ok(None),
@@ -422,7 +428,7 @@ impl<'a> Decoder<'a> {
 
     /// `bytes` or `records` that must not be null.
     pub fn read_bytes(&mut self, compact: bool) -> Result<Bytes, DecodeError> {
-        let start = self.pos;
+        let start = self.position();
         let len = self.read_non_null_length(compact, false)?;
         self.read_bytes_body(start, len)
     }
@@ -442,7 +448,7 @@ impl<'a> Decoder<'a> {
         compact: bool,
         min_element_size: usize,
     ) -> Result<Option<usize>, DecodeError> {
-        let start = self.pos;
+        let start = self.position();
         match self.read_nullable_length(compact, false)? {
             Some(count) => self.check_count(start, count, min_element_size).map(Some),
             None => Ok(None),
@@ -471,12 +477,12 @@ impl<'a> Decoder<'a> {
         compact: bool,
         min_element_size: usize,
     ) -> Result<usize, DecodeError> {
-        let start = self.pos;
+        let start = self.position();
         // Most compact counts are one byte (0 to 126 elements; 0 is null and goes the long
         // way to its error).
         if compact {
             if let Some(byte @ 1..=0x7f) = self.peek_u8() {
-                self.pos += 1;
+                self.bump();
                 return self.check_count(start, u64::from(byte - 1), min_element_size);
             }
         }
@@ -599,7 +605,7 @@ impl<'a> Decoder<'a> {
         // The count was checked against the window at N bytes per element (N >= 1), so
         // `len` is within it; `get` keeps that a checked fact rather than an assumption.
         let len = count * N;
-        let Some(bytes) = self.input.get(self.pos..self.pos + len) else {
+        let Some((bytes, rest)) = self.rest.split_at_checked(len) else {
             return Err(self.error(DecodeErrorKind::UnexpectedEof {
                 needed: len,
                 remaining: self.remaining(),
@@ -613,7 +619,7 @@ impl<'a> Decoder<'a> {
             value.copy_from_slice(chunk);
             from_bytes(value)
         }));
-        self.pos += len;
+        self.rest = rest;
         Ok(values)
     }
 
@@ -674,19 +680,26 @@ impl<'a> Decoder<'a> {
     }
 
     /// Enters a nested struct, enforcing [`DecodeLimits::max_nesting`].
+    #[inline]
     pub fn enter(&mut self) -> Result<(), DecodeError> {
-        self.depth += 1;
-        if self.depth > self.limits.max_nesting {
-            return Err(self.error(DecodeErrorKind::LimitExceeded {
-                what: "struct nesting",
-                value: self.depth as u64,
-                limit: self.limits.max_nesting as u64,
-            }));
+        if self.depth >= self.limits.max_nesting {
+            return Err(self.nesting_exceeded());
         }
+        self.depth += 1;
         Ok(())
     }
 
+    #[cold]
+    fn nesting_exceeded(&self) -> DecodeError {
+        self.error(DecodeErrorKind::LimitExceeded {
+            what: "struct nesting",
+            value: self.depth as u64 + 1,
+            limit: self.limits.max_nesting as u64,
+        })
+    }
+
     /// Leaves a nested struct.
+    #[inline]
     pub fn leave(&mut self) {
         self.depth -= 1;
     }
@@ -738,7 +751,7 @@ impl<'a> Decoder<'a> {
     ) -> Result<TaggedFields, DecodeError> {
         // Almost every tagged section is empty: a single zero count, read here inline.
         if self.peek_u8() == Some(0) {
-            self.pos += 1;
+            self.bump();
             return Ok(TaggedFields::new());
         }
         // The rest is one function for every caller, not one per `read_known`.
@@ -755,7 +768,7 @@ impl<'a> Decoder<'a> {
         &mut self,
         read_known: &mut dyn FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
     ) -> Result<TaggedFields, DecodeError> {
-        let count_start = self.pos;
+        let count_start = self.position();
         let count = self.read_unsigned_varint()?;
         if count as usize > self.limits.max_array_len {
             return Err(DecodeError::new(
@@ -780,7 +793,7 @@ impl<'a> Decoder<'a> {
         let mut unknown = Vec::new();
         let mut previous: Option<u32> = None;
         for entry in 0..count {
-            let tag_start = self.pos;
+            let tag_start = self.position();
             let tag = self.read_unsigned_varint()?;
             if let Some(previous) = previous {
                 if tag == previous {
@@ -798,23 +811,25 @@ impl<'a> Decoder<'a> {
             }
             previous = Some(tag);
             // Errors about a field's size or value name its tag, whatever went wrong.
-            let size_start = self.pos;
+            let size_start = self.position();
             let size = u64::from(self.read_unsigned_varint().map_err(|e| e.at_tag(tag))?);
             let size = self
                 .check_len(size_start, size, usize::MAX, "tagged field size")
                 .map_err(|e| e.at_tag(tag))?;
-            let field_end = self.pos + size;
-            let outer_end = std::mem::replace(&mut self.end, field_end);
-            let value_start = self.pos;
+            // `check_len` found `size` bytes in the window.
+            let outer = self.rest;
+            self.rest = &outer[..size];
+            let value_start = self.position();
             let known = read_known(self, tag).map_err(|e| e.at_tag(tag));
-            self.end = outer_end;
+            let used = self.position() - value_start;
+            self.rest = &outer[used..];
             if known? {
-                if self.pos != field_end {
+                if used != size {
                     return Err(DecodeError::new(
                         DecodeErrorKind::TaggedFieldSize {
                             tag,
                             declared: size,
-                            used: self.pos - value_start,
+                            used,
                         },
                         value_start,
                     )
@@ -835,7 +850,7 @@ impl<'a> Decoder<'a> {
                     self.charge(std::mem::size_of::<Vec<RawTaggedField>>())?;
                     unknown = self.reserve((count - entry) as usize)?;
                 }
-                self.pos = value_start;
+                self.rest = outer;
                 let data = self.read_slice(size)?;
                 unknown.push(RawTaggedField { tag, data });
             }

@@ -120,17 +120,22 @@ impl Utf8Bytes {
     }
 
     /// Checks that `bytes` is UTF-8 and wraps it without copying.
+    #[inline]
     pub fn from_utf8(bytes: Bytes) -> Result<Self, std::str::Utf8Error> {
-        std::str::from_utf8(&bytes)?;
+        // Names, hosts and ids are nearly always ASCII (which is UTF-8): `is_ascii` checks a
+        // word at a time, and only text that is not ASCII pays for the general check.
+        if !bytes.is_ascii() {
+            std::str::from_utf8(&bytes)?;
+        }
         Ok(Utf8Bytes(bytes))
     }
 
     /// The text.
     pub fn as_str(&self) -> &str {
         // SAFETY: every constructor either starts from a `str`/`String` or checks the bytes
-        // with `std::str::from_utf8`, and the inner `Bytes` is never exposed mutably, so the
-        // bytes are valid UTF-8 for the whole life of the value. Exercised by the tests below
-        // and by every string round trip in the test suite.
+        // (`is_ascii`, else `std::str::from_utf8`), and the inner `Bytes` is never exposed
+        // mutably, so the bytes are valid UTF-8 for the whole life of the value. Exercised by
+        // the tests below and by every string round trip in the test suite.
         unsafe { std::str::from_utf8_unchecked(&self.0) }
     }
 

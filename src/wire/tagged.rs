@@ -46,19 +46,41 @@ impl TaggedFields {
     }
 
     /// The fields as a `Vec`.
-    pub fn into_vec(self) -> Vec<RawTaggedField> {
-        self.0.map_or_else(Vec::new, |fields| *fields)
+    pub fn into_vec(mut self) -> Vec<RawTaggedField> {
+        self.0.take().map_or_else(Vec::new, |fields| *fields)
     }
 
     /// The fields as a slice.
+    #[inline]
     pub fn as_slice(&self) -> &[RawTaggedField] {
         self.0.as_deref().map_or(&[], Vec::as_slice)
     }
 }
 
+// Every decoded struct drops one of these, nearly always empty: the emptiness check is
+// inlined into each struct's drop, and only a container that holds fields calls out to free
+// them (the derived drop would be one out-of-line call per struct).
+impl Drop for TaggedFields {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(fields) = self.0.take() {
+            free_fields(fields);
+        }
+    }
+}
+
+// Takes the box by value so that the container left behind is known to be empty (a method
+// that empties `self` out of line measured ~10 % more instructions on DescribeQuorum).
+#[allow(clippy::box_collection)]
+#[inline(never)]
+fn free_fields(fields: Box<Vec<RawTaggedField>>) {
+    drop(fields);
+}
+
 impl Deref for TaggedFields {
     type Target = [RawTaggedField];
 
+    #[inline]
     fn deref(&self) -> &[RawTaggedField] {
         self.as_slice()
     }

@@ -238,7 +238,21 @@ pub fn put_raw_tagged_fields(
 
 /// The tagged-field section of a struct that writes no known tagged field: the count, then
 /// the unknown fields as they were read.
+#[inline]
 pub fn put_tagged_fields(
+    buf: &mut impl BufMut,
+    unknown: &[RawTaggedField],
+    known_tags: u32,
+) -> Result<(), EncodeError> {
+    // Nearly every section is empty: a zero count, written here inline.
+    if unknown.is_empty() {
+        buf.put_u8(0);
+        return Ok(());
+    }
+    put_unknown_tagged_section(buf, unknown, known_tags)
+}
+
+fn put_unknown_tagged_section(
     buf: &mut impl BufMut,
     unknown: &[RawTaggedField],
     known_tags: u32,
@@ -248,7 +262,11 @@ pub fn put_tagged_fields(
 }
 
 /// Bytes [`put_tagged_fields`] writes.
+#[inline]
 pub fn tagged_fields_len(unknown: &[RawTaggedField]) -> usize {
+    if unknown.is_empty() {
+        return 1;
+    }
     unsigned_varint_len(unknown.len() as u32) + raw_tagged_fields_len(unknown)
 }
 

@@ -177,6 +177,9 @@ pub struct RequestFrame {
     pub body: Request,
 }
 
+// What reaches a body's codec is `#[inline]` (here, in `ResponseFrame` and in the generated
+// dispatch): the library then generates no message codec of its own, and a dependent
+// generates those it calls.
 impl RequestFrame {
     /// A frame for `body` at `version`: the header's API key and version come from the
     /// body and `version`, so they cannot disagree. The client id is the schema's default,
@@ -253,12 +256,14 @@ impl RequestFrame {
 
     /// Decodes a whole request frame (without its size prefix), strictly.
     #[cfg(feature = "broker")]
+    #[inline]
     pub fn decode(frame: Bytes) -> Result<Self, DecodeError> {
         Self::decode_with(frame, &DecodeOptions::default())
     }
 
     /// Decodes a whole request frame with explicit options.
     #[cfg(feature = "broker")]
+    #[inline]
     pub fn decode_with(frame: Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
         check_frame_size(frame.len(), &options.limits)?;
         let (api, version) = Self::peek_api(&frame)?;
@@ -288,6 +293,7 @@ impl RequestFrame {
     /// assert!(bytes.is_empty());
     /// ```
     #[cfg(feature = "broker")]
+    #[inline]
     pub fn decode_size_prefixed(buf: &mut Bytes) -> Result<Self, DecodeError> {
         Self::decode_size_prefixed_with(buf, &DecodeOptions::default())
     }
@@ -295,6 +301,7 @@ impl RequestFrame {
     /// [`RequestFrame::decode_size_prefixed`] with explicit options; `trailing_bytes`
     /// applies to bytes after the body inside the frame.
     #[cfg(feature = "broker")]
+    #[inline]
     pub fn decode_size_prefixed_with(
         buf: &mut Bytes,
         options: &DecodeOptions,
@@ -323,6 +330,7 @@ impl RequestFrame {
 
     /// Exactly the bytes [`RequestFrame::encode`] writes (no size prefix).
     #[cfg(feature = "client")]
+    #[inline]
     pub fn encoded_len(&self) -> Result<usize, EncodeError> {
         let (header_version, version) = self.header_version()?;
         Ok(self.header.encoded_len(header_version)? + self.body.encoded_len(version)?)
@@ -331,6 +339,7 @@ impl RequestFrame {
     /// Writes header and body (no size prefix). Refuses a header whose API key is not the
     /// body's ([`EncodeErrorKind::ApiKeyMismatch`]); [`RequestFrame::new`] cannot build one.
     #[cfg(feature = "client")]
+    #[inline]
     pub fn encode(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         let (header_version, version) = self.header_version()?;
         self.header.encode(buf, header_version)?;
@@ -339,12 +348,14 @@ impl RequestFrame {
 
     /// Encodes into a new buffer (no size prefix).
     #[cfg(feature = "client")]
+    #[inline]
     pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
         encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf))
     }
 
     /// Writes the 4-byte size prefix, then the frame.
     #[cfg(feature = "client")]
+    #[inline]
     pub fn encode_size_prefixed(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         put_size_prefix(buf, self.encoded_len()?)?;
         self.encode(buf)
@@ -352,12 +363,14 @@ impl RequestFrame {
 
     /// `{"header": …, "body": …}` in Kafka's JSON form.
     #[cfg(feature = "json")]
+    #[inline]
     pub fn to_json(&self) -> Result<Value, EncodeError> {
         self.to_json_with(&JsonOptions::default())
     }
 
     /// [`RequestFrame::to_json`] with `options` (a hook for `records` fields).
     #[cfg(feature = "json")]
+    #[inline]
     pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
         ValueSink::collect(|sink| self.write_json(options, sink))
     }
@@ -365,6 +378,7 @@ impl RequestFrame {
     /// Empties every unknown tagged field of the header and the body: the frame becomes what
     /// its JSON form reads back as, without building that JSON.
     #[cfg(feature = "json")]
+    #[inline]
     pub fn clear_unknown_tagged_fields(&mut self) {
         self.header.clear_unknown_tagged_fields();
         self.body.clear_unknown_tagged_fields();
@@ -374,6 +388,7 @@ impl RequestFrame {
     /// [`crate::json::JsonWriter`] the text streams without a tree. On an error `out` holds a
     /// partial value.
     #[cfg(feature = "json")]
+    #[inline]
     pub fn write_json(
         &self,
         options: &JsonOptions<'_>,
@@ -392,12 +407,14 @@ impl RequestFrame {
     /// Reads `{"header": …, "body": …}`; the header's API key and version select the body.
     /// Strict: a key the form does not have is an error (see [`crate::json`]).
     #[cfg(feature = "json")]
+    #[inline]
     pub fn from_json(value: &Value) -> Result<Self, JsonError> {
         Self::from_json_with(value, &JsonOptions::default())
     }
 
     /// [`RequestFrame::from_json`] with `options` (lenient reading, a hook for `records`).
     #[cfg(feature = "json")]
+    #[inline]
     pub fn from_json_with(value: &Value, options: &JsonOptions<'_>) -> Result<Self, JsonError> {
         crate::json::frame_parts_of_value(value, REQUEST_KEYS, options)
             .and_then(|parts| Self::from_json_parts(parts, options))
@@ -488,12 +505,14 @@ impl ResponseFrame {
 
     /// Decodes a whole response frame (without size prefix) of `api_key` at `version`.
     #[cfg(feature = "client")]
+    #[inline]
     pub fn decode(frame: Bytes, api_key: ApiKey, version: i16) -> Result<Self, DecodeError> {
         Self::decode_with(frame, api_key, version, &DecodeOptions::default())
     }
 
     /// [`ResponseFrame::decode`] with explicit options.
     #[cfg(feature = "client")]
+    #[inline]
     pub fn decode_with(
         frame: Bytes,
         api_key: ApiKey,
@@ -516,6 +535,7 @@ impl ResponseFrame {
     /// Reads one frame that starts with its 4-byte size from the front of `buf`, and advances
     /// `buf` past it; as [`RequestFrame::decode_size_prefixed`].
     #[cfg(feature = "client")]
+    #[inline]
     pub fn decode_size_prefixed(
         buf: &mut Bytes,
         api_key: ApiKey,
@@ -526,6 +546,7 @@ impl ResponseFrame {
 
     /// [`ResponseFrame::decode_size_prefixed`] with explicit options.
     #[cfg(feature = "client")]
+    #[inline]
     pub fn decode_size_prefixed_with(
         buf: &mut Bytes,
         api_key: ApiKey,
@@ -552,6 +573,7 @@ impl ResponseFrame {
 
     /// Exactly the bytes [`ResponseFrame::encode`] writes.
     #[cfg(feature = "broker")]
+    #[inline]
     pub fn encoded_len(&self) -> Result<usize, EncodeError> {
         Ok(self.header.encoded_len(self.header_version())?
             + self.body.encoded_len(self.api_version)?)
@@ -559,6 +581,7 @@ impl ResponseFrame {
 
     /// Writes header and body (no size prefix).
     #[cfg(feature = "broker")]
+    #[inline]
     pub fn encode(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         self.header.encode(buf, self.header_version())?;
         self.body.encode(buf, self.api_version)
@@ -566,12 +589,14 @@ impl ResponseFrame {
 
     /// Encodes into a new buffer (no size prefix).
     #[cfg(feature = "broker")]
+    #[inline]
     pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
         encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf))
     }
 
     /// Writes the 4-byte size prefix, then the frame.
     #[cfg(feature = "broker")]
+    #[inline]
     pub fn encode_size_prefixed(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         put_size_prefix(buf, self.encoded_len()?)?;
         self.encode(buf)
@@ -580,12 +605,14 @@ impl ResponseFrame {
     /// `{"apiKey": K, "apiVersion": V, "header": …, "body": …}`: the key and version make
     /// the JSON self-contained, since a response frame does not carry them.
     #[cfg(feature = "json")]
+    #[inline]
     pub fn to_json(&self) -> Result<Value, EncodeError> {
         self.to_json_with(&JsonOptions::default())
     }
 
     /// [`ResponseFrame::to_json`] with `options` (a hook for `records` fields).
     #[cfg(feature = "json")]
+    #[inline]
     pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
         ValueSink::collect(|sink| self.write_json(options, sink))
     }
@@ -593,6 +620,7 @@ impl ResponseFrame {
     /// Empties every unknown tagged field of the header and the body: the frame becomes what
     /// its JSON form reads back as, without building that JSON.
     #[cfg(feature = "json")]
+    #[inline]
     pub fn clear_unknown_tagged_fields(&mut self) {
         self.header.clear_unknown_tagged_fields();
         self.body.clear_unknown_tagged_fields();
@@ -602,6 +630,7 @@ impl ResponseFrame {
     /// [`crate::json::JsonWriter`] the text streams without a tree. On an error `out` holds a
     /// partial value.
     #[cfg(feature = "json")]
+    #[inline]
     pub fn write_json(
         &self,
         options: &JsonOptions<'_>,
@@ -623,12 +652,14 @@ impl ResponseFrame {
 
     /// Reads the form [`ResponseFrame::to_json`] writes, strictly (see [`crate::json`]).
     #[cfg(feature = "json")]
+    #[inline]
     pub fn from_json(value: &Value) -> Result<Self, JsonError> {
         Self::from_json_with(value, &JsonOptions::default())
     }
 
     /// [`ResponseFrame::from_json`] with `options` (lenient reading, a hook for `records`).
     #[cfg(feature = "json")]
+    #[inline]
     pub fn from_json_with(value: &Value, options: &JsonOptions<'_>) -> Result<Self, JsonError> {
         crate::json::frame_parts_of_value(value, RESPONSE_KEYS, options)
             .and_then(|parts| Self::from_json_parts(parts, options))

@@ -120,6 +120,7 @@ impl ClientConnection {
 
     /// Writes `body` as a request at `version` (size prefix, header, body) to the end of
     /// `out`. On error nothing is written and no correlation id is used.
+    #[inline]
     pub fn send(
         &mut self,
         version: i16,
@@ -201,6 +202,7 @@ impl ClientConnection {
     /// Takes the next whole response frame off the front of `buf` and decodes it as the
     /// answer to the oldest request in flight. `Ok(None)` until a whole frame has arrived;
     /// call again while it returns `Some`, since `buf` may hold several.
+    #[inline]
     pub fn receive(&mut self, buf: &mut BytesMut) -> Result<Option<ResponseFrame>, ConnError> {
         match split_frame(buf, &self.options.limits).map_err(ConnError::Framing)? {
             Some(frame) => self.decode_response(frame).map(Some),
@@ -210,6 +212,7 @@ impl ClientConnection {
 
     /// Decodes one response frame (without its size prefix) framed by the caller, as
     /// [`ClientConnection::receive`] does.
+    #[inline]
     pub fn decode_response(&mut self, frame: Bytes) -> Result<ResponseFrame, ConnError> {
         let Some(correlation_id) = frame
             .get(..4)

@@ -26,6 +26,7 @@ use bytes::Bytes;
 /// empty version-0 request), so that the server can answer with `UNSUPPORTED_VERSION` and
 /// the versions it does support.
 #[cfg(feature = "broker")]
+#[inline]
 pub(crate) fn decode_request(
     frame: Bytes,
     options: &DecodeOptions,
@@ -64,6 +65,7 @@ pub(crate) fn decode_request(
 /// version `v > 0` does not decode at `v` but does at version 0 with `UNSUPPORTED_VERSION`,
 /// it is the broker saying it cannot read `v`, and the frame is returned at version 0.
 #[cfg(feature = "client")]
+#[inline]
 pub(crate) fn decode_response(
     frame: Bytes,
     api: ApiKey,

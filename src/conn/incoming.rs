@@ -50,12 +50,14 @@ impl IncomingRequest {
     ///
     /// [`RequestFrame::to_json`]: crate::RequestFrame::to_json
     #[cfg(feature = "json")]
+    #[inline]
     pub fn to_json(&self) -> Result<serde_json::Value, EncodeError> {
         self.to_json_with(&crate::json::JsonOptions::default())
     }
 
     /// [`IncomingRequest::to_json`] with `options` (a hook for `records` fields).
     #[cfg(feature = "json")]
+    #[inline]
     pub fn to_json_with(
         &self,
         options: &crate::json::JsonOptions<'_>,

@@ -16,6 +16,10 @@
 //! of their [`DecodeOptions`](crate::DecodeOptions). The `tokio` feature adds
 //! `tokio_util::codec` implementations on top (the `conn::tokio` module).
 //!
+//! The methods that decode or encode a body are `#[inline]`, as the frames and the
+//! generated dispatch under them are: the codecs of every compiled API are then generated in
+//! the program that uses a connection, not in this library for every dependent.
+//!
 //! ```
 //! use bytes::BytesMut;
 //! use kafka_codec::conn::{ApiVersionsReply, ClientConnection, ServerConnection, SupportedVersions};

@@ -141,6 +141,7 @@ impl Observer {
     }
 
     /// The next whole frame seen in `direction`, decoded; `None` until one has arrived.
+    #[inline]
     pub fn next(&mut self, direction: Direction) -> Option<Observed> {
         let limits = self.options.limits;
         let stream = self.stream(direction);
@@ -172,6 +173,7 @@ impl Observer {
 
     /// Decodes one request frame (without size prefix), framed by the caller, and remembers
     /// it if it expects a response.
+    #[inline]
     pub fn observe_request(&mut self, frame: Bytes) -> ObservedRequest {
         let header = RawRequestHeader::peek(&frame);
         let decoded = decode_request(frame.clone(), &self.options);
@@ -192,6 +194,7 @@ impl Observer {
 
     /// Decodes one response frame (without size prefix), framed by the caller, as the answer
     /// to the request seen with its correlation id.
+    #[inline]
     pub fn observe_response(&mut self, frame: Bytes) -> ObservedResponse {
         let correlation_id = frame
             .get(..4)

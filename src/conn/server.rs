@@ -63,6 +63,7 @@ impl ServerConnection {
 
     /// Takes the next whole request frame off the front of `buf` and decodes it. `Ok(None)`
     /// until a whole frame has arrived; call again while it returns `Some`.
+    #[inline]
     pub fn receive(&mut self, buf: &mut BytesMut) -> Result<Option<IncomingRequest>, ConnError> {
         match split_frame(buf, &self.options.limits).map_err(ConnError::Framing)? {
             Some(frame) => self.decode_request(frame).map(Some),
@@ -73,6 +74,7 @@ impl ServerConnection {
     /// Decodes one request frame (without its size prefix) framed by the caller, as
     /// [`ServerConnection::receive`] does. A request that expects a response joins the
     /// queue of requests awaiting one.
+    #[inline]
     pub fn decode_request(&mut self, frame: Bytes) -> Result<IncomingRequest, ConnError> {
         let request = decode_request(frame.clone(), &self.options).map_err(|error| {
             ConnError::BadRequest {
@@ -94,6 +96,7 @@ impl ServerConnection {
     /// Writes `response` (size prefix, header, body) to the end of `out`. It must answer the
     /// oldest request awaiting a response: same correlation id, API and version. On error
     /// nothing is written.
+    #[inline]
     pub fn send(&mut self, response: &ResponseFrame, out: &mut BytesMut) -> Result<(), ConnError> {
         let expected = self.awaiting.front().copied();
         let answers = expected.is_some_and(|request| {

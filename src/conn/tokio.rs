@@ -102,6 +102,7 @@ impl ClientCodec {
 impl Encoder<OutgoingRequest> for ClientCodec {
     type Error = CodecError;
 
+    #[inline]
     fn encode(&mut self, item: OutgoingRequest, dst: &mut BytesMut) -> Result<(), CodecError> {
         self.connection.send(item.version, &item.body, dst)?;
         Ok(())
@@ -113,6 +114,7 @@ impl Decoder for ClientCodec {
     type Item = ResponseFrame;
     type Error = CodecError;
 
+    #[inline]
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<ResponseFrame>, CodecError> {
         Ok(self.connection.receive(src)?)
     }
@@ -143,6 +145,7 @@ impl ServerCodec {
 impl Encoder<ResponseFrame> for ServerCodec {
     type Error = CodecError;
 
+    #[inline]
     fn encode(&mut self, item: ResponseFrame, dst: &mut BytesMut) -> Result<(), CodecError> {
         self.connection.send(&item, dst)?;
         Ok(())
@@ -154,6 +157,7 @@ impl Decoder for ServerCodec {
     type Item = IncomingRequest;
     type Error = CodecError;
 
+    #[inline]
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<IncomingRequest>, CodecError> {
         Ok(self.connection.receive(src)?)
     }

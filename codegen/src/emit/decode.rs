@@ -169,6 +169,7 @@ pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let body = super::with_flexible_binding(cx, body.finish());
     let decoder = binding(&body, "d");
     let version = binding(&body, "version");
+    code.line("#[inline]");
     code.block(
         format!(
             "fn decode_fields({decoder}: &mut Decoder<'_>, {version}: i16) -> Result<Self, DecodeError>"

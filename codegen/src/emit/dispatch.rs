@@ -257,9 +257,13 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
             match_self(code, &|api| format!("(_) => ApiKey::{}", api.name));
         });
         code.blank();
+        // The dispatch is `#[inline]` like the per-struct codecs it calls: a non-inline function
+        // here would have the library generate every compiled API's codec, while inline it is
+        // generated in the dependent that calls it, and only there.
         code.doc(" Reads the body of `api_key` at `version`. An API whose feature is off is");
         code.doc(" refused with [`DecodeErrorKind::ApiNotCompiled`].");
         code.line(format!("#[cfg(feature = \"{decode_feature}\")]"));
+        code.line("#[inline]");
         code.block(
             "pub fn decode_from(api_key: ApiKey, decoder: &mut Decoder<'_>, version: i16) -> Result<Self, DecodeError>",
             |code| {
@@ -279,6 +283,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.blank();
         code.doc(" Writes the body at `version`.");
         code.line(format!("#[cfg(feature = \"{encode_feature}\")]"));
+        code.line("#[inline]");
         code.block(
             "pub fn encode(&self, buf: &mut impl BufMut, version: i16) -> Result<(), EncodeError>",
             |code| match_self(code, &|_| "(ref body) => body.encode(buf, version)".into()),
@@ -286,6 +291,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.blank();
         code.doc(" Exactly the bytes [`Self::encode`] writes.");
         code.line(format!("#[cfg(feature = \"{encode_feature}\")]"));
+        code.line("#[inline]");
         code.block(
             "pub fn encoded_len(&self, version: i16) -> Result<usize, EncodeError>",
             |code| match_self(code, &|_| "(ref body) => body.encoded_len(version)".into()),
@@ -293,6 +299,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.blank();
         code.doc(" The body in Kafka's JSON form.");
         code.line("#[cfg(feature = \"json\")]");
+        code.line("#[inline]");
         code.block(
             "pub fn to_json(&self, version: i16) -> Result<Value, EncodeError>",
             |code| code.line("self.to_json_with(version, &JsonOptions::default())"),
@@ -300,6 +307,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.blank();
         code.doc(" The body in Kafka's JSON form, written with `options`.");
         code.line("#[cfg(feature = \"json\")]");
+        code.line("#[inline]");
         code.block(
             "pub fn to_json_with(&self, version: i16, options: &JsonOptions<'_>) -> Result<Value, EncodeError>",
             |code| match_self(code, &|_| "(ref body) => body.to_json_with(version, options)".into()),
@@ -307,6 +315,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.blank();
         code.doc(" The body in Kafka's JSON form, written token by token to `out` with `options`.");
         code.line("#[cfg(feature = \"json\")]");
+        code.line("#[inline]");
         code.block(
             "pub fn write_json_with(&self, version: i16, options: &JsonOptions<'_>, out: &mut dyn JsonSink) -> Result<(), EncodeError>",
             |code| match_self(code, &|_| "(ref body) => body.write_json_with(version, options, out)".into()),
@@ -314,6 +323,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.blank();
         code.doc(" Empties every unknown tagged field of the body (see [`JsonFields::clear_unknown_tagged_fields`]).");
         code.line("#[cfg(feature = \"json\")]");
+        code.line("#[inline]");
         code.block(
             "pub fn clear_unknown_tagged_fields(&mut self)",
             |code| match_self(code, &|_| "(ref mut body) => body.clear_unknown_tagged_fields()".into()),
@@ -321,6 +331,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.blank();
         code.doc(" Reads the body of `api_key` from Kafka's JSON form, strictly.");
         code.line("#[cfg(feature = \"json\")]");
+        code.line("#[inline]");
         code.block(
             "pub fn from_json(api_key: ApiKey, value: &Value, version: i16) -> Result<Self, JsonError>",
             |code| code.line("Self::from_json_with(api_key, value, version, &JsonOptions::default())"),
@@ -328,6 +339,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.blank();
         code.doc(" Reads the body of `api_key` from Kafka's JSON form with `options`.");
         code.line("#[cfg(feature = \"json\")]");
+        code.line("#[inline]");
         code.block(
             "pub fn from_json_with(api_key: ApiKey, value: &Value, version: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>",
             |code| {

@@ -394,6 +394,7 @@ pub(crate) fn emit_len(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     }
     let body = with_flexible_binding(cx, body.finish());
     let version = binding(&body, "version");
+    code.line("#[inline]");
     code.block(
         format!("fn fields_len(&self, {version}: i16) -> usize"),
         |code| code.line(body),

@@ -119,6 +119,7 @@ pub(crate) fn emit_to_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let body = body.finish();
     let version = binding(&body, "version");
     let options = binding(&body, "options");
+    code.line("#[inline]");
     code.block(
         format!("fn write_json_fields(&self, {version}: i16, {options}: &JsonOptions<'_>, out: &mut dyn JsonSink) -> Result<(), EncodeError>"),
         |code| code.line(body),
@@ -280,6 +281,7 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         // One `match` shape for every field, whether a missing key is refused or defaulted.
         code.line("#[allow(clippy::manual_unwrap_or, clippy::manual_unwrap_or_default)]");
     }
+    code.line("#[inline]");
     code.block(
         format!("fn from_json_token(json: Json<'_>, {version}: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>"),
         |code| code.line(body),
@@ -289,6 +291,7 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
 /// `clear_unknown_tagged_fields`: the struct as its JSON form gives it back (which shows no
 /// unknown tagged fields), here and in every nested struct.
 pub(crate) fn emit_clear_unknown(code: &mut Code, s: &Struct) {
+    code.line("#[inline]");
     code.block("fn clear_unknown_tagged_fields(&mut self)", |code| {
         // `Default` whatever container holds them.
         code.line("self.unknown_tagged_fields = Default::default();");

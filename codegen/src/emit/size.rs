@@ -111,6 +111,7 @@ fn range_pattern(range: Versions) -> String {
 /// `fn min_wire_size`, inside the struct's `DecodeFields` impl.
 pub(crate) fn emit_min_wire_size(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let runs = version_runs(cx.message, |v| min_struct_size(cx.message, s, v));
+    code.line("#[inline]");
     code.block("fn min_wire_size(version: i16) -> usize", |code| {
         if let [(_, only)] = runs.as_slice() {
             code.line("let _ = version;");

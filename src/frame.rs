@@ -426,6 +426,7 @@ impl RequestFrame {
     /// the body: the top-level object is first split into the text of its values (borrowed
     /// from `text`, nothing copied), then the header is read, then the body at its version.
     #[cfg(feature = "json")]
+    #[inline]
     pub fn from_json_slice(text: &[u8], options: &JsonOptions<'_>) -> Result<Self, JsonError> {
         crate::json::frame_parts_of_text(text, REQUEST_KEYS, options)
             .and_then(|parts| Self::from_json_parts(parts, options))
@@ -433,6 +434,7 @@ impl RequestFrame {
     }
 
     #[cfg(feature = "json")]
+    #[inline]
     fn from_json_parts(
         [header, body]: [Option<Part<'_>>; 2],
         options: &JsonOptions<'_>,
@@ -669,6 +671,7 @@ impl ResponseFrame {
     /// [`ResponseFrame::from_json_with`] from JSON text, read token by token (see
     /// [`RequestFrame::from_json_slice`]): `apiKey` and `apiVersion` may come anywhere.
     #[cfg(feature = "json")]
+    #[inline]
     pub fn from_json_slice(text: &[u8], options: &JsonOptions<'_>) -> Result<Self, JsonError> {
         crate::json::frame_parts_of_text(text, RESPONSE_KEYS, options)
             .and_then(|parts| Self::from_json_parts(parts, options))
@@ -676,6 +679,7 @@ impl ResponseFrame {
     }
 
     #[cfg(feature = "json")]
+    #[inline]
     fn from_json_parts(
         [api_key, api_version, header, body]: [Option<Part<'_>>; 4],
         options: &JsonOptions<'_>,

@@ -360,6 +360,7 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
         code.doc(" Reads the body of `api_key` from the JSON `source` holds (a frame's body).");
         code.line("#[cfg(feature = \"json\")]");
         code.line("#[doc(hidden)]");
+        code.line("#[inline]");
         code.block(
             "pub fn read_json(api_key: ApiKey, source: &mut dyn JsonSource, version: i16, options: &JsonOptions<'_>) -> Result<Self, JsonError>",
             |code| {

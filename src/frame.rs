@@ -16,6 +16,8 @@ use crate::json::{JsonOptions, JsonSink, Part, ValueSink};
 use crate::messages::{RequestHeader, ResponseHeader};
 #[cfg(any(feature = "client", feature = "broker"))]
 use crate::wire::Decoder;
+#[cfg(any(feature = "client", feature = "broker"))]
+use crate::wire::Segments;
 use crate::wire::Utf8Bytes;
 use crate::wire::{DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind};
 #[cfg(feature = "json")]
@@ -361,6 +363,19 @@ impl RequestFrame {
         self.encode(buf)
     }
 
+    /// The size prefix and the frame as [`Segments`], ready for a vectored write: large
+    /// `bytes`/`records` values (a Produce request's records) are the body's own `Bytes`,
+    /// not copies (see [`Message::encode_segments`]).
+    #[cfg(feature = "client")]
+    #[inline]
+    pub fn encode_size_prefixed_segments(&self) -> Result<Segments, EncodeError> {
+        let len = self.encoded_len()?;
+        let mut out = Segments::for_encoded_len(4 + len);
+        put_size_prefix(&mut out, len)?;
+        self.encode(&mut out)?;
+        Ok(out)
+    }
+
     /// `{"header": …, "body": …}` in Kafka's JSON form.
     #[cfg(feature = "json")]
     #[inline]
@@ -602,6 +617,38 @@ impl ResponseFrame {
     pub fn encode_size_prefixed(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
         put_size_prefix(buf, self.encoded_len()?)?;
         self.encode(buf)
+    }
+
+    /// The size prefix and the frame as [`Segments`], ready for a vectored write: large
+    /// `bytes`/`records` values (a Fetch response's records) are the body's own `Bytes`, not
+    /// copies (see [`Message::encode_segments`]).
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use kafka_codec::messages::{fetch_response, FetchResponse};
+    /// use kafka_codec::ResponseFrame;
+    ///
+    /// let records = Bytes::from(vec![0u8; 100_000]); // record batches the server holds
+    /// let partition = fetch_response::PartitionData { records: Some(records.clone()), ..Default::default() };
+    /// let topic = fetch_response::FetchableTopicResponse { partitions: vec![partition], ..Default::default() };
+    /// let frame = ResponseFrame::new(FetchResponse { responses: vec![topic], ..Default::default() }, 17, 5);
+    ///
+    /// let segments = frame.encode_size_prefixed_segments().unwrap();
+    /// // The prefix, header and fields before the records; the records; what follows them.
+    /// assert_eq!(segments.chunks().count(), 3);
+    /// assert_eq!(segments.chunks().nth(1).unwrap().as_ptr(), records.as_ptr());
+    /// let mut plain = Vec::new();
+    /// frame.encode_size_prefixed(&mut plain).unwrap();
+    /// assert_eq!(segments.into_bytes(), plain);
+    /// ```
+    #[cfg(feature = "broker")]
+    #[inline]
+    pub fn encode_size_prefixed_segments(&self) -> Result<Segments, EncodeError> {
+        let len = self.encoded_len()?;
+        let mut out = Segments::for_encoded_len(4 + len);
+        put_size_prefix(&mut out, len)?;
+        self.encode(&mut out)?;
+        Ok(out)
     }
 
     /// `{"apiKey": K, "apiVersion": V, "header": …, "body": …}`: the key and version make

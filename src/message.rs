@@ -14,7 +14,7 @@ use crate::error::{JsonError, JsonErrorKind};
 use crate::json::{elements_of, read_token, Json, JsonOptions, JsonSink, JsonSource, ValueSink};
 use crate::versions::VersionRange;
 use crate::wire::{
-    DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind,
+    DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind, Segments,
 };
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 #[cfg(feature = "json")]
@@ -395,6 +395,21 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
         let mut buf = BytesMut::with_capacity(self.encoded_len(version)?);
         self.encode(&mut buf, version)?;
         Ok(buf.freeze())
+    }
+
+    /// Encodes into [`Segments`]: every `bytes`/`records` value of at least
+    /// [`DEFAULT_SHARE_THRESHOLD`](crate::wire::DEFAULT_SHARE_THRESHOLD) bytes is a segment
+    /// of its own, a reference to the field's `Bytes` rather than a copy; the rest is copied
+    /// into owned chunks. The segments in order are exactly what [`Message::encode`] writes;
+    /// hand them to a vectored write, or [`Segments::into_bytes`] for one buffer. For another
+    /// threshold, [`Message::encode`] into `Segments::new().with_share_threshold(n)`.
+    fn encode_segments(&self, version: i16) -> Result<Segments, EncodeError>
+    where
+        Self: EncodeFields,
+    {
+        let mut out = Segments::for_encoded_len(self.encoded_len(version)?);
+        self.encode(&mut out, version)?;
+        Ok(out)
     }
 
     /// Encodes into a new `Vec`.

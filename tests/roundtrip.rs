@@ -1,5 +1,6 @@
 //! Property test over every message and every valid version: random messages valid for the
-//! version survive encode → decode, `encoded_len` is exact, and JSON → message → JSON is stable.
+//! version survive encode → decode, `encoded_len` is exact, the segmented encode
+//! (`wire::Segments`) is the plain one, and JSON → message → JSON is stable.
 //!
 //! Messages are made by `kafka_codec::random` from entropy bytes that `proptest` draws, so a
 //! failure shrinks: shorter entropy and smaller bytes give a message with fewer elements and
@@ -9,6 +10,7 @@ use arbitrary::Unstructured;
 use bytes::Bytes;
 use kafka_codec::json::{JsonOptions, JsonWriter};
 use kafka_codec::random::{Random, RandomOptions};
+use kafka_codec::wire::Segments;
 use kafka_codec::MessageCodec;
 use kafka_codec::RandomMessageVisitor;
 use proptest::prelude::*;
@@ -129,6 +131,21 @@ fn check<M: MessageCodec + Random>(
     if len != encoded.len() {
         return Err(format!("encoded_len {len} but wrote {}", encoded.len()));
     }
+    // Segmented: the segments in order are the plain encode, whether every non-empty
+    // `bytes`/`records` value is shared (threshold 1) or the default threshold decides.
+    let mut all_shared = Segments::new().with_share_threshold(1);
+    message
+        .encode(&mut all_shared, version)
+        .map_err(|e| format!("encode into segments: {e}"))?;
+    let segmented = message
+        .encode_segments(version)
+        .map_err(|e| format!("encode_segments: {e}"))?;
+    for segments in [all_shared, segmented] {
+        if segments.len() != encoded.len() || segments.into_bytes() != encoded {
+            return Err("segmented encode differs from the plain one".into());
+        }
+    }
+
     let mut input = Bytes::from(encoded.clone());
     let decoded = M::decode(&mut input, version).map_err(|e| format!("decode: {e}"))?;
     if !input.is_empty() {

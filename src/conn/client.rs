@@ -4,6 +4,7 @@ use super::decode::decode_response;
 use super::error::{ConnError, InFlight};
 use crate::frame::{put_size_prefix, split_frame};
 use crate::messages::RequestHeader;
+use crate::wire::Segments;
 use crate::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeOptions, EncodeError, Message, Request,
     ResponseFrame, Utf8Bytes,
@@ -128,6 +129,7 @@ impl ClientConnection {
         out: &mut BytesMut,
     ) -> Result<Sent, ConnError> {
         let body_len = body.encoded_len(version)?;
+        let start = out.len();
         self.write_request(
             body.api_key(),
             version,
@@ -136,6 +138,32 @@ impl ClientConnection {
             body_len,
             |buf| body.encode(buf, version),
         )
+        .inspect_err(|_| out.truncate(start))
+    }
+
+    /// [`ClientConnection::send`] for a vectored write: appends the request to `out` as
+    /// [`Segments`], in which large `bytes`/`records` values (a Produce request's record
+    /// batches) are the body's own `Bytes` rather than copies. On error nothing is appended
+    /// and no correlation id is used.
+    #[inline]
+    pub fn send_segments(
+        &mut self,
+        version: i16,
+        body: &Request,
+        out: &mut Segments,
+    ) -> Result<Sent, ConnError> {
+        let body_len = body.encoded_len(version)?;
+        let mut frame = Segments::new();
+        let sent = self.write_request(
+            body.api_key(),
+            version,
+            body.expects_response(),
+            &mut frame,
+            body_len,
+            |buf| body.encode(buf, version),
+        )?;
+        out.append(frame);
+        Ok(sent)
     }
 
     /// Writes a request whose body is already encoded, at any version: for versions this
@@ -151,20 +179,24 @@ impl ClientConnection {
         expects_response: bool,
         out: &mut BytesMut,
     ) -> Result<Sent, ConnError> {
+        let start = out.len();
         self.write_request(api, version, expects_response, out, body.len(), |buf| {
             buf.put_slice(body);
             Ok(())
         })
+        .inspect_err(|_| out.truncate(start))
     }
 
-    fn write_request(
+    /// Writes the request and, on success, takes its correlation id; on error `out` may hold
+    /// part of it, which the caller removes.
+    fn write_request<B: BufMut>(
         &mut self,
         api: ApiKey,
         version: i16,
         expects_response: bool,
-        out: &mut BytesMut,
+        out: &mut B,
         body_len: usize,
-        write_body: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
+        write_body: impl FnOnce(&mut B) -> Result<(), EncodeError>,
     ) -> Result<Sent, ConnError> {
         let correlation_id = self.next_correlation_id;
         let header = RequestHeader {
@@ -175,16 +207,9 @@ impl ClientConnection {
             ..Default::default()
         };
         let header_version = api.request_header_version(version);
-        let start = out.len();
-        let write = || -> Result<(), EncodeError> {
-            put_size_prefix(out, header.encoded_len(header_version)? + body_len)?;
-            header.encode(out, header_version)?;
-            write_body(out)
-        };
-        if let Err(error) = write() {
-            out.truncate(start);
-            return Err(error.into());
-        }
+        put_size_prefix(out, header.encoded_len(header_version)? + body_len)?;
+        header.encode(out, header_version)?;
+        write_body(out)?;
         self.next_correlation_id = correlation_id.checked_add(1).unwrap_or(0);
         if expects_response {
             self.in_flight.push_back(InFlight {

@@ -4,6 +4,7 @@ use super::decode::decode_request;
 use super::error::{ConnError, InFlight, RawRequestHeader};
 use super::IncomingRequest;
 use crate::frame::split_frame;
+use crate::wire::Segments;
 use crate::{DecodeOptions, ResponseFrame};
 use bytes::{Bytes, BytesMut};
 use std::collections::VecDeque;
@@ -98,20 +99,7 @@ impl ServerConnection {
     /// nothing is written.
     #[inline]
     pub fn send(&mut self, response: &ResponseFrame, out: &mut BytesMut) -> Result<(), ConnError> {
-        let expected = self.awaiting.front().copied();
-        let answers = expected.is_some_and(|request| {
-            request.correlation_id == response.header.correlation_id
-                && request.api == response.api_key()
-                && request.version == response.api_version
-        });
-        if !answers {
-            return Err(ConnError::UnexpectedResponse {
-                correlation_id: response.header.correlation_id,
-                api: response.api_key(),
-                version: response.api_version,
-                expected,
-            });
-        }
+        self.check_answers(response)?;
         let start = out.len();
         if let Err(error) = response.encode_size_prefixed(out) {
             out.truncate(start);
@@ -119,5 +107,61 @@ impl ServerConnection {
         }
         self.awaiting.pop_front();
         Ok(())
+    }
+
+    /// [`ServerConnection::send`] for a vectored write: appends `response` to `out` as
+    /// [`Segments`], in which large `bytes`/`records` values (a Fetch response's record
+    /// batches) are the response's own `Bytes` rather than copies. `out` is a write queue:
+    /// responses appended in order, drained from the front by `write_vectored` (or
+    /// `tokio::io::AsyncWriteExt::write_all_buf`). On error nothing is appended.
+    ///
+    /// ```
+    /// use bytes::{Buf, BytesMut};
+    /// use kafka_codec::conn::{ClientConnection, ServerConnection};
+    /// use kafka_codec::messages::{FetchRequest, FetchResponse};
+    /// use kafka_codec::wire::Segments;
+    /// use kafka_codec::Request;
+    ///
+    /// let (mut client, mut server) = (ClientConnection::new(), ServerConnection::new());
+    /// let mut to_server = BytesMut::new();
+    /// client.send(17, &Request::from(FetchRequest::default()), &mut to_server).unwrap();
+    /// let request = server.receive(&mut to_server).unwrap().unwrap();
+    ///
+    /// let mut queue = Segments::new();
+    /// server.send_segments(&request.respond(FetchResponse::default()), &mut queue).unwrap();
+    /// // A socket would take `queue.chunks_vectored(..)`; here the bytes go to the client.
+    /// let mut to_client = BytesMut::new();
+    /// to_client.extend_from_slice(&queue.copy_to_bytes(queue.remaining()));
+    /// assert!(client.receive(&mut to_client).unwrap().is_some());
+    /// ```
+    #[inline]
+    pub fn send_segments(
+        &mut self,
+        response: &ResponseFrame,
+        out: &mut Segments,
+    ) -> Result<(), ConnError> {
+        self.check_answers(response)?;
+        out.append(response.encode_size_prefixed_segments()?);
+        self.awaiting.pop_front();
+        Ok(())
+    }
+
+    /// Refuses a response that does not answer the oldest request awaiting one.
+    fn check_answers(&self, response: &ResponseFrame) -> Result<(), ConnError> {
+        let expected = self.awaiting.front().copied();
+        let answers = expected.is_some_and(|request| {
+            request.correlation_id == response.header.correlation_id
+                && request.api == response.api_key()
+                && request.version == response.api_version
+        });
+        if answers {
+            return Ok(());
+        }
+        Err(ConnError::UnexpectedResponse {
+            correlation_id: response.header.correlation_id,
+            api: response.api_key(),
+            version: response.api_version,
+            expected,
+        })
     }
 }

@@ -4,11 +4,12 @@
 //! writer follows. Length checks that Kafka makes on write (string length, prefix range)
 //! return [`EncodeError`]; callers add the field path.
 
+use super::segments::SharedBytes;
 use super::{
     EncodeError, EncodeErrorKind, FixedWidth, PrimitiveArray, RawTaggedField, Utf8Bytes, Uuid,
     MAX_STRING_LEN,
 };
-use bytes::BufMut;
+use bytes::{BufMut, Bytes};
 
 /// Bytes an unsigned varint of `value` takes.
 #[inline]
@@ -181,6 +182,35 @@ pub fn put_bytes(buf: &mut impl BufMut, value: &[u8], compact: bool) -> Result<(
     put_length(buf, value.len(), compact)?;
     buf.put_slice(value);
     Ok(())
+}
+
+/// Writes `bytes` or `records` held as [`Bytes`]: what a generated encoder calls. Into most
+/// buffers it is copied as [`put_bytes`] copies it; [`Segments`](super::Segments) keeps a
+/// large value as a segment of its own, a reference to `value`'s storage.
+#[inline]
+pub fn put_shared_bytes(
+    buf: &mut impl BufMut,
+    value: &Bytes,
+    compact: bool,
+) -> Result<(), EncodeError> {
+    put_length(buf, value.len(), compact)?;
+    buf.put(SharedBytes::new(value));
+    Ok(())
+}
+
+/// Writes nullable `bytes` or `records` held as [`Bytes`] (see [`put_shared_bytes`]).
+pub fn put_nullable_shared_bytes(
+    buf: &mut impl BufMut,
+    value: Option<&Bytes>,
+    compact: bool,
+) -> Result<(), EncodeError> {
+    match value {
+        Some(value) => put_shared_bytes(buf, value, compact),
+        None => {
+            put_null(buf, compact, false);
+            Ok(())
+        }
+    }
 }
 
 /// Writes nullable `bytes` or `records`.
@@ -495,7 +525,6 @@ pub fn put_nullable_struct<B: BufMut, T>(
 mod tests {
     use super::*;
     use crate::wire::Decoder;
-    use bytes::Bytes;
 
     fn written(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
         let mut buf = Vec::new();

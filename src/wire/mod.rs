@@ -15,6 +15,7 @@ mod decoder;
 mod encoder;
 mod error;
 mod limits;
+mod segments;
 mod tagged;
 mod values;
 
@@ -29,6 +30,7 @@ pub use error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSegment,
 };
 pub use limits::DecodeLimits;
+pub use segments::{Segments, DEFAULT_SHARE_THRESHOLD};
 pub use tagged::TaggedFields;
 pub use values::{ParseUuidError, RawTaggedField, Utf8Bytes, Uuid};
 

@@ -33,7 +33,7 @@ fn write_value(ty: &FieldType, value: &str, compact: &str) -> String {
             format!("wire::put_string(buf, {value}, {compact})")
         }
         FieldType::Primitive(Primitive::Bytes | Primitive::Records) => {
-            format!("wire::put_bytes(buf, {value}, {compact})")
+            format!("wire::put_shared_bytes(buf, {value}, {compact})")
         }
         FieldType::Primitive(p) => unreachable!("{p:?} is written by put_fixed"),
         FieldType::Struct(_) => format!("{}.encode_fields(buf, version)", receiver(value)),
@@ -51,7 +51,7 @@ fn write_value(ty: &FieldType, value: &str, compact: &str) -> String {
                 format!("wire::put_fixed_array(buf, {value}, {compact})")
             }
             FieldType::Primitive(_) => format!(
-                "wire::put_array(buf, {value}, {compact}, |buf, element| wire::put_bytes(buf, element, {compact}))"
+                "wire::put_array(buf, {value}, {compact}, |buf, element| wire::put_shared_bytes(buf, element, {compact}))"
             ),
             FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
         },
@@ -66,7 +66,7 @@ fn write_nullable(field: &Field, compact: &str) -> String {
             format!("wire::put_nullable_string(buf, self.{ident}.as_deref(), {compact})")
         }
         FieldType::Primitive(_) => {
-            format!("wire::put_nullable_bytes(buf, self.{ident}.as_deref(), {compact})")
+            format!("wire::put_nullable_shared_bytes(buf, self.{ident}.as_ref(), {compact})")
         }
         FieldType::Struct(name) => {
             format!("{name}::encode_nullable(self.{ident}.as_ref(), buf, version)")
@@ -85,18 +85,21 @@ fn write_nullable(field: &Field, compact: &str) -> String {
                 "wire::put_nullable_fixed_array(buf, self.{ident}.as_deref(), {compact})"
             ),
             FieldType::Primitive(_) => format!(
-                "wire::put_nullable_array(buf, self.{ident}.as_deref(), {compact}, |buf, element| wire::put_bytes(buf, element, {compact}))"
+                "wire::put_nullable_array(buf, self.{ident}.as_deref(), {compact}, |buf, element| wire::put_shared_bytes(buf, element, {compact}))"
             ),
             FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
         },
     }
 }
 
-/// How to borrow an `Option` field's inner value.
+/// How to borrow an `Option` field's inner value (`bytes`/`records` as `&Bytes`, which
+/// `wire::Segments` can share).
 fn borrow_option(field: &Field) -> String {
     let ident = field_ident(field);
     match &field.ty {
-        FieldType::Struct(_) => format!("self.{ident}.as_ref()"),
+        FieldType::Struct(_) | FieldType::Primitive(Primitive::Bytes | Primitive::Records) => {
+            format!("self.{ident}.as_ref()")
+        }
         ty if super::is_primitive_array(ty) => format!("self.{ident}.as_ref()"),
         _ => format!("self.{ident}.as_deref()"),
     }
@@ -168,7 +171,9 @@ fn field_len(cx: &Context<'_>, field: &Field, scope: Versions) -> String {
         FieldType::Primitive(Primitive::String) => {
             format!("wire::nullable_string_len({borrowed}, {compact})")
         }
-        FieldType::Primitive(_) => format!("wire::nullable_bytes_len({borrowed}, {compact})"),
+        FieldType::Primitive(_) => {
+            format!("wire::nullable_bytes_len(self.{ident}.as_deref(), {compact})")
+        }
         FieldType::Array(element) => match element.as_ref() {
             FieldType::Struct(name) => {
                 format!("{name}::nullable_array_len({borrowed}, {compact}, version)")

@@ -4,8 +4,10 @@
 Reads target/criterion/<group>/<function>/<BASELINE>/estimates.json (and benchmark.json beside
 it, for the group and function names) and prints, per benchmark group: our median,
 kafka-protocol's median, and the ratio kafka-protocol / ours (above 1 means kafka-codec is
-faster). Groups whose case name ends in TOPICSxPARTITIONSxREPLICAS (the Metadata cases) also
-get the time per partition, and the Metadata pair a line comparing the two sizes.
+faster). An encode group's `kafka-codec (segmented)` function (Message::encode_segments) is a
+row of its own, `<group> (segmented)`, against the same kafka-protocol encode. Groups whose
+case name ends in TOPICSxPARTITIONSxREPLICAS (the Metadata cases) also get the time per
+partition, and the Metadata pair a line comparing the two sizes.
 
 Usage: python3 benches/report.py [CRITERION_DIR] [--markdown] [--baseline NAME]...
 CRITERION_DIR defaults to target/criterion under the workspace root (this file's parent's
@@ -25,6 +27,9 @@ from pathlib import Path
 
 OURS = "kafka-codec"
 THEIRS = "kafka-protocol"
+# The encode groups' third function (Message::encode_segments); reported as a row of its own,
+# `<group> (segmented)`, against the same kafka-protocol encode.
+SEGMENTED = "kafka-codec (segmented)"
 SHAPE = re.compile(r"_(\d+)x(\d+)x(\d+)(/|$)")
 
 
@@ -51,6 +56,20 @@ def load(root: Path, baseline: str) -> dict:
         median = json.loads(estimates.read_text())["median"]["point_estimate"]
         results.setdefault(group, {})[function] = median
     return results
+
+
+def split_segmented(results: dict) -> dict:
+    """Each group's segmented function as a group of its own, beside the same kafka-protocol
+    median, so that every row reads ours / theirs / ratio."""
+    out = {}
+    for group, functions in results.items():
+        out[group] = {f: v for f, v in functions.items() if f != SEGMENTED}
+        if SEGMENTED in functions:
+            row = {OURS: functions[SEGMENTED]}
+            if THEIRS in functions:
+                row[THEIRS] = functions[THEIRS]
+            out[f"{group} (segmented)"] = row
+    return out
 
 
 def fmt_ns(ns: float) -> str:
@@ -80,7 +99,7 @@ def main(argv: list) -> int:
         print(f"no criterion results at {root}: run `cargo bench -p kafka-codec-bench` first",
               file=sys.stderr)
         return 1
-    runs = [load(root, b) for b in baselines]
+    runs = [split_segmented(load(root, b)) for b in baselines]
     groups = sorted(set().union(*runs))
     rows, per_partition = [], {}
     for group in groups:

@@ -156,7 +156,7 @@ fn plain_bytes_fields_are_shared_too() {
     for version in 0..=2 {
         let segments = request.encode_segments(version).unwrap();
         assert_eq!(concat(&segments), request.encode_to_bytes(version).unwrap());
-        assert_eq!(shared(&segments, &[token.clone()]), [true]);
+        assert_eq!(shared(&segments, std::slice::from_ref(&token)), [true]);
     }
     // Non-nullable and nullable `bytes` in one message, with a small one between.
     let (data, principal) = (

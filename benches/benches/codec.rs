@@ -9,9 +9,16 @@
 //!   what decoding allocated is part of its cost for both crates.
 //! - encode: the already-built message into a `BytesMut` sized once up front and cleared each
 //!   iteration, so neither crate pays for growing the buffer.
+//! - encode, `kafka-codec (segmented)`: `Message::encode_segments`, the chain of `Bytes` a
+//!   vectored write sends, in which `bytes`/`records` values of 2 KiB or more are the
+//!   message's own `Bytes`, not copies. It allocates its chunks and segment list each
+//!   iteration and frees them inside the timed loop, as a server queuing a response would.
 
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use kafka_codec::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_codec::messages::FetchResponse;
+use kafka_codec::wire::Segments;
 use kafka_codec::{DecodeFields, EncodeFields, Message};
 use kafka_codec_bench::{with_case, Case, CaseVisitor, CASES};
 use kafka_protocol::protocol::{Decodable, Encodable};
@@ -19,6 +26,7 @@ use std::hint::black_box;
 
 const OURS: &str = "kafka-codec";
 const THEIRS: &str = "kafka-protocol";
+const SEGMENTED: &str = "kafka-codec (segmented)";
 
 /// Benchmarks decode and encode of one case; `T` is kafka-protocol's type for the message.
 struct Compare<'a>(&'a mut Criterion);
@@ -79,6 +87,19 @@ fn compare<M: Message + DecodeFields + EncodeFields, T: Decodable + Encodable>(
         out.is_empty() || out[..] == bytes[..],
         "{name}: kafka-codec encode drifted"
     );
+    let mut segmented = None;
+    group.bench_function(SEGMENTED, |b| {
+        b.iter(|| {
+            let segments = black_box(&message).encode_segments(version).unwrap();
+            black_box(segments.len())
+        });
+        segmented = Some(message.encode_segments(version).unwrap());
+    });
+    // None when a filter skipped the benchmark.
+    assert!(
+        segmented.is_none_or(|segments| segments.into_bytes() == bytes),
+        "{name}: kafka-codec segmented encode drifted"
+    );
     group.bench_function(THEIRS, |b| {
         b.iter(|| {
             out.clear();
@@ -105,10 +126,44 @@ fn few_samples_if_large<M: criterion::measurement::Measurement>(
     }
 }
 
+/// Where sharing a `records` value starts to pay (`wire::DEFAULT_SHARE_THRESHOLD`): a Fetch
+/// response of 10 partitions whose records are `size` bytes each, segmented with every value
+/// copied into the owned chunks or every value shared.
+fn share_threshold(c: &mut Criterion) {
+    for size in [256, 1024, 2048, 4096, 8192, 16384] {
+        let message = FetchResponse {
+            responses: vec![FetchableTopicResponse {
+                partitions: (0..10)
+                    .map(|i| PartitionData {
+                        partition_index: i,
+                        records: Some(Bytes::from(vec![i as u8; size])),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let mut group = c.benchmark_group(format!("share_threshold/{size}"));
+        group.throughput(Throughput::Bytes(10 * size as u64));
+        for (name, threshold) in [("copied", usize::MAX), ("shared", 1)] {
+            group.bench_function(name, |b| {
+                b.iter(|| {
+                    let mut segments = Segments::new().with_share_threshold(threshold);
+                    black_box(&message).encode(&mut segments, 18).unwrap();
+                    black_box(segments.segment_count())
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
 fn benches(c: &mut Criterion) {
     for name in CASES {
         assert!(with_case(name, &mut Compare(c)), "no case {name}");
     }
+    share_threshold(c);
 }
 
 criterion_group!(codec, benches);

@@ -15,7 +15,8 @@
 //! does this for every case.
 //!
 //! Arguments: CASE (a benchmark group's case name, e.g. `fetch_response_v18`; `list` prints
-//! them), `decode` or `encode`, `kafka-codec` or `kafka-protocol`, and N (default 10000).
+//! them), `decode` or `encode`, `kafka-codec` or `kafka-protocol`, and N (default 10000);
+//! or `encode-segmented kafka-codec` (`Message::encode_segments`, message cases only).
 //! The cases of `benches/records.rs` (`records_1000_none`, `records_1000_gzip`, …) run that
 //! benchmark's loop bodies; `list` leaves them out.
 
@@ -67,6 +68,12 @@ impl CaseVisitor for Run<'_> {
                     out.clear();
                     black_box(&message).encode(&mut out, version).unwrap();
                     black_box(out.len());
+                }
+            }
+            ("encode-segmented", "kafka-codec") => {
+                for _ in 0..times {
+                    let segments = black_box(&message).encode_segments(version).unwrap();
+                    black_box(segments.len());
                 }
             }
             ("encode", "kafka-protocol") => {
@@ -131,7 +138,7 @@ fn run_records(case: RecordsCase, op: &str, who: &str, n: usize) {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
-        "usage: profile CASE decode|encode kafka-codec|kafka-protocol [N]\n       profile list";
+        "usage: profile CASE decode|encode kafka-codec|kafka-protocol [N]\n       profile CASE encode-segmented kafka-codec [N]\n       profile list";
     if args.first().map(String::as_str) == Some("list") {
         for name in CASES {
             println!("{name}");
@@ -150,9 +157,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if !matches!(op.as_str(), "decode" | "encode")
-        || !matches!(who.as_str(), "kafka-codec" | "kafka-protocol")
-    {
+    let known = match (op.as_str(), who.as_str()) {
+        ("decode" | "encode", "kafka-codec" | "kafka-protocol") => true,
+        // Message cases only: `Message::encode_segments`.
+        ("encode-segmented", "kafka-codec") => !case.starts_with("records_"),
+        _ => false,
+    };
+    if !known {
         eprintln!("{usage}");
         return ExitCode::from(2);
     }

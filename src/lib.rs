@@ -25,7 +25,9 @@
 //!
 //! Crate layout: [`messages`] holds one module per schema; [`Message`] is the trait they
 //! share; [`ApiKey`], [`Request`] and [`Response`] dispatch by API; [`RequestFrame`] and
-//! [`ResponseFrame`] handle whole frames and the size prefix; [`wire`] has the primitives;
+//! [`ResponseFrame`] handle whole frames and the size prefix; [`wire`] has the primitives, and
+//! [`wire::Segments`], the encode that shares large `bytes`/`records` values instead of
+//! copying them (for vectored writes);
 //! [`json`] documents Kafka's JSON form; [`conn`] holds conversations (error codes, version
 //! negotiation, sans-IO connections); `records` (feature `records`, on by default) reads and
 //! writes the record batches inside Produce and Fetch; `quorum` (feature `quorum`) is the

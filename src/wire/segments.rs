@@ -30,6 +30,8 @@ use std::io::IoSlice;
 /// against 2.73 µs).
 pub const DEFAULT_SHARE_THRESHOLD: usize = 2048;
 
+/// The largest first chunk of an encode whose length is known (`for_encoded_len`).
+const FIRST_CHUNK_MAX: usize = 16 * 1024;
 /// The smallest owned chunk allocated when the current one is full.
 const MIN_CHUNK: usize = 256;
 /// Owned chunks double in size up to this, so a large message without shared values
@@ -113,11 +115,11 @@ impl Segments {
         }
     }
 
-    /// Empty, sized for an encode of `len` bytes: room for all of it when it is too short
-    /// to hold a shared value, else for as many bytes as the threshold, since the rest may
-    /// well be shared.
+    /// Empty, sized for an encode of `len` bytes: room for all of it up to 16 KiB (most
+    /// messages then take one chunk, and into_bytes is free), since what the shared values
+    /// leave is not known before writing; a larger message continues in chunks that double.
     pub(crate) fn for_encoded_len(len: usize) -> Self {
-        Self::with_capacity(len.min(DEFAULT_SHARE_THRESHOLD))
+        Self::with_capacity(len.min(FIRST_CHUNK_MAX))
     }
 
     /// Shares values of at least `threshold` bytes instead of copying them (`usize::MAX`:

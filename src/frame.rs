@@ -170,6 +170,18 @@ fn encode_to_bytes(
     Ok(buf.freeze())
 }
 
+/// The size prefix of a frame of `len` bytes, then the frame, as segments.
+#[cfg(any(feature = "client", feature = "broker"))]
+fn size_prefixed_segments(
+    len: usize,
+    encode: impl FnOnce(&mut Segments) -> Result<(), EncodeError>,
+) -> Result<Segments, EncodeError> {
+    let mut out = Segments::for_encoded_len(4 + len);
+    put_size_prefix(&mut out, len)?;
+    encode(&mut out)?;
+    Ok(out)
+}
+
 /// A request as it travels: header, then the body the header's key and version select.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestFrame {
@@ -369,11 +381,7 @@ impl RequestFrame {
     #[cfg(feature = "client")]
     #[inline]
     pub fn encode_size_prefixed_segments(&self) -> Result<Segments, EncodeError> {
-        let len = self.encoded_len()?;
-        let mut out = Segments::for_encoded_len(4 + len);
-        put_size_prefix(&mut out, len)?;
-        self.encode(&mut out)?;
-        Ok(out)
+        size_prefixed_segments(self.encoded_len()?, |out| self.encode(out))
     }
 
     /// `{"header": …, "body": …}` in Kafka's JSON form.
@@ -644,11 +652,7 @@ impl ResponseFrame {
     #[cfg(feature = "broker")]
     #[inline]
     pub fn encode_size_prefixed_segments(&self) -> Result<Segments, EncodeError> {
-        let len = self.encoded_len()?;
-        let mut out = Segments::for_encoded_len(4 + len);
-        put_size_prefix(&mut out, len)?;
-        self.encode(&mut out)?;
-        Ok(out)
+        size_prefixed_segments(self.encoded_len()?, |out| self.encode(out))
     }
 
     /// `{"apiKey": K, "apiVersion": V, "header": …, "body": …}`: the key and version make

@@ -304,3 +304,115 @@ fn error_messages_name_message_version_path_and_offset() {
         "null is not allowed here at this version in DescribeQuorumRequest v0 at Topics[0].TopicName (byte offset 1)"
     );
 }
+
+/// A run of fixed-width fields is taken with one length check; a run cut short must still
+/// be reported at the field it cuts, as reading field by field reports it.
+#[test]
+fn a_cut_inside_a_run_of_fixed_width_fields_names_the_field() {
+    use kafka_codec::messages::describe_quorum_response::{
+        DescribeQuorumResponse, PartitionData, ReplicaState, TopicData,
+    };
+    use kafka_codec::wire::RawTaggedField;
+    // ReplicaState at v2: ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp,
+    // LastCaughtUpTimestamp: one 44-byte run. The values are found in the bytes by pattern.
+    let voter = |id: i32| ReplicaState {
+        replica_id: id,
+        log_end_offset: 0x0a0b_0c0d_0e0f_1011 + i64::from(id),
+        last_fetch_timestamp: 0x2122_2324_2526_2728 + i64::from(id),
+        last_caught_up_timestamp: -1,
+        ..Default::default()
+    };
+    // The first voter carries an unknown tagged field, so that a cut inside the second one
+    // passes the array's count check (two voters of at least 45 bytes) and reaches the run.
+    let mut first = voter(1);
+    first.unknown_tagged_fields = vec![RawTaggedField {
+        tag: 0,
+        data: Bytes::from(vec![0x55; 60]),
+    }]
+    .into();
+    let message = DescribeQuorumResponse {
+        topics: vec![TopicData {
+            topic_name: "t".into(),
+            partitions: vec![PartitionData {
+                current_voters: vec![first, voter(2)],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let bytes = message.encode_to_bytes(2).unwrap();
+    let find = |value: i64| {
+        let pattern = value.to_be_bytes();
+        bytes.windows(8).position(|w| w == pattern).unwrap()
+    };
+    // Cut 3 bytes into the second voter's LastFetchTimestamp.
+    let field = find(0x2122_2324_2526_2728 + 2);
+    let err = DescribeQuorumResponse::decode(&mut bytes.slice(..field + 3), 2).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &DecodeErrorKind::UnexpectedEof {
+            needed: 8,
+            remaining: 3
+        }
+    );
+    assert_eq!(err.offset(), field);
+    assert_eq!(
+        err.path().to_string(),
+        "Topics[0].Partitions[0].CurrentVoters[1].LastFetchTimestamp"
+    );
+    // Every cut inside the second voter's run lands on the field it cuts.
+    let run = find(0x0a0b_0c0d_0e0f_1011 + 2) - 20;
+    for cut in run..run + 44 {
+        let err = DescribeQuorumResponse::decode(&mut bytes.slice(..cut), 2).unwrap_err();
+        let DecodeErrorKind::UnexpectedEof { needed, remaining } = *err.kind() else {
+            panic!("cut {cut}: {err}");
+        };
+        assert_eq!(err.offset() + remaining, cut, "cut {cut}: {err}");
+        let (path, width) = match cut - run {
+            0..4 => ("ReplicaId", 4),
+            4..20 => ("ReplicaDirectoryId", 16),
+            20..28 => ("LogEndOffset", 8),
+            28..36 => ("LastFetchTimestamp", 8),
+            _ => ("LastCaughtUpTimestamp", 8),
+        };
+        assert_eq!(needed, width, "cut {cut}: {err}");
+        assert_eq!(
+            err.path().to_string(),
+            format!("Topics[0].Partitions[0].CurrentVoters[1].{path}")
+        );
+    }
+}
+
+/// The same where every version has the run's layout, and a short run is reported by one
+/// shared function rather than by reading the fields again.
+#[test]
+fn a_cut_inside_a_run_of_every_version_names_the_field() {
+    use kafka_codec::messages::AllocateProducerIdsRequest;
+    // BrokerId (int32), BrokerEpoch (int64): one 12-byte run, then the tagged-field count.
+    let request = AllocateProducerIdsRequest {
+        broker_id: 7,
+        broker_epoch: 9,
+        ..Default::default()
+    };
+    let bytes = request.encode_to_bytes(0).unwrap();
+    assert_eq!(bytes.len(), 13);
+    for cut in 0..12 {
+        let err = AllocateProducerIdsRequest::decode(&mut bytes.slice(..cut), 0).unwrap_err();
+        let (path, offset, needed) = if cut < 4 {
+            ("BrokerId", 0, 4)
+        } else {
+            ("BrokerEpoch", 4, 8)
+        };
+        assert_eq!(
+            err.kind(),
+            &DecodeErrorKind::UnexpectedEof {
+                needed,
+                remaining: cut - offset
+            },
+            "cut {cut}"
+        );
+        assert_eq!(err.offset(), offset, "cut {cut}");
+        assert_eq!(err.path().to_string(), path, "cut {cut}");
+    }
+}

@@ -172,6 +172,38 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// The next `N` bytes of the window as one array, if the window holds them: a run of
+    /// consecutive fixed-width fields taken with one length check (see [`read_at`]). `None`
+    /// leaves the window as it was, so the caller can read the run field by field to find
+    /// and name the one that is short.
+    ///
+    /// [`read_at`]: super::read_at
+    #[inline]
+    pub fn fixed_run<const N: usize>(&mut self) -> Option<&'a [u8; N]> {
+        let (run, rest) = self.rest.split_first_chunk::<N>()?;
+        self.rest = rest;
+        Some(run)
+    }
+
+    /// The error of a run that [`Decoder::fixed_run`] found short, as reading its fields one
+    /// by one reports it: `fields` are the run's (name, width) in order, and the error names
+    /// the first field the window cannot hold, at that field's offset.
+    #[cold]
+    pub fn short_run_error(&self, fields: &[(&'static str, usize)]) -> DecodeError {
+        let (mut offset, mut remaining) = (self.position(), self.remaining());
+        let mut short = ("", 0);
+        for &(name, width) in fields {
+            short = (name, width);
+            if remaining < width {
+                break;
+            }
+            offset += width;
+            remaining -= width;
+        }
+        let (name, needed) = short;
+        DecodeError::new(DecodeErrorKind::UnexpectedEof { needed, remaining }, offset).at(name)
+    }
+
     /// An unsigned varint of at most `MAX` bytes.
     fn varint<const MAX: usize>(&mut self) -> Result<u64, DecodeError> {
         match unsigned_varint::<MAX>(self.rest) {

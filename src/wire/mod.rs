@@ -15,6 +15,7 @@ mod decoder;
 mod encoder;
 mod error;
 mod limits;
+mod run;
 mod segments;
 mod tagged;
 mod values;
@@ -30,6 +31,7 @@ pub use error::{
     DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, FieldPath, PathSegment,
 };
 pub use limits::DecodeLimits;
+pub use run::{read_at, write_at};
 pub use segments::{Segments, DEFAULT_SHARE_THRESHOLD};
 pub use tagged::TaggedFields;
 pub use values::{ParseUuidError, RawTaggedField, Utf8Bytes, Uuid};

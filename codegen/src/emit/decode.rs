@@ -6,6 +6,7 @@
 //! type rather than once per field.
 
 use super::code::Code;
+use super::runs::{fixed_runs, Run};
 use super::{
     binding, field_default, field_ident, field_inits, if_else, primitive_suffix, tagged_fields,
     Cond, Context,
@@ -108,7 +109,9 @@ fn read_field(cx: &Context<'_>, field: &Field, scope: Versions) -> String {
 fn local_ident(field: &Field) -> String {
     let ident = field_ident(field);
     match ident.as_str() {
-        "d" | "version" | "flexible" | "tag" | "unknown_tagged_fields" => format!("{ident}_value"),
+        "d" | "version" | "flexible" | "tag" | "run" | "unknown_tagged_fields" => {
+            format!("{ident}_value")
+        }
         _ => ident,
     }
 }
@@ -141,21 +144,113 @@ fn read_tagged_section(cx: &Context<'_>, s: &Struct) -> String {
         .choose(&read, "TaggedFields::new()")
 }
 
+/// The field's value read on its own (or its default where the version lacks it).
+fn field_value(cx: &Context<'_>, field: &Field) -> String {
+    let range = cx.positional(field);
+    match cx.when(range) {
+        Cond::Always => read_field(cx, field, range),
+        Cond::Never => field_default(field),
+        Cond::Expr(e, _) => if_else(&e, &read_field(cx, field, range), &field_default(field)),
+    }
+}
+
+/// The fields of a run, bound from one array of the input where the versions allow it and
+/// the input holds it; otherwise read one by one, which also finds and names a short field.
+fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run) {
+    let fields = &s.fields[run.fields.clone()];
+    let len = run.len;
+    let take = format!("d.fixed_run::<{len}>()");
+    let scrutinee = match cx.when(run.versions) {
+        Cond::Always => take,
+        cond => {
+            body.line(format!("let run = {};", cond.choose(&take, "None")));
+            "run".to_string()
+        }
+    };
+    let locals: Vec<String> = fields.iter().map(local_ident).collect();
+    let pattern = locals.join(", ");
+    // One local a line when they would not fit on one.
+    let pattern = if pattern.len() <= 72 {
+        pattern
+    } else {
+        let lines: String = locals.iter().map(|local| format!("{local},\n")).collect();
+        format!("\n{}", super::indented(&lines))
+    };
+    body.open(format!("let ({pattern}) = match {scrutinee}"));
+    body.open_line("Some(run) => (");
+    for (index, field) in run.fields.clone().zip(fields) {
+        match run.slot(index) {
+            Some((offset, p)) => {
+                let width = p.fixed_width().expect("fixed width");
+                body.line(format!(
+                    "{}(wire::read_at::<{offset}, {width}, {len}>(run)),",
+                    from_be_bytes(p)
+                ));
+            }
+            None => body.line(format!("{},", field_default(field))),
+        }
+    }
+    body.close_line("),");
+    match cx.when(run.versions) {
+        // Every version has this layout: the input is short, and one shared cold function
+        // names the field as reading field by field would.
+        Cond::Always => {
+            let widths: Vec<String> = run
+                .present
+                .iter()
+                .map(|&(index, _, p)| {
+                    let width = p.fixed_width().expect("fixed width");
+                    format!("(\"{}\", {width})", s.fields[index].name)
+                })
+                .collect();
+            let list = widths.join(", ");
+            if list.len() <= 60 {
+                body.line(format!("None => return Err(d.short_run_error(&[{list}])),"));
+            } else {
+                body.open_line("None => {");
+                body.open_line("return Err(d.short_run_error(&[");
+                for width in &widths {
+                    body.line(format!("{width},"));
+                }
+                body.close_line("]));");
+                body.close_line("}");
+            }
+        }
+        // Other versions, and a short input: field by field.
+        _ => {
+            body.open_line("None => (");
+            for field in fields {
+                body.line(format!("{},", field_value(cx, field)));
+            }
+            body.close_line("),");
+        }
+    }
+    body.close_with(";");
+}
+
 pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let mut body = Code::new();
-    for field in &s.fields {
-        let range = cx.positional(field);
-        let value = match cx.when(range) {
-            Cond::Always => read_field(cx, field, range),
-            Cond::Never => field_default(field),
-            Cond::Expr(e, _) => if_else(&e, &read_field(cx, field, range), &field_default(field)),
-        };
+    let runs = fixed_runs(cx, s);
+    let mut runs = runs.iter().peekable();
+    let mut index = 0;
+    while index < s.fields.len() {
+        if let Some(run) = runs.next_if(|run| run.fields.start == index) {
+            decode_run(&mut body, cx, s, run);
+            index = run.fields.end;
+            continue;
+        }
+        let field = &s.fields[index];
+        index += 1;
         let mutability = if field.tag.is_some() && !cx.is_never_flexible() {
             "mut "
         } else {
             ""
         };
-        body.line(format!("let {mutability}{} = {value};", local_ident(field)));
+        body.line(format!(
+            "let {mutability}{} = {};",
+            local_ident(field),
+            field_value(cx, field)
+        ));
     }
     body.line(format!(
         "let unknown_tagged_fields = {};",

@@ -19,6 +19,7 @@ mod encode;
 mod errors;
 mod json;
 mod random;
+mod runs;
 mod size;
 mod structs;
 

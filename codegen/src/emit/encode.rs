@@ -4,6 +4,7 @@
 //! `EncodeFields` methods and `wire`'s), never through a closure per field.
 
 use super::code::Code;
+use super::runs::{fixed_runs, Run};
 use super::{
     binding, differs_from_default, field_ident, receiver, tagged_fields, with_flexible_binding,
     Cond, Context,
@@ -224,38 +225,99 @@ fn tagged_test(cx: &Context<'_>, field: &Field) -> Option<String> {
         .and(&differs_from_default(field))
 }
 
+/// The big-endian bytes of fixed-width `place` (`self.x`), as an array.
+fn be_bytes(p: Primitive, place: &str) -> String {
+    match p {
+        Primitive::Bool => format!("[u8::from({place})]"),
+        Primitive::Uuid => format!("{place}.0"),
+        _ => format!("{place}.to_be_bytes()"),
+    }
+}
+
+/// A run's fields, built into one array on the stack and written with one capacity check
+/// where the versions allow; field by field in the other versions.
+fn encode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run) {
+    let len = run.len;
+    let mut fast = Code::new();
+    // A field the versions leave out must hold its default (as field by field).
+    for index in run.fields.clone() {
+        let field = &s.fields[index];
+        if run.slot(index).is_none() && !field.ignorable {
+            fast.line(refuse_absent(field, &differs_from_default(field)));
+        }
+    }
+    fast.line(format!("let mut run = [0; {len}];"));
+    for &(index, offset, p) in &run.present {
+        let field = &s.fields[index];
+        let width = p.fixed_width().expect("fixed width");
+        let bytes = be_bytes(p, &format!("self.{}", field_ident(field)));
+        fast.line(format!(
+            "wire::write_at::<{offset}, {width}, {len}>(&mut run, {bytes});"
+        ));
+    }
+    fast.line("buf.put_slice(&run);");
+    match cx.when(run.versions) {
+        Cond::Always => body.append(fast),
+        Cond::Never => unreachable!("a run's versions include the newest"),
+        Cond::Expr(e, _) => {
+            body.open(format!("if {e}"));
+            body.append(fast);
+            body.reopen("else");
+            for field in &s.fields[run.fields.clone()] {
+                encode_field(body, cx, field);
+            }
+            body.close();
+        }
+    }
+}
+
+/// Statements writing one field where its versions have it, and refusing a value where they
+/// cannot carry it.
+fn encode_field(body: &mut Code, cx: &Context<'_>, field: &Field) {
+    let range = cx.positional(field);
+    let write = write_field(cx, field, range);
+    // Outside the positional versions: a plain field is absent there; a tagged one is
+    // absent only where it is not tagged either. An ignorable field is dropped there.
+    let absent = if field.ignorable {
+        None
+    } else {
+        let absent_here = if field.tag.is_none() {
+            Cond::Always
+        } else {
+            cx.when(field.versions).not()
+        };
+        absent_here
+            .and(&differs_from_default(field))
+            .map(|test| refuse_absent(field, &test))
+    };
+    match (cx.when(range), absent) {
+        (Cond::Always, _) => body.line(write),
+        (Cond::Never, absent) => {
+            if let Some(absent) = absent {
+                body.line(absent);
+            }
+        }
+        (Cond::Expr(e, _), None) => body.block(format!("if {e}"), |code| code.line(write)),
+        (Cond::Expr(e, _), Some(absent)) => {
+            body.open(format!("if {e}"));
+            body.line(write);
+            body.close_with(&format!(" else {absent}"));
+        }
+    }
+}
+
 pub(crate) fn emit_encode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let mut body = Code::new();
-    for field in &s.fields {
-        let range = cx.positional(field);
-        let write = write_field(cx, field, range);
-        // Outside the positional versions: a plain field is absent there; a tagged one is
-        // absent only where it is not tagged either. An ignorable field is dropped there.
-        let absent = if field.ignorable {
-            None
+    let runs = fixed_runs(cx, s);
+    let mut runs = runs.iter().peekable();
+    let mut index = 0;
+    while index < s.fields.len() {
+        if let Some(run) = runs.next_if(|run| run.fields.start == index) {
+            encode_run(&mut body, cx, s, run);
+            index = run.fields.end;
         } else {
-            let absent_here = if field.tag.is_none() {
-                Cond::Always
-            } else {
-                cx.when(field.versions).not()
-            };
-            absent_here
-                .and(&differs_from_default(field))
-                .map(|test| refuse_absent(field, &test))
-        };
-        match (cx.when(range), absent) {
-            (Cond::Always, _) => body.line(write),
-            (Cond::Never, absent) => {
-                if let Some(absent) = absent {
-                    body.line(absent);
-                }
-            }
-            (Cond::Expr(e, _), None) => body.block(format!("if {e}"), |code| code.line(write)),
-            (Cond::Expr(e, _), Some(absent)) => {
-                body.open(format!("if {e}"));
-                body.line(write);
-                body.close_with(&format!(" else {absent}"));
-            }
+            encode_field(&mut body, cx, &s.fields[index]);
+            index += 1;
         }
     }
     emit_tagged_section(&mut body, cx, s);

@@ -163,16 +163,29 @@ pub fn nullable_bytes_len(value: Option<&[u8]>, compact: bool) -> usize {
 #[inline]
 pub fn put_length(buf: &mut impl BufMut, len: usize, compact: bool) -> Result<(), EncodeError> {
     if compact {
-        let Some(prefix) = u32::try_from(len).ok().and_then(|n| n.checked_add(1)) else {
-            return Err(EncodeError::new(EncodeErrorKind::LengthTooLarge(len)));
-        };
-        put_unsigned_varint(buf, prefix);
+        // Most compact lengths (0 to 126) are one byte: written here, inline in the caller;
+        // the varint loop stays out of line.
+        if len < 0x7f {
+            buf.put_u8(len as u8 + 1);
+            return Ok(());
+        }
+        put_long_compact_length(buf, len)
     } else {
         let Ok(prefix) = i32::try_from(len) else {
             return Err(EncodeError::new(EncodeErrorKind::LengthTooLarge(len)));
         };
         buf.put_i32(prefix);
+        Ok(())
     }
+}
+
+/// [`put_length`] of a compact length of two bytes or more.
+#[inline(never)]
+fn put_long_compact_length(buf: &mut impl BufMut, len: usize) -> Result<(), EncodeError> {
+    let Some(prefix) = u32::try_from(len).ok().and_then(|n| n.checked_add(1)) else {
+        return Err(EncodeError::new(EncodeErrorKind::LengthTooLarge(len)));
+    };
+    put_unsigned_varint(buf, prefix);
     Ok(())
 }
 
@@ -583,6 +596,18 @@ mod tests {
             let input = Bytes::copy_from_slice(bytes);
             assert_eq!(Decoder::new(&input).read_varlong().unwrap(), value);
         }
+    }
+
+    // The one-byte fast path and the varint path meet at 126/127.
+    #[test]
+    fn compact_lengths_either_side_of_one_byte() {
+        for len in [0usize, 1, 125, 126, 127, 128, 16382, 16383, 16384] {
+            let prefix = written(|b| put_length(b, len, true).unwrap());
+            let varint = written(|b| put_unsigned_varint(b, len as u32 + 1));
+            assert_eq!(prefix, varint, "{len}");
+            assert_eq!(prefix.len(), array_prefix_len(len, true), "{len}");
+        }
+        assert!(put_length(&mut Vec::new(), u32::MAX as usize, true).is_err());
     }
 
     #[test]

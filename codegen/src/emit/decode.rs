@@ -6,7 +6,7 @@
 //! type rather than once per field.
 
 use super::code::Code;
-use super::runs::{fixed_runs, Run};
+use super::runs::{pieces, Piece, Run};
 use super::{
     binding, field_default, field_ident, field_inits, if_else, primitive_suffix, tagged_fields,
     Cond, Context,
@@ -230,17 +230,14 @@ fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run) {
 
 pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let mut body = Code::new();
-    let runs = fixed_runs(cx, s);
-    let mut runs = runs.iter().peekable();
-    let mut index = 0;
-    while index < s.fields.len() {
-        if let Some(run) = runs.next_if(|run| run.fields.start == index) {
-            decode_run(&mut body, cx, s, run);
-            index = run.fields.end;
-            continue;
-        }
-        let field = &s.fields[index];
-        index += 1;
+    for piece in pieces(cx, s) {
+        let field = match piece {
+            Piece::Field(field) => field,
+            Piece::Run(run) => {
+                decode_run(&mut body, cx, s, &run);
+                continue;
+            }
+        };
         let mutability = if field.tag.is_some() && !cx.is_never_flexible() {
             "mut "
         } else {

@@ -4,7 +4,7 @@
 //! `EncodeFields` methods and `wire`'s), never through a closure per field.
 
 use super::code::Code;
-use super::runs::{fixed_runs, Run};
+use super::runs::{pieces, Piece, Run};
 use super::{
     binding, differs_from_default, field_ident, receiver, tagged_fields, with_flexible_binding,
     Cond, Context,
@@ -308,16 +308,10 @@ fn encode_field(body: &mut Code, cx: &Context<'_>, field: &Field) {
 
 pub(crate) fn emit_encode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let mut body = Code::new();
-    let runs = fixed_runs(cx, s);
-    let mut runs = runs.iter().peekable();
-    let mut index = 0;
-    while index < s.fields.len() {
-        if let Some(run) = runs.next_if(|run| run.fields.start == index) {
-            encode_run(&mut body, cx, s, run);
-            index = run.fields.end;
-        } else {
-            encode_field(&mut body, cx, &s.fields[index]);
-            index += 1;
+    for piece in pieces(cx, s) {
+        match piece {
+            Piece::Field(field) => encode_field(&mut body, cx, field),
+            Piece::Run(run) => encode_run(&mut body, cx, s, &run),
         }
     }
     emit_tagged_section(&mut body, cx, s);

@@ -8,7 +8,7 @@
 //! as before.
 
 use super::Context;
-use crate::model::{FieldType, Primitive, Struct, Versions};
+use crate::model::{Field, FieldType, Primitive, Struct, Versions};
 use std::ops::Range;
 
 /// One run of a struct.
@@ -48,8 +48,31 @@ fn run_primitive(cx: &Context<'_>, s: &Struct, index: usize) -> Option<Primitive
     }
 }
 
+/// A struct's fields in order, as its codecs take them: one at a time, or a run at once.
+pub(crate) enum Piece<'a> {
+    Field(&'a Field),
+    Run(Run),
+}
+
+/// The struct's fields, runs grouped.
+pub(crate) fn pieces<'a>(cx: &Context<'_>, s: &'a Struct) -> Vec<Piece<'a>> {
+    let mut runs = fixed_runs(cx, s).into_iter().peekable();
+    let mut pieces = Vec::new();
+    let mut index = 0;
+    while index < s.fields.len() {
+        if let Some(run) = runs.next_if(|run| run.fields.start == index) {
+            index = run.fields.end;
+            pieces.push(Piece::Run(run));
+        } else {
+            pieces.push(Piece::Field(&s.fields[index]));
+            index += 1;
+        }
+    }
+    pieces
+}
+
 /// The runs of a struct worth a single check: at least two fields on the wire.
-pub(crate) fn fixed_runs(cx: &Context<'_>, s: &Struct) -> Vec<Run> {
+fn fixed_runs(cx: &Context<'_>, s: &Struct) -> Vec<Run> {
     let mut runs = Vec::new();
     let mut index = 0;
     while index < s.fields.len() {

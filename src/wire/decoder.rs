@@ -185,6 +185,21 @@ impl<'a> Decoder<'a> {
         Some(run)
     }
 
+    /// Like [`Decoder::fixed_run`], for a run that ends a struct in a flexible version: the
+    /// run's `N` bytes and the tagged-field count after them (`M` = `N` + 1 bytes), taken
+    /// with one length check when that count is zero (no tagged fields, the common case).
+    /// `None` (a short window, or tagged fields to read) leaves the window as it was.
+    #[inline]
+    pub fn fixed_run_untagged<const N: usize, const M: usize>(&mut self) -> Option<&'a [u8; N]> {
+        const { assert!(M == N + 1, "the run and one count byte") };
+        let (bytes, rest) = self.rest.split_first_chunk::<M>()?;
+        let (run, [0]) = bytes.split_first_chunk::<N>()? else {
+            return None;
+        };
+        self.rest = rest;
+        Some(run)
+    }
+
     /// The error of a run that [`Decoder::fixed_run`] found short, as reading its fields one
     /// by one reports it: `fields` are the run's (name, width) in order, and the error names
     /// the first field the window cannot hold, at that field's offset.
@@ -908,6 +923,23 @@ mod tests {
         assert_eq!(d.read_unsigned_varint().unwrap(), 0x80);
         assert_eq!(d.read_unsigned_varint().unwrap(), 0);
         assert_eq!(d.remaining(), 0);
+    }
+
+    #[test]
+    fn a_run_with_its_tagged_count_is_taken_only_when_the_count_is_zero() {
+        // Two bytes of run, then a zero count: all three taken.
+        let input = Bytes::from_static(&[0x12, 0x34, 0x00, 0x2a]);
+        let mut d = Decoder::new(&input);
+        assert_eq!(d.fixed_run_untagged::<2, 3>(), Some(&[0x12, 0x34]));
+        assert_eq!(d.position(), 3);
+        // A count of one field, or no count byte at all: nothing taken.
+        for input in [&[0x12, 0x34, 0x01, 0x00, 0x00][..], &[0x12, 0x34]] {
+            let input = Bytes::copy_from_slice(input);
+            let mut d = Decoder::new(&input);
+            assert_eq!(d.fixed_run_untagged::<2, 3>(), None);
+            assert_eq!(d.position(), 0);
+            assert_eq!(d.fixed_run::<2>(), Some(&[0x12, 0x34]));
+        }
     }
 
     #[test]

@@ -156,18 +156,29 @@ fn field_value(cx: &Context<'_>, field: &Field) -> String {
 
 /// The fields of a run, bound from one array of the input where the versions allow it and
 /// the input holds it; otherwise read one by one, which also finds and names a short field.
-fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run) {
+///
+/// With `tags` (the expression reading the struct's tagged section, which follows the run),
+/// the array also takes the section's count when it is the zero byte of no fields, and the
+/// run binds `unknown_tagged_fields` too; a section that holds fields goes the usual way.
+fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run, tags: Option<&str>) {
     let fields = &s.fields[run.fields.clone()];
     let len = run.len;
-    let take = format!("d.fixed_run::<{len}>()");
-    let scrutinee = match cx.when(run.versions) {
+    let take = match tags {
+        Some(_) => format!("d.fixed_run_untagged::<{len}, {}>()", len + 1),
+        None => format!("d.fixed_run::<{len}>()"),
+    };
+    let versions = cx.when(run.versions);
+    let scrutinee = match versions {
         Cond::Always => take,
-        cond => {
-            body.line(format!("let run = {};", cond.choose(&take, "None")));
+        _ => {
+            body.line(format!("let run = {};", versions.choose(&take, "None")));
             "run".to_string()
         }
     };
-    let locals: Vec<String> = fields.iter().map(local_ident).collect();
+    let mut locals: Vec<String> = fields.iter().map(local_ident).collect();
+    if tags.is_some() {
+        locals.push("unknown_tagged_fields".into());
+    }
     let pattern = locals.join(", ");
     // One local a line when they would not fit on one.
     let pattern = if pattern.len() <= 72 {
@@ -190,11 +201,14 @@ fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run) {
             None => body.line(format!("{},", field_default(field))),
         }
     }
+    if tags.is_some() {
+        body.line("TaggedFields::new(),");
+    }
     body.close_line("),");
-    match cx.when(run.versions) {
-        // Every version has this layout: the input is short, and one shared cold function
-        // names the field as reading field by field would.
-        Cond::Always => {
+    match (versions, tags) {
+        // Every version has this layout and nothing else can refuse the array: the input is
+        // short, and one shared cold function names the field as reading field by field would.
+        (Cond::Always, None) => {
             let widths: Vec<String> = run
                 .present
                 .iter()
@@ -216,11 +230,14 @@ fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run) {
                 body.close_line("}");
             }
         }
-        // Other versions, and a short input: field by field.
+        // Other versions, a short input, a tagged section with fields: field by field.
         _ => {
             body.open_line("None => (");
             for field in fields {
                 body.line(format!("{},", field_value(cx, field)));
+            }
+            if let Some(tags) = tags {
+                body.line(format!("{tags},"));
             }
             body.close_line("),");
         }
@@ -230,11 +247,26 @@ fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run) {
 
 pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let mut body = Code::new();
-    for piece in pieces(cx, s) {
+    let tags = read_tagged_section(cx, s);
+    let pieces = pieces(cx, s);
+    // A run that ends the struct can take the tagged section's count with it where every
+    // version the run serves is flexible and the struct knows no tags (the count is then
+    // nearly always the zero byte of no fields).
+    let run_takes_tags = match pieces.last() {
+        Some(Piece::Run(run)) => {
+            !cx.is_never_flexible()
+                && tagged_fields(s).is_empty()
+                && cx.message.flexible_versions.contains_range(&run.versions)
+        }
+        _ => false,
+    };
+    let last = pieces.len().saturating_sub(1);
+    for (at, piece) in pieces.into_iter().enumerate() {
         let field = match piece {
             Piece::Field(field) => field,
             Piece::Run(run) => {
-                decode_run(&mut body, cx, s, &run);
+                let takes_tags = run_takes_tags && at == last;
+                decode_run(&mut body, cx, s, &run, takes_tags.then_some(tags.as_str()));
                 continue;
             }
         };
@@ -249,10 +281,9 @@ pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
             field_value(cx, field)
         ));
     }
-    body.line(format!(
-        "let unknown_tagged_fields = {};",
-        read_tagged_section(cx, s)
-    ));
+    if !run_takes_tags {
+        body.line(format!("let unknown_tagged_fields = {tags};"));
+    }
     body.open("Ok(Self");
     field_inits(&mut body, s, local_ident);
     body.line("unknown_tagged_fields,");

@@ -1,3 +1,4 @@
+use super::array::INLINE_CAPACITY;
 use super::{
     DecodeError, DecodeErrorKind, DecodeLimits, FixedWidth, PrimitiveArray, RawTaggedField,
     TaggedFields, Utf8Bytes, Uuid, MAX_STRING_LEN,
@@ -671,15 +672,43 @@ impl<'a> Decoder<'a> {
     }
 
     /// An array of fixed-width values that must not be null (`[]int32`, `[]int64`, `[]uuid`,
-    /// ...), as a slice of the input: nothing is allocated or copied. The count is checked
-    /// against the bytes that remain at `T::WIDTH` bytes per element.
+    /// ...): copied into the value when it fits [`PrimitiveArray::INLINE_CAPACITY`], a slice
+    /// of the input when longer. The count is checked against the bytes that remain at
+    /// `T::WIDTH` bytes per element.
     #[inline]
     pub fn read_primitive_array<T: FixedWidth>(
         &mut self,
         compact: bool,
     ) -> Result<PrimitiveArray<T>, DecodeError> {
+        if let Some(array) = self.read_short_primitive_array(compact) {
+            return Ok(array);
+        }
         let count = self.read_array_count(compact, T::WIDTH)?;
         self.read_primitive_elements(count)
+    }
+
+    /// The common case of both primitive array readers in one step: a one-byte compact count
+    /// of an array that fits inline and is not at the end of the window (so the window holds
+    /// a whole inline array), within `max_array_len`. `None` (nothing read) otherwise; a count
+    /// byte of 0 (null) wraps to a count too large for this path.
+    #[inline]
+    fn read_short_primitive_array<T: FixedWidth>(
+        &mut self,
+        compact: bool,
+    ) -> Option<PrimitiveArray<T>> {
+        if !compact {
+            return None;
+        }
+        let (&byte, rest) = self.rest.split_first()?;
+        let window = rest.first_chunk()?;
+        let count = usize::from(byte.wrapping_sub(1));
+        let len = count * T::WIDTH;
+        if len > INLINE_CAPACITY || count > self.limits.max_array_len {
+            return None;
+        }
+        let array = PrimitiveArray::from_window_unchecked(window, len);
+        self.rest = &rest[len..];
+        Some(array)
     }
 
     /// A nullable array of fixed-width values (see [`Decoder::read_primitive_array`]).
@@ -687,6 +716,9 @@ impl<'a> Decoder<'a> {
         &mut self,
         compact: bool,
     ) -> Result<Option<PrimitiveArray<T>>, DecodeError> {
+        if let Some(array) = self.read_short_primitive_array(compact) {
+            return Ok(Some(array));
+        }
         match self.read_array_len(compact, T::WIDTH)? {
             Some(count) => self.read_primitive_elements(count).map(Some),
             None => Ok(None),
@@ -699,9 +731,43 @@ impl<'a> Decoder<'a> {
         count: usize,
     ) -> Result<PrimitiveArray<T>, DecodeError> {
         // `count` fits the window at `T::WIDTH` bytes each (checked with the count), so the
-        // product does not overflow and `read_slice` finds the bytes there.
-        let bytes = self.read_slice(count * T::WIDTH)?;
-        Ok(PrimitiveArray::from_be_bytes_unchecked(bytes))
+        // product does not overflow and the window holds `len` bytes.
+        let len = count * T::WIDTH;
+        // The common case: a short array, not at the very end of the window. It is copied
+        // into the value; nothing is allocated or shared.
+        if len <= INLINE_CAPACITY {
+            if let Some(window) = self.rest.first_chunk::<INLINE_CAPACITY>() {
+                let array = PrimitiveArray::from_window_unchecked(window, len);
+                self.rest = &self.rest[len..];
+                return Ok(array);
+            }
+        }
+        self.read_primitive_elements_cut(len)
+    }
+
+    /// [`Decoder::read_primitive_elements`] of `len` bytes when they are longer than an inline
+    /// array or end the window.
+    #[inline(never)]
+    fn read_primitive_elements_cut<T: FixedWidth>(
+        &mut self,
+        len: usize,
+    ) -> Result<PrimitiveArray<T>, DecodeError> {
+        let Some((bytes, rest)) = self.rest.split_at_checked(len) else {
+            return Err(self.error(DecodeErrorKind::LengthExceedsInput {
+                declared: len as u64,
+                remaining: self.remaining(),
+            }));
+        };
+        // A longer array shares the input, through a box (one `Bytes`) that is charged like
+        // any other reservation.
+        if len > INLINE_CAPACITY {
+            self.charge(std::mem::size_of::<Bytes>())?;
+        }
+        let (input, start) = (self.input, self.position());
+        let array =
+            PrimitiveArray::from_be_bytes_unchecked(bytes, || input.slice(start..start + len));
+        self.rest = rest;
+        Ok(array)
     }
 
     /// An array of strings that must not be null; the strings use the array's encoding.
@@ -966,6 +1032,125 @@ mod tests {
         assert_eq!(values.capacity(), 2);
         assert_eq!(budget - d.budget_left(), 8);
         assert_eq!(d.remaining(), 0);
+    }
+
+    /// Every way a primitive array can be read (one-byte fast path, inline at the window's
+    /// end, shared) agrees with the general `Vec` reader on values, errors and position.
+    #[test]
+    fn primitive_arrays_read_as_the_general_reader_does() {
+        fn check<T: FixedWidth + PartialEq + std::fmt::Debug, const N: usize>(
+            input: &Bytes,
+            compact: bool,
+            limits: DecodeLimits,
+            from_bytes: fn([u8; N]) -> T,
+        ) {
+            let mut general = Decoder::with_limits(input, limits);
+            let mut ours = Decoder::with_limits(input, limits);
+            let expected = general.read_fixed_array(compact, from_bytes);
+            let got = ours.read_primitive_array::<T>(compact);
+            match (expected, got) {
+                (Ok(expected), Ok(got)) => {
+                    assert_eq!(got.to_vec(), expected, "{input:?}");
+                    assert_eq!(ours.position(), general.position(), "{input:?}");
+                }
+                (Err(expected), Err(got)) => assert_eq!(got, expected, "{input:?}"),
+                (expected, got) => panic!("{input:?}: {expected:?} but {got:?}"),
+            }
+            let mut general = Decoder::with_limits(input, limits);
+            let mut ours = Decoder::with_limits(input, limits);
+            let expected = general.read_nullable_fixed_array(compact, from_bytes);
+            let got = ours.read_nullable_primitive_array::<T>(compact);
+            match (expected, got) {
+                (Ok(expected), Ok(got)) => {
+                    assert_eq!(got.map(|got| got.to_vec()), expected, "{input:?}")
+                }
+                (Err(expected), Err(got)) => assert_eq!(got, expected, "{input:?}"),
+                (expected, got) => panic!("{input:?}: {expected:?} but {got:?}"),
+            }
+        }
+        let tight = DecodeLimits {
+            max_array_len: 3,
+            ..DecodeLimits::default()
+        };
+        for compact in [true, false] {
+            for count in -2i32..=12 {
+                for trailing in 0..=60u8 {
+                    let mut input = if compact {
+                        vec![(count + 1) as u8]
+                    } else {
+                        count.to_be_bytes().to_vec()
+                    };
+                    input.extend((0..trailing).map(|i| i.wrapping_mul(37)));
+                    let input = Bytes::from(input);
+                    for limits in [DecodeLimits::default(), tight] {
+                        check(&input, compact, limits, i32::from_be_bytes);
+                        check(&input, compact, limits, i64::from_be_bytes);
+                        check(&input, compact, limits, i16::from_be_bytes);
+                        check(&input, compact, limits, Uuid::from_bytes);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_primitive_array_shares_the_input_only_when_long_and_pays_for_it() {
+        // Two i32s inline, then eight shared: the budget pays only for the second's box.
+        let mut input = vec![0x03, 0, 0, 0, 1, 0, 0, 0, 2, 0x09];
+        input.extend((1..=8u8).flat_map(|i| [0, 0, 0, i]));
+        let input = Bytes::from(input);
+        let mut d = Decoder::new(&input);
+        let budget = d.budget_left();
+        assert_eq!(d.read_primitive_array::<i32>(true).unwrap(), [1, 2]);
+        assert_eq!(d.budget_left(), budget);
+        let long = d.read_primitive_array::<i32>(true).unwrap();
+        assert_eq!(long, [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(budget - d.budget_left(), std::mem::size_of::<Bytes>());
+        assert_eq!(long.to_be_bytes().as_ptr(), input[10..].as_ptr());
+        // Without room in the budget for the box, the long one is refused.
+        let limits = DecodeLimits {
+            memory_budget: Some(std::mem::size_of::<Bytes>() - 1),
+            ..DecodeLimits::default()
+        };
+        let mut d = Decoder::with_limits(&input, limits);
+        d.read_primitive_array::<i32>(true).unwrap();
+        let err = d.read_primitive_array::<i32>(true).unwrap_err();
+        assert!(matches!(
+            err.kind(),
+            DecodeErrorKind::LimitExceeded {
+                what: "memory budget",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_primitive_array_stays_inside_a_tagged_field() {
+        // Tag 1 of 5 bytes: compact count 1 and one i32; the bytes after the field must not
+        // be read as part of it (the fast path needs a window of a whole inline array).
+        let mut input = vec![0x01, 0x01, 0x05, 0x02, 0, 0, 0, 7];
+        input.extend([0xee; 40]);
+        let input = Bytes::from(input);
+        let mut d = Decoder::new(&input);
+        let mut seen = None;
+        d.read_tagged_fields(|d, _| {
+            seen = Some(d.read_primitive_array::<i32>(true)?);
+            Ok(true)
+        })
+        .unwrap();
+        assert_eq!(seen.unwrap(), [7]);
+        assert_eq!(d.remaining(), 40);
+        // A count that reaches past the field is refused, though the input goes on.
+        let mut input = vec![0x01, 0x01, 0x05, 0x03, 0, 0, 0, 7];
+        input.extend([0xee; 40]);
+        let input = Bytes::from(input);
+        let err = Decoder::new(&input)
+            .read_tagged_fields(|d, _| d.read_primitive_array::<i32>(true).map(|_| true))
+            .unwrap_err();
+        assert!(matches!(
+            err.kind(),
+            DecodeErrorKind::ArrayExceedsInput { .. }
+        ));
     }
 
     #[test]

@@ -30,7 +30,8 @@ pub struct DecodeLimits {
     pub max_decompressed_batch_size: usize,
     /// Most bytes one decode may reserve for the arrays and tagged sections it builds
     /// (element count × in-memory size; strings and bytes are slices of the input, so they
-    /// cost only their handle inside their struct). A reservation that would pass it is
+    /// cost only their handle inside their struct, as do arrays of fixed-width numbers, but
+    /// for a box when they are too long to hold inline). A reservation that would pass it is
     /// refused with `LimitExceeded` ("memory budget") and the path of the field.
     ///
     /// `None` (the default) scales with the input: [`DecodeLimits::MEMORY_PER_INPUT_BYTE`]

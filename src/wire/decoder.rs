@@ -680,35 +680,28 @@ impl<'a> Decoder<'a> {
         &mut self,
         compact: bool,
     ) -> Result<PrimitiveArray<T>, DecodeError> {
-        if let Some(array) = self.read_short_primitive_array(compact) {
-            return Ok(array);
+        // The common case in one step: a one-byte compact count of an array that fits inline
+        // and is not at the end of the window (so the window holds a whole inline array after
+        // the count), within `max_array_len`; a count byte of 0 (null) wraps to a count too
+        // large for this path. (Written as a helper returning the window, or the array, this
+        // ran fewer instructions but a fifth more time on Metadata.)
+        if compact {
+            if let Some((count, window)) = self
+                .rest
+                .split_first()
+                .and_then(|(&byte, rest)| Some((byte.wrapping_sub(1), rest.first_chunk()?)))
+            {
+                let count = usize::from(count);
+                let len = count * T::WIDTH;
+                if len <= INLINE_CAPACITY && count <= self.limits.max_array_len {
+                    let array = PrimitiveArray::from_window_unchecked(window, len);
+                    self.rest = &self.rest[1 + len..];
+                    return Ok(array);
+                }
+            }
         }
         let count = self.read_array_count(compact, T::WIDTH)?;
         self.read_primitive_elements(count)
-    }
-
-    /// The common case of both primitive array readers in one step: a one-byte compact count
-    /// of an array that fits inline and is not at the end of the window (so the window holds
-    /// a whole inline array), within `max_array_len`. `None` (nothing read) otherwise; a count
-    /// byte of 0 (null) wraps to a count too large for this path.
-    #[inline]
-    fn read_short_primitive_array<T: FixedWidth>(
-        &mut self,
-        compact: bool,
-    ) -> Option<PrimitiveArray<T>> {
-        if !compact {
-            return None;
-        }
-        let (&byte, rest) = self.rest.split_first()?;
-        let window = rest.first_chunk()?;
-        let count = usize::from(byte.wrapping_sub(1));
-        let len = count * T::WIDTH;
-        if len > INLINE_CAPACITY || count > self.limits.max_array_len {
-            return None;
-        }
-        let array = PrimitiveArray::from_window_unchecked(window, len);
-        self.rest = &rest[len..];
-        Some(array)
     }
 
     /// A nullable array of fixed-width values (see [`Decoder::read_primitive_array`]).
@@ -716,9 +709,6 @@ impl<'a> Decoder<'a> {
         &mut self,
         compact: bool,
     ) -> Result<Option<PrimitiveArray<T>>, DecodeError> {
-        if let Some(array) = self.read_short_primitive_array(compact) {
-            return Ok(Some(array));
-        }
         match self.read_array_len(compact, T::WIDTH)? {
             Some(count) => self.read_primitive_elements(count).map(Some),
             None => Ok(None),

@@ -1034,29 +1034,29 @@ mod tests {
             limits: DecodeLimits,
             from_bytes: fn([u8; N]) -> T,
         ) {
+            fn agree<A: PartialEq + std::fmt::Debug>(
+                input: &Bytes,
+                expected: Result<A, DecodeError>,
+                got: Result<A, DecodeError>,
+            ) {
+                match (expected, got) {
+                    (Ok(expected), Ok(got)) => assert_eq!(got, expected, "{input:?}"),
+                    (Err(expected), Err(got)) => assert_eq!(got, expected, "{input:?}"),
+                    (expected, got) => panic!("{input:?}: {expected:?} but {got:?}"),
+                }
+            }
             let mut general = Decoder::with_limits(input, limits);
             let mut ours = Decoder::with_limits(input, limits);
             let expected = general.read_fixed_array(compact, from_bytes);
             let got = ours.read_primitive_array::<T>(compact);
-            match (expected, got) {
-                (Ok(expected), Ok(got)) => {
-                    assert_eq!(got.to_vec(), expected, "{input:?}");
-                    assert_eq!(ours.position(), general.position(), "{input:?}");
-                }
-                (Err(expected), Err(got)) => assert_eq!(got, expected, "{input:?}"),
-                (expected, got) => panic!("{input:?}: {expected:?} but {got:?}"),
-            }
+            agree(input, expected, got.map(|got| got.to_vec()));
+            assert_eq!(ours.position(), general.position(), "{input:?}");
             let mut general = Decoder::with_limits(input, limits);
             let mut ours = Decoder::with_limits(input, limits);
             let expected = general.read_nullable_fixed_array(compact, from_bytes);
             let got = ours.read_nullable_primitive_array::<T>(compact);
-            match (expected, got) {
-                (Ok(expected), Ok(got)) => {
-                    assert_eq!(got.map(|got| got.to_vec()), expected, "{input:?}")
-                }
-                (Err(expected), Err(got)) => assert_eq!(got, expected, "{input:?}"),
-                (expected, got) => panic!("{input:?}: {expected:?} but {got:?}"),
-            }
+            agree(input, expected, got.map(|got| got.map(|got| got.to_vec())));
+            assert_eq!(ours.position(), general.position(), "{input:?}");
         }
         let tight = DecodeLimits {
             max_array_len: 3,

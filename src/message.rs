@@ -93,15 +93,29 @@ pub trait DecodeFields: Sized {
             return Ok(values);
         }
         decoder.enter().map_err(|error| error.at_index(0))?;
-        for index in 0..count {
+        // Each element is written into the capacity reserved above rather than pushed: a
+        // push keeps a growth path the compiler must prepare for on every element (DescribeQuorum
+        // spent ~70 instructions per replica there).
+        let slots = &mut values.spare_capacity_mut()[..count];
+        for (index, slot) in slots.iter_mut().enumerate() {
             match Self::decode_fields(decoder, version) {
-                Ok(value) => values.push(value),
+                Ok(value) => {
+                    slot.write(value);
+                }
                 Err(error) => {
+                    // SAFETY: the slots before `index` were written in earlier iterations
+                    // (`MaybeUninit::write`), and `index < count <= capacity`; the elements
+                    // are dropped with the vector.
+                    unsafe { values.set_len(index) };
                     decoder.leave();
                     return Err(error.at_index(index));
                 }
             }
         }
+        // SAFETY: every one of the `count` slots was written by the loop above (it returns
+        // before this line otherwise), and `count <= capacity`: the slice `[..count]` of the
+        // spare capacity would have panicked before the loop if it were not.
+        unsafe { values.set_len(count) };
         decoder.leave();
         Ok(values)
     }
@@ -619,4 +633,62 @@ fn unsupported_decode_version(
             valid: valid.to_string(),
         })
         .in_message(name, version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+    use std::cell::Cell;
+
+    thread_local! {
+        static DROPPED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// An element that owns heap memory and counts its drops, so a test sees which slots
+    /// `decode_elements` treats as written.
+    struct Counted(#[allow(dead_code)] Box<i32>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPPED.with(|dropped| dropped.set(dropped.get() + 1));
+        }
+    }
+
+    impl DecodeFields for Counted {
+        fn decode_fields(decoder: &mut Decoder<'_>, _version: i16) -> Result<Self, DecodeError> {
+            decoder.read_i32().map(|value| Counted(Box::new(value)))
+        }
+
+        fn min_wire_size(_version: i16) -> usize {
+            4
+        }
+    }
+
+    fn decode(input: &'static [u8], count: usize) -> Result<Vec<Counted>, DecodeError> {
+        let input = Bytes::from_static(input);
+        let mut decoder = Decoder::new(&input);
+        Counted::decode_elements(&mut decoder, count, 0)
+    }
+
+    #[test]
+    fn elements_written_into_reserved_slots_are_each_dropped_once() {
+        DROPPED.with(|dropped| dropped.set(0));
+        let values = decode(&[0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3], 3).unwrap();
+        assert_eq!(values.iter().map(|v| *v.0).collect::<Vec<_>>(), [1, 2, 3]);
+        drop(values);
+        assert_eq!(DROPPED.with(Cell::get), 3);
+
+        // The third element is cut short: the two before it are dropped with the error,
+        // the slot that was never written is not.
+        DROPPED.with(|dropped| dropped.set(0));
+        let error = decode(&[0, 0, 0, 1, 0, 0, 0, 2, 0, 0], 3).err().unwrap();
+        assert!(error.to_string().contains("[2]"), "{error}");
+        assert_eq!(DROPPED.with(Cell::get), 2);
+
+        DROPPED.with(|dropped| dropped.set(0));
+        assert!(decode(&[0, 0], 1).is_err());
+        assert_eq!(DROPPED.with(Cell::get), 0);
+        assert!(decode(&[], 0).unwrap().is_empty());
+    }
 }

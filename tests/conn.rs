@@ -1315,3 +1315,60 @@ fn responses_expose_their_top_level_error_code() {
         assert_eq!(response.error_code().is_some(), has_field, "{api}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Counting awaited responses from the first bytes of a request
+
+#[test]
+fn expects_response_from_the_first_bytes_agrees_with_the_decoded_request() {
+    use kafka_codec::conn::RawRequestHeader;
+    use kafka_codec::random::{Random, RandomOptions};
+    let mut rng = SmallRng::seed_from_u64(seed(20));
+    let mut checked = 0;
+    let range = ApiKey::Produce.valid_versions();
+    for version in range.min..=range.max {
+        for round in 0..64 {
+            let data: Vec<u8> = (0..512).map(|_| rng.gen()).collect();
+            let mut u = arbitrary::Unstructured::new(&data);
+            let mut body = ProduceRequest::random(&mut u, version, &RandomOptions::default())
+                .expect("random Produce");
+            // Half of them fire-and-forget, whatever the generator chose.
+            if round % 2 == 0 {
+                body.acks = 0;
+            }
+            let frame = RequestFrame::new(body, version, round)
+                .with_client_id("c".repeat(round as usize))
+                .encode_to_bytes()
+                .unwrap();
+            let expected = RequestFrame::decode(frame.clone())
+                .unwrap()
+                .body
+                .expects_response();
+            assert_eq!(
+                RawRequestHeader::expects_response(&frame),
+                Some(expected),
+                "Produce v{version}"
+            );
+            // Any prefix either tells the same or cannot tell yet.
+            for cut in 0..frame.len() {
+                let head = frame.slice(..cut);
+                let told = RawRequestHeader::expects_response(&head);
+                assert!(
+                    told.is_none() || told == Some(expected),
+                    "v{version}, cut {cut}"
+                );
+            }
+            checked += 1;
+        }
+    }
+    let other = RequestFrame::new(metadata(), 12, 1)
+        .encode_to_bytes()
+        .unwrap();
+    assert_eq!(RawRequestHeader::expects_response(&other), Some(true));
+    assert_eq!(
+        RawRequestHeader::expects_response(&other.slice(..8)),
+        Some(true)
+    );
+    assert_eq!(RawRequestHeader::expects_response(&other.slice(..7)), None);
+    assert!(checked > 0);
+}

@@ -32,6 +32,34 @@ impl RawRequestHeader {
     pub fn api(&self) -> Option<ApiKey> {
         ApiKey::from_key(self.api_key)
     }
+
+    /// Whether the server answers the request that starts `frame` (without size prefix):
+    /// every request but a Produce with `acks = 0`. Reads the header and, for Produce, the
+    /// fields up to `acks`, so the first bytes of a frame are enough: a proxy that forwards a
+    /// frame without keeping it can still count the responses it awaits. `None` if `frame`
+    /// is cut before the answer is known.
+    pub fn expects_response(frame: &Bytes) -> Option<bool> {
+        let header = Self::peek(frame)?;
+        if header.api() != Some(ApiKey::Produce)
+            || !ApiKey::Produce
+                .valid_versions()
+                .contains(header.api_version)
+        {
+            // A Produce at a version no broker reads is answered with an error.
+            return Some(true);
+        }
+        let version = header.api_version;
+        let header_version = ApiKey::Produce.request_header_version(version);
+        use crate::Message as _;
+        let mut decoder = crate::wire::Decoder::new(frame);
+        crate::messages::RequestHeader::decode_from(&mut decoder, header_version).ok()?;
+        // Produce v3 and later start with the transactional id; acks comes next.
+        if version >= 3 {
+            decoder.read_nullable_string(header_version >= 2).ok()?;
+        }
+        let acks = decoder.read_i16().ok()?;
+        Some(acks != 0)
+    }
 }
 
 impl fmt::Display for RawRequestHeader {

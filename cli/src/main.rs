@@ -7,6 +7,7 @@
 //! A new subcommand is a new module and one line in [`Command`].
 
 mod commands;
+mod net;
 mod common;
 
 use clap::{CommandFactory, Parser, Subcommand};

@@ -71,9 +71,11 @@ impl Upstream {
         Upstream::start(move |request| Some(default_answer(request, name)))
     }
 
-    /// Bytes received on each connection so far, in order of connection.
+    /// Bytes received on each connection so far, in order of connection; connections that
+    /// sent nothing (the tap's reachability probe at start) left out.
     fn received(&self) -> Vec<Vec<u8>> {
-        self.received.lock().unwrap().clone()
+        let received = self.received.lock().unwrap();
+        received.iter().filter(|bytes| !bytes.is_empty()).cloned().collect()
     }
 }
 

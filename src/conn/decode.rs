@@ -27,7 +27,7 @@ use bytes::Bytes;
 /// the versions it does support.
 #[cfg(feature = "broker")]
 #[inline]
-pub(crate) fn decode_request(
+pub fn decode_request(
     frame: Bytes,
     options: &DecodeOptions,
 ) -> Result<IncomingRequest, DecodeError> {
@@ -66,7 +66,7 @@ pub(crate) fn decode_request(
 /// it is the broker saying it cannot read `v`, and the frame is returned at version 0.
 #[cfg(feature = "client")]
 #[inline]
-pub(crate) fn decode_response(
+pub fn decode_response(
     frame: Bytes,
     api: ApiKey,
     version: i16,

@@ -62,13 +62,30 @@ impl IncomingRequest {
         &self,
         options: &crate::json::JsonOptions<'_>,
     ) -> Result<serde_json::Value, EncodeError> {
+        crate::json::ValueSink::collect(|sink| self.write_json(options, sink))
+    }
+
+    /// [`IncomingRequest::to_json_with`] written token by token to `out` (a
+    /// [`crate::json::JsonWriter`] streams the text with no tree). On an error `out` holds a
+    /// partial value.
+    #[cfg(feature = "json")]
+    #[inline]
+    pub fn write_json(
+        &self,
+        options: &crate::json::JsonOptions<'_>,
+        out: &mut dyn crate::json::JsonSink,
+    ) -> Result<(), EncodeError> {
         let header_version = self
             .api_key()
             .request_header_version(self.header.request_api_version);
-        Ok(serde_json::json!({
-            "header": self.header.to_json_with(header_version, options)?,
-            "body": self.body.to_json_with(self.api_version, options)?,
-        }))
+        out.begin_object();
+        out.key("header");
+        self.header
+            .write_json_with(header_version, options, out)?;
+        out.key("body");
+        self.body.write_json_with(self.api_version, options, out)?;
+        out.end_object();
+        Ok(())
     }
 
     /// The response frame carrying `body`: this request's correlation id and answer version.

@@ -72,6 +72,10 @@ mod versions;
 
 #[cfg(feature = "client")]
 pub use client::{ClientConnection, Sent};
+#[cfg(feature = "broker")]
+pub use decode::decode_request;
+#[cfg(feature = "client")]
+pub use decode::decode_response;
 pub use error::{ConnError, InFlight, RawRequestHeader};
 pub use error_code::ErrorCode;
 #[cfg(feature = "broker")]

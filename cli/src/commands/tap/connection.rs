@@ -1,175 +1,175 @@
-//! One proxied connection: its two pumps, what they share, and the thread that decodes
-//! beside them.
-//!
-//! Three threads per connection: one pump per direction and the decoder, which turns the
-//! frames the pumps hand over into log lines. The pumps never wait for the decoder: frames
-//! go through an unbounded channel whose contents are bounded by a byte budget (a frame
-//! that does not fit is handed over as its first bytes only, and logged as skipped).
+//! One proxied connection, as one task: TLS with the client if asked for, the upstream
+//! connection once the client has sent something, the two pumps, and the reasons the tool
+//! may close it early (the connection cap or memory budget evicting it, the idle timeout).
+//! Its logger runs as a task of its own on the decoding threads, fed through a bounded queue.
 
-use super::framing::Frame;
-use super::log::{Decoder, Log};
-use super::pump::{pump, Stats};
-use super::rewrite::{Note, Rewrite};
-use super::Config;
+use super::events::Event;
+use super::log::Logger;
+use super::pump::{pump, Link};
+use super::Proxy;
+use crate::net::registry::Member;
+use crate::net::stream::{self, Stream};
 use kafka_codec::conn::Direction;
-use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
 
-/// What a pump tells the decoder.
-pub enum Event {
-    /// A whole frame passed.
-    Frame {
-        direction: Direction,
-        /// When its last byte was read.
-        seen: (Instant, SystemTime),
-        frame: Frame,
-        /// The broker addresses replaced in it, if it was rewritten.
-        rewritten: Option<Note>,
-    },
-    /// A negative size prefix: no frames any more in this direction.
-    Unframeable {
-        direction: Direction,
-        size: i32,
-        at: SystemTime,
-    },
-    /// The direction ended.
-    Closed { direction: Direction, stats: Stats },
+/// Events a connection's logger may be behind by before its pumps wait.
+const EVENT_QUEUE: usize = 1024;
+/// How long the upstream connection (and its TLS handshake) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take over its TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where a connection is headed.
+pub struct Target {
+    /// The listener it came in on.
+    pub listener: SocketAddr,
+    /// The upstream `host:port` that listener stands for.
+    pub upstream: String,
 }
 
-/// What the pumps and the decoder of one connection share.
-pub struct Connection {
-    pub config: Arc<Config>,
-    pub rewrite: Option<Rewrite>,
-    events: Sender<Event>,
-    /// Bytes of frames handed to the decoder (or being read whole for it) and not yet
-    /// decoded.
-    backlog: AtomicUsize,
-}
-
-impl Connection {
-    /// Reserves `size` bytes of the decoder budget; `false` if they do not fit.
-    pub fn reserve(&self, size: usize) -> bool {
-        let budget = self.config.max_frame;
-        self.backlog
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
-                used.checked_add(size).filter(|&total| total <= budget)
-            })
-            .is_ok()
-    }
-
-    /// Gives back a reservation.
-    pub fn release(&self, size: usize) {
-        if size > 0 {
-            self.backlog.fetch_sub(size, Ordering::AcqRel);
-        }
-    }
-
-    /// Hands an event to the decoder. (If the decoder is gone, nothing is lost that
-    /// forwarding needs.)
-    pub fn send(&self, event: Event) {
-        let _ = self.events.send(event);
-    }
-}
-
-/// Proxies `client` to `upstream` until both directions end, logging as it goes. Runs on
-/// the connection's own thread, which becomes its decoder.
-pub fn serve(
+/// Proxies one client connection until it ends, then logs its close.
+pub async fn serve(
+    proxy: Arc<Proxy>,
     id: u64,
+    member: Member,
     client: TcpStream,
-    listener: SocketAddr,
-    upstream: String,
-    config: Arc<Config>,
-    log: Arc<Log>,
-    rewrite: Option<Rewrite>,
+    peer: SocketAddr,
+    target: Target,
 ) {
-    let peer = client
-        .peer_addr()
-        .map_or_else(|_| "unknown".to_owned(), |a| a.to_string());
-    let mut decoder = Decoder::new(id, &config, log);
-    let server = match super::connect(&upstream) {
-        Ok(server) => server,
-        Err(e) => {
-            decoder.refused(&peer, listener, &upstream, &e);
+    let _ = client.set_nodelay(true);
+    let events = proxy.log.as_ref().map(|log| {
+        let (events, received) = mpsc::channel(EVENT_QUEUE);
+        let logger = Logger::new(
+            id,
+            Arc::clone(&proxy.config),
+            Arc::clone(log),
+            Arc::clone(&proxy.budget),
+        );
+        proxy.decode.spawn(logger.run(received));
+        events
+    });
+    let connect_event = |upstream_address, error| Event::Connect {
+        client: peer,
+        listener: target.listener,
+        upstream: target.upstream.clone(),
+        upstream_address,
+        error,
+    };
+    // Everything before the pumps start: may be cut short by an eviction or the idle timeout.
+    let setup = async {
+        let client = match &proxy.listen_tls {
+            Some(acceptor) => stream::accept_tls(acceptor, client, HANDSHAKE_TIMEOUT)
+                .await
+                .map_err(|e| e.to_string())?,
+            None => {
+                // Kafka clients speak first: the upstream is reached once this one has.
+                client
+                    .readable()
+                    .await
+                    .map_err(|e| format!("the client connection failed: {e}"))?;
+                Stream::Plain(client)
+            }
+        };
+        let (server, address) = stream::connect(
+            &proxy.resolver,
+            &target.upstream,
+            CONNECT_TIMEOUT,
+            proxy.upstream_tls.as_ref(),
+        )
+        .await
+        .map_err(|e| format!("cannot connect upstream: {e}"))?;
+        Ok::<_, String>((client, server, address))
+    };
+    let interrupted = async {
+        tokio::select! {
+            why = member.evicted() => why.describe(proxy.registry.max()),
+            () = idle(proxy.idle_timeout, || None) => format!(
+                "closed by the tool: nothing sent for --idle-timeout ({} s)",
+                proxy.idle_timeout.map_or(0, |t| t.as_secs())
+            ),
+        }
+    };
+    let (client, server, address) = tokio::select! {
+        ready = setup => match ready {
+            Ok(streams) => streams,
+            Err(error) => {
+                send(&events, connect_event(None, Some(error))).await;
+                return;
+            }
+        },
+        why = interrupted => {
+            send(&events, connect_event(None, Some(format!("{why}, before connecting upstream")))).await;
             return;
         }
     };
-    decoder.connected(&peer, listener, &upstream, &server);
-    let streams = (|| {
-        let _ = client.set_nodelay(true);
-        let _ = server.set_nodelay(true);
-        Ok::<_, std::io::Error>((client.try_clone()?, server.try_clone()?))
-    })();
-    let (client_out, server_out) = match streams {
-        Ok(streams) => streams,
-        Err(e) => {
-            decoder.refused(&peer, listener, &upstream, &e);
-            return;
-        }
-    };
-    let (events, received) = channel();
-    let connection = Arc::new(Connection {
-        config,
-        rewrite,
-        events,
-        backlog: AtomicUsize::new(0),
-    });
-    let pumps = [
-        (Direction::ToServer, client, server_out),
-        (Direction::ToClient, server, client_out),
-    ]
-    .map(|(direction, from, to)| {
-        let connection = Arc::clone(&connection);
-        std::thread::Builder::new()
-            .name(format!("tap-{id}-{direction:?}"))
-            .spawn(move || pump(direction, from, to, connection))
-    });
-    for pump in &pumps {
-        if let Err(e) = pump {
-            eprintln!("kafka-codec tap: connection {id}: cannot start a thread: {e}");
-        }
+    if let Some(events) = &events {
+        let _ = events.send(connect_event(Some(address), None)).await;
     }
-    decode(&connection, received, &mut decoder);
-    for pump in pumps.into_iter().flatten() {
-        let _ = pump.join();
+    let rewrite = proxy.rewrite();
+    let link = Link::new(
+        Arc::clone(&proxy.config),
+        Arc::clone(&proxy.budget),
+        rewrite,
+        member,
+        events,
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let (client_read, client_write) = tokio::io::split(client);
+    let (server_read, server_write) = tokio::io::split(server);
+    let pumps = async {
+        let requests = pump(Direction::ToServer, &link, client_read, server_write);
+        let responses = pump(Direction::ToClient, &link, server_read, client_write);
+        tokio::pin!(requests, responses);
+        // A clean end of one direction is passed on as such while the other goes on; any
+        // failure ends both.
+        tokio::select! {
+            end = &mut requests => if matches!(end, super::pump::End::Eof) { responses.await; },
+            end = &mut responses => if matches!(end, super::pump::End::Eof) { requests.await; },
+        }
+    };
+    let closed_by = tokio::select! {
+        () = pumps => None,
+        why = link.member().evicted() => Some(why.describe(proxy.registry.max())),
+        () = idle(proxy.idle_timeout, || Some(link.last_activity())) => Some(format!(
+            "closed by the tool: no byte either way for --idle-timeout ({} s)",
+            proxy.idle_timeout.map_or(0, |t| t.as_secs())
+        )),
+    };
+    let (to_server, to_client) = link.finish();
+    link.send(Event::Closed {
+        to_server,
+        to_client,
+        closed_by,
+    })
+    .await;
+    // Dropping the halves closes both sockets.
+}
+
+async fn send(events: &Option<mpsc::Sender<Event>>, event: Event) {
+    if let Some(events) = events {
+        let _ = events.send(event).await;
     }
 }
 
-/// The decoder's loop: until both directions have closed.
-fn decode(connection: &Connection, events: Receiver<Event>, decoder: &mut Decoder) {
-    let mut closed: Vec<(Direction, Stats)> = Vec::new();
-    while closed.len() < 2 {
-        let Ok(event) = events.recv() else { break };
-        match event {
-            Event::Frame {
-                direction,
-                seen,
-                frame,
-                rewritten,
-            } => {
-                let reserved = match &frame.content {
-                    super::framing::Content::Whole(bytes) => bytes.len(),
-                    super::framing::Content::Head { .. } => 0,
-                };
-                decoder.frame(direction, seen, frame, rewritten);
-                connection.release(reserved);
-            }
-            Event::Unframeable {
-                direction,
-                size,
-                at,
-            } => decoder.unframeable(direction, size, at),
-            Event::Closed { direction, stats } => closed.push((direction, stats)),
-        }
-    }
-    let stats = |wanted| {
-        closed
-            .iter()
-            .find(|(direction, _)| *direction == wanted)
-            .map(|(_, stats)| stats.clone())
-            .unwrap_or_default()
+/// Resolves once nothing has happened for `timeout` since `last()` (or since it was called,
+/// while `last` gives `None`); never without a timeout.
+async fn idle(timeout: Option<Duration>, last: impl Fn() -> Option<std::time::Instant>) {
+    let Some(timeout) = timeout else {
+        return std::future::pending().await;
     };
-    decoder.closed(stats(Direction::ToServer), stats(Direction::ToClient));
+    let start = std::time::Instant::now();
+    loop {
+        let since = last().unwrap_or(start).max(start);
+        let deadline = since + timeout;
+        if std::time::Instant::now() >= deadline {
+            return;
+        }
+        tokio::time::sleep_until(deadline.into()).await;
+    }
 }
+

@@ -6,7 +6,11 @@
 //! once, and whole frames for the decoder. Normally every byte is forwarded as it arrives.
 //! Only with broker address rewriting may a response be *held*: its bytes are kept until the
 //! frame is complete, so that the forwarding side can replace it.
+//!
+//! Every byte a frame keeps is charged to the memory budget as it arrives (a size prefix is
+//! only a claim): a frame the budget cannot take any more is kept as its first bytes only.
 
+use crate::net::budget::Charge;
 use kafka_codec::bytes::{Bytes, BytesMut};
 
 /// What a frame's bytes, kept for the decoder, are.
@@ -25,10 +29,14 @@ pub enum Skipped {
     TooLarge,
     /// The decoder is behind by the whole budget of this connection.
     Backlog,
+    /// The process's memory budget could not take it.
+    MemoryBudget,
+    /// Nothing is logged (`--no-log`).
+    NotLogged,
 }
 
 /// One frame, as it passed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Frame {
     /// The size its prefix announced.
     pub size: usize,
@@ -37,10 +45,13 @@ pub struct Frame {
     /// The whole frame with its size prefix when it was held: none of its bytes have been
     /// forwarded yet, and the caller forwards these (or a replacement).
     pub held: Option<Bytes>,
+    /// What the kept bytes (`content` and `held`) are charged to the memory budget; given
+    /// back when the frame is dropped.
+    pub charge: Charge,
 }
 
 /// What a chunk of the stream turned into, in stream order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Piece {
     /// Bytes to forward now, unchanged.
     Forward(Bytes),
@@ -55,12 +66,21 @@ pub enum Piece {
 /// How the framer's caller decides about each frame.
 pub trait Policy {
     /// Whether a frame of `size` bytes (at most the frame limit) may be kept whole for the
-    /// decoder; a `true` reserves that much of the connection's budget, which the caller
-    /// releases once the frame has been decoded.
-    fn keep_whole(&mut self, size: usize) -> bool;
-    /// Whether to hold the frame that starts with `head` (its first 4 bytes, or fewer if the
-    /// frame is shorter) until it is complete. Only asked when holding is enabled.
-    fn hold(&mut self, head: &[u8]) -> bool;
+    /// decoder; a `true` reserves that much of the connection's own backlog, which the caller
+    /// releases once the frame has been decoded (see [`Framer::reserved`]).
+    fn keep_whole(&mut self, size: usize) -> Result<(), Skipped>;
+    /// Grows `charge` to cover `bytes` kept in all; `false` if the memory budget cannot take
+    /// them (the frame is then kept as its head only).
+    fn grow(&mut self, charge: &mut Charge, bytes: usize) -> bool;
+    /// An empty charge, to grow.
+    fn no_charge(&mut self) -> Charge;
+    /// Gives back the backlog [`Policy::keep_whole`] reserved for a frame of `size` bytes
+    /// that is no longer kept whole.
+    fn release(&mut self, size: usize);
+    /// Whether to hold the frame of `size` bytes that starts with `head` (its first 4 bytes,
+    /// or fewer if the frame is shorter) until it is complete, and the charge for holding it
+    /// whole. Only asked when holding is enabled.
+    fn hold(&mut self, head: &[u8], size: usize) -> Option<Charge>;
 }
 
 #[derive(Debug)]
@@ -79,11 +99,15 @@ struct Current {
     remaining: usize,
     /// Prefix and the body so far, whole or up to `head` body bytes.
     bytes: BytesMut,
-    /// Reserved in the caller's budget: the whole frame goes to the decoder.
+    /// Reserved in the connection's backlog: the whole frame goes to the decoder.
     reserved: bool,
+    /// Why the decoder gets only the head, if it does.
+    skipped: Option<Skipped>,
     /// Accumulating all bytes (reserved, or held, or a hold decision pending).
     whole: bool,
     hold: Hold,
+    /// What `bytes` is charged to the memory budget.
+    charge: Charge,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,11 +161,19 @@ impl Framer {
         }
     }
 
-    /// The incomplete frame's budget reservation, if it has one: released when the stream
+    /// The incomplete frame's backlog reservation, if it has one: released when the stream
     /// ends before the frame does.
     pub fn reserved(&self) -> usize {
         match &self.state {
             State::Body(current) if current.reserved => current.size,
+            _ => 0,
+        }
+    }
+
+    /// Bytes the incomplete frame holds on the memory budget.
+    pub fn charged(&self) -> usize {
+        match &self.state {
+            State::Body(current) => current.charge.bytes(),
             _ => 0,
         }
     }
@@ -217,13 +249,33 @@ impl Framer {
                 }
                 State::Body(current) => {
                     let take = current.remaining.min(chunk.len() - at);
-                    let keep = if current.whole {
+                    let mut keep = if current.whole {
                         take
                     } else {
                         (4 + self.head)
                             .saturating_sub(current.bytes.len())
                             .min(take)
                     };
+                    if keep > 0 && !policy.grow(&mut current.charge, current.bytes.len() + keep)
+                    {
+                        if current.hold == Hold::Held {
+                            // Holding was charged whole when it was decided.
+                        } else {
+                            // The budget cannot take the frame: keep its head only.
+                            if current.reserved {
+                                policy.release(current.size);
+                            }
+                            current.reserved = false;
+                            current.whole = current.hold == Hold::Pending;
+                            current.skipped = Some(Skipped::MemoryBudget);
+                            if !current.whole {
+                                current.bytes.truncate(4 + self.head);
+                                keep = (4 + self.head)
+                                    .saturating_sub(current.bytes.len())
+                                    .min(take);
+                            }
+                        }
+                    }
                     current.bytes.extend_from_slice(&chunk[at..at + keep]);
                     if current.hold == Hold::Stream {
                         run.get_or_insert(at);
@@ -234,8 +286,10 @@ impl Framer {
                         && (current.bytes.len() >= 8 || current.remaining == 0)
                     {
                         let head_end = current.bytes.len().min(8);
-                        if policy.hold(&current.bytes[4..head_end]) {
+                        if let Some(charge) = policy.hold(&current.bytes[4..head_end], current.size)
+                        {
                             current.hold = Hold::Held;
+                            current.charge.absorb(charge);
                         } else {
                             // Release what was kept back; the rest is forwarded as it comes.
                             current.hold = Hold::Stream;
@@ -259,7 +313,12 @@ impl Framer {
 
     fn start_frame(&mut self, prefix: [u8; 4], size: usize, policy: &mut impl Policy) -> Hold {
         let fits = size <= self.max_frame;
-        let reserved = fits && policy.keep_whole(size);
+        let skipped = if fits {
+            policy.keep_whole(size).err()
+        } else {
+            Some(Skipped::TooLarge)
+        };
+        let reserved = skipped.is_none();
         // An empty frame has nothing to rewrite.
         let hold = if self.holding && fits && size > 0 {
             Hold::Pending
@@ -275,13 +334,18 @@ impl Framer {
         };
         let mut bytes = BytesMut::with_capacity(capacity);
         bytes.extend_from_slice(&prefix);
+        // The prefix and an empty frame cost a unit like any other.
+        let mut charge = policy.no_charge();
+        policy.grow(&mut charge, 4);
         self.state = State::Body(Current {
             size,
             remaining: size,
             bytes,
             reserved,
+            skipped,
             whole,
             hold,
+            charge,
         });
         hold
     }
@@ -306,18 +370,21 @@ impl Framer {
             let end = bytes.len().min(4 + self.head);
             Content::Head {
                 head: bytes.slice(4..end),
-                skipped: if current.size > self.max_frame {
-                    Skipped::TooLarge
-                } else {
-                    Skipped::Backlog
-                },
+                skipped: current.skipped.unwrap_or(Skipped::Backlog),
             }
         };
         let held = (current.hold == Hold::Held).then_some(bytes);
+        let mut charge = current.charge;
+        if held.is_none() {
+            if let Content::Head { head, .. } = &content {
+                charge.shrink_to(4 + head.len());
+            }
+        }
         out.push(Piece::Frame(Frame {
             size: current.size,
             content,
             held,
+            charge,
         }));
     }
 }
@@ -325,19 +392,40 @@ impl Framer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::budget::Budget;
+    use std::sync::Arc;
 
     /// Keeps every frame whole; holds frames whose first body byte is 0xee.
     struct Everything {
         reserved: usize,
+        budget: Arc<Budget>,
+    }
+
+    impl Everything {
+        fn new() -> Self {
+            Everything {
+                reserved: 0,
+                budget: Budget::new(1 << 30),
+            }
+        }
     }
 
     impl Policy for Everything {
-        fn keep_whole(&mut self, size: usize) -> bool {
+        fn keep_whole(&mut self, size: usize) -> Result<(), Skipped> {
             self.reserved += size;
-            true
+            Ok(())
         }
-        fn hold(&mut self, head: &[u8]) -> bool {
-            head.first() == Some(&0xee)
+        fn grow(&mut self, charge: &mut Charge, bytes: usize) -> bool {
+            charge.try_grow_optional(bytes)
+        }
+        fn no_charge(&mut self) -> Charge {
+            self.budget.none()
+        }
+        fn release(&mut self, size: usize) {
+            self.reserved -= size;
+        }
+        fn hold(&mut self, head: &[u8], size: usize) -> Option<Charge> {
+            (head.first() == Some(&0xee)).then(|| self.budget.try_reserve(size).unwrap())
         }
     }
 
@@ -350,7 +438,7 @@ mod tests {
     /// Feeds `stream` in chunks of `step` bytes; returns the forwarded bytes (held frames
     /// forwarded where they complete) and the frames.
     fn run(framer: &mut Framer, stream: &[u8], step: usize) -> (Vec<u8>, Vec<Frame>) {
-        run_with(framer, stream, step, &mut Everything { reserved: 0 })
+        run_with(framer, stream, step, &mut Everything::new())
     }
 
     fn run_with(
@@ -427,14 +515,23 @@ mod tests {
     }
 
     /// Keeps nothing whole: the decoder is behind.
-    struct Behind;
+    struct Behind(Everything);
 
     impl Policy for Behind {
-        fn keep_whole(&mut self, _: usize) -> bool {
-            false
+        fn keep_whole(&mut self, _: usize) -> Result<(), Skipped> {
+            Err(Skipped::Backlog)
         }
-        fn hold(&mut self, head: &[u8]) -> bool {
-            head.first() == Some(&0xee)
+        fn grow(&mut self, charge: &mut Charge, bytes: usize) -> bool {
+            self.0.grow(charge, bytes)
+        }
+        fn no_charge(&mut self) -> Charge {
+            self.0.no_charge()
+        }
+        fn release(&mut self, size: usize) {
+            self.0.release(size)
+        }
+        fn hold(&mut self, head: &[u8], size: usize) -> Option<Charge> {
+            self.0.hold(head, size)
         }
     }
 
@@ -443,7 +540,7 @@ mod tests {
         let stream = stream();
         for holding in [false, true] {
             let mut framer = Framer::new(1 << 20, 2, holding);
-            let (forwarded, frames) = run_with(&mut framer, &stream, 5, &mut Behind);
+            let (forwarded, frames) = run_with(&mut framer, &stream, 5, &mut Behind(Everything::new()));
             assert_eq!(forwarded, stream);
             assert_eq!(
                 frames[0].content,
@@ -478,7 +575,7 @@ mod tests {
         stream.extend(frame(b"after"));
         for holding in [false, true] {
             let mut framer = Framer::new(1 << 20, 16, holding);
-            let mut policy = Everything { reserved: 0 };
+            let mut policy = Everything::new();
             let pieces = framer.push(Bytes::from(stream.clone()), &mut policy);
             let mut forwarded = Vec::new();
             let mut unframeable = Vec::new();

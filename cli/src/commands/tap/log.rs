@@ -1,20 +1,24 @@
-//! The log: one JSON object per line, written by each connection's decoder.
+//! The log: one JSON object per line, written by each connection's logger.
 //!
 //! Lines, by `event`:
 //! - `listen`: a listener opened (`listen`, `upstream`);
-//! - `connect`: a client connected (`client`, `listener`, `upstream`), or could not be
-//!   connected upstream (`error`);
+//! - `connect`: a client's connection reached the upstream (`client`, `listener`,
+//!   `upstream`, `upstreamAddress`), or did not (`error`: unreachable, TLS failed, or the
+//!   client went away or was closed before sending anything);
 //! - `pair`: a request and its response: `correlationId`, `api`, `apiKey`, `apiVersion`,
 //!   `latencyMs`, `request` and `response` in Kafka's JSON form (the forms `kafka-codec
 //!   encode request|response` read). A request that gets no response (Produce with
 //!   `acks = 0`) is a pair with `"response": null` and `"expectsResponse": false`; one that
 //!   never got its response says why in `unanswered`;
-//! - `request` / `response`: one half of a pair logged alone: a request whose response did
-//!   not arrive while the connection's budget for waiting requests was full, or a response
-//!   that answers no request;
+//! - `request` / `response`: one half of a pair logged alone: a request whose JSON the
+//!   memory budget could not keep until its response came, or a response that answers no
+//!   request;
+//! - `saslToken`: a raw SASL token (after a SaslHandshake v0, or a GSSAPI token before any
+//!   request): not a Kafka frame, and a credential; its size only;
 //! - `unframeable`: a negative size prefix; the rest of that direction is forwarded unread;
 //! - `close`: both directions ended: per direction, bytes and CRC-32C as received and as
-//!   forwarded, frames, dropped and partial-frame bytes, and how it ended.
+//!   forwarded, frames, dropped and partial-frame bytes, and how it ended; `closedBy` when
+//!   the tool closed it (idle timeout, connection cap, memory budget).
 //!
 //! A frame that does not decode is logged in place of its JSON as `requestError` /
 //! `responseError` (`error`, `size`, `hex` of its first bytes); a frame not decoded because
@@ -26,26 +30,28 @@
 //! Every line is written whole under one lock, so lines of different connections never
 //! interleave.
 
+use super::config::Config;
+use super::events::Event;
 use super::framing::{Content, Frame, Skipped};
-use super::pump::Stats;
 use super::rewrite::Note;
-use super::Config;
+use super::stats::Stats;
 use crate::common::ExpandRecords;
+use crate::net::budget::{Budget, Charge};
 use kafka_codec::bytes::Bytes;
-use kafka_codec::conn::IncomingRequest;
-use kafka_codec::conn::{Direction, Observer, RawRequestHeader};
-use kafka_codec::json::JsonOptions;
+use kafka_codec::conn::{decode_request, decode_response, Direction, RawRequestHeader};
+use kafka_codec::json::{JsonOptions, JsonSink, JsonWriter};
 use kafka_codec::serde_json::{self, json, Value};
 use kafka_codec::{
-    ApiKey, DecodeError, DecodeErrorKind, DecodeOptions, EncodeError, Message, RequestFrame,
-    ResponseFrame, TrailingBytes,
+    ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError, Message,
+    RequestFrame, ResponseFrame, TrailingBytes,
 };
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
+use tokio::sync::mpsc;
 
 /// Where lines go.
 pub struct Log {
@@ -63,10 +69,10 @@ impl Log {
 
     /// Writes one line and flushes it, so that `tail -f` sees it at once. A log that cannot
     /// be written is reported once on stderr; forwarding goes on.
-    pub fn write(&self, line: &str) {
+    pub fn write(&self, line: &[u8]) {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         let result = out
-            .write_all(line.as_bytes())
+            .write_all(line)
             .and_then(|()| out.write_all(b"\n"))
             .and_then(|()| out.flush());
         if let Err(e) = result {
@@ -79,11 +85,11 @@ impl Log {
 
 /// A JSON object written field by field, so that message JSON rendered (and capped)
 /// separately is put in without being parsed again.
-struct Line(String);
+struct Line(Vec<u8>);
 
 impl Line {
     fn new(event: &str, time: SystemTime, connection: Option<u64>) -> Self {
-        let mut line = Line(String::from("{"));
+        let mut line = Line(b"{".to_vec());
         line.field("event", &json!(event));
         line.field("time", &json!(timestamp(time)));
         if let Some(connection) = connection {
@@ -93,22 +99,21 @@ impl Line {
     }
 
     fn field(&mut self, key: &str, value: &Value) {
-        let text = serde_json::to_string(value).expect("a JSON value always serializes");
+        let text = serde_json::to_vec(value).expect("a JSON value always serializes");
         self.raw(key, &text);
     }
 
-    fn raw(&mut self, key: &str, json_text: &str) {
+    fn raw(&mut self, key: &str, json_text: &[u8]) {
         if self.0.len() > 1 {
-            self.0.push(',');
+            self.0.push(b',');
         }
-        self.0
-            .push_str(&serde_json::to_string(key).expect("a key serializes"));
-        self.0.push(':');
-        self.0.push_str(json_text);
+        serde_json::to_writer(&mut self.0, key).expect("a key serializes");
+        self.0.push(b':');
+        self.0.extend_from_slice(json_text);
     }
 
-    fn finish(mut self) -> String {
-        self.0.push('}');
+    fn finish(mut self) -> Vec<u8> {
+        self.0.push(b'}');
         self.0
     }
 }
@@ -119,19 +124,27 @@ fn timestamp(time: SystemTime) -> String {
 }
 
 /// A `listen` line.
-pub fn listening(log: &Log, listen: SocketAddr, upstream: &str) {
+pub fn listening(log: &Log, listen: SocketAddr, upstream: &str, tls: bool) {
     let mut line = Line::new("listen", SystemTime::now(), None);
     line.field("listen", &json!(listen.to_string()));
     line.field("upstream", &json!(upstream));
+    if tls {
+        line.field("tls", &json!(true));
+    }
     log.write(&line.finish());
 }
 
 /// One side of a pair, ready to be logged.
 enum Side {
-    /// Kafka's JSON, as text, the fields of `requestTrailing` / `responseTrailing` if
-    /// bytes after the body were ignored, and why records fields stayed base64 (with
-    /// --records: `requestRecordsError` / `responseRecordsError`).
-    Json(String, Option<Value>, Option<Value>),
+    /// Kafka's JSON, as text; the fields of `requestTrailing` / `responseTrailing` if bytes
+    /// after the body were ignored; why records fields stayed base64 (with --records); the
+    /// paths whose secrets were replaced.
+    Json {
+        text: Vec<u8>,
+        trailing: Option<Value>,
+        records_errors: Option<Value>,
+        redacted: Vec<String>,
+    },
     /// It did not decode: the fields of `requestError` / `responseError`.
     Error(Value),
     /// It was not decoded: the fields of `requestSkipped` / `responseSkipped`.
@@ -141,7 +154,7 @@ enum Side {
 impl Side {
     fn len(&self) -> usize {
         match self {
-            Side::Json(text, _, _) => text.len(),
+            Side::Json { text, .. } => text.len(),
             Side::Error(_) | Side::Skipped(_) => 256,
         }
     }
@@ -149,13 +162,21 @@ impl Side {
     /// Adds the side to `line` as `name` (`request`/`response`).
     fn put(&self, line: &mut Line, name: &str) {
         match self {
-            Side::Json(text, trailing, records_errors) => {
+            Side::Json {
+                text,
+                trailing,
+                records_errors,
+                redacted,
+            } => {
                 line.raw(name, text);
                 if let Some(trailing) = trailing {
                     line.field(&format!("{name}Trailing"), trailing);
                 }
                 if let Some(errors) = records_errors {
                     line.field(&format!("{name}RecordsError"), errors);
+                }
+                if !redacted.is_empty() {
+                    line.field(&format!("{name}Redacted"), &json!(redacted));
                 }
             }
             Side::Error(value) => {
@@ -177,34 +198,122 @@ struct Pending {
     seen: Instant,
     /// `None` once logged alone.
     side: Option<Side>,
+    /// What keeping it costs on the budget.
+    charge: Charge,
 }
 
-/// One connection's decoder: follows the conversation with an [`Observer`] and logs it.
-pub struct Decoder {
+/// Whether the connection carries Kafka frames or raw SASL tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sasl {
+    Kafka,
+    /// A SaslHandshake v0 with this correlation id awaits its response: if it succeeds, the
+    /// client sends raw tokens next.
+    Handshake(i32),
+    /// Raw tokens, until a request frame decodes as a Kafka request again.
+    Raw,
+}
+
+/// One connection's logger: pairs requests with responses and writes the lines. Runs as a
+/// task of its own, on the decoding threads, fed by the connection's pumps.
+pub struct Logger {
     id: u64,
     config: Arc<Config>,
     log: Arc<Log>,
-    observer: Observer,
-    pending: HashMap<i32, VecDeque<Pending>>,
-    /// Bytes of request JSON held in `pending`: bounded by the frame limit.
-    pending_bytes: usize,
+    budget: Arc<Budget>,
+    awaiting: VecDeque<Pending>,
     client: String,
     upstream: String,
     started: Instant,
+    sasl: Sasl,
+    requests: u64,
 }
 
-impl Decoder {
-    pub fn new(id: u64, config: &Arc<Config>, log: Arc<Log>) -> Self {
-        Decoder {
+impl Logger {
+    pub fn new(id: u64, config: Arc<Config>, log: Arc<Log>, budget: Arc<Budget>) -> Self {
+        Logger {
             id,
-            config: Arc::clone(config),
+            config,
             log,
-            observer: Observer::new().with_options(config.options),
-            pending: HashMap::new(),
-            pending_bytes: 0,
+            budget,
+            awaiting: VecDeque::new(),
             client: String::new(),
             upstream: String::new(),
             started: Instant::now(),
+            sasl: Sasl::Kafka,
+            requests: 0,
+        }
+    }
+
+    /// Logs the connection's events until it closes.
+    pub async fn run(mut self, mut events: mpsc::Receiver<Event>) {
+        while let Some(event) = events.recv().await {
+            if self.event(event) {
+                break;
+            }
+        }
+    }
+
+    /// Handles one event; `true` after the last.
+    fn event(&mut self, event: Event) -> bool {
+        match event {
+            Event::Connect {
+                client,
+                listener,
+                upstream,
+                upstream_address,
+                error,
+            } => {
+                self.client = client.to_string();
+                self.upstream = upstream.clone();
+                let mut line = self.line("connect", SystemTime::now());
+                line.field("client", &json!(self.client));
+                line.field("listener", &json!(listener.to_string()));
+                line.field("upstream", &json!(upstream));
+                if let Some(address) = upstream_address {
+                    line.field("upstreamAddress", &json!(address.to_string()));
+                }
+                if let Some(error) = &error {
+                    line.field("error", &json!(error));
+                }
+                self.log.write(&line.finish());
+                error.is_some()
+            }
+            Event::Frame {
+                direction,
+                seen,
+                frame,
+                rewritten,
+                charge,
+            } => {
+                match direction {
+                    Direction::ToServer => self.request(seen, frame, charge),
+                    Direction::ToClient => self.response(seen, frame, rewritten),
+                }
+                false
+            }
+            Event::Unframeable {
+                direction,
+                size,
+                at,
+            } => {
+                let mut line = self.line("unframeable", at);
+                line.field("direction", &json!(direction_name(direction)));
+                let error = format!(
+                    "negative frame size {size}: the rest of this direction is forwarded \
+                     without decoding"
+                );
+                line.field("error", &json!(error));
+                self.log.write(&line.finish());
+                false
+            }
+            Event::Closed {
+                to_server,
+                to_client,
+                closed_by,
+            } => {
+                self.closed(to_server, to_client, closed_by);
+                true
+            }
         }
     }
 
@@ -212,82 +321,32 @@ impl Decoder {
         Line::new(event, time, Some(self.id))
     }
 
-    /// The upstream could not be reached: the client's connection is closed.
-    pub fn refused(
-        &mut self,
-        client: &str,
-        listener: SocketAddr,
-        upstream: &str,
-        error: &io::Error,
-    ) {
-        let mut line = self.line("connect", SystemTime::now());
-        line.field("client", &json!(client));
-        line.field("listener", &json!(listener.to_string()));
-        line.field("upstream", &json!(upstream));
-        line.field("error", &json!(format!("cannot connect upstream: {error}")));
-        self.log.write(&line.finish());
-    }
-
-    pub fn connected(
-        &mut self,
-        client: &str,
-        listener: SocketAddr,
-        upstream: &str,
-        server: &TcpStream,
-    ) {
-        self.client = client.to_owned();
-        self.upstream = upstream.to_owned();
-        let mut line = self.line("connect", SystemTime::now());
-        line.field("client", &json!(client));
-        line.field("listener", &json!(listener.to_string()));
-        line.field("upstream", &json!(upstream));
-        if let Ok(address) = server.peer_addr() {
-            line.field("upstreamAddress", &json!(address.to_string()));
-        }
-        self.log.write(&line.finish());
-    }
-
-    pub fn frame(
-        &mut self,
-        direction: Direction,
-        seen: (Instant, SystemTime),
-        frame: Frame,
-        rewritten: Option<Note>,
-    ) {
-        match direction {
-            Direction::ToServer => self.request(seen, frame),
-            Direction::ToClient => self.response(seen, frame, rewritten),
-        }
-    }
-
-    fn request(&mut self, (seen, time): (Instant, SystemTime), frame: Frame) {
-        let (observed, side) = match frame.content {
-            Content::Whole(bytes) => {
-                let observed = self.observer.observe_request(bytes.clone());
-                let side = match &observed.decoded {
-                    Ok(request) => self.message(
-                        |options| request.to_json_with(options),
-                        &bytes,
-                        frame.size,
-                        || self.request_trailing(&bytes, request),
-                    ),
-                    Err(e) => self.error(e.to_string(), &bytes, frame.size),
-                };
-                (observed, side)
-            }
-            Content::Head { head, skipped } => {
-                let side = self.skipped(skipped, &head, frame.size);
-                (self.observer.observe_request(head), side)
-            }
+    fn request(&mut self, (seen, time): (Instant, SystemTime), frame: Frame, charge: Charge) {
+        self.requests += 1;
+        let first = self.requests == 1;
+        let head = match &frame.content {
+            Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes.clone(),
         };
-        let Some(header) = observed.header else {
+        let header = RawRequestHeader::peek(&head);
+        if self.raw_sasl_token(Direction::ToServer, &frame, header, first) {
+            return;
+        }
+        let side = match &frame.content {
+            Content::Whole(bytes) => self.render_request(bytes, frame.size),
+            Content::Head { head, skipped } => self.skipped(*skipped, head, frame.size),
+        };
+        drop(frame);
+        let Some(header) = header else {
             // Shorter than a header: nothing can answer it.
             let mut line = self.line("request", time);
             side.put(&mut line, "request");
             self.log.write(&line.finish());
             return;
         };
-        if !observed.expects_response {
+        if header.api() == Some(ApiKey::SaslHandshake) && header.api_version == 0 {
+            self.sasl = Sasl::Handshake(header.correlation_id);
+        }
+        if RawRequestHeader::expects_response(&head) == Some(false) {
             let mut line = self.pair_line("pair", &header, time);
             side.put(&mut line, "request");
             line.field("response", &Value::Null);
@@ -300,71 +359,70 @@ impl Decoder {
             time,
             seen,
             side: Some(side),
+            charge,
         };
-        let size = pending.side.as_ref().map_or(0, Side::len);
-        if self.pending_bytes + size > self.config.max_frame {
-            // Too much waits for responses already: log this request now, its response alone.
-            let mut line = self.pair_line("request", &header, time);
-            if let Some(side) = pending.side.take() {
-                side.put(&mut line, "request");
+        let kept = pending.side.as_ref().map_or(0, Side::len);
+        match self.budget.try_reserve_optional(kept) {
+            Some(more) => pending.charge.absorb(more),
+            None => {
+                // The budget cannot keep its JSON until the response comes: log it now.
+                let mut line = self.pair_line("request", &header, time);
+                if let Some(side) = pending.side.take() {
+                    side.put(&mut line, "request");
+                }
+                line.field(
+                    "note",
+                    &json!("logged alone: --memory-budget could not keep it until its response"),
+                );
+                self.log.write(&line.finish());
             }
-            line.field(
-                "note",
-                &json!("logged alone: too many requests await their responses"),
-            );
-            self.log.write(&line.finish());
-        } else {
-            self.pending_bytes += size;
         }
-        self.pending
-            .entry(header.correlation_id)
-            .or_default()
-            .push_back(pending);
+        self.awaiting.push_back(pending);
     }
 
-    fn response(
-        &mut self,
-        (seen, time): (Instant, SystemTime),
-        frame: Frame,
-        rewritten: Option<Note>,
-    ) {
-        let (observed, side) = match frame.content {
-            Content::Whole(bytes) => {
-                let observed = self.observer.observe_response(bytes.clone());
-                let side = match &observed.decoded {
-                    Some(Ok(response)) => self.message(
-                        |options| response.to_json_with(options),
-                        &bytes,
-                        frame.size,
-                        || self.response_trailing(&bytes, response),
-                    ),
-                    Some(Err(e)) => self.error(e.to_string(), &bytes, frame.size),
-                    None => self.error(
-                        match observed.correlation_id {
-                            Some(id) => {
-                                format!("no request with correlation id {id} awaits a response")
-                            }
-                            None => "a response shorter than its header".to_owned(),
-                        },
-                        &bytes,
-                        frame.size,
-                    ),
-                };
-                (observed, side)
-            }
-            Content::Head { head, skipped } => {
-                let side = self.skipped(skipped, &head, frame.size);
-                (self.observer.observe_response(head), side)
-            }
+    fn response(&mut self, (seen, time): (Instant, SystemTime), frame: Frame, rewritten: Option<Note>) {
+        if self.raw_sasl_token(Direction::ToClient, &frame, None, false) {
+            return;
+        }
+        let head = match &frame.content {
+            Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes.clone(),
         };
-        for header in &observed.unanswered {
-            if let Some(pending) = self.take_pending(header.correlation_id) {
-                self.alone(pending, "the server answered a later request first");
+        let correlation_id = head
+            .get(..4)
+            .map(|id| i32::from_be_bytes([id[0], id[1], id[2], id[3]]));
+        let (pending, unanswered) = self.take_pending(correlation_id);
+        for earlier in unanswered {
+            self.alone(earlier, "the server answered a later request first");
+        }
+        if let (Some(pending), Sasl::Handshake(id)) = (&pending, self.sasl) {
+            if pending.header.correlation_id == id {
+                // SaslHandshake v0's body starts with its error code: 0 means raw tokens follow.
+                let accepted = head.get(4..6) == Some(&[0, 0][..]);
+                self.sasl = if accepted { Sasl::Raw } else { Sasl::Kafka };
             }
         }
-        let pending = observed
-            .request
-            .and_then(|header| self.take_pending(header.correlation_id));
+        let side = match (&frame.content, &pending) {
+            (Content::Whole(bytes), Some(pending)) => match pending.header.api() {
+                Some(api) => {
+                    self.render_response(bytes, api, pending.header.api_version, frame.size)
+                }
+                None => self.error(
+                    format!("the request named API key {}, which this build does not know", pending.header.api_key),
+                    bytes,
+                    frame.size,
+                ),
+            },
+            (Content::Whole(bytes), None) => self.error(
+                match correlation_id {
+                    Some(id) => format!("no request with correlation id {id} awaits a response"),
+                    None => "a response shorter than its header".to_owned(),
+                },
+                bytes,
+                frame.size,
+            ),
+            (Content::Head { head, skipped }, _) => self.skipped(*skipped, head, frame.size),
+        };
+        drop(frame);
         let mut line = match &pending {
             Some(pending) => {
                 let event = if pending.side.is_some() {
@@ -382,7 +440,7 @@ impl Decoder {
             }
             None => {
                 let mut line = self.line("response", time);
-                line.field("correlationId", &json!(observed.correlation_id));
+                line.field("correlationId", &json!(correlation_id));
                 line
             }
         };
@@ -393,21 +451,78 @@ impl Decoder {
         self.log.write(&line.finish());
     }
 
-    pub fn unframeable(&mut self, direction: Direction, size: i32, at: SystemTime) {
-        let mut line = self.line("unframeable", at);
+    /// Logs a raw SASL token in place of a frame and returns `true`, if the frame is one.
+    fn raw_sasl_token(
+        &mut self,
+        direction: Direction,
+        frame: &Frame,
+        header: Option<RawRequestHeader>,
+        first: bool,
+    ) -> bool {
+        let head = match &frame.content {
+            Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes,
+        };
+        let raw = match (self.sasl, direction) {
+            (Sasl::Raw, Direction::ToClient) => true,
+            (Sasl::Raw, Direction::ToServer) => {
+                // Tokens go on until the client sends a Kafka request again.
+                let kafka = matches!(&frame.content, Content::Whole(bytes)
+                    if decode_request(bytes.clone(), &self.config.options).is_ok());
+                if kafka {
+                    self.sasl = Sasl::Kafka;
+                }
+                !kafka
+            }
+            // A GSSAPI token (ASN.1 application tag 0x60) as the first bytes of a connection:
+            // a client authenticating with Kerberos before any Kafka request (pre-KIP-43).
+            (_, Direction::ToServer) => {
+                let gssapi =
+                    first && head.first() == Some(&0x60) && header.and_then(|h| h.api()).is_none();
+                if gssapi {
+                    self.sasl = Sasl::Raw;
+                }
+                gssapi
+            }
+            _ => false,
+        };
+        if !raw {
+            return false;
+        }
+        let mut line = self.line("saslToken", SystemTime::now());
         line.field("direction", &json!(direction_name(direction)));
-        let error = format!(
-            "negative frame size {size}: the rest of this direction is forwarded without \
-             decoding"
-        );
-        line.field("error", &json!(error));
+        line.field("size", &json!(frame.size));
+        if self.config.log_secrets {
+            line.field("hex", &self.hex(head));
+        } else {
+            line.field(
+                "note",
+                &json!("a raw SASL token (not a Kafka frame): a credential, not shown"),
+            );
+        }
         self.log.write(&line.finish());
+        true
     }
 
-    pub fn closed(&mut self, to_server: Stats, to_client: Stats) {
-        let mut left: Vec<Pending> = self.pending.drain().flat_map(|(_, queue)| queue).collect();
-        left.sort_by_key(|pending| pending.seen);
-        for pending in left {
+    /// The oldest request answered by a response with `correlation_id`, and the requests
+    /// before it (Kafka answers in order: those will never be answered).
+    fn take_pending(&mut self, correlation_id: Option<i32>) -> (Option<Pending>, Vec<Pending>) {
+        let Some(id) = correlation_id else {
+            return (None, Vec::new());
+        };
+        let Some(at) = self
+            .awaiting
+            .iter()
+            .position(|p| p.header.correlation_id == id)
+        else {
+            return (None, Vec::new());
+        };
+        let mut before: Vec<Pending> = self.awaiting.drain(..=at).collect();
+        let pending = before.pop();
+        (pending, before)
+    }
+
+    fn closed(&mut self, to_server: Stats, to_client: Stats, closed_by: Option<String>) {
+        for pending in std::mem::take(&mut self.awaiting) {
             self.alone(pending, "the connection closed first");
         }
         let mut line = self.line("close", SystemTime::now());
@@ -419,19 +534,10 @@ impl Decoder {
         );
         line.field("toServer", &to_server.json());
         line.field("toClient", &to_client.json());
+        if let Some(why) = closed_by {
+            line.field("closedBy", &json!(why));
+        }
         self.log.write(&line.finish());
-    }
-
-    fn take_pending(&mut self, correlation_id: i32) -> Option<Pending> {
-        let queue = self.pending.get_mut(&correlation_id)?;
-        let pending = queue.pop_front();
-        if queue.is_empty() {
-            self.pending.remove(&correlation_id);
-        }
-        if let Some(side) = pending.as_ref().and_then(|p| p.side.as_ref()) {
-            self.pending_bytes -= side.len();
-        }
-        pending
     }
 
     /// A request that never got its response.
@@ -460,59 +566,143 @@ impl Decoder {
         line
     }
 
+    /// Decode options for one frame, with a memory budget taken from the process's, or why
+    /// the frame cannot be decoded now.
+    fn decode_options(&self, size: usize) -> Result<(DecodeOptions, Charge), String> {
+        let want = DecodeLimits::default()
+            .memory_budget_for(size)
+            .min(self.budget.limit() / 2);
+        match self.budget.try_reserve_optional(want) {
+            Some(charge) => {
+                let mut options = self.config.options;
+                options.limits.memory_budget = Some(charge.bytes());
+                Ok((options, charge))
+            }
+            None => Err(format!(
+                "--memory-budget ({} bytes) had no room to decode it",
+                self.budget.limit()
+            )),
+        }
+    }
+
+    fn render_request(&self, bytes: &Bytes, size: usize) -> Side {
+        let (options, _charge) = match self.decode_options(size) {
+            Ok(options) => options,
+            Err(reason) => return self.skipped_because(reason, bytes, size),
+        };
+        match decode_request(bytes.clone(), &options) {
+            Ok(request) => self.message(
+                |json, out| request.write_json(json, out),
+                bytes,
+                size,
+                || self.request_trailing(bytes, &request),
+            ),
+            Err(e) => self.decode_failed(e, bytes, size),
+        }
+    }
+
+    fn render_response(&self, bytes: &Bytes, api: ApiKey, version: i16, size: usize) -> Side {
+        let (options, _charge) = match self.decode_options(size) {
+            Ok(options) => options,
+            Err(reason) => return self.skipped_because(reason, bytes, size),
+        };
+        match decode_response(bytes.clone(), api, version, &options) {
+            Ok(response) => self.message(
+                |json, out| response.write_json(json, out),
+                bytes,
+                size,
+                || self.response_trailing(bytes, &response),
+            ),
+            Err(e) => self.decode_failed(e, bytes, size),
+        }
+    }
+
+    fn decode_failed(&self, error: DecodeError, bytes: &Bytes, size: usize) -> Side {
+        if matches!(error.kind(), DecodeErrorKind::LimitExceeded { what, .. } if *what == "memory budget")
+        {
+            return self.skipped_because(
+                format!("decoding it would take more memory than --memory-budget had free ({error})"),
+                bytes,
+                size,
+            );
+        }
+        self.error(error.to_string(), bytes, size)
+    }
+
     /// A decoded message as it is logged: the one place where a message's JSON is written
-    /// out, its `records` fields expanded with --records.
+    /// out, capped at its share of the line, its `records` fields expanded with --records.
     fn message(
         &self,
-        json: impl FnOnce(&JsonOptions<'_>) -> Result<Value, EncodeError>,
+        write: impl FnOnce(&JsonOptions<'_>, &mut dyn JsonSink) -> Result<(), EncodeError>,
         bytes: &Bytes,
         size: usize,
         trailing: impl FnOnce() -> Option<Value>,
     ) -> Side {
         // A records field that does not decode stays base64: the tap logs, it never refuses.
-        let hook = self
-            .config
-            .records
-            .then(|| ExpandRecords::new(self.config.options.limits, true));
+        // Expanding one may take a decompressed batch: charged first, or not expanded.
+        let mut records_errors = Vec::new();
+        let limits = self.config.options.limits;
+        let records_charge = if self.config.records {
+            let charge = self
+                .budget
+                .try_reserve_optional(limits.max_decompressed_batch_size);
+            if charge.is_none() {
+                records_errors.push(
+                    "records fields shown as base64: --memory-budget had no room for a \
+                     decompressed batch"
+                        .to_owned(),
+                );
+            }
+            charge
+        } else {
+            None
+        };
+        let hook = records_charge
+            .as_ref()
+            .map(|_| ExpandRecords::new(limits, true));
         let options = JsonOptions {
             lenient: false,
             records: hook.as_ref().map(|hook| hook as _),
         };
-        let json = json(&options);
-        let records_errors = hook.map(|hook| hook.take_refused()).unwrap_or_default();
-        match json {
-            Ok(json) => Side::Json(
-                self.capped(&json, size),
-                trailing(),
-                (!records_errors.is_empty()).then(|| json!(records_errors)),
-            ),
-            Err(e) => self.error(format!("cannot show as JSON: {e}"), bytes, size),
-        }
-    }
-
-    /// Kafka's JSON of one message, or a stand-in if it is longer than half a line may be.
-    fn capped(&self, json: &Value, size: usize) -> String {
         let cap = self.config.max_message_json;
-        let mut out = Capped {
+        let mut text = Capped {
             buf: Vec::new(),
             cap,
         };
-        match serde_json::to_writer(&mut out, json) {
-            Ok(()) => String::from_utf8(out.buf).expect("serde_json writes UTF-8"),
-            Err(_) => json!({
-                "omitted": format!(
-                    "the JSON of this {size}-byte frame is longer than the {cap} bytes \
-                     --max-line leaves a message"
-                ),
-            })
-            .to_string(),
+        let mut writer = JsonWriter::compact(&mut text);
+        let written = write(&options, &mut writer);
+        let over_cap = writer.finish().is_err();
+        records_errors.extend(hook.map(|hook| hook.take_refused()).unwrap_or_default());
+        drop(records_charge);
+        match written {
+            Err(e) => self.error(format!("cannot show as JSON: {e}"), bytes, size),
+            Ok(()) => Side::Json {
+                text: if over_cap {
+                    serde_json::to_vec(&json!({
+                        "omitted": format!(
+                            "the JSON of this {size}-byte frame is longer than the {cap} bytes \
+                             --max-line leaves a message"
+                        ),
+                    }))
+                    .expect("a JSON value always serializes")
+                } else {
+                    text.buf
+                },
+                trailing: trailing(),
+                records_errors: (!records_errors.is_empty()).then(|| json!(records_errors)),
+                redacted: Vec::new(),
+            },
         }
     }
 
     /// Bytes after the request's body, which the lenient decode ignored (as Kafka's broker
     /// does): `{"bytes": n, "hex": …}`. A frame whose canonical encoding has its length
     /// cannot have any, so only the others are decoded again, strictly, to find out.
-    fn request_trailing(&self, frame: &Bytes, request: &IncomingRequest) -> Option<Value> {
+    fn request_trailing(
+        &self,
+        frame: &Bytes,
+        request: &kafka_codec::conn::IncomingRequest,
+    ) -> Option<Value> {
         if self.config.options.trailing_bytes == TrailingBytes::Reject
             || request.api_version != request.header.request_api_version
         {
@@ -532,7 +722,7 @@ impl Decoder {
         }
     }
 
-    /// As [`Decoder::request_trailing`], for a response.
+    /// As [`Logger::request_trailing`], for a response.
     fn response_trailing(&self, frame: &Bytes, response: &ResponseFrame) -> Option<Value> {
         if self.config.options.trailing_bytes == TrailingBytes::Reject
             || response.encoded_len().ok()? == frame.len()
@@ -575,17 +765,26 @@ impl Decoder {
         Side::Error(json!({"error": error, "size": size, "hex": self.hex(bytes)}))
     }
 
+    fn skipped_because(&self, reason: String, head: &[u8], size: usize) -> Side {
+        Side::Skipped(json!({"reason": reason, "size": size, "hex": self.hex(head)}))
+    }
+
     fn skipped(&self, skipped: Skipped, head: &[u8], size: usize) -> Side {
         let reason = match skipped {
             Skipped::TooLarge => {
                 format!("larger than --max-frame ({} bytes)", self.config.max_frame)
             }
             Skipped::Backlog => format!(
-                "the decoder was behind by --max-frame ({} bytes) on this connection",
+                "the logger was behind by --max-frame ({} bytes) on this connection",
                 self.config.max_frame
             ),
+            Skipped::MemoryBudget => format!(
+                "--memory-budget ({} bytes) had no room to keep it for the log",
+                self.budget.limit()
+            ),
+            Skipped::NotLogged => "not logged".to_owned(),
         };
-        Side::Skipped(json!({"reason": reason, "size": size, "hex": self.hex(head)}))
+        self.skipped_because(reason, head, size)
     }
 }
 

@@ -1,37 +1,47 @@
-//! `kafka-codec tap`: a transparent TCP proxy in front of a Kafka broker that logs every
-//! request and response as JSON.
+//! `kafka-codec tap`: a transparent TCP (or TLS) proxy in front of a Kafka broker that logs
+//! every request and response as JSON.
 //!
-//! Std threads and blocking sockets: three per connection (one pump per direction, one
-//! decoder). A debugging proxy sees tens of connections, not tens of thousands, and
-//! blocking pumps make "forward first" plain to see: a pump reads, pushes finished frames
-//! onto its decoder's queue, writes, and never waits for a decode. No runtime to start, and
-//! a slow peer in one direction cannot delay the other.
+//! Connections are tokio tasks on an I/O runtime; each connection's logger is a task on a
+//! second runtime, the decoding threads (at a lower scheduling priority), so that decoding
+//! and logging never stand in the way of forwarding. No thread is started after the tap
+//! starts. Everything a connection holds is charged to one memory budget for the process,
+//! and the number of connections is capped; see `crate::net`.
 //!
 //! Modules: [`framing`] finds frame boundaries on the forwarding path, [`pump`] moves one
-//! direction, [`connection`] ties a connection's threads together, [`log`] decodes and
-//! writes the lines, [`rewrite`] is `--rewrite-brokers`.
+//! direction, [`connection`] runs one connection, [`events`] is what pumps tell loggers,
+//! [`log`] decodes and writes the lines, [`rewrite`] is `--rewrite-brokers`, [`stats`] the
+//! byte counts of a `close` line.
 
+mod config;
 mod connection;
+mod events;
 mod framing;
 mod log;
 mod pump;
 mod rewrite;
+mod stats;
 
 use crate::common::{listen, Failure, Run};
+use crate::net::accept::Acceptor;
+use crate::net::budget::Budget;
+use crate::net::limits::{raise_fd_limit, ServerLimits};
+use crate::net::registry::Registry;
+use crate::net::stream::{self, Resolver};
+use crate::net::tls::{self, ListenTls, UpstreamTls};
 use clap::builder::RangedU64ValueParser;
+use config::Config;
+use connection::Target;
 use kafka_codec::{DecodeLimits, DecodeOptions, TrailingBytes};
 use log::Log;
-use rewrite::{Brokers, Rewrite};
+use rewrite::{split_host_port, Brokers, Rewrite};
 use std::fs::File;
 use std::io::{self, BufWriter};
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
-
-/// How long connecting upstream may take before the client's connection is given up.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+use tokio::net::TcpListener;
 
 /// Proxy Kafka traffic to a broker and log each request and response as a JSON line.
 ///
@@ -43,10 +53,18 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// closes, a line gives the byte counts and CRC-32C checksums of each direction as received
 /// and as forwarded.
 ///
+/// Credentials are not logged: SASL authentication bytes, raw SASL tokens, password-type
+/// config values, SCRAM salts and salted passwords and delegation-token HMACs are replaced
+/// by a marker with their length, and the line names the paths replaced (--log-secrets shows
+/// them).
+///
 /// Clients find brokers through the addresses in Metadata responses and then connect there
 /// directly, past the tap. Either make the broker advertise the tap's address
 /// (advertised.listeners=PLAINTEXT://TAP_HOST:TAP_PORT on a listener the tap forwards to),
 /// or let the tap rewrite those addresses (--rewrite-brokers).
+///
+/// Limits (all connections together): --max-connections, --idle-timeout, --memory-budget;
+/// per connection: --max-frame (frames kept for the log), --max-in-flight.
 #[derive(Debug, clap::Args)]
 pub struct Tap {
     /// The address clients connect to (port 0: any free port; the first line on stderr and
@@ -59,14 +77,18 @@ pub struct Tap {
     /// Where the JSON lines go: a file (created or truncated), or standard output for `-`.
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     log: PathBuf,
+    /// Forward only: decode nothing and write no log (limits, TLS and --rewrite-brokers
+    /// still apply).
+    #[arg(long, conflicts_with_all = ["records", "log_secrets"])]
+    no_log: bool,
     /// Put the tap in place of every broker address in Metadata, FindCoordinator and
     /// DescribeCluster responses (and the new-leader endpoints of Produce, Fetch, ShareFetch
     /// and ShareAcknowledge), so that clients reach the whole cluster through the tap.
     ///
     /// The --upstream address is served by --listen; every other broker gets its own
     /// listener on the same interface, on a free port, opened when a response first names
-    /// it. Those responses are held until complete and encoded again; everything else is
-    /// forwarded byte for byte.
+    /// it (with TLS if --listen-tls-cert is given). Those responses are held until complete
+    /// and encoded again; everything else is forwarded byte for byte.
     #[arg(long)]
     rewrite_brokers: bool,
     /// The host put into rewritten responses (default: the --listen host; needed when that
@@ -74,13 +96,13 @@ pub struct Tap {
     #[arg(long, value_name = "HOST", requires = "rewrite_brokers")]
     advertised_host: Option<String>,
     /// Frames larger than this are forwarded but not decoded (logged as skipped with their
-    /// first bytes). It is also each connection's budget for frames waiting to be decoded,
-    /// which bounds the tap's memory per connection.
+    /// first bytes). It is also each connection's share of frames waiting to be logged.
     #[arg(long, value_name = "BYTES", default_value_t = DecodeLimits::default().max_frame_size,
           value_parser = RangedU64ValueParser::<usize>::new().range(64..=i32::MAX as u64))]
     max_frame: usize,
     /// Longest log line. Each of its two messages may take half of it, less 4 KiB kept for
     /// the other fields; a message whose JSON is longer is logged as a note giving its size.
+    /// Writing a message's JSON never takes more memory than its share, whatever the frame.
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20,
           value_parser = RangedU64ValueParser::<usize>::new().range(16 * 1024..=1 << 32))]
     max_line: usize,
@@ -89,6 +111,12 @@ pub struct Tap {
     #[arg(long, value_name = "BYTES", default_value_t = 256,
           value_parser = RangedU64ValueParser::<usize>::new().range(16..=1 << 20))]
     max_hex: usize,
+    /// Requests a client may have sent and not had answered; at this many the tap stops
+    /// reading from the client (backpressure) until responses come. Checked between reads,
+    /// so the requests of the one read that crosses it pass too.
+    #[arg(long, value_name = "N", default_value_t = 1024,
+          value_parser = RangedU64ValueParser::<usize>::new().range(1..=1 << 20))]
+    max_in_flight: usize,
     /// Log bytes after a message body as a decode error. By default they are ignored, as
     /// Kafka's broker and clients ignore them, and the line notes them
     /// (`requestTrailing`/`responseTrailing`).
@@ -101,35 +129,97 @@ pub struct Tap {
     /// {"truncatedTail": base64, "note": ...}.
     #[arg(long)]
     records: bool,
+    /// Log credentials as they pass instead of replacing them (a warning goes to stderr).
+    #[arg(long)]
+    log_secrets: bool,
+    #[command(flatten)]
+    limits: ServerLimits,
+    #[command(flatten)]
+    listen_tls: ListenTls,
+    #[command(flatten)]
+    upstream_tls: UpstreamTls,
 }
 
 /// Bytes of a log line kept for everything but the two messages (time, ids, API, errors,
 /// rewritten addresses).
 const LINE_FIELDS: usize = 4096;
 
-/// The settings every connection reads.
-pub struct Config {
-    pub max_frame: usize,
-    /// The longest a message's JSON may be in a line.
-    pub max_message_json: usize,
-    /// Bytes of a frame shown in hex (and kept of a frame that is not decoded).
-    pub max_hex: usize,
-    /// How frames are decoded: limits, and trailing bytes allowed unless --strict.
-    pub options: DecodeOptions,
-    /// Expand `records` fields (--records).
-    pub records: bool,
-}
-
 /// The running tap: what its listeners and connections share.
 pub struct Proxy {
     config: Arc<Config>,
-    log: Arc<Log>,
-    brokers: Option<Brokers>,
+    log: Option<Arc<Log>>,
+    brokers: Option<Arc<Brokers>>,
+    budget: Arc<Budget>,
+    registry: Arc<Registry>,
+    resolver: Arc<Resolver>,
+    listen_tls: Option<tokio_rustls::TlsAcceptor>,
+    upstream_tls: Option<tls::Client>,
+    /// The decoding threads, where loggers run.
+    decode: tokio::runtime::Handle,
+    idle_timeout: Option<Duration>,
     next_connection: AtomicU64,
+    /// `--upstream`.
+    upstream: String,
+}
+
+impl Proxy {
+    fn rewrite(&self) -> Option<Rewrite> {
+        self.brokers.as_ref().map(|brokers| {
+            Rewrite::new(
+                Arc::clone(brokers),
+                Arc::clone(&self.budget),
+                self.config.options,
+            )
+        })
+    }
+}
+
+/// Threads for each of the two runtimes: as many as the machine runs at once.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+/// Lowers the calling thread's scheduling priority (Linux: per thread), so that forwarding
+/// goes first when decoding keeps every core busy.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `gettid` has no preconditions; `setpriority` on our own thread id only changes
+    // this thread's nice value, and its failure is harmless (ignored).
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        let _ = libc::setpriority(libc::PRIO_PROCESS, tid, 10);
+    }
 }
 
 impl Run for Tap {
     fn run(self) -> Result<(), Failure> {
+        if split_host_port(&self.upstream).is_none() {
+            return Err(Failure::Usage(format!(
+                "--upstream {:?} needs a port: HOST:PORT, such as {}:9092",
+                self.upstream, self.upstream
+            )));
+        }
+        let fd_limit = raise_fd_limit();
+        let max_connections = self.limits.max_connections(fd_limit, 2);
+        let listen_tls = self.listen_tls.config()?.map(tokio_rustls::TlsAcceptor::from);
+        let upstream_tls = self.upstream_tls.client()?;
+        let io = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads())
+            .max_blocking_threads(1)
+            .thread_name("kafka-codec-io")
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::Peer(format!("cannot start the I/O threads: {e}")))?;
+        let decode = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads())
+            .max_blocking_threads(1)
+            .thread_name("kafka-codec-decode")
+            .on_thread_start(lower_priority)
+            .enable_time()
+            .build()
+            .map_err(|e| Failure::Peer(format!("cannot start the decoding threads: {e}")))?;
+        let resolver = Resolver::start()
+            .map_err(|e| Failure::Peer(format!("cannot start the resolver thread: {e}")))?;
         let (listener, local) = listen(&self.listen)?;
         let out: Box<dyn io::Write + Send> = if self.log.as_os_str() == "-" {
             Box::new(io::stdout())
@@ -138,9 +228,9 @@ impl Run for Tap {
                 .map_err(|e| Failure::Input(format!("cannot write {}: {e}", self.log.display())))?;
             Box::new(BufWriter::new(file))
         };
-        let brokers = if self.rewrite_brokers {
-            let host = match self.advertised_host {
-                Some(host) => host,
+        let advertised_host = if self.rewrite_brokers {
+            Some(match &self.advertised_host {
+                Some(host) => host.clone(),
                 None if local.ip().is_unspecified() => {
                     return Err(Failure::Usage(format!(
                         "--rewrite-brokers with --listen {} needs --advertised-host: clients \
@@ -149,8 +239,7 @@ impl Run for Tap {
                     )))
                 }
                 None => local.ip().to_string(),
-            };
-            Some(Brokers::new(host, local, &self.upstream))
+            })
         } else {
             None
         };
@@ -165,88 +254,142 @@ impl Run for Tap {
                 TrailingBytes::Allow
             },
         };
-        let proxy = Arc::new(Proxy {
-            config: Arc::new(Config {
-                max_frame: self.max_frame,
-                max_message_json: (self.max_line - LINE_FIELDS) / 2,
-                max_hex: self.max_hex.min(self.max_line / 8),
-                options,
-                records: self.records,
-            }),
-            log: Arc::new(Log::new(out)),
-            brokers,
-            next_connection: AtomicU64::new(1),
-        });
-        eprintln!(
-            "kafka-codec tap: listening on {local}, forwarding to {}",
-            self.upstream
-        );
-        log::listening(&proxy.log, local, &self.upstream);
-        Proxy::accept(&proxy, listener, self.upstream);
-        Ok(())
-    }
-}
-
-impl Proxy {
-    /// Serves another listener on its own thread (a broker found by --rewrite-brokers).
-    fn spawn_listener(
-        proxy: &Arc<Proxy>,
-        listener: TcpListener,
-        upstream: String,
-    ) -> io::Result<()> {
-        let local = listener.local_addr()?;
-        log::listening(&proxy.log, local, &upstream);
-        let proxy = Arc::clone(proxy);
-        std::thread::Builder::new()
-            .name(format!("tap-listen-{local}"))
-            .spawn(move || Proxy::accept(&proxy, listener, upstream))?;
-        Ok(())
-    }
-
-    /// Accepts clients for `upstream` forever, one thread each.
-    fn accept(proxy: &Arc<Proxy>, listener: TcpListener, upstream: String) {
-        let local = listener.local_addr().ok();
-        loop {
-            let client = match listener.accept() {
-                Ok((client, _)) => client,
-                Err(e) => {
-                    // Out of file descriptors and the like: wait and go on, never exit.
-                    eprintln!("kafka-codec tap: accept failed: {e}");
-                    std::thread::sleep(Duration::from_millis(100));
-                    continue;
-                }
-            };
-            let id = proxy.next_connection.fetch_add(1, Ordering::Relaxed);
-            let listener = local.unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)));
-            let rewrite = proxy
-                .brokers
-                .as_ref()
-                .map(|_| Rewrite::new(Arc::clone(proxy), proxy.config.options));
-            let (config, log, upstream) = (
-                Arc::clone(&proxy.config),
-                Arc::clone(&proxy.log),
-                upstream.clone(),
+        if self.log_secrets {
+            eprintln!(
+                "kafka-codec tap: warning: --log-secrets: passwords, SASL tokens and other \
+                 credentials will be written to the log as they pass"
             );
-            let spawned = std::thread::Builder::new()
-                .name(format!("tap-{id}"))
-                .spawn(move || {
-                    connection::serve(id, client, listener, upstream, config, log, rewrite)
-                });
-            if let Err(e) = spawned {
-                eprintln!("kafka-codec tap: connection {id}: cannot start a thread: {e}");
+        }
+        let budget = Budget::new(self.limits.memory_budget);
+        let registry = Registry::new(max_connections);
+        let upstream = self.upstream.clone();
+        let proxy = Arc::new_cyclic(|weak: &Weak<Proxy>| {
+            let brokers = advertised_host.map(|host| {
+                let weak = weak.clone();
+                Arc::new(Brokers::new(
+                    host,
+                    local,
+                    &upstream,
+                    Box::new(move |listener, upstream| {
+                        if let Some(proxy) = weak.upgrade() {
+                            open_listener(&proxy, listener, upstream);
+                        }
+                    }),
+                ))
+            });
+            Proxy {
+                config: Arc::new(Config {
+                    max_frame: self.max_frame,
+                    max_message_json: (self.max_line - LINE_FIELDS) / 2,
+                    max_hex: self.max_hex.min(self.max_line / 8),
+                    options,
+                    records: self.records,
+                    max_in_flight: self.max_in_flight,
+                    log_secrets: self.log_secrets,
+                    logging: !self.no_log,
+                }),
+                log: (!self.no_log).then(|| Arc::new(Log::new(out))),
+                brokers,
+                budget,
+                registry,
+                resolver,
+                listen_tls,
+                upstream_tls,
+                decode: decode.handle().clone(),
+                idle_timeout: self.limits.idle_timeout(),
+                next_connection: AtomicU64::new(1),
+                upstream: upstream.clone(),
             }
+        });
+        io.block_on(async {
+            let listener = TcpListener::from_std(listener)
+                .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+            eprintln!(
+                "kafka-codec tap: listening on {local}, forwarding to {} (at most {max_connections} \
+                 connections, --memory-budget {} bytes)",
+                self.upstream,
+                proxy.budget.limit()
+            );
+            probe_upstream(&proxy).await;
+            if let Some(log) = &proxy.log {
+                log::listening(log, local, &self.upstream, proxy.listen_tls.is_some());
+            }
+            tokio::spawn(relieve_memory_pressure(Arc::clone(&proxy)));
+            accept(proxy, listener, self.upstream.clone()).await;
+            Ok(())
+        })
+    }
+}
+
+/// Says at start when the upstream cannot be reached, rather than only in the log of the
+/// first client.
+async fn probe_upstream(proxy: &Proxy) {
+    let probe = stream::connect(
+        &proxy.resolver,
+        &proxy.upstream,
+        Duration::from_secs(3),
+        None,
+    )
+    .await;
+    if let Err(e) = probe {
+        eprintln!(
+            "kafka-codec tap: warning: the upstream {} cannot be reached now ({e}); clients \
+             are accepted and refused until it can",
+            proxy.upstream
+        );
+    }
+}
+
+/// Closes a connection that holds memory each time the budget asks for room.
+async fn relieve_memory_pressure(proxy: Arc<Proxy>) {
+    loop {
+        proxy.budget.pressure().await;
+        if let Some(id) = proxy.registry.evict_for_memory() {
+            eprintln!(
+                "kafka-codec tap: --memory-budget ({} bytes) is spent; closing connection {id}, \
+                 the one holding memory that has gone longest without a complete request",
+                proxy.budget.limit()
+            );
         }
     }
 }
 
-/// Connects to `upstream`, trying each address it resolves to.
-fn connect(upstream: &str) -> io::Result<TcpStream> {
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "the name resolves to no address");
-    for address in upstream.to_socket_addrs()? {
-        match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
-            Ok(stream) => return Ok(stream),
-            Err(e) => last = e,
+/// Serves a listener opened for a broker found by --rewrite-brokers.
+fn open_listener(proxy: &Arc<Proxy>, listener: std::net::TcpListener, upstream: String) {
+    match TcpListener::from_std(listener) {
+        Ok(listener) => {
+            if let (Some(log), Ok(local)) = (&proxy.log, listener.local_addr()) {
+                log::listening(log, local, &upstream, proxy.listen_tls.is_some());
+            }
+            tokio::spawn(accept(Arc::clone(proxy), listener, upstream));
         }
+        Err(e) => eprintln!("kafka-codec tap: cannot serve a listener for {upstream}: {e}"),
     }
-    Err(last)
+}
+
+/// Accepts clients for `upstream` forever, one task each.
+async fn accept(proxy: Arc<Proxy>, listener: TcpListener, upstream: String) {
+    let mut acceptor = Acceptor::new(listener);
+    let local = acceptor
+        .local_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+    loop {
+        let (client, peer) = acceptor
+            .accept(|line| eprintln!("kafka-codec tap: {local}: {line}"))
+            .await;
+        let id = proxy.next_connection.fetch_add(1, Ordering::Relaxed);
+        let (member, _evicted) = proxy.registry.join(id);
+        let target = Target {
+            listener: local,
+            upstream: upstream.clone(),
+        };
+        tokio::spawn(connection::serve(
+            Arc::clone(&proxy),
+            id,
+            member,
+            client,
+            peer,
+            target,
+        ));
+    }
 }

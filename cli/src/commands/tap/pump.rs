@@ -1,215 +1,31 @@
 //! One direction of a proxied connection: read a chunk, hand its finished frames to the
-//! decoder (a queue push, no decoding), forward the chunk, repeat.
+//! logger, forward the chunk, repeat.
 //!
-//! Frames are handed over before the chunk that ends them is forwarded, so the decoder sees a
+//! Frames are handed over before the chunk that ends them is forwarded, so the logger sees a
 //! request before the server can have answered it. Only a response held for broker address
 //! rewriting waits for anything: for its own last byte, then for the rewrite.
+//!
+//! What the pumps hold lives in [`Link`], outside the pumps' own futures, so that when the
+//! tool closes a connection (eviction, idle timeout) the `close` line can still account for
+//! every byte: received, forwarded, and what was read and not written.
 
-use super::connection::{Connection, Event};
-use super::framing::{Content, Framer, Piece, Policy};
-use kafka_codec::bytes::{Bytes, BytesMut};
+use super::config::Config;
+use super::events::{Event, EVENT_COST};
+use super::framing::{Content, Framer, Piece, Policy, Skipped};
+use super::rewrite::{Note, Rewrite};
+use super::stats::Stats;
+use crate::net::budget::{Budget, Charge};
+use crate::net::registry::Member;
+use crate::net::stream::{read_chunk, Stream};
+use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{Direction, RawRequestHeader};
-use kafka_codec::serde_json::{json, Value};
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, TcpStream};
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::io;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime};
-
-/// Bytes asked of the socket per read.
-const READ_SIZE: usize = 64 * 1024;
-
-/// Byte count and CRC-32C of a stream.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Sum {
-    pub bytes: u64,
-    pub crc32c: u32,
-}
-
-impl Sum {
-    fn add(&mut self, data: &[u8]) {
-        self.bytes += data.len() as u64;
-        self.crc32c = crc32c::crc32c_append(self.crc32c, data);
-    }
-
-    fn json(&self) -> Value {
-        json!({"bytes": self.bytes, "crc32c": format!("{:08x}", self.crc32c)})
-    }
-}
-
-/// What one direction saw, reported when it ends.
-#[derive(Debug, Clone, Default)]
-pub struct Stats {
-    /// Everything read from the sender.
-    pub received: Sum,
-    /// Everything the receiver's socket accepted.
-    pub forwarded: Sum,
-    /// `forwarded`, with each rewritten frame counted as the frame it replaced.
-    pub forwarded_as_received: Sum,
-    /// What was read and never forwarded, because the receiver's socket failed (counted as
-    /// received): `forwarded_as_received` followed by `dropped` is `received`.
-    pub dropped: Sum,
-    /// Frames replaced by broker address rewriting.
-    pub rewritten: u64,
-    /// Whole frames.
-    pub frames: u64,
-    /// Bytes of a frame the sender began and did not finish.
-    pub partial: usize,
-    /// How the direction ended: "eof", or the error.
-    pub end: String,
-}
-
-impl Stats {
-    pub fn json(&self) -> Value {
-        json!({
-            "received": self.received.json(),
-            "forwarded": self.forwarded.json(),
-            "forwardedAsReceived": self.forwarded_as_received.json(),
-            "dropped": self.dropped.json(),
-            "rewritten": self.rewritten,
-            "frames": self.frames,
-            "partialFrameBytes": self.partial,
-            "end": self.end,
-        })
-    }
-}
-
-/// The decoder budget and, when rewriting, the requests whose responses may be held.
-struct PumpPolicy<'a> {
-    direction: Direction,
-    connection: &'a Connection,
-}
-
-impl Policy for PumpPolicy<'_> {
-    fn keep_whole(&mut self, size: usize) -> bool {
-        self.connection.reserve(size)
-    }
-
-    fn hold(&mut self, head: &[u8]) -> bool {
-        let id = <[u8; 4]>::try_from(head).map(i32::from_be_bytes);
-        match (self.direction, &self.connection.rewrite, id) {
-            (Direction::ToClient, Some(rewrite), Ok(id)) => rewrite.awaits(id),
-            _ => false,
-        }
-    }
-}
-
-/// Copies `from` to `to` until either side ends, then reports to the decoder.
-pub fn pump(
-    direction: Direction,
-    mut from: TcpStream,
-    mut to: TcpStream,
-    connection: Arc<Connection>,
-) {
-    let config = &connection.config;
-    let holding = direction == Direction::ToClient && connection.rewrite.is_some();
-    let mut framer = Framer::new(config.max_frame, config.max_hex, holding);
-    let mut stats = Stats::default();
-    let mut buf = BytesMut::new();
-    let end = loop {
-        buf.resize(READ_SIZE, 0);
-        let n = match from.read(&mut buf) {
-            Ok(0) => break End::Eof,
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => break End::ReadFailed(e),
-        };
-        buf.truncate(n);
-        let chunk = buf.split().freeze();
-        stats.received.add(&chunk);
-        let seen = (Instant::now(), SystemTime::now());
-        let mut policy = PumpPolicy {
-            direction,
-            connection: &connection,
-        };
-        let pieces = framer.push(chunk, &mut policy);
-        // First every finished frame to the decoder (and, for a request, to the rewriter's
-        // list), then the bytes to the peer.
-        let mut out: Vec<Outgoing> = Vec::with_capacity(pieces.len());
-        for piece in pieces {
-            match piece {
-                Piece::Forward(bytes) => out.push(Outgoing::Same(bytes)),
-                Piece::Unframeable(size) => connection.send(Event::Unframeable {
-                    direction,
-                    size,
-                    at: seen.1,
-                }),
-                Piece::Frame(frame) => {
-                    let mut rewritten = None;
-                    if let (Some(rewrite), Some(held)) = (&connection.rewrite, &frame.held) {
-                        match rewrite.response(held.slice(4..)) {
-                            Some((bytes, note)) => {
-                                out.push(Outgoing::Rewritten {
-                                    bytes,
-                                    original: held.clone(),
-                                });
-                                stats.rewritten += 1;
-                                rewritten = Some(note);
-                            }
-                            None => out.push(Outgoing::Same(held.clone())),
-                        }
-                    } else if let Some(held) = &frame.held {
-                        out.push(Outgoing::Same(held.clone()));
-                    }
-                    if let (Direction::ToServer, Some(rewrite)) = (direction, &connection.rewrite) {
-                        let head = match &frame.content {
-                            Content::Whole(bytes) => bytes,
-                            Content::Head { head, .. } => head,
-                        };
-                        if let Some(header) = RawRequestHeader::peek(head) {
-                            rewrite.request(header);
-                        }
-                    }
-                    connection.send(Event::Frame {
-                        direction,
-                        seen,
-                        frame,
-                        rewritten,
-                    });
-                }
-            }
-        }
-        if let Err(e) = forward(&mut to, out, &mut stats) {
-            break End::WriteFailed(e);
-        }
-    };
-    // Bytes kept back for a hold decision were sent by the peer: they go out as they are,
-    // unless the receiver is gone.
-    if let Some(held) = framer.take_held() {
-        match end {
-            End::WriteFailed(_) => stats.dropped.add(&held),
-            End::Eof | End::ReadFailed(_) => {
-                let _ = forward(&mut to, vec![Outgoing::Same(held)], &mut stats);
-            }
-        }
-    }
-    match &end {
-        // A clean end of one direction is passed on as such: the other may still be busy.
-        End::Eof => {
-            let _ = to.shutdown(Shutdown::Write);
-        }
-        // Anything else ends the whole connection, so that the other direction's read or
-        // write returns too.
-        End::ReadFailed(_) | End::WriteFailed(_) => {
-            let _ = to.shutdown(Shutdown::Both);
-            let _ = from.shutdown(Shutdown::Both);
-        }
-    }
-    connection.release(framer.reserved());
-    stats.frames = framer.frames();
-    stats.partial = framer.partial();
-    stats.end = match end {
-        End::Eof => "eof".to_owned(),
-        End::ReadFailed(e) => format!("read failed: {e}"),
-        End::WriteFailed(e) => format!("write failed: {e}"),
-    };
-    connection.send(Event::Closed { direction, stats });
-}
-
-enum End {
-    Eof,
-    ReadFailed(io::Error),
-    WriteFailed(io::Error),
-}
+use tokio::io::{AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::sync::{mpsc, Notify};
 
 /// Bytes to write, and what they stand for in the stream that was read.
 enum Outgoing {
@@ -217,46 +33,415 @@ enum Outgoing {
     Rewritten { bytes: Bytes, original: Bytes },
 }
 
-/// Writes `out` in order. On failure, what was not written is added to `stats.dropped`.
-fn forward(to: &mut TcpStream, out: Vec<Outgoing>, stats: &mut Stats) -> io::Result<()> {
-    let mut out = out.into_iter();
-    while let Some(piece) = out.next() {
-        let (bytes, original) = match &piece {
-            Outgoing::Same(bytes) => (bytes, None),
-            Outgoing::Rewritten { bytes, original } => (bytes, Some(original)),
-        };
-        let mut written = 0;
-        while written < bytes.len() {
-            let error = match to.write(&bytes[written..]) {
-                Ok(0) => io::Error::new(io::ErrorKind::WriteZero, "the peer accepts no more bytes"),
-                Ok(n) => {
-                    stats.forwarded.add(&bytes[written..written + n]);
-                    if original.is_none() {
-                        stats
-                            .forwarded_as_received
-                            .add(&bytes[written..written + n]);
-                    }
-                    written += n;
-                    continue;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => e,
-            };
-            // A rewritten frame stands for its original, all of it dropped.
-            stats
-                .dropped
-                .add(original.map_or(&bytes[written..], |original| &original[..]));
-            for piece in out {
-                stats.dropped.add(match &piece {
-                    Outgoing::Same(bytes) => bytes,
-                    Outgoing::Rewritten { original, .. } => original,
-                });
-            }
-            return Err(error);
-        }
-        if let Some(original) = original {
-            stats.forwarded_as_received.add(original);
+impl Outgoing {
+    fn bytes(&self) -> &Bytes {
+        match self {
+            Outgoing::Same(bytes) | Outgoing::Rewritten { bytes, .. } => bytes,
         }
     }
-    Ok(())
+}
+
+/// One direction's state: its framer, its counts, and what it read and has not written yet.
+struct Progress {
+    framer: Framer,
+    stats: Stats,
+    unsent: VecDeque<Outgoing>,
+    /// Bytes of `unsent`'s first piece already written.
+    written: usize,
+}
+
+impl Progress {
+    /// Everything read and not written is dropped: the receiver is gone.
+    fn drop_unsent(&mut self) {
+        let written = std::mem::take(&mut self.written);
+        for (index, piece) in self.unsent.drain(..).enumerate() {
+            let dropped = match &piece {
+                Outgoing::Same(bytes) if index == 0 => &bytes[written..],
+                Outgoing::Same(bytes) => &bytes[..],
+                // A rewritten frame stands for its original, all of it dropped.
+                Outgoing::Rewritten { original, .. } => &original[..],
+            };
+            self.stats.dropped.add(dropped);
+        }
+    }
+}
+
+/// What the two pumps of a connection, its logger's queue and the connection's task share.
+pub struct Link {
+    pub config: Arc<Config>,
+    budget: Arc<Budget>,
+    rewrite: Option<Rewrite>,
+    member: Member,
+    events: Option<mpsc::Sender<Event>>,
+    /// Bytes of frames kept whole for the logger and not yet logged (bounded by
+    /// `--max-frame` per connection).
+    backlog: Arc<AtomicUsize>,
+    /// Requests forwarded that await a response.
+    in_flight: AtomicUsize,
+    answered: Notify,
+    started: Instant,
+    /// Milliseconds after `started` of the last byte either way.
+    last_activity: AtomicU64,
+    directions: [Mutex<Progress>; 2],
+}
+
+fn index(direction: Direction) -> usize {
+    match direction {
+        Direction::ToServer => 0,
+        Direction::ToClient => 1,
+    }
+}
+
+impl Link {
+    pub fn new(
+        config: Arc<Config>,
+        budget: Arc<Budget>,
+        rewrite: Option<Rewrite>,
+        member: Member,
+        events: Option<mpsc::Sender<Event>>,
+        backlog: Arc<AtomicUsize>,
+    ) -> Link {
+        let progress = |holding: bool| {
+            Mutex::new(Progress {
+                framer: Framer::new(config.max_frame, head_bytes(&config), holding),
+                stats: Stats::default(),
+                unsent: VecDeque::new(),
+                written: 0,
+            })
+        };
+        let holding = rewrite.is_some();
+        Link {
+            directions: [progress(false), progress(holding)],
+            config,
+            budget,
+            rewrite,
+            member,
+            events,
+            backlog,
+            in_flight: AtomicUsize::new(0),
+            answered: Notify::new(),
+            started: Instant::now(),
+            last_activity: AtomicU64::new(0),
+        }
+    }
+
+    fn progress(&self, direction: Direction) -> MutexGuard<'_, Progress> {
+        self.directions[index(direction)]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn touch(&self) {
+        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_activity.store(now, Ordering::Relaxed);
+    }
+
+    /// When the last byte passed either way.
+    pub fn last_activity(&self) -> Instant {
+        self.started
+            + std::time::Duration::from_millis(self.last_activity.load(Ordering::Relaxed))
+    }
+
+    pub fn member(&self) -> &Member {
+        &self.member
+    }
+
+    /// Sends an event to the logger (none with `--no-log`), waiting while its queue is full.
+    pub async fn send(&self, event: Event) {
+        if let Some(events) = &self.events {
+            // A logger that is gone has nothing more to log; forwarding goes on.
+            let _ = events.send(event).await;
+        }
+    }
+
+    /// Waits while the client has `--max-in-flight` requests unanswered.
+    async fn wait_in_flight(&self) {
+        loop {
+            if self.in_flight.load(Ordering::Acquire) < self.config.max_in_flight {
+                return;
+            }
+            self.answered.notified().await;
+        }
+    }
+
+    /// Reports the bytes this connection holds, for eviction when memory is short.
+    fn report_held(&self) {
+        let held = self.progress(Direction::ToServer).framer.charged()
+            + self.progress(Direction::ToClient).framer.charged();
+        self.member.set_held(held);
+    }
+
+    /// Both directions' final counts; what was read and not written counts as dropped.
+    pub fn finish(&self) -> (Stats, Stats) {
+        let take = |direction| {
+            let mut progress = self.progress(direction);
+            progress.drop_unsent();
+            if let Some(held) = progress.framer.take_held() {
+                progress.stats.dropped.add(&held);
+            }
+            let reserved = progress.framer.reserved();
+            if reserved > 0 {
+                self.backlog.fetch_sub(reserved, Ordering::AcqRel);
+            }
+            progress.stats.frames = progress.framer.frames();
+            progress.stats.partial = progress.framer.partial();
+            std::mem::take(&mut progress.stats)
+        };
+        (take(Direction::ToServer), take(Direction::ToClient))
+    }
+}
+
+/// Bytes kept of a frame that is not kept whole: what the log shows in hex, and enough of a
+/// request's start to tell whether it is answered (`RawRequestHeader::expects_response`).
+fn head_bytes(config: &Config) -> usize {
+    config.max_hex.max(64)
+}
+
+/// The framer's decisions for one direction.
+struct PumpPolicy<'a> {
+    direction: Direction,
+    link: &'a Link,
+}
+
+impl Policy for PumpPolicy<'_> {
+    fn keep_whole(&mut self, size: usize) -> Result<(), Skipped> {
+        if !self.link.config.logging {
+            return Err(Skipped::NotLogged);
+        }
+        let budget = self.link.config.max_frame;
+        self.link
+            .backlog
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                used.checked_add(size).filter(|&total| total <= budget)
+            })
+            .map(|_| ())
+            .map_err(|_| Skipped::Backlog)
+    }
+
+    fn grow(&mut self, charge: &mut Charge, bytes: usize) -> bool {
+        charge.try_grow_optional(bytes)
+    }
+
+    fn no_charge(&mut self) -> Charge {
+        self.link.budget.none()
+    }
+
+    fn release(&mut self, size: usize) {
+        self.link.backlog.fetch_sub(size, Ordering::AcqRel);
+    }
+
+    fn hold(&mut self, head: &[u8], size: usize) -> Option<Charge> {
+        let id = <[u8; 4]>::try_from(head).map(i32::from_be_bytes).ok()?;
+        match (self.direction, &self.link.rewrite) {
+            (Direction::ToClient, Some(rewrite)) if rewrite.awaits(id) => {
+                self.link.budget.try_reserve_optional(4 + size)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How a direction ended.
+pub enum End {
+    Eof,
+    ReadFailed(io::Error),
+    WriteFailed(io::Error),
+}
+
+impl End {
+    pub fn describe(&self) -> String {
+        match self {
+            End::Eof => "eof".to_owned(),
+            End::ReadFailed(e) => format!("read failed: {e}"),
+            End::WriteFailed(e) => format!("write failed: {e}"),
+        }
+    }
+}
+
+/// Copies `from` to `to` until either side ends. On a clean end the receiver's write side is
+/// shut (the other direction may still be busy); the caller closes everything otherwise.
+pub async fn pump(
+    direction: Direction,
+    link: &Link,
+    mut from: ReadHalf<Stream>,
+    mut to: WriteHalf<Stream>,
+) -> End {
+    let end = loop {
+        if direction == Direction::ToServer {
+            link.wait_in_flight().await;
+        }
+        let chunk = match read_chunk(&mut from).await {
+            Ok(chunk) if chunk.is_empty() => break End::Eof,
+            Ok(chunk) => chunk,
+            Err(e) => break End::ReadFailed(e),
+        };
+        link.touch();
+        // What was read is held until it is written: a needed charge, which waits when the
+        // budget is spent (a chunk is far below the smallest budget, so it always fits).
+        let held = link.budget.reserve(chunk.len()).await;
+        let seen = (Instant::now(), SystemTime::now());
+        let events = frame(direction, link, chunk);
+        for event in events {
+            let charge = link.budget.reserve(EVENT_COST).await;
+            let event = match (event, charge) {
+                (Pending::Frame(frame, rewritten), Some(charge)) => Event::Frame {
+                    direction,
+                    seen,
+                    frame,
+                    rewritten,
+                    charge,
+                },
+                (Pending::Unframeable(size), _) => Event::Unframeable {
+                    direction,
+                    size,
+                    at: seen.1,
+                },
+                (Pending::Frame(..), None) => continue,
+            };
+            link.send(event).await;
+        }
+        link.report_held();
+        if let Err(e) = write_unsent(direction, link, &mut to).await {
+            break End::WriteFailed(e);
+        }
+        drop(held);
+    };
+    // Bytes kept back for a hold decision were sent by the peer: they go out as they are,
+    // unless the receiver is gone.
+    if matches!(end, End::Eof | End::ReadFailed(_)) {
+        {
+            let mut progress = link.progress(direction);
+            if let Some(held) = progress.framer.take_held() {
+                progress.unsent.push_back(Outgoing::Same(held));
+            }
+        }
+        let _ = write_unsent(direction, link, &mut to).await;
+    }
+    if matches!(end, End::Eof) {
+        let _ = to.shutdown().await;
+    }
+    link.progress(direction).stats.end = end.describe();
+    end
+}
+
+/// A frame for the logger, before its event is charged.
+enum Pending {
+    Frame(super::framing::Frame, Option<Note>),
+    Unframeable(i32),
+}
+
+/// Splits `chunk` into frames, queues its bytes (or their rewritten replacements) to be
+/// written, counts requests awaiting responses, and returns what the logger gets.
+fn frame(direction: Direction, link: &Link, chunk: Bytes) -> Vec<Pending> {
+    let mut progress = link.progress(direction);
+    progress.stats.received.add(&chunk);
+    let mut policy = PumpPolicy { direction, link };
+    let pieces = progress.framer.push(chunk, &mut policy);
+    let mut out = Vec::new();
+    for piece in pieces {
+        match piece {
+            Piece::Forward(bytes) => progress.unsent.push_back(Outgoing::Same(bytes)),
+            Piece::Unframeable(size) => out.push(Pending::Unframeable(size)),
+            Piece::Frame(mut frame) => {
+                let mut rewritten = None;
+                if let Some(held) = frame.held.take() {
+                    match link.rewrite.as_ref().and_then(|r| r.response(held.slice(4..))) {
+                        Some((bytes, note)) if bytes != held => {
+                            progress.unsent.push_back(Outgoing::Rewritten {
+                                bytes,
+                                original: held,
+                            });
+                            progress.stats.rewritten += 1;
+                            rewritten = Some(note);
+                        }
+                        Some((_, note)) => {
+                            progress.unsent.push_back(Outgoing::Same(held));
+                            rewritten = Some(note);
+                        }
+                        None => progress.unsent.push_back(Outgoing::Same(held)),
+                    }
+                }
+                let head = match &frame.content {
+                    Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes,
+                };
+                match direction {
+                    Direction::ToServer => {
+                        link.member.completed_request();
+                        // A request whose start does not tell is not counted: better a looser
+                        // bound than a connection that stops for a response that never comes.
+                        if RawRequestHeader::expects_response(head) == Some(true) {
+                            link.in_flight.fetch_add(1, Ordering::AcqRel);
+                        }
+                        if let (Some(rewrite), Some(header)) =
+                            (&link.rewrite, RawRequestHeader::peek(head))
+                        {
+                            rewrite.request(header);
+                        }
+                    }
+                    Direction::ToClient => {
+                        let _ = link.in_flight.fetch_update(
+                            Ordering::AcqRel,
+                            Ordering::Acquire,
+                            |n| n.checked_sub(1),
+                        );
+                        link.answered.notify_one();
+                    }
+                }
+                if link.config.logging {
+                    out.push(Pending::Frame(frame, rewritten));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Writes what is queued, in order, counting it as it goes.
+async fn write_unsent(
+    direction: Direction,
+    link: &Link,
+    to: &mut WriteHalf<Stream>,
+) -> io::Result<()> {
+    loop {
+        let (bytes, from) = {
+            let progress = link.progress(direction);
+            match progress.unsent.front() {
+                None => break,
+                Some(piece) => (piece.bytes().clone(), progress.written),
+            }
+        };
+        let result = to.write(&bytes[from..]).await;
+        let mut progress = link.progress(direction);
+        let n = match result {
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "the peer accepts no more bytes",
+                ))
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let Progress {
+            stats,
+            unsent,
+            written,
+            ..
+        } = &mut *progress;
+        stats.forwarded.add(&bytes[from..from + n]);
+        let rewritten = matches!(unsent.front(), Some(Outgoing::Rewritten { .. }));
+        if !rewritten {
+            stats.forwarded_as_received.add(&bytes[from..from + n]);
+        }
+        *written += n;
+        if *written == bytes.len() {
+            if let Some(Outgoing::Rewritten { original, .. }) = unsent.pop_front() {
+                stats.forwarded_as_received.add(&original);
+            }
+            *written = 0;
+        }
+        link.touch();
+    }
+    to.flush().await
 }

@@ -10,16 +10,22 @@
 //! only routing that works with unmodified clients.
 //!
 //! A response that may carry addresses is held until complete, decoded, rewritten and
-//! encoded again; every other frame streams through untouched.
+//! encoded again; every other frame streams through untouched. Holding and decoding are
+//! charged to the memory budget; a response the budget cannot take is forwarded as it is,
+//! and the log says so.
 
-use super::Proxy;
+use crate::net::budget::Budget;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::RawRequestHeader;
 use kafka_codec::serde_json::{json, Value};
-use kafka_codec::{ApiKey, DecodeOptions, Response, ResponseFrame, Utf8Bytes};
+use kafka_codec::{ApiKey, DecodeLimits, DecodeOptions, Response, ResponseFrame, Utf8Bytes};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
+
+/// Starts serving a new broker listener: the listener, bound already, and the upstream it
+/// stands for.
+pub type OpenListener = Box<dyn Fn(TcpListener, String) + Send + Sync>;
 
 /// Requests remembered per connection; past this, the oldest are forgotten (they can only
 /// be requests that were never answered, such as Produce with `acks = 0`).
@@ -32,11 +38,18 @@ pub struct Brokers {
     /// The interface new listeners bind.
     listen_ip: IpAddr,
     listeners: Mutex<HashMap<(String, i32), u16>>,
+    open: OpenListener,
 }
 
 impl Brokers {
-    /// `bootstrap` (the `--upstream` address) is already served by `listen`.
-    pub fn new(advertised_host: String, listen: SocketAddr, bootstrap: &str) -> Self {
+    /// `bootstrap` (the `--upstream` address) is already served by `listen`; `open` starts
+    /// serving each listener opened later.
+    pub fn new(
+        advertised_host: String,
+        listen: SocketAddr,
+        bootstrap: &str,
+        open: OpenListener,
+    ) -> Self {
         let mut listeners = HashMap::new();
         if let Some((host, port)) = split_host_port(bootstrap) {
             listeners.insert((host, port), listen.port());
@@ -45,19 +58,20 @@ impl Brokers {
             advertised_host,
             listen_ip: listen.ip(),
             listeners: Mutex::new(listeners),
+            open,
         }
     }
 
     /// The port of the listener for upstream `host:port`, opened now if there is none yet.
-    fn port_for(&self, proxy: &Arc<Proxy>, host: &str, port: i32) -> std::io::Result<u16> {
+    fn port_for(&self, host: &str, port: i32) -> std::io::Result<u16> {
         let mut listeners = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&local) = listeners.get(&(host.to_owned(), port)) {
             return Ok(local);
         }
         let listener = TcpListener::bind((self.listen_ip, 0))?;
+        listener.set_nonblocking(true)?;
         let local = listener.local_addr()?;
-        let upstream = join_host_port(host, port);
-        Proxy::spawn_listener(proxy, listener, upstream)?;
+        (self.open)(listener, join_host_port(host, port));
         listeners.insert((host.to_owned(), port), local.port());
         Ok(local.port())
     }
@@ -101,15 +115,17 @@ impl Note {
 
 /// One connection's rewriting: the requests whose responses may carry addresses.
 pub struct Rewrite {
-    proxy: Arc<Proxy>,
+    brokers: Arc<Brokers>,
+    budget: Arc<Budget>,
     options: DecodeOptions,
     awaiting: Mutex<VecDeque<(i32, ApiKey, i16)>>,
 }
 
 impl Rewrite {
-    pub fn new(proxy: Arc<Proxy>, options: DecodeOptions) -> Self {
+    pub fn new(brokers: Arc<Brokers>, budget: Arc<Budget>, options: DecodeOptions) -> Self {
         Rewrite {
-            proxy,
+            brokers,
+            budget,
             options,
             awaiting: Mutex::new(VecDeque::new()),
         }
@@ -149,8 +165,21 @@ impl Rewrite {
             let (_, api, version) = awaiting.drain(..=at).next_back()?;
             (api, version)
         };
-        let mut response = ResponseFrame::decode_with(frame, api, version, &self.options).ok()?;
-        let brokers = self.proxy.brokers.as_ref()?;
+        // What decoding may take, charged first: the default budget for the frame, as far as
+        // the process budget has room.
+        let want = DecodeLimits::default().memory_budget_for(frame.len());
+        let Some(charge) = self.budget.try_reserve_optional(want) else {
+            let mut note = Note::default();
+            note.errors.push(format!(
+                "not rewritten: decoding this {}-byte response could take {want} bytes, more                  than --memory-budget has free; forwarded as it is",
+                frame.len()
+            ));
+            return Some((size_prefixed(&frame), note));
+        };
+        let mut options = self.options;
+        options.limits.memory_budget = Some(charge.bytes());
+        let mut response = ResponseFrame::decode_with(frame, api, version, &options).ok()?;
+        let brokers = &self.brokers;
         let mut note = Note::default();
         for (host, port) in addresses(&mut response.body, version) {
             // Error answers carry placeholders ("" / -1), not addresses.
@@ -158,7 +187,7 @@ impl Rewrite {
                 continue;
             }
             let from = join_host_port(host, *port);
-            match brokers.port_for(&self.proxy, host, *port) {
+            match brokers.port_for(host, *port) {
                 Ok(local) => {
                     *host = Utf8Bytes::from(brokers.advertised_host.as_str());
                     *port = i32::from(local);
@@ -174,6 +203,14 @@ impl Rewrite {
         response.encode_size_prefixed(&mut out).ok()?;
         Some((out.freeze(), note))
     }
+}
+
+/// `frame` with its size prefix again.
+fn size_prefixed(frame: &Bytes) -> Bytes {
+    let mut out = BytesMut::with_capacity(4 + frame.len());
+    out.extend_from_slice(&(frame.len() as u32).to_be_bytes());
+    out.extend_from_slice(frame);
+    out.freeze()
 }
 
 /// Whether responses of `api` at `version` can name brokers.

@@ -1,0 +1,60 @@
+//! What one direction of a proxied connection saw: bytes and CRC-32C as received and as
+//! forwarded, reported in the `close` line.
+
+use kafka_codec::serde_json::{json, Value};
+
+/// Byte count and CRC-32C of a stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sum {
+    pub bytes: u64,
+    pub crc32c: u32,
+}
+
+impl Sum {
+    pub fn add(&mut self, data: &[u8]) {
+        self.bytes += data.len() as u64;
+        self.crc32c = crc32c::crc32c_append(self.crc32c, data);
+    }
+
+    fn json(&self) -> Value {
+        json!({"bytes": self.bytes, "crc32c": format!("{:08x}", self.crc32c)})
+    }
+}
+
+/// What one direction saw, reported when it ends.
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Everything read from the sender.
+    pub received: Sum,
+    /// Everything the receiver's socket accepted.
+    pub forwarded: Sum,
+    /// `forwarded`, with each rewritten frame counted as the frame it replaced.
+    pub forwarded_as_received: Sum,
+    /// What was read and never forwarded, because the receiver's socket failed or the
+    /// connection was closed by the tool (counted as received): `forwarded_as_received`
+    /// followed by `dropped` is `received`.
+    pub dropped: Sum,
+    /// Frames replaced by broker address rewriting.
+    pub rewritten: u64,
+    /// Whole frames.
+    pub frames: u64,
+    /// Bytes of a frame the sender began and did not finish.
+    pub partial: usize,
+    /// How the direction ended: "eof", or the error.
+    pub end: String,
+}
+
+impl Stats {
+    pub fn json(&self) -> Value {
+        json!({
+            "received": self.received.json(),
+            "forwarded": self.forwarded.json(),
+            "forwardedAsReceived": self.forwarded_as_received.json(),
+            "dropped": self.dropped.json(),
+            "rewritten": self.rewritten,
+            "frames": self.frames,
+            "partialFrameBytes": self.partial,
+            "end": self.end,
+        })
+    }
+}

@@ -7,8 +7,8 @@
 //! A new subcommand is a new module and one line in [`Command`].
 
 mod commands;
-mod net;
 mod common;
+mod net;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use common::{parse_failure, Failure, Run};

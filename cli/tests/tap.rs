@@ -75,7 +75,11 @@ impl Upstream {
     /// sent nothing (the tap's reachability probe at start) left out.
     fn received(&self) -> Vec<Vec<u8>> {
         let received = self.received.lock().unwrap();
-        received.iter().filter(|bytes| !bytes.is_empty()).cloned().collect()
+        received
+            .iter()
+            .filter(|bytes| !bytes.is_empty())
+            .cloned()
+            .collect()
     }
 }
 

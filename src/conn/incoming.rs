@@ -80,8 +80,7 @@ impl IncomingRequest {
             .request_header_version(self.header.request_api_version);
         out.begin_object();
         out.key("header");
-        self.header
-            .write_json_with(header_version, options, out)?;
+        self.header.write_json_with(header_version, options, out)?;
         out.key("body");
         self.body.write_json_with(self.api_version, options, out)?;
         out.end_object();

@@ -67,7 +67,8 @@ impl Budget {
     }
 
     /// Needed charges that had to wait so far.
-    pub fn waits(&self) -> u64 {
+    #[cfg(test)]
+    fn waits(&self) -> u64 {
         self.waits.load(Ordering::Relaxed)
     }
 

@@ -54,6 +54,8 @@ struct Shared {
     /// Milliseconds since the registry started at the last complete request (at accept
     /// until the first).
     last_request: AtomicU64,
+    /// Milliseconds since the registry started at the last byte either way.
+    last_activity: AtomicU64,
     /// Bytes the connection holds on the budget, as far as it reports them.
     held: AtomicUsize,
     /// 0 while open; an [`Eviction`] code once told to close.
@@ -82,7 +84,8 @@ impl Registry {
         self.max
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.members().len()
     }
 
@@ -97,8 +100,10 @@ impl Registry {
     /// Registers connection `id`; at the cap, first tells the connection that has gone
     /// longest without a complete request to close (whose id is returned).
     pub fn join(self: &Arc<Self>, id: u64) -> (Member, Option<u64>) {
+        let now = self.now_ms();
         let shared = Arc::new(Shared {
-            last_request: AtomicU64::new(self.now_ms()),
+            last_request: AtomicU64::new(now),
+            last_activity: AtomicU64::new(now),
             held: AtomicUsize::new(0),
             evicted: AtomicU8::new(0),
             close: Notify::new(),
@@ -162,6 +167,18 @@ impl Member {
         self.shared.last_request.store(now, Ordering::Relaxed);
     }
 
+    /// A byte passed, either way (for the idle timeout).
+    pub fn touch(&self) {
+        let now = self.registry.now_ms();
+        self.shared.last_activity.store(now, Ordering::Relaxed);
+    }
+
+    /// When the last byte passed either way (or the connection was accepted).
+    pub fn last_activity(&self) -> Instant {
+        self.registry.started
+            + std::time::Duration::from_millis(self.shared.last_activity.load(Ordering::Relaxed))
+    }
+
     /// Reports the bytes this connection holds on the budget (for eviction under memory
     /// pressure).
     pub fn set_held(&self, bytes: usize) {
@@ -204,7 +221,9 @@ mod tests {
         a.completed_request();
         let (d, evicted) = registry.join(4);
         assert_eq!(evicted, Some(2));
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         assert_eq!(runtime.block_on(b.evicted()), Eviction::ConnectionCap);
         // An evicted connection that has not gone yet does not count against the cap twice.
         let (e, evicted) = registry.join(5);

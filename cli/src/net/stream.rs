@@ -27,16 +27,6 @@ pub enum Stream {
     Tls(Box<tokio_rustls::TlsStream<TcpStream>>),
 }
 
-impl Stream {
-    /// The TCP connection underneath.
-    pub fn tcp(&self) -> &TcpStream {
-        match self {
-            Stream::Plain(tcp) => tcp,
-            Stream::Tls(tls) => tls.get_ref().0,
-        }
-    }
-}
-
 impl AsyncRead for Stream {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -197,12 +187,14 @@ pub async fn connect(
         }
         Err(last)
     };
-    tokio::time::timeout(timeout, work).await.unwrap_or_else(|_| {
-        Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            format!("timed out after {} s", timeout.as_secs()),
-        ))
-    })
+    tokio::time::timeout(timeout, work)
+        .await
+        .unwrap_or_else(|_| {
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("timed out after {} s", timeout.as_secs()),
+            ))
+        })
 }
 
 /// Accepts TLS on a connection a listener took, within `timeout`.

@@ -1,23 +1,38 @@
-//! `kafka-codec quorum serve`: the simulated quorum's leader behind a TCP listener.
+//! `kafka-codec quorum serve`: the simulated quorum's leader behind a TCP (or TLS) listener.
 //!
-//! Blocking I/O on plain threads: one accepts, one per connection, one moves the clock.
-//! An admin tool opens two or three connections and sends a handful of requests, so a
-//! runtime would buy nothing. The cluster sits behind one mutex; a condition variable wakes
-//! connections that wait for a voter change to commit.
+//! Connections are tokio tasks, like the tap's: no thread is started after the server has
+//! started, every byte read and not yet answered is charged to `--memory-budget`, and
+//! `--max-connections` and `--idle-timeout` bound what idle or hostile peers can hold. The
+//! cluster sits behind one mutex (never held across an await); a `Notify` wakes requests
+//! that wait for a voter change to commit.
 
 use super::controller::{Answer, Controller};
 use super::sim::{self, Cluster};
 use crate::common::{listen, Failure, Run};
+use crate::net::accept::Acceptor;
+use crate::net::budget::{Budget, Charge};
+use crate::net::limits::{raise_fd_limit, ServerLimits};
+use crate::net::registry::{Member, Registry};
+use crate::net::stream::{self, read_chunk, Stream};
+use crate::net::tls::ListenTls;
+use clap::builder::RangedU64ValueParser;
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::{IncomingRequest, ServerConnection};
 use kafka_codec::serde_json::{self, json};
-use kafka_codec::ResponseFrame;
+use kafka_codec::{DecodeLimits, DecodeOptions, ResponseFrame};
 use std::fs::File;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+/// How long a client may take over its TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Run a simulated KRaft quorum and answer as its leader, for admin tools.
 ///
@@ -49,19 +64,43 @@ pub struct Serve {
     /// to this file.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Largest request frame read. The requests a controller answers are small; a larger
+    /// frame closes its connection with a line on stderr.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20,
+          value_parser = RangedU64ValueParser::<usize>::new().range(64..=i32::MAX as u64))]
+    max_frame: usize,
+    #[command(flatten)]
+    limits: ServerLimits,
+    #[command(flatten)]
+    tls: ListenTls,
 }
 
-/// What every thread shares.
+/// What every connection shares.
 struct Shared {
     cluster: Mutex<Cluster>,
     /// Notified whenever the clock moved the quorum.
-    moved: Condvar,
+    moved: Notify,
     controller: Controller,
     trace: Option<Mutex<File>>,
+    budget: Arc<Budget>,
+    registry: Arc<Registry>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    options: DecodeOptions,
+    idle_timeout: Option<Duration>,
 }
 
 impl Run for Serve {
     fn run(self) -> Result<(), Failure> {
+        let fd_limit = raise_fd_limit();
+        let max_connections = self.limits.max_connections(fd_limit, 1);
+        let tls = self.tls.config()?.map(tokio_rustls::TlsAcceptor::from);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .max_blocking_threads(1)
+            .thread_name("kafka-codec-quorum")
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::Peer(format!("cannot start the server's threads: {e}")))?;
         let (listener, local) = listen(&self.listen)?;
         let host = advertised_host(&self.listen, &local);
         let trace = match &self.trace {
@@ -79,8 +118,9 @@ impl Run for Serve {
         let controller = Controller::new(&host, local.port(), self.stable_only);
         let address = format!("{}:{}", bracketed(&host), local.port());
         log(&format!(
-            "listening on {address} (seed {}): cluster {}, controller {} leads epoch {} of \
+            "listening on {address}{} (seed {}): cluster {}, controller {} leads epoch {} of \
              voters {}; controller 4 and broker 100 fetch as observers",
+            if tls.is_some() { " with TLS" } else { "" },
             self.seed,
             cluster.cluster_id(),
             cluster.leader().leader_id(),
@@ -96,27 +136,40 @@ impl Run for Serve {
         ));
         let shared = Arc::new(Shared {
             cluster: Mutex::new(cluster),
-            moved: Condvar::new(),
+            moved: Notify::new(),
             controller,
             trace,
+            budget: Budget::new(self.limits.memory_budget),
+            registry: Registry::new(max_connections),
+            tls,
+            options: DecodeOptions {
+                limits: DecodeLimits {
+                    max_frame_size: self.max_frame,
+                    ..DecodeLimits::default()
+                },
+                ..DecodeOptions::default()
+            },
+            idle_timeout: self.limits.idle_timeout(),
         });
-        let clock = Arc::clone(&shared);
-        std::thread::spawn(move || run_clock(&clock));
-        for stream in listener.incoming() {
-            match stream {
-                Ok(stream) => {
-                    let shared = Arc::clone(&shared);
-                    std::thread::spawn(move || serve_connection(&shared, stream));
-                }
-                Err(e) => log(&format!("accept failed: {e}")),
+        runtime.block_on(async {
+            let listener = TcpListener::from_std(listener)
+                .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+            tokio::spawn(run_clock(Arc::clone(&shared)));
+            tokio::spawn(relieve_memory_pressure(Arc::clone(&shared)));
+            let mut acceptor = Acceptor::new(listener);
+            let next = AtomicU64::new(1);
+            loop {
+                let (stream, peer) = acceptor.accept(|line| log(&line)).await;
+                let id = next.fetch_add(1, Ordering::Relaxed);
+                let (member, _) = shared.registry.join(id);
+                tokio::spawn(serve_connection(Arc::clone(&shared), member, stream, peer));
             }
-        }
-        Ok(())
+        })
     }
 }
 
 /// Moves the quorum along the wall clock, waking at each fetch or append.
-fn run_clock(shared: &Shared) {
+async fn run_clock(shared: Arc<Shared>) {
     loop {
         let wait = {
             let mut cluster = lock(&shared.cluster);
@@ -124,51 +177,110 @@ fn run_clock(shared: &Shared) {
             for event in cluster.advance(now) {
                 log(&event);
             }
-            shared.moved.notify_all();
+            shared.moved.notify_waiters();
             (cluster.next_due_ms() - now).clamp(1, 200)
         };
-        std::thread::sleep(Duration::from_millis(wait as u64));
+        tokio::time::sleep(Duration::from_millis(wait as u64)).await;
     }
 }
 
-fn serve_connection(shared: &Shared, mut stream: TcpStream) {
-    let peer = stream
-        .peer_addr()
-        .map_or_else(|_| "?".to_owned(), |a| a.to_string());
-    let _ = stream.set_nodelay(true);
-    let mut connection = ServerConnection::new();
+/// Closes a connection that holds memory each time the budget asks for room.
+async fn relieve_memory_pressure(shared: Arc<Shared>) {
+    loop {
+        shared.budget.pressure().await;
+        if let Some(id) = shared.registry.evict_for_memory() {
+            log(&format!(
+                "--memory-budget ({} bytes, {} in use) is spent; closing connection {id}, the \
+                 one holding memory that has gone longest without a complete request",
+                shared.budget.limit(),
+                shared.budget.in_use()
+            ));
+        }
+    }
+}
+
+async fn serve_connection(shared: Arc<Shared>, member: Member, tcp: TcpStream, peer: SocketAddr) {
+    let peer = peer.to_string();
+    let _ = tcp.set_nodelay(true);
+    let work = async {
+        let stream = match &shared.tls {
+            Some(acceptor) => match stream::accept_tls(acceptor, tcp, HANDSHAKE_TIMEOUT).await {
+                Ok(stream) => stream,
+                Err(e) => return log(&format!("{peer}: {e}")),
+            },
+            None => Stream::Plain(tcp),
+        };
+        converse(&shared, &member, stream, &peer).await;
+    };
+    let idle = async {
+        let Some(timeout) = shared.idle_timeout else {
+            return std::future::pending().await;
+        };
+        loop {
+            let last = member.last_activity();
+            let deadline = last + timeout;
+            if tokio::time::Instant::now() >= deadline.into() {
+                return timeout;
+            }
+            tokio::time::sleep_until(deadline.into()).await;
+        }
+    };
+    tokio::select! {
+        () = work => {}
+        why = member.evicted() => log(&format!(
+            "{peer}: {}",
+            why.describe(shared.registry.max())
+        )),
+        timeout = idle => log(&format!(
+            "{peer}: closed by the server: no byte either way for --idle-timeout ({} s)",
+            timeout.as_secs()
+        )),
+    }
+}
+
+/// Reads requests and answers them until the peer goes or sends something unreadable.
+async fn converse(shared: &Shared, member: &Member, mut stream: Stream, peer: &str) {
+    let mut connection = ServerConnection::new().with_options(shared.options);
     let mut received = BytesMut::new();
-    let mut chunk = [0u8; 16 * 1024];
+    // What `received` holds, charged to the budget before it is held.
+    let mut charge: Charge = shared.budget.none();
     loop {
         match connection.receive(&mut received) {
             Ok(Some(request)) => {
-                if !answer(shared, &mut connection, &request, &peer, &mut stream) {
+                member.completed_request();
+                charge.shrink_to(received.len());
+                member.set_held(charge.bytes());
+                if !answer(shared, &mut connection, &request, peer, &mut stream).await {
                     return;
                 }
             }
-            Ok(None) => match stream.read(&mut chunk) {
-                Ok(0) => return,
-                Ok(n) => received.extend_from_slice(&chunk[..n]),
-                Err(e) => {
-                    log(&format!("{peer}: read failed: {e}"));
+            Ok(None) => {
+                let chunk = match read_chunk(&mut stream).await {
+                    Ok(chunk) if chunk.is_empty() => return,
+                    Ok(chunk) => chunk,
+                    Err(e) => return log(&format!("{peer}: read failed: {e}")),
+                };
+                member.touch();
+                let Some(more) = shared.budget.reserve(chunk.len()).await else {
                     return;
-                }
-            },
-            Err(e) => {
-                log(&format!("{peer}: closing the connection: {e}"));
-                return;
+                };
+                charge.absorb(more);
+                charge.shrink_to(received.len() + chunk.len());
+                member.set_held(charge.bytes());
+                received.extend_from_slice(&chunk);
             }
+            Err(e) => return log(&format!("{peer}: closing the connection: {e}")),
         }
     }
 }
 
 /// Answers one request; false when the connection should close.
-fn answer(
+async fn answer(
     shared: &Shared,
     connection: &mut ServerConnection,
     request: &IncomingRequest,
     peer: &str,
-    stream: &mut TcpStream,
+    stream: &mut Stream,
 ) -> bool {
     let client = request
         .header
@@ -182,15 +294,18 @@ fn answer(
         request.api_key(),
         request.api_version
     );
-    let mut cluster = lock(&shared.cluster);
     let now = now_ms();
-    for event in cluster.advance(now) {
-        log(&event);
-    }
-    let (answer, summary) = shared.controller.answer(&mut cluster, request, now);
-    for event in cluster.after_request(now) {
-        log(&event);
-    }
+    let (answer, summary) = {
+        let mut cluster = lock(&shared.cluster);
+        for event in cluster.advance(now) {
+            log(&event);
+        }
+        let (answer, summary) = shared.controller.answer(&mut cluster, request, now);
+        for event in cluster.after_request(now) {
+            log(&event);
+        }
+        (answer, summary)
+    };
     let response = match answer {
         Answer::Now(response) => {
             log(&format!("{what}: {summary}"));
@@ -203,35 +318,43 @@ fn answer(
         Answer::AfterCommit(pending) => {
             log(&format!("{what}: {summary}"));
             let outcome = loop {
-                if let Some(outcome) = pending.poll(cluster.leader(), now_ms()) {
-                    break outcome;
+                let moved = shared.moved.notified();
+                let polled = {
+                    let cluster = lock(&shared.cluster);
+                    pending
+                        .poll(cluster.leader(), now_ms())
+                        .map(|outcome| (outcome, cluster.leader().high_watermark()))
+                };
+                if let Some(polled) = polled {
+                    break polled;
                 }
-                cluster = shared
-                    .moved
-                    .wait_timeout(cluster, Duration::from_millis(200))
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .0;
+                let _ = tokio::time::timeout(Duration::from_millis(200), moved).await;
             };
+            let (outcome, high_watermark) = outcome;
             let waited = now_ms() - now;
             match &outcome {
                 Ok(()) => log(&format!(
                     "{what}: NONE after {waited} ms (offset {} committed, high watermark {})",
                     pending.offset(),
-                    cluster.leader().high_watermark().unwrap_or(-1)
+                    high_watermark.unwrap_or(-1)
                 )),
                 Err(error) => log(&format!("{what}: {error}")),
             }
             Controller::voter_change_response(request, &outcome)
         }
     };
-    drop(cluster);
     record(shared, peer, request, &response);
     let mut out = BytesMut::new();
     if let Err(e) = connection.send(&response, &mut out) {
         log(&format!("{what}: cannot send the answer: {e}"));
         return false;
     }
-    if let Err(e) = stream.write_all(&out) {
+    if let Err(e) = async {
+        stream.write_all(&out).await?;
+        stream.flush().await
+    }
+    .await
+    {
         log(&format!("{what}: write failed: {e}"));
         return false;
     }

@@ -135,7 +135,7 @@ pub async fn serve(
     let closed_by = tokio::select! {
         () = pumps => None,
         why = link.member().evicted() => Some(why.describe(proxy.registry.max())),
-        () = idle(proxy.idle_timeout, || Some(link.last_activity())) => Some(format!(
+        () = idle(proxy.idle_timeout, || Some(link.member().last_activity())) => Some(format!(
             "closed by the tool: no byte either way for --idle-timeout ({} s)",
             proxy.idle_timeout.map_or(0, |t| t.as_secs())
         )),
@@ -172,4 +172,3 @@ async fn idle(timeout: Option<Duration>, last: impl Fn() -> Option<std::time::In
         tokio::time::sleep_until(deadline.into()).await;
     }
 }
-

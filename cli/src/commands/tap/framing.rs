@@ -45,8 +45,9 @@ pub struct Frame {
     /// The whole frame with its size prefix when it was held: none of its bytes have been
     /// forwarded yet, and the caller forwards these (or a replacement).
     pub held: Option<Bytes>,
-    /// What the kept bytes (`content` and `held`) are charged to the memory budget; given
-    /// back when the frame is dropped.
+    /// What the kept bytes (`content` and `held`) are charged to the memory budget; held
+    /// only to be given back when the frame is dropped, once logged.
+    #[allow(dead_code)]
     pub charge: Charge,
 }
 
@@ -256,8 +257,7 @@ impl Framer {
                             .saturating_sub(current.bytes.len())
                             .min(take)
                     };
-                    if keep > 0 && !policy.grow(&mut current.charge, current.bytes.len() + keep)
-                    {
+                    if keep > 0 && !policy.grow(&mut current.charge, current.bytes.len() + keep) {
                         if current.hold == Hold::Held {
                             // Holding was charged whole when it was decided.
                         } else {
@@ -540,7 +540,8 @@ mod tests {
         let stream = stream();
         for holding in [false, true] {
             let mut framer = Framer::new(1 << 20, 2, holding);
-            let (forwarded, frames) = run_with(&mut framer, &stream, 5, &mut Behind(Everything::new()));
+            let (forwarded, frames) =
+                run_with(&mut framer, &stream, 5, &mut Behind(Everything::new()));
             assert_eq!(forwarded, stream);
             assert_eq!(
                 frames[0].content,

@@ -380,7 +380,12 @@ impl Logger {
         self.awaiting.push_back(pending);
     }
 
-    fn response(&mut self, (seen, time): (Instant, SystemTime), frame: Frame, rewritten: Option<Note>) {
+    fn response(
+        &mut self,
+        (seen, time): (Instant, SystemTime),
+        frame: Frame,
+        rewritten: Option<Note>,
+    ) {
         if self.raw_sasl_token(Direction::ToClient, &frame, None, false) {
             return;
         }
@@ -407,7 +412,10 @@ impl Logger {
                     self.render_response(bytes, api, pending.header.api_version, frame.size)
                 }
                 None => self.error(
-                    format!("the request named API key {}, which this build does not know", pending.header.api_key),
+                    format!(
+                        "the request named API key {}, which this build does not know",
+                        pending.header.api_key
+                    ),
                     bytes,
                     frame.size,
                 ),
@@ -621,7 +629,9 @@ impl Logger {
         if matches!(error.kind(), DecodeErrorKind::LimitExceeded { what, .. } if *what == "memory budget")
         {
             return self.skipped_because(
-                format!("decoding it would take more memory than --memory-budget had free ({error})"),
+                format!(
+                    "decoding it would take more memory than --memory-budget had free ({error})"
+                ),
                 bytes,
                 size,
             );

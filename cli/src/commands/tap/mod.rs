@@ -201,7 +201,10 @@ impl Run for Tap {
         }
         let fd_limit = raise_fd_limit();
         let max_connections = self.limits.max_connections(fd_limit, 2);
-        let listen_tls = self.listen_tls.config()?.map(tokio_rustls::TlsAcceptor::from);
+        let listen_tls = self
+            .listen_tls
+            .config()?
+            .map(tokio_rustls::TlsAcceptor::from);
         let upstream_tls = self.upstream_tls.client()?;
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads())
@@ -346,9 +349,11 @@ async fn relieve_memory_pressure(proxy: Arc<Proxy>) {
         proxy.budget.pressure().await;
         if let Some(id) = proxy.registry.evict_for_memory() {
             eprintln!(
-                "kafka-codec tap: --memory-budget ({} bytes) is spent; closing connection {id}, \
-                 the one holding memory that has gone longest without a complete request",
-                proxy.budget.limit()
+                "kafka-codec tap: --memory-budget ({} bytes, {} in use) is spent; closing \
+                 connection {id}, the one holding memory that has gone longest without a \
+                 complete request",
+                proxy.budget.limit(),
+                proxy.budget.in_use()
             );
         }
     }

@@ -21,7 +21,7 @@ use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{Direction, RawRequestHeader};
 use std::collections::VecDeque;
 use std::io;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Instant, SystemTime};
 use tokio::io::{AsyncWriteExt, ReadHalf, WriteHalf};
@@ -79,9 +79,6 @@ pub struct Link {
     /// Requests forwarded that await a response.
     in_flight: AtomicUsize,
     answered: Notify,
-    started: Instant,
-    /// Milliseconds after `started` of the last byte either way.
-    last_activity: AtomicU64,
     directions: [Mutex<Progress>; 2],
 }
 
@@ -120,8 +117,6 @@ impl Link {
             backlog,
             in_flight: AtomicUsize::new(0),
             answered: Notify::new(),
-            started: Instant::now(),
-            last_activity: AtomicU64::new(0),
         }
     }
 
@@ -132,14 +127,7 @@ impl Link {
     }
 
     fn touch(&self) {
-        let now = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        self.last_activity.store(now, Ordering::Relaxed);
-    }
-
-    /// When the last byte passed either way.
-    pub fn last_activity(&self) -> Instant {
-        self.started
-            + std::time::Duration::from_millis(self.last_activity.load(Ordering::Relaxed))
+        self.member.touch();
     }
 
     pub fn member(&self) -> &Member {
@@ -345,7 +333,11 @@ fn frame(direction: Direction, link: &Link, chunk: Bytes) -> Vec<Pending> {
             Piece::Frame(mut frame) => {
                 let mut rewritten = None;
                 if let Some(held) = frame.held.take() {
-                    match link.rewrite.as_ref().and_then(|r| r.response(held.slice(4..))) {
+                    match link
+                        .rewrite
+                        .as_ref()
+                        .and_then(|r| r.response(held.slice(4..)))
+                    {
                         Some((bytes, note)) if bytes != held => {
                             progress.unsent.push_back(Outgoing::Rewritten {
                                 bytes,
@@ -379,11 +371,11 @@ fn frame(direction: Direction, link: &Link, chunk: Bytes) -> Vec<Pending> {
                         }
                     }
                     Direction::ToClient => {
-                        let _ = link.in_flight.fetch_update(
-                            Ordering::AcqRel,
-                            Ordering::Acquire,
-                            |n| n.checked_sub(1),
-                        );
+                        let _ =
+                            link.in_flight
+                                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                                    n.checked_sub(1)
+                                });
                         link.answered.notify_one();
                     }
                 }

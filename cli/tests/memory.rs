@@ -13,6 +13,7 @@
 
 #[path = "../../tests/support/dense.rs"]
 mod dense;
+mod support;
 
 use dense::Shape;
 use kafka_codec::bytes::Bytes;
@@ -36,30 +37,13 @@ fn peak_rss(mut command: Command, what: &str) -> u64 {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: `status` and `usage` are valid, writable and live for the call; `usage` is a
-    // plain C struct for which all-zero bytes are a valid value. `pid` is our own child,
-    // not yet waited for (`child` is dropped below without `wait`, so std never reaps it
-    // again).
-    let (reaped, usage) = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        let reaped = libc::wait4(pid, &mut status, 0, &mut usage);
-        (reaped, usage)
-    };
-    drop(child);
-    assert_eq!(
-        reaped,
-        pid,
-        "{what}: wait4 failed: {}",
-        std::io::Error::last_os_error()
-    );
+    let usage = support::wait_usage(child, what);
     assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{what}: exited with status {status:#x}"
+        usage.succeeded(),
+        "{what}: exited with status {:#x}",
+        usage.status
     );
-    // Linux reports kibibytes.
-    usage.ru_maxrss as u64 * 1024
+    usage.peak_rss
 }
 
 /// The child's work: decode the frame with the library, keep the message until the end.

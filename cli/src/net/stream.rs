@@ -10,6 +10,7 @@ use std::future::poll_fn;
 use std::io;
 use std::mem::MaybeUninit;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
 use std::sync::{mpsc, Arc, Mutex};
 use std::task::{ready, Context, Poll};
@@ -67,6 +68,51 @@ impl AsyncWrite for Stream {
     }
 }
 
+impl Stream {
+    /// The socket's descriptor, for [`peer_closed`].
+    pub fn raw_fd(&self) -> RawFd {
+        match self {
+            Stream::Plain(tcp) => tcp.as_raw_fd(),
+            Stream::Tls(tls) => tls.get_ref().0.as_raw_fd(),
+        }
+    }
+}
+
+/// How the peer of a socket has closed, seen without reading from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerClosed {
+    /// It shut down its sending side (bytes it sent before may still wait unread).
+    Sending,
+    /// The connection failed or was reset.
+    Connection,
+}
+
+/// Whether the peer of socket `fd` has closed, without reading: for a side that has stopped
+/// reading (backpressure) and must still notice that its peer went away.
+///
+/// `fd` must be a socket the caller keeps open for the duration of the call.
+pub fn peer_closed(fd: RawFd) -> Option<PeerClosed> {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: `poll` points to one valid, writable `pollfd` for the duration of the call, and
+    // a timeout of 0 makes the call return at once. An fd that is not open is reported in
+    // `revents` (POLLNVAL), not undefined behaviour.
+    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+    if ready <= 0 {
+        return None;
+    }
+    if poll.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        Some(PeerClosed::Connection)
+    } else if poll.revents & libc::POLLRDHUP != 0 {
+        Some(PeerClosed::Sending)
+    } else {
+        None
+    }
+}
+
 /// Reads what has arrived, up to [`CHUNK`] bytes; empty at the end of the stream.
 ///
 /// While it waits nothing is held: the bytes land in a buffer on the stack of the poll that
@@ -82,10 +128,13 @@ pub async fn read_chunk<R: AsyncRead + Unpin + ?Sized>(reader: &mut R) -> io::Re
     .await
 }
 
+/// A name to look up and where the answer goes.
+type Lookup = (String, oneshot::Sender<io::Result<Vec<SocketAddr>>>);
+
 /// Host names to addresses, on one thread started with the server (so no lookup ever has
 /// to start a thread), with answers kept for a while.
 pub struct Resolver {
-    lookups: Mutex<mpsc::Sender<(String, oneshot::Sender<io::Result<Vec<SocketAddr>>>)>>,
+    lookups: Mutex<mpsc::Sender<Lookup>>,
     cache: Mutex<HashMap<String, (Instant, Vec<SocketAddr>)>>,
 }
 
@@ -94,8 +143,7 @@ const CACHE_FOR: Duration = Duration::from_secs(30);
 
 impl Resolver {
     pub fn start() -> io::Result<Arc<Resolver>> {
-        let (lookups, requests) =
-            mpsc::channel::<(String, oneshot::Sender<io::Result<Vec<SocketAddr>>>)>();
+        let (lookups, requests) = mpsc::channel::<Lookup>();
         std::thread::Builder::new()
             .name("kafka-codec-resolve".into())
             .spawn(move || {
@@ -216,5 +264,29 @@ pub async fn accept_tls(
                 timeout.as_secs()
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_that_closes_is_seen_without_reading() {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        let fd = server.as_raw_fd();
+        assert_eq!(peer_closed(fd), None);
+        // Unread bytes, then the peer stops sending: seen although nothing was read.
+        client.write_all(b"unread").unwrap();
+        client.shutdown(std::net::Shutdown::Write).unwrap();
+        let start = std::time::Instant::now();
+        while peer_closed(fd).is_none() && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(peer_closed(fd), Some(PeerClosed::Sending));
+        drop(server);
     }
 }

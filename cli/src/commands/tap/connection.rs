@@ -67,11 +67,17 @@ pub async fn serve(
                 .await
                 .map_err(|e| e.to_string())?,
             None => {
-                // Kafka clients speak first: the upstream is reached once this one has.
-                client
-                    .readable()
+                // Kafka clients speak first: the upstream is reached once this one has (or
+                // has closed), so an idle connection costs one descriptor, not two.
+                let sent = client
+                    .peek(&mut [0u8; 1])
                     .await
                     .map_err(|e| format!("the client connection failed: {e}"))?;
+                if sent == 0 {
+                    return Err("the client closed before sending anything; not connected \
+                                upstream"
+                        .to_owned());
+                }
                 Stream::Plain(client)
             }
         };
@@ -111,6 +117,7 @@ pub async fn serve(
         let _ = events.send(connect_event(Some(address), None)).await;
     }
     let rewrite = proxy.rewrite();
+    let client_fd = client.raw_fd();
     let link = Link::new(
         Arc::clone(&proxy.config),
         Arc::clone(&proxy.budget),
@@ -118,6 +125,7 @@ pub async fn serve(
         member,
         events,
         Arc::new(AtomicUsize::new(0)),
+        client_fd,
     );
     let (client_read, client_write) = tokio::io::split(client);
     let (server_read, server_write) = tokio::io::split(server);

@@ -16,14 +16,15 @@ use super::rewrite::{Note, Rewrite};
 use super::stats::Stats;
 use crate::net::budget::{Budget, Charge};
 use crate::net::registry::Member;
-use crate::net::stream::{read_chunk, Stream};
+use crate::net::stream::{peer_closed, read_chunk, PeerClosed, Stream};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{Direction, RawRequestHeader};
 use std::collections::VecDeque;
 use std::io;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 use tokio::io::{AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::sync::{mpsc, Notify};
 
@@ -78,6 +79,9 @@ pub struct Link {
     backlog: Arc<AtomicUsize>,
     /// Requests forwarded that await a response.
     in_flight: AtomicUsize,
+    /// The client's socket, to notice it close while its requests wait (`--max-in-flight`);
+    /// open as long as the pumps run, since they own it.
+    client_fd: RawFd,
     answered: Notify,
     directions: [Mutex<Progress>; 2],
 }
@@ -97,6 +101,7 @@ impl Link {
         member: Member,
         events: Option<mpsc::Sender<Event>>,
         backlog: Arc<AtomicUsize>,
+        client_fd: RawFd,
     ) -> Link {
         let progress = |holding: bool| {
             Mutex::new(Progress {
@@ -116,6 +121,7 @@ impl Link {
             events,
             backlog,
             in_flight: AtomicUsize::new(0),
+            client_fd,
             answered: Notify::new(),
         }
     }
@@ -142,13 +148,21 @@ impl Link {
         }
     }
 
-    /// Waits while the client has `--max-in-flight` requests unanswered.
-    async fn wait_in_flight(&self) {
+    /// Waits while the client has `--max-in-flight` requests unanswered. Not reading, the
+    /// pump would not see the client go: it looks at the socket twice a second.
+    async fn wait_in_flight(&self) -> Option<PeerClosed> {
         loop {
             if self.in_flight.load(Ordering::Acquire) < self.config.max_in_flight {
-                return;
+                return None;
             }
-            self.answered.notified().await;
+            tokio::select! {
+                () = self.answered.notified() => {}
+                () = tokio::time::sleep(Duration::from_millis(500)) => {
+                    if let Some(closed) = peer_closed(self.client_fd) {
+                        return Some(closed);
+                    }
+                }
+            }
         }
     }
 
@@ -256,7 +270,16 @@ pub async fn pump(
 ) -> End {
     let end = loop {
         if direction == Direction::ToServer {
-            link.wait_in_flight().await;
+            match link.wait_in_flight().await {
+                None => {}
+                Some(PeerClosed::Sending) => break End::Eof,
+                Some(PeerClosed::Connection) => {
+                    break End::ReadFailed(io::Error::new(
+                        io::ErrorKind::ConnectionReset,
+                        "the client went away while its requests awaited responses",
+                    ))
+                }
+            }
         }
         let chunk = match read_chunk(&mut from).await {
             Ok(chunk) if chunk.is_empty() => break End::Eof,

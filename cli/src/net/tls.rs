@@ -110,52 +110,94 @@ impl Client {
     }
 }
 
+/// `--tls`, `--tls-ca`, `--tls-server-name`: a client command (`quorum describe`,
+/// `add-controller`, `remove-controller`) talking TLS to a controller listener. The same
+/// three settings as the tap's `--upstream-*` ones, named for a command with one side.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ClientTls {
+    /// Connect with TLS (an SSL or SASL_SSL controller listener).
+    #[arg(long)]
+    pub tls: bool,
+    /// Trust the certificate authorities in this PEM file, instead of the system's roots.
+    #[arg(long, value_name = "FILE", requires = "tls")]
+    pub tls_ca: Option<PathBuf>,
+    /// The name the server's certificate must carry, when it is not the host connected to.
+    #[arg(long, value_name = "NAME", requires = "tls")]
+    pub tls_server_name: Option<String>,
+}
+
+impl ClientTls {
+    pub fn client(&self) -> Result<Option<Client>, Failure> {
+        if !self.tls {
+            return Ok(None);
+        }
+        client(
+            ("--tls-ca", self.tls_ca.as_deref()),
+            ("--tls-server-name", self.tls_server_name.as_deref()),
+        )
+        .map(Some)
+    }
+}
+
 impl UpstreamTls {
     /// The client side of TLS, if asked for.
     pub fn client(&self) -> Result<Option<Client>, Failure> {
         if !self.upstream_tls {
             return Ok(None);
         }
-        let mut roots = RootCertStore::empty();
-        match &self.upstream_ca {
-            Some(path) => {
-                for certificate in certificates("--upstream-ca", path)? {
-                    roots
-                        .add(certificate)
-                        .map_err(|e| unreadable("--upstream-ca", path, e))?;
-                }
-            }
-            None => {
-                let found = rustls_native_certs::load_native_certs();
-                let (added, _) = roots.add_parsable_certificates(found.certs);
-                if added == 0 {
-                    return Err(Failure::Input(format!(
-                        "--upstream-tls: no trusted roots found on this system{}; give \
-                         --upstream-ca FILE",
-                        found
-                            .errors
-                            .first()
-                            .map(|e| format!(" ({e})"))
-                            .unwrap_or_default()
-                    )));
-                }
-            }
-        }
-        if let Some(name) = &self.upstream_server_name {
-            ServerName::try_from(name.clone()).map_err(|e| {
-                Failure::Usage(format!(
-                    "--upstream-server-name {name:?} is not a server name: {e}"
-                ))
-            })?;
-        }
-        let config = ClientConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| Failure::Input(format!("TLS: {e}")))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        Ok(Some(Client {
-            config: Arc::new(config),
-            server_name: self.upstream_server_name.clone(),
-        }))
+        client(
+            ("--upstream-ca", self.upstream_ca.as_deref()),
+            (
+                "--upstream-server-name",
+                self.upstream_server_name.as_deref(),
+            ),
+        )
+        .map(Some)
     }
+}
+
+/// A TLS client trusting the CA file, or the system's roots; `(flag, value)` pairs name the
+/// flags in errors.
+fn client(
+    (ca_flag, ca): (&str, Option<&Path>),
+    (name_flag, server_name): (&str, Option<&str>),
+) -> Result<Client, Failure> {
+    let mut roots = RootCertStore::empty();
+    match ca {
+        Some(path) => {
+            for certificate in certificates(ca_flag, path)? {
+                roots
+                    .add(certificate)
+                    .map_err(|e| unreadable(ca_flag, path, e))?;
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            let (added, _) = roots.add_parsable_certificates(found.certs);
+            if added == 0 {
+                return Err(Failure::Input(format!(
+                    "TLS: no trusted roots found on this system{}; give {ca_flag} FILE",
+                    found
+                        .errors
+                        .first()
+                        .map(|e| format!(" ({e})"))
+                        .unwrap_or_default()
+                )));
+            }
+        }
+    }
+    if let Some(name) = server_name {
+        ServerName::try_from(name.to_owned()).map_err(|e| {
+            Failure::Usage(format!("{name_flag} {name:?} is not a server name: {e}"))
+        })?;
+    }
+    let config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Failure::Input(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Client {
+        config: Arc::new(config),
+        server_name: server_name.map(str::to_owned),
+    })
 }

@@ -4,6 +4,7 @@
 //! controller.
 
 use crate::common::Failure;
+use crate::net::tls;
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::{ApiVersionsReply, ClientConnection, ErrorCode, SupportedVersions};
 use kafka_codec::messages::describe_cluster_response::DescribeClusterResponse;
@@ -13,15 +14,73 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-/// How long to wait to connect, and for each answer.
-const TIMEOUT: Duration = Duration::from_secs(30);
 /// `EndpointType` 2: the controllers (KIP-919).
 const CONTROLLER_ENDPOINTS: i8 = 2;
+
+/// How to reach a controller: `--timeout`, and TLS if asked for.
+#[derive(Clone)]
+pub struct Connect {
+    /// How long connecting, and each answer, may take.
+    pub timeout: Duration,
+    pub tls: Option<tls::Client>,
+}
+
+/// The flags of a command that talks to a controller.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConnectArgs {
+    /// Seconds to wait to connect, and for each answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
+    #[command(flatten)]
+    pub tls: tls::ClientTls,
+}
+
+impl ConnectArgs {
+    pub fn connect(&self) -> Result<Connect, Failure> {
+        Ok(Connect {
+            timeout: Duration::from_secs(self.timeout),
+            tls: self.tls.client()?,
+        })
+    }
+}
+
+/// Plain TCP or TLS over it.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(tcp) => tcp.read(buf),
+            Stream::Tls(tls) => tls.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(tcp) => tcp.write(data),
+            Stream::Tls(tls) => tls.write(data),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(tcp) => tcp.flush(),
+            Stream::Tls(tls) => tls.flush(),
+        }
+    }
+}
 
 /// One connection to a Kafka node, its ApiVersions exchange done.
 pub struct Peer {
     address: String,
-    stream: TcpStream,
+    stream: Stream,
+    timeout: Duration,
     connection: ClientConnection,
     received: BytesMut,
     versions: SupportedVersions,
@@ -30,13 +89,13 @@ pub struct Peer {
 impl Peer {
     /// Connects to `address` (`host:port`) and asks what it speaks, at the newest ApiVersions
     /// this crate knows, falling back as the peer says.
-    pub fn connect(address: &str) -> Result<Peer, Failure> {
+    pub fn connect(address: &str, how: &Connect) -> Result<Peer, Failure> {
         let fail = |e: &dyn std::fmt::Display| Failure::Peer(format!("{address}: {e}"));
         let addresses = address.to_socket_addrs().map_err(|e| fail(&e))?;
         let mut last = None;
         let mut stream = None;
         for socket in addresses {
-            match TcpStream::connect_timeout(&socket, TIMEOUT) {
+            match TcpStream::connect_timeout(&socket, how.timeout) {
                 Ok(s) => {
                     stream = Some(s);
                     break;
@@ -50,12 +109,26 @@ impl Peer {
             (None, None) => return Err(fail(&"the name resolves to no address")),
         };
         stream
-            .set_read_timeout(Some(TIMEOUT))
+            .set_read_timeout(Some(how.timeout))
+            .map_err(|e| fail(&e))?;
+        stream
+            .set_write_timeout(Some(how.timeout))
             .map_err(|e| fail(&e))?;
         stream.set_nodelay(true).map_err(|e| fail(&e))?;
+        let stream = match &how.tls {
+            None => Stream::Plain(stream),
+            Some(tls) => {
+                let host = address.rsplit_once(':').map_or(address, |(host, _)| host);
+                let name = tls.server_name(host).map_err(|e| fail(&e))?;
+                let connection = rustls::ClientConnection::new(tls.config.clone(), name)
+                    .map_err(|e| fail(&format!("TLS: {e}")))?;
+                Stream::Tls(Box::new(rustls::StreamOwned::new(connection, stream)))
+            }
+        };
         let mut peer = Peer {
             address: address.to_owned(),
             stream,
+            timeout: how.timeout,
             connection: ClientConnection::new().with_client_id("kafka-codec"),
             received: BytesMut::new(),
             versions: SupportedVersions::default(),
@@ -104,7 +177,17 @@ impl Peer {
         self.connection
             .send(version, &request, &mut out)
             .map_err(|e| fail(&e))?;
-        self.stream.write_all(&out).map_err(|e| fail(&e))?;
+        let timeout = self.timeout;
+        let io_failed = |e: std::io::Error| match e.kind() {
+            // A socket timeout reads as "Resource temporarily unavailable".
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => fail(&format!(
+                "no answer within {} s (--timeout)",
+                timeout.as_secs()
+            )),
+            _ => fail(&e),
+        };
+        self.stream.write_all(&out).map_err(io_failed)?;
+        self.stream.flush().map_err(io_failed)?;
         let mut chunk = [0u8; 16 * 1024];
         loop {
             if let Some(frame) = self
@@ -117,7 +200,8 @@ impl Peer {
             match self.stream.read(&mut chunk) {
                 Ok(0) => return Err(fail(&"the peer closed the connection")),
                 Ok(n) => self.received.extend_from_slice(&chunk[..n]),
-                Err(e) => return Err(fail(&e)),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_failed(e)),
             }
         }
     }
@@ -127,6 +211,8 @@ impl Peer {
 pub struct Controllers {
     /// The connection the question went over.
     pub bootstrap: Peer,
+    /// How it was made, to reach the leader the same way.
+    how: Connect,
     /// The answer.
     pub cluster: DescribeClusterResponse,
 }
@@ -134,8 +220,8 @@ pub struct Controllers {
 impl Controllers {
     /// Asks the controller at `bootstrap` for the controllers (DescribeCluster with endpoint
     /// type 2, as `kafka-metadata-quorum --bootstrap-controller` does).
-    pub fn discover(bootstrap: &str) -> Result<Controllers, Failure> {
-        let mut peer = Peer::connect(bootstrap)?;
+    pub fn discover(bootstrap: &str, how: &Connect) -> Result<Controllers, Failure> {
+        let mut peer = Peer::connect(bootstrap, how)?;
         // Version 0 cannot ask for controller endpoints.
         let ours = ApiKey::DescribeCluster.valid_versions();
         let version = peer.negotiate(ApiKey::DescribeCluster, VersionRange::new(1, ours.max))?;
@@ -166,6 +252,7 @@ impl Controllers {
         }
         Ok(Controllers {
             bootstrap: peer,
+            how: how.clone(),
             cluster,
         })
     }
@@ -189,7 +276,7 @@ impl Controllers {
         if address == self.bootstrap.address() {
             Ok(self.bootstrap)
         } else {
-            Peer::connect(&address)
+            Peer::connect(&address, &self.how)
         }
     }
 }

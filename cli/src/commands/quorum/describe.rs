@@ -1,7 +1,7 @@
 //! `kafka-codec quorum describe`: the quorum as `kafka-metadata-quorum describe` prints it,
 //! plus the committed voter set.
 
-use super::client::Controllers;
+use super::client::{ConnectArgs, Controllers};
 use super::render::Quorum;
 use crate::common::{read_input, write_stdout, Failure, Run};
 use kafka_codec::messages::describe_quorum_request::{
@@ -53,6 +53,8 @@ pub struct Describe {
     /// The ClusterId to show with --response (default: unknown).
     #[arg(long, value_name = "ID", requires = "response")]
     cluster_id: Option<String>,
+    #[command(flatten)]
+    connect: ConnectArgs,
 }
 
 impl Run for Describe {
@@ -82,7 +84,7 @@ impl Describe {
         &self,
         bootstrap: &str,
     ) -> Result<(kafka_codec::messages::DescribeQuorumResponse, i16, String), Failure> {
-        let controllers = Controllers::discover(bootstrap)?;
+        let controllers = Controllers::discover(bootstrap, &self.connect.connect()?)?;
         let cluster_id = controllers.cluster.cluster_id.to_string();
         let mut leader = controllers.connect_to_leader()?;
         let api = ApiKey::DescribeQuorum;

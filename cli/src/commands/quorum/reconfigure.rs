@@ -1,7 +1,7 @@
 //! `kafka-codec quorum add-controller | remove-controller`: AddRaftVoter and RemoveRaftVoter
 //! sent to the quorum leader, as `kafka-metadata-quorum` sends them.
 
-use super::client::Controllers;
+use super::client::{ConnectArgs, Controllers};
 use crate::common::{write_stdout, Failure, Run};
 use kafka_codec::conn::ErrorCode;
 use kafka_codec::messages::add_raft_voter_request::{AddRaftVoterRequest, Listener};
@@ -32,6 +32,8 @@ struct Voter {
     /// describe` prints it).
     #[arg(long, value_name = "UUID", value_parser = parse_directory_id)]
     controller_directory_id: Uuid,
+    #[command(flatten)]
+    connect: ConnectArgs,
 }
 
 /// Add a voter to a KRaft quorum (AddRaftVoter).
@@ -59,7 +61,7 @@ impl Run for RemoveController {
             voter_directory_id: self.voter.controller_directory_id,
             ..Default::default()
         };
-        change_voters(&self.voter.bootstrap_controller, request)?;
+        change_voters(&self.voter, request)?;
         write_stdout(
             format!(
                 "Removed KRaft controller {} with directory id {}\n",
@@ -86,7 +88,7 @@ impl Run for AddController {
             ack_when_committed: true,
             ..Default::default()
         };
-        change_voters(&self.voter.bootstrap_controller, request)?;
+        change_voters(&self.voter, request)?;
         write_stdout(
             format!(
                 "Added controller {} with directory id {} and endpoints: {}\n",
@@ -101,10 +103,12 @@ impl Run for AddController {
 
 /// Sends a voter change to the quorum leader found from `bootstrap`, at the highest version
 /// both sides speak, and waits for the answer: `Ok` once the leader says the change is done.
-fn change_voters(bootstrap: &str, request: impl Into<Request>) -> Result<(), Failure> {
+fn change_voters(voter: &Voter, request: impl Into<Request>) -> Result<(), Failure> {
+    let bootstrap = voter.bootstrap_controller.as_str();
     let request = request.into();
     let api = request.api_key();
-    let mut leader = Controllers::discover(bootstrap)?.connect_to_leader()?;
+    let mut leader =
+        Controllers::discover(bootstrap, &voter.connect.connect()?)?.connect_to_leader()?;
     let version = leader.negotiate(api, api.valid_versions())?;
     let (code, message) = match leader.call(version, request)? {
         Response::AddRaftVoter(r) => (r.error_code, r.error_message),

@@ -151,7 +151,8 @@ async fn serve(
 /// A server command (`tap` or `quorum serve`) running as a child, its log and stderr in
 /// files.
 struct Server {
-    child: Child,
+    /// `None` once stopped.
+    child: Option<Child>,
     address: String,
     log: PathBuf,
     stderr: PathBuf,
@@ -238,7 +239,7 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
         };
         Server {
-            child,
+            child: Some(child),
             address,
             log,
             stderr,
@@ -247,7 +248,7 @@ impl Server {
     }
 
     fn pid(&self) -> u32 {
-        self.child.id()
+        self.child.as_ref().expect("running").id()
     }
 
     /// A field of `/proc/PID/status` (`Threads`, `VmRSS` in kB, `VmHWM`...).
@@ -304,20 +305,31 @@ impl Server {
     /// memory until `exec`), and Linux carries the memory's high-water mark across `exec`,
     /// so `ru_maxrss` would report this test process's size whenever it is the larger.
     fn stop(mut self) -> Usage {
+        let exited = self.child.as_mut().expect("running").try_wait().unwrap();
         assert!(
-            self.child.try_wait().unwrap().is_none(),
-            "the server exited on its own; stderr: {}",
+            exited.is_none(),
+            "the server exited on its own ({exited:?}); stderr: {}",
             self.stderr_text()
         );
         let peak_rss = self.status("VmHWM") * 1024;
+        let child = self.child.take().expect("running");
         // SAFETY: signalling our own child, which has not been reaped.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGKILL) };
-        let dir = self.dir.clone();
-        let mut usage = wait_usage(self.child, "server");
-        let _ = std::fs::remove_dir_all(dir);
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGKILL) };
+        let mut usage = wait_usage(child, "server");
+        let _ = std::fs::remove_dir_all(&self.dir);
         assert!(usage.killed_by(libc::SIGKILL), "status {:#x}", usage.status);
         usage.peak_rss = peak_rss;
         usage
+    }
+}
+
+impl Drop for Server {
+    /// A test that failed before `stop` leaves no server running behind it.
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 
 /// Most bytes one read takes.
-pub const CHUNK: usize = 32 * 1024;
+pub const CHUNK: usize = 64 * 1024;
 
 /// Plain TCP, or TLS over it.
 pub enum Stream {
@@ -110,6 +110,82 @@ pub fn peer_closed(fd: RawFd) -> Option<PeerClosed> {
         Some(PeerClosed::Sending)
     } else {
         None
+    }
+}
+
+/// The reading half of a [`Stream`]: plain TCP halves need no lock and can wait for bytes
+/// without a buffer; TLS shares its session between the halves.
+pub enum ReadHalf {
+    Plain(tokio::net::tcp::OwnedReadHalf),
+    Tls(tokio::io::ReadHalf<Stream>),
+}
+
+/// The writing half of a [`Stream`].
+pub enum WriteHalf {
+    Plain(tokio::net::tcp::OwnedWriteHalf),
+    Tls(tokio::io::WriteHalf<Stream>),
+}
+
+impl Stream {
+    /// The stream as two halves, for a pump each way.
+    pub fn split(self) -> (ReadHalf, WriteHalf) {
+        match self {
+            Stream::Plain(tcp) => {
+                let (read, write) = tcp.into_split();
+                (ReadHalf::Plain(read), WriteHalf::Plain(write))
+            }
+            tls @ Stream::Tls(_) => {
+                let (read, write) = tokio::io::split(tls);
+                (ReadHalf::Tls(read), WriteHalf::Tls(write))
+            }
+        }
+    }
+}
+
+impl ReadHalf {
+    /// Reads what has arrived, up to [`CHUNK`] bytes; empty at the end of the stream. While
+    /// it waits it holds no buffer: plain TCP waits for readiness first, then reads into a
+    /// buffer made for the bytes; TLS reads through [`read_chunk`].
+    pub async fn read_chunk(&mut self) -> io::Result<Bytes> {
+        match self {
+            ReadHalf::Plain(tcp) => loop {
+                tcp.readable().await?;
+                let mut buf = bytes::BytesMut::with_capacity(CHUNK);
+                match tcp.try_read_buf(&mut buf) {
+                    Ok(_) => return Ok(buf.freeze()),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Err(e),
+                }
+            },
+            ReadHalf::Tls(tls) => read_chunk(tls).await,
+        }
+    }
+}
+
+impl AsyncWrite for WriteHalf {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            WriteHalf::Plain(tcp) => Pin::new(tcp).poll_write(cx, data),
+            WriteHalf::Tls(tls) => Pin::new(tls).poll_write(cx, data),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            WriteHalf::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
+            WriteHalf::Tls(tls) => Pin::new(tls).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            WriteHalf::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
+            WriteHalf::Tls(tls) => Pin::new(tls).poll_shutdown(cx),
+        }
     }
 }
 

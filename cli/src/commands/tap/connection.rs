@@ -127,8 +127,8 @@ pub async fn serve(
         Arc::new(AtomicUsize::new(0)),
         client_fd,
     );
-    let (client_read, client_write) = tokio::io::split(client);
-    let (server_read, server_write) = tokio::io::split(server);
+    let (client_read, client_write) = client.split();
+    let (server_read, server_write) = server.split();
     let pumps = async {
         let requests = pump(Direction::ToServer, &link, client_read, server_write);
         let responses = pump(Direction::ToClient, &link, server_read, client_write);

@@ -16,7 +16,7 @@ use super::rewrite::{Note, Rewrite};
 use super::stats::Stats;
 use crate::net::budget::{Budget, Charge};
 use crate::net::registry::Member;
-use crate::net::stream::{peer_closed, read_chunk, PeerClosed, Stream};
+use crate::net::stream::{peer_closed, PeerClosed, ReadHalf, WriteHalf};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{Direction, RawRequestHeader};
 use std::collections::VecDeque;
@@ -25,7 +25,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
-use tokio::io::{AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, Notify};
 
 /// Bytes to write, and what they stand for in the stream that was read.
@@ -262,12 +262,7 @@ impl End {
 
 /// Copies `from` to `to` until either side ends. On a clean end the receiver's write side is
 /// shut (the other direction may still be busy); the caller closes everything otherwise.
-pub async fn pump(
-    direction: Direction,
-    link: &Link,
-    mut from: ReadHalf<Stream>,
-    mut to: WriteHalf<Stream>,
-) -> End {
+pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to: WriteHalf) -> End {
     let end = loop {
         if direction == Direction::ToServer {
             match link.wait_in_flight().await {
@@ -281,7 +276,7 @@ pub async fn pump(
                 }
             }
         }
-        let chunk = match read_chunk(&mut from).await {
+        let chunk = match from.read_chunk().await {
             Ok(chunk) if chunk.is_empty() => break End::Eof,
             Ok(chunk) => chunk,
             Err(e) => break End::ReadFailed(e),
@@ -412,11 +407,7 @@ fn frame(direction: Direction, link: &Link, chunk: Bytes) -> Vec<Pending> {
 }
 
 /// Writes what is queued, in order, counting it as it goes.
-async fn write_unsent(
-    direction: Direction,
-    link: &Link,
-    to: &mut WriteHalf<Stream>,
-) -> io::Result<()> {
+async fn write_unsent(direction: Direction, link: &Link, to: &mut WriteHalf) -> io::Result<()> {
     loop {
         let (bytes, from) = {
             let progress = link.progress(direction);

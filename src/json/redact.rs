@@ -33,7 +33,8 @@
 //! credential, to one list or the other.
 //!
 //! **The marker.** A secret string becomes `"<redacted: N bytes>"` (its UTF-8 length), secret
-//! `bytes` the same with their raw length (not their base64's). A value that is neither, such
+//! `bytes` the same with their raw length (not their base64's, also when a writer hands them
+//! over as base64 text). A value that is neither, such
 //! as records a [`RecordsJson`](super::RecordsJson) hook shows as a structure, becomes
 //! `"<redacted: N bytes of JSON>"`, the length of its compact JSON text. A marker is still a
 //! JSON string, and its `<`, `:` and spaces are in neither base64 alphabet. `null` stays `null`
@@ -94,10 +95,23 @@ pub struct Secret {
     /// The path from the body in the JSON's keys; `[]` stands for every element of an array:
     /// `resources[].configs[].value`.
     pub path: &'static str,
+    /// The field's type in the schema.
+    pub ty: Type,
     /// When its value is redacted.
     pub when: When,
     /// Why it is a secret.
     pub reason: &'static str,
+}
+
+/// The schema type of a secret field: what its marker's length counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Type {
+    /// `string`: UTF-8 bytes.
+    String,
+    /// `bytes`: raw bytes, also when they arrive as base64 text.
+    Bytes,
+    /// `records`: raw bytes, also when they arrive as base64 text.
+    Records,
 }
 
 /// When a secret field's value is redacted.
@@ -194,14 +208,20 @@ enum Step {
 struct Rule {
     steps: Vec<Step>,
     when: Condition,
+    /// `bytes` or `records`: text at this path is base64 of the value.
+    base64: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
 enum Condition {
     Always,
-    ConfigName { key: &'static str },
+    ConfigName {
+        key: &'static str,
+    },
     /// The element that names the topic is the container `steps` steps below the body.
-    MetadataTopic { steps: usize },
+    MetadataTopic {
+        steps: usize,
+    },
 }
 
 fn parse_path(path: &'static str) -> Vec<Step> {
@@ -216,7 +236,7 @@ fn parse_path(path: &'static str) -> Vec<Step> {
         if !key.is_empty() {
             steps.push(Step::Key(key));
         }
-        steps.extend(std::iter::repeat(Step::Element).take(elements));
+        steps.extend(std::iter::repeat_n(Step::Element, elements));
     }
     steps
 }
@@ -244,6 +264,7 @@ fn compiled() -> &'static HashMap<(ApiKey, Direction), Vec<Rule>> {
             rules.push(Rule {
                 steps: parse_path(secret.path),
                 when,
+                base64: secret.ty != Type::String,
             });
         }
         map
@@ -299,8 +320,8 @@ enum Begin {
     Pass,
     /// Write it through and follow it: the rules in the mask continue below.
     Follow(u32),
-    /// Replace it with a marker.
-    Redact,
+    /// Replace it with a marker; the rule says whether text there is base64.
+    Redact { base64: bool },
 }
 
 /// A secret container being swallowed: its compact JSON length, for the marker.
@@ -442,7 +463,9 @@ impl<'a> Redactor<'a> {
             let len = self.rule_len(rule);
             if len == depth {
                 if self.holds(rule) {
-                    return Begin::Redact;
+                    return Begin::Redact {
+                        base64: rule.base64,
+                    };
                 }
             } else if len > depth {
                 below |= 1 << i;
@@ -476,8 +499,13 @@ impl<'a> Redactor<'a> {
         self.inner.str(&marker);
     }
 
-    /// A scalar value: written through, or replaced by the marker `redacted` makes.
-    fn scalar(&mut self, write: impl FnOnce(&mut dyn JsonSink), redacted: impl FnOnce() -> String) {
+    /// A scalar value: written through, or replaced by the marker `redacted` makes (told
+    /// whether text there is base64).
+    fn scalar(
+        &mut self,
+        write: impl FnOnce(&mut dyn JsonSink),
+        redacted: impl FnOnce(bool) -> String,
+    ) {
         if let Some(hidden) = &mut self.hidden {
             write(&mut hidden.length);
             return;
@@ -487,8 +515,8 @@ impl<'a> Redactor<'a> {
             return;
         }
         match self.begin() {
-            Begin::Redact => {
-                let marker = redacted();
+            Begin::Redact { base64 } => {
+                let marker = redacted(base64);
                 self.redact_scalar(marker);
             }
             Begin::Pass | Begin::Follow(_) => write(self.inner),
@@ -541,7 +569,7 @@ impl<'a> Redactor<'a> {
                 }
                 self.stack.push(level);
             }
-            Begin::Redact => {
+            Begin::Redact { .. } => {
                 let mut length = JsonLength::default();
                 if array {
                     length.begin_array();
@@ -627,13 +655,11 @@ impl JsonSink for Redactor<'_> {
                 {
                     Capture::ConfigName
                 }
-                Condition::MetadataTopic { steps } if index == self.prefix + steps => {
-                    match key {
-                        "topic" => Capture::TopicName,
-                        "topicId" => Capture::TopicId,
-                        _ => capture,
-                    }
-                }
+                Condition::MetadataTopic { steps } if index == self.prefix + steps => match key {
+                    "topic" => Capture::TopicName,
+                    "topicId" => Capture::TopicId,
+                    _ => capture,
+                },
                 _ => capture,
             };
         }
@@ -670,27 +696,40 @@ impl JsonSink for Redactor<'_> {
     }
 
     fn bool(&mut self, value: bool) {
-        self.scalar(|out| out.bool(value), || json_marker(if value { 4 } else { 5 }));
+        self.scalar(
+            |out| out.bool(value),
+            |_| json_marker(if value { 4 } else { 5 }),
+        );
         self.captured();
     }
 
     fn i64(&mut self, value: i64) {
-        self.scalar(|out| out.i64(value), || json_marker(json_len(&value)));
+        self.scalar(|out| out.i64(value), |_| json_marker(json_len(&value)));
         self.captured();
     }
 
     fn u64(&mut self, value: u64) {
-        self.scalar(|out| out.u64(value), || json_marker(json_len(&value)));
+        self.scalar(|out| out.u64(value), |_| json_marker(json_len(&value)));
         self.captured();
     }
 
     fn f64(&mut self, value: f64) {
-        self.scalar(|out| out.f64(value), || json_marker(json_len(&value)));
+        self.scalar(|out| out.f64(value), |_| json_marker(json_len(&value)));
         self.captured();
     }
 
     fn str(&mut self, value: &str) {
-        self.scalar(|out| out.str(value), || marker(value.len()));
+        self.scalar(
+            |out| out.str(value),
+            |base64| {
+                marker(
+                    base64
+                        .then(|| base64_len(value))
+                        .flatten()
+                        .unwrap_or(value.len()),
+                )
+            },
+        );
         if let Some((capture, level)) = self.captured() {
             match capture {
                 Capture::ConfigName => level.config_name = Some(is_secret_config_name(value)),
@@ -699,9 +738,8 @@ impl JsonSink for Redactor<'_> {
                         Some(level.metadata_topic == Some(true) || value == METADATA_TOPIC);
                 }
                 Capture::TopicId => {
-                    level.metadata_topic = Some(
-                        level.metadata_topic == Some(true) || value == METADATA_TOPIC_ID_TEXT,
-                    );
+                    level.metadata_topic =
+                        Some(level.metadata_topic == Some(true) || value == METADATA_TOPIC_ID_TEXT);
                 }
                 Capture::None => {}
             }
@@ -709,12 +747,12 @@ impl JsonSink for Redactor<'_> {
     }
 
     fn bytes(&mut self, value: &[u8]) {
-        self.scalar(|out| out.bytes(value), || marker(value.len()));
+        self.scalar(|out| out.bytes(value), |_| marker(value.len()));
         self.captured();
     }
 
     fn uuid(&mut self, value: &Uuid) {
-        self.scalar(|out| out.uuid(value), || json_marker(24));
+        self.scalar(|out| out.uuid(value), |_| json_marker(24));
         if let Some((Capture::TopicId, level)) = self.captured() {
             level.metadata_topic =
                 Some(level.metadata_topic == Some(true) || *value == METADATA_TOPIC_ID);
@@ -779,6 +817,27 @@ impl Redactor<'_> {
             candidates & (1 << i) != 0 && self.rule_len(rule) == depth && self.holds(rule)
         })
     }
+}
+
+/// The length of what `text` encodes, if it is standard base64 with padding (what this
+/// crate writes for `bytes` and `records`); checked by shape, not decoded.
+fn base64_len(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return None;
+    }
+    let padding = bytes.iter().rev().take_while(|b| **b == b'=').count();
+    if padding > 2 {
+        return None;
+    }
+    let body = &bytes[..bytes.len() - padding];
+    if !body
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
+    {
+        return None;
+    }
+    Some(bytes.len() / 4 * 3 - padding)
 }
 
 /// Counts bytes written.
@@ -948,6 +1007,19 @@ mod tests {
         writer.end_array();
         writer.finish().unwrap();
         assert_eq!(length.len, text.len());
+    }
+
+    #[test]
+    fn base64_lengths_are_read_from_the_shape() {
+        use base64::engine::general_purpose::STANDARD;
+        use base64::Engine;
+        for len in 0..10 {
+            let text = STANDARD.encode(vec![0xfbu8; len]);
+            assert_eq!(base64_len(&text), Some(len), "{text}");
+        }
+        for text in ["abc", "ab=c", "a===", "ab-_", "<redacted: 1 bytes>"] {
+            assert_eq!(base64_len(text), None, "{text}");
+        }
     }
 
     #[test]

@@ -54,8 +54,11 @@ const SECRET_LAST_WORDS: &[&str] = &["key", "token", "apikey", "pwd"];
 /// client.id`); that costs a reader one value, where the opposite mistake would leak one.
 pub fn is_secret_config_name(name: &str) -> bool {
     let known = password_configs();
-    let is_known =
-        |suffix: &str| known.iter().any(|config| config.eq_ignore_ascii_case(suffix));
+    let is_known = |suffix: &str| {
+        known
+            .iter()
+            .any(|config| config.eq_ignore_ascii_case(suffix))
+    };
     if is_known(name)
         || name
             .match_indices('.')

@@ -4,7 +4,7 @@
 //! name suggests a credential, must be in [`SECRETS`] or [`NOT_SECRETS`]; a new schema or
 //! field therefore cannot reach the log before someone decides.
 
-use super::{Direction, NotSecret, Secret, When};
+use super::{Direction, NotSecret, Secret, Type, When};
 use crate::ApiKey;
 
 use Direction::{Request, Response};
@@ -22,6 +22,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::SaslAuthenticate,
         direction: Request,
         path: "authBytes",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "the client's SASL tokens: PLAIN's password in clear, OAUTHBEARER's bearer \
                  token, SCRAM's proof (with the server's salt and nonces, enough for an \
@@ -31,6 +32,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::SaslAuthenticate,
         direction: Response,
         path: "authBytes",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "the server's SASL tokens: SCRAM's salt, iteration count and nonce, then its \
                  signature, which with the client's messages allow an offline guess of the \
@@ -40,6 +42,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::CreateTopics,
         direction: Request,
         path: "topics[].configs[].value",
+        ty: Type::String,
         when: SECRET_CONFIG_NAME,
         reason: CONFIG_VALUE,
     },
@@ -47,6 +50,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::CreateTopics,
         direction: Response,
         path: "topics[].configs[].value",
+        ty: Type::String,
         when: SECRET_CONFIG_NAME,
         reason: CONFIG_VALUE,
     },
@@ -54,6 +58,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::AlterConfigs,
         direction: Request,
         path: "resources[].configs[].value",
+        ty: Type::String,
         when: SECRET_CONFIG_NAME,
         reason: CONFIG_VALUE,
     },
@@ -61,6 +66,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::IncrementalAlterConfigs,
         direction: Request,
         path: "resources[].configs[].value",
+        ty: Type::String,
         when: SECRET_CONFIG_NAME,
         reason: CONFIG_VALUE,
     },
@@ -68,6 +74,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::DescribeConfigs,
         direction: Response,
         path: "results[].configs[].value",
+        ty: Type::String,
         when: SECRET_CONFIG_NAME,
         reason: CONFIG_VALUE,
     },
@@ -75,6 +82,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::DescribeConfigs,
         direction: Response,
         path: "results[].configs[].synonyms[].value",
+        ty: Type::String,
         when: SECRET_CONFIG_NAME,
         reason: "a synonym's value: the same secret under another name \
                  (`listener.name.<l>.ssl.key.password` for `ssl.key.password`)",
@@ -83,6 +91,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::StreamsGroupHeartbeat,
         direction: Request,
         path: "topology.subtopologies[].stateChangelogTopics[].topicConfigs[].value",
+        ty: Type::String,
         when: When::SecretConfigName { key: "key" },
         reason: "a config value of an internal topic, named by the `key` beside it",
     },
@@ -90,6 +99,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::StreamsGroupHeartbeat,
         direction: Request,
         path: "topology.subtopologies[].repartitionSourceTopics[].topicConfigs[].value",
+        ty: Type::String,
         when: When::SecretConfigName { key: "key" },
         reason: "a config value of an internal topic, named by the `key` beside it",
     },
@@ -97,6 +107,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::StreamsGroupDescribe,
         direction: Response,
         path: "groups[].topology.subtopologies[].stateChangelogTopics[].topicConfigs[].value",
+        ty: Type::String,
         when: When::SecretConfigName { key: "key" },
         reason: "a config value of an internal topic, named by the `key` beside it",
     },
@@ -104,6 +115,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::StreamsGroupDescribe,
         direction: Response,
         path: "groups[].topology.subtopologies[].repartitionSourceTopics[].topicConfigs[].value",
+        ty: Type::String,
         when: When::SecretConfigName { key: "key" },
         reason: "a config value of an internal topic, named by the `key` beside it",
     },
@@ -111,6 +123,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::AlterUserScramCredentials,
         direction: Request,
         path: "upsertions[].salt",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "SCRAM credential material; Kafka redacts the salt in its own metadata log \
                  output too",
@@ -119,6 +132,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::AlterUserScramCredentials,
         direction: Request,
         path: "upsertions[].saltedPassword",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "SCRAM's SaltedPassword: whoever has it can log in as the user",
     },
@@ -126,6 +140,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::CreateDelegationToken,
         direction: Response,
         path: "hmac",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "a delegation token's HMAC is its password (SCRAM with the token id as user)",
     },
@@ -133,6 +148,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::RenewDelegationToken,
         direction: Request,
         path: "hmac",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "a delegation token's HMAC is its password (SCRAM with the token id as user)",
     },
@@ -140,6 +156,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::ExpireDelegationToken,
         direction: Request,
         path: "hmac",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "a delegation token's HMAC is its password (SCRAM with the token id as user)",
     },
@@ -147,6 +164,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::DescribeDelegationToken,
         direction: Response,
         path: "tokens[].hmac",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "a delegation token's HMAC is its password (SCRAM with the token id as user)",
     },
@@ -154,6 +172,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::Envelope,
         direction: Request,
         path: "requestData",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "a whole forwarded request frame (CreateTopics, AlterConfigs, \
                  IncrementalAlterConfigs, AlterUserScramCredentials, delegation tokens: \
@@ -163,6 +182,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::Envelope,
         direction: Response,
         path: "responseData",
+        ty: Type::Bytes,
         when: When::Always,
         reason: "a whole forwarded response frame (CreateDelegationToken's HMAC, CreateTopics' \
                  config values); it does not say its API, so it cannot be shown selectively",
@@ -171,6 +191,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::Fetch,
         direction: Response,
         path: "responses[].partitions[].records",
+        ty: Type::Records,
         when: When::MetadataTopic {
             element: "responses[]",
         },
@@ -181,6 +202,7 @@ pub static SECRETS: &[Secret] = &[
         api: ApiKey::FetchSnapshot,
         direction: Response,
         path: "topics[].partitions[].unalignedRecords",
+        ty: Type::Records,
         when: When::Always,
         reason: "a snapshot of KRaft's metadata log (the only log FetchSnapshot serves): \
                  SCRAM credentials and config values in clear",
@@ -198,8 +220,14 @@ pub static NOT_SECRETS: &[NotSecret] = &[
             ("JoinGroupResponse", "members[].metadata"),
             ("SyncGroupRequest", "assignments[].assignment"),
             ("SyncGroupResponse", "assignment"),
-            ("DescribeGroupsResponse", "groups[].members[].memberMetadata"),
-            ("DescribeGroupsResponse", "groups[].members[].memberAssignment"),
+            (
+                "DescribeGroupsResponse",
+                "groups[].members[].memberMetadata",
+            ),
+            (
+                "DescribeGroupsResponse",
+                "groups[].members[].memberAssignment",
+            ),
             ("ConsumerProtocolAssignment", "userData"),
             ("ConsumerProtocolSubscription", "userData"),
         ],
@@ -233,7 +261,10 @@ pub static NOT_SECRETS: &[NotSecret] = &[
         fields: &[
             ("CreateAclsRequest", "creations[].principal"),
             ("DeleteAclsRequest", "filters[].principalFilter"),
-            ("DeleteAclsResponse", "filterResults[].matchingAcls[].principal"),
+            (
+                "DeleteAclsResponse",
+                "filterResults[].matchingAcls[].principal",
+            ),
             ("DescribeAclsRequest", "principalFilter"),
             ("DescribeAclsResponse", "resources[].acls[].principal"),
             ("CreateDelegationTokenRequest", "ownerPrincipalType"),
@@ -242,25 +273,46 @@ pub static NOT_SECRETS: &[NotSecret] = &[
             ("CreateDelegationTokenRequest", "renewers[].principalName"),
             ("CreateDelegationTokenResponse", "principalType"),
             ("CreateDelegationTokenResponse", "principalName"),
-            ("CreateDelegationTokenResponse", "tokenRequesterPrincipalType"),
-            ("CreateDelegationTokenResponse", "tokenRequesterPrincipalName"),
+            (
+                "CreateDelegationTokenResponse",
+                "tokenRequesterPrincipalType",
+            ),
+            (
+                "CreateDelegationTokenResponse",
+                "tokenRequesterPrincipalName",
+            ),
             ("CreateDelegationTokenResponse", "tokenId"),
             ("DescribeDelegationTokenRequest", "owners[].principalType"),
             ("DescribeDelegationTokenRequest", "owners[].principalName"),
             ("DescribeDelegationTokenResponse", "tokens[]"),
             ("DescribeDelegationTokenResponse", "tokens[].principalType"),
             ("DescribeDelegationTokenResponse", "tokens[].principalName"),
-            ("DescribeDelegationTokenResponse", "tokens[].tokenRequesterPrincipalType"),
-            ("DescribeDelegationTokenResponse", "tokens[].tokenRequesterPrincipalName"),
+            (
+                "DescribeDelegationTokenResponse",
+                "tokens[].tokenRequesterPrincipalType",
+            ),
+            (
+                "DescribeDelegationTokenResponse",
+                "tokens[].tokenRequesterPrincipalName",
+            ),
             ("DescribeDelegationTokenResponse", "tokens[].tokenId"),
-            ("DescribeDelegationTokenResponse", "tokens[].renewers[].principalType"),
-            ("DescribeDelegationTokenResponse", "tokens[].renewers[].principalName"),
+            (
+                "DescribeDelegationTokenResponse",
+                "tokens[].renewers[].principalType",
+            ),
+            (
+                "DescribeDelegationTokenResponse",
+                "tokens[].renewers[].principalName",
+            ),
         ],
     },
     NotSecret {
         reason: "SCRAM parameters, not material: the mechanism and iteration count (Kafka's \
                  own DescribeUserScramCredentials returns them to any authorized caller)",
-        fields: &[("DescribeUserScramCredentialsResponse", "results[].credentialInfos[]")],
+        fields: &[(
+            "DescribeUserScramCredentialsResponse",
+            "results[].credentialInfos[]",
+        )],
     },
     NotSecret {
         reason: "arrays of config entries: their values are in the table, their names are not \
@@ -287,10 +339,22 @@ pub static NOT_SECRETS: &[NotSecret] = &[
                 "StreamsGroupDescribeResponse",
                 "groups[].topology.subtopologies[].repartitionSourceTopics[].topicConfigs[]",
             ),
-            ("StreamsGroupHeartbeatRequest", "topology.subtopologies[].stateChangelogTopics[].topicConfigs[].key"),
-            ("StreamsGroupHeartbeatRequest", "topology.subtopologies[].repartitionSourceTopics[].topicConfigs[].key"),
-            ("StreamsGroupDescribeResponse", "groups[].topology.subtopologies[].stateChangelogTopics[].topicConfigs[].key"),
-            ("StreamsGroupDescribeResponse", "groups[].topology.subtopologies[].repartitionSourceTopics[].topicConfigs[].key"),
+            (
+                "StreamsGroupHeartbeatRequest",
+                "topology.subtopologies[].stateChangelogTopics[].topicConfigs[].key",
+            ),
+            (
+                "StreamsGroupHeartbeatRequest",
+                "topology.subtopologies[].repartitionSourceTopics[].topicConfigs[].key",
+            ),
+            (
+                "StreamsGroupDescribeResponse",
+                "groups[].topology.subtopologies[].stateChangelogTopics[].topicConfigs[].key",
+            ),
+            (
+                "StreamsGroupDescribeResponse",
+                "groups[].topology.subtopologies[].repartitionSourceTopics[].topicConfigs[].key",
+            ),
         ],
     },
     NotSecret {
@@ -298,11 +362,17 @@ pub static NOT_SECRETS: &[NotSecret] = &[
                  and error code, resources that have configs",
         fields: &[
             ("DescribeConfigsRequest", "resources[].configurationKeys[]"),
-            ("DescribeConfigsResponse", "results[].configs[].configSource"),
+            (
+                "DescribeConfigsResponse",
+                "results[].configs[].configSource",
+            ),
             ("DescribeConfigsResponse", "results[].configs[].configType"),
             ("CreateTopicsResponse", "topics[].configs[].configSource"),
             ("CreateTopicsResponse", "topics[].topicConfigErrorCode"),
-            ("IncrementalAlterConfigsRequest", "resources[].configs[].configOperation"),
+            (
+                "IncrementalAlterConfigsRequest",
+                "resources[].configs[].configOperation",
+            ),
             ("ListConfigResourcesResponse", "configResources[]"),
         ],
     },
@@ -321,8 +391,14 @@ pub static NOT_SECRETS: &[NotSecret] = &[
         fields: &[
             ("StreamsGroupHeartbeatRequest", "clientTags[].key"),
             ("StreamsGroupHeartbeatRequest", "clientTags[].value"),
-            ("StreamsGroupDescribeResponse", "groups[].members[].clientTags[].key"),
-            ("StreamsGroupDescribeResponse", "groups[].members[].clientTags[].value"),
+            (
+                "StreamsGroupDescribeResponse",
+                "groups[].members[].clientTags[].key",
+            ),
+            (
+                "StreamsGroupDescribeResponse",
+                "groups[].members[].clientTags[].value",
+            ),
         ],
     },
     NotSecret {
@@ -336,28 +412,49 @@ pub static NOT_SECRETS: &[NotSecret] = &[
             ("FindCoordinatorRequest", "keyType"),
             ("FindCoordinatorRequest", "coordinatorKeys[]"),
             ("FindCoordinatorResponse", "coordinators[].key"),
-            ("DescribeLogDirsResponse", "results[].topics[].partitions[].isFutureKey"),
+            (
+                "DescribeLogDirsResponse",
+                "results[].topics[].partitions[].isFutureKey",
+            ),
         ],
     },
     NotSecret {
         reason: "`auth` means authorization here: bit sets of the operations a caller may \
                  perform, and the flags that ask for them",
         fields: &[
-            ("ConsumerGroupDescribeRequest", "includeAuthorizedOperations"),
-            ("ConsumerGroupDescribeResponse", "groups[].authorizedOperations"),
-            ("DescribeClusterRequest", "includeClusterAuthorizedOperations"),
+            (
+                "ConsumerGroupDescribeRequest",
+                "includeAuthorizedOperations",
+            ),
+            (
+                "ConsumerGroupDescribeResponse",
+                "groups[].authorizedOperations",
+            ),
+            (
+                "DescribeClusterRequest",
+                "includeClusterAuthorizedOperations",
+            ),
             ("DescribeClusterResponse", "clusterAuthorizedOperations"),
             ("DescribeGroupsRequest", "includeAuthorizedOperations"),
             ("DescribeGroupsResponse", "groups[].authorizedOperations"),
-            ("DescribeTopicPartitionsResponse", "topics[].topicAuthorizedOperations"),
+            (
+                "DescribeTopicPartitionsResponse",
+                "topics[].topicAuthorizedOperations",
+            ),
             ("MetadataRequest", "includeClusterAuthorizedOperations"),
             ("MetadataRequest", "includeTopicAuthorizedOperations"),
             ("MetadataResponse", "topics[].topicAuthorizedOperations"),
             ("MetadataResponse", "clusterAuthorizedOperations"),
             ("ShareGroupDescribeRequest", "includeAuthorizedOperations"),
-            ("ShareGroupDescribeResponse", "groups[].authorizedOperations"),
+            (
+                "ShareGroupDescribeResponse",
+                "groups[].authorizedOperations",
+            ),
             ("StreamsGroupDescribeRequest", "includeAuthorizedOperations"),
-            ("StreamsGroupDescribeResponse", "groups[].authorizedOperations"),
+            (
+                "StreamsGroupDescribeResponse",
+                "groups[].authorizedOperations",
+            ),
         ],
     },
 ];

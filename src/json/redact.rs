@@ -203,7 +203,8 @@ enum Step {
     Element,
 }
 
-/// A [`Secret`] made ready to match: its path as steps, its condition as a depth.
+/// A [`Secret`] made ready to match for one [`Form`]: its path as steps from the root of what
+/// the redactor sees (`body` first in the frame form), its condition at a depth.
 #[derive(Debug)]
 struct Rule {
     steps: Vec<Step>,
@@ -212,16 +213,12 @@ struct Rule {
     base64: bool,
 }
 
+/// A [`When`] with the depth of the object it looks at (the number of steps to it).
 #[derive(Debug, Clone, Copy)]
 enum Condition {
     Always,
-    ConfigName {
-        key: &'static str,
-    },
-    /// The element that names the topic is the container `steps` steps below the body.
-    MetadataTopic {
-        steps: usize,
-    },
+    ConfigName { key: &'static str, at: usize },
+    MetadataTopic { at: usize },
 }
 
 fn parse_path(path: &'static str) -> Vec<Step> {
@@ -245,27 +242,38 @@ fn parse_path(path: &'static str) -> Vec<Step> {
 /// table to it).
 const MAX_RULES: usize = 32;
 
-fn compiled() -> &'static HashMap<(ApiKey, Direction), Vec<Rule>> {
-    static COMPILED: OnceLock<HashMap<(ApiKey, Direction), Vec<Rule>>> = OnceLock::new();
+/// The rules of each API and direction, for the body form and the frame form.
+type Compiled = HashMap<(ApiKey, Direction), [Vec<Rule>; 2]>;
+
+fn compiled() -> &'static Compiled {
+    static COMPILED: OnceLock<Compiled> = OnceLock::new();
     COMPILED.get_or_init(|| {
-        let mut map: HashMap<(ApiKey, Direction), Vec<Rule>> = HashMap::new();
+        let mut map = Compiled::new();
         for secret in SECRETS {
-            let rules = map.entry((secret.api, secret.direction)).or_default();
-            if rules.len() == MAX_RULES {
-                continue;
+            let forms = map.entry((secret.api, secret.direction)).or_default();
+            for (form, rules) in forms.iter_mut().enumerate() {
+                if rules.len() == MAX_RULES {
+                    continue;
+                }
+                // The frame form (1) has `body` before the body's steps.
+                let mut steps = vec![Step::Key("body"); form];
+                steps.extend(parse_path(secret.path));
+                let when = match secret.when {
+                    When::Always => Condition::Always,
+                    When::SecretConfigName { key } => Condition::ConfigName {
+                        key,
+                        at: steps.len() - 1,
+                    },
+                    When::MetadataTopic { element } => Condition::MetadataTopic {
+                        at: form + parse_path(element).len(),
+                    },
+                };
+                rules.push(Rule {
+                    steps,
+                    when,
+                    base64: secret.ty != Type::String,
+                });
             }
-            let when = match secret.when {
-                When::Always => Condition::Always,
-                When::SecretConfigName { key } => Condition::ConfigName { key },
-                When::MetadataTopic { element } => Condition::MetadataTopic {
-                    steps: parse_path(element).len(),
-                },
-            };
-            rules.push(Rule {
-                steps: parse_path(secret.path),
-                when,
-                base64: secret.ty != Type::String,
-            });
         }
         map
     })
@@ -340,8 +348,6 @@ struct Hidden {
 pub struct Redactor<'a> {
     inner: &'a mut dyn JsonSink,
     rules: &'static [Rule],
-    /// Steps before the body: 1 (`body`) in the frame form.
-    prefix: usize,
     /// The containers on the way to a secret field, outermost first; the next value's path
     /// has `stack.len()` steps.
     stack: Vec<Level>,
@@ -366,16 +372,16 @@ impl<'a> Redactor<'a> {
     /// API without secrets ([`has_secrets`]) it passes everything through; writing straight
     /// to `inner` is cheaper ([`write_redacted`] chooses).
     pub fn new(api: ApiKey, direction: Direction, form: Form, inner: &'a mut dyn JsonSink) -> Self {
+        let form = match form {
+            Form::Body => 0,
+            Form::Frame => 1,
+        };
         let rules = compiled()
             .get(&(api, direction))
-            .map_or(&[][..], Vec::as_slice);
+            .map_or(&[][..], |forms| forms[form].as_slice());
         Redactor {
             inner,
             rules,
-            prefix: match form {
-                Form::Frame => 1,
-                Form::Body => 0,
-            },
             stack: Vec::new(),
             passing: 0,
             hidden: None,
@@ -401,23 +407,11 @@ impl<'a> Redactor<'a> {
         }
     }
 
-    fn step(&self, rule: &Rule, index: usize) -> Option<Step> {
-        if index < self.prefix {
-            Some(Step::Key("body"))
-        } else {
-            rule.steps.get(index - self.prefix).copied()
-        }
-    }
-
-    fn rule_len(&self, rule: &Rule) -> usize {
-        self.prefix + rule.steps.len()
-    }
-
     /// The rules of `mask` whose step `index` is `step`.
     fn matching(&self, mask: u32, index: usize, step: Step) -> u32 {
         let mut out = 0;
         for (i, rule) in self.rules.iter().enumerate() {
-            if mask & (1 << i) != 0 && self.step(rule, index) == Some(step) {
+            if mask & (1 << i) != 0 && rule.steps.get(index) == Some(&step) {
                 out |= 1 << i;
             }
         }
@@ -431,11 +425,8 @@ impl<'a> Redactor<'a> {
             Condition::ConfigName { .. } => {
                 self.stack.last().and_then(|level| level.config_name) != Some(false)
             }
-            Condition::MetadataTopic { steps } => {
-                self.stack
-                    .get(self.prefix + steps)
-                    .and_then(|level| level.metadata_topic)
-                    != Some(false)
+            Condition::MetadataTopic { at } => {
+                self.stack.get(at).and_then(|level| level.metadata_topic) != Some(false)
             }
         }
     }
@@ -460,7 +451,7 @@ impl<'a> Redactor<'a> {
             if candidates & (1 << i) == 0 {
                 continue;
             }
-            let len = self.rule_len(rule);
+            let len = rule.steps.len();
             if len == depth {
                 if self.holds(rule) {
                     return Begin::Redact {
@@ -643,19 +634,17 @@ impl JsonSink for Redactor<'_> {
             if alive & (1 << i) == 0 {
                 continue;
             }
-            if let Some(Step::Key(name)) = self.step(rule, index) {
-                if name == key {
+            if let Some(Step::Key(name)) = rule.steps.get(index) {
+                if *name == key {
                     next |= 1 << i;
                     step_key = name;
                 }
             }
             capture = match rule.when {
-                Condition::ConfigName { key: name_key }
-                    if key == name_key && index + 1 == self.rule_len(rule) =>
-                {
+                Condition::ConfigName { key: name_key, at } if at == index && key == name_key => {
                     Capture::ConfigName
                 }
-                Condition::MetadataTopic { steps } if index == self.prefix + steps => match key {
+                Condition::MetadataTopic { at } if at == index => match key {
                     "topic" => Capture::TopicName,
                     "topicId" => Capture::TopicId,
                     _ => capture,
@@ -814,7 +803,7 @@ impl Redactor<'_> {
             Some(level) => level.next,
         };
         self.rules.iter().enumerate().any(|(i, rule)| {
-            candidates & (1 << i) != 0 && self.rule_len(rule) == depth && self.holds(rule)
+            candidates & (1 << i) != 0 && rule.steps.len() == depth && self.holds(rule)
         })
     }
 }
@@ -1034,11 +1023,15 @@ mod tests {
 
     #[test]
     fn every_api_and_direction_fits_the_rule_masks() {
-        for rules in compiled().values() {
-            assert!(rules.len() <= MAX_RULES);
+        for [body, frame] in compiled().values() {
+            assert!(body.len() <= MAX_RULES);
+            assert_eq!(body.len(), frame.len());
         }
         assert_eq!(
-            compiled().values().map(Vec::len).sum::<usize>(),
+            compiled()
+                .values()
+                .map(|[body, _]| body.len())
+                .sum::<usize>(),
             SECRETS.len(),
             "no entry was dropped"
         );

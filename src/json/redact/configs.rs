@@ -53,41 +53,67 @@ const SECRET_LAST_WORDS: &[&str] = &["key", "token", "apikey", "pwd"];
 /// The fallback may hide a value that is not a secret (`sasl.oauthbearer.client.credentials.
 /// client.id`); that costs a reader one value, where the opposite mistake would leak one.
 pub fn is_secret_config_name(name: &str) -> bool {
-    let known = password_configs();
-    let is_known = |suffix: &str| {
-        known
-            .iter()
-            .any(|config| config.eq_ignore_ascii_case(suffix))
-    };
-    if is_known(name)
-        || name
-            .match_indices('.')
-            .any(|(dot, _)| is_known(&name[dot + 1..]))
-    {
+    let bytes = name.as_bytes();
+    // A known config, alone or after a prefix that ends in a dot.
+    let known = password_configs().iter().any(|config| {
+        let config = config.as_bytes();
+        bytes.len() >= config.len() && {
+            let start = bytes.len() - config.len();
+            (start == 0 || bytes[start - 1] == b'.') && bytes[start..].eq_ignore_ascii_case(config)
+        }
+    });
+    if known {
         return true;
     }
-    let mut words = name
-        .split(['.', '_', '-'])
-        .filter(|word| !word.is_empty())
-        .peekable();
-    while let Some(word) = words.next() {
-        let contains = |needle: &str| {
-            word.as_bytes()
-                .windows(needle.len())
-                .any(|window| window.eq_ignore_ascii_case(needle.as_bytes()))
-        };
-        if SECRET_WORDS.iter().any(|needle| contains(needle)) {
-            return true;
-        }
-        if words.peek().is_none()
-            && SECRET_LAST_WORDS
-                .iter()
-                .any(|last| word.eq_ignore_ascii_case(last))
-        {
-            return true;
-        }
+    has_secret_word(bytes) || has_secret_last_word(bytes)
+}
+
+/// The bytes that begin a word of [`SECRET_WORDS`], in either case.
+const SECRET_WORD_STARTS: [bool; 256] = {
+    let mut starts = [false; 256];
+    let mut i = 0;
+    while i < SECRET_WORDS.len() {
+        let first = SECRET_WORDS[i].as_bytes()[0];
+        starts[first.to_ascii_lowercase() as usize] = true;
+        starts[first.to_ascii_uppercase() as usize] = true;
+        i += 1;
     }
-    false
+    starts
+};
+
+/// Whether a word of the name contains one of [`SECRET_WORDS`]. None of them holds a word
+/// separator, so the whole name is searched, in one pass that stops only where one of them
+/// could begin.
+fn has_secret_word(name: &[u8]) -> bool {
+    (0..name.len()).any(|at| {
+        SECRET_WORD_STARTS[name[at] as usize] && {
+            let rest = &name[at..];
+            SECRET_WORDS.iter().any(|word| {
+                let word = word.as_bytes();
+                rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word)
+            })
+        }
+    })
+}
+
+/// Whether the name's last word (after `.`, `_` or `-`) is one of [`SECRET_LAST_WORDS`].
+fn has_secret_last_word(name: &[u8]) -> bool {
+    let end = name
+        .iter()
+        .rposition(|b| !is_separator(*b))
+        .map_or(0, |i| i + 1);
+    let start = name[..end]
+        .iter()
+        .rposition(|b| is_separator(*b))
+        .map_or(0, |i| i + 1);
+    let last = &name[start..end];
+    SECRET_LAST_WORDS
+        .iter()
+        .any(|word| last.eq_ignore_ascii_case(word.as_bytes()))
+}
+
+fn is_separator(byte: u8) -> bool {
+    matches!(byte, b'.' | b'_' | b'-')
 }
 
 #[cfg(test)]
@@ -120,6 +146,17 @@ mod tests {
                 assert!(is_secret_config_name(&prefixed), "{prefixed}");
             }
             assert!(is_secret_config_name(&name.to_ascii_uppercase()), "{name}");
+        }
+    }
+
+    #[test]
+    fn each_secret_word_is_searched_for() {
+        for word in SECRET_WORDS {
+            assert!(has_secret_word(word.as_bytes()), "{word}");
+            assert!(has_secret_word(
+                format!("x.{}.y", word.to_uppercase()).as_bytes()
+            ));
+            assert!(!has_secret_word(&word.as_bytes()[1..]), "{word}");
         }
     }
 

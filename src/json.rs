@@ -29,6 +29,7 @@ use std::fmt;
 use std::io;
 
 mod read;
+pub mod redact;
 pub use read::*;
 
 /// How Kafka's JSON form is read and written.

@@ -16,6 +16,7 @@ use kafka_codec::{ApiKey, DecodeFields, EncodeFields, Message, PrimitiveArray, U
 use kafka_protocol::protocol::{Decodable, Encodable};
 
 pub mod records;
+pub mod redact;
 
 /// The dense frames of issue 11, shared with the main crate's tests.
 #[path = "../../tests/support/dense.rs"]

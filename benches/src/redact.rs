@@ -1,0 +1,145 @@
+//! Fixtures for the `redact` benchmark: messages whose JSON is written plain and through
+//! `json::redact::write_redacted`.
+
+use crate::{fetch_response, metadata_response};
+use kafka_codec::json::redact::{self, Direction, Form};
+use kafka_codec::json::{JsonOptions, JsonSink, JsonWriter};
+use kafka_codec::messages::describe_configs_response as dc;
+use kafka_codec::messages::fetch_response::{FetchResponse, FetchableTopicResponse, PartitionData};
+use kafka_codec::{ApiKey, EncodeError, JsonFields, Message, Uuid};
+
+type Write = Box<dyn Fn(&mut dyn JsonSink) -> Result<(), EncodeError>>;
+
+/// One response whose body JSON is written.
+pub struct RedactCase {
+    /// The benchmark group's name, e.g. `fetch_response_v18_1000x100`.
+    pub name: &'static str,
+    /// Its API.
+    pub api: ApiKey,
+    write: Write,
+}
+
+impl RedactCase {
+    fn new<M: Message + JsonFields + 'static>(
+        name: &'static str,
+        api: ApiKey,
+        version: i16,
+        message: M,
+    ) -> Self {
+        RedactCase {
+            name,
+            api,
+            write: Box::new(move |out| {
+                message.write_json_with(version, &JsonOptions::default(), out)
+            }),
+        }
+    }
+
+    /// The body's compact JSON into `text` (cleared first).
+    pub fn plain(&self, text: &mut Vec<u8>) {
+        text.clear();
+        let mut writer = JsonWriter::compact(text);
+        (self.write)(&mut writer).unwrap();
+        writer.finish().unwrap();
+    }
+
+    /// The same through `write_redacted`: the paths it redacted.
+    pub fn redacted(&self, text: &mut Vec<u8>) -> Vec<String> {
+        text.clear();
+        let mut writer = JsonWriter::compact(text);
+        let paths = redact::write_redacted(
+            self.api,
+            Direction::Response,
+            Form::Body,
+            &mut writer,
+            &self.write,
+        )
+        .unwrap();
+        writer.finish().unwrap();
+        paths
+    }
+}
+
+/// FetchResponse v18: one topic of 1,000 partitions, each with 100 bytes of records.
+fn many_small_partitions() -> FetchResponse {
+    let records = kafka_codec::bytes::Bytes::from(vec![0x5a; 100]);
+    FetchResponse {
+        responses: vec![FetchableTopicResponse {
+            topic_id: Uuid::from_halves(7, 9),
+            partitions: (0..1000)
+                .map(|p| PartitionData {
+                    partition_index: p,
+                    high_watermark: 1000,
+                    last_stable_offset: 1000,
+                    preferred_read_replica: -1,
+                    records: Some(records.clone()),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// DescribeConfigsResponse v4: one broker's 500 configs, none of them a secret.
+fn many_configs() -> dc::DescribeConfigsResponse {
+    dc::DescribeConfigsResponse {
+        results: vec![dc::DescribeConfigsResult {
+            resource_type: 4,
+            resource_name: "1".into(),
+            configs: (0..500)
+                .map(|i| dc::DescribeConfigsResourceResult {
+                    name: format!("log.cleaner.io.buffer.setting.{i}").into(),
+                    value: Some(format!("{i}").into()),
+                    config_source: 5,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+/// The cases, in the benchmark's order.
+pub fn redact_cases() -> Vec<RedactCase> {
+    let fetch = fetch_response();
+    let metadata = metadata_response("metadata_response_v13_100x10x3", 100, 10);
+    vec![
+        RedactCase::new(fetch.name, ApiKey::Fetch, fetch.version, fetch.message),
+        RedactCase::new(
+            "fetch_response_v18_1000x100",
+            ApiKey::Fetch,
+            18,
+            many_small_partitions(),
+        ),
+        RedactCase::new(
+            "describe_configs_response_v4_500",
+            ApiKey::DescribeConfigs,
+            4,
+            many_configs(),
+        ),
+        RedactCase::new(
+            metadata.name,
+            ApiKey::Metadata,
+            metadata.version,
+            metadata.message,
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cases_have_nothing_to_redact_and_write_the_same_text() {
+        for case in redact_cases() {
+            let (mut plain, mut redacted) = (Vec::new(), Vec::new());
+            case.plain(&mut plain);
+            assert!(case.redacted(&mut redacted).is_empty(), "{}", case.name);
+            assert_eq!(plain, redacted, "{}", case.name);
+        }
+    }
+}

@@ -158,7 +158,7 @@ sasl_users() {
 # and all certificates valid for ten years. Each call of keytool starts a JVM, which is most
 # of its time: the steps are as few as keytool allows, and the JVM runs C1 only with the
 # serial collector, as the broker's does (ten calls: 11 s instead of 16-20 s on a loaded
-# 2-core machine, about 3 s idle).
+# 2-core machine).
 make_tls_files() {
     local dir=$1 who
     tls_failed() {
@@ -216,6 +216,9 @@ make_tls() {
 
 write_config() {
     local plain_jaas user password
+    # Once in this shell, so that a bad line stops the start (the loops below read it in
+    # subshells, where `die` would end only the subshell).
+    sasl_users PLAIN >/dev/null
     plain_jaas="org.apache.kafka.common.security.plain.PlainLoginModule required"
     while read -r user password; do
         plain_jaas+=" user_$user=\"$password\""

@@ -150,7 +150,9 @@ sasl_users() {
     while read -r mechanism user password; do
         case $mechanism in '' | '#'*) continue ;; esac
         [ -n "$password" ] || die "$users: a line without a password"
-        [ "$mechanism" = "$1" ] && printf '%s %s\n' "$user" "$password"
+        if [ "$mechanism" = "$1" ]; then
+            printf '%s %s\n' "$user" "$password"
+        fi
     done <"$users"
 }
 

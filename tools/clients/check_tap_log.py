@@ -1,7 +1,10 @@
 """Checks the logs `kafka-codec tap` wrote while real clients ran through it, and prints how
 many frames of each API each client sent and received.
 
-    python3 check_tap_log.py CLIENT=LOG [CLIENT=LOG ...]
+    python3 check_tap_log.py [--expect-login] CLIENT[/LABEL]=LOG [CLIENT[/LABEL]=LOG ...]
+
+CLIENT names the workload that wrote the log (what it produced); LABEL, if given, tells runs
+of the same client apart in the table.
 
 Fails (exit 1, every problem listed) unless, in every log:
 - every line is JSON;
@@ -23,6 +26,10 @@ With `--records` (the tap proof runs with it), also:
 - every (key, value) the client produced with each codec (produce_known.py's records for the
   Python clients, Workload.java's values for Java) appears in the Produce requests' records
   with that codec's compression, and again in the Fetch responses' records.
+
+With `--expect-login` (the clients logged in with SASL), also:
+- every connection that sent a request logged in through the tap: a SaslHandshake and a
+  SaslAuthenticate request are among its requests (decoded, as above).
 
 Noted without failing: bytes after a message body (Kafka's broker and clients ignore them;
 the tap logs them as `requestTrailing`/`responseTrailing`), requests still unanswered when
@@ -126,8 +133,11 @@ def expected_values(client):
             yield codec, record["key"] or b"", record["value"] or b""
 
 
-def check(client, path):
+def check(client, path, expect_login=False):
+    """Checks one log; `client` is CLIENT[/LABEL], as messages name it."""
+    workload = client.split("/", 1)[0]
     problems, notes = [], []
+    apis_by_connection = collections.defaultdict(set)
     requests, responses = collections.Counter(), collections.Counter()
     connects, closes = set(), {}
     rewritten_lines = collections.Counter()
@@ -172,6 +182,7 @@ def check(client, path):
                 if event in ("pair", "request"):
                     requests[api] += 1
                     logged[(connection, "toServer")] += 1
+                    apis_by_connection[connection].add(api)
                 if line.get("response") is not None or "responseError" in line \
                         or "responseSkipped" in line:
                     responses[api] += 1
@@ -184,7 +195,7 @@ def check(client, path):
                                      "does")
                 if "rewritten" in line:
                     rewritten_lines[connection] += 1
-    for codec, key, value in expected_values(client):
+    for codec, key, value in expected_values(workload):
         if (key, value) not in produced[codec]:
             problems.append(f"{client}: a {codec} record ({key!r}, {value[:40]!r}...) is not in "
                             "the Produce requests' records with that compression")
@@ -193,6 +204,14 @@ def check(client, path):
                             "the Fetch responses' records")
     notes.append(f"records: {sum(len(v) for k, v in produced.items() if k != 'any')} produced "
                  f"and {len(fetched['any'])} fetched (key, value) pairs, expanded by --records")
+    if expect_login:
+        for connection, apis in sorted(apis_by_connection.items()):
+            missing = [api for api in ("SaslHandshake", "SaslAuthenticate") if api not in apis]
+            if missing:
+                problems.append(f"{client}: connection {connection} sent requests but no "
+                                f"{' or '.join(missing)}: it did not log in through the tap")
+        if not apis_by_connection:
+            problems.append(f"{client}: no requests in the log")
     for connection in sorted(connects - closes.keys()):
         problems.append(f"{client}: connection {connection} never closed")
     totals = collections.Counter()
@@ -234,10 +253,16 @@ def check(client, path):
 
 def main():
     clients, results = [], {}
-    for arg in sys.argv[1:]:
-        client, path = arg.split("=", 1)
-        clients.append(client)
-        results[client] = check(client, path)
+    args = sys.argv[1:]
+    expect_login = "--expect-login" in args
+    for arg in args:
+        if arg == "--expect-login":
+            continue
+        if arg.startswith("-") or "=" not in arg:
+            sys.exit(f"usage: {sys.argv[0]} [--expect-login] CLIENT[/LABEL]=LOG ...")
+        name, path = arg.split("=", 1)
+        clients.append(name)
+        results[name] = check(name, path, expect_login)
     apis = sorted({api for r in results.values() for api in r[0] | r[1]})
     width = max([len("API")] + [len(api) for api in apis])
     columns = [max(len(c), 9) for c in clients]

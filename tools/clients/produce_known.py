@@ -17,6 +17,8 @@ import base64
 import json
 import sys
 
+from security import client_config
+
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 T0 = 1_700_000_000_000
 
@@ -44,10 +46,14 @@ def b64(data):
     return None if data is None else base64.b64encode(data).decode()
 
 
-def produce_confluent(bootstrap, topic, codec, records):
+# Each producer takes `security` (security.Security, or None for PLAINTEXT): how it logs in.
+
+
+def produce_confluent(bootstrap, topic, codec, records, security=None):
     from confluent_kafka import Producer
 
     producer = Producer({
+        **client_config("confluent-kafka", security),
         "bootstrap.servers": bootstrap,
         "compression.type": codec,
         # One batch for all five records: flush() sends at once whatever linger.ms says, so a
@@ -66,12 +72,13 @@ def produce_confluent(bootstrap, topic, codec, records):
         raise RuntimeError(f"confluent-kafka {codec}: {remaining} undelivered, errors {errors}")
 
 
-def produce_kafka_python(bootstrap, topic, codec, records):
+def produce_kafka_python(bootstrap, topic, codec, records, security=None):
     from kafka import KafkaProducer
 
     producer = KafkaProducer(bootstrap_servers=bootstrap,
                              compression_type=None if codec == "none" else codec,
-                             linger_ms=50, enable_idempotence=False)
+                             linger_ms=50, enable_idempotence=False,
+                             **client_config("kafka-python", security))
     futures = [producer.send(topic, key=r["key"], value=r["value"], headers=r["headers"],
                              timestamp_ms=r["timestamp"], partition=0) for r in records]
     producer.flush(30)
@@ -80,12 +87,13 @@ def produce_kafka_python(bootstrap, topic, codec, records):
     producer.close(timeout=10)
 
 
-async def produce_aiokafka_async(bootstrap, topic, codec, records):
+async def produce_aiokafka_async(bootstrap, topic, codec, records, security):
     from aiokafka import AIOKafkaProducer
 
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap,
                                 compression_type=None if codec == "none" else codec,
-                                linger_ms=50, enable_idempotence=False)
+                                linger_ms=50, enable_idempotence=False,
+                                **client_config("aiokafka", security))
     await producer.start()
     try:
         futures = [await producer.send(topic, key=r["key"], value=r["value"],
@@ -97,8 +105,8 @@ async def produce_aiokafka_async(bootstrap, topic, codec, records):
         await producer.stop()
 
 
-def produce_aiokafka(bootstrap, topic, codec, records):
-    asyncio.run(produce_aiokafka_async(bootstrap, topic, codec, records))
+def produce_aiokafka(bootstrap, topic, codec, records, security=None):
+    asyncio.run(produce_aiokafka_async(bootstrap, topic, codec, records, security))
 
 
 CLIENTS = {

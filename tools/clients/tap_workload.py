@@ -8,14 +8,21 @@ committed offset back; then lists and describes the topic and the group. Any ans
 does not match what was sent raises, so the run ends non-zero. Prints one JSON line.
 
     python tap_workload.py CLIENT BOOTSTRAP PREFIX     # CLIENT: confluent-kafka, kafka-python, aiokafka
+
+With --sasl MECHANISM (PLAIN or SCRAM-SHA-512) every connection logs in as that mechanism's
+user of tools/kafka-broker/sasl-users (--users overrides the file), over TLS trusting the CA
+of --ca (SASL_SSL), or without TLS if --protocol SASL_PLAINTEXT says so:
+
+    python tap_workload.py CLIENT BOOTSTRAP PREFIX --sasl PLAIN --ca ca.pem
 """
 
+import argparse
 import asyncio
 import json
-import sys
 import time
 
 from produce_known import CLIENTS, CODECS, known_records
+from security import MECHANISMS, PROTOCOLS, USERS, Security, client_config
 
 TIMEOUT = 60
 
@@ -29,9 +36,9 @@ def sent_records(client):
     )
 
 
-def produce_all(client, bootstrap, topic):
+def produce_all(client, bootstrap, topic, security):
     for codec in CODECS:
-        CLIENTS[client](bootstrap, topic, codec, known_records(client, codec))
+        CLIENTS[client](bootstrap, topic, codec, known_records(client, codec), security)
 
 
 def check(what, got, want):
@@ -39,17 +46,19 @@ def check(what, got, want):
         raise RuntimeError(f"{what}: got {got!r}, want {want!r}")
 
 
-def run_confluent(bootstrap, topic, group):
+def run_confluent(bootstrap, topic, group, security):
     from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, TopicCollection, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    login = client_config("confluent-kafka", security)
+    admin = AdminClient({**login, "bootstrap.servers": bootstrap})
     for future in admin.create_topics([NewTopic(topic, 1, 1)]).values():
         future.result(TIMEOUT)
-    produce_all("confluent-kafka", bootstrap, topic)
+    produce_all("confluent-kafka", bootstrap, topic, security)
 
     want = sent_records("confluent-kafka")
     consumer = Consumer({
+        **login,
         "bootstrap.servers": bootstrap,
         "group.id": group,
         "auto.offset.reset": "earliest",
@@ -83,17 +92,18 @@ def run_confluent(bootstrap, topic, group):
     return len(want), str(description.state)
 
 
-def run_kafka_python(bootstrap, topic, group):
+def run_kafka_python(bootstrap, topic, group, security):
     from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
     from kafka.admin import NewTopic
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    login = client_config("kafka-python", security)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **login)
     admin.create_topics([NewTopic(topic, 1, 1)])
-    produce_all("kafka-python", bootstrap, topic)
+    produce_all("kafka-python", bootstrap, topic, security)
 
     want = sent_records("kafka-python")
     consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
-                             auto_offset_reset="earliest", enable_auto_commit=False)
+                             auto_offset_reset="earliest", enable_auto_commit=False, **login)
     got, deadline = [], time.monotonic() + TIMEOUT
     while len(got) < len(want) and time.monotonic() < deadline:
         for messages in consumer.poll(timeout_ms=500).values():
@@ -114,20 +124,22 @@ def run_kafka_python(bootstrap, topic, group):
     return len(want), description["group_state"]
 
 
-async def run_aiokafka_async(bootstrap, topic, group):
+async def run_aiokafka_async(bootstrap, topic, group, security):
     from aiokafka import AIOKafkaConsumer, TopicPartition
     from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap,
+                                **client_config("aiokafka", security))
     await admin.start()
     try:
         await admin.create_topics([NewTopic(topic, 1, 1)])
         # produce_known's aiokafka producer runs its own event loop: run it beside this one.
-        await asyncio.to_thread(produce_all, "aiokafka", bootstrap, topic)
+        await asyncio.to_thread(produce_all, "aiokafka", bootstrap, topic, security)
 
         want = sent_records("aiokafka")
         consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group,
-                                    auto_offset_reset="earliest", enable_auto_commit=False)
+                                    auto_offset_reset="earliest", enable_auto_commit=False,
+                                    **client_config("aiokafka", security))
         await consumer.start()
         try:
             got, deadline = [], time.monotonic() + TIMEOUT
@@ -154,8 +166,8 @@ async def run_aiokafka_async(bootstrap, topic, group):
         await admin.close()
 
 
-def run_aiokafka(bootstrap, topic, group):
-    return asyncio.run(run_aiokafka_async(bootstrap, topic, group))
+def run_aiokafka(bootstrap, topic, group, security):
+    return asyncio.run(run_aiokafka_async(bootstrap, topic, group, security))
 
 
 RUNS = {
@@ -166,11 +178,27 @@ RUNS = {
 
 
 def main():
-    client, bootstrap, prefix = sys.argv[1:4]
-    topic, group = f"{prefix}-{client}", f"{prefix}-{client}-group"
-    records, state = RUNS[client](bootstrap, topic, group)
-    print(json.dumps({"client": client, "topic": topic, "records": records,
-                      "groups": {group: state}}))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("client", choices=RUNS)
+    parser.add_argument("bootstrap")
+    parser.add_argument("prefix")
+    parser.add_argument("--sasl", choices=MECHANISMS, help="log in with this mechanism")
+    parser.add_argument("--protocol", choices=PROTOCOLS, default="SASL_SSL")
+    parser.add_argument("--ca", help="PEM of the CA to trust (SASL_SSL)")
+    parser.add_argument("--users", default=USERS, help="MECHANISM USER PASSWORD lines")
+    args = parser.parse_args()
+    security = None
+    if args.sasl:
+        try:
+            security = Security.for_mechanism(args.protocol, args.sasl, args.ca, args.users)
+        except ValueError as e:
+            parser.error(str(e))
+    topic, group = f"{args.prefix}-{args.client}", f"{args.prefix}-{args.client}-group"
+    records, state = RUNS[args.client](args.bootstrap, topic, group, security)
+    line = {"client": args.client, "topic": topic, "records": records, "groups": {group: state}}
+    if security:
+        line["login"] = f"{security.protocol} {security.mechanism} as {security.user}"
+    print(json.dumps(line))
 
 
 if __name__ == "__main__":

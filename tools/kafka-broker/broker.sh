@@ -2,11 +2,18 @@
 # A real single-node Kafka broker (KRaft, combined broker+controller) on 127.0.0.1, for the
 # live tests in tests/live_broker.rs. Jars come from Maven Central; nothing else is fetched.
 #
+# Listeners: PLAINTEXT (the broker) and CONTROLLER, which the live tests use, and two with
+# SASL for clients that log in (tools/clients/tap-proof-tls.sh): SASL_SSL and SASL_PLAINTEXT,
+# each with PLAIN and SCRAM-SHA-512, users from sasl-users. The TLS material is made with
+# `keytool` (a test CA, the broker's PKCS12 keystore, a truststore) plus a second certificate
+# for a TLS tap, and kept in $KAFKA_BROKER_HOME/tls across starts (see make_tls).
+#
 #   tools/kafka-broker/broker.sh fetch    # copy the broker's jars into the cache (idempotent)
 #   tools/kafka-broker/broker.sh start    # fetch, write config, format storage, start, wait
 #   tools/kafka-broker/broker.sh stop     # stop it and delete its data
 #   tools/kafka-broker/broker.sh status   # exit 0 if it runs; prints the addresses
 #   tools/kafka-broker/broker.sh env      # KAFKA_BROKER=... / KAFKA_CONTROLLER=... lines
+#   tools/kafka-broker/broker.sh tls      # make the TLS material only (start does it if needed)
 #
 # `start` prints the addresses as shell assignments and also writes them to
 # $KAFKA_BROKER_HOME/run/env, so a caller can `. "$(broker.sh envfile)"` or `eval`.
@@ -19,6 +26,8 @@
 #                          If the default pair is taken (another checkout may run its own
 #                          broker), the next free pair above it is used; explicit ports are
 #                          used as given or the start fails.
+#   KAFKA_SASL_SSL_PORT    SASL_SSL listener port (default: broker port + 100)
+#   KAFKA_SASL_PLAINTEXT_PORT  SASL_PLAINTEXT listener port (default: broker port + 101)
 #   KAFKA_START_TIMEOUT    seconds to wait for both listeners to answer (default 90)
 #   KAFKA_HEAP             JVM heap (default 512m)
 set -euo pipefail
@@ -33,6 +42,10 @@ logs=$home/logs
 # and saves a JVM start for `kafka-storage random-uuid`.
 cluster_id=a2Fma2EtY29kZWMtbGl2ZQ
 node_id=1
+tls=$home/tls
+# The password of every keystore and of the truststore; test-only, like the keys they hold.
+store_password=kafka-codec-test-store
+users=$here/sasl-users
 
 say() { printf 'kafka-broker: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
@@ -98,35 +111,142 @@ pid_alive() {
     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -e "$run/server.properties" -e "$run/pid"
 }
 
+# The SASL listeners sit 100 above the broker port: each pair of the search below has its
+# own, and the range of pairs (19092-19131) stays as it was for checkouts without them.
 choose_ports() {
     broker_port=${KAFKA_BROKER_PORT:-}
     controller_port=${KAFKA_CONTROLLER_PORT:-}
+    sasl_ssl_port=${KAFKA_SASL_SSL_PORT:-}
+    sasl_plaintext_port=${KAFKA_SASL_PLAINTEXT_PORT:-}
     if [ -n "$broker_port" ]; then
         controller_port=${controller_port:-$((broker_port + 1))}
+        sasl_ssl_port=${sasl_ssl_port:-$((broker_port + 100))}
+        sasl_plaintext_port=${sasl_plaintext_port:-$((broker_port + 101))}
         port_busy "$broker_port" && die "port $broker_port (KAFKA_BROKER_PORT) is in use"
         port_busy "$controller_port" && die "port $controller_port (KAFKA_CONTROLLER_PORT) is in use"
+        port_busy "$sasl_ssl_port" && die "port $sasl_ssl_port (KAFKA_SASL_SSL_PORT) is in use"
+        port_busy "$sasl_plaintext_port" &&
+            die "port $sasl_plaintext_port (KAFKA_SASL_PLAINTEXT_PORT) is in use"
         return 0
     fi
     local p
     for p in $(seq 19092 2 19130); do
-        if ! port_busy "$p" && ! port_busy "$((p + 1))"; then
+        if ! port_busy "$p" && ! port_busy "$((p + 1))" &&
+            ! port_busy "${sasl_ssl_port:-$((p + 100))}" &&
+            ! port_busy "${sasl_plaintext_port:-$((p + 101))}"; then
             broker_port=$p
             controller_port=${controller_port:-$((p + 1))}
+            sasl_ssl_port=${sasl_ssl_port:-$((p + 100))}
+            sasl_plaintext_port=${sasl_plaintext_port:-$((p + 101))}
             return 0
         fi
     done
-    die "no free port pair in 19092-19131; set KAFKA_BROKER_PORT"
+    die "no free ports in 19092-19131 (and 100 above); set KAFKA_BROKER_PORT"
+}
+
+# Prints the users of sasl-users for MECHANISM, one "USER PASSWORD" line each.
+sasl_users() {
+    local mechanism user password
+    while read -r mechanism user password; do
+        case $mechanism in '' | '#'*) continue ;; esac
+        [ -n "$password" ] || die "$users: a line without a password"
+        if [ "$mechanism" = "$1" ]; then
+            printf '%s %s\n' "$user" "$password"
+        fi
+    done <"$users"
+}
+
+# The TLS material, made into $1 (a fresh directory). All keys are EC P-256 (quick to make)
+# and all certificates valid for ten years. Each call of keytool starts a JVM, which is most
+# of its time: the steps are as few as keytool allows, and the JVM runs C1 only with the
+# serial collector, as the broker's does (ten calls: 11 s instead of 16-20 s on a loaded
+# 2-core machine).
+make_tls_files() {
+    local dir=$1 who
+    tls_failed() {
+        cat "$dir/keytool.log" >&2
+        die "making the TLS material failed: $*"
+    }
+    kt() {
+        keytool -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC "$@" -storepass "$store_password" \
+            >>"$dir/keytool.log" 2>&1 || tls_failed "keytool $1"
+    }
+    # The CA: a self-signed certificate allowed to sign (basic constraints CA).
+    kt -genkeypair -alias ca -keyalg EC -groupname secp256r1 -validity 3650 \
+        -dname "CN=kafka-codec test CA" -ext bc:c -keystore "$dir/ca.p12" -storetype PKCS12
+    kt -exportcert -rfc -alias ca -keystore "$dir/ca.p12" -file "$dir/ca.pem"
+    # The broker's key and the tap's, each certified by the CA for 127.0.0.1 and localhost.
+    for who in broker tap; do
+        kt -genkeypair -alias "$who" -keyalg EC -groupname secp256r1 -validity 3650 \
+            -dname "CN=kafka-codec test $who" -keystore "$dir/$who.p12" -storetype PKCS12
+        kt -certreq -alias "$who" -keystore "$dir/$who.p12" -file "$dir/$who.csr"
+        kt -gencert -alias ca -keystore "$dir/ca.p12" -infile "$dir/$who.csr" \
+            -outfile "$dir/$who-cert.pem" -rfc -validity 3650 \
+            -ext san=ip:127.0.0.1,dns:localhost -ext eku=serverAuth
+    done
+    # The broker's keystore holds its key with the chain to the CA: the CA's certificate
+    # first (so that keytool can build the chain), then the CA's answer.
+    kt -importcert -noprompt -alias ca -keystore "$dir/broker.p12" -file "$dir/ca.pem"
+    kt -importcert -noprompt -alias broker -keystore "$dir/broker.p12" -file "$dir/broker-cert.pem"
+    # The clients' truststore (Java); the others read ca.pem.
+    kt -importcert -noprompt -alias ca -keystore "$dir/truststore.p12" -storetype PKCS12 \
+        -file "$dir/ca.pem"
+    # keytool does not write private keys: the tap's comes out of its PKCS12 store as PKCS#8
+    # PEM with openssl (the key is the one the CA certified; the store's self-signed
+    # certificate is left behind).
+    openssl pkcs12 -in "$dir/tap.p12" -nocerts -nodes -passin "pass:$store_password" \
+        2>>"$dir/keytool.log" | openssl pkcs8 -topk8 -nocrypt -out "$dir/tap-key.pem" \
+        2>>"$dir/keytool.log" || tls_failed "openssl"
+    grep -q 'BEGIN PRIVATE KEY' "$dir/tap-key.pem" || tls_failed "no key in tap-key.pem"
+}
+
+# Makes the TLS material into $tls unless it is there already, made by this recipe (the
+# stamp is a hash of make_tls_files and the store password): a rerun does not pay for the
+# JVM starts again.
+make_tls() {
+    local want
+    want=$({ declare -f make_tls_files; echo "$store_password"; } | sha256sum | cut -d' ' -f1)
+    [ -f "$tls/.recipe.sha256" ] && [ "$(cat "$tls/.recipe.sha256")" = "$want" ] && return 0
+    command -v keytool >/dev/null || die "keytool (from the JDK) is needed for the SASL_SSL listener"
+    command -v openssl >/dev/null || die "openssl is needed to write the tap's key as PEM"
+    rm -rf "$tls" "$tls.new"
+    mkdir -p "$tls.new"
+    make_tls_files "$tls.new"
+    printf '%s\n' "$want" >"$tls.new/.recipe.sha256"
+    mv "$tls.new" "$tls"
 }
 
 write_config() {
+    local plain_jaas user password
+    # Once in this shell, so that a bad line stops the start (the loops below read it in
+    # subshells, where `die` would end only the subshell).
+    sasl_users PLAIN >/dev/null
+    plain_jaas="org.apache.kafka.common.security.plain.PlainLoginModule required"
+    while read -r user password; do
+        plain_jaas+=" user_$user=\"$password\""
+    done < <(sasl_users PLAIN)
+    plain_jaas+=";"
     cat >"$run/server.properties" <<EOF
 # Written by tools/kafka-broker/broker.sh: one node that is both broker and controller.
 process.roles=broker,controller
 node.id=$node_id
-listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port,SASL_SSL://127.0.0.1:$sasl_ssl_port,SASL_PLAINTEXT://127.0.0.1:$sasl_plaintext_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port,SASL_SSL://127.0.0.1:$sasl_ssl_port,SASL_PLAINTEXT://127.0.0.1:$sasl_plaintext_port
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
+# The SASL listeners are for clients only: PLAIN users are listed in the JAAS config below,
+# SCRAM users were created when the storage was formatted (--add-scram). No authorizer, so a
+# user who logs in may do anything.
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512
+listener.name.sasl_ssl.plain.sasl.jaas.config=$plain_jaas
+listener.name.sasl_plaintext.plain.sasl.jaas.config=$plain_jaas
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$tls/broker.p12
+ssl.keystore.password=$store_password
+ssl.key.password=$store_password
+ssl.client.auth=none
 controller.listener.names=CONTROLLER
 # A dynamic quorum (kraft.version 1), formatted with --standalone: DescribeQuorum v2 then
 # reports the voter's endpoints.
@@ -184,17 +304,26 @@ cmd_start() {
     fi
     choose_ports
     cmd_fetch
-    local t0
+    local t0 t0_ms
     t0=$(date +%s)
+    t0_ms=$(date +%s%3N)
     rm -rf "$run"
     mkdir -p "$run" "$logs"
+    # The TLS material (several JVM starts when not made yet) beside the format (one).
+    make_tls &
+    local tls_job=$!
     write_config
     java_args
+    local scram=() user password
+    while read -r user password; do
+        scram+=(--add-scram "SCRAM-SHA-512=[name=$user,password=$password]")
+    done < <(sasl_users SCRAM-SHA-512)
     "${jvm[@]}" kafka.tools.StorageTool format --config "$run/server.properties" \
-        --cluster-id "$cluster_id" --standalone >"$logs/format.out" 2>&1 || {
+        --cluster-id "$cluster_id" --standalone "${scram[@]}" >"$logs/format.out" 2>&1 || {
         cat "$logs/format.out" >&2
         die "formatting the storage failed"
     }
+    wait "$tls_job" || die "no TLS material for the SASL_SSL listener"
     # setsid: the broker gets its own session, so a Ctrl-C or the end of the calling job does
     # not hit it; `stop` ends it by pid. The inner shell writes its own pid (which exec hands
     # to java), since setsid may fork.
@@ -223,13 +352,33 @@ cmd_start() {
         fi
         sleep 0.5
     done
+    # The client listeners start together, so the SASL_SSL one is up too; a TLS handshake
+    # that verifies its certificate against the CA catches a keystore the broker took but
+    # clients would not.
+    if ! openssl s_client -connect "127.0.0.1:$sasl_ssl_port" -CAfile "$tls/ca.pem" \
+        -verify_hostname localhost -verify_ip 127.0.0.1 -verify_return_error \
+        </dev/null >"$logs/s_client.out" 2>&1; then
+        cat "$logs/s_client.out" >&2
+        show_logs
+        cmd_stop
+        die "the SASL_SSL listener on port $sasl_ssl_port did not complete a verified TLS handshake"
+    fi
     {
         echo "KAFKA_BROKER=127.0.0.1:$broker_port"
         echo "KAFKA_CONTROLLER=127.0.0.1:$controller_port"
         echo "KAFKA_NODE_ID=$node_id"
         echo "KAFKA_CLUSTER_ID=$cluster_id"
+        echo "KAFKA_BROKER_SASL_SSL=127.0.0.1:$sasl_ssl_port"
+        echo "KAFKA_BROKER_SASL_PLAINTEXT=127.0.0.1:$sasl_plaintext_port"
+        echo "KAFKA_SASL_USERS=$users"
+        echo "KAFKA_TLS_CA=$tls/ca.pem"
+        echo "KAFKA_TLS_TRUSTSTORE=$tls/truststore.p12"
+        echo "KAFKA_TLS_STORE_PASSWORD=$store_password"
+        echo "KAFKA_TAP_TLS_CERT=$tls/tap-cert.pem"
+        echo "KAFKA_TAP_TLS_KEY=$tls/tap-key.pem"
     } >"$run/env"
-    say "Kafka $(kafka_version) up in $(($(date +%s) - t0))s (pid $(cat "$run/pid")), logs in $logs"
+    local ms=$(($(date +%s%3N) - t0_ms))
+    say "Kafka $(kafka_version) up in $((ms / 1000)).$(printf %03d $((ms % 1000)))s (pid $(cat "$run/pid")), logs in $logs"
     cat "$run/env"
 }
 
@@ -270,8 +419,9 @@ stop) cmd_stop ;;
 status) cmd_status ;;
 env) cat "$run/env" ;;
 envfile) printf '%s\n' "$run/env" ;;
+tls) make_tls && ls "$tls" ;;
 *)
-    echo "usage: $0 fetch|start|stop|status|env|envfile" >&2
+    echo "usage: $0 fetch|start|stop|status|env|envfile|tls" >&2
     exit 2
     ;;
 esac

@@ -1,8 +1,12 @@
 package kafkacodec.clients;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -15,6 +19,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -24,6 +29,8 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.config.SslConfigs;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -36,21 +43,32 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * group, commits and reads back the committed offsets, then lists and describes the topic
  * and the groups. Prints one JSON line saying what it did.
  *
- * <p>Usage: java -cp ... kafkacodec.clients.Workload BOOTSTRAP PREFIX
+ * <p>Usage: java -cp ... kafkacodec.clients.Workload BOOTSTRAP PREFIX [LOGIN...]
+ *
+ * <p>LOGIN makes every client log in with SASL as the first user of a mechanism in a users
+ * file (MECHANISM USER PASSWORD lines, tools/kafka-broker/sasl-users), over TLS trusting a
+ * PKCS12 truststore, or without TLS:
+ * {@code --sasl PLAIN|SCRAM-SHA-512 --users FILE (--truststore FILE --truststore-password PW
+ * | --protocol SASL_PLAINTEXT)}
  */
 public final class Workload {
     private static final String[] CODECS = {"none", "gzip", "snappy", "lz4", "zstd"};
     private static final int PER_CODEC = 5;
     private static final int ACKS_ZERO = 3;
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final String USAGE = "usage: Workload BOOTSTRAP PREFIX [--sasl MECHANISM "
+            + "--users FILE (--truststore FILE --truststore-password PW | --protocol SASL_PLAINTEXT)]";
+
+    /** Settings every client of the run gets on top of its own: how it logs in (or none). */
+    private static Properties login = new Properties();
 
     public static void main(String[] args) throws Exception {
-        if (args.length != 2) {
-            System.err.println("usage: Workload BOOTSTRAP PREFIX");
-            System.exit(2);
+        if (args.length < 2) {
+            usage();
         }
         String bootstrap = args[0];
         String topic = args[1] + "-java";
+        login = login(Arrays.copyOfRange(args, 2, args.length));
         TopicPartition partition = new TopicPartition(topic, 0);
 
         try (Admin admin = Admin.create(adminProps(bootstrap))) {
@@ -91,6 +109,10 @@ public final class Workload {
         }
 
         try (Admin admin = Admin.create(adminProps(bootstrap))) {
+            String loggedIn = login.isEmpty() ? ""
+                    : String.format(",\"login\":\"%s %s\"",
+                            login.getProperty(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG),
+                            login.getProperty(SaslConfigs.SASL_MECHANISM));
             Set<String> topics = admin.listTopics().names().get();
             if (!topics.contains(topic)) {
                 fail("listTopics does not name " + topic + ": " + topics);
@@ -119,16 +141,16 @@ public final class Workload {
                 }
             }
             System.out.printf(
-                    "{\"client\":\"java\",\"topic\":\"%s\",\"records\":%d,\"groups\":{\"%s\":\"%s\",\"%s\":\"%s\"}}%n",
+                    "{\"client\":\"java\",\"topic\":\"%s\",\"records\":%d,\"groups\":{\"%s\":\"%s\",\"%s\":\"%s\"}%s}%n",
                     topic, sent.size(), classicGroup, described.get(classicGroup).groupState(),
-                    consumerGroup, described.get(consumerGroup).groupState());
+                    consumerGroup, described.get(consumerGroup).groupState(), loggedIn);
         }
     }
 
     /** Reads until `want` records arrived, commits synchronously, and checks the commit. */
     private static Set<String> consume(String bootstrap, String topic, String group,
             String protocol, int want) {
-        Properties props = new Properties();
+        Properties props = withLogin();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
@@ -164,7 +186,7 @@ public final class Workload {
     }
 
     private static Properties producerProps(String bootstrap, String acks) {
-        Properties props = new Properties();
+        Properties props = withLogin();
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(ProducerConfig.ACKS_CONFIG, acks);
         props.put(ProducerConfig.CLIENT_ID_CONFIG, "kafka-codec-tap-java-producer");
@@ -177,10 +199,80 @@ public final class Workload {
     }
 
     private static Properties adminProps(String bootstrap) {
-        Properties props = new Properties();
+        Properties props = withLogin();
         props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         props.put(AdminClientConfig.CLIENT_ID_CONFIG, "kafka-codec-tap-java-admin");
         return props;
+    }
+
+    private static Properties withLogin() {
+        Properties props = new Properties();
+        props.putAll(login);
+        return props;
+    }
+
+    /** The client settings that LOGIN (the arguments after PREFIX) asks for. */
+    private static Properties login(String[] args) throws IOException {
+        Properties props = new Properties();
+        if (args.length == 0) {
+            return props;
+        }
+        Map<String, String> options = new java.util.HashMap<>();
+        for (int i = 0; i < args.length; i += 2) {
+            if (!args[i].startsWith("--") || i + 1 == args.length
+                    || options.put(args[i].substring(2), args[i + 1]) != null) {
+                usage();
+            }
+        }
+        String mechanism = options.remove("sasl");
+        String users = options.remove("users");
+        String protocol = options.getOrDefault("protocol", "SASL_SSL");
+        options.remove("protocol");
+        String truststore = options.remove("truststore");
+        String truststorePassword = options.remove("truststore-password");
+        boolean tls = protocol.equals("SASL_SSL");
+        if (mechanism == null || users == null || !options.isEmpty()
+                || !(tls || protocol.equals("SASL_PLAINTEXT"))
+                || tls != (truststore != null && truststorePassword != null)) {
+            usage();
+        }
+        String module;
+        if (mechanism.equals("PLAIN")) {
+            module = "org.apache.kafka.common.security.plain.PlainLoginModule";
+        } else if (mechanism.equals("SCRAM-SHA-512")) {
+            module = "org.apache.kafka.common.security.scram.ScramLoginModule";
+        } else {
+            fail("unknown SASL mechanism " + mechanism);
+            return props;
+        }
+        String[] user = null;
+        for (String line : Files.readAllLines(Path.of(users))) {
+            String[] fields = line.strip().split("\\s+");
+            if (fields.length == 3 && fields[0].equals(mechanism)) {
+                user = fields;
+                break;
+            }
+        }
+        if (user == null) {
+            fail(users + ": no " + mechanism + " user");
+            return props;
+        }
+        props.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, protocol);
+        props.put(SaslConfigs.SASL_MECHANISM, mechanism);
+        // The users file allows letters and digits only, so nothing here needs quoting.
+        props.put(SaslConfigs.SASL_JAAS_CONFIG, module + " required username=\"" + user[1]
+                + "\" password=\"" + user[2] + "\";");
+        if (tls) {
+            props.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PKCS12");
+            props.put(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, truststore);
+            props.put(SslConfigs.SSL_TRUSTSTORE_PASSWORD_CONFIG, truststorePassword);
+        }
+        return props;
+    }
+
+    private static void usage() {
+        System.err.println(USAGE);
+        System.exit(2);
     }
 
     private static byte[] bytes(String text) {

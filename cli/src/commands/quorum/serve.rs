@@ -18,6 +18,8 @@ use crate::net::tls::ListenTls;
 use clap::builder::RangedU64ValueParser;
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::{IncomingRequest, ServerConnection};
+use kafka_codec::json::redact;
+use kafka_codec::json::{JsonOptions, JsonSink, JsonWriter};
 use kafka_codec::serde_json::{self, json};
 use kafka_codec::{DecodeLimits, DecodeOptions, ResponseFrame};
 use std::fs::File;
@@ -366,19 +368,46 @@ fn record(shared: &Shared, peer: &str, request: &IncomingRequest, response: &Res
     let Some(trace) = &shared.trace else {
         return;
     };
-    let line = json!({
-        "time": now_ms(),
-        "peer": peer,
-        "request": request.to_json().unwrap_or_else(|e| json!(e.to_string())),
-        "response": response.to_json().unwrap_or_else(|e| json!(e.to_string())),
+    let api = request.api_key();
+    let mut line = serde_json::to_vec(&json!({"time": now_ms(), "peer": peer}))
+        .expect("a JSON value always serializes");
+    line.pop();
+    line.extend_from_slice(b",\"request\":");
+    redacted_json(&mut line, api, redact::Direction::Request, |out| {
+        request.write_json(&JsonOptions::default(), out)
     });
+    line.extend_from_slice(b",\"response\":");
+    redacted_json(&mut line, api, redact::Direction::Response, |out| {
+        response.write_json(&JsonOptions::default(), out)
+    });
+    line.extend_from_slice(b"}\n");
     let mut file = lock(trace);
-    let written = serde_json::to_writer(&mut *file, &line)
-        .map_err(std::io::Error::from)
-        .and_then(|()| file.write_all(b"\n"))
-        .and_then(|()| file.flush());
+    let written = file.write_all(&line).and_then(|()| file.flush());
     if let Err(e) = written {
         log(&format!("cannot write the trace: {e}"));
+    }
+}
+
+/// A message's JSON appended to `out` with its secrets replaced (the trace is a log too), or
+/// the error that stopped it as a JSON string.
+fn redacted_json(
+    out: &mut Vec<u8>,
+    api: kafka_codec::ApiKey,
+    direction: redact::Direction,
+    write: impl FnOnce(&mut dyn JsonSink) -> Result<(), kafka_codec::EncodeError>,
+) {
+    let mut text = Vec::new();
+    let mut writer = JsonWriter::compact(&mut text);
+    let written = redact::write_redacted(api, direction, redact::Form::Frame, &mut writer, write);
+    let finished = writer.finish();
+    match (written, finished) {
+        (Ok(_), Ok(())) => out.extend_from_slice(&text),
+        (Err(e), _) => {
+            out.extend_from_slice(&serde_json::to_vec(&e.to_string()).unwrap_or_default())
+        }
+        (_, Err(e)) => {
+            out.extend_from_slice(&serde_json::to_vec(&e.to_string()).unwrap_or_default())
+        }
     }
 }
 

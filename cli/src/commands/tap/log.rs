@@ -39,6 +39,7 @@ use crate::common::ExpandRecords;
 use crate::net::budget::{Budget, Charge};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{decode_request, decode_response, Direction, RawRequestHeader};
+use kafka_codec::json::redact::{self, Form};
 use kafka_codec::json::{JsonOptions, JsonSink, JsonWriter};
 use kafka_codec::serde_json::{self, json, Value};
 use kafka_codec::{
@@ -226,6 +227,9 @@ pub struct Logger {
     started: Instant,
     sasl: Sasl,
     requests: u64,
+    /// The API of the frame being logged, when its bytes may hold credentials: its hex (of
+    /// a frame that does not decode, is skipped, or has trailing bytes) is not shown.
+    hex_hidden: Option<ApiKey>,
 }
 
 impl Logger {
@@ -241,6 +245,7 @@ impl Logger {
             started: Instant::now(),
             sasl: Sasl::Kafka,
             requests: 0,
+            hex_hidden: None,
         }
     }
 
@@ -331,6 +336,7 @@ impl Logger {
         if self.raw_sasl_token(Direction::ToServer, &frame, header, first) {
             return;
         }
+        self.hex_hidden = self.secret_api(header.and_then(|h| h.api()), redact::Direction::Request);
         let side = match &frame.content {
             Content::Whole(bytes) => self.render_request(bytes, frame.size),
             Content::Head { head, skipped } => self.skipped(*skipped, head, frame.size),
@@ -399,6 +405,10 @@ impl Logger {
         for earlier in unanswered {
             self.alone(earlier, "the server answered a later request first");
         }
+        self.hex_hidden = self.secret_api(
+            pending.as_ref().and_then(|p| p.header.api()),
+            redact::Direction::Response,
+        );
         if let (Some(pending), Sasl::Handshake(id)) = (&pending, self.sasl) {
             if pending.header.correlation_id == id {
                 // SaslHandshake v0's body starts with its error code: 0 means raw tokens follow.
@@ -600,6 +610,8 @@ impl Logger {
         };
         match decode_request(bytes.clone(), &options) {
             Ok(request) => self.message(
+                request.api_key(),
+                redact::Direction::Request,
                 |json, out| request.write_json(json, out),
                 bytes,
                 size,
@@ -616,6 +628,8 @@ impl Logger {
         };
         match decode_response(bytes.clone(), api, version, &options) {
             Ok(response) => self.message(
+                api,
+                redact::Direction::Response,
                 |json, out| response.write_json(json, out),
                 bytes,
                 size,
@@ -640,9 +654,12 @@ impl Logger {
     }
 
     /// A decoded message as it is logged: the one place where a message's JSON is written
-    /// out, capped at its share of the line, its `records` fields expanded with --records.
+    /// out, capped at its share of the line, its `records` fields expanded with --records,
+    /// its secrets replaced by markers (unless --log-secrets).
     fn message(
         &self,
+        api: ApiKey,
+        direction: redact::Direction,
         write: impl FnOnce(&JsonOptions<'_>, &mut dyn JsonSink) -> Result<(), EncodeError>,
         bytes: &Bytes,
         size: usize,
@@ -680,13 +697,19 @@ impl Logger {
             cap,
         };
         let mut writer = JsonWriter::compact(&mut text);
-        let written = write(&options, &mut writer);
+        let written = if self.config.log_secrets {
+            write(&options, &mut writer).map(|()| Vec::new())
+        } else {
+            redact::write_redacted(api, direction, Form::Frame, &mut writer, |out| {
+                write(&options, out)
+            })
+        };
         let over_cap = writer.finish().is_err();
         records_errors.extend(hook.map(|hook| hook.take_refused()).unwrap_or_default());
         drop(records_charge);
         match written {
             Err(e) => self.error(format!("cannot show as JSON: {e}"), bytes, size),
-            Ok(()) => Side::Json {
+            Ok(redacted) => Side::Json {
                 text: if over_cap {
                     serde_json::to_vec(&json!({
                         "omitted": format!(
@@ -700,7 +723,7 @@ impl Logger {
                 },
                 trailing: trailing(),
                 records_errors: (!records_errors.is_empty()).then(|| json!(records_errors)),
-                redacted: Vec::new(),
+                redacted,
             },
         }
     }
@@ -766,7 +789,18 @@ impl Logger {
         Some(json!({"bytes": count, "hex": self.hex(tail)}))
     }
 
+    /// `api` if its messages in `direction` can carry credentials and they are not shown.
+    fn secret_api(&self, api: Option<ApiKey>, direction: redact::Direction) -> Option<ApiKey> {
+        api.filter(|&api| !self.config.log_secrets && redact::has_secrets(api, direction))
+    }
+
     fn hex(&self, bytes: &[u8]) -> Value {
+        if let Some(api) = self.hex_hidden {
+            return json!(format!(
+                "not shown: {api} frames can carry credentials ({})",
+                redact::marker(bytes.len())
+            ));
+        }
         let shown = &bytes[..bytes.len().min(self.config.max_hex)];
         json!(kafka_codec_hexdump::encode(shown))
     }

@@ -29,7 +29,13 @@ use std::fmt;
 use std::io;
 
 mod read;
+mod transcode;
 pub use read::*;
+#[cfg(feature = "broker")]
+pub use transcode::transcode_request;
+#[cfg(feature = "client")]
+pub use transcode::transcode_response;
+pub use transcode::{transcode_message, JsonOut, TranscodeError, Transcoded};
 
 /// How Kafka's JSON form is read and written.
 #[derive(Clone, Copy, Default)]

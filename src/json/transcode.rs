@@ -1,24 +1,6 @@
-//! Kafka's JSON form written straight from wire bytes, with no decoded message in between.
-//!
-//! [`transcode_request`], [`transcode_response`] and [`transcode_message`] read the bytes with
-//! the same [`Decoder`] reads, in the same order, as decoding does, and write each value to a
-//! [`JsonSink`] as soon as it is read: strings, bytes and arrays of numbers are slices of the
-//! input, and an array of structs is written element by element where it lies. What a
-//! transcode allocates is what the sink keeps (a [`JsonWriter`](super::JsonWriter) keeps one
-//! `bool` per open container) and the values of known tagged fields, decoded whole because
-//! Kafka's JSON shows them in schema order while the wire puts them at the end of their
-//! struct; never an array of decoded elements. So the memory to show a frame does not grow
-//! with how many elements it packs.
-//!
-//! The text is exactly what decoding the bytes and writing the message's JSON gives
-//! ([`RequestFrame::write_json`](crate::RequestFrame::write_json), ...), and bytes that
-//! decoding refuses are refused with the same [`DecodeError`] (kind, offset, path). One
-//! difference: [`DecodeLimits::memory_budget`](crate::DecodeLimits::memory_budget) charges
-//! what a decode allocates for its arrays; a transcode allocates none, so only the tagged
-//! values it decodes are charged, and bytes a decode refuses for the budget alone may
-//! transcode.
-//!
-//! The generated `TranscodeFields` code calls [`JsonOut`]; it is public for that code only.
+//! Kafka's JSON form written straight from wire bytes (see "Straight from wire bytes" in
+//! [`crate::json`]): the entry points, their error, and [`JsonOut`], what the generated
+//! `TranscodeFields` code writes to.
 
 use super::{
     write_bool, write_f64, write_i16, write_i32, write_i64, write_i8, write_records, write_u16,
@@ -94,7 +76,7 @@ pub struct Transcoded {
 /// written to `out` straight from the bytes: the text
 /// [`RequestFrame::decode_with`](crate::RequestFrame::decode_with) and then
 /// [`RequestFrame::write_json`](crate::RequestFrame::write_json) give, and the same error
-/// where they fail (see [the module](self)). On an error `out` holds a partial value.
+/// where they fail (see [`crate::json`]). On an error `out` holds a partial value.
 ///
 /// ```
 /// use kafka_codec::json::{transcode_request, JsonOptions, JsonWriter};
@@ -143,7 +125,7 @@ pub fn transcode_request(
 /// `{"apiKey": …, "apiVersion": …, "header": …, "body": …}`, written to `out` straight from
 /// the bytes: the text [`ResponseFrame::decode_with`](crate::ResponseFrame::decode_with) and
 /// then [`ResponseFrame::write_json`](crate::ResponseFrame::write_json) give, and the same
-/// error where they fail (see [the module](self)). On an error `out` holds a partial value.
+/// error where they fail (see [`crate::json`]). On an error `out` holds a partial value.
 #[cfg(feature = "client")]
 #[inline]
 pub fn transcode_response(

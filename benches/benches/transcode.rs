@@ -5,7 +5,7 @@
 //!
 //! Cases: MetadataResponse v13 of 100 topics × 10 partitions × 3 replicas (the `codec`
 //! benchmark's), and the dense ListGroupsResponse v3 of issue 11 at 1 MiB (~175,000 groups
-//! of 6 bytes each, where decoding builds a `Vec` of 80-byte structs).
+//! of 6 bytes each, where decoding builds a `Vec` of 136-byte structs).
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};

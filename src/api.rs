@@ -6,18 +6,27 @@
 include!(concat!(env!("OUT_DIR"), "/api.rs"));
 
 /// A [`Message`] with its codec in both directions and, with the `json` feature, its JSON
-/// form: the messages [`visit_messages`] hands out. Every message is one when the crate is
-/// built with `client` and `broker`.
+/// form (from a value, and straight from bytes): the messages [`visit_messages`] hands out.
+/// Every message is one when the crate is built with `client` and `broker`.
 ///
 /// [`Message`]: crate::Message
 #[cfg(all(feature = "client", feature = "broker", feature = "json"))]
 pub trait MessageCodec:
-    crate::Message + crate::EncodeFields + crate::DecodeFields + crate::JsonFields
+    crate::Message
+    + crate::EncodeFields
+    + crate::DecodeFields
+    + crate::JsonFields
+    + crate::TranscodeFields
 {
 }
 #[cfg(all(feature = "client", feature = "broker", feature = "json"))]
-impl<M: crate::Message + crate::EncodeFields + crate::DecodeFields + crate::JsonFields> MessageCodec
-    for M
+impl<
+        M: crate::Message
+            + crate::EncodeFields
+            + crate::DecodeFields
+            + crate::JsonFields
+            + crate::TranscodeFields,
+    > MessageCodec for M
 {
 }
 

@@ -21,10 +21,10 @@ pub use bytes::{BufMut, Bytes};
 pub use crate::error::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
 #[doc(no_inline)]
-pub use crate::json::{self, Json, JsonOptions, JsonSink, JsonSource};
+pub use crate::json::{self, Json, JsonOptions, JsonOut, JsonSink, JsonSource, TranscodeError};
 #[cfg(feature = "json")]
 #[doc(no_inline)]
-pub use crate::message::JsonFields;
+pub use crate::message::{JsonFields, TranscodeFields};
 #[cfg(feature = "json")]
 #[doc(no_inline)]
 pub use serde_json::{Map, Value};
@@ -58,7 +58,7 @@ macro_rules! at_field {
 
 at_field!(DecodeError, EncodeError);
 #[cfg(feature = "json")]
-at_field!(JsonError);
+at_field!(JsonError, TranscodeError);
 
 /// One element type of a schema at a run of versions: what one value costs in memory and
 /// the fewest bytes it takes on the wire (`messages::density_rows`, tabulated in

@@ -127,7 +127,7 @@ pub(crate) fn check_frame_size(size: usize, limits: &DecodeLimits) -> Result<(),
 }
 
 #[cfg(any(feature = "client", feature = "broker"))]
-fn finish(decoder: &Decoder<'_>, options: &DecodeOptions) -> Result<(), DecodeError> {
+pub(crate) fn finish(decoder: &Decoder<'_>, options: &DecodeOptions) -> Result<(), DecodeError> {
     if options.trailing_bytes == TrailingBytes::Reject && decoder.remaining() != 0 {
         return Err(decoder.error(DecodeErrorKind::TrailingBytes(decoder.remaining())));
     }

@@ -19,6 +19,22 @@
 //! follows Kafka's rules either way: refused where Kafka refuses it, dropped where Kafka drops
 //! it. Error paths use the JSON's own keys (`topics[3].partitionIndex`), and an error quotes
 //! at most [`MAX_QUOTED_CHARS`] characters of what the input held.
+//!
+//! **Straight from wire bytes.** [`transcode_request`], [`transcode_response`] and
+//! [`transcode_message`] write a frame's or message's JSON without decoding it first: they
+//! read the bytes with the decoder's own reads, in the same order, and write each value to a
+//! [`JsonSink`] as soon as it is read. Strings, bytes and arrays of numbers are slices of the
+//! input, and an array of structs is written element by element where it lies, so the memory
+//! to show a frame is what the sink keeps (a [`JsonWriter`] keeps one `bool` per open
+//! container) plus the values of the known tagged fields, which are decoded whole: the wire
+//! puts them at the end of their struct, the JSON in schema order. A dense frame of millions
+//! of tiny elements costs no more than an empty one. The text is exactly what decoding and
+//! then writing the message's JSON gives, and bytes that decoding refuses are refused with the
+//! same [`DecodeError`](crate::DecodeError) (kind, offset, path), a decode error anywhere
+//! taking precedence over a JSON error ([`TranscodeError`]). One difference: the memory
+//! budget ([`DecodeLimits::memory_budget`](crate::DecodeLimits::memory_budget)) charges what
+//! a decode allocates for its arrays; a transcode allocates none, so only the tagged values it
+//! decodes are charged, and bytes a decode refuses for the budget alone may transcode.
 
 use crate::wire::{EncodeError, EncodeErrorKind, FixedWidth, PrimitiveArray, Utf8Bytes, Uuid};
 use base64::engine::general_purpose::STANDARD;
@@ -30,7 +46,13 @@ use std::io;
 
 mod read;
 pub mod redact;
+mod transcode;
 pub use read::*;
+#[cfg(feature = "broker")]
+pub use transcode::transcode_request;
+#[cfg(feature = "client")]
+pub use transcode::transcode_response;
+pub use transcode::{transcode_message, JsonOut, TranscodeError, Transcoded};
 
 /// How Kafka's JSON form is read and written.
 #[derive(Clone, Copy, Default)]

@@ -82,9 +82,9 @@ pub use api::{MessageCodec, MessageVisitor};
 #[cfg(feature = "json")]
 pub use error::{JsonError, JsonErrorKind};
 pub use frame::{DecodeOptions, RequestFrame, ResponseFrame, TrailingBytes};
-#[cfg(feature = "json")]
-pub use message::JsonFields;
 pub use message::{DecodeFields, EncodeFields, Message, MessageKind};
+#[cfg(feature = "json")]
+pub use message::{JsonFields, TranscodeFields};
 pub use versions::VersionRange;
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,

@@ -11,7 +11,10 @@
 #[cfg(feature = "json")]
 use crate::error::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
-use crate::json::{elements_of, read_token, Json, JsonOptions, JsonSink, JsonSource, ValueSink};
+use crate::json::{
+    elements_of, read_token, Json, JsonOptions, JsonOut, JsonSink, JsonSource, TranscodeError,
+    ValueSink,
+};
 use crate::versions::VersionRange;
 use crate::wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind, Segments,
@@ -322,6 +325,101 @@ pub trait JsonFields: Sized {
     }
 }
 
+/// Kafka's JSON form of one struct written straight from its wire bytes (feature `json`, for
+/// the structs that decode): the tokens [`JsonFields::write_json_fields`] writes for the value
+/// [`DecodeFields::decode_fields`] reads, with no value in between (see
+/// [`crate::json::transcode_message`]). Generated; the provided methods read the struct where
+/// it is nested, as [`DecodeFields`]' do.
+#[cfg(feature = "json")]
+pub trait TranscodeFields: DecodeFields {
+    /// Reads the struct's fields at `version` and writes them to `out` as one JSON object,
+    /// checking the bytes as [`DecodeFields::decode_fields`] does. On an error `out` holds a
+    /// partial object.
+    fn transcode_fields(
+        decoder: &mut Decoder<'_>,
+        version: i16,
+        out: &mut JsonOut<'_>,
+    ) -> Result<(), TranscodeError>;
+
+    /// The struct as a field of another: counted against [`DecodeLimits::max_nesting`].
+    fn transcode_nested(
+        decoder: &mut Decoder<'_>,
+        version: i16,
+        out: &mut JsonOut<'_>,
+    ) -> Result<(), TranscodeError> {
+        decoder.enter()?;
+        let done = Self::transcode_fields(decoder, version, out);
+        decoder.leave();
+        done
+    }
+
+    /// A nullable struct field: a marker byte, negative for null, then the struct.
+    fn transcode_nullable(
+        decoder: &mut Decoder<'_>,
+        version: i16,
+        out: &mut JsonOut<'_>,
+    ) -> Result<(), TranscodeError> {
+        if decoder.read_struct_marker()? {
+            Self::transcode_nested(decoder, version, out)
+        } else {
+            out.null();
+            Ok(())
+        }
+    }
+
+    /// An array of the struct that must not be null: its count checked as
+    /// [`DecodeFields::decode_array`] checks it, then each element where it lies.
+    fn transcode_array(
+        decoder: &mut Decoder<'_>,
+        compact: bool,
+        version: i16,
+        out: &mut JsonOut<'_>,
+    ) -> Result<(), TranscodeError> {
+        let count = decoder.read_array_count(compact, Self::min_wire_size(version))?;
+        Self::transcode_elements(decoder, count, version, out)
+    }
+
+    /// A nullable array of the struct.
+    fn transcode_nullable_array(
+        decoder: &mut Decoder<'_>,
+        compact: bool,
+        version: i16,
+        out: &mut JsonOut<'_>,
+    ) -> Result<(), TranscodeError> {
+        match decoder.read_array_len(compact, Self::min_wire_size(version))? {
+            Some(count) => Self::transcode_elements(decoder, count, version, out),
+            None => {
+                out.null();
+                Ok(())
+            }
+        }
+    }
+
+    /// `count` elements of an array, as [`DecodeFields::decode_elements`] reads them (the
+    /// nesting limit checked once, where the first element starts), each written as it is
+    /// read: nothing is reserved.
+    fn transcode_elements(
+        decoder: &mut Decoder<'_>,
+        count: usize,
+        version: i16,
+        out: &mut JsonOut<'_>,
+    ) -> Result<(), TranscodeError> {
+        out.begin_array();
+        if count > 0 {
+            decoder.enter().map_err(|error| error.at_index(0))?;
+            for index in 0..count {
+                if let Err(error) = Self::transcode_fields(decoder, version, out) {
+                    decoder.leave();
+                    return Err(error.at_index(index));
+                }
+            }
+            decoder.leave();
+        }
+        out.end_array();
+        Ok(())
+    }
+}
+
 /// Whether the top-level struct is a request, response, header or data schema.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MessageKind {
@@ -479,6 +577,34 @@ pub trait Message: Default + Clone + std::fmt::Debug + PartialEq {
         }
         match Self::decode_fields(decoder, version) {
             Ok(message) => Ok(message),
+            Err(error) => Err(error.in_message(Self::NAME, version)),
+        }
+    }
+
+    /// Transcodes the message from a decoder positioned at its first byte (see
+    /// [`crate::json::transcode_message`]): checked as [`Message::decode_from`] checks it, an
+    /// error naming the message and version.
+    #[doc(hidden)]
+    #[cfg(feature = "json")]
+    fn transcode_from(
+        decoder: &mut Decoder<'_>,
+        version: i16,
+        out: &mut JsonOut<'_>,
+    ) -> Result<(), TranscodeError>
+    where
+        Self: TranscodeFields,
+    {
+        if !Self::VALID_VERSIONS.contains(version) {
+            return Err(unsupported_decode_version(
+                decoder,
+                Self::NAME,
+                Self::VALID_VERSIONS,
+                version,
+            )
+            .into());
+        }
+        match Self::transcode_fields(decoder, version, out) {
+            Ok(()) => Ok(()),
             Err(error) => Err(error.in_message(Self::NAME, version)),
         }
     }

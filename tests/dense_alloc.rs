@@ -1,7 +1,8 @@
 //! Issue 11's honest but dense frames under a counting allocator: a decode's peak heap stays
 //! within its memory budget and within 24× the frame (22.7× measured for the worst shape at
 //! 50 MiB), no array is ever regrown, and a budget too small for the frame is refused with the
-//! path of the array that did not fit.
+//! path of the array that did not fit. Writing the same frames' JSON straight from their
+//! bytes (`json::transcode_*`) allocates a small constant, whatever the frame's size.
 //!
 //! Its own test binary, since the global allocator counts every thread's allocations; the
 //! tests here take `SERIAL` so that no other test's frame is built (and regrown) while a
@@ -15,10 +16,12 @@ mod dense;
 use bytes::Bytes;
 use counting_alloc::{measure, CountingAllocator};
 use dense::Shape;
+use kafka_codec::json::{transcode_request, transcode_response, JsonOptions, JsonWriter};
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, Request, RequestFrame,
     Response, ResponseFrame,
 };
+use std::io;
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -136,5 +139,89 @@ fn a_budget_too_small_is_refused_naming_the_array() {
             shape.name(),
             measured.peak
         );
+    }
+}
+
+/// An `io::Write` that keeps nothing and counts the bytes it is given.
+#[derive(Default)]
+struct CountingSink(usize);
+
+impl io::Write for CountingSink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The JSON text of `frame` as `shape`, into a sink that keeps nothing: its length, and what
+/// writing it allocated. Straight from the bytes when `transcode`, else decoded first.
+fn json_of(shape: Shape, frame: &Bytes, transcode: bool) -> (usize, counting_alloc::Stats) {
+    let (options, json) = (DecodeOptions::default(), JsonOptions::default());
+    let (len, stats) = measure(|| {
+        let mut sink = CountingSink::default();
+        let mut writer = JsonWriter::compact(&mut sink);
+        match (shape, transcode) {
+            (Shape::ListGroupsResponseV3, true) => {
+                transcode_response(frame, ApiKey::ListGroups, 3, &options, &json, &mut writer)
+                    .map(drop)
+                    .unwrap();
+            }
+            (Shape::ListGroupsResponseV3, false) => {
+                ResponseFrame::decode(frame.clone(), ApiKey::ListGroups, 3)
+                    .unwrap()
+                    .write_json(&json, &mut writer)
+                    .unwrap();
+            }
+            (Shape::MetadataRequestV9, true) => {
+                transcode_request(frame, &options, &json, &mut writer)
+                    .map(drop)
+                    .unwrap();
+            }
+            (Shape::MetadataRequestV9, false) => {
+                RequestFrame::decode(frame.clone())
+                    .unwrap()
+                    .write_json(&json, &mut writer)
+                    .unwrap();
+            }
+        }
+        writer.finish().unwrap();
+        sink.0
+    });
+    (len, stats)
+}
+
+#[test]
+fn transcoding_a_dense_frame_allocates_a_small_constant_whatever_its_size() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for shape in Shape::ALL {
+        let mut seen = Vec::new();
+        for len in [FRAME_LEN / 2, 2 * FRAME_LEN] {
+            let (frame, _) = shape.frame(len);
+            let frame = Bytes::from(frame);
+            let (text_len, transcoded) = json_of(shape, &frame, true);
+            let (decoded_len, decoded) = json_of(shape, &frame, false);
+            // The whole text was written: as long as the decoded frame's.
+            assert_eq!(text_len, decoded_len, "{} at {len}", shape.name());
+            eprintln!(
+                "{} of {} bytes: transcode peak {} B ({} B in all), decode + write_json peak {} B",
+                shape.name(),
+                frame.len(),
+                transcoded.peak_if_copied,
+                transcoded.total,
+                decoded.peak_if_copied
+            );
+            assert!(
+                transcoded.peak_if_copied < 64 * 1024,
+                "{}: peak {}",
+                shape.name(),
+                transcoded.peak_if_copied
+            );
+            seen.push((transcoded.peak_if_copied, transcoded.total));
+        }
+        // Not a byte more for four times the elements.
+        assert_eq!(seen[0], seen[1], "{}", shape.name());
     }
 }

@@ -10,6 +10,10 @@ use bytes::Bytes;
 /// Fixed-width values are read straight from the slice; strings, bytes and records come back
 /// as slices of the input (`Bytes::slice`), never copies. Offsets in errors count from the
 /// start of the input, so an error deep inside a frame names the frame byte at fault.
+///
+/// Cloning a decoder saves its place: a reader can look ahead (to a struct's tagged section,
+/// say) and then go back by assigning the clone.
+#[derive(Clone)]
 pub struct Decoder<'a> {
     input: &'a Bytes,
     // The address of the input's first byte: positions are offsets from it.
@@ -453,15 +457,56 @@ impl<'a> Decoder<'a> {
     }
 
     fn read_string_body(&mut self, start: usize, len: u64) -> Result<Utf8Bytes, DecodeError> {
+        let len = self.string_len(start, len)?;
+        let bytes = self.read_slice(len)?;
+        Utf8Bytes::from_utf8(bytes)
+            .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
+    }
+
+    /// A string's length, checked against Kafka's limit, the configured one and the input.
+    #[inline]
+    fn string_len(&self, start: usize, len: u64) -> Result<usize, DecodeError> {
         if len > MAX_STRING_LEN as u64 {
             return Err(DecodeError::new(
                 DecodeErrorKind::StringTooLong(len as usize),
                 start,
             ));
         }
-        let len = self.check_len(start, len, self.limits.max_string_len, "string length")?;
-        let bytes = self.read_slice(len)?;
-        Utf8Bytes::from_utf8(bytes)
+        self.check_len(start, len, self.limits.max_string_len, "string length")
+    }
+
+    /// The next `len` bytes of the window, which the caller has checked it holds.
+    #[inline]
+    fn take_checked(&mut self, len: usize) -> &'a [u8] {
+        let (bytes, rest) = self.rest.split_at(len);
+        self.rest = rest;
+        bytes
+    }
+
+    /// A string that must not be null, borrowed from the input: checked exactly as
+    /// [`Decoder::read_string`] checks it (length, limits, UTF-8), with no `Bytes` handle.
+    #[inline]
+    pub fn read_str(&mut self, compact: bool) -> Result<&'a str, DecodeError> {
+        let start = self.position();
+        let len = self.read_non_null_length(compact, true)?;
+        self.read_str_body(start, len)
+    }
+
+    /// A nullable string borrowed from the input (see [`Decoder::read_str`]).
+    #[inline]
+    pub fn read_nullable_str(&mut self, compact: bool) -> Result<Option<&'a str>, DecodeError> {
+        let start = self.position();
+        match self.read_nullable_length(compact, true)? {
+            Some(len) => self.read_str_body(start, len).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    #[inline]
+    fn read_str_body(&mut self, start: usize, len: u64) -> Result<&'a str, DecodeError> {
+        let len = self.string_len(start, len)?;
+        let bytes = self.take_checked(len);
+        std::str::from_utf8(bytes)
             .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
     }
 
@@ -484,6 +529,32 @@ impl<'a> Decoder<'a> {
     fn read_bytes_body(&mut self, start: usize, len: u64) -> Result<Bytes, DecodeError> {
         let len = self.check_len(start, len, self.limits.max_bytes_len, "bytes length")?;
         self.read_slice(len)
+    }
+
+    /// `bytes` that must not be null, borrowed from the input: checked exactly as
+    /// [`Decoder::read_bytes`] checks them, with no `Bytes` handle.
+    #[inline]
+    pub fn read_byte_slice(&mut self, compact: bool) -> Result<&'a [u8], DecodeError> {
+        let start = self.position();
+        let len = self.read_non_null_length(compact, false)?;
+        let len = self.check_len(start, len, self.limits.max_bytes_len, "bytes length")?;
+        Ok(self.take_checked(len))
+    }
+
+    /// Nullable `bytes` borrowed from the input (see [`Decoder::read_byte_slice`]).
+    #[inline]
+    pub fn read_nullable_byte_slice(
+        &mut self,
+        compact: bool,
+    ) -> Result<Option<&'a [u8]>, DecodeError> {
+        let start = self.position();
+        match self.read_nullable_length(compact, false)? {
+            Some(len) => {
+                let len = self.check_len(start, len, self.limits.max_bytes_len, "bytes length")?;
+                Ok(Some(self.take_checked(len)))
+            }
+            None => Ok(None),
+        }
     }
 
     /// An array count, checked against the remaining bytes and the limits; `None` for null.
@@ -760,6 +831,35 @@ impl<'a> Decoder<'a> {
         Ok(array)
     }
 
+    /// The wire bytes of an array of fixed-width values that must not be null, `width` bytes
+    /// each, borrowed from the input: the count is checked as
+    /// [`Decoder::read_primitive_array`] and [`Decoder::read_fixed_array`] check it, and nothing
+    /// is reserved.
+    #[inline]
+    pub fn read_array_bytes(
+        &mut self,
+        compact: bool,
+        width: usize,
+    ) -> Result<&'a [u8], DecodeError> {
+        let count = self.read_array_count(compact, width)?;
+        // The count fits the window at `width` bytes each (checked with it).
+        Ok(self.take_checked(count * width))
+    }
+
+    /// The wire bytes of a nullable array of fixed-width values (see
+    /// [`Decoder::read_array_bytes`]).
+    #[inline]
+    pub fn read_nullable_array_bytes(
+        &mut self,
+        compact: bool,
+        width: usize,
+    ) -> Result<Option<&'a [u8]>, DecodeError> {
+        match self.read_array_len(compact, width)? {
+            Some(count) => Ok(Some(self.take_checked(count * width))),
+            None => Ok(None),
+        }
+    }
+
     /// An array of strings that must not be null; the strings use the array's encoding.
     pub fn read_string_array(&mut self, compact: bool) -> Result<Vec<Utf8Bytes>, DecodeError> {
         self.read_array(compact, string_min_size(compact), |d| {
@@ -858,7 +958,7 @@ impl<'a> Decoder<'a> {
             return Ok(TaggedFields::new());
         }
         // The rest is one function for every caller, not one per `read_known`.
-        self.read_tagged_section(&mut read_known)
+        self.read_tagged_section(&mut read_known, true)
     }
 
     /// The tagged-field section of a struct that knows no tags: every field is kept raw.
@@ -867,9 +967,33 @@ impl<'a> Decoder<'a> {
         self.read_tagged_fields(|_, _| Ok(false))
     }
 
+    /// The tagged-field section, read and checked as [`Decoder::read_tagged_fields`] reads
+    /// it, but with the unknown fields skipped rather than kept: nothing is reserved for them
+    /// (nor charged to the memory budget).
+    #[inline]
+    pub fn skip_tagged_fields(
+        &mut self,
+        mut read_known: impl FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
+    ) -> Result<(), DecodeError> {
+        if self.peek_u8() == Some(0) {
+            self.bump();
+            return Ok(());
+        }
+        self.read_tagged_section(&mut read_known, false).map(drop)
+    }
+
+    /// [`Decoder::skip_tagged_fields`] of a struct that knows no tags.
+    #[inline]
+    pub fn skip_unknown_tagged_fields(&mut self) -> Result<(), DecodeError> {
+        self.skip_tagged_fields(|_, _| Ok(false))
+    }
+
+    /// The tagged section after its first byte was found not to be a zero count: known fields
+    /// go to `read_known`, unknown ones are kept when `keep_unknown`, else skipped.
     fn read_tagged_section(
         &mut self,
         read_known: &mut dyn FnMut(&mut Self, u32) -> Result<bool, DecodeError>,
+        keep_unknown: bool,
     ) -> Result<TaggedFields, DecodeError> {
         let count_start = self.position();
         let count = self.read_unsigned_varint()?;
@@ -948,6 +1072,11 @@ impl<'a> Decoder<'a> {
                     "tagged field size",
                 )
                 .map_err(|e| e.at_tag(tag))?;
+                if !keep_unknown {
+                    // `check_len` found `size` bytes in the window.
+                    self.rest = &outer[size..];
+                    continue;
+                }
                 if unknown.capacity() == 0 {
                     // The `Vec` itself goes behind `TaggedFields`' one pointer: charged too.
                     self.charge(std::mem::size_of::<Vec<RawTaggedField>>())?;
@@ -1057,6 +1186,23 @@ mod tests {
             let got = ours.read_nullable_primitive_array::<T>(compact);
             agree(input, expected, got.map(|got| got.map(|got| got.to_vec())));
             assert_eq!(ours.position(), general.position(), "{input:?}");
+            // The borrowed wire bytes of the same arrays.
+            let values =
+                |bytes: &[u8]| -> Vec<T> { bytes.chunks_exact(N).map(T::from_be_slice).collect() };
+            let mut general = Decoder::with_limits(input, limits);
+            let mut ours = Decoder::with_limits(input, limits);
+            let expected = general.read_fixed_array(compact, from_bytes);
+            let got = ours.read_array_bytes(compact, N).map(values);
+            agree(input, expected, got);
+            assert_eq!(ours.position(), general.position(), "{input:?}");
+            let mut general = Decoder::with_limits(input, limits);
+            let mut ours = Decoder::with_limits(input, limits);
+            let expected = general.read_nullable_fixed_array(compact, from_bytes);
+            let got = ours
+                .read_nullable_array_bytes(compact, N)
+                .map(|bytes| bytes.map(values));
+            agree(input, expected, got);
+            assert_eq!(ours.position(), general.position(), "{input:?}");
         }
         let tight = DecodeLimits {
             max_array_len: 3,
@@ -1078,6 +1224,115 @@ mod tests {
                         check(&input, compact, limits, i16::from_be_bytes);
                         check(&input, compact, limits, Uuid::from_bytes);
                     }
+                }
+            }
+        }
+    }
+
+    /// The borrowing readers (strings, bytes, a tagged section whose unknown fields are
+    /// skipped) give what the owning readers give, the same errors at the same offsets, and
+    /// leave the decoder at the same place, over inputs of every short shape.
+    #[test]
+    fn borrowing_readers_agree_with_the_owning_ones() {
+        fn agree<'i, A: PartialEq + std::fmt::Debug, B: PartialEq + std::fmt::Debug>(
+            input: &'i Bytes,
+            limits: DecodeLimits,
+            owning: impl Fn(&mut Decoder<'i>) -> Result<A, DecodeError>,
+            borrowing: impl Fn(&mut Decoder<'i>) -> Result<B, DecodeError>,
+            same: impl Fn(&A, &B) -> bool,
+        ) {
+            let mut general = Decoder::with_limits(input, limits);
+            let mut ours = Decoder::with_limits(input, limits);
+            match (owning(&mut general), borrowing(&mut ours)) {
+                (Ok(a), Ok(b)) => assert!(same(&a, &b), "{input:?}: {a:?} but {b:?}"),
+                (Err(a), Err(b)) => assert_eq!(a, b, "{input:?}"),
+                (a, b) => panic!("{input:?}: {a:?} but {b:?}"),
+            }
+            assert_eq!(ours.position(), general.position(), "{input:?}");
+        }
+        let tight = DecodeLimits {
+            max_string_len: 3,
+            max_bytes_len: 3,
+            ..DecodeLimits::default()
+        };
+        // Tag 1 is known (a one-byte varint); the others are not.
+        let read_known = |d: &mut Decoder<'_>, tag: u32| -> Result<bool, DecodeError> {
+            if tag == 1 {
+                d.read_unsigned_varint()?;
+                Ok(true)
+            } else {
+                Ok(false)
+            }
+        };
+        // Every prefix byte pattern that matters (lengths, counts, tags, sizes, nulls, a
+        // negative classic length), then text that is ASCII, UTF-8, or not UTF-8.
+        let heads: Vec<Vec<u8>> = (0u8..=8)
+            .flat_map(|a| (0u8..=8).map(move |b| vec![a, b]))
+            .chain([
+                vec![0xff, 0xff],
+                vec![0xff, 0xfe],
+                vec![0x80, 0x01],
+                vec![0, 0, 0, 2],
+            ])
+            .collect();
+        let tails: [&[u8]; 4] = [
+            b"",
+            b"abcdefgh",
+            "\u{e9}t\u{e9}s".as_bytes(),
+            &[0xc3, 0x28, 1, 2, 3, 4],
+        ];
+        for head in &heads {
+            for tail in tails {
+                let mut input = head.clone();
+                input.extend_from_slice(tail);
+                let input = Bytes::from(input);
+                for limits in [DecodeLimits::default(), tight] {
+                    for compact in [true, false] {
+                        let text = |a: &Utf8Bytes, b: &&str| a.as_str() == *b;
+                        agree(
+                            &input,
+                            limits,
+                            |d| d.read_string(compact),
+                            |d| d.read_str(compact),
+                            text,
+                        );
+                        agree(
+                            &input,
+                            limits,
+                            |d| d.read_nullable_string(compact),
+                            |d| d.read_nullable_str(compact),
+                            |a, b| a.as_ref().map(Utf8Bytes::as_str) == *b,
+                        );
+                        let bytes = |a: &Bytes, b: &&[u8]| a[..] == **b;
+                        agree(
+                            &input,
+                            limits,
+                            |d| d.read_bytes(compact),
+                            |d| d.read_byte_slice(compact),
+                            bytes,
+                        );
+                        agree(
+                            &input,
+                            limits,
+                            |d| d.read_nullable_bytes(compact),
+                            |d| d.read_nullable_byte_slice(compact),
+                            |a, b| a.as_deref() == *b,
+                        );
+                    }
+                    agree(
+                        &input,
+                        limits,
+                        |d| d.read_tagged_fields(read_known),
+                        |d| d.skip_tagged_fields(read_known),
+                        |_, _| true,
+                    );
+                    agree(
+                        &input,
+                        limits,
+                        |d| d.read_unknown_tagged_fields(),
+                        |d| d.skip_unknown_tagged_fields(),
+                        |_, _| true,
+                    );
                 }
             }
         }

@@ -121,27 +121,50 @@ fn read_tagged_section(cx: &Context<'_>, s: &Struct) -> String {
     if cx.is_never_flexible() {
         return "TaggedFields::new()".into();
     }
-    let tagged = tagged_fields(s);
-    let read = if tagged.is_empty() {
-        "d.read_unknown_tagged_fields()?".to_string()
-    } else {
-        let mut arms = String::new();
-        for field in tagged {
-            let tag = field.tag.expect("tagged");
-            let read = read_field(cx, field, field.tagged_versions);
-            let known = format!("{} = {read};\nOk(true)", local_ident(field));
-            let refused = format!("Err(d.error(DecodeErrorKind::TagNotValidForVersion({tag})))");
-            let body = cx.when(field.tagged_versions).choose(&known, &refused);
-            arms += &format!("{tag} => {{\n{}}}\n", super::indented(&body));
-        }
-        arms += "_ => Ok(false),\n";
-        format!(
-            "d.read_tagged_fields(|d, tag| match tag {{\n{}}})?",
-            super::indented(&arms)
-        )
-    };
+    let read = tagged_section(cx, s, TaggedSection::Keep, &local_ident);
     cx.when(cx.message.flexible_versions)
         .choose(&read, "TaggedFields::new()")
+}
+
+/// What a tagged section's reader does with the fields it does not know.
+#[derive(Clone, Copy)]
+pub(crate) enum TaggedSection {
+    /// Keeps them (`read_tagged_fields`, the decoder).
+    Keep,
+    /// Checks and skips them (`skip_tagged_fields`, the transcoder).
+    Skip,
+}
+
+/// The expression reading a struct's tagged section (in a flexible version), each known tag
+/// decoded into the local `local` names, ending in `?`.
+pub(crate) fn tagged_section(
+    cx: &Context<'_>,
+    s: &Struct,
+    unknown: TaggedSection,
+    local: &dyn Fn(&Field) -> String,
+) -> String {
+    let (read_all, read_unknown) = match unknown {
+        TaggedSection::Keep => ("read_tagged_fields", "read_unknown_tagged_fields"),
+        TaggedSection::Skip => ("skip_tagged_fields", "skip_unknown_tagged_fields"),
+    };
+    let tagged = tagged_fields(s);
+    if tagged.is_empty() {
+        return format!("d.{read_unknown}()?");
+    }
+    let mut arms = String::new();
+    for field in tagged {
+        let tag = field.tag.expect("tagged");
+        let read = read_field(cx, field, field.tagged_versions);
+        let known = format!("{} = {read};\nOk(true)", local(field));
+        let refused = format!("Err(d.error(DecodeErrorKind::TagNotValidForVersion({tag})))");
+        let body = cx.when(field.tagged_versions).choose(&known, &refused);
+        arms += &format!("{tag} => {{\n{}}}\n", super::indented(&body));
+    }
+    arms += "_ => Ok(false),\n";
+    format!(
+        "d.{read_all}(|d, tag| match tag {{\n{}}})?",
+        super::indented(&arms)
+    )
 }
 
 /// The field's value read on its own (or its default where the version lacks it).

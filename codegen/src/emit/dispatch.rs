@@ -281,6 +281,22 @@ fn emit_body_enum(code: &mut Code, apis: &[Api<'_>], request: bool) {
             },
         );
         code.blank();
+        code.doc(" Writes the body of `api_key` at `version` as Kafka's JSON straight from its");
+        code.doc(" bytes (see `json::transcode_message`).");
+        code.line(format!("#[cfg(all(feature = \"{decode_feature}\", feature = \"json\"))]"));
+        code.line("#[doc(hidden)]");
+        code.line("#[inline]");
+        code.block(
+            "pub fn transcode_from(api_key: ApiKey, decoder: &mut Decoder<'_>, version: i16, out: &mut JsonOut<'_>) -> Result<(), TranscodeError>",
+            |code| {
+                match_key(
+                    code,
+                    &|api| format!("{}::transcode_from(decoder, version, out)", body_type(api)),
+                    "Err(decoder.error(api.not_compiled()).into())",
+                );
+            },
+        );
+        code.blank();
         code.doc(" Writes the body at `version`.");
         code.line(format!("#[cfg(feature = \"{encode_feature}\")]"));
         code.line("#[inline]");

@@ -53,15 +53,20 @@ fn write_value(ty: &FieldType, value: &str, name: &str) -> String {
 
 /// The statements writing the field's key and JSON.
 fn write_field(field: &Field) -> String {
-    let ident = field_ident(field);
+    write_field_at(field, &format!("self.{}", field_ident(field)))
+}
+
+/// The statements writing the field's key and the JSON of its value at `place` (`self.x`, a
+/// local) to the sink `out`.
+pub(crate) fn write_field_at(field: &Field, place: &str) -> String {
     let key = json_key(field);
     let value = if field.is_optional() {
         let inner = write_value(&field.ty, "value", &field.name);
         format!(
-            "match &self.{ident} {{\n    Some(value) => {{\n        {inner}\n    }}\n    None => out.null(),\n}}"
+            "match &{place} {{\n    Some(value) => {{\n        {inner}\n    }}\n    None => out.null(),\n}}"
         )
     } else {
-        write_value(&field.ty, &format!("&self.{ident}"), &field.name)
+        write_value(&field.ty, &format!("&{place}"), &field.name)
     };
     format!("out.key(\"{key}\");\n{value}")
 }

@@ -22,6 +22,7 @@ mod random;
 mod runs;
 mod size;
 mod structs;
+mod transcode;
 
 pub use dispatch::emit_api;
 pub use errors::emit_error_codes;
@@ -206,6 +207,15 @@ pub(crate) fn decode_cfg(kind: MessageKind) -> Option<&'static str> {
         MessageKind::Request => Some("feature = \"broker\""),
         MessageKind::Response => Some("feature = \"client\""),
         _ => None,
+    }
+}
+
+/// The `cfg` predicate under which a struct of `kind` is written as JSON straight from its
+/// bytes: JSON, and the struct's decoding (whose readers and tagged values it uses).
+pub(crate) fn transcode_cfg(kind: MessageKind) -> String {
+    match decode_cfg(kind) {
+        Some(decode) => format!("all(feature = \"json\", {decode})"),
+        None => "feature = \"json\"".into(),
     }
 }
 
@@ -516,6 +526,7 @@ pub(crate) const PRELUDE: &[&str] = &[
     "Json",
     "JsonFields",
     "JsonOptions",
+    "JsonOut",
     "JsonSink",
     "JsonSource",
     "Map",
@@ -526,6 +537,8 @@ pub(crate) const PRELUDE: &[&str] = &[
     "RandomOptions",
     "RawTaggedField",
     "TaggedFields",
+    "TranscodeError",
+    "TranscodeFields",
     "Unstructured",
     "Utf8Bytes",
     "Uuid",
@@ -655,9 +668,14 @@ pub(crate) fn field_default(field: &Field) -> String {
 
 /// An expression that is true when `self.<field>` differs from its default.
 pub(crate) fn differs_from_default(field: &Field) -> String {
-    let ident = field_ident(field);
+    differs_from_default_at(field, &format!("self.{}", field_ident(field)))
+}
+
+/// An expression that is true when the field's value at `place` (`self.x`, a local) differs
+/// from its default.
+pub(crate) fn differs_from_default_at(field: &Field, place: &str) -> String {
     if default_is_null(field) {
-        return format!("self.{ident}.is_some()");
+        return format!("{place}.is_some()");
     }
     let empty_default = matches!(field.ty, FieldType::Array(_))
         || matches!(
@@ -666,17 +684,17 @@ pub(crate) fn differs_from_default(field: &Field) -> String {
         );
     if empty_default {
         return if field.is_optional() {
-            format!("!matches!(&self.{ident}, Some(value) if value.is_empty())")
+            format!("!matches!(&{place}, Some(value) if value.is_empty())")
         } else {
-            format!("!self.{ident}.is_empty()")
+            format!("!{place}.is_empty()")
         };
     }
     match (&field.ty, &field.default) {
         (FieldType::Primitive(Primitive::Bool), DefaultValue::Bool(true)) => {
-            format!("!self.{ident}")
+            format!("!{place}")
         }
-        (FieldType::Primitive(Primitive::Bool), _) => format!("self.{ident}"),
-        _ => format!("self.{ident} != {}", field_default(field)),
+        (FieldType::Primitive(Primitive::Bool), _) => place.to_string(),
+        _ => format!("{place} != {}", field_default(field)),
     }
 }
 

@@ -3,7 +3,7 @@
 use super::code::Code;
 use super::{
     decode, decode_cfg, encode, encode_cfg, field_default, field_ident, field_type, json, random,
-    size, Context,
+    size, transcode, transcode_cfg, Context,
 };
 use crate::model::{Field, MessageKind, Struct};
 
@@ -110,6 +110,12 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
         json::emit_from_json(code, cx, s);
         code.blank();
         json::emit_clear_unknown(code, s);
+    });
+
+    code.blank();
+    code.line(format!("#[cfg({})]", transcode_cfg(kind)));
+    code.block(format!("impl TranscodeFields for {name}"), |code| {
+        transcode::emit_transcode(code, cx, s);
     });
 
     code.blank();

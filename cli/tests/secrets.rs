@@ -57,7 +57,10 @@ fn leaks(text: &str) -> Vec<String> {
             forms.push(encoded[4..whole].to_owned());
         }
     }
-    forms.into_iter().filter(|form| text.contains(form.as_str())).collect()
+    forms
+        .into_iter()
+        .filter(|form| text.contains(form.as_str()))
+        .collect()
 }
 
 #[test]
@@ -65,9 +68,18 @@ fn the_leak_check_finds_the_password_in_every_form() {
     let token = plain_token();
     for text in [
         String::from_utf8_lossy(PASSWORD).into_owned(),
-        base64(&token, b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"),
-        base64(&token[1..], b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"),
-        base64(&token[2..], b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"),
+        base64(
+            &token,
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        ),
+        base64(
+            &token[1..],
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_",
+        ),
+        base64(
+            &token[2..],
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+        ),
         token.iter().map(|b| format!("{b:02x}")).collect(),
     ] {
         assert!(!leaks(&text).is_empty(), "not found in {text}");
@@ -159,7 +171,10 @@ impl Tap {
         loop {
             let lines = self.lines.lock().unwrap().clone();
             if lines.iter().any(|l| l.contains("\"event\":\"close\"")) {
-                let values = lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+                let values = lines
+                    .iter()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect();
                 return (lines.join("\n"), values);
             }
             assert!(start.elapsed() < WAIT, "no close line: {lines:?}");
@@ -239,15 +254,24 @@ fn sasl_authenticate_bytes_are_redacted_both_ways() {
             pair["request"]["body"]["authBytes"],
             format!("<redacted: {} bytes>", plain_token().len())
         );
-        assert_eq!(pair["requestRedacted"], serde_json::json!(["body.authBytes"]));
-        assert_eq!(pair["responseRedacted"], serde_json::json!(["body.authBytes"]));
+        assert_eq!(
+            pair["requestRedacted"],
+            serde_json::json!(["body.authBytes"])
+        );
+        assert_eq!(
+            pair["responseRedacted"],
+            serde_json::json!(["body.authBytes"])
+        );
     }
 }
 
 #[test]
 fn log_secrets_shows_them_and_warns() {
     let (text, _, stderr) = authenticate(&["--log-secrets"]);
-    assert!(!leaks(&text).is_empty(), "--log-secrets shows the credentials");
+    assert!(
+        !leaks(&text).is_empty(),
+        "--log-secrets shows the credentials"
+    );
     assert!(stderr.contains("--log-secrets"), "{stderr}");
 }
 
@@ -315,7 +339,9 @@ fn raw_tokens_after_a_version_0_handshake_are_not_shown() {
     raw.extend_from_slice(&token);
     client.write_all(&raw).unwrap();
     assert!(read_frame(&mut client).is_empty());
-    client.write_all(&frame(3, ApiVersionsRequest::default(), 2)).unwrap();
+    client
+        .write_all(&frame(3, ApiVersionsRequest::default(), 2))
+        .unwrap();
     read_frame(&mut client);
     drop(client);
     let (text, lines) = tap.closed_log();

@@ -570,6 +570,9 @@ fn an_unreachable_broker_is_logged_and_the_client_closed() {
     drop(closed);
     let tap = Tap::start(address, &[]);
     let mut client = tap.connect();
+    // The tap reaches for the upstream once the client has said something, as Kafka clients
+    // always speak first.
+    client.send_all(&[(3, ApiVersionsRequest::default().into())]);
     let mut rest = Vec::new();
     let _ = client.stream.read_to_end(&mut rest);
     let lines = tap.wait_for("a connect error", |lines| {

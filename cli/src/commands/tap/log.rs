@@ -40,12 +40,11 @@ use crate::net::budget::{Budget, Charge};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{decode_request, decode_response, Direction, RawRequestHeader};
 use kafka_codec::json::redact::{self, Form};
-use kafka_codec::json::{JsonOptions, JsonSink, JsonWriter};
-use kafka_codec::serde_json::{self, json, Value};
-use kafka_codec::{
-    ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError, Message,
-    RequestFrame, ResponseFrame, TrailingBytes,
+use kafka_codec::json::{
+    transcode_request, transcode_response, JsonOptions, JsonSink, JsonWriter, TranscodeError,
 };
+use kafka_codec::serde_json::{self, json, Value};
+use kafka_codec::{ApiKey, Message, TrailingBytes};
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::SocketAddr;
@@ -584,86 +583,101 @@ impl Logger {
         line
     }
 
-    /// Decode options for one frame, with a memory budget taken from the process's, or why
-    /// the frame cannot be decoded now.
-    fn decode_options(&self, size: usize) -> Result<(DecodeOptions, Charge), String> {
-        let want = DecodeLimits::default()
-            .memory_budget_for(size)
-            .min(self.budget.limit() / 2);
-        match self.budget.try_reserve_optional(want) {
-            Some(charge) => {
-                let mut options = self.config.options;
-                options.limits.memory_budget = Some(charge.bytes());
-                Ok((options, charge))
-            }
-            None => Err(format!(
-                "--memory-budget ({} bytes) had no room to decode it",
-                self.budget.limit()
-            )),
-        }
-    }
-
+    /// A request's JSON, written as its bytes are read (no decoded message: the memory is
+    /// the line's share, whatever the frame holds).
     fn render_request(&self, bytes: &Bytes, size: usize) -> Side {
-        let (options, _charge) = match self.decode_options(size) {
-            Ok(options) => options,
-            Err(reason) => return self.skipped_because(reason, bytes, size),
-        };
-        match decode_request(bytes.clone(), &options) {
-            Ok(request) => self.message(
-                request.api_key(),
+        let api = RawRequestHeader::peek(bytes).and_then(|header| header.api());
+        let options = self.config.options;
+        match api {
+            // An ApiVersions request at a version this build does not know is read the way
+            // Kafka's broker reads it (header only, as version 0): decoded, it is small.
+            Some(ApiKey::ApiVersions) => self.message(
+                ApiKey::ApiVersions,
                 redact::Direction::Request,
-                |json, out| request.write_json(json, out),
+                |json, out| {
+                    let request =
+                        decode_request(bytes.clone(), &options).map_err(TranscodeError::Decode)?;
+                    request
+                        .write_json(json, out)
+                        .map_err(TranscodeError::Json)?;
+                    // Read at a version other than the one asked for, its length says nothing.
+                    let canonical = (request.api_version == request.header.request_api_version)
+                        .then(|| {
+                            let header_version =
+                                ApiKey::ApiVersions.request_header_version(request.api_version);
+                            Some(
+                                request.header.encoded_len(header_version).ok()?
+                                    + request.body.encoded_len(request.api_version).ok()?,
+                            )
+                        })
+                        .flatten();
+                    Ok(self.decoded_trailing(bytes, canonical))
+                },
                 bytes,
                 size,
-                || self.request_trailing(bytes, &request),
             ),
-            Err(e) => self.decode_failed(e, bytes, size),
+            _ => self.message(
+                api.unwrap_or(ApiKey::ApiVersions),
+                redact::Direction::Request,
+                |json, out| transcode_request(bytes, &options, json, out).map(|t| t.trailing_bytes),
+                bytes,
+                size,
+            ),
         }
     }
 
+    /// A response's JSON, as [`Logger::render_request`].
     fn render_response(&self, bytes: &Bytes, api: ApiKey, version: i16, size: usize) -> Side {
-        let (options, _charge) = match self.decode_options(size) {
-            Ok(options) => options,
-            Err(reason) => return self.skipped_because(reason, bytes, size),
-        };
-        match decode_response(bytes.clone(), api, version, &options) {
-            Ok(response) => self.message(
+        let options = self.config.options;
+        if api == ApiKey::ApiVersions {
+            // Kafka's clients read a refusal of their ApiVersions version at version 0.
+            return self.message(
                 api,
                 redact::Direction::Response,
-                |json, out| response.write_json(json, out),
-                bytes,
-                size,
-                || self.response_trailing(bytes, &response),
-            ),
-            Err(e) => self.decode_failed(e, bytes, size),
-        }
-    }
-
-    fn decode_failed(&self, error: DecodeError, bytes: &Bytes, size: usize) -> Side {
-        if matches!(error.kind(), DecodeErrorKind::LimitExceeded { what, .. } if *what == "memory budget")
-        {
-            return self.skipped_because(
-                format!(
-                    "decoding it would take more memory than --memory-budget had free ({error})"
-                ),
+                |json, out| {
+                    let response = decode_response(bytes.clone(), api, version, &options)
+                        .map_err(TranscodeError::Decode)?;
+                    response
+                        .write_json(json, out)
+                        .map_err(TranscodeError::Json)?;
+                    Ok(self.decoded_trailing(bytes, response.encoded_len().ok()))
+                },
                 bytes,
                 size,
             );
         }
-        self.error(error.to_string(), bytes, size)
+        self.message(
+            api,
+            redact::Direction::Response,
+            |json, out| {
+                transcode_response(bytes, api, version, &options, json, out)
+                    .map(|t| t.trailing_bytes)
+            },
+            bytes,
+            size,
+        )
     }
 
-    /// A decoded message as it is logged: the one place where a message's JSON is written
-    /// out, capped at its share of the line, its `records` fields expanded with --records,
-    /// its secrets replaced by markers (unless --log-secrets).
+    /// Bytes after a decoded message's body, which a lenient decode let through: the frame's
+    /// length less the canonical encoding's (which a body read leniently always has).
+    fn decoded_trailing(&self, frame: &Bytes, canonical: Option<usize>) -> usize {
+        match (self.config.options.trailing_bytes, canonical) {
+            (TrailingBytes::Allow, Some(canonical)) => frame.len().saturating_sub(canonical),
+            _ => 0,
+        }
+    }
+
+    /// A message as it is logged: the one place where a message's JSON is written out,
+    /// capped at its share of the line, its `records` fields expanded with --records, its
+    /// secrets replaced by markers (unless --log-secrets). `write` writes it and returns the
+    /// trailing bytes it let through.
     fn message(
         &self,
         api: ApiKey,
         direction: redact::Direction,
-        write: impl FnOnce(&JsonOptions<'_>, &mut dyn JsonSink) -> Result<(), EncodeError>,
+        write: impl FnOnce(&JsonOptions<'_>, &mut dyn JsonSink) -> Result<usize, TranscodeError>,
         bytes: &Bytes,
         size: usize,
-        trailing: impl FnOnce() -> Option<Value>,
     ) -> Side {
         // A records field that does not decode stays base64: the tap logs, it never refuses.
         // Expanding one may take a decompressed batch: charged first, or not expanded.
@@ -697,18 +711,25 @@ impl Logger {
             cap,
         };
         let mut writer = JsonWriter::compact(&mut text);
+        let mut trailing = 0;
         let written = if self.config.log_secrets {
-            write(&options, &mut writer).map(|()| Vec::new())
+            write(&options, &mut writer).map(|n| {
+                trailing = n;
+                Vec::new()
+            })
         } else {
             redact::write_redacted(api, direction, Form::Frame, &mut writer, |out| {
-                write(&options, out)
+                write(&options, out).map(|n| trailing = n)
             })
         };
         let over_cap = writer.finish().is_err();
         records_errors.extend(hook.map(|hook| hook.take_refused()).unwrap_or_default());
         drop(records_charge);
         match written {
-            Err(e) => self.error(format!("cannot show as JSON: {e}"), bytes, size),
+            Err(TranscodeError::Decode(e)) => self.error(e.to_string(), bytes, size),
+            Err(TranscodeError::Json(e)) => {
+                self.error(format!("cannot show as JSON: {e}"), bytes, size)
+            }
             Ok(redacted) => Side::Json {
                 text: if over_cap {
                     serde_json::to_vec(&json!({
@@ -721,72 +742,14 @@ impl Logger {
                 } else {
                     text.buf
                 },
-                trailing: trailing(),
+                trailing: (trailing > 0).then(|| {
+                    let tail = &bytes[bytes.len() - trailing..];
+                    json!({"bytes": trailing, "hex": self.hex(tail)})
+                }),
                 records_errors: (!records_errors.is_empty()).then(|| json!(records_errors)),
                 redacted,
             },
         }
-    }
-
-    /// Bytes after the request's body, which the lenient decode ignored (as Kafka's broker
-    /// does): `{"bytes": n, "hex": …}`. A frame whose canonical encoding has its length
-    /// cannot have any, so only the others are decoded again, strictly, to find out.
-    fn request_trailing(
-        &self,
-        frame: &Bytes,
-        request: &kafka_codec::conn::IncomingRequest,
-    ) -> Option<Value> {
-        if self.config.options.trailing_bytes == TrailingBytes::Reject
-            || request.api_version != request.header.request_api_version
-        {
-            return None;
-        }
-        let api = request.api_key();
-        let header_version = api.request_header_version(request.api_version);
-        let canonical = request.header.encoded_len(header_version).ok()?
-            + request.body.encoded_len(request.api_version).ok()?;
-        if canonical == frame.len() {
-            return None;
-        }
-        let strict = self.strict_options();
-        match RequestFrame::decode_with(frame.clone(), &strict) {
-            Err(e) => self.trailing(frame, &e),
-            Ok(_) => None,
-        }
-    }
-
-    /// As [`Logger::request_trailing`], for a response.
-    fn response_trailing(&self, frame: &Bytes, response: &ResponseFrame) -> Option<Value> {
-        if self.config.options.trailing_bytes == TrailingBytes::Reject
-            || response.encoded_len().ok()? == frame.len()
-        {
-            return None;
-        }
-        let strict = self.strict_options();
-        match ResponseFrame::decode_with(
-            frame.clone(),
-            response.api_key(),
-            response.api_version,
-            &strict,
-        ) {
-            Err(e) => self.trailing(frame, &e),
-            Ok(_) => None,
-        }
-    }
-
-    fn strict_options(&self) -> DecodeOptions {
-        DecodeOptions {
-            trailing_bytes: TrailingBytes::Reject,
-            ..self.config.options
-        }
-    }
-
-    fn trailing(&self, frame: &[u8], error: &DecodeError) -> Option<Value> {
-        let DecodeErrorKind::TrailingBytes(count) = error.kind() else {
-            return None;
-        };
-        let tail = &frame[frame.len().saturating_sub(*count)..];
-        Some(json!({"bytes": count, "hex": self.hex(tail)}))
     }
 
     /// `api` if its messages in `direction` can carry credentials and they are not shown.

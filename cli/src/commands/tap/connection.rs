@@ -3,7 +3,7 @@
 //! may close it early (the connection cap or memory budget evicting it, the idle timeout).
 //! Its logger runs as a task of its own on the decoding threads, fed through a bounded queue.
 
-use super::events::Event;
+use super::events::{ClosedEvent, ConnectEvent, Event};
 use super::log::Logger;
 use super::pump::{pump, Link};
 use super::Proxy;
@@ -42,28 +42,34 @@ pub async fn serve(
     target: Target,
 ) {
     let _ = client.set_nodelay(true);
-    let events = proxy.log.as_ref().map(|log| {
-        let (events, received) = mpsc::channel(EVENT_QUEUE);
-        let logger = Logger::new(
-            id,
-            Arc::clone(&proxy.config),
-            Arc::clone(log),
-            Arc::clone(&proxy.budget),
-        );
-        proxy.decode.spawn(logger.run(received));
-        events
-    });
-    let connect_event = |upstream_address, error| Event::Connect {
-        client: peer,
-        listener: target.listener,
-        upstream: target.upstream.clone(),
-        upstream_address,
-        error,
+    // The logger and its queue come once there is something to log (the connect line), so
+    // that a connection that only waits costs its task and its socket.
+    let start_logger = || {
+        proxy.log.as_ref().map(|log| {
+            let (events, received) = mpsc::channel(EVENT_QUEUE);
+            let logger = Logger::new(
+                id,
+                Arc::clone(&proxy.config),
+                Arc::clone(log),
+                Arc::clone(&proxy.budget),
+            );
+            proxy.decode.spawn(logger.run(received));
+            events
+        })
+    };
+    let connect_event = |upstream_address, error| {
+        Event::Connect(Box::new(ConnectEvent {
+            client: peer,
+            listener: target.listener,
+            upstream: target.upstream.clone(),
+            upstream_address,
+            error,
+        }))
     };
     // Everything before the pumps start: may be cut short by an eviction or the idle timeout.
     let setup = async {
         let client = match &proxy.listen_tls {
-            Some(acceptor) => stream::accept_tls(acceptor, client, HANDSHAKE_TIMEOUT)
+            Some(acceptor) => Box::pin(stream::accept_tls(acceptor, client, HANDSHAKE_TIMEOUT))
                 .await
                 .map_err(|e| e.to_string())?,
             None => {
@@ -81,12 +87,14 @@ pub async fn serve(
                 Stream::Plain(client)
             }
         };
-        let (server, address) = stream::connect(
+        // Boxed, like the forwarding below: a waiting connection's task holds only the
+        // state of waiting.
+        let (server, address) = Box::pin(stream::connect(
             &proxy.resolver,
             &target.upstream,
             CONNECT_TIMEOUT,
             proxy.upstream_tls.as_ref(),
-        )
+        ))
         .await
         .map_err(|e| format!("cannot connect upstream: {e}"))?;
         Ok::<_, String>((client, server, address))
@@ -104,18 +112,31 @@ pub async fn serve(
         ready = setup => match ready {
             Ok(streams) => streams,
             Err(error) => {
-                send(&events, connect_event(None, Some(error))).await;
+                send(&start_logger(), connect_event(None, Some(error))).await;
                 return;
             }
         },
         why = interrupted => {
-            send(&events, connect_event(None, Some(format!("{why}, before connecting upstream")))).await;
+            let error = format!("{why}, before connecting upstream");
+            send(&start_logger(), connect_event(None, Some(error))).await;
             return;
         }
     };
+    let events = start_logger();
     if let Some(events) = &events {
         let _ = events.send(connect_event(Some(address), None)).await;
     }
+    Box::pin(forward(&proxy, member, events, client, server)).await;
+}
+
+/// Runs the two pumps until the connection ends, then logs its close.
+async fn forward(
+    proxy: &Proxy,
+    member: Member,
+    events: Option<mpsc::Sender<Event>>,
+    client: Stream,
+    server: Stream,
+) {
     let rewrite = proxy.rewrite();
     let client_fd = client.raw_fd();
     let link = Link::new(
@@ -149,11 +170,11 @@ pub async fn serve(
         )),
     };
     let (to_server, to_client) = link.finish();
-    link.send(Event::Closed {
+    link.send(Event::Closed(Box::new(ClosedEvent {
         to_server,
         to_client,
         closed_by,
-    })
+    })))
     .await;
     // Dropping the halves closes both sockets.
 }

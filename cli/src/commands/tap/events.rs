@@ -16,24 +16,9 @@ pub const EVENT_COST: usize = 256;
 
 pub enum Event {
     /// The upstream connection is up (or could not be made: `error`).
-    Connect {
-        client: SocketAddr,
-        listener: SocketAddr,
-        upstream: String,
-        upstream_address: Option<SocketAddr>,
-        error: Option<String>,
-    },
-    /// A whole frame passed.
-    Frame {
-        direction: Direction,
-        /// When its last byte was read.
-        seen: (Instant, SystemTime),
-        frame: Frame,
-        /// The broker addresses replaced in it, if it was rewritten.
-        rewritten: Option<Note>,
-        /// The event's own cost ([`EVENT_COST`]).
-        charge: Charge,
-    },
+    Connect(Box<ConnectEvent>),
+    /// A whole frame passed (boxed: the queue's slots are the size of the smallest event).
+    Frame(Box<FrameEvent>),
     /// A negative size prefix: no frames any more in this direction.
     Unframeable {
         direction: Direction,
@@ -41,9 +26,30 @@ pub enum Event {
         at: SystemTime,
     },
     /// Both directions ended; `closed_by` says why if the tool closed the connection.
-    Closed {
-        to_server: Stats,
-        to_client: Stats,
-        closed_by: Option<String>,
-    },
+    Closed(Box<ClosedEvent>),
+}
+
+pub struct ConnectEvent {
+    pub client: SocketAddr,
+    pub listener: SocketAddr,
+    pub upstream: String,
+    pub upstream_address: Option<SocketAddr>,
+    pub error: Option<String>,
+}
+
+pub struct FrameEvent {
+    pub direction: Direction,
+    /// When its last byte was read.
+    pub seen: (Instant, SystemTime),
+    pub frame: Frame,
+    /// The broker addresses replaced in it, if it was rewritten.
+    pub rewritten: Option<Note>,
+    /// The event's own cost ([`EVENT_COST`]).
+    pub charge: Charge,
+}
+
+pub struct ClosedEvent {
+    pub to_server: Stats,
+    pub to_client: Stats,
+    pub closed_by: Option<String>,
 }

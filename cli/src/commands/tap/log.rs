@@ -31,7 +31,7 @@
 //! interleave.
 
 use super::config::Config;
-use super::events::Event;
+use super::events::{ClosedEvent, ConnectEvent, Event, FrameEvent};
 use super::framing::{Content, Frame, Skipped};
 use super::rewrite::Note;
 use super::stats::Stats;
@@ -260,13 +260,14 @@ impl Logger {
     /// Handles one event; `true` after the last.
     fn event(&mut self, event: Event) -> bool {
         match event {
-            Event::Connect {
-                client,
-                listener,
-                upstream,
-                upstream_address,
-                error,
-            } => {
+            Event::Connect(connect) => {
+                let ConnectEvent {
+                    client,
+                    listener,
+                    upstream,
+                    upstream_address,
+                    error,
+                } = *connect;
                 self.client = client.to_string();
                 self.upstream = upstream.clone();
                 let mut line = self.line("connect", SystemTime::now());
@@ -282,13 +283,14 @@ impl Logger {
                 self.log.write(&line.finish());
                 error.is_some()
             }
-            Event::Frame {
-                direction,
-                seen,
-                frame,
-                rewritten,
-                charge,
-            } => {
+            Event::Frame(event) => {
+                let FrameEvent {
+                    direction,
+                    seen,
+                    frame,
+                    rewritten,
+                    charge,
+                } = *event;
                 match direction {
                     Direction::ToServer => self.request(seen, frame, charge),
                     Direction::ToClient => self.response(seen, frame, rewritten),
@@ -310,11 +312,12 @@ impl Logger {
                 self.log.write(&line.finish());
                 false
             }
-            Event::Closed {
-                to_server,
-                to_client,
-                closed_by,
-            } => {
+            Event::Closed(closed) => {
+                let ClosedEvent {
+                    to_server,
+                    to_client,
+                    closed_by,
+                } = *closed;
                 self.closed(to_server, to_client, closed_by);
                 true
             }

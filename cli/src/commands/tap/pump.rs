@@ -10,7 +10,7 @@
 //! every byte: received, forwarded, and what was read and not written.
 
 use super::config::Config;
-use super::events::{Event, EVENT_COST};
+use super::events::{Event, FrameEvent, EVENT_COST};
 use super::framing::{Content, Framer, Piece, Policy, Skipped};
 use super::rewrite::{Note, Rewrite};
 use super::stats::Stats;
@@ -290,13 +290,15 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
         for event in events {
             let charge = link.budget.reserve(EVENT_COST).await;
             let event = match (event, charge) {
-                (Pending::Frame(frame, rewritten), Some(charge)) => Event::Frame {
-                    direction,
-                    seen,
-                    frame,
-                    rewritten,
-                    charge,
-                },
+                (Pending::Frame(frame, rewritten), Some(charge)) => {
+                    Event::Frame(Box::new(FrameEvent {
+                        direction,
+                        seen,
+                        frame,
+                        rewritten,
+                        charge,
+                    }))
+                }
                 (Pending::Unframeable(size), _) => Event::Unframeable {
                     direction,
                     size,

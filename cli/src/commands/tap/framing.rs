@@ -199,8 +199,21 @@ impl Framer {
     }
 
     /// Splits `chunk` into pieces.
+    #[cfg(test)]
     pub fn push(&mut self, chunk: Bytes, policy: &mut impl Policy) -> Vec<Piece> {
+        self.push_frames(chunk, policy, usize::MAX).0
+    }
+
+    /// Splits `chunk` into pieces, stopping right after `max_frames` frames have ended: the
+    /// bytes after them are returned, untouched, for a later call.
+    pub fn push_frames(
+        &mut self,
+        chunk: Bytes,
+        policy: &mut impl Policy,
+        max_frames: usize,
+    ) -> (Vec<Piece>, Bytes) {
         let mut out = Vec::new();
+        let first_frame = self.frames;
         // Start of the run of `chunk` forwarded as is, if one is open. Anything forwarded
         // otherwise (bytes kept back, then released) closes the run first, to keep the order.
         let mut run: Option<usize> = None;
@@ -210,7 +223,7 @@ impl Framer {
             }
         };
         let mut at = 0;
-        while at < chunk.len() {
+        while at < chunk.len() && self.frames - first_frame < max_frames as u64 {
             match &mut self.state {
                 State::Broken => {
                     run.get_or_insert(at);
@@ -307,8 +320,9 @@ impl Framer {
                 }
             }
         }
-        flush(&mut out, &mut run, chunk.len());
-        out
+        flush(&mut out, &mut run, at);
+        let rest = chunk.slice(at..);
+        (out, rest)
     }
 
     fn start_frame(&mut self, prefix: [u8; 4], size: usize, policy: &mut impl Policy) -> Hold {
@@ -566,6 +580,41 @@ mod tests {
             assert_eq!(frames.len(), 4);
             assert_eq!(framer.partial(), 4 + 200);
             assert_eq!(framer.reserved(), 300);
+        }
+    }
+
+    #[test]
+    fn pushing_a_number_of_frames_leaves_the_rest_untouched() {
+        let stream = stream();
+        for holding in [false, true] {
+            for limit in 1..=5 {
+                let mut framer = Framer::new(1 << 20, 16, holding);
+                let mut policy = Everything::new();
+                let (mut forwarded, mut sizes) = (Vec::new(), Vec::new());
+                let mut rest = Bytes::from(stream.clone());
+                while !rest.is_empty() {
+                    let (pieces, left) = framer.push_frames(rest, &mut policy, limit);
+                    let mut frames = 0;
+                    for piece in pieces {
+                        match piece {
+                            Piece::Forward(bytes) => forwarded.extend_from_slice(&bytes),
+                            Piece::Frame(frame) => {
+                                if let Some(held) = &frame.held {
+                                    forwarded.extend_from_slice(held);
+                                }
+                                sizes.push(frame.size);
+                                frames += 1;
+                            }
+                            Piece::Unframeable(size) => panic!("unframeable {size}"),
+                        }
+                    }
+                    assert!(frames <= limit);
+                    assert!(left.is_empty() || frames == limit);
+                    rest = left;
+                }
+                assert_eq!(forwarded, stream, "holding {holding}, limit {limit}");
+                assert_eq!(sizes, [11, 6, 0, 1, 300]);
+            }
         }
     }
 

@@ -112,8 +112,7 @@ pub struct Tap {
           value_parser = RangedU64ValueParser::<usize>::new().range(16..=1 << 20))]
     max_hex: usize,
     /// Requests a client may have sent and not had answered; at this many the tap stops
-    /// reading from the client (backpressure) until responses come. Checked between reads,
-    /// so the requests of the one read that crosses it pass too.
+    /// forwarding and reading from the client (backpressure) until responses come.
     #[arg(long, value_name = "N", default_value_t = 1024,
           value_parser = RangedU64ValueParser::<usize>::new().range(1..=1 << 20))]
     max_in_flight: usize,

@@ -263,6 +263,10 @@ impl End {
 /// Copies `from` to `to` until either side ends. On a clean end the receiver's write side is
 /// shut (the other direction may still be busy); the caller closes everything otherwise.
 pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to: WriteHalf) -> End {
+    // Bytes read and not yet framed: what is left of a read when --max-in-flight stopped
+    // the framing in the middle of it, and its charge.
+    let mut unframed = Bytes::new();
+    let mut held = None;
     let end = loop {
         if direction == Direction::ToServer {
             match link.wait_in_flight().await {
@@ -276,17 +280,31 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
                 }
             }
         }
-        let chunk = match from.read_chunk().await {
-            Ok(chunk) if chunk.is_empty() => break End::Eof,
-            Ok(chunk) => chunk,
-            Err(e) => break End::ReadFailed(e),
-        };
-        link.touch();
-        // What was read is held until it is written: a needed charge, which waits when the
-        // budget is spent (a chunk is far below the smallest budget, so it always fits).
-        let held = link.budget.reserve(chunk.len()).await;
+        if unframed.is_empty() {
+            let chunk = match from.read_chunk().await {
+                Ok(chunk) if chunk.is_empty() => break End::Eof,
+                Ok(chunk) => chunk,
+                Err(e) => break End::ReadFailed(e),
+            };
+            link.touch();
+            link.progress(direction).stats.received.add(&chunk);
+            // What was read is held until it is written: a needed charge, which waits when
+            // the budget is spent (a read is far below the smallest budget, so it fits).
+            held = link.budget.reserve(chunk.len()).await;
+            unframed = chunk;
+        }
         let seen = (Instant::now(), SystemTime::now());
-        let events = frame(direction, link, chunk);
+        // Requests: no more frames than may still be in flight, so the bound is exact.
+        let allowed = match direction {
+            Direction::ToServer => link
+                .config
+                .max_in_flight
+                .saturating_sub(link.in_flight.load(Ordering::Acquire))
+                .max(1),
+            Direction::ToClient => usize::MAX,
+        };
+        let (events, rest) = frame(direction, link, std::mem::take(&mut unframed), allowed);
+        unframed = rest;
         for event in events {
             let charge = link.budget.reserve(EVENT_COST).await;
             let event = match (event, charge) {
@@ -312,8 +330,15 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
         if let Err(e) = write_unsent(direction, link, &mut to).await {
             break End::WriteFailed(e);
         }
-        drop(held);
+        if unframed.is_empty() {
+            held = None;
+        }
     };
+    drop(held);
+    if !unframed.is_empty() {
+        // Read, never framed nor forwarded: the connection is ending.
+        link.progress(direction).stats.dropped.add(&unframed);
+    }
     // Bytes kept back for a hold decision were sent by the peer: they go out as they are,
     // unless the receiver is gone.
     if matches!(end, End::Eof | End::ReadFailed(_)) {
@@ -338,13 +363,18 @@ enum Pending {
     Unframeable(i32),
 }
 
-/// Splits `chunk` into frames, queues its bytes (or their rewritten replacements) to be
-/// written, counts requests awaiting responses, and returns what the logger gets.
-fn frame(direction: Direction, link: &Link, chunk: Bytes) -> Vec<Pending> {
+/// Splits `chunk` into frames, at most `max_frames` of them, queues their bytes (or their
+/// rewritten replacements) to be written, counts requests awaiting responses, and returns
+/// what the logger gets and the bytes after the last frame taken.
+fn frame(
+    direction: Direction,
+    link: &Link,
+    chunk: Bytes,
+    max_frames: usize,
+) -> (Vec<Pending>, Bytes) {
     let mut progress = link.progress(direction);
-    progress.stats.received.add(&chunk);
     let mut policy = PumpPolicy { direction, link };
-    let pieces = progress.framer.push(chunk, &mut policy);
+    let (pieces, rest) = progress.framer.push_frames(chunk, &mut policy, max_frames);
     let mut out = Vec::new();
     for piece in pieces {
         match piece {
@@ -405,7 +435,7 @@ fn frame(direction: Direction, link: &Link, chunk: Bytes) -> Vec<Pending> {
             }
         }
     }
-    out
+    (out, rest)
 }
 
 /// Writes what is queued, in order, counting it as it goes.

@@ -193,9 +193,11 @@ make_tls_files() {
         -file "$dir/ca.pem"
     # keytool does not write private keys: the tap's comes out of its PKCS12 store as PKCS#8
     # PEM with openssl (the key is the one the CA certified; the store's self-signed
-    # certificate is left behind).
+    # certificate is left behind). Java stores an EC key without its public half, which
+    # rustls's key loader requires: `openssl ec` puts it back.
     openssl pkcs12 -in "$dir/tap.p12" -nocerts -nodes -passin "pass:$store_password" \
-        2>>"$dir/keytool.log" | openssl pkcs8 -topk8 -nocrypt -out "$dir/tap-key.pem" \
+        2>>"$dir/keytool.log" | openssl ec 2>>"$dir/keytool.log" |
+        openssl pkcs8 -topk8 -nocrypt -out "$dir/tap-key.pem" \
         2>>"$dir/keytool.log" || tls_failed "openssl"
     grep -q 'BEGIN PRIVATE KEY' "$dir/tap-key.pem" || tls_failed "no key in tap-key.pem"
 }

@@ -82,8 +82,20 @@ impl ListenTls {
             .with_no_client_auth()
             .with_single_cert(chain, private)
             .map_err(|e| {
+                // Java's keytool stores EC keys without their public half, which the key
+                // loader needs; the fix is one command.
+                let hint = if e.to_string().contains("failed to parse private key") {
+                    format!(
+                        " (an EC key exported from a Java keystore lacks its public key: \
+                         rewrite it with `openssl ec -in {0} | openssl pkcs8 -topk8 -nocrypt \
+                         -out KEY.pem`)",
+                        key.display()
+                    )
+                } else {
+                    String::new()
+                };
                 Failure::Input(format!(
-                    "--listen-tls-cert {} / --listen-tls-key {}: {e}",
+                    "--listen-tls-cert {} / --listen-tls-key {}: {e}{hint}",
                     cert.display(),
                     key.display()
                 ))

@@ -13,12 +13,15 @@
 
 #[path = "../../tests/support/dense.rs"]
 mod dense;
+#[path = "support/rss.rs"]
+mod rss;
 
 use dense::Shape;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::{ApiKey, DecodeOptions, RequestFrame, ResponseFrame};
+use rss::peak_rss;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Set in the child that decodes with the library: `<shape name>:<frame file>`.
 const LIBRARY_DECODE: &str = "KAFKA_CODEC_TEST_LIBRARY_DECODE";
@@ -26,41 +29,6 @@ const LIBRARY_DECODE: &str = "KAFKA_CODEC_TEST_LIBRARY_DECODE";
 /// Frame size: large enough that the decoded message dwarfs a process's fixed RSS, small
 /// enough for a debug build to decode in seconds.
 const FRAME_BYTES: usize = 2 << 20;
-
-/// Runs `command` to its end and returns its maximum resident set size in bytes; fails the
-/// test if it does not exit 0.
-fn peak_rss(mut command: Command, what: &str) -> u64 {
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: `status` and `usage` are valid, writable and live for the call; `usage` is a
-    // plain C struct for which all-zero bytes are a valid value. `pid` is our own child,
-    // not yet waited for (`child` is dropped below without `wait`, so std never reaps it
-    // again).
-    let (reaped, usage) = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        let reaped = libc::wait4(pid, &mut status, 0, &mut usage);
-        (reaped, usage)
-    };
-    drop(child);
-    assert_eq!(
-        reaped,
-        pid,
-        "{what}: wait4 failed: {}",
-        std::io::Error::last_os_error()
-    );
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{what}: exited with status {status:#x}"
-    );
-    // Linux reports kibibytes.
-    usage.ru_maxrss as u64 * 1024
-}
 
 /// The child's work: decode the frame with the library, keep the message until the end.
 fn library_decode(spec: &str) {

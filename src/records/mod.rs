@@ -67,6 +67,7 @@
 //! [`BatchReader::truncated_tail`]; [`BatchReader::new`] refuses it.
 
 mod batch;
+mod budget;
 mod builder;
 mod compression;
 mod control;
@@ -169,6 +170,47 @@ pub struct Record {
     pub value: Option<Bytes>,
     /// Headers, in order (magic 2 only).
     pub headers: Vec<Header>,
+}
+
+/// How writing a decoded batch again ([`RecordBatch::encode_to_vec`], what `records encode`
+/// does) compares with the bytes it was read from: see [`RawBatch::reencoding`].
+///
+/// Positions are byte offsets in the records field given to the reader. The batch length
+/// and CRC fields follow from the rest and are not compared themselves (but for a CRC that
+/// was not checked and is wrong): a position names the first other byte that would differ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reencoding {
+    /// The same bytes come back.
+    Same,
+    /// A field, or a record, is not written as Kafka writes it (a varint longer than it
+    /// needs, attribute bits Kafka does not define, a legacy wrapper's key or inner offsets,
+    /// a CRC that was not checked and is wrong). In a compressed batch, `decompressed_at`
+    /// is the offset in its decompressed records and `at` where its compressed records
+    /// start.
+    NotCanonical {
+        /// Byte offset of the difference.
+        at: usize,
+        /// For a difference inside compressed records: its offset in the decompressed bytes.
+        decompressed_at: Option<usize>,
+    },
+    /// The records are as Kafka writes them, but compressing them again gives other bytes
+    /// (another codec implementation or level wrote them) from `at` on.
+    Recompressed {
+        /// Byte offset of the first compressed byte that differs.
+        at: usize,
+    },
+    /// The decoded batch cannot be written.
+    Unwritable(RecordsError),
+}
+
+/// Where `a` and `b` first differ, or where the shorter ends if one is a prefix of the
+/// other; `None` when they are equal.
+pub(crate) fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(at) => Some(at),
+        None => (a.len() != b.len()).then_some(a.len().min(b.len())),
+    }
 }
 
 /// A batch's header, read without its records.

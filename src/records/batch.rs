@@ -134,6 +134,7 @@ pub(super) struct RecordParts {
 /// A record as the JSON form shows it: its fields, and its headers read one at a time
 /// (from the bytes when the record was read in place, so that a record of millions of
 /// headers holds none of them in memory).
+#[cfg(feature = "json")]
 pub(super) struct RecordView<'a> {
     pub offset: i64,
     pub timestamp: i64,
@@ -143,8 +144,9 @@ pub(super) struct RecordView<'a> {
     pub headers: HeaderViews<'a>,
 }
 
-/// The headers of a [`RecordView`].
+/// Headers read one at a time: a decoded record's, or from a record's bytes.
 pub(super) enum HeaderViews<'a> {
+    #[cfg(feature = "json")]
     Decoded(std::slice::Iter<'a, Header>),
     /// `count` headers from `pos` in `data`, already checked by [`read_record_parts`].
     InPlace {
@@ -159,6 +161,7 @@ impl<'a> Iterator for HeaderViews<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
+            #[cfg(feature = "json")]
             HeaderViews::Decoded(headers) => headers
                 .next()
                 .map(|h| Ok((h.key.as_str(), h.value.as_deref()))),
@@ -200,6 +203,7 @@ impl<'a> Iterator for HeaderViews<'a> {
     }
 }
 
+#[cfg(feature = "json")]
 impl RecordView<'_> {
     /// A decoded record's view.
     pub(super) fn of(record: &Record) -> RecordView<'_> {
@@ -226,6 +230,7 @@ impl RecordIter {
 
     /// The next record, read in place without allocating (the same records and errors as
     /// [`Iterator::next`]).
+    #[cfg(feature = "json")]
     pub(super) fn next_view(&mut self) -> Option<Result<RecordView<'_>, RecordsError>> {
         match &mut self.0 {
             Inner::V2(records) => {
@@ -1380,6 +1385,112 @@ mod tests {
         }
         // Both paths were taken many times.
         assert!(accepted > 10_000 && refused > 1_000, "{accepted} {refused}");
+    }
+
+    /// A batch whose first record's key length takes two bytes where one does, rebuilt
+    /// around it (records compressed again, length and CRC recomputed).
+    fn with_a_long_varint(batch: &RecordBatch) -> Vec<u8> {
+        let mut records = Vec::new();
+        write_plain_records(batch, &mut records).unwrap();
+        let data = Bytes::from(records.clone());
+        let parts = read_record_parts(
+            &mut Cursor {
+                data: &data,
+                pos: 0,
+            },
+            None,
+        )
+        .unwrap();
+        let (key, _) = parts.key.unwrap();
+        // Key length (one byte) and record length (one byte) both grow by the byte added.
+        records[key - 1] |= 0x80;
+        records.insert(key, 0);
+        let (length, _) = varint_at(&records, 0).unwrap();
+        records[0] = (((length + 1) << 1) ^ ((length + 1) >> 31)) as u8;
+        let mut out = Vec::new();
+        let mut canonical = batch.clone();
+        canonical.records.clear();
+        encode_v2(&canonical, &mut out).unwrap();
+        out.truncate(RECORD_BATCH_OVERHEAD);
+        compress(batch.compression, 2, &records, &mut out).unwrap();
+        let length = (out.len() - LOG_OVERHEAD) as i32;
+        out[8..12].copy_from_slice(&length.to_be_bytes());
+        out[57..61].copy_from_slice(&(batch.records.len() as i32).to_be_bytes());
+        let crc = crc32c::crc32c(&out[ATTRIBUTES_OFFSET..]);
+        out[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
+        out
+    }
+
+    /// `reencoding` finds what encode would not write back: a varint longer than it needs
+    /// (where it is, in the batch or in its decompressed records), attribute bits Kafka does
+    /// not define, a wrong CRC that was not checked; and nothing in a batch encode wrote.
+    #[test]
+    fn reencoding_finds_what_encode_would_change() {
+        use super::super::{RawBatch, ReadOptions};
+        let raw = |bytes: Vec<u8>, verify_crc: bool| -> RawBatch {
+            let options = ReadOptions {
+                verify_crc,
+                ..ReadOptions::default()
+            };
+            super::super::BatchReader::with_options(Bytes::from(bytes), options)
+                .next()
+                .unwrap()
+                .unwrap()
+        };
+        let mut rng = SmallRng::seed_from_u64(12);
+        for compression in Compression::ALL.into_iter().filter(|c| c.is_enabled()) {
+            let batch = RecordBatch {
+                compression,
+                base_offset: 5,
+                base_timestamp: 1_700_000_000_000,
+                records: records(&mut rng),
+                ..RecordBatch::default()
+            };
+            // A first record short enough for its length to take one byte.
+            let mut batch = batch;
+            batch.records[0] = Record {
+                offset: 5,
+                timestamp: 1_700_000_000_000,
+                key: Some(Bytes::from_static(b"key")),
+                value: Some(Bytes::from_static(b"v")),
+                ..Record::default()
+            };
+            let canonical = batch.encode_to_bytes().unwrap().to_vec();
+            assert_eq!(
+                raw(canonical.clone(), true).reencoding(),
+                Ok(Reencoding::Same)
+            );
+
+            let long = with_a_long_varint(&batch);
+            let decoded = raw(long.clone(), true).decode().unwrap();
+            assert_eq!(decoded.records, batch.records, "{compression}");
+            // Encode writes the record a byte shorter: its length is the first byte that
+            // differs, at the start of the records.
+            let expected = Reencoding::NotCanonical {
+                at: RECORD_BATCH_OVERHEAD,
+                decompressed_at: (compression != Compression::None).then_some(0),
+            };
+            assert_eq!(raw(long, true).reencoding(), Ok(expected), "{compression}");
+
+            let mut odd = canonical.clone();
+            odd[ATTRIBUTES_OFFSET] |= 0x01; // bit 8 of the attributes
+            let crc = crc32c::crc32c(&odd[ATTRIBUTES_OFFSET..]);
+            odd[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
+            let expected = Reencoding::NotCanonical {
+                at: ATTRIBUTES_OFFSET,
+                decompressed_at: None,
+            };
+            assert_eq!(raw(odd, true).reencoding(), Ok(expected), "{compression}");
+
+            let mut wrong_crc = canonical;
+            wrong_crc[CRC_OFFSET + 3] ^= 1;
+            assert!(raw(wrong_crc.clone(), true).reencoding().is_err());
+            let expected = Reencoding::NotCanonical {
+                at: CRC_OFFSET + 3,
+                decompressed_at: None,
+            };
+            assert_eq!(raw(wrong_crc, false).reencoding(), Ok(expected));
+        }
     }
 
     /// The writer's bound holds for records at the limits of each varint width.

@@ -233,8 +233,19 @@ pub(crate) fn compress(
             out.extend_from_slice(&compressed);
             Ok(())
         }
-        other => compress_to(other, magic, input, out)
-            .map_err(|e| RecordsErrorKind::Unwritable(format!("{other}: {e}"))),
+        other => compress_to(other, magic, input, out).map_err(|e| codec_error(other, e)),
+    }
+}
+
+/// What a codec's write error means: a codec compiled out, or a failure of the codec.
+fn codec_error(compression: Compression, e: std::io::Error) -> RecordsErrorKind {
+    match e
+        .into_inner()
+        .map(|inner| inner.downcast::<RecordsErrorKind>())
+    {
+        Some(Ok(kind)) => *kind,
+        Some(Err(other)) => RecordsErrorKind::Unwritable(format!("{compression}: {other}")),
+        None => RecordsErrorKind::Unwritable(format!("{compression}: write failed")),
     }
 }
 
@@ -313,13 +324,7 @@ pub(crate) fn compressed_difference(
             .differs_at
             .or((comparison.pos != expected.len()).then_some(comparison.pos))),
         Err(_) if comparison.differs_at.is_some() => Ok(comparison.differs_at),
-        Err(e) => Err(match e.into_inner() {
-            Some(inner) => match inner.downcast::<RecordsErrorKind>() {
-                Ok(kind) => *kind,
-                Err(other) => RecordsErrorKind::Unwritable(format!("{compression}: {other}")),
-            },
-            None => RecordsErrorKind::Unwritable(format!("{compression}: write failed")),
-        }),
+        Err(e) => Err(codec_error(compression, e)),
     }
 }
 

@@ -740,3 +740,434 @@ fn encode_inner(batch: &RecordBatch, out: &mut Vec<u8>) -> Result<(), RecordsErr
         Some(&value),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::reader::BatchReader;
+    use super::super::ReadOptions;
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    /// The eager reader this module had before its messages were read lazily, kept as the
+    /// oracle of `lazy_reading_gives_the_records_and_errors_of_the_eager_one`.
+    mod eager {
+        use super::super::super::compression::decompress;
+        use super::super::super::{
+            BatchHeader, Compression, Record, RecordBatch, RecordsError, RecordsErrorKind,
+            TimestampType, COMPRESSION_MASK, LOG_OVERHEAD, TIMESTAMP_TYPE_BIT,
+        };
+        use super::super::{min_message_size, parse_header, verify_crc, MAGIC_OFFSET};
+        use crate::wire::DecodeLimits;
+        use bytes::Bytes;
+
+        /// A message's fields after the log overhead.
+        struct Message {
+            crc: u32,
+            magic: i8,
+            attributes: i8,
+            timestamp: i64,
+            key: Option<Bytes>,
+            value: Option<Bytes>,
+        }
+
+        fn read_i32(bytes: &[u8], at: usize) -> Option<i32> {
+            Some(i32::from_be_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+        }
+
+        /// An int32-length-prefixed nullable byte string at `*at` in `entry`.
+        fn read_nullable(
+            entry: &Bytes,
+            at: &mut usize,
+            what: &'static str,
+        ) -> Result<Option<Bytes>, RecordsError> {
+            let start = *at;
+            let Some(len) = read_i32(entry, start) else {
+                return Err(truncated(start + 4, entry.len()));
+            };
+            *at += 4;
+            if len < 0 {
+                return if len == -1 {
+                    Ok(None)
+                } else {
+                    Err(RecordsError::new(
+                        RecordsErrorKind::InvalidLength {
+                            what,
+                            value: i64::from(len),
+                        },
+                        start,
+                    ))
+                };
+            }
+            let end = *at + len as usize;
+            if end > entry.len() {
+                return Err(truncated(end, entry.len()));
+            }
+            let value = entry.slice(*at..end);
+            *at = end;
+            Ok(Some(value))
+        }
+
+        fn truncated(needed: usize, remaining: usize) -> RecordsError {
+            RecordsError::new(
+                RecordsErrorKind::Truncated {
+                    needed: needed as u64,
+                    remaining,
+                },
+                remaining,
+            )
+        }
+
+        /// Reads the message of one entry (`entry`: the whole entry, log overhead included, its size
+        /// already checked against the input and the magic's minimum).
+        fn read_message(entry: &Bytes, verify: bool) -> Result<Message, RecordsError> {
+            let header = parse_header(entry);
+            if verify {
+                verify_crc(entry, &header)?;
+            }
+            let mut at = MAGIC_OFFSET + 2 + if header.magic == 0 { 0 } else { 8 };
+            let key = read_nullable(entry, &mut at, "key length")?;
+            let value = read_nullable(entry, &mut at, "value length")?;
+            if at != entry.len() {
+                return Err(RecordsError::new(
+                    RecordsErrorKind::TrailingBytes(entry.len() - at),
+                    at,
+                ));
+            }
+            Ok(Message {
+                crc: header.crc,
+                magic: header.magic,
+                attributes: header.attributes as i8,
+                timestamp: header.base_timestamp,
+                key,
+                value,
+            })
+        }
+
+        /// Decodes one entry (`bytes`: the whole entry) into a batch; a wrapper's inner messages
+        /// become its records.
+        pub(super) fn decode(
+            bytes: &Bytes,
+            header: &BatchHeader,
+            limits: &DecodeLimits,
+            verify: bool,
+        ) -> Result<RecordBatch, RecordsError> {
+            let in_batch = |e: RecordsError| e.in_batch(header.base_offset);
+            let message = read_message(bytes, verify).map_err(in_batch)?;
+            let id = (i16::from(message.attributes) & COMPRESSION_MASK) as u8;
+            let compression = Compression::from_id(id).ok_or_else(|| {
+                in_batch(RecordsError::new(
+                    RecordsErrorKind::UnknownCompression(id),
+                    MAGIC_OFFSET + 1,
+                ))
+            })?;
+            let timestamp_type =
+                if message.magic > 0 && i16::from(message.attributes) & TIMESTAMP_TYPE_BIT != 0 {
+                    TimestampType::LogAppendTime
+                } else {
+                    TimestampType::CreateTime
+                };
+            let mut batch = RecordBatch {
+                base_offset: header.base_offset,
+                partition_leader_epoch: -1,
+                magic: message.magic,
+                crc: message.crc,
+                compression,
+                timestamp_type,
+                is_transactional: false,
+                is_control: false,
+                has_delete_horizon: false,
+                last_offset_delta: 0,
+                base_timestamp: message.timestamp,
+                max_timestamp: message.timestamp,
+                producer_id: -1,
+                producer_epoch: -1,
+                base_sequence: -1,
+                records: Vec::new(),
+            };
+            if compression == Compression::None {
+                batch.records.push(Record {
+                    offset: header.base_offset,
+                    timestamp: message.timestamp,
+                    attributes: message.attributes,
+                    key: message.key,
+                    value: message.value,
+                    headers: Vec::new(),
+                });
+                return Ok(batch);
+            }
+            if compression == Compression::Zstd {
+                return Err(in_batch(RecordsError::new(
+                    RecordsErrorKind::CompressionNeedsMagic2 {
+                        compression,
+                        magic: message.magic,
+                    },
+                    MAGIC_OFFSET + 1,
+                )));
+            }
+            let value_at = bytes.len() - message.value.as_ref().map_or(0, |v| v.len());
+            let Some(value) = message.value else {
+                return Err(in_batch(RecordsError::new(
+                    RecordsErrorKind::InvalidWrapper("a compressed message without a value"),
+                    value_at,
+                )));
+            };
+            let data = decompress(
+                compression,
+                message.magic,
+                &value,
+                limits.max_decompressed_batch_size,
+            )
+            .map_err(|kind| in_batch(RecordsError::new(kind, value_at)))?;
+            let data = Bytes::from(data);
+            let inner = read_inner(&data, message.magic, verify)
+                .map_err(|e| in_batch(e).placed(0, Some(value_at)))?;
+            // Magic 1: inner offsets are relative; the wrapper holds the last one's absolute offset.
+            let shift = match (message.magic, inner.last()) {
+                (1, Some(last)) => header.base_offset.wrapping_sub(last.offset),
+                _ => 0,
+            };
+            batch.records = inner;
+            for record in &mut batch.records {
+                record.offset = record.offset.wrapping_add(shift);
+            }
+            let (first, last) = match (batch.records.first(), batch.records.last()) {
+                (Some(first), Some(last)) => (first, last),
+                _ => {
+                    return Err(in_batch(RecordsError::new(
+                        RecordsErrorKind::InvalidWrapper(
+                            "a compressed message with no inner messages",
+                        ),
+                        value_at,
+                    )))
+                }
+            };
+            batch.base_offset = first.offset;
+            batch.base_timestamp = first.timestamp;
+            batch.last_offset_delta =
+                i32::try_from(last.offset.wrapping_sub(first.offset)).unwrap_or(-1);
+            Ok(batch)
+        }
+
+        /// The inner messages of a decompressed wrapper, with their offsets as written.
+        fn read_inner(data: &Bytes, magic: i8, verify: bool) -> Result<Vec<Record>, RecordsError> {
+            let mut records = Vec::new();
+            let mut pos = 0;
+            while pos < data.len() {
+                let index = records.len();
+                let rest = &data[pos..];
+                let at_record = |e: RecordsError| e.at_record(index).placed(pos, None);
+                if rest.len() < LOG_OVERHEAD {
+                    return Err(at_record(truncated(LOG_OVERHEAD, rest.len())));
+                }
+                let size = i32::from_be_bytes(rest[8..12].try_into().expect("12 bytes"));
+                if size < min_message_size(magic) {
+                    return Err(at_record(RecordsError::new(
+                        RecordsErrorKind::InvalidBatchLength {
+                            length: size,
+                            minimum: min_message_size(magic),
+                            magic,
+                        },
+                        8,
+                    )));
+                }
+                let end = LOG_OVERHEAD + size as usize;
+                if end > rest.len() {
+                    return Err(at_record(truncated(end, rest.len())));
+                }
+                let entry = data.slice(pos..pos + end);
+                if entry[MAGIC_OFFSET] as i8 != magic {
+                    return Err(at_record(RecordsError::new(
+                        RecordsErrorKind::InvalidWrapper("an inner message of another magic"),
+                        MAGIC_OFFSET,
+                    )));
+                }
+                let message = read_message(&entry, verify).map_err(at_record)?;
+                if i16::from(message.attributes) & COMPRESSION_MASK != 0 {
+                    return Err(at_record(RecordsError::new(
+                        RecordsErrorKind::InvalidWrapper("a compressed inner message"),
+                        MAGIC_OFFSET + 1,
+                    )));
+                }
+                records.push(Record {
+                    offset: i64::from_be_bytes(entry[0..8].try_into().expect("checked size")),
+                    timestamp: message.timestamp,
+                    attributes: message.attributes,
+                    key: message.key,
+                    value: message.value,
+                    headers: Vec::new(),
+                });
+                pos += end;
+            }
+            Ok(records)
+        }
+    }
+
+    fn bytes(rng: &mut SmallRng) -> Option<Bytes> {
+        match rng.gen_range(0..8) {
+            0 => None,
+            1 => Some(Bytes::new()),
+            2 => Some(Bytes::from(vec![b'x'; rng.gen_range(100..600)])),
+            _ => Some(Bytes::from(
+                (0..rng.gen_range(1..20))
+                    .map(|_| rng.gen())
+                    .collect::<Vec<u8>>(),
+            )),
+        }
+    }
+
+    /// A legacy entry of random messages, then maybe damaged: a byte of the wrapper or of its
+    /// inner set changed, the inner set cut or extended, inner CRCs fixed or not, the
+    /// wrapper's CRC fixed (so that the damage is what the reader meets).
+    fn entry(rng: &mut SmallRng) -> Vec<u8> {
+        let magic = rng.gen_range(0..2);
+        let codecs: Vec<Compression> = Compression::ALL[..4]
+            .iter()
+            .copied()
+            .filter(|c| c.is_enabled())
+            .collect();
+        let compression = codecs[rng.gen_range(0..codecs.len())];
+        let mut builder = super::super::RecordBatchBuilder::new(compression)
+            .magic(magic)
+            .base_offset(rng.gen_range(0..1000));
+        if magic == 1 && rng.gen_bool(0.3) {
+            builder = builder.log_append_time(1_700_000_000_999);
+        }
+        for i in 0..rng.gen_range(1..8) {
+            builder.append(1_700_000_000_000 + i, bytes(rng), bytes(rng));
+        }
+        let mut out = Vec::new();
+        builder.build().encode_to_vec(&mut out).unwrap();
+        if rng.gen_bool(0.3) {
+            return out;
+        }
+        let header = parse_header(&out);
+        let fix_crc = |entry: &mut Vec<u8>| {
+            let crc = crc32fast::hash(&entry[MAGIC_OFFSET..]);
+            entry[CRC_OFFSET..MAGIC_OFFSET].copy_from_slice(&crc.to_be_bytes());
+        };
+        if compression == Compression::None || rng.gen_bool(0.3) {
+            let at = rng.gen_range(0..out.len());
+            out[at] = rng.gen();
+            if rng.gen_bool(0.8) {
+                fix_crc(&mut out);
+            }
+            return out;
+        }
+        let message = read_message(&out, true).unwrap();
+        let (start, end) = message.value.unwrap();
+        let mut inner = decompress(compression, magic, &out[start..end], usize::MAX).unwrap();
+        match rng.gen_range(0..4) {
+            0 => inner.truncate(rng.gen_range(0..inner.len())),
+            1 => inner.extend((0..rng.gen_range(1..30)).map(|_| rng.gen::<u8>())),
+            _ => {
+                let at = rng.gen_range(0..inner.len());
+                inner[at] = rng.gen();
+                if rng.gen_bool(0.7) {
+                    // Fix every inner CRC that can be found, so the damage itself shows.
+                    let mut pos = 0;
+                    while pos + LOG_OVERHEAD <= inner.len() {
+                        let size = i32::from_be_bytes(inner[pos + 8..pos + 12].try_into().unwrap());
+                        let Ok(size) = usize::try_from(size) else {
+                            break;
+                        };
+                        let end = pos + LOG_OVERHEAD + size;
+                        if size < 14 || end > inner.len() {
+                            break;
+                        }
+                        let crc = crc32fast::hash(&inner[pos + MAGIC_OFFSET..end]);
+                        inner[pos + CRC_OFFSET..pos + MAGIC_OFFSET]
+                            .copy_from_slice(&crc.to_be_bytes());
+                        pos = end;
+                    }
+                }
+            }
+        }
+        let mut value = Vec::new();
+        compress(compression, magic, &inner, &mut value).unwrap();
+        let mut rebuilt = Vec::new();
+        write_entry(
+            &mut rebuilt,
+            header.base_offset,
+            magic,
+            header.attributes as i8,
+            header.base_timestamp,
+            None,
+            Some(&value),
+        )
+        .unwrap();
+        rebuilt
+    }
+
+    /// Lazy reading gives the records and the errors (kind, byte offset, batch, record
+    /// index, decompressed offset) the eager reader gave, whether the records are iterated
+    /// or decoded whole, with CRCs checked or not; and `reencoding` says "same" exactly
+    /// when encoding the decoded batch gives the entry's bytes back.
+    #[test]
+    fn lazy_reading_gives_the_records_and_errors_of_the_eager_one() {
+        let mut rng = SmallRng::seed_from_u64(20);
+        let (mut accepted, mut refused, mut differing) = (0, 0, 0);
+        for _ in 0..1500 {
+            let mut field = vec![0u8; 0];
+            // Another entry before it, so that positions in the field are tested too.
+            if rng.gen_bool(0.5) {
+                let mut plain = super::super::RecordBatchBuilder::new(Compression::None).magic(1);
+                plain.append(5, None, bytes(&mut rng));
+                plain.build().encode_to_vec(&mut field).unwrap();
+            }
+            let position = field.len();
+            field.extend(entry(&mut rng));
+            let field = Bytes::from(field);
+            for verify_crc in [true, false] {
+                let options = ReadOptions {
+                    verify_crc,
+                    ..ReadOptions::default()
+                };
+                let Some(raw) = BatchReader::with_options(field.clone(), options)
+                    .nth(usize::from(position > 0))
+                else {
+                    continue;
+                };
+                let Ok(raw) = raw else { continue };
+                let expected = eager::decode(
+                    &raw.as_bytes().clone(),
+                    raw.header(),
+                    &DecodeLimits::default(),
+                    verify_crc,
+                )
+                .map_err(|e| e.placed(position, None));
+                let lazy: Result<Vec<Record>, RecordsError> =
+                    raw.records().and_then(|records| records.collect());
+                let decoded = raw.decode();
+                match &expected {
+                    Ok(batch) => {
+                        accepted += 1;
+                        assert_eq!(lazy.as_ref(), Ok(&batch.records));
+                        assert_eq!(decoded.as_ref(), Ok(batch));
+                        // The re-encoding check agrees with encoding the decoded batch.
+                        let again = batch.encode_to_bytes().unwrap();
+                        match raw.reencoding().unwrap() {
+                            Reencoding::Same => assert_eq!(&again, raw.as_bytes()),
+                            Reencoding::NotCanonical { at, .. }
+                            | Reencoding::Recompressed { at } => {
+                                assert_ne!(&again, raw.as_bytes());
+                                assert!((position..field.len()).contains(&at), "{at}");
+                                differing += 1;
+                            }
+                            other => panic!("{other:?}"),
+                        }
+                    }
+                    Err(error) => {
+                        refused += 1;
+                        assert_eq!(lazy.as_ref().err(), Some(error));
+                        assert_eq!(decoded.as_ref().err(), Some(error));
+                    }
+                }
+            }
+        }
+        assert!(
+            accepted > 500 && refused > 500 && differing > 100,
+            "{accepted} {refused} {differing}"
+        );
+    }
+}

@@ -14,8 +14,12 @@
 //! - **compression**: gzip, snappy (xerial-framed and raw), lz4 and zstd, each behind its own
 //!   cargo feature; decompression is streamed and stops at
 //!   [`DecodeLimits::max_decompressed_batch_size`] with a typed error;
-//! - a **JSON form** (see [`json`]) that streams through `serde` and reads back
-//!   to the same bytes.
+//! - a **JSON form** (see [`json`]) written straight from a batch's bytes, record by record,
+//!   into a [`JsonSink`](crate::json::JsonSink), that reads back to the same bytes;
+//! - a **memory budget**: [`RawBatch::decode`] and [`decode_batches`] charge every record
+//!   (headers included) to [`DecodeLimits::memory_budget`] before reserving it;
+//! - a **re-encoding check** ([`RawBatch::reencoding`]): would writing the batch again give
+//!   back its bytes, and from where not, found record by record.
 //!
 //! It is a feature (`records`, on by default) of this crate rather than a crate of its own
 //! because control batches decode with this crate's generated data schemas and the
@@ -60,7 +64,10 @@
 //! ```
 //!
 //! Records of an uncompressed batch are slices of the input (keys, values and header values
-//! share its storage); those of a compressed batch are slices of one decompressed buffer.
+//! share its storage); those of a compressed batch (and a legacy wrapper's inner messages) are
+//! slices of one decompressed buffer, read one at a time by [`RawBatch::records`].
+//!
+//! [`DecodeLimits::memory_budget`]: crate::DecodeLimits::memory_budget
 //!
 //! A Fetch response may end with a partial batch (the broker cuts at `max_bytes`).
 //! [`BatchReader::fetch`] tolerates it, as Kafka's consumers do, and reports it through

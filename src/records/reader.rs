@@ -251,6 +251,7 @@ impl RawBatch {
 
     /// The batch's fields (a [`RecordBatch`] without records) and its records, one at a
     /// time: what [`RawBatch::decode`] gives, without holding the records.
+    #[cfg(feature = "json")]
     pub(super) fn open(&self) -> Result<(RecordBatch, RecordIter), RecordsError> {
         if self.header.magic == 2 {
             let records = self.records()?;

@@ -99,10 +99,10 @@ fn corrupt(compression: Compression, reason: impl std::fmt::Display) -> RecordsE
 }
 
 /// Reads `reader` to its end into a buffer that never exceeds `cap` bytes. Its capacity
-/// grows geometrically (to at most `cap`), but only [`READ_CHUNK`] bytes past what was read
-/// are ever zero-filled for the reader, so the pages beyond are reserved and not touched:
-/// the buffer takes about the bytes decompressed, not its capacity. Once full, one more
-/// byte is asked for to tell "exactly `cap`" from "more".
+/// grows geometrically from `hint` (to at most `cap`), but at most [`READ_CHUNK`] bytes past
+/// what was read are ever zero-filled for the reader, so the pages beyond are reserved and
+/// not touched: the buffer takes about the bytes decompressed, not its capacity. Once full,
+/// one more byte is asked for to tell "exactly `cap`" from "more".
 #[cfg(any(feature = "gzip", feature = "lz4", feature = "zstd"))]
 fn read_capped(
     mut reader: impl Read,
@@ -128,11 +128,14 @@ fn read_capped(
                     }
                 }
             }
-            let wanted = filled.saturating_add(READ_CHUNK).min(cap);
-            if wanted > out.capacity() {
-                let grown = out.capacity().saturating_mul(2).max(wanted).min(cap);
+            if out.len() == out.capacity() {
+                let grown = out.capacity().saturating_mul(2).max(4096).min(cap);
                 out.reserve_exact(grown - out.len());
             }
+            let wanted = filled
+                .saturating_add(READ_CHUNK)
+                .min(out.capacity())
+                .min(cap);
             out.resize(wanted, 0);
         }
         match reader.read(&mut out[filled..]) {

@@ -21,7 +21,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::{wait_usage, Usage, BIN};
+use support::rss::{wait_usage, Usage};
+use support::BIN;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const MIB: u64 = 1 << 20;

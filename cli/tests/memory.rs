@@ -18,8 +18,9 @@ mod support;
 use dense::Shape;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::{ApiKey, DecodeOptions, RequestFrame, ResponseFrame};
+use support::rss::peak_rss;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Set in the child that decodes with the library: `<shape name>:<frame file>`.
 const LIBRARY_DECODE: &str = "KAFKA_CODEC_TEST_LIBRARY_DECODE";
@@ -27,24 +28,6 @@ const LIBRARY_DECODE: &str = "KAFKA_CODEC_TEST_LIBRARY_DECODE";
 /// Frame size: large enough that the decoded message dwarfs a process's fixed RSS, small
 /// enough for a debug build to decode in seconds.
 const FRAME_BYTES: usize = 2 << 20;
-
-/// Runs `command` to its end and returns its maximum resident set size in bytes; fails the
-/// test if it does not exit 0.
-fn peak_rss(mut command: Command, what: &str) -> u64 {
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
-    let usage = support::wait_usage(child, what);
-    assert!(
-        usage.succeeded(),
-        "{what}: exited with status {:#x}",
-        usage.status
-    );
-    usage.peak_rss
-}
 
 /// The child's work: decode the frame with the library, keep the message until the end.
 fn library_decode(spec: &str) {

@@ -1,10 +1,12 @@
 //! RecordBatch v2 (magic 2): header, records, encoding.
 
-use super::compression::{compress, decompress};
+use super::budget::Budget;
+use super::compression::{compress, compressed_difference, decompress};
+use super::legacy::LegacyRecords;
 use super::{
-    BatchHeader, Compression, Header, Record, RecordBatch, RecordsError, RecordsErrorKind,
-    TimestampType, COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT, LOG_OVERHEAD,
-    RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT,
+    first_difference, BatchHeader, Compression, Header, Record, RecordBatch, RecordsError,
+    RecordsErrorKind, Reencoding, TimestampType, COMPRESSION_MASK, CONTROL_BIT, DELETE_HORIZON_BIT,
+    LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_BIT, TRANSACTIONAL_BIT,
 };
 use crate::wire::{varint_len, varlong_len, DecodeLimits};
 use crate::DecodeErrorKind;
@@ -84,16 +86,18 @@ fn records_data(
 /// Iterates the records of a batch lazily: each record is read when asked for.
 ///
 /// Keys, values and header values are slices of the batch (uncompressed) or of its one
-/// decompressed buffer. After the last record it checks that no bytes are left, and yields
-/// that error if there are. Made by [`RawBatch::records`](super::RawBatch::records).
-pub struct RecordIter(Inner);
+/// decompressed buffer; a legacy wrapper's inner messages are read one at a time from its
+/// decompressed buffer too. After the last record of a magic 2 batch it checks that no bytes
+/// are left, and yields that error if there are. Made by
+/// [`RawBatch::records`](super::RawBatch::records).
+pub struct RecordIter(pub(super) Inner);
 
-enum Inner {
+pub(super) enum Inner {
     V2(V2Records),
-    Decoded(std::vec::IntoIter<Record>),
+    Legacy(LegacyRecords),
 }
 
-struct V2Records {
+pub(super) struct V2Records {
     data: Bytes,
     pos: usize,
     index: usize,
@@ -105,18 +109,168 @@ struct V2Records {
     decompressed_at: Option<usize>,
     batch_start: usize,
     done: bool,
+    /// What the records' headers may reserve: unlimited when they are handed out one at a
+    /// time, the decode's budget when they are collected.
+    budget: Budget,
+}
+
+/// One record of a magic 2 batch read in place and checked, nothing allocated: its fields,
+/// and where its key, value and headers are in the records' bytes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct RecordParts {
+    /// Where the record starts (its length) and ends in the records' bytes.
+    pub start: usize,
+    pub end: usize,
+    pub attributes: i8,
+    pub timestamp_delta: i64,
+    pub offset_delta: i32,
+    pub key: Option<(usize, usize)>,
+    pub value: Option<(usize, usize)>,
+    pub header_count: usize,
+    /// Where the headers start.
+    pub headers_at: usize,
+}
+
+/// A record as the JSON form shows it: its fields, and its headers read one at a time
+/// (from the bytes when the record was read in place, so that a record of millions of
+/// headers holds none of them in memory).
+#[cfg(feature = "json")]
+pub(super) struct RecordView<'a> {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub attributes: i8,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub headers: HeaderViews<'a>,
+}
+
+/// Headers read one at a time: a decoded record's, or from a record's bytes.
+pub(super) enum HeaderViews<'a> {
+    #[cfg(feature = "json")]
+    Decoded(std::slice::Iter<'a, Header>),
+    /// `count` headers from `pos` in `data`, already checked by [`read_record_parts`].
+    InPlace {
+        data: &'a [u8],
+        pos: usize,
+        count: usize,
+    },
+}
+
+impl<'a> Iterator for HeaderViews<'a> {
+    type Item = Result<(&'a str, Option<&'a [u8]>), RecordsError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            #[cfg(feature = "json")]
+            HeaderViews::Decoded(headers) => headers
+                .next()
+                .map(|h| Ok((h.key.as_str(), h.value.as_deref()))),
+            HeaderViews::InPlace { data, pos, count } => {
+                if *count == 0 {
+                    return None;
+                }
+                *count -= 1;
+                // Checked when the record was read: these reads cannot fail, but say so
+                // rather than panic if they ever did.
+                let at = *pos;
+                let key = varint_at(data, at).and_then(|(len, key_at)| {
+                    let end = key_at.checked_add(usize::try_from(len).ok()?)?;
+                    Some((std::str::from_utf8(data.get(key_at..end)?).ok()?, end))
+                });
+                let header = key.and_then(|(key, value_at)| {
+                    let (len, value_at) = varint_at(data, value_at)?;
+                    if len == -1 {
+                        return Some(((key, None), value_at));
+                    }
+                    let end = value_at.checked_add(usize::try_from(len).ok()?)?;
+                    Some(((key, Some(data.get(value_at..end)?)), end))
+                });
+                match header {
+                    Some((header, next)) => {
+                        *pos = next;
+                        Some(Ok(header))
+                    }
+                    None => {
+                        *count = 0;
+                        Some(Err(RecordsError::new(
+                            RecordsErrorKind::InvalidHeaderKey,
+                            at,
+                        )))
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(feature = "json")]
+impl RecordView<'_> {
+    /// A decoded record's view.
+    pub(super) fn of(record: &Record) -> RecordView<'_> {
+        RecordView {
+            offset: record.offset,
+            timestamp: record.timestamp,
+            attributes: record.attributes,
+            key: record.key.as_deref(),
+            value: record.value.as_deref(),
+            headers: HeaderViews::Decoded(record.headers.iter()),
+        }
+    }
 }
 
 impl RecordIter {
-    pub(super) fn decoded(records: Vec<Record>) -> Self {
-        RecordIter(Inner::Decoded(records.into_iter()))
-    }
-
-    /// Records not read yet, as announced by the header.
+    /// Records not read yet, as announced by the header (magic 2) or counted when the
+    /// wrapper was opened (magic 0/1).
     pub fn remaining(&self) -> usize {
         match &self.0 {
             Inner::V2(r) => r.count - r.index,
-            Inner::Decoded(records) => records.len(),
+            Inner::Legacy(r) => r.remaining(),
+        }
+    }
+
+    /// The next record, read in place without allocating (the same records and errors as
+    /// [`Iterator::next`]).
+    #[cfg(feature = "json")]
+    pub(super) fn next_view(&mut self) -> Option<Result<RecordView<'_>, RecordsError>> {
+        match &mut self.0 {
+            Inner::V2(records) => {
+                let parts = match records.next_parts()? {
+                    Ok(parts) => parts,
+                    Err(e) => return Some(Err(e)),
+                };
+                let data: &[u8] = &records.data;
+                let range = |r: Option<(usize, usize)>| r.map(|(start, end)| &data[start..end]);
+                Some(Ok(RecordView {
+                    offset: records
+                        .base_offset
+                        .wrapping_add(i64::from(parts.offset_delta)),
+                    timestamp: records.base_timestamp.wrapping_add(parts.timestamp_delta),
+                    attributes: parts.attributes,
+                    key: range(parts.key),
+                    value: range(parts.value),
+                    headers: HeaderViews::InPlace {
+                        data: &data[..parts.end],
+                        pos: parts.headers_at,
+                        count: parts.header_count,
+                    },
+                }))
+            }
+            Inner::Legacy(records) => {
+                let message = match records.next_message()? {
+                    Ok(message) => message,
+                    Err(e) => return Some(Err(e)),
+                };
+                let data: &[u8] = records.data();
+                let range = |r: Option<(usize, usize)>| r.map(|(start, end)| &data[start..end]);
+                Some(Ok(RecordView {
+                    offset: message.offset,
+                    timestamp: message.timestamp,
+                    attributes: message.attributes,
+                    key: range(message.key),
+                    value: range(message.value),
+                    headers: HeaderViews::Decoded([].iter()),
+                }))
+            }
         }
     }
 }
@@ -127,7 +281,7 @@ impl Iterator for RecordIter {
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.0 {
             Inner::V2(records) => records.next(),
-            Inner::Decoded(records) => records.next().map(Ok),
+            Inner::Legacy(records) => records.next(),
         }
     }
 
@@ -136,7 +290,7 @@ impl Iterator for RecordIter {
             Inner::V2(r) if r.done => (0, Some(0)),
             // One more item (an error) may follow the announced records.
             Inner::V2(r) => (0, Some(r.count - r.index + 1)),
-            Inner::Decoded(records) => records.size_hint(),
+            Inner::Legacy(r) => (0, Some(r.remaining() + 1)),
         }
     }
 }
@@ -147,6 +301,11 @@ impl V2Records {
         Some(Err(error.placed(self.batch_start, self.decompressed_at)))
     }
 
+    /// The records' bytes (decompressed for a compressed batch).
+    pub(super) fn data(&self) -> &Bytes {
+        &self.data
+    }
+
     /// The next record when it is well formed; `None` when there is none or it needs a
     /// closer look ([`V2Records::next_checked`] then reads it again and names the error).
     #[inline(always)]
@@ -154,8 +313,16 @@ impl V2Records {
         if self.done || self.index == self.count {
             return None;
         }
-        let (record, end) =
-            read_record_fast(&self.data, self.pos, self.base_offset, self.base_timestamp)?;
+        let (record, end) = read_record_fast(
+            &self.data,
+            self.pos,
+            self.base_offset,
+            self.base_timestamp,
+            self.budget.left(),
+        )?;
+        // `read_record_fast` kept the headers within what was left.
+        self.budget
+            .take(record.headers.len() * std::mem::size_of::<Header>());
         self.pos = end;
         self.index += 1;
         Some(record)
@@ -168,6 +335,17 @@ impl V2Records {
         }
     }
 
+    /// After the last record: the error for bytes left over, if there are any.
+    fn end(&mut self) -> Option<RecordsError> {
+        self.done = true;
+        let left = self.data.len() - self.pos;
+        (left != 0).then(|| {
+            RecordsError::new(RecordsErrorKind::TrailingBytes(left), self.pos)
+                .in_batch(self.base_offset)
+                .placed(self.batch_start, self.decompressed_at)
+        })
+    }
+
     /// The next record read field by field with every check, or the error that ends the
     /// records (one that does not fill its length, bytes after the last one).
     #[cold]
@@ -176,20 +354,18 @@ impl V2Records {
             return None;
         }
         if self.index == self.count {
-            self.done = true;
-            let left = self.data.len() - self.pos;
-            if left != 0 {
-                let error = RecordsError::new(RecordsErrorKind::TrailingBytes(left), self.pos)
-                    .in_batch(self.base_offset);
-                return self.fail(error);
-            }
-            return None;
+            return self.end().map(Err);
         }
         let mut cursor = Cursor {
             data: &self.data,
             pos: self.pos,
         };
-        match read_record(&mut cursor, self.base_offset, self.base_timestamp) {
+        match read_record(
+            &mut cursor,
+            self.base_offset,
+            self.base_timestamp,
+            &mut self.budget,
+        ) {
             Ok(record) => {
                 self.pos = cursor.pos;
                 self.index += 1;
@@ -201,16 +377,44 @@ impl V2Records {
             }
         }
     }
+
+    /// The next record read in place (the checked reader, allocating nothing), or the
+    /// error that ends the records: the same records and errors as [`V2Records::next`].
+    pub(super) fn next_parts(&mut self) -> Option<Result<RecordParts, RecordsError>> {
+        if self.done {
+            return None;
+        }
+        if self.index == self.count {
+            return self.end().map(Err);
+        }
+        let mut cursor = Cursor {
+            data: &self.data,
+            pos: self.pos,
+        };
+        match read_record_parts(&mut cursor, None) {
+            Ok(parts) => {
+                self.pos = cursor.pos;
+                self.index += 1;
+                Some(Ok(parts))
+            }
+            Err(error) => {
+                let error = error.in_batch(self.base_offset).at_record(self.index);
+                self.done = true;
+                Some(Err(error.placed(self.batch_start, self.decompressed_at)))
+            }
+        }
+    }
 }
 
 /// The records of a v2 batch (`bytes`: the whole batch; `batch_start`: its position in the
-/// input, for errors). Checks the CRC first when asked.
-pub(super) fn records(
+/// input, for errors), read with `budget`. The caller has checked the CRC if wanted.
+pub(super) fn open(
     bytes: &Bytes,
     header: &BatchHeader,
     batch_start: usize,
     limits: &DecodeLimits,
-) -> Result<RecordIter, RecordsError> {
+    budget: Budget,
+) -> Result<V2Records, RecordsError> {
     let in_batch = |e: RecordsError| e.in_batch(header.base_offset).placed(batch_start, None);
     let (data, decompressed) = records_data(bytes, header, limits).map_err(in_batch)?;
     let count = usize::try_from(header.records_count).map_err(|_| {
@@ -230,7 +434,7 @@ pub(super) fn records(
             57,
         )));
     }
-    Ok(RecordIter(Inner::V2(V2Records {
+    Ok(V2Records {
         data,
         pos: 0,
         index: 0,
@@ -245,36 +449,27 @@ pub(super) fn records(
                 RECORD_BATCH_OVERHEAD
             },
         done: false,
-    })))
+        budget,
+    })
 }
 
-/// Decodes a whole v2 batch (CRC already checked by the caller if wanted).
-pub(super) fn decode(
+/// The records of a v2 batch, handed out one at a time.
+pub(super) fn records(
     bytes: &Bytes,
     header: &BatchHeader,
     batch_start: usize,
     limits: &DecodeLimits,
-) -> Result<RecordBatch, RecordsError> {
-    let iter = records(bytes, header, batch_start, limits)?;
-    // `records` bounded the count by the bytes there are, so this reserves nothing a lying
-    // header could inflate.
-    let mut records = Vec::with_capacity(iter.remaining());
-    match iter.0 {
-        Inner::V2(mut v2) => loop {
-            if let Some(record) = v2.next_fast() {
-                records.push(record);
-                continue;
-            }
-            match v2.next_checked() {
-                Some(record) => records.push(record?),
-                None => break,
-            }
-        },
-        Inner::Decoded(decoded) => records.extend(decoded),
-    }
-    let compression = header
-        .compression()
-        .expect("records() refused unknown codecs");
+) -> Result<RecordIter, RecordsError> {
+    open(bytes, header, batch_start, limits, Budget::unlimited())
+        .map(|records| RecordIter(Inner::V2(records)))
+}
+
+/// The header fields of a v2 batch as a [`RecordBatch`] without records.
+pub(super) fn fields(header: &BatchHeader) -> Result<RecordBatch, RecordsError> {
+    let id = (header.attributes & COMPRESSION_MASK) as u8;
+    let compression = Compression::from_id(id).ok_or_else(|| {
+        RecordsError::new(RecordsErrorKind::UnknownCompression(id), ATTRIBUTES_OFFSET)
+    })?;
     Ok(RecordBatch {
         base_offset: header.base_offset,
         partition_leader_epoch: header.partition_leader_epoch,
@@ -295,8 +490,196 @@ pub(super) fn decode(
         producer_id: header.producer_id,
         producer_epoch: header.producer_epoch,
         base_sequence: header.base_sequence,
-        records,
+        records: Vec::new(),
     })
+}
+
+/// Decodes a whole v2 batch (CRC already checked by the caller if wanted), charging the
+/// records, headers included, to `budget` before reserving them.
+pub(super) fn decode(
+    bytes: &Bytes,
+    header: &BatchHeader,
+    batch_start: usize,
+    limits: &DecodeLimits,
+    budget: &mut Budget,
+) -> Result<RecordBatch, RecordsError> {
+    let mut v2 = open(bytes, header, batch_start, limits, *budget)?;
+    v2.budget.add_records(v2.data.len());
+    // `open` bounded the count by the bytes there are, so this reserves nothing a lying
+    // header could inflate; the budget bounds it by what the caller allows.
+    v2.budget
+        .charge(v2.count.saturating_mul(std::mem::size_of::<Record>()), 57)
+        .map_err(|e| e.in_batch(header.base_offset).placed(batch_start, None))?;
+    let mut records = Vec::with_capacity(v2.count);
+    loop {
+        if let Some(record) = v2.next_fast() {
+            records.push(record);
+            continue;
+        }
+        match v2.next_checked() {
+            Some(record) => records.push(record?),
+            None => break,
+        }
+    }
+    *budget = v2.budget;
+    let mut batch = fields(header).expect("open() refused unknown codecs");
+    batch.records = records;
+    Ok(batch)
+}
+
+/// Where writing the record `parts` again, as [`RecordBatch::encode_to_vec`] does, would
+/// first differ from its bytes in `data`, if it would: a varint that is not in its shortest
+/// form (or carries bits Kafka drops), and then the record's length, which follows from the
+/// rest. Every other byte is written back as read.
+pub(super) fn record_difference(data: &[u8], parts: &RecordParts) -> Option<usize> {
+    let record = &data[..parts.end];
+    let nullable_len = |range: Option<(usize, usize)>| {
+        range.map_or(1, |(start, end)| {
+            varint_len((end - start) as i32) + end - start
+        })
+    };
+    // The body Kafka would write: every varint in its shortest form.
+    let mut body = 1
+        + varlong_len(parts.timestamp_delta)
+        + varint_len(parts.offset_delta)
+        + nullable_len(parts.key)
+        + nullable_len(parts.value)
+        + varint_len(parts.header_count as i32);
+    let mut headers = HeaderViews::InPlace {
+        data: record,
+        pos: parts.headers_at,
+        count: parts.header_count,
+    };
+    for header in &mut headers {
+        let (key, value) = header.ok()?;
+        body += varint_len(key.len() as i32)
+            + key.len()
+            + value.map_or(1, |v| varint_len(v.len() as i32) + v.len());
+    }
+    // Until a first difference, the bytes written and the bytes read are at the same place.
+    let mut pos = parts.start;
+    let same = |value: u64, pos: &mut usize| -> Option<usize> {
+        let mut canonical = [0u8; 10];
+        let mut len = 0;
+        let mut v = value;
+        while v >= 0x80 {
+            canonical[len] = v as u8 | 0x80;
+            v >>= 7;
+            len += 1;
+        }
+        canonical[len] = v as u8;
+        len += 1;
+        let read = &record[*pos..];
+        match canonical[..len].iter().zip(read).position(|(a, b)| a != b) {
+            Some(i) => Some(*pos + i),
+            None if read.len() < len => Some(*pos + read.len()),
+            None => {
+                *pos += len;
+                None
+            }
+        }
+    };
+    let zigzag = |v: i32| u64::from(((v << 1) ^ (v >> 31)) as u32);
+    let zigzag_long = |v: i64| ((v << 1) ^ (v >> 63)) as u64;
+    if let Some(at) = same(zigzag(body as i32), &mut pos) {
+        return Some(at);
+    }
+    pos += 1; // attributes, written as read
+    if let Some(at) = same(zigzag_long(parts.timestamp_delta), &mut pos) {
+        return Some(at);
+    }
+    if let Some(at) = same(zigzag(parts.offset_delta), &mut pos) {
+        return Some(at);
+    }
+    for range in [parts.key, parts.value] {
+        let len = range.map_or(-1, |(start, end)| (end - start) as i32);
+        if let Some(at) = same(zigzag(len), &mut pos) {
+            return Some(at);
+        }
+        pos += len.max(0) as usize;
+    }
+    if let Some(at) = same(zigzag(parts.header_count as i32), &mut pos) {
+        return Some(at);
+    }
+    for _ in 0..parts.header_count {
+        for _ in 0..2 {
+            let (len, _) = varint_at(record, pos)?;
+            if let Some(at) = same(zigzag(len), &mut pos) {
+                return Some(at);
+            }
+            pos += len.max(0) as usize;
+        }
+    }
+    None
+}
+
+/// How writing a v2 batch again compares with its bytes (the caller checked the CRC if
+/// `verified`); every record is read and checked in place, one at a time.
+pub(super) fn reencoding(
+    bytes: &Bytes,
+    header: &BatchHeader,
+    batch_start: usize,
+    limits: &DecodeLimits,
+    verified: bool,
+) -> Result<Reencoding, RecordsError> {
+    let mut records = open(bytes, header, batch_start, limits, Budget::unlimited())?;
+    let fields = fields(header).expect("open() refused unknown codecs");
+    let mut record_difference_at = None;
+    while let Some(parts) = records.next_parts() {
+        let parts = parts?;
+        if record_difference_at.is_none() {
+            record_difference_at = record_difference(records.data(), &parts);
+        }
+    }
+    let at = |offset: usize| batch_start + offset;
+    // Attribute bits Kafka does not define are not written again.
+    let attributes = fields.attributes().to_be_bytes();
+    if let Some(i) = first_difference(&attributes, &header.attributes.to_be_bytes()) {
+        return Ok(Reencoding::NotCanonical {
+            at: at(ATTRIBUTES_OFFSET + i),
+            decompressed_at: None,
+        });
+    }
+    let compressed = fields.compression != Compression::None;
+    if let Some(offset) = record_difference_at {
+        return Ok(if compressed {
+            Reencoding::NotCanonical {
+                at: at(RECORD_BATCH_OVERHEAD),
+                decompressed_at: Some(offset),
+            }
+        } else {
+            Reencoding::NotCanonical {
+                at: at(RECORD_BATCH_OVERHEAD + offset),
+                decompressed_at: None,
+            }
+        });
+    }
+    if compressed {
+        let area = &bytes[RECORD_BATCH_OVERHEAD..];
+        match compressed_difference(fields.compression, 2, records.data(), area) {
+            Ok(None) => {}
+            Ok(Some(offset)) => {
+                return Ok(Reencoding::Recompressed {
+                    at: at(RECORD_BATCH_OVERHEAD + offset),
+                })
+            }
+            Err(kind) => {
+                return Ok(Reencoding::Unwritable(
+                    RecordsError::new(kind, 0).in_batch(header.base_offset),
+                ))
+            }
+        }
+    }
+    if !verified {
+        let computed = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..]);
+        if let Some(i) = first_difference(&computed.to_be_bytes(), &header.crc.to_be_bytes()) {
+            return Ok(Reencoding::NotCanonical {
+                at: at(CRC_OFFSET + i),
+                decompressed_at: None,
+            });
+        }
+    }
+    Ok(Reencoding::Same)
 }
 
 fn invalid_length(what: &'static str, value: i64, at: usize) -> RecordsError {
@@ -389,8 +772,9 @@ impl Cursor<'_> {
         Ok(((raw >> 1) as i64) ^ -((raw & 1) as i64))
     }
 
+    /// Where the next `len` bytes are, once they are known to be there.
     #[inline]
-    fn slice(&mut self, len: usize, at: usize) -> Result<Bytes, RecordsError> {
+    fn range(&mut self, len: usize, at: usize) -> Result<(usize, usize), RecordsError> {
         if len > self.remaining() {
             return Err(RecordsError::new(
                 RecordsErrorKind::Malformed(DecodeErrorKind::LengthExceedsInput {
@@ -400,14 +784,17 @@ impl Cursor<'_> {
                 at,
             ));
         }
-        let slice = self.data.slice(self.pos..self.pos + len);
+        let range = (self.pos, self.pos + len);
         self.pos += len;
-        Ok(slice)
+        Ok(range)
     }
 
-    /// A varint-length-prefixed nullable byte string: -1 is null.
+    /// A varint-length-prefixed nullable byte string, where it is: -1 is null.
     #[inline]
-    fn nullable(&mut self, what: &'static str) -> Result<Option<Bytes>, RecordsError> {
+    fn nullable_range(
+        &mut self,
+        what: &'static str,
+    ) -> Result<Option<(usize, usize)>, RecordsError> {
         let at = self.pos;
         let len = self.varint()?;
         if len < 0 {
@@ -417,7 +804,7 @@ impl Cursor<'_> {
                 Err(invalid_length(what, i64::from(len), at))
             };
         }
-        self.slice(len as usize, at).map(Some)
+        self.range(len as usize, at).map(Some)
     }
 }
 
@@ -485,6 +872,7 @@ fn read_record_fast(
     pos: usize,
     base_offset: i64,
     base_timestamp: i64,
+    header_budget: usize,
 ) -> Option<(Record, usize)> {
     let all: &[u8] = data;
     let (length, pos) = varint_at(all, pos)?;
@@ -500,8 +888,11 @@ fn read_record_fast(
     let count = usize::try_from(count).ok()?;
     let mut headers = Vec::new();
     if count > 0 {
-        // Each header takes at least two bytes: the record's length bounds the reservation.
-        if count > (end - pos) / 2 {
+        // Each header takes at least two bytes: the record's length bounds the reservation,
+        // and the budget what the caller allows (the checked reader names the error).
+        if count > (end - pos) / 2
+            || count.saturating_mul(std::mem::size_of::<Header>()) > header_budget
+        {
             return None;
         }
         headers.reserve_exact(count);
@@ -531,13 +922,35 @@ fn read_record_fast(
     Some((record, end))
 }
 
-/// One record; errors are positioned in the cursor's data.
+/// One record; errors are positioned in the cursor's data. Its headers are charged to
+/// `budget` before they are reserved.
 #[inline]
 pub(super) fn read_record(
     c: &mut Cursor<'_>,
     base_offset: i64,
     base_timestamp: i64,
+    budget: &mut Budget,
 ) -> Result<Record, RecordsError> {
+    let mut headers = Vec::new();
+    let parts = read_record_parts(c, Some((&mut headers, budget)))?;
+    let slice = |range: Option<(usize, usize)>| range.map(|(start, end)| c.data.slice(start..end));
+    Ok(Record {
+        offset: base_offset.wrapping_add(i64::from(parts.offset_delta)),
+        timestamp: base_timestamp.wrapping_add(parts.timestamp_delta),
+        attributes: parts.attributes,
+        key: slice(parts.key),
+        value: slice(parts.value),
+        headers,
+    })
+}
+
+/// One record read with every check, its errors positioned in the cursor's data. With
+/// `headers`, its headers are charged to the budget, then reserved and read into the `Vec`;
+/// without, they are only checked, and nothing is allocated.
+pub(super) fn read_record_parts(
+    c: &mut Cursor<'_>,
+    mut headers: Option<(&mut Vec<Header>, &mut Budget)>,
+) -> Result<RecordParts, RecordsError> {
     let start = c.pos;
     let length = c.varint()?;
     let length = usize::try_from(length)
@@ -555,13 +968,13 @@ pub(super) fn read_record(
     let attributes = c.i8()?;
     let timestamp_delta = c.varlong()?;
     let offset_delta = c.varint()?;
-    let key = c.nullable("key length")?;
-    let value = c.nullable("value length")?;
-    let count_at = c.pos;
+    let key = c.nullable_range("key length")?;
+    let value = c.nullable_range("value length")?;
+    let header_count_at = c.pos;
     let count = c.varint()?;
     let count = usize::try_from(count)
-        .map_err(|_| invalid_length("header count", i64::from(count), count_at))?;
-    let mut headers = Vec::new();
+        .map_err(|_| invalid_length("header count", i64::from(count), header_count_at))?;
+    let headers_at = c.pos;
     if count > 0 {
         // Each header takes at least two bytes (key and value lengths).
         if count > c.remaining() / 2 {
@@ -570,20 +983,32 @@ pub(super) fn read_record(
                     declared: count as u64,
                     remaining: c.remaining(),
                 }),
-                count_at,
+                header_count_at,
             ));
         }
-        headers.reserve_exact(count);
+        if let Some((headers, budget)) = &mut headers {
+            budget.charge(
+                count.saturating_mul(std::mem::size_of::<Header>()),
+                header_count_at,
+            )?;
+            headers.reserve_exact(count);
+        }
         for _ in 0..count {
             let key_at = c.pos;
             let key_len = c.varint()?;
             let key_len = usize::try_from(key_len)
                 .map_err(|_| invalid_length("header key length", i64::from(key_len), key_at))?;
-            let key = c.slice(key_len, key_at)?;
-            let key = Utf8Bytes::from_utf8(key)
+            let (key_start, key_end) = c.range(key_len, key_at)?;
+            std::str::from_utf8(&c.data[key_start..key_end])
                 .map_err(|_| RecordsError::new(RecordsErrorKind::InvalidHeaderKey, key_at))?;
-            let value = c.nullable("header value length")?;
-            headers.push(Header { key, value });
+            let value = c.nullable_range("header value length")?;
+            if let Some((headers, _)) = &mut headers {
+                // UTF-8 was checked just above.
+                let key = Utf8Bytes::from_utf8(c.data.slice(key_start..key_end))
+                    .map_err(|_| RecordsError::new(RecordsErrorKind::InvalidHeaderKey, key_at))?;
+                let value = value.map(|(start, end)| c.data.slice(start..end));
+                headers.push(Header { key, value });
+            }
         }
     }
     let used = c.pos - body;
@@ -596,13 +1021,16 @@ pub(super) fn read_record(
             start,
         ));
     }
-    Ok(Record {
-        offset: base_offset.wrapping_add(i64::from(offset_delta)),
-        timestamp: base_timestamp.wrapping_add(timestamp_delta),
+    Ok(RecordParts {
+        start,
+        end: c.pos,
         attributes,
+        timestamp_delta,
+        offset_delta,
         key,
         value,
-        headers,
+        header_count: count,
+        headers_at,
     })
 }
 
@@ -928,9 +1356,10 @@ mod tests {
             for data in variants {
                 let mut pos = 0;
                 loop {
-                    let fast = read_record_fast(&data, pos, 7, 1_700_000_000_000);
+                    let fast = read_record_fast(&data, pos, 7, 1_700_000_000_000, usize::MAX);
                     let mut cursor = Cursor { data: &data, pos };
-                    let checked = read_record(&mut cursor, 7, 1_700_000_000_000);
+                    let checked =
+                        read_record(&mut cursor, 7, 1_700_000_000_000, &mut Budget::unlimited());
                     match fast {
                         Some((record, end)) => {
                             assert_eq!(checked.as_ref().ok(), Some(&record));
@@ -956,6 +1385,112 @@ mod tests {
         }
         // Both paths were taken many times.
         assert!(accepted > 10_000 && refused > 1_000, "{accepted} {refused}");
+    }
+
+    /// A batch whose first record's key length takes two bytes where one does, rebuilt
+    /// around it (records compressed again, length and CRC recomputed).
+    fn with_a_long_varint(batch: &RecordBatch) -> Vec<u8> {
+        let mut records = Vec::new();
+        write_plain_records(batch, &mut records).unwrap();
+        let data = Bytes::from(records.clone());
+        let parts = read_record_parts(
+            &mut Cursor {
+                data: &data,
+                pos: 0,
+            },
+            None,
+        )
+        .unwrap();
+        let (key, _) = parts.key.unwrap();
+        // Key length (one byte) and record length (one byte) both grow by the byte added.
+        records[key - 1] |= 0x80;
+        records.insert(key, 0);
+        let (length, _) = varint_at(&records, 0).unwrap();
+        records[0] = (((length + 1) << 1) ^ ((length + 1) >> 31)) as u8;
+        let mut out = Vec::new();
+        let mut canonical = batch.clone();
+        canonical.records.clear();
+        encode_v2(&canonical, &mut out).unwrap();
+        out.truncate(RECORD_BATCH_OVERHEAD);
+        compress(batch.compression, 2, &records, &mut out).unwrap();
+        let length = (out.len() - LOG_OVERHEAD) as i32;
+        out[8..12].copy_from_slice(&length.to_be_bytes());
+        out[57..61].copy_from_slice(&(batch.records.len() as i32).to_be_bytes());
+        let crc = crc32c::crc32c(&out[ATTRIBUTES_OFFSET..]);
+        out[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
+        out
+    }
+
+    /// `reencoding` finds what encode would not write back: a varint longer than it needs
+    /// (where it is, in the batch or in its decompressed records), attribute bits Kafka does
+    /// not define, a wrong CRC that was not checked; and nothing in a batch encode wrote.
+    #[test]
+    fn reencoding_finds_what_encode_would_change() {
+        use super::super::{RawBatch, ReadOptions};
+        let raw = |bytes: Vec<u8>, verify_crc: bool| -> RawBatch {
+            let options = ReadOptions {
+                verify_crc,
+                ..ReadOptions::default()
+            };
+            super::super::BatchReader::with_options(Bytes::from(bytes), options)
+                .next()
+                .unwrap()
+                .unwrap()
+        };
+        let mut rng = SmallRng::seed_from_u64(12);
+        for compression in Compression::ALL.into_iter().filter(|c| c.is_enabled()) {
+            let batch = RecordBatch {
+                compression,
+                base_offset: 5,
+                base_timestamp: 1_700_000_000_000,
+                records: records(&mut rng),
+                ..RecordBatch::default()
+            };
+            // A first record short enough for its length to take one byte.
+            let mut batch = batch;
+            batch.records[0] = Record {
+                offset: 5,
+                timestamp: 1_700_000_000_000,
+                key: Some(Bytes::from_static(b"key")),
+                value: Some(Bytes::from_static(b"v")),
+                ..Record::default()
+            };
+            let canonical = batch.encode_to_bytes().unwrap().to_vec();
+            assert_eq!(
+                raw(canonical.clone(), true).reencoding(),
+                Ok(Reencoding::Same)
+            );
+
+            let long = with_a_long_varint(&batch);
+            let decoded = raw(long.clone(), true).decode().unwrap();
+            assert_eq!(decoded.records, batch.records, "{compression}");
+            // Encode writes the record a byte shorter: its length is the first byte that
+            // differs, at the start of the records.
+            let expected = Reencoding::NotCanonical {
+                at: RECORD_BATCH_OVERHEAD,
+                decompressed_at: (compression != Compression::None).then_some(0),
+            };
+            assert_eq!(raw(long, true).reencoding(), Ok(expected), "{compression}");
+
+            let mut odd = canonical.clone();
+            odd[ATTRIBUTES_OFFSET] |= 0x01; // bit 8 of the attributes
+            let crc = crc32c::crc32c(&odd[ATTRIBUTES_OFFSET..]);
+            odd[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
+            let expected = Reencoding::NotCanonical {
+                at: ATTRIBUTES_OFFSET,
+                decompressed_at: None,
+            };
+            assert_eq!(raw(odd, true).reencoding(), Ok(expected), "{compression}");
+
+            let mut wrong_crc = canonical;
+            wrong_crc[CRC_OFFSET + 3] ^= 1;
+            assert!(raw(wrong_crc.clone(), true).reencoding().is_err());
+            let expected = Reencoding::NotCanonical {
+                at: CRC_OFFSET + 3,
+                decompressed_at: None,
+            };
+            assert_eq!(raw(wrong_crc, false).reencoding(), Ok(expected));
+        }
     }
 
     /// The writer's bound holds for records at the limits of each varint width.

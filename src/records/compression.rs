@@ -13,7 +13,8 @@
 //!
 //! Decompressed sizes are not declared anywhere trustworthy, so every codec is read as a
 //! stream into a buffer that grows towards [`DecodeLimits::max_decompressed_batch_size`]
-//! and stops there with a typed error.
+//! and stops there with a typed error; only what was decompressed (and one chunk) of it
+//! takes memory.
 //!
 //! [`DecodeLimits::max_decompressed_batch_size`]: crate::DecodeLimits::max_decompressed_batch_size
 
@@ -97,9 +98,11 @@ fn corrupt(compression: Compression, reason: impl std::fmt::Display) -> RecordsE
     }
 }
 
-/// Reads `reader` to its end into a buffer that never exceeds `cap` bytes: the buffer grows
-/// geometrically (so a realloc holds at most 1.5 × `cap`), and once full one more byte is
-/// asked for to tell "exactly `cap`" from "more".
+/// Reads `reader` to its end into a buffer that never exceeds `cap` bytes. Its capacity
+/// grows geometrically from `hint` (to at most `cap`), but at most [`READ_CHUNK`] bytes past
+/// what was read are ever zero-filled for the reader, so the pages beyond are reserved and
+/// not touched: the buffer takes about the bytes decompressed, not its capacity. Once full,
+/// one more byte is asked for to tell "exactly `cap`" from "more".
 #[cfg(any(feature = "gzip", feature = "lz4", feature = "zstd"))]
 fn read_capped(
     mut reader: impl Read,
@@ -107,7 +110,7 @@ fn read_capped(
     cap: usize,
     hint: usize,
 ) -> Result<Vec<u8>, RecordsErrorKind> {
-    let mut out: Vec<u8> = vec![0; hint.clamp(1, cap.max(1)).min(cap)];
+    let mut out: Vec<u8> = Vec::with_capacity(hint.clamp(1, cap.max(1)).min(cap));
     let mut filled = 0;
     loop {
         if filled == out.len() {
@@ -125,8 +128,15 @@ fn read_capped(
                     }
                 }
             }
-            let grown = out.len().saturating_mul(2).max(4096).min(cap);
-            out.resize(grown, 0);
+            if out.len() == out.capacity() {
+                let grown = out.capacity().saturating_mul(2).max(4096).min(cap);
+                out.reserve_exact(grown - out.len());
+            }
+            let wanted = filled
+                .saturating_add(READ_CHUNK)
+                .min(out.capacity())
+                .min(cap);
+            out.resize(wanted, 0);
         }
         match reader.read(&mut out[filled..]) {
             Ok(0) => {
@@ -139,6 +149,10 @@ fn read_capped(
         }
     }
 }
+
+/// How far past the bytes read [`read_capped`] lets a decoder write at a time.
+#[cfg(any(feature = "gzip", feature = "lz4", feature = "zstd"))]
+const READ_CHUNK: usize = 256 * 1024;
 
 #[cfg(any(feature = "gzip", feature = "lz4", feature = "zstd"))]
 fn read_error(compression: Compression, e: std::io::Error, cap: usize) -> RecordsErrorKind {
@@ -214,43 +228,143 @@ pub(crate) fn compress(
     out: &mut Vec<u8>,
 ) -> Result<(), RecordsErrorKind> {
     match compression {
-        Compression::None => {
-            out.extend_from_slice(input);
+        #[cfg(feature = "zstd")]
+        Compression::Zstd => {
+            let mut compressed = Vec::with_capacity(zstd::zstd_safe::compress_bound(input.len()));
+            zstd_compress(input, &mut compressed)
+                .map_err(|e| RecordsErrorKind::Unwritable(format!("zstd: {e}")))?;
+            out.extend_from_slice(&compressed);
             Ok(())
+        }
+        other => compress_to(other, magic, input, out).map_err(|e| codec_error(other, e)),
+    }
+}
+
+/// What a codec's write error means: a codec compiled out, or a failure of the codec.
+fn codec_error(compression: Compression, e: std::io::Error) -> RecordsErrorKind {
+    match e
+        .into_inner()
+        .map(|inner| inner.downcast::<RecordsErrorKind>())
+    {
+        Some(Ok(kind)) => *kind,
+        Some(Err(other)) => RecordsErrorKind::Unwritable(format!("{compression}: {other}")),
+        None => RecordsErrorKind::Unwritable(format!("{compression}: write failed")),
+    }
+}
+
+/// zstd at Kafka's default level, 3, in one shot: what `encode` writes. `out` is written
+/// from its start, up to its capacity; too small a capacity is an error.
+#[cfg(feature = "zstd")]
+fn zstd_compress(input: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+    zstd::bulk::Compressor::new(3)?.compress_to_buffer(input, out)?;
+    Ok(())
+}
+
+/// Writes the compressed form of `input` to `out` as it is produced: every codec but zstd,
+/// whose one-shot output ([`compress`]) is not what its stream gives.
+fn compress_to(
+    compression: Compression,
+    magic: i8,
+    input: &[u8],
+    out: impl std::io::Write,
+) -> std::io::Result<()> {
+    match compression {
+        Compression::None => {
+            let mut out = out;
+            out.write_all(input)
         }
         #[cfg(feature = "gzip")]
         Compression::Gzip => {
             use std::io::Write;
             // Kafka's default gzip level is the JDK's default, 6.
             let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(6));
-            encoder
-                .write_all(input)
-                .and_then(|_| encoder.try_finish())
-                .map_err(|e| RecordsErrorKind::Unwritable(format!("gzip: {e}")))
+            encoder.write_all(input)?;
+            encoder.finish().map(drop)
         }
         #[cfg(feature = "snappy")]
         Compression::Snappy => snappy::compress_xerial(input, out),
         #[cfg(feature = "lz4")]
         Compression::Lz4 => lz4::compress(input, magic, out),
-        #[cfg(feature = "zstd")]
-        Compression::Zstd => {
-            // Kafka's default zstd level is 3.
-            let compressed = zstd::bulk::compress(input, 3)
-                .map_err(|e| RecordsErrorKind::Unwritable(format!("zstd: {e}")))?;
-            out.extend_from_slice(&compressed);
-            Ok(())
-        }
         #[allow(unreachable_patterns)]
         other => {
             let _ = (magic, input, out);
-            Err(RecordsErrorKind::CodecNotEnabled(other))
+            Err(std::io::Error::other(RecordsErrorKind::CodecNotEnabled(
+                other,
+            )))
         }
+    }
+}
+
+/// Where the compressed form of `input`, as [`compress`] writes it, first differs from
+/// `expected` (`None`: it is the same).
+///
+/// The codec writes into a comparison with `expected` that stops it at the first byte that
+/// differs, so no compressed copy is held. zstd is compressed in one shot, as `encode` does:
+/// its streamed output is other bytes, and zstd takes the one-shot path only into a buffer
+/// of its bound. Only the pages written take memory, so the copy costs what the output
+/// takes: the batch's own compressed size when it comes back the same.
+pub(crate) fn compressed_difference(
+    compression: Compression,
+    magic: i8,
+    input: &[u8],
+    expected: &[u8],
+) -> Result<Option<usize>, RecordsErrorKind> {
+    #[cfg(feature = "zstd")]
+    if compression == Compression::Zstd {
+        let mut out = Vec::with_capacity(zstd::zstd_safe::compress_bound(input.len()));
+        return match zstd_compress(input, &mut out) {
+            Ok(()) => Ok(super::first_difference(&out, expected)),
+            Err(e) => Err(RecordsErrorKind::Unwritable(format!("zstd: {e}"))),
+        };
+    }
+    let mut comparison = Comparison {
+        expected,
+        pos: 0,
+        differs_at: None,
+    };
+    match compress_to(compression, magic, input, &mut comparison) {
+        Ok(()) => Ok(comparison
+            .differs_at
+            .or((comparison.pos != expected.len()).then_some(comparison.pos))),
+        Err(_) if comparison.differs_at.is_some() => Ok(comparison.differs_at),
+        Err(e) => Err(codec_error(compression, e)),
+    }
+}
+
+/// A writer that compares what it is given with `expected` and fails at the first byte
+/// that differs (or goes past its end), noting where.
+struct Comparison<'a> {
+    expected: &'a [u8],
+    pos: usize,
+    differs_at: Option<usize>,
+}
+
+impl std::io::Write for Comparison<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.differs_at.is_none() {
+            let rest = &self.expected[self.pos..];
+            let common = buf.len().min(rest.len());
+            match super::first_difference(&buf[..common], &rest[..common]) {
+                Some(at) => self.differs_at = Some(self.pos + at),
+                None if buf.len() > rest.len() => self.differs_at = Some(self.pos + common),
+                None => {
+                    self.pos += buf.len();
+                    return Ok(buf.len());
+                }
+            }
+        }
+        Err(std::io::Error::other("the output differs"))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
 #[cfg(feature = "snappy")]
 mod snappy {
     use super::{corrupt, Compression, RecordsErrorKind};
+    use std::io::{self, Write};
 
     /// The xerial (snappy-java) stream header: magic, version 1, compatible version 1.
     const XERIAL_MAGIC: [u8; 8] = [0x82, b'S', b'N', b'A', b'P', b'P', b'Y', 0];
@@ -308,22 +422,20 @@ mod snappy {
         Ok(())
     }
 
-    /// The xerial framing, as Kafka's Java producer writes it.
-    pub(super) fn compress_xerial(input: &[u8], out: &mut Vec<u8>) -> Result<(), RecordsErrorKind> {
-        out.extend_from_slice(&XERIAL_MAGIC);
-        out.extend_from_slice(&1i32.to_be_bytes());
-        out.extend_from_slice(&1i32.to_be_bytes());
+    /// The xerial framing, as Kafka's Java producer writes it, written as each block is
+    /// compressed.
+    pub(super) fn compress_xerial(input: &[u8], mut out: impl Write) -> io::Result<()> {
+        out.write_all(&XERIAL_MAGIC)?;
+        out.write_all(&1i32.to_be_bytes())?;
+        out.write_all(&1i32.to_be_bytes())?;
         let mut encoder = snap::raw::Encoder::new();
+        let mut block = vec![0; snap::raw::max_compress_len(XERIAL_BLOCK.min(input.len()))];
         for chunk in input.chunks(XERIAL_BLOCK) {
-            let len_at = out.len();
-            out.extend_from_slice(&[0; 4]);
-            let start = out.len();
-            out.resize(start + snap::raw::max_compress_len(chunk.len()), 0);
             let n = encoder
-                .compress(chunk, &mut out[start..])
-                .map_err(|e| RecordsErrorKind::Unwritable(format!("snappy: {e}")))?;
-            out.truncate(start + n);
-            out[len_at..start].copy_from_slice(&(n as i32).to_be_bytes());
+                .compress(chunk, &mut block)
+                .map_err(io::Error::other)?;
+            out.write_all(&(n as i32).to_be_bytes())?;
+            out.write_all(&block[..n])?;
         }
         Ok(())
     }
@@ -334,7 +446,7 @@ mod lz4 {
     use super::{corrupt, read_capped, Compression, RecordsErrorKind};
     use lz4_flex::frame::{BlockMode, BlockSize, FrameDecoder, FrameEncoder, FrameInfo};
     use std::hash::Hasher;
-    use std::io::{Read, Write};
+    use std::io::{self, Read, Write};
 
     const FLG_CONTENT_SIZE: u8 = 0x08;
     const FLG_DICT_ID: u8 = 0x01;
@@ -383,28 +495,65 @@ mod lz4 {
     }
 
     /// Kafka's framing: 64 KiB independent blocks, no checksums, an end mark.
-    pub(super) fn compress(
-        input: &[u8],
-        magic: i8,
-        out: &mut Vec<u8>,
-    ) -> Result<(), RecordsErrorKind> {
-        let start = out.len();
+    pub(super) fn compress(input: &[u8], magic: i8, out: impl Write) -> io::Result<()> {
         let info = FrameInfo::new()
             .block_size(BlockSize::Max64KB)
             .block_mode(BlockMode::Independent);
-        let mut encoder = FrameEncoder::with_frame_info(info, &mut *out);
-        encoder
-            .write_all(input)
-            .map_err(|e| RecordsErrorKind::Unwritable(format!("lz4: {e}")))?;
-        encoder
-            .finish()
-            .map_err(|e| RecordsErrorKind::Unwritable(format!("lz4: {e}")))?;
         if magic == 0 {
-            // What Kafka writes for magic 0 (KAFKA-3160): the checksum of magic + descriptor.
-            if let Some(end) = descriptor_end(&out[start..]) {
-                out[start + end] = xxh32(&out[start..start + end]);
+            let mut encoder = FrameEncoder::with_frame_info(info, Kafka3160::new(out));
+            encoder.write_all(input)?;
+            encoder.finish().map_err(io::Error::from)?.finish()
+        } else {
+            let mut encoder = FrameEncoder::with_frame_info(info, out);
+            encoder.write_all(input)?;
+            encoder.finish().map(drop).map_err(io::Error::from)
+        }
+    }
+
+    /// Passes a frame on with the header checksum Kafka writes for magic 0 (KAFKA-3160):
+    /// the checksum of the magic number and the descriptor, not of the descriptor alone.
+    struct Kafka3160<W> {
+        out: W,
+        /// The frame's start, until its header is whole.
+        head: Vec<u8>,
+        passed: bool,
+    }
+
+    impl<W: Write> Kafka3160<W> {
+        fn new(out: W) -> Self {
+            Kafka3160 {
+                out,
+                head: Vec::new(),
+                passed: false,
             }
         }
-        Ok(())
+
+        /// Writes what is still held (a frame too short to have a header is passed as is).
+        fn finish(mut self) -> io::Result<()> {
+            if !self.passed {
+                self.out.write_all(&self.head)?;
+            }
+            self.out.flush()
+        }
+    }
+
+    impl<W: Write> Write for Kafka3160<W> {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.passed {
+                return self.out.write(buf);
+            }
+            self.head.extend_from_slice(buf);
+            if let Some(end) = descriptor_end(&self.head) {
+                self.head[end] = xxh32(&self.head[..end]);
+                self.out.write_all(&self.head)?;
+                self.head = Vec::new();
+                self.passed = true;
+            }
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            self.out.flush()
+        }
     }
 }

@@ -115,6 +115,19 @@ pub enum RecordsErrorKind {
     /// A control record whose key or value does not decode.
     #[error("invalid control record: {0}")]
     InvalidControlRecord(String),
+    /// Decoding went past a limit of [`DecodeLimits`](crate::DecodeLimits): `"memory budget"`
+    /// when the records of [`RawBatch::decode`](super::RawBatch::decode) and
+    /// [`decode_batches`](super::decode_batches) would take more memory than
+    /// [`DecodeLimits::memory_budget`](crate::DecodeLimits::memory_budget) allows.
+    #[error("{what} {value} exceeds the limit of {limit}")]
+    LimitExceeded {
+        /// Which limit.
+        what: &'static str,
+        /// What the input needed.
+        value: u64,
+        /// The limit in force.
+        limit: u64,
+    },
     /// A batch cannot be written as asked (headers or producer state in magic 0/1, offsets
     /// that do not fit their deltas, lengths beyond their prefixes).
     #[error("cannot write the batch: {0}")]

@@ -1,9 +1,11 @@
 //! The JSON form of record batches.
 //!
-//! Written through [`serde::Serialize`], so it streams into any serde writer (a
-//! `serde_json::Serializer` over stdout never holds the whole document); read from a
-//! [`serde_json::Value`] by [`batch_from_json`] and [`batches_from_json`]. For uncompressed,
-//! canonical input, bytes → JSON → bytes gives the same bytes.
+//! Written token by token into a [`JsonSink`]: [`write_raw_batch`] straight from a batch's
+//! bytes, record by record, holding no record after it is written (a `JsonWriter` over
+//! stdout holds no part of the document either); [`write_batch`] from a decoded
+//! [`RecordBatch`], which also serializes through [`serde::Serialize`] to the same text.
+//! Read from a [`serde_json::Value`] by [`batch_from_json`] and [`batches_from_json`]. For
+//! uncompressed, canonical input, bytes → JSON → bytes gives the same bytes.
 //!
 //! A batch is an object with, in this order: `baseOffset`, `partitionLeaderEpoch`, `magic`,
 //! `crc`, `compression` (`"none"`, `"gzip"`, `"snappy"`, `"lz4"`, `"zstd"`),
@@ -24,135 +26,219 @@
 //! no compression, CreateTime, no producer state, base and max timestamps and last offset
 //! delta from the records; a missing record offset is the next one.
 
-use super::{Compression, ControlRecord, Header, Record, RecordBatch, TimestampType};
+use super::batch::RecordView;
+use super::{
+    Compression, ControlRecord, Header, RawBatch, Record, RecordBatch, RecordsError, TimestampType,
+};
 use crate::error::{JsonError, JsonErrorKind};
-use crate::json as kjson;
+use crate::json::{self as kjson, JsonSink, ValueSink};
 use crate::Utf8Bytes;
-use base64::display::Base64Display;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use bytes::Bytes;
-use serde::ser::{SerializeMap, SerializeSeq, SerializeStruct};
+use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
-struct Base64<'a>(Option<&'a [u8]>);
+/// Writes the batch fields of the form, all but `records`, into an open object.
+fn write_fields(batch: &RecordBatch, out: &mut dyn JsonSink) {
+    out.key("baseOffset");
+    out.i64(batch.base_offset);
+    out.key("partitionLeaderEpoch");
+    out.i64(batch.partition_leader_epoch.into());
+    out.key("magic");
+    out.i64(batch.magic.into());
+    out.key("crc");
+    out.u64(batch.crc.into());
+    out.key("compression");
+    out.str(batch.compression.name());
+    out.key("timestampType");
+    out.str(batch.timestamp_type.name());
+    out.key("isTransactional");
+    out.bool(batch.is_transactional);
+    out.key("isControl");
+    out.bool(batch.is_control);
+    out.key("hasDeleteHorizon");
+    out.bool(batch.has_delete_horizon);
+    out.key("lastOffsetDelta");
+    out.i64(batch.last_offset_delta.into());
+    out.key("baseTimestamp");
+    out.i64(batch.base_timestamp);
+    out.key("maxTimestamp");
+    out.i64(batch.max_timestamp);
+    out.key("producerId");
+    out.i64(batch.producer_id);
+    out.key("producerEpoch");
+    out.i64(batch.producer_epoch.into());
+    out.key("baseSequence");
+    out.i64(batch.base_sequence.into());
+}
 
-impl Serialize for Base64<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.0 {
-            Some(bytes) => serializer.collect_str(&Base64Display::new(bytes, &STANDARD)),
-            None => serializer.serialize_none(),
+fn write_nullable(out: &mut dyn JsonSink, value: Option<&[u8]>) {
+    match value {
+        Some(bytes) => out.bytes(bytes),
+        None => out.null(),
+    }
+}
+
+/// Writes one record; `control`: its batch is a control batch, so its decoded control
+/// record is shown too. An error only if headers read in place turn out unreadable, which
+/// the check made when the record was read rules out.
+fn write_record(
+    out: &mut dyn JsonSink,
+    record: RecordView<'_>,
+    control: bool,
+) -> Result<(), RecordsError> {
+    out.begin_object();
+    out.key("offset");
+    out.i64(record.offset);
+    out.key("timestamp");
+    out.i64(record.timestamp);
+    if record.attributes != 0 {
+        out.key("attributes");
+        out.i64(record.attributes.into());
+    }
+    out.key("key");
+    write_nullable(out, record.key);
+    out.key("value");
+    write_nullable(out, record.value);
+    out.key("headers");
+    out.begin_array();
+    for header in record.headers {
+        let (key, value) = header?;
+        out.begin_object();
+        out.key("key");
+        out.str(key);
+        out.key("value");
+        write_nullable(out, value);
+        out.end_object();
+    }
+    out.end_array();
+    // A control record that does not decode is shown without its decoded form; key and
+    // value above still carry it.
+    if control {
+        if let Ok(control) = ControlRecord::decode(record.key, record.value) {
+            out.key("control");
+            out.begin_object();
+            out.key("type");
+            out.str(control.record_type().name());
+            out.key("value");
+            // The control schemas have no floats, so their JSON cannot fail; if it ever
+            // did, the value shows as null (the record's key and value still carry it).
+            out.value(&control.value_json().unwrap_or(Value::Null));
+            out.end_object();
         }
     }
+    out.end_object();
+    Ok(())
+}
+
+/// Writes a decoded batch in the JSON form.
+pub fn write_batch(batch: &RecordBatch, out: &mut dyn JsonSink) {
+    out.begin_object();
+    write_fields(batch, out);
+    out.key("records");
+    out.begin_array();
+    for record in &batch.records {
+        write_record(out, RecordView::of(record), batch.is_control)
+            .expect("decoded headers are always readable");
+    }
+    out.end_array();
+    out.end_object();
+}
+
+/// Writes a batch in the JSON form straight from its bytes, record by record: the same text
+/// as [`write_batch`] of [`RawBatch::decode`], but no record is held after it is written (a
+/// compressed batch is decompressed once, within the cap, and read from that buffer; a
+/// record's headers are read from its bytes as they are written).
+///
+/// A batch that turns out malformed ends the writing with its error, the JSON unfinished:
+/// check the batch first ([`RawBatch::reencoding`] reads every record) if nothing should
+/// be written then.
+pub fn write_raw_batch(batch: &RawBatch, out: &mut dyn JsonSink) -> Result<(), RecordsError> {
+    let (fields, mut records) = batch.open()?;
+    out.begin_object();
+    write_fields(&fields, out);
+    out.key("records");
+    out.begin_array();
+    while let Some(record) = records.next_view() {
+        write_record(out, record?, fields.is_control)?;
+    }
+    out.end_array();
+    out.end_object();
+    Ok(())
+}
+
+/// The JSON of what `write` writes, as a [`Value`] (for serde, one record at a time).
+fn value_of(write: impl FnOnce(&mut dyn JsonSink)) -> Value {
+    let mut sink = ValueSink::new();
+    write(&mut sink);
+    sink.finish()
 }
 
 impl Serialize for Header {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_struct("Header", 2)?;
-        map.serialize_field("key", self.key.as_str())?;
-        map.serialize_field("value", &Base64(self.value.as_deref()))?;
-        map.end()
+        value_of(|out| {
+            out.begin_object();
+            out.key("key");
+            out.str(self.key.as_str());
+            out.key("value");
+            write_nullable(out, self.value.as_deref());
+            out.end_object();
+        })
+        .serialize(serializer)
     }
 }
 
 impl Serialize for Record {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        RecordJson {
-            record: self,
-            control: false,
-        }
+        value_of(|out| {
+            write_record(out, RecordView::of(self), false)
+                .expect("decoded headers are always readable")
+        })
         .serialize(serializer)
     }
 }
 
-/// A record, and whether its batch is a control batch (then its decoded value is shown).
-struct RecordJson<'a> {
-    record: &'a Record,
-    control: bool,
-}
-
-/// A control record's type and value, as JSON.
-struct ControlJson<'a>(&'a ControlRecord);
-
-impl Serialize for ControlJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(2))?;
-        map.serialize_entry("type", self.0.record_type().name())?;
-        // The control schemas have no floats, so their JSON cannot fail; if it ever did,
-        // the value shows as null (the record's key and value still carry it).
-        let value = self.0.value_json().unwrap_or(Value::Null);
-        map.serialize_entry("value", &value)?;
-        map.end()
-    }
-}
-
-impl Serialize for RecordJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let record = self.record;
-        let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("offset", &record.offset)?;
-        map.serialize_entry("timestamp", &record.timestamp)?;
-        if record.attributes != 0 {
-            map.serialize_entry("attributes", &record.attributes)?;
-        }
-        map.serialize_entry("key", &Base64(record.key.as_deref()))?;
-        map.serialize_entry("value", &Base64(record.value.as_deref()))?;
-        map.serialize_entry("headers", &record.headers)?;
-        if self.control {
-            // A control record that does not decode is shown without its decoded form;
-            // key and value above still carry it.
-            if let Ok(control) =
-                ControlRecord::decode(record.key.as_deref(), record.value.as_deref())
-            {
-                map.serialize_entry("control", &ControlJson(&control))?;
-            }
-        }
-        map.end()
-    }
-}
-
+/// A batch's records, serialized one at a time.
 struct RecordsJson<'a>(&'a RecordBatch);
 
 impl Serialize for RecordsJson<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(self.0.records.len()))?;
         for record in &self.0.records {
-            seq.serialize_element(&RecordJson {
-                record,
-                control: self.0.is_control,
-            })?;
+            seq.serialize_element(&value_of(|out| {
+                write_record(out, RecordView::of(record), self.0.is_control)
+                    .expect("decoded headers are always readable")
+            }))?;
         }
         seq.end()
     }
 }
 
+/// Through serde, the same text as [`write_batch`]: the fields, then the records one at a
+/// time, each built as a small [`Value`] first.
 impl Serialize for RecordBatch {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut batch = serializer.serialize_struct("RecordBatch", 16)?;
-        batch.serialize_field("baseOffset", &self.base_offset)?;
-        batch.serialize_field("partitionLeaderEpoch", &self.partition_leader_epoch)?;
-        batch.serialize_field("magic", &self.magic)?;
-        batch.serialize_field("crc", &self.crc)?;
-        batch.serialize_field("compression", self.compression.name())?;
-        batch.serialize_field("timestampType", self.timestamp_type.name())?;
-        batch.serialize_field("isTransactional", &self.is_transactional)?;
-        batch.serialize_field("isControl", &self.is_control)?;
-        batch.serialize_field("hasDeleteHorizon", &self.has_delete_horizon)?;
-        batch.serialize_field("lastOffsetDelta", &self.last_offset_delta)?;
-        batch.serialize_field("baseTimestamp", &self.base_timestamp)?;
-        batch.serialize_field("maxTimestamp", &self.max_timestamp)?;
-        batch.serialize_field("producerId", &self.producer_id)?;
-        batch.serialize_field("producerEpoch", &self.producer_epoch)?;
-        batch.serialize_field("baseSequence", &self.base_sequence)?;
-        batch.serialize_field("records", &RecordsJson(self))?;
-        batch.end()
+        let fields = value_of(|out| {
+            out.begin_object();
+            write_fields(self, out);
+            out.end_object();
+        });
+        let fields = fields.as_object().map(|fields| fields.iter());
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in fields.into_iter().flatten() {
+            map.serialize_entry(key, value)?;
+        }
+        map.serialize_entry("records", &RecordsJson(self))?;
+        map.end()
     }
 }
 
-/// The batch as a [`serde_json::Value`] (prefer serializing it straight into a writer).
+/// The batch as a [`serde_json::Value`] (prefer writing it straight into a sink:
+/// [`write_batch`]).
 pub fn batch_to_json(batch: &RecordBatch) -> Value {
-    serde_json::to_value(batch).expect("record batches always serialize")
+    value_of(|out| write_batch(batch, out))
 }
 
 const BATCH_KEYS: &[&str] = &[

@@ -14,8 +14,12 @@
 //! - **compression**: gzip, snappy (xerial-framed and raw), lz4 and zstd, each behind its own
 //!   cargo feature; decompression is streamed and stops at
 //!   [`DecodeLimits::max_decompressed_batch_size`] with a typed error;
-//! - a **JSON form** (see [`json`]) that streams through `serde` and reads back
-//!   to the same bytes.
+//! - a **JSON form** (see [`json`]) written straight from a batch's bytes, record by record,
+//!   into a [`JsonSink`](crate::json::JsonSink), that reads back to the same bytes;
+//! - a **memory budget**: [`RawBatch::decode`] and [`decode_batches`] charge every record
+//!   (headers included) to [`DecodeLimits::memory_budget`] before reserving it;
+//! - a **re-encoding check** ([`RawBatch::reencoding`]): would writing the batch again give
+//!   back its bytes, and from where not, found record by record.
 //!
 //! It is a feature (`records`, on by default) of this crate rather than a crate of its own
 //! because control batches decode with this crate's generated data schemas and the
@@ -60,13 +64,17 @@
 //! ```
 //!
 //! Records of an uncompressed batch are slices of the input (keys, values and header values
-//! share its storage); those of a compressed batch are slices of one decompressed buffer.
+//! share its storage); those of a compressed batch (and a legacy wrapper's inner messages) are
+//! slices of one decompressed buffer, read one at a time by [`RawBatch::records`].
+//!
+//! [`DecodeLimits::memory_budget`]: crate::DecodeLimits::memory_budget
 //!
 //! A Fetch response may end with a partial batch (the broker cuts at `max_bytes`).
 //! [`BatchReader::fetch`] tolerates it, as Kafka's consumers do, and reports it through
 //! [`BatchReader::truncated_tail`]; [`BatchReader::new`] refuses it.
 
 mod batch;
+mod budget;
 mod builder;
 mod compression;
 mod control;
@@ -169,6 +177,47 @@ pub struct Record {
     pub value: Option<Bytes>,
     /// Headers, in order (magic 2 only).
     pub headers: Vec<Header>,
+}
+
+/// How writing a decoded batch again ([`RecordBatch::encode_to_vec`], what `records encode`
+/// does) compares with the bytes it was read from: see [`RawBatch::reencoding`].
+///
+/// Positions are byte offsets in the records field given to the reader. The batch length
+/// and CRC fields follow from the rest and are not compared themselves (but for a CRC that
+/// was not checked and is wrong): a position names the first other byte that would differ.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reencoding {
+    /// The same bytes come back.
+    Same,
+    /// A field, or a record, is not written as Kafka writes it (a varint longer than it
+    /// needs, attribute bits Kafka does not define, a legacy wrapper's key or inner offsets,
+    /// a CRC that was not checked and is wrong). In a compressed batch, `decompressed_at`
+    /// is the offset in its decompressed records and `at` where its compressed records
+    /// start.
+    NotCanonical {
+        /// Byte offset of the difference.
+        at: usize,
+        /// For a difference inside compressed records: its offset in the decompressed bytes.
+        decompressed_at: Option<usize>,
+    },
+    /// The records are as Kafka writes them, but compressing them again gives other bytes
+    /// (another codec implementation or level wrote them) from `at` on.
+    Recompressed {
+        /// Byte offset of the first compressed byte that differs.
+        at: usize,
+    },
+    /// The decoded batch cannot be written.
+    Unwritable(RecordsError),
+}
+
+/// Where `a` and `b` first differ, or where the shorter ends if one is a prefix of the
+/// other; `None` when they are equal.
+pub(crate) fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(at) => Some(at),
+        None => (a.len() != b.len()).then_some(a.len().min(b.len())),
+    }
 }
 
 /// A batch's header, read without its records.

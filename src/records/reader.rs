@@ -1,7 +1,10 @@
 //! Splitting a records field into batches: [`BatchReader`] and [`RawBatch`].
 
-use super::batch::{self, RecordIter};
-use super::{legacy, BatchHeader, RecordBatch, RecordsError, RecordsErrorKind, LOG_OVERHEAD};
+use super::batch::{self, Inner, RecordIter};
+use super::budget::Budget;
+use super::{
+    legacy, BatchHeader, RecordBatch, RecordsError, RecordsErrorKind, Reencoding, LOG_OVERHEAD,
+};
 use crate::wire::DecodeLimits;
 use bytes::Bytes;
 
@@ -213,9 +216,12 @@ impl RawBatch {
         })
     }
 
-    /// The records, read one by one as the iterator is advanced (magic 2). The CRC is
-    /// checked first unless the options turned that off; a compressed batch is decompressed
-    /// here, within the limit.
+    /// The records, read one by one as the iterator is advanced. The CRC is checked first
+    /// unless the options turned that off; a compressed batch (a legacy wrapper) is
+    /// decompressed here, once, within the limit, and its records are then read from that
+    /// buffer one at a time. A legacy wrapper's inner messages are all checked here, in
+    /// order, before the first is handed out (its offsets depend on the last one), so its
+    /// errors come from this call, as from [`RawBatch::decode`].
     pub fn records(&self) -> Result<RecordIter, RecordsError> {
         if self.header.magic == 2 {
             if self.options.verify_crc {
@@ -228,12 +234,48 @@ impl RawBatch {
                 &self.options.limits,
             )
         } else {
-            Ok(RecordIter::decoded(self.decode()?.records))
+            self.open_legacy()
+                .map(|opened| RecordIter(Inner::Legacy(opened.records)))
         }
     }
 
-    /// Decodes the whole batch.
+    fn open_legacy(&self) -> Result<legacy::Opened, RecordsError> {
+        legacy::open(
+            &self.bytes,
+            &self.header,
+            &self.options.limits,
+            self.options.verify_crc,
+            self.position,
+        )
+    }
+
+    /// The batch's fields (a [`RecordBatch`] without records) and its records, one at a
+    /// time: what [`RawBatch::decode`] gives, without holding the records.
+    #[cfg(feature = "json")]
+    pub(super) fn open(&self) -> Result<(RecordBatch, RecordIter), RecordsError> {
+        if self.header.magic == 2 {
+            let records = self.records()?;
+            let fields = batch::fields(&self.header).map_err(|e| {
+                e.in_batch(self.header.base_offset)
+                    .placed(self.position, None)
+            })?;
+            Ok((fields, records))
+        } else {
+            let opened = self.open_legacy()?;
+            Ok((opened.fields, RecordIter(Inner::Legacy(opened.records))))
+        }
+    }
+
+    /// Decodes the whole batch. Its records (headers included) are charged to the memory
+    /// budget of the options' limits before they are reserved: [`DecodeLimits::memory_budget`],
+    /// or by default [`DecodeLimits::MEMORY_PER_INPUT_BYTE`] per byte of the records as read
+    /// (decompressed, for a compressed batch) plus [`DecodeLimits::MEMORY_BUDGET_BASE`], which
+    /// every honest batch fits. Past it: `LimitExceeded` ("memory budget"), naming the batch.
     pub fn decode(&self) -> Result<RecordBatch, RecordsError> {
+        self.decode_within(&mut Budget::new(&self.options.limits))
+    }
+
+    fn decode_within(&self, budget: &mut Budget) -> Result<RecordBatch, RecordsError> {
         if self.header.magic == 2 {
             if self.options.verify_crc {
                 self.verify_crc()?;
@@ -243,6 +285,7 @@ impl RawBatch {
                 &self.header,
                 self.position,
                 &self.options.limits,
+                budget,
             )
         } else {
             legacy::decode(
@@ -250,8 +293,42 @@ impl RawBatch {
                 &self.header,
                 &self.options.limits,
                 self.options.verify_crc,
+                self.position,
+                budget,
             )
-            .map_err(|e| e.placed(self.position, None))
+        }
+    }
+
+    /// Reads every record, as [`RawBatch::records`] does (the same errors), and tells
+    /// whether writing the decoded batch again ([`RecordBatch::encode_to_vec`]) would give
+    /// back these bytes, and if not, from where.
+    ///
+    /// Nothing is held but the batch's decompressed records: each record is compared with
+    /// its canonical encoding in place, and a compressed batch whose records are canonical
+    /// is compressed again into a comparison with its compressed bytes that stops at the
+    /// first difference. (zstd is the exception: its one-shot output, what encode writes,
+    /// differs from its streamed output, so it is produced whole; that copy takes the
+    /// batch's own compressed size when it comes back the same.)
+    pub fn reencoding(&self) -> Result<Reencoding, RecordsError> {
+        if self.header.magic == 2 {
+            if self.options.verify_crc {
+                self.verify_crc()?;
+            }
+            batch::reencoding(
+                &self.bytes,
+                &self.header,
+                self.position,
+                &self.options.limits,
+                self.options.verify_crc,
+            )
+        } else {
+            legacy::reencoding(
+                &self.bytes,
+                &self.header,
+                &self.options.limits,
+                self.options.verify_crc,
+                self.position,
+            )
         }
     }
 }
@@ -262,12 +339,14 @@ pub fn decode_batches(input: &Bytes) -> Result<Vec<RecordBatch>, RecordsError> {
 }
 
 /// [`decode_batches`] with explicit options; with `allow_truncated_tail`, an incomplete
-/// last batch is left out.
+/// last batch is left out. The memory budget of the options' limits (see
+/// [`RawBatch::decode`]) covers all the batches together.
 pub fn decode_batches_with(
     input: &Bytes,
     options: &ReadOptions,
 ) -> Result<Vec<RecordBatch>, RecordsError> {
+    let mut budget = Budget::new(&options.limits);
     BatchReader::with_options(input.clone(), *options)
-        .map(|batch| batch?.decode())
+        .map(|batch| batch?.decode_within(&mut budget))
         .collect()
 }

@@ -37,6 +37,11 @@ pub struct DecodeLimits {
     /// `None` (the default) scales with the input: [`DecodeLimits::MEMORY_PER_INPUT_BYTE`]
     /// bytes per input byte plus [`DecodeLimits::MEMORY_BUDGET_BASE`], which every honest
     /// frame of every schema fits (see `docs/memory-density.md`).
+    ///
+    /// Record batches decoded whole (`records::RawBatch::decode`, `decode_batches`) charge
+    /// their records and headers to it too, one budget per call; there the default is
+    /// measured against the records' bytes as read (a compressed batch's decompressed
+    /// records), which the decompression cap bounds.
     pub memory_budget: Option<usize>,
 }
 

@@ -170,18 +170,17 @@ fn decode(
     // The JSON streams, so a message that cannot be shown (a float JSON has no form for, a
     // records field that does not decode) must be found before the first byte is written:
     // nothing goes to stdout on an error. A dry run into a sink that keeps nothing finds it;
-    // it has its own records hook, whose warnings are not the ones to print.
-    let dry_hook = strictness
-        .records
-        .then(|| ExpandRecords::new(strictness.limits(), strictness.allow_invalid_records));
-    let dry_options = JsonOptions {
-        lenient: false,
-        records: dry_hook.as_ref().map(|hook| hook as _),
-    };
+    // the records hook only checks its fields then (collecting their warnings once), and
+    // does not check them again when they are written.
+    if let Some(hook) = &hook {
+        hook.check_only(true);
+    }
     decoded
-        .write_json(&dry_options, &mut DiscardJson)
+        .write_json(&json_options, &mut DiscardJson)
         .map_err(unshowable)?;
-    drop(dry_hook);
+    if let Some(hook) = &hook {
+        hook.check_only(false);
+    }
     write_json_with(|out| decoded.write_json(&json_options, out), unshowable)?;
     // What `encode` will read back from this JSON: the message without its unknown tagged
     // fields, which the JSON does not show.

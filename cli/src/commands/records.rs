@@ -2,8 +2,8 @@
 //! JSON, and back.
 
 use crate::common::{
-    check_records, read_input, records_from_json, write_bytes, write_json, BinaryInput, Failure,
-    Run,
+    check_records, read_input, records_from_json, write_bytes, write_json_with, BinaryInput,
+    Failure, Run,
 };
 use kafka_codec::bytes::Bytes;
 use kafka_codec::records::{ReadOptions, DEFAULT_MAX_DECOMPRESSED_BATCH_SIZE};
@@ -43,7 +43,9 @@ impl Run for Records {
 /// field's length on the wire. Every batch is read (CRCs checked, compressed ones
 /// decompressed) before anything is printed, so malformed input prints nothing: exit status
 /// 1 and one line on stderr naming the batch's base offset, the record's index and the byte
-/// offset (in a compressed batch, also the offset in its decompressed records).
+/// offset (in a compressed batch, also the offset in its decompressed records). Then each
+/// batch is read again as it is printed, record by record: memory stays at the input and
+/// one decompressed batch, however many records there are.
 ///
 /// A warning on stderr says when `records encode` would not give back the same bytes: a
 /// compressed batch whose codec output differs from this crate's (encode compresses again;
@@ -79,7 +81,10 @@ impl Run for RecordsDecode {
             ..ReadOptions::default()
         };
         let checked = check_records(field, options).map_err(|e| Failure::Input(e.to_string()))?;
-        write_json(&checked)?;
+        write_json_with(
+            |out| checked.write_json(out),
+            |e| Failure::Input(e.to_string()),
+        )?;
         for warning in checked.warnings.iter().chain(&checked.tail_warning()) {
             eprintln!("kafka-codec: warning: {warning}");
         }

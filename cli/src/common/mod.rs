@@ -8,7 +8,7 @@ mod records;
 
 pub use api::ApiVersionArgs;
 pub use input::{read_input, BinaryInput, FrameInput};
-pub use output::{write_bytes, write_json, write_json_with, write_stdout, DiscardJson};
+pub use output::{write_bytes, write_json_with, write_stdout, DiscardJson};
 pub use records::{check_records, records_from_json, ExpandRecords};
 
 use std::net::{SocketAddr, TcpListener};

@@ -2,8 +2,6 @@
 
 use super::Failure;
 use kafka_codec::json::{JsonSink, JsonWriter};
-use kafka_codec::serde_json;
-use serde::Serialize;
 use std::io::{self, BufWriter, Write};
 
 /// What a failed write to stdout means: a closed pipe ends the run quietly.
@@ -19,21 +17,6 @@ fn write_failure(e: io::Error) -> Failure {
 pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     let mut out = io::stdout().lock();
     out.write_all(bytes)
-        .and_then(|()| out.flush())
-        .map_err(write_failure)
-}
-
-/// Pretty JSON and a newline, serialized straight to stdout (no text held in memory).
-///
-/// An error the value itself raises while it serializes (a lazily read part that turns out
-/// malformed) is input trouble, reported with its own message.
-pub fn write_json<T: Serialize + ?Sized>(value: &T) -> Result<(), Failure> {
-    let mut out = BufWriter::new(io::stdout().lock());
-    serde_json::to_writer_pretty(&mut out, value).map_err(|e| match e.io_error_kind() {
-        Some(kind) => write_failure(io::Error::from(kind)),
-        None => Failure::Input(e.to_string()),
-    })?;
-    out.write_all(b"\n")
         .and_then(|()| out.flush())
         .map_err(write_failure)
 }

@@ -3,24 +3,23 @@
 //!
 //! `records decode|encode` use these on a whole input. Expanding the records fields of a
 //! message in place (`decode --records`) needs nothing more per field: [`check_records`] on
-//! the field's bytes, then the [`CheckedRecords`] serialized where the field's value was, and
+//! the field's bytes, then [`CheckedRecords::write_json`] where the field's value was, and
 //! [`records_from_json`] on the way back.
+//!
+//! Both passes stream: the check reads every batch record by record, the writing decodes
+//! each batch again as it writes it, so memory stays at the input and one decompressed
+//! batch however many batches and records the field holds.
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::json::{JsonSink, RecordsJson};
 use kafka_codec::records::{
-    json, BatchReader, Compression, RawBatch, ReadOptions, RecordBatch, RecordsError,
+    json, BatchReader, RawBatch, ReadOptions, RecordBatch, RecordsError, Reencoding,
 };
-use kafka_codec::serde_json::{Map, Value};
+use kafka_codec::serde_json::Value;
 use kafka_codec::DecodeLimits;
-use serde::ser::{Error as _, SerializeSeq};
-use serde::{Serialize, Serializer};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
-/// A records field that read whole, ready to be shown as a JSON array of batches.
-///
-/// It serializes by decoding its batches again, one at a time as each is written, so that
-/// memory stays at one decompressed batch however many the field holds.
+/// A records field that read whole, ready to be written as a JSON array of batches.
 pub struct CheckedRecords {
     field: Bytes,
     options: ReadOptions,
@@ -43,21 +42,35 @@ impl CheckedRecords {
         })
     }
 
-    /// The bytes of the partial last batch, if there is one.
-    pub fn tail(&self) -> Option<Bytes> {
-        self.truncated_tail
-            .map(|tail| self.field.slice(self.field.len() - tail..))
+    /// Writes the batches as a JSON array, decoding each again as it is written, record by
+    /// record (the reads that [`check_records`] made, so they succeed again).
+    pub fn write_json(&self, out: &mut dyn JsonSink) -> Result<(), RecordsError> {
+        out.begin_array();
+        write_batches(&self.field, self.options, out)?;
+        out.end_array();
+        Ok(())
     }
 }
 
-/// Reads every batch of `field`, records included, decompressing each within the cap of
-/// `options` and dropping it before the next, so that nothing of a malformed field is shown.
+/// Writes the batches of `field`, each decoded again as it is written.
+fn write_batches(
+    field: &Bytes,
+    options: ReadOptions,
+    out: &mut dyn JsonSink,
+) -> Result<(), RecordsError> {
+    for raw in BatchReader::with_options(field.clone(), options) {
+        json::write_raw_batch(&raw?, out)?;
+    }
+    Ok(())
+}
+
+/// Reads every batch of `field`, record by record (CRCs, decompression within the cap of
+/// `options`, one batch at a time), so that nothing of a malformed field is shown.
 ///
-/// Also writes each batch again as `records encode` would and notes in
-/// [`CheckedRecords::warnings`] which ones would not come back as they are: batches not in
-/// the canonical form Kafka writes, compressed batches whose codec output differs from ours
-/// (their records are the same), and a partial last batch left out (with
-/// `allow_truncated_tail`).
+/// Also notes in [`CheckedRecords::warnings`] which batches `records encode` would not give
+/// back as they are ([`RawBatch::reencoding`]): batches not in the canonical form Kafka
+/// writes, compressed batches whose codec output differs from ours (their records are the
+/// same), and a partial last batch left out (with `allow_truncated_tail`).
 pub fn check_records(field: Bytes, options: ReadOptions) -> Result<CheckedRecords, RecordsError> {
     let mut reader = BatchReader::with_options(field.clone(), options);
     // The first batch that would not come back as it is, and how many do not.
@@ -65,10 +78,12 @@ pub fn check_records(field: Bytes, options: ReadOptions) -> Result<CheckedRecord
     let mut differing = 0usize;
     for raw in &mut reader {
         let raw = raw?;
-        let batch = raw.decode()?;
-        if let Some(why) = round_trip_problem(&raw, &batch) {
+        let reencoding = raw.reencoding()?;
+        if reencoding != Reencoding::Same {
             differing += 1;
-            first.get_or_insert(why);
+            if first.is_none() {
+                first = round_trip_problem(&raw, reencoding);
+            }
         }
     }
     let mut warnings = Vec::new();
@@ -86,46 +101,59 @@ pub fn check_records(field: Bytes, options: ReadOptions) -> Result<CheckedRecord
     })
 }
 
-/// Why writing `batch` again, as `records encode` does, would not give back the bytes it
-/// was read from, if it would not.
-fn round_trip_problem(raw: &RawBatch, batch: &RecordBatch) -> Option<String> {
-    let input = raw.as_bytes();
+/// Why writing `raw` again, as `records encode` does, would not give back its bytes, if it
+/// would not.
+fn round_trip_problem(raw: &RawBatch, reencoding: Reencoding) -> Option<String> {
+    // The base offset the JSON shows: a legacy wrapper's is its first inner message's,
+    // known once it is opened again (for the one batch a warning names).
+    let base_offset = match raw.header().magic {
+        2 => Some(raw.header().base_offset),
+        _ => raw
+            .records()
+            .ok()
+            .and_then(|mut records| records.next())
+            .and_then(Result::ok)
+            .map(|record| record.offset),
+    };
     let place = format!(
         "the batch at base offset {} (byte offset {})",
-        batch.base_offset,
+        base_offset.unwrap_or(raw.header().base_offset),
         raw.position()
     );
-    let again = match batch.encode_to_bytes() {
-        Ok(again) if again == *input => return None,
-        Ok(again) => again,
-        Err(e) => return Some(format!("{place} does not encode again: {}", e.kind())),
-    };
-    let same = input.iter().zip(again.iter()).take_while(|(a, b)| a == b);
-    let at = raw.position() + same.count();
-    let why = if batch.compression == Compression::None {
-        "it is not in the canonical form Kafka writes".to_owned()
-    } else {
-        format!(
-            "encode compresses its records again with {}, to other bytes; the records stay \
-             the same",
-            batch.compression
-        )
+    let (at, why) = match reencoding {
+        Reencoding::Same => return None,
+        Reencoding::Unwritable(e) => {
+            return Some(format!("{place} does not encode again: {}", e.kind()))
+        }
+        Reencoding::NotCanonical {
+            at,
+            decompressed_at,
+        } => (
+            at,
+            match decompressed_at {
+                None => "it is not in the canonical form Kafka writes".to_owned(),
+                Some(offset) => format!(
+                    "its records are not in the canonical form Kafka writes (from byte \
+                     {offset} of the decompressed records)"
+                ),
+            },
+        ),
+        Reencoding::Recompressed { at } => (
+            at,
+            format!(
+                "encode compresses its records again with {}, to other bytes; the records \
+                 stay the same",
+                raw.header()
+                    .compression()
+                    .map_or("its codec", |codec| codec.name())
+            ),
+        ),
+        // A kind this version does not know: say only that the bytes differ.
+        _ => return Some(format!("encode will not give back the bytes of {place}")),
     };
     Some(format!(
         "encode will not give back the bytes of {place}, from byte offset {at}: {why}"
     ))
-}
-
-impl Serialize for CheckedRecords {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(None)?;
-        for raw in BatchReader::with_options(self.field.clone(), self.options) {
-            // The same reads as in `check_records`, so they succeed again.
-            let batch = raw.and_then(|raw| raw.decode()).map_err(S::Error::custom)?;
-            seq.serialize_element(&batch)?;
-        }
-        seq.end()
-    }
 }
 
 /// The bytes of a records field from its JSON form: an array of batches, written in order
@@ -184,6 +212,12 @@ pub const TRUNCATED_TAIL_KEY: &str = "truncatedTail";
 /// fetch size, is shown as a last element `{"truncatedTail": base64, "note": ...}` and written
 /// back as it was. Round-trip warnings (compressed batches that compress again to other
 /// bytes, non-canonical batches) are collected for the caller to print.
+///
+/// Each field is checked (read record by record) once, then written straight into the
+/// sink, decoded again batch by batch: nothing of the field is held but one decompressed
+/// batch. A caller that must know whether a message can be shown before writing any of it
+/// makes a dry run first with [`ExpandRecords::check_only`]; the fields it checked are not
+/// checked again.
 pub struct ExpandRecords {
     options: ReadOptions,
     /// Keep a field that does not decode as base64 (with a warning) instead of failing.
@@ -191,6 +225,20 @@ pub struct ExpandRecords {
     warnings: RefCell<Vec<String>>,
     /// Why fields kept as base64 (with `allow_invalid`) did not decode.
     refused: RefCell<Vec<String>>,
+    /// Check fields without writing them (a dry run writes `null` for each).
+    check_only: Cell<bool>,
+    /// The fields checked so far, by where their bytes are (the same field of the same
+    /// message in a second pass), and what was found.
+    checked: RefCell<Vec<((usize, usize), Checked)>>,
+}
+
+/// What checking one records field found.
+#[derive(Clone, Copy)]
+enum Checked {
+    /// It decodes; the length of a partial last batch, if there is one.
+    Batches(Option<usize>),
+    /// It does not, and is shown as base64 (with `allow_invalid`).
+    Base64,
 }
 
 impl ExpandRecords {
@@ -206,7 +254,16 @@ impl ExpandRecords {
             allow_invalid,
             warnings: RefCell::new(Vec::new()),
             refused: RefCell::new(Vec::new()),
+            check_only: Cell::new(false),
+            checked: RefCell::new(Vec::new()),
         }
+    }
+
+    /// From now on, only check the fields (and collect warnings), writing `null` for each:
+    /// a dry run that finds whether a message can be shown. Writing again afterwards does
+    /// not check those fields again.
+    pub fn check_only(&self, on: bool) {
+        self.check_only.set(on);
     }
 
     /// The round-trip warnings collected so far, emptied.
@@ -219,45 +276,61 @@ impl ExpandRecords {
         std::mem::take(&mut self.refused.borrow_mut())
     }
 
-    /// The JSON of one records field: its batches, or base64 (with `allow_invalid`).
-    fn records_to_json(&self, records: &Bytes) -> Result<Value, String> {
+    /// Checks one records field, or finds it checked already.
+    fn check(&self, records: &Bytes) -> Result<Checked, String> {
+        let key = (records.as_ptr() as usize, records.len());
+        if let Some((_, checked)) = self.checked.borrow().iter().find(|(k, _)| *k == key) {
+            return Ok(*checked);
+        }
         let checked = match check_records(records.clone(), self.options) {
-            Ok(checked) => checked,
+            Ok(checked) => {
+                self.warnings.borrow_mut().extend(checked.warnings);
+                Checked::Batches(checked.truncated_tail)
+            }
             Err(e) if self.allow_invalid => {
                 self.refused.borrow_mut().push(format!(
                     "a records field of {} bytes does not decode ({e}); shown as base64",
                     records.len()
                 ));
-                return Ok(kafka_codec::json::bytes_to_json(records));
+                Checked::Base64
             }
             Err(e) => return Err(e.to_string()),
         };
-        let mut value = kafka_codec::serde_json::to_value(&checked).map_err(|e| e.to_string())?;
-        if let (Some(tail), Value::Array(batches)) = (checked.tail(), &mut value) {
-            let mut object = Map::new();
-            object.insert(
-                TRUNCATED_TAIL_KEY.into(),
-                kafka_codec::json::bytes_to_json(&tail),
-            );
-            object.insert(
-                "note".into(),
-                Value::String(format!(
-                    "the last {} bytes are an incomplete batch (a Fetch response may end with \
-                     one); kept as base64",
-                    tail.len()
-                )),
-            );
-            batches.push(Value::Object(object));
-        }
-        self.warnings.borrow_mut().extend(checked.warnings);
-        Ok(value)
+        self.checked.borrow_mut().push((key, checked));
+        Ok(checked)
     }
 }
 
 impl RecordsJson for ExpandRecords {
     fn write_records_json(&self, records: &Bytes, out: &mut dyn JsonSink) -> Result<(), String> {
-        // One records field's batches as a tree: bounded by the field, not the message.
-        out.value(&self.records_to_json(records)?);
+        let checked = self.check(records)?;
+        if self.check_only.get() {
+            out.null();
+            return Ok(());
+        }
+        let tail = match checked {
+            Checked::Base64 => {
+                out.bytes(records);
+                return Ok(());
+            }
+            Checked::Batches(tail) => tail,
+        };
+        // The reads the check made, so they succeed again.
+        out.begin_array();
+        write_batches(records, self.options, out).map_err(|e| e.to_string())?;
+        if let Some(tail) = tail.map(|tail| records.slice(records.len() - tail..)) {
+            out.begin_object();
+            out.key(TRUNCATED_TAIL_KEY);
+            out.bytes(&tail);
+            out.key("note");
+            out.str(&format!(
+                "the last {} bytes are an incomplete batch (a Fetch response may end with \
+                 one); kept as base64",
+                tail.len()
+            ));
+            out.end_object();
+        }
+        out.end_array();
         Ok(())
     }
 

@@ -3,10 +3,11 @@
 
 #![allow(dead_code)]
 
+pub mod rss;
+
 use kafka_codec::serde_json::{self, Value};
 use std::io::Write;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_kafka-codec");
 
@@ -110,59 +111,4 @@ pub fn without_crc(mut batches: Value) -> Value {
         batch.as_object_mut().unwrap().remove("crc");
     }
     batches
-}
-
-/// How a child process ended and what it used, as `wait4` reports it.
-#[derive(Debug, Clone, Copy)]
-pub struct Usage {
-    /// The raw wait status.
-    pub status: i32,
-    /// The maximum resident set size, in bytes.
-    pub peak_rss: u64,
-    /// User plus system CPU time.
-    pub cpu: Duration,
-}
-
-impl Usage {
-    /// Whether the child exited with status 0.
-    pub fn succeeded(&self) -> bool {
-        libc::WIFEXITED(self.status) && libc::WEXITSTATUS(self.status) == 0
-    }
-
-    /// Whether the child was killed by a signal (and so did not exit, or panic, on its own).
-    pub fn killed_by(&self, signal: i32) -> bool {
-        libc::WIFSIGNALED(self.status) && libc::WTERMSIG(self.status) == signal
-    }
-}
-
-/// Waits for `child` to end and returns its status and resource usage. `child` must not have
-/// been waited for.
-pub fn wait_usage(child: Child, what: &str) -> Usage {
-    let pid = child.id() as libc::pid_t;
-    let mut status: libc::c_int = 0;
-    // SAFETY: `status` and `usage` are valid, writable and live for the call; `usage` is a
-    // plain C struct for which all-zero bytes are a valid value. `pid` is our own child,
-    // not yet waited for (`child` is dropped below without `wait`, so std never reaps it
-    // again).
-    let (reaped, usage) = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        let reaped = libc::wait4(pid, &mut status, 0, &mut usage);
-        (reaped, usage)
-    };
-    drop(child);
-    assert_eq!(
-        reaped,
-        pid,
-        "{what}: wait4 failed: {}",
-        std::io::Error::last_os_error()
-    );
-    let time = |t: libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    Usage {
-        status,
-        // Linux reports kibibytes.
-        peak_rss: usage.ru_maxrss as u64 * 1024,
-        cpu: time(usage.ru_utime) + time(usage.ru_stime),
-    }
 }

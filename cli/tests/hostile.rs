@@ -481,6 +481,94 @@ fn a_dense_frame_is_logged_within_the_line_cap() {
     );
 }
 
+/// A Produce v9 request of one partition holding one zstd batch of `count` records of 7
+/// bytes each (null key and value): a few KB on the wire, 7 bytes × `count` decompressed.
+fn produce_of_tiny_records(count: usize) -> Vec<u8> {
+    use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
+    use kafka_codec::records::{Compression, Record, RecordBatch};
+    let batch = RecordBatch {
+        compression: Compression::Zstd,
+        base_timestamp: 0,
+        max_timestamp: 0,
+        records: vec![
+            Record {
+                offset: 0,
+                timestamp: 0,
+                ..Record::default()
+            };
+            count
+        ],
+        ..RecordBatch::default()
+    };
+    let records = batch.encode_to_bytes().unwrap();
+    let body = kafka_codec::messages::ProduceRequest {
+        acks: -1,
+        timeout_ms: 30_000,
+        topic_data: vec![TopicProduceData {
+            name: "t".into(),
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(records),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut out = BytesMut::new();
+    RequestFrame::new(body, 9, 1)
+        .with_client_id("dense-records")
+        .encode_size_prefixed(&mut out)
+        .unwrap();
+    out.to_vec()
+}
+
+#[test]
+fn records_of_a_tiny_produce_are_shown_record_by_record() {
+    let baseline = baseline_rss();
+    const RECORDS: usize = 1_000_000;
+    let request = produce_of_tiny_records(RECORDS);
+    let broker = Broker::answering(|request| {
+        Some(
+            request
+                .respond(kafka_codec::messages::ProduceResponse::default())
+                .encode_to_bytes()
+                .unwrap()
+                .to_vec(),
+        )
+    });
+    let tap = Server::tap("records", broker.address, &["--records"]);
+    let mut client = Client::connect(&tap.address);
+    client.stream.write_all(&request).unwrap();
+    client.receive();
+    let lines = tap.wait_log("the pair", |lines| {
+        lines.iter().any(|l| l["event"] == "pair")
+    });
+    let pair = lines.iter().find(|l| l["event"] == "pair").unwrap();
+    // A million records are far more than a line: the note, not gigabytes.
+    assert!(
+        pair["request"]["omitted"].is_string(),
+        "{}",
+        pair["request"]
+    );
+    let usage = tap.stop();
+    let decompressed = 7 * RECORDS as u64;
+    let bound = baseline + request.len() as u64 + decompressed + 16 * MIB;
+    eprintln!(
+        "tap --records, a {}-byte Produce of {RECORDS} zstd records: peak RSS {:.1} MiB \
+         (baseline {:.1}, bound {:.1})",
+        request.len(),
+        mib(usage.peak_rss),
+        mib(baseline),
+        mib(bound)
+    );
+    assert!(
+        usage.peak_rss <= bound,
+        "peak RSS {} > {bound}",
+        usage.peak_rss
+    );
+}
+
 #[test]
 fn a_flood_of_empty_frames_is_charged_and_backpressured() {
     let baseline = baseline_rss();

@@ -18,9 +18,9 @@ mod support;
 use dense::Shape;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::{ApiKey, DecodeOptions, RequestFrame, ResponseFrame};
-use support::rss::peak_rss;
 use std::path::Path;
 use std::process::Command;
+use support::rss::peak_rss;
 
 /// Set in the child that decodes with the library: `<shape name>:<frame file>`.
 const LIBRARY_DECODE: &str = "KAFKA_CODEC_TEST_LIBRARY_DECODE";

@@ -5,7 +5,8 @@
 //!
 //! The tap is the release binary (`cargo build --release -p kafka-codec-cli`, run first by
 //! this bench); the relay is tokio's `copy_bidirectional`, one task per connection, on a
-//! runtime of two threads: what a minimal TCP proxy is. The fake broker answers each request
+//! runtime of two threads: what a minimal TCP proxy is, with tokio's default 8 KiB buffers
+//! and with 64 KiB ones (the tap's read size). The fake broker answers each request
 //! with a small response. Everything runs on this machine's loopback, so the numbers are
 //! ratios, not absolute network figures.
 
@@ -75,8 +76,8 @@ fn broker(runtime: &tokio::runtime::Runtime) -> SocketAddr {
     address
 }
 
-/// A plain TCP relay to `upstream`.
-fn relay(runtime: &tokio::runtime::Runtime, upstream: SocketAddr) -> SocketAddr {
+/// A plain TCP relay to `upstream`, copying through buffers of `buffer` bytes each way.
+fn relay(runtime: &tokio::runtime::Runtime, upstream: SocketAddr, buffer: usize) -> SocketAddr {
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
@@ -92,7 +93,13 @@ fn relay(runtime: &tokio::runtime::Runtime, upstream: SocketAddr) -> SocketAddr 
                 };
                 let _ = client.set_nodelay(true);
                 let _ = server.set_nodelay(true);
-                let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                let _ = tokio::io::copy_bidirectional_with_sizes(
+                    &mut client,
+                    &mut server,
+                    buffer,
+                    buffer,
+                )
+                .await;
             });
         }
     });
@@ -233,13 +240,16 @@ fn produce() -> Vec<u8> {
 fn forwarding(c: &mut Criterion) {
     let runtime = runtime();
     let upstream = broker(&runtime);
-    let relayed = relay(&runtime, upstream);
+    // tokio's default copy buffer, and the tap's own read size.
+    let relayed = relay(&runtime, upstream, 8 * 1024);
+    let relayed_64k = relay(&runtime, upstream, 64 * 1024);
     let binary = tap_binary();
     let tap_quiet = Tap::start(&binary, upstream, false);
     let tap_logging = Tap::start(&binary, upstream, true);
     let targets = [
         ("direct", upstream.to_string()),
         ("relay", relayed.to_string()),
+        ("relay, 64 KiB buffers", relayed_64k.to_string()),
         ("tap, log off", tap_quiet.address.clone()),
         ("tap, log on", tap_logging.address.clone()),
     ];

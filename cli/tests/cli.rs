@@ -513,3 +513,205 @@ fn memory_budget_refuses_a_frame_whose_arrays_do_not_fit() {
     );
     assert!(line.contains("Topics"), "{line}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Messages a user can act on: each says what happened and what to do (issue 19)
+
+/// The stderr of a run that must fail with `code`.
+fn failing(args: &[&str], stdin: &[u8], code: i32) -> String {
+    let output = run(args, stdin);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(code), "{args:?}: {message}");
+    message
+}
+
+#[test]
+fn hex_text_or_json_given_as_bytes_says_which_command_or_flag_fits() {
+    let request = sample_bytes("api-versions-request-v3.hex");
+    let message = failing(&["decode", "request", "-"], hex(&request).as_bytes(), 1);
+    assert!(
+        message.contains("looks like hex text: add --hex"),
+        "{message}"
+    );
+    let json = ok(&["decode", "request", "-"], &request);
+    let message = failing(&["decode", "request", "-"], &json, 1);
+    assert!(
+        message.contains("the input is JSON: `kafka-codec encode"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_request_or_response_json_given_to_the_other_encode_says_which_fits() {
+    let request = ok(
+        &["decode", "request", "-"],
+        &sample_bytes("api-versions-request-v3.hex"),
+    );
+    let message = failing(&["encode", "response", "-"], &request, 1);
+    assert!(
+        message.contains("use `kafka-codec encode request`"),
+        "{message}"
+    );
+    let response = ok(
+        &decode_response_args(&["-"]),
+        &sample_bytes("describe-quorum-response-v2.hex"),
+    );
+    let message = failing(&["encode", "request", "-"], &response, 1);
+    assert!(
+        message.contains("use `kafka-codec encode response`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn api_names_take_their_article() {
+    let response = ok(
+        &[
+            "decode",
+            "response",
+            "--api-key",
+            "ApiVersions",
+            "--api-version",
+            "3",
+            "-",
+        ],
+        &kafka_codec::ResponseFrame::new(
+            kafka_codec::messages::ApiVersionsResponse::default(),
+            3,
+            1,
+        )
+        .encode_to_bytes()
+        .unwrap(),
+    );
+    let dir = std::env::temp_dir().join(format!("kafka-codec-article-{}", std::process::id()));
+    std::fs::write(&dir, &response).unwrap();
+    let message = failing(
+        &["quorum", "describe", "--response", dir.to_str().unwrap()],
+        b"",
+        1,
+    );
+    std::fs::remove_file(&dir).unwrap();
+    assert!(
+        message.contains("an ApiVersions response, not DescribeQuorum"),
+        "{message}"
+    );
+}
+
+#[test]
+fn listen_and_upstream_addresses_are_checked_at_start() {
+    for args in [
+        &[
+            "tap",
+            "--listen",
+            "127.0.0.1:99999",
+            "--upstream",
+            "127.0.0.1:9092",
+        ][..],
+        &[
+            "tap",
+            "--listen",
+            "127.0.0.1",
+            "--upstream",
+            "127.0.0.1:9092",
+        ],
+        &["tap", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1"],
+        &["quorum", "serve", "--listen", "127.0.0.1:99999"],
+    ] {
+        let message = failing(args, b"", 2);
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(
+            message.contains("not a port") || message.contains("needs a port"),
+            "{message}"
+        );
+    }
+}
+
+/// A server that accepts connections and answers each with `answer` (or never, if empty).
+fn fake_peer(answer: &'static [u8]) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                let mut buf = [0u8; 1024];
+                let _ = stream.read(&mut buf);
+                if !answer.is_empty() {
+                    let _ = stream.write_all(answer);
+                }
+                std::thread::sleep(std::time::Duration::from_secs(30));
+            });
+        }
+    });
+    address
+}
+
+#[test]
+fn a_peer_that_is_not_kafka_or_is_silent_is_named_for_what_it_is() {
+    let http = fake_peer(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    let message = failing(
+        &["quorum", "describe", "--bootstrap-controller", &http],
+        b"",
+        1,
+    );
+    assert!(message.contains("answered with HTTP"), "{message}");
+    let tls = fake_peer(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46]);
+    let message = failing(
+        &["quorum", "describe", "--bootstrap-controller", &tls],
+        b"",
+        1,
+    );
+    assert!(
+        message.contains("answered with TLS") && message.contains("add --tls"),
+        "{message}"
+    );
+    let silent = fake_peer(b"");
+    let start = std::time::Instant::now();
+    let message = failing(
+        &[
+            "quorum",
+            "describe",
+            "--bootstrap-controller",
+            &silent,
+            "--timeout",
+            "1",
+        ],
+        b"",
+        1,
+    );
+    assert!(
+        message.contains("no answer within 1 s (--timeout)"),
+        "{message}"
+    );
+    assert!(start.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn an_unreachable_upstream_is_said_at_start() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = closed.local_addr().unwrap().to_string();
+    drop(closed);
+    let mut child = std::process::Command::new(support::BIN)
+        .args([
+            "tap",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &address,
+            "--no-log",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let _listening = lines.next().unwrap().unwrap();
+    let warning = lines.next().unwrap().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        warning.contains("cannot be reached now") && warning.contains(&address),
+        "{warning}"
+    );
+}

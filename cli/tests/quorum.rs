@@ -472,3 +472,39 @@ fn the_server_answers_a_newer_client_and_survives_garbage() {
     let status = describe(&server, &[]);
     assert_eq!(field(&status, "LeaderId"), "1");
 }
+
+#[test]
+fn describe_through_a_tap_says_that_describe_quorum_goes_around_it() {
+    let server = Server::start(&[]);
+    let mut tap = Command::new(BIN)
+        .args([
+            "tap",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &server.address,
+            "--no-log",
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(tap.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let address = first
+        .split_once("listening on ")
+        .and_then(|(_, rest)| rest.split(',').next())
+        .unwrap()
+        .to_owned();
+    std::thread::spawn(move || for _ in lines {});
+    let out = run(&["quorum", "describe", "--bootstrap-controller", &address]);
+    let _ = tap.kill();
+    let _ = tap.wait();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("goes to the leader at {}", server.address))
+            && stderr.contains("--rewrite-brokers"),
+        "{stderr}"
+    );
+}

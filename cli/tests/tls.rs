@@ -462,3 +462,41 @@ fn quorum_serve_and_describe_speak_tls() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+#[test]
+fn a_tls_client_at_a_plaintext_tap_is_named_in_the_log() {
+    let pki = Pki::new("plaintext-tap");
+    let broker = tls_broker(&pki, Vec::new());
+    let tap = start(
+        &[
+            "tap",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &broker.to_string(),
+        ],
+        "listening on ",
+    );
+    // A TLS client's ClientHello, read as a size prefix, is a frame of 369 MB.
+    let tcp = TcpStream::connect(&tap.address).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let connection = rustls::ClientConnection::new(
+        pki.client_config(),
+        ServerName::try_from("127.0.0.1").unwrap(),
+    )
+    .unwrap();
+    let mut client = rustls::StreamOwned::new(connection, tcp);
+    let _ = client.write_all(b"x");
+    drop(client);
+    // The handshake's first record never ends as the frame it claims to be: the close line
+    // names it.
+    let lines = tap.wait_for("the close", |lines| {
+        lines.iter().any(|l| l["event"] == "close")
+    });
+    let close = lines.iter().find(|l| l["event"] == "close").unwrap();
+    let note = close["toServer"]["notKafka"].as_str().unwrap();
+    assert!(
+        note.contains("TLS") && note.contains("--listen-tls-cert"),
+        "{note}"
+    );
+}

@@ -134,7 +134,12 @@ fn decode(
     // With a size prefix, `rest` is what follows the frame; error offsets count from the
     // start of the input either way.
     let mut rest = data.clone();
-    let bad = |e: DecodeError| Failure::Input(e.to_string());
+    let hint = if input.source.hex {
+        ""
+    } else {
+        not_binary_hint(&data)
+    };
+    let bad = |e: DecodeError| Failure::Input(format!("{e}{hint}"));
     let unshowable = |e: EncodeError| Failure::Input(format!("cannot show as JSON: {e}"));
 
     // Decode. The JSON streams to stdout from the decoded message; the round-trip check
@@ -206,6 +211,19 @@ fn decode(
         );
     }
     Ok(())
+}
+
+/// What to do when raw input that did not decode is plainly not a frame's bytes: hex text
+/// read without `--hex`, or JSON meant for `encode`.
+fn not_binary_hint(data: &[u8]) -> &'static str {
+    let text = data.trim_ascii_start();
+    if text.starts_with(b"{") {
+        " (the input is JSON: `kafka-codec encode request|response` reads it)"
+    } else if !text.is_empty() && data.is_ascii() && kafka_codec_hexdump::decode(data).is_ok() {
+        " (the input looks like hex text: add --hex)"
+    } else {
+        ""
+    }
 }
 
 /// A decoded request or response frame.

@@ -62,7 +62,9 @@ impl Run for Encode {
             lenient: args.lenient,
             records: Some(&hook),
         };
-        let bad_json = |e: kafka_codec::JsonError| Failure::Input(e.to_string());
+        let bad_json = |e: kafka_codec::JsonError| {
+            Failure::Input(format!("{e}{}", wrong_command_hint(&e, is_request)))
+        };
         let too_large = |len: usize| {
             Failure::Input(format!(
                 "the frame would be {len} bytes, more than --max-frame-bytes {}",
@@ -102,5 +104,25 @@ impl Run for Encode {
         };
         encoded.map_err(cannot)?;
         write_bytes(&out, args.hex)
+    }
+}
+
+/// When the JSON is the other kind of frame: a response's form names `apiKey` and
+/// `apiVersion` at its top, a request's names neither (its header has `requestApiKey`).
+fn wrong_command_hint(error: &kafka_codec::JsonError, is_request: bool) -> &'static str {
+    use kafka_codec::JsonErrorKind;
+    let top = error.path().to_string();
+    match error.kind() {
+        JsonErrorKind::UnknownField(key)
+            if is_request && top.is_empty() && (key == "apiKey" || key == "apiVersion") =>
+        {
+            " (this is a response's JSON, which names apiKey and apiVersion: use `kafka-codec \
+             encode response`)"
+        }
+        JsonErrorKind::MissingField if !is_request && (top == "apiKey" || top == "apiVersion") => {
+            " (a response's JSON names apiKey and apiVersion at its top; for a request's \
+             JSON, use `kafka-codec encode request`)"
+        }
+        _ => "",
     }
 }

@@ -86,6 +86,30 @@ pub fn parse_failure(error: clap::Error, subcommands: &[String]) -> Result<(), F
     }
 }
 
+/// What a peer's first bytes say when they are not Kafka's framing: HTTP, or TLS records
+/// (`0x16 0x03` opens a handshake, `0x15 0x03` carries an alert, such as a TLS server's answer
+/// to plaintext). Read as a size prefix they are absurd frame sizes: "HTTP" is 1213486160.
+pub fn other_protocol(first: &[u8]) -> Option<&'static str> {
+    const HTTP: [&[u8]; 6] = [b"HTTP/", b"GET ", b"POST ", b"PUT ", b"HEAD ", b"DELETE "];
+    if HTTP.iter().any(|start| first.starts_with(start)) {
+        Some("HTTP")
+    } else if matches!(first, [0x14..=0x17, 0x03, ..]) {
+        Some("TLS")
+    } else {
+        None
+    }
+}
+
+/// `name` after "a" or "an", as its first letter sounds (API names: "an ApiVersions",
+/// "a Metadata").
+pub fn with_article(name: &str) -> String {
+    let vowel = name
+        .chars()
+        .next()
+        .is_some_and(|c| "AEIOUaeiou".contains(c));
+    format!("{} {name}", if vowel { "an" } else { "a" })
+}
+
 /// Listens on `address` (port 0: a free one) for a server command; the address it got. The
 /// listener is non-blocking, for a tokio runtime to take over.
 pub fn listen(address: &str) -> Result<(TcpListener, SocketAddr), Failure> {

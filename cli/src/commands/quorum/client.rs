@@ -81,6 +81,8 @@ pub struct Peer {
     address: String,
     stream: Stream,
     timeout: Duration,
+    /// Whether the stream is TLS.
+    tls: bool,
     connection: ClientConnection,
     received: BytesMut,
     versions: SupportedVersions,
@@ -127,6 +129,7 @@ impl Peer {
         };
         let mut peer = Peer {
             address: address.to_owned(),
+            tls: matches!(stream, Stream::Tls(_)),
             stream,
             timeout: how.timeout,
             connection: ClientConnection::new().with_client_id("kafka-codec"),
@@ -189,12 +192,21 @@ impl Peer {
         self.stream.write_all(&out).map_err(io_failed)?;
         self.stream.flush().map_err(io_failed)?;
         let mut chunk = [0u8; 16 * 1024];
+        let tls = self.tls;
         loop {
-            if let Some(frame) = self
-                .connection
-                .receive(&mut self.received)
-                .map_err(|e| fail(&e))?
-            {
+            let received = self.connection.receive(&mut self.received).map_err(|e| {
+                match crate::common::other_protocol(&self.received) {
+                    Some("TLS") if !tls => {
+                        fail(&"the peer answered with TLS, not plaintext Kafka: add --tls")
+                    }
+                    Some(protocol) => fail(&format!(
+                        "the peer answered with {protocol}, not the Kafka protocol (is this \
+                         a Kafka controller listener?)"
+                    )),
+                    None => fail(&e),
+                }
+            })?;
+            if let Some(frame) = received {
                 return Ok(frame.body);
             }
             match self.stream.read(&mut chunk) {

@@ -22,6 +22,11 @@ use std::path::{Path, PathBuf};
 /// for, so it opts in; --stable-only turns that off. Against a controller without v3 (any
 /// Kafka release so far) the answer is v2 and the committed voters are "unknown".
 ///
+/// DescribeQuorum must reach the leader: the command asks it at the address DescribeCluster
+/// gives, as Kafka's admin client does, which may not be --bootstrap-controller (a note on
+/// stderr says so). Through `kafka-codec tap`, give the tap --rewrite-brokers, or the question
+/// goes around it.
+///
 /// The first lines are exactly what Kafka's tool prints for the same answer (--status: eight
 /// lines; --replication: its table). Then: CommittedVoters, the voter set in force at high
 /// watermark - 1, and PendingVoterChange, how the current voters differ from it. In the
@@ -87,6 +92,16 @@ impl Describe {
         let controllers = Controllers::discover(bootstrap, &self.connect.connect()?)?;
         let cluster_id = controllers.cluster.cluster_id.to_string();
         let mut leader = controllers.connect_to_leader()?;
+        if leader.address() != bootstrap {
+            // Kafka's admin client does the same; a proxy in front of the bootstrap address
+            // sees only the first question unless it rewrites the addresses it passes on.
+            eprintln!(
+                "kafka-codec: note: DescribeQuorum goes to the leader at {}, as {bootstrap} \
+                 named it, not through {bootstrap} (a `kafka-codec tap` there sees it only \
+                 with --rewrite-brokers)",
+                leader.address()
+            );
+        }
         let api = ApiKey::DescribeQuorum;
         let ours = if self.stable_only {
             api.stable_versions()
@@ -128,8 +143,8 @@ fn read_response(
     match frame.body {
         Response::DescribeQuorum(response) => Ok((response, frame.api_version)),
         other => Err(bad(format!(
-            "a {} response, not DescribeQuorum",
-            other.api_key()
+            "{} response, not DescribeQuorum",
+            crate::common::with_article(other.api_key().name())
         ))),
     }
 }

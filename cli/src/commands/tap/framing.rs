@@ -171,6 +171,14 @@ impl Framer {
         }
     }
 
+    /// The size the incomplete frame's prefix announced, if a frame has begun.
+    pub fn current_size(&self) -> Option<usize> {
+        match &self.state {
+            State::Body(current) => Some(current.size),
+            _ => None,
+        }
+    }
+
     /// Bytes the incomplete frame holds on the memory budget.
     pub fn charged(&self) -> usize {
         match &self.state {

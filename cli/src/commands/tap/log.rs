@@ -341,7 +341,9 @@ impl Logger {
         self.hex_hidden = self.secret_api(header.and_then(|h| h.api()), redact::Direction::Request);
         let side = match &frame.content {
             Content::Whole(bytes) => self.render_request(bytes, frame.size),
-            Content::Head { head, skipped } => self.skipped(*skipped, head, frame.size),
+            Content::Head { head, skipped } => {
+                self.skipped(*skipped, head, frame.size, Direction::ToServer)
+            }
         };
         drop(frame);
         let Some(header) = header else {
@@ -440,7 +442,9 @@ impl Logger {
                 bytes,
                 frame.size,
             ),
-            (Content::Head { head, skipped }, _) => self.skipped(*skipped, head, frame.size),
+            (Content::Head { head, skipped }, _) => {
+                self.skipped(*skipped, head, frame.size, Direction::ToClient)
+            }
         };
         drop(frame);
         let mut line = match &pending {
@@ -779,10 +783,34 @@ impl Logger {
         Side::Skipped(json!({"reason": reason, "size": size, "hex": self.hex(head)}))
     }
 
-    fn skipped(&self, skipped: Skipped, head: &[u8], size: usize) -> Side {
+    fn skipped(&self, skipped: Skipped, head: &[u8], size: usize, direction: Direction) -> Side {
         let reason = match skipped {
             Skipped::TooLarge => {
-                format!("larger than --max-frame ({} bytes)", self.config.max_frame)
+                // The size prefix of a frame this large may be another protocol's first bytes.
+                let prefix = u32::try_from(size).unwrap_or(u32::MAX).to_be_bytes();
+                let hint = match (crate::common::other_protocol(&prefix), direction) {
+                    (Some("TLS"), Direction::ToServer) => {
+                        "; it is a TLS handshake: the \
+                        client speaks TLS (give the tap --listen-tls-cert and --listen-tls-key)"
+                    }
+                    (Some("TLS"), Direction::ToClient) => {
+                        "; it is TLS: the broker speaks TLS \
+                        (give the tap --upstream-tls)"
+                    }
+                    (Some(_), Direction::ToServer) => {
+                        "; it is HTTP: the client is not a Kafka \
+                        client"
+                    }
+                    (Some(_), Direction::ToClient) => {
+                        "; it is HTTP: the upstream is not a \
+                        Kafka broker"
+                    }
+                    (None, _) => "",
+                };
+                format!(
+                    "larger than --max-frame ({} bytes){hint}",
+                    self.config.max_frame
+                )
             }
             Skipped::Backlog => format!(
                 "the logger was behind by --max-frame ({} bytes) on this connection",

@@ -175,7 +175,7 @@ impl Link {
 
     /// Both directions' final counts; what was read and not written counts as dropped.
     pub fn finish(&self) -> (Stats, Stats) {
-        let take = |direction| {
+        let take = |direction: Direction| {
             let mut progress = self.progress(direction);
             progress.drop_unsent();
             if let Some(held) = progress.framer.take_held() {
@@ -187,6 +187,23 @@ impl Link {
             }
             progress.stats.frames = progress.framer.frames();
             progress.stats.partial = progress.framer.partial();
+            if let Some(size) = progress.framer.current_size() {
+                let prefix = u32::try_from(size).unwrap_or(u32::MAX).to_be_bytes();
+                progress.stats.not_kafka = crate::common::other_protocol(&prefix).map(|protocol| {
+                    let fix = match (protocol, direction) {
+                        ("TLS", Direction::ToServer) => {
+                            "the client speaks TLS: give the tap --listen-tls-cert and \
+                             --listen-tls-key"
+                        }
+                        ("TLS", Direction::ToClient) => {
+                            "the upstream speaks TLS: give the tap --upstream-tls"
+                        }
+                        (_, Direction::ToServer) => "the client is not a Kafka client",
+                        (_, Direction::ToClient) => "the upstream is not a Kafka broker",
+                    };
+                    format!("the unfinished frame's size prefix is {protocol}: {fix}")
+                });
+            }
             std::mem::take(&mut progress.stats)
         };
         (take(Direction::ToServer), take(Direction::ToClient))

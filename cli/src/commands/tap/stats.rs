@@ -42,11 +42,14 @@ pub struct Stats {
     pub partial: usize,
     /// How the direction ended: "eof", or the error.
     pub end: String,
+    /// What the unfinished frame's size prefix was, if it was another protocol's bytes
+    /// (a TLS handshake, HTTP) rather than a size.
+    pub not_kafka: Option<String>,
 }
 
 impl Stats {
     pub fn json(&self) -> Value {
-        json!({
+        let mut value = json!({
             "received": self.received.json(),
             "forwarded": self.forwarded.json(),
             "forwardedAsReceived": self.forwarded_as_received.json(),
@@ -55,6 +58,10 @@ impl Stats {
             "frames": self.frames,
             "partialFrameBytes": self.partial,
             "end": self.end,
-        })
+        });
+        if let Some(note) = &self.not_kafka {
+            value["notKafka"] = json!(note);
+        }
+        value
     }
 }

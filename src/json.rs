@@ -252,34 +252,40 @@ pub trait JsonSink {
     }
     /// A whole [`Value`] (what a [`RecordsJson`] hook built, for example).
     fn value(&mut self, value: &Value) {
-        match value {
-            Value::Null => self.null(),
-            Value::Bool(b) => self.bool(*b),
-            Value::Number(n) => {
-                if let Some(n) = n.as_u64() {
-                    self.u64(n);
-                } else if let Some(n) = n.as_i64() {
-                    self.i64(n);
-                } else if let Some(n) = n.as_f64() {
-                    self.f64(n);
-                }
+        write_value(self, value);
+    }
+}
+
+/// Writes `value` to `out` token by token: what [`JsonSink::value`] does unless a sink knows
+/// better (a sink that wraps another calls it for the values it passes through as they are).
+pub fn write_value(out: &mut (impl JsonSink + ?Sized), value: &Value) {
+    match value {
+        Value::Null => out.null(),
+        Value::Bool(b) => out.bool(*b),
+        Value::Number(n) => {
+            if let Some(n) = n.as_u64() {
+                out.u64(n);
+            } else if let Some(n) = n.as_i64() {
+                out.i64(n);
+            } else if let Some(n) = n.as_f64() {
+                out.f64(n);
             }
-            Value::String(s) => self.str(s),
-            Value::Array(values) => {
-                self.begin_array();
-                for value in values {
-                    self.value(value);
-                }
-                self.end_array();
+        }
+        Value::String(s) => out.str(s),
+        Value::Array(values) => {
+            out.begin_array();
+            for value in values {
+                out.value(value);
             }
-            Value::Object(object) => {
-                self.begin_object();
-                for (key, value) in object {
-                    self.key(key);
-                    self.value(value);
-                }
-                self.end_object();
+            out.end_array();
+        }
+        Value::Object(object) => {
+            out.begin_object();
+            for (key, value) in object {
+                out.key(key);
+                out.value(value);
             }
+            out.end_object();
         }
     }
 }

@@ -763,35 +763,7 @@ impl JsonSink for Redactor<'_> {
             self.redact_scalar(marker);
             return;
         }
-        match value {
-            Value::Null => self.null(),
-            Value::Bool(b) => self.bool(*b),
-            Value::Number(n) => {
-                if let Some(n) = n.as_u64() {
-                    self.u64(n);
-                } else if let Some(n) = n.as_i64() {
-                    self.i64(n);
-                } else if let Some(n) = n.as_f64() {
-                    self.f64(n);
-                }
-            }
-            Value::String(s) => self.str(s),
-            Value::Array(values) => {
-                self.begin_array();
-                for value in values {
-                    self.value(value);
-                }
-                self.end_array();
-            }
-            Value::Object(object) => {
-                self.begin_object();
-                for (key, value) in object {
-                    self.key(key);
-                    self.value(value);
-                }
-                self.end_object();
-            }
-        }
+        super::write_value(self, value);
     }
 }
 

@@ -32,3 +32,17 @@ impl fmt::Display for VersionRange {
         }
     }
 }
+
+/// What one Kafka release speaks of an API (see [`ApiKey::releases`]).
+///
+/// [`ApiKey::releases`]: crate::ApiKey::releases
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReleaseVersions {
+    /// The release, as Apache Kafka numbers it (`"3.9.1"`).
+    pub release: &'static str,
+    /// The versions it defines; `None` when it has no such API (Kafka 4's LeaderAndIsr).
+    pub versions: Option<VersionRange>,
+    /// Whether its highest version is unstable in that release: a draft, which a broker
+    /// advertises only when unstable versions are enabled (Kafka 3.9's ShareFetch v0).
+    pub latest_unstable: bool,
+}

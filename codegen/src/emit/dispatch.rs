@@ -246,9 +246,7 @@ fn emit_api_key(code: &mut Code, apis: &[Api<'_>], releases: &Releases, krate: &
         );
         code.blank();
         code.doc(" What each Kafka release whose schemas this crate merges speaks of the API,");
-        code.doc(" oldest release first; the last is the pinned release ([`KAFKA_VERSION`]).");
-        code.doc("");
-        code.doc(&format!(" [`KAFKA_VERSION`]: {krate}::KAFKA_VERSION"));
+        code.doc(" oldest release first; the last is the pinned release (`KAFKA_VERSION`).");
         code.block(
             format!("pub const fn releases(self) -> &'static [{krate}::ReleaseVersions]"),
             |code| {

@@ -426,3 +426,30 @@ fn an_observer_follows_an_old_client_and_broker() {
         ]
     );
 }
+
+#[test]
+fn an_acks_0_produce_of_an_old_version_awaits_no_response() {
+    // Produce v0-v2 have no transactional id: acks comes first. A proxy that peeks at a frame,
+    // and a client that sends one, must both see that nothing will answer it.
+    for version in 0..=2 {
+        for acks in [0i16, 1, -1] {
+            let body = ProduceRequest {
+                acks,
+                timeout_ms: 1000,
+                ..Default::default()
+            };
+            let frame = RequestFrame::new(body.clone(), version, 5).with_client_id("old-client");
+            let bytes = frame.encode_to_bytes().unwrap();
+            assert_eq!(
+                kafka_codec::conn::RawRequestHeader::expects_response(&bytes),
+                Some(acks != 0),
+                "Produce v{version} acks {acks}"
+            );
+            let mut client = kafka_codec::conn::ClientConnection::new();
+            let sent = client
+                .send(version, &Request::from(body), &mut BytesMut::new())
+                .unwrap();
+            assert_eq!(sent.expects_response, acks != 0);
+        }
+    }
+}

@@ -58,7 +58,7 @@ pub trait RandomMessageVisitor {
 /// A kind of Kafka listener that serves an API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Listener {
-    /// A ZooKeeper-mode broker (no API of Kafka 4 lists it).
+    /// A ZooKeeper-mode broker (Kafka 3.x and older; Kafka 4 has none).
     ZkBroker,
     /// A KRaft broker.
     Broker,
@@ -86,14 +86,21 @@ impl ApiKey {
     }
 
     /// The request header version for a request of this API at `version`: 2 when the
-    /// request body is flexible, else 1.
+    /// request body is flexible, else 1 — except where Kafka says otherwise
+    /// (`schemas/header-versions.tsv`): ControlledShutdown v0, sent by Kafka 0.8 brokers,
+    /// has header version 0, without a client id.
     ///
     /// ```
     /// use kafka_codec::ApiKey;
     /// assert_eq!(ApiKey::Metadata.request_header_version(8), 1);
     /// assert_eq!(ApiKey::Metadata.request_header_version(9), 2);
+    /// assert_eq!(ApiKey::ControlledShutdown.request_header_version(0), 0);
+    /// assert_eq!(ApiKey::ControlledShutdown.request_header_version(1), 1);
     /// ```
     pub const fn request_header_version(self, version: i16) -> i16 {
+        if let Some(header) = self.request_header_exception(version) {
+            return header;
+        }
         match self.request_first_flexible_version() {
             Some(first) if version >= first => 2,
             _ => 1,
@@ -111,8 +118,12 @@ impl ApiKey {
     /// assert_eq!(ApiKey::ApiVersions.response_header_version(4), 0);
     /// ```
     pub const fn response_header_version(self, version: i16) -> i16 {
+        // Also at versions this crate does not know, which the table cannot name.
         if matches!(self, ApiKey::ApiVersions) {
             return 0;
+        }
+        if let Some(header) = self.response_header_exception(version) {
+            return header;
         }
         match self.response_first_flexible_version() {
             Some(first) if version >= first => 1,

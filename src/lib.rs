@@ -1,7 +1,8 @@
 //! # kafka-codec
 //!
 //! The Apache Kafka wire protocol, every API and every version, generated at build time from
-//! Kafka's JSON message schemas (`schemas/`, taken from `kafka-clients` 4.4.0).
+//! Kafka's JSON message schemas (`schemas/`: those of `kafka-clients` 4.4.0 merged with those of
+//! 3.9.1, so that the versions and APIs Kafka 4.0 removed are read and written too).
 //!
 //! ```
 //! use kafka_codec::messages::describe_quorum_request::{DescribeQuorumRequest, PartitionData, TopicData};
@@ -85,7 +86,7 @@ pub use frame::{DecodeOptions, RequestFrame, ResponseFrame, TrailingBytes};
 pub use message::{DecodeFields, EncodeFields, Message, MessageKind};
 #[cfg(feature = "json")]
 pub use message::{JsonFields, TranscodeFields};
-pub use versions::VersionRange;
+pub use versions::{ReleaseVersions, VersionRange};
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,
     ParseUuidError, PathSegment, PrimitiveArray, RawTaggedField, TaggedFields, Utf8Bytes, Uuid,
@@ -96,5 +97,6 @@ pub use wire::{
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-/// The Apache Kafka release whose schemas this crate was generated from.
+/// The pinned Apache Kafka release: the newest whose schemas this crate merges. The versions it
+/// no longer speaks come from Kafka 3.9.1 ([`ApiKey::releases`], [`ApiKey::removed_versions`]).
 pub const KAFKA_VERSION: &str = "4.4.0";

@@ -246,18 +246,18 @@ fn tagged_fields_out_of_order_repeated_or_missized() {
 fn unknown_api_keys_and_versions_are_refused() {
     let err = RequestFrame::decode(hex("03e7 0000 00000001 ffff")).unwrap_err();
     assert_eq!(err.kind(), &DecodeErrorKind::UnknownApiKey(999));
-    // Retired in Kafka 4: LeaderAndIsr (4).
-    let err = RequestFrame::decode(hex("0004 0000 00000001 ffff")).unwrap_err();
-    assert_eq!(err.kind(), &DecodeErrorKind::UnknownApiKey(4));
-    // Produce starts at version 3 in Kafka 4.
-    let err = RequestFrame::decode(hex("0000 0002 00000001 ffff")).unwrap_err();
-    assert!(
-        matches!(
-            err.kind(),
-            DecodeErrorKind::UnsupportedVersion { version: 2, .. }
-        ),
-        "{err}"
-    );
+    // Known keys beyond any version a Kafka release defines: LeaderAndIsr (removed in Kafka 4,
+    // 0-7 in 3.9) and Produce (0-13 across 3.9 and 4.4).
+    for (frame, version) in [
+        ("0004 0008 00000001 ffff", 8),
+        ("0000 000e 00000001 ffff", 14),
+    ] {
+        let err = RequestFrame::decode(hex(frame)).unwrap_err();
+        assert!(
+            matches!(err.kind(), DecodeErrorKind::UnsupportedVersion { version: v, .. } if *v == version),
+            "{err}"
+        );
+    }
     let err = DescribeQuorumRequest::decode(&mut hex("01 00"), 4).unwrap_err();
     assert!(
         matches!(

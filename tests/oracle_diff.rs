@@ -1,8 +1,10 @@
 //! Differential test against Apache Kafka itself (issue 3, "Proven against Apache Kafka").
 //!
-//! Starts the Java oracle (`tools/java-oracle`: Kafka 4.4.0's own generated message classes
-//! behind a JSON-lines process) once, and for every (schema, version) cell that Kafka also has
-//! generates random messages valid for that version and checks, case by case:
+//! Starts the Java oracle (`tools/java-oracle`: Kafka's own generated message classes behind a
+//! JSON-lines process) once per Kafka release whose schemas the crate merges (4.4.0, and 3.9.1
+//! for the versions and APIs Kafka 4 removed), and for every (schema, version) cell that Kafka
+//! also has generates random messages valid for that version and checks them against the
+//! newest release that defines the cell (`schemas/releases.tsv`), case by case:
 //!
 //! 1. our encoding == Kafka's encoding of our JSON, byte for byte;
 //! 2. our decoding of Kafka's bytes == the message;
@@ -24,11 +26,13 @@
 //! Unknown tagged fields are generated with `unknown_tagged_fields: false` here: Kafka's JSON
 //! form cannot carry them, so they are checked on our side only (`tests/roundtrip.rs`).
 //!
-//! Needs Java: it is `#[ignore]`d and reads the jar from `KAFKA_ORACLE_JAR`.
+//! Needs Java: it is `#[ignore]`d and reads the jars from `KAFKA_ORACLE_JAR`, comma-separated,
+//! one per release (each says which Kafka it runs).
 //!
 //! ```sh
 //! mvn -q -f tools/java-oracle/pom.xml package -DskipTests
-//! KAFKA_ORACLE_JAR=tools/java-oracle/target/java-oracle.jar \
+//! mvn -q -f tools/java-oracle/pom.xml package -DskipTests -Pkafka3
+//! KAFKA_ORACLE_JAR=tools/java-oracle/target/java-oracle.jar,tools/java-oracle/target/kafka3/java-oracle.jar \
 //!     cargo test --test oracle_diff -- --ignored --nocapture
 //! ```
 //!
@@ -91,6 +95,30 @@ struct Oracle {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
+    /// The Kafka release it runs.
+    kafka: String,
+}
+
+/// One oracle per jar of `KAFKA_ORACLE_JAR` (comma-separated), by the Kafka release each runs.
+/// The pinned release's must be among them.
+fn start_oracles() -> BTreeMap<String, Oracle> {
+    let jars = std::env::var("KAFKA_ORACLE_JAR").expect(
+        "set KAFKA_ORACLE_JAR to the oracle jars, comma-separated (tools/ci-oracle.sh builds \
+         them: mvn -q -f tools/java-oracle/pom.xml package -DskipTests, and with -Pkafka3)",
+    );
+    let mut oracles = BTreeMap::new();
+    for jar in jars.split(',').map(str::trim).filter(|j| !j.is_empty()) {
+        let oracle = Oracle::start(jar);
+        if let Some(other) = oracles.insert(oracle.kafka.clone(), oracle) {
+            panic!("two jars run Kafka {}", other.kafka);
+        }
+    }
+    assert!(
+        oracles.contains_key(kafka_codec::KAFKA_VERSION),
+        "no jar of KAFKA_ORACLE_JAR runs the pinned Kafka {}",
+        kafka_codec::KAFKA_VERSION
+    );
+    oracles
 }
 
 impl Oracle {
@@ -108,13 +136,13 @@ impl Oracle {
             child,
             stdin,
             stdout,
+            kafka: String::new(),
         };
         let reply = oracle.call(&[json!({"op": "ping"})]).remove(0);
-        assert_eq!(
-            reply["kafka"].as_str(),
-            Some(kafka_codec::KAFKA_VERSION),
-            "the oracle runs another Kafka: {reply}"
-        );
+        oracle.kafka = reply["kafka"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the oracle {jar} does not say its Kafka: {reply}"))
+            .to_owned();
         oracle
     }
 
@@ -592,6 +620,8 @@ struct Cell<'a> {
     schema: &'a Schema,
     model: &'a model::Message,
     version: i16,
+    /// The Kafka release that answers for the cell: the newest that defines it.
+    release: &'a str,
     rng: SmallRng,
     fields: Vec<String>,
     covered: BTreeSet<String>,
@@ -646,7 +676,8 @@ fn fresh_seed() -> u64 {
 }
 
 struct Run<'a> {
-    oracle: Oracle,
+    oracles: BTreeMap<String, Oracle>,
+    releases: &'a kafka_codec_codegen::releases::Releases,
     cells: Vec<Cell<'a>>,
     disagreements: Vec<Disagreement>,
     /// How Kafka refused the cases where both sides refused, by exception kind.
@@ -679,7 +710,60 @@ fn expected(message: &model::Message, target: &Target<'_>, version: i16, value: 
     }
 }
 
+/// Whether `release` defines (schema, version).
+fn defines(
+    releases: &kafka_codec_codegen::releases::Releases,
+    release: &str,
+    schema: &str,
+    version: i16,
+) -> bool {
+    let cells = releases.of(schema).unwrap_or_default();
+    releases
+        .names
+        .iter()
+        .zip(cells)
+        .any(|(name, cell)| name == release && cell.versions.contains(version))
+}
+
+/// The newest release that defines (schema, version), if any does.
+fn reference<'a>(
+    releases: &'a kafka_codec_codegen::releases::Releases,
+    schema: &str,
+    version: i16,
+) -> Option<&'a str> {
+    let cells = releases.of(schema)?;
+    releases
+        .names
+        .iter()
+        .zip(cells)
+        .rev()
+        .find(|(_, cell)| cell.versions.contains(version))
+        .map(|(name, _)| name.as_str())
+}
+
 impl Run<'_> {
+    /// Sends each request to the oracle of its release; the replies come back in the order of
+    /// the requests.
+    fn call(&mut self, requests: Vec<(&str, Value)>) -> Vec<Value> {
+        let mut by_release: BTreeMap<&str, (Vec<usize>, Vec<Value>)> = BTreeMap::new();
+        for (index, (release, request)) in requests.into_iter().enumerate() {
+            let batch = by_release.entry(release).or_default();
+            batch.0.push(index);
+            batch.1.push(request);
+        }
+        let mut replies = vec![Value::Null; by_release.values().map(|b| b.0.len()).sum()];
+        for (release, (indexes, batch)) in by_release {
+            let oracle = self
+                .oracles
+                .get_mut(release)
+                .unwrap_or_else(|| panic!("no oracle runs Kafka {release}"));
+            for (index, reply) in indexes.into_iter().zip(oracle.call(&batch)) {
+                replies[index] = reply;
+            }
+        }
+        replies
+    }
+
     /// Draws `count` more cases for each listed cell, checks them all in one pipelined batch.
     fn round(&mut self, wanted: &[(usize, usize)], entropy_schedule: &[usize]) {
         let mut generated = Vec::new();
@@ -694,8 +778,8 @@ impl Run<'_> {
                 match (cell.schema.generate)(cell.version, draw) {
                     Ok(case) => {
                         let (schema, version) = (cell.schema.name, cell.version);
-                        requests.push(json!({"op": "encode", "schema": schema, "version": version, "json": case.json}));
-                        requests.push(json!({"op": "decode", "schema": schema, "version": version, "hex": hex(&case.bytes)}));
+                        requests.push((cell.release, json!({"op": "encode", "schema": schema, "version": version, "json": case.json})));
+                        requests.push((cell.release, json!({"op": "decode", "schema": schema, "version": version, "hex": hex(&case.bytes)})));
                         generated.push((index, draw, case));
                     }
                     Err(e) => self.disagreements.push(Disagreement {
@@ -707,7 +791,7 @@ impl Run<'_> {
                 }
             }
         }
-        let replies = self.oracle.call(&requests);
+        let replies = self.call(requests);
         for ((index, draw, case), replies) in generated.into_iter().zip(replies.chunks(2)) {
             let cell = &mut self.cells[index];
             let mut problems: Vec<(&str, String)> = Vec::new();
@@ -790,9 +874,11 @@ impl Run<'_> {
                     Value::Null
                 } else {
                     let range = cell.schema.versions;
-                    // Donors come from versions Kafka has and in which the whole path exists.
+                    // Donors come from versions the cell's release has (a field only another
+                    // release knows is no misuse its classes could see) and in which the whole
+                    // path exists.
                     let donors: Vec<i16> = (range.min..=range.max)
-                        .filter(|&w| kafka_has(cell.schema.name, w))
+                        .filter(|&w| defines(self.releases, cell.release, cell.schema.name, w))
                         .filter(|&w| target.field.versions.contains(w))
                         .filter(|&w| target.hops.iter().all(|h| h.field.versions.contains(w)))
                         .collect();
@@ -832,11 +918,11 @@ impl Run<'_> {
                 };
                 let expect = expected(cell.model, &target, cell.version, &value);
                 let json = with_target(cell.model, cell.version, &target, value);
-                requests.push(json!({"op": "encode", "schema": cell.schema.name, "version": cell.version, "json": json}));
+                requests.push((cell.release, json!({"op": "encode", "schema": cell.schema.name, "version": cell.version, "json": json})));
                 planned.push((index, target.path(), expect, json));
             }
         }
-        let replies = self.oracle.call(&requests);
+        let replies = self.call(requests);
         for ((index, path, expect, json), reply) in planned.into_iter().zip(&replies) {
             let cell = &mut self.cells[index];
             let kafka =
@@ -922,11 +1008,11 @@ impl Run<'_> {
                     }
                     _ => bytes.insert(at, rng.next_u32() as u8),
                 }
-                requests.push(json!({"op": "decode", "schema": cell.schema.name, "version": cell.version, "hex": hex(&bytes)}));
+                requests.push((cell.release, json!({"op": "decode", "schema": cell.schema.name, "version": cell.version, "hex": hex(&bytes)})));
                 planned.push((index, bytes));
             }
         }
-        let replies = self.oracle.call(&requests);
+        let replies = self.call(requests);
         for ((index, bytes), reply) in planned.into_iter().zip(&replies) {
             let cell = &mut self.cells[index];
             self.mutations.0 += 1;
@@ -980,10 +1066,12 @@ impl Run<'_> {
                 .find(|s| s.name == name)
                 .expect("known schema");
             let json = (schema.default_json)(version).expect("default JSON");
-            requests
-                .push(json!({"op": "encode", "schema": name, "version": version, "json": json}));
+            requests.push((
+                kafka_codec::KAFKA_VERSION,
+                json!({"op": "encode", "schema": name, "version": version, "json": json}),
+            ));
         }
-        let replies = self.oracle.call(&requests);
+        let replies = self.call(requests);
         for (&(name, version), reply) in OURS_ONLY.iter().zip(&replies) {
             if reply["kind"] != json!("UnsupportedVersionException") {
                 self.disagreements.push(Disagreement {
@@ -1096,6 +1184,9 @@ fn write_golden(cells: &[Cell<'_>], seed: u64) {
             "checked": cell.cases.len() + cell.misused.len(),
             "mismatches": cell.mismatches,
         });
+        if cell.release != kafka_codec::KAFKA_VERSION {
+            entry["kafka"] = json!(cell.release);
+        }
         let missed = cell.missed();
         if !missed.is_empty() {
             entry["neverNonDefault"] = json!(missed);
@@ -1130,13 +1221,10 @@ fn write_golden(cells: &[Cell<'_>], seed: u64) {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
-#[ignore = "needs Java and the oracle jar: set KAFKA_ORACLE_JAR (see tools/ci-oracle.sh)"]
+#[ignore = "needs Java and the oracle jars: set KAFKA_ORACLE_JAR (see tools/ci-oracle.sh)"]
 fn kafka_agrees_on_every_cell() {
     let started = Instant::now();
-    let jar = std::env::var("KAFKA_ORACLE_JAR").expect(
-        "set KAFKA_ORACLE_JAR to the oracle jar (mvn -q -f tools/java-oracle/pom.xml package -DskipTests \
-         builds tools/java-oracle/target/java-oracle.jar)",
-    );
+    let oracles = start_oracles();
     let record = std::env::var("KAFKA_CODEC_RECORD_GOLDEN").is_ok_and(|v| v == "1");
     let seed = match std::env::var("KAFKA_CODEC_SEED") {
         Ok(text) => text
@@ -1175,9 +1263,20 @@ fn kafka_agrees_on_every_cell() {
             .expect("every generated message has a schema");
         let range = schema.versions;
         for version in range.min..=range.max {
-            if !kafka_has(schema.name, version) {
+            let Some(release) = reference(&set.releases, schema.name, version) else {
+                assert!(
+                    !kafka_has(schema.name, version),
+                    "{} v{version}: schemas/releases.tsv names no Kafka release for it, and \
+                     OURS_ONLY does not list it",
+                    schema.name
+                );
                 continue;
-            }
+            };
+            assert!(
+                kafka_has(schema.name, version),
+                "{} v{version} is in OURS_ONLY, yet Kafka {release} defines it",
+                schema.name
+            );
             // The model's defaults are what coverage and the absent-field cases build on:
             // they must be our default message's JSON.
             let ours = (schema.default_json)(version).expect("the default message has JSON");
@@ -1194,6 +1293,7 @@ fn kafka_agrees_on_every_cell() {
                 schema,
                 model,
                 version,
+                release,
                 rng: SmallRng::seed_from_u64(mix(seed, schema.name, version)),
                 fields,
                 covered: BTreeSet::new(),
@@ -1208,9 +1308,18 @@ fn kafka_agrees_on_every_cell() {
         "harness problems:\n{}",
         harness.join("\n")
     );
+    let needed: BTreeSet<&str> = cells.iter().map(|c| c.release).collect();
+    for release in needed {
+        assert!(
+            oracles.contains_key(release),
+            "cells of Kafka {release} need an oracle that runs it: list its jar in KAFKA_ORACLE_JAR \
+             (tools/ci-oracle.sh builds them all)"
+        );
+    }
 
     let mut run = Run {
-        oracle: Oracle::start(&jar),
+        oracles,
+        releases: &set.releases,
         cells,
         disagreements: Vec::new(),
         refusal_kinds: BTreeMap::new(),
@@ -1275,6 +1384,11 @@ fn kafka_agrees_on_every_cell() {
 
     // Report.
     let mut report = String::new();
+    let mut by_release: BTreeMap<&str, usize> = BTreeMap::new();
+    for cell in &run.cells {
+        *by_release.entry(cell.release).or_default() += 1;
+    }
+    report += &format!("cells answered by Kafka release: {by_release:?}\n");
     report += &format!(
         "cells: {} (plus {} ours only, refused by Kafka); cases: {cases} ({} to {} per cell); \
          misused fields: {} cases ({} absent from the version, {nulls} null where the version forbids it; \
@@ -1352,7 +1466,7 @@ fn kafka_agrees_on_every_cell() {
 
 #[cfg(feature = "records")]
 mod records_diff {
-    use super::{fresh_seed, golden_dir, hex, reply_result, unhex, Oracle, GOLDEN_SEED};
+    use super::{fresh_seed, golden_dir, hex, reply_result, start_oracles, unhex, GOLDEN_SEED};
     use bytes::Bytes;
     use kafka_codec::messages::leader_change_message::Voter;
     use kafka_codec::messages::{
@@ -1591,11 +1705,9 @@ mod records_diff {
     }
 
     #[test]
-    #[ignore = "needs Java and the oracle jar: set KAFKA_ORACLE_JAR (see tools/ci-oracle.sh)"]
+    #[ignore = "needs Java and the oracle jars: set KAFKA_ORACLE_JAR (see tools/ci-oracle.sh)"]
     fn kafka_agrees_on_record_batches() {
         let started = Instant::now();
-        let jar = std::env::var("KAFKA_ORACLE_JAR")
-            .expect("set KAFKA_ORACLE_JAR to the oracle jar (see tools/ci-oracle.sh)");
         let record = std::env::var("KAFKA_CODEC_RECORD_GOLDEN").is_ok_and(|v| v == "1");
         let seed = match std::env::var("KAFKA_CODEC_SEED") {
             Ok(text) => text.parse().expect("KAFKA_CODEC_SEED is a u64"),
@@ -1605,7 +1717,10 @@ mod records_diff {
         eprintln!("records_diff: seed {seed} (replay with KAFKA_CODEC_SEED={seed})");
         let mut rng = SmallRng::seed_from_u64(seed ^ 0x7265_636f_7264_7321);
         let specs: Vec<RecordBatch> = (0..BATCHES).map(|_| random_batch(&mut rng)).collect();
-        let mut oracle = Oracle::start(&jar);
+        // Batches are the pinned release's job: its MemoryRecords reads every magic.
+        let mut oracle = start_oracles()
+            .remove(kafka_codec::KAFKA_VERSION)
+            .expect("the pinned release's oracle");
         let mut problems: Vec<String> = Vec::new();
         let mut tally: BTreeMap<(i8, &str), Tally> = BTreeMap::new();
         let (mut control, mut transactional, mut headers, mut null_keys, mut null_values) =

@@ -166,7 +166,18 @@ fn check<M: MessageCodec + Random>(
         .to_json(version)
         .map_err(|e| format!("to_json again: {e}"))?;
     if again != json {
-        return Err(format!("JSON not stable:\n  {json}\n  {again}"));
+        // Kafka's JSON form leaves unknown tagged fields out, so the first round may lose one:
+        // a tagged struct that differs from its default only by unknown tagged fields is
+        // written, reads back as the default and is not written again (the fuzz oracle's
+        // `json_round_trip` allows the same). From the second round on, JSON is stable.
+        let stable = options.unknown_tagged_fields
+            && M::from_json(&again, version)
+                .ok()
+                .and_then(|m| m.to_json(version).ok())
+                .is_some_and(|third| third == again);
+        if !stable {
+            return Err(format!("JSON not stable:\n  {json}\n  {again}"));
+        }
     }
     // Unknown tagged fields are not part of Kafka's JSON form; everything else is.
     if !options.unknown_tagged_fields && from_json != message {

@@ -10,9 +10,7 @@ use kafka_codec::messages::describe_quorum_response::{
 };
 use kafka_codec::messages::{ApiVersionsRequest, RequestHeader, ResponseHeader};
 use kafka_codec::MessageCodec;
-use kafka_codec::{
-    ApiKey, DecodeErrorKind, Message, Request, RequestFrame, Response, ResponseFrame, Uuid,
-};
+use kafka_codec::{ApiKey, Message, Request, RequestFrame, Response, ResponseFrame, Uuid};
 use support::annotated_hex as hex;
 
 fn assert_round_trip<M: MessageCodec>(bytes: Bytes, version: i16, expected: &M) {
@@ -80,17 +78,30 @@ fn request_header_v2_with_an_unknown_tag_round_trips() {
     assert_eq!(header.encode_to_bytes(2).unwrap(), bytes);
 }
 
-/// Request header v0 (no client id) served only ControlledShutdown v0, which Kafka 4 removed;
-/// the pinned 4.4.0 schema lists versions 1-2, so v0 is refused with a typed error.
+/// Request header v0 (no client id) serves only ControlledShutdown v0, which Kafka 4 removed
+/// and Kafka 3.9 still reads: key, version and correlation id, nothing more. A client id has no
+/// place in it and is dropped, as Kafka's writer drops it (the field is ignorable).
 #[test]
-fn request_header_v0_is_not_in_kafka_4() {
+fn request_header_v0_has_no_client_id() {
     let bytes = hex("00 07 00 00 00 00 00 01   # key 7, version 0, correlation 1");
-    let err = RequestHeader::decode_exact(bytes, 0).unwrap_err();
-    assert!(
-        matches!(err.kind(), DecodeErrorKind::UnsupportedVersion { .. }),
-        "{err}"
+    let header = RequestHeader::decode_exact(bytes.clone(), 0).unwrap();
+    assert_eq!(
+        (
+            header.request_api_key,
+            header.request_api_version,
+            header.correlation_id
+        ),
+        (7, 0, 1)
     );
-    assert_eq!(ApiKey::from_key(7), None, "ControlledShutdown is retired");
+    assert_eq!(header.client_id, RequestHeader::default().client_id);
+    assert_eq!(header.encode_to_bytes(0).unwrap(), bytes);
+    let with_id = RequestHeader {
+        client_id: Some("broker-1".into()),
+        ..header
+    };
+    assert_eq!(with_id.encode_to_bytes(0).unwrap(), bytes);
+    assert_eq!(ApiKey::from_key(7), Some(ApiKey::ControlledShutdown));
+    assert_eq!(ApiKey::ControlledShutdown.request_header_version(0), 0);
 }
 
 #[test]

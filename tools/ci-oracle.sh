@@ -13,6 +13,10 @@ done
 seed="${KAFKA_CODEC_SEED:-$(od -An -N8 -tu8 /dev/urandom | tr -d ' ')}"
 echo "ci-oracle: KAFKA_CODEC_SEED=$seed"
 
+# Two builds of the oracle: the pinned Kafka 4.4.0, and Kafka 3.9.1 for the versions and APIs
+# Kafka 4 removed (each cell is checked against the newest release that defines it).
 mvn -q -B -f tools/java-oracle/pom.xml package -DskipTests
-KAFKA_ORACLE_JAR="$PWD/tools/java-oracle/target/java-oracle.jar" KAFKA_CODEC_SEED="$seed" \
+mvn -q -B -f tools/java-oracle/pom.xml package -DskipTests -Pkafka3
+jars="$PWD/tools/java-oracle/target/java-oracle.jar,$PWD/tools/java-oracle/target/kafka3/java-oracle.jar"
+KAFKA_ORACLE_JAR="$jars" KAFKA_CODEC_SEED="$seed" \
   cargo test --test oracle_diff -- --ignored --nocapture

@@ -1,15 +1,24 @@
 #!/usr/bin/env python3
-"""Import Kafka's message schemas and error table from the kafka-clients jar into schemas/.
+"""Import Kafka's message schemas and error table from kafka-clients jars into schemas/.
 
 Usage:
-    python3 tools/import_schemas.py import [--jar PATH]
+    python3 tools/import_schemas.py import [--jar PATH] [--release X.Y.Z]
     python3 tools/import_schemas.py check  [--jar PATH]
 
-`import` rewrites schemas/ from the jar, and the per-API cargo features in
-Cargo.toml from the schemas; `check` rebuilds the same output in memory and
-fails if the committed schemas/ or the feature list differs from it.  Without --jar the
-jar for the version pinned in tools/kafka-version is taken from ~/.m2 (and
-fetched with mvn when missing).
+The schemas are the merge of several releases: the one pinned in tools/kafka-version and
+the older ones listed in tools/kafka-older-releases (the last release of each earlier major
+line), so that every version any of them speaks is kept (tools/schema_merge.py has the
+rules).  `import` rewrites schemas/ from the jars, and the per-API cargo features in
+Cargo.toml from the schemas; `check` rebuilds the same output in memory and fails if the
+committed schemas/ or the feature list differs from it.  The jars are taken from ~/.m2
+(fetched with mvn when missing); --jar names the pinned release's jar instead.
+`import --release X.Y.Z` first records X.Y.Z: it replaces the pin when it is of the pin's
+major line or newer (a newer major keeps the old pin as its line's older release), else
+the older release of its own major line.
+
+Besides the schemas, the import writes schemas/releases.tsv (the versions each release
+defines, per schema) and schemas/header-versions.tsv (the header versions Kafka uses that
+do not follow from the flexible versions), both read by the generator.
 
 The output keeps only the facts the code generator needs: comments and every
 "about" key are removed, all other keys and values are kept verbatim and in
@@ -33,12 +42,21 @@ import sys
 import zipfile
 from pathlib import Path
 
+import schema_merge
+from schema_merge import MergeError, Side, versions_of
+
 TOOLS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TOOLS_DIR.parent
 SCHEMAS_DIR = REPO_ROOT / "schemas"
 VERSION_FILE = TOOLS_DIR / "kafka-version"
+OLDER_RELEASES_FILE = TOOLS_DIR / "kafka-older-releases"
 ERROR_TABLE_NAME = "error-codes.tsv"
 ERROR_PROGRAM = TOOLS_DIR / "error-codes" / "ErrorCodes.java"
+RELEASES_TABLE_NAME = "releases.tsv"
+HEADERS_TABLE_NAME = "header-versions.tsv"
+HEADERS_PROGRAM = TOOLS_DIR / "header-versions" / "HeaderVersions.java"
+# Files of schemas/ the import writes besides the schemas themselves.
+TABLES = (ERROR_TABLE_NAME, RELEASES_TABLE_NAME, HEADERS_TABLE_NAME)
 
 JAR_PREFIX = "common/message/"
 JAR_VERSION_ENTRY = "kafka/kafka-version.properties"
@@ -80,6 +98,54 @@ def pinned_version():
     if not version:
         raise SchemaImportError(f"{VERSION_FILE} is empty")
     return version
+
+
+def older_releases():
+    """The older releases of tools/kafka-older-releases, oldest first."""
+    try:
+        text = OLDER_RELEASES_FILE.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    releases = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    releases = [r for r in releases if r]
+    for release in releases:
+        release_key(release)
+    if sorted(releases, key=release_key) != releases or len(set(releases)) != len(releases):
+        raise SchemaImportError(f"{OLDER_RELEASES_FILE}: releases must be listed once each, "
+                                f"oldest first")
+    return releases
+
+
+def release_key(release):
+    """`3.9.1` -> (3, 9, 1), for ordering; refuses anything else."""
+    if not re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", release):
+        raise SchemaImportError(f"{release!r} is not a Kafka release number (X.Y.Z)")
+    return tuple(int(part) for part in release.split("."))
+
+
+def record_release(release):
+    """Puts `release` in tools/kafka-version or tools/kafka-older-releases (see the module's
+    documentation); returns what it did, in words."""
+    new = release_key(release)
+    pin = pinned_version()
+    older = older_releases()
+    if new[0] >= release_key(pin)[0]:
+        if new < release_key(pin):
+            raise SchemaImportError(f"{release} is older than the pinned {pin}")
+        if new[0] > release_key(pin)[0]:
+            older = [r for r in older if release_key(r)[0] != release_key(pin)[0]] + [pin]
+        VERSION_FILE.write_text(release + "\n", encoding="utf-8")
+        done = f"pinned {release} (was {pin})"
+    else:
+        same_line = [r for r in older if release_key(r)[0] == new[0]]
+        older = [r for r in older if release_key(r)[0] != new[0]] + [release]
+        done = (f"{release} replaces {same_line[0]} as the last {new[0]}.x" if same_line
+                else f"{release} added as the last {new[0]}.x")
+    lines = [line for line in OLDER_RELEASES_FILE.read_text(encoding="utf-8").splitlines()
+             if line.startswith("#")]
+    lines += sorted(set(older), key=release_key)
+    OLDER_RELEASES_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return done
 
 
 def m2_jar_path(version):
@@ -146,12 +212,14 @@ def strip_comments(text, origin):
 
 
 def _no_duplicate_keys(origin):
-    """object_pairs_hook that rejects repeated keys instead of dropping one."""
+    """object_pairs_hook that rejects a key given twice with two values (Jackson would keep
+    the last silently). The same value twice, as in Kafka 3.9's DescribeTopicPartitionsRequest,
+    says one thing and is kept once."""
     def hook(pairs):
         obj = {}
         for key, value in pairs:
-            if key in obj:
-                raise SchemaImportError(f"{origin}: duplicate key {key!r}")
+            if key in obj and obj[key] != value:
+                raise SchemaImportError(f"{origin}: key {key!r} given twice, with two values")
             obj[key] = value
         return obj
     return hook
@@ -370,6 +438,21 @@ def read_error_table(jar):
     return parse_error_table(done.stdout, f"{ERROR_PROGRAM.name} on {jar.name}")
 
 
+def merge_error_tables(tables):
+    """One error table from several releases' ({release: rows}, newest last): every code any
+    release has; a code that two releases name or class differently stops the import."""
+    merged = {}
+    for release, rows in tables.items():
+        for code, name, retriable in rows:
+            known = merged.get(code)
+            if known and known[1:] != (name, retriable):
+                raise SchemaImportError(
+                    f"error code {code} is {known[1]} (retriable {known[2]}) in {known[0]} but "
+                    f"{name} (retriable {retriable}) in {release}")
+            merged[code] = (release, name, retriable)
+    return sorted((code, name, retriable) for code, (_, name, retriable) in merged.items())
+
+
 def render_error_table(rows, label):
     """The error table as stored in schemas/: a comment, a header row, one row per code."""
     lines = [f"# Kafka's error codes, imported from kafka-clients {label} by "
@@ -377,6 +460,185 @@ def render_error_table(rows, label):
              "code\tname\tretriable"]
     lines += [f"{code}\t{name}\t{'true' if retriable else 'false'}"
               for code, name, retriable in rows]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Header versions
+# --------------------------------------------------------------------------
+
+def read_header_versions(jar):
+    """Run HeaderVersions.java against the jar: {(api key, version): (request, response)}."""
+    class_path = os.pathsep.join([str(jar), str(slf4j_jar(jar))])
+    cmd = ["java", "-cp", class_path, str(HEADERS_PROGRAM)]
+    try:
+        done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise SchemaImportError("java (17+) is needed to read the header versions")
+    except subprocess.CalledProcessError as exc:
+        raise SchemaImportError(
+            f"{HEADERS_PROGRAM.name} failed with exit code {exc.returncode}:\n{exc.stderr}")
+    out = {}
+    for number, line in enumerate(done.stdout.splitlines(), 1):
+        parts = line.split("\t")
+        if len(parts) != 4 or not all(re.fullmatch(r"-?[0-9]+", p) for p in parts):
+            raise SchemaImportError(f"{HEADERS_PROGRAM.name} on {jar.name} line {number}: "
+                                    f"expected four numbers: {line!r}")
+        key, version, request, response = (int(p) for p in parts)
+        out[(key, version)] = (request, response)
+    return out
+
+
+def header_exceptions(schemas, facts):
+    """The header versions that do not follow from the flexible versions (a request header is
+    v2 for a flexible body, else v1; a response header v1, else v0), as rows
+    (API name, direction, version, header version). `facts` is {release: read_header_versions}."""
+    apis = {}
+    for schema in schemas.values():
+        if schema.get("type") in ("request", "response") and schema.get("apiKey") is not None:
+            apis.setdefault(schema["apiKey"], {})[schema["type"]] = schema
+    found = {}
+    for release, table in facts.items():
+        for (key, version), headers in sorted(table.items()):
+            api = apis.get(key)
+            if api is None or version not in versions_of(api["request"]["validVersions"]):
+                raise SchemaImportError(f"{release} defines API key {key} v{version}, which "
+                                        f"the merged schemas lack")
+            name = api["request"]["name"].removesuffix("Request")
+            for direction, header, flexible_header, plain_header in (
+                    ("request", headers[0], 2, 1), ("response", headers[1], 1, 0)):
+                flexible = version in versions_of(api[direction].get("flexibleVersions"))
+                rule = flexible_header if flexible else plain_header
+                if header == rule:
+                    continue
+                known = found.setdefault((name, direction, version), (header, release))
+                if known[0] != header:
+                    raise SchemaImportError(f"{name} {direction} v{version}: header version "
+                                            f"{known[0]} in {known[1]}, {header} in {release}")
+    return sorted((name, direction, version, header)
+                  for (name, direction, version), (header, _) in found.items())
+
+
+def render_header_table(rows, labels):
+    """schemas/header-versions.tsv: the exceptions, consecutive versions as one range."""
+    lines = [f"# Header versions that do not follow from the body's flexible versions, as "
+             f"ApiMessageType of kafka-clients {', '.join(labels)} gives them; written by "
+             f"tools/import_schemas.py; do not edit.",
+             "api\tdirection\tversions\theader"]
+    grouped = []
+    for name, direction, version, header in rows:
+        last = grouped[-1] if grouped else None
+        if last and last[:2] == [name, direction] and last[3] == header and \
+                last[2][1] == version - 1:
+            last[2][1] = version
+        else:
+            grouped.append([name, direction, [version, version], header])
+    for name, direction, (lo, hi), header in grouped:
+        versions = str(lo) if lo == hi else f"{lo}-{hi}"
+        lines.append(f"{name}\t{direction}\t{versions}\t{header}")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Merging releases
+# --------------------------------------------------------------------------
+
+def draft_versions(schemas):
+    """{file name: its draft versions}: a request's latest version under
+    `latestVersionUnstable`, and the same version of its response."""
+    drafts = {}
+    for schema in schemas.values():
+        if schema.get("type") == "request" and \
+                str(schema.get("latestVersionUnstable", False)).lower() == "true":
+            valid = versions_of(schema.get("validVersions"))
+            if valid:
+                drafts[schema.get("apiKey")] = {max(valid)}
+    return {name: (drafts.get(schema.get("apiKey"), set())
+                   if schema.get("type") in ("request", "response") else set())
+            for name, schema in schemas.items()}
+
+
+def renamed_from():
+    """{old file name: file name in the newest release} for renamed messages."""
+    return {f"{table['message']}.json": f"{new}.json"
+            for new, table in schema_merge.RENAMES.items() if "message" in table}
+
+
+def merge_releases(releases, overlay=lambda schemas: None):
+    """Merge [(release, {file: schema})] (newest first) into {file: schema}, after `overlay`
+    changed the newest release's schemas; also returns the releases table rows
+    {file: {release: text}}, which say what the releases themselves define."""
+    newest, schemas = releases[0]
+    drafts = draft_versions(schemas)
+    table = {name: {newest: release_cell(schema, drafts[name])}
+             for name, schema in schemas.items()}
+    overlay(schemas)
+    drafts = draft_versions(schemas)
+    sides = {name: Side(newest, schema, versions_of(schema.get("validVersions")), drafts[name])
+             for name, schema in schemas.items()}
+    renames = renamed_from()
+    checks = []
+    for release, older in releases[1:]:
+        drafts = draft_versions(older)
+        for name, schema in sorted(older.items()):
+            target = renames.get(name, name)
+            renaming = schema_merge.RENAMES.get(target.removesuffix(".json"), {})
+            used = set()
+            renamed, renamed_paths = schema_merge.apply_renames(schema, renaming, used)
+            unused = schema_merge.unused_renames(renaming, used)
+            if unused:
+                raise SchemaImportError(f"{release} {name}: RENAMES lists {', '.join(unused)}, "
+                                        f"which this release does not have")
+            side = Side(release, renamed, versions_of(schema.get("validVersions")), drafts[name])
+            table.setdefault(target, {})[release] = release_cell(schema, drafts[name])
+            if target not in sides:
+                renamed["name"] = target.removesuffix(".json")
+                sides[target] = side
+                continue
+            newer = sides[target]
+            try:
+                merged = schema_merge.merge_schema(newer, side, renamed_paths)
+            except MergeError as exc:
+                raise SchemaImportError(f"cannot merge {release} into {newer.release}: {exc}")
+            kept = side.asserted - (side.unstable & newer.asserted)
+            sides[target] = Side(newer.release, merged, newer.asserted | kept,
+                                 newer.unstable | (side.unstable - newer.asserted))
+            checks.append((target, release, renamed, kept))
+    merged = {name: side.schema for name, side in sides.items()}
+    # Every release's versions, read back from the merged schemas (the newest's drafts too).
+    checks += [(name, newest, schema, versions_of(schema.get("validVersions")))
+               for name, schema in schemas.items()]
+    for name, release, schema, versions in checks:
+        try:
+            schema_merge.check_merged(merged[name], release, schema, versions)
+        except MergeError as exc:
+            raise SchemaImportError(str(exc))
+    by_key = {}
+    for name, schema in merged.items():
+        if schema.get("type") == "request":
+            other = by_key.setdefault(schema.get("apiKey"), name)
+            if other != name:
+                raise SchemaImportError(f"API key {schema.get('apiKey')} is both {other} and "
+                                        f"{name}: a renamed API must be listed in RENAMES "
+                                        f"(tools/schema_merge.py)")
+    return merged, table
+
+
+def release_cell(schema, drafts):
+    """One release's cell of the releases table: its versions, `*` after a draft one."""
+    valid = versions_of(schema.get("validVersions"))
+    return schema_merge.valid_text(valid) + ("*" if drafts & valid else "")
+
+
+def render_releases_table(table, releases):
+    """schemas/releases.tsv: per schema, the versions each release defines."""
+    lines = ["# The versions of each schema that each merged kafka-clients release defines, "
+             "oldest release first: `*` marks a version the release has as unstable (a draft), "
+             "`-` a schema it lacks. Written by tools/import_schemas.py; do not edit.",
+             "\t".join(["schema"] + releases)]
+    for name in sorted(table):
+        cells = [table[name].get(release, "-") for release in releases]
+        lines.append("\t".join([name.removesuffix(".json")] + cells))
     return "\n".join(lines) + "\n"
 
 
@@ -451,40 +713,60 @@ def cargo_toml_with(features_block):
     return text, text[:start] + features_block + text[end:]
 
 
+def read_release(release, jar=None):
+    """(schemas, error rows, header facts, jar) of one release, from ~/.m2 unless `jar`."""
+    if jar is None:
+        jar = locate_jar(release)
+    schemas, jar_version = read_upstream(jar)
+    if jar_version and jar_version != release:
+        raise SchemaImportError(f"{jar} reports Kafka {jar_version}, not {release}")
+    return schemas, read_error_table(jar), read_header_versions(jar)
+
+
 def build_output(jar_arg):
-    """Build {file name: text} for schemas/, plus a label for the source."""
+    """Build {file name: text} for schemas/, a label for the sources and the features block."""
+    pin = pinned_version()
     if jar_arg:
         jar = Path(jar_arg)
         if not jar.is_file():
             raise SchemaImportError(f"jar not found: {jar}")
-        expected = None
     else:
-        expected = pinned_version()
-        jar = locate_jar(expected)
-    schemas, jar_version = read_upstream(jar)
-    if expected and jar_version and jar_version != expected:
-        raise SchemaImportError(
-            f"{jar} reports Kafka {jar_version}, but tools/kafka-version pins {expected}")
-    apply_local_overlay(schemas)
-    output = {name: render(schema) for name, schema in schemas.items()}
-    label = jar_version or expected or jar.name
-    output[ERROR_TABLE_NAME] = render_error_table(read_error_table(jar), label)
-    return output, label, render_features(api_features(schemas))
+        jar = None
+    releases = older_releases() + [pin]
+    if any(release_key(r) >= release_key(pin) for r in releases[:-1]):
+        raise SchemaImportError(f"{OLDER_RELEASES_FILE} lists a release not older than the "
+                                f"pinned {pin}")
+    read = {release: read_release(release, jar if release == pin else None)
+            for release in releases}
+    merged, table = merge_releases([(release, read[release][0])
+                                    for release in reversed(releases)], apply_local_overlay)
+    output = {name: render(schema) for name, schema in merged.items()}
+    output[ERROR_TABLE_NAME] = render_error_table(
+        merge_error_tables({release: read[release][1] for release in releases}),
+        " and ".join(releases))
+    output[RELEASES_TABLE_NAME] = render_releases_table(table, releases)
+    output[HEADERS_TABLE_NAME] = render_header_table(
+        header_exceptions(merged, {release: read[release][2] for release in releases}), releases)
+    label = " + ".join(releases)
+    return output, label, render_features(api_features(merged))
 
 
 def committed_files():
-    """Current schemas/*.json files and the error table as {file name: Path}."""
+    """Current schemas/*.json files and the tables the import writes as {file name: Path}."""
     if not SCHEMAS_DIR.is_dir():
         return {}
     files = {p.name: p for p in SCHEMAS_DIR.glob("*.json")}
-    table = SCHEMAS_DIR / ERROR_TABLE_NAME
-    if table.is_file():
-        files[table.name] = table
+    for name in TABLES:
+        table = SCHEMAS_DIR / name
+        if table.is_file():
+            files[table.name] = table
     return files
 
 
 def cmd_import(args):
-    """Write schemas/ from the jar and remove files upstream no longer has."""
+    """Write schemas/ from the jars and remove files upstream no longer has."""
+    if args.release:
+        print(record_release(args.release))
     output, label, features = build_output(args.jar)
     SCHEMAS_DIR.mkdir(exist_ok=True)
     written = 0
@@ -501,7 +783,8 @@ def cmd_import(args):
     if new_toml != old_toml:
         CARGO_TOML.write_text(new_toml, encoding="utf-8")
         print("rewrote the per-API features in Cargo.toml")
-    print(f"imported kafka-clients {label}: {len(output) - 1} schemas and the error table "
+    print(f"imported kafka-clients {label}: {len(output) - len(TABLES)} schemas and "
+          f"{len(TABLES)} tables "
           f"({written} written, {len(removed)} removed"
           f"{': ' + ', '.join(removed) if removed else ''}), "
           f"{len(OVERLAY_SUMMARY)} local overlay: {', '.join(OVERLAY_SUMMARY)}")
@@ -533,8 +816,8 @@ def cmd_check(args):
             changed.append(name)
 
     if not (missing or extra or changed or features_differ):
-        print(f"schemas/ matches kafka-clients {label} ({len(output) - 1} schemas and the "
-              f"error table, "
+        print(f"schemas/ matches kafka-clients {label} ({len(output) - len(TABLES)} schemas "
+              f"and {len(TABLES)} tables, "
               f"{len(OVERLAY_SUMMARY)} local overlay: {', '.join(OVERLAY_SUMMARY)}); "
               f"Cargo.toml has its {features.count(' = []')} per-API features")
         return 0
@@ -566,11 +849,14 @@ def main(argv=None):
                     "into schemas/.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, func, text in (
-            ("import", cmd_import, "rewrite schemas/ from the jar"),
-            ("check", cmd_check, "verify schemas/ matches the jar")):
+            ("import", cmd_import, "rewrite schemas/ from the jars"),
+            ("check", cmd_check, "verify schemas/ matches the jars")):
         p = sub.add_parser(name, help=text)
-        p.add_argument("--jar", help="kafka-clients jar to read "
+        p.add_argument("--jar", help="kafka-clients jar of the pinned release "
                        "(default: the version in tools/kafka-version from ~/.m2)")
+        if name == "import":
+            p.add_argument("--release", help="record this release first: the new pin, or the "
+                           "last release of an older major line (see the module's doc)")
         p.set_defaults(func=func)
     args = parser.parse_args(argv)
     try:

@@ -67,14 +67,20 @@ impl Run for Command {
     }
 }
 
-/// `kafka-codec 0.1.0 (Kafka 4.4.0 schemas)`.
+/// `kafka-codec 0.1.0 (Kafka 3.9.1 and 4.4.0 schemas)`: the releases whose schemas the
+/// library merges, the pinned one last.
 fn version() -> &'static str {
     static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     VERSION.get_or_init(|| {
+        let releases: Vec<&str> = kafka_codec::ApiKey::ApiVersions
+            .releases()
+            .iter()
+            .map(|r| r.release)
+            .collect();
         format!(
             "{} (Kafka {} schemas)",
             env!("CARGO_PKG_VERSION"),
-            kafka_codec::KAFKA_VERSION
+            releases.join(" and ")
         )
     })
 }

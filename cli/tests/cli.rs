@@ -440,29 +440,30 @@ fn help_and_apis() {
     assert!(help_of(&["decode", "--help"]).contains("response"));
     assert!(help_of(&["apis", "--help"]).contains("FLEXIBLE"));
     let version = help_of(&["--version"]);
+    let releases: Vec<&str> = kafka_codec::ApiKey::ApiVersions
+        .releases()
+        .iter()
+        .map(|r| r.release)
+        .collect();
+    assert_eq!(releases.last(), Some(&kafka_codec::KAFKA_VERSION));
     assert_eq!(
         version,
         format!(
             "kafka-codec {} (Kafka {} schemas)\n",
             env!("CARGO_PKG_VERSION"),
-            kafka_codec::KAFKA_VERSION
+            releases.join(" and ")
         )
     );
 
     let table = String::from_utf8(ok(&["apis"], b"")).unwrap();
     let mut lines = table.lines();
     let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
-    assert_eq!(
-        header,
-        [
-            "KEY",
-            "NAME",
-            "VERSIONS",
-            "FLEXIBLE",
-            "LISTENERS",
-            "UNSTABLE"
-        ]
-    );
+    let mut expected = vec!["KEY", "NAME", "VERSIONS"];
+    expected.extend(releases.iter().copied());
+    expected.extend(["REMOVED", "IN", "FLEXIBLE", "LISTENERS", "UNSTABLE"]);
+    assert_eq!(header, expected);
+    let columns = expected.len();
+    let at = |name: &str| expected.iter().position(|c| *c == name).unwrap();
     let rows: Vec<Vec<&str>> = lines
         .by_ref()
         .take_while(|l| !l.is_empty())
@@ -477,7 +478,7 @@ fn help_and_apis() {
         "{table}"
     );
     assert!(rows.len() > 80, "only {} APIs", rows.len());
-    assert!(rows.iter().all(|row| row.len() == 6), "{table}");
+    assert!(rows.iter().all(|row| row.len() == columns), "{table}");
     let keys: Vec<i16> = rows.iter().map(|row| row[0].parse().unwrap()).collect();
     assert!(keys.windows(2).all(|w| w[0] < w[1]), "keys not ascending");
     // One row per API the library knows, with its versions.
@@ -486,15 +487,46 @@ fn help_and_apis() {
         let row = rows.iter().find(|row| row[1] == api.name()).unwrap();
         assert_eq!(row[0], api.key().to_string());
         assert_eq!(row[2], api.valid_versions().to_string());
+        // Each release's versions, and what the newest no longer speaks.
+        for (release, column) in api.releases().iter().zip(3..) {
+            let cell = match release.versions {
+                Some(range) if release.latest_unstable => format!("{range}*"),
+                Some(range) => range.to_string(),
+                None => "-".into(),
+            };
+            assert_eq!(row[column], cell, "{api} in {}", release.release);
+        }
+        let removed = api.removed_versions().map_or("-".into(), |r| r.to_string());
+        assert_eq!(row[at("REMOVED")], removed, "{api}");
     }
     let find = |name: &str| rows.iter().find(|row| row[1] == name).unwrap().clone();
     assert_eq!(find("ApiVersions")[..2], ["18", "ApiVersions"]);
-    assert_eq!(find("ApiVersions")[3], "3+");
-    assert_eq!(find("DescribeQuorum")[3], "0+", "flexible in every version");
-    assert_eq!(find("DescribeQuorum")[4], "broker,controller");
-    assert_eq!(find("DescribeQuorum")[5], "v3*", "in development, and ours");
-    assert_eq!(find("Metadata")[5], "-");
-    assert_eq!(find("SaslHandshake")[3], "-");
+    assert_eq!(find("ApiVersions")[at("FLEXIBLE")], "3+");
+    assert_eq!(
+        find("DescribeQuorum")[at("FLEXIBLE")],
+        "0+",
+        "flexible in every version"
+    );
+    assert_eq!(find("DescribeQuorum")[at("LISTENERS")], "broker,controller");
+    assert_eq!(
+        find("DescribeQuorum")[at("UNSTABLE")],
+        "v3*",
+        "in development, and ours"
+    );
+    assert_eq!(find("Metadata")[at("UNSTABLE")], "-");
+    assert_eq!(find("SaslHandshake")[at("FLEXIBLE")], "-");
+    // Kafka 4.0 removed Produce v0-v2 and the ZooKeeper-era LeaderAndIsr (KIP-896): the
+    // releases say so, and every version is still read.
+    assert_eq!(find("Produce")[at("REMOVED")..=at("IN")], ["0-2", "4.0"]);
+    assert_eq!(
+        find("LeaderAndIsr")[at("REMOVED")..=at("IN")],
+        ["0-7", "4.0"]
+    );
+    assert_eq!(find("LeaderAndIsr")[at(kafka_codec::KAFKA_VERSION)], "-");
+    assert_eq!(find("Metadata")[at("REMOVED")..=at("IN")], ["-", "-"]);
+    // A draft that only Kafka 3.9.1 had: not removed, marked in its release's column.
+    assert_eq!(find("ShareFetch")[at("3.9.1")], "0*");
+    assert_eq!(find("ShareFetch")[at("REMOVED")], "-");
 }
 
 #[test]

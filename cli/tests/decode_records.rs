@@ -1,6 +1,7 @@
 //! `kafka-codec decode request|response --records`: every `records` field of a Produce
 //! request and a Fetch response shown as the batches it holds (real clients' and Kafka's
-//! Java batches from `tests/golden/records/`, every codec), read back by `encode`.
+//! Java batches from `tests/golden/records/`, every codec, and the magic 0 and 1 message sets
+//! of Produce v0-v2 and Fetch v0-v3), read back by `encode`.
 
 mod support;
 
@@ -22,6 +23,11 @@ fn line_bytes(line: &Value) -> Bytes {
 
 /// A Produce request whose partition `i` carries `fields[i]`.
 fn produce_frame(fields: &[Bytes]) -> Vec<u8> {
+    produce_frame_at(PRODUCE_VERSION, fields)
+}
+
+/// The same at `version`.
+fn produce_frame_at(version: i16, fields: &[Bytes]) -> Vec<u8> {
     let body = ProduceRequest {
         acks: -1,
         timeout_ms: 30_000,
@@ -43,7 +49,7 @@ fn produce_frame(fields: &[Bytes]) -> Vec<u8> {
     let frame = RequestFrame {
         header: RequestHeader {
             request_api_key: 0,
-            request_api_version: PRODUCE_VERSION,
+            request_api_version: version,
             correlation_id: 7,
             client_id: Some("decode-records-test".into()),
             ..Default::default()
@@ -54,6 +60,11 @@ fn produce_frame(fields: &[Bytes]) -> Vec<u8> {
 }
 
 fn fetch_frame(field: Bytes) -> Vec<u8> {
+    fetch_frame_at(FETCH_VERSION, field)
+}
+
+/// A Fetch response at `version` whose one partition carries `field`.
+fn fetch_frame_at(version: i16, field: Bytes) -> Vec<u8> {
     let body = FetchResponse {
         responses: vec![FetchableTopicResponse {
             topic: "t".into(),
@@ -68,7 +79,7 @@ fn fetch_frame(field: Bytes) -> Vec<u8> {
         ..Default::default()
     };
     let frame = ResponseFrame {
-        api_version: FETCH_VERSION,
+        api_version: version,
         header: ResponseHeader {
             correlation_id: 9,
             ..Default::default()
@@ -158,6 +169,117 @@ fn produce_records_of_real_clients_expand_in_place_and_encode_back() {
             without_crc(a["records"].clone()),
             without_crc(b["records"].clone())
         );
+    }
+}
+
+/// The output of `args`, which must be silent when `quiet` (else it may warn that a
+/// compressed batch will be compressed again to other bytes).
+fn shown_quietly_if(quiet: bool, args: &[&str], input: &[u8]) -> Vec<u8> {
+    if quiet {
+        return ok(args, input);
+    }
+    let output = run(args, input);
+    assert!(output.status.success(), "{}", stderr(&output));
+    output.stdout
+}
+
+/// Produce v0-v2 and Fetch v0-v3, which Kafka 4.0 removed, carry the message sets of magic 0
+/// and 1 that clients of that time wrote (here as Kafka's MemoryRecordsBuilder writes them):
+/// shown as batches with Kafka's records, and written back.
+#[test]
+fn old_produce_and_fetch_versions_show_magic_0_and_1_message_sets() {
+    let lines = golden_records("java.jsonl");
+    for magic in [0, 1] {
+        let batches: Vec<&Value> = lines
+            .iter()
+            .filter(|line| line["batch"]["magic"] == magic)
+            .collect();
+        let (plain, compressed): (Vec<&Value>, Vec<&Value>) = batches
+            .iter()
+            .partition(|line| line["batch"]["compression"] == "none");
+        assert!(!plain.is_empty() && !compressed.is_empty(), "magic {magic}");
+        // Uncompressed, each message of magic 0 or 1 is an entry of its own; compressed, a
+        // wrapper holds them. Either way the records are Kafka's, in order.
+        let check = |shown: &Value, lines: &[&Value]| {
+            let shown = shown.as_array().unwrap();
+            assert!(shown.iter().all(|batch| batch["magic"] == magic));
+            let got: Vec<&Value> = shown
+                .iter()
+                .flat_map(|batch| batch["records"].as_array().unwrap())
+                .collect();
+            let sent: Vec<&Value> = lines
+                .iter()
+                .flat_map(|line| line["batch"]["records"].as_array().unwrap())
+                .collect();
+            assert_eq!(got.len(), sent.len());
+            for (got, sent) in got.iter().zip(sent) {
+                for key in ["offset", "timestamp", "key", "value"] {
+                    assert_eq!(got[key], sent[key], "magic {magic}: {key}");
+                }
+            }
+        };
+        for (lines, exact) in [(&plain, true), (&compressed, false)] {
+            let field = Bytes::from(
+                lines
+                    .iter()
+                    .flat_map(|l| line_bytes(l).to_vec())
+                    .collect::<Vec<u8>>(),
+            );
+            for version in 0..=2 {
+                let frame = produce_frame_at(version, std::slice::from_ref(&field));
+                let shown = json(&shown_quietly_if(exact, &DECODE_PRODUCE, &hex(&frame)));
+                assert_eq!(shown["header"]["requestApiVersion"], version);
+                let records = &shown["body"]["topicData"][0]["partitionData"][0]["records"];
+                check(records, lines);
+                let again = ok(
+                    &["encode", "request", "-"],
+                    &serde_json::to_vec(&shown).unwrap(),
+                );
+                if exact {
+                    assert_eq!(again, frame, "Produce v{version}, magic {magic}");
+                } else {
+                    let reshown = json(&shown_quietly_if(false, &DECODE_PRODUCE, &hex(&again)));
+                    let records_again =
+                        &reshown["body"]["topicData"][0]["partitionData"][0]["records"];
+                    assert_eq!(
+                        without_crc(records_again.clone()),
+                        without_crc(records.clone())
+                    );
+                }
+            }
+            for version in 0..=3 {
+                let frame = fetch_frame_at(version, field.clone());
+                let args = [
+                    "decode",
+                    "response",
+                    "--api-key",
+                    "1",
+                    "--api-version",
+                    &version.to_string(),
+                    "--records",
+                    "--hex",
+                    "-",
+                ];
+                let shown = json(&shown_quietly_if(exact, &args, &hex(&frame)));
+                let records = &shown["body"]["responses"][0]["partitions"][0]["records"];
+                check(records, lines);
+                let again = ok(
+                    &["encode", "response", "-"],
+                    &serde_json::to_vec(&shown).unwrap(),
+                );
+                if exact {
+                    assert_eq!(again, frame, "Fetch v{version}, magic {magic}");
+                } else {
+                    let reshown = json(&shown_quietly_if(false, &args, &hex(&again)));
+                    let records_again =
+                        &reshown["body"]["responses"][0]["partitions"][0]["records"];
+                    assert_eq!(
+                        without_crc(records_again.clone()),
+                        without_crc(records.clone())
+                    );
+                }
+            }
+        }
     }
 }
 

@@ -21,6 +21,7 @@ pub mod error_table;
 pub mod json;
 pub mod model;
 pub mod parse;
+pub mod releases;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -159,9 +160,45 @@ impl Generator {
                 })?;
             messages.push(message);
         }
-        let set = SchemaSet { messages };
+        let set = SchemaSet {
+            messages,
+            releases: self.load_releases()?,
+        };
         validate::validate_set(&set)?;
+        set.releases
+            .validate(&set)
+            .map_err(|message| Error::Schema {
+                file: releases::RELEASES_FILE.into(),
+                message,
+            })?;
         Ok(set)
+    }
+
+    /// Reads `releases.tsv` and `header-versions.tsv` from the schema directory, each if it
+    /// is there.
+    fn load_releases(&self) -> Result<releases::Releases, Error> {
+        let read = |name: &str| -> Result<Option<String>, Error> {
+            let path = self.schema_dir.join(name);
+            match std::fs::read_to_string(&path) {
+                Ok(text) => Ok(Some(text)),
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(source) => Err(Error::Io { path, source }),
+            }
+        };
+        let schema_error = |file: &str| {
+            let file = file.to_owned();
+            move |message| Error::Schema { file, message }
+        };
+        let mut out = releases::Releases::default();
+        if let Some(text) = read(releases::RELEASES_FILE)? {
+            (out.names, out.cells) =
+                releases::parse_releases(&text).map_err(schema_error(releases::RELEASES_FILE))?;
+        }
+        if let Some(text) = read(releases::HEADERS_FILE)? {
+            out.headers =
+                releases::parse_headers(&text).map_err(schema_error(releases::HEADERS_FILE))?;
+        }
+        Ok(out)
     }
 
     /// Reads Kafka's error table, `error-codes.tsv` in the schema directory.

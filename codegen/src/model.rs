@@ -608,6 +608,8 @@ fn decode_kafka_uuid(text: &str) -> Option<[u8; 16]> {
 #[derive(Debug, Clone)]
 pub struct SchemaSet {
     pub messages: Vec<Message>,
+    /// Which Kafka release speaks which version (empty without `releases.tsv`).
+    pub releases: crate::releases::Releases,
 }
 
 impl SchemaSet {

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Smoke test for the Java oracle: builds the jar, pipes a handful of requests through one
 # process and checks each reply line. Exits non-zero on the first mismatch.
-# Set SKIP_BUILD=1 to reuse an existing target/java-oracle.jar.
+# Then the same for the Kafka 3.9.1 build (-Pkafka3): a version Kafka 4 removed.
+# Set SKIP_BUILD=1 to reuse existing jars.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 if [[ "${SKIP_BUILD:-0}" != 1 ]]; then
   mvn -q -B -f pom.xml package -DskipTests
+  mvn -q -B -f pom.xml package -DskipTests -Pkafka3
 fi
 
 # Bodies in our JSON form (keys in schema order, so a decode must give them back verbatim).
@@ -49,6 +51,20 @@ sed -n 8p <<<"$out" | grep -q '"id":7,"ok":false,"kind":"UnsupportedVersionExcep
 sed -n 9p <<<"$out" | grep -q '"id":8,"ok":false,"kind":"TrailingBytes".*"trailing":1' && echo "ok   9" || { echo "FAIL 9: $(sed -n 9p <<<"$out")"; fail=1; }
 sed -n 10p <<<"$out" | grep -q '"ok":false,"kind":"JsonParseException"' && echo "ok   10" || { echo "FAIL 10: $(sed -n 10p <<<"$out")"; fail=1; }
 [[ $(wc -l <<<"$out") -eq 10 ]] || { echo "FAIL: expected 10 reply lines"; fail=1; }
+
+# Kafka 3.9.1: Produce v2 (gone from 4.x) both ways; record batches are the 4.4.0 oracle's job.
+PRODUCE='{"acks":1,"timeoutMs":5,"topicData":[]}'
+out=$(java -jar target/kafka3/java-oracle.jar 2>/dev/null <<IN
+{"op":"ping"}
+{"id":1,"op":"encode","schema":"ProduceRequest","version":2,"json":$PRODUCE}
+{"id":2,"op":"decode","schema":"ProduceRequest","version":2,"hex":"00010000000500000000"}
+{"id":3,"op":"records_read","hex":""}
+IN
+)
+expect 1 '{"ok":true,"kafka":"3.9.1"}'
+expect 2 '{"id":1,"ok":true,"hex":"00010000000500000000"}'
+expect 3 "{\"id\":2,\"ok\":true,\"json\":$PRODUCE}"
+sed -n 4p <<<"$out" | grep -q '"id":3,"ok":false,"kind":"BadRequest"' && echo "ok   3.9.1 records" || { echo "FAIL: $(sed -n 4p <<<"$out")"; fail=1; }
 
 if [[ $fail -ne 0 ]]; then echo "java-oracle selftest FAILED"; exit 1; fi
 echo "java-oracle selftest passed"

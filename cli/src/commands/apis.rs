@@ -2,7 +2,7 @@
 
 use crate::common::{write_stdout, Failure, Run};
 use kafka_codec::quorum::COMMITTED_VOTERS_VERSION;
-use kafka_codec::{ApiKey, Listener};
+use kafka_codec::{ApiKey, Listener, ReleaseVersions};
 
 /// Versions this crate defines ahead of Apache Kafka, marked `*` in the UNSTABLE column and
 /// explained under the table.
@@ -14,8 +14,12 @@ const PROVISIONAL: &[(ApiKey, i16, &str)] = &[(
      upstream's draft schema and may change with it.",
 )];
 
-/// List every API key: versions, first flexible version, listeners, unstable version.
+/// List every API key: versions, what each Kafka release speaks, what Kafka 4 removed, first
+/// flexible version, listeners, unstable version.
 ///
+/// VERSIONS is what this crate reads and writes: every version of the Kafka releases it
+/// merges (columns 3.9.1 and 4.4.0, `*` after a release's draft version); REMOVED names the
+/// versions older releases speak and the newest does not, IN the release that removed them.
 /// FLEXIBLE is the first version with compact encodings and tagged fields (request/response
 /// when they differ); UNSTABLE names the latest version when it is still in development
 /// (never negotiated unless asked for); `*` marks a provisional version of this crate's own,
@@ -34,14 +38,15 @@ fn apis_table() -> String {
     let version_from = |v: Option<i16>| v.map_or_else(|| "-".to_owned(), |v| format!("{v}+"));
     let mut apis = ApiKey::ALL.to_vec();
     apis.sort_by_key(|api| api.key());
-    let mut rows = vec![[
-        "KEY".to_owned(),
-        "NAME".to_owned(),
-        "VERSIONS".to_owned(),
-        "FLEXIBLE".to_owned(),
-        "LISTENERS".to_owned(),
-        "UNSTABLE".to_owned(),
-    ]];
+    let releases: Vec<&str> = ApiKey::ApiVersions
+        .releases()
+        .iter()
+        .map(|r| r.release)
+        .collect();
+    let mut header = vec!["KEY".to_owned(), "NAME".to_owned(), "VERSIONS".to_owned()];
+    header.extend(releases.iter().map(|r| r.to_string()));
+    header.extend(["REMOVED", "IN", "FLEXIBLE", "LISTENERS", "UNSTABLE"].map(str::to_owned));
+    let mut rows = vec![header];
     for api in apis {
         let (request, response) = (
             api.request_first_flexible_version(),
@@ -69,16 +74,20 @@ fn apis_table() -> String {
         } else {
             format!("v{max}")
         };
-        rows.push([
+        let mut row = vec![
             api.key().to_string(),
             api.name().to_owned(),
             api.valid_versions().to_string(),
-            flexible,
-            listeners.join(","),
-            unstable,
-        ]);
+        ];
+        row.extend(api.releases().iter().map(release_cell));
+        match api.removed_versions() {
+            Some(range) => row.extend([range.to_string(), removed_in(api.releases(), range.max)]),
+            None => row.extend(["-".to_owned(), "-".to_owned()]),
+        }
+        row.extend([flexible, listeners.join(","), unstable]);
+        rows.push(row);
     }
-    let mut widths = [0; 6];
+    let mut widths = vec![0; rows[0].len()];
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.len());
@@ -87,7 +96,7 @@ fn apis_table() -> String {
     let mut out = String::new();
     for row in &rows {
         let mut line = String::new();
-        for (i, (cell, width)) in row.iter().zip(widths).enumerate() {
+        for (i, (cell, width)) in row.iter().zip(&widths).enumerate() {
             if i == 0 {
                 // Keys are numbers: right-align them.
                 line.push_str(&format!("{cell:>width$}"));
@@ -98,14 +107,54 @@ fn apis_table() -> String {
         out.push_str(line.trim_end());
         out.push('\n');
     }
+    out.push_str(&format!(
+        "\nEvery version is read and written, whichever release speaks it. Columns {}: the \
+         versions each Kafka release defines (`*` after a draft, unstable there). REMOVED: \
+         versions Kafka {} no longer speaks, IN the release that removed them (Kafka 4.0 \
+         removed the oldest versions of many APIs, KIP-896, and the ZooKeeper-era APIs).\n",
+        releases.join(", "),
+        releases.last().copied().unwrap_or_default(),
+    ));
     out.push_str(
-        "\nUnstable versions are in development upstream: a client or server negotiates them \
+        "Unstable versions are in development upstream: a client or server negotiates them \
          only when asked to.\n",
     );
     for (api, version, note) in PROVISIONAL {
         out.push_str(&format!("* {api} v{version} {note}\n"));
     }
     out
+}
+
+/// One release's versions of an API: `0-11`, `0*` (a draft), `-` (no such API).
+fn release_cell(release: &ReleaseVersions) -> String {
+    match release.versions {
+        Some(range) if release.latest_unstable => format!("{range}*"),
+        Some(range) => range.to_string(),
+        None => "-".to_owned(),
+    }
+}
+
+/// The release that removed `version`: the next release after the last one that speaks it
+/// (not as a draft). Kafka removes protocol versions only in a major release, so when that next
+/// release starts another major line, the removal is dated to its `.0`.
+fn removed_in(releases: &[ReleaseVersions], version: i16) -> String {
+    let speaks = |r: &ReleaseVersions| {
+        r.versions.is_some_and(|range| {
+            range.contains(version) && !(r.latest_unstable && range.max == version)
+        })
+    };
+    let Some(last) = releases.iter().rposition(speaks) else {
+        return "?".to_owned();
+    };
+    let (Some(before), Some(next)) = (releases.get(last), releases.get(last + 1)) else {
+        return "?".to_owned();
+    };
+    let major = |release: &str| release.split('.').next().unwrap_or_default().to_owned();
+    if major(before.release) == major(next.release) {
+        next.release.to_owned()
+    } else {
+        format!("{}.0", major(next.release))
+    }
 }
 
 fn provisional(api: ApiKey, version: i16) -> Option<&'static str> {

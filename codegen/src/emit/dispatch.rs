@@ -6,7 +6,8 @@
 
 use super::code::Code;
 use super::{api_cfg, api_feature, api_name, structs::cfg_attribute};
-use crate::model::{Message, MessageKind, SchemaSet};
+use crate::model::{Message, MessageKind, SchemaSet, Versions};
+use crate::releases::{removal_words, Releases};
 
 fn opt_i16(value: Option<i16>) -> String {
     match value {
@@ -54,7 +55,7 @@ pub fn emit_api(set: &SchemaSet, krate: &str) -> String {
     code.line(format!("use {krate}::codegen::*;"));
     code.line(format!("use {krate}::messages;"));
     code.blank();
-    emit_api_key(&mut code, &apis, krate);
+    emit_api_key(&mut code, &apis, &set.releases, krate);
     for request in [true, false] {
         code.blank();
         emit_body_enum(&mut code, &apis, request);
@@ -64,7 +65,69 @@ pub fn emit_api(set: &SchemaSet, krate: &str) -> String {
     code.finish()
 }
 
-fn emit_api_key(code: &mut Code, apis: &[Api<'_>], krate: &str) {
+/// The variant's documentation: name, key, versions, what Kafka removed, feature.
+fn api_doc(api: &Api<'_>, releases: &Releases) -> String {
+    let key = api.request.api_key.expect("requests have keys");
+    let feature = match &api.feature {
+        Some(feature) => format!("feature `{feature}`"),
+        None => "always compiled".into(),
+    };
+    let schema = &api.request.name;
+    let removed = releases.removed(schema);
+    let mut notes = Vec::new();
+    match removal_words(releases, schema, removed) {
+        Some(words) if removed == api.request.valid_versions => notes.push(words),
+        Some(words) => notes.push(format!("{removed} {words}")),
+        None => {}
+    }
+    if let Some(cells) = releases.of(schema) {
+        let newest = cells.last().expect("a release").versions;
+        let valid = api.request.valid_versions;
+        let others = |keep: &dyn Fn(i16) -> bool| -> Vec<i16> {
+            (valid.min..=valid.max)
+                .filter(|&v| !newest.contains(v) && !removed.contains(v) && keep(v))
+                .collect()
+        };
+        let draft_in = |v: i16| {
+            releases
+                .names
+                .iter()
+                .zip(cells)
+                .find(|(_, c)| c.latest_unstable && c.versions.max == v)
+                .map(|(name, _)| name.as_str())
+        };
+        for v in others(&|v| draft_in(v).is_some()) {
+            notes.push(format!(
+                "{v} a draft of Kafka {} only",
+                draft_in(v).unwrap_or_default()
+            ));
+        }
+        let ours = others(&|v| cells.iter().all(|c| !c.versions.contains(v)));
+        if let (Some(first), Some(last)) = (ours.first(), ours.last()) {
+            let range = Versions {
+                min: *first,
+                max: *last,
+            };
+            notes.push(format!("{range} in no Kafka release"));
+        }
+    }
+    let notes = if notes.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
+    };
+    format!(
+        " `{}` (key {key}), versions {}{notes}; {feature}.",
+        api.name, api.request.valid_versions
+    )
+}
+
+/// A `VersionRange` literal (a struct expression, so that it can sit in a `&'static` table).
+fn range_literal(v: Versions) -> String {
+    format!("VersionRange {{ min: {}, max: {} }}", v.min, v.max)
+}
+
+fn emit_api_key(code: &mut Code, apis: &[Api<'_>], releases: &Releases, krate: &str) {
     code.doc(" An API: the key shared by a request schema and its response schema. Every API of");
     code.doc(" the schemas is listed, whether or not its feature compiles its messages.");
     code.line("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]");
@@ -73,14 +136,7 @@ fn emit_api_key(code: &mut Code, apis: &[Api<'_>], krate: &str) {
     code.block("pub enum ApiKey", |code| {
         for api in apis {
             let key = api.request.api_key.expect("requests have keys");
-            let feature = match &api.feature {
-                Some(feature) => format!("feature `{feature}`"),
-                None => "always compiled".into(),
-            };
-            code.doc(&format!(
-                " `{}` (key {key}), versions {}; {feature}.",
-                api.name, api.request.valid_versions
-            ));
+            code.doc(&api_doc(api, releases));
             code.line(format!("{} = {key},", api.name));
         }
     });
@@ -168,6 +224,113 @@ fn emit_api_key(code: &mut Code, apis: &[Api<'_>], krate: &str) {
                 }
             },
         );
+        table(
+            code,
+            &format!(
+                " The versions that an older Kafka release speaks and Kafka {} does not: those\n \
+                 that Kafka 4.0 removed (KIP-896), or every version of an API it dropped. `None`\n \
+                 when it still speaks every version an older release did.\n\n \
+                 A draft that only an older release had (its unstable latest version) is not\n \
+                 counted; [`ApiKey::releases`] shows those.",
+                releases.newest().unwrap_or("(the newest release)")
+            ),
+            "removed_versions(self) -> Option<VersionRange>",
+            &|api| {
+                let removed = releases.removed(&api.request.name);
+                if removed.is_empty() {
+                    "None".into()
+                } else {
+                    format!("Some({})", range_literal(removed))
+                }
+            },
+        );
+        code.blank();
+        code.doc(" What each Kafka release whose schemas this crate merges speaks of the API,");
+        code.doc(" oldest release first; the last is the pinned release (`KAFKA_VERSION`).");
+        code.block(
+            format!("pub const fn releases(self) -> &'static [{krate}::ReleaseVersions]"),
+            |code| {
+                code.doc(" `speaks!(\"3.9.1\", 0, 11)`: that release's versions; `, draft` when its");
+                code.doc(" latest is unstable there; `speaks!(\"4.4.0\")` when it lacks the API.");
+                code.block("macro_rules! speaks", |code| {
+                    let literal = |versions: &str, draft: bool| {
+                        format!(
+                            "{krate}::ReleaseVersions {{ release: $release, versions: {versions}, latest_unstable: {draft} }}"
+                        )
+                    };
+                    let some = "Some(VersionRange { min: $min, max: $max })";
+                    for (pattern, body) in [
+                        ("($release:literal)", literal("None", false)),
+                        ("($release:literal, $min:literal, $max:literal)", literal(some, false)),
+                        ("($release:literal, $min:literal, $max:literal, draft)", literal(some, true)),
+                    ] {
+                        code.line(format!("{pattern} => {{ {body} }};"));
+                    }
+                });
+                code.block("match self", |code| {
+                    for api in apis {
+                        let cells = releases.of(&api.request.name).unwrap_or_default();
+                        let entries: Vec<String> = releases
+                            .names
+                            .iter()
+                            .zip(cells)
+                            .map(|(release, cell)| {
+                                let v = cell.versions;
+                                if v.is_empty() {
+                                    format!("speaks!(\"{release}\")")
+                                } else if cell.latest_unstable {
+                                    format!("speaks!(\"{release}\", {}, {}, draft)", v.min, v.max)
+                                } else {
+                                    format!("speaks!(\"{release}\", {}, {})", v.min, v.max)
+                                }
+                            })
+                            .collect();
+                        code.line(format!("ApiKey::{} => &[{}],", api.name, entries.join(", ")));
+                    }
+                });
+            },
+        );
+        code.blank();
+        let exceptions = |request: bool| -> Vec<String> {
+            releases
+                .headers
+                .iter()
+                .filter(|e| e.request == request)
+                .map(|e| {
+                    let versions = if e.versions.min == e.versions.max {
+                        e.versions.min.to_string()
+                    } else {
+                        format!("{}..={}", e.versions.min, e.versions.max)
+                    };
+                    format!("(ApiKey::{}, {versions}) => Some({}),", e.api, e.header)
+                })
+                .collect()
+        };
+        for (request, doc) in [
+            (true, " The request header version Kafka uses at `version` where it does not follow\n from the flexible versions (ControlledShutdown v0: a header without a client id)."),
+            (false, " The response header version Kafka uses at `version` where it does not follow\n from the flexible versions."),
+        ] {
+            code.blank();
+            code.doc(doc);
+            let direction = if request { "request" } else { "response" };
+            code.block(
+                format!("const fn {direction}_header_exception(self, version: i16) -> Option<i16>"),
+                |code| {
+                    let arms = exceptions(request);
+                    if arms.is_empty() {
+                        code.line("let _ = (self, version);");
+                        code.line("None");
+                    } else {
+                        code.block("match (self, version)", |code| {
+                            for arm in arms {
+                                code.line(arm);
+                            }
+                            code.line("_ => None,");
+                        });
+                    }
+                },
+            );
+        }
         table(
             code,
             " Whether the highest valid version is still unstable upstream (Kafka advertises it\n only when unstable versions are enabled).",

@@ -10,25 +10,13 @@ import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.protocol.ObjectSerializationCache;
 import org.apache.kafka.common.protocol.Readable;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.record.TimestampType;
-import org.apache.kafka.common.record.internal.BaseRecords;
-import org.apache.kafka.common.record.internal.CompressionType;
-import org.apache.kafka.common.record.internal.MemoryRecords;
-import org.apache.kafka.common.record.internal.MemoryRecordsBuilder;
-import org.apache.kafka.common.record.internal.Record;
-import org.apache.kafka.common.record.internal.RecordBatch;
-import org.apache.kafka.common.record.internal.SimpleRecord;
-import org.apache.kafka.common.utils.internals.ByteBufferOutputStream;
-import org.apache.kafka.common.utils.internals.AppInfoParser;
 
 import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.lang.reflect.Constructor;
@@ -47,6 +35,7 @@ import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
@@ -80,11 +69,13 @@ public final class Oracle {
 
     private static final String PKG = "org.apache.kafka.common.message.";
     // Record sets can be large; lift Jackson's default cap on one string token.
-    private static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
+    static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
             .streamReadConstraints(StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build())
             .build())
             .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS); // one request per line, nothing after it
-    private static final HexFormat HEX = HexFormat.of();
+    static final HexFormat HEX = HexFormat.of();
+    // Where Kafka keeps record sets: its packages moved in 4.0, so each build has its own.
+    private static final RecordsSupport RECORDS = RecordsSupport.load();
 
     // Reflection is done once per schema / class: thousands of cases must run in seconds.
     private static final Map<String, Schema> SCHEMAS = new HashMap<>();
@@ -100,8 +91,8 @@ public final class Oracle {
     private enum Kind { RECORDS, STRUCT, ARRAY }
 
     // Our own failure kinds; the class name is what goes on the wire as "kind".
-    static class BadRequest extends RuntimeException {
-        BadRequest(String m) { super(m); }
+    public static class BadRequest extends RuntimeException {
+        public BadRequest(String m) { super(m); }
     }
     static final class UnknownSchema extends BadRequest {
         UnknownSchema(String m) { super(m); }
@@ -146,7 +137,7 @@ public final class Oracle {
             reply.put("ok", true);
             String op = text(req, "op");
             switch (op) {
-                case "ping" -> reply.put("kafka", AppInfoParser.getVersion());
+                case "ping" -> reply.put("kafka", kafkaVersion());
                 case "encode" -> {
                     Schema s = schema(text(req, "schema"));
                     reply.put("hex", encode(s, version(req, s), need(req, "json")));
@@ -155,8 +146,8 @@ public final class Oracle {
                     Schema s = schema(text(req, "schema"));
                     reply.set("json", decode(s, version(req, s), text(req, "hex")));
                 }
-                case "records_build" -> reply.put("hex", HEX.formatHex(buildRecords(need(req, "batches"))));
-                case "records_read" -> reply.set("batches", readRecords(HEX.parseHex(text(req, "hex"))));
+                case "records_build" -> reply.put("hex", HEX.formatHex(RECORDS.build(need(req, "batches"))));
+                case "records_read" -> reply.set("batches", RECORDS.read(HEX.parseHex(text(req, "hex"))));
                 default -> throw new BadRequest("unknown op: " + op);
             }
             return MAPPER.writeValueAsString(reply);
@@ -203,7 +194,7 @@ public final class Oracle {
             if (child == null) continue; // field not present at this version
             Object value = call(st.getter, obj);
             switch (st.kind) {
-                case RECORDS -> node.put(st.key, value == null ? null : Base64.getEncoder().encodeToString(bytes(value)));
+                case RECORDS -> node.put(st.key, value == null ? null : Base64.getEncoder().encodeToString(RECORDS.bytes(value)));
                 case STRUCT -> putRecords(value, child, st.below);
                 case ARRAY -> {
                     if (value == null || !child.isArray()) continue;
@@ -215,106 +206,15 @@ public final class Oracle {
         }
     }
 
-    static byte[] bytes(Object records) {
-        if (!(records instanceof MemoryRecords mr)) {
-            throw new IllegalStateException("cannot take bytes from " + records.getClass().getName());
+
+    /** The Kafka release on the class path, from the version file in kafka-clients' jar. */
+    static String kafkaVersion() throws IOException {
+        try (InputStream in = Oracle.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in == null) throw new IllegalStateException("kafka-clients has no kafka-version.properties");
+            Properties props = new Properties();
+            props.load(in);
+            return props.getProperty("version");
         }
-        ByteBuffer b = mr.buffer(); // a duplicate: reading it does not disturb the message
-        byte[] out = new byte[b.remaining()];
-        b.get(out);
-        return out;
-    }
-
-    // ---- record batches: MemoryRecordsBuilder writes, MemoryRecords reads ----
-    //
-    // Batches travel in kafka-codec's records JSON form (src/records/json.rs): header fields
-    // by name, records with absolute offsets, keys/values/header values as padded base64.
-
-    /** Writes each batch with Kafka's MemoryRecordsBuilder, as a producer (or broker) would. */
-    static byte[] buildRecords(JsonNode batches) throws IOException {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
-        for (JsonNode b : batches) {
-            byte magic = (byte) b.get("magic").intValue();
-            CompressionType type = CompressionType.forName(b.get("compression").textValue());
-            boolean logAppend = "LogAppendTime".equals(b.get("timestampType").textValue());
-            long logAppendTime = logAppend ? b.get("maxTimestamp").longValue() : RecordBatch.NO_TIMESTAMP;
-            boolean control = b.get("isControl").booleanValue();
-            long deleteHorizon = b.get("hasDeleteHorizon").booleanValue() ? b.get("baseTimestamp").longValue() : RecordBatch.NO_TIMESTAMP;
-            MemoryRecordsBuilder builder = new MemoryRecordsBuilder(new ByteBufferOutputStream(1024), magic,
-                    Compression.of(type).build(), logAppend ? TimestampType.LOG_APPEND_TIME : TimestampType.CREATE_TIME,
-                    b.get("baseOffset").longValue(), logAppendTime, b.get("producerId").longValue(),
-                    (short) b.get("producerEpoch").intValue(), b.get("baseSequence").intValue(),
-                    b.get("isTransactional").booleanValue(), control, b.get("partitionLeaderEpoch").intValue(),
-                    Integer.MAX_VALUE, deleteHorizon);
-            for (JsonNode r : b.get("records")) {
-                JsonNode hs = r.get("headers");
-                RecordHeader[] headers = new RecordHeader[hs.size()];
-                for (int i = 0; i < headers.length; i++) {
-                    headers[i] = new RecordHeader(hs.get(i).get("key").textValue(), base64(hs.get(i).get("value")));
-                }
-                SimpleRecord record = new SimpleRecord(r.get("timestamp").longValue(), base64(r.get("key")), base64(r.get("value")), headers);
-                if (control) builder.appendControlRecordWithOffset(r.get("offset").longValue(), record);
-                else builder.appendWithOffset(r.get("offset").longValue(), record);
-            }
-            ByteBuffer built = builder.build().buffer();
-            byte[] bytes = new byte[built.remaining()];
-            built.get(bytes);
-            out.write(bytes);
-        }
-        return out.toByteArray();
-    }
-
-    /** Reads every batch with MemoryRecords, checking each CRC (ensureValid). */
-    static ArrayNode readRecords(byte[] bytes) {
-        ArrayNode batches = MAPPER.createArrayNode();
-        for (RecordBatch batch : MemoryRecords.readableRecords(ByteBuffer.wrap(bytes)).batches()) {
-            batch.ensureValid();
-            ObjectNode b = batches.addObject();
-            b.put("baseOffset", batch.baseOffset());
-            b.put("partitionLeaderEpoch", batch.partitionLeaderEpoch());
-            b.put("magic", batch.magic());
-            b.put("crc", batch.checksum());
-            b.put("compression", batch.compressionType().name);
-            b.put("timestampType", batch.timestampType() == TimestampType.LOG_APPEND_TIME ? "LogAppendTime" : "CreateTime");
-            b.put("isTransactional", batch.isTransactional());
-            b.put("isControl", batch.isControlBatch());
-            b.put("hasDeleteHorizon", batch.deleteHorizonMs().isPresent());
-            b.put("lastOffsetDelta", batch.lastOffset() - batch.baseOffset());
-            if (batch instanceof org.apache.kafka.common.record.internal.DefaultRecordBatch d) {
-                b.put("baseTimestamp", d.baseTimestamp());
-            }
-            b.put("maxTimestamp", batch.maxTimestamp());
-            b.put("producerId", batch.producerId());
-            b.put("producerEpoch", batch.producerEpoch());
-            b.put("baseSequence", batch.baseSequence());
-            ArrayNode records = b.putArray("records");
-            for (Record record : batch) {
-                record.ensureValid();
-                ObjectNode r = records.addObject();
-                r.put("offset", record.offset());
-                r.put("timestamp", record.timestamp());
-                r.put("key", base64(record.key()));
-                r.put("value", base64(record.value()));
-                ArrayNode headers = r.putArray("headers");
-                for (org.apache.kafka.common.header.Header h : record.headers()) {
-                    ObjectNode header = headers.addObject();
-                    header.put("key", h.key());
-                    header.put("value", h.value() == null ? null : Base64.getEncoder().encodeToString(h.value()));
-                }
-            }
-        }
-        return batches;
-    }
-
-    static byte[] base64(JsonNode text) {
-        return text == null || text.isNull() ? null : Base64.getDecoder().decode(text.textValue());
-    }
-
-    static String base64(ByteBuffer buffer) {
-        if (buffer == null) return null;
-        byte[] bytes = new byte[buffer.remaining()];
-        buffer.duplicate().get(bytes);
-        return Base64.getEncoder().encodeToString(bytes);
     }
 
     // ---- reflective lookups (cached) ----
@@ -358,7 +258,7 @@ public final class Oracle {
         for (Field f : cls.getDeclaredFields()) {
             if (Modifier.isStatic(f.getModifiers()) || f.getName().startsWith("_")) continue;
             Class<?> t = f.getType();
-            if (BaseRecords.class.isAssignableFrom(t)) {
+            if (RECORDS.isRecords(t)) {
                 steps.add(new Step(f.getName(), cls.getMethod(f.getName()), Kind.RECORDS, List.of()));
             } else if (Message.class.isAssignableFrom(t)) {
                 List<Step> below = plan(t);

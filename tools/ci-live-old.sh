@@ -23,9 +23,10 @@ steps=(tap_old tap_inter_broker)
 # 0.10.0.1 and 0.10.2.2, through a tap in front of a 3.9 KRaft node
 # (tools/clients/tap-proof-old.sh).
 step_tap_old() {
-    # A broker left over from an interrupted run of this checkout would hold the ports.
-    "${broker[@]}" stop
-    "${broker[@]}" start >/dev/null
+    # A broker left over from an interrupted run of this checkout would hold the ports. (No
+    # `set -e` in here: the step runs as a condition.)
+    "${broker[@]}" stop || return 1
+    "${broker[@]}" start >/dev/null || return 1
     local status=0
     (
         set -a

@@ -31,6 +31,7 @@ say() { printf 'tap-proof-inter-broker: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"
 # by IBP. 3.9 (the default, the newest) and 0.10.2 (the oldest whose UpdateMetadata carries
 # listener names, which the separate inter-broker listener needs) are the ends; 2.4 is the
 # first with flexible versions (KIP-482) in all four.
+# shellcheck disable=SC2054 # the commas are inside the values
 declare -A EXPECT=(
     [3.9]=LeaderAndIsr:7,UpdateMetadata:8,StopReplica:4,ControlledShutdown:3
     [2.4]=LeaderAndIsr:4,UpdateMetadata:6,StopReplica:2,ControlledShutdown:3
@@ -46,6 +47,7 @@ rm -rf "$out"
 mkdir -p "$out"
 # shellcheck source=tap-common.sh
 . "$here/tap-common.sh"
+# shellcheck disable=SC2119 # no client of tap-proof.sh: the CLI and the venv only
 tap_build
 say "built the CLI and the venv"
 cleanup() {

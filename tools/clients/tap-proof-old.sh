@@ -31,6 +31,7 @@ say() { printf 'tap-proof-old: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 # What each setting must have sent, besides whatever else it sent: the versions that make it
 # old (Kafka 4.4 reads none of Produce v0-v2, Fetch v0-v3, ListOffsets v0, OffsetCommit v0-v1,
 # CreateTopics v0-v1, DeleteTopics v0), as measured against Kafka 3.9.1.
+# shellcheck disable=SC2054 # the commas are inside the values
 declare -A EXPECT=(
     [kafka-python-0.8.2]=Produce:0,Fetch:0,ListOffsets:0,OffsetCommit:1
     [kafka-python-0.9]=Produce:1,Fetch:1,ListOffsets:0,JoinGroup:0
@@ -47,10 +48,19 @@ for setting in "${settings[@]}"; do
     [ -n "${EXPECT[$setting]:-}" ] || { echo "tap-proof-old: unknown setting $setting" >&2; exit 2; }
 done
 
+# The checks this proof adds to check_tap_log.py, tested before anything relies on them.
+if ! result=$(cd "$here" && python3 test_check_tap_log.py 2>&1); then
+    printf '%s\n' "$result" >&2
+    echo "tap-proof-old: check_tap_log.py failed its own test" >&2
+    exit 1
+fi
+say "check_tap_log.py passed its own test ($(grep -o 'Ran [0-9]* tests' <<<"$result"))"
+
 rm -rf "$out"
 mkdir -p "$out"
 # shellcheck source=tap-common.sh
 . "$here/tap-common.sh"
+# shellcheck disable=SC2119 # no client of tap-proof.sh: the CLI and the venv only
 tap_build
 # The Java workload, built once against the oldest release, and the class path of each
 # release it runs with.

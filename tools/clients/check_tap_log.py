@@ -1,10 +1,13 @@
 """Checks the logs `kafka-codec tap` wrote while real clients ran through it, and prints how
 many frames of each API each client sent and received.
 
-    python3 check_tap_log.py [--expect-login] CLIENT[/LABEL]=LOG [CLIENT[/LABEL]=LOG ...]
+    python3 check_tap_log.py [--expect-login] [--versions]
+        [--expect API[:VERSION],...] CLIENT[/LABEL]=LOG [[--expect ...] CLIENT[/LABEL]=LOG ...]
 
-CLIENT names the workload that wrote the log (what it produced); LABEL, if given, tells runs
-of the same client apart in the table.
+CLIENT names the workload that wrote the log (what it produced): a client of tap_workload.py,
+`java`, a setting of old_workload.py (the proof with old versions), or `inter-broker` (a
+broker's own traffic: no records expected); LABEL, if given, tells runs of the same client
+apart in the table.
 
 Fails (exit 1, every problem listed) unless, in every log:
 - every line is JSON;
@@ -27,6 +30,11 @@ With `--records` (the tap proof runs with it), also:
   Python clients, Workload.java's values for Java) appears in the Produce requests' records
   with that codec's compression, and again in the Fetch responses' records.
 
+With `--expect API[:VERSION],...` before a log, also: that log has a request of each API
+named (at that version, if given); this is how the proof with old versions shows that the
+old versions really went through. `--versions` prints the versions of each API each client
+sent.
+
 With `--expect-login` (the clients logged in with SASL), also:
 - every connection that sent a request logged in through the tap: a SaslHandshake and a
   SaslAuthenticate request are among its requests (decoded, as above).
@@ -41,6 +49,7 @@ import collections
 import json
 import sys
 
+import old_workload
 from produce_known import CODECS, known_records
 
 SIDES = ("request", "response")
@@ -122,6 +131,11 @@ def collect_records(message, seen, problems, where):
 
 def expected_values(client):
     """(codec, key, value) of every record the client's workload produces with a codec."""
+    if client == "inter-broker":
+        return
+    if client in old_workload.SETTINGS:
+        yield from old_workload.expected_records(client)
+        return
     if client == "java":
         for codec in CODECS:
             for i in range(5):
@@ -133,11 +147,13 @@ def expected_values(client):
             yield codec, record["key"] or b"", record["value"] or b""
 
 
-def check(client, path, expect_login=False):
-    """Checks one log; `client` is CLIENT[/LABEL], as messages name it."""
+def check(client, path, expect_login=False, expect=()):
+    """Checks one log; `client` is CLIENT[/LABEL], as messages name it. `expect`: (api,
+    version or None) pairs that must be among the requests."""
     workload = client.split("/", 1)[0]
     problems, notes = [], []
     apis_by_connection = collections.defaultdict(set)
+    versions = collections.defaultdict(set)  # API name -> versions of its requests
     requests, responses = collections.Counter(), collections.Counter()
     connects, closes = set(), {}
     rewritten_lines = collections.Counter()
@@ -181,6 +197,7 @@ def check(client, path, expect_login=False):
                     problems.append(f"{where}: {api} unanswered: {why}")
                 if event in ("pair", "request"):
                     requests[api] += 1
+                    versions[api].add(line.get("apiVersion"))
                     logged[(connection, "toServer")] += 1
                     apis_by_connection[connection].add(api)
                 if line.get("response") is not None or "responseError" in line \
@@ -202,6 +219,11 @@ def check(client, path, expect_login=False):
         if (key, value) not in fetched["any"]:
             problems.append(f"{client}: a {codec} record ({key!r}, {value[:40]!r}...) is not in "
                             "the Fetch responses' records")
+    for api, version in expect:
+        if api not in versions or (version is not None and version not in versions[api]):
+            sent = ", ".join(f"v{v}" for v in sorted(versions.get(api, ()))) or "none"
+            problems.append(f"{client}: no {api}{'' if version is None else f' v{version}'} "
+                            f"request in the log (sent: {sent})")
     notes.append(f"records: {sum(len(v) for k, v in produced.items() if k != 'any')} produced "
                  f"and {len(fetched['any'])} fetched (key, value) pairs, expanded by --records")
     if expect_login:
@@ -248,21 +270,44 @@ def check(client, path, expect_login=False):
                             f"{rewritten_lines[connection]} lines say so")
         totals["rewritten"] += close["toClient"]["rewritten"]
     totals["connections"] = len(closes)
-    return requests, responses, totals, problems, notes
+    return requests, responses, totals, problems, notes, versions
+
+
+def parse_expect(text):
+    """`API[:VERSION],...` as (api, version or None) pairs."""
+    pairs = []
+    for item in text.split(","):
+        api, _, version = item.partition(":")
+        pairs.append((api, int(version) if version else None))
+    return pairs
+
+
+USAGE = ("usage: check_tap_log.py [--expect-login] [--versions] "
+         "[--expect API[:VERSION],...] CLIENT[/LABEL]=LOG ...")
 
 
 def main():
     clients, results = [], {}
     args = sys.argv[1:]
     expect_login = "--expect-login" in args
-    for arg in args:
-        if arg == "--expect-login":
+    show_versions = "--versions" in args
+    expect = []
+    arguments = iter(args)
+    for arg in arguments:
+        if arg in ("--expect-login", "--versions"):
+            continue
+        if arg == "--expect":
+            try:
+                expect = parse_expect(next(arguments))
+            except (StopIteration, ValueError):
+                sys.exit(USAGE)
             continue
         if arg.startswith("-") or "=" not in arg:
-            sys.exit(f"usage: {sys.argv[0]} [--expect-login] CLIENT[/LABEL]=LOG ...")
+            sys.exit(USAGE)
         name, path = arg.split("=", 1)
         clients.append(name)
-        results[name] = check(name, path, expect_login)
+        results[name] = check(name, path, expect_login, expect)
+        expect = []
     apis = sorted({api for r in results.values() for api in r[0] | r[1]})
     width = max([len("API")] + [len(api) for api in apis])
     columns = [max(len(c), 9) for c in clients]
@@ -275,9 +320,15 @@ def main():
                 "toClient bytes", "rewritten"):
         cells = [str(results[c][2][key]) for c in clients]
         print(f"{key:<{width}}  " + "  ".join(f"{v:>{w}}" for v, w in zip(cells, columns)))
+    if show_versions:
+        print("Request versions per client:")
+        for client in clients:
+            sent = results[client][5]
+            print(f"  {client}: " + ", ".join(
+                f"{api} " + "/".join(f"v{v}" for v in sorted(sent[api])) for api in sorted(sent)))
     failed = False
     for client in clients:
-        _, _, _, problems, notes = results[client]
+        _, _, _, problems, notes, _ = results[client]
         for note, count in collections.Counter(notes).items():
             print(f"note: {client}: {note} (x{count})")
         for problem in problems:

@@ -15,6 +15,24 @@
 #   tools/kafka-broker/broker.sh env      # KAFKA_BROKER=... / KAFKA_CONTROLLER=... lines
 #   tools/kafka-broker/broker.sh tls      # make the TLS material only (start does it if needed)
 #
+# Two other setups, for the proof with old protocol versions (tools/ci-live-old.sh), each with
+# its own state dir and ports, so either can run beside the pinned broker:
+#
+#   tools/kafka-broker/broker.sh --kafka 3.9 COMMAND
+#       Kafka 3.9.1 (3.9/pom.xml), the last release that speaks Produce v0-v2, Fetch v0-v3 and
+#       the other versions Kafka 4.0 dropped: one KRaft node as above, with only the PLAINTEXT
+#       and CONTROLLER listeners (no SASL, no TLS). State in target/kafka-broker-3.9.
+#   tools/kafka-broker/broker.sh --kafka 3.9 --zookeeper COMMAND
+#       The same release in ZooKeeper mode: a single-node ZooKeeper (ZooKeeperServerMain from
+#       the ZooKeeper jar Kafka 3.9.1 depends on) and one broker, which is also the
+#       controller. With KAFKA_INTER_BROKER_PROXY=1 its inter-broker listener (INTERNAL,
+#       KAFKA_INTER_BROKER in the env file) is advertised at another port
+#       (KAFKA_INTER_BROKER_ADVERTISED), where the caller starts a proxy that forwards to it:
+#       the controller reaches even itself through that address, so the proxy sees the
+#       controller's LeaderAndIsr, UpdateMetadata and StopReplica and the broker's
+#       ControlledShutdown. Until the proxy runs, the controller retries. State in
+#       target/kafka-broker-3.9-zk; jars shared with the KRaft setup.
+#
 # `start` prints the addresses as shell assignments and also writes them to
 # $KAFKA_BROKER_HOME/run/env, so a caller can `. "$(broker.sh envfile)"` or `eval`.
 #
@@ -30,12 +48,48 @@
 #   KAFKA_SASL_PLAINTEXT_PORT  SASL_PLAINTEXT listener port (default: broker port + 101)
 #   KAFKA_START_TIMEOUT    seconds to wait for both listeners to answer (default 90)
 #   KAFKA_HEAP             JVM heap (default 512m)
+#   KAFKA_INTER_BROKER_PROTOCOL_VERSION  --zookeeper only: the broker's
+#                          inter.broker.protocol.version (default: Kafka's, the newest); an
+#                          older one (e.g. 0.10.0) makes the controller send older versions
+#   KAFKA_INTER_BROKER_PROXY  --zookeeper only: 1 to advertise INTERNAL where a proxy is
+#                          to listen (see above). --zookeeper picks its ports in blocks of four
+#                          from 19492: ZooKeeper (KAFKA_ZOOKEEPER), PLAINTEXT (KAFKA_BROKER),
+#                          INTERNAL (KAFKA_INTER_BROKER) and the proxy's
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-home=${KAFKA_BROKER_HOME:-$repo/target/kafka-broker}
-lib=$home/lib
+
+# The setup: the pinned release in KRaft mode (current), or 3.9 in KRaft or ZooKeeper mode.
+release=current
+zookeeper=0
+while :; do
+    case ${1:-} in
+    --kafka)
+        [ "${2:-}" = 3.9 ] || { echo "broker.sh: --kafka takes 3.9 (the pinned release needs no flag)" >&2; exit 2; }
+        release=3.9
+        shift 2
+        ;;
+    --zookeeper) zookeeper=1; shift ;;
+    *) break ;;
+    esac
+done
+if [ $zookeeper = 1 ] && [ $release != 3.9 ]; then
+    echo "broker.sh: --zookeeper needs --kafka 3.9 (Kafka 4 has no ZooKeeper mode)" >&2
+    exit 2
+fi
+if [ $release = 3.9 ]; then
+    pom=$here/3.9/pom.xml
+    suffix=-3.9
+    [ $zookeeper = 1 ] && suffix=-3.9-zk
+    home=${KAFKA_BROKER_HOME:-$repo/target/kafka-broker$suffix}
+    # Both 3.9 setups run the same jars: one copy.
+    lib=$repo/target/kafka-broker-3.9/lib
+else
+    pom=$here/pom.xml
+    home=${KAFKA_BROKER_HOME:-$repo/target/kafka-broker}
+    lib=$home/lib
+fi
 run=$home/run
 logs=$home/logs
 # A fixed cluster id (base64url of the 16 bytes "kafka-codec-live") keeps runs reproducible
@@ -51,11 +105,15 @@ say() { printf 'kafka-broker: %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
 kafka_version() {
-    local pinned pom
+    local pinned in_pom
+    in_pom=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$pom")
+    if [ $release = 3.9 ]; then
+        printf '%s\n' "$in_pom"
+        return
+    fi
     pinned=$(tr -d '[:space:]' <"$repo/tools/kafka-version")
-    pom=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/pom.xml")
-    [ "$pinned" = "$pom" ] ||
-        die "tools/kafka-version says $pinned but tools/kafka-broker/pom.xml says $pom"
+    [ "$pinned" = "$in_pom" ] ||
+        die "tools/kafka-version says $pinned but tools/kafka-broker/pom.xml says $in_pom"
     printf '%s\n' "$pinned"
 }
 
@@ -66,7 +124,7 @@ cmd_fetch() {
     local version stamp want
     version=$(kafka_version)
     stamp=$lib/.pom.sha256
-    want=$(sha256sum "$here/pom.xml" | cut -d' ' -f1)
+    want=$(sha256sum "$pom" | cut -d' ' -f1)
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$lib/kafka_2.13-$version.jar" ]; then
         return 0
     fi
@@ -74,7 +132,7 @@ cmd_fetch() {
     rm -rf "$lib"
     mkdir -p "$lib"
     mkdir -p "$logs"
-    if ! mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies \
+    if ! mvn -q -B -f "$pom" dependency:copy-dependencies \
         -DincludeScope=runtime -DoutputDirectory="$lib" >"$logs/mvn.out" 2>&1; then
         cat "$logs/mvn.out" >&2
         die "mvn dependency:copy-dependencies failed"
@@ -102,18 +160,27 @@ answers_api_versions() {
 
 # True if the pid file names a live process that is our broker (a stale pid may have been
 # reused by something else, which `stop` must not kill).
+# pid_alive [PIDFILE MARKER]: the same for another process of ours (ZooKeeper), whose
+# command line holds MARKER.
 pid_alive() {
-    local pid
-    [ -f "$run/pid" ] || return 1
-    pid=$(cat "$run/pid")
+    local pidfile=${1:-$run/pid} marker=${2:-$run/server.properties} pid
+    [ -f "$pidfile" ] || return 1
+    pid=$(cat "$pidfile")
     [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
     # Before exec the inner shell holds the pid; after it, java with our config on its line.
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -e "$run/server.properties" -e "$run/pid"
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -e "$marker" -e "$pidfile"
 }
 
 # The SASL listeners sit 100 above the broker port: each pair of the search below has its
 # own, and the range of pairs (19092-19131) stays as it was for checkouts without them.
 choose_ports() {
+    if [ $zookeeper = 1 ]; then
+        choose_ports_zookeeper
+        return
+    elif [ $release = 3.9 ]; then
+        choose_ports_kraft_39
+        return
+    fi
     broker_port=${KAFKA_BROKER_PORT:-}
     controller_port=${KAFKA_CONTROLLER_PORT:-}
     sasl_ssl_port=${KAFKA_SASL_SSL_PORT:-}
@@ -142,6 +209,44 @@ choose_ports() {
         fi
     done
     die "no free ports in 19092-19131 (and 100 above); set KAFKA_BROKER_PORT"
+}
+
+# free_block FIRST COUNT: the first of the blocks of COUNT consecutive ports, from FIRST on
+# (ten blocks), in which no port is in use.
+free_block() {
+    local p i
+    for p in $(seq "$1" "$2" $(($1 + 9 * $2))); do
+        for i in $(seq 0 $(($2 - 1))); do
+            port_busy $((p + i)) && continue 2
+        done
+        printf '%s\n' "$p"
+        return 0
+    done
+    return 1
+}
+
+# 3.9 in KRaft mode: a pair (broker, controller) from 19392, without SASL listeners.
+choose_ports_kraft_39() {
+    broker_port=${KAFKA_BROKER_PORT:-}
+    if [ -n "$broker_port" ]; then
+        controller_port=${KAFKA_CONTROLLER_PORT:-$((broker_port + 1))}
+        port_busy "$broker_port" && die "port $broker_port (KAFKA_BROKER_PORT) is in use"
+        port_busy "$controller_port" && die "port $controller_port (KAFKA_CONTROLLER_PORT) is in use"
+        return 0
+    fi
+    broker_port=$(free_block 19392 2) || die "no free pair of ports in 19392-19411; set KAFKA_BROKER_PORT"
+    controller_port=$((broker_port + 1))
+}
+
+# ZooKeeper mode: blocks of four ports from 19492: ZooKeeper, the broker's PLAINTEXT and
+# INTERNAL listeners, and the one a proxy of the inter-broker traffic may listen on.
+choose_ports_zookeeper() {
+    local p
+    p=$(free_block 19492 4) || die "no four free ports in 19492-19531"
+    zookeeper_port=$p
+    broker_port=$((p + 1))
+    internal_port=$((p + 2))
+    proxy_port=$((p + 3))
 }
 
 # Prints the users of sasl-users for MECHANISM, one "USER PASSWORD" line each.
@@ -218,7 +323,28 @@ make_tls() {
     mv "$tls.new" "$tls"
 }
 
+# The settings of every setup: one node, so every internal topic has one replica.
+common_config() {
+    cat <<EOF
+log.dirs=$run/data
+num.partitions=1
+default.replication.factor=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+group.initial.rebalance.delay.ms=0
+# Tests create topics of their own; nothing should appear behind their back.
+auto.create.topics.enable=false
+EOF
+}
+
 write_config() {
+    if [ $release = 3.9 ]; then
+        write_config_39
+        return
+    fi
     local plain_jaas user password
     # Once in this shell, so that a bad line stops the start (the loops below read it in
     # subshells, where `die` would end only the subshell).
@@ -253,21 +379,11 @@ controller.listener.names=CONTROLLER
 # A dynamic quorum (kraft.version 1), formatted with --standalone: DescribeQuorum v2 then
 # reports the voter's endpoints.
 controller.quorum.bootstrap.servers=127.0.0.1:$controller_port
-log.dirs=$run/data
-num.partitions=1
-default.replication.factor=1
-offsets.topic.replication.factor=1
-offsets.topic.num.partitions=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-transaction.state.log.num.partitions=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 share.coordinator.state.topic.num.partitions=1
-group.initial.rebalance.delay.ms=0
-# Tests create topics of their own; nothing should appear behind their back.
-auto.create.topics.enable=false
 EOF
+    common_config >>"$run/server.properties"
     cat >"$run/log4j2.properties" <<EOF
 # Everything at INFO into one file, kept after stop for diagnosis; nothing on the console.
 status = warn
@@ -282,66 +398,179 @@ rootLogger.appenderRef.file.ref = file
 EOF
 }
 
-# The JVM command line, up to the main class.
+# 3.9: only PLAINTEXT for clients (the old versions are the point, not the logins), in KRaft
+# mode as above or in ZooKeeper mode with the inter-broker listener apart.
+write_config_39() {
+    if [ $zookeeper = 1 ]; then
+        cat >"$run/server.properties" <<EOF
+# Written by tools/kafka-broker/broker.sh --kafka 3.9 --zookeeper: one broker, which is also
+# the controller; the controller reaches it, and it the controller, through INTERNAL as
+# advertised, where a proxy may listen.
+broker.id=$node_id
+zookeeper.connect=127.0.0.1:$zookeeper_port
+listeners=PLAINTEXT://127.0.0.1:$broker_port,INTERNAL://127.0.0.1:$internal_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port,INTERNAL://$inter_broker_advertised
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT
+inter.broker.listener.name=INTERNAL
+EOF
+        if [ -n "${KAFKA_INTER_BROKER_PROTOCOL_VERSION:-}" ]; then
+            # Below 3.0 the message format must not be newer than the protocol, and its
+            # default is 3.0: the same version for both.
+            printf '%s\n' "inter.broker.protocol.version=$KAFKA_INTER_BROKER_PROTOCOL_VERSION" \
+                "log.message.format.version=$KAFKA_INTER_BROKER_PROTOCOL_VERSION" \
+                >>"$run/server.properties"
+        fi
+    else
+        cat >"$run/server.properties" <<EOF
+# Written by tools/kafka-broker/broker.sh --kafka 3.9: one node that is both broker and
+# controller.
+process.roles=broker,controller
+node.id=$node_id
+listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+controller.listener.names=CONTROLLER
+controller.quorum.bootstrap.servers=127.0.0.1:$controller_port
+EOF
+    fi
+    common_config >>"$run/server.properties"
+    # Kafka 3.9 logs through reload4j (log4j 1): the broker into server.log, ZooKeeper into
+    # zookeeper.log, each kept after stop.
+    local who
+    for who in server zookeeper; do
+        cat >"$run/log4j-$who.properties" <<EOF
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File=$logs/$who.log
+log4j.appender.file.Append=false
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+EOF
+    done
+}
+
+# The JVM command line, up to the main class; $1 (3.9 only) names whose log config: server
+# (the default) or zookeeper.
 java_args() {
+    local log_config=(-Dlog4j2.configurationFile="$run/log4j2.properties")
+    if [ $release = 3.9 ]; then
+        log_config=(-Dlog4j.configuration="file:$run/log4j-${1:-server}.properties")
+    fi
     # C1 only: the broker starts noticeably faster on a small shared machine, and the tests
     # send a few hundred requests, not a workload.
     jvm=(java -Xmx"${KAFKA_HEAP:-512m}" -Xms128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1
         -Djava.awt.headless=true
-        -Dlog4j2.configurationFile="$run/log4j2.properties"
+        "${log_config[@]}"
         -Dkafka.logs.dir="$logs"
         -cp "$lib/*")
 }
 
 show_logs() {
-    say "last lines of $logs/server.log:"
-    tail -n 40 "$logs/server.log" >&2 2>/dev/null || true
-    say "last lines of $logs/kafka.out:"
-    tail -n 20 "$logs/kafka.out" >&2 2>/dev/null || true
+    local file
+    for file in server.log kafka.out zookeeper.log zookeeper.out; do
+        [ -f "$logs/$file" ] || continue
+        say "last lines of $logs/$file:"
+        tail -n 30 "$logs/$file" >&2 2>/dev/null || true
+    done
+}
+
+# launch PIDFILE OUT ARGS...: runs ARGS with stdout and stderr in OUT, and waits until
+# PIDFILE names it.
+launch() {
+    local pidfile=$1 out=$2 _
+    shift 2
+    # setsid: the process gets its own session, so a Ctrl-C or the end of the calling job
+    # does not hit it; `stop` ends it by pid. The inner shell writes its own pid (which exec
+    # hands to java), since setsid may fork.
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    setsid bash -c 'echo $$ >"$1"; shift; exec "$@" >"$0" 2>&1 </dev/null' \
+        "$out" "$pidfile" "$@" &
+    for _ in $(seq 1 50); do
+        [ -s "$pidfile" ] && break
+        sleep 0.1
+    done
+}
+
+# ZooKeeper for --zookeeper: standalone, its data under $run, its admin server (an HTTP
+# port) off. Waits until it answers `srvr`, the one four-letter command it allows by default.
+start_zookeeper() {
+    java_args zookeeper
+    mkdir -p "$run/zookeeper"
+    launch "$run/zk.pid" "$logs/zookeeper.out" "${jvm[@]}" -Dzookeeper.admin.enableServer=false \
+        org.apache.zookeeper.server.ZooKeeperServerMain "$zookeeper_port" "$run/zookeeper"
+    local deadline=$(($(date +%s) + 30)) got
+    while :; do
+        if ! pid_alive "$run/zk.pid" "$run/zookeeper"; then
+            show_logs
+            die "ZooKeeper exited during startup"
+        fi
+        # shellcheck disable=SC2016 # expanded by the inner shell
+        got=$(timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+            printf srvr >&3; head -c 17 <&3' _ "$zookeeper_port" 2>/dev/null) || true
+        [ "$got" = "Zookeeper version" ] && return 0
+        if [ "$(date +%s)" -ge "$deadline" ]; then
+            show_logs
+            cmd_stop
+            die "ZooKeeper did not answer on port $zookeeper_port within 30s"
+        fi
+        sleep 0.3
+    done
 }
 
 cmd_start() {
     if pid_alive; then
         die "already running (pid $(cat "$run/pid")); run '$0 stop' first"
     fi
+    if pid_alive "$run/zk.pid" "$run/zookeeper"; then
+        die "ZooKeeper still running (pid $(cat "$run/zk.pid")); run '$0 --kafka 3.9 --zookeeper stop' first"
+    fi
     choose_ports
+    inter_broker_advertised=127.0.0.1:${internal_port:-}
+    [ "${KAFKA_INTER_BROKER_PROXY:-0}" = 1 ] && inter_broker_advertised=127.0.0.1:${proxy_port:-}
     cmd_fetch
     local t0 t0_ms
     t0=$(date +%s)
     t0_ms=$(date +%s%3N)
     rm -rf "$run"
     mkdir -p "$run" "$logs"
-    # The TLS material (several JVM starts when not made yet) beside the format (one).
-    make_tls &
-    local tls_job=$!
+    local tls_job=
+    if [ $release = current ]; then
+        # The TLS material (several JVM starts when not made yet) beside the format (one).
+        make_tls &
+        tls_job=$!
+    fi
     write_config
-    java_args
-    local scram=() user password
-    while read -r user password; do
-        scram+=(--add-scram "SCRAM-SHA-512=[name=$user,password=$password]")
-    done < <(sasl_users SCRAM-SHA-512)
-    "${jvm[@]}" kafka.tools.StorageTool format --config "$run/server.properties" \
-        --cluster-id "$cluster_id" --standalone "${scram[@]}" >"$logs/format.out" 2>&1 || {
-        cat "$logs/format.out" >&2
-        die "formatting the storage failed"
-    }
-    wait "$tls_job" || die "no TLS material for the SASL_SSL listener"
-    # setsid: the broker gets its own session, so a Ctrl-C or the end of the calling job does
-    # not hit it; `stop` ends it by pid. The inner shell writes its own pid (which exec hands
-    # to java), since setsid may fork.
-    # shellcheck disable=SC2016 # expanded by the inner shell
-    setsid bash -c 'echo $$ >"$1"; shift; exec "$@" >"$0/kafka.out" 2>&1 </dev/null' \
-        "$logs" "$run/pid" "${jvm[@]}" kafka.Kafka "$run/server.properties" &
-    local _
-    for _ in $(seq 1 50); do
-        [ -s "$run/pid" ] && break
-        sleep 0.1
-    done
+    if [ $zookeeper = 1 ]; then
+        start_zookeeper
+    else
+        java_args
+        local scram=() user password
+        if [ $release = current ]; then
+            while read -r user password; do
+                scram+=(--add-scram "SCRAM-SHA-512=[name=$user,password=$password]")
+            done < <(sasl_users SCRAM-SHA-512)
+        fi
+        "${jvm[@]}" kafka.tools.StorageTool format --config "$run/server.properties" \
+            --cluster-id "$cluster_id" --standalone ${scram[@]+"${scram[@]}"} \
+            >"$logs/format.out" 2>&1 || {
+            cat "$logs/format.out" >&2
+            die "formatting the storage failed"
+        }
+    fi
+    if [ -n "$tls_job" ]; then
+        wait "$tls_job" || die "no TLS material for the SASL_SSL listener"
+    fi
+    java_args server
+    launch "$run/pid" "$logs/kafka.out" "${jvm[@]}" kafka.Kafka "$run/server.properties"
     local deadline=$((t0 + ${KAFKA_START_TIMEOUT:-90}))
     local broker_ok=0 controller_ok=0
+    # ZooKeeper mode has no controller listener: the broker's answer is enough.
+    [ $zookeeper = 1 ] && controller_ok=1
     while :; do
         if ! pid_alive; then
             show_logs
+            cmd_stop
             die "the broker exited during startup"
         fi
         [ $controller_ok = 1 ] || { answers_api_versions "$controller_port" && controller_ok=1; }
@@ -354,53 +583,72 @@ cmd_start() {
         fi
         sleep 0.5
     done
-    # The client listeners start together, so the SASL_SSL one is up too; a TLS handshake
-    # that verifies its certificate against the CA catches a keystore the broker took but
-    # clients would not.
-    if ! openssl s_client -connect "127.0.0.1:$sasl_ssl_port" -CAfile "$tls/ca.pem" \
-        -verify_hostname localhost -verify_ip 127.0.0.1 -verify_return_error \
-        </dev/null >"$logs/s_client.out" 2>&1; then
-        cat "$logs/s_client.out" >&2
-        show_logs
-        cmd_stop
-        die "the SASL_SSL listener on port $sasl_ssl_port did not complete a verified TLS handshake"
+    if [ $release = current ]; then
+        # The client listeners start together, so the SASL_SSL one is up too; a TLS
+        # handshake that verifies its certificate against the CA catches a keystore the
+        # broker took but clients would not.
+        if ! openssl s_client -connect "127.0.0.1:$sasl_ssl_port" -CAfile "$tls/ca.pem" \
+            -verify_hostname localhost -verify_ip 127.0.0.1 -verify_return_error \
+            </dev/null >"$logs/s_client.out" 2>&1; then
+            cat "$logs/s_client.out" >&2
+            show_logs
+            cmd_stop
+            die "the SASL_SSL listener on port $sasl_ssl_port did not complete a verified TLS handshake"
+        fi
     fi
-    {
-        echo "KAFKA_BROKER=127.0.0.1:$broker_port"
-        echo "KAFKA_CONTROLLER=127.0.0.1:$controller_port"
-        echo "KAFKA_NODE_ID=$node_id"
-        echo "KAFKA_CLUSTER_ID=$cluster_id"
-        echo "KAFKA_BROKER_SASL_SSL=127.0.0.1:$sasl_ssl_port"
-        echo "KAFKA_BROKER_SASL_PLAINTEXT=127.0.0.1:$sasl_plaintext_port"
-        echo "KAFKA_SASL_USERS=$users"
-        echo "KAFKA_TLS_CA=$tls/ca.pem"
-        echo "KAFKA_TLS_TRUSTSTORE=$tls/truststore.p12"
-        echo "KAFKA_TLS_STORE_PASSWORD=$store_password"
-        echo "KAFKA_TAP_TLS_CERT=$tls/tap-cert.pem"
-        echo "KAFKA_TAP_TLS_KEY=$tls/tap-key.pem"
-    } >"$run/env"
-    local ms=$(($(date +%s%3N) - t0_ms))
-    say "Kafka $(kafka_version) up in $((ms / 1000)).$(printf %03d $((ms % 1000)))s (pid $(cat "$run/pid")), logs in $logs"
+    write_env >"$run/env"
+    local ms=$(($(date +%s%3N) - t0_ms)) mode=
+    [ $zookeeper = 1 ] && mode=" (ZooKeeper mode)"
+    say "Kafka $(kafka_version)$mode up in $((ms / 1000)).$(printf %03d $((ms % 1000)))s (pid $(cat "$run/pid")), logs in $logs"
     cat "$run/env"
 }
 
-cmd_stop() {
-    if pid_alive; then
-        local pid _
-        pid=$(cat "$run/pid")
-        kill -TERM "$pid" 2>/dev/null || true
-        # A combined node shuts down in a few seconds; do not wait forever.
-        for _ in $(seq 1 60); do
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.5
-        done
-        if kill -0 "$pid" 2>/dev/null; then
-            say "pid $pid still running after 30s; killing it"
-            kill -KILL "$pid" 2>/dev/null || true
-            sleep 0.5
-        fi
-        say "stopped (pid $pid)"
+write_env() {
+    echo "KAFKA_BROKER=127.0.0.1:$broker_port"
+    echo "KAFKA_NODE_ID=$node_id"
+    if [ $zookeeper = 1 ]; then
+        echo "KAFKA_ZOOKEEPER=127.0.0.1:$zookeeper_port"
+        echo "KAFKA_INTER_BROKER=127.0.0.1:$internal_port"
+        echo "KAFKA_INTER_BROKER_ADVERTISED=$inter_broker_advertised"
+        return
     fi
+    echo "KAFKA_CONTROLLER=127.0.0.1:$controller_port"
+    echo "KAFKA_CLUSTER_ID=$cluster_id"
+    [ $release = current ] || return 0
+    echo "KAFKA_BROKER_SASL_SSL=127.0.0.1:$sasl_ssl_port"
+    echo "KAFKA_BROKER_SASL_PLAINTEXT=127.0.0.1:$sasl_plaintext_port"
+    echo "KAFKA_SASL_USERS=$users"
+    echo "KAFKA_TLS_CA=$tls/ca.pem"
+    echo "KAFKA_TLS_TRUSTSTORE=$tls/truststore.p12"
+    echo "KAFKA_TLS_STORE_PASSWORD=$store_password"
+    echo "KAFKA_TAP_TLS_CERT=$tls/tap-cert.pem"
+    echo "KAFKA_TAP_TLS_KEY=$tls/tap-key.pem"
+}
+
+# stop_pid PIDFILE MARKER WHAT SECONDS: TERM, then KILL after SECONDS.
+stop_pid() {
+    local pidfile=$1 marker=$2 what=$3 seconds=$4 pid _
+    pid_alive "$pidfile" "$marker" || return 0
+    pid=$(cat "$pidfile")
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 $((seconds * 2))); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.5
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        say "$what (pid $pid) still running after ${seconds}s; killing it"
+        kill -KILL "$pid" 2>/dev/null || true
+        sleep 0.5
+    fi
+    say "stopped $what (pid $pid)"
+}
+
+cmd_stop() {
+    # A combined node shuts down in a few seconds. A ZooKeeper-mode broker first asks the
+    # controller to move its leaders away (ControlledShutdown), which needs ZooKeeper and
+    # whatever proxies the inter-broker listener: the broker goes first, then ZooKeeper.
+    stop_pid "$run/pid" "$run/server.properties" "the broker" 30
+    stop_pid "$run/zk.pid" "$run/zookeeper" ZooKeeper 15
     rm -rf "$run"
 }
 
@@ -423,7 +671,7 @@ env) cat "$run/env" ;;
 envfile) printf '%s\n' "$run/env" ;;
 tls) make_tls && ls "$tls" ;;
 *)
-    echo "usage: $0 fetch|start|stop|status|env|envfile|tls" >&2
+    echo "usage: $0 [--kafka 3.9 [--zookeeper]] fetch|start|stop|status|env|envfile|tls" >&2
     exit 2
     ;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Short fuzz runs for CI: each target for FUZZ_SECONDS (60 by default) over the committed
-# corpus in fuzz/corpus/<target>. A crash, a failed property, a timeout or an allocation
+# Short fuzz runs for CI: each target for FUZZ_SECONDS (60 by default) over the corpus that
+# `fuzz-seeds` writes (the tracked seeds in fuzz/seeds/<target> and the generated ones): the
+# directory FUZZ_CORPUS names (.ci/run writes it once per run), else a fresh one. A crash, a failed property, a timeout or an allocation
 # over the limits fails the run (non-zero exit) and prints the input as hex for a
 # regression test. See fuzz/README.md for what each target checks and for long campaigns.
 #
@@ -30,22 +31,25 @@ if ! cargo fuzz build "${build[@]}"; then
     cargo fuzz build "${build[@]}"
 fi
 
-# Seeds for every schema and version, regenerated rather than committed: the committed corpus
-# keeps what the campaigns found, within a small budget (see fuzz/README.md).
-seeds=$(mktemp -d)
-(cd .. && cargo run -q --example fuzz_seeds -- "$seeds")
+# The corpus: the tracked, named seeds (fuzz/seeds/) and a seed for every schema and version,
+# regenerated rather than committed (see fuzz/README.md).
+if [ -n "${FUZZ_CORPUS:-}" ] && [ -d "$FUZZ_CORPUS" ]; then
+    corpus=$FUZZ_CORPUS
+else
+    corpus=$(mktemp -d)
+    (cd .. && cargo run -q -p kafka-codec-fuzz-oracle --bin fuzz-seeds -- "$corpus")
+fi
 
 # One input is at most 64 KiB, so no allocation may exceed 64 MiB.
 limits=(-max_len=65536 -malloc_limit_mb=64 -rss_limit_mb=2048 -timeout=10)
 failed=()
 for target in "${targets[@]}"; do
-    mkdir -p "corpus/$target"  # a target without a committed corpus starts from nothing
+    mkdir -p "$corpus/$target"  # a target without seeds starts from nothing
     work=$(mktemp -d)
     artifacts=$(mktemp -d)
     echo "=== fuzz $target for ${seconds}s (sanitizer $sanitizer)"
-    # New inputs go to the scratch directory; the committed corpus and the seeds are only read.
-    if timeout $((seconds + 300)) cargo fuzz run "${build[@]}" "$target" "$work" "corpus/$target" \
-        "$seeds/$target" -- \
+    # New inputs go to the scratch directory; the corpus is only read.
+    if timeout $((seconds + 300)) cargo fuzz run "${build[@]}" "$target" "$work" "$corpus/$target" -- \
         "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 \
         -artifact_prefix="$artifacts/" >"$work.log" 2>&1; then
         grep -E '^#[0-9]+.*(DONE|pulse)' "$work.log" | tail -1 || true
@@ -61,7 +65,7 @@ for target in "${targets[@]}"; do
     rm -rf "$work" "$work.log" "$artifacts"
 done
 
-rm -rf "$seeds"
+[ "$corpus" = "${FUZZ_CORPUS:-}" ] || rm -rf "$corpus"
 
 if [ ${#failed[@]} -ne 0 ]; then
     echo "fuzz: failed targets: ${failed[*]}"

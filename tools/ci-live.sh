@@ -15,23 +15,23 @@ say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 # KAFKA_TAP_TLS_* (all written by broker.sh). The step tap_sasl is defined below but not run by
 # default (see there); `bash tools/ci-live.sh tap_sasl` runs it by name.
 steps=(live_broker clients quorum_describe quorum_kafka_tool tap tap_tls)
-step_live_broker() { cargo test --test live_broker -- --ignored --nocapture --skip clients_; }
+step_live_broker() { cargo test --test live live_broker:: -- --ignored --nocapture --skip clients_; }
 # librdkafka, kafka-python and aiokafka produce known records with every codec; the test
 # fetches their batches with our framing and reads them (tools/clients/produce_known.py).
 step_clients() {
     KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) \
-        cargo test --test live_broker clients_ -- --ignored --nocapture
+        cargo test --test live live_broker::clients_ -- --ignored --nocapture
 }
 # `kafka-codec quorum describe` against this node's controller (DescribeQuorum v2).
 step_quorum_describe() {
-    cargo test -p kafka-codec-cli --test quorum_live -- --ignored --exact \
-        quorum_describe_reads_a_real_kafka_controller --nocapture
+    cargo test -p kafka-codec-cli --test quorum -- --ignored --exact \
+        quorum_live::quorum_describe_reads_a_real_kafka_controller --nocapture
 }
 # Kafka's kafka-metadata-quorum against `kafka-codec quorum serve`: needs the jars broker.sh
 # fetched, not the broker itself.
 step_quorum_kafka_tool() {
-    cargo test -p kafka-codec-cli --test quorum_live -- --ignored --exact \
-        kafka_metadata_quorum_reads_and_reconfigures_our_server --nocapture
+    cargo test -p kafka-codec-cli --test quorum -- --ignored --exact \
+        quorum_live::kafka_metadata_quorum_reads_and_reconfigures_our_server --nocapture
 }
 
 # `kafka-codec tap --rewrite-brokers` in front of this broker, and librdkafka, kafka-python,
@@ -53,8 +53,8 @@ step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 [ $# -gt 0 ] && steps=("$@")
 
 # Build first, so the broker does not idle through a compile.
-cargo test --test live_broker --no-run
-cargo test -p kafka-codec-cli --test quorum_live --no-run
+cargo test --test live --no-run
+cargo test -p kafka-codec-cli --test quorum --no-run
 cargo build -p kafka-codec-cli
 
 cleanup() {

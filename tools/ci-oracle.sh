@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Live differential test against Apache Kafka: builds the Java oracle (Kafka's own message
-# classes) and runs tests/oracle_diff.rs over every (schema, version) cell with a fresh random
+# classes) and runs tests/live/oracle_diff.rs over every (schema, version) cell with a fresh random
 # seed. The seed is printed first; replay a failure with KAFKA_CODEC_SEED=<seed> tools/ci-oracle.sh.
 # Meant for .ci/run; needs java (17+) and mvn on the PATH.
 set -euo pipefail
@@ -19,4 +19,4 @@ mvn -q -B -f tools/java-oracle/pom.xml package -DskipTests
 mvn -q -B -f tools/java-oracle/pom.xml package -DskipTests -Pkafka3
 jars="$PWD/tools/java-oracle/target/java-oracle.jar,$PWD/tools/java-oracle/target/kafka3/java-oracle.jar"
 KAFKA_ORACLE_JAR="$jars" KAFKA_CODEC_SEED="$seed" \
-  cargo test --test oracle_diff -- --ignored --nocapture
+  cargo test --test live oracle_diff:: -- --ignored --nocapture

@@ -1,7 +1,7 @@
 //! Kafka's JSON of a message two ways, into the same reused `Vec`: decoding it and writing the
 //! decoded message (`decode + write_json`), and writing it straight from the bytes
 //! (`transcode`, `json::transcode_message`). Both write the same text; a test in the main
-//! crate (`tests/transcode.rs`) holds them to it, and this benchmark checks it once per case.
+//! crate (`tests/codec/transcode.rs`) holds them to it, and this benchmark checks it once per case.
 //!
 //! Cases: MetadataResponse v13 of 100 topics × 10 partitions × 3 replicas (the `codec`
 //! benchmark's), and the dense ListGroupsResponse v3 of issue 11 at 1 MiB (~175,000 groups

@@ -1,5 +1,5 @@
 //! What decoding an honest but dense frame costs in memory (issue 11): a counting global
-//! allocator around one library decode of each shape of `tests/support/dense.rs`.
+//! allocator around one library decode of each shape of `test-support/src/dense.rs`.
 //!
 //! ```text
 //! cargo build --profile bench -p kafka-codec-bench --example dense_memory
@@ -33,10 +33,7 @@ use kafka_codec::{ApiKey, DecodeLimits, DecodeOptions, RequestFrame, ResponseFra
 use kafka_codec_bench::dense::Shape;
 use std::process::{Command, ExitCode};
 
-#[path = "../../tests/support/counting_alloc.rs"]
-mod counting_alloc;
-
-use counting_alloc::{CountingAllocator, Stats};
+use kafka_codec_test_support::counting_alloc::{self, CountingAllocator, Stats};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();

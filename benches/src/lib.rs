@@ -19,8 +19,7 @@ pub mod records;
 pub mod redact;
 
 /// The dense frames of issue 11, shared with the main crate's tests.
-#[path = "../../tests/support/dense.rs"]
-pub mod dense;
+pub use kafka_codec_test_support::dense;
 
 /// One benchmarked message: our value, its bytes and the version they are in.
 pub struct Case<M> {

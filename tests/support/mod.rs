@@ -117,6 +117,3 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
 pub fn annotated_hex(text: &str) -> bytes::Bytes {
     bytes::Bytes::from(unhex(text).expect("valid hex"))
 }
-
-/// Honest but dense frames (issue 11), also measured by `benches/examples/dense_memory.rs`.
-pub mod dense;

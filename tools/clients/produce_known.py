@@ -1,4 +1,4 @@
-"""Produces known records with real Kafka clients, for tests/live_broker.rs.
+"""Produces known records with real Kafka clients, for tests/live/live_broker.rs.
 
 Each client (librdkafka through confluent-kafka, kafka-python, aiokafka) sends the same
 records with each compression codec it supports to its own topic, PREFIX-CLIENT-CODEC

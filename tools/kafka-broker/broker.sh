@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real single-node Kafka broker (KRaft, combined broker+controller) on 127.0.0.1, for the
-# live tests in tests/live_broker.rs. Jars come from Maven Central; nothing else is fetched.
+# live tests in tests/live/live_broker.rs. Jars come from Maven Central; nothing else is fetched.
 #
 # Listeners: PLAINTEXT (the broker) and CONTROLLER, which the live tests use, and two with
 # SASL for clients that log in (tools/clients/tap-proof-tls.sh): SASL_SSL and SASL_PLAINTEXT,

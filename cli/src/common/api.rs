@@ -1,6 +1,6 @@
 //! Naming an API and version on the command line (`--api-key DescribeQuorum --api-version 2`).
 
-use super::Failure;
+use super::failure::Failure;
 use kafka_codec::ApiKey;
 
 /// `--api-key` and `--api-version`, for frames that do not name their own API.

@@ -1,6 +1,6 @@
 //! Where input comes from: a file or standard input, raw bytes or hex text.
 
-use super::Failure;
+use super::failure::Failure;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

@@ -2,59 +2,23 @@
 //! output is written, how an API is named on the command line, and a records field as JSON.
 
 mod api;
+mod failure;
 mod input;
 mod output;
 mod records;
 
 pub use api::ApiVersionArgs;
+pub use failure::Failure;
 pub use input::{read_input, BinaryInput, FrameInput};
 pub use output::{write_bytes, write_json_with, write_stdout, DiscardJson};
 pub use records::{check_records, records_from_json, ExpandRecords};
 
 use std::net::{SocketAddr, TcpListener};
-use std::process::ExitCode;
-
-/// Exit status of a run whose input was malformed or unreadable, or whose conversation with
-/// a server failed.
-pub const EXIT_BAD_INPUT: u8 = 1;
-/// Exit status of a run whose command line was wrong.
-pub const EXIT_USAGE: u8 = 2;
 
 /// A subcommand, ready to run once its arguments are parsed.
 pub trait Run {
     /// Does the work, writing results to standard output.
     fn run(self) -> Result<(), Failure>;
-}
-
-/// Why a run did not succeed.
-#[derive(Debug)]
-pub enum Failure {
-    /// The command line is wrong: one line on stderr, exit 2.
-    Usage(String),
-    /// The input is malformed or unreadable: one line on stderr, exit 1.
-    Input(String),
-    /// A server could not be reached, or answered with an error or something unreadable:
-    /// one line on stderr, exit 1.
-    Peer(String),
-    /// Standard output went away (a closed pipe): exit 1 without a message.
-    Quiet,
-}
-
-impl Failure {
-    /// Reports the failure on stderr and gives the exit status.
-    pub fn exit(self) -> ExitCode {
-        match self {
-            Failure::Usage(message) => {
-                eprintln!("kafka-codec: {message}");
-                ExitCode::from(EXIT_USAGE)
-            }
-            Failure::Input(message) | Failure::Peer(message) => {
-                eprintln!("kafka-codec: {message}");
-                ExitCode::from(EXIT_BAD_INPUT)
-            }
-            Failure::Quiet => ExitCode::from(EXIT_BAD_INPUT),
-        }
-    }
 }
 
 /// What to do with an error from parsing the command line: `--help` and `--version` print

@@ -1,6 +1,6 @@
 //! Writing results to standard output.
 
-use super::Failure;
+use super::failure::Failure;
 use kafka_codec::json::{JsonSink, JsonWriter};
 use std::io::{self, BufWriter, Write};
 

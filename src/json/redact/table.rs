@@ -1,6 +1,6 @@
 //! The table of secret fields, and the fields reviewed and found not to be secrets.
 //!
-//! `tests/redact.rs` walks every schema: each `bytes` or `records` field, and each field whose
+//! `tests/codec/redact.rs` walks every schema: each `bytes` or `records` field, and each field whose
 //! name suggests a credential, must be in [`SECRETS`] or [`NOT_SECRETS`]; a new schema or
 //! field therefore cannot reach the log before someone decides.
 

@@ -5,8 +5,8 @@
 
 use super::events::{ClosedEvent, ConnectEvent, Event};
 use super::log::Logger;
+use super::proxy::Proxy;
 use super::pump::{pump, Link};
-use super::Proxy;
 use crate::net::registry::Member;
 use crate::net::stream::{self, Stream};
 use kafka_codec::conn::Direction;

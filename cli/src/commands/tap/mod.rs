@@ -17,6 +17,7 @@ mod connection;
 mod events;
 mod framing;
 mod log;
+mod proxy;
 mod pump;
 mod rewrite;
 mod stats;
@@ -27,13 +28,14 @@ use crate::net::budget::Budget;
 use crate::net::limits::{raise_fd_limit, ServerLimits};
 use crate::net::registry::Registry;
 use crate::net::stream::{self, Resolver};
-use crate::net::tls::{self, ListenTls, UpstreamTls};
+use crate::net::tls::{ListenTls, UpstreamTls};
 use clap::builder::RangedU64ValueParser;
 use config::Config;
 use connection::Target;
 use kafka_codec::{DecodeLimits, DecodeOptions, TrailingBytes};
 use log::Log;
-use rewrite::{split_host_port, Brokers, Rewrite};
+use proxy::Proxy;
+use rewrite::{split_host_port, Brokers};
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::net::SocketAddr;
@@ -142,36 +144,6 @@ pub struct Tap {
 /// Bytes of a log line kept for everything but the two messages (time, ids, API, errors,
 /// rewritten addresses).
 const LINE_FIELDS: usize = 4096;
-
-/// The running tap: what its listeners and connections share.
-pub struct Proxy {
-    config: Arc<Config>,
-    log: Option<Arc<Log>>,
-    brokers: Option<Arc<Brokers>>,
-    budget: Arc<Budget>,
-    registry: Arc<Registry>,
-    resolver: Arc<Resolver>,
-    listen_tls: Option<tokio_rustls::TlsAcceptor>,
-    upstream_tls: Option<tls::Client>,
-    /// The decoding threads, where loggers run.
-    decode: tokio::runtime::Handle,
-    idle_timeout: Option<Duration>,
-    next_connection: AtomicU64,
-    /// `--upstream`.
-    upstream: String,
-}
-
-impl Proxy {
-    fn rewrite(&self) -> Option<Rewrite> {
-        self.brokers.as_ref().map(|brokers| {
-            Rewrite::new(
-                Arc::clone(brokers),
-                Arc::clone(&self.budget),
-                self.config.options,
-            )
-        })
-    }
-}
 
 /// Threads for each of the two runtimes: as many as the machine runs at once.
 fn threads() -> usize {

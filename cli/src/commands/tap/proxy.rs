@@ -1,0 +1,44 @@
+//! The running tap's shared state: what its listeners and connections share. A module of its
+//! own, below both `tap` (which builds it) and `connection` (which reads it), so that imports
+//! within the tap point one way.
+
+use super::config::Config;
+use super::log::Log;
+use super::rewrite::{Brokers, Rewrite};
+use crate::net::budget::Budget;
+use crate::net::registry::Registry;
+use crate::net::stream::Resolver;
+use crate::net::tls;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The running tap: what its listeners and connections share.
+pub struct Proxy {
+    pub(super) config: Arc<Config>,
+    pub(super) log: Option<Arc<Log>>,
+    pub(super) brokers: Option<Arc<Brokers>>,
+    pub(super) budget: Arc<Budget>,
+    pub(super) registry: Arc<Registry>,
+    pub(super) resolver: Arc<Resolver>,
+    pub(super) listen_tls: Option<tokio_rustls::TlsAcceptor>,
+    pub(super) upstream_tls: Option<tls::Client>,
+    /// The decoding threads, where loggers run.
+    pub(super) decode: tokio::runtime::Handle,
+    pub(super) idle_timeout: Option<Duration>,
+    pub(super) next_connection: AtomicU64,
+    /// `--upstream`.
+    pub(super) upstream: String,
+}
+
+impl Proxy {
+    pub(super) fn rewrite(&self) -> Option<Rewrite> {
+        self.brokers.as_ref().map(|brokers| {
+            Rewrite::new(
+                Arc::clone(brokers),
+                Arc::clone(&self.budget),
+                self.config.options,
+            )
+        })
+    }
+}

@@ -1,0 +1,837 @@
+//! `kafka-codec tap` between clients and fake brokers built on `kafka_codec::conn`'s server
+//! side, over real sockets (no broker, no Java): pairs and checksums, pipelining, acks=0,
+//! frames that do not decode, clients that disconnect mid-frame, a broker that closes, many
+//! connections at once, the frame and line limits, and broker address rewriting.
+
+use kafka_codec::bytes::{Bytes, BytesMut};
+use kafka_codec::conn::{ClientConnection, ConnError, IncomingRequest, ServerConnection};
+use kafka_codec::messages::find_coordinator_response::{Coordinator, FindCoordinatorResponse};
+use kafka_codec::messages::metadata_response::{MetadataResponseBroker, MetadataResponseTopic};
+use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_codec::messages::{
+    ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, MetadataRequest,
+    MetadataResponse, ProduceRequest, ProduceResponse,
+};
+use kafka_codec::records::{Compression, RecordBatchBuilder};
+use kafka_codec::serde_json::{self, Value};
+use kafka_codec::{Request, RequestFrame, Response, ResponseFrame};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::support::BIN;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// What a fake broker does with a request it read: answers with the body, or closes the
+/// connection without answering (`None`).
+type Handler = dyn Fn(&IncomingRequest) -> Option<Response> + Send + Sync;
+
+/// A fake broker: `ServerConnection` behind a listener, one thread per connection. It
+/// records every byte it receives, answers what `handler` says, skips requests it cannot
+/// read (as a lenient test double, not as Kafka would) and stops reading frames after a
+/// framing error, still recording.
+struct Upstream {
+    address: SocketAddr,
+    received: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl Upstream {
+    fn start(
+        handler: impl Fn(&IncomingRequest) -> Option<Response> + Send + Sync + 'static,
+    ) -> Upstream {
+        Upstream::on(TcpListener::bind("127.0.0.1:0").unwrap(), handler)
+    }
+
+    /// On a listener bound already, for a handler that needs its own address.
+    fn on(
+        listener: TcpListener,
+        handler: impl Fn(&IncomingRequest) -> Option<Response> + Send + Sync + 'static,
+    ) -> Upstream {
+        let address = listener.local_addr().unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let record = Arc::clone(&received);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let (handler, record) = (Arc::clone(&handler), Arc::clone(&record));
+                std::thread::spawn(move || serve(stream, &*handler, &record));
+            }
+        });
+        Upstream { address, received }
+    }
+
+    /// The default broker: answers ApiVersions, Metadata (cluster id `name`) and Produce.
+    fn answering(name: &'static str) -> Upstream {
+        Upstream::start(move |request| Some(default_answer(request, name)))
+    }
+
+    /// Bytes received on each connection so far, in order of connection; connections that
+    /// sent nothing (the tap's reachability probe at start) left out.
+    fn received(&self) -> Vec<Vec<u8>> {
+        let received = self.received.lock().unwrap();
+        received
+            .iter()
+            .filter(|bytes| !bytes.is_empty())
+            .cloned()
+            .collect()
+    }
+}
+
+fn default_answer(request: &IncomingRequest, name: &str) -> Response {
+    match &request.body {
+        Request::ApiVersions(_) => ApiVersionsResponse::default().into(),
+        Request::Produce(_) => ProduceResponse::default().into(),
+        _ => MetadataResponse {
+            cluster_id: Some(name.into()),
+            ..Default::default()
+        }
+        .into(),
+    }
+}
+
+fn serve(mut stream: TcpStream, handler: &Handler, record: &Mutex<Vec<Vec<u8>>>) {
+    let slot = {
+        let mut record = record.lock().unwrap();
+        record.push(Vec::new());
+        record.len() - 1
+    };
+    let mut server = ServerConnection::new();
+    let (mut buf, mut chunk) = (BytesMut::new(), [0u8; 4096]);
+    let mut framing = true;
+    loop {
+        let n = match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        record.lock().unwrap()[slot].extend_from_slice(&chunk[..n]);
+        if !framing {
+            continue;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        loop {
+            let request = match server.receive(&mut buf) {
+                Ok(Some(request)) => request,
+                Ok(None) => break,
+                Err(ConnError::BadRequest { .. }) => continue,
+                Err(_) => {
+                    framing = false;
+                    break;
+                }
+            };
+            if !request.expects_response() {
+                continue;
+            }
+            match handler(&request) {
+                Some(body) => {
+                    let mut out = BytesMut::new();
+                    server.send(&request.respond(body), &mut out).unwrap();
+                    if stream.write_all(&out).is_err() {
+                        return;
+                    }
+                }
+                None => {
+                    let _ = stream.shutdown(Shutdown::Both);
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The tap as a child process, logging to stdout, which a thread collects; killed on drop.
+struct Tap {
+    child: Child,
+    address: String,
+    lines: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Tap {
+    fn start(upstream: SocketAddr, extra: &[&str]) -> Tap {
+        let mut child = Command::new(BIN)
+            .args(["tap", "--listen", "127.0.0.1:0", "--upstream"])
+            .arg(upstream.to_string())
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = stderr.next().unwrap().unwrap();
+        let address = first
+            .split_once("listening on ")
+            .and_then(|(_, rest)| rest.split(',').next())
+            .unwrap_or_else(|| panic!("no address in {first:?}"))
+            .to_owned();
+        std::thread::spawn(move || for _ in stderr {});
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let collect = Arc::clone(&lines);
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let line = line.unwrap();
+                let value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("the tap wrote a line that is not JSON ({e}): {line}")
+                });
+                collect.lock().unwrap().push(value);
+            }
+        });
+        Tap {
+            child,
+            address,
+            lines,
+        }
+    }
+
+    fn connect(&self) -> Client {
+        Client::connect(&self.address)
+    }
+
+    /// Waits until the log satisfies `done`, and returns it.
+    fn wait_for(&self, what: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let start = Instant::now();
+        loop {
+            let lines = self.lines.lock().unwrap().clone();
+            if done(&lines) {
+                return lines;
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "timed out waiting for {what}; the log:\n{}",
+                lines
+                    .iter()
+                    .map(Value::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The log once `n` connections have closed.
+    fn wait_closed(&self, n: usize) -> Vec<Value> {
+        self.wait_for(&format!("{n} closed connections"), |lines| {
+            events(lines, "close").len() >= n
+        })
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn events<'a>(lines: &'a [Value], event: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|line| line["event"] == event).collect()
+}
+
+/// A client on `ClientConnection`, remembering every byte it sent and received.
+struct Client {
+    stream: TcpStream,
+    conn: ClientConnection,
+    buf: BytesMut,
+    sent: Vec<u8>,
+    received: Vec<u8>,
+}
+
+impl Client {
+    fn connect(address: &str) -> Client {
+        let stream = TcpStream::connect(address).unwrap();
+        stream.set_read_timeout(Some(WAIT)).unwrap();
+        Client {
+            stream,
+            conn: ClientConnection::new().with_client_id("tap-test"),
+            buf: BytesMut::new(),
+            sent: Vec::new(),
+            received: Vec::new(),
+        }
+    }
+
+    /// Sends every request in one write (pipelined).
+    fn send_all(&mut self, requests: &[(i16, Request)]) {
+        let mut out = BytesMut::new();
+        for (version, request) in requests {
+            self.conn.send(*version, request, &mut out).unwrap();
+        }
+        self.write_raw(&out);
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+        self.sent.extend_from_slice(bytes);
+    }
+
+    fn receive(&mut self) -> ResponseFrame {
+        loop {
+            if let Some(response) = self.conn.receive(&mut self.buf).unwrap() {
+                return response;
+            }
+            let mut chunk = [0u8; 4096];
+            let n = self.stream.read(&mut chunk).unwrap();
+            assert!(n > 0, "the connection closed before a response");
+            self.buf.extend_from_slice(&chunk[..n]);
+            self.received.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Half-closes and reads until the other side closes.
+    fn finish(&mut self) {
+        self.stream.shutdown(Shutdown::Write).unwrap();
+        let mut rest = Vec::new();
+        let _ = self.stream.read_to_end(&mut rest);
+        self.received.extend_from_slice(&rest);
+    }
+}
+
+fn sum(bytes: &[u8]) -> Value {
+    serde_json::json!({"bytes": bytes.len(), "crc32c": format!("{:08x}", crc32c::crc32c(bytes))})
+}
+
+fn metadata() -> (i16, Request) {
+    (12, MetadataRequest::default().into())
+}
+
+fn produce(acks: i16, records: usize) -> (i16, Request) {
+    produce_field(acks, Bytes::from(vec![7u8; records]))
+}
+
+fn produce_field(acks: i16, records: Bytes) -> (i16, Request) {
+    let request = ProduceRequest {
+        acks,
+        timeout_ms: 1000,
+        topic_data: vec![TopicProduceData {
+            name: "t".into(),
+            partition_data: vec![PartitionProduceData {
+                index: 0,
+                records: Some(records),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    (9, request.into())
+}
+
+fn size_prefixed(frame: &RequestFrame) -> Vec<u8> {
+    let mut out = Vec::new();
+    frame.encode_size_prefixed(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn pipelined_pairs_are_logged_and_every_byte_is_forwarded() {
+    let upstream = Upstream::answering("fake");
+    let tap = Tap::start(upstream.address, &[]);
+    let mut client = tap.connect();
+    let mut requests = vec![(3, ApiVersionsRequest::default().into())];
+    requests.extend((0..29).map(|_| metadata()));
+    client.send_all(&requests);
+    for id in 0..30 {
+        assert_eq!(client.receive().header.correlation_id, id);
+    }
+    client.finish();
+
+    let lines = tap.wait_closed(1);
+    let pairs = events(&lines, "pair");
+    assert_eq!(pairs.len(), 30);
+    for (id, pair) in pairs.iter().enumerate() {
+        assert_eq!(pair["correlationId"], id);
+        assert_eq!(pair["request"]["header"]["correlationId"], id);
+        assert_eq!(pair["response"]["header"]["correlationId"], id);
+        assert!(pair["latencyMs"].as_f64().unwrap() >= 0.0);
+        assert!(pair["time"].as_str().unwrap().ends_with('Z'));
+    }
+    assert_eq!(pairs[0]["api"], "ApiVersions");
+    assert_eq!(pairs[0]["apiVersion"], 3);
+    assert_eq!(pairs[1]["api"], "Metadata");
+    assert_eq!(pairs[1]["apiKey"], 3);
+    assert_eq!(pairs[1]["response"]["body"]["clusterId"], "fake");
+    // The log's JSON is the form `encode` reads.
+    RequestFrame::from_json(&pairs[1]["request"]).unwrap();
+    ResponseFrame::from_json(&pairs[1]["response"]).unwrap();
+
+    // Both directions: what one side sent is what the tap received, forwarded and the other
+    // side received, by the sides' own count.
+    let close = events(&lines, "close")[0];
+    assert_eq!(upstream.received(), [client.sent.clone()]);
+    let to_server = &close["toServer"];
+    assert_eq!(to_server["received"], sum(&client.sent));
+    assert_eq!(to_server["forwarded"], sum(&client.sent));
+    assert_eq!(to_server["frames"], 30);
+    let to_client = &close["toClient"];
+    assert_eq!(to_client["received"], sum(&client.received));
+    assert_eq!(to_client["forwarded"], sum(&client.received));
+    assert_eq!(to_client["dropped"]["bytes"], 0);
+    assert_eq!(to_client["end"], "eof");
+}
+
+#[test]
+fn an_acks_0_produce_is_logged_without_a_response() {
+    let upstream = Upstream::answering("fake");
+    let tap = Tap::start(upstream.address, &[]);
+    let mut client = tap.connect();
+    client.send_all(&[produce(0, 10), metadata(), produce(1, 10)]);
+    assert_eq!(client.receive().header.correlation_id, 1);
+    assert_eq!(client.receive().header.correlation_id, 2);
+    client.finish();
+    let lines = tap.wait_closed(1);
+    let pairs = events(&lines, "pair");
+    assert_eq!(pairs.len(), 3);
+    assert_eq!(pairs[0]["api"], "Produce");
+    assert_eq!(pairs[0]["request"]["body"]["acks"], 0);
+    assert_eq!(pairs[0]["response"], Value::Null);
+    assert_eq!(pairs[0]["expectsResponse"], false);
+    assert_eq!(pairs[1]["api"], "Metadata");
+    assert!(pairs[1]["response"].is_object());
+    assert_eq!(pairs[2]["api"], "Produce");
+    assert_eq!(pairs[2]["response"]["apiKey"], 0);
+    assert!(lines.iter().all(|line| line.get("unanswered").is_none()));
+}
+
+#[test]
+fn records_shows_batches_of_every_codec_and_keeps_undecodable_ones_as_base64() {
+    let upstream = Upstream::answering("fake");
+    let tap = Tap::start(upstream.address, &["--records"]);
+    let mut client = tap.connect();
+    let codecs = [
+        Compression::None,
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ];
+    let mut requests = Vec::new();
+    for compression in codecs {
+        let mut builder = RecordBatchBuilder::new(compression).base_offset(0);
+        builder.append(
+            1_700_000_000_000,
+            Some(Bytes::from(format!("key {compression}"))),
+            Some(Bytes::from(format!("value sent with {compression}"))),
+        );
+        requests.push(produce_field(1, builder.build().encode_to_bytes().unwrap()));
+    }
+    // A batch whose CRC does not match.
+    let mut broken = RecordBatchBuilder::new(Compression::None).base_offset(0);
+    broken.append(1_700_000_000_000, None, Some(Bytes::from("v")));
+    let mut broken = broken.build().encode_to_bytes().unwrap().to_vec();
+    *broken.last_mut().unwrap() ^= 0xff;
+    requests.push(produce_field(1, Bytes::from(broken.clone())));
+    client.send_all(&requests);
+    for _ in &requests {
+        client.receive();
+    }
+    client.finish();
+    let lines = tap.wait_closed(1);
+    let pairs = events(&lines, "pair");
+    assert_eq!(pairs.len(), requests.len());
+    for (pair, compression) in pairs.iter().zip(codecs) {
+        let field = &pair["request"]["body"]["topicData"][0]["partitionData"][0]["records"];
+        let batch = &field[0];
+        assert_eq!(batch["compression"], compression.to_string(), "{pair}");
+        let value =
+            kafka_codec::json::bytes_to_json(format!("value sent with {compression}").as_bytes());
+        assert_eq!(batch["records"][0]["value"], value, "{pair}");
+        assert!(pair.get("requestRecordsError").is_none(), "{pair}");
+    }
+    let last = pairs.last().unwrap();
+    let field = &last["request"]["body"]["topicData"][0]["partitionData"][0]["records"];
+    assert_eq!(field, &kafka_codec::json::bytes_to_json(&broken));
+    let error = last["requestRecordsError"][0].as_str().unwrap();
+    assert!(error.contains("does not decode"), "{error}");
+    // Every byte still forwarded as it was.
+    assert_eq!(upstream.received().concat(), client.sent);
+}
+
+#[test]
+fn frames_that_do_not_decode_are_forwarded_and_logged_with_hex() {
+    let upstream = Upstream::answering("fake");
+    let tap = Tap::start(upstream.address, &[]);
+    let mut client = tap.connect();
+    // Metadata v12 whose body is garbage, then an unknown API key, then a good request.
+    let garbage: &[u8] = &[
+        0, 0, 0, 14, 0, 3, 0, 12, 0, 0, 0, 7, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    ];
+    let unknown: &[u8] = &[0, 0, 0, 10, 0x03, 0xe7, 0, 0, 0, 0, 0, 8, 0xff, 0xff];
+    client.write_raw(garbage);
+    client.write_raw(unknown);
+    client.conn = ClientConnection::new().with_first_correlation_id(9);
+    client.send_all(&[metadata()]);
+    assert_eq!(client.receive().header.correlation_id, 9);
+    client.finish();
+
+    let lines = tap.wait_closed(1);
+    assert_eq!(upstream.received(), [client.sent.clone()]);
+    let bad: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l.get("requestError").is_some())
+        .collect();
+    assert_eq!(bad.len(), 2, "{lines:?}");
+    assert_eq!(bad[0]["correlationId"], 7);
+    assert_eq!(bad[0]["api"], "Metadata");
+    assert_eq!(bad[0]["requestError"]["size"], 14);
+    assert_eq!(
+        bad[0]["requestError"]["hex"],
+        kafka_codec_hexdump::encode(&garbage[4..])
+    );
+    assert!(!bad[0]["requestError"]["error"].as_str().unwrap().is_empty());
+    assert_eq!(bad[1]["apiKey"], 999);
+    assert_eq!(bad[1]["api"], Value::Null);
+    // The fake broker answered neither; the answer to the next request says so.
+    assert_eq!(
+        bad[0]["unanswered"],
+        "the server answered a later request first"
+    );
+    let good = events(&lines, "pair")
+        .into_iter()
+        .find(|pair| pair["correlationId"] == 9)
+        .unwrap();
+    assert_eq!(good["response"]["body"]["clusterId"], "fake");
+}
+
+#[test]
+fn a_negative_size_stops_decoding_not_forwarding() {
+    let upstream = Upstream::answering("fake");
+    let tap = Tap::start(upstream.address, &[]);
+    let mut client = tap.connect();
+    let mut bytes = vec![0xff, 0xff, 0xff, 0xf0];
+    bytes.extend_from_slice(b"whatever follows is passed on");
+    client.write_raw(&bytes);
+    client.finish();
+    let lines = tap.wait_closed(1);
+    assert_eq!(upstream.received(), [bytes]);
+    let unframeable = events(&lines, "unframeable");
+    assert_eq!(unframeable.len(), 1);
+    assert_eq!(unframeable[0]["direction"], "toServer");
+}
+
+#[test]
+fn a_client_that_disconnects_mid_frame_leaves_the_tap_serving() {
+    let upstream = Upstream::answering("fake");
+    let tap = Tap::start(upstream.address, &[]);
+    let mut client = tap.connect();
+    let frame = size_prefixed(&RequestFrame::new(MetadataRequest::default(), 12, 1));
+    client.write_raw(&frame[..frame.len() - 3]);
+    drop(client);
+    let lines = tap.wait_closed(1);
+    let close = events(&lines, "close")[0];
+    assert_eq!(close["toServer"]["partialFrameBytes"], frame.len() - 3);
+    assert_eq!(close["toServer"]["frames"], 0);
+    // Forwarded all the same: the broker saw what the client sent.
+    let deadline = Instant::now() + WAIT;
+    while upstream.received().first().map(Vec::len) != Some(frame.len() - 3) {
+        assert!(
+            Instant::now() < deadline,
+            "the partial frame was not forwarded"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    let mut again = tap.connect();
+    again.send_all(&[metadata()]);
+    assert_eq!(again.receive().header.correlation_id, 0);
+}
+
+#[test]
+fn a_broker_that_closes_leaves_the_tap_serving() {
+    let upstream = Upstream::start(|request| match request.body {
+        Request::Metadata(_) => None,
+        _ => Some(default_answer(request, "fake")),
+    });
+    let tap = Tap::start(upstream.address, &[]);
+    let mut client = tap.connect();
+    client.send_all(&[metadata()]);
+    let mut rest = Vec::new();
+    client.stream.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty());
+    drop(client);
+    let lines = tap.wait_closed(1);
+    let pair = events(&lines, "pair")[0];
+    assert_eq!(pair["unanswered"], "the connection closed first");
+    assert_eq!(pair["response"], Value::Null);
+
+    let mut again = tap.connect();
+    again.send_all(&[(3, ApiVersionsRequest::default().into())]);
+    assert_eq!(again.receive().header.correlation_id, 0);
+}
+
+#[test]
+fn an_unreachable_broker_is_logged_and_the_client_closed() {
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = closed.local_addr().unwrap();
+    drop(closed);
+    let tap = Tap::start(address, &[]);
+    let mut client = tap.connect();
+    // The tap reaches for the upstream once the client has said something, as Kafka clients
+    // always speak first.
+    client.send_all(&[(3, ApiVersionsRequest::default().into())]);
+    let mut rest = Vec::new();
+    let _ = client.stream.read_to_end(&mut rest);
+    let lines = tap.wait_for("a connect error", |lines| {
+        events(lines, "connect")
+            .iter()
+            .any(|c| c.get("error").is_some())
+    });
+    assert!(events(&lines, "connect")[0]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("cannot connect upstream"));
+}
+
+#[test]
+fn many_connections_at_once() {
+    let upstream = Upstream::answering("fake");
+    let tap = Arc::new(Tap::start(upstream.address, &[]));
+    let clients: Vec<_> = (0..16)
+        .map(|_| {
+            let address = tap.address.clone();
+            std::thread::spawn(move || {
+                let mut client = Client::connect(&address);
+                client.send_all(&(0..5).map(|_| metadata()).collect::<Vec<_>>());
+                for id in 0..5 {
+                    assert_eq!(client.receive().header.correlation_id, id);
+                }
+                client.finish();
+                (sum(&client.sent), sum(&client.received))
+            })
+        })
+        .collect();
+    let mut sums: Vec<(Value, Value)> = clients.into_iter().map(|c| c.join().unwrap()).collect();
+    let lines = tap.wait_closed(16);
+    assert_eq!(events(&lines, "pair").len(), 80);
+    let mut ids: Vec<u64> = events(&lines, "close")
+        .iter()
+        .map(|close| close["connection"].as_u64().unwrap())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 16);
+    let mut logged: Vec<(Value, Value)> = events(&lines, "close")
+        .iter()
+        .map(|close| {
+            assert_eq!(
+                close["toServer"]["received"],
+                close["toServer"]["forwarded"]
+            );
+            assert_eq!(
+                close["toClient"]["received"],
+                close["toClient"]["forwarded"]
+            );
+            (
+                close["toServer"]["received"].clone(),
+                close["toClient"]["received"].clone(),
+            )
+        })
+        .collect();
+    let key = |pair: &(Value, Value)| pair.0.to_string() + &pair.1.to_string();
+    sums.sort_by_key(key);
+    logged.sort_by_key(key);
+    assert_eq!(sums, logged);
+}
+
+#[test]
+fn frames_above_the_limit_are_forwarded_and_skipped() {
+    let upstream = Upstream::answering("fake");
+    let tap = Tap::start(
+        upstream.address,
+        &["--max-frame", "1024", "--max-hex", "16"],
+    );
+    let mut client = tap.connect();
+    client.send_all(&[produce(1, 5000), metadata()]);
+    assert_eq!(client.receive().header.correlation_id, 0);
+    assert_eq!(client.receive().header.correlation_id, 1);
+    client.finish();
+    let lines = tap.wait_closed(1);
+    assert_eq!(upstream.received(), [client.sent.clone()]);
+    let pairs = events(&lines, "pair");
+    let skipped = &pairs[0]["requestSkipped"];
+    assert!(skipped["reason"].as_str().unwrap().contains("--max-frame"));
+    assert!(skipped["size"].as_u64().unwrap() > 5000);
+    assert_eq!(skipped["hex"].as_str().unwrap().len(), 32);
+    // The response still finds its request.
+    assert_eq!(pairs[0]["api"], "Produce");
+    assert_eq!(pairs[0]["response"]["apiKey"], 0);
+    assert_eq!(pairs[1]["response"]["body"]["clusterId"], "fake");
+}
+
+#[test]
+fn messages_longer_than_the_line_are_replaced_by_a_note() {
+    let upstream = Upstream::start(|request| {
+        Some(match request.body {
+            Request::Metadata(_) => MetadataResponse {
+                topics: (0..2000)
+                    .map(|i| MetadataResponseTopic {
+                        name: Some(format!("topic-{i}").into()),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }
+            .into(),
+            _ => default_answer(request, "fake"),
+        })
+    });
+    let tap = Tap::start(upstream.address, &["--max-line", "16384"]);
+    let mut client = tap.connect();
+    client.send_all(&[metadata()]);
+    client.receive();
+    client.finish();
+    let lines = tap.wait_closed(1);
+    let pair = events(&lines, "pair")[0];
+    assert!(pair["request"].is_object());
+    assert!(pair["response"]["omitted"]
+        .as_str()
+        .unwrap()
+        .contains("--max-line"));
+    assert!(pair.to_string().len() < 4096);
+}
+
+#[test]
+fn bytes_after_a_body_are_noted_unless_strict() {
+    let upstream = Upstream::answering("fake");
+    let mut frame = RequestFrame::new(MetadataRequest::default(), 12, 4)
+        .encode_to_bytes()
+        .unwrap()
+        .to_vec();
+    frame.extend_from_slice(&[1, 0, 0]);
+    let mut bytes = (frame.len() as u32).to_be_bytes().to_vec();
+    bytes.extend_from_slice(&frame);
+    for (strict, extra) in [(false, &[][..]), (true, &["--strict"][..])] {
+        let tap = Tap::start(upstream.address, extra);
+        let mut client = tap.connect();
+        client.write_raw(&bytes);
+        client.finish();
+        let lines = tap.wait_closed(1);
+        let line = lines
+            .iter()
+            .find(|line| line["correlationId"] == 4)
+            .unwrap();
+        if strict {
+            assert!(line["requestError"]["error"]
+                .as_str()
+                .unwrap()
+                .contains("left over"));
+        } else {
+            assert_eq!(
+                line["requestTrailing"],
+                serde_json::json!({"bytes": 3, "hex": "010000"})
+            );
+            assert_eq!(line["request"]["body"]["topics"], serde_json::json!([]));
+        }
+    }
+}
+
+#[test]
+fn rewritten_brokers_are_reached_through_the_tap() {
+    // Broker 2 answers with its own name; broker 1, the bootstrap, names both.
+    let second = Upstream::answering("broker-2");
+    let second_address = second.address;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let first_address = listener.local_addr().unwrap();
+    let first = Upstream::on(listener, move |request| {
+        let broker = |id, address: SocketAddr| MetadataResponseBroker {
+            node_id: id,
+            host: address.ip().to_string().into(),
+            port: i32::from(address.port()),
+            ..Default::default()
+        };
+        Some(match &request.body {
+            Request::Metadata(_) => MetadataResponse {
+                cluster_id: Some("broker-1".into()),
+                brokers: vec![broker(1, first_address), broker(2, second_address)],
+                ..Default::default()
+            }
+            .into(),
+            Request::FindCoordinator(_) => FindCoordinatorResponse {
+                coordinators: vec![Coordinator {
+                    key: "group".into(),
+                    node_id: 2,
+                    host: second_address.ip().to_string().into(),
+                    port: i32::from(second_address.port()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }
+            .into(),
+            _ => default_answer(request, "broker-1"),
+        })
+    });
+    let tap = Tap::start(first.address, &["--rewrite-brokers"]);
+    let mut client = tap.connect();
+    let find = FindCoordinatorRequest {
+        coordinator_keys: vec!["group".into()],
+        ..Default::default()
+    };
+    client.send_all(&[metadata(), (4, find.into())]);
+    let Response::Metadata(metadata) = client.receive().body else {
+        panic!("not a Metadata response")
+    };
+    let Response::FindCoordinator(coordinator) = client.receive().body else {
+        panic!("not a FindCoordinator response")
+    };
+    client.finish();
+
+    // The bootstrap broker is the tap's own address; the other one a listener of the tap's.
+    let tap_address: SocketAddr = tap.address.parse().unwrap();
+    assert_eq!(metadata.brokers[0].host, "127.0.0.1");
+    assert_eq!(metadata.brokers[0].port, i32::from(tap_address.port()));
+    let second_port = metadata.brokers[1].port;
+    assert_ne!(second_port, i32::from(second_address.port()));
+    assert_eq!(coordinator.coordinators[0].port, second_port);
+
+    let mut through = Client::connect(&format!("127.0.0.1:{second_port}"));
+    through.send_all(&[metadata_v(12)]);
+    let Response::Metadata(answer) = through.receive().body else {
+        panic!("not a Metadata response")
+    };
+    assert_eq!(answer.cluster_id.as_deref(), Some("broker-2"));
+    through.finish();
+
+    let lines = tap.wait_closed(2);
+    let rewritten: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l.get("rewritten").is_some())
+        .collect();
+    assert_eq!(rewritten.len(), 2);
+    let addresses = rewritten[0]["rewritten"]["addresses"].as_array().unwrap();
+    assert_eq!(addresses.len(), 2);
+    assert!(addresses.contains(&serde_json::json!({
+        "from": second_address.to_string(),
+        "to": format!("127.0.0.1:{second_port}"),
+    })));
+    // The log shows what the broker sent.
+    assert_eq!(
+        rewritten[0]["response"]["body"]["brokers"][1]["port"],
+        i32::from(second_address.port())
+    );
+    let listens = events(&lines, "listen");
+    assert_eq!(listens.len(), 2);
+    assert_eq!(listens[1]["upstream"], second_address.to_string());
+    // What the client got differs from what the broker sent only in the rewritten frames.
+    // The two connections may close in either order: take the bootstrap connection's.
+    let closes = events(&lines, "close");
+    let close = closes
+        .iter()
+        .find(|close| close["upstream"] == first_address.to_string())
+        .expect("the bootstrap connection's close");
+    assert_eq!(close["toClient"]["rewritten"], 2);
+    assert_eq!(close["toClient"]["forwarded"], sum(&client.received));
+    assert_eq!(
+        close["toClient"]["forwardedAsReceived"],
+        close["toClient"]["received"]
+    );
+    assert_ne!(
+        close["toClient"]["forwarded"],
+        close["toClient"]["received"]
+    );
+}
+
+fn metadata_v(version: i16) -> (i16, Request) {
+    (version, MetadataRequest::default().into())
+}

@@ -1,9 +1,9 @@
-//! `kafka-codec tap`: the proxy and its log (`proxy`), TLS on both sides (`tls`), and hostile
-//! and idle connections within the tap's limits (`hostile`).
+//! `kafka-codec tap`: the proxy and its log (`proxy`) and TLS on both sides (`tls`). Hostile
+//! and idle connections are `tests/hostile.rs`, a binary of its own (it takes most of the
+//! process's file descriptors).
 
 #[path = "../support/mod.rs"]
 mod support;
 
-mod hostile;
 mod proxy;
 mod tls;

@@ -7,6 +7,10 @@
 
 #![cfg(target_os = "linux")]
 
+// A binary of its own: its ten-thousand-connection test holds most of the process's file
+// descriptors, and other tests in the same process then fail to spawn or connect.
+mod support;
+
 use crate::support::rss::{wait_usage, Usage};
 use crate::support::BIN;
 use kafka_codec::bytes::{Bytes, BytesMut};

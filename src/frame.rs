@@ -10,9 +10,11 @@
 
 use crate::api::{ApiKey, Request, Response};
 #[cfg(feature = "json")]
-use crate::error::{JsonError, JsonErrorKind};
+use crate::json::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
 use crate::json::{JsonOptions, JsonSink, Part, ValueSink};
+#[cfg(feature = "json")]
+use crate::message::JsonFields;
 use crate::messages::{RequestHeader, ResponseHeader};
 #[cfg(any(feature = "client", feature = "broker"))]
 use crate::wire::Decoder;
@@ -20,8 +22,6 @@ use crate::wire::Decoder;
 use crate::wire::Segments;
 use crate::wire::Utf8Bytes;
 use crate::wire::{DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind};
-#[cfg(feature = "json")]
-use crate::JsonFields;
 
 /// A frame's JSON value that must be there.
 #[cfg(feature = "json")]

@@ -44,15 +44,23 @@ use serde_json::{Map, Value};
 use std::fmt;
 use std::io;
 
+mod error;
 mod read;
 pub mod redact;
 mod transcode;
+pub use error::{JsonError, JsonErrorKind};
+// The readers generated `from_json` code calls: reachable for it (through `codegen`), not
+// documented, so the module's page shows what a user calls. `parse` is the user's.
+pub use read::parse;
+#[doc(hidden)]
 pub use read::*;
 #[cfg(feature = "broker")]
 pub use transcode::transcode_request;
 #[cfg(feature = "client")]
 pub use transcode::transcode_response;
-pub use transcode::{transcode_message, JsonOut, TranscodeError, Transcoded};
+#[doc(hidden)]
+pub use transcode::JsonOut;
+pub use transcode::{transcode_message, TranscodeError, Transcoded};
 
 /// How Kafka's JSON form is read and written.
 #[derive(Clone, Copy, Default)]
@@ -108,6 +116,7 @@ pub fn quote(text: &str) -> String {
 }
 
 /// Writes a `records` field: base64, or what the [`RecordsJson`] hook shows.
+#[doc(hidden)]
 pub fn write_records(
     out: &mut dyn JsonSink,
     value: &Bytes,
@@ -125,6 +134,7 @@ pub fn write_records(
 }
 
 /// Writes a `float64`; JSON has no NaN or infinity.
+#[doc(hidden)]
 pub fn write_f64(out: &mut dyn JsonSink, value: f64) -> Result<(), EncodeError> {
     if !value.is_finite() {
         return Err(EncodeError::new(EncodeErrorKind::NonFiniteFloat(value)));
@@ -134,21 +144,25 @@ pub fn write_f64(out: &mut dyn JsonSink, value: f64) -> Result<(), EncodeError> 
 }
 
 /// Writes a `uuid` in Kafka's text form.
+#[doc(hidden)]
 pub fn write_uuid(out: &mut dyn JsonSink, value: &Uuid) {
     out.uuid(value);
 }
 
 /// Writes `bytes` as standard base64 with padding.
+#[doc(hidden)]
 pub fn write_bytes(out: &mut dyn JsonSink, value: &Bytes) {
     out.bytes(value);
 }
 
 /// Writes a string.
+#[doc(hidden)]
 pub fn write_string(out: &mut dyn JsonSink, value: &Utf8Bytes) {
     out.str(value.as_str());
 }
 
 /// Writes a boolean.
+#[doc(hidden)]
 pub fn write_bool(out: &mut dyn JsonSink, value: &bool) {
     out.bool(*value);
 }
@@ -156,6 +170,7 @@ pub fn write_bool(out: &mut dyn JsonSink, value: &bool) {
 macro_rules! integer_writers {
     ($($name:ident: $ty:ty => $method:ident, $wide:ty;)*) => {$(
         #[doc = concat!("Writes an `", stringify!($ty), "` as a JSON number.")]
+        #[doc(hidden)]
         pub fn $name(out: &mut dyn JsonSink, value: &$ty) {
             out.$method(<$wide>::from(*value));
         }
@@ -172,6 +187,7 @@ integer_writers! {
 }
 
 /// Writes a JSON array of `values`, each written by `write` (`[]int32`, `[]string`, ...).
+#[doc(hidden)]
 pub fn write_array<T>(out: &mut dyn JsonSink, values: &[T], write: fn(&mut dyn JsonSink, &T)) {
     out.begin_array();
     for value in values {
@@ -181,6 +197,7 @@ pub fn write_array<T>(out: &mut dyn JsonSink, values: &[T], write: fn(&mut dyn J
 }
 
 /// Writes a JSON array of fixed-width values held as their wire bytes (`[]int32`, ...).
+#[doc(hidden)]
 pub fn write_primitive_array<T: FixedWidth>(
     out: &mut dyn JsonSink,
     values: &PrimitiveArray<T>,
@@ -194,6 +211,7 @@ pub fn write_primitive_array<T: FixedWidth>(
 }
 
 /// Writes a JSON array of `float64`s.
+#[doc(hidden)]
 pub fn write_f64_array(
     out: &mut dyn JsonSink,
     values: &PrimitiveArray<f64>,

@@ -41,12 +41,12 @@
 // here too, so the crate's own build proves the generated paths.
 extern crate self as kafka_codec;
 
-pub mod api;
+mod api;
+#[doc(hidden)]
 pub mod codegen;
 pub mod conn;
-#[cfg(feature = "json")]
-mod error;
-pub mod frame;
+mod error_code;
+mod frame;
 #[cfg(feature = "json")]
 pub mod json;
 mod message;
@@ -75,17 +75,18 @@ pub mod messages {
     include!(concat!(env!("OUT_DIR"), "/messages.rs"));
 }
 
-#[cfg(all(feature = "client", feature = "broker", feature = "arbitrary"))]
-pub use api::RandomMessageVisitor;
-pub use api::{ApiKey, Listener, Request, Response};
 #[cfg(all(feature = "client", feature = "broker"))]
-pub use api::{MessageCodec, MessageVisitor};
+pub use api::{visit_messages, MessageCodec, MessageVisitor};
+#[cfg(all(feature = "client", feature = "broker", feature = "arbitrary"))]
+pub use api::{visit_random_messages, RandomMessageVisitor};
+pub use api::{ApiKey, Listener, Request, Response};
+pub use error_code::ErrorCode;
+pub use frame::{
+    put_size_prefix, split_frame, DecodeOptions, RequestFrame, ResponseFrame, TrailingBytes,
+};
 #[cfg(feature = "json")]
-pub use error::{JsonError, JsonErrorKind};
-pub use frame::{DecodeOptions, RequestFrame, ResponseFrame, TrailingBytes};
-pub use message::{DecodeFields, EncodeFields, Message, MessageKind};
-#[cfg(feature = "json")]
-pub use message::{JsonFields, TranscodeFields};
+pub use json::{JsonError, JsonErrorKind};
+pub use message::{Message, MessageKind};
 pub use versions::{ReleaseVersions, VersionRange};
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,

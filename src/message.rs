@@ -9,12 +9,12 @@
 //! refuses `MetadataRequest::decode` at compile time rather than at run time.
 
 #[cfg(feature = "json")]
-use crate::error::{JsonError, JsonErrorKind};
-#[cfg(feature = "json")]
 use crate::json::{
     elements_of, read_token, Json, JsonOptions, JsonOut, JsonSink, JsonSource, TranscodeError,
     ValueSink,
 };
+#[cfg(feature = "json")]
+use crate::json::{JsonError, JsonErrorKind};
 use crate::versions::VersionRange;
 use crate::wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind, Segments,

@@ -4,13 +4,13 @@
 
 mod quorum_common;
 
-use kafka_codec::conn::ErrorCode;
 use kafka_codec::messages::add_raft_voter_request::{AddRaftVoterRequest, Listener};
 use kafka_codec::messages::RemoveRaftVoterRequest;
 use kafka_codec::quorum::{
     ControlRecordStateMachine, LeaderState, NewVoterProbe, PendingVoterChange, ReplicaKey,
     VoterChangeError,
 };
+use kafka_codec::ErrorCode;
 use kafka_codec::Uuid;
 use quorum_common::*;
 

@@ -4,14 +4,14 @@
 
 #[cfg(feature = "broker")]
 use super::incoming::IncomingRequest;
-#[cfg(feature = "client")]
-use super::ErrorCode;
 #[cfg(feature = "broker")]
 use crate::frame::check_frame_size;
 #[cfg(feature = "broker")]
 use crate::messages::RequestHeader;
 #[cfg(feature = "broker")]
 use crate::wire::Decoder;
+#[cfg(feature = "client")]
+use crate::ErrorCode;
 use crate::{ApiKey, DecodeError, DecodeOptions};
 #[cfg(feature = "broker")]
 use crate::{Message, Request, RequestFrame};

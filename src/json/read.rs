@@ -11,7 +11,7 @@
 //! carries a placeholder error through its own frames while the real one waits in a slot.
 
 use super::{quote, JsonOptions, MAX_QUOTED_CHARS};
-use crate::error::{JsonError, JsonErrorKind};
+use crate::json::{JsonError, JsonErrorKind};
 use crate::wire::{Utf8Bytes, Uuid};
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use base64::Engine;

@@ -91,6 +91,53 @@ impl JsonOptions<'_> {
     }
 }
 
+/// Kafka's JSON form as a frame's `from_json` reads it: a parsed [`Value`], or JSON text,
+/// read token by token so that no `Value` tree of the body is built. Every `&Value`, `&str`,
+/// `&String`, `&[u8]`, `&[u8; N]` and `&Vec<u8>` converts into one.
+#[derive(Debug, Clone, Copy)]
+pub enum JsonInput<'a> {
+    /// A parsed value.
+    Value(&'a Value),
+    /// UTF-8 JSON text (refused keys given twice unless lenient; see [`JsonOptions`]).
+    Text(&'a [u8]),
+}
+
+impl<'a> From<&'a Value> for JsonInput<'a> {
+    fn from(value: &'a Value) -> Self {
+        JsonInput::Value(value)
+    }
+}
+
+impl<'a> From<&'a [u8]> for JsonInput<'a> {
+    fn from(text: &'a [u8]) -> Self {
+        JsonInput::Text(text)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for JsonInput<'a> {
+    fn from(text: &'a [u8; N]) -> Self {
+        JsonInput::Text(text)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for JsonInput<'a> {
+    fn from(text: &'a Vec<u8>) -> Self {
+        JsonInput::Text(text)
+    }
+}
+
+impl<'a> From<&'a str> for JsonInput<'a> {
+    fn from(text: &'a str) -> Self {
+        JsonInput::Text(text.as_bytes())
+    }
+}
+
+impl<'a> From<&'a String> for JsonInput<'a> {
+    fn from(text: &'a String) -> Self {
+        JsonInput::Text(text.as_bytes())
+    }
+}
+
 /// Another JSON form for `records` fields (the core does not know record batches; the
 /// records layer or a tool implements this).
 pub trait RecordsJson {

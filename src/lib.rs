@@ -82,7 +82,8 @@ pub use api::{visit_random_messages, RandomMessageVisitor};
 pub use api::{ApiKey, Listener, Request, Response};
 pub use error_code::ErrorCode;
 pub use frame::{
-    put_size_prefix, split_frame, DecodeOptions, RequestFrame, ResponseFrame, TrailingBytes,
+    put_size_prefix, split_frame, DecodeOptions, Framing, RequestFrame, ResponseFrame,
+    TrailingBytes,
 };
 #[cfg(feature = "json")]
 pub use json::{JsonError, JsonErrorKind};

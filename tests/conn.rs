@@ -16,6 +16,7 @@ use kafka_codec::messages::{
 use kafka_codec::visit_messages;
 use kafka_codec::wire::Decoder;
 use kafka_codec::ErrorCode;
+use kafka_codec::Framing;
 use kafka_codec::MessageCodec;
 use kafka_codec::{
     ApiKey, DecodeErrorKind, DecodeLimits, DecodeOptions, MessageKind, MessageVisitor, Request,
@@ -104,7 +105,7 @@ fn answer(correlation_id: i32, version: i16, body: impl Into<Response>) -> Respo
 
 fn wire(frame: &ResponseFrame) -> BytesMut {
     let mut out = BytesMut::new();
-    frame.encode_size_prefixed(&mut out).unwrap();
+    frame.encode(&mut out, Framing::SizePrefixed).unwrap();
     out
 }
 

@@ -255,6 +255,8 @@ impl Run for Tap {
             } else {
                 TrailingBytes::Allow
             },
+            // The connections read the frames `split_frame` takes off.
+            framing: kafka_codec::Framing::Bare,
         };
         if self.log_secrets {
             eprintln!(

@@ -101,7 +101,7 @@ const READ_AHEAD: usize = 64 * 1024;
 ///
 /// ```
 /// use bytes::BytesMut;
-/// use kafka_codec::{frame::split_frame, DecodeLimits};
+/// use kafka_codec::{split_frame, DecodeLimits};
 /// let mut buf = BytesMut::from(&[0, 0, 0, 2, 0xaa][..]);
 /// assert!(split_frame(&mut buf, &DecodeLimits::default()).unwrap().is_none());
 /// buf.extend_from_slice(&[0xbb, 0xcc]);

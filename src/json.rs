@@ -640,6 +640,53 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_misspelled_key_is_answered_with_the_closest_field() {
+        let keys = &["topics", "topicName", "partitions", "partitionIndex"];
+        assert_eq!(did_you_mean("topcs", keys), Some("topics"));
+        assert_eq!(did_you_mean("partitionIdx", keys), Some("partitionIndex"));
+        // Letter case is no edit: Kafka's schema names for its JSON keys.
+        assert_eq!(did_you_mean("TopicName", keys), Some("topicName"));
+        // Nothing close: no suggestion, rather than a wild one.
+        assert_eq!(did_you_mean("replicas", keys), None);
+        assert_eq!(did_you_mean("", keys), None);
+        assert_eq!(did_you_mean("topcs", &[]), None);
+        // A short key allows one edit only.
+        assert_eq!(did_you_mean("ab", &["abc"]), Some("abc"));
+        assert_eq!(did_you_mean("ab", &["abcd"]), None);
+        // Equally close: the first, in schema order.
+        assert_eq!(did_you_mean("ab", &["ax", "xb"]), Some("ax"));
+    }
+
+    #[cfg(feature = "describe-quorum")]
+    #[test]
+    fn an_unknown_key_names_its_path_and_the_key_meant() {
+        use crate::messages::DescribeQuorumRequest;
+        use crate::Message;
+        let typo = serde_json::json!({"topcs": []});
+        let error = DescribeQuorumRequest::from_json(&typo, 0).expect_err("refused");
+        assert_eq!(error.suggestion(), Some("topics"));
+        assert_eq!(
+            error.to_string(),
+            "unknown field \"topcs\" in DescribeQuorumRequest v0; did you mean \"topics\"?"
+        );
+        let nested = serde_json::json!({"topics": [{"topicName": "t", "partitons": []}]});
+        let error = DescribeQuorumRequest::from_json(&nested, 0).expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            "unknown field \"partitons\" in DescribeQuorumRequest v0 at topics[0]; \
+             did you mean \"partitions\"?"
+        );
+        // Nothing close: the message as before.
+        let far = serde_json::json!({"voters": []});
+        let error = DescribeQuorumRequest::from_json(&far, 0).expect_err("refused");
+        assert_eq!(error.suggestion(), None);
+        assert_eq!(
+            error.to_string(),
+            "unknown field \"voters\" in DescribeQuorumRequest v0"
+        );
+    }
+
+    #[test]
     fn base64_vectors() {
         // RFC 4648 §10 test vectors.
         for (plain, encoded) in [

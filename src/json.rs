@@ -48,6 +48,8 @@ mod error;
 mod read;
 pub mod redact;
 mod transcode;
+// Documented at the crate root, beside `DecodeError` and `EncodeError`.
+#[doc(hidden)]
 pub use error::{JsonError, JsonErrorKind};
 // The readers generated `from_json` code calls: reachable for it (through `codegen`), not
 // documented, so the module's page shows what a user calls. `parse` is the user's.

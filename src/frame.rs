@@ -464,47 +464,6 @@ impl RequestFrame {
         )
     }
 
-    /// Encodes into a new buffer, bare (no size prefix).
-    #[cfg(feature = "client")]
-    #[inline]
-    pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
-        encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf, Framing::Bare))
-    }
-
-    /// The frame (after its size prefix, with [`Framing::SizePrefixed`]) as [`Segments`],
-    /// ready for a vectored write: large `bytes`/`records` values (a Produce request's
-    /// records) are the body's own `Bytes`, not copies (see [`Message::encode_segments`]).
-    #[cfg(feature = "client")]
-    #[inline]
-    pub fn encode_segments(&self, framing: Framing) -> Result<Segments, EncodeError> {
-        encode_segments(self.encoded_len()?, framing, |out| {
-            self.encode(out, Framing::Bare)
-        })
-    }
-
-    /// `{"header": …, "body": …}` in Kafka's JSON form.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn to_json(&self) -> Result<Value, EncodeError> {
-        self.to_json_with(&JsonOptions::default())
-    }
-
-    /// [`RequestFrame::to_json`] with `options` (a hook for `records` fields).
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
-        ValueSink::collect(|sink| self.write_json(options, sink))
-    }
-
-    /// Empties every unknown tagged field of the header and the body: the frame becomes what
-    /// its JSON form reads back as, without building that JSON.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn clear_unknown_tagged_fields(&mut self) {
-        self.header.clear_unknown_tagged_fields();
-        self.body.clear_unknown_tagged_fields();
-    }
-
     /// [`RequestFrame::to_json_with`] written token by token to `out`; with a
     /// [`crate::json::JsonWriter`] the text streams without a tree. On an error `out` holds a
     /// partial value.
@@ -665,30 +624,8 @@ impl ResponseFrame {
     }
 
     /// Writes header and body, after the 4-byte size prefix with [`Framing::SizePrefixed`].
-    #[cfg(feature = "broker")]
-    #[inline]
-    pub fn encode(&self, buf: &mut impl BufMut, framing: Framing) -> Result<(), EncodeError> {
-        encode_framed(
-            buf,
-            framing,
-            || self.encoded_len(),
-            |buf| {
-                self.header.encode(buf, self.header_version())?;
-                self.body.encode(buf, self.api_version)
-            },
-        )
-    }
-
-    /// Encodes into a new buffer, bare (no size prefix).
-    #[cfg(feature = "broker")]
-    #[inline]
-    pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
-        encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf, Framing::Bare))
-    }
-
-    /// The frame (after its size prefix, with [`Framing::SizePrefixed`]) as [`Segments`],
-    /// ready for a vectored write: large `bytes`/`records` values (a Fetch response's
-    /// records) are the body's own `Bytes`, not copies (see [`Message::encode_segments`]).
+    ///
+    /// Or as [`Segments`] that share the large values (a Fetch response's records):
     ///
     /// ```
     /// use bytes::Bytes;
@@ -710,34 +647,16 @@ impl ResponseFrame {
     /// ```
     #[cfg(feature = "broker")]
     #[inline]
-    pub fn encode_segments(&self, framing: Framing) -> Result<Segments, EncodeError> {
-        encode_segments(self.encoded_len()?, framing, |out| {
-            self.encode(out, Framing::Bare)
-        })
-    }
-
-    /// `{"apiKey": K, "apiVersion": V, "header": …, "body": …}`: the key and version make
-    /// the JSON self-contained, since a response frame does not carry them.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn to_json(&self) -> Result<Value, EncodeError> {
-        self.to_json_with(&JsonOptions::default())
-    }
-
-    /// [`ResponseFrame::to_json`] with `options` (a hook for `records` fields).
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
-        ValueSink::collect(|sink| self.write_json(options, sink))
-    }
-
-    /// Empties every unknown tagged field of the header and the body: the frame becomes what
-    /// its JSON form reads back as, without building that JSON.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn clear_unknown_tagged_fields(&mut self) {
-        self.header.clear_unknown_tagged_fields();
-        self.body.clear_unknown_tagged_fields();
+    pub fn encode(&self, buf: &mut impl BufMut, framing: Framing) -> Result<(), EncodeError> {
+        encode_framed(
+            buf,
+            framing,
+            || self.encoded_len(),
+            |buf| {
+                self.header.encode(buf, self.header_version())?;
+                self.body.encode(buf, self.api_version)
+            },
+        )
     }
 
     /// [`ResponseFrame::to_json_with`] written token by token to `out`; with a
@@ -814,3 +733,62 @@ impl ResponseFrame {
         )
     }
 }
+
+/// The methods both frame types have to the letter, written once. `$encode` is the feature
+/// that encodes the type (`client` for requests, `broker` for responses); `$json` what its
+/// JSON form is.
+macro_rules! shared_frame_methods {
+    ($ty:ident, $encode:tt, $json:literal) => {
+        impl $ty {
+            /// Encodes into a new buffer, bare (no size prefix).
+            #[cfg(feature = $encode)]
+            #[inline]
+            pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
+                encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf, Framing::Bare))
+            }
+
+            /// The frame (after its size prefix, with [`Framing::SizePrefixed`]) as
+            /// [`Segments`], ready for a vectored write: large `bytes`/`records` values are the
+            /// body's own `Bytes`, not copies (see [`Message::encode_segments`]).
+            #[cfg(feature = $encode)]
+            #[inline]
+            pub fn encode_segments(&self, framing: Framing) -> Result<Segments, EncodeError> {
+                encode_segments(self.encoded_len()?, framing, |out| {
+                    self.encode(out, Framing::Bare)
+                })
+            }
+
+            #[doc = concat!($json, " in Kafka's JSON form.")]
+            #[cfg(feature = "json")]
+            #[inline]
+            pub fn to_json(&self) -> Result<Value, EncodeError> {
+                self.to_json_with(&JsonOptions::default())
+            }
+
+            /// `to_json` with `options` (a hook for `records` fields).
+            #[cfg(feature = "json")]
+            #[inline]
+            pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
+                ValueSink::collect(|sink| self.write_json(options, sink))
+            }
+
+            /// Empties every unknown tagged field of the header and the body: the frame
+            /// becomes what its JSON form reads back as, without building that JSON.
+            #[cfg(feature = "json")]
+            #[inline]
+            pub fn clear_unknown_tagged_fields(&mut self) {
+                self.header.clear_unknown_tagged_fields();
+                self.body.clear_unknown_tagged_fields();
+            }
+        }
+    };
+}
+
+shared_frame_methods!(RequestFrame, "client", "`{\"header\": …, \"body\": …}`");
+// The key and version make the JSON self-contained, since a response frame does not carry
+// them.
+shared_frame_methods!(
+    ResponseFrame,
+    "broker",
+    "`{\"apiKey\": K, \"apiVersion\": V, \"header\": …, \"body\": …}`"
+);

@@ -13,19 +13,19 @@ include!(concat!(env!("OUT_DIR"), "/api.rs"));
 #[cfg(all(feature = "client", feature = "broker", feature = "json"))]
 pub trait MessageCodec:
     crate::Message
-    + crate::EncodeFields
-    + crate::DecodeFields
-    + crate::JsonFields
-    + crate::TranscodeFields
+    + crate::message::EncodeFields
+    + crate::message::DecodeFields
+    + crate::message::JsonFields
+    + crate::message::TranscodeFields
 {
 }
 #[cfg(all(feature = "client", feature = "broker", feature = "json"))]
 impl<
         M: crate::Message
-            + crate::EncodeFields
-            + crate::DecodeFields
-            + crate::JsonFields
-            + crate::TranscodeFields,
+            + crate::message::EncodeFields
+            + crate::message::DecodeFields
+            + crate::message::JsonFields
+            + crate::message::TranscodeFields,
     > MessageCodec for M
 {
 }
@@ -36,9 +36,15 @@ impl<
 ///
 /// [`Message`]: crate::Message
 #[cfg(all(feature = "client", feature = "broker", not(feature = "json")))]
-pub trait MessageCodec: crate::Message + crate::EncodeFields + crate::DecodeFields {}
+pub trait MessageCodec:
+    crate::Message + crate::message::EncodeFields + crate::message::DecodeFields
+{
+}
 #[cfg(all(feature = "client", feature = "broker", not(feature = "json")))]
-impl<M: crate::Message + crate::EncodeFields + crate::DecodeFields> MessageCodec for M {}
+impl<M: crate::Message + crate::message::EncodeFields + crate::message::DecodeFields> MessageCodec
+    for M
+{
+}
 
 /// Something done once per message type, generically (see [`visit_messages`]).
 #[cfg(all(feature = "client", feature = "broker"))]

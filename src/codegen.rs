@@ -1,8 +1,11 @@
 //! What the code `kafka-codec-codegen` emits is written against: each generated file starts
 //! with `use <crate>::codegen::*;` and then names these items plainly.
 //!
-//! Not needed to use the crate; public so that generated code reaches it through any crate
-//! path (see `kafka_codec_codegen::Generator::crate_path`).
+//! **Not API.** Public only so that generated code reaches it through any crate path (see
+//! `kafka_codec_codegen::Generator::crate_path`), as `prost` does with its encoding module;
+//! hidden from the documentation, and its items may change or go in any release, minor or
+//! patch. Nothing here is needed to use the crate: messages encode, decode and speak JSON
+//! through [`Message`] and the frame types.
 
 #[doc(no_inline)]
 pub use crate::message::{DecodeFields, EncodeFields, Message, MessageKind};
@@ -18,10 +21,10 @@ pub use bytes::{BufMut, Bytes};
 
 #[cfg(feature = "json")]
 #[doc(no_inline)]
-pub use crate::error::{JsonError, JsonErrorKind};
+pub use crate::json::{self, Json, JsonOptions, JsonOut, JsonSink, JsonSource, TranscodeError};
 #[cfg(feature = "json")]
 #[doc(no_inline)]
-pub use crate::json::{self, Json, JsonOptions, JsonOut, JsonSink, JsonSource, TranscodeError};
+pub use crate::json::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
 #[doc(no_inline)]
 pub use crate::message::{JsonFields, TranscodeFields};
@@ -59,21 +62,3 @@ macro_rules! at_field {
 at_field!(DecodeError, EncodeError);
 #[cfg(feature = "json")]
 at_field!(JsonError, TranscodeError);
-
-/// One element type of a schema at a run of versions: what one value costs in memory and
-/// the fewest bytes it takes on the wire (`messages::density_rows`, tabulated in
-/// `docs/memory-density.md`).
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DensityRow {
-    /// The schema (message) name.
-    pub schema: &'static str,
-    /// The struct, or `Struct.Field[]` for an element of an array of primitives.
-    pub element: &'static str,
-    /// The versions, inclusive, at which `wire` holds.
-    pub versions: (i16, i16),
-    /// `size_of` the Rust value.
-    pub memory: usize,
-    /// Fewest wire bytes of one element.
-    pub wire: usize,
-}

@@ -10,9 +10,11 @@
 
 use crate::api::{ApiKey, Request, Response};
 #[cfg(feature = "json")]
-use crate::error::{JsonError, JsonErrorKind};
+use crate::json::{JsonError, JsonErrorKind};
 #[cfg(feature = "json")]
-use crate::json::{JsonOptions, JsonSink, Part, ValueSink};
+use crate::json::{JsonInput, JsonOptions, JsonSink, Part, ValueSink};
+#[cfg(feature = "json")]
+use crate::message::JsonFields;
 use crate::messages::{RequestHeader, ResponseHeader};
 #[cfg(any(feature = "client", feature = "broker"))]
 use crate::wire::Decoder;
@@ -20,8 +22,6 @@ use crate::wire::Decoder;
 use crate::wire::Segments;
 use crate::wire::Utf8Bytes;
 use crate::wire::{DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind};
-#[cfg(feature = "json")]
-use crate::JsonFields;
 
 /// A frame's JSON value that must be there.
 #[cfg(feature = "json")]
@@ -52,13 +52,43 @@ pub enum TrailingBytes {
     Allow,
 }
 
+/// How a frame's bytes are laid out: alone, or after Kafka's 4-byte size prefix. The one
+/// choice the frames' `decode_with` (through [`DecodeOptions::framing`]), `encode` and
+/// `encode_segments` take, in place of a method of each per layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// Header and body alone, as [`split_frame`] hands a frame out (the default).
+    #[default]
+    Bare,
+    /// The 4-byte big-endian size, then the frame: what travels on the socket.
+    SizePrefixed,
+}
+
 /// How frames are decoded.
+///
+/// ```
+/// use kafka_codec::{DecodeOptions, Framing, TrailingBytes};
+/// let options = DecodeOptions::default().with_framing(Framing::SizePrefixed);
+/// assert_eq!(options.trailing_bytes, TrailingBytes::Reject);
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DecodeOptions {
     /// Size and count bounds.
     pub limits: DecodeLimits,
-    /// Strict or lenient about what follows the body.
+    /// Strict or lenient about what follows the body (and, size-prefixed, the frame).
     pub trailing_bytes: TrailingBytes,
+    /// Whether the bytes handed to `decode_with` start with the size prefix. The connections
+    /// and the transcoder are handed bare frames ([`split_frame`] takes the prefix off), so
+    /// they read bare frames whatever this says.
+    pub framing: Framing,
+}
+
+impl DecodeOptions {
+    /// These options with `framing`.
+    pub fn with_framing(mut self, framing: Framing) -> Self {
+        self.framing = framing;
+        self
+    }
 }
 
 /// The most [`split_frame`] reserves ahead of bytes that have arrived.
@@ -71,7 +101,7 @@ const READ_AHEAD: usize = 64 * 1024;
 ///
 /// ```
 /// use bytes::BytesMut;
-/// use kafka_codec::{frame::split_frame, DecodeLimits};
+/// use kafka_codec::{split_frame, DecodeLimits};
 /// let mut buf = BytesMut::from(&[0, 0, 0, 2, 0xaa][..]);
 /// assert!(split_frame(&mut buf, &DecodeLimits::default()).unwrap().is_none());
 /// buf.extend_from_slice(&[0xbb, 0xcc]);
@@ -159,8 +189,87 @@ fn take_size_prefixed(buf: &mut Bytes, limits: &DecodeLimits) -> Result<Bytes, D
     Ok(frame)
 }
 
+// The halves both frame types share: each type's methods say only what differs (the
+// header's version, a request's peeked API), so the framing, the options and the JSON
+// input are handled once.
+
+/// Decodes `input` as `options.framing` lays it out: `decode` reads a bare frame. Error
+/// offsets count from the start of `input`, size prefix included.
+#[cfg(any(feature = "client", feature = "broker"))]
+#[inline]
+fn decode_framed<T>(
+    input: Bytes,
+    options: &DecodeOptions,
+    decode: impl FnOnce(Bytes) -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
+    match options.framing {
+        Framing::Bare => decode(input),
+        Framing::SizePrefixed => {
+            let mut rest = input;
+            let frame = take_size_prefixed(&mut rest, &options.limits)?;
+            let end = 4 + frame.len();
+            let decoded = decode(frame).map_err(|e| e.shifted(4))?;
+            if options.trailing_bytes == TrailingBytes::Reject && !rest.is_empty() {
+                let kind = DecodeErrorKind::TrailingBytes(rest.len());
+                return Err(DecodeError::new(kind, end));
+            }
+            Ok(decoded)
+        }
+    }
+}
+
+/// Reads a bare frame with `read` (header, then body), within `options`' limits and rules
+/// for what follows the body.
+#[cfg(any(feature = "client", feature = "broker"))]
+#[inline]
+fn decode_bare<T>(
+    frame: &Bytes,
+    options: &DecodeOptions,
+    read: impl FnOnce(&mut Decoder<'_>) -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
+    check_frame_size(frame.len(), &options.limits)?;
+    let mut decoder = Decoder::with_limits(frame, options.limits);
+    let decoded = read(&mut decoder)?;
+    finish(&decoder, options)?;
+    Ok(decoded)
+}
+
+/// Writes a frame of `len` bytes with `encode`, after its size prefix if `framing` says so.
+#[cfg(any(feature = "client", feature = "broker"))]
+#[inline]
+fn encode_framed<B: BufMut>(
+    buf: &mut B,
+    framing: Framing,
+    len: impl FnOnce() -> Result<usize, EncodeError>,
+    encode: impl FnOnce(&mut B) -> Result<(), EncodeError>,
+) -> Result<(), EncodeError> {
+    if framing == Framing::SizePrefixed {
+        put_size_prefix(buf, len()?)?;
+    }
+    encode(buf)
+}
+
+/// [`encode_framed`] into [`Segments`] sized for the whole frame.
+#[cfg(any(feature = "client", feature = "broker"))]
+#[inline]
+fn encode_segments(
+    len: usize,
+    framing: Framing,
+    encode: impl FnOnce(&mut Segments) -> Result<(), EncodeError>,
+) -> Result<Segments, EncodeError> {
+    let prefix = if framing == Framing::SizePrefixed {
+        4
+    } else {
+        0
+    };
+    let mut out = Segments::for_encoded_len(prefix + len);
+    encode_framed(&mut out, framing, || Ok(len), encode)?;
+    Ok(out)
+}
+
 /// Encodes into a buffer of exactly `len` bytes.
 #[cfg(any(feature = "client", feature = "broker"))]
+#[inline]
 fn encode_to_bytes(
     len: usize,
     encode: impl FnOnce(&mut BytesMut) -> Result<(), EncodeError>,
@@ -170,16 +279,22 @@ fn encode_to_bytes(
     Ok(buf.freeze())
 }
 
-/// The size prefix of a frame of `len` bytes, then the frame, as segments.
-#[cfg(any(feature = "client", feature = "broker"))]
-fn size_prefixed_segments(
-    len: usize,
-    encode: impl FnOnce(&mut Segments) -> Result<(), EncodeError>,
-) -> Result<Segments, EncodeError> {
-    let mut out = Segments::for_encoded_len(4 + len);
-    put_size_prefix(&mut out, len)?;
-    encode(&mut out)?;
-    Ok(out)
+/// Reads a frame's JSON object, a value or text, into its parts (the values of `keys`),
+/// then the frame from them with `read`.
+#[cfg(feature = "json")]
+#[inline]
+fn from_json_parts<'a, T, const N: usize>(
+    input: JsonInput<'a>,
+    keys: [&'static str; N],
+    options: &JsonOptions<'_>,
+    read: impl FnOnce([Option<Part<'a>>; N]) -> Result<T, JsonError>,
+) -> Result<T, JsonError> {
+    match input {
+        JsonInput::Value(value) => crate::json::frame_parts_of_value(value, keys, options),
+        JsonInput::Text(text) => crate::json::frame_parts_of_text(text, keys, options),
+    }
+    .and_then(read)
+    .map_err(JsonError::place_duplicate)
 }
 
 /// A request as it travels: header, then the body the header's key and version select.
@@ -268,63 +383,43 @@ impl RequestFrame {
         Ok((api, version))
     }
 
-    /// Decodes a whole request frame (without its size prefix), strictly.
+    /// Decodes a whole request frame (without its size prefix), strictly:
+    /// [`RequestFrame::decode_with`] with the default options.
     #[cfg(feature = "broker")]
     #[inline]
     pub fn decode(frame: Bytes) -> Result<Self, DecodeError> {
         Self::decode_with(frame, &DecodeOptions::default())
     }
 
-    /// Decodes a whole request frame with explicit options.
-    #[cfg(feature = "broker")]
-    #[inline]
-    pub fn decode_with(frame: Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
-        check_frame_size(frame.len(), &options.limits)?;
-        let (api, version) = Self::peek_api(&frame)?;
-        let mut decoder = Decoder::with_limits(&frame, options.limits);
-        let header = RequestHeader::decode_from(&mut decoder, api.request_header_version(version))?;
-        let body = Request::decode_from(api, &mut decoder, version)?;
-        finish(&decoder, options)?;
-        Ok(RequestFrame { header, body })
-    }
-
-    /// Reads one frame that starts with its 4-byte size, as
-    /// [`RequestFrame::encode_size_prefixed`] writes it, from the front of `buf`, and
-    /// advances `buf` past it (bytes after the frame stay in `buf`). The whole frame must be
-    /// there: to wait for bytes still arriving, use [`split_frame`]. Error offsets count
-    /// from the start of `buf`, size prefix included.
+    /// Decodes a whole request frame with `options`: its limits, what may follow the body,
+    /// and whether `input` starts with the 4-byte size prefix ([`Framing::SizePrefixed`]: the
+    /// prefix must match the frame, error offsets count it, and bytes after the frame follow
+    /// `trailing_bytes`). To read frames one after another from a buffer, take each off with
+    /// [`split_frame`] and decode it bare.
     ///
     /// ```
     /// use kafka_codec::bytes::BytesMut;
     /// use kafka_codec::messages::ApiVersionsRequest;
-    /// use kafka_codec::RequestFrame;
+    /// use kafka_codec::{DecodeOptions, Framing, RequestFrame};
     ///
     /// let frame = RequestFrame::new(ApiVersionsRequest::default(), 3, 1);
     /// let mut buf = BytesMut::new();
-    /// frame.encode_size_prefixed(&mut buf).unwrap();
-    /// let mut bytes = buf.freeze();
-    /// assert_eq!(RequestFrame::decode_size_prefixed(&mut bytes).unwrap(), frame);
-    /// assert!(bytes.is_empty());
+    /// frame.encode(&mut buf, Framing::SizePrefixed).unwrap();
+    /// let options = DecodeOptions::default().with_framing(Framing::SizePrefixed);
+    /// assert_eq!(RequestFrame::decode_with(buf.freeze(), &options).unwrap(), frame);
     /// ```
     #[cfg(feature = "broker")]
     #[inline]
-    pub fn decode_size_prefixed(buf: &mut Bytes) -> Result<Self, DecodeError> {
-        Self::decode_size_prefixed_with(buf, &DecodeOptions::default())
-    }
-
-    /// [`RequestFrame::decode_size_prefixed`] with explicit options; `trailing_bytes`
-    /// applies to bytes after the body inside the frame.
-    #[cfg(feature = "broker")]
-    #[inline]
-    pub fn decode_size_prefixed_with(
-        buf: &mut Bytes,
-        options: &DecodeOptions,
-    ) -> Result<Self, DecodeError> {
-        let mut rest = buf.clone();
-        let frame = take_size_prefixed(&mut rest, &options.limits)?;
-        let decoded = Self::decode_with(frame, options).map_err(|e| e.shifted(4))?;
-        *buf = rest;
-        Ok(decoded)
+    pub fn decode_with(input: Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
+        decode_framed(input, options, |frame| {
+            let (api, version) = Self::peek_api(&frame)?;
+            decode_bare(&frame, options, |decoder| {
+                let header_version = api.request_header_version(version);
+                let header = RequestHeader::decode_from(decoder, header_version)?;
+                let body = Request::decode_from(api, decoder, version)?;
+                Ok(RequestFrame { header, body })
+            })
+        })
     }
 
     /// The header and body versions; refuses a header that names another API than the body.
@@ -342,7 +437,8 @@ impl RequestFrame {
         Ok((api.request_header_version(version), version))
     }
 
-    /// Exactly the bytes [`RequestFrame::encode`] writes (no size prefix).
+    /// The bytes of header and body: what [`RequestFrame::encode`] writes after the size
+    /// prefix, if any.
     #[cfg(feature = "client")]
     #[inline]
     pub fn encoded_len(&self) -> Result<usize, EncodeError> {
@@ -350,61 +446,22 @@ impl RequestFrame {
         Ok(self.header.encoded_len(header_version)? + self.body.encoded_len(version)?)
     }
 
-    /// Writes header and body (no size prefix). Refuses a header whose API key is not the
-    /// body's ([`EncodeErrorKind::ApiKeyMismatch`]); [`RequestFrame::new`] cannot build one.
+    /// Writes header and body, after the 4-byte size prefix with [`Framing::SizePrefixed`].
+    /// Refuses a header whose API key is not the body's ([`EncodeErrorKind::ApiKeyMismatch`]);
+    /// [`RequestFrame::new`] cannot build one.
     #[cfg(feature = "client")]
     #[inline]
-    pub fn encode(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
-        let (header_version, version) = self.header_version()?;
-        self.header.encode(buf, header_version)?;
-        self.body.encode(buf, version)
-    }
-
-    /// Encodes into a new buffer (no size prefix).
-    #[cfg(feature = "client")]
-    #[inline]
-    pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
-        encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf))
-    }
-
-    /// Writes the 4-byte size prefix, then the frame.
-    #[cfg(feature = "client")]
-    #[inline]
-    pub fn encode_size_prefixed(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
-        put_size_prefix(buf, self.encoded_len()?)?;
-        self.encode(buf)
-    }
-
-    /// The size prefix and the frame as [`Segments`], ready for a vectored write: large
-    /// `bytes`/`records` values (a Produce request's records) are the body's own `Bytes`,
-    /// not copies (see [`Message::encode_segments`]).
-    #[cfg(feature = "client")]
-    #[inline]
-    pub fn encode_size_prefixed_segments(&self) -> Result<Segments, EncodeError> {
-        size_prefixed_segments(self.encoded_len()?, |out| self.encode(out))
-    }
-
-    /// `{"header": …, "body": …}` in Kafka's JSON form.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn to_json(&self) -> Result<Value, EncodeError> {
-        self.to_json_with(&JsonOptions::default())
-    }
-
-    /// [`RequestFrame::to_json`] with `options` (a hook for `records` fields).
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
-        ValueSink::collect(|sink| self.write_json(options, sink))
-    }
-
-    /// Empties every unknown tagged field of the header and the body: the frame becomes what
-    /// its JSON form reads back as, without building that JSON.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn clear_unknown_tagged_fields(&mut self) {
-        self.header.clear_unknown_tagged_fields();
-        self.body.clear_unknown_tagged_fields();
+    pub fn encode(&self, buf: &mut impl BufMut, framing: Framing) -> Result<(), EncodeError> {
+        encode_framed(
+            buf,
+            framing,
+            || self.encoded_len(),
+            |buf| {
+                let (header_version, version) = self.header_version()?;
+                self.header.encode(buf, header_version)?;
+                self.body.encode(buf, version)
+            },
+        )
     }
 
     /// [`RequestFrame::to_json_with`] written token by token to `out`; with a
@@ -427,70 +484,58 @@ impl RequestFrame {
         Ok(())
     }
 
-    /// Reads `{"header": …, "body": …}`; the header's API key and version select the body.
-    /// Strict: a key the form does not have is an error (see [`crate::json`]).
+    /// Reads `{"header": …, "body": …}`, a [`Value`] or JSON text (see [`JsonInput`]); the
+    /// header's API key and version select the body. Strict: a key the form does not have is
+    /// an error (see [`crate::json`]).
     #[cfg(feature = "json")]
     #[inline]
-    pub fn from_json(value: &Value) -> Result<Self, JsonError> {
-        Self::from_json_with(value, &JsonOptions::default())
+    pub fn from_json<'a>(input: impl Into<JsonInput<'a>>) -> Result<Self, JsonError> {
+        Self::from_json_with(input, &JsonOptions::default())
     }
 
     /// [`RequestFrame::from_json`] with `options` (lenient reading, a hook for `records`).
+    ///
+    /// From text, no [`Value`] tree of the body is built, and the header may come before or
+    /// after the body: the top-level object is first split into the text of its values
+    /// (borrowed from the input, nothing copied), then the header is read, then the body at
+    /// its version.
     #[cfg(feature = "json")]
     #[inline]
-    pub fn from_json_with(value: &Value, options: &JsonOptions<'_>) -> Result<Self, JsonError> {
-        crate::json::frame_parts_of_value(value, REQUEST_KEYS, options)
-            .and_then(|parts| Self::from_json_parts(parts, options))
-            .map_err(JsonError::place_duplicate)
-    }
-
-    /// [`RequestFrame::from_json_with`] from JSON text, read token by token: no
-    /// [`serde_json::Value`] tree of the body is built. The header may come before or after
-    /// the body: the top-level object is first split into the text of its values (borrowed
-    /// from `text`, nothing copied), then the header is read, then the body at its version.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn from_json_slice(text: &[u8], options: &JsonOptions<'_>) -> Result<Self, JsonError> {
-        crate::json::frame_parts_of_text(text, REQUEST_KEYS, options)
-            .and_then(|parts| Self::from_json_parts(parts, options))
-            .map_err(JsonError::place_duplicate)
-    }
-
-    #[cfg(feature = "json")]
-    #[inline]
-    fn from_json_parts(
-        [header, body]: [Option<Part<'_>>; 2],
+    pub fn from_json_with<'a>(
+        input: impl Into<JsonInput<'a>>,
         options: &JsonOptions<'_>,
     ) -> Result<Self, JsonError> {
-        let header = required(header, "header")?;
-        // The header version depends on the API, which the header names: read the header as
-        // a tree first (it is small), take the two fields, then read it at its version.
-        let header_json = header
-            .read(|source| crate::json::value_tree_of(source, options))
+        from_json_parts(input.into(), REQUEST_KEYS, options, |[header, body]| {
+            let header = required(header, "header")?;
+            // The header version depends on the API, which the header names: read the header
+            // as a tree first (it is small), take the two fields, then read it at its version.
+            let header_json = header
+                .read(|source| crate::json::value_tree_of(source, options))
+                .map_err(|e| e.at("header"))?;
+            let key_and_version = |name: &'static str| {
+                crate::json::expect_object(&header_json)
+                    .and_then(|h| {
+                        h.get(name)
+                            .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField))
+                    })
+                    .and_then(crate::json::read_i16)
+                    .map_err(|e| e.at(name).at("header"))
+            };
+            let key = key_and_version("requestApiKey")?;
+            let version = key_and_version("requestApiVersion")?;
+            let api = ApiKey::from_key(key)
+                .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)))?;
+            let header_version = api.request_header_version(version);
+            let header = crate::json::from_value(&header_json, |source| {
+                RequestHeader::read_json_message(source, header_version, options)
+            })
             .map_err(|e| e.at("header"))?;
-        let key_and_version = |name: &'static str| {
-            crate::json::expect_object(&header_json)
-                .and_then(|h| {
-                    h.get(name)
-                        .ok_or_else(|| JsonError::new(JsonErrorKind::MissingField))
-                })
-                .and_then(crate::json::read_i16)
-                .map_err(|e| e.at(name).at("header"))
-        };
-        let key = key_and_version("requestApiKey")?;
-        let version = key_and_version("requestApiVersion")?;
-        let api = ApiKey::from_key(key)
-            .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)))?;
-        let header_version = api.request_header_version(version);
-        let header = crate::json::from_value(&header_json, |source| {
-            RequestHeader::read_json_message(source, header_version, options)
+            drop(header_json);
+            let body = required(body, "body")?
+                .read(|source| Request::read_json(api, source, version, options))
+                .map_err(|e| e.at("body"))?;
+            Ok(RequestFrame { header, body })
         })
-        .map_err(|e| e.at("header"))?;
-        drop(header_json);
-        let body = required(body, "body")?
-            .read(|source| Request::read_json(api, source, version, options))
-            .map_err(|e| e.at("body"))?;
-        Ok(RequestFrame { header, body })
     }
 }
 
@@ -528,62 +573,35 @@ impl ResponseFrame {
         }
     }
 
-    /// Decodes a whole response frame (without size prefix) of `api_key` at `version`.
+    /// Decodes a whole response frame (without size prefix) of `api_key` at `version`,
+    /// strictly: [`ResponseFrame::decode_with`] with the default options.
     #[cfg(feature = "client")]
     #[inline]
     pub fn decode(frame: Bytes, api_key: ApiKey, version: i16) -> Result<Self, DecodeError> {
         Self::decode_with(frame, api_key, version, &DecodeOptions::default())
     }
 
-    /// [`ResponseFrame::decode`] with explicit options.
+    /// [`ResponseFrame::decode`] with `options`, as [`RequestFrame::decode_with`].
     #[cfg(feature = "client")]
     #[inline]
     pub fn decode_with(
-        frame: Bytes,
+        input: Bytes,
         api_key: ApiKey,
         version: i16,
         options: &DecodeOptions,
     ) -> Result<Self, DecodeError> {
-        check_frame_size(frame.len(), &options.limits)?;
-        let mut decoder = Decoder::with_limits(&frame, options.limits);
-        let header =
-            ResponseHeader::decode_from(&mut decoder, api_key.response_header_version(version))?;
-        let body = Response::decode_from(api_key, &mut decoder, version)?;
-        finish(&decoder, options)?;
-        Ok(ResponseFrame {
-            api_version: version,
-            header,
-            body,
+        decode_framed(input, options, |frame| {
+            decode_bare(&frame, options, |decoder| {
+                let header_version = api_key.response_header_version(version);
+                let header = ResponseHeader::decode_from(decoder, header_version)?;
+                let body = Response::decode_from(api_key, decoder, version)?;
+                Ok(ResponseFrame {
+                    api_version: version,
+                    header,
+                    body,
+                })
+            })
         })
-    }
-
-    /// Reads one frame that starts with its 4-byte size from the front of `buf`, and advances
-    /// `buf` past it; as [`RequestFrame::decode_size_prefixed`].
-    #[cfg(feature = "client")]
-    #[inline]
-    pub fn decode_size_prefixed(
-        buf: &mut Bytes,
-        api_key: ApiKey,
-        version: i16,
-    ) -> Result<Self, DecodeError> {
-        Self::decode_size_prefixed_with(buf, api_key, version, &DecodeOptions::default())
-    }
-
-    /// [`ResponseFrame::decode_size_prefixed`] with explicit options.
-    #[cfg(feature = "client")]
-    #[inline]
-    pub fn decode_size_prefixed_with(
-        buf: &mut Bytes,
-        api_key: ApiKey,
-        version: i16,
-        options: &DecodeOptions,
-    ) -> Result<Self, DecodeError> {
-        let mut rest = buf.clone();
-        let frame = take_size_prefixed(&mut rest, &options.limits)?;
-        let decoded =
-            Self::decode_with(frame, api_key, version, options).map_err(|e| e.shifted(4))?;
-        *buf = rest;
-        Ok(decoded)
     }
 
     /// The API of the body.
@@ -596,7 +614,8 @@ impl ResponseFrame {
         self.api_key().response_header_version(self.api_version)
     }
 
-    /// Exactly the bytes [`ResponseFrame::encode`] writes.
+    /// The bytes of header and body: what [`ResponseFrame::encode`] writes after the size
+    /// prefix, if any.
     #[cfg(feature = "broker")]
     #[inline]
     pub fn encoded_len(&self) -> Result<usize, EncodeError> {
@@ -604,79 +623,40 @@ impl ResponseFrame {
             + self.body.encoded_len(self.api_version)?)
     }
 
-    /// Writes header and body (no size prefix).
-    #[cfg(feature = "broker")]
-    #[inline]
-    pub fn encode(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
-        self.header.encode(buf, self.header_version())?;
-        self.body.encode(buf, self.api_version)
-    }
-
-    /// Encodes into a new buffer (no size prefix).
-    #[cfg(feature = "broker")]
-    #[inline]
-    pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
-        encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf))
-    }
-
-    /// Writes the 4-byte size prefix, then the frame.
-    #[cfg(feature = "broker")]
-    #[inline]
-    pub fn encode_size_prefixed(&self, buf: &mut impl BufMut) -> Result<(), EncodeError> {
-        put_size_prefix(buf, self.encoded_len()?)?;
-        self.encode(buf)
-    }
-
-    /// The size prefix and the frame as [`Segments`], ready for a vectored write: large
-    /// `bytes`/`records` values (a Fetch response's records) are the body's own `Bytes`, not
-    /// copies (see [`Message::encode_segments`]).
+    /// Writes header and body, after the 4-byte size prefix with [`Framing::SizePrefixed`].
+    ///
+    /// Or as [`Segments`] that share the large values (a Fetch response's records):
     ///
     /// ```
     /// use bytes::Bytes;
     /// use kafka_codec::messages::{fetch_response, FetchResponse};
-    /// use kafka_codec::ResponseFrame;
+    /// use kafka_codec::{Framing, ResponseFrame};
     ///
     /// let records = Bytes::from(vec![0u8; 100_000]); // record batches the server holds
     /// let partition = fetch_response::PartitionData { records: Some(records.clone()), ..Default::default() };
     /// let topic = fetch_response::FetchableTopicResponse { partitions: vec![partition], ..Default::default() };
     /// let frame = ResponseFrame::new(FetchResponse { responses: vec![topic], ..Default::default() }, 17, 5);
     ///
-    /// let segments = frame.encode_size_prefixed_segments().unwrap();
+    /// let segments = frame.encode_segments(Framing::SizePrefixed).unwrap();
     /// // The prefix, header and fields before the records; the records; what follows them.
     /// assert_eq!(segments.chunks().count(), 3);
     /// assert_eq!(segments.chunks().nth(1).unwrap().as_ptr(), records.as_ptr());
     /// let mut plain = Vec::new();
-    /// frame.encode_size_prefixed(&mut plain).unwrap();
+    /// frame.encode(&mut plain, Framing::SizePrefixed).unwrap();
     /// assert_eq!(segments.into_bytes(), plain);
     /// ```
     #[cfg(feature = "broker")]
     #[inline]
-    pub fn encode_size_prefixed_segments(&self) -> Result<Segments, EncodeError> {
-        size_prefixed_segments(self.encoded_len()?, |out| self.encode(out))
-    }
-
-    /// `{"apiKey": K, "apiVersion": V, "header": …, "body": …}`: the key and version make
-    /// the JSON self-contained, since a response frame does not carry them.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn to_json(&self) -> Result<Value, EncodeError> {
-        self.to_json_with(&JsonOptions::default())
-    }
-
-    /// [`ResponseFrame::to_json`] with `options` (a hook for `records` fields).
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
-        ValueSink::collect(|sink| self.write_json(options, sink))
-    }
-
-    /// Empties every unknown tagged field of the header and the body: the frame becomes what
-    /// its JSON form reads back as, without building that JSON.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn clear_unknown_tagged_fields(&mut self) {
-        self.header.clear_unknown_tagged_fields();
-        self.body.clear_unknown_tagged_fields();
+    pub fn encode(&self, buf: &mut impl BufMut, framing: Framing) -> Result<(), EncodeError> {
+        encode_framed(
+            buf,
+            framing,
+            || self.encoded_len(),
+            |buf| {
+                self.header.encode(buf, self.header_version())?;
+                self.body.encode(buf, self.api_version)
+            },
+        )
     }
 
     /// [`ResponseFrame::to_json_with`] written token by token to `out`; with a
@@ -703,58 +683,112 @@ impl ResponseFrame {
         Ok(())
     }
 
-    /// Reads the form [`ResponseFrame::to_json`] writes, strictly (see [`crate::json`]).
+    /// Reads the form [`ResponseFrame::to_json`] writes, from a [`Value`] or JSON text (see
+    /// [`JsonInput`]), strictly (see [`crate::json`]).
     #[cfg(feature = "json")]
     #[inline]
-    pub fn from_json(value: &Value) -> Result<Self, JsonError> {
-        Self::from_json_with(value, &JsonOptions::default())
+    pub fn from_json<'a>(input: impl Into<JsonInput<'a>>) -> Result<Self, JsonError> {
+        Self::from_json_with(input, &JsonOptions::default())
     }
 
-    /// [`ResponseFrame::from_json`] with `options` (lenient reading, a hook for `records`).
+    /// [`ResponseFrame::from_json`] with `options` (lenient reading, a hook for `records`);
+    /// from text, `apiKey` and `apiVersion` may come anywhere (see
+    /// [`RequestFrame::from_json_with`]).
     #[cfg(feature = "json")]
     #[inline]
-    pub fn from_json_with(value: &Value, options: &JsonOptions<'_>) -> Result<Self, JsonError> {
-        crate::json::frame_parts_of_value(value, RESPONSE_KEYS, options)
-            .and_then(|parts| Self::from_json_parts(parts, options))
-            .map_err(JsonError::place_duplicate)
-    }
-
-    /// [`ResponseFrame::from_json_with`] from JSON text, read token by token (see
-    /// [`RequestFrame::from_json_slice`]): `apiKey` and `apiVersion` may come anywhere.
-    #[cfg(feature = "json")]
-    #[inline]
-    pub fn from_json_slice(text: &[u8], options: &JsonOptions<'_>) -> Result<Self, JsonError> {
-        crate::json::frame_parts_of_text(text, RESPONSE_KEYS, options)
-            .and_then(|parts| Self::from_json_parts(parts, options))
-            .map_err(JsonError::place_duplicate)
-    }
-
-    #[cfg(feature = "json")]
-    #[inline]
-    fn from_json_parts(
-        [api_key, api_version, header, body]: [Option<Part<'_>>; 4],
+    pub fn from_json_with<'a>(
+        input: impl Into<JsonInput<'a>>,
         options: &JsonOptions<'_>,
     ) -> Result<Self, JsonError> {
-        let small = |part: Option<Part<'_>>, name: &'static str| {
-            required(part, name)?
-                .read(|source| crate::json::value_of(source, crate::json::as_i16))
-                .map_err(|e| e.at(name))
-        };
-        let key = small(api_key, "apiKey")?;
-        let version = small(api_version, "apiVersion")?;
-        let api = ApiKey::from_key(key)
-            .ok_or_else(|| JsonError::new(JsonErrorKind::UnknownApiKey(key)).at("apiKey"))?;
-        let header_version = api.response_header_version(version);
-        let header = required(header, "header")?
-            .read(|source| ResponseHeader::read_json_message(source, header_version, options))
-            .map_err(|e| e.at("header"))?;
-        let body = required(body, "body")?
-            .read(|source| Response::read_json(api, source, version, options))
-            .map_err(|e| e.at("body"))?;
-        Ok(ResponseFrame {
-            api_version: version,
-            header,
-            body,
-        })
+        from_json_parts(
+            input.into(),
+            RESPONSE_KEYS,
+            options,
+            |[api_key, api_version, header, body]| {
+                let small = |part: Option<Part<'_>>, name: &'static str| {
+                    required(part, name)?
+                        .read(|source| crate::json::value_of(source, crate::json::as_i16))
+                        .map_err(|e| e.at(name))
+                };
+                let key = small(api_key, "apiKey")?;
+                let version = small(api_version, "apiVersion")?;
+                let api = ApiKey::from_key(key).ok_or_else(|| {
+                    JsonError::new(JsonErrorKind::UnknownApiKey(key)).at("apiKey")
+                })?;
+                let header_version = api.response_header_version(version);
+                let header = required(header, "header")?
+                    .read(|source| {
+                        ResponseHeader::read_json_message(source, header_version, options)
+                    })
+                    .map_err(|e| e.at("header"))?;
+                let body = required(body, "body")?
+                    .read(|source| Response::read_json(api, source, version, options))
+                    .map_err(|e| e.at("body"))?;
+                Ok(ResponseFrame {
+                    api_version: version,
+                    header,
+                    body,
+                })
+            },
+        )
     }
 }
+
+/// The methods both frame types have to the letter, written once. `$encode` is the feature
+/// that encodes the type (`client` for requests, `broker` for responses); `$json` what its
+/// JSON form is.
+macro_rules! shared_frame_methods {
+    ($ty:ident, $encode:tt, $json:literal) => {
+        impl $ty {
+            /// Encodes into a new buffer, bare (no size prefix).
+            #[cfg(feature = $encode)]
+            #[inline]
+            pub fn encode_to_bytes(&self) -> Result<Bytes, EncodeError> {
+                encode_to_bytes(self.encoded_len()?, |buf| self.encode(buf, Framing::Bare))
+            }
+
+            /// The frame (after its size prefix, with [`Framing::SizePrefixed`]) as
+            /// [`Segments`], ready for a vectored write: large `bytes`/`records` values are the
+            /// body's own `Bytes`, not copies (see [`Message::encode_segments`]).
+            #[cfg(feature = $encode)]
+            #[inline]
+            pub fn encode_segments(&self, framing: Framing) -> Result<Segments, EncodeError> {
+                encode_segments(self.encoded_len()?, framing, |out| {
+                    self.encode(out, Framing::Bare)
+                })
+            }
+
+            #[doc = concat!($json, " in Kafka's JSON form.")]
+            #[cfg(feature = "json")]
+            #[inline]
+            pub fn to_json(&self) -> Result<Value, EncodeError> {
+                self.to_json_with(&JsonOptions::default())
+            }
+
+            /// `to_json` with `options` (a hook for `records` fields).
+            #[cfg(feature = "json")]
+            #[inline]
+            pub fn to_json_with(&self, options: &JsonOptions<'_>) -> Result<Value, EncodeError> {
+                ValueSink::collect(|sink| self.write_json(options, sink))
+            }
+
+            /// Empties every unknown tagged field of the header and the body: the frame
+            /// becomes what its JSON form reads back as, without building that JSON.
+            #[cfg(feature = "json")]
+            #[inline]
+            pub fn clear_unknown_tagged_fields(&mut self) {
+                self.header.clear_unknown_tagged_fields();
+                self.body.clear_unknown_tagged_fields();
+            }
+        }
+    };
+}
+
+shared_frame_methods!(RequestFrame, "client", "`{\"header\": …, \"body\": …}`");
+// The key and version make the JSON self-contained, since a response frame does not carry
+// them.
+shared_frame_methods!(
+    ResponseFrame,
+    "broker",
+    "`{\"apiKey\": K, \"apiVersion\": V, \"header\": …, \"body\": …}`"
+);

@@ -44,15 +44,25 @@ use serde_json::{Map, Value};
 use std::fmt;
 use std::io;
 
+mod error;
 mod read;
 pub mod redact;
 mod transcode;
+// Documented at the crate root, beside `DecodeError` and `EncodeError`.
+#[doc(hidden)]
+pub use error::{JsonError, JsonErrorKind};
+// The readers generated `from_json` code calls: reachable for it (through `codegen`), not
+// documented, so the module's page shows what a user calls. `parse` is the user's.
+pub use read::parse;
+#[doc(hidden)]
 pub use read::*;
 #[cfg(feature = "broker")]
 pub use transcode::transcode_request;
 #[cfg(feature = "client")]
 pub use transcode::transcode_response;
-pub use transcode::{transcode_message, JsonOut, TranscodeError, Transcoded};
+#[doc(hidden)]
+pub use transcode::JsonOut;
+pub use transcode::{transcode_message, TranscodeError, Transcoded};
 
 /// How Kafka's JSON form is read and written.
 #[derive(Clone, Copy, Default)]
@@ -83,6 +93,53 @@ impl JsonOptions<'_> {
     }
 }
 
+/// Kafka's JSON form as a frame's `from_json` reads it: a parsed [`Value`], or JSON text,
+/// read token by token so that no `Value` tree of the body is built. Every `&Value`, `&str`,
+/// `&String`, `&[u8]`, `&[u8; N]` and `&Vec<u8>` converts into one.
+#[derive(Debug, Clone, Copy)]
+pub enum JsonInput<'a> {
+    /// A parsed value.
+    Value(&'a Value),
+    /// UTF-8 JSON text (refused keys given twice unless lenient; see [`JsonOptions`]).
+    Text(&'a [u8]),
+}
+
+impl<'a> From<&'a Value> for JsonInput<'a> {
+    fn from(value: &'a Value) -> Self {
+        JsonInput::Value(value)
+    }
+}
+
+impl<'a> From<&'a [u8]> for JsonInput<'a> {
+    fn from(text: &'a [u8]) -> Self {
+        JsonInput::Text(text)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for JsonInput<'a> {
+    fn from(text: &'a [u8; N]) -> Self {
+        JsonInput::Text(text)
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for JsonInput<'a> {
+    fn from(text: &'a Vec<u8>) -> Self {
+        JsonInput::Text(text)
+    }
+}
+
+impl<'a> From<&'a str> for JsonInput<'a> {
+    fn from(text: &'a str) -> Self {
+        JsonInput::Text(text.as_bytes())
+    }
+}
+
+impl<'a> From<&'a String> for JsonInput<'a> {
+    fn from(text: &'a String) -> Self {
+        JsonInput::Text(text.as_bytes())
+    }
+}
+
 /// Another JSON form for `records` fields (the core does not know record batches; the
 /// records layer or a tool implements this).
 pub trait RecordsJson {
@@ -108,6 +165,7 @@ pub fn quote(text: &str) -> String {
 }
 
 /// Writes a `records` field: base64, or what the [`RecordsJson`] hook shows.
+#[doc(hidden)]
 pub fn write_records(
     out: &mut dyn JsonSink,
     value: &Bytes,
@@ -125,6 +183,7 @@ pub fn write_records(
 }
 
 /// Writes a `float64`; JSON has no NaN or infinity.
+#[doc(hidden)]
 pub fn write_f64(out: &mut dyn JsonSink, value: f64) -> Result<(), EncodeError> {
     if !value.is_finite() {
         return Err(EncodeError::new(EncodeErrorKind::NonFiniteFloat(value)));
@@ -134,21 +193,25 @@ pub fn write_f64(out: &mut dyn JsonSink, value: f64) -> Result<(), EncodeError> 
 }
 
 /// Writes a `uuid` in Kafka's text form.
+#[doc(hidden)]
 pub fn write_uuid(out: &mut dyn JsonSink, value: &Uuid) {
     out.uuid(value);
 }
 
 /// Writes `bytes` as standard base64 with padding.
+#[doc(hidden)]
 pub fn write_bytes(out: &mut dyn JsonSink, value: &Bytes) {
     out.bytes(value);
 }
 
 /// Writes a string.
+#[doc(hidden)]
 pub fn write_string(out: &mut dyn JsonSink, value: &Utf8Bytes) {
     out.str(value.as_str());
 }
 
 /// Writes a boolean.
+#[doc(hidden)]
 pub fn write_bool(out: &mut dyn JsonSink, value: &bool) {
     out.bool(*value);
 }
@@ -156,6 +219,7 @@ pub fn write_bool(out: &mut dyn JsonSink, value: &bool) {
 macro_rules! integer_writers {
     ($($name:ident: $ty:ty => $method:ident, $wide:ty;)*) => {$(
         #[doc = concat!("Writes an `", stringify!($ty), "` as a JSON number.")]
+        #[doc(hidden)]
         pub fn $name(out: &mut dyn JsonSink, value: &$ty) {
             out.$method(<$wide>::from(*value));
         }
@@ -172,6 +236,7 @@ integer_writers! {
 }
 
 /// Writes a JSON array of `values`, each written by `write` (`[]int32`, `[]string`, ...).
+#[doc(hidden)]
 pub fn write_array<T>(out: &mut dyn JsonSink, values: &[T], write: fn(&mut dyn JsonSink, &T)) {
     out.begin_array();
     for value in values {
@@ -181,6 +246,7 @@ pub fn write_array<T>(out: &mut dyn JsonSink, values: &[T], write: fn(&mut dyn J
 }
 
 /// Writes a JSON array of fixed-width values held as their wire bytes (`[]int32`, ...).
+#[doc(hidden)]
 pub fn write_primitive_array<T: FixedWidth>(
     out: &mut dyn JsonSink,
     values: &PrimitiveArray<T>,
@@ -194,6 +260,7 @@ pub fn write_primitive_array<T: FixedWidth>(
 }
 
 /// Writes a JSON array of `float64`s.
+#[doc(hidden)]
 pub fn write_f64_array(
     out: &mut dyn JsonSink,
     values: &PrimitiveArray<f64>,
@@ -573,6 +640,53 @@ impl JsonSink for JsonWriter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelled_key_is_answered_with_the_closest_field() {
+        let keys = &["topics", "topicName", "partitions", "partitionIndex"];
+        assert_eq!(did_you_mean("topcs", keys), Some("topics"));
+        assert_eq!(did_you_mean("partitionIdx", keys), Some("partitionIndex"));
+        // Letter case is no edit: Kafka's schema names for its JSON keys.
+        assert_eq!(did_you_mean("TopicName", keys), Some("topicName"));
+        // Nothing close: no suggestion, rather than a wild one.
+        assert_eq!(did_you_mean("replicas", keys), None);
+        assert_eq!(did_you_mean("", keys), None);
+        assert_eq!(did_you_mean("topcs", &[]), None);
+        // A short key allows one edit only.
+        assert_eq!(did_you_mean("ab", &["abc"]), Some("abc"));
+        assert_eq!(did_you_mean("ab", &["abcd"]), None);
+        // Equally close: the first, in schema order.
+        assert_eq!(did_you_mean("ab", &["ax", "xb"]), Some("ax"));
+    }
+
+    #[cfg(feature = "describe-quorum")]
+    #[test]
+    fn an_unknown_key_names_its_path_and_the_key_meant() {
+        use crate::messages::DescribeQuorumRequest;
+        use crate::Message;
+        let typo = serde_json::json!({"topcs": []});
+        let error = DescribeQuorumRequest::from_json(&typo, 0).expect_err("refused");
+        assert_eq!(error.suggestion(), Some("topics"));
+        assert_eq!(
+            error.to_string(),
+            "unknown field \"topcs\" in DescribeQuorumRequest v0; did you mean \"topics\"?"
+        );
+        let nested = serde_json::json!({"topics": [{"topicName": "t", "partitons": []}]});
+        let error = DescribeQuorumRequest::from_json(&nested, 0).expect_err("refused");
+        assert_eq!(
+            error.to_string(),
+            "unknown field \"partitons\" in DescribeQuorumRequest v0 at topics[0]; \
+             did you mean \"partitions\"?"
+        );
+        // Nothing close: the message as before.
+        let far = serde_json::json!({"voters": []});
+        let error = DescribeQuorumRequest::from_json(&far, 0).expect_err("refused");
+        assert_eq!(error.suggestion(), None);
+        assert_eq!(
+            error.to_string(),
+            "unknown field \"voters\" in DescribeQuorumRequest v0"
+        );
+    }
 
     #[test]
     fn base64_vectors() {

@@ -24,15 +24,57 @@
 //! assert_eq!(RequestFrame::decode(bytes).unwrap(), frame);
 //! ```
 //!
-//! Crate layout: [`messages`] holds one module per schema; [`Message`] is the trait they
-//! share; [`ApiKey`], [`Request`] and [`Response`] dispatch by API; [`RequestFrame`] and
-//! [`ResponseFrame`] handle whole frames and the size prefix; [`wire`] has the primitives, and
-//! [`wire::Segments`], the encode that shares large `bytes`/`records` values instead of
-//! copying them (for vectored writes);
-//! [`json`] documents Kafka's JSON form; [`conn`] holds conversations (error codes, version
-//! negotiation, sans-IO connections); `records` (feature `records`, on by default) reads and
-//! writes the record batches inside Produce and Fetch; `quorum` (feature `quorum`) is the
-//! reference KRaft leader model that computes the committed voter set.
+//! # A map of the crate
+//!
+//! Each area below says what it holds, the cargo feature that compiles it (the default
+//! features turn all of them on except `tokio` and `arbitrary`; the README's feature table
+//! has the rest), and where to start reading.
+//!
+//! **Messages and frames** (always; each API behind its own feature, `describe-quorum`,
+//! `all-apis` for every one). [`messages`] holds one module per schema, every request,
+//! response, header and data schema as plain structs; [`Message`] is the trait they share
+//! (encode, decode, JSON at a version). [`ApiKey`] is Kafka's API table (versions, header
+//! rules, which listener serves an API), and [`Request`]/[`Response`] dispatch a body by key.
+//! [`RequestFrame`] and [`ResponseFrame`] are whole frames, header and body: decode with
+//! `decode`, or `decode_with` and [`DecodeOptions`] (limits, [`TrailingBytes`], the size
+//! prefix as [`Framing`]); encode with `encode_to_bytes`, `encode` or `encode_segments`.
+//! [`split_frame`] cuts size-prefixed frames out of a buffer a socket fills. Decoding a
+//! request needs `broker` and encoding one `client`; responses the other way round.
+//! **Start here**: [`RequestFrame::new`], then the example below.
+//!
+//! **Conversations** ([`conn`]; the client with `client`, the server with `broker`, the
+//! observer with both). Sans-IO connections that number requests, match responses to them and
+//! pick each response's header version; version negotiation from an ApiVersions answer
+//! ([`conn::SupportedVersions`]); an observer for a tap. The `tokio` feature adds
+//! `conn::tokio`, `tokio_util` codecs over the same connections. Kafka's error table is
+//! [`ErrorCode`].
+//!
+//! **Record batches** (`records`, and one feature per codec: `gzip`, `snappy`, `lz4`,
+//! `zstd`). The `records` module reads and writes what a Produce or Fetch `records` field
+//! holds: RecordBatch v2, legacy magic 0/1 message sets, control batches, compression, with a
+//! decompression cap and a memory budget from [`DecodeLimits`].
+//!
+//! **JSON** (`json`). The `json` module documents Kafka's JSON form, which every message
+//! speaks through [`Message`] and the frames (`to_json`, `from_json`, strict by default, a
+//! misspelled key answered with the one meant); `json::transcode_request` and friends write a
+//! frame's JSON straight from its bytes, and `json::redact` keeps secrets out of logs.
+//!
+//! **The quorum model** (`quorum`, which turns on `records`, `broker` and the three quorum
+//! APIs). The `quorum` module is a reference KRaft leader that computes the committed voter
+//! set and answers DescribeQuorum, AddRaftVoter and RemoveRaftVoter.
+//!
+//! **Limits and errors** (always). [`DecodeLimits`] bounds what untrusted bytes may cost
+//! (frame size, array and string lengths, nesting, a memory budget). Failures are
+//! [`DecodeError`], [`EncodeError`] and, for JSON, `JsonError`, each with a kind and the
+//! [`FieldPath`] of the field that failed. [`wire`] has the [`wire::Decoder`] for tools
+//! that read Kafka bytes by hand, and [`wire::Segments`], the encode output that shares large
+//! `bytes`/`records` values instead of copying them (for vectored writes).
+//!
+//! **Random messages** (`arbitrary`). The `random` module generates messages valid at a
+//! version, for property tests and structure-aware fuzzing.
+//!
+//! Not API: the `codegen` module, which the generated code calls, is hidden from these pages
+//! and may change in any release.
 
 #![warn(missing_docs)]
 
@@ -41,12 +83,12 @@
 // here too, so the crate's own build proves the generated paths.
 extern crate self as kafka_codec;
 
-pub mod api;
+mod api;
+#[doc(hidden)]
 pub mod codegen;
 pub mod conn;
-#[cfg(feature = "json")]
-mod error;
-pub mod frame;
+mod error_code;
+mod frame;
 #[cfg(feature = "json")]
 pub mod json;
 mod message;
@@ -75,17 +117,19 @@ pub mod messages {
     include!(concat!(env!("OUT_DIR"), "/messages.rs"));
 }
 
-#[cfg(all(feature = "client", feature = "broker", feature = "arbitrary"))]
-pub use api::RandomMessageVisitor;
-pub use api::{ApiKey, Listener, Request, Response};
 #[cfg(all(feature = "client", feature = "broker"))]
-pub use api::{MessageCodec, MessageVisitor};
+pub use api::{visit_messages, MessageCodec, MessageVisitor};
+#[cfg(all(feature = "client", feature = "broker", feature = "arbitrary"))]
+pub use api::{visit_random_messages, RandomMessageVisitor};
+pub use api::{ApiKey, Listener, Request, Response};
+pub use error_code::ErrorCode;
+pub use frame::{
+    put_size_prefix, split_frame, DecodeOptions, Framing, RequestFrame, ResponseFrame,
+    TrailingBytes,
+};
 #[cfg(feature = "json")]
-pub use error::{JsonError, JsonErrorKind};
-pub use frame::{DecodeOptions, RequestFrame, ResponseFrame, TrailingBytes};
-pub use message::{DecodeFields, EncodeFields, Message, MessageKind};
-#[cfg(feature = "json")]
-pub use message::{JsonFields, TranscodeFields};
+pub use json::{JsonError, JsonErrorKind};
+pub use message::{Message, MessageKind};
 pub use versions::{ReleaseVersions, VersionRange};
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,

@@ -9,12 +9,12 @@
 //! refuses `MetadataRequest::decode` at compile time rather than at run time.
 
 #[cfg(feature = "json")]
-use crate::error::{JsonError, JsonErrorKind};
-#[cfg(feature = "json")]
 use crate::json::{
     elements_of, read_token, Json, JsonOptions, JsonOut, JsonSink, JsonSource, TranscodeError,
     ValueSink,
 };
+#[cfg(feature = "json")]
+use crate::json::{JsonError, JsonErrorKind};
 use crate::versions::VersionRange;
 use crate::wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, Decoder, EncodeError, EncodeErrorKind, Segments,
@@ -213,6 +213,10 @@ pub trait EncodeFields: Sized {
 /// Kafka's JSON form of one struct at a version (feature `json`; see [`crate::json`]).
 #[cfg(feature = "json")]
 pub trait JsonFields: Sized {
+    /// The struct's JSON keys in any version, in schema order: what a misspelled key is
+    /// compared with to suggest the one meant.
+    const JSON_KEYS: &'static [&'static str];
+
     /// Writes the struct as a JSON object in Kafka's form, token by token, to `out`. On an
     /// error `out` holds a partial object.
     fn write_json_fields(

@@ -16,10 +16,11 @@
 
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use kafka_codec::codegen::{DecodeFields, EncodeFields};
 use kafka_codec::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 use kafka_codec::messages::FetchResponse;
 use kafka_codec::wire::Segments;
-use kafka_codec::{DecodeFields, EncodeFields, Message};
+use kafka_codec::Message;
 use kafka_codec_bench::{with_case, Case, CaseVisitor, CASES};
 use kafka_protocol::protocol::{Decodable, Encodable};
 use std::hint::black_box;

@@ -18,6 +18,7 @@ use kafka_codec::messages::{
     ApiVersionsRequest, ApiVersionsResponse, ProduceRequest, ProduceResponse,
 };
 use kafka_codec::records::{Compression, RecordBatchBuilder};
+use kafka_codec::Framing;
 use kafka_codec::{Request, RequestFrame, Response};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -208,7 +209,7 @@ fn frame(version: i16, body: impl Into<Request>) -> Vec<u8> {
     let mut out = BytesMut::new();
     RequestFrame::new(body, version, 1)
         .with_client_id("bench")
-        .encode_size_prefixed(&mut out)
+        .encode(&mut out, Framing::SizePrefixed)
         .unwrap();
     out.to_vec()
 }

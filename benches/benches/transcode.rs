@@ -9,9 +9,10 @@
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use kafka_codec::codegen::{DecodeFields, JsonFields, TranscodeFields};
 use kafka_codec::json::{transcode_message, JsonOptions, JsonWriter};
 use kafka_codec::messages::{ListGroupsResponse, MetadataResponse};
-use kafka_codec::{DecodeFields, DecodeOptions, JsonFields, Message, TranscodeFields};
+use kafka_codec::{DecodeOptions, Message};
 use kafka_codec_bench::dense::Shape;
 use kafka_codec_bench::{metadata_response, METADATA_SMALL};
 use std::hint::black_box;

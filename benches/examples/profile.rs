@@ -21,8 +21,9 @@
 //! benchmark's loop bodies; `list` leaves them out.
 
 use bytes::{Bytes, BytesMut};
+use kafka_codec::codegen::{DecodeFields, EncodeFields};
 use kafka_codec::records::{decode_batches, Compression};
-use kafka_codec::{DecodeFields, EncodeFields, Message};
+use kafka_codec::Message;
 use kafka_codec_bench::records::{RecordsCase, RECORDS};
 use kafka_codec_bench::{with_case, Case, CaseVisitor, CASES};
 use kafka_protocol::protocol::{Decodable, Encodable};

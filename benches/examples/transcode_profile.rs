@@ -12,9 +12,10 @@
 //! ListGroupsResponse v3 of 1 MiB); `transcode` or `decode` (decode + write_json); N.
 
 use bytes::Bytes;
+use kafka_codec::codegen::{DecodeFields, JsonFields, TranscodeFields};
 use kafka_codec::json::{transcode_message, JsonOptions, JsonWriter};
 use kafka_codec::messages::{ListGroupsResponse, MetadataResponse};
-use kafka_codec::{DecodeFields, DecodeOptions, JsonFields, Message, TranscodeFields};
+use kafka_codec::{DecodeOptions, Message};
 use kafka_codec_bench::dense::Shape;
 use kafka_codec_bench::{metadata_response, METADATA_SMALL};
 use std::hint::black_box;

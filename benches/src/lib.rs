@@ -7,12 +7,13 @@
 //! benchmark then compares the two crates doing the same work on the same input.
 
 use bytes::{Bytes, BytesMut};
+use kafka_codec::codegen::{DecodeFields, EncodeFields};
 use kafka_codec::messages::{
     api_versions_response, describe_quorum_response, fetch_response, metadata_response,
     produce_request,
 };
 use kafka_codec::records::{Compression, RecordBatchBuilder};
-use kafka_codec::{ApiKey, DecodeFields, EncodeFields, Message, PrimitiveArray, Uuid};
+use kafka_codec::{ApiKey, Message, PrimitiveArray, Uuid};
 use kafka_protocol::protocol::{Decodable, Encodable};
 
 pub mod records;

@@ -2,11 +2,12 @@
 //! `json::redact::write_redacted`.
 
 use crate::{fetch_response, metadata_response};
+use kafka_codec::codegen::JsonFields;
 use kafka_codec::json::redact::{self, Direction, Form};
 use kafka_codec::json::{JsonOptions, JsonSink, JsonWriter};
 use kafka_codec::messages::describe_configs_response as dc;
 use kafka_codec::messages::fetch_response::{FetchResponse, FetchableTopicResponse, PartitionData};
-use kafka_codec::{ApiKey, EncodeError, JsonFields, Message, Uuid};
+use kafka_codec::{ApiKey, EncodeError, Message, Uuid};
 
 type Write = Box<dyn Fn(&mut dyn JsonSink) -> Result<(), EncodeError>>;
 

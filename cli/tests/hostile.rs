@@ -17,6 +17,7 @@ use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::ServerConnection;
 use kafka_codec::messages::{ApiVersionsRequest, ListGroupsRequest};
 use kafka_codec::serde_json::{self, Value};
+use kafka_codec::Framing;
 use kafka_codec::{Request, RequestFrame, Response, ResponseFrame};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -361,7 +362,7 @@ impl Client {
     fn send(&mut self, version: i16, body: impl Into<Request>, correlation_id: i32) {
         let frame = RequestFrame::new(body, version, correlation_id).with_client_id("honest");
         let mut out = BytesMut::new();
-        frame.encode_size_prefixed(&mut out).unwrap();
+        frame.encode(&mut out, Framing::SizePrefixed).unwrap();
         self.stream.write_all(&out).unwrap();
     }
 
@@ -520,7 +521,7 @@ fn produce_of_tiny_records(count: usize) -> Vec<u8> {
     let mut out = BytesMut::new();
     RequestFrame::new(body, 9, 1)
         .with_client_id("dense-records")
-        .encode_size_prefixed(&mut out)
+        .encode(&mut out, Framing::SizePrefixed)
         .unwrap();
     out.to_vec()
 }
@@ -618,7 +619,7 @@ fn an_upstream_that_never_answers_stops_the_client_at_max_in_flight() {
     let request = {
         let frame = RequestFrame::new(ApiVersionsRequest::default(), 0, 0).with_client_id("flood");
         let mut out = BytesMut::new();
-        frame.encode_size_prefixed(&mut out).unwrap();
+        frame.encode(&mut out, Framing::SizePrefixed).unwrap();
         out.to_vec()
     };
     let one = request.len() as u64;

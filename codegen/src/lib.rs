@@ -224,6 +224,8 @@ impl Generator {
         let krate = self.checked_crate_path()?;
         let mut files = emit::emit_messages(&set, krate);
         files.push(("api.rs".into(), emit::emit_api(&set, krate)));
+        // Not included by the library: `kafka-codec`'s memory-density test includes it.
+        files.push(("density_rows.rs".into(), emit::emit_density_rows(&set)));
         files.push((
             "error_codes.rs".into(),
             emit::emit_error_codes(&errors, &set, krate),

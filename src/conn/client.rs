@@ -35,7 +35,7 @@ pub struct Sent {
 /// use bytes::BytesMut;
 /// use kafka_codec::conn::ClientConnection;
 /// use kafka_codec::messages::{ApiVersionsRequest, ApiVersionsResponse, ResponseHeader};
-/// use kafka_codec::{Request, Response, ResponseFrame};
+/// use kafka_codec::{Framing, Request, Response, ResponseFrame};
 ///
 /// let mut client = ClientConnection::new().with_client_id("doc");
 /// let mut to_server = BytesMut::new();
@@ -50,7 +50,7 @@ pub struct Sent {
 ///     body: Response::ApiVersions(ApiVersionsResponse::default()),
 /// };
 /// let mut wire = BytesMut::new();
-/// answer.encode_size_prefixed(&mut wire).unwrap();
+/// answer.encode(&mut wire, Framing::SizePrefixed).unwrap();
 /// let mut from_server = BytesMut::new();
 /// from_server.extend_from_slice(&wire[..5]);
 /// assert_eq!(client.receive(&mut from_server).unwrap(), None);

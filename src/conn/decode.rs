@@ -4,15 +4,15 @@
 
 #[cfg(feature = "broker")]
 use super::incoming::IncomingRequest;
-#[cfg(feature = "client")]
-use super::ErrorCode;
 #[cfg(feature = "broker")]
 use crate::frame::check_frame_size;
 #[cfg(feature = "broker")]
 use crate::messages::RequestHeader;
 #[cfg(feature = "broker")]
 use crate::wire::Decoder;
-use crate::{ApiKey, DecodeError, DecodeOptions};
+#[cfg(feature = "client")]
+use crate::ErrorCode;
+use crate::{ApiKey, DecodeError, DecodeOptions, Framing};
 #[cfg(feature = "broker")]
 use crate::{Message, Request, RequestFrame};
 #[cfg(feature = "client")]
@@ -31,6 +31,8 @@ pub fn decode_request(
     frame: Bytes,
     options: &DecodeOptions,
 ) -> Result<IncomingRequest, DecodeError> {
+    // `frame` is bare, as `split_frame` hands it out, whatever framing the options name.
+    let options = &options.with_framing(Framing::Bare);
     let api = ApiKey::ApiVersions;
     match super::RawRequestHeader::peek(&frame) {
         Some(raw)
@@ -72,6 +74,8 @@ pub fn decode_response(
     version: i16,
     options: &DecodeOptions,
 ) -> Result<ResponseFrame, DecodeError> {
+    // `frame` is bare, as `split_frame` hands it out, whatever framing the options name.
+    let options = &options.with_framing(Framing::Bare);
     match ResponseFrame::decode_with(frame.clone(), api, version, options) {
         Err(error) if api == ApiKey::ApiVersions && version != 0 => {
             let fallback = ResponseFrame::decode_with(frame, api, 0, options);

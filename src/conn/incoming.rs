@@ -1,9 +1,9 @@
 //! [`IncomingRequest`]: a request as the receiving side reads it, and the responses that
 //! answer it.
 
-use super::ErrorCode;
 use crate::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
 use crate::messages::{RequestHeader, ResponseHeader};
+use crate::ErrorCode;
 use crate::{ApiKey, Request, Response, ResponseFrame, VersionRange};
 #[cfg(feature = "json")]
 use crate::{EncodeError, Message};

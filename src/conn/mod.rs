@@ -1,7 +1,7 @@
-//! Conversations with Kafka software: error codes, version negotiation, and a connection
-//! without I/O (in the manner of `h2` and `quinn-proto`) for both sides and for an observer.
+//! Conversations with Kafka software: version negotiation, and a connection without I/O (in
+//! the manner of `h2` and `quinn-proto`) for both sides and for an observer. Kafka's error
+//! table is [`ErrorCode`](crate::ErrorCode), at the crate root: `quorum` needs it too.
 //!
-//! - [`ErrorCode`]: Kafka's error table (name, retriable), from the pinned `kafka-clients`.
 //! - [`SupportedVersions`]: what a peer supports, read from its `ApiVersionsResponse`;
 //!   [`SupportedVersions::negotiate`] picks the highest version both sides speak, never an
 //!   unstable one unless asked; [`ApiVersionsReply`] handles the ApiVersions fallback.
@@ -12,7 +12,7 @@
 //! - [`Observer`]: follows both directions of a conversation it only watches (a tap).
 //!
 //! All of them work on `BytesMut` buffers the caller reads into and writes from, frame with
-//! [`split_frame`](crate::frame::split_frame) and enforce the [`DecodeLimits`](crate::DecodeLimits)
+//! [`split_frame`](crate::split_frame) and enforce the [`DecodeLimits`](crate::DecodeLimits)
 //! of their [`DecodeOptions`](crate::DecodeOptions). The `tokio` feature adds
 //! `tokio_util::codec` implementations on top (the `conn::tokio` module).
 //!
@@ -50,7 +50,7 @@
 //! ```
 
 //!
-//! What is here follows the cargo features: the error table and version negotiation always;
+//! What is here follows the cargo features: version negotiation always;
 //! the client connection with `client`, the server connection with `broker`, the observer
 //! with both.
 
@@ -59,7 +59,6 @@ mod client;
 #[cfg(any(feature = "client", feature = "broker"))]
 mod decode;
 mod error;
-mod error_code;
 #[cfg(feature = "broker")]
 mod incoming;
 #[cfg(all(feature = "client", feature = "broker"))]
@@ -77,7 +76,6 @@ pub use decode::decode_request;
 #[cfg(feature = "client")]
 pub use decode::decode_response;
 pub use error::{ConnError, InFlight, RawRequestHeader};
-pub use error_code::ErrorCode;
 #[cfg(feature = "broker")]
 pub use incoming::IncomingRequest;
 #[cfg(all(feature = "client", feature = "broker"))]

@@ -5,6 +5,7 @@ use super::error::{ConnError, InFlight, RawRequestHeader};
 use super::IncomingRequest;
 use crate::frame::split_frame;
 use crate::wire::Segments;
+use crate::Framing;
 use crate::{DecodeOptions, ResponseFrame};
 use bytes::{Bytes, BytesMut};
 use std::collections::VecDeque;
@@ -101,7 +102,7 @@ impl ServerConnection {
     pub fn send(&mut self, response: &ResponseFrame, out: &mut BytesMut) -> Result<(), ConnError> {
         self.check_answers(response)?;
         let start = out.len();
-        if let Err(error) = response.encode_size_prefixed(out) {
+        if let Err(error) = response.encode(out, Framing::SizePrefixed) {
             out.truncate(start);
             return Err(error.into());
         }
@@ -141,7 +142,7 @@ impl ServerConnection {
         out: &mut Segments,
     ) -> Result<(), ConnError> {
         self.check_answers(response)?;
-        out.append(response.encode_size_prefixed_segments()?);
+        out.append(response.encode_segments(Framing::SizePrefixed)?);
         self.awaiting.pop_front();
         Ok(())
     }

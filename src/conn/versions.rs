@@ -7,8 +7,8 @@
 //! ApiVersions range; [`ClientConnection`](super::ClientConnection) reads such an answer at
 //! v0 by itself, and [`ApiVersionsReply::read`] turns it into the version to retry with.
 
-use super::ErrorCode;
 use crate::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
+use crate::ErrorCode;
 use crate::{ApiKey, VersionRange};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -259,9 +259,9 @@ impl ApiVersionsReply {
     /// fails, and so does a fallback that would not go below `sent_version`.
     ///
     /// ```
-    /// use kafka_codec::conn::{ApiVersionsReply, ErrorCode, SupportedVersions};
+    /// use kafka_codec::conn::{ApiVersionsReply, SupportedVersions};
     /// use kafka_codec::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
-    /// use kafka_codec::ApiKey;
+    /// use kafka_codec::{ApiKey, ErrorCode};
     /// // An older broker refused ApiVersions v4: its v0 answer names its own range, 0-2.
     /// let refused = ApiVersionsResponse {
     ///     error_code: ErrorCode::UNSUPPORTED_VERSION.code(),

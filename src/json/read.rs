@@ -11,7 +11,7 @@
 //! carries a placeholder error through its own frames while the real one waits in a slot.
 
 use super::{quote, JsonOptions, MAX_QUOTED_CHARS};
-use crate::error::{JsonError, JsonErrorKind};
+use crate::json::{JsonError, JsonErrorKind};
 use crate::wire::{Utf8Bytes, Uuid};
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use base64::Engine;
@@ -366,17 +366,63 @@ pub fn first(first: bool, key: &'static str, options: &JsonOptions<'_>) -> Resul
     }
 }
 
-/// A key the struct has in no version: refused, or, lenient, its value skipped.
+/// A key the struct has in no version: refused, naming the closest of the struct's `keys`
+/// if one is close, or, lenient, its value skipped.
 pub fn unknown_key(
     key: &str,
+    keys: &'static [&'static str],
     source: &mut dyn JsonSource,
     options: &JsonOptions<'_>,
 ) -> Result<(), JsonError> {
     if options.lenient {
         skip(source)
     } else {
-        Err(JsonError::new(JsonErrorKind::UnknownField(quote(key))))
+        Err(unknown_field(key, keys))
     }
+}
+
+/// [`JsonErrorKind::UnknownField`] for `key`, suggesting the closest of `keys`.
+#[cold]
+pub(crate) fn unknown_field(key: &str, keys: &[&'static str]) -> JsonError {
+    JsonError::new(JsonErrorKind::UnknownField(quote(key))).suggest(did_you_mean(key, keys))
+}
+
+/// The key of `keys` that `key` was most likely meant to be: the fewest single-character
+/// edits away (letter case aside, as `TopicName` for `topicName`), if that is at most a third
+/// of its length (one edit for a short key), as rustc judges a misspelled name. The first of
+/// equally close keys wins.
+pub(crate) fn did_you_mean(key: &str, keys: &[&'static str]) -> Option<&'static str> {
+    // A key longer than any field name by more than the bound cannot be close; this also
+    // keeps a huge key from costing a long comparison.
+    let key: Vec<char> = key.chars().flat_map(char::to_lowercase).collect();
+    let bound = key.len().max(3) / 3;
+    let mut best: Option<(usize, &'static str)> = None;
+    for &candidate in keys {
+        let other: Vec<char> = candidate.chars().flat_map(char::to_lowercase).collect();
+        if other.len().abs_diff(key.len()) > bound {
+            continue;
+        }
+        let distance = edit_distance(&key, &other);
+        if distance <= bound && best.is_none_or(|(closest, _)| distance < closest) {
+            best = Some((distance, candidate));
+        }
+    }
+    best.map(|(_, candidate)| candidate)
+}
+
+/// Levenshtein distance: insertions, deletions and substitutions, one row at a time.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(diagonal + 1);
+        }
+    }
+    row[b.len()]
 }
 
 /// `path` is where the object is below what the error's own path will name.
@@ -525,7 +571,7 @@ pub(crate) fn frame_parts_of_value<'a, const N: usize>(
         match keys.iter().position(|known| known == key) {
             Some(index) => parts[index] = Some(Part::Value(value)),
             None if options.lenient => {}
-            None => return Err(JsonError::new(JsonErrorKind::UnknownField(quote(key)))),
+            None => return Err(unknown_field(key, &keys)),
         }
     }
     Ok(parts)
@@ -578,7 +624,7 @@ impl<'de, const N: usize> Visitor<'de> for FramePartsVisitor<'_, '_, N> {
                 }
                 Some(_) => Some(duplicate_key(&key, String::new())),
                 None if self.options.lenient => None,
-                None => Some(JsonError::new(JsonErrorKind::UnknownField(quote(&key)))),
+                None => Some(unknown_field(&key, &self.keys)),
             };
             if let Some(error) = refuse {
                 *self.failed = Some(error);

@@ -1,9 +1,10 @@
 //! Control records and [`ControlRecordStateMachine`], which follows them through the log.
 
 use super::{LogHistory, QuorumError, VoterSet, VoterSetHistory};
+use crate::message::EncodeFields;
 use crate::messages::{KRaftVersionRecord, LeaderChangeMessage, VotersRecord};
 pub use crate::records::ControlRecordType;
-use crate::{EncodeFields, Message};
+use crate::Message;
 use bytes::Bytes;
 
 /// Schema version of the KRaft control record values (`VotersRecord` and friends).

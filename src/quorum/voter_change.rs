@@ -8,10 +8,10 @@
 //! in the log either way. [`PendingVoterChange::poll`] tells the caller which of these holds.
 
 use super::{Endpoints, LeaderState, QuorumError, Rejection, ReplicaKey, VoterNode};
-use crate::conn::ErrorCode;
 use crate::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
 };
+use crate::ErrorCode;
 use std::fmt;
 
 /// A voter change the leader refuses: Kafka's error code and a message for the operator.

@@ -6,11 +6,12 @@
 //! followed by [`EndTxnMarker`], the KRaft records are their message at schema version 0.
 
 use super::{Record, RecordsErrorKind};
+use crate::message::DecodeFields;
 use crate::messages::{
     ControlRecordTypeSchema, EndTxnMarker, KRaftVersionRecord, LeaderChangeMessage,
     SnapshotFooterRecord, SnapshotHeaderRecord, VotersRecord,
 };
-use crate::{DecodeFields, Message};
+use crate::Message;
 use bytes::{BufMut, Bytes, BytesMut};
 
 /// The type of a control record, from its key.

@@ -30,8 +30,8 @@ use super::batch::RecordView;
 use super::{
     Compression, ControlRecord, Header, RawBatch, Record, RecordBatch, RecordsError, TimestampType,
 };
-use crate::error::{JsonError, JsonErrorKind};
 use crate::json::{self as kjson, JsonSink, ValueSink};
+use crate::json::{JsonError, JsonErrorKind};
 use crate::Utf8Bytes;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;

@@ -56,7 +56,7 @@ fn random_frames(count_per_version: usize) -> Vec<Bytes> {
         }
     }
     let mut collect = Collect(Vec::new(), SmallRng::seed_from_u64(7), count_per_version);
-    kafka_codec::api::visit_random_messages(&mut collect);
+    kafka_codec::visit_random_messages(&mut collect);
     collect.0
 }
 
@@ -310,7 +310,7 @@ fn a_cut_inside_a_run_of_fixed_width_fields_names_the_field() {
     use kafka_codec::messages::describe_quorum_response::{
         DescribeQuorumResponse, PartitionData, ReplicaState, TopicData,
     };
-    use kafka_codec::wire::RawTaggedField;
+    use kafka_codec::RawTaggedField;
     // ReplicaState at v2: ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp,
     // LastCaughtUpTimestamp: one 44-byte run. The values are found in the bytes by pattern.
     let voter = |id: i32| ReplicaState {

@@ -1,15 +1,16 @@
 //! The frame API a newcomer uses: constructors fill the header from the body, encoding refuses
-//! a header that names another API than its body, and `decode_size_prefixed` reads back what
-//! `encode_size_prefixed` writes.
+//! a header that names another API than its body, and `decode_with` with
+//! `Framing::SizePrefixed` reads back what `encode` with it writes.
 
 use kafka_codec::bytes::{BufMut, Bytes, BytesMut};
 use kafka_codec::messages::describe_quorum_request::{PartitionData, TopicData};
 use kafka_codec::messages::{
     ApiVersionsResponse, DescribeQuorumRequest, MetadataRequest, MetadataResponse, RequestHeader,
 };
+use kafka_codec::Framing;
 use kafka_codec::{
-    ApiKey, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeErrorKind, Request, RequestFrame,
-    ResponseFrame, TrailingBytes,
+    split_frame, ApiKey, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeErrorKind, Request,
+    RequestFrame, ResponseFrame, TrailingBytes,
 };
 
 fn describe_quorum() -> DescribeQuorumRequest {
@@ -25,7 +26,7 @@ fn describe_quorum() -> DescribeQuorumRequest {
 
 fn size_prefixed(frame: &RequestFrame) -> Bytes {
     let mut buf = BytesMut::new();
-    frame.encode_size_prefixed(&mut buf).unwrap();
+    frame.encode(&mut buf, Framing::SizePrefixed).unwrap();
     buf.freeze()
 }
 
@@ -73,12 +74,16 @@ fn a_header_naming_another_api_is_refused() {
         body: 3,
         body_name: "Metadata",
     };
-    assert_eq!(frame.encode(&mut Vec::new()).unwrap_err().kind(), &mismatch);
+    let bare = frame.encode(&mut Vec::new(), Framing::Bare);
+    assert_eq!(bare.unwrap_err().kind(), &mismatch);
     assert_eq!(frame.encoded_len().unwrap_err().kind(), &mismatch);
     assert_eq!(frame.encode_to_bytes().unwrap_err().kind(), &mismatch);
     let mut buf = Vec::new();
     assert_eq!(
-        frame.encode_size_prefixed(&mut buf).unwrap_err().kind(),
+        frame
+            .encode(&mut buf, Framing::SizePrefixed)
+            .unwrap_err()
+            .kind(),
         &mismatch
     );
     assert!(buf.is_empty(), "nothing written");
@@ -89,92 +94,98 @@ fn a_header_naming_another_api_is_refused() {
     );
 }
 
+/// The options that read a frame after its size prefix.
+fn prefixed() -> DecodeOptions {
+    DecodeOptions::default().with_framing(Framing::SizePrefixed)
+}
+
 #[test]
 fn size_prefixed_frames_read_back_one_at_a_time() {
     let first = RequestFrame::new(describe_quorum(), 2, 1).with_client_id("a");
     let second = RequestFrame::new(MetadataRequest::default(), 12, 2);
     let mut buf = BytesMut::new();
-    first.encode_size_prefixed(&mut buf).unwrap();
-    second.encode_size_prefixed(&mut buf).unwrap();
-    let mut bytes = buf.freeze();
+    first.encode(&mut buf, Framing::SizePrefixed).unwrap();
+    second.encode(&mut buf, Framing::SizePrefixed).unwrap();
+    // One after another: `split_frame` takes each off the front, and it decodes bare.
+    let limits = DecodeLimits::default();
+    let frame = split_frame(&mut buf, &limits).unwrap().unwrap();
+    assert_eq!(RequestFrame::decode(frame).unwrap(), first);
     assert_eq!(
-        RequestFrame::decode_size_prefixed(&mut bytes).unwrap(),
-        first
+        buf.clone().freeze(),
+        size_prefixed(&second),
+        "the next frame stays"
     );
-    assert_eq!(bytes, size_prefixed(&second), "the next frame stays");
+    // One whole buffer: decoded with the prefix.
     assert_eq!(
-        RequestFrame::decode_size_prefixed(&mut bytes).unwrap(),
+        RequestFrame::decode_with(buf.freeze(), &prefixed()).unwrap(),
         second
     );
-    assert!(bytes.is_empty());
 
     let response = ResponseFrame::new(MetadataResponse::default(), 12, 2);
     let mut buf = BytesMut::new();
-    response.encode_size_prefixed(&mut buf).unwrap();
-    let mut bytes = buf.freeze();
-    let decoded = ResponseFrame::decode_size_prefixed(&mut bytes, ApiKey::Metadata, 12);
+    response.encode(&mut buf, Framing::SizePrefixed).unwrap();
+    let decoded = ResponseFrame::decode_with(buf.freeze(), ApiKey::Metadata, 12, &prefixed());
     assert_eq!(decoded.unwrap(), response);
-    assert!(bytes.is_empty());
 }
 
 #[test]
-fn size_prefixed_errors_count_the_prefix_and_leave_the_buffer() {
+fn size_prefixed_errors_count_the_prefix() {
     let whole = size_prefixed(&RequestFrame::new(describe_quorum(), 2, 7).with_client_id("c"));
-    // Every truncation is an error, and the buffer is left as it was.
+    // Every truncation is an error.
     for len in 0..whole.len() {
-        let mut bytes = whole.slice(..len);
-        let err = RequestFrame::decode_size_prefixed(&mut bytes).unwrap_err();
+        let err = RequestFrame::decode_with(whole.slice(..len), &prefixed()).unwrap_err();
         assert!(
             matches!(err.kind(), DecodeErrorKind::UnexpectedEof { .. }),
             "{len}: {err}"
         );
-        assert_eq!(bytes.len(), len);
     }
     // A negative size, and one above the limit.
-    let mut bytes = Bytes::from_static(&[0xff, 0xff, 0xff, 0xfe, 0]);
-    let err = RequestFrame::decode_size_prefixed(&mut bytes).unwrap_err();
+    let bytes = Bytes::from_static(&[0xff, 0xff, 0xff, 0xfe, 0]);
+    let err = RequestFrame::decode_with(bytes, &prefixed()).unwrap_err();
     assert_eq!(err.kind(), &DecodeErrorKind::InvalidFrameSize(-2));
     let tight = DecodeOptions {
         limits: DecodeLimits {
             max_frame_size: 10,
             ..DecodeLimits::default()
         },
-        ..DecodeOptions::default()
+        ..prefixed()
     };
-    let err = RequestFrame::decode_size_prefixed_with(&mut whole.clone(), &tight).unwrap_err();
+    let err = RequestFrame::decode_with(whole.clone(), &tight).unwrap_err();
     assert!(matches!(err.kind(), DecodeErrorKind::LimitExceeded { .. }));
 
     // Inside the frame, offsets count from the start of the buffer: the topic name's length
     // sits at byte 13 of wire-encoding example 2, so at byte 17 after the prefix.
     let mut lying = whole.to_vec();
     lying[17] = 0x7f;
-    let err = RequestFrame::decode_size_prefixed(&mut Bytes::from(lying)).unwrap_err();
+    let err = RequestFrame::decode_with(Bytes::from(lying), &prefixed()).unwrap_err();
     assert_eq!(err.offset(), 17, "{err}");
     assert_eq!(err.path().to_string(), "Topics[0].TopicName");
 }
 
 #[test]
-fn bytes_after_the_body_inside_the_frame_follow_the_options() {
+fn bytes_after_the_body_or_the_frame_follow_the_options() {
     let frame = RequestFrame::new(describe_quorum(), 2, 1);
     let body = frame.encode_to_bytes().unwrap();
+    // One byte after the body, inside the frame's size.
     let mut buf = BytesMut::new();
     buf.put_i32(body.len() as i32 + 1);
     buf.put_slice(&body);
     buf.put_u8(0xaa);
-    let bytes = buf.freeze();
-    let err = RequestFrame::decode_size_prefixed(&mut bytes.clone()).unwrap_err();
-    assert_eq!(err.kind(), &DecodeErrorKind::TrailingBytes(1));
-    assert_eq!(err.offset(), 4 + body.len());
+    let inside = buf.freeze();
+    // One byte after the frame.
+    let mut after = size_prefixed(&frame).to_vec();
+    after.push(0xaa);
+    let after = Bytes::from(after);
     let lenient = DecodeOptions {
         trailing_bytes: TrailingBytes::Allow,
-        ..DecodeOptions::default()
+        ..prefixed()
     };
-    let mut rest = bytes.clone();
-    assert_eq!(
-        RequestFrame::decode_size_prefixed_with(&mut rest, &lenient).unwrap(),
-        frame
-    );
-    assert!(rest.is_empty());
+    for bytes in [inside, after] {
+        let err = RequestFrame::decode_with(bytes.clone(), &prefixed()).unwrap_err();
+        assert_eq!(err.kind(), &DecodeErrorKind::TrailingBytes(1));
+        assert_eq!(err.offset(), 4 + body.len());
+        assert_eq!(RequestFrame::decode_with(bytes, &lenient).unwrap(), frame);
+    }
 }
 
 /// `cargo test` runs with the default features, and they must compile everything: both

@@ -175,7 +175,7 @@ fn check_misuse<M: MessageCodec>(line: &Line) -> Result<(), String> {
 
 fn read_corpus(index: &Value) -> Result<Corpus, Vec<String>> {
     let mut schemas = Schemas(BTreeMap::new());
-    kafka_codec::api::visit_messages(&mut schemas);
+    kafka_codec::visit_messages(&mut schemas);
     let mut problems = Vec::new();
     let mut lines: BTreeMap<&'static str, Vec<Line>> = BTreeMap::new();
     let files: BTreeSet<String> = index["cells"]
@@ -260,7 +260,7 @@ fn kafka_golden_corpus_replays() {
         cells: BTreeSet::new(),
         failures: Vec::new(),
     };
-    kafka_codec::api::visit_messages(&mut replay);
+    kafka_codec::visit_messages(&mut replay);
 
     // The index covers exactly the crate's cells that Kafka has, each with enough cases, no
     // recorded mismatch, and the counts the files hold.

@@ -278,7 +278,7 @@ fn an_error_quotes_at_most_64_characters_of_a_value() {
 /// Reads `text` both ways, from the text token by token and from its tree: the two must agree
 /// (same frame, or same error kind and path).
 fn both_request(text: &str, options: &JsonOptions<'_>) -> Result<RequestFrame, JsonError> {
-    let from_text = RequestFrame::from_json_slice(text.as_bytes(), options);
+    let from_text = RequestFrame::from_json_with(text.as_bytes(), options);
     let value: Value = serde_json::from_str(text).unwrap();
     let from_tree = RequestFrame::from_json_with(&value, options);
     match (&from_text, &from_tree) {
@@ -378,7 +378,7 @@ fn text_refuses_a_key_given_twice_with_its_path_wherever_it_is() {
             "the top level",
         ),
     ] {
-        let error = RequestFrame::from_json_slice(text.as_bytes(), &strict).expect_err(text);
+        let error = RequestFrame::from_json_with(text.as_bytes(), &strict).expect_err(text);
         assert_eq!(
             error.kind(),
             &JsonErrorKind::DuplicateKey {
@@ -387,7 +387,7 @@ fn text_refuses_a_key_given_twice_with_its_path_wherever_it_is() {
             },
             "{error}"
         );
-        let lenient = RequestFrame::from_json_slice(text.as_bytes(), &JsonOptions::lenient());
+        let lenient = RequestFrame::from_json_with(text.as_bytes(), &JsonOptions::lenient());
         let tree = RequestFrame::from_json_with(
             &parse(text.as_bytes(), &JsonOptions::lenient()).unwrap(),
             &JsonOptions::lenient(),
@@ -408,7 +408,7 @@ fn a_frame_reads_whichever_order_its_keys_come_in() {
 
     // A response's `apiKey` and `apiVersion` after its body, as a hand-written file may
     // have them.
-    let response = kafka_codec::ResponseFrame::from_json_slice(
+    let response = kafka_codec::ResponseFrame::from_json_with(
         br#"{"header": {"correlationId": 4},
              "body": {"errorCode": 0, "apiKeys": [], "throttleTimeMs": 0},
              "apiVersion": 2, "apiKey": 18}"#,
@@ -425,7 +425,7 @@ fn a_frame_reads_whichever_order_its_keys_come_in() {
         format!("{{{header}, \"body\": {{\"clientSoftwareName\": }}}}"),
     ] {
         let error =
-            RequestFrame::from_json_slice(bad.as_bytes(), &JsonOptions::default()).expect_err(&bad);
+            RequestFrame::from_json_with(bad.as_bytes(), &JsonOptions::default()).expect_err(&bad);
         assert!(matches!(error.kind(), JsonErrorKind::Syntax(_)), "{error}");
     }
 }

@@ -4,11 +4,11 @@
 //! `Message::decode_with_limits`; input exactly at the bound is accepted.
 
 use bytes::{Bytes, BytesMut};
-use kafka_codec::frame::split_frame;
 use kafka_codec::messages::describe_quorum_request::{
     DescribeQuorumRequest, PartitionData, TopicData,
 };
 use kafka_codec::messages::{DescribeQuorumResponse, SaslAuthenticateRequest};
+use kafka_codec::split_frame;
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, Message, Request,
     RequestFrame, ResponseFrame,
@@ -367,8 +367,8 @@ fn unknown_tagged_fields_are_charged_to_the_memory_budget() {
     let bytes = with_tagged_section(false, &many_unknown_tags(1000));
     // 1,000 kept fields need 1,000 × size_of::<RawTaggedField>() bytes, and the `Vec` that
     // holds them sits behind `TaggedFields`' one pointer.
-    let needed = std::mem::size_of::<Vec<kafka_codec::wire::RawTaggedField>>()
-        + 1000 * std::mem::size_of::<kafka_codec::wire::RawTaggedField>();
+    let needed = std::mem::size_of::<Vec<kafka_codec::RawTaggedField>>()
+        + 1000 * std::mem::size_of::<kafka_codec::RawTaggedField>();
     let enough = options(DecodeLimits {
         memory_budget: Some(needed),
         ..DecodeLimits::default()

@@ -6,10 +6,36 @@
 //! drift: after a change that moves it, run
 //! `KAFKA_CODEC_WRITE_DENSITY=1 cargo test --test codec memory_density` and commit the file.
 
-use kafka_codec::codegen::DensityRow;
-use kafka_codec::messages::density_rows;
-use kafka_codec::wire::RawTaggedField;
+use kafka_codec::RawTaggedField;
 use kafka_codec::{DecodeLimits, PrimitiveArray};
+
+/// One element type of a schema at a run of versions: what one value costs in memory and
+/// the fewest bytes it takes on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DensityRow {
+    /// The schema (message) name.
+    schema: &'static str,
+    /// The struct, or `Struct.Field[]` for an element of an array of primitives.
+    element: &'static str,
+    /// The versions, inclusive, at which `wire` holds.
+    versions: (i16, i16),
+    /// `size_of` the Rust value.
+    memory: usize,
+    /// Fewest wire bytes of one element.
+    wire: usize,
+}
+
+/// Every element row of every compiled schema. The generator writes the table beside the
+/// library's `messages.rs` (`density_rows.rs`, which the library does not include: only this
+/// test reads it), as an expression over the names imported here.
+fn density_rows() -> Vec<DensityRow> {
+    #[allow(unused_imports)] // which names the rows use follows the features
+    use kafka_codec::{bytes::Bytes, messages::*, PrimitiveArray, Utf8Bytes, Uuid};
+    #[allow(unused_imports)]
+    use std::mem::size_of;
+    let rows: &[DensityRow] = include!(concat!(env!("OUT_DIR"), "/density_rows.rs"));
+    rows.to_vec()
+}
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/memory-density.md");
 

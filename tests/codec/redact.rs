@@ -1740,7 +1740,7 @@ fn random_messages_of_every_api_lose_their_secrets_and_nothing_else() {
         covered: HashSet::new(),
         failures: Vec::new(),
     };
-    kafka_codec::api::visit_random_messages(&mut check);
+    kafka_codec::visit_random_messages(&mut check);
     assert!(check.cells > 400, "only {} cells", check.cells);
     assert!(
         check.failures.is_empty(),

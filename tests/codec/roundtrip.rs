@@ -282,7 +282,7 @@ fn every_message_every_version_round_trips() {
         cases: 0,
         failures: Vec::new(),
     };
-    kafka_codec::api::visit_random_messages(&mut visitor);
+    kafka_codec::visit_random_messages(&mut visitor);
     assert!(
         visitor.cells > 400,
         "only {} (message, version) cells",

@@ -13,6 +13,7 @@ use kafka_codec::messages::{
     ProduceRequest, SaslAuthenticateRequest,
 };
 use kafka_codec::wire::{Segments, DEFAULT_SHARE_THRESHOLD};
+use kafka_codec::Framing;
 use kafka_codec::{EncodeErrorKind, Message, Request, RequestFrame, Response, ResponseFrame};
 use std::io::{IoSlice, Write};
 
@@ -179,18 +180,22 @@ fn frames_carry_the_size_prefix() {
     let records = blobs(2, 100_000);
     let some: Vec<Option<Bytes>> = records.iter().cloned().map(Some).collect();
     let response = ResponseFrame::new(fetch_response(&some), 18, 42);
-    let segments = response.encode_size_prefixed_segments().unwrap();
+    let segments = response.encode_segments(Framing::SizePrefixed).unwrap();
     let mut plain = BytesMut::new();
-    response.encode_size_prefixed(&mut plain).unwrap();
+    response.encode(&mut plain, Framing::SizePrefixed).unwrap();
     assert_eq!(concat(&segments), plain);
     let size = i32::from_be_bytes(segments.chunk()[..4].try_into().unwrap());
     assert_eq!(size as usize, response.encoded_len().unwrap());
     assert_eq!(size as usize + 4, segments.len());
     assert_eq!(shared(&segments, &records), [true, true]);
-    let mut read = segments.into_bytes();
-    let decoded =
-        ResponseFrame::decode_size_prefixed(&mut read, kafka_codec::ApiKey::Fetch, 18).unwrap();
-    assert!(read.is_empty());
+    let prefixed = kafka_codec::DecodeOptions::default().with_framing(Framing::SizePrefixed);
+    let decoded = ResponseFrame::decode_with(
+        segments.into_bytes(),
+        kafka_codec::ApiKey::Fetch,
+        18,
+        &prefixed,
+    )
+    .unwrap();
     let Response::Fetch(body) = decoded.body else {
         panic!("not a Fetch response")
     };
@@ -198,9 +203,9 @@ fn frames_carry_the_size_prefix() {
 
     let records = blobs(1, 70_000);
     let request = RequestFrame::new(produce_request(&records), 13, 7).with_client_id("c");
-    let segments = request.encode_size_prefixed_segments().unwrap();
+    let segments = request.encode_segments(Framing::SizePrefixed).unwrap();
     let mut plain = Vec::new();
-    request.encode_size_prefixed(&mut plain).unwrap();
+    request.encode(&mut plain, Framing::SizePrefixed).unwrap();
     assert_eq!(concat(&segments), plain);
     assert_eq!(shared(&segments, &records), [true]);
 }
@@ -227,7 +232,7 @@ fn errors_are_the_plain_encodes() {
     let mut frame = RequestFrame::new(MetadataRequest::default(), 12, 1);
     frame.header.request_api_key = 0;
     let plain = frame.encode_to_bytes().unwrap_err();
-    let segmented = frame.encode_size_prefixed_segments().unwrap_err();
+    let segmented = frame.encode_segments(Framing::SizePrefixed).unwrap_err();
     assert_eq!(segmented.to_string(), plain.to_string());
 }
 
@@ -236,9 +241,9 @@ fn a_vectored_write_sends_the_chain() {
     let records = blobs(10, 64 * 1024);
     let some: Vec<Option<Bytes>> = records.iter().cloned().map(Some).collect();
     let frame = ResponseFrame::new(fetch_response(&some), 18, 1);
-    let mut segments = frame.encode_size_prefixed_segments().unwrap();
+    let mut segments = frame.encode_segments(Framing::SizePrefixed).unwrap();
     let mut plain = Vec::new();
-    frame.encode_size_prefixed(&mut plain).unwrap();
+    frame.encode(&mut plain, Framing::SizePrefixed).unwrap();
 
     // A writer that takes at most 100,000 bytes per call, as a socket might.
     struct Socket {

@@ -377,7 +377,7 @@ fn random_messages_of_every_schema_and_version_transcode_as_they_decode() {
         cells: 0,
         failures: Vec::new(),
     };
-    kafka_codec::api::visit_random_messages(&mut visitor);
+    kafka_codec::visit_random_messages(&mut visitor);
     assert!(visitor.cells > 400, "only {} cells", visitor.cells);
     assert!(
         visitor.failures.is_empty(),
@@ -440,7 +440,7 @@ fn every_golden_case_transcodes_as_it_decodes() {
         cases: 0,
         failures: Vec::new(),
     };
-    kafka_codec::api::visit_messages(&mut golden);
+    kafka_codec::visit_messages(&mut golden);
     assert!(golden.cases > 10_000, "only {} golden cases", golden.cases);
     assert!(
         golden.failures.is_empty(),
@@ -471,7 +471,7 @@ fn random_frames() -> Vec<(Bytes, MessageKind, ApiKey, i16)> {
         }
     }
     let mut collect = Collect(Vec::new(), SmallRng::seed_from_u64(11));
-    kafka_codec::api::visit_random_messages(&mut collect);
+    kafka_codec::visit_random_messages(&mut collect);
     collect.0
 }
 

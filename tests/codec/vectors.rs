@@ -8,6 +8,7 @@ use kafka_codec::messages::describe_quorum_response::{
     DescribeQuorumResponse, Listener, Node, PartitionData, ReplicaState, TopicData,
 };
 use kafka_codec::messages::{ApiVersionsRequest, RequestHeader, ResponseHeader};
+use kafka_codec::Framing;
 use kafka_codec::MessageCodec;
 use kafka_codec::{ApiKey, Message, Request, RequestFrame, Response, ResponseFrame, Uuid};
 
@@ -154,7 +155,9 @@ fn api_versions_request_v3_frame() {
     );
     assert_eq!(decoded.encode_to_bytes().unwrap(), frame);
     let mut prefixed = Vec::new();
-    decoded.encode_size_prefixed(&mut prefixed).unwrap();
+    decoded
+        .encode(&mut prefixed, Framing::SizePrefixed)
+        .unwrap();
     assert_eq!(&prefixed[..4], [0, 0, 0, 0x13]);
 }
 

@@ -6,12 +6,13 @@ use bytes::BytesMut;
 use futures_util::{SinkExt, StreamExt};
 use kafka_codec::conn::tokio::{ClientCodec, CodecError, OutgoingRequest, ServerCodec};
 use kafka_codec::conn::{
-    ApiVersionsReply, ClientConnection, ConnError, ErrorCode, ServerConnection, SupportedVersions,
+    ApiVersionsReply, ClientConnection, ConnError, ServerConnection, SupportedVersions,
 };
 use kafka_codec::messages::{
     ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse, ProduceRequest,
     ProduceResponse,
 };
+use kafka_codec::ErrorCode;
 use kafka_codec::{ApiKey, DecodeLimits, DecodeOptions, Request, Response};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::codec::Framed;

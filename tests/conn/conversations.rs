@@ -4,17 +4,19 @@
 //! Property tests draw from a seeded `SmallRng`; `KAFKA_CODEC_SEED=N` replays another seed.
 
 use bytes::{Bytes, BytesMut};
-use kafka_codec::api::visit_messages;
 use kafka_codec::conn::{
-    ApiVersionsReply, ClientConnection, ConnError, Direction, ErrorCode, InFlight,
-    NegotiationError, Observed, Observer, RawRequestHeader, ServerConnection, SupportedVersions,
+    ApiVersionsReply, ClientConnection, ConnError, Direction, InFlight, NegotiationError, Observed,
+    Observer, RawRequestHeader, ServerConnection, SupportedVersions,
 };
 use kafka_codec::messages::api_versions_response::ApiVersion;
 use kafka_codec::messages::{
     ApiVersionsRequest, ApiVersionsResponse, DescribeQuorumResponse, MetadataRequest,
     MetadataResponse, ProduceRequest, ProduceResponse, ResponseHeader,
 };
+use kafka_codec::visit_messages;
 use kafka_codec::wire::Decoder;
+use kafka_codec::ErrorCode;
+use kafka_codec::Framing;
 use kafka_codec::MessageCodec;
 use kafka_codec::{
     ApiKey, DecodeErrorKind, DecodeLimits, DecodeOptions, MessageKind, MessageVisitor, Request,
@@ -103,7 +105,7 @@ fn answer(correlation_id: i32, version: i16, body: impl Into<Response>) -> Respo
 
 fn wire(frame: &ResponseFrame) -> BytesMut {
     let mut out = BytesMut::new();
-    frame.encode_size_prefixed(&mut out).unwrap();
+    frame.encode(&mut out, Framing::SizePrefixed).unwrap();
     out
 }
 

@@ -21,17 +21,16 @@
 //! `SupportedVersions`, and retries follow `ErrorCode::is_retriable`.
 
 use bytes::{Bytes, BytesMut};
-use kafka_codec::api::visit_messages;
-use kafka_codec::conn::{
-    ApiVersionsReply, ClientConnection, ConnError, ErrorCode, SupportedVersions,
-};
-use kafka_codec::frame::split_frame;
+use kafka_codec::conn::{ApiVersionsReply, ClientConnection, ConnError, SupportedVersions};
 use kafka_codec::messages::api_versions_request::ApiVersionsRequest;
 use kafka_codec::messages::api_versions_response::ApiVersionsResponse;
 use kafka_codec::messages::ResponseHeader;
 use kafka_codec::records::{
     decode_batches, BatchReader, Compression, Header, RecordBatch, RecordBatchBuilder,
 };
+use kafka_codec::split_frame;
+use kafka_codec::visit_messages;
+use kafka_codec::ErrorCode;
 use kafka_codec::MessageCodec;
 use kafka_codec::{
     ApiKey, EncodeError, Listener, Message, MessageKind, MessageVisitor, Request, Response,

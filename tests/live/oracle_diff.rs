@@ -1244,7 +1244,7 @@ fn kafka_agrees_on_every_cell() {
         .load()
         .expect("loading schemas/");
     let mut collect = Collect(Vec::new());
-    kafka_codec::api::visit_random_messages(&mut collect);
+    kafka_codec::visit_random_messages(&mut collect);
     let schemas = collect.0;
 
     let mut cells = Vec::new();

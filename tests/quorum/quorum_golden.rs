@@ -9,6 +9,7 @@ use kafka_codec::messages::describe_quorum_request::{self, DescribeQuorumRequest
 use kafka_codec::messages::describe_quorum_response::{PartitionData, TopicData};
 use kafka_codec::messages::{DescribeQuorumResponse, RequestHeader, ResponseHeader};
 use kafka_codec::quorum::LeaderState;
+use kafka_codec::Framing;
 use kafka_codec::{ApiKey, Message, Request, RequestFrame, Response, ResponseFrame, Uuid};
 
 /// The bytes of a golden file: hex, with `#` comments.
@@ -59,7 +60,7 @@ fn request_v3_decodes_and_reencodes() {
     };
     assert_eq!(decoded, expected);
     let mut again = BytesMut::new();
-    decoded.encode_size_prefixed(&mut again).unwrap();
+    decoded.encode(&mut again, Framing::SizePrefixed).unwrap();
     assert_eq!(again.freeze(), bytes);
     // The body is the same at every version; only the header's version differs.
     let Request::DescribeQuorum(body) = &decoded.body else {
@@ -82,7 +83,7 @@ fn response(text: &str, version: i16) -> DescribeQuorumResponse {
         }
     );
     let mut again = BytesMut::new();
-    decoded.encode_size_prefixed(&mut again).unwrap();
+    decoded.encode(&mut again, Framing::SizePrefixed).unwrap();
     assert_eq!(again.freeze(), bytes, "v{version} re-encoded");
     let Response::DescribeQuorum(body) = decoded.body else {
         unreachable!()

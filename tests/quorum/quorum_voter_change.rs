@@ -3,13 +3,14 @@
 //! commits (or times out, or at once for AddRaftVoter v1 without `AckWhenCommitted`).
 
 use crate::common::*;
-use kafka_codec::conn::ErrorCode;
+use kafka_codec::ErrorCode;
 use kafka_codec::messages::add_raft_voter_request::{AddRaftVoterRequest, Listener};
 use kafka_codec::messages::RemoveRaftVoterRequest;
 use kafka_codec::quorum::{
     ControlRecordStateMachine, LeaderState, NewVoterProbe, PendingVoterChange, ReplicaKey,
     VoterChangeError,
 };
+use kafka_codec::ErrorCode;
 use kafka_codec::Uuid;
 
 const CLUSTER: &str = "c0d3c0d3c0d3c0d3c0d3cA";

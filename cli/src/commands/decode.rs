@@ -7,7 +7,7 @@ use kafka_codec::bytes::Bytes;
 use kafka_codec::json::{JsonOptions, JsonSink};
 use kafka_codec::records::DEFAULT_MAX_DECOMPRESSED_BATCH_SIZE;
 use kafka_codec::{
-    ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError, RequestFrame,
+    ApiKey, DecodeError, DecodeLimits, DecodeOptions, EncodeError, Framing, RequestFrame,
     ResponseFrame, TrailingBytes,
 };
 
@@ -79,6 +79,7 @@ impl Strictness {
                 TrailingBytes::Reject
             },
             limits: self.limits(),
+            framing: Framing::Bare,
         }
     }
 
@@ -114,7 +115,12 @@ fn decode(
     response_api: Option<(ApiKey, i16)>,
 ) -> Result<(), Failure> {
     let data = Bytes::from(input.read()?);
-    let options = strictness.options();
+    let framing = if input.size_prefixed {
+        Framing::SizePrefixed
+    } else {
+        Framing::Bare
+    };
+    let options = strictness.options().with_framing(framing);
     let frame_len = data
         .len()
         .saturating_sub(if input.size_prefixed { 4 } else { 0 });
@@ -131,9 +137,6 @@ fn decode(
         lenient: false,
         records: hook.as_ref().map(|hook| hook as _),
     };
-    // With a size prefix, `rest` is what follows the frame; error offsets count from the
-    // start of the input either way.
-    let mut rest = data.clone();
     let hint = if input.source.hex {
         ""
     } else {
@@ -146,31 +149,23 @@ fn decode(
     // re-encodes the message itself, since JSON -> message is lossless by construction (the
     // Java oracle proves the JSON equal to Kafka's), so no tree of the JSON is ever built.
     // The records hook reports itself what its own form of `records` fields loses.
+    // Error offsets count from the start of the input, size prefix included; bytes after a
+    // size-prefixed frame are trailing bytes, refused unless lenient.
     let decoded = match response_api {
-        None => if input.size_prefixed {
-            RequestFrame::decode_size_prefixed_with(&mut rest, &options)
-        } else {
-            RequestFrame::decode_with(data.clone(), &options)
-        }
-        .map(|frame| Decoded::Request(Box::new(frame))),
-        Some((api, version)) => if input.size_prefixed {
-            ResponseFrame::decode_size_prefixed_with(&mut rest, api, version, &options)
-        } else {
-            ResponseFrame::decode_with(data.clone(), api, version, &options)
-        }
-        .map(|frame| Decoded::Response(Box::new(frame))),
+        None => RequestFrame::decode_with(data.clone(), &options)
+            .map(|frame| Decoded::Request(Box::new(frame))),
+        Some((api, version)) => ResponseFrame::decode_with(data.clone(), api, version, &options)
+            .map(|frame| Decoded::Response(Box::new(frame))),
     }
     .map_err(bad)?;
-    // The frame without its prefix, where the round trip is compared.
-    let (frame, base) = if input.size_prefixed {
-        let end = data.len() - rest.len();
-        if !rest.is_empty() && options.trailing_bytes == TrailingBytes::Reject {
-            let kind = DecodeErrorKind::TrailingBytes(rest.len());
-            return Err(bad(DecodeError::new(kind, end)));
-        }
-        (data.slice(4..end), 4)
+    // The frame without its prefix, where the round trip is compared, and the bytes after it
+    // (lenient only). The prefix was read and checked by the decode that just succeeded.
+    let (frame, base, after) = if input.size_prefixed {
+        let size = i32::from_be_bytes([data[0], data[1], data[2], data[3]]) as usize;
+        let after = data.len() - 4 - size;
+        (data.slice(4..4 + size), 4, after)
     } else {
-        (data, 0)
+        (data, 0, 0)
     };
     // The JSON streams, so a message that cannot be shown (a float JSON has no form for, a
     // records field that does not decode) must be found before the first byte is written:
@@ -202,11 +197,11 @@ fn decode(
     if let Some(warning) = round_trip_warning(&frame, again, base) {
         eprintln!("kafka-codec: warning: {warning}");
     }
-    if input.size_prefixed && !rest.is_empty() {
+    if after != 0 {
         eprintln!(
             "kafka-codec: warning: {} bytes after the frame, from byte offset {}, are not in \
              the JSON; encode will not write them",
-            rest.len(),
+            after,
             base + frame.len()
         );
     }

@@ -3,6 +3,7 @@
 use crate::common::{read_input, write_bytes, ExpandRecords, Failure, Run};
 use kafka_codec::json::JsonOptions;
 use kafka_codec::records::DEFAULT_MAX_DECOMPRESSED_BATCH_SIZE;
+use kafka_codec::Framing;
 use kafka_codec::{DecodeLimits, RequestFrame, ResponseFrame};
 use std::path::PathBuf;
 
@@ -77,30 +78,27 @@ impl Run for Encode {
         // a reader: a frame's body is kept as borrowed text until its header gives the
         // version, and slice parsing is the faster of serde_json's two.
         let mut out = Vec::new();
-        let encoded = if is_request {
-            let frame = RequestFrame::from_json_slice(&data, &options).map_err(bad_json)?;
-            drop(data);
-            let len = frame.encoded_len().map_err(cannot)?;
-            if len > args.max_frame_bytes {
-                return Err(too_large(len));
-            }
-            if args.size_prefixed {
-                frame.encode_size_prefixed(&mut out)
-            } else {
-                frame.encode(&mut out)
-            }
+        let framing = if args.size_prefixed {
+            Framing::SizePrefixed
         } else {
-            let frame = ResponseFrame::from_json_slice(&data, &options).map_err(bad_json)?;
+            Framing::Bare
+        };
+        let encoded = if is_request {
+            let frame = RequestFrame::from_json_with(&data, &options).map_err(bad_json)?;
             drop(data);
             let len = frame.encoded_len().map_err(cannot)?;
             if len > args.max_frame_bytes {
                 return Err(too_large(len));
             }
-            if args.size_prefixed {
-                frame.encode_size_prefixed(&mut out)
-            } else {
-                frame.encode(&mut out)
+            frame.encode(&mut out, framing)
+        } else {
+            let frame = ResponseFrame::from_json_with(&data, &options).map_err(bad_json)?;
+            drop(data);
+            let len = frame.encoded_len().map_err(cannot)?;
+            if len > args.max_frame_bytes {
+                return Err(too_large(len));
             }
+            frame.encode(&mut out, framing)
         };
         encoded.map_err(cannot)?;
         write_bytes(&out, args.hex)

@@ -104,7 +104,7 @@ fn every_api_and_version_round_trips_through_the_binary() {
         state: 0x006b_6166_6b61,
         frames: Vec::new(),
     };
-    kafka_codec::api::visit_random_messages(&mut visitor);
+    kafka_codec::visit_random_messages(&mut visitor);
     let frames = visitor.frames;
     let requests = frames.iter().filter(|f| f.kind == "request").count();
     // Request and response schemas share their versions, so both directions pair up.

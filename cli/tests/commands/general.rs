@@ -355,6 +355,27 @@ fn bad_hex_and_bad_json_are_one_line_errors() {
 }
 
 #[test]
+fn a_misspelled_key_is_answered_with_the_key_meant() {
+    let out = ok(
+        &["decode", "request", "-"],
+        &sample_bytes("describe-quorum-request-v2.hex"),
+    );
+    let mut value = json(&out);
+    let partition = value["body"]["topics"][0]["partitions"][0]
+        .as_object_mut()
+        .unwrap();
+    let index = partition.remove("partitionIndex").unwrap();
+    partition.insert("partitionIdx".into(), index);
+    let output = run(&["encode", "request", "-"], value.to_string().as_bytes());
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output).trim_end(),
+        "kafka-codec: unknown field \"partitionIdx\" in DescribeQuorumRequest v2 at \
+         body.topics[0].partitions[0]; did you mean \"partitionIndex\"?",
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     for args in [
         &[][..],

@@ -10,6 +10,7 @@ use kafka_codec::messages::{
     SaslHandshakeRequest,
 };
 use kafka_codec::serde_json::{self, Value};
+use kafka_codec::Framing;
 use kafka_codec::{ApiKey, RequestFrame, ResponseFrame};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -192,7 +193,7 @@ fn frame(version: i16, body: impl Into<kafka_codec::Request>, id: i32) -> Vec<u8
     let mut out = BytesMut::new();
     RequestFrame::new(body, version, id)
         .with_client_id("secrets")
-        .encode_size_prefixed(&mut out)
+        .encode(&mut out, Framing::SizePrefixed)
         .unwrap();
     out.to_vec()
 }

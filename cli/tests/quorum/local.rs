@@ -8,6 +8,7 @@ use kafka_codec::quorum::{
     VoterNode, VoterSet,
 };
 use kafka_codec::serde_json::{self, Value};
+use kafka_codec::Framing;
 use kafka_codec::{ResponseFrame, Uuid};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -262,7 +263,7 @@ fn stable_only_keeps_v3_out_on_either_side() {
         1,
     );
     let mut bytes = kafka_codec::bytes::BytesMut::new();
-    request.encode_size_prefixed(&mut bytes).unwrap();
+    request.encode(&mut bytes, Framing::SizePrefixed).unwrap();
     socket.write_all(&bytes).unwrap();
     let mut rest = Vec::new();
     assert_eq!(

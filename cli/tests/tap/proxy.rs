@@ -14,6 +14,7 @@ use kafka_codec::messages::{
 };
 use kafka_codec::records::{Compression, RecordBatchBuilder};
 use kafka_codec::serde_json::{self, Value};
+use kafka_codec::Framing;
 use kafka_codec::{Request, RequestFrame, Response, ResponseFrame};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -321,7 +322,7 @@ fn produce_field(acks: i16, records: Bytes) -> (i16, Request) {
 
 fn size_prefixed(frame: &RequestFrame) -> Vec<u8> {
     let mut out = Vec::new();
-    frame.encode_size_prefixed(&mut out).unwrap();
+    frame.encode(&mut out, Framing::SizePrefixed).unwrap();
     out
 }
 

@@ -12,6 +12,7 @@ use kafka_codec::messages::{
     ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse,
 };
 use kafka_codec::serde_json::{self, Value};
+use kafka_codec::Framing;
 use kafka_codec::{ApiKey, Request, RequestFrame, Response, ResponseFrame};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -244,7 +245,7 @@ fn send(stream: &mut impl Write, version: i16, body: impl Into<Request>, id: i32
     let mut out = BytesMut::new();
     RequestFrame::new(body, version, id)
         .with_client_id("tls-test")
-        .encode_size_prefixed(&mut out)
+        .encode(&mut out, Framing::SizePrefixed)
         .unwrap();
     stream.write_all(&out).unwrap();
     stream.flush().unwrap();

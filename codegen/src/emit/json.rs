@@ -196,6 +196,20 @@ fn local_ident(field: &Field) -> String {
     }
 }
 
+/// `JSON_KEYS`: the struct's keys in every version, in schema order, so that a key the
+/// struct does not have is answered with the closest of them ("did you mean").
+pub(crate) fn emit_json_keys(code: &mut Code, s: &Struct) {
+    let keys: Vec<String> = s
+        .fields
+        .iter()
+        .map(|field| format!("\"{}\"", json_key(field)))
+        .collect();
+    code.line(format!(
+        "const JSON_KEYS: &'static [&'static str] = &[{}];",
+        keys.join(", ")
+    ));
+}
+
 /// `from_json_token`: the struct from an object token. Each key's value is read where it
 /// comes in the input, into a slot per field; then a missing field is refused or defaulted.
 pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
@@ -222,7 +236,7 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     }
     if s.fields.is_empty() {
         body.line(
-            "json::fields_of(json, &mut |key, source| json::unknown_key(key, source, options))?;",
+            "json::fields_of(json, &mut |key, source| json::unknown_key(key, Self::JSON_KEYS, source, options))?;",
         );
         body.line("Ok(Self::default())");
     } else {
@@ -251,7 +265,7 @@ pub(crate) fn emit_from_json(code: &mut Code, cx: &Context<'_>, s: &Struct) {
             body.line(format!("{local} = Some({read}.at(\"{key}\")?);"));
             body.close();
         }
-        body.line("_ => json::unknown_key(key, source, options)?,");
+        body.line("_ => json::unknown_key(key, Self::JSON_KEYS, source, options)?,");
         body.close();
         body.line("Ok(())");
         body.close_with(")?;");

@@ -105,6 +105,8 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
     code.blank();
     code.line("#[cfg(feature = \"json\")]");
     code.block(format!("impl JsonFields for {name}"), |code| {
+        json::emit_json_keys(code, s);
+        code.blank();
         json::emit_to_json(code, cx, s);
         code.blank();
         json::emit_from_json(code, cx, s);

@@ -22,9 +22,9 @@
 
 use arbitrary::Unstructured;
 use bytes::{Bytes, BytesMut};
-use kafka_codec::frame::split_frame;
 use kafka_codec::random::{Random, RandomOptions};
 use kafka_codec::records::{self, BatchReader, ReadOptions, RecordBatch};
+use kafka_codec::split_frame;
 use kafka_codec::{
     ApiKey, DecodeError, DecodeErrorKind, DecodeLimits, DecodeOptions, EncodeError,
     EncodeErrorKind, JsonError, MessageCodec, MessageVisitor, RandomMessageVisitor, RequestFrame,
@@ -281,12 +281,12 @@ pub fn schema_count() -> usize {
             }
         }
         let mut count = Count(0);
-        kafka_codec::api::visit_messages(&mut count);
+        kafka_codec::visit_messages(&mut count);
         count.0
     })
 }
 
-/// Calls `visit` with the `index`-th schema of [`kafka_codec::api::visit_random_messages`].
+/// Calls `visit` with the `index`-th schema of [`kafka_codec::visit_random_messages`].
 struct Nth<V> {
     index: usize,
     visit: V,
@@ -313,7 +313,7 @@ pub fn with_schema<A: SchemaAction>(index: usize, action: A) -> A {
         index: index % schema_count(),
         visit: action,
     };
-    kafka_codec::api::visit_random_messages(&mut nth);
+    kafka_codec::visit_random_messages(&mut nth);
     nth.visit
 }
 

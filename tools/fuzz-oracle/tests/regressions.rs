@@ -11,7 +11,7 @@ static ALLOCATOR: checks::counting_alloc::CountingAllocator =
     checks::counting_alloc::CountingAllocator::new();
 
 use bytes::BytesMut;
-use kafka_codec::frame::split_frame;
+use kafka_codec::split_frame;
 use kafka_codec::DecodeLimits;
 
 fn hex(text: &str) -> Vec<u8> {

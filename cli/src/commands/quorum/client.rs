@@ -6,9 +6,10 @@
 use crate::common::Failure;
 use crate::net::tls;
 use kafka_codec::bytes::BytesMut;
-use kafka_codec::conn::{ApiVersionsReply, ClientConnection, ErrorCode, SupportedVersions};
+use kafka_codec::conn::{ApiVersionsReply, ClientConnection, SupportedVersions};
 use kafka_codec::messages::describe_cluster_response::DescribeClusterResponse;
 use kafka_codec::messages::{ApiVersionsRequest, DescribeClusterRequest};
+use kafka_codec::ErrorCode;
 use kafka_codec::{ApiKey, Request, Response, VersionRange};
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};

@@ -2,7 +2,7 @@
 //! change commits, or a closed connection) out, as a KRaft controller answers admin tools.
 
 use super::sim::{Cluster, LISTENER};
-use kafka_codec::conn::{ErrorCode, IncomingRequest, SupportedVersions};
+use kafka_codec::conn::{IncomingRequest, SupportedVersions};
 use kafka_codec::messages::api_versions_response::ApiVersionsResponse;
 use kafka_codec::messages::describe_cluster_response::{
     DescribeClusterBroker, DescribeClusterResponse,
@@ -12,6 +12,7 @@ use kafka_codec::messages::{
     AddRaftVoterResponse, DescribeClusterRequest, RemoveRaftVoterResponse,
 };
 use kafka_codec::quorum::{PendingVoterChange, ReplicaKey, VoterChangeError};
+use kafka_codec::ErrorCode;
 use kafka_codec::{ApiKey, Request, Response, ResponseFrame, VersionRange};
 
 /// `EndpointType` 2: the controllers (KIP-919).

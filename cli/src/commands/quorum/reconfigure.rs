@@ -3,9 +3,9 @@
 
 use super::client::{ConnectArgs, Controllers};
 use crate::common::{write_stdout, Failure, Run};
-use kafka_codec::conn::ErrorCode;
 use kafka_codec::messages::add_raft_voter_request::{AddRaftVoterRequest, Listener};
 use kafka_codec::messages::RemoveRaftVoterRequest;
+use kafka_codec::ErrorCode;
 use kafka_codec::{Request, Response, Uuid};
 
 /// Remove a voter from a KRaft quorum (RemoveRaftVoter).

@@ -317,7 +317,7 @@ fn table(rows: &[Vec<String>]) -> String {
 }
 
 fn error_text(code: i16, message: Option<&str>) -> String {
-    let code = kafka_codec::conn::ErrorCode::from(code);
+    let code = kafka_codec::ErrorCode::from(code);
     match message {
         Some(message) if !message.is_empty() => format!("{code}: {message}"),
         _ => code.to_string(),

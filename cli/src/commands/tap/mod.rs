@@ -227,6 +227,8 @@ impl Run for Tap {
             } else {
                 TrailingBytes::Allow
             },
+            // The connections read the frames `split_frame` takes off.
+            framing: kafka_codec::Framing::Bare,
         };
         if self.log_secrets {
             eprintln!(

@@ -18,6 +18,7 @@ use crate::net::budget::Budget;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::RawRequestHeader;
 use kafka_codec::serde_json::{json, Value};
+use kafka_codec::Framing;
 use kafka_codec::{ApiKey, DecodeLimits, DecodeOptions, Response, ResponseFrame, Utf8Bytes};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr, TcpListener};
@@ -200,7 +201,7 @@ impl Rewrite {
             return None;
         }
         let mut out = BytesMut::new();
-        response.encode_size_prefixed(&mut out).ok()?;
+        response.encode(&mut out, Framing::SizePrefixed).ok()?;
         Some((out.freeze(), note))
     }
 }

@@ -496,7 +496,7 @@ fn main() {
     copy_tracked(&mut seeds);
     sample_frames(&mut seeds);
     record_seeds(&mut seeds);
-    kafka_codec::api::visit_random_messages(&mut seeds);
+    kafka_codec::visit_random_messages(&mut seeds);
     assert_eq!(usize::from(seeds.schema_index), checks::schema_count());
     eprintln!("wrote {} seeds to {}", seeds.written, seeds.dir.display());
 }

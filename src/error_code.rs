@@ -11,7 +11,7 @@ use std::fmt;
 /// Kafka names it, usable in `match` patterns.
 ///
 /// ```
-/// use kafka_codec::conn::ErrorCode;
+/// use kafka_codec::ErrorCode;
 ///
 /// let code = ErrorCode::from(6);
 /// assert_eq!(code, ErrorCode::NOT_LEADER_OR_FOLLOWER);
@@ -103,7 +103,7 @@ impl ErrorCode {
     /// `Ok(())` for `NONE`, else `Err(self)`, for `?` on a response's error code.
     ///
     /// ```
-    /// use kafka_codec::conn::ErrorCode;
+    /// use kafka_codec::ErrorCode;
     /// assert_eq!(ErrorCode::from(0).ok(), Ok(()));
     /// assert_eq!(ErrorCode::from(41).ok(), Err(ErrorCode::NOT_CONTROLLER));
     /// ```

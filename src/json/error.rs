@@ -87,6 +87,10 @@ pub enum JsonErrorKind {
 struct JsonErrorDetail {
     kind: JsonErrorKind,
     location: Location,
+    /// The key an [`JsonErrorKind::UnknownField`] was probably meant to be. Beside the kind
+    /// rather than in it, so that the message reads `unknown field "topcs" at topics[0];
+    /// did you mean "topics"?`, the path before the suggestion.
+    suggestion: Option<&'static str>,
 }
 
 /// Reading Kafka's JSON form failed.
@@ -101,7 +105,20 @@ impl JsonError {
         JsonError(Box::new(JsonErrorDetail {
             kind,
             location: Location::default(),
+            suggestion: None,
         }))
+    }
+
+    /// For an [`JsonErrorKind::UnknownField`], the struct's key closest to the one given (a
+    /// few edits away), which the message offers as "did you mean".
+    pub fn suggestion(&self) -> Option<&'static str> {
+        self.0.suggestion
+    }
+
+    /// This error, suggesting `key` as the one meant.
+    pub(crate) fn suggest(mut self, key: Option<&'static str>) -> Self {
+        self.0.suggestion = key;
+        self
     }
 
     /// A [`JsonErrorKind::DuplicateKey`] is found where the object's own path is not yet
@@ -125,6 +142,10 @@ impl JsonError {
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.0.kind, self.0.location)
+        write!(f, "{}{}", self.0.kind, self.0.location)?;
+        if let Some(key) = self.0.suggestion {
+            write!(f, "; did you mean {key:?}?")?;
+        }
+        Ok(())
     }
 }

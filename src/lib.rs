@@ -94,6 +94,11 @@ pub use wire::{
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+// So is the semver policy's example of what a dependent writes.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/semver.md")]
+struct SemverDoctests;
+
 /// The pinned Apache Kafka release: the newest whose schemas this crate merges. The versions it
 /// no longer speaks come from Kafka 3.9.1 ([`ApiKey::releases`], [`ApiKey::removed_versions`]).
 pub const KAFKA_VERSION: &str = "4.4.0";

@@ -54,10 +54,9 @@ impl Demo {
         log.load_snapshot(
             0,
             &[
-                ControlRecord::kraft_version(&KRaftVersionRecord {
-                    k_raft_version: 1,
-                    ..Default::default()
-                })?,
+                ControlRecord::kraft_version(
+                    &KRaftVersionRecord::default().with_k_raft_version(1),
+                )?,
                 ControlRecord::voters(&voters.to_voters_record())?,
             ],
         )?;

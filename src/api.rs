@@ -172,9 +172,9 @@ impl Request {
     /// ```
     /// use kafka_codec::messages::ProduceRequest;
     /// use kafka_codec::Request;
-    /// let fire_and_forget = Request::from(ProduceRequest { acks: 0, ..Default::default() });
+    /// let fire_and_forget = Request::from(ProduceRequest::default().with_acks(0));
     /// assert!(!fire_and_forget.expects_response());
-    /// let acked = Request::from(ProduceRequest { acks: -1, ..Default::default() });
+    /// let acked = Request::from(ProduceRequest::default().with_acks(-1));
     /// assert!(acked.expects_response());
     /// ```
     pub fn expects_response(&self) -> bool {

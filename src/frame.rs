@@ -633,9 +633,9 @@ impl ResponseFrame {
     /// use kafka_codec::{Framing, ResponseFrame};
     ///
     /// let records = Bytes::from(vec![0u8; 100_000]); // record batches the server holds
-    /// let partition = fetch_response::PartitionData { records: Some(records.clone()), ..Default::default() };
-    /// let topic = fetch_response::FetchableTopicResponse { partitions: vec![partition], ..Default::default() };
-    /// let frame = ResponseFrame::new(FetchResponse { responses: vec![topic], ..Default::default() }, 17, 5);
+    /// let partition = fetch_response::PartitionData::default().with_records(Some(records.clone()));
+    /// let topic = fetch_response::FetchableTopicResponse::default().with_partitions(vec![partition]);
+    /// let frame = ResponseFrame::new(FetchResponse::default().with_responses(vec![topic]), 17, 5);
     ///
     /// let segments = frame.encode_segments(Framing::SizePrefixed).unwrap();
     /// // The prefix, header and fields before the records; the records; what follows them.

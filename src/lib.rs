@@ -8,14 +8,11 @@
 //! use kafka_codec::messages::describe_quorum_request::{DescribeQuorumRequest, PartitionData, TopicData};
 //! use kafka_codec::{ApiKey, RequestFrame};
 //!
-//! let body = DescribeQuorumRequest {
-//!     topics: vec![TopicData {
-//!         topic_name: "__cluster_metadata".into(),
-//!         partitions: vec![PartitionData { partition_index: 0, ..Default::default() }],
-//!         ..Default::default()
-//!     }],
-//!     ..Default::default()
-//! };
+//! let body = DescribeQuorumRequest::default().with_topics(vec![
+//!     TopicData::default()
+//!         .with_topic_name("__cluster_metadata".into())
+//!         .with_partitions(vec![PartitionData::default().with_partition_index(0)]),
+//! ]);
 //! // The header takes its API key from the body and its version from here.
 //! let frame = RequestFrame::new(body, 2, 7).with_client_id("c");
 //! assert_eq!(frame.api_key(), Some(ApiKey::DescribeQuorum));
@@ -140,6 +137,11 @@ pub use wire::{
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+// So is the semver policy's example of what a dependent writes.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/semver.md")]
+struct SemverDoctests;
 
 /// The pinned Apache Kafka release: the newest whose schemas this crate merges. The versions it
 /// no longer speaks come from Kafka 3.9.1 ([`ApiKey::releases`], [`ApiKey::removed_versions`]).

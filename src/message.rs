@@ -451,11 +451,9 @@ pub enum MessageKind {
 /// use kafka_codec::messages::ApiVersionsRequest;
 /// use kafka_codec::Message;
 ///
-/// let request = ApiVersionsRequest {
-///     client_software_name: "a".into(),
-///     client_software_version: "1".into(),
-///     ..Default::default()
-/// };
+/// let request = ApiVersionsRequest::default()
+///     .with_client_software_name("a".into())
+///     .with_client_software_version("1".into());
 /// let bytes = request.encode_to_bytes(3).unwrap();
 /// assert_eq!(&bytes[..], [0x02, b'a', 0x02, b'1', 0x00]);
 /// assert_eq!(request.encoded_len(3).unwrap(), bytes.len());

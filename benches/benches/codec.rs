@@ -132,19 +132,17 @@ fn few_samples_if_large<M: criterion::measurement::Measurement>(
 /// copied into the owned chunks or every value shared.
 fn share_threshold(c: &mut Criterion) {
     for size in [256, 1024, 2048, 4096, 8192, 16384] {
-        let message = FetchResponse {
-            responses: vec![FetchableTopicResponse {
-                partitions: (0..10)
-                    .map(|i| PartitionData {
-                        partition_index: i,
-                        records: Some(Bytes::from(vec![i as u8; size])),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let message =
+            FetchResponse::default().with_responses(vec![FetchableTopicResponse::default()
+                .with_partitions(
+                    (0..10)
+                        .map(|i| {
+                            PartitionData::default()
+                                .with_partition_index(i)
+                                .with_records(Some(Bytes::from(vec![i as u8; size])))
+                        })
+                        .collect(),
+                )]);
         let mut group = c.benchmark_group(format!("share_threshold/{size}"));
         group.throughput(Throughput::Bytes(10 * size as u64));
         for (name, threshold) in [("copied", usize::MAX), ("shared", 1)] {

@@ -221,20 +221,14 @@ fn produce() -> Vec<u8> {
         builder.append(1_700_000_000_000, None, Some(vec![i; 1024].into()));
     }
     let records = builder.build().encode_to_bytes().unwrap();
-    let request = ProduceRequest {
-        acks: -1,
-        timeout_ms: 30_000,
-        topic_data: vec![TopicProduceData {
-            name: "bench".into(),
-            partition_data: vec![PartitionProduceData {
-                index: 0,
-                records: Some(records),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let request = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name("bench".into())
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])]);
     frame(9, request)
 }
 

@@ -174,12 +174,12 @@ pub fn metadata_response(
         "cdc.public.records",
     ];
     let brokers = (0..BROKERS)
-        .map(|node| MetadataResponseBroker {
-            node_id: node,
-            host: broker_host(node).into(),
-            port: 9092,
-            rack: Some(RACKS[node as usize % RACKS.len()].into()),
-            ..Default::default()
+        .map(|node| {
+            MetadataResponseBroker::default()
+                .with_node_id(node)
+                .with_host(broker_host(node).into())
+                .with_port(9092)
+                .with_rack(Some(RACKS[node as usize % RACKS.len()].into()))
         })
         .collect();
     let topics = (0..topics)
@@ -196,38 +196,32 @@ pub fn metadata_response(
                     let leader = (t + p) % BROKERS;
                     let replicas: PrimitiveArray<i32> =
                         (0..3).map(|r| (leader + r) % BROKERS).collect();
-                    MetadataResponsePartition {
-                        error_code: 0,
-                        partition_index: p,
-                        leader_id: leader,
-                        leader_epoch: 10 + (t + p) % 40,
-                        isr_nodes: replicas.clone(),
-                        replica_nodes: replicas,
-                        offline_replicas: PrimitiveArray::new(),
-                        ..Default::default()
-                    }
+                    MetadataResponsePartition::default()
+                        .with_error_code(0)
+                        .with_partition_index(p)
+                        .with_leader_id(leader)
+                        .with_leader_epoch(10 + (t + p) % 40)
+                        .with_isr_nodes(replicas.clone())
+                        .with_replica_nodes(replicas)
+                        .with_offline_replicas(PrimitiveArray::new())
                 })
                 .collect();
-            MetadataResponseTopic {
-                error_code: 0,
-                name: Some(name.into()),
-                topic_id: rng.uuid(),
-                is_internal: false,
-                partitions,
-                topic_authorized_operations: i32::MIN,
-                ..Default::default()
-            }
+            MetadataResponseTopic::default()
+                .with_error_code(0)
+                .with_name(Some(name.into()))
+                .with_topic_id(rng.uuid())
+                .with_is_internal(false)
+                .with_partitions(partitions)
+                .with_topic_authorized_operations(i32::MIN)
         })
         .collect();
-    let message = MetadataResponse {
-        throttle_time_ms: 0,
-        brokers,
-        cluster_id: Some("q3Hx9ZbTR2mWkP0vYc7LdA".into()),
-        controller_id: 2,
-        topics,
-        error_code: 0,
-        ..Default::default()
-    };
+    let message = MetadataResponse::default()
+        .with_throttle_time_ms(0)
+        .with_brokers(brokers)
+        .with_cluster_id(Some("q3Hx9ZbTR2mWkP0vYc7LdA".into()))
+        .with_controller_id(2)
+        .with_topics(topics)
+        .with_error_code(0);
     Case::new::<kafka_protocol::messages::MetadataResponse>(name, 13, message)
 }
 
@@ -285,30 +279,24 @@ pub fn fetch_response() -> Case<fetch_response::FetchResponse> {
     let partitions = (0..10)
         .map(|p| {
             let base = 1_250_000 + i64::from(p) * 1_000;
-            PartitionData {
-                partition_index: p,
-                error_code: 0,
-                high_watermark: base + 64,
-                last_stable_offset: base + 64,
-                log_start_offset: 800_000,
-                aborted_transactions: None,
-                preferred_read_replica: -1,
-                records: Some(record_batch(&mut rng, base)),
-                ..Default::default()
-            }
+            PartitionData::default()
+                .with_partition_index(p)
+                .with_error_code(0)
+                .with_high_watermark(base + 64)
+                .with_last_stable_offset(base + 64)
+                .with_log_start_offset(800_000)
+                .with_aborted_transactions(None)
+                .with_preferred_read_replica(-1)
+                .with_records(Some(record_batch(&mut rng, base)))
         })
         .collect();
-    let message = FetchResponse {
-        throttle_time_ms: 0,
-        error_code: 0,
-        session_id: 1_834_221_907,
-        responses: vec![FetchableTopicResponse {
-            topic_id,
-            partitions,
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let message = FetchResponse::default()
+        .with_throttle_time_ms(0)
+        .with_error_code(0)
+        .with_session_id(1_834_221_907)
+        .with_responses(vec![FetchableTopicResponse::default()
+            .with_topic_id(topic_id)
+            .with_partitions(partitions)]);
     Case::new::<kafka_protocol::messages::FetchResponse>("fetch_response_v18", 18, message)
 }
 
@@ -319,23 +307,19 @@ pub fn produce_request() -> Case<produce_request::ProduceRequest> {
     let mut rng = Rng(0x7072_6f64);
     let topic_id = rng.uuid();
     let partition_data = (0..10)
-        .map(|p| PartitionProduceData {
-            index: p,
-            records: Some(record_batch(&mut rng, 0)),
-            ..Default::default()
+        .map(|p| {
+            PartitionProduceData::default()
+                .with_index(p)
+                .with_records(Some(record_batch(&mut rng, 0)))
         })
         .collect();
-    let message = ProduceRequest {
-        transactional_id: None,
-        acks: -1,
-        timeout_ms: 30_000,
-        topic_data: vec![TopicProduceData {
-            topic_id,
-            partition_data,
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let message = ProduceRequest::default()
+        .with_transactional_id(None)
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_topic_id(topic_id)
+            .with_partition_data(partition_data)]);
     Case::new::<kafka_protocol::messages::ProduceRequest>("produce_request_v13", 13, message)
 }
 
@@ -346,64 +330,58 @@ pub fn describe_quorum_response() -> Case<describe_quorum_response::DescribeQuor
     let mut rng = Rng(0x7175_6f72);
     let now = 1_733_140_000_000i64;
     let voters: Vec<ReplicaState> = (0..5)
-        .map(|id| ReplicaState {
-            replica_id: 3000 + id,
-            replica_directory_id: rng.uuid(),
-            log_end_offset: 4_812_345 - i64::from(id % 2),
-            last_fetch_timestamp: now - i64::from(id) * 37,
-            last_caught_up_timestamp: now - i64::from(id) * 41,
-            ..Default::default()
+        .map(|id| {
+            ReplicaState::default()
+                .with_replica_id(3000 + id)
+                .with_replica_directory_id(rng.uuid())
+                .with_log_end_offset(4_812_345 - i64::from(id % 2))
+                .with_last_fetch_timestamp(now - i64::from(id) * 37)
+                .with_last_caught_up_timestamp(now - i64::from(id) * 41)
         })
         .collect();
     let observers = (0..50)
-        .map(|id| ReplicaState {
-            replica_id: id,
-            replica_directory_id: rng.uuid(),
-            log_end_offset: 4_812_300 + i64::from(id),
-            last_fetch_timestamp: now - 120 - i64::from(id) * 13,
-            last_caught_up_timestamp: now - 400 - i64::from(id) * 17,
-            ..Default::default()
+        .map(|id| {
+            ReplicaState::default()
+                .with_replica_id(id)
+                .with_replica_directory_id(rng.uuid())
+                .with_log_end_offset(4_812_300 + i64::from(id))
+                .with_last_fetch_timestamp(now - 120 - i64::from(id) * 13)
+                .with_last_caught_up_timestamp(now - 400 - i64::from(id) * 17)
         })
         .collect();
     let nodes = voters
         .iter()
-        .map(|voter| Node {
-            node_id: voter.replica_id,
-            listeners: vec![Listener {
-                name: "CONTROLLER".into(),
-                host: format!(
-                    "controller-{}.kafka-controllers.streaming-prod.svc.cluster.local",
-                    voter.replica_id - 3000
-                )
-                .into(),
-                port: 9093,
-                ..Default::default()
-            }],
-            ..Default::default()
+        .map(|voter| {
+            Node::default()
+                .with_node_id(voter.replica_id)
+                .with_listeners(vec![Listener::default()
+                    .with_name("CONTROLLER".into())
+                    .with_host(
+                        format!(
+                            "controller-{}.kafka-controllers.streaming-prod.svc.cluster.local",
+                            voter.replica_id - 3000
+                        )
+                        .into(),
+                    )
+                    .with_port(9093)])
         })
         .collect();
-    let message = DescribeQuorumResponse {
-        error_code: 0,
+    let message = DescribeQuorumResponse::default()
+        .with_error_code(0)
         // A real 4.4.0 broker writes "" here, not null.
-        error_message: Some("".into()),
-        topics: vec![TopicData {
-            topic_name: "__cluster_metadata".into(),
-            partitions: vec![PartitionData {
-                partition_index: 0,
-                error_code: 0,
-                error_message: Some("".into()),
-                leader_id: 3000,
-                leader_epoch: 57,
-                high_watermark: 4_812_344,
-                current_voters: voters,
-                observers,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        nodes,
-        ..Default::default()
-    };
+        .with_error_message(Some("".into()))
+        .with_topics(vec![TopicData::default()
+            .with_topic_name("__cluster_metadata".into())
+            .with_partitions(vec![PartitionData::default()
+                .with_partition_index(0)
+                .with_error_code(0)
+                .with_error_message(Some("".into()))
+                .with_leader_id(3000)
+                .with_leader_epoch(57)
+                .with_high_watermark(4_812_344)
+                .with_current_voters(voters)
+                .with_observers(observers)])])
+        .with_nodes(nodes);
     Case::new::<kafka_protocol::messages::DescribeQuorumResponse>(
         "describe_quorum_response_v2",
         2,
@@ -420,21 +398,17 @@ pub fn api_versions_response() -> Case<api_versions_response::ApiVersionsRespons
         .take(70)
         .map(|api| {
             let versions = api.valid_versions();
-            ApiVersion {
-                api_key: api.key(),
-                min_version: versions.min,
-                max_version: versions.max,
-                ..Default::default()
-            }
+            ApiVersion::default()
+                .with_api_key(api.key())
+                .with_min_version(versions.min)
+                .with_max_version(versions.max)
         })
         .collect();
     assert_eq!(api_keys.len(), 70, "the crate knows fewer than 70 APIs");
-    let message = ApiVersionsResponse {
-        error_code: 0,
-        api_keys,
-        throttle_time_ms: 0,
-        ..Default::default()
-    };
+    let message = ApiVersionsResponse::default()
+        .with_error_code(0)
+        .with_api_keys(api_keys)
+        .with_throttle_time_ms(0);
     Case::new::<kafka_protocol::messages::ApiVersionsResponse>(
         "api_versions_response_v3",
         3,
@@ -574,34 +548,34 @@ mod tests {
         for target in [0, 1, 7, 8, 13, 100, 1_000, 4_096] {
             let (body, count) = Shape::ListGroupsResponseV3.body(target);
             assert!(body.len() <= target.max(8), "{target}: {}", body.len());
-            let message = list_groups_response::ListGroupsResponse {
-                groups: (0..count)
-                    .map(|i| list_groups_response::ListedGroup {
-                        group_id: std::str::from_utf8(&dense::name::<3>(i)).unwrap().into(),
-                        protocol_type: "".into(),
-                        ..Default::default()
+            let message = list_groups_response::ListGroupsResponse::default().with_groups(
+                (0..count)
+                    .map(|i| {
+                        list_groups_response::ListedGroup::default()
+                            .with_group_id(
+                                std::str::from_utf8(&dense::name::<3>(i)).unwrap().into(),
+                            )
+                            .with_protocol_type("".into())
                     })
                     .collect(),
-                ..Default::default()
-            };
+            );
             assert_eq!(message.encode_to_vec(3).unwrap(), body, "{target}");
 
             let (body, count) = Shape::MetadataRequestV9.body(target);
             assert!(body.len() <= target.max(5), "{target}: {}", body.len());
-            let message = metadata_request::MetadataRequest {
-                topics: Some(
+            let message = metadata_request::MetadataRequest::default()
+                .with_topics(Some(
                     (0..count)
-                        .map(|i| metadata_request::MetadataRequestTopic {
-                            name: Some(std::str::from_utf8(&dense::name::<2>(i)).unwrap().into()),
-                            ..Default::default()
+                        .map(|i| {
+                            metadata_request::MetadataRequestTopic::default().with_name(Some(
+                                std::str::from_utf8(&dense::name::<2>(i)).unwrap().into(),
+                            ))
                         })
                         .collect(),
-                ),
-                allow_auto_topic_creation: true,
-                include_cluster_authorized_operations: false,
-                include_topic_authorized_operations: false,
-                ..Default::default()
-            };
+                ))
+                .with_allow_auto_topic_creation(true)
+                .with_include_cluster_authorized_operations(false)
+                .with_include_topic_authorized_operations(false);
             assert_eq!(message.encode_to_vec(9).unwrap(), body, "{target}");
         }
         // Whole frames, header included, decode as frames.

@@ -64,43 +64,37 @@ impl RedactCase {
 /// FetchResponse v18: one topic of 1,000 partitions, each with 100 bytes of records.
 fn many_small_partitions() -> FetchResponse {
     let records = kafka_codec::bytes::Bytes::from(vec![0x5a; 100]);
-    FetchResponse {
-        responses: vec![FetchableTopicResponse {
-            topic_id: Uuid::from_halves(7, 9),
-            partitions: (0..1000)
-                .map(|p| PartitionData {
-                    partition_index: p,
-                    high_watermark: 1000,
-                    last_stable_offset: 1000,
-                    preferred_read_replica: -1,
-                    records: Some(records.clone()),
-                    ..Default::default()
+    FetchResponse::default().with_responses(vec![FetchableTopicResponse::default()
+        .with_topic_id(Uuid::from_halves(7, 9))
+        .with_partitions(
+            (0..1000)
+                .map(|p| {
+                    PartitionData::default()
+                        .with_partition_index(p)
+                        .with_high_watermark(1000)
+                        .with_last_stable_offset(1000)
+                        .with_preferred_read_replica(-1)
+                        .with_records(Some(records.clone()))
                 })
                 .collect(),
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
+        )])
 }
 
 /// DescribeConfigsResponse v4: one broker's 500 configs, none of them a secret.
 fn many_configs() -> dc::DescribeConfigsResponse {
-    dc::DescribeConfigsResponse {
-        results: vec![dc::DescribeConfigsResult {
-            resource_type: 4,
-            resource_name: "1".into(),
-            configs: (0..500)
-                .map(|i| dc::DescribeConfigsResourceResult {
-                    name: format!("log.cleaner.io.buffer.setting.{i}").into(),
-                    value: Some(format!("{i}").into()),
-                    config_source: 5,
-                    ..Default::default()
+    dc::DescribeConfigsResponse::default().with_results(vec![dc::DescribeConfigsResult::default()
+        .with_resource_type(4)
+        .with_resource_name("1".into())
+        .with_configs(
+            (0..500)
+                .map(|i| {
+                    dc::DescribeConfigsResourceResult::default()
+                        .with_name(format!("log.cleaner.io.buffer.setting.{i}").into())
+                        .with_value(Some(format!("{i}").into()))
+                        .with_config_source(5)
                 })
                 .collect(),
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
+        )])
 }
 
 /// The cases, in the benchmark's order.

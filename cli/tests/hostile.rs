@@ -504,20 +504,14 @@ fn produce_of_tiny_records(count: usize) -> Vec<u8> {
         ..RecordBatch::default()
     };
     let records = batch.encode_to_bytes().unwrap();
-    let body = kafka_codec::messages::ProduceRequest {
-        acks: -1,
-        timeout_ms: 30_000,
-        topic_data: vec![TopicProduceData {
-            name: "t".into(),
-            partition_data: vec![PartitionProduceData {
-                index: 0,
-                records: Some(records),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let body = kafka_codec::messages::ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name("t".into())
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])]);
     let mut out = BytesMut::new();
     RequestFrame::new(body, 9, 1)
         .with_client_id("dense-records")

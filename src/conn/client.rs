@@ -46,7 +46,7 @@ pub struct Sent {
 /// // ... `to_server` goes out on a socket; the answer comes back, perhaps in pieces:
 /// let answer = ResponseFrame {
 ///     api_version: 3,
-///     header: ResponseHeader { correlation_id: sent.correlation_id, ..Default::default() },
+///     header: ResponseHeader::default().with_correlation_id(sent.correlation_id),
 ///     body: Response::ApiVersions(ApiVersionsResponse::default()),
 /// };
 /// let mut wire = BytesMut::new();

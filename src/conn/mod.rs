@@ -37,7 +37,7 @@
 //! // The server answers with the stable versions of the APIs it serves.
 //! let request = server.receive(&mut to_server).unwrap().unwrap();
 //! let ours = SupportedVersions::stable([ApiKey::ApiVersions, ApiKey::Metadata]);
-//! let answer = request.respond(ApiVersionsResponse { api_keys: ours.to_api_keys(), ..Default::default() });
+//! let answer = request.respond(ApiVersionsResponse::default().with_api_keys(ours.to_api_keys()));
 //! server.send(&answer, &mut to_client).unwrap();
 //!
 //! // The client reads the table and negotiates.

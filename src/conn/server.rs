@@ -30,7 +30,7 @@ use std::collections::VecDeque;
 /// client.send(12, &Request::from(MetadataRequest::default()), &mut to_server).unwrap();
 ///
 /// let request = server.receive(&mut to_server).unwrap().expect("a whole frame");
-/// let answer = request.respond(MetadataResponse { cluster_id: Some("c1".into()), ..Default::default() });
+/// let answer = request.respond(MetadataResponse::default().with_cluster_id(Some("c1".into())));
 /// server.send(&answer, &mut to_client).unwrap();
 ///
 /// assert_eq!(client.receive(&mut to_client).unwrap(), Some(answer));

@@ -263,16 +263,12 @@ impl ApiVersionsReply {
     /// use kafka_codec::messages::api_versions_response::{ApiVersion, ApiVersionsResponse};
     /// use kafka_codec::{ApiKey, ErrorCode};
     /// // An older broker refused ApiVersions v4: its v0 answer names its own range, 0-2.
-    /// let refused = ApiVersionsResponse {
-    ///     error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
-    ///     api_keys: vec![ApiVersion {
-    ///         api_key: ApiKey::ApiVersions.key(),
-    ///         min_version: 0,
-    ///         max_version: 2,
-    ///         ..Default::default()
-    ///     }],
-    ///     ..Default::default()
-    /// };
+    /// let refused = ApiVersionsResponse::default()
+    ///     .with_error_code(ErrorCode::UNSUPPORTED_VERSION.code())
+    ///     .with_api_keys(vec![ApiVersion::default()
+    ///         .with_api_key(ApiKey::ApiVersions.key())
+    ///         .with_min_version(0)
+    ///         .with_max_version(2)]);
     /// assert_eq!(ApiVersionsReply::read(&refused, 4), Ok(ApiVersionsReply::RetryWith(2)));
     /// ```
     pub fn read(

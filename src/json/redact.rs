@@ -7,10 +7,8 @@
 //! use kafka_codec::messages::SaslAuthenticateRequest;
 //! use kafka_codec::{ApiKey, RequestFrame};
 //!
-//! let body = SaslAuthenticateRequest {
-//!     auth_bytes: b"\0alice\0s3cr3t-password".to_vec().into(),
-//!     ..Default::default()
-//! };
+//! let body = SaslAuthenticateRequest::default()
+//!     .with_auth_bytes(b"\0alice\0s3cr3t-password".to_vec().into());
 //! let frame = RequestFrame::new(body, 2, 7);
 //! let mut text = Vec::new();
 //! let mut writer = JsonWriter::compact(&mut text);

@@ -160,7 +160,7 @@
 //! // A log bootstrapped with kraft.version 1 and voters {1, 2, 3} (entries at offset -1).
 //! let mut log = ControlRecordStateMachine::new(None);
 //! log.load_snapshot(0, &[
-//!     ControlRecord::kraft_version(&KRaftVersionRecord { k_raft_version: 1, ..Default::default() })?,
+//!     ControlRecord::kraft_version(&KRaftVersionRecord::default().with_k_raft_version(1))?,
 //!     ControlRecord::voters(&VoterSet::new([node(1), node(2), node(3)])?.to_voters_record())?,
 //! ])?;
 //!

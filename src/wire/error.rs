@@ -404,7 +404,7 @@ struct EncodeErrorDetail {
 /// use kafka_codec::{EncodeErrorKind, Message};
 /// // `Nodes` exists from version 2 and is not ignorable.
 /// let mut response = DescribeQuorumResponse::default();
-/// response.nodes.push(Node { node_id: 1, ..Default::default() });
+/// response.nodes.push(Node::default().with_node_id(1));
 /// let err = response.encode_to_vec(1).unwrap_err();
 /// assert_eq!(err.kind(), &EncodeErrorKind::FieldNotInVersion);
 /// assert_eq!(err.to_string(), "field is set but does not exist at this version and is not ignorable in DescribeQuorumResponse v1 at Nodes");

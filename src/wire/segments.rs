@@ -56,13 +56,10 @@ const MAX_CHUNK: usize = 64 * 1024;
 /// use kafka_codec::Message;
 ///
 /// let records = Bytes::from(vec![7u8; 64 * 1024]);
-/// let response = FetchResponse {
-///     responses: vec![FetchableTopicResponse {
-///         partitions: vec![PartitionData { records: Some(records.clone()), ..Default::default() }],
-///         ..Default::default()
-///     }],
-///     ..Default::default()
-/// };
+/// let response = FetchResponse::default().with_responses(vec![
+///     FetchableTopicResponse::default()
+///         .with_partitions(vec![PartitionData::default().with_records(Some(records.clone()))]),
+/// ]);
 /// let segments = response.encode_segments(17).unwrap();
 /// // The records are the caller's buffer, not a copy of it.
 /// assert!(segments.chunks().any(|chunk| chunk.as_ptr() == records.as_ptr()));

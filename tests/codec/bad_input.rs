@@ -40,15 +40,13 @@ fn random_frames(count_per_version: usize) -> Vec<Bytes> {
                     let mut u = Unstructured::new(&entropy);
                     let body = M::random(&mut u, version, &RandomOptions::default()).unwrap();
                     let mut buf = Vec::new();
-                    RequestHeader {
-                        request_api_key: api.key(),
-                        request_api_version: version,
-                        correlation_id: 1,
-                        client_id: Some("x".into()),
-                        ..Default::default()
-                    }
-                    .encode(&mut buf, api.request_header_version(version))
-                    .unwrap();
+                    RequestHeader::default()
+                        .with_request_api_key(api.key())
+                        .with_request_api_version(version)
+                        .with_correlation_id(1)
+                        .with_client_id(Some("x".into()))
+                        .encode(&mut buf, api.request_header_version(version))
+                        .unwrap();
                     body.encode(&mut buf, version).unwrap();
                     self.0.push(Bytes::from(buf));
                 }
@@ -313,12 +311,12 @@ fn a_cut_inside_a_run_of_fixed_width_fields_names_the_field() {
     use kafka_codec::RawTaggedField;
     // ReplicaState at v2: ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp,
     // LastCaughtUpTimestamp: one 44-byte run. The values are found in the bytes by pattern.
-    let voter = |id: i32| ReplicaState {
-        replica_id: id,
-        log_end_offset: 0x0a0b_0c0d_0e0f_1011 + i64::from(id),
-        last_fetch_timestamp: 0x2122_2324_2526_2728 + i64::from(id),
-        last_caught_up_timestamp: -1,
-        ..Default::default()
+    let voter = |id: i32| {
+        ReplicaState::default()
+            .with_replica_id(id)
+            .with_log_end_offset(0x0a0b_0c0d_0e0f_1011 + i64::from(id))
+            .with_last_fetch_timestamp(0x2122_2324_2526_2728 + i64::from(id))
+            .with_last_caught_up_timestamp(-1)
     };
     // The first voter carries an unknown tagged field, so that a cut inside the second one
     // passes the array's count check (two voters of at least 45 bytes) and reaches the run.
@@ -328,17 +326,11 @@ fn a_cut_inside_a_run_of_fixed_width_fields_names_the_field() {
         data: Bytes::from(vec![0x55; 60]),
     }]
     .into();
-    let message = DescribeQuorumResponse {
-        topics: vec![TopicData {
-            topic_name: "t".into(),
-            partitions: vec![PartitionData {
-                current_voters: vec![first, voter(2)],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let message = DescribeQuorumResponse::default().with_topics(vec![TopicData::default()
+        .with_topic_name("t".into())
+        .with_partitions(vec![
+            PartitionData::default().with_current_voters(vec![first, voter(2)])
+        ])]);
     let bytes = message.encode_to_bytes(2).unwrap();
     let find = |value: i64| {
         let pattern = value.to_be_bytes();
@@ -388,11 +380,9 @@ fn a_cut_inside_a_run_of_fixed_width_fields_names_the_field() {
 fn a_cut_inside_a_run_of_every_version_names_the_field() {
     use kafka_codec::messages::AllocateProducerIdsRequest;
     // BrokerId (int32), BrokerEpoch (int64): one 12-byte run, then the tagged-field count.
-    let request = AllocateProducerIdsRequest {
-        broker_id: 7,
-        broker_epoch: 9,
-        ..Default::default()
-    };
+    let request = AllocateProducerIdsRequest::default()
+        .with_broker_id(7)
+        .with_broker_epoch(9);
     let bytes = request.encode_to_bytes(0).unwrap();
     assert_eq!(bytes.len(), 13);
     for cut in 0..12 {

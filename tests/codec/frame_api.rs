@@ -14,14 +14,9 @@ use kafka_codec::{
 };
 
 fn describe_quorum() -> DescribeQuorumRequest {
-    DescribeQuorumRequest {
-        topics: vec![TopicData {
-            topic_name: "__cluster_metadata".into(),
-            partitions: vec![PartitionData::default()],
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
+    DescribeQuorumRequest::default().with_topics(vec![TopicData::default()
+        .with_topic_name("__cluster_metadata".into())
+        .with_partitions(vec![PartitionData::default()])])
 }
 
 fn size_prefixed(frame: &RequestFrame) -> Bytes {
@@ -35,13 +30,11 @@ fn constructors_take_the_api_from_the_body() {
     let frame = RequestFrame::new(describe_quorum(), 2, 7).with_client_id("c");
     assert_eq!(
         frame.header,
-        RequestHeader {
-            request_api_key: 55,
-            request_api_version: 2,
-            correlation_id: 7,
-            client_id: Some("c".into()),
-            ..Default::default()
-        }
+        RequestHeader::default()
+            .with_request_api_key(55)
+            .with_request_api_version(2)
+            .with_correlation_id(7)
+            .with_client_id(Some("c".into()))
     );
     // The same 40 bytes as wire-encoding example 2 (tests/codec/vectors.rs derives them by hand).
     let bytes = frame.encode_to_bytes().unwrap();
@@ -63,10 +56,7 @@ fn a_header_naming_another_api_is_refused() {
     // The mistake the constructors prevent: a Metadata body under a default header, whose
     // key 0 would otherwise have gone out as a Produce request.
     let frame = RequestFrame {
-        header: RequestHeader {
-            request_api_version: 12,
-            ..Default::default()
-        },
+        header: RequestHeader::default().with_request_api_version(12),
         body: Request::Metadata(MetadataRequest::default()),
     };
     let mismatch = EncodeErrorKind::ApiKeyMismatch {

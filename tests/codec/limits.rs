@@ -48,15 +48,10 @@ fn request_frame(body: Request, version: i16, client_id: &str) -> RequestFrame {
 /// DescribeQuorum v2 with `topics` topics of `partitions` partitions each: two levels of
 /// nested structs (topic, partition) below the body.
 fn describe_quorum(topics: usize, partitions: usize) -> RequestFrame {
-    let topic = TopicData {
-        topic_name: "__cluster_metadata".into(),
-        partitions: vec![PartitionData::default(); partitions],
-        ..Default::default()
-    };
-    let body = DescribeQuorumRequest {
-        topics: vec![topic; topics],
-        ..Default::default()
-    };
+    let topic = TopicData::default()
+        .with_topic_name("__cluster_metadata".into())
+        .with_partitions(vec![PartitionData::default(); partitions]);
+    let body = DescribeQuorumRequest::default().with_topics(vec![topic; topics]);
     request_frame(Request::DescribeQuorum(body), 2, "c")
 }
 
@@ -204,10 +199,8 @@ fn max_string_len_refuses_a_long_string() {
 #[test]
 fn max_bytes_len_refuses_long_bytes() {
     for version in 0..=2 {
-        let body = SaslAuthenticateRequest {
-            auth_bytes: Bytes::from_static(&[0xaa; 10]),
-            ..Default::default()
-        };
+        let body =
+            SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from_static(&[0xaa; 10]));
         let bytes = encode(&request_frame(
             Request::SaslAuthenticate(body),
             version,

@@ -424,18 +424,14 @@ mod build {
     };
 
     pub fn sasl_request(version: i16) -> Case {
-        let body = saq::SaslAuthenticateRequest {
-            auth_bytes: Bytes::from_static(PLAIN_AUTH),
-            ..Default::default()
-        };
+        let body =
+            saq::SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from_static(PLAIN_AUTH));
         case(request(body, version), vec![bytes("authBytes", PLAIN_AUTH)])
     }
 
     pub fn sasl_response(version: i16) -> Case {
-        let body = sas::SaslAuthenticateResponse {
-            auth_bytes: Bytes::from_static(SCRAM_SERVER_FIRST),
-            ..Default::default()
-        };
+        let body = sas::SaslAuthenticateResponse::default()
+            .with_auth_bytes(Bytes::from_static(SCRAM_SERVER_FIRST));
         case(
             response(body, version),
             vec![bytes("authBytes", SCRAM_SERVER_FIRST)],
@@ -443,25 +439,21 @@ mod build {
     }
 
     pub fn create_topics_request(version: i16) -> Case {
-        let config = |name: &str, value: &str| ctq::CreatableTopicConfig {
-            name: name.to_owned().into(),
-            value: Some(value.to_owned().into()),
-            ..Default::default()
+        let config = |name: &str, value: &str| {
+            ctq::CreatableTopicConfig::default()
+                .with_name(name.to_owned().into())
+                .with_value(Some(value.to_owned().into()))
         };
-        let body = ctq::CreateTopicsRequest {
-            topics: vec![ctq::CreatableTopic {
-                name: "orders".into(),
-                num_partitions: 3,
-                replication_factor: 1,
-                configs: vec![
+        let body = ctq::CreateTopicsRequest::default()
+            .with_topics(vec![ctq::CreatableTopic::default()
+                .with_name("orders".into())
+                .with_num_partitions(3)
+                .with_replication_factor(1)
+                .with_configs(vec![
                     config(PLAIN_NAME, PLAIN_VALUE),
                     config(SECRET_NAME, PASSWORD),
-                ],
-                ..Default::default()
-            }],
-            timeout_ms: 30_000,
-            ..Default::default()
-        };
+                ])])
+            .with_timeout_ms(30_000);
         case(
             request(body, version),
             vec![text("topics[0].configs[1].value", PASSWORD)],
@@ -469,24 +461,21 @@ mod build {
     }
 
     pub fn create_topics_response(version: i16) -> Case {
-        let config = |name: &str, value: &str| cts::CreatableTopicConfigs {
-            name: name.to_owned().into(),
-            value: Some(value.to_owned().into()),
-            ..Default::default()
+        let config = |name: &str, value: &str| {
+            cts::CreatableTopicConfigs::default()
+                .with_name(name.to_owned().into())
+                .with_value(Some(value.to_owned().into()))
         };
-        let body = cts::CreateTopicsResponse {
-            topics: vec![cts::CreatableTopicResult {
-                name: "orders".into(),
-                num_partitions: 3,
-                replication_factor: 1,
-                configs: Some(vec![
+        let body = cts::CreateTopicsResponse::default().with_topics(vec![
+            cts::CreatableTopicResult::default()
+                .with_name("orders".into())
+                .with_num_partitions(3)
+                .with_replication_factor(1)
+                .with_configs(Some(vec![
                     config(PLAIN_NAME, PLAIN_VALUE),
                     config(SECRET_NAME, PASSWORD),
-                ]),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+                ])),
+        ]);
         case(
             response(body, version),
             vec![text("topics[0].configs[1].value", PASSWORD)],
@@ -494,31 +483,24 @@ mod build {
     }
 
     pub fn alter_configs(version: i16) -> Case {
-        let config = |name: &str, value: &str| ac::AlterableConfig {
-            name: name.to_owned().into(),
-            value: Some(value.to_owned().into()),
-            ..Default::default()
+        let config = |name: &str, value: &str| {
+            ac::AlterableConfig::default()
+                .with_name(name.to_owned().into())
+                .with_value(Some(value.to_owned().into()))
         };
-        let body = ac::AlterConfigsRequest {
-            resources: vec![
-                ac::AlterConfigsResource {
-                    resource_type: 2,
-                    resource_name: "orders".into(),
-                    configs: vec![config(PLAIN_NAME, PLAIN_VALUE)],
-                    ..Default::default()
-                },
-                ac::AlterConfigsResource {
-                    resource_type: 4,
-                    resource_name: "1".into(),
-                    configs: vec![
-                        config("log.cleaner.threads", "2"),
-                        config(SECRET_NAME, PASSWORD),
-                    ],
-                    ..Default::default()
-                },
-            ],
-            ..Default::default()
-        };
+        let body = ac::AlterConfigsRequest::default().with_resources(vec![
+            ac::AlterConfigsResource::default()
+                .with_resource_type(2)
+                .with_resource_name("orders".into())
+                .with_configs(vec![config(PLAIN_NAME, PLAIN_VALUE)]),
+            ac::AlterConfigsResource::default()
+                .with_resource_type(4)
+                .with_resource_name("1".into())
+                .with_configs(vec![
+                    config("log.cleaner.threads", "2"),
+                    config(SECRET_NAME, PASSWORD),
+                ]),
+        ]);
         case(
             request(body, version),
             vec![text("resources[1].configs[1].value", PASSWORD)],
@@ -526,17 +508,17 @@ mod build {
     }
 
     pub fn incremental_alter_configs(version: i16) -> Case {
-        let config = |name: &str, value: Option<&str>, operation: i8| iac::AlterableConfig {
-            name: name.to_owned().into(),
-            config_operation: operation,
-            value: value.map(|v| v.to_owned().into()),
-            ..Default::default()
+        let config = |name: &str, value: Option<&str>, operation: i8| {
+            iac::AlterableConfig::default()
+                .with_name(name.to_owned().into())
+                .with_config_operation(operation)
+                .with_value(value.map(|v| v.to_owned().into()))
         };
-        let body = iac::IncrementalAlterConfigsRequest {
-            resources: vec![iac::AlterConfigsResource {
-                resource_type: 4,
-                resource_name: "1".into(),
-                configs: vec![
+        let body = iac::IncrementalAlterConfigsRequest::default().with_resources(vec![
+            iac::AlterConfigsResource::default()
+                .with_resource_type(4)
+                .with_resource_name("1".into())
+                .with_configs(vec![
                     config(PLAIN_NAME, Some(PLAIN_VALUE), 0),
                     // Deleting a secret config: its null value stays null.
                     config("ssl.keystore.password", None, 1),
@@ -545,11 +527,8 @@ mod build {
                         Some(PASSWORD),
                         0,
                     ),
-                ],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+                ]),
+        ]);
         case(
             request(body, version),
             vec![text("resources[0].configs[2].value", PASSWORD)],
@@ -557,29 +536,24 @@ mod build {
     }
 
     fn described(name: &str, value: Option<&str>) -> dc::DescribeConfigsResourceResult {
-        dc::DescribeConfigsResourceResult {
-            name: name.to_owned().into(),
-            value: value.map(|v| v.to_owned().into()),
-            ..Default::default()
-        }
+        dc::DescribeConfigsResourceResult::default()
+            .with_name(name.to_owned().into())
+            .with_value(value.map(|v| v.to_owned().into()))
     }
 
     pub fn describe_configs_value(version: i16) -> Case {
-        let body = dc::DescribeConfigsResponse {
-            results: vec![dc::DescribeConfigsResult {
-                resource_type: 4,
-                resource_name: "1".into(),
-                configs: vec![
+        let body = dc::DescribeConfigsResponse::default().with_results(vec![
+            dc::DescribeConfigsResult::default()
+                .with_resource_type(4)
+                .with_resource_name("1".into())
+                .with_configs(vec![
                     described(PLAIN_NAME, Some(PLAIN_VALUE)),
                     // What Kafka's broker sends for a password config: null.
                     described("ssl.truststore.password", None),
                     // What a broker that did not hide it would send.
                     described("sasl.jaas.config", Some(PASSWORD)),
-                ],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+                ]),
+        ]);
         case(
             response(body, version),
             vec![text("results[0].configs[2].value", PASSWORD)],
@@ -589,28 +563,21 @@ mod build {
     pub fn describe_configs_synonym(version: i16) -> Case {
         let mut config = described("ssl.key.password", None);
         config.synonyms = vec![
-            dc::DescribeConfigsSynonym {
-                name: SECRET_NAME.into(),
-                value: Some(PASSWORD.into()),
-                source: 1,
-                ..Default::default()
-            },
-            dc::DescribeConfigsSynonym {
-                name: "ssl.key.password".into(),
-                value: None,
-                source: 5,
-                ..Default::default()
-            },
+            dc::DescribeConfigsSynonym::default()
+                .with_name(SECRET_NAME.into())
+                .with_value(Some(PASSWORD.into()))
+                .with_source(1),
+            dc::DescribeConfigsSynonym::default()
+                .with_name("ssl.key.password".into())
+                .with_value(None)
+                .with_source(5),
         ];
-        let body = dc::DescribeConfigsResponse {
-            results: vec![dc::DescribeConfigsResult {
-                resource_type: 4,
-                resource_name: "1".into(),
-                configs: vec![described(PLAIN_NAME, Some(PLAIN_VALUE)), config],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let body = dc::DescribeConfigsResponse::default().with_results(vec![
+            dc::DescribeConfigsResult::default()
+                .with_resource_type(4)
+                .with_resource_name("1".into())
+                .with_configs(vec![described(PLAIN_NAME, Some(PLAIN_VALUE)), config]),
+        ]);
         case(
             response(body, version),
             vec![text("results[0].configs[1].synonyms[0].value", PASSWORD)],
@@ -618,124 +585,93 @@ mod build {
     }
 
     pub fn streams_heartbeat(version: i16, changelog: bool) -> Case {
-        let topic = sgh::TopicInfo {
-            name: "app-store-changelog".into(),
-            partitions: 3,
-            topic_configs: vec![
-                sgh::KeyValue {
-                    key: "cleanup.policy".into(),
-                    value: "compact".into(),
-                    ..Default::default()
-                },
-                sgh::KeyValue {
-                    key: SECRET_NAME.into(),
-                    value: PASSWORD.into(),
-                    ..Default::default()
-                },
-            ],
-            ..Default::default()
-        };
+        let topic = sgh::TopicInfo::default()
+            .with_name("app-store-changelog".into())
+            .with_partitions(3)
+            .with_topic_configs(vec![
+                sgh::KeyValue::default()
+                    .with_key("cleanup.policy".into())
+                    .with_value("compact".into()),
+                sgh::KeyValue::default()
+                    .with_key(SECRET_NAME.into())
+                    .with_value(PASSWORD.into()),
+            ]);
         let (subtopology, path) = if changelog {
             (
-                sgh::Subtopology {
-                    subtopology_id: "0".into(),
-                    state_changelog_topics: vec![topic],
-                    ..Default::default()
-                },
+                sgh::Subtopology::default()
+                    .with_subtopology_id("0".into())
+                    .with_state_changelog_topics(vec![topic]),
                 "topology.subtopologies[0].stateChangelogTopics[0].topicConfigs[1].value",
             )
         } else {
             (
-                sgh::Subtopology {
-                    subtopology_id: "0".into(),
-                    repartition_source_topics: vec![topic],
-                    ..Default::default()
-                },
+                sgh::Subtopology::default()
+                    .with_subtopology_id("0".into())
+                    .with_repartition_source_topics(vec![topic]),
                 "topology.subtopologies[0].repartitionSourceTopics[0].topicConfigs[1].value",
             )
         };
-        let body = sgh::StreamsGroupHeartbeatRequest {
-            group_id: "app".into(),
-            member_id: "m".into(),
-            topology: Some(sgh::Topology {
-                epoch: 1,
-                subtopologies: vec![subtopology],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let body = sgh::StreamsGroupHeartbeatRequest::default()
+            .with_group_id("app".into())
+            .with_member_id("m".into())
+            .with_topology(Some(
+                sgh::Topology::default()
+                    .with_epoch(1)
+                    .with_subtopologies(vec![subtopology]),
+            ));
         case(request(body, version), vec![text(path, PASSWORD)])
     }
 
     pub fn streams_describe(version: i16, changelog: bool) -> Case {
-        let topic = sgd::TopicInfo {
-            name: "app-store-changelog".into(),
-            partitions: 3,
-            topic_configs: vec![
-                sgd::KeyValue {
-                    key: "cleanup.policy".into(),
-                    value: "compact".into(),
-                    ..Default::default()
-                },
-                sgd::KeyValue {
-                    key: SECRET_NAME.into(),
-                    value: PASSWORD.into(),
-                    ..Default::default()
-                },
-            ],
-            ..Default::default()
-        };
+        let topic = sgd::TopicInfo::default()
+            .with_name("app-store-changelog".into())
+            .with_partitions(3)
+            .with_topic_configs(vec![
+                sgd::KeyValue::default()
+                    .with_key("cleanup.policy".into())
+                    .with_value("compact".into()),
+                sgd::KeyValue::default()
+                    .with_key(SECRET_NAME.into())
+                    .with_value(PASSWORD.into()),
+            ]);
         let (subtopology, path) = if changelog {
             (
-                sgd::Subtopology {
-                    subtopology_id: "0".into(),
-                    state_changelog_topics: vec![topic],
-                    ..Default::default()
-                },
+                sgd::Subtopology::default()
+                    .with_subtopology_id("0".into())
+                    .with_state_changelog_topics(vec![topic]),
                 "groups[0].topology.subtopologies[0].stateChangelogTopics[0].topicConfigs[1].value",
             )
         } else {
             (
-                sgd::Subtopology {
-                    subtopology_id: "0".into(),
-                    repartition_source_topics: vec![topic],
-                    ..Default::default()
-                },
+                sgd::Subtopology::default()
+                    .with_subtopology_id("0".into())
+                    .with_repartition_source_topics(vec![topic]),
                 "groups[0].topology.subtopologies[0].repartitionSourceTopics[0].topicConfigs[1].value",
             )
         };
-        let body = sgd::StreamsGroupDescribeResponse {
-            groups: vec![sgd::DescribedGroup {
-                group_id: "app".into(),
-                topology: Some(sgd::Topology {
-                    epoch: 1,
-                    subtopologies: Some(vec![subtopology]),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let body = sgd::StreamsGroupDescribeResponse::default().with_groups(vec![
+            sgd::DescribedGroup::default()
+                .with_group_id("app".into())
+                .with_topology(Some(
+                    sgd::Topology::default()
+                        .with_epoch(1)
+                        .with_subtopologies(Some(vec![subtopology])),
+                )),
+        ]);
         case(response(body, version), vec![text(path, PASSWORD)])
     }
 
     pub fn scram_upsertion(version: i16) -> Case {
-        let body = scram::AlterUserScramCredentialsRequest {
-            deletions: vec![scram::ScramCredentialDeletion {
-                name: "bob".into(),
-                mechanism: 2,
-                ..Default::default()
-            }],
-            upsertions: vec![scram::ScramCredentialUpsertion {
-                name: "alice".into(),
-                mechanism: 1,
-                iterations: 8192,
-                salt: Bytes::from_static(SALT),
-                salted_password: Bytes::from_static(SALTED_PASSWORD),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let body = scram::AlterUserScramCredentialsRequest::default()
+            .with_deletions(vec![scram::ScramCredentialDeletion::default()
+                .with_name("bob".into())
+                .with_mechanism(2)])
+            .with_upsertions(vec![scram::ScramCredentialUpsertion::default()
+                .with_name("alice".into())
+                .with_mechanism(1)
+                .with_iterations(8192)
+                .with_salt(Bytes::from_static(SALT))
+                .with_salted_password(Bytes::from_static(SALTED_PASSWORD))]);
         case(
             request(body, version),
             vec![
@@ -746,46 +682,38 @@ mod build {
     }
 
     pub fn create_token(version: i16) -> Case {
-        let body = cdt::CreateDelegationTokenResponse {
-            principal_type: "User".into(),
-            principal_name: "alice".into(),
-            token_id: "0tL1qJ3dRDSg4TPxz1mB1w".into(),
-            hmac: Bytes::from_static(HMAC),
-            ..Default::default()
-        };
+        let body = cdt::CreateDelegationTokenResponse::default()
+            .with_principal_type("User".into())
+            .with_principal_name("alice".into())
+            .with_token_id("0tL1qJ3dRDSg4TPxz1mB1w".into())
+            .with_hmac(Bytes::from_static(HMAC));
         case(response(body, version), vec![bytes("hmac", HMAC)])
     }
 
     pub fn renew_token(version: i16) -> Case {
-        let body = rdt::RenewDelegationTokenRequest {
-            hmac: Bytes::from_static(HMAC),
-            renew_period_ms: 86_400_000,
-            ..Default::default()
-        };
+        let body = rdt::RenewDelegationTokenRequest::default()
+            .with_hmac(Bytes::from_static(HMAC))
+            .with_renew_period_ms(86_400_000);
         case(request(body, version), vec![bytes("hmac", HMAC)])
     }
 
     pub fn expire_token(version: i16) -> Case {
-        let body = edt::ExpireDelegationTokenRequest {
-            hmac: Bytes::from_static(HMAC),
-            expiry_time_period_ms: -1,
-            ..Default::default()
-        };
+        let body = edt::ExpireDelegationTokenRequest::default()
+            .with_hmac(Bytes::from_static(HMAC))
+            .with_expiry_time_period_ms(-1);
         case(request(body, version), vec![bytes("hmac", HMAC)])
     }
 
     pub fn describe_tokens(version: i16) -> Case {
-        let token = |id: &str, hmac: &'static [u8]| ddt::DescribedDelegationToken {
-            principal_type: "User".into(),
-            principal_name: "alice".into(),
-            token_id: id.to_owned().into(),
-            hmac: Bytes::from_static(hmac),
-            ..Default::default()
+        let token = |id: &str, hmac: &'static [u8]| {
+            ddt::DescribedDelegationToken::default()
+                .with_principal_type("User".into())
+                .with_principal_name("alice".into())
+                .with_token_id(id.to_owned().into())
+                .with_hmac(Bytes::from_static(hmac))
         };
-        let body = ddt::DescribeDelegationTokenResponse {
-            tokens: vec![token("token-a", HMAC), token("token-b", HMAC_2)],
-            ..Default::default()
-        };
+        let body = ddt::DescribeDelegationTokenResponse::default()
+            .with_tokens(vec![token("token-a", HMAC), token("token-b", HMAC_2)]);
         case(
             response(body, version),
             vec![
@@ -797,19 +725,14 @@ mod build {
 
     /// A forwarded AlterConfigs request that sets a password.
     fn forwarded_request() -> Bytes {
-        let inner = ac::AlterConfigsRequest {
-            resources: vec![ac::AlterConfigsResource {
-                resource_type: 4,
-                resource_name: "1".into(),
-                configs: vec![ac::AlterableConfig {
-                    name: SECRET_NAME.into(),
-                    value: Some(PASSWORD.into()),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let inner = ac::AlterConfigsRequest::default().with_resources(vec![
+            ac::AlterConfigsResource::default()
+                .with_resource_type(4)
+                .with_resource_name("1".into())
+                .with_configs(vec![ac::AlterableConfig::default()
+                    .with_name(SECRET_NAME.into())
+                    .with_value(Some(PASSWORD.into()))]),
+        ]);
         RequestFrame::new(inner, 2, 5)
             .with_client_id("adminclient-1")
             .encode_to_bytes()
@@ -818,12 +741,10 @@ mod build {
 
     pub fn envelope_request(version: i16) -> Case {
         let data = forwarded_request();
-        let body = envq::EnvelopeRequest {
-            request_data: data.clone(),
-            request_principal: Some(Bytes::from_static(b"\0\0\x04User\0\x05alice\0")),
-            client_host_address: Bytes::from_static(&[127, 0, 0, 1]),
-            ..Default::default()
-        };
+        let body = envq::EnvelopeRequest::default()
+            .with_request_data(data.clone())
+            .with_request_principal(Some(Bytes::from_static(b"\0\0\x04User\0\x05alice\0")))
+            .with_client_host_address(Bytes::from_static(&[127, 0, 0, 1]));
         Case {
             frame: request(body, version),
             planted: vec![bytes("requestData", &data)],
@@ -832,17 +753,12 @@ mod build {
     }
 
     pub fn envelope_response(version: i16) -> Case {
-        let inner = cdt::CreateDelegationTokenResponse {
-            principal_type: "User".into(),
-            principal_name: "alice".into(),
-            hmac: Bytes::from_static(HMAC),
-            ..Default::default()
-        };
+        let inner = cdt::CreateDelegationTokenResponse::default()
+            .with_principal_type("User".into())
+            .with_principal_name("alice".into())
+            .with_hmac(Bytes::from_static(HMAC));
         let data = ResponseFrame::new(inner, 3, 5).encode_to_bytes().unwrap();
-        let body = envs::EnvelopeResponse {
-            response_data: Some(data.clone()),
-            ..Default::default()
-        };
+        let body = envs::EnvelopeResponse::default().with_response_data(Some(data.clone()));
         Case {
             frame: response(body, version),
             planted: vec![bytes("responseData", &data)],
@@ -857,26 +773,19 @@ mod build {
             } else {
                 (name.to_owned().into(), Uuid::ZERO)
             };
-            fetch::FetchableTopicResponse {
-                topic,
-                topic_id,
-                partitions: vec![fetch::PartitionData {
-                    partition_index: 0,
-                    high_watermark: 10,
-                    records: Some(Bytes::from_static(records)),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }
+            fetch::FetchableTopicResponse::default()
+                .with_topic(topic)
+                .with_topic_id(topic_id)
+                .with_partitions(vec![fetch::PartitionData::default()
+                    .with_partition_index(0)
+                    .with_high_watermark(10)
+                    .with_records(Some(Bytes::from_static(records)))])
         };
         let orders = Uuid::from_halves(0x1234, 0x5678);
-        let body = fetch::FetchResponse {
-            responses: vec![
-                topic("orders", orders, PLAIN_RECORDS),
-                topic(METADATA_TOPIC, METADATA_TOPIC_ID, METADATA_RECORDS),
-            ],
-            ..Default::default()
-        };
+        let body = fetch::FetchResponse::default().with_responses(vec![
+            topic("orders", orders, PLAIN_RECORDS),
+            topic(METADATA_TOPIC, METADATA_TOPIC_ID, METADATA_RECORDS),
+        ]);
         case(
             response(body, version),
             vec![bytes(
@@ -887,19 +796,14 @@ mod build {
     }
 
     pub fn fetch_snapshot(version: i16) -> Case {
-        let body = snap::FetchSnapshotResponse {
-            topics: vec![snap::TopicSnapshot {
-                name: METADATA_TOPIC.into(),
-                partitions: vec![snap::PartitionSnapshot {
-                    index: 0,
-                    size: METADATA_RECORDS.len() as i64,
-                    unaligned_records: Bytes::from_static(METADATA_RECORDS),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let body =
+            snap::FetchSnapshotResponse::default().with_topics(vec![snap::TopicSnapshot::default(
+            )
+            .with_name(METADATA_TOPIC.into())
+            .with_partitions(vec![snap::PartitionSnapshot::default()
+                .with_index(0)
+                .with_size(METADATA_RECORDS.len() as i64)
+                .with_unaligned_records(Bytes::from_static(METADATA_RECORDS))])]);
         case(
             response(body, version),
             vec![bytes(
@@ -1164,22 +1068,21 @@ fn body_texts(
 
 fn alter_configs(configs: &[(&str, Option<&str>)]) -> impl Fn(&mut dyn JsonSink) {
     use kafka_codec::messages::alter_configs_request as ac;
-    let body = ac::AlterConfigsRequest {
-        resources: vec![ac::AlterConfigsResource {
-            resource_type: 4,
-            resource_name: "1".into(),
-            configs: configs
+    let body =
+        ac::AlterConfigsRequest::default().with_resources(vec![ac::AlterConfigsResource::default(
+        )
+        .with_resource_type(4)
+        .with_resource_name("1".into())
+        .with_configs(
+            configs
                 .iter()
-                .map(|(name, value)| ac::AlterableConfig {
-                    name: name.to_string().into(),
-                    value: value.map(|v| v.to_owned().into()),
-                    ..Default::default()
+                .map(|(name, value)| {
+                    ac::AlterableConfig::default()
+                        .with_name(name.to_string().into())
+                        .with_value(value.map(|v| v.to_owned().into()))
                 })
                 .collect(),
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+        )]);
     move |out| {
         kafka_codec::Message::write_json_with(&body, 2, &JsonOptions::default(), out).unwrap()
     }
@@ -1208,11 +1111,9 @@ fn null_secrets_stay_null_and_are_not_reported() {
     assert!(paths.is_empty());
 
     use kafka_codec::messages::envelope_response::EnvelopeResponse;
-    let body = EnvelopeResponse {
-        response_data: None,
-        error_code: 41,
-        ..Default::default()
-    };
+    let body = EnvelopeResponse::default()
+        .with_response_data(None)
+        .with_error_code(41);
     let (plain, redacted, paths) = body_texts(ApiKey::Envelope, Direction::Response, |out| {
         kafka_codec::Message::write_json_with(&body, 0, &JsonOptions::default(), out).unwrap()
     });
@@ -1425,13 +1326,9 @@ fn apis_without_secrets_are_written_straight_through() {
     for secret in SECRETS {
         assert!(redact::has_secrets(secret.api, secret.direction));
     }
-    let body = MetadataRequest {
-        topics: Some(vec![MetadataRequestTopic {
-            name: Some("ssl.key.password".into()),
-            ..Default::default()
-        }]),
-        ..Default::default()
-    };
+    let body = MetadataRequest::default().with_topics(Some(vec![
+        MetadataRequestTopic::default().with_name(Some("ssl.key.password".into()))
+    ]));
     let frame = request(body, 12);
     let options = JsonOptions::default();
     let plain = write_text(false, |out| frame.write(&options, out));

@@ -284,24 +284,22 @@ fn old_produce_and_fetch_versions_carry_magic_0_and_1_message_sets() {
             .collect();
 
         for version in 0..=2 {
-            let body = ProduceRequest {
-                acks: 1,
-                timeout_ms: 1500,
-                topic_data: vec![TopicProduceData {
-                    name: "legacy".into(),
-                    partition_data: fields
-                        .iter()
-                        .enumerate()
-                        .map(|(index, field)| PartitionProduceData {
-                            index: index as i32,
-                            records: Some(field.clone()),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            };
+            let body = ProduceRequest::default()
+                .with_acks(1)
+                .with_timeout_ms(1500)
+                .with_topic_data(vec![TopicProduceData::default()
+                    .with_name("legacy".into())
+                    .with_partition_data(
+                        fields
+                            .iter()
+                            .enumerate()
+                            .map(|(index, field)| {
+                                PartitionProduceData::default()
+                                    .with_index(index as i32)
+                                    .with_records(Some(field.clone()))
+                            })
+                            .collect(),
+                    )]);
             let frame = RequestFrame::new(body, version, 42).with_client_id("kafka-python-1.4");
             let bytes = frame.encode_to_bytes().unwrap();
             let decoded = RequestFrame::decode(bytes.clone()).unwrap();
@@ -321,23 +319,21 @@ fn old_produce_and_fetch_versions_carry_magic_0_and_1_message_sets() {
         }
 
         for version in 0..=3 {
-            let body = FetchResponse {
-                responses: vec![FetchableTopicResponse {
-                    topic: "legacy".into(),
-                    partitions: fields
-                        .iter()
-                        .enumerate()
-                        .map(|(index, field)| PartitionData {
-                            partition_index: index as i32,
-                            high_watermark: 1 << 40,
-                            records: Some(field.clone()),
-                            ..Default::default()
-                        })
-                        .collect(),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            };
+            let body =
+                FetchResponse::default().with_responses(vec![FetchableTopicResponse::default()
+                    .with_topic("legacy".into())
+                    .with_partitions(
+                        fields
+                            .iter()
+                            .enumerate()
+                            .map(|(index, field)| {
+                                PartitionData::default()
+                                    .with_partition_index(index as i32)
+                                    .with_high_watermark(1 << 40)
+                                    .with_records(Some(field.clone()))
+                            })
+                            .collect(),
+                    )]);
             let frame = ResponseFrame::new(body, version, 43);
             let bytes = frame.encode_to_bytes().unwrap();
             let decoded = ResponseFrame::decode(bytes.clone(), ApiKey::Fetch, version).unwrap();
@@ -431,11 +427,9 @@ fn an_acks_0_produce_of_an_old_version_awaits_no_response() {
     // and a client that sends one, must both see that nothing will answer it.
     for version in 0..=2 {
         for acks in [0i16, 1, -1] {
-            let body = ProduceRequest {
-                acks,
-                timeout_ms: 1000,
-                ..Default::default()
-            };
+            let body = ProduceRequest::default()
+                .with_acks(acks)
+                .with_timeout_ms(1000);
             let frame = RequestFrame::new(body.clone(), version, 5).with_client_id("old-client");
             let bytes = frame.encode_to_bytes().unwrap();
             assert_eq!(

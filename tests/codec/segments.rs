@@ -24,44 +24,39 @@ fn blobs(n: usize, len: usize) -> Vec<Bytes> {
 }
 
 fn fetch_response(records: &[Option<Bytes>]) -> FetchResponse {
-    FetchResponse {
-        responses: vec![fetch_response::FetchableTopicResponse {
-            topic: "t".into(),
-            partitions: records
+    FetchResponse::default().with_responses(vec![fetch_response::FetchableTopicResponse::default()
+        .with_topic("t".into())
+        .with_partitions(
+            records
                 .iter()
                 .enumerate()
-                .map(|(i, records)| fetch_response::PartitionData {
-                    partition_index: i as i32,
-                    high_watermark: 1000,
-                    records: records.clone(),
-                    ..Default::default()
+                .map(|(i, records)| {
+                    fetch_response::PartitionData::default()
+                        .with_partition_index(i as i32)
+                        .with_high_watermark(1000)
+                        .with_records(records.clone())
                 })
                 .collect(),
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
+        )])
 }
 
 fn produce_request(records: &[Bytes]) -> ProduceRequest {
-    ProduceRequest {
-        acks: -1,
-        timeout_ms: 30_000,
-        topic_data: vec![produce_request::TopicProduceData {
-            name: "t".into(),
-            partition_data: records
-                .iter()
-                .enumerate()
-                .map(|(i, records)| produce_request::PartitionProduceData {
-                    index: i as i32,
-                    records: Some(records.clone()),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
+    ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(vec![produce_request::TopicProduceData::default()
+            .with_name("t".into())
+            .with_partition_data(
+                records
+                    .iter()
+                    .enumerate()
+                    .map(|(i, records)| {
+                        produce_request::PartitionProduceData::default()
+                            .with_index(i as i32)
+                            .with_records(Some(records.clone()))
+                    })
+                    .collect(),
+            )])
 }
 
 /// Which of `values` appear as a whole segment of `segments`, pointer and length equal.
@@ -150,10 +145,7 @@ fn threshold_small_values_copied_null_and_empty_records() {
 #[test]
 fn plain_bytes_fields_are_shared_too() {
     let token = Bytes::from(vec![9u8; 10_000]);
-    let request = SaslAuthenticateRequest {
-        auth_bytes: token.clone(),
-        ..Default::default()
-    };
+    let request = SaslAuthenticateRequest::default().with_auth_bytes(token.clone());
     for version in 0..=2 {
         let segments = request.encode_segments(version).unwrap();
         assert_eq!(concat(&segments), request.encode_to_bytes(version).unwrap());
@@ -164,12 +156,10 @@ fn plain_bytes_fields_are_shared_too() {
         Bytes::from(vec![3u8; 50_000]),
         Bytes::from(vec![4u8; 5_000]),
     );
-    let request = EnvelopeRequest {
-        request_data: data.clone(),
-        request_principal: Some(principal.clone()),
-        client_host_address: Bytes::from_static(&[127, 0, 0, 1]),
-        ..Default::default()
-    };
+    let request = EnvelopeRequest::default()
+        .with_request_data(data.clone())
+        .with_request_principal(Some(principal.clone()))
+        .with_client_host_address(Bytes::from_static(&[127, 0, 0, 1]));
     let segments = request.encode_segments(0).unwrap();
     assert_eq!(concat(&segments), request.encode_to_bytes(0).unwrap());
     assert_eq!(shared(&segments, &[data, principal]), [true, true]);

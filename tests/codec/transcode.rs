@@ -248,15 +248,13 @@ fn compare_all(
 /// A request frame (header v1/v2 as the API and version require) around `body`.
 fn request_frame(api: ApiKey, version: i16, body: &[u8]) -> Bytes {
     let mut frame = Vec::new();
-    RequestHeader {
-        request_api_key: api.key(),
-        request_api_version: version,
-        correlation_id: 7,
-        client_id: Some("tap".into()),
-        ..Default::default()
-    }
-    .encode(&mut frame, api.request_header_version(version))
-    .unwrap();
+    RequestHeader::default()
+        .with_request_api_key(api.key())
+        .with_request_api_version(version)
+        .with_correlation_id(7)
+        .with_client_id(Some("tap".into()))
+        .encode(&mut frame, api.request_header_version(version))
+        .unwrap();
     frame.extend_from_slice(body);
     Bytes::from(frame)
 }
@@ -264,12 +262,10 @@ fn request_frame(api: ApiKey, version: i16, body: &[u8]) -> Bytes {
 /// A response frame around `body`.
 fn response_frame(api: ApiKey, version: i16, body: &[u8]) -> Bytes {
     let mut frame = Vec::new();
-    ResponseHeader {
-        correlation_id: 7,
-        ..Default::default()
-    }
-    .encode(&mut frame, api.response_header_version(version))
-    .unwrap();
+    ResponseHeader::default()
+        .with_correlation_id(7)
+        .encode(&mut frame, api.response_header_version(version))
+        .unwrap();
     frame.extend_from_slice(body);
     Bytes::from(frame)
 }
@@ -665,42 +661,33 @@ fn read_ahead_frames() -> Vec<(Bytes, MessageKind, ApiKey, i16)> {
     let mut frames = Vec::new();
     let records = Bytes::from_static(b"record batches, as far as this test knows");
     for version in [12, 13, 16, 17] {
-        let partition = fetch_response::PartitionData {
-            partition_index: 3,
-            high_watermark: 100,
-            diverging_epoch: fetch_response::EpochEndOffset {
-                epoch: 4,
-                end_offset: 90,
-                ..Default::default()
-            },
-            current_leader: fetch_response::LeaderIdAndEpoch {
-                leader_id: 2,
-                leader_epoch: 5,
-                ..Default::default()
-            },
-            snapshot_id: fetch_response::SnapshotId {
-                end_offset: 80,
-                epoch: 3,
-                ..Default::default()
-            },
-            aborted_transactions: Some(vec![fetch_response::AbortedTransaction {
-                producer_id: 9,
-                first_offset: 10,
-                ..Default::default()
-            }]),
-            records: Some(records.clone()),
-            ..Default::default()
-        };
-        let topic = fetch_response::FetchableTopicResponse {
-            topic: "t".into(),
-            topic_id: kafka_codec::Uuid([7; 16]),
-            partitions: vec![partition.clone(), partition],
-            ..Default::default()
-        };
-        let body = FetchResponse {
-            responses: vec![topic],
-            ..Default::default()
-        };
+        let partition = fetch_response::PartitionData::default()
+            .with_partition_index(3)
+            .with_high_watermark(100)
+            .with_diverging_epoch(
+                fetch_response::EpochEndOffset::default()
+                    .with_epoch(4)
+                    .with_end_offset(90),
+            )
+            .with_current_leader(
+                fetch_response::LeaderIdAndEpoch::default()
+                    .with_leader_id(2)
+                    .with_leader_epoch(5),
+            )
+            .with_snapshot_id(
+                fetch_response::SnapshotId::default()
+                    .with_end_offset(80)
+                    .with_epoch(3),
+            )
+            .with_aborted_transactions(Some(vec![fetch_response::AbortedTransaction::default()
+                .with_producer_id(9)
+                .with_first_offset(10)]))
+            .with_records(Some(records.clone()));
+        let topic = fetch_response::FetchableTopicResponse::default()
+            .with_topic("t".into())
+            .with_topic_id(kafka_codec::Uuid([7; 16]))
+            .with_partitions(vec![partition.clone(), partition]);
+        let body = FetchResponse::default().with_responses(vec![topic]);
         frames.push((
             response_frame(
                 ApiKey::Fetch,
@@ -711,32 +698,24 @@ fn read_ahead_frames() -> Vec<(Bytes, MessageKind, ApiKey, i16)> {
             ApiKey::Fetch,
             version,
         ));
-        let request = FetchRequest {
-            cluster_id: Some("cluster".into()),
-            replica_id: if version <= 14 { 1 } else { -1 },
-            replica_state: if version >= 15 {
-                fetch_request::ReplicaState {
-                    replica_id: 1,
-                    replica_epoch: 2,
-                    ..Default::default()
-                }
+        let request = FetchRequest::default()
+            .with_cluster_id(Some("cluster".into()))
+            .with_replica_id(if version <= 14 { 1 } else { -1 })
+            .with_replica_state(if version >= 15 {
+                fetch_request::ReplicaState::default()
+                    .with_replica_id(1)
+                    .with_replica_epoch(2)
             } else {
                 Default::default()
-            },
-            max_wait_ms: 500,
-            topics: vec![fetch_request::FetchTopic {
-                topic: "t".into(),
-                topic_id: kafka_codec::Uuid([7; 16]),
-                partitions: vec![fetch_request::FetchPartition {
-                    partition: 1,
-                    fetch_offset: 2,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            rack_id: "r".into(),
-            ..Default::default()
-        };
+            })
+            .with_max_wait_ms(500)
+            .with_topics(vec![fetch_request::FetchTopic::default()
+                .with_topic("t".into())
+                .with_topic_id(kafka_codec::Uuid([7; 16]))
+                .with_partitions(vec![fetch_request::FetchPartition::default()
+                    .with_partition(1)
+                    .with_fetch_offset(2)])])
+            .with_rack_id("r".into());
         frames.push((
             request_frame(
                 ApiKey::Fetch,
@@ -749,12 +728,10 @@ fn read_ahead_frames() -> Vec<(Bytes, MessageKind, ApiKey, i16)> {
         ));
     }
     for version in [0, 1] {
-        let request = FetchSnapshotRequest {
-            cluster_id: Some("c".into()),
-            replica_id: 1,
-            max_bytes: 1000,
-            ..Default::default()
-        };
+        let request = FetchSnapshotRequest::default()
+            .with_cluster_id(Some("c".into()))
+            .with_replica_id(1)
+            .with_max_bytes(1000);
         frames.push((
             request_frame(
                 ApiKey::FetchSnapshot,
@@ -765,26 +742,21 @@ fn read_ahead_frames() -> Vec<(Bytes, MessageKind, ApiKey, i16)> {
             ApiKey::FetchSnapshot,
             version,
         ));
-        let partition = fetch_snapshot_response::PartitionSnapshot {
-            index: 2,
-            current_leader: fetch_snapshot_response::LeaderIdAndEpoch {
-                leader_id: 4,
-                leader_epoch: 6,
-                ..Default::default()
-            },
-            size: 10,
-            position: 3,
-            unaligned_records: records.clone(),
-            ..Default::default()
-        };
-        let response = FetchSnapshotResponse {
-            topics: vec![fetch_snapshot_response::TopicSnapshot {
-                name: "t".into(),
-                partitions: vec![partition],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let partition = fetch_snapshot_response::PartitionSnapshot::default()
+            .with_index(2)
+            .with_current_leader(
+                fetch_snapshot_response::LeaderIdAndEpoch::default()
+                    .with_leader_id(4)
+                    .with_leader_epoch(6),
+            )
+            .with_size(10)
+            .with_position(3)
+            .with_unaligned_records(records.clone());
+        let response = FetchSnapshotResponse::default().with_topics(vec![
+            fetch_snapshot_response::TopicSnapshot::default()
+                .with_name("t".into())
+                .with_partitions(vec![partition]),
+        ]);
         frames.push((
             response_frame(
                 ApiKey::FetchSnapshot,
@@ -797,16 +769,13 @@ fn read_ahead_frames() -> Vec<(Bytes, MessageKind, ApiKey, i16)> {
         ));
     }
     for version in [5, 7] {
-        let response = CreateTopicsResponse {
-            topics: vec![create_topics_response::CreatableTopicResult {
-                name: "t".into(),
-                topic_config_error_code: 42,
-                num_partitions: 3,
-                replication_factor: 2,
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let response = CreateTopicsResponse::default().with_topics(vec![
+            create_topics_response::CreatableTopicResult::default()
+                .with_name("t".into())
+                .with_topic_config_error_code(42)
+                .with_num_partitions(3)
+                .with_replication_factor(2),
+        ]);
         frames.push((
             response_frame(
                 ApiKey::CreateTopics,
@@ -922,18 +891,11 @@ fn a_json_error_is_reported_only_where_the_bytes_decode() {
     use kafka_codec::messages::alter_client_quotas_request::{
         AlterClientQuotasRequest, EntityData, EntryData, OpData,
     };
-    let request = AlterClientQuotasRequest {
-        entries: vec![EntryData {
-            entity: vec![EntityData::default()],
-            ops: vec![OpData {
-                key: "k".into(),
-                value: f64::NAN,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let request = AlterClientQuotasRequest::default().with_entries(vec![EntryData::default()
+        .with_entity(vec![EntityData::default()])
+        .with_ops(vec![OpData::default()
+            .with_key("k".into())
+            .with_value(f64::NAN)])]);
     let frame = request_frame(
         ApiKey::AlterClientQuotas,
         1,

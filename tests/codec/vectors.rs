@@ -25,26 +25,22 @@ fn request_header_v1_classic_client_id() {
          00 08       # api version 8
          00 00 00 2a # correlation id 42
          00 03 63 6c 69  # client id: int16 length 3, \"cli\"");
-    let header = RequestHeader {
-        request_api_key: 3,
-        request_api_version: 8,
-        correlation_id: 42,
-        client_id: Some("cli".into()),
-        ..Default::default()
-    };
+    let header = RequestHeader::default()
+        .with_request_api_key(3)
+        .with_request_api_version(8)
+        .with_correlation_id(42)
+        .with_client_id(Some("cli".into()));
     assert_round_trip(bytes, 1, &header);
 }
 
 #[test]
 fn request_header_v1_null_client_id() {
     let bytes = hex("00 03 00 08 00 00 00 2a   ff ff  # client id null: int16 -1");
-    let header = RequestHeader {
-        request_api_key: 3,
-        request_api_version: 8,
-        correlation_id: 42,
-        client_id: None,
-        ..Default::default()
-    };
+    let header = RequestHeader::default()
+        .with_request_api_key(3)
+        .with_request_api_version(8)
+        .with_correlation_id(42)
+        .with_client_id(None);
     assert_round_trip(bytes, 1, &header);
 }
 
@@ -55,13 +51,11 @@ fn request_header_v2_keeps_classic_client_id_and_adds_tags() {
          00 01 63                  # client id: still int16 length (field is never flexible)
          00                        # tagged fields: none",
     );
-    let header = RequestHeader {
-        request_api_key: 55,
-        request_api_version: 2,
-        correlation_id: 7,
-        client_id: Some("c".into()),
-        ..Default::default()
-    };
+    let header = RequestHeader::default()
+        .with_request_api_key(55)
+        .with_request_api_version(2)
+        .with_correlation_id(7)
+        .with_client_id(Some("c".into()));
     assert_round_trip(bytes, 2, &header);
 }
 
@@ -94,10 +88,7 @@ fn request_header_v0_has_no_client_id() {
     );
     assert_eq!(header.client_id, RequestHeader::default().client_id);
     assert_eq!(header.encode_to_bytes(0).unwrap(), bytes);
-    let with_id = RequestHeader {
-        client_id: Some("broker-1".into()),
-        ..header
-    };
+    let with_id = header.with_client_id(Some("broker-1".into()));
     assert_eq!(with_id.encode_to_bytes(0).unwrap(), bytes);
     assert_eq!(ApiKey::from_key(7), Some(ApiKey::ControlledShutdown));
     assert_eq!(ApiKey::ControlledShutdown.request_header_version(0), 0);
@@ -105,10 +96,7 @@ fn request_header_v0_has_no_client_id() {
 
 #[test]
 fn response_header_v0_and_v1() {
-    let header = ResponseHeader {
-        correlation_id: 7,
-        ..Default::default()
-    };
+    let header = ResponseHeader::default().with_correlation_id(7);
     assert_round_trip(hex("00 00 00 07  # correlation id"), 0, &header);
     assert_round_trip(
         hex("00 00 00 07 00  # correlation id, no tagged fields"),
@@ -147,11 +135,9 @@ fn api_versions_request_v3_frame() {
     };
     assert_eq!(
         body,
-        &ApiVersionsRequest {
-            client_software_name: "a".into(),
-            client_software_version: "1".into(),
-            ..Default::default()
-        }
+        &ApiVersionsRequest::default()
+            .with_client_software_name("a".into())
+            .with_client_software_version("1".into())
     );
     assert_eq!(decoded.encode_to_bytes().unwrap(), frame);
     let mut prefixed = Vec::new();
@@ -201,41 +187,29 @@ fn describe_quorum_response_v2_frame() {
     );
     let now = 1_700_000_000_000;
     // A nullable string with no schema default defaults to "", as in Kafka: null is explicit.
-    let expected = DescribeQuorumResponse {
-        error_message: None,
-        topics: vec![TopicData {
-            topic_name: "__cluster_metadata".into(),
-            partitions: vec![PartitionData {
-                error_message: None,
-                leader_id: 1,
-                leader_epoch: 5,
-                high_watermark: 10,
-                current_voters: vec![ReplicaState {
-                    replica_id: 1,
-                    replica_directory_id: Uuid::from_bytes([
+    let expected = DescribeQuorumResponse::default()
+        .with_error_message(None)
+        .with_topics(vec![TopicData::default()
+            .with_topic_name("__cluster_metadata".into())
+            .with_partitions(vec![PartitionData::default()
+                .with_error_message(None)
+                .with_leader_id(1)
+                .with_leader_epoch(5)
+                .with_high_watermark(10)
+                .with_current_voters(vec![ReplicaState::default()
+                    .with_replica_id(1)
+                    .with_replica_directory_id(Uuid::from_bytes([
                         1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                    ]),
-                    log_end_offset: 10,
-                    last_fetch_timestamp: now,
-                    last_caught_up_timestamp: now,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        nodes: vec![Node {
-            node_id: 1,
-            listeners: vec![Listener {
-                name: "CONTROLLER".into(),
-                host: "localhost".into(),
-                port: 9093,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+                    ]))
+                    .with_log_end_offset(10)
+                    .with_last_fetch_timestamp(now)
+                    .with_last_caught_up_timestamp(now)])])])
+        .with_nodes(vec![Node::default().with_node_id(1).with_listeners(vec![
+            Listener::default()
+                .with_name("CONTROLLER".into())
+                .with_host("localhost".into())
+                .with_port(9093),
+        ])]);
     let decoded = ResponseFrame::decode(frame.clone(), ApiKey::DescribeQuorum, 2).unwrap();
     assert_eq!(decoded.header.correlation_id, 7);
     assert_eq!(decoded.body, Response::DescribeQuorum(expected.clone()));
@@ -283,20 +257,14 @@ fn decoding_shares_the_input_buffer() {
         PartitionProduceData, ProduceRequest, TopicProduceData,
     };
     let records = Bytes::from(vec![7u8; 4096]);
-    let request = ProduceRequest {
-        acks: -1,
-        timeout_ms: 1000,
-        topic_data: vec![TopicProduceData {
-            name: "orders".into(),
-            partition_data: vec![PartitionProduceData {
-                index: 0,
-                records: Some(records),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let request = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(1000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name("orders".into())
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])]);
     let input = request.encode_to_bytes(11).unwrap();
     let range = input.as_ptr() as usize..input.as_ptr() as usize + input.len();
     let decoded = ProduceRequest::decode_exact(input.clone(), 11).unwrap();

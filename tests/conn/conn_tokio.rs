@@ -28,16 +28,12 @@ async fn serve(socket: tokio::io::DuplexStream, table: SupportedVersions) -> usi
             continue;
         }
         let body: Response = match &request.body {
-            Request::ApiVersions(_) => ApiVersionsResponse {
-                api_keys: table.to_api_keys(),
-                ..Default::default()
-            }
-            .into(),
-            Request::Metadata(_) => MetadataResponse {
-                controller_id: i32::from(request.api_version),
-                ..Default::default()
-            }
-            .into(),
+            Request::ApiVersions(_) => ApiVersionsResponse::default()
+                .with_api_keys(table.to_api_keys())
+                .into(),
+            Request::Metadata(_) => MetadataResponse::default()
+                .with_controller_id(i32::from(request.api_version))
+                .into(),
             Request::Produce(_) => ProduceResponse::default().into(),
             other => panic!("unexpected {:?}", other.api_key()),
         };

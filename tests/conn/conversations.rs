@@ -84,21 +84,18 @@ fn metadata() -> Request {
 }
 
 fn produce(acks: i16) -> Request {
-    Request::from(ProduceRequest {
-        acks,
-        timeout_ms: 1000,
-        ..Default::default()
-    })
+    Request::from(
+        ProduceRequest::default()
+            .with_acks(acks)
+            .with_timeout_ms(1000),
+    )
 }
 
 /// A response frame answering `correlation_id` at `version`.
 fn answer(correlation_id: i32, version: i16, body: impl Into<Response>) -> ResponseFrame {
     ResponseFrame {
         api_version: version,
-        header: ResponseHeader {
-            correlation_id,
-            ..Default::default()
-        },
+        header: ResponseHeader::default().with_correlation_id(correlation_id),
         body: body.into(),
     }
 }
@@ -232,21 +229,18 @@ fn describe_quorum_v3_is_used_only_when_asked_for() {
 
 #[test]
 fn supported_versions_read_an_api_versions_response() {
-    let entry = |api_key, min_version, max_version| ApiVersion {
-        api_key,
-        min_version,
-        max_version,
-        ..Default::default()
+    let entry = |api_key, min_version, max_version| {
+        ApiVersion::default()
+            .with_api_key(api_key)
+            .with_min_version(min_version)
+            .with_max_version(max_version)
     };
-    let response = ApiVersionsResponse {
-        api_keys: vec![
-            entry(3, 0, 12),
-            entry(18, 0, 4),
-            entry(2000, 1, 2),
-            entry(1, 5, 4),
-        ],
-        ..Default::default()
-    };
+    let response = ApiVersionsResponse::default().with_api_keys(vec![
+        entry(3, 0, 12),
+        entry(18, 0, 4),
+        entry(2000, 1, 2),
+        entry(1, 5, 4),
+    ]);
     let peer = SupportedVersions::from_response(&response).unwrap();
     assert_eq!(peer.len(), 4);
     // A key we do not know is kept, not dropped.
@@ -265,10 +259,9 @@ fn supported_versions_read_an_api_versions_response() {
     by_key.sort_by_key(|entry| entry.api_key);
     assert_eq!(peer.to_api_keys(), by_key);
 
-    let failed = ApiVersionsResponse {
-        error_code: ErrorCode::CLUSTER_AUTHORIZATION_FAILED.code(),
-        ..response.clone()
-    };
+    let failed = response
+        .clone()
+        .with_error_code(ErrorCode::CLUSTER_AUTHORIZATION_FAILED.code());
     assert_eq!(
         SupportedVersions::from_response(&failed),
         Err(NegotiationError::ApiVersionsFailed(
@@ -290,18 +283,20 @@ fn api_versions_fallback_picks_the_version_to_retry_with() {
         Some(first),
         ApiKey::ApiVersions.stable_versions().map(|r| r.max)
     );
-    let refused = |range: Option<(i16, i16)>| ApiVersionsResponse {
-        error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
-        api_keys: range
-            .map(|(min_version, max_version)| ApiVersion {
-                api_key: ApiKey::ApiVersions.key(),
-                min_version,
-                max_version,
-                ..Default::default()
-            })
-            .into_iter()
-            .collect(),
-        ..Default::default()
+    let refused = |range: Option<(i16, i16)>| {
+        ApiVersionsResponse::default()
+            .with_error_code(ErrorCode::UNSUPPORTED_VERSION.code())
+            .with_api_keys(
+                range
+                    .map(|(min_version, max_version)| {
+                        ApiVersion::default()
+                            .with_api_key(ApiKey::ApiVersions.key())
+                            .with_min_version(min_version)
+                            .with_max_version(max_version)
+                    })
+                    .into_iter()
+                    .collect(),
+            )
     };
     // The broker's range is named: the highest both speak.
     assert_eq!(
@@ -332,18 +327,13 @@ fn api_versions_fallback_picks_the_version_to_retry_with() {
         Err(NegotiationError::NoApiVersionsFallback { .. })
     ));
     // Success gives the table; another error fails.
-    let ok = ApiVersionsResponse {
-        api_keys: SupportedVersions::stable([ApiKey::Metadata]).to_api_keys(),
-        ..Default::default()
-    };
+    let ok = ApiVersionsResponse::default()
+        .with_api_keys(SupportedVersions::stable([ApiKey::Metadata]).to_api_keys());
     assert!(matches!(
         ApiVersionsReply::read(&ok, 3),
         Ok(ApiVersionsReply::Supported(peer)) if peer.negotiate(ApiKey::Metadata).is_ok()
     ));
-    let denied = ApiVersionsResponse {
-        error_code: ErrorCode::INVALID_REQUEST.code(),
-        ..Default::default()
-    };
+    let denied = ApiVersionsResponse::default().with_error_code(ErrorCode::INVALID_REQUEST.code());
     assert_eq!(
         ApiVersionsReply::read(&denied, 3),
         Err(NegotiationError::ApiVersionsFailed(
@@ -366,19 +356,19 @@ fn api_versions_fallback_property() {
         let (a, b) = (rng.gen_range(-2..=12), rng.gen_range(-2..=12));
         let theirs = VersionRange::new(a.min(b), a.max(b));
         let listed = rng.gen_bool(0.8);
-        let response = ApiVersionsResponse {
-            error_code: ErrorCode::UNSUPPORTED_VERSION.code(),
-            api_keys: listed
-                .then_some(ApiVersion {
-                    api_key: ApiKey::ApiVersions.key(),
-                    min_version: theirs.min,
-                    max_version: theirs.max,
-                    ..Default::default()
-                })
-                .into_iter()
-                .collect(),
-            ..Default::default()
-        };
+        let response = ApiVersionsResponse::default()
+            .with_error_code(ErrorCode::UNSUPPORTED_VERSION.code())
+            .with_api_keys(
+                listed
+                    .then_some(
+                        ApiVersion::default()
+                            .with_api_key(ApiKey::ApiVersions.key())
+                            .with_min_version(theirs.min)
+                            .with_max_version(theirs.max),
+                    )
+                    .into_iter()
+                    .collect(),
+            );
         let context =
             format!("seed {seed} case {case}: sent v{sent}, theirs {theirs} listed {listed}");
         match ApiVersionsReply::read(&response, sent) {
@@ -482,10 +472,7 @@ fn api_versions_fallback_dance_through_both_connections() {
     let table = SupportedVersions::stable([ApiKey::ApiVersions, ApiKey::Metadata, ApiKey::Fetch]);
     server
         .send(
-            &request.respond(ApiVersionsResponse {
-                api_keys: table.to_api_keys(),
-                ..Default::default()
-            }),
+            &request.respond(ApiVersionsResponse::default().with_api_keys(table.to_api_keys())),
             &mut to_client,
         )
         .unwrap();
@@ -802,10 +789,7 @@ fn partial_frames_arriving_byte_by_byte() {
         expected.push(answer(
             sent.correlation_id,
             version,
-            MetadataResponse {
-                cluster_id: Some("abc".into()),
-                ..Default::default()
-            },
+            MetadataResponse::default().with_cluster_id(Some("abc".into())),
         ));
     }
     let stream: Vec<u8> = expected.iter().flat_map(|f| wire(f).to_vec()).collect();
@@ -856,10 +840,7 @@ fn limits_are_enforced_on_frames_and_bodies() {
     // A body over the array limit: a typed error naming the request; the framing holds, so
     // the next response still decodes.
     let second = client.send(12, &metadata(), &mut out).unwrap();
-    let crowded = MetadataResponse {
-        brokers: vec![Default::default(); 3],
-        ..Default::default()
-    };
+    let crowded = MetadataResponse::default().with_brokers(vec![Default::default(); 3]);
     let mut reply = wire(&answer(sent.correlation_id, 12, crowded));
     reply.extend_from_slice(&wire(&answer(
         second.correlation_id,
@@ -1013,10 +994,8 @@ fn the_server_writes_api_versions_with_response_header_v0() {
             )
             .unwrap();
         let request = server.receive(&mut wire_bytes).unwrap().unwrap();
-        let body = ApiVersionsResponse {
-            error_code: ErrorCode::INVALID_REQUEST.code(),
-            ..Default::default()
-        };
+        let body =
+            ApiVersionsResponse::default().with_error_code(ErrorCode::INVALID_REQUEST.code());
         let mut out = BytesMut::new();
         server.send(&request.respond(body), &mut out).unwrap();
         // size (4) + correlation id (4), then the error code.
@@ -1300,10 +1279,7 @@ fn the_observer_reads_an_unsupported_api_versions_exchange_like_the_peers_do() {
 
 #[test]
 fn responses_expose_their_top_level_error_code() {
-    let body = Response::from(ApiVersionsResponse {
-        error_code: 35,
-        ..Default::default()
-    });
+    let body = Response::from(ApiVersionsResponse::default().with_error_code(35));
     assert_eq!(body.error_code(), Some(ErrorCode::UNSUPPORTED_VERSION));
     // Produce has no top-level error code: its errors are per partition.
     assert_eq!(

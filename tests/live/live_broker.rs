@@ -295,11 +295,9 @@ macro_rules! body {
 fn api_versions_request() -> ApiVersionsRequest {
     // v3+ must name the client software (non-empty, Kafka checks the characters), or the
     // answer is INVALID_REQUEST.
-    ApiVersionsRequest {
-        client_software_name: "kafka-codec-live".into(),
-        client_software_version: kafka_codec::KAFKA_VERSION.into(),
-        ..Default::default()
-    }
+    ApiVersionsRequest::default()
+        .with_client_software_name("kafka-codec-live".into())
+        .with_client_software_version(kafka_codec::KAFKA_VERSION.into())
 }
 
 /// What a listener advertises, asked the way a client asks: ApiVersions at the newest
@@ -687,19 +685,13 @@ fn pipelined_requests_on_one_connection() {
     let peer = advertised(&addr);
     let version = |api: ApiKey| peer.negotiate(api).unwrap_or_else(|e| panic!("{e}"));
     let requests: Vec<Request> = vec![
-        MetadataRequest {
-            topics: Some(vec![]),
-            ..Default::default()
-        }
-        .into(),
+        MetadataRequest::default().with_topics(Some(vec![])).into(),
         api_versions_request().into(),
         // acks=0 and no topics: accepted, never answered.
-        ProduceRequest {
-            acks: 0,
-            timeout_ms: 1000,
-            ..Default::default()
-        }
-        .into(),
+        ProduceRequest::default()
+            .with_acks(0)
+            .with_timeout_ms(1000)
+            .into(),
         DescribeClusterRequest::default().into(),
         ListGroupsRequest::default().into(),
     ];
@@ -769,16 +761,12 @@ fn error_codes_from_the_broker_match_the_table() {
             .call(
                 ApiKey::CreateTopics,
                 version(ApiKey::CreateTopics),
-                &CreateTopicsRequest {
-                    topics: vec![CreatableTopic {
-                        name: name.into(),
-                        num_partitions: 1,
-                        replication_factor,
-                        ..Default::default()
-                    }],
-                    timeout_ms: 10_000,
-                    ..Default::default()
-                },
+                &CreateTopicsRequest::default()
+                    .with_topics(vec![CreatableTopic::default()
+                        .with_name(name.into())
+                        .with_num_partitions(1)
+                        .with_replication_factor(replication_factor)])
+                    .with_timeout_ms(10_000),
             )
             .unwrap_or_else(|e| panic!("CreateTopics {name}: {e}"));
         let topic = body!(response, CreateTopics).topics.remove(0);
@@ -811,14 +799,10 @@ fn error_codes_from_the_broker_match_the_table() {
         .call(
             ApiKey::Metadata,
             version(ApiKey::Metadata),
-            &MetadataRequest {
-                topics: Some(vec![MetadataRequestTopic {
-                    name: Some(format!("{existing}-absent").as_str().into()),
-                    ..Default::default()
-                }]),
-                allow_auto_topic_creation: false,
-                ..Default::default()
-            },
+            &MetadataRequest::default()
+                .with_topics(Some(vec![MetadataRequestTopic::default()
+                    .with_name(Some(format!("{existing}-absent").as_str().into()))]))
+                .with_allow_auto_topic_creation(false),
         )
         .unwrap_or_else(|e| panic!("Metadata: {e}"));
     let code = ErrorCode::from(body!(response, Metadata).topics[0].error_code);
@@ -835,10 +819,7 @@ fn error_codes_from_the_broker_match_the_table() {
                 controller
                     .negotiate(ApiKey::DescribeCluster)
                     .unwrap_or_else(|e| panic!("{e}")),
-                &DescribeClusterRequest {
-                    endpoint_type: 1,
-                    ..Default::default()
-                },
+                &DescribeClusterRequest::default().with_endpoint_type(1),
             )
             .unwrap_or_else(|e| panic!("DescribeCluster: {e}"));
         let code = response.error_code().expect("a top-level error code");
@@ -915,52 +896,40 @@ fn minimal_request(
     use kafka_codec::messages::produce_request::ProduceRequest;
     Some(match api {
         // acks=0 (the default) means "send no response"; ask for one.
-        ApiKey::Produce => ProduceRequest {
-            acks: -1,
-            timeout_ms: 1000,
-            ..Default::default()
-        }
-        .encode_to_bytes(version),
+        ApiKey::Produce => ProduceRequest::default()
+            .with_acks(-1)
+            .with_timeout_ms(1000)
+            .encode_to_bytes(version),
         ApiKey::ApiVersions => api_versions_request().encode_to_bytes(version),
         // The default filter says UNKNOWN (0) for resource type, operation and permission
         // type; Kafka refuses to parse such a filter and closes the connection. ANY is 1.
-        ApiKey::DescribeAcls => DescribeAclsRequest {
-            resource_type_filter: 1,
-            pattern_type_filter: 1,
-            operation: 1,
-            permission_type: 1,
-            ..Default::default()
-        }
-        .encode_to_bytes(version),
+        ApiKey::DescribeAcls => DescribeAclsRequest::default()
+            .with_resource_type_filter(1)
+            .with_pattern_type_filter(1)
+            .with_operation(1)
+            .with_permission_type(1)
+            .encode_to_bytes(version),
         // v4+ (the broker-to-broker batch form) with no transaction gets no answer at all from
         // 4.4.0 (the response waits for one result per transaction); ask about one made-up
         // transactional id, verify-only, which changes nothing.
-        ApiKey::AddPartitionsToTxn if version >= 4 => AddPartitionsToTxnRequest {
-            transactions: vec![AddPartitionsToTxnTransaction {
-                transactional_id: "kafka-codec-live-no-such-txn".into(),
-                producer_id: 0,
-                producer_epoch: 0,
-                verify_only: true,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-        .encode_to_bytes(version),
+        ApiKey::AddPartitionsToTxn if version >= 4 => AddPartitionsToTxnRequest::default()
+            .with_transactions(vec![AddPartitionsToTxnTransaction::default()
+                .with_transactional_id("kafka-codec-live-no-such-txn".into())
+                .with_producer_id(0)
+                .with_producer_epoch(0)
+                .with_verify_only(true)])
+            .encode_to_bytes(version),
         // The default transactional id is "" (not null), which Kafka refuses; null asks for
         // an idempotent producer id.
-        ApiKey::InitProducerId => InitProducerIdRequest {
-            transactional_id: None,
-            ..Default::default()
-        }
-        .encode_to_bytes(version),
+        ApiKey::InitProducerId => InitProducerIdRequest::default()
+            .with_transactional_id(None)
+            .encode_to_bytes(version),
         // A controller listener describes controllers (endpoint type 2); the default (1,
         // brokers) gets MISMATCHED_ENDPOINT_TYPE there, and v0 cannot say otherwise.
         ApiKey::DescribeCluster if kind == Listener::Controller && version >= 1 => {
-            DescribeClusterRequest {
-                endpoint_type: 2,
-                ..Default::default()
-            }
-            .encode_to_bytes(version)
+            DescribeClusterRequest::default()
+                .with_endpoint_type(2)
+                .encode_to_bytes(version)
         }
         _ => return None,
     })
@@ -1093,10 +1062,7 @@ fn node_id(broker_addr: &str) -> i32 {
             .call(
                 ApiKey::Metadata,
                 12,
-                &MetadataRequest {
-                    topics: Some(vec![]),
-                    ..Default::default()
-                },
+                &MetadataRequest::default().with_topics(Some(vec![])),
             )
             .unwrap_or_else(|e| panic!("Metadata v12: {e}"));
         body!(response, Metadata).controller_id
@@ -1118,13 +1084,11 @@ fn metadata_names_this_broker_at_every_version() {
         .unwrap_or_else(|e| panic!("{e}"));
     let mut report = format!("Metadata v{}..=v{} from {addr}:\n", shared.min, shared.max);
     for version in shared.min..=shared.max {
-        let request = MetadataRequest {
+        let request = MetadataRequest::default()
             // v0 cannot say "no topics" (empty means all); from v1 on, an empty list is none.
-            topics: Some(vec![]),
+            .with_topics(Some(vec![]))
             // The field exists from v4; before that the broker never creates topics here.
-            allow_auto_topic_creation: version < 4,
-            ..Default::default()
-        };
+            .with_allow_auto_topic_creation(version < 4);
         let response = Conn::open(&addr)
             .call(ApiKey::Metadata, version, &request)
             .unwrap_or_else(|e| panic!("Metadata v{version}: {e}"));
@@ -1188,17 +1152,9 @@ fn describe_quorum_request() -> kafka_codec::messages::describe_quorum_request::
     use kafka_codec::messages::describe_quorum_request::{
         DescribeQuorumRequest, PartitionData, TopicData,
     };
-    DescribeQuorumRequest {
-        topics: vec![TopicData {
-            topic_name: "__cluster_metadata".into(),
-            partitions: vec![PartitionData {
-                partition_index: 0,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
+    DescribeQuorumRequest::default().with_topics(vec![TopicData::default()
+        .with_topic_name("__cluster_metadata".into())
+        .with_partitions(vec![PartitionData::default().with_partition_index(0)])])
 }
 
 /// Checks a DescribeQuorum v0-v2 answer from a single combined node; returns a summary.
@@ -1381,11 +1337,9 @@ fn describe_quorum_v3_is_refused_by_kafka() {
 fn produce_v0_to_v2_advertised_but_refused() {
     let addr = broker();
     let body = [0xff, 0xff, 0x00, 0x00, 0x03, 0xe8, 0x00, 0x00, 0x00, 0x00];
-    let ours = kafka_codec::messages::ProduceRequest {
-        acks: -1,
-        timeout_ms: 1000,
-        ..Default::default()
-    };
+    let ours = kafka_codec::messages::ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(1000);
     for version in 0..=2 {
         assert_eq!(
             ours.encode_to_vec(version).unwrap(),
@@ -1435,19 +1389,19 @@ fn create_topics(addr: &str, names: &[String], report: &mut String) -> Vec<kafka
         .call(
             ApiKey::CreateTopics,
             version,
-            &CreateTopicsRequest {
-                topics: names
-                    .iter()
-                    .map(|name| CreatableTopic {
-                        name: name.as_str().into(),
-                        num_partitions: 1,
-                        replication_factor: 1,
-                        ..Default::default()
-                    })
-                    .collect(),
-                timeout_ms: 10_000,
-                ..Default::default()
-            },
+            &CreateTopicsRequest::default()
+                .with_topics(
+                    names
+                        .iter()
+                        .map(|name| {
+                            CreatableTopic::default()
+                                .with_name(name.as_str().into())
+                                .with_num_partitions(1)
+                                .with_replication_factor(1)
+                        })
+                        .collect(),
+                )
+                .with_timeout_ms(10_000),
         )
         .unwrap_or_else(|e| panic!("CreateTopics v{version}: {e}"));
     let created = body!(response, CreateTopics);
@@ -1505,22 +1459,16 @@ fn produce(
     use kafka_codec::messages::produce_request::{
         PartitionProduceData, ProduceRequest, TopicProduceData,
     };
-    let request = ProduceRequest {
-        acks: -1,
-        timeout_ms: 10_000,
-        topic_data: vec![TopicProduceData {
+    let request = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(10_000)
+        .with_topic_data(vec![TopicProduceData::default()
             // Name up to v12, id from v13: both are ignorable, the version picks one.
-            name: topic.into(),
-            topic_id,
-            partition_data: vec![PartitionProduceData {
-                index: 0,
-                records: Some(records),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+            .with_name(topic.into())
+            .with_topic_id(topic_id)
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])]);
     // A new topic's partition may need a moment to get its leader: retry while the broker
     // says so (nothing was appended then).
     let mut attempts = 0;
@@ -1556,23 +1504,17 @@ fn fetch(
     max_bytes: i32,
 ) -> (i16, i64, Bytes) {
     use kafka_codec::messages::fetch_request::{FetchPartition, FetchRequest, FetchTopic};
-    let request = FetchRequest {
-        max_wait_ms: 1000,
-        min_bytes: 1,
-        max_bytes,
-        topics: vec![FetchTopic {
-            topic: topic.into(),
-            topic_id,
-            partitions: vec![FetchPartition {
-                partition: 0,
-                fetch_offset: 0,
-                partition_max_bytes: max_bytes,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let request = FetchRequest::default()
+        .with_max_wait_ms(1000)
+        .with_min_bytes(1)
+        .with_max_bytes(max_bytes)
+        .with_topics(vec![FetchTopic::default()
+            .with_topic(topic.into())
+            .with_topic_id(topic_id)
+            .with_partitions(vec![FetchPartition::default()
+                .with_partition(0)
+                .with_fetch_offset(0)
+                .with_partition_max_bytes(max_bytes)])]);
     let response = Conn::open(addr)
         .call(ApiKey::Fetch, version, &request)
         .unwrap_or_else(|e| panic!("Fetch v{version}: {e}"));

@@ -1508,36 +1508,29 @@ mod records_diff {
 
     fn random_control(rng: &mut SmallRng) -> ControlRecord {
         match rng.gen_range(0..7) {
-            0 => ControlRecord::Commit(EndTxnMarker {
-                coordinator_epoch: rng.gen(),
-                ..Default::default()
-            }),
-            1 => ControlRecord::Abort(EndTxnMarker {
-                coordinator_epoch: rng.gen(),
-                ..Default::default()
-            }),
-            2 => ControlRecord::LeaderChange(LeaderChangeMessage {
-                version: 0,
-                leader_id: rng.gen_range(0..10),
-                voters: (0..rng.gen_range(0..4))
-                    .map(|id| Voter {
-                        voter_id: id,
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }),
-            3 => ControlRecord::SnapshotHeader(SnapshotHeaderRecord {
-                version: 0,
-                last_contained_log_timestamp: T0 + rng.gen_range(0..1000),
-                ..Default::default()
-            }),
+            0 => ControlRecord::Commit(EndTxnMarker::default().with_coordinator_epoch(rng.gen())),
+            1 => ControlRecord::Abort(EndTxnMarker::default().with_coordinator_epoch(rng.gen())),
+            2 => ControlRecord::LeaderChange(
+                LeaderChangeMessage::default()
+                    .with_version(0)
+                    .with_leader_id(rng.gen_range(0..10))
+                    .with_voters(
+                        (0..rng.gen_range(0..4))
+                            .map(|id| Voter::default().with_voter_id(id))
+                            .collect(),
+                    ),
+            ),
+            3 => ControlRecord::SnapshotHeader(
+                SnapshotHeaderRecord::default()
+                    .with_version(0)
+                    .with_last_contained_log_timestamp(T0 + rng.gen_range(0..1000)),
+            ),
             4 => ControlRecord::SnapshotFooter(SnapshotFooterRecord::default()),
-            5 => ControlRecord::KRaftVersion(KRaftVersionRecord {
-                version: 0,
-                k_raft_version: rng.gen_range(0..2),
-                ..Default::default()
-            }),
+            5 => ControlRecord::KRaftVersion(
+                KRaftVersionRecord::default()
+                    .with_version(0)
+                    .with_k_raft_version(rng.gen_range(0..2)),
+            ),
             _ => ControlRecord::KRaftVoters(VotersRecord::default()),
         }
     }

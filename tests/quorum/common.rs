@@ -52,11 +52,11 @@ pub fn static_voters(ids: &[i32]) -> VoterSet {
 }
 
 pub fn kraft_version_record(version: i16) -> ControlRecord {
-    ControlRecord::kraft_version(&KRaftVersionRecord {
-        version: 0,
-        k_raft_version: version,
-        ..Default::default()
-    })
+    ControlRecord::kraft_version(
+        &KRaftVersionRecord::default()
+            .with_version(0)
+            .with_k_raft_version(version),
+    )
     .unwrap()
 }
 
@@ -91,14 +91,12 @@ pub fn bootstrapped_leader(ids: &[i32], leader: i32, epoch: i32) -> LeaderState 
 
 /// A wire replica entry.
 pub fn entry(id: i32, directory: Uuid, leo: i64, fetch: i64, caught_up: i64) -> ReplicaState {
-    ReplicaState {
-        replica_id: id,
-        replica_directory_id: directory,
-        log_end_offset: leo,
-        last_fetch_timestamp: fetch,
-        last_caught_up_timestamp: caught_up,
-        ..Default::default()
-    }
+    ReplicaState::default()
+        .with_replica_id(id)
+        .with_replica_directory_id(directory)
+        .with_log_end_offset(leo)
+        .with_last_fetch_timestamp(fetch)
+        .with_last_caught_up_timestamp(caught_up)
 }
 
 /// A wire entry for controller `id` with its directory id.
@@ -117,19 +115,17 @@ pub fn wire_node(id: i32) -> Node {
 }
 
 pub fn wire_node_with(id: i32, listeners: &[(&str, &str, u16)]) -> Node {
-    Node {
-        node_id: id,
-        listeners: listeners
+    Node::default().with_node_id(id).with_listeners(
+        listeners
             .iter()
-            .map(|&(name, host, port)| Listener {
-                name: name.into(),
-                host: host.into(),
-                port,
-                ..Default::default()
+            .map(|&(name, host, port)| {
+                Listener::default()
+                    .with_name(name.into())
+                    .with_host(host.into())
+                    .with_port(port)
             })
             .collect(),
-        ..Default::default()
-    }
+    )
 }
 
 /// The full v3 response a leader gives (error messages at their default, empty). Fields in
@@ -146,25 +142,19 @@ pub struct Expected {
 
 impl Expected {
     pub fn v3(&self) -> DescribeQuorumResponse {
-        DescribeQuorumResponse {
-            topics: vec![TopicData {
-                topic_name: "__cluster_metadata".into(),
-                partitions: vec![PartitionData {
-                    partition_index: 0,
-                    error_code: 0,
-                    leader_id: self.leader,
-                    leader_epoch: self.epoch,
-                    high_watermark: self.high_watermark,
-                    current_voters: self.current.clone(),
-                    committed_voters: self.committed.clone(),
-                    observers: self.observers.clone(),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            nodes: self.nodes.clone(),
-            ..Default::default()
-        }
+        DescribeQuorumResponse::default()
+            .with_topics(vec![TopicData::default()
+                .with_topic_name("__cluster_metadata".into())
+                .with_partitions(vec![PartitionData::default()
+                    .with_partition_index(0)
+                    .with_error_code(0)
+                    .with_leader_id(self.leader)
+                    .with_leader_epoch(self.epoch)
+                    .with_high_watermark(self.high_watermark)
+                    .with_current_voters(self.current.clone())
+                    .with_committed_voters(self.committed.clone())
+                    .with_observers(self.observers.clone())])])
+            .with_nodes(self.nodes.clone())
     }
 }
 

@@ -39,24 +39,17 @@ fn request_v3_decodes_and_reencodes() {
     let bytes = golden(REQUEST_V3);
     let decoded = RequestFrame::decode(frame(&bytes)).unwrap();
     let expected = RequestFrame {
-        header: RequestHeader {
-            request_api_key: 55,
-            request_api_version: 3,
-            correlation_id: 7,
-            client_id: Some("c".into()),
-            ..Default::default()
-        },
-        body: Request::DescribeQuorum(DescribeQuorumRequest {
-            topics: vec![describe_quorum_request::TopicData {
-                topic_name: "__cluster_metadata".into(),
-                partitions: vec![describe_quorum_request::PartitionData {
-                    partition_index: 0,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
+        header: RequestHeader::default()
+            .with_request_api_key(55)
+            .with_request_api_version(3)
+            .with_correlation_id(7)
+            .with_client_id(Some("c".into())),
+        body: Request::DescribeQuorum(DescribeQuorumRequest::default().with_topics(
+            vec![describe_quorum_request::TopicData::default()
+    .with_topic_name("__cluster_metadata".into())
+    .with_partitions(vec![describe_quorum_request::PartitionData::default()
+    .with_partition_index(0)])],
+        )),
     };
     assert_eq!(decoded, expected);
     let mut again = BytesMut::new();
@@ -77,10 +70,7 @@ fn response(text: &str, version: i16) -> DescribeQuorumResponse {
     let decoded = ResponseFrame::decode(frame(&bytes), ApiKey::DescribeQuorum, version).unwrap();
     assert_eq!(
         decoded.header,
-        ResponseHeader {
-            correlation_id: 7,
-            ..Default::default()
-        }
+        ResponseHeader::default().with_correlation_id(7)
     );
     let mut again = BytesMut::new();
     decoded.encode(&mut again, Framing::SizePrefixed).unwrap();
@@ -101,23 +91,17 @@ fn removal_pending_v3() -> DescribeQuorumResponse {
     let one = live(1, 4, T0 + 200, T0 + 200);
     let two = live(2, 3, T0 + 100, T0 + 100);
     let three = live(3, 3, T0 + 100, T0 + 100);
-    DescribeQuorumResponse {
-        topics: vec![TopicData {
-            topic_name: "__cluster_metadata".into(),
-            partitions: vec![PartitionData {
-                leader_id: 1,
-                leader_epoch: 5,
-                high_watermark: 3,
-                current_voters: vec![one.clone(), two.clone()],
-                committed_voters: Some(vec![one, two, three.clone()]),
-                observers: vec![three],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
-        ..Default::default()
-    }
+    DescribeQuorumResponse::default()
+        .with_topics(vec![TopicData::default()
+            .with_topic_name("__cluster_metadata".into())
+            .with_partitions(vec![PartitionData::default()
+                .with_leader_id(1)
+                .with_leader_epoch(5)
+                .with_high_watermark(3)
+                .with_current_voters(vec![one.clone(), two.clone()])
+                .with_committed_voters(Some(vec![one, two, three.clone()]))
+                .with_observers(vec![three])])])
+        .with_nodes(vec![wire_node(1), wire_node(2), wire_node(3)])
 }
 
 /// The model in the same state: voters 2 and 3 at offset 3 at T0 + 100, RemoveVoter(3)
@@ -210,23 +194,17 @@ fn response_v1_and_v0_drop_committed_voters_directory_ids_and_nodes() {
 #[test]
 fn response_v3_without_high_watermark_has_null_committed_voters() {
     let v3 = response(RESPONSE_V3_NO_HW, 3);
-    let expected = DescribeQuorumResponse {
-        topics: vec![TopicData {
-            topic_name: "__cluster_metadata".into(),
-            partitions: vec![PartitionData {
-                leader_id: 1,
-                leader_epoch: 5,
-                high_watermark: -1,
-                current_voters: vec![live(1, 3, T0, T0), sentinel(2), sentinel(3)],
-                committed_voters: None,
-                observers: vec![],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        nodes: vec![wire_node(1), wire_node(2), wire_node(3)],
-        ..Default::default()
-    };
+    let expected = DescribeQuorumResponse::default()
+        .with_topics(vec![TopicData::default()
+            .with_topic_name("__cluster_metadata".into())
+            .with_partitions(vec![PartitionData::default()
+                .with_leader_id(1)
+                .with_leader_epoch(5)
+                .with_high_watermark(-1)
+                .with_current_voters(vec![live(1, 3, T0, T0), sentinel(2), sentinel(3)])
+                .with_committed_voters(None)
+                .with_observers(vec![])])])
+        .with_nodes(vec![wire_node(1), wire_node(2), wire_node(3)]);
     assert_eq!(v3, expected);
     let mut leader = bootstrapped_leader(&[1, 2, 3], 1, 5);
     assert_eq!(leader.describe_quorum(T0, 3).unwrap(), v3);
@@ -252,24 +230,18 @@ fn response_v3_in_upstream_draft_order_decodes() {
     let three = replica(3, 0xa3, 55, T - 100, T - 700);
     let broker = replica(100, 0x64, 60, T - 50, T - 50);
     let node = |id: i32| wire_node_with(id, &[("CONTROLLER", &format!("controller-{id}"), 9093)]);
-    let expected = DescribeQuorumResponse {
-        error_message: None,
-        topics: vec![TopicData {
-            topic_name: "__cluster_metadata".into(),
-            partitions: vec![PartitionData {
-                leader_id: 2,
-                leader_epoch: 4,
-                high_watermark: 57,
-                current_voters: vec![one.clone(), two.clone(), three],
-                committed_voters: Some(vec![one, two]),
-                observers: vec![broker],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        nodes: vec![node(1), node(2), node(3)],
-        ..Default::default()
-    };
+    let expected = DescribeQuorumResponse::default()
+        .with_error_message(None)
+        .with_topics(vec![TopicData::default()
+            .with_topic_name("__cluster_metadata".into())
+            .with_partitions(vec![PartitionData::default()
+                .with_leader_id(2)
+                .with_leader_epoch(4)
+                .with_high_watermark(57)
+                .with_current_voters(vec![one.clone(), two.clone(), three])
+                .with_committed_voters(Some(vec![one, two]))
+                .with_observers(vec![broker])])])
+        .with_nodes(vec![node(1), node(2), node(3)]);
     assert_eq!(response(RESPONSE_V3_UPSTREAM_DRAFT, 3), expected);
 
     // Kafka's JSON form lists the fields in wire order too.

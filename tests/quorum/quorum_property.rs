@@ -417,54 +417,48 @@ fn entry_sentinel(key: &ReplicaKey) -> describe_quorum_response::ReplicaState {
 fn legacy_response(leader: &LeaderState, now: i64, version: i16) -> DescribeQuorumResponse {
     let render = |state: &kafka_codec::quorum::ReplicaState| {
         let is_leader = state.key().id() == leader.leader_id();
-        describe_quorum_response::ReplicaState {
-            replica_id: state.key().id(),
-            replica_directory_id: if version >= 2 {
+        describe_quorum_response::ReplicaState::default()
+            .with_replica_id(state.key().id())
+            .with_replica_directory_id(if version >= 2 {
                 state.key().directory_id_or_zero()
             } else {
                 Uuid::ZERO
-            },
-            log_end_offset: state.end_offset().unwrap_or(-1),
-            last_fetch_timestamp: if is_leader {
+            })
+            .with_log_end_offset(state.end_offset().unwrap_or(-1))
+            .with_last_fetch_timestamp(if is_leader {
                 now
             } else {
                 state.last_fetch_timestamp().unwrap_or(-1)
-            },
-            last_caught_up_timestamp: if is_leader {
+            })
+            .with_last_caught_up_timestamp(if is_leader {
                 now
             } else {
                 state.last_caught_up_timestamp().unwrap_or(-1)
-            },
-            ..Default::default()
-        }
+            })
     };
-    DescribeQuorumResponse {
-        topics: vec![TopicData {
-            topic_name: "__cluster_metadata".into(),
-            partitions: vec![PartitionData {
-                leader_id: leader.leader_id(),
-                leader_epoch: leader.epoch(),
-                high_watermark: leader.high_watermark().unwrap_or(-1),
-                current_voters: leader.voter_states().map(render).collect(),
-                observers: leader.observer_states().map(render).collect(),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        nodes: if version >= 2 {
+    DescribeQuorumResponse::default()
+        .with_topics(vec![TopicData::default()
+            .with_topic_name("__cluster_metadata".into())
+            .with_partitions(vec![PartitionData::default()
+                .with_leader_id(leader.leader_id())
+                .with_leader_epoch(leader.epoch())
+                .with_high_watermark(leader.high_watermark().unwrap_or(-1))
+                .with_current_voters(leader.voter_states().map(render).collect())
+                .with_observers(
+                    leader.observer_states().map(render).collect(),
+                )])])
+        .with_nodes(if version >= 2 {
             leader
                 .voter_states()
-                .map(|state| Node {
-                    node_id: state.key().id(),
-                    listeners: state.listeners().to_describe_quorum_listeners(),
-                    ..Default::default()
+                .map(|state| {
+                    Node::default()
+                        .with_node_id(state.key().id())
+                        .with_listeners(state.listeners().to_describe_quorum_listeners())
                 })
                 .collect()
         } else {
             vec![]
-        },
-        ..Default::default()
-    }
+        })
 }
 
 impl Stats {

@@ -797,22 +797,18 @@ fn case_11_old_versions_never_carry_committed_voters() {
         r.replica_directory_id = Uuid::ZERO;
         r
     };
-    let response = |current, observers, committed, nodes| DescribeQuorumResponse {
-        topics: vec![TopicData {
-            topic_name: "__cluster_metadata".into(),
-            partitions: vec![PartitionData {
-                leader_id: 1,
-                leader_epoch: 5,
-                high_watermark: 3,
-                current_voters: current,
-                observers,
-                committed_voters: committed,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        nodes,
-        ..Default::default()
+    let response = |current, observers, committed, nodes| {
+        DescribeQuorumResponse::default()
+            .with_topics(vec![TopicData::default()
+                .with_topic_name("__cluster_metadata".into())
+                .with_partitions(vec![PartitionData::default()
+                    .with_leader_id(1)
+                    .with_leader_epoch(5)
+                    .with_high_watermark(3)
+                    .with_current_voters(current)
+                    .with_observers(observers)
+                    .with_committed_voters(committed)])])
+            .with_nodes(nodes)
     };
     let v0_v1 = response(
         vec![zeroed(&one), zeroed(&two)],
@@ -854,16 +850,13 @@ fn case_11_old_versions_never_carry_committed_voters() {
     assert!(v0_v1.encode_to_bytes(0).is_ok());
 
     // The request is the same at every version; handle_describe_quorum checks its target.
-    let request = |topic: &str, partition: i32| DescribeQuorumRequest {
-        topics: vec![describe_quorum_request::TopicData {
-            topic_name: topic.into(),
-            partitions: vec![describe_quorum_request::PartitionData {
-                partition_index: partition,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
+    let request = |topic: &str, partition: i32| {
+        DescribeQuorumRequest::default().with_topics(vec![
+            describe_quorum_request::TopicData::default()
+                .with_topic_name(topic.into())
+                .with_partitions(vec![describe_quorum_request::PartitionData::default()
+                    .with_partition_index(partition)]),
+        ])
     };
     for version in 0..=3 {
         let good = leader

@@ -17,28 +17,22 @@ const CLUSTER: &str = "c0d3c0d3c0d3c0d3c0d3cA";
 const TIMEOUT: i64 = 10_000;
 
 fn remove(id: i32, directory: Uuid) -> RemoveRaftVoterRequest {
-    RemoveRaftVoterRequest {
-        cluster_id: None,
-        voter_id: id,
-        voter_directory_id: directory,
-        ..Default::default()
-    }
+    RemoveRaftVoterRequest::default()
+        .with_cluster_id(None)
+        .with_voter_id(id)
+        .with_voter_directory_id(directory)
 }
 
 fn add(id: i32, directory: Uuid) -> AddRaftVoterRequest {
-    AddRaftVoterRequest {
-        cluster_id: None,
-        timeout_ms: 30_000,
-        voter_id: id,
-        voter_directory_id: directory,
-        listeners: vec![Listener {
-            name: "CONTROLLER".into(),
-            host: format!("c{id}").into(),
-            port: 9093,
-            ..Default::default()
-        }],
-        ..Default::default()
-    }
+    AddRaftVoterRequest::default()
+        .with_cluster_id(None)
+        .with_timeout_ms(30_000)
+        .with_voter_id(id)
+        .with_voter_directory_id(directory)
+        .with_listeners(vec![Listener::default()
+            .with_name("CONTROLLER".into())
+            .with_host(format!("c{id}").into())
+            .with_port(9093)])
 }
 
 /// Leader 1 of {1, 2, 3} with the bootstrap set committed (HW 3) and controller 4 caught

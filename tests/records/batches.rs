@@ -427,24 +427,14 @@ fn wrong_crc_is_refused_in_every_magic() {
 #[test]
 fn control_batches_decode_with_the_generated_schemas() {
     let controls = vec![
-        ControlRecord::Commit(EndTxnMarker {
-            coordinator_epoch: 17,
-            ..Default::default()
-        }),
+        ControlRecord::Commit(EndTxnMarker::default().with_coordinator_epoch(17)),
         ControlRecord::Abort(EndTxnMarker::default()),
-        ControlRecord::LeaderChange(LeaderChangeMessage {
-            leader_id: 3,
-            ..Default::default()
-        }),
-        ControlRecord::SnapshotHeader(SnapshotHeaderRecord {
-            last_contained_log_timestamp: T0,
-            ..Default::default()
-        }),
+        ControlRecord::LeaderChange(LeaderChangeMessage::default().with_leader_id(3)),
+        ControlRecord::SnapshotHeader(
+            SnapshotHeaderRecord::default().with_last_contained_log_timestamp(T0),
+        ),
         ControlRecord::SnapshotFooter(SnapshotFooterRecord::default()),
-        ControlRecord::KRaftVersion(KRaftVersionRecord {
-            k_raft_version: 1,
-            ..Default::default()
-        }),
+        ControlRecord::KRaftVersion(KRaftVersionRecord::default().with_k_raft_version(1)),
         ControlRecord::KRaftVoters(VotersRecord::default()),
     ];
     let mut builder = RecordBatchBuilder::new(Compression::None)

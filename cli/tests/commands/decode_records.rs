@@ -28,32 +28,28 @@ fn produce_frame(fields: &[Bytes]) -> Vec<u8> {
 
 /// The same at `version`.
 fn produce_frame_at(version: i16, fields: &[Bytes]) -> Vec<u8> {
-    let body = ProduceRequest {
-        acks: -1,
-        timeout_ms: 30_000,
-        topic_data: vec![TopicProduceData {
-            name: "t".into(),
-            partition_data: fields
-                .iter()
-                .enumerate()
-                .map(|(index, field)| PartitionProduceData {
-                    index: index as i32,
-                    records: Some(field.clone()),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let body = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name("t".into())
+            .with_partition_data(
+                fields
+                    .iter()
+                    .enumerate()
+                    .map(|(index, field)| {
+                        PartitionProduceData::default()
+                            .with_index(index as i32)
+                            .with_records(Some(field.clone()))
+                    })
+                    .collect(),
+            )]);
     let frame = RequestFrame {
-        header: RequestHeader {
-            request_api_key: 0,
-            request_api_version: version,
-            correlation_id: 7,
-            client_id: Some("decode-records-test".into()),
-            ..Default::default()
-        },
+        header: RequestHeader::default()
+            .with_request_api_key(0)
+            .with_request_api_version(version)
+            .with_correlation_id(7)
+            .with_client_id(Some("decode-records-test".into())),
         body: Request::from(body),
     };
     frame.encode_to_bytes().unwrap().to_vec()
@@ -65,25 +61,15 @@ fn fetch_frame(field: Bytes) -> Vec<u8> {
 
 /// A Fetch response at `version` whose one partition carries `field`.
 fn fetch_frame_at(version: i16, field: Bytes) -> Vec<u8> {
-    let body = FetchResponse {
-        responses: vec![FetchableTopicResponse {
-            topic: "t".into(),
-            partitions: vec![PartitionData {
-                partition_index: 0,
-                high_watermark: 10,
-                records: Some(field),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let body = FetchResponse::default().with_responses(vec![FetchableTopicResponse::default()
+        .with_topic("t".into())
+        .with_partitions(vec![PartitionData::default()
+            .with_partition_index(0)
+            .with_high_watermark(10)
+            .with_records(Some(field))])]);
     let frame = ResponseFrame {
         api_version: version,
-        header: ResponseHeader {
-            correlation_id: 9,
-            ..Default::default()
-        },
+        header: ResponseHeader::default().with_correlation_id(9),
         body: Response::from(body),
     };
     frame.encode_to_bytes().unwrap().to_vec()

@@ -189,10 +189,7 @@ fn random_batch(rng: &mut ChaCha8Rng, compression: Compression) -> RecordBatch {
     for _ in 0..rng.gen_range(1..12) {
         let timestamp = T0 + rng.gen_range(-1000..100_000);
         if control {
-            let marker = EndTxnMarker {
-                coordinator_epoch: rng.gen(),
-                ..Default::default()
-            };
+            let marker = EndTxnMarker::default().with_coordinator_epoch(rng.gen());
             let record = if rng.gen_bool(0.5) {
                 ControlRecord::Commit(marker)
             } else {
@@ -479,10 +476,7 @@ fn an_edited_control_value_is_refused_not_dropped() {
         .control(true)
         .transactional(true)
         .producer(9, 1, -1);
-    let marker = EndTxnMarker {
-        coordinator_epoch: 12,
-        ..Default::default()
-    };
+    let marker = EndTxnMarker::default().with_coordinator_epoch(12);
     builder
         .append_control(T0, &ControlRecord::Commit(marker))
         .unwrap();

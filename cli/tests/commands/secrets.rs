@@ -215,10 +215,7 @@ fn authenticate(extra: &[&str]) -> (String, Vec<Value>, String) {
         let mut echo = b"server saw ".to_vec();
         echo.extend_from_slice(PASSWORD);
         let response = ResponseFrame::new(
-            SaslAuthenticateResponse {
-                auth_bytes: Bytes::from(echo),
-                ..Default::default()
-            },
+            SaslAuthenticateResponse::default().with_auth_bytes(Bytes::from(echo)),
             version,
             id,
         );
@@ -227,10 +224,8 @@ fn authenticate(extra: &[&str]) -> (String, Vec<Value>, String) {
     let tap = Tap::start(&upstream, extra);
     let mut client = TcpStream::connect(&tap.address).unwrap();
     for (version, id) in [(0, 1), (1, 2), (2, 3)] {
-        let request = SaslAuthenticateRequest {
-            auth_bytes: Bytes::from(plain_token()),
-            ..Default::default()
-        };
+        let request =
+            SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(plain_token()));
         client.write_all(&frame(version, request, id)).unwrap();
         let response = read_frame(&mut client);
         ResponseFrame::decode(response.into(), ApiKey::SaslAuthenticate, version).unwrap();
@@ -285,10 +280,7 @@ fn a_credential_frame_that_does_not_decode_is_not_shown_in_hex() {
     });
     let tap = Tap::start(&upstream, &["--strict"]);
     let mut client = TcpStream::connect(&tap.address).unwrap();
-    let request = SaslAuthenticateRequest {
-        auth_bytes: Bytes::from(plain_token()),
-        ..Default::default()
-    };
+    let request = SaslAuthenticateRequest::default().with_auth_bytes(Bytes::from(plain_token()));
     // One byte after the body: --strict refuses the frame, which is logged as an error.
     let mut bytes = frame(2, request, 1);
     bytes.push(0);
@@ -327,10 +319,7 @@ fn raw_tokens_after_a_version_0_handshake_are_not_shown() {
     });
     let tap = Tap::start(&upstream, &[]);
     let mut client = TcpStream::connect(&tap.address).unwrap();
-    let handshake = SaslHandshakeRequest {
-        mechanism: "PLAIN".into(),
-        ..Default::default()
-    };
+    let handshake = SaslHandshakeRequest::default().with_mechanism("PLAIN".into());
     client.write_all(&frame(0, handshake, 1)).unwrap();
     read_frame(&mut client);
     let token = plain_token();

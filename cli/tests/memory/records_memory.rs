@@ -164,28 +164,20 @@ fn empty_messages(count: usize) -> Vec<u8> {
 
 /// A Produce request v9 of one partition holding `records`.
 fn produce(records: Vec<u8>) -> Vec<u8> {
-    let body = ProduceRequest {
-        acks: -1,
-        timeout_ms: 30_000,
-        topic_data: vec![TopicProduceData {
-            name: "t".into(),
-            partition_data: vec![PartitionProduceData {
-                index: 0,
-                records: Some(Bytes::from(records)),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let body = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name("t".into())
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(Bytes::from(records)))])]);
     let frame = RequestFrame {
-        header: RequestHeader {
-            request_api_key: 0,
-            request_api_version: 9,
-            correlation_id: 1,
-            client_id: Some("records-memory".into()),
-            ..Default::default()
-        },
+        header: RequestHeader::default()
+            .with_request_api_key(0)
+            .with_request_api_version(9)
+            .with_correlation_id(1)
+            .with_client_id(Some("records-memory".into())),
         body: Request::from(body),
     };
     frame.encode_to_bytes().unwrap().to_vec()

@@ -290,10 +290,9 @@ fn describe_shows_committed_only_sentinels_as_unknown() {
     log.load_snapshot(
         0,
         &[
-            ControlRecord::kraft_version(&kafka_codec::messages::KRaftVersionRecord {
-                k_raft_version: 1,
-                ..Default::default()
-            })
+            ControlRecord::kraft_version(
+                &kafka_codec::messages::KRaftVersionRecord::default().with_k_raft_version(1),
+            )
             .unwrap(),
             ControlRecord::voters(
                 &VoterSet::new([node(1), node(2), node(3)])

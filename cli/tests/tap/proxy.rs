@@ -86,11 +86,9 @@ fn default_answer(request: &IncomingRequest, name: &str) -> Response {
     match &request.body {
         Request::ApiVersions(_) => ApiVersionsResponse::default().into(),
         Request::Produce(_) => ProduceResponse::default().into(),
-        _ => MetadataResponse {
-            cluster_id: Some(name.into()),
-            ..Default::default()
-        }
-        .into(),
+        _ => MetadataResponse::default()
+            .with_cluster_id(Some(name.into()))
+            .into(),
     }
 }
 
@@ -303,20 +301,14 @@ fn produce(acks: i16, records: usize) -> (i16, Request) {
 }
 
 fn produce_field(acks: i16, records: Bytes) -> (i16, Request) {
-    let request = ProduceRequest {
-        acks,
-        timeout_ms: 1000,
-        topic_data: vec![TopicProduceData {
-            name: "t".into(),
-            partition_data: vec![PartitionProduceData {
-                index: 0,
-                records: Some(records),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    let request = ProduceRequest::default()
+        .with_acks(acks)
+        .with_timeout_ms(1000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name("t".into())
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(0)
+                .with_records(Some(records))])]);
     (9, request.into())
 }
 
@@ -665,16 +657,16 @@ fn frames_above_the_limit_are_forwarded_and_skipped() {
 fn messages_longer_than_the_line_are_replaced_by_a_note() {
     let upstream = Upstream::start(|request| {
         Some(match request.body {
-            Request::Metadata(_) => MetadataResponse {
-                topics: (0..2000)
-                    .map(|i| MetadataResponseTopic {
-                        name: Some(format!("topic-{i}").into()),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }
-            .into(),
+            Request::Metadata(_) => MetadataResponse::default()
+                .with_topics(
+                    (0..2000)
+                        .map(|i| {
+                            MetadataResponseTopic::default()
+                                .with_name(Some(format!("topic-{i}").into()))
+                        })
+                        .collect(),
+                )
+                .into(),
             _ => default_answer(request, "fake"),
         })
     });
@@ -736,39 +728,30 @@ fn rewritten_brokers_are_reached_through_the_tap() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let first_address = listener.local_addr().unwrap();
     let first = Upstream::on(listener, move |request| {
-        let broker = |id, address: SocketAddr| MetadataResponseBroker {
-            node_id: id,
-            host: address.ip().to_string().into(),
-            port: i32::from(address.port()),
-            ..Default::default()
+        let broker = |id, address: SocketAddr| {
+            MetadataResponseBroker::default()
+                .with_node_id(id)
+                .with_host(address.ip().to_string().into())
+                .with_port(i32::from(address.port()))
         };
         Some(match &request.body {
-            Request::Metadata(_) => MetadataResponse {
-                cluster_id: Some("broker-1".into()),
-                brokers: vec![broker(1, first_address), broker(2, second_address)],
-                ..Default::default()
-            }
-            .into(),
-            Request::FindCoordinator(_) => FindCoordinatorResponse {
-                coordinators: vec![Coordinator {
-                    key: "group".into(),
-                    node_id: 2,
-                    host: second_address.ip().to_string().into(),
-                    port: i32::from(second_address.port()),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }
-            .into(),
+            Request::Metadata(_) => MetadataResponse::default()
+                .with_cluster_id(Some("broker-1".into()))
+                .with_brokers(vec![broker(1, first_address), broker(2, second_address)])
+                .into(),
+            Request::FindCoordinator(_) => FindCoordinatorResponse::default()
+                .with_coordinators(vec![Coordinator::default()
+                    .with_key("group".into())
+                    .with_node_id(2)
+                    .with_host(second_address.ip().to_string().into())
+                    .with_port(i32::from(second_address.port()))])
+                .into(),
             _ => default_answer(request, "broker-1"),
         })
     });
     let tap = Tap::start(first.address, &["--rewrite-brokers"]);
     let mut client = tap.connect();
-    let find = FindCoordinatorRequest {
-        coordinator_keys: vec!["group".into()],
-        ..Default::default()
-    };
+    let find = FindCoordinatorRequest::default().with_coordinator_keys(vec!["group".into()]);
     client.send_all(&[metadata(), (4, find.into())]);
     let Response::Metadata(metadata) = client.receive().body else {
         panic!("not a Metadata response")

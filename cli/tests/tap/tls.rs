@@ -142,12 +142,10 @@ fn tls_broker(pki: &Pki, metadata: Vec<MetadataResponseBroker>) -> SocketAddr {
                     while let Ok(Some(request)) = server.receive(&mut buf) {
                         let body: Response = match &request.body {
                             Request::ApiVersions(_) => ApiVersionsResponse::default().into(),
-                            _ => MetadataResponse {
-                                brokers: metadata.clone(),
-                                cluster_id: Some("tls".into()),
-                                ..Default::default()
-                            }
-                            .into(),
+                            _ => MetadataResponse::default()
+                                .with_brokers(metadata.clone())
+                                .with_cluster_id(Some("tls".into()))
+                                .into(),
                         };
                         let mut out = BytesMut::new();
                         server.send(&request.respond(body), &mut out).unwrap();
@@ -266,12 +264,10 @@ fn the_tap_speaks_tls_to_clients_and_to_the_broker() {
     let second = tls_broker(&pki, Vec::new());
     let first = tls_broker(
         &pki,
-        vec![MetadataResponseBroker {
-            node_id: 2,
-            host: "127.0.0.1".into(),
-            port: i32::from(second.port()),
-            ..Default::default()
-        }],
+        vec![MetadataResponseBroker::default()
+            .with_node_id(2)
+            .with_host("127.0.0.1".into())
+            .with_port(i32::from(second.port()))],
     );
     let tap = start(
         &[

@@ -51,6 +51,10 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
     } else {
         code.line("#[derive(Debug, Clone, PartialEq)]");
     }
+    // A Kafka release that adds a field is then a minor release of this crate: dependents
+    // cannot write the struct as a literal or an exhaustive pattern, so a new field breaks
+    // nobody. They build it with `Default` and the setters below (docs/semver.md).
+    code.line("#[non_exhaustive]");
     code.block(format!("pub struct {name}"), |code| {
         for field in &s.fields {
             code.doc(&field_doc(field));
@@ -79,6 +83,9 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
             });
         });
     }
+
+    code.blank();
+    emit_setters(code, s);
 
     if is_root {
         code.blank();
@@ -124,6 +131,36 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
     code.line("#[cfg(feature = \"arbitrary\")]");
     code.block(format!("impl Random for {name}"), |code| {
         random::emit_random(code, cx, s);
+    });
+}
+
+/// `with_<field>(self, value) -> Self` for every field: how a dependent builds a struct it
+/// cannot write as a literal (it is `#[non_exhaustive]`).
+///
+/// The value is the field's type, not `impl Into<_>`: an integer literal would fall back to
+/// `i32` and not convert into an `i16` field, and `"x".into()` would have no target type.
+/// No `#[must_use]`: the setter takes `self` by value, so a discarded result leaves nothing
+/// to use by mistake. `#[inline]`, like the codecs, so a setter is compiled only in a crate
+/// that calls it rather than once per field in the library.
+fn emit_setters(code: &mut Code, s: &Struct) {
+    let setter = |code: &mut Code, ident: &str, ty: &str| {
+        let bare = ident.strip_prefix("r#").unwrap_or(ident);
+        code.doc(&format!(" Sets `{bare}` and returns `self`."));
+        code.line("#[inline]");
+        code.block(
+            format!("pub fn with_{bare}(mut self, value: {ty}) -> Self"),
+            |code| {
+                code.line(format!("self.{ident} = value;"));
+                code.line("self");
+            },
+        );
+    };
+    code.block(format!("impl {}", s.name), |code| {
+        for field in &s.fields {
+            setter(code, &field_ident(field), &field_type(field));
+            code.blank();
+        }
+        setter(code, "unknown_tagged_fields", "TaggedFields");
     });
 }
 

@@ -101,24 +101,17 @@ fn unknown_tagged_fields_in_a_tagged_struct_survive_the_wire_but_not_json() {
         "0000000000005fe1d1e61af3b03d71019dd5d41485242757497659589e32",
     )));
 
-    let leader = LeaderIdAndEpoch {
-        unknown_tagged_fields: vec![RawTaggedField {
+    let leader = LeaderIdAndEpoch::default().with_unknown_tagged_fields(
+        vec![RawTaggedField {
             tag: 7,
             data: Bytes::from_static(b"x"),
         }]
         .into(),
-        ..Default::default()
-    };
-    let message = FetchSnapshotResponse {
-        topics: vec![TopicSnapshot {
-            partitions: vec![PartitionSnapshot {
-                current_leader: leader,
-                ..Default::default()
-            }],
-            ..Default::default()
-        }],
-        ..Default::default()
-    };
+    );
+    let message = FetchSnapshotResponse::default()
+        .with_topics(vec![TopicSnapshot::default().with_partitions(vec![
+            PartitionSnapshot::default().with_current_leader(leader),
+        ])]);
     let (decoded, back) = checks::check_message(&message, 0);
     assert_eq!(decoded, message);
     let json = message.to_json(0).unwrap();

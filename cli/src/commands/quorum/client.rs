@@ -139,11 +139,9 @@ impl Peer {
         };
         let mut version = ApiVersionsReply::first_version();
         loop {
-            let request = ApiVersionsRequest {
-                client_software_name: "kafka-codec".into(),
-                client_software_version: env!("CARGO_PKG_VERSION").into(),
-                ..Default::default()
-            };
+            let request = ApiVersionsRequest::default()
+                .with_client_software_name("kafka-codec".into())
+                .with_client_software_version(env!("CARGO_PKG_VERSION").into());
             let Response::ApiVersions(body) = peer.call(version, request)? else {
                 unreachable!("the answer to ApiVersions is decoded as ApiVersions");
             };
@@ -238,10 +236,7 @@ impl Controllers {
         // Version 0 cannot ask for controller endpoints.
         let ours = ApiKey::DescribeCluster.valid_versions();
         let version = peer.negotiate(ApiKey::DescribeCluster, VersionRange::new(1, ours.max))?;
-        let request = DescribeClusterRequest {
-            endpoint_type: CONTROLLER_ENDPOINTS,
-            ..Default::default()
-        };
+        let request = DescribeClusterRequest::default().with_endpoint_type(CONTROLLER_ENDPOINTS);
         let Response::DescribeCluster(cluster) = peer.call(version, request)? else {
             unreachable!("the answer to DescribeCluster is decoded as DescribeCluster");
         };

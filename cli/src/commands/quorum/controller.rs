@@ -106,10 +106,8 @@ impl Controller {
         }
         match &request.body {
             Request::ApiVersions(_) => {
-                let body = ApiVersionsResponse {
-                    api_keys: self.advertised.to_api_keys(),
-                    ..Default::default()
-                };
+                let body =
+                    ApiVersionsResponse::default().with_api_keys(self.advertised.to_api_keys());
                 (
                     Answer::Now(Box::new(request.respond(body))),
                     format!("{}", self.advertised),
@@ -174,17 +172,15 @@ impl Controller {
         body: &DescribeClusterRequest,
     ) -> (Answer, String) {
         if body.endpoint_type != CONTROLLER_ENDPOINTS {
-            let response = DescribeClusterResponse {
-                error_code: ErrorCode::MISMATCHED_ENDPOINT_TYPE.code(),
-                error_message: Some(
+            let response = DescribeClusterResponse::default()
+                .with_error_code(ErrorCode::MISMATCHED_ENDPOINT_TYPE.code())
+                .with_error_message(Some(
                     format!(
                         "this is a controller endpoint; the request asked for endpoint type {}",
                         body.endpoint_type
                     )
                     .into(),
-                ),
-                ..Default::default()
-            };
+                ));
             return (
                 Answer::Now(Box::new(request.respond(response))),
                 "MISMATCHED_ENDPOINT_TYPE".into(),
@@ -193,20 +189,16 @@ impl Controller {
         // Only the leader has a socket: it is the one controller listed, at this server's
         // address.
         let leader = cluster.leader().leader_id();
-        let response = DescribeClusterResponse {
-            endpoint_type: CONTROLLER_ENDPOINTS,
-            cluster_id: cluster.cluster_id().into(),
-            controller_id: leader,
-            brokers: vec![DescribeClusterBroker {
-                broker_id: leader,
-                host: self.host.as_str().into(),
-                port: i32::from(self.port),
-                rack: None,
-                ..Default::default()
-            }],
-            cluster_authorized_operations: i32::MIN,
-            ..Default::default()
-        };
+        let response = DescribeClusterResponse::default()
+            .with_endpoint_type(CONTROLLER_ENDPOINTS)
+            .with_cluster_id(cluster.cluster_id().into())
+            .with_controller_id(leader)
+            .with_brokers(vec![DescribeClusterBroker::default()
+                .with_broker_id(leader)
+                .with_host(self.host.as_str().into())
+                .with_port(i32::from(self.port))
+                .with_rack(None)])
+            .with_cluster_authorized_operations(i32::MIN);
         let summary = format!(
             "cluster {}, controller {leader} at {}:{}",
             cluster.cluster_id(),
@@ -226,16 +218,16 @@ impl Controller {
             Err(error) => (error.code.code(), Some(error.message.as_str().into())),
         };
         match request.api_key() {
-            ApiKey::AddRaftVoter => request.respond(AddRaftVoterResponse {
-                error_code,
-                error_message,
-                ..Default::default()
-            }),
-            _ => request.respond(RemoveRaftVoterResponse {
-                error_code,
-                error_message,
-                ..Default::default()
-            }),
+            ApiKey::AddRaftVoter => request.respond(
+                AddRaftVoterResponse::default()
+                    .with_error_code(error_code)
+                    .with_error_message(error_message),
+            ),
+            _ => request.respond(
+                RemoveRaftVoterResponse::default()
+                    .with_error_code(error_code)
+                    .with_error_message(error_message),
+            ),
         }
     }
 }
@@ -300,12 +292,10 @@ mod tests {
     fn request(body: impl Into<Request>, version: i16) -> IncomingRequest {
         let body = body.into();
         IncomingRequest {
-            header: RequestHeader {
-                request_api_key: body.api_key().key(),
-                request_api_version: version,
-                correlation_id: 9,
-                ..Default::default()
-            },
+            header: RequestHeader::default()
+                .with_request_api_key(body.api_key().key())
+                .with_request_api_version(version)
+                .with_correlation_id(9),
             body,
             api_version: version,
         }
@@ -375,10 +365,8 @@ mod tests {
     #[test]
     fn describe_cluster_names_the_leader_for_controller_endpoints_only() {
         let (controller, mut cluster) = setup(false);
-        let ask = |endpoint_type: i8| DescribeClusterRequest {
-            endpoint_type,
-            ..Default::default()
-        };
+        let ask =
+            |endpoint_type: i8| DescribeClusterRequest::default().with_endpoint_type(endpoint_type);
         let frame = now(controller.answer(&mut cluster, &request(ask(2), 2), T0).0);
         let Response::DescribeCluster(body) = frame.body else {
             panic!("not DescribeCluster")
@@ -408,11 +396,11 @@ mod tests {
     #[test]
     fn voter_changes_are_refused_at_once_or_answered_after_the_commit() {
         let (controller, mut cluster) = setup(false);
-        let remove = |id: i32| RemoveRaftVoterRequest {
-            cluster_id: None,
-            voter_id: id,
-            voter_directory_id: kafka_codec::Uuid::from_bytes([7; 16]),
-            ..Default::default()
+        let remove = |id: i32| {
+            RemoveRaftVoterRequest::default()
+                .with_cluster_id(None)
+                .with_voter_id(id)
+                .with_voter_directory_id(kafka_codec::Uuid::from_bytes([7; 16]))
         };
         // No high watermark yet: REQUEST_TIMED_OUT, at once.
         let frame = now(controller

@@ -110,17 +110,11 @@ impl Describe {
             api.valid_versions()
         };
         let version = leader.negotiate(api, ours)?;
-        let request = DescribeQuorumRequest {
-            topics: vec![TopicData {
-                topic_name: METADATA_TOPIC.into(),
-                partitions: vec![PartitionData {
-                    partition_index: METADATA_PARTITION,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let request = DescribeQuorumRequest::default().with_topics(vec![TopicData::default()
+            .with_topic_name(METADATA_TOPIC.into())
+            .with_partitions(vec![
+                PartitionData::default().with_partition_index(METADATA_PARTITION)
+            ])]);
         let Response::DescribeQuorum(response) = leader.call(version, request)? else {
             unreachable!("the answer to DescribeQuorum is decoded as DescribeQuorum");
         };

@@ -55,12 +55,10 @@ pub struct AddController {
 
 impl Run for RemoveController {
     fn run(self) -> Result<(), Failure> {
-        let request = RemoveRaftVoterRequest {
-            cluster_id: None,
-            voter_id: self.voter.controller_id,
-            voter_directory_id: self.voter.controller_directory_id,
-            ..Default::default()
-        };
+        let request = RemoveRaftVoterRequest::default()
+            .with_cluster_id(None)
+            .with_voter_id(self.voter.controller_id)
+            .with_voter_directory_id(self.voter.controller_directory_id);
         change_voters(&self.voter, request)?;
         write_stdout(
             format!(
@@ -79,15 +77,13 @@ impl Run for AddController {
             .iter()
             .map(|l| format!("{}://{}:{}", l.name, l.host, l.port))
             .collect();
-        let request = AddRaftVoterRequest {
-            cluster_id: None,
-            timeout_ms: 30_000,
-            voter_id: self.voter.controller_id,
-            voter_directory_id: self.voter.controller_directory_id,
-            listeners: self.listeners,
-            ack_when_committed: true,
-            ..Default::default()
-        };
+        let request = AddRaftVoterRequest::default()
+            .with_cluster_id(None)
+            .with_timeout_ms(30_000)
+            .with_voter_id(self.voter.controller_id)
+            .with_voter_directory_id(self.voter.controller_directory_id)
+            .with_listeners(self.listeners)
+            .with_ack_when_committed(true);
         change_voters(&self.voter, request)?;
         write_stdout(
             format!(
@@ -149,12 +145,10 @@ fn parse_listener(text: &str) -> Result<Listener, String> {
         return Err("expected NAME://HOST:PORT".into());
     }
     let port: u16 = port.parse().map_err(|_| format!("bad port {port:?}"))?;
-    Ok(Listener {
-        name: name.into(),
-        host: host.into(),
-        port,
-        ..Default::default()
-    })
+    Ok(Listener::default()
+        .with_name(name.into())
+        .with_host(host.into())
+        .with_port(port))
 }
 
 #[cfg(test)]

@@ -108,11 +108,8 @@ impl Cluster {
         log.load_snapshot(
             0,
             &[
-                ControlRecord::kraft_version(&KRaftVersionRecord {
-                    k_raft_version: 1,
-                    ..Default::default()
-                })
-                .expect("a KRaftVersionRecord encodes"),
+                ControlRecord::kraft_version(&KRaftVersionRecord::default().with_k_raft_version(1))
+                    .expect("a KRaftVersionRecord encodes"),
                 ControlRecord::voters(&voters.to_voters_record()).expect("a VotersRecord encodes"),
             ],
         )
@@ -358,12 +355,10 @@ mod tests {
         );
         // Remove voter 3: current at once, committed only seconds later.
         let three = quorum.processes[&3].key;
-        let request = RemoveRaftVoterRequest {
-            cluster_id: None,
-            voter_id: 3,
-            voter_directory_id: three.directory_id().unwrap(),
-            ..Default::default()
-        };
+        let request = RemoveRaftVoterRequest::default()
+            .with_cluster_id(None)
+            .with_voter_id(3)
+            .with_voter_directory_id(three.directory_id().unwrap());
         let now = T0 + 5_000;
         let id = quorum.cluster_id().to_owned();
         let pending = quorum
@@ -394,12 +389,10 @@ mod tests {
         let mut quorum = cluster(3);
         quorum.advance(T0 + 5_000);
         let one = quorum.processes[&1].key;
-        let request = RemoveRaftVoterRequest {
-            cluster_id: None,
-            voter_id: 1,
-            voter_directory_id: one.directory_id().unwrap(),
-            ..Default::default()
-        };
+        let request = RemoveRaftVoterRequest::default()
+            .with_cluster_id(None)
+            .with_voter_id(1)
+            .with_voter_directory_id(one.directory_id().unwrap());
         let id = quorum.cluster_id().to_owned();
         quorum
             .leader_mut()

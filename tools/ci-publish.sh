@@ -16,6 +16,9 @@ part() {
     return 0
 }
 
+part "relative links in README.md, benches/README.md and docs/*.md name existing files"
+python3 tools/check_doc_links.py
+
 part "doc examples name buffers and JSON through kafka_codec, as a dependent must"
 # A doctest sees the crate's own dependencies, so `use bytes::...` compiles there and fails
 # in a dependent that has no `bytes` of its own; hence a grep, not a test.

@@ -9,13 +9,12 @@ use kafka_codec::{ApiKey, RequestFrame, Response, ResponseFrame};
 
 fn main() {
     // Encode: a Metadata v12 request for one topic, size-prefixed, as a client writes it.
-    let request = MetadataRequest {
-        topics: Some(vec![MetadataRequestTopic {
-            name: Some("orders".into()),
-            ..Default::default()
-        }]),
-        ..Default::default()
-    };
+    // Field by field rather than a struct literal: it works whether or not the generated
+    // structs are `#[non_exhaustive]`, which would refuse a dependent's literal.
+    let mut topic = MetadataRequestTopic::default();
+    topic.name = Some("orders".into());
+    let mut request = MetadataRequest::default();
+    request.topics = Some(vec![topic]);
     let frame = RequestFrame::new(request, 12, 7).with_client_id("package-check");
     let mut buf = BytesMut::new();
     frame.encode_size_prefixed(&mut buf).expect("encode");

@@ -100,7 +100,7 @@ const READ_AHEAD: usize = 64 * 1024;
 /// [`DecodeLimits::max_frame_size`], is an error: the connection should be closed.
 ///
 /// ```
-/// use bytes::BytesMut;
+/// use kafka_codec::bytes::BytesMut;
 /// use kafka_codec::{split_frame, DecodeLimits};
 /// let mut buf = BytesMut::from(&[0, 0, 0, 2, 0xaa][..]);
 /// assert!(split_frame(&mut buf, &DecodeLimits::default()).unwrap().is_none());
@@ -628,7 +628,7 @@ impl ResponseFrame {
     /// Or as [`Segments`] that share the large values (a Fetch response's records):
     ///
     /// ```
-    /// use bytes::Bytes;
+    /// use kafka_codec::bytes::Bytes;
     /// use kafka_codec::messages::{fetch_response, FetchResponse};
     /// use kafka_codec::{Framing, ResponseFrame};
     ///

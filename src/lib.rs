@@ -74,6 +74,8 @@
 //! and may change in any release.
 
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, see Cargo.toml) labels each feature-gated item with its feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The generated code names this crate `::kafka_codec`, as code generated into any other crate
 // does (see `kafka_codec_codegen::Generator::crate_path`); this alias makes that path work

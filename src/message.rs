@@ -447,7 +447,7 @@ pub enum MessageKind {
 /// ("the trait bound `MetadataRequest: DecodeFields` is not satisfied"), not at run time.
 ///
 /// ```
-/// use bytes::Bytes;
+/// use kafka_codec::bytes::Bytes;
 /// use kafka_codec::messages::ApiVersionsRequest;
 /// use kafka_codec::Message;
 ///

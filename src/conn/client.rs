@@ -32,7 +32,7 @@ pub struct Sent {
 /// `acks = 0` gets no answer from Kafka and is not awaited.
 ///
 /// ```
-/// use bytes::BytesMut;
+/// use kafka_codec::bytes::BytesMut;
 /// use kafka_codec::conn::ClientConnection;
 /// use kafka_codec::messages::{ApiVersionsRequest, ApiVersionsResponse, ResponseHeader};
 /// use kafka_codec::{Framing, Request, Response, ResponseFrame};

@@ -21,7 +21,7 @@
 //! the program that uses a connection, not in this library for every dependent.
 //!
 //! ```
-//! use bytes::BytesMut;
+//! use kafka_codec::bytes::BytesMut;
 //! use kafka_codec::conn::{ApiVersionsReply, ClientConnection, ServerConnection, SupportedVersions};
 //! use kafka_codec::messages::{ApiVersionsRequest, ApiVersionsResponse};
 //! use kafka_codec::{ApiKey, Request, Response};

@@ -79,7 +79,7 @@ struct Stream {
 /// forwarding them, so that its response cannot be seen first.
 ///
 /// ```
-/// use bytes::BytesMut;
+/// use kafka_codec::bytes::BytesMut;
 /// use kafka_codec::conn::{ClientConnection, Direction, Observed, Observer, ServerConnection};
 /// use kafka_codec::messages::{MetadataRequest, MetadataResponse};
 /// use kafka_codec::Request;

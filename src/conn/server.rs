@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 /// its API and version, with ApiVersions' header-version-0 exception.
 ///
 /// ```
-/// use bytes::BytesMut;
+/// use kafka_codec::bytes::BytesMut;
 /// use kafka_codec::conn::{ClientConnection, ServerConnection};
 /// use kafka_codec::messages::{MetadataRequest, MetadataResponse};
 /// use kafka_codec::Request;
@@ -117,7 +117,7 @@ impl ServerConnection {
     /// `tokio::io::AsyncWriteExt::write_all_buf`). On error nothing is appended.
     ///
     /// ```
-    /// use bytes::{Buf, BytesMut};
+    /// use kafka_codec::bytes::{Buf, BytesMut};
     /// use kafka_codec::conn::{ClientConnection, ServerConnection};
     /// use kafka_codec::messages::{FetchRequest, FetchResponse};
     /// use kafka_codec::wire::Segments;

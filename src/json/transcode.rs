@@ -92,7 +92,8 @@ pub struct Transcoded {
 ///     .unwrap();
 /// writer.finish().unwrap();
 /// assert_eq!(done.trailing_bytes, 0);
-/// assert_eq!(serde_json::from_slice::<serde_json::Value>(&text).unwrap(), frame.to_json().unwrap());
+/// let value: kafka_codec::serde_json::Value = kafka_codec::serde_json::from_slice(&text).unwrap();
+/// assert_eq!(value, frame.to_json().unwrap());
 /// ```
 #[cfg(feature = "broker")]
 #[inline]

@@ -9,7 +9,7 @@ use bytes::Bytes;
 /// last offset delta the way Kafka's `MemoryRecordsBuilder` does.
 ///
 /// ```
-/// use bytes::Bytes;
+/// use kafka_codec::bytes::Bytes;
 /// use kafka_codec::records::{Compression, Header, RecordBatchBuilder};
 ///
 /// let mut builder = RecordBatchBuilder::new(Compression::None)

@@ -32,7 +32,7 @@
 //! # Reading
 //!
 //! ```
-//! use bytes::Bytes;
+//! use kafka_codec::bytes::Bytes;
 //! use kafka_codec::records::{BatchReader, Compression, Header, RecordBatch, RecordBatchBuilder};
 //!
 //! // Two batches, as a Produce request or a Fetch response would carry them.

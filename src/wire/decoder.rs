@@ -911,7 +911,7 @@ impl<'a> Decoder<'a> {
     /// [`DecodeLimits::max_nesting`].
     ///
     /// ```
-    /// # use bytes::Bytes;
+    /// # use kafka_codec::bytes::Bytes;
     /// use kafka_codec::wire::Decoder;
     /// let input = Bytes::from_static(&[0x00, 0x07]);
     /// let mut decoder = Decoder::new(&input);

@@ -294,7 +294,7 @@ struct DecodeErrorDetail {
 /// Decoding failed: the input is not a valid encoding of the message at that version.
 ///
 /// ```
-/// use bytes::Bytes;
+/// use kafka_codec::bytes::Bytes;
 /// use kafka_codec::{messages::DescribeQuorumRequest, DecodeErrorKind, Message};
 /// // A topics array that claims 0x7fffffff elements in a 5-byte body.
 /// let mut body = Bytes::from_static(&[0x7f, 0xff, 0xff, 0xff, 0x00]);

@@ -49,7 +49,7 @@ const MAX_CHUNK: usize = 64 * 1024;
 /// [`std::io::Write::write_vectored`] send the whole chain in one system call.
 ///
 /// ```
-/// use bytes::{Buf, Bytes};
+/// use kafka_codec::bytes::{Buf, Bytes};
 /// use kafka_codec::messages::fetch_response::{FetchableTopicResponse, PartitionData};
 /// use kafka_codec::messages::FetchResponse;
 /// use kafka_codec::wire::Segments;

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A fresh dependent builds from the packaged .crate files, not from the workspace: package
+# every registry crate, unpack them outside the repository, and build and run a throwaway
+# crate (tools/package-check/main.rs) against them through [patch.crates-io], once with the
+# default features and once with `default-features = false, features = ["client", "metadata"]`.
+# A file missing from a package's `include` list fails here, where the workspace build
+# would not notice.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+export CARGO_INCREMENTAL=0
+
+# The bench crate is `publish = false` and never packaged for the registry.
+cargo package --workspace --exclude kafka-codec-bench --no-verify --allow-dirty -q
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/packages"
+for crate in target/package/*.crate; do
+    tar -xzf "$crate" -C "$work/packages"
+    du -k "$crate" | awk -v c="$(basename "$crate")" '{ printf "package-check: %s is %d KiB\n", c, $1 }'
+done
+# The packaged version of each crate: the directory name after the crate name.
+version_of() {
+    local dir
+    dir=$(find "$work/packages" -maxdepth 1 -type d -regex ".*/$1-[0-9][^/]*" | sort -V | tail -1)
+    [ -n "$dir" ] || { echo "package-check: no package of $1 under target/package" >&2; exit 1; }
+    echo "${dir##*/$1-}"
+}
+lib_version=$(version_of kafka-codec)
+codegen_version=$(version_of kafka-codec-codegen)
+
+# Registry dependencies come from crates.io; offline only when it cannot be reached (then
+# the local cache must hold them), and that is said. Each dependent resolves its own lock.
+offline=()
+# Shares a target directory under the repository's, so registry crates build once per machine.
+export CARGO_TARGET_DIR="$repo/target/package-check"
+build() { # $1: label, $2: the kafka-codec dependency line, $3: the dependent's features
+    local dir="$work/dependent-$1"
+    mkdir -p "$dir/src"
+    cp tools/package-check/main.rs "$dir/src/main.rs"
+    cat >"$dir/Cargo.toml" <<TOML
+[package]
+name = "package-check-$1"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+$2
+
+[features]
+broker = []
+
+[patch.crates-io]
+kafka-codec = { path = "$work/packages/kafka-codec-$lib_version" }
+kafka-codec-codegen = { path = "$work/packages/kafka-codec-codegen-$codegen_version" }
+
+[workspace]
+TOML
+    echo "package-check: $1: $2"
+    if [ ${#offline[@]} = 0 ] && ! (cd "$dir" && cargo generate-lockfile -q); then
+        echo "package-check: crates.io unreachable; resolving --offline from the local cache"
+        offline=(--offline)
+    fi
+    (cd "$dir" && cargo run -q "${offline[@]}" --features "$3")
+    # The patch must have been used: the lock names no registry source for kafka-codec.
+    if grep -A2 '^name = "kafka-codec"$' "$dir/Cargo.lock" | grep -q '^source'; then
+        echo "package-check: $1 resolved kafka-codec from a registry, not the package" >&2
+        exit 1
+    fi
+}
+build default "kafka-codec = \"=$lib_version\"" broker
+build client-metadata \
+    "kafka-codec = { version = \"=$lib_version\", default-features = false, features = [\"client\", \"metadata\"] }" ""
+echo "package-check: OK"

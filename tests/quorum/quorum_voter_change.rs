@@ -3,7 +3,6 @@
 //! commits (or times out, or at once for AddRaftVoter v1 without `AckWhenCommitted`).
 
 use crate::common::*;
-use kafka_codec::ErrorCode;
 use kafka_codec::messages::add_raft_voter_request::{AddRaftVoterRequest, Listener};
 use kafka_codec::messages::RemoveRaftVoterRequest;
 use kafka_codec::quorum::{

@@ -10,8 +10,10 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 export CARGO_INCREMENTAL=0
 
-# The bench crate is `publish = false` and never packaged for the registry.
-cargo package --workspace --exclude kafka-codec-bench --no-verify --allow-dirty -q
+# The crates meant for the registry, named: the bench, test-support and fuzz-oracle crates are
+# `publish = false` and never packaged.
+registry_crates=(-p kafka-codec-codegen -p kafka-codec -p kafka-codec-hexdump -p kafka-codec-cli)
+cargo package "${registry_crates[@]}" --no-verify --allow-dirty -q
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

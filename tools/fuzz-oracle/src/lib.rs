@@ -139,7 +139,7 @@ impl Frame for ResponseFrame {
 /// - the input is canonical when re-encoding gives it back; when it does not, the re-encoded
 ///   bytes are canonical: they decode to the same frame and re-encode identically;
 /// - the frame's JSON form reads back and is stable once unknown tagged fields, which it
-///   leaves out, are gone (see [`json_round_trip`]).
+///   leaves out, are gone (see `json_round_trip` below).
 fn check_frame<F: Frame>(input: &[u8], cx: F::Context) {
     let input = Bytes::copy_from_slice(input);
     let strict = within_budget(&DecodeLimits::default(), input.len(), || {
@@ -452,7 +452,7 @@ pub fn json(data: &[u8]) {
 
 /// Encode → decode for a message: it encodes at `version`, `encoded_len` is exact, decoding
 /// takes exactly the encoded bytes, which re-encode identically, and the JSON form reads back
-/// and is stable (see [`json_round_trip`]). Returns what decoding gave and what the JSON form read back to, for the
+/// and is stable (see `json_round_trip` below). Returns what decoding gave and what the JSON form read back to, for the
 /// caller to compare with what it knows of the message.
 pub fn check_message<M: MessageCodec>(message: &M, version: i16) -> (M, M) {
     let encoded = message

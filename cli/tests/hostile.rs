@@ -31,6 +31,19 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 const MIB: u64 = 1 << 20;
 const WAIT: Duration = Duration::from_secs(30);
 
+/// The tests here run one at a time: each measures a server's peak memory, threads or CPU,
+/// and one holds ten thousand connections; side by side on a loaded 2-core machine they starve
+/// each other's servers past `WAIT` (seen in CI), and each one's numbers would include the
+/// others' load.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    // A test that failed holding the lock poisons it; the next test is still valid.
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 // ---------------------------------------------------------------------------------------------
 // A fake broker on a tokio runtime of its own (thousands of connections cost it no threads)
 
@@ -425,6 +438,7 @@ fn dense_list_groups(correlation_id: i32, groups: usize) -> Vec<u8> {
 
 #[test]
 fn a_dense_frame_is_logged_within_the_line_cap() {
+    let _serial = serial();
     let baseline = baseline_rss();
     // 3 M empty groups: 9 MB on the wire, hundreds of MB as decoded structs.
     const GROUPS: usize = 3_000_000;
@@ -522,6 +536,7 @@ fn produce_of_tiny_records(count: usize) -> Vec<u8> {
 
 #[test]
 fn records_of_a_tiny_produce_are_shown_record_by_record() {
+    let _serial = serial();
     let baseline = baseline_rss();
     const RECORDS: usize = 1_000_000;
     let request = produce_of_tiny_records(RECORDS);
@@ -568,6 +583,7 @@ fn records_of_a_tiny_produce_are_shown_record_by_record() {
 
 #[test]
 fn a_flood_of_empty_frames_is_charged_and_backpressured() {
+    let _serial = serial();
     let baseline = baseline_rss();
     let broker = Broker::silent();
     let tap = Server::tap("empty", broker.address, &["--memory-budget", "16MiB"]);
@@ -606,6 +622,7 @@ fn a_flood_of_empty_frames_is_charged_and_backpressured() {
 
 #[test]
 fn an_upstream_that_never_answers_stops_the_client_at_max_in_flight() {
+    let _serial = serial();
     let broker = Broker::silent();
     let tap = Server::tap("in-flight", broker.address, &["--max-in-flight", "100"]);
     // 200,000 pipelined ApiVersions v0 requests (3 MB), written from a thread: the write
@@ -708,6 +725,7 @@ fn partial_huge_frames(address: &str, n: usize, each: usize) -> Vec<TcpStream> {
 
 #[test]
 fn partial_huge_frames_on_many_connections_stay_within_the_budget() {
+    let _serial = serial();
     let baseline = baseline_rss();
     let broker = Broker::honest();
     let tap = Server::tap("partial", broker.address, &["--memory-budget", "64MiB"]);
@@ -733,6 +751,7 @@ fn partial_huge_frames_on_many_connections_stay_within_the_budget() {
 
 #[test]
 fn quorum_serve_charges_partial_frames_to_its_budget() {
+    let _serial = serial();
     let server = Server::quorum(
         "quorum-partial",
         &["--memory-budget", "32MiB", "--max-frame", "104857600"],
@@ -772,6 +791,7 @@ fn quorum_serve_charges_partial_frames_to_its_budget() {
 
 #[test]
 fn connections_do_not_start_threads() {
+    let _serial = serial();
     let broker = Broker::silent();
     let tap = Server::tap("threads", broker.address, &[]);
     let quorum = Server::quorum("threads-quorum", &[], |_| {});
@@ -796,6 +816,7 @@ fn connections_do_not_start_threads() {
 
 #[test]
 fn out_of_file_descriptors_the_servers_back_off_and_recover() {
+    let _serial = serial();
     let broker = Broker::honest();
     for tool in ["tap", "quorum"] {
         let extra = ["--max-connections", "1000"];
@@ -844,6 +865,7 @@ fn out_of_file_descriptors_the_servers_back_off_and_recover() {
 
 #[test]
 fn at_the_connection_cap_the_longest_idle_are_closed_and_an_honest_client_gets_in() {
+    let _serial = serial();
     let broker = Broker::honest();
     // 1,024 descriptors: the default cap is (1024 - 64) / 2 = 480 tap connections.
     let tap = Server::tap_with("cap", broker.address, &[], |c| with_fd_limit(c, 1024));
@@ -874,6 +896,7 @@ fn at_the_connection_cap_the_longest_idle_are_closed_and_an_honest_client_gets_i
 
 #[test]
 fn an_idle_connection_is_closed_after_the_idle_timeout() {
+    let _serial = serial();
     let broker = Broker::honest();
     let tap = Server::tap("idle", broker.address, &["--idle-timeout", "1"]);
     let mut client = Client::connect(&tap.address);
@@ -914,6 +937,7 @@ fn raise_own_fd_limit() -> u64 {
 
 #[test]
 fn ten_thousand_idle_slow_and_hostile_connections_and_an_honest_client() {
+    let _serial = serial();
     const IDLE: usize = 6_000;
     const SLOW: usize = 2_000;
     const HOSTILE: usize = 2_000;

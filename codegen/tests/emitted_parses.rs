@@ -93,6 +93,10 @@ fn every_generated_type_is_non_exhaustive_and_every_field_has_a_setter() {
     let mut failures = Vec::new();
     let (mut structs, mut enums, mut setters) = (0, 0, 0);
     for (path, text) in emitted("semver-policy") {
+        // density_rows.rs is an expression (only a test includes it) and declares no type.
+        if path.ends_with("density_rows.rs") {
+            continue;
+        }
         let file = syn::parse_file(&text).unwrap();
         // Inherent methods by type: the setters.
         let mut methods: std::collections::HashMap<String, Vec<String>> = Default::default();

@@ -4,9 +4,8 @@
 //! path of the array that did not fit. Writing the same frames' JSON straight from their
 //! bytes (`json::transcode_*`) allocates a small constant, whatever the frame's size.
 //!
-//! In the `memory` test binary, whose global allocator counts every thread's allocations;
-//! the tests here take `SERIAL` so that no other test's frame is built (and regrown) while a
-//! decode is counted.
+//! In the `memory` test binary, whose global allocator counts the measuring thread's
+//! allocations only (libtest's own threads allocate while a test runs).
 
 use crate::SERIAL;
 use bytes::Bytes;

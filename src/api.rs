@@ -61,6 +61,19 @@ pub trait RandomMessageVisitor {
     fn visit<M: MessageCodec + crate::random::Random>(&mut self);
 }
 
+/// Something done once per message type that has a view and can be generated at random (see
+/// [`visit_viewable_messages`]).
+#[cfg(all(
+    feature = "client",
+    feature = "broker",
+    feature = "arbitrary",
+    feature = "views"
+))]
+pub trait ViewableMessageVisitor {
+    /// Called once for each request, response and header.
+    fn visit<M: MessageCodec + crate::random::Random + crate::wire::view::Viewable>(&mut self);
+}
+
 /// A kind of Kafka listener that serves an API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Listener {

@@ -32,6 +32,15 @@ pub use crate::message::{JsonFields, TranscodeFields};
 #[doc(no_inline)]
 pub use serde_json::{Map, Value};
 
+#[cfg(feature = "views")]
+#[doc(no_inline)]
+pub use crate::view_struct;
+#[cfg(feature = "views")]
+#[doc(no_inline)]
+pub use crate::wire::view::{
+    FieldSpec, IntoOwned, Kind, StructSpec, Versions, ViewCursor, ViewIter,
+};
+
 #[cfg(feature = "arbitrary")]
 #[doc(no_inline)]
 pub use crate::random::{self, arbitrary::Unstructured, Random, RandomOptions};

@@ -88,6 +88,8 @@ pub mod codegen;
 pub mod conn;
 mod error_code;
 mod frame;
+#[cfg(feature = "views")]
+mod frame_view;
 #[cfg(feature = "json")]
 pub mod json;
 mod message;
@@ -126,6 +128,21 @@ pub use frame::{
     put_size_prefix, split_frame, DecodeOptions, Framing, RequestFrame, ResponseFrame,
     TrailingBytes,
 };
+#[cfg(all(feature = "views", feature = "broker"))]
+pub use frame_view::RequestFrameView;
+#[cfg(all(feature = "views", feature = "client"))]
+pub use frame_view::ResponseFrameView;
+#[cfg(feature = "views")]
+pub use frame_view::view_message;
+#[cfg(feature = "views")]
+pub use wire::view::{StructView, ViewIter, Viewable};
+#[cfg(all(
+    feature = "client",
+    feature = "broker",
+    feature = "arbitrary",
+    feature = "views"
+))]
+pub use api::{visit_viewable_messages, ViewableMessageVisitor};
 #[cfg(feature = "json")]
 pub use json::{JsonError, JsonErrorKind};
 pub use message::{Message, MessageKind};

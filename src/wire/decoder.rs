@@ -102,6 +102,26 @@ impl<'a> Decoder<'a> {
         }
     }
 
+    /// A decoder over `input[start..end]` (which the caller has checked is in bounds), with
+    /// positions counted from the start of `input` and the memory budget of `end - start`
+    /// input bytes: a frame after its size prefix, read in place as a view reads it.
+    #[cfg(feature = "views")]
+    pub(crate) fn with_limits_in(
+        input: &'a Bytes,
+        start: usize,
+        end: usize,
+        limits: DecodeLimits,
+    ) -> Self {
+        Decoder {
+            input,
+            base: input.as_ptr() as usize,
+            rest: input.get(start..end).unwrap_or(&input[..0]),
+            limits,
+            depth: 0,
+            budget_left: limits.memory_budget_for(end.saturating_sub(start)),
+        }
+    }
+
     /// Bytes of the memory budget not yet reserved.
     pub fn budget_left(&self) -> usize {
         self.budget_left
@@ -117,9 +137,10 @@ impl<'a> Decoder<'a> {
         Ok(Vec::with_capacity(count))
     }
 
-    /// Charges `bytes` about to be allocated to the memory budget.
+    /// Charges `bytes` about to be allocated to the memory budget (a view charges what the
+    /// owned decode would allocate, so both refuse the same frames).
     #[inline]
-    fn charge(&mut self, bytes: usize) -> Result<(), DecodeError> {
+    pub(crate) fn charge(&mut self, bytes: usize) -> Result<(), DecodeError> {
         if bytes > self.budget_left {
             return Err(self.budget_exceeded(bytes));
         }

@@ -21,6 +21,11 @@ mod run;
 mod segments;
 mod tagged;
 mod values;
+// The runtime generated views call (feature `views`); `ViewIter`, what array accessors
+// return, is documented at the crate root.
+#[cfg(feature = "views")]
+#[doc(hidden)]
+pub mod view;
 
 #[doc(hidden)]
 pub use array::PrimitiveArray;

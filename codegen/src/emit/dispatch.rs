@@ -591,4 +591,22 @@ fn emit_visitors(code: &mut Code, set: &SchemaSet) {
         "pub fn visit_random_messages(visitor: &mut impl RandomMessageVisitor)",
         visits,
     );
+    code.blank();
+    code.doc(" Calls `visitor` for every request, response and header this build compiles, each");
+    code.doc(" of which has a view (requires the `arbitrary` and `views` features).");
+    code.line(
+        "#[cfg(all(feature = \"client\", feature = \"broker\", feature = \"arbitrary\", feature = \"views\"))]",
+    );
+    code.block(
+        "pub fn visit_viewable_messages(visitor: &mut impl ViewableMessageVisitor)",
+        |code| {
+            for message in set.live() {
+                if super::view::view_cfg(message.kind).is_none() {
+                    continue;
+                }
+                cfg_attribute(code, api_name(message).and_then(api_cfg).as_deref());
+                code.line(format!("visitor.visit::<messages::{}>();", message.name));
+            }
+        },
+    );
 }

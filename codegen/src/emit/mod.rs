@@ -23,6 +23,7 @@ mod runs;
 mod size;
 mod structs;
 mod transcode;
+mod view;
 
 pub use dispatch::emit_api;
 pub use errors::emit_error_codes;
@@ -73,6 +74,10 @@ pub fn emit_messages(set: &SchemaSet, krate: &str) -> Files {
         }
         let module = module_name(&message.name);
         index.line(format!("pub use {module}::{};", message.name));
+    }
+    for kind in [MessageKind::Request, MessageKind::Response] {
+        index.blank();
+        view::emit_spec_lookup(&mut index, set, kind, krate);
     }
     files.insert(0, ("messages.rs".into(), index.finish()));
     files
@@ -502,6 +507,13 @@ pub(crate) fn json_key(field: &Field) -> String {
 pub(crate) const PRELUDE: &[&str] = &[
     "AtField",
     "BufMut",
+    "FieldSpec",
+    "IntoOwned",
+    "Kind",
+    "StructSpec",
+    "Versions",
+    "ViewCursor",
+    "ViewIter",
     "Bytes",
     "DecodeError",
     "DecodeErrorKind",

@@ -3,7 +3,7 @@
 use super::code::Code;
 use super::{
     decode, decode_cfg, encode, encode_cfg, field_default, field_ident, field_type, json, random,
-    size, transcode, transcode_cfg, Context,
+    size, transcode, transcode_cfg, view, Context,
 };
 use crate::model::{Field, MessageKind, Struct};
 
@@ -132,6 +132,8 @@ pub(crate) fn emit_struct(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root
     code.block(format!("impl Random for {name}"), |code| {
         random::emit_random(code, cx, s);
     });
+
+    view::emit_view(code, cx, s, is_root);
 }
 
 /// `with_<field>(self, value) -> Self` for every field: how a dependent builds a struct it

@@ -1,0 +1,270 @@
+//! Zero-copy views of whole frames (feature `views`): the entry points to the generated
+//! `<Struct>View` types, beside the owned frames of `frame.rs`, taking the same input and the
+//! same [`DecodeOptions`].
+//!
+//! Making a view checks the whole frame once, as the owned decoder would (framing, header,
+//! body, limits, what follows the body), and builds nothing. When the check fails, the owned
+//! decoder reads the frame to report the failure: a refused frame is rare, and so the error,
+//! its kind, offset and field path are exactly the owned decoder's.
+
+use crate::api::ApiKey;
+use crate::frame::{check_frame_size, DecodeOptions, Framing, TrailingBytes};
+use crate::message::Message;
+use crate::messages;
+use crate::versions::VersionRange;
+use crate::wire::view::{validate, StructSpec, StructView, ViewCursor};
+use crate::wire::{DecodeError, DecodeErrorKind, Decoder};
+use bytes::Bytes;
+
+/// The owned decoder's error for a frame the view's check refused (`view`): the same frame
+/// refused the same way. Should the owned decoder accept it, the view's own error stands.
+#[cold]
+fn owned_error<T>(owned: Result<T, DecodeError>, view: DecodeError) -> DecodeError {
+    owned.err().unwrap_or(view)
+}
+
+/// Where the bare frame lies in `input`, as `options.framing` lays it out.
+fn frame_range(input: &[u8], options: &DecodeOptions) -> Result<(usize, usize), DecodeError> {
+    match options.framing {
+        Framing::Bare => Ok((0, input.len())),
+        Framing::SizePrefixed => {
+            let eof = |needed: usize, remaining: usize, offset: usize| {
+                DecodeError::new(DecodeErrorKind::UnexpectedEof { needed, remaining }, offset)
+            };
+            let Some(prefix) = input.first_chunk::<4>() else {
+                return Err(eof(4 - input.len(), input.len(), 0));
+            };
+            let size = i32::from_be_bytes(*prefix);
+            let size = usize::try_from(size)
+                .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidFrameSize(size), 0))?;
+            check_frame_size(size, &options.limits)?;
+            let end = 4 + size;
+            if input.len() < end {
+                return Err(eof(end - input.len(), input.len() - 4, input.len()));
+            }
+            if options.trailing_bytes == TrailingBytes::Reject && input.len() > end {
+                let kind = DecodeErrorKind::TrailingBytes(input.len() - end);
+                return Err(DecodeError::new(kind, end));
+            }
+            Ok((4, end))
+        }
+    }
+}
+
+/// Checks one struct of `spec` at `version` from the decoder's position.
+fn check_struct(
+    d: &mut Decoder<'_>,
+    spec: &'static StructSpec,
+    versions: Option<VersionRange>,
+    version: i16,
+) -> Result<usize, DecodeError> {
+    if versions.is_some_and(|valid| !valid.contains(version)) {
+        return Err(d.error(DecodeErrorKind::UnsupportedVersion {
+            version,
+            valid: String::new(),
+        }));
+    }
+    let start = d.position();
+    validate(d, spec, version)?;
+    Ok(start)
+}
+
+/// The end of a frame: what may follow the body.
+fn check_end(d: &Decoder<'_>, options: &DecodeOptions) -> Result<(), DecodeError> {
+    if options.trailing_bytes == TrailingBytes::Reject && d.remaining() != 0 {
+        return Err(d.error(DecodeErrorKind::TrailingBytes(d.remaining())));
+    }
+    Ok(())
+}
+
+/// A request frame read in place: its header and a view of its body, borrowing the input.
+///
+/// ```
+/// use kafka_codec::messages::describe_quorum_request::{self, DescribeQuorumRequestView};
+/// use kafka_codec::{DecodeOptions, RequestFrame, RequestFrameView};
+///
+/// let body = kafka_codec::messages::DescribeQuorumRequest::default().with_topics(vec![
+///     describe_quorum_request::TopicData::default().with_topic_name("__cluster_metadata".into()),
+/// ]);
+/// let bytes = RequestFrame::new(body, 2, 7).encode_to_bytes().unwrap();
+///
+/// let frame = RequestFrameView::new(&bytes, &DecodeOptions::default()).unwrap();
+/// assert_eq!(frame.header().correlation_id(), 7);
+/// let body: DescribeQuorumRequestView<'_> = frame.body().unwrap();
+/// let names: Vec<&str> = body.topics().map(|topic| topic.topic_name()).collect();
+/// assert_eq!(names, ["__cluster_metadata"]);
+/// ```
+#[cfg(feature = "broker")]
+#[derive(Clone, Copy)]
+pub struct RequestFrameView<'a> {
+    api_key: ApiKey,
+    version: i16,
+    header: messages::request_header::RequestHeaderView<'a>,
+    body: ViewCursor<'a>,
+}
+
+#[cfg(feature = "broker")]
+impl<'a> RequestFrameView<'a> {
+    /// Views the request frame in `input` (after its size prefix with
+    /// [`Framing::SizePrefixed`]), checked once as [`crate::RequestFrame::decode_with`]
+    /// checks it; refused with the error that decode gives.
+    pub fn new(input: &'a Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
+        Self::check(input, options).map_err(|view| {
+            owned_error(
+                crate::RequestFrame::decode_with(input.clone(), options),
+                view,
+            )
+        })
+    }
+
+    fn check(input: &'a Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
+        let (start, end) = frame_range(input, options)?;
+        check_frame_size(end - start, &options.limits)?;
+        let frame = &input[start..end];
+        let (api_key, version) = crate::RequestFrame::peek_api(frame)?;
+        let body_spec = messages::request_view_spec(api_key.key())
+            .ok_or_else(|| DecodeError::new(DecodeErrorKind::UnknownApiKey(api_key.key()), 0))?;
+        let mut d = Decoder::with_limits_in(input, start, end, options.limits);
+        let header_version = api_key.request_header_version(version);
+        let header_at = check_struct(&mut d, &messages::request_header::REQUEST_HEADER_VIEW, None, header_version)?;
+        let body_at = check_struct(&mut d, body_spec.0, Some(body_spec.1), version)?;
+        check_end(&d, options)?;
+        Ok(RequestFrameView {
+            api_key,
+            version,
+            header: StructView::from_cursor(ViewCursor::new(input, header_at, header_version)),
+            body: ViewCursor::new(input, body_at, version),
+        })
+    }
+
+    /// The API the header names.
+    pub fn api_key(&self) -> ApiKey {
+        self.api_key
+    }
+
+    /// The body's version, from the header.
+    pub fn api_version(&self) -> i16 {
+        self.version
+    }
+
+    /// The header.
+    pub fn header(&self) -> messages::request_header::RequestHeaderView<'a> {
+        self.header
+    }
+
+    /// The body as the view `V` (`ProduceRequestView`, ...), or `None` when the frame holds
+    /// another API's request.
+    pub fn body<V: StructView<'a>>(&self) -> Option<V>
+    where
+        V::Owned: Message,
+    {
+        let is_body = V::Owned::KIND == crate::MessageKind::Request
+            && V::Owned::API_KEY == Some(self.api_key.key());
+        is_body.then(|| V::from_cursor(self.body))
+    }
+}
+
+/// A response frame read in place: its header and a view of its body, borrowing the input.
+/// A response does not say its API or version; the caller knows them from the request.
+#[cfg(feature = "client")]
+#[derive(Clone, Copy)]
+pub struct ResponseFrameView<'a> {
+    api_key: ApiKey,
+    version: i16,
+    header: messages::response_header::ResponseHeaderView<'a>,
+    body: ViewCursor<'a>,
+}
+
+#[cfg(feature = "client")]
+impl<'a> ResponseFrameView<'a> {
+    /// Views the response frame of `api_key` at `version` in `input`, checked once as
+    /// [`crate::ResponseFrame::decode_with`] checks it; refused with the error that decode
+    /// gives.
+    pub fn new(
+        input: &'a Bytes,
+        api_key: ApiKey,
+        version: i16,
+        options: &DecodeOptions,
+    ) -> Result<Self, DecodeError> {
+        Self::check(input, api_key, version, options).map_err(|view| {
+            owned_error(
+                crate::ResponseFrame::decode_with(input.clone(), api_key, version, options),
+                view,
+            )
+        })
+    }
+
+    fn check(
+        input: &'a Bytes,
+        api_key: ApiKey,
+        version: i16,
+        options: &DecodeOptions,
+    ) -> Result<Self, DecodeError> {
+        let (start, end) = frame_range(input, options)?;
+        check_frame_size(end - start, &options.limits)?;
+        let body_spec = messages::response_view_spec(api_key.key())
+            .ok_or_else(|| DecodeError::new(DecodeErrorKind::UnknownApiKey(api_key.key()), 0))?;
+        let mut d = Decoder::with_limits_in(input, start, end, options.limits);
+        let header_version = api_key.response_header_version(version);
+        let header_at =
+            check_struct(&mut d, &messages::response_header::RESPONSE_HEADER_VIEW, None, header_version)?;
+        let body_at = check_struct(&mut d, body_spec.0, Some(body_spec.1), version)?;
+        check_end(&d, options)?;
+        Ok(ResponseFrameView {
+            api_key,
+            version,
+            header: StructView::from_cursor(ViewCursor::new(input, header_at, header_version)),
+            body: ViewCursor::new(input, body_at, version),
+        })
+    }
+
+    /// The API, as given.
+    pub fn api_key(&self) -> ApiKey {
+        self.api_key
+    }
+
+    /// The body's version, as given.
+    pub fn api_version(&self) -> i16 {
+        self.version
+    }
+
+    /// The header (the correlation id).
+    pub fn header(&self) -> messages::response_header::ResponseHeaderView<'a> {
+        self.header
+    }
+
+    /// The body as the view `V` (`FetchResponseView`, ...), or `None` when `V` is not this
+    /// API's response.
+    pub fn body<V: StructView<'a>>(&self) -> Option<V>
+    where
+        V::Owned: Message,
+    {
+        let is_body = V::Owned::KIND == crate::MessageKind::Response
+            && V::Owned::API_KEY == Some(self.api_key.key());
+        is_body.then(|| V::from_cursor(self.body))
+    }
+}
+
+/// Views a message body alone (no header) at `version`, from the start of `input`; bytes
+/// after it are left, as [`Message::decode`] leaves them. Checked once as `Message::decode`
+/// checks it, and refused with the error that decode gives.
+///
+/// ```
+/// use kafka_codec::messages::{metadata_response::MetadataResponseView, MetadataResponse};
+/// use kafka_codec::{view_message, Message};
+///
+/// let bytes = MetadataResponse::default().with_throttle_time_ms(5).encode_to_bytes(12).unwrap();
+/// let view: MetadataResponseView<'_> = view_message(&bytes, 12).unwrap();
+/// assert_eq!(view.throttle_time_ms(), 5);
+/// assert_eq!(view.to_owned(), MetadataResponse::decode(&mut bytes.clone(), 12).unwrap());
+/// ```
+pub fn view_message<'a, V: StructView<'a>>(input: &'a Bytes, version: i16) -> Result<V, DecodeError>
+where
+    V::Owned: Message + crate::message::DecodeFields,
+{
+    let mut d = Decoder::new(input);
+    match check_struct(&mut d, V::SPEC, Some(V::Owned::VALID_VERSIONS), version) {
+        Ok(at) => Ok(V::from_cursor(ViewCursor::new(input, at, version))),
+        Err(view) => Err(owned_error(V::Owned::decode(&mut input.clone(), version), view)),
+    }
+}

@@ -1,0 +1,241 @@
+//! Views (feature `views`) against the owned decoder, for every request, response and header
+//! at every version:
+//! - random messages (unknown tagged fields included) encoded, viewed and converted back
+//!   with `to_owned`, which reads every field through its accessor, equal the original and
+//!   the owned decode of the same bytes;
+//! - the golden corpus (Kafka's own bytes) viewed equals its owned decode;
+//! - hostile variants of those bytes (cut short, bytes changed) and tight `DecodeLimits`:
+//!   the view accepts exactly what the owned decoder accepts, refuses with the same error
+//!   (kind, offset, path), and what it accepts converts to the same message.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use arbitrary::Unstructured;
+use bytes::Bytes;
+use kafka_codec::messages::{RequestHeader, ResponseHeader};
+use kafka_codec::random::{Random, RandomOptions};
+use kafka_codec::{
+    view_message, ApiKey, DecodeLimits, DecodeOptions, Framing, Message, MessageCodec,
+    MessageKind, RequestFrame, RequestFrameView, ResponseFrame, ResponseFrameView, StructView,
+    TrailingBytes, Viewable, ViewableMessageVisitor,
+};
+use rand::rngs::SmallRng;
+use rand::{Rng, RngCore, SeedableRng};
+
+const CASES_PER_VERSION: usize = 12;
+const ENTROPY: usize = 4096;
+
+/// A seed per (message, version), so that a failure names a case that reproduces.
+fn seed(name: &str, version: i16) -> u64 {
+    name.bytes()
+        .fold(u64::from(version as u16), |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+}
+
+/// The view of `bytes` at `version`, converted, beside the owned decode of the same bytes.
+fn both<M: MessageCodec + Viewable>(bytes: &Bytes, version: i16) -> (Result<M, kafka_codec::DecodeError>, Result<M, kafka_codec::DecodeError>) {
+    let view = view_message::<M::View<'_>>(bytes, version).map(|view| view.to_owned_struct());
+    let owned = M::decode(&mut bytes.clone(), version);
+    (view, owned)
+}
+
+/// Tight limits that refuse some random messages, so the view's checks of each limit meet
+/// frames the owned decoder refuses.
+fn tight_options(rng: &mut SmallRng) -> DecodeOptions {
+    let mut limits = DecodeLimits::default();
+    match rng.gen_range(0..5) {
+        0 => limits.max_array_len = rng.gen_range(0..4),
+        1 => limits.max_string_len = rng.gen_range(0..8),
+        2 => limits.max_bytes_len = rng.gen_range(0..8),
+        3 => limits.max_nesting = rng.gen_range(0..3),
+        _ => limits.memory_budget = Some(rng.gen_range(0..512)),
+    }
+    let framing = if rng.gen() { Framing::Bare } else { Framing::SizePrefixed };
+    let trailing_bytes = if rng.gen() { TrailingBytes::Reject } else { TrailingBytes::Allow };
+    DecodeOptions { limits, trailing_bytes, framing }
+}
+
+/// The whole frame of `body` (header + body), with its size prefix when `options` says so.
+fn frame<M: Message>(body: &[u8], version: i16, options: &DecodeOptions) -> Option<Bytes> {
+    let api = ApiKey::from_key(M::API_KEY?)?;
+    let mut out = Vec::new();
+    let header = match M::KIND {
+        MessageKind::Request => RequestHeader::default()
+            .with_request_api_key(api.key())
+            .with_request_api_version(version)
+            .with_correlation_id(7)
+            .with_client_id(Some("views".into()))
+            .encode_to_vec(api.request_header_version(version)),
+        _ => ResponseHeader::default()
+            .with_correlation_id(7)
+            .encode_to_vec(api.response_header_version(version)),
+    }
+    .ok()?;
+    let len = header.len() + body.len();
+    if options.framing == Framing::SizePrefixed {
+        out.extend_from_slice(&(len as i32).to_be_bytes());
+    }
+    out.extend_from_slice(&header);
+    out.extend_from_slice(body);
+    Some(Bytes::from(out))
+}
+
+/// A frame viewed and decoded owned with the same options: the same outcome, the same error,
+/// the same body.
+fn check_frame<M: MessageCodec + Viewable>(
+    bytes: &Bytes,
+    version: i16,
+    options: &DecodeOptions,
+) -> Result<(), String> {
+    let Some(api) = M::API_KEY.and_then(ApiKey::from_key) else {
+        return Ok(());
+    };
+    let (view, owned) = match M::KIND {
+        MessageKind::Request => {
+            let view = RequestFrameView::new(bytes, options).map(|frame| {
+                let body = frame.body::<M::View<'_>>().expect("the frame's own API");
+                (frame.header().correlation_id(), body.to_owned_struct().encode_to_vec(version))
+            });
+            let owned = RequestFrame::decode_with(bytes.clone(), options)
+                .map(|frame| {
+                    let mut body = Vec::new();
+                    let written = frame.body.encode(&mut body, version).map(|()| body);
+                    (frame.header.correlation_id, written)
+                });
+            (view, owned)
+        }
+        _ => {
+            let view = ResponseFrameView::new(bytes, api, version, options).map(|frame| {
+                let body = frame.body::<M::View<'_>>().expect("the frame's own API");
+                (frame.header().correlation_id(), body.to_owned_struct().encode_to_vec(version))
+            });
+            let owned = ResponseFrame::decode_with(bytes.clone(), api, version, options)
+                .map(|frame| {
+                    let mut body = Vec::new();
+                    let written = frame.body.encode(&mut body, version).map(|()| body);
+                    (frame.header.correlation_id, written)
+                });
+            (view, owned)
+        }
+    };
+    if view != owned {
+        return Err(format!(
+            "frame view {:?} but owned decode {:?} with {options:?}",
+            view.err(),
+            owned.err()
+        ));
+    }
+    Ok(())
+}
+
+struct Proof {
+    cells: usize,
+    failures: Vec<String>,
+}
+
+impl Proof {
+    fn check<M: MessageCodec + Random + Viewable>(&mut self, version: i16, rng: &mut SmallRng) -> Result<(), String> {
+        let mut entropy = vec![0; ENTROPY];
+        rng.fill_bytes(&mut entropy);
+        let options = RandomOptions { unknown_tagged_fields: rng.gen() };
+        let message = M::random(&mut Unstructured::new(&entropy), version, &options)
+            .map_err(|e| format!("random: {e}"))?;
+        let bytes = Bytes::from(message.encode_to_vec(version).map_err(|e| format!("encode: {e}"))?);
+        let (view, owned) = both::<M>(&bytes, version);
+        let view = view.map_err(|e| format!("view refused a valid message: {e}"))?;
+        if view != message || Ok(&view) != owned.as_ref() {
+            return Err(format!("view converted to {view:?}, the original is {message:?}"));
+        }
+        // Hostile variants of the same bytes: cut short, one byte changed.
+        for _ in 0..8 {
+            let mut bad = bytes.to_vec();
+            if bad.is_empty() || rng.gen() {
+                bad.truncate(rng.gen_range(0..=bad.len()));
+            } else {
+                let at = rng.gen_range(0..bad.len());
+                bad[at] = rng.gen();
+            }
+            let bad = Bytes::from(bad);
+            let (view, owned) = both::<M>(&bad, version);
+            if view != owned {
+                return Err(format!("hostile {:02x?}: view {view:?}, owned {owned:?}", &bad[..]));
+            }
+        }
+        // Whole frames, with default and with tight options.
+        for options in [DecodeOptions::default(), tight_options(rng)] {
+            if let Some(frame) = frame::<M>(&bytes, version, &options) {
+                check_frame::<M>(&frame, version, &options)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl ViewableMessageVisitor for Proof {
+    fn visit<M: MessageCodec + Random + Viewable>(&mut self) {
+        let valid = M::VALID_VERSIONS;
+        for version in valid.min..=valid.max {
+            self.cells += 1;
+            let mut rng = SmallRng::seed_from_u64(seed(M::NAME, version));
+            for case in 0..CASES_PER_VERSION {
+                if let Err(e) = self.check::<M>(version, &mut rng) {
+                    self.failures.push(format!("{} v{version} case {case}: {e}", M::NAME));
+                    break;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn views_agree_with_the_owned_decoder_on_random_and_hostile_bytes() {
+    let mut proof = Proof { cells: 0, failures: Vec::new() };
+    kafka_codec::visit_viewable_messages(&mut proof);
+    assert!(proof.cells > 700, "only {} cells", proof.cells);
+    assert!(
+        proof.failures.is_empty(),
+        "{} of {} cells failed:\n{}",
+        proof.failures.len(),
+        proof.cells,
+        proof.failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+    );
+}
+
+struct Golden {
+    cases: usize,
+    failures: Vec<String>,
+}
+
+impl ViewableMessageVisitor for Golden {
+    fn visit<M: MessageCodec + Random + Viewable>(&mut self) {
+        let file = support::corpus_file(M::NAME, M::KIND, M::API_KEY);
+        let Ok(text) = std::fs::read_to_string(support::golden_dir().join(&file)) else {
+            return;
+        };
+        let direction = support::direction(M::KIND);
+        for (number, line) in text.lines().enumerate() {
+            let value: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let items = value.as_array().expect("an array");
+            if items[1] != direction {
+                continue;
+            }
+            let (Some(version), Some(hex)) = (items[0].as_i64(), items[3].as_str()) else {
+                continue;
+            };
+            let bytes = Bytes::from(support::unhex(hex).expect("hex"));
+            let (view, owned) = both::<M>(&bytes, version as i16);
+            self.cases += 1;
+            if view != owned || owned.is_err() {
+                self.failures.push(format!("{file}:{}: view {view:?}, owned {owned:?}", number + 1));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_golden_corpus_reads_the_same_through_views() {
+    let mut golden = Golden { cases: 0, failures: Vec::new() };
+    kafka_codec::visit_viewable_messages(&mut golden);
+    assert!(golden.cases > 10_000, "only {} golden cases", golden.cases);
+    assert!(golden.failures.is_empty(), "{}", golden.failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n"));
+}

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 
 seconds=${FUZZ_SECONDS:-60}
-targets=(${FUZZ_TARGETS:-request_frame response json structured_roundtrip records})
+targets=(${FUZZ_TARGETS:-request_frame response json structured_roundtrip records views})
 sanitizer=${FUZZ_SANITIZER:-address}
 export RUSTC_BOOTSTRAP=1
 

@@ -126,7 +126,12 @@ impl<'a> RequestFrameView<'a> {
             .ok_or_else(|| DecodeError::new(DecodeErrorKind::UnknownApiKey(api_key.key()), 0))?;
         let mut d = Decoder::with_limits_in(input, start, end, options.limits);
         let header_version = api_key.request_header_version(version);
-        let header_at = check_struct(&mut d, &messages::request_header::REQUEST_HEADER_VIEW, None, header_version)?;
+        let header_at = check_struct(
+            &mut d,
+            &messages::request_header::REQUEST_HEADER_VIEW,
+            None,
+            header_version,
+        )?;
         let body_at = check_struct(&mut d, body_spec.0, Some(body_spec.1), version)?;
         check_end(&d, options)?;
         Ok(RequestFrameView {
@@ -206,8 +211,12 @@ impl<'a> ResponseFrameView<'a> {
             .ok_or_else(|| DecodeError::new(DecodeErrorKind::UnknownApiKey(api_key.key()), 0))?;
         let mut d = Decoder::with_limits_in(input, start, end, options.limits);
         let header_version = api_key.response_header_version(version);
-        let header_at =
-            check_struct(&mut d, &messages::response_header::RESPONSE_HEADER_VIEW, None, header_version)?;
+        let header_at = check_struct(
+            &mut d,
+            &messages::response_header::RESPONSE_HEADER_VIEW,
+            None,
+            header_version,
+        )?;
         let body_at = check_struct(&mut d, body_spec.0, Some(body_spec.1), version)?;
         check_end(&d, options)?;
         Ok(ResponseFrameView {
@@ -265,6 +274,9 @@ where
     let mut d = Decoder::new(input);
     match check_struct(&mut d, V::SPEC, Some(V::Owned::VALID_VERSIONS), version) {
         Ok(at) => Ok(V::from_cursor(ViewCursor::new(input, at, version))),
-        Err(view) => Err(owned_error(V::Owned::decode(&mut input.clone(), version), view)),
+        Err(view) => Err(owned_error(
+            V::Owned::decode(&mut input.clone(), version),
+            view,
+        )),
     }
 }

@@ -122,20 +122,6 @@ pub mod messages {
 pub use api::{visit_messages, MessageCodec, MessageVisitor};
 #[cfg(all(feature = "client", feature = "broker", feature = "arbitrary"))]
 pub use api::{visit_random_messages, RandomMessageVisitor};
-pub use api::{ApiKey, Listener, Request, Response};
-pub use error_code::ErrorCode;
-pub use frame::{
-    put_size_prefix, split_frame, DecodeOptions, Framing, RequestFrame, ResponseFrame,
-    TrailingBytes,
-};
-#[cfg(all(feature = "views", feature = "broker"))]
-pub use frame_view::RequestFrameView;
-#[cfg(all(feature = "views", feature = "client"))]
-pub use frame_view::ResponseFrameView;
-#[cfg(feature = "views")]
-pub use frame_view::view_message;
-#[cfg(feature = "views")]
-pub use wire::view::{StructView, ViewIter, Viewable};
 #[cfg(all(
     feature = "client",
     feature = "broker",
@@ -143,10 +129,24 @@ pub use wire::view::{StructView, ViewIter, Viewable};
     feature = "views"
 ))]
 pub use api::{visit_viewable_messages, ViewableMessageVisitor};
+pub use api::{ApiKey, Listener, Request, Response};
+pub use error_code::ErrorCode;
+pub use frame::{
+    put_size_prefix, split_frame, DecodeOptions, Framing, RequestFrame, ResponseFrame,
+    TrailingBytes,
+};
+#[cfg(feature = "views")]
+pub use frame_view::view_message;
+#[cfg(all(feature = "views", feature = "broker"))]
+pub use frame_view::RequestFrameView;
+#[cfg(all(feature = "views", feature = "client"))]
+pub use frame_view::ResponseFrameView;
 #[cfg(feature = "json")]
 pub use json::{JsonError, JsonErrorKind};
 pub use message::{Message, MessageKind};
 pub use versions::{ReleaseVersions, VersionRange};
+#[cfg(feature = "views")]
+pub use wire::view::{StructView, ViewIter, Viewable};
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,
     ParseUuidError, PathSegment, PrimitiveArray, RawTaggedField, TaggedFields, Utf8Bytes, Uuid,

@@ -357,7 +357,7 @@ impl<'a> Walk<'a> {
                 self.pos = self.pos.saturating_add(len);
             }
             Kind::Struct(s) => {
-                if nullable && self.take::<1>()[0] as i8 >= 0 || !nullable {
+                if !nullable || self.take::<1>()[0] as i8 >= 0 {
                     self.skip_struct(s);
                 }
             }

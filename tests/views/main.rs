@@ -16,9 +16,9 @@ use bytes::Bytes;
 use kafka_codec::messages::{RequestHeader, ResponseHeader};
 use kafka_codec::random::{Random, RandomOptions};
 use kafka_codec::{
-    view_message, ApiKey, DecodeLimits, DecodeOptions, Framing, Message, MessageCodec,
-    MessageKind, RequestFrame, RequestFrameView, ResponseFrame, ResponseFrameView, StructView,
-    TrailingBytes, Viewable, ViewableMessageVisitor,
+    view_message, ApiKey, DecodeLimits, DecodeOptions, Framing, Message, MessageCodec, MessageKind,
+    RequestFrame, RequestFrameView, ResponseFrame, ResponseFrameView, StructView, TrailingBytes,
+    Viewable, ViewableMessageVisitor,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -28,12 +28,19 @@ const ENTROPY: usize = 4096;
 
 /// A seed per (message, version), so that a failure names a case that reproduces.
 fn seed(name: &str, version: i16) -> u64 {
-    name.bytes()
-        .fold(u64::from(version as u16), |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)))
+    name.bytes().fold(u64::from(version as u16), |h, b| {
+        h.wrapping_mul(31).wrapping_add(u64::from(b))
+    })
 }
 
 /// The view of `bytes` at `version`, converted, beside the owned decode of the same bytes.
-fn both<M: MessageCodec + Viewable>(bytes: &Bytes, version: i16) -> (Result<M, kafka_codec::DecodeError>, Result<M, kafka_codec::DecodeError>) {
+fn both<M: MessageCodec + Viewable>(
+    bytes: &Bytes,
+    version: i16,
+) -> (
+    Result<M, kafka_codec::DecodeError>,
+    Result<M, kafka_codec::DecodeError>,
+) {
     let view = view_message::<M::View<'_>>(bytes, version).map(|view| view.to_owned_struct());
     let owned = M::decode(&mut bytes.clone(), version);
     (view, owned)
@@ -50,9 +57,21 @@ fn tight_options(rng: &mut SmallRng) -> DecodeOptions {
         3 => limits.max_nesting = rng.gen_range(0..3),
         _ => limits.memory_budget = Some(rng.gen_range(0..512)),
     }
-    let framing = if rng.gen() { Framing::Bare } else { Framing::SizePrefixed };
-    let trailing_bytes = if rng.gen() { TrailingBytes::Reject } else { TrailingBytes::Allow };
-    DecodeOptions { limits, trailing_bytes, framing }
+    let framing = if rng.gen() {
+        Framing::Bare
+    } else {
+        Framing::SizePrefixed
+    };
+    let trailing_bytes = if rng.gen() {
+        TrailingBytes::Reject
+    } else {
+        TrailingBytes::Allow
+    };
+    DecodeOptions {
+        limits,
+        trailing_bytes,
+        framing,
+    }
 }
 
 /// The whole frame of `body` (header + body), with its size prefix when `options` says so.
@@ -94,23 +113,28 @@ fn check_frame<M: MessageCodec + Viewable>(
         MessageKind::Request => {
             let view = RequestFrameView::new(bytes, options).map(|frame| {
                 let body = frame.body::<M::View<'_>>().expect("the frame's own API");
-                (frame.header().correlation_id(), body.to_owned_struct().encode_to_vec(version))
+                (
+                    frame.header().correlation_id(),
+                    body.to_owned_struct().encode_to_vec(version),
+                )
             });
-            let owned = RequestFrame::decode_with(bytes.clone(), options)
-                .map(|frame| {
-                    let mut body = Vec::new();
-                    let written = frame.body.encode(&mut body, version).map(|()| body);
-                    (frame.header.correlation_id, written)
-                });
+            let owned = RequestFrame::decode_with(bytes.clone(), options).map(|frame| {
+                let mut body = Vec::new();
+                let written = frame.body.encode(&mut body, version).map(|()| body);
+                (frame.header.correlation_id, written)
+            });
             (view, owned)
         }
         _ => {
             let view = ResponseFrameView::new(bytes, api, version, options).map(|frame| {
                 let body = frame.body::<M::View<'_>>().expect("the frame's own API");
-                (frame.header().correlation_id(), body.to_owned_struct().encode_to_vec(version))
+                (
+                    frame.header().correlation_id(),
+                    body.to_owned_struct().encode_to_vec(version),
+                )
             });
-            let owned = ResponseFrame::decode_with(bytes.clone(), api, version, options)
-                .map(|frame| {
+            let owned =
+                ResponseFrame::decode_with(bytes.clone(), api, version, options).map(|frame| {
                     let mut body = Vec::new();
                     let written = frame.body.encode(&mut body, version).map(|()| body);
                     (frame.header.correlation_id, written)
@@ -134,17 +158,29 @@ struct Proof {
 }
 
 impl Proof {
-    fn check<M: MessageCodec + Random + Viewable>(&mut self, version: i16, rng: &mut SmallRng) -> Result<(), String> {
+    fn check<M: MessageCodec + Random + Viewable>(
+        &mut self,
+        version: i16,
+        rng: &mut SmallRng,
+    ) -> Result<(), String> {
         let mut entropy = vec![0; ENTROPY];
         rng.fill_bytes(&mut entropy);
-        let options = RandomOptions { unknown_tagged_fields: rng.gen() };
+        let options = RandomOptions {
+            unknown_tagged_fields: rng.gen(),
+        };
         let message = M::random(&mut Unstructured::new(&entropy), version, &options)
             .map_err(|e| format!("random: {e}"))?;
-        let bytes = Bytes::from(message.encode_to_vec(version).map_err(|e| format!("encode: {e}"))?);
+        let bytes = Bytes::from(
+            message
+                .encode_to_vec(version)
+                .map_err(|e| format!("encode: {e}"))?,
+        );
         let (view, owned) = both::<M>(&bytes, version);
         let view = view.map_err(|e| format!("view refused a valid message: {e}"))?;
         if view != message || Ok(&view) != owned.as_ref() {
-            return Err(format!("view converted to {view:?}, the original is {message:?}"));
+            return Err(format!(
+                "view converted to {view:?}, the original is {message:?}"
+            ));
         }
         // Hostile variants of the same bytes: cut short, one byte changed.
         for _ in 0..8 {
@@ -158,7 +194,10 @@ impl Proof {
             let bad = Bytes::from(bad);
             let (view, owned) = both::<M>(&bad, version);
             if view != owned {
-                return Err(format!("hostile {:02x?}: view {view:?}, owned {owned:?}", &bad[..]));
+                return Err(format!(
+                    "hostile {:02x?}: view {view:?}, owned {owned:?}",
+                    &bad[..]
+                ));
             }
         }
         // Whole frames, with default and with tight options.
@@ -179,7 +218,8 @@ impl ViewableMessageVisitor for Proof {
             let mut rng = SmallRng::seed_from_u64(seed(M::NAME, version));
             for case in 0..CASES_PER_VERSION {
                 if let Err(e) = self.check::<M>(version, &mut rng) {
-                    self.failures.push(format!("{} v{version} case {case}: {e}", M::NAME));
+                    self.failures
+                        .push(format!("{} v{version} case {case}: {e}", M::NAME));
                     break;
                 }
             }
@@ -189,7 +229,10 @@ impl ViewableMessageVisitor for Proof {
 
 #[test]
 fn views_agree_with_the_owned_decoder_on_random_and_hostile_bytes() {
-    let mut proof = Proof { cells: 0, failures: Vec::new() };
+    let mut proof = Proof {
+        cells: 0,
+        failures: Vec::new(),
+    };
     kafka_codec::visit_viewable_messages(&mut proof);
     assert!(proof.cells > 700, "only {} cells", proof.cells);
     assert!(
@@ -197,7 +240,13 @@ fn views_agree_with_the_owned_decoder_on_random_and_hostile_bytes() {
         "{} of {} cells failed:\n{}",
         proof.failures.len(),
         proof.cells,
-        proof.failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+        proof
+            .failures
+            .iter()
+            .take(20)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }
 
@@ -226,7 +275,10 @@ impl ViewableMessageVisitor for Golden {
             let (view, owned) = both::<M>(&bytes, version as i16);
             self.cases += 1;
             if view != owned || owned.is_err() {
-                self.failures.push(format!("{file}:{}: view {view:?}, owned {owned:?}", number + 1));
+                self.failures.push(format!(
+                    "{file}:{}: view {view:?}, owned {owned:?}",
+                    number + 1
+                ));
             }
         }
     }
@@ -234,8 +286,21 @@ impl ViewableMessageVisitor for Golden {
 
 #[test]
 fn the_golden_corpus_reads_the_same_through_views() {
-    let mut golden = Golden { cases: 0, failures: Vec::new() };
+    let mut golden = Golden {
+        cases: 0,
+        failures: Vec::new(),
+    };
     kafka_codec::visit_viewable_messages(&mut golden);
     assert!(golden.cases > 10_000, "only {} golden cases", golden.cases);
-    assert!(golden.failures.is_empty(), "{}", golden.failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(
+        golden.failures.is_empty(),
+        "{}",
+        golden
+            .failures
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }

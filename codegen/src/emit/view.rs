@@ -6,9 +6,7 @@
 //! its table (a line per field), its accessors and its conversion (see the runtime's docs).
 
 use super::code::Code;
-use super::{
-    decode_cfg, default_is_null, field_ident, is_primitive_array, snake_case, Context,
-};
+use super::{decode_cfg, default_is_null, field_ident, is_primitive_array, snake_case, Context};
 use crate::model::{DefaultValue, Field, FieldType, MessageKind, Primitive, Struct, Versions};
 use crate::SchemaSet;
 
@@ -68,6 +66,9 @@ fn value_type(ty: &FieldType) -> String {
 fn or_default(field: &Field) -> String {
     let value = match (&field.ty, &field.default) {
         _ if default_is_null(field) => return "unwrap_or(None)".into(),
+        (FieldType::Array(_), _) if !field.is_optional() => {
+            return "unwrap_or_else(ViewIter::empty)".into()
+        }
         (FieldType::Array(_), _) => return wrap(field, "ViewIter::empty()", true),
         (FieldType::Struct(name), _) => {
             let absent = format!("{}(ViewCursor::absent(self.0.version()))", view_name(name));
@@ -189,7 +190,10 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
         code.block(
             format!("pub fn {}(&self) -> {ty}", field_ident(field)),
             |code| {
-                code.line(format!("self.0.{get}(&{spec}, {index}).{}", or_default(field)));
+                code.line(format!(
+                    "self.0.{get}(&{spec}, {index}).{}",
+                    or_default(field)
+                ));
             },
         );
         code.blank();

@@ -19,6 +19,9 @@
 //!   batch; bit 1: CRCs not checked, so that mutated batches reach the records and the
 //!   decompressors; bit 2: headers only, nothing decoded or decompressed), the rest is a
 //!   records field.
+//! - `views`: byte 0 bit 0 picks a response (then bytes 1 and 2 pick API and version as for
+//!   `response`) or a request, bit 1 tight limits; the rest is the frame without its size
+//!   prefix.
 
 use arbitrary::Unstructured;
 use bytes::{Bytes, BytesMut};
@@ -633,4 +636,128 @@ pub fn records(data: &[u8]) {
     if reader.truncated_tail().is_some() {
         assert!(options.allow_truncated_tail);
     }
+}
+
+/// A frame viewed (`RequestFrameView`/`ResponseFrameView`) beside its owned decode:
+/// - making the view never panics and takes no more heap than the owned decode's budget
+///   (a view allocates nothing but the unknown tagged fields the owned decode would keep);
+/// - the view accepts exactly what the owned decoder accepts, and refuses with the same
+///   error;
+/// - walking every accessor of the accepted view (`to_owned`, which reads each field and each
+///   array element) never panics and gives the owned decode's header and body.
+fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOptions) {
+    use kafka_codec::StructView;
+    /// A frame's header (as `Debug` text: request and response headers alike) and body bytes.
+    type Seen = Result<(String, Vec<u8>), DecodeError>;
+
+    struct Walk<'a> {
+        input: &'a Bytes,
+        response: Option<(ApiKey, i16)>,
+        options: &'a DecodeOptions,
+    }
+    impl Walk<'_> {
+        fn request<M: MessageCodec + kafka_codec::Viewable>(&self) -> (Seen, Seen) {
+            let (input, options) = (self.input, self.options);
+            let view = within_budget(&options.limits, input.len(), || {
+                kafka_codec::RequestFrameView::new(input, options)
+            });
+            let view = view.map(|frame| {
+                let body = frame.body::<M::View<'_>>().expect("the frame's own API");
+                let body = body.to_owned_struct().encode_to_vec(frame.api_version());
+                let header = frame.header().to_owned();
+                (format!("{header:?}"), body.expect("a viewed body encodes"))
+            });
+            let owned = RequestFrame::decode_with(input.clone(), options).map(|frame| {
+                let mut body = Vec::new();
+                let version = frame.api_version();
+                frame
+                    .body
+                    .encode(&mut body, version)
+                    .expect("a decoded body encodes");
+                (format!("{:?}", frame.header), body)
+            });
+            (view, owned)
+        }
+
+        fn response<M: MessageCodec + kafka_codec::Viewable>(
+            &self,
+            api: ApiKey,
+            version: i16,
+        ) -> (Seen, Seen) {
+            let (input, options) = (self.input, self.options);
+            let view = within_budget(&options.limits, input.len(), || {
+                kafka_codec::ResponseFrameView::new(input, api, version, options)
+            });
+            let view = view.map(|frame| {
+                let body = frame.body::<M::View<'_>>().expect("the frame's own API");
+                let body = body.to_owned_struct().encode_to_vec(version);
+                let header = frame.header().to_owned();
+                (format!("{header:?}"), body.expect("a viewed body encodes"))
+            });
+            let owned =
+                ResponseFrame::decode_with(input.clone(), api, version, options).map(|frame| {
+                    let mut body = Vec::new();
+                    frame
+                        .body
+                        .encode(&mut body, version)
+                        .expect("a decoded body encodes");
+                    (format!("{:?}", frame.header), body)
+                });
+            (view, owned)
+        }
+    }
+    impl kafka_codec::ViewableMessageVisitor for Walk<'_> {
+        fn visit<M: MessageCodec + Random + kafka_codec::Viewable>(&mut self) {
+            use kafka_codec::MessageKind;
+            let (view, owned) = match (self.response, M::KIND) {
+                (None, MessageKind::Request) => match RequestFrame::peek_api(self.input) {
+                    Ok((api, _)) if M::API_KEY == Some(api.key()) => self.request::<M>(),
+                    _ => return,
+                },
+                (Some((api, version)), MessageKind::Response) if M::API_KEY == Some(api.key()) => {
+                    self.response::<M>(api, version)
+                }
+                _ => return,
+            };
+            match (view, owned) {
+                (Ok(view), Ok(owned)) => {
+                    assert_eq!(view.0, owned.0, "the view's header differs");
+                    assert_eq!(view.1, owned.1, "the view's body differs");
+                }
+                (Err(view), Err(owned)) => assert_eq!(view, owned, "the errors differ"),
+                (view, owned) => panic!("view {:?}, owned {:?}", view.err(), owned.err()),
+            }
+        }
+    }
+    let input = Bytes::copy_from_slice(input);
+    kafka_codec::visit_viewable_messages(&mut Walk {
+        input: &input,
+        response,
+        options,
+    });
+}
+
+/// The `views` target.
+pub fn views(data: &[u8]) {
+    let Some((&flags, rest)) = data.split_first() else {
+        return;
+    };
+    let options = DecodeOptions {
+        limits: if flags & 2 != 0 {
+            tight_limits()
+        } else {
+            DecodeLimits::default()
+        },
+        ..DecodeOptions::default()
+    };
+    if flags & 1 == 0 {
+        check_view(rest, None, &options);
+        return;
+    }
+    let [api, version, frame @ ..] = rest else {
+        return;
+    };
+    let api = ApiKey::ALL[usize::from(*api) % ApiKey::ALL.len()];
+    let version = pick_version(api.valid_versions(), *version, true);
+    check_view(frame, Some((api, version)), &options);
 }

@@ -44,6 +44,15 @@ impl Seeds {
         std::fs::create_dir_all(&dir).expect("create corpus directory");
         std::fs::write(dir.join(name), bytes).expect("write seed");
         self.written += 1;
+        // Every frame seed is a `views` seed too, behind its flags byte (see the oracle).
+        let flags = match target {
+            "request_frame" => 0u8,
+            "response" => 1,
+            _ => return,
+        };
+        let mut input = vec![flags];
+        input.extend_from_slice(bytes);
+        self.write("views", name, &input);
     }
 
     fn random<M: Random>(&mut self, version: i16, unknown_tagged_fields: bool) -> M {
@@ -219,12 +228,13 @@ fn copy_tracked(seeds: &mut Seeds) {
 }
 
 /// The fuzz targets, each with a directory of the corpus.
-const TARGETS: [&str; 5] = [
+const TARGETS: [&str; 6] = [
     "request_frame",
     "response",
     "json",
     "structured_roundtrip",
     "records",
+    "views",
 ];
 
 /// The files of `dir` (none if it does not exist), sorted by name.
@@ -292,6 +302,16 @@ fn class(target: &str, input: &[u8]) -> Option<String> {
     use kafka_codec::DecodeOptions;
     let api_name = |api: ApiKey| kebab(api.name());
     match target {
+        "views" => {
+            let (flags, frame) = input.split_first()?;
+            let frame_target = if flags & 1 == 0 {
+                "request_frame"
+            } else {
+                "response"
+            };
+            let limits = if flags & 2 == 0 { "" } else { "-tight" };
+            class(frame_target, frame).map(|class| format!("{class}{limits}"))
+        }
         "request_frame" => {
             let [k0, k1, v0, v1, ..] = input else {
                 return Some("short".into());
@@ -477,7 +497,7 @@ fn main() {
         // A few hundred in all: the frame targets, whose inputs the transcoding test also
         // reads, get the most.
         select(Path::new(corpus), Path::new(out), |target| match target {
-            "request_frame" | "response" => 200,
+            "request_frame" | "response" | "views" => 200,
             "records" => 120,
             _ => 80,
         });

@@ -1,0 +1,12 @@
+//! Arbitrary bytes as a request or response frame read through a zero-copy view: making the
+//! view never panics nor allocates past the owned decode's budget, it accepts and refuses
+//! exactly as the owned decoder does, and walking every accessor gives the owned frame.
+//! The checks are in `tools/fuzz-oracle/src/lib.rs`.
+#![no_main]
+
+// Counts the heap, so the checks can hold each view to the owned decode's memory budget.
+#[global_allocator]
+static ALLOCATOR: kafka_codec_fuzz_oracle::counting_alloc::CountingAllocator =
+    kafka_codec_fuzz_oracle::counting_alloc::CountingAllocator::new();
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| kafka_codec_fuzz_oracle::views(data));

@@ -16,6 +16,7 @@
 #   kc-client   kafka-codec, default-features = false, features = ["client", "all-apis"]
 #   kc-default  kafka-codec, default features
 #   kc-api      kafka-codec, default-features = false, features = ["client", "describe-quorum"]
+#   kc-client-views  kc-client with the zero-copy views (feature "views")
 #   kc-baseline kafka-codec from $KAFKA_CODEC_BASELINE (another checkout), default features
 #   kc-baseline-client  the same checkout with kc-client's features
 #
@@ -60,6 +61,7 @@ make_dependent() {
     kp-client) dep='kafka-protocol = { version = "=0.18.0", default-features = false, features = ["client"] }' ;;
     kp-default) dep='kafka-protocol = "=0.18.0"' ;;
     kc-client) dep="kafka-codec = { path = \"$src\", default-features = false, features = [\"client\", \"all-apis\"] }" ;;
+    kc-client-views) dep="kafka-codec = { path = \"$src\", default-features = false, features = [\"client\", \"all-apis\", \"views\"] }" ;;
     kc-default) dep="kafka-codec = { path = \"$src\" }" ;;
     kc-api) dep="kafka-codec = { path = \"$src\", default-features = false, features = [\"client\", \"describe-quorum\"] }" ;;
     kc-baseline)
@@ -156,6 +158,7 @@ label = {
     "kp-client": 'kafka-protocol 0.18, `default-features = false, features = ["client"]`',
     "kp-default": "kafka-protocol 0.18, default features",
     "kc-client": 'kafka-codec, `default-features = false, features = ["client", "all-apis"]`',
+    "kc-client-views": 'kafka-codec, `default-features = false, features = ["client", "all-apis", "views"]`',
     "kc-default": "kafka-codec, default features",
     "kc-api": 'kafka-codec, `default-features = false, features = ["client", "describe-quorum"]`',
     "kc-baseline": "kafka-codec before (baseline checkout), default features",

@@ -7,9 +7,12 @@
 //! decoder reads the frame to report the failure: a refused frame is rare, and so the error,
 //! its kind, offset and field path are exactly the owned decoder's.
 
+#[cfg(any(feature = "client", feature = "broker"))]
 use crate::api::ApiKey;
+#[cfg(any(feature = "client", feature = "broker"))]
 use crate::frame::{check_frame_size, DecodeOptions, Framing, TrailingBytes};
 use crate::message::Message;
+#[cfg(any(feature = "client", feature = "broker"))]
 use crate::messages;
 use crate::versions::VersionRange;
 use crate::wire::view::{validate, StructSpec, StructView, ViewCursor};
@@ -23,6 +26,7 @@ fn owned_error<T>(owned: Result<T, DecodeError>, view: DecodeError) -> DecodeErr
     owned.err().unwrap_or(view)
 }
 
+#[cfg(any(feature = "client", feature = "broker"))]
 /// Where the bare frame lies in `input`, as `options.framing` lays it out.
 fn frame_range(input: &[u8], options: &DecodeOptions) -> Result<(usize, usize), DecodeError> {
     match options.framing {
@@ -69,6 +73,7 @@ fn check_struct(
     Ok(start)
 }
 
+#[cfg(any(feature = "client", feature = "broker"))]
 /// The end of a frame: what may follow the body.
 fn check_end(d: &Decoder<'_>, options: &DecodeOptions) -> Result<(), DecodeError> {
     if options.trailing_bytes == TrailingBytes::Reject && d.remaining() != 0 {
@@ -157,6 +162,13 @@ impl<'a> RequestFrameView<'a> {
         self.header
     }
 
+    /// `part`, a string's or bytes' slice this frame's views returned, as a `Bytes` sharing
+    /// the frame's buffer (no copy): records to hand on to another task, say. A slice from
+    /// elsewhere is copied.
+    pub fn share(&self, part: &[u8]) -> Bytes {
+        crate::wire::view::share(self.body.buf(), part)
+    }
+
     /// The body as the view `V` (`ProduceRequestView`, ...), or `None` when the frame holds
     /// another API's request.
     pub fn body<V: StructView<'a>>(&self) -> Option<V>
@@ -240,6 +252,13 @@ impl<'a> ResponseFrameView<'a> {
     /// The header (the correlation id).
     pub fn header(&self) -> messages::response_header::ResponseHeaderView<'a> {
         self.header
+    }
+
+    /// `part`, a string's or bytes' slice this frame's views returned, as a `Bytes` sharing
+    /// the frame's buffer (no copy): records to hand on to another task, say. A slice from
+    /// elsewhere is copied.
+    pub fn share(&self, part: &[u8]) -> Bytes {
+        crate::wire::view::share(self.body.buf(), part)
     }
 
     /// The body as the view `V` (`FetchResponseView`, ...), or `None` when `V` is not this

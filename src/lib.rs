@@ -67,8 +67,36 @@
 //! that read Kafka bytes by hand, and [`wire::Segments`], the encode output that shares large
 //! `bytes`/`records` values instead of copying them (for vectored writes).
 //!
+//! **Zero-copy views** (`views`, off by default; requests with `broker`, responses with
+//! `client`, as decoding). `RequestFrameView` and `ResponseFrameView` read a frame in place;
+//! each struct has a `<Struct>View` beside it (`ProduceRequestView`), whose accessors read
+//! fields from the frame's bytes on demand. See the next section for when to use them.
+//!
 //! **Random messages** (`arbitrary`). The `random` module generates messages valid at a
 //! version, for property tests and structure-aware fuzzing.
+//!
+//! # Views or owned messages: when to use which
+//!
+//! An **owned message** (`RequestFrame::decode`, `Message::decode`) is plain data: every field
+//! a struct field, arrays `Vec`s, strings and bytes slices sharing the input. Use it to keep a
+//! message, change it, encode it again, hand it to another thread without the input, or read
+//! most of its fields several times. Its decode allocates the arrays.
+//!
+//! A **view** (`RequestFrameView::new`, feature `views`) builds nothing: making one checks the
+//! whole frame once, exactly as the owned decoder does (same limits, same memory budget, and
+//! a refused frame gets the owned decoder's own error), and then each accessor reads its field
+//! from the bytes when called, arrays as iterators (`ViewIter`, an `ExactSizeIterator`) that
+//! read an element per step. Use it on a hot path that reads a few fields and forwards the
+//! bytes: a proxy or router that needs the topics of a Produce request, an auditor that needs
+//! the error codes of a response. Accessors cannot fail: strings were checked as UTF-8 when
+//! the view was made (and are checked again, in safe code, when read), and a field the version
+//! lacks reads as its default. A view borrows its input (`&Bytes`); `to_owned()` on any view
+//! gives the owned struct, equal to the owned decode, its strings and bytes sharing the input.
+//!
+//! What a view costs: reading field `n` of a struct skips the fields before it, so a view
+//! pays per access where the owned decode paid once. Read each field once, or convert with
+//! `to_owned()` when a struct is read whole repeatedly. `examples/route_by_topic.rs` routes
+//! Produce requests by topic with no heap allocation.
 //!
 //! Not API: the `codegen` module, which the generated code calls, is hidden from these pages
 //! and may change in any release.

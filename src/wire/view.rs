@@ -303,7 +303,7 @@ impl<'a> Walk<'a> {
             .and_then(|rest| rest.first_chunk::<N>())
             .copied()
             .unwrap_or([0; N]);
-        self.pos += N;
+        self.pos = self.pos.saturating_add(N);
         value
     }
 
@@ -321,7 +321,7 @@ impl<'a> Walk<'a> {
         let mut value = 0u64;
         for shift in 0..10 {
             let byte = bytes.get(self.pos).copied().unwrap_or(0);
-            self.pos += 1;
+            self.pos = self.pos.saturating_add(1);
             value |= u64::from(byte & 0x7f) << (7 * shift);
             if byte & 0x80 == 0 {
                 break;
@@ -346,8 +346,8 @@ impl<'a> Walk<'a> {
     /// Skips one value of `kind` (not an array).
     fn skip_value(&mut self, kind: Kind, nullable: bool) {
         match kind {
-            Kind::Bool => self.pos += 1,
-            Kind::Fixed(width) => self.pos += width,
+            Kind::Bool => self.pos = self.pos.saturating_add(1),
+            Kind::Fixed(width) => self.pos = self.pos.saturating_add(width),
             Kind::String => {
                 let len = self.len(true).unwrap_or(0);
                 self.pos = self.pos.saturating_add(len);
@@ -399,13 +399,15 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// The tagged section's entries as (tag, value); the walk is at the section.
-    fn tagged_entries(mut self) -> impl Iterator<Item = (u32, &'a [u8])> {
+    /// The tagged section's entries as (tag, where the value starts, value); the walk is at
+    /// the section.
+    fn tagged_entries(mut self) -> impl Iterator<Item = (u32, usize, &'a [u8])> {
         let count = self.uvarint().min(self.bytes().len() as u64);
         (0..count).map(move |_| {
             let tag = self.uvarint() as u32;
             let size = self.uvarint() as usize;
-            (tag, self.slice(size))
+            let at = self.pos;
+            (tag, at, self.slice(size))
         })
     }
 }
@@ -490,10 +492,7 @@ impl<'a> ViewCursor<'a> {
                 return None;
             }
             let section = self.tagged_section(spec)?;
-            let bytes = self.buf.as_ref();
-            let (_, value) = section.tagged_entries().find(|&(t, _)| t == tag)?;
-            // The value is a slice of `buf`: its offset is where the walk reads it.
-            let at = value.as_ptr() as usize - bytes.as_ptr() as usize;
+            let (_, at, _) = section.tagged_entries().find(|&(t, _, _)| t == tag)?;
             self.walk(at)
         };
         walk.compact = compact(spec, field, self.version);
@@ -529,8 +528,8 @@ impl<'a> ViewCursor<'a> {
         let section = self.tagged_section(spec)?;
         section
             .tagged_entries()
-            .find(|&(t, _)| t == tag)
-            .map(|(_, value)| value)
+            .find(|&(t, _, _)| t == tag)
+            .map(|(_, _, value)| value)
     }
 
     /// The tagged fields the schema does not know, as the owned decoder keeps them.
@@ -540,8 +539,8 @@ impl<'a> ViewCursor<'a> {
         };
         section
             .tagged_entries()
-            .filter(|&(tag, _)| spec.known_tag(tag).is_none())
-            .map(|(tag, value)| RawTaggedField {
+            .filter(|&(tag, _, _)| spec.known_tag(tag).is_none())
+            .map(|(tag, _, value)| RawTaggedField {
                 tag,
                 data: share(self.buf, value),
             })
@@ -850,12 +849,14 @@ macro_rules! view_struct {
         }
         impl<'a> $crate::wire::view::IntoOwned<'a> for $view<'a> {
             type Owned = $owned;
+            #[inline]
             fn into_owned(self, _: &'a $crate::bytes::Bytes) -> $owned {
                 self.to_owned()
             }
         }
         impl<'a> $crate::wire::view::OwnedArray<'a> for $view<'a> {
             type Array = Vec<$owned>;
+            #[inline]
             fn collect(
                 elements: $crate::wire::view::ViewIter<'a, Self>,
                 _: &'a $crate::bytes::Bytes,
@@ -873,6 +874,7 @@ macro_rules! view_struct {
             fn from_cursor(cursor: $crate::wire::view::ViewCursor<'a>) -> Self {
                 $view(cursor)
             }
+            #[inline]
             fn to_owned_struct(&self) -> $owned {
                 $view::to_owned(*self)
             }

@@ -199,6 +199,7 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
         code.blank();
     }
     code.doc(" The raw bytes of the tagged field `tag`, known or not, if the struct has it.");
+    code.line("#[inline]");
     code.block(
         "pub fn raw_tagged_field(&self, tag: u32) -> Option<&'a [u8]>",
         |code| code.line(format!("self.0.raw_tagged(&{spec}, tag)")),
@@ -208,6 +209,9 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
         " The owned `{name}`: equal to what the owned decoder reads from the same bytes.\n \
          Strings and bytes share the input's buffer; arrays are collected."
     ));
+    // `#[inline]`, like every accessor: compiled only in a crate that calls it, not once per
+    // struct in every dependent's build of the library.
+    code.line("#[inline]");
     code.block(format!("pub fn to_owned(self) -> {name}"), |code| {
         if !s.fields.is_empty() {
             code.line("let buf = self.0.buf();");

@@ -304,3 +304,59 @@ fn the_golden_corpus_reads_the_same_through_views() {
             .join("\n")
     );
 }
+
+/// Tagged fields read by name and raw by tag, arrays know their length, a field the version
+/// lacks reads as its default, and a frame's body is only viewed as its own API.
+#[test]
+fn tagged_fields_lengths_defaults_and_the_body_type() {
+    use kafka_codec::messages::api_versions_response::{ApiVersion, ApiVersionsResponseView};
+    use kafka_codec::messages::produce_request::ProduceRequestView;
+    use kafka_codec::messages::{ApiVersionsRequest, ApiVersionsResponse};
+
+    let keys = (0..5).map(|k| ApiVersion::default().with_api_key(k).with_max_version(3));
+    let message = ApiVersionsResponse::default()
+        .with_api_keys(keys.collect())
+        .with_throttle_time_ms(9)
+        .with_finalized_features_epoch(5);
+    let bytes = message.encode_to_bytes(3).unwrap();
+    let view: ApiVersionsResponseView<'_> = view_message(&bytes, 3).unwrap();
+    let api_keys = view.api_keys();
+    assert_eq!(api_keys.len(), 5);
+    assert_eq!(
+        api_keys.map(|k| k.api_key()).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
+    assert_eq!(view.finalized_features_epoch(), 5);
+    assert_eq!(view.raw_tagged_field(1), Some(&5i64.to_be_bytes()[..]));
+    assert_eq!(view.raw_tagged_field(0), None);
+    assert_eq!(view.throttle_time_ms(), 9);
+    // Version 0 has neither the throttle time nor tags: their defaults (-1 for the epoch).
+    let bytes = message.encode_to_bytes(0).unwrap();
+    let view: ApiVersionsResponseView<'_> = view_message(&bytes, 0).unwrap();
+    assert_eq!(
+        (view.throttle_time_ms(), view.finalized_features_epoch()),
+        (0, -1)
+    );
+    assert_eq!(
+        view.to_owned(),
+        ApiVersionsResponse::decode(&mut bytes.clone(), 0).unwrap()
+    );
+
+    let frame = RequestFrame::new(ApiVersionsRequest::default(), 3, 11)
+        .with_client_id("router")
+        .encode_to_bytes()
+        .unwrap();
+    let view = RequestFrameView::new(&frame, &DecodeOptions::default()).unwrap();
+    assert!(view.body::<ProduceRequestView<'_>>().is_none());
+    assert!(view
+        .body::<kafka_codec::messages::api_versions_request::ApiVersionsRequestView<'_>>()
+        .is_some());
+    assert_eq!(
+        (view.api_key(), view.api_version()),
+        (ApiKey::ApiVersions, 3)
+    );
+    // A slice a view returned, shared with the frame rather than copied.
+    let name = view.header().client_id().unwrap().as_bytes();
+    assert_eq!(name, b"router");
+    assert_eq!(view.share(name).as_ptr(), name.as_ptr());
+}

@@ -360,3 +360,81 @@ fn tagged_fields_lengths_defaults_and_the_body_type() {
     assert_eq!(name, b"router");
     assert_eq!(view.share(name).as_ptr(), name.as_ptr());
 }
+
+/// The hand-written hostile inputs of the codec's bad-input tests (`tests/codec/bad_input.rs`):
+/// the view's own check refuses each (a view that accepted would be `Ok`), with the owned
+/// decoder's error.
+#[test]
+fn hand_written_hostile_inputs_are_refused_when_the_view_is_made() {
+    use kafka_codec::messages::api_versions_request::ApiVersionsRequestView;
+    use kafka_codec::messages::describe_quorum_request::DescribeQuorumRequestView;
+    use kafka_codec::messages::sasl_handshake_request::SaslHandshakeRequestView;
+    use support::annotated_hex as hex;
+
+    fn refused<'a, V: StructView<'a>>(input: &'a Bytes, version: i16)
+    where
+        V::Owned: Message + kafka_codec::codegen::DecodeFields + std::fmt::Debug,
+    {
+        let owned = V::Owned::decode_exact(input.clone(), version).expect_err("hostile");
+        let view = view_message::<V>(input, version)
+            .map(|_| ())
+            .expect_err("refused");
+        assert_eq!(view, owned, "{}", input.len());
+    }
+    for body in [
+        "80 80 80 80 08 00",
+        "02 00 01 00",
+        "ff ff ff ff ff 01",
+        "ff ff",
+    ] {
+        refused::<DescribeQuorumRequestView<'_>>(&hex(body), 0);
+    }
+    let long = Bytes::from([&[0x80, 0x80, 0x02][..], &[b'a'; 32768][..]].concat());
+    for body in [
+        hex("65 61"),
+        hex("03 ff fe 01 00"),
+        hex("03 c3 28 01 00"),
+        long,
+    ] {
+        refused::<ApiVersionsRequestView<'_>>(&body, 3);
+    }
+    for tags in ["02 05 00 03 00", "02 05 00 05 00", "7f 00"] {
+        refused::<ApiVersionsRequestView<'_>>(&hex(&format!("01 01 {tags}")), 3);
+    }
+    for body in ["ffff", "fffe", "8000"] {
+        refused::<SaslHandshakeRequestView<'_>>(&hex(body), 1);
+    }
+    let _ = (
+        ApiVersionsRequest::default(),
+        DescribeQuorumRequest::default(),
+    );
+    let _ = SaslHandshakeRequest::default();
+
+    let fetch_tag = [
+        &hex("0001000c00000001 ffff 00")[..],
+        &hex("ffffffff 00000000 00000001 00000000 00 00000000 00000000 01 01 01")[..],
+        &hex("01 00 03 02 61 00")[..],
+    ]
+    .concat();
+    let frames = [
+        hex("0003000400000009 ffff 7fffffff 01"),
+        hex("0003000000000009 ffff ffffffff"),
+        Bytes::from(fetch_tag),
+    ];
+    let samples = [
+        "0037000200000007000163 00 02 135f5f636c75737465725f6d65746164617461 02 00000000 00 00 00",
+        "0012000300000001 0003636c69 00 0261 0231 00",
+        "0003000400000009 ffff 00000001 000174 01",
+    ];
+    let mut cut = Vec::new();
+    for sample in samples {
+        let whole = hex(sample);
+        assert!(RequestFrameView::new(&whole, &DecodeOptions::default()).is_ok());
+        cut.extend((0..whole.len()).map(|at| whole.slice(..at)));
+    }
+    for frame in frames.iter().chain(&cut) {
+        let owned = RequestFrame::decode(frame.clone()).expect_err("hostile");
+        let view = RequestFrameView::new(frame, &DecodeOptions::default()).map(|_| ());
+        assert_eq!(view.expect_err("refused"), owned);
+    }
+}

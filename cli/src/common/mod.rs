@@ -1,15 +1,18 @@
 //! What every subcommand shares: how a run fails and exits, where input comes from, how
-//! output is written, how an API is named on the command line, and a records field as JSON.
+//! output is written, how an API is named on the command line, a records field as JSON, and
+//! what bytes that are not Kafka's are.
 
 mod api;
 mod failure;
 mod input;
+mod other_protocol;
 mod output;
 mod records;
 
 pub use api::ApiVersionArgs;
 pub use failure::Failure;
 pub use input::{read_input, BinaryInput, FrameInput};
+pub use other_protocol::OtherProtocol;
 pub use output::{write_bytes, write_json_with, write_stdout, DiscardJson};
 pub use records::{check_records, records_from_json, ExpandRecords};
 
@@ -47,20 +50,6 @@ pub fn parse_failure(error: clap::Error, subcommands: &[String]) -> Result<(), F
             }
             Err(Failure::Usage(problem))
         }
-    }
-}
-
-/// What a peer's first bytes say when they are not Kafka's framing: HTTP, or TLS records
-/// (`0x16 0x03` opens a handshake, `0x15 0x03` carries an alert, such as a TLS server's answer
-/// to plaintext). Read as a size prefix they are absurd frame sizes: "HTTP" is 1213486160.
-pub fn other_protocol(first: &[u8]) -> Option<&'static str> {
-    const HTTP: [&[u8]; 6] = [b"HTTP/", b"GET ", b"POST ", b"PUT ", b"HEAD ", b"DELETE "];
-    if HTTP.iter().any(|start| first.starts_with(start)) {
-        Some("HTTP")
-    } else if matches!(first, [0x14..=0x17, 0x03, ..]) {
-        Some("TLS")
-    } else {
-        None
     }
 }
 

@@ -7,5 +7,6 @@ mod support;
 mod decode_records;
 mod every_api;
 mod general;
+mod not_kafka;
 mod records;
 mod secrets;

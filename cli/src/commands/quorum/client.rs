@@ -194,13 +194,14 @@ impl Peer {
         let tls = self.tls;
         loop {
             let received = self.connection.receive(&mut self.received).map_err(|e| {
-                match crate::common::other_protocol(&self.received) {
-                    Some("TLS") if !tls => {
+                match crate::common::OtherProtocol::recognise(&self.received) {
+                    Some(protocol) if protocol.is_tls() && !tls => {
                         fail(&"the peer answered with TLS, not plaintext Kafka: add --tls")
                     }
                     Some(protocol) => fail(&format!(
-                        "the peer answered with {protocol}, not the Kafka protocol (is this \
-                         a Kafka controller listener?)"
+                        "the peer answered with {}, not the Kafka protocol (is this a Kafka \
+                         controller listener?)",
+                        protocol.name()
                     )),
                     None => fail(&e),
                 }

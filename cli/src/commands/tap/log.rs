@@ -788,24 +788,24 @@ impl Logger {
             Skipped::TooLarge => {
                 // The size prefix of a frame this large may be another protocol's first bytes.
                 let prefix = u32::try_from(size).unwrap_or(u32::MAX).to_be_bytes();
-                let hint = match (crate::common::other_protocol(&prefix), direction) {
-                    (Some("TLS"), Direction::ToServer) => {
-                        "; it is a TLS handshake: the \
-                        client speaks TLS (give the tap --listen-tls-cert and --listen-tls-key)"
+                let protocol = crate::common::OtherProtocol::recognise(&prefix);
+                let hint = match (protocol, direction) {
+                    (Some(p), Direction::ToServer) if p.is_tls() => {
+                        "; it is a TLS handshake: the client speaks TLS (give the tap \
+                         --listen-tls-cert and --listen-tls-key)"
+                            .to_owned()
                     }
-                    (Some("TLS"), Direction::ToClient) => {
-                        "; it is TLS: the broker speaks TLS \
-                        (give the tap --upstream-tls)"
+                    (Some(p), Direction::ToClient) if p.is_tls() => {
+                        "; it is TLS: the broker speaks TLS (give the tap --upstream-tls)"
+                            .to_owned()
                     }
-                    (Some(_), Direction::ToServer) => {
-                        "; it is HTTP: the client is not a Kafka \
-                        client"
+                    (Some(p), Direction::ToServer) => {
+                        format!("; it is {}: the client is not a Kafka client", p.name())
                     }
-                    (Some(_), Direction::ToClient) => {
-                        "; it is HTTP: the upstream is not a \
-                        Kafka broker"
+                    (Some(p), Direction::ToClient) => {
+                        format!("; it is {}: the upstream is not a Kafka broker", p.name())
                     }
-                    (None, _) => "",
+                    (None, _) => String::new(),
                 };
                 format!(
                     "larger than --max-frame ({} bytes){hint}",

@@ -189,19 +189,23 @@ impl Link {
             progress.stats.partial = progress.framer.partial();
             if let Some(size) = progress.framer.current_size() {
                 let prefix = u32::try_from(size).unwrap_or(u32::MAX).to_be_bytes();
-                progress.stats.not_kafka = crate::common::other_protocol(&prefix).map(|protocol| {
-                    let fix = match (protocol, direction) {
-                        ("TLS", Direction::ToServer) => {
+                let protocol = crate::common::OtherProtocol::recognise(&prefix);
+                progress.stats.not_kafka = protocol.map(|protocol| {
+                    let fix = match (protocol.is_tls(), direction) {
+                        (true, Direction::ToServer) => {
                             "the client speaks TLS: give the tap --listen-tls-cert and \
                              --listen-tls-key"
                         }
-                        ("TLS", Direction::ToClient) => {
+                        (true, Direction::ToClient) => {
                             "the upstream speaks TLS: give the tap --upstream-tls"
                         }
-                        (_, Direction::ToServer) => "the client is not a Kafka client",
-                        (_, Direction::ToClient) => "the upstream is not a Kafka broker",
+                        (false, Direction::ToServer) => "the client is not a Kafka client",
+                        (false, Direction::ToClient) => "the upstream is not a Kafka broker",
                     };
-                    format!("the unfinished frame's size prefix is {protocol}: {fix}")
+                    format!(
+                        "the unfinished frame's size prefix is {}: {fix}",
+                        protocol.name()
+                    )
                 });
             }
             std::mem::take(&mut progress.stats)

@@ -266,6 +266,7 @@ impl Logger {
                     listener,
                     upstream,
                     upstream_address,
+                    client_subject,
                     error,
                 } = *connect;
                 self.client = client.to_string();
@@ -274,6 +275,9 @@ impl Logger {
                 line.field("client", &json!(self.client));
                 line.field("listener", &json!(listener.to_string()));
                 line.field("upstream", &json!(upstream));
+                if let Some(subject) = client_subject {
+                    line.field("clientSubject", &json!(subject));
+                }
                 if let Some(address) = upstream_address {
                     line.field("upstreamAddress", &json!(address.to_string()));
                 }

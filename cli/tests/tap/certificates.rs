@@ -573,3 +573,35 @@ fn quorum_serve_and_describe_with_client_certificates() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_client_certificate_whose_key_is_another_is_refused_at_start() {
+    let files = Files::new("mismatch");
+    let (one, two) = (
+        self_signed("one", &["127.0.0.1"], false),
+        self_signed("two", &["127.0.0.1"], false),
+    );
+    let cert = files.write("one.pem", &one.cert);
+    let key = files.write("two.key", &two.key);
+    let ca = files.write("ca.pem", &one.cert);
+    let message = crate::support::assert_refused(
+        &[
+            "tap",
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "127.0.0.1:9092",
+            "--upstream-tls",
+            "--upstream-ca",
+            &ca,
+            "--upstream-tls-cert",
+            &cert,
+            "--upstream-tls-key",
+            &key,
+        ],
+        b"",
+        "the private key is not the certificate's (the file's first certificate must be the \
+         one the key belongs to)",
+    );
+    assert!(message.contains("--upstream-tls-cert"), "{message}");
+}

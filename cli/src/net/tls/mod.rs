@@ -101,17 +101,21 @@ fn mismatched(
 ) -> Failure {
     // Java's keytool stores EC keys without their public half, which the key loader needs;
     // the fix is one command.
-    let hint = if e.to_string().contains("failed to parse private key") {
-        format!(
-            " (an EC key exported from a Java keystore lacks its public key: rewrite it with \
-             `openssl ec -in {0} | openssl pkcs8 -topk8 -nocrypt -out KEY.pem`)",
+    let why = match e {
+        rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch) => {
+            "the private key is not the certificate's (the file's first certificate must be \
+             the one the key belongs to)"
+                .to_owned()
+        }
+        e if e.to_string().contains("failed to parse private key") => format!(
+            "{e} (an EC key exported from a Java keystore lacks its public key: rewrite it \
+             with `openssl ec -in {0} | openssl pkcs8 -topk8 -nocrypt -out KEY.pem`)",
             key.display()
-        )
-    } else {
-        String::new()
+        ),
+        e => e.to_string(),
     };
     Failure::Input(format!(
-        "{cert_flag} {} / {key_flag} {}: {e}{hint}",
+        "{cert_flag} {} / {key_flag} {}: {why}",
         cert.display(),
         key.display()
     ))

@@ -3,8 +3,9 @@
 //! Lines, by `event`:
 //! - `listen`: a listener opened (`listen`, `upstream`);
 //! - `connect`: a client's connection reached the upstream (`client`, `listener`,
-//!   `upstream`, `upstreamAddress`), or did not (`error`: unreachable, TLS failed, or the
-//!   client went away or was closed before sending anything);
+//!   `upstream`, `upstreamAddress`, and `clientSubject`, the subject of the client's
+//!   certificate under `--listen-tls-client-ca`), or did not (`error`: unreachable, TLS
+//!   failed, in words, or the client went away or was closed before sending anything);
 //! - `pair`: a request and its response: `correlationId`, `api`, `apiKey`, `apiVersion`,
 //!   `latencyMs`, `request` and `response` in Kafka's JSON form (the forms `kafka-codec
 //!   encode request|response` read). A request that gets no response (Produce with

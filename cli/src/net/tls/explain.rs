@@ -58,18 +58,25 @@ fn date(time: UnixTime) -> String {
     humantime::format_rfc3339_seconds(at).to_string()
 }
 
-/// `BadCertificate` → `bad_certificate`, as the TLS specification names alerts.
-fn alert_name(alert: &AlertDescription) -> String {
-    let mut name = String::new();
+/// A variant's name split into lower-case words joined by `separator`:
+/// `BadCertificate` → `bad_certificate`, `NoCipherSuitesInCommon` → `no cipher suites in
+/// common`.
+fn words(variant: &str, separator: char) -> String {
+    let mut words = String::new();
     let mut after_lower = false;
-    for c in format!("{alert:?}").chars() {
+    for c in variant.chars() {
         if c.is_ascii_uppercase() && after_lower {
-            name.push('_');
+            words.push(separator);
         }
-        after_lower = c.is_ascii_lowercase();
-        name.push(c.to_ascii_lowercase());
+        after_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        words.push(c.to_ascii_lowercase());
     }
-    name
+    words
+}
+
+/// An alert as the TLS specification names it (`bad_certificate`).
+fn alert_name(alert: &AlertDescription) -> String {
+    words(&format!("{alert:?}"), '_')
 }
 
 /// A name as the certificate has it: webpki presents them as `DnsName("kafka.example")` and
@@ -186,7 +193,7 @@ fn certificate(error: &CertificateError, whose: &str, side: Side) -> String {
                          signed by a CA"
                 ),
             },
-            Some(e) => format!("{whose} is refused: {e:?}"),
+            Some(e) => format!("{whose} is refused: {}", words(&format!("{e:?}"), ' ')),
             None => format!("{whose} is refused: {other}"),
         },
         other => format!("{whose} is refused: {other}"),
@@ -278,8 +285,9 @@ pub fn explain(error: &Error, side: Side) -> String {
     }
 }
 
+/// Why the peers could not agree, in words (rustls names each reason as a variant).
 fn incompatible(why: &PeerIncompatible) -> String {
-    format!("{why:?}")
+    words(&format!("{why:?}"), ' ')
 }
 
 /// Alerts a peer sends when it does not accept a certificate.
@@ -360,6 +368,16 @@ mod tests {
         assert_eq!(
             alert_name(&AlertDescription::BadCertificate),
             "bad_certificate"
+        );
+    }
+
+    #[test]
+    fn an_incompatible_peer_is_said_in_words() {
+        let error = Error::PeerIncompatible(PeerIncompatible::NoCipherSuitesInCommon);
+        assert_eq!(
+            explain(&error, Side::Server),
+            "the client and the tool share no TLS version or cipher suite (no cipher suites \
+             in common); the tool speaks TLS 1.2 and 1.3 with current cipher suites"
         );
     }
 

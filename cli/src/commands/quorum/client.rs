@@ -84,6 +84,8 @@ pub struct Peer {
     timeout: Duration,
     /// Whether the stream is TLS.
     tls: bool,
+    /// How to explain a TLS failure.
+    side: Option<tls::Side>,
     connection: ClientConnection,
     received: BytesMut,
     versions: SupportedVersions,
@@ -131,6 +133,7 @@ impl Peer {
         let mut peer = Peer {
             address: address.to_owned(),
             tls: matches!(stream, Stream::Tls(_)),
+            side: how.tls.as_ref().map(|tls| tls.side),
             stream,
             timeout: how.timeout,
             connection: ClientConnection::new().with_client_id("kafka-codec"),
@@ -180,13 +183,22 @@ impl Peer {
             .send(version, &request, &mut out)
             .map_err(|e| fail(&e))?;
         let timeout = self.timeout;
-        let io_failed = |e: std::io::Error| match e.kind() {
+        let side = self.side;
+        let handshaking = match &self.stream {
+            Stream::Tls(tls) => tls.conn.is_handshaking(),
+            Stream::Plain(_) => false,
+        };
+        let io_failed = |e: std::io::Error| match (e.kind(), side) {
             // A socket timeout reads as "Resource temporarily unavailable".
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => fail(&format!(
+            (std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut, _) => fail(&format!(
                 "no answer within {} s (--timeout)",
                 timeout.as_secs()
             )),
-            _ => fail(&e),
+            (_, Some(side)) => fail(&format!(
+                "TLS: {}",
+                tls::explain::explain_io(&e, side, handshaking)
+            )),
+            (_, None) => fail(&e),
         };
         self.stream.write_all(&out).map_err(io_failed)?;
         self.stream.flush().map_err(io_failed)?;

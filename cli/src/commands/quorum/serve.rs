@@ -13,7 +13,7 @@ use crate::net::accept::Acceptor;
 use crate::net::budget::{Budget, Charge};
 use crate::net::limits::{raise_fd_limit, ServerLimits};
 use crate::net::registry::{Member, Registry};
-use crate::net::stream::{self, read_chunk, Stream};
+use crate::net::stream::{self, Stream};
 use crate::net::tls::ListenTls;
 use clap::builder::RangedU64ValueParser;
 use kafka_codec::bytes::BytesMut;
@@ -86,7 +86,7 @@ struct Shared {
     trace: Option<Mutex<File>>,
     budget: Arc<Budget>,
     registry: Arc<Registry>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
+    tls: Option<crate::net::tls::Acceptor>,
     options: DecodeOptions,
     idle_timeout: Option<Duration>,
 }
@@ -95,7 +95,7 @@ impl Run for Serve {
     fn run(self) -> Result<(), Failure> {
         let fd_limit = raise_fd_limit();
         let max_connections = self.limits.max_connections(fd_limit, 1);
-        let tls = self.tls.config()?.map(tokio_rustls::TlsAcceptor::from);
+        let tls = self.tls.acceptor()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
             .max_blocking_threads(1)
@@ -212,6 +212,9 @@ async fn serve_connection(shared: Arc<Shared>, member: Member, tcp: TcpStream, p
             },
             None => Stream::Plain(tcp),
         };
+        if let Some(subject) = stream.client_subject() {
+            log(&format!("{peer}: TLS client certificate {subject}"));
+        }
         converse(&shared, &member, stream, &peer).await;
     };
     let idle = async {
@@ -257,7 +260,7 @@ async fn converse(shared: &Shared, member: &Member, mut stream: Stream, peer: &s
                 }
             }
             Ok(None) => {
-                let chunk = match read_chunk(&mut stream).await {
+                let chunk = match stream.read_chunk().await {
                     Ok(chunk) if chunk.is_empty() => return,
                     Ok(chunk) => chunk,
                     Err(e) => return log(&format!("{peer}: read failed: {e}")),

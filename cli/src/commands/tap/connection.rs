@@ -57,36 +57,41 @@ pub async fn serve(
             events
         })
     };
-    let connect_event = |upstream_address, error| {
+    let connect_event = |upstream_address, client_subject, error| {
         Event::Connect(Box::new(ConnectEvent {
             client: peer,
             listener: target.listener,
             upstream: target.upstream.clone(),
             upstream_address,
+            client_subject,
             error,
         }))
     };
     // Everything before the pumps start: may be cut short by an eviction or the idle timeout.
+    // Fails with what went wrong, and the subject of the client's certificate if it gave one.
     let setup = async {
         let client = match &proxy.listen_tls {
             Some(acceptor) => Box::pin(stream::accept_tls(acceptor, client, HANDSHAKE_TIMEOUT))
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(|e| (e.to_string(), None))?,
             None => {
                 // Kafka clients speak first: the upstream is reached once this one has (or
                 // has closed), so an idle connection costs one descriptor, not two.
                 let sent = client
                     .peek(&mut [0u8; 1])
                     .await
-                    .map_err(|e| format!("the client connection failed: {e}"))?;
+                    .map_err(|e| (format!("the client connection failed: {e}"), None))?;
                 if sent == 0 {
-                    return Err("the client closed before sending anything; not connected \
-                                upstream"
-                        .to_owned());
+                    return Err((
+                        "the client closed before sending anything; not connected upstream"
+                            .to_owned(),
+                        None,
+                    ));
                 }
                 Stream::Plain(client)
             }
         };
+        let subject = client.client_subject();
         // Boxed, like the forwarding below: a waiting connection's task holds only the
         // state of waiting.
         let (server, address) = Box::pin(stream::connect(
@@ -96,8 +101,8 @@ pub async fn serve(
             proxy.upstream_tls.as_ref(),
         ))
         .await
-        .map_err(|e| format!("cannot connect upstream: {e}"))?;
-        Ok::<_, String>((client, server, address))
+        .map_err(|e| (format!("cannot connect upstream: {e}"), subject.clone()))?;
+        Ok::<_, (String, Option<String>)>((client, server, address, subject))
     };
     let interrupted = async {
         tokio::select! {
@@ -108,23 +113,25 @@ pub async fn serve(
             ),
         }
     };
-    let (client, server, address) = tokio::select! {
+    let (client, server, address, subject) = tokio::select! {
         ready = setup => match ready {
             Ok(streams) => streams,
-            Err(error) => {
-                send(&start_logger(), connect_event(None, Some(error))).await;
+            Err((error, subject)) => {
+                send(&start_logger(), connect_event(None, subject, Some(error))).await;
                 return;
             }
         },
         why = interrupted => {
             let error = format!("{why}, before connecting upstream");
-            send(&start_logger(), connect_event(None, Some(error))).await;
+            send(&start_logger(), connect_event(None, None, Some(error))).await;
             return;
         }
     };
     let events = start_logger();
     if let Some(events) = &events {
-        let _ = events.send(connect_event(Some(address), None)).await;
+        let _ = events
+            .send(connect_event(Some(address), subject, None))
+            .await;
     }
     Box::pin(forward(&proxy, member, events, client, server)).await;
 }

@@ -34,6 +34,8 @@ pub struct ConnectEvent {
     pub listener: SocketAddr,
     pub upstream: String,
     pub upstream_address: Option<SocketAddr>,
+    /// The subject of the certificate the client presented (`--listen-tls-client-ca`).
+    pub client_subject: Option<String>,
     pub error: Option<String>,
 }
 

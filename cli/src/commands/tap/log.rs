@@ -3,8 +3,9 @@
 //! Lines, by `event`:
 //! - `listen`: a listener opened (`listen`, `upstream`);
 //! - `connect`: a client's connection reached the upstream (`client`, `listener`,
-//!   `upstream`, `upstreamAddress`), or did not (`error`: unreachable, TLS failed, or the
-//!   client went away or was closed before sending anything);
+//!   `upstream`, `upstreamAddress`, and `clientSubject`, the subject of the client's
+//!   certificate under `--listen-tls-client-ca`), or did not (`error`: unreachable, TLS
+//!   failed, in words, or the client went away or was closed before sending anything);
 //! - `pair`: a request and its response: `correlationId`, `api`, `apiKey`, `apiVersion`,
 //!   `latencyMs`, `request` and `response` in Kafka's JSON form (the forms `kafka-codec
 //!   encode request|response` read). A request that gets no response (Produce with
@@ -266,6 +267,7 @@ impl Logger {
                     listener,
                     upstream,
                     upstream_address,
+                    client_subject,
                     error,
                 } = *connect;
                 self.client = client.to_string();
@@ -274,6 +276,9 @@ impl Logger {
                 line.field("client", &json!(self.client));
                 line.field("listener", &json!(listener.to_string()));
                 line.field("upstream", &json!(upstream));
+                if let Some(subject) = client_subject {
+                    line.field("clientSubject", &json!(subject));
+                }
                 if let Some(address) = upstream_address {
                     line.field("upstreamAddress", &json!(address.to_string()));
                 }

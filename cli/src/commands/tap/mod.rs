@@ -172,10 +172,7 @@ impl Run for Tap {
         }
         let fd_limit = raise_fd_limit();
         let max_connections = self.limits.max_connections(fd_limit, 2);
-        let listen_tls = self
-            .listen_tls
-            .config()?
-            .map(tokio_rustls::TlsAcceptor::from);
+        let listen_tls = self.listen_tls.acceptor()?;
         let upstream_tls = self.upstream_tls.client()?;
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads())

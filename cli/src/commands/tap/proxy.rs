@@ -21,7 +21,7 @@ pub struct Proxy {
     pub(super) budget: Arc<Budget>,
     pub(super) registry: Arc<Registry>,
     pub(super) resolver: Arc<Resolver>,
-    pub(super) listen_tls: Option<tokio_rustls::TlsAcceptor>,
+    pub(super) listen_tls: Option<tls::Acceptor>,
     pub(super) upstream_tls: Option<tls::Client>,
     /// The decoding threads, where loggers run.
     pub(super) decode: tokio::runtime::Handle,

@@ -3,6 +3,7 @@
 //! command logs or prints, so that the tap, `quorum serve` and `quorum describe` say the same
 //! thing about the same failure.
 
+use crate::common::OtherProtocol;
 use rustls::pki_types::{ServerName, UnixTime};
 use rustls::{AlertDescription, CertificateError, Error, PeerIncompatible};
 use std::io;
@@ -307,8 +308,8 @@ fn refuses_certificate(alert: &AlertDescription) -> bool {
 
 /// A client that did not start TLS at a TLS listener; `first` its first bytes, if known.
 pub fn not_tls_client(first: Option<&[u8]>) -> String {
-    let what = match first.and_then(crate::common::other_protocol) {
-        Some("HTTP") => "it spoke HTTP",
+    let what = match first.and_then(OtherProtocol::recognise) {
+        Some(OtherProtocol::HttpRequest | OtherProtocol::HttpResponse) => "it spoke HTTP",
         _ if first.is_some_and(|b| b.len() >= 4 && b[0] == 0) => {
             "it sent plaintext Kafka, a size prefix"
         }

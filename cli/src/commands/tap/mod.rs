@@ -12,15 +12,16 @@
 //! [`log`] decodes and writes the lines, [`rewrite`] is `--rewrite-brokers`, [`stats`] the
 //! byte counts of a `close` line.
 
-mod config;
+// The log writer and what feeds it are shared with `decode pcap`, its second producer.
+pub(crate) mod config;
 mod connection;
-mod events;
-mod framing;
-mod log;
+pub(crate) mod events;
+pub(crate) mod framing;
+pub(crate) mod log;
 mod proxy;
 mod pump;
 mod rewrite;
-mod stats;
+pub(crate) mod stats;
 
 use crate::common::{listen, Failure, Run};
 use crate::net::accept::Acceptor;

@@ -27,6 +27,8 @@ pub struct Segment {
     pub syn: bool,
     pub fin: bool,
     pub rst: bool,
+    /// The acknowledgment number, if the ACK flag is set.
+    pub ack: Option<u32>,
     /// The payload bytes the capture holds.
     pub payload: Bytes,
     /// Payload bytes the packet had and the capture does not (cut by the snap length).
@@ -325,6 +327,7 @@ impl Blocks {
             syn: tcp.syn(),
             fin: tcp.fin(),
             rst: tcp.rst(),
+            ack: tcp.ack().then(|| tcp.acknowledgment_number()),
             payload: Bytes::copy_from_slice(tcp.payload()),
             missing: cut,
         })

@@ -163,6 +163,32 @@ impl Reassembler {
         self.charge.shrink_to(self.held_bytes);
     }
 
+    /// The other side acknowledged the bytes before `ack`: those of them the capture does not
+    /// hold were sent and received all the same, so the capture lost them. They are a gap
+    /// now, rather than when the cap or the end of the capture declares it.
+    pub fn acknowledged(&mut self, ack: u32, out: &mut Vec<Delivery>) {
+        let Some(next) = self.next else {
+            return;
+        };
+        let mut acked = self.place(ack);
+        if let Some(fin) = self.fin {
+            // A FIN takes a sequence number of its own, and carries no byte.
+            acked = acked.min(fin);
+        }
+        if acked <= next {
+            return;
+        }
+        while let Some(&first) = self.held.keys().next() {
+            if first >= acked {
+                break;
+            }
+            self.gap_to(first, out);
+            self.drain(out);
+        }
+        self.gap_to(acked, out);
+        self.drain(out);
+    }
+
     /// The stream ends here (FIN reached, a RST, the capture's end, eviction): what is held
     /// is delivered, with the bytes missing before it as gaps.
     pub fn flush(&mut self, out: &mut Vec<Delivery>) {
@@ -317,6 +343,24 @@ mod tests {
         r.push(100, false, false, Bytes::from_static(b"abc"), 3, &mut out);
         r.push(110, false, true, Bytes::from_static(b"z"), 0, &mut out);
         assert_eq!(text(&out), "abc???gh??z");
+        assert!(r.finished());
+    }
+
+    #[test]
+    fn bytes_acknowledged_and_not_captured_are_a_gap_at_once() {
+        let mut r = reassembler(1 << 20);
+        let mut out = Vec::new();
+        r.push(0, true, false, Bytes::new(), 0, &mut out);
+        r.push(1, false, false, Bytes::from_static(b"ab"), 0, &mut out);
+        r.push(6, false, false, Bytes::from_static(b"fg"), 0, &mut out);
+        // Acknowledged up to 9: 3..6 and 8..9 were lost by the capture.
+        r.acknowledged(9, &mut out);
+        assert_eq!(text(&out), "ab???fg?");
+        // An acknowledgment of what came already, or of the FIN, is no gap.
+        r.push(9, false, true, Bytes::from_static(b"i"), 0, &mut out);
+        r.acknowledged(5, &mut out);
+        r.acknowledged(11, &mut out);
+        assert_eq!(text(&out), "ab???fg?i");
         assert!(r.finished());
     }
 

@@ -201,6 +201,12 @@ impl Streams {
         self.idle.remove(&(connection.last, connection.id));
         connection.last = connection.last.max(segment.time);
         let side = usize::from(connection.ends[0] != segment.source);
+        if let Some(ack) = segment.ack {
+            // What the sender had received when it sent this, before what it sends.
+            let mut out = Vec::new();
+            connection.sides[1 - side].acknowledged(ack, &mut out);
+            self.deliver(&mut connection, 1 - side, out, segment.time);
+        }
         let mut out = Vec::new();
         connection.sides[side].push(
             segment.seq,

@@ -112,7 +112,9 @@ impl Reassembler {
             self.fin.get_or_insert(end);
         }
         let next = self.next.unwrap_or(start);
-        if end <= next {
+        if end <= next || (data.is_empty() && missing == 0) {
+            // Old bytes, or none: a bare ACK, a RST (whose sequence number may be past the
+            // FIN), a window probe.
             self.retransmitted += data.len() as u64;
             return;
         }
@@ -373,6 +375,10 @@ mod tests {
         assert!(!r.finished());
         r.push(1, false, false, Bytes::from_static(b"abc"), 0, &mut out);
         assert!(r.finished());
+        assert_eq!(text(&out), "abcd");
+        // A RST after the FIN (one past it) brings no gap.
+        r.push(5, false, false, Bytes::new(), 0, &mut out);
+        r.flush(&mut out);
         assert_eq!(text(&out), "abcd");
     }
 

@@ -743,6 +743,16 @@ fn bad_files_get_one_line_and_what_came_before_is_written() {
     assert_eq!(events(&lines, "capture").len(), 1);
 }
 
+/// This process's resident set size, in bytes.
+fn own_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
 /// Writes a hostile capture into `path` as it goes (the test process stays small, as the
 /// child's peak RSS is measured): a legacy pcap header, then what `body` writes.
 fn hostile_file(name: &str, body: impl FnOnce(&mut dyn std::io::Write)) -> PathBuf {
@@ -773,6 +783,7 @@ fn hostile_captures_cost_bounded_memory_and_never_panic() {
             usage.status
         );
         let code = libc::WEXITSTATUS(usage.status);
+        eprintln!("{what}: peak RSS {} KiB", usage.peak_rss / 1024);
         assert!(
             code == 0 || code == 1,
             "{what}: exit {code} (a panic exits 101)"
@@ -887,8 +898,11 @@ fn hostile_captures_cost_bounded_memory_and_never_panic() {
     assert!(libc::WEXITSTATUS(usage.status) == 0);
     // The file is far larger than what the caps let the process hold.
     assert!(file_size > 40 << 20, "{file_size}");
+    // Measured: 24 MiB with these caps, 150 MiB with a cap above the connections. A child's
+    // peak counts its parent's RSS at the spawn (support/rss.rs): allowed for.
+    let limit = (48u64 << 20).max(own_rss() + (24 << 20));
     assert!(
-        usage.peak_rss < 48 << 20,
+        usage.peak_rss < limit,
         "many connections: peak RSS {} for a {file_size}-byte capture",
         usage.peak_rss
     );

@@ -61,6 +61,8 @@ pub struct Packets {
     blocks: Blocks,
     /// Bytes of the file read so far, for error messages.
     position: u64,
+    /// The reader's buffer: doubled for a record that does not fit, up to [`MAX_RECORD`].
+    capacity: usize,
 }
 
 /// What the blocks read so far say about the ones after them.
@@ -94,6 +96,7 @@ impl Packets {
                 skipped: Skipped::default(),
             },
             position: 0,
+            capacity: BUFFER,
         })
     }
 
@@ -118,8 +121,8 @@ impl Packets {
                     continue;
                 }
                 Err(PcapError::BufferTooSmall) => {
-                    let size = self.reader.data().len() * 2;
-                    if size > MAX_RECORD || !self.reader.grow(size.max(BUFFER * 2)) {
+                    self.capacity *= 2;
+                    if self.capacity > MAX_RECORD || !self.reader.grow(self.capacity) {
                         return Err(format!(
                             "a record at byte {} declares more than {MAX_RECORD} bytes, more \
                              than any capture's packet: the file is damaged there",

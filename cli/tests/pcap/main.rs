@@ -907,3 +907,34 @@ fn hostile_captures_cost_bounded_memory_and_never_panic() {
         usage.peak_rss
     );
 }
+
+#[test]
+fn frames_above_max_frame_are_skipped_as_the_tap_skips_them() {
+    let big = response_bytes(
+        MetadataResponse::default().with_cluster_id(Some("c".repeat(100).into())),
+        12,
+        1,
+    );
+    let mut exchanges = exchanges(2);
+    exchanges[1].1 = big.clone();
+    let conversation = Conversation::new("10.0.0.1:50010", "10.0.0.2:9092", exchanges);
+    let path = temp(
+        "max-frame.pcap",
+        &capture_of(Link::Ethernet, &conversation.segments(30)).pcap(),
+    );
+    let lines = lines_ok(&path, &["--max-frame", "64"]);
+    let pairs = events(&lines, "pair");
+    assert_eq!(pairs.len(), 3);
+    // The Metadata response with its long cluster id is larger than 64 bytes; the frames
+    // around it are decoded.
+    assert!(pairs[1]["request"].is_object());
+    let skipped = &pairs[1]["responseSkipped"];
+    let reason = skipped["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("larger than --max-frame (64 bytes)"),
+        "{}",
+        pairs[1]
+    );
+    assert_eq!(skipped["size"], big.len() - 4);
+    assert!(pairs[2]["response"].is_object());
+}

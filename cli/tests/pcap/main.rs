@@ -938,3 +938,35 @@ fn frames_above_max_frame_are_skipped_as_the_tap_skips_them() {
     assert_eq!(skipped["size"], big.len() - 4);
     assert!(pairs[2]["response"].is_object());
 }
+
+#[test]
+fn the_same_ports_opening_another_connection_start_a_new_one() {
+    let first = Conversation::new("10.0.0.1:50011", "10.0.0.2:9092", exchanges(1));
+    let mut second = Conversation::new("10.0.0.1:50011", "10.0.0.2:9092", exchanges(2));
+    second.client_isn = 77;
+    second.server_isn = 99;
+    // The first connection's FINs are not captured: only the new SYN ends it.
+    let mut segments = first.segments(40);
+    segments.truncate(segments.len() - 2);
+    segments.extend(second.segments(40));
+    let lines = lines_ok(
+        &temp("reused.pcap", &capture_of(Link::Ethernet, &segments).pcap()),
+        &[],
+    );
+    assert_eq!(events(&lines, "connect").len(), 2, "{lines:#?}");
+    let closes = events(&lines, "close");
+    assert_eq!(
+        closes[0]["toServer"]["received"],
+        sum(&first.client_stream())
+    );
+    assert_eq!(
+        closes[0]["toServer"]["end"],
+        "not seen to end: the same ports opened another connection"
+    );
+    assert_eq!(
+        closes[1]["toServer"]["received"],
+        sum(&second.client_stream())
+    );
+    assert_eq!(events(&lines, "pair").len(), 5);
+    assert!(events(&lines, "gap").is_empty());
+}

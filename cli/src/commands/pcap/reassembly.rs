@@ -47,6 +47,8 @@ pub struct Reassembler {
     fin: Option<u64>,
     /// Bytes delivered again by retransmissions and dropped.
     pub retransmitted: u64,
+    /// The sequence number of the sender's SYN, if one was seen.
+    isn: Option<u32>,
 }
 
 impl Reassembler {
@@ -60,7 +62,14 @@ impl Reassembler {
             charge,
             fin: None,
             retransmitted: 0,
+            isn: None,
         }
+    }
+
+    /// Whether a SYN at `seq` opens another connection on the same ports: this side's SYN
+    /// had another sequence number (a retransmitted SYN has the same).
+    pub fn is_new_syn(&self, seq: u32) -> bool {
+        self.isn.is_some_and(|isn| isn != seq)
     }
 
     /// `seq` placed on the 64-bit line, near the next byte expected.
@@ -96,6 +105,7 @@ impl Reassembler {
         out: &mut Vec<Delivery>,
     ) {
         if syn {
+            self.isn.get_or_insert(seq);
             if self.next.is_none() {
                 self.next = Some(self.place(seq) + 1);
                 self.from_start = true;

@@ -187,6 +187,22 @@ impl Streams {
     pub fn segment(&mut self, segment: Segment) {
         self.last_time = Some(segment.time);
         let key = key(segment.source, segment.destination);
+        let reused = self.connections.get(&key).is_some_and(|connection| {
+            let side = usize::from(connection.ends[0] != segment.source);
+            segment.syn && connection.sides[side].is_new_syn(segment.seq)
+        });
+        if reused {
+            // The same ports opened another connection: the first one is over.
+            if let Some(mut connection) = self.connections.remove(&key) {
+                self.idle.remove(&(connection.last, connection.id));
+                for end in &mut connection.ended {
+                    end.get_or_insert_with(|| {
+                        "not seen to end: the same ports opened another connection".to_owned()
+                    });
+                }
+                self.close(connection, segment.time, None);
+            }
+        }
         if !self.connections.contains_key(&key) {
             // A segment without a SYN and without data opens nothing: the last ACKs of a
             // connection already closed, or keep-alives.

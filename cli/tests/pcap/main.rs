@@ -970,3 +970,27 @@ fn the_same_ports_opening_another_connection_start_a_new_one() {
     assert_eq!(events(&lines, "pair").len(), 5);
     assert!(events(&lines, "gap").is_empty());
 }
+
+#[test]
+fn a_connection_begun_before_the_capture_on_another_port_is_not_kept_waiting() {
+    // Kafka on a port not named, captured after it opened: its first bytes say nothing of
+    // its start, so it is counted as not Kafka (and not held while undecided).
+    let conversation = Conversation::new("10.0.0.1:50012", "10.0.0.2:29092", exchanges(3));
+    let segments = conversation.segments(25);
+    let lines = lines_ok(
+        &temp(
+            "midway-other-port.pcap",
+            &capture_of(Link::Ethernet, &segments[3..]).pcap(),
+        ),
+        &[],
+    );
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert_eq!(events(&lines, "capture")[0]["notKafka"], 1);
+    // Named with --port, it is read from its next frame.
+    let path = temp(
+        "midway-other-port.pcap",
+        &capture_of(Link::Ethernet, &segments[3..]).pcap(),
+    );
+    let lines = lines_ok(&path, &["--port", "29092"]);
+    assert_eq!(events(&lines, "pair").len(), 3, "{lines:#?}");
+}

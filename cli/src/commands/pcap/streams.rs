@@ -385,8 +385,14 @@ impl Streams {
                 let mut decision = None;
                 for side in 0..2 {
                     let (bytes, done) = first(side);
-                    if bytes.is_empty() || !connection.sides[side].from_start {
+                    if bytes.is_empty() {
                         continue;
+                    }
+                    if !connection.sides[side].from_start {
+                        // Begun before the capture, on no Kafka port: its first bytes say
+                        // nothing, and it is not kept waiting.
+                        decision = Some(Err(None));
+                        break;
                     }
                     match frame_start(&bytes, max_frame, None) {
                         Start::Yes => decision = Some(Ok(side)),

@@ -565,11 +565,18 @@ fn packets_cut_by_the_snap_length_are_gaps() {
 
 #[test]
 fn tls_on_a_kafka_port_is_one_line_and_other_protocols_elsewhere_are_not_logged() {
+    // A real ClientHello, as rustls writes it.
     let client_hello = {
-        let mut hello = vec![
-            0x16, 0x03, 0x01, 0x00, 0x40, 0x01, 0x00, 0x00, 0x3c, 0x03, 0x03,
-        ];
-        hello.extend([0x5a; 0x3c - 2]);
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(rustls::RootCertStore::empty())
+            .with_no_client_auth();
+        let name = rustls::pki_types::ServerName::try_from("kafka.example").unwrap();
+        let mut connection = rustls::ClientConnection::new(config.into(), name).unwrap();
+        let mut hello = Vec::new();
+        connection.write_tls(&mut hello).unwrap();
         hello
     };
     let tls = Conversation::new(

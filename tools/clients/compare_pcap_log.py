@@ -18,6 +18,9 @@ A client that leaves with responses on their way: the tap logs each response as 
 sent it and counts it as dropped; the capture holds at most its start, so the request is
 unanswered there. Such pairs are compared without their response, and counted.
 
+A TLS client at the plaintext tap must be named TLS by both: the tap's close line
+(`notKafka`) and the capture's `tls` line.
+
 Byte counts must be equal: what the client sent (the tap's toServer.received) and what it
 received (the tap's toClient.forwarded), with their CRC-32C, and the frames each way. The
 capture must have no gap. Prints one summary line; exits 1 on any difference.
@@ -76,10 +79,20 @@ def comparable(frame, rewritten):
 
 def main():
     name, tap_path, pcap_path = sys.argv[1:4]
-    tap = by_connection(read(tap_path))
+    tap_lines = read(tap_path)
+    tap = by_connection(tap_lines)
     pcap_lines = read(pcap_path)
     pcap = by_connection(pcap_lines)
     problems = []
+    # TLS spoken to the plaintext tap: the tap's close line says its first bytes were TLS;
+    # the capture has one `tls` line for the connection and nothing else.
+    tap_tls = {l["client"] for l in tap_lines if l.get("event") == "close"
+               and "TLS" in l["toServer"].get("notKafka", "")}
+    pcap_tls = {l["client"] for l in pcap_lines if l.get("event") == "tls"}
+    if tap_tls != pcap_tls:
+        problems.append(f"TLS connections differ: tap {sorted(tap_tls)}, capture {sorted(pcap_tls)}")
+    for client in tap_tls:
+        tap.pop(client, None)
     if set(tap) != set(pcap):
         problems.append(f"connections differ: tap {sorted(tap)}, capture {sorted(pcap)}")
     pairs = rewritten_pairs = undelivered_total = 0
@@ -128,7 +141,8 @@ def main():
     for problem in problems:
         print(f"compare_pcap_log: {name}: {problem}", file=sys.stderr)
     verdict = "DIFFER" if problems else "equal"
-    print(f"compare_pcap_log: {name}: {verdict}: {len(tap)} connections, {pairs} pairs "
+    print(f"compare_pcap_log: {name}: {verdict}: {len(tap)} Kafka and {len(pcap_tls)} TLS "
+          f"connections, {pairs} pairs "
           f"({rewritten_pairs} with rewritten addresses, {undelivered_total} answered after the "
           f"client left), byte counts per connection; capture: "
           f"{summary.get('tcpSegments')} segments")

@@ -1,4 +1,7 @@
-//! The log: one JSON object per line, written by each connection's logger.
+//! The log: one JSON object per line, written by each connection's logger. Two producers
+//! feed it: the tap's connections, and `decode pcap`'s reassembled captures (which add their
+//! own `gap`, `tls`/`http` and `capture` lines through [`note`]); the times in the lines are
+//! the events' own, the clock's for the tap and the packets' for a capture.
 //!
 //! Lines, by `event`:
 //! - `listen`: a listener opened (`listen`, `upstream`);

@@ -10,7 +10,8 @@
 //! Modules: [`framing`] finds frame boundaries on the forwarding path, [`pump`] moves one
 //! direction, [`connection`] runs one connection, [`events`] is what pumps tell loggers,
 //! [`log`] decodes and writes the lines, [`rewrite`] is `--rewrite-brokers`, [`stats`] the
-//! byte counts of a `close` line.
+//! byte counts of a `close` line. `decode pcap` (`commands::pcap`) feeds the same framer and
+//! logger from captured packets.
 
 // The log writer and what feeds it are shared with `decode pcap`, its second producer.
 pub(crate) mod config;

@@ -217,7 +217,7 @@ mod tests {
             path("--hex decode"),
             (
                 "kafka-codec decode".into(),
-                vec!["request".into(), "response".into()]
+                vec!["request".into(), "response".into(), "pcap".into()]
             )
         );
         assert_eq!(path("frobnicate decode").0, "kafka-codec");

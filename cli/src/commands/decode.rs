@@ -40,6 +40,8 @@ pub enum Decode {
         #[command(flatten)]
         strictness: Strictness,
     },
+    /// The Kafka conversations in a packet capture, as the tap's log.
+    Pcap(crate::commands::pcap::Pcap),
 }
 
 /// What may follow the body, how large a frame may be, and how `records` fields are shown.
@@ -106,6 +108,7 @@ impl Run for Decode {
                 let api = api.resolve()?;
                 decode(&input, &strictness, Some(api))
             }
+            Decode::Pcap(pcap) => pcap.run(),
         }
     }
 }

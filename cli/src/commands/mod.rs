@@ -4,6 +4,7 @@
 pub mod apis;
 pub mod decode;
 pub mod encode;
+pub mod pcap;
 pub mod quorum;
 pub mod records;
 pub mod tap;

@@ -13,7 +13,7 @@ use kafka_codec::conn::Direction;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -59,6 +59,7 @@ pub async fn serve(
     };
     let connect_event = |upstream_address, client_subject, error| {
         Event::Connect(Box::new(ConnectEvent {
+            at: (Instant::now(), SystemTime::now()),
             client: peer,
             listener: target.listener,
             upstream: target.upstream.clone(),
@@ -178,6 +179,7 @@ async fn forward(
     };
     let (to_server, to_client) = link.finish();
     link.send(Event::Closed(Box::new(ClosedEvent {
+        at: (Instant::now(), SystemTime::now()),
         to_server,
         to_client,
         closed_by,

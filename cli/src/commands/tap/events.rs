@@ -30,6 +30,8 @@ pub enum Event {
 }
 
 pub struct ConnectEvent {
+    /// When it happened: the clock for the tap, the packet's time for a capture.
+    pub at: (Instant, SystemTime),
     pub client: SocketAddr,
     pub listener: SocketAddr,
     pub upstream: String,
@@ -51,6 +53,8 @@ pub struct FrameEvent {
 }
 
 pub struct ClosedEvent {
+    /// When it happened, as [`ConnectEvent::at`].
+    pub at: (Instant, SystemTime),
     pub to_server: Stats,
     pub to_client: Stats,
     pub closed_by: Option<String>,

@@ -1,4 +1,7 @@
-//! The log: one JSON object per line, written by each connection's logger.
+//! The log: one JSON object per line, written by each connection's logger. Two producers
+//! feed it: the tap's connections, and `decode pcap`'s reassembled captures (which add their
+//! own `gap`, `tls`/`http` and `capture` lines through [`note`]); the times in the lines are
+//! the events' own, the clock's for the tap and the packets' for a capture.
 //!
 //! Lines, by `event`:
 //! - `listen`: a listener opened (`listen`, `upstream`);
@@ -58,28 +61,68 @@ use tokio::sync::mpsc;
 pub struct Log {
     out: Mutex<Box<dyn Write + Send>>,
     failed: AtomicBool,
+    /// Who writes it and what happens when it cannot be written, for the one line on stderr.
+    writer: &'static str,
+    then: &'static str,
+    /// Flush after each line (the tap's log is read as it grows; a capture's is not).
+    flush_lines: bool,
 }
 
 impl Log {
+    /// The tap's log: a failed write is reported and forwarding goes on.
     pub fn new(out: Box<dyn Write + Send>) -> Self {
+        let mut log = Self::named(out, "tap", "; still forwarding");
+        log.flush_lines = true;
+        log
+    }
+
+    /// A log written by the command `writer` (`decode pcap`), which reports a failed write
+    /// with `then` after the error.
+    pub fn named(out: Box<dyn Write + Send>, writer: &'static str, then: &'static str) -> Self {
         Log {
             out: Mutex::new(out),
             failed: AtomicBool::new(false),
+            writer,
+            then,
+            flush_lines: false,
         }
+    }
+
+    /// Writes out what is buffered.
+    pub fn flush(&self) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = out.flush() {
+            self.failed(e);
+        }
+    }
+
+    fn failed(&self, e: io::Error) {
+        // A closed pipe (`| head`) ends a capture's output quietly.
+        let quiet = e.kind() == io::ErrorKind::BrokenPipe && self.writer != "tap";
+        if !self.failed.swap(true, Ordering::Relaxed) && !quiet {
+            eprintln!(
+                "kafka-codec {}: cannot write the log ({e}){}",
+                self.writer, self.then
+            );
+        }
+    }
+
+    /// Whether a write has failed.
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
     }
 
     /// Writes one line and flushes it, so that `tail -f` sees it at once. A log that cannot
     /// be written is reported once on stderr; forwarding goes on.
     pub fn write(&self, line: &[u8]) {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let result = out
-            .write_all(line)
-            .and_then(|()| out.write_all(b"\n"))
-            .and_then(|()| out.flush());
+        let mut result = out.write_all(line).and_then(|()| out.write_all(b"\n"));
+        if self.flush_lines {
+            result = result.and_then(|()| out.flush());
+        }
+        drop(out);
         if let Err(e) = result {
-            if !self.failed.swap(true, Ordering::Relaxed) {
-                eprintln!("kafka-codec tap: cannot write the log ({e}); still forwarding");
-            }
+            self.failed(e);
         }
     }
 }
@@ -131,6 +174,22 @@ pub fn listening(log: &Log, listen: SocketAddr, upstream: &str, tls: bool) {
     line.field("upstream", &json!(upstream));
     if tls {
         line.field("tls", &json!(true));
+    }
+    log.write(&line.finish());
+}
+
+/// A line of another producer's own (`decode pcap`: `gap`, `tls`, `capture`): `event`,
+/// `time`, `connection` if it is about one, then `fields` in order.
+pub fn note(
+    log: &Log,
+    event: &str,
+    time: SystemTime,
+    connection: Option<u64>,
+    fields: &[(&str, Value)],
+) {
+    let mut line = Line::new(event, time, connection);
+    for (key, value) in fields {
+        line.field(key, value);
     }
     log.write(&line.finish());
 }
@@ -258,11 +317,13 @@ impl Logger {
         }
     }
 
-    /// Handles one event; `true` after the last.
-    fn event(&mut self, event: Event) -> bool {
+    /// Handles one event; `true` after the last. Called by [`Logger::run`] for the tap, and
+    /// directly, packet by packet, by `decode pcap`.
+    pub fn event(&mut self, event: Event) -> bool {
         match event {
             Event::Connect(connect) => {
                 let ConnectEvent {
+                    at,
                     client,
                     listener,
                     upstream,
@@ -272,7 +333,8 @@ impl Logger {
                 } = *connect;
                 self.client = client.to_string();
                 self.upstream = upstream.clone();
-                let mut line = self.line("connect", SystemTime::now());
+                self.started = at.0;
+                let mut line = self.line("connect", at.1);
                 line.field("client", &json!(self.client));
                 line.field("listener", &json!(listener.to_string()));
                 line.field("upstream", &json!(upstream));
@@ -319,11 +381,12 @@ impl Logger {
             }
             Event::Closed(closed) => {
                 let ClosedEvent {
+                    at,
                     to_server,
                     to_client,
                     closed_by,
                 } = *closed;
-                self.closed(to_server, to_client, closed_by);
+                self.closed(at, to_server, to_client, closed_by);
                 true
             }
         }
@@ -340,7 +403,7 @@ impl Logger {
             Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes.clone(),
         };
         let header = RawRequestHeader::peek(&head);
-        if self.raw_sasl_token(Direction::ToServer, &frame, header, first) {
+        if self.raw_sasl_token(Direction::ToServer, time, &frame, header, first) {
             return;
         }
         self.hex_hidden = self.secret_api(header.and_then(|h| h.api()), redact::Direction::Request);
@@ -401,7 +464,7 @@ impl Logger {
         frame: Frame,
         rewritten: Option<Note>,
     ) {
-        if self.raw_sasl_token(Direction::ToClient, &frame, None, false) {
+        if self.raw_sasl_token(Direction::ToClient, time, &frame, None, false) {
             return;
         }
         let head = match &frame.content {
@@ -484,6 +547,7 @@ impl Logger {
     fn raw_sasl_token(
         &mut self,
         direction: Direction,
+        time: SystemTime,
         frame: &Frame,
         header: Option<RawRequestHeader>,
         first: bool,
@@ -517,7 +581,7 @@ impl Logger {
         if !raw {
             return false;
         }
-        let mut line = self.line("saslToken", SystemTime::now());
+        let mut line = self.line("saslToken", time);
         line.field("direction", &json!(direction_name(direction)));
         line.field("size", &json!(frame.size));
         if self.config.log_secrets {
@@ -550,16 +614,22 @@ impl Logger {
         (pending, before)
     }
 
-    fn closed(&mut self, to_server: Stats, to_client: Stats, closed_by: Option<String>) {
+    fn closed(
+        &mut self,
+        (at, time): (Instant, SystemTime),
+        to_server: Stats,
+        to_client: Stats,
+        closed_by: Option<String>,
+    ) {
         for pending in std::mem::take(&mut self.awaiting) {
             self.alone(pending, "the connection closed first");
         }
-        let mut line = self.line("close", SystemTime::now());
+        let mut line = self.line("close", time);
         line.field("client", &json!(self.client));
         line.field("upstream", &json!(self.upstream));
         line.field(
             "durationMs",
-            &json!(self.started.elapsed().as_millis() as u64),
+            &json!(at.saturating_duration_since(self.started).as_millis() as u64),
         );
         line.field("toServer", &to_server.json());
         line.field("toClient", &to_client.json());
@@ -567,6 +637,20 @@ impl Logger {
             line.field("closedBy", &json!(why));
         }
         self.log.write(&line.finish());
+    }
+
+    /// Logs the oldest requests awaiting a response as unanswered while more than `max`
+    /// await. The tap holds a client back at --max-in-flight instead; a capture cannot, and
+    /// its requests must not pile up without bound.
+    pub fn cap_awaiting(&mut self, max: usize) {
+        while self.awaiting.len() > max {
+            if let Some(pending) = self.awaiting.pop_front() {
+                self.alone(
+                    pending,
+                    "more requests than --max-in-flight awaited responses",
+                );
+            }
+        }
     }
 
     /// A request that never got its response.

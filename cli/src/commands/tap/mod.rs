@@ -10,17 +10,19 @@
 //! Modules: [`framing`] finds frame boundaries on the forwarding path, [`pump`] moves one
 //! direction, [`connection`] runs one connection, [`events`] is what pumps tell loggers,
 //! [`log`] decodes and writes the lines, [`rewrite`] is `--rewrite-brokers`, [`stats`] the
-//! byte counts of a `close` line.
+//! byte counts of a `close` line. `decode pcap` (`commands::pcap`) feeds the same framer and
+//! logger from captured packets.
 
-mod config;
+// The log writer and what feeds it are shared with `decode pcap`, its second producer.
+pub(crate) mod config;
 mod connection;
-mod events;
-mod framing;
-mod log;
+pub(crate) mod events;
+pub(crate) mod framing;
+pub(crate) mod log;
 mod proxy;
 mod pump;
 mod rewrite;
-mod stats;
+pub(crate) mod stats;
 
 use crate::common::{listen, Failure, Run};
 use crate::net::accept::Acceptor;

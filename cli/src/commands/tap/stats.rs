@@ -45,6 +45,21 @@ pub struct Stats {
     /// What the unfinished frame's size prefix was, if it was another protocol's bytes
     /// (a TLS handshake, HTTP) rather than a size.
     pub not_kafka: Option<String>,
+    /// Read from a capture (`decode pcap`): what the capture did not hold. `None` for the tap.
+    pub capture: Option<CaptureGaps>,
+}
+
+/// What a captured direction is missing: gaps (lost segments, packets cut by the snap
+/// length, a capture begun mid-connection) and the bytes skipped to find a frame again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CaptureGaps {
+    /// Gaps, each reported once with a `gap` line.
+    pub gaps: u64,
+    /// Bytes of the stream the capture does not hold.
+    pub lost: u64,
+    /// Bytes captured but not framed: read past while looking for the next frame after a gap
+    /// (or at the start of a connection captured after it opened).
+    pub skipped: u64,
 }
 
 impl Stats {
@@ -61,6 +76,11 @@ impl Stats {
         });
         if let Some(note) = &self.not_kafka {
             value["notKafka"] = json!(note);
+        }
+        if let Some(capture) = &self.capture {
+            value["gaps"] = json!(capture.gaps);
+            value["lostBytes"] = json!(capture.lost);
+            value["skippedBytes"] = json!(capture.skipped);
         }
         value
     }

@@ -15,6 +15,7 @@ use crate::commands::tap::events::{ClosedEvent, ConnectEvent, Event, FrameEvent,
 use crate::commands::tap::framing::{Content, Framer, Piece, Policy, Skipped};
 use crate::commands::tap::log::{self, Log, Logger};
 use crate::commands::tap::stats::{CaptureGaps, Stats};
+use crate::common::OtherProtocol;
 use crate::net::budget::{Budget, Charge};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{Direction, RawRequestHeader};
@@ -369,7 +370,7 @@ impl Streams {
                 let (other, _) = first(server);
                 let from_start = connection.sides[client].from_start;
                 if bytes.len() >= 8 || (last && !bytes.is_empty()) || !other.is_empty() {
-                    match crate::common::other_protocol(&bytes) {
+                    match OtherProtocol::recognise(&bytes) {
                         Some(protocol) if from_start => Some(Err(Some((client, protocol)))),
                         _ => Some(Ok(client)),
                     }
@@ -420,20 +421,26 @@ impl Streams {
             Ok(client) => client,
             Err(None) => return,
             Err(Some((client, protocol))) => {
-                if protocol == "TLS" {
-                    self.counts.tls += 1;
-                } else {
-                    self.counts.http += 1;
+                match protocol {
+                    OtherProtocol::Tls(_) => self.counts.tls += 1,
+                    OtherProtocol::HttpRequest | OtherProtocol::HttpResponse => {
+                        self.counts.http += 1
+                    }
+                    OtherProtocol::Ssh => self.counts.other += 1,
                 }
-                let note = if protocol == "TLS" {
+                let note = if protocol.is_tls() {
                     "the client speaks TLS on this connection: its Kafka frames are encrypted \
                      and cannot be read from a capture"
+                        .to_owned()
                 } else {
-                    "the client speaks HTTP on this connection, not Kafka"
+                    format!(
+                        "the client speaks {} on this connection, not Kafka",
+                        protocol.name()
+                    )
                 };
                 log::note(
                     &self.log,
-                    &protocol.to_ascii_lowercase(),
+                    &protocol.name().to_ascii_lowercase(),
                     connection.opened,
                     Some(connection.id),
                     &[
@@ -477,6 +484,8 @@ impl Streams {
             upstream: server_address.to_string(),
             upstream_address: None,
             error: None,
+            // TLS ends at the tap; a capture of the tap's plaintext side has no certificate.
+            client_subject: None,
         })));
         // Requests first: a response is paired with a request the logger has seen.
         let [first_kept, second_kept] = kept;

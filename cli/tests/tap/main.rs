@@ -1,9 +1,11 @@
-//! `kafka-codec tap`: the proxy and its log (`proxy`) and TLS on both sides (`tls`). Hostile
+//! `kafka-codec tap`: the proxy and its log (`proxy`), TLS on both sides (`tls`), and the
+//! metrics of the tap and `quorum serve` (`metrics`). Hostile
 //! and idle connections are `tests/hostile.rs`, a binary of its own (it takes most of the
 //! process's file descriptors).
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod metrics;
 mod proxy;
 mod tls;

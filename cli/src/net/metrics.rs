@@ -747,6 +747,77 @@ mod tests {
         assert!(!text.contains(r#"api="Produce""#), "{text}");
     }
 
+    /// A request frame's first bytes: API key, version, correlation id, client id "c".
+    fn request_head(api: ApiKey, version: i16, correlation_id: i32) -> kafka_codec::bytes::Bytes {
+        let mut head = Vec::new();
+        head.extend_from_slice(&api.key().to_be_bytes());
+        head.extend_from_slice(&version.to_be_bytes());
+        head.extend_from_slice(&correlation_id.to_be_bytes());
+        head.extend_from_slice(&[0, 1, b'c']);
+        head.into()
+    }
+
+    #[test]
+    fn responses_are_matched_to_requests_in_order() {
+        let metrics = metrics();
+        let budget = Budget::new(1 << 20);
+        let mut awaiting = Awaiting::new(&budget);
+        let start = Instant::now();
+        awaiting.request(&metrics, &request_head(ApiKey::Metadata, 12, 1), start);
+        awaiting.request(&metrics, &request_head(ApiKey::ApiVersions, 3, 2), start);
+        awaiting.request(&metrics, &request_head(ApiKey::Fetch, 17, 3), start);
+        awaiting.request(&metrics, &[0, 1][..].into(), start);
+        assert!(budget.in_use() > 0, "what it remembers is charged");
+        // The server skips correlation id 1 and answers 2: 1 is never answered.
+        awaiting.response(
+            &metrics,
+            &2i32.to_be_bytes(),
+            start + Duration::from_millis(2),
+        );
+        awaiting.response(&metrics, &1i32.to_be_bytes(), start);
+        awaiting.response(
+            &metrics,
+            &3i32.to_be_bytes(),
+            start + Duration::from_millis(20),
+        );
+        awaiting.response(&metrics, &[0, 0], start);
+        let text = metrics.render();
+        for (series, value) in [
+            (
+                r#"kafka_codec_requests_total{api="Metadata",version="12"}"#,
+                1.0,
+            ),
+            (
+                r#"kafka_codec_requests_total{api="unknown",version="other"}"#,
+                1.0,
+            ),
+            (
+                r#"kafka_codec_responses_total{api="ApiVersions",version="3"}"#,
+                1.0,
+            ),
+            (
+                r#"kafka_codec_responses_total{api="Fetch",version="17"}"#,
+                1.0,
+            ),
+            (
+                r#"kafka_codec_responses_total{api="unknown",version="other"}"#,
+                2.0,
+            ),
+            (r#"kafka_codec_latency_seconds_sum{api="Fetch"}"#, 0.02),
+        ] {
+            assert_eq!(sample(&text, series), Some(value), "{series}:\n{text}");
+        }
+        assert_eq!(
+            sample(
+                &text,
+                r#"kafka_codec_responses_total{api="Metadata",version="12"}"#
+            ),
+            None
+        );
+        drop(awaiting);
+        assert_eq!(budget.in_use(), 0);
+    }
+
     #[test]
     fn every_family_is_shown_from_the_start() {
         let text = metrics().render();

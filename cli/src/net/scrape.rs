@@ -14,7 +14,8 @@
 //!
 //! Why not an HTTP crate: one fixed route and one request per connection need the request
 //! line only; `hyper` (with `hyper-util` and `http-body-util`, which a server needs) would be
-//! the largest dependency of the CLI for that (measured in `cli/Cargo.toml`).
+//! the largest dependency of the CLI for that (16 s of CPU against 3 s for the text format:
+//! `benches/README.md`).
 
 use super::accept::Acceptor;
 use super::budget::Budget;

@@ -22,7 +22,7 @@ use super::budget::Budget;
 use super::metrics::{Metrics, Scrape};
 use super::registry::{Member, Registry};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -89,11 +89,14 @@ pub fn spawn(
     Ok(())
 }
 
-/// One scraper's connection, until it is answered, times out or is evicted.
+/// One scraper's connection, until it is answered, times out or is evicted. Eviction is
+/// watched while the answer is written too, so that scrapers that never read their answers
+/// hold at most [`MAX_SCRAPERS`] of them.
 async fn scraper(metrics: Arc<Metrics>, budget: Arc<Budget>, member: Member, mut tcp: TcpStream) {
+    let answered = AtomicBool::new(false);
     let unanswered = tokio::select! {
-        unanswered = answer(&metrics, &budget, &member, &mut tcp) => unanswered,
-        _ = member.evicted() => Some(Scrape::Evicted),
+        unanswered = answer(&metrics, &budget, &member, &mut tcp, &answered) => unanswered,
+        _ = member.evicted() => (!answered.load(Ordering::Relaxed)).then_some(Scrape::Evicted),
     };
     if let Some(outcome) = unanswered {
         metrics.scrape(outcome);
@@ -120,13 +123,15 @@ enum Unread {
     TooLong,
 }
 
-/// Reads the request head and answers it. An answer is counted before it is written (so the
-/// scraper's next request sees it); how the connection ended otherwise is returned.
+/// Reads the request head and answers it. An answer is counted (and `answered` set) before
+/// it is written, so that the scraper's next request sees it; how the connection ended
+/// otherwise is returned.
 async fn answer(
     metrics: &Arc<Metrics>,
     budget: &Arc<Budget>,
     member: &Member,
     tcp: &mut TcpStream,
+    answered: &AtomicBool,
 ) -> Option<Scrape> {
     // What the head and the answer hold, charged like any other bytes held for a peer.
     let mut charge = budget.none();
@@ -143,6 +148,8 @@ async fn answer(
     };
     let (status, content_type, body, head_only, outcome) = match asked {
         Some(Asked::Metrics { head_only }) => {
+            // Rendered, then charged: its size is known only then, and bounded by the
+            // table (a few hundred KB with every API and version busy).
             let text = metrics.render();
             if charge.try_grow_optional(text.len()) {
                 (
@@ -179,29 +186,27 @@ async fn answer(
         ),
     };
     metrics.scrape(outcome);
+    answered.store(true, Ordering::Relaxed);
     let allow = if status.starts_with("405") {
         "Allow: GET, HEAD\r\n"
     } else {
         ""
     };
-    let mut response = format!(
+    let header = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
          {allow}Connection: close\r\n\r\n",
         body.len()
-    )
-    .into_bytes();
-    if !head_only {
-        response.extend_from_slice(body.as_bytes());
-    }
-    drop(body);
-    let written = tokio::time::timeout(WRITE_TIMEOUT, async {
-        tcp.write_all(&response).await?;
+    );
+    // A scraper that does not take its answer in time costs only its connection.
+    let _ = tokio::time::timeout(WRITE_TIMEOUT, async {
+        tcp.write_all(header.as_bytes()).await?;
+        if !head_only {
+            tcp.write_all(body.as_bytes()).await?;
+        }
         tcp.shutdown().await
     })
     .await;
     drop(charge);
-    // Counted already; a scraper that does not take its answer costs only its connection.
-    let _ = written;
     None
 }
 

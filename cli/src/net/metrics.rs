@@ -433,16 +433,17 @@ impl Awaiting {
     }
 
     /// Counts the request frame that starts with `head` (without size prefix), seen whole
-    /// at `seen`, and remembers it if it expects a response. One the budget has no room to
-    /// remember is counted, and its response counted as answering no request.
-    pub fn request(&mut self, metrics: &Metrics, head: &kafka_codec::bytes::Bytes, seen: Instant) {
+    /// at `seen`, and remembers it if it is `answered` (it expects a response:
+    /// `RawRequestHeader::expects_response`). One the budget has no room to remember is
+    /// counted, and its response counted as answering no request.
+    pub fn request(&mut self, metrics: &Metrics, head: &[u8], answered: bool, seen: Instant) {
         let Some(header) = RawRequestHeader::peek(head) else {
             // Shorter than a request header.
             metrics.request(-1, -1);
             return;
         };
         let counted = metrics.request(header.api_key, header.api_version);
-        if RawRequestHeader::expects_response(head) != Some(true) {
+        if !answered {
             return;
         }
         if self.queue.len() == self.queue.capacity() {
@@ -748,13 +749,13 @@ mod tests {
     }
 
     /// A request frame's first bytes: API key, version, correlation id, client id "c".
-    fn request_head(api: ApiKey, version: i16, correlation_id: i32) -> kafka_codec::bytes::Bytes {
+    fn request_head(api: ApiKey, version: i16, correlation_id: i32) -> Vec<u8> {
         let mut head = Vec::new();
         head.extend_from_slice(&api.key().to_be_bytes());
         head.extend_from_slice(&version.to_be_bytes());
         head.extend_from_slice(&correlation_id.to_be_bytes());
         head.extend_from_slice(&[0, 1, b'c']);
-        head.into()
+        head
     }
 
     #[test]
@@ -763,10 +764,22 @@ mod tests {
         let budget = Budget::new(1 << 20);
         let mut awaiting = Awaiting::new(&budget);
         let start = Instant::now();
-        awaiting.request(&metrics, &request_head(ApiKey::Metadata, 12, 1), start);
-        awaiting.request(&metrics, &request_head(ApiKey::ApiVersions, 3, 2), start);
-        awaiting.request(&metrics, &request_head(ApiKey::Fetch, 17, 3), start);
-        awaiting.request(&metrics, &[0, 1][..].into(), start);
+        awaiting.request(
+            &metrics,
+            &request_head(ApiKey::Metadata, 12, 1),
+            true,
+            start,
+        );
+        awaiting.request(
+            &metrics,
+            &request_head(ApiKey::ApiVersions, 3, 2),
+            true,
+            start,
+        );
+        awaiting.request(&metrics, &request_head(ApiKey::Fetch, 17, 3), true, start);
+        // A Produce with acks = 0: counted, never awaited.
+        awaiting.request(&metrics, &request_head(ApiKey::Produce, 9, 4), false, start);
+        awaiting.request(&metrics, &[0, 1], true, start);
         assert!(budget.in_use() > 0, "what it remembers is charged");
         // The server skips correlation id 1 and answers 2: 1 is never answered.
         awaiting.response(

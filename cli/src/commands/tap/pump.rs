@@ -138,6 +138,10 @@ impl Link {
             .unwrap_or_else(|e| e.into_inner())
     }
 
+    fn awaiting(&self) -> MutexGuard<'_, Awaiting> {
+        self.awaiting.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn touch(&self) {
         self.member.touch();
     }
@@ -438,21 +442,16 @@ fn frame(
                 let head = match &frame.content {
                     Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes,
                 };
-                {
-                    let mut awaiting = link.awaiting.lock().unwrap_or_else(|e| e.into_inner());
-                    match direction {
-                        Direction::ToServer => awaiting.request(&link.metrics, head, seen),
-                        Direction::ToClient => awaiting.response(&link.metrics, head, seen),
-                    }
-                }
                 match direction {
                     Direction::ToServer => {
                         link.member.completed_request();
                         // A request whose start does not tell is not counted: better a looser
                         // bound than a connection that stops for a response that never comes.
-                        if RawRequestHeader::expects_response(head) == Some(true) {
+                        let answered = RawRequestHeader::expects_response(head) == Some(true);
+                        if answered {
                             link.in_flight.fetch_add(1, Ordering::AcqRel);
                         }
+                        link.awaiting().request(&link.metrics, head, answered, seen);
                         if let (Some(rewrite), Some(header)) =
                             (&link.rewrite, RawRequestHeader::peek(head))
                         {
@@ -460,6 +459,7 @@ fn frame(
                         }
                     }
                     Direction::ToClient => {
+                        link.awaiting().response(&link.metrics, head, seen);
                         let _ =
                             link.in_flight
                                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {

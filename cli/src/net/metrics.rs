@@ -527,7 +527,7 @@ impl Collector for Metrics {
             &mut encoder,
             "kafka_codec_responses",
             "Responses by the API and version of the request they answer; api \"unknown\": \
-             a response that answers no request seen.",
+             one that answers a request of an unknown key, or no request seen.",
             by_version(|api| &api.responses),
         )?;
         {

@@ -68,7 +68,8 @@ use tokio::net::TcpListener;
 /// or let the tap rewrite those addresses (--rewrite-brokers).
 ///
 /// Limits (all connections together): --max-connections, --idle-timeout, --memory-budget;
-/// per connection: --max-frame (frames kept for the log), --max-in-flight.
+/// per connection: --max-frame (frames kept for the log), --max-in-flight. Prometheus
+/// metrics (requests by API, bytes, latency, connections, memory): --metrics-listen.
 #[derive(Debug, clap::Args)]
 pub struct Tap {
     /// The address clients connect to (port 0: any free port; the first line on stderr and

@@ -66,19 +66,24 @@ pub fn with_article(name: &str) -> String {
 /// Listens on `address` (port 0: a free one) for a server command; the address it got. The
 /// listener is non-blocking, for a tokio runtime to take over.
 pub fn listen(address: &str) -> Result<(TcpListener, SocketAddr), Failure> {
+    listen_as("--listen", address)
+}
+
+/// [`listen`] for the address given to `flag`, which the errors name.
+pub fn listen_as(flag: &str, address: &str) -> Result<(TcpListener, SocketAddr), Failure> {
     let Some((host, port)) = address.rsplit_once(':') else {
         return Err(Failure::Usage(format!(
-            "--listen {address:?} needs a port: HOST:PORT (port 0 takes any free port)"
+            "{flag} {address:?} needs a port: HOST:PORT (port 0 takes any free port)"
         )));
     };
     if port.parse::<u16>().is_err() {
         return Err(Failure::Usage(format!(
-            "--listen {address:?}: {port:?} is not a port (0 to 65535)"
+            "{flag} {address:?}: {port:?} is not a port (0 to 65535)"
         )));
     }
     if host.is_empty() {
         return Err(Failure::Usage(format!(
-            "--listen {address:?} needs a host, such as 127.0.0.1:{port} or 0.0.0.0:{port}"
+            "{flag} {address:?} needs a host, such as 127.0.0.1:{port} or 0.0.0.0:{port}"
         )));
     }
     let failed = |e: std::io::Error| Failure::Peer(format!("cannot listen on {address}: {e}"));

@@ -34,13 +34,13 @@ type Handler = dyn Fn(&IncomingRequest) -> Option<Response> + Send + Sync;
 /// records every byte it receives, answers what `handler` says, skips requests it cannot
 /// read (as a lenient test double, not as Kafka would) and stops reading frames after a
 /// framing error, still recording.
-struct Upstream {
-    address: SocketAddr,
+pub(crate) struct Upstream {
+    pub(crate) address: SocketAddr,
     received: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 impl Upstream {
-    fn start(
+    pub(crate) fn start(
         handler: impl Fn(&IncomingRequest) -> Option<Response> + Send + Sync + 'static,
     ) -> Upstream {
         Upstream::on(TcpListener::bind("127.0.0.1:0").unwrap(), handler)
@@ -82,7 +82,7 @@ impl Upstream {
     }
 }
 
-fn default_answer(request: &IncomingRequest, name: &str) -> Response {
+pub(crate) fn default_answer(request: &IncomingRequest, name: &str) -> Response {
     match &request.body {
         Request::ApiVersions(_) => ApiVersionsResponse::default().into(),
         Request::Produce(_) => ProduceResponse::default().into(),
@@ -231,16 +231,16 @@ fn events<'a>(lines: &'a [Value], event: &str) -> Vec<&'a Value> {
 }
 
 /// A client on `ClientConnection`, remembering every byte it sent and received.
-struct Client {
+pub(crate) struct Client {
     stream: TcpStream,
     conn: ClientConnection,
     buf: BytesMut,
-    sent: Vec<u8>,
-    received: Vec<u8>,
+    pub(crate) sent: Vec<u8>,
+    pub(crate) received: Vec<u8>,
 }
 
 impl Client {
-    fn connect(address: &str) -> Client {
+    pub(crate) fn connect(address: &str) -> Client {
         let stream = TcpStream::connect(address).unwrap();
         stream.set_read_timeout(Some(WAIT)).unwrap();
         Client {
@@ -253,7 +253,7 @@ impl Client {
     }
 
     /// Sends every request in one write (pipelined).
-    fn send_all(&mut self, requests: &[(i16, Request)]) {
+    pub(crate) fn send_all(&mut self, requests: &[(i16, Request)]) {
         let mut out = BytesMut::new();
         for (version, request) in requests {
             self.conn.send(*version, request, &mut out).unwrap();
@@ -261,12 +261,12 @@ impl Client {
         self.write_raw(&out);
     }
 
-    fn write_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn write_raw(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).unwrap();
         self.sent.extend_from_slice(bytes);
     }
 
-    fn receive(&mut self) -> ResponseFrame {
+    pub(crate) fn receive(&mut self) -> ResponseFrame {
         loop {
             if let Some(response) = self.conn.receive(&mut self.buf).unwrap() {
                 return response;
@@ -280,7 +280,7 @@ impl Client {
     }
 
     /// Half-closes and reads until the other side closes.
-    fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.stream.shutdown(Shutdown::Write).unwrap();
         let mut rest = Vec::new();
         let _ = self.stream.read_to_end(&mut rest);
@@ -292,11 +292,11 @@ fn sum(bytes: &[u8]) -> Value {
     serde_json::json!({"bytes": bytes.len(), "crc32c": format!("{:08x}", crc32c::crc32c(bytes))})
 }
 
-fn metadata() -> (i16, Request) {
+pub(crate) fn metadata() -> (i16, Request) {
     (12, MetadataRequest::default().into())
 }
 
-fn produce(acks: i16, records: usize) -> (i16, Request) {
+pub(crate) fn produce(acks: i16, records: usize) -> (i16, Request) {
     produce_field(acks, Bytes::from(vec![7u8; records]))
 }
 

@@ -7,11 +7,11 @@ use super::events::{ClosedEvent, ConnectEvent, Event};
 use super::log::Logger;
 use super::proxy::Proxy;
 use super::pump::{pump, Link};
+use crate::net::metrics::Evicted;
 use crate::net::registry::Member;
 use crate::net::stream::{self, Stream};
 use kafka_codec::conn::Direction;
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use tokio::net::TcpStream;
@@ -42,6 +42,7 @@ pub async fn serve(
     target: Target,
 ) {
     let _ = client.set_nodelay(true);
+    let _open = proxy.metrics.connection();
     // The logger and its queue come once there is something to log (the connect line), so
     // that a connection that only waits costs its task and its socket.
     let start_logger = || {
@@ -52,6 +53,7 @@ pub async fn serve(
                 Arc::clone(&proxy.config),
                 Arc::clone(log),
                 Arc::clone(&proxy.budget),
+                Arc::clone(&proxy.metrics),
             );
             proxy.decode.spawn(logger.run(received));
             events
@@ -107,11 +109,17 @@ pub async fn serve(
     };
     let interrupted = async {
         tokio::select! {
-            why = member.evicted() => why.describe(proxy.registry.max()),
-            () = idle(proxy.idle_timeout, || None) => format!(
-                "closed by the tool: nothing sent for --idle-timeout ({} s)",
-                proxy.idle_timeout.map_or(0, |t| t.as_secs())
-            ),
+            why = member.evicted() => {
+                proxy.metrics.evicted(why.into());
+                why.describe(proxy.registry.max())
+            }
+            () = idle(proxy.idle_timeout, || None) => {
+                proxy.metrics.evicted(Evicted::IdleTimeout);
+                format!(
+                    "closed by the tool: nothing sent for --idle-timeout ({} s)",
+                    proxy.idle_timeout.map_or(0, |t| t.as_secs())
+                )
+            }
         }
     };
     let (client, server, address, subject) = tokio::select! {
@@ -150,10 +158,10 @@ async fn forward(
     let link = Link::new(
         Arc::clone(&proxy.config),
         Arc::clone(&proxy.budget),
+        Arc::clone(&proxy.metrics),
         rewrite,
         member,
         events,
-        Arc::new(AtomicUsize::new(0)),
         client_fd,
     );
     let (client_read, client_write) = client.split();
@@ -171,11 +179,17 @@ async fn forward(
     };
     let closed_by = tokio::select! {
         () = pumps => None,
-        why = link.member().evicted() => Some(why.describe(proxy.registry.max())),
-        () = idle(proxy.idle_timeout, || Some(link.member().last_activity())) => Some(format!(
-            "closed by the tool: no byte either way for --idle-timeout ({} s)",
-            proxy.idle_timeout.map_or(0, |t| t.as_secs())
-        )),
+        why = link.member().evicted() => {
+            proxy.metrics.evicted(why.into());
+            Some(why.describe(proxy.registry.max()))
+        }
+        () = idle(proxy.idle_timeout, || Some(link.member().last_activity())) => {
+            proxy.metrics.evicted(Evicted::IdleTimeout);
+            Some(format!(
+                "closed by the tool: no byte either way for --idle-timeout ({} s)",
+                proxy.idle_timeout.map_or(0, |t| t.as_secs())
+            ))
+        }
     };
     let (to_server, to_client) = link.finish();
     link.send(Event::Closed(Box::new(ClosedEvent {

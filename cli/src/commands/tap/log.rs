@@ -41,6 +41,7 @@ use super::rewrite::Note;
 use super::stats::Stats;
 use crate::common::ExpandRecords;
 use crate::net::budget::{Budget, Charge};
+use crate::net::metrics::{Metrics, Undecoded};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{decode_request, decode_response, Direction, RawRequestHeader};
 use kafka_codec::json::redact::{self, Form};
@@ -207,15 +208,16 @@ enum Side {
     },
     /// It did not decode: the fields of `requestError` / `responseError`.
     Error(Value),
-    /// It was not decoded: the fields of `requestSkipped` / `responseSkipped`.
-    Skipped(Value),
+    /// It was not decoded (`skipped` says why): the fields of `requestSkipped` /
+    /// `responseSkipped`.
+    Skipped { skipped: Skipped, fields: Value },
 }
 
 impl Side {
     fn len(&self) -> usize {
         match self {
             Side::Json { text, .. } => text.len(),
-            Side::Error(_) | Side::Skipped(_) => 256,
+            Side::Error(_) | Side::Skipped { .. } => 256,
         }
     }
 
@@ -243,9 +245,9 @@ impl Side {
                 line.field(name, &Value::Null);
                 line.field(&format!("{name}Error"), value);
             }
-            Side::Skipped(value) => {
+            Side::Skipped { fields, .. } => {
                 line.field(name, &Value::Null);
-                line.field(&format!("{name}Skipped"), value);
+                line.field(&format!("{name}Skipped"), fields);
             }
         }
     }
@@ -280,6 +282,7 @@ pub struct Logger {
     config: Arc<Config>,
     log: Arc<Log>,
     budget: Arc<Budget>,
+    metrics: Arc<Metrics>,
     awaiting: VecDeque<Pending>,
     client: String,
     upstream: String,
@@ -292,12 +295,19 @@ pub struct Logger {
 }
 
 impl Logger {
-    pub fn new(id: u64, config: Arc<Config>, log: Arc<Log>, budget: Arc<Budget>) -> Self {
+    pub fn new(
+        id: u64,
+        config: Arc<Config>,
+        log: Arc<Log>,
+        budget: Arc<Budget>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Logger {
             id,
             config,
             log,
             budget,
+            metrics,
             awaiting: VecDeque::new(),
             client: String::new(),
             upstream: String::new(),
@@ -413,6 +423,7 @@ impl Logger {
                 self.skipped(*skipped, head, frame.size, Direction::ToServer)
             }
         };
+        self.count(Direction::ToServer, header.and_then(|h| h.api()), &side);
         drop(frame);
         let Some(header) = header else {
             // Shorter than a header: nothing can answer it.
@@ -514,6 +525,11 @@ impl Logger {
                 self.skipped(*skipped, head, frame.size, Direction::ToClient)
             }
         };
+        self.count(
+            Direction::ToClient,
+            pending.as_ref().and_then(|p| p.header.api()),
+            &side,
+        );
         drop(frame);
         let mut line = match &pending {
             Some(pending) => {
@@ -848,6 +864,27 @@ impl Logger {
         }
     }
 
+    /// Counts a logged side for the metrics: a frame not decoded, or secrets replaced.
+    fn count(&self, direction: Direction, api: Option<ApiKey>, side: &Side) {
+        match side {
+            Side::Error(_) => self.metrics.undecoded(direction, Undecoded::Error),
+            Side::Skipped { skipped, .. } => {
+                let why = match skipped {
+                    Skipped::TooLarge => Undecoded::TooLarge,
+                    Skipped::MemoryBudget => Undecoded::MemoryBudget,
+                    // Not logged at all with --no-log, where there is no logger.
+                    Skipped::Backlog | Skipped::NotLogged => Undecoded::Backlog,
+                };
+                self.metrics.undecoded(direction, why);
+            }
+            Side::Json { redacted, .. } => {
+                if let (Some(api), false) = (api, redacted.is_empty()) {
+                    self.metrics.redacted(api, redacted.len());
+                }
+            }
+        }
+    }
+
     /// `api` if its messages in `direction` can carry credentials and they are not shown.
     fn secret_api(&self, api: Option<ApiKey>, direction: redact::Direction) -> Option<ApiKey> {
         api.filter(|&api| !self.config.log_secrets && redact::has_secrets(api, direction))
@@ -868,8 +905,11 @@ impl Logger {
         Side::Error(json!({"error": error, "size": size, "hex": self.hex(bytes)}))
     }
 
-    fn skipped_because(&self, reason: String, head: &[u8], size: usize) -> Side {
-        Side::Skipped(json!({"reason": reason, "size": size, "hex": self.hex(head)}))
+    fn skipped_because(&self, skipped: Skipped, reason: String, head: &[u8], size: usize) -> Side {
+        Side::Skipped {
+            skipped,
+            fields: json!({"reason": reason, "size": size, "hex": self.hex(head)}),
+        }
     }
 
     fn skipped(&self, skipped: Skipped, head: &[u8], size: usize, direction: Direction) -> Side {
@@ -911,7 +951,7 @@ impl Logger {
             ),
             Skipped::NotLogged => "not logged".to_owned(),
         };
-        self.skipped_because(reason, head, size)
+        self.skipped_because(skipped, reason, head, size)
     }
 }
 

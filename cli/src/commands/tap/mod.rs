@@ -28,7 +28,9 @@ use crate::common::{listen, Failure, Run};
 use crate::net::accept::Acceptor;
 use crate::net::budget::Budget;
 use crate::net::limits::{raise_fd_limit, ServerLimits};
+use crate::net::metrics::Metrics;
 use crate::net::registry::Registry;
+use crate::net::scrape::{self, MetricsListen};
 use crate::net::stream::{self, Resolver};
 use crate::net::tls::{ListenTls, UpstreamTls};
 use clap::builder::RangedU64ValueParser;
@@ -68,7 +70,8 @@ use tokio::net::TcpListener;
 /// or let the tap rewrite those addresses (--rewrite-brokers).
 ///
 /// Limits (all connections together): --max-connections, --idle-timeout, --memory-budget;
-/// per connection: --max-frame (frames kept for the log), --max-in-flight.
+/// per connection: --max-frame (frames kept for the log), --max-in-flight. Prometheus
+/// metrics (requests by API, bytes, latency, connections, memory): --metrics-listen.
 #[derive(Debug, clap::Args)]
 pub struct Tap {
     /// The address clients connect to (port 0: any free port; the first line on stderr and
@@ -141,6 +144,8 @@ pub struct Tap {
     listen_tls: ListenTls,
     #[command(flatten)]
     upstream_tls: UpstreamTls,
+    #[command(flatten)]
+    metrics: MetricsListen,
 }
 
 /// Bytes of a log line kept for everything but the two messages (time, ids, API, errors,
@@ -194,6 +199,7 @@ impl Run for Tap {
         let resolver = Resolver::start()
             .map_err(|e| Failure::Peer(format!("cannot start the resolver thread: {e}")))?;
         let (listener, local) = listen(&self.listen)?;
+        let metrics_listener = self.metrics.bind()?;
         let out: Box<dyn io::Write + Send> = if self.log.as_os_str() == "-" {
             Box::new(io::stdout())
         } else {
@@ -237,6 +243,7 @@ impl Run for Tap {
         }
         let budget = Budget::new(self.limits.memory_budget);
         let registry = Registry::new(max_connections);
+        let metrics = Metrics::new(Arc::clone(&budget), max_connections);
         let upstream = self.upstream.clone();
         let proxy = Arc::new_cyclic(|weak: &Weak<Proxy>| {
             let brokers = advertised_host.map(|host| {
@@ -267,6 +274,7 @@ impl Run for Tap {
                 brokers,
                 budget,
                 registry,
+                metrics,
                 resolver,
                 listen_tls,
                 upstream_tls,
@@ -285,6 +293,16 @@ impl Run for Tap {
                 self.upstream,
                 proxy.budget.limit()
             );
+            if let Some((listener, address)) = metrics_listener {
+                scrape::spawn(
+                    listener,
+                    Arc::clone(&proxy.metrics),
+                    Arc::clone(&proxy.budget),
+                    move |line| eprintln!("kafka-codec tap: metrics {address}: {line}"),
+                )
+                .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
+                eprintln!("kafka-codec tap: metrics on http://{address}/metrics");
+            }
             probe_upstream(&proxy).await;
             if let Some(log) = &proxy.log {
                 log::listening(log, local, &self.upstream, proxy.listen_tls.is_some());

@@ -6,6 +6,7 @@ use super::config::Config;
 use super::log::Log;
 use super::rewrite::{Brokers, Rewrite};
 use crate::net::budget::Budget;
+use crate::net::metrics::Metrics;
 use crate::net::registry::Registry;
 use crate::net::stream::Resolver;
 use crate::net::tls;
@@ -20,6 +21,8 @@ pub struct Proxy {
     pub(super) brokers: Option<Arc<Brokers>>,
     pub(super) budget: Arc<Budget>,
     pub(super) registry: Arc<Registry>,
+    /// What is counted for `--metrics-listen` (counted whether or not it is served).
+    pub(super) metrics: Arc<Metrics>,
     pub(super) resolver: Arc<Resolver>,
     pub(super) listen_tls: Option<tls::Acceptor>,
     pub(super) upstream_tls: Option<tls::Client>,

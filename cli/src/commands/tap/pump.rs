@@ -15,6 +15,7 @@ use super::framing::{Content, Framer, Piece, Policy, Skipped};
 use super::rewrite::{Note, Rewrite};
 use super::stats::Stats;
 use crate::net::budget::{Budget, Charge};
+use crate::net::metrics::{Awaiting, Metrics};
 use crate::net::registry::Member;
 use crate::net::stream::{peer_closed, PeerClosed, ReadHalf, WriteHalf};
 use kafka_codec::bytes::Bytes;
@@ -71,6 +72,9 @@ impl Progress {
 pub struct Link {
     pub config: Arc<Config>,
     budget: Arc<Budget>,
+    metrics: Arc<Metrics>,
+    /// Requests awaiting responses, for the metrics (the responses' API and latency).
+    awaiting: Mutex<Awaiting>,
     rewrite: Option<Rewrite>,
     member: Member,
     events: Option<mpsc::Sender<Event>>,
@@ -97,10 +101,10 @@ impl Link {
     pub fn new(
         config: Arc<Config>,
         budget: Arc<Budget>,
+        metrics: Arc<Metrics>,
         rewrite: Option<Rewrite>,
         member: Member,
         events: Option<mpsc::Sender<Event>>,
-        backlog: Arc<AtomicUsize>,
         client_fd: RawFd,
     ) -> Link {
         let progress = |holding: bool| {
@@ -115,11 +119,13 @@ impl Link {
         Link {
             directions: [progress(false), progress(holding)],
             config,
+            awaiting: Mutex::new(Awaiting::new(&budget)),
             budget,
+            metrics,
             rewrite,
             member,
             events,
-            backlog,
+            backlog: Arc::new(AtomicUsize::new(0)),
             in_flight: AtomicUsize::new(0),
             client_fd,
             answered: Notify::new(),
@@ -130,6 +136,10 @@ impl Link {
         self.directions[index(direction)]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn awaiting(&self) -> MutexGuard<'_, Awaiting> {
+        self.awaiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn touch(&self) {
@@ -308,6 +318,7 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
                 Err(e) => break End::ReadFailed(e),
             };
             link.touch();
+            link.metrics.bytes(direction, chunk.len());
             link.progress(direction).stats.received.add(&chunk);
             // What was read is held until it is written: a needed charge, which waits when
             // the budget is spent (a read is far below the smallest budget, so it fits).
@@ -324,7 +335,13 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
                 .max(1),
             Direction::ToClient => usize::MAX,
         };
-        let (events, rest) = frame(direction, link, std::mem::take(&mut unframed), allowed);
+        let (events, rest) = frame(
+            direction,
+            link,
+            std::mem::take(&mut unframed),
+            allowed,
+            seen.0,
+        );
         unframed = rest;
         for event in events {
             let charge = link.budget.reserve(EVENT_COST).await;
@@ -385,13 +402,15 @@ enum Pending {
 }
 
 /// Splits `chunk` into frames, at most `max_frames` of them, queues their bytes (or their
-/// rewritten replacements) to be written, counts requests awaiting responses, and returns
-/// what the logger gets and the bytes after the last frame taken.
+/// rewritten replacements) to be written, counts requests awaiting responses and frames for
+/// the metrics (`seen`: when the chunk was read), and returns what the logger gets and the
+/// bytes after the last frame taken.
 fn frame(
     direction: Direction,
     link: &Link,
     chunk: Bytes,
     max_frames: usize,
+    seen: Instant,
 ) -> (Vec<Pending>, Bytes) {
     let mut progress = link.progress(direction);
     let mut policy = PumpPolicy { direction, link };
@@ -432,9 +451,11 @@ fn frame(
                         link.member.completed_request();
                         // A request whose start does not tell is not counted: better a looser
                         // bound than a connection that stops for a response that never comes.
-                        if RawRequestHeader::expects_response(head) == Some(true) {
+                        let answered = RawRequestHeader::expects_response(head) == Some(true);
+                        if answered {
                             link.in_flight.fetch_add(1, Ordering::AcqRel);
                         }
+                        link.awaiting().request(&link.metrics, head, answered, seen);
                         if let (Some(rewrite), Some(header)) =
                             (&link.rewrite, RawRequestHeader::peek(head))
                         {
@@ -442,6 +463,7 @@ fn frame(
                         }
                     }
                     Direction::ToClient => {
+                        link.awaiting().response(&link.metrics, head, seen);
                         let _ =
                             link.in_flight
                                 .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {

@@ -17,6 +17,7 @@ use crate::commands::tap::log::{self, Log, Logger};
 use crate::commands::tap::stats::{CaptureGaps, Stats};
 use crate::common::OtherProtocol;
 use crate::net::budget::{Budget, Charge};
+use crate::net::metrics::Metrics;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{Direction, RawRequestHeader};
 use kafka_codec::serde_json::json;
@@ -84,6 +85,9 @@ pub struct Streams {
     settings: Settings,
     log: Arc<Log>,
     budget: Arc<Budget>,
+    /// The tap's loggers count what they decode; a capture serves no metrics, so these
+    /// counts are kept and never read.
+    metrics: Arc<Metrics>,
     connections: HashMap<Key, Connection>,
     /// Connections by the capture time of their last packet, oldest first.
     idle: BTreeMap<(SystemTime, u64), Key>,
@@ -168,10 +172,12 @@ fn direction_name(direction: Direction) -> &'static str {
 
 impl Streams {
     pub fn new(settings: Settings, log: Arc<Log>, budget: Arc<Budget>) -> Self {
+        let metrics = Metrics::new(Arc::clone(&budget), settings.max_connections);
         Streams {
             settings,
             log,
             budget,
+            metrics,
             connections: HashMap::new(),
             idle: BTreeMap::new(),
             next_id: 1,
@@ -471,6 +477,7 @@ impl Streams {
                 Arc::clone(config),
                 Arc::clone(&self.log),
                 Arc::clone(&self.budget),
+                Arc::clone(&self.metrics),
             ),
             directions: [flow(0), flow(1)],
             awaiting: VecDeque::new(),

@@ -8,7 +8,6 @@
 
 mod commands;
 mod common;
-mod net;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use common::{parse_failure, Failure, Run};

@@ -1,18 +1,18 @@
 //! What every subcommand shares: how a run fails and exits, where input comes from, how
 //! output is written, how an API is named on the command line, a records field as JSON, and
-//! what bytes that are not Kafka's are.
+//! what bytes that are not Kafka's are (recognised by the server crate, which the tap's and
+//! the servers' connections share).
 
 mod api;
 mod failure;
 mod input;
-mod other_protocol;
 mod output;
 mod records;
 
 pub use api::ApiVersionArgs;
 pub use failure::Failure;
 pub use input::{read_input, BinaryInput, FrameInput};
-pub use other_protocol::OtherProtocol;
+pub use kafka_codec_server::other_protocol::OtherProtocol;
 pub use output::{write_bytes, write_json_with, write_stdout, DiscardJson};
 pub use records::{check_records, records_from_json, ExpandRecords};
 
@@ -71,24 +71,5 @@ pub fn listen(address: &str) -> Result<(TcpListener, SocketAddr), Failure> {
 
 /// [`listen`] for the address given to `flag`, which the errors name.
 pub fn listen_as(flag: &str, address: &str) -> Result<(TcpListener, SocketAddr), Failure> {
-    let Some((host, port)) = address.rsplit_once(':') else {
-        return Err(Failure::Usage(format!(
-            "{flag} {address:?} needs a port: HOST:PORT (port 0 takes any free port)"
-        )));
-    };
-    if port.parse::<u16>().is_err() {
-        return Err(Failure::Usage(format!(
-            "{flag} {address:?}: {port:?} is not a port (0 to 65535)"
-        )));
-    }
-    if host.is_empty() {
-        return Err(Failure::Usage(format!(
-            "{flag} {address:?} needs a host, such as 127.0.0.1:{port} or 0.0.0.0:{port}"
-        )));
-    }
-    let failed = |e: std::io::Error| Failure::Peer(format!("cannot listen on {address}: {e}"));
-    let listener = TcpListener::bind(address).map_err(failed)?;
-    let local = listener.local_addr().map_err(failed)?;
-    listener.set_nonblocking(true).map_err(failed)?;
-    Ok((listener, local))
+    Ok(kafka_codec_server::listen::listen_as(flag, address)?)
 }

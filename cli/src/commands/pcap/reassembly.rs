@@ -3,8 +3,8 @@
 //! are delivered once, and what the capture does not hold (a lost segment, a packet cut by
 //! the snap length) is delivered as a gap of its length.
 
-use crate::net::budget::Charge;
 use kafka_codec::bytes::Bytes;
+use kafka_codec_server::budget::Charge;
 use std::collections::BTreeMap;
 
 /// What the stream delivers, in order.
@@ -271,7 +271,7 @@ fn push_gap(out: &mut Vec<Delivery>, bytes: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::budget::Budget;
+    use kafka_codec_server::budget::Budget;
 
     fn reassembler(cap: usize) -> Reassembler {
         Reassembler::new(cap, Budget::new(1 << 30).none())

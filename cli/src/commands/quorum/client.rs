@@ -4,13 +4,13 @@
 //! controller.
 
 use crate::common::Failure;
-use crate::net::tls;
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::{ApiVersionsReply, ClientConnection, SupportedVersions};
 use kafka_codec::messages::describe_cluster_response::DescribeClusterResponse;
 use kafka_codec::messages::{ApiVersionsRequest, DescribeClusterRequest};
 use kafka_codec::ErrorCode;
 use kafka_codec::{ApiKey, Request, Response, VersionRange};
+use kafka_codec_server::tls;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;

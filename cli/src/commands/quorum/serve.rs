@@ -9,14 +9,6 @@
 use super::controller::{Answer, Controller};
 use super::sim::{self, Cluster};
 use crate::common::{listen, Failure, Run};
-use crate::net::accept::Acceptor;
-use crate::net::budget::{Budget, Charge};
-use crate::net::limits::{raise_fd_limit, ServerLimits};
-use crate::net::metrics::{Evicted, Metrics, Undecoded};
-use crate::net::registry::{Member, Registry};
-use crate::net::scrape::{self, MetricsListen};
-use crate::net::stream::{self, Stream};
-use crate::net::tls::ListenTls;
 use clap::builder::RangedU64ValueParser;
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::{Direction, IncomingRequest, ServerConnection};
@@ -24,6 +16,14 @@ use kafka_codec::json::redact;
 use kafka_codec::json::{JsonOptions, JsonSink, JsonWriter};
 use kafka_codec::serde_json::{self, json};
 use kafka_codec::{DecodeLimits, DecodeOptions, ResponseFrame};
+use kafka_codec_server::accept::Acceptor;
+use kafka_codec_server::budget::{Budget, Charge};
+use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
+use kafka_codec_server::metrics::{Evicted, Metrics, Undecoded};
+use kafka_codec_server::registry::{Member, Registry};
+use kafka_codec_server::scrape::{self, MetricsListen};
+use kafka_codec_server::stream::{self, Stream};
+use kafka_codec_server::tls::ListenTls;
 use std::fs::File;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -91,7 +91,7 @@ struct Shared {
     budget: Arc<Budget>,
     registry: Arc<Registry>,
     metrics: Arc<Metrics>,
-    tls: Option<crate::net::tls::Acceptor>,
+    tls: Option<kafka_codec_server::tls::Acceptor>,
     options: DecodeOptions,
     idle_timeout: Option<Duration>,
 }

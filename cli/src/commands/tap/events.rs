@@ -5,8 +5,8 @@
 use super::framing::Frame;
 use super::rewrite::Note;
 use super::stats::Stats;
-use crate::net::budget::Charge;
 use kafka_codec::conn::Direction;
+use kafka_codec_server::budget::Charge;
 use std::net::SocketAddr;
 use std::time::{Instant, SystemTime};
 

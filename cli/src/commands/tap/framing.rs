@@ -10,8 +10,8 @@
 //! Every byte a frame keeps is charged to the memory budget as it arrives (a size prefix is
 //! only a claim): a frame the budget cannot take any more is kept as its first bytes only.
 
-use crate::net::budget::Charge;
 use kafka_codec::bytes::{Bytes, BytesMut};
+use kafka_codec_server::budget::Charge;
 
 /// What a frame's bytes, kept for the decoder, are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -414,7 +414,7 @@ impl Framer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::budget::Budget;
+    use kafka_codec_server::budget::Budget;
     use std::sync::Arc;
 
     /// Keeps every frame whole; holds frames whose first body byte is 0xee.

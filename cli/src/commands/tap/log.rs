@@ -40,8 +40,6 @@ use super::framing::{Content, Frame, Skipped};
 use super::rewrite::Note;
 use super::stats::Stats;
 use crate::common::ExpandRecords;
-use crate::net::budget::{Budget, Charge};
-use crate::net::metrics::{Metrics, Undecoded};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{decode_request, decode_response, Direction, RawRequestHeader};
 use kafka_codec::json::redact::{self, Form};
@@ -50,6 +48,8 @@ use kafka_codec::json::{
 };
 use kafka_codec::serde_json::{self, json, Value};
 use kafka_codec::{ApiKey, Message, TrailingBytes};
+use kafka_codec_server::budget::{Budget, Charge};
+use kafka_codec_server::metrics::{Metrics, Undecoded};
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::SocketAddr;

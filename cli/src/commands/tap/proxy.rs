@@ -5,11 +5,11 @@
 use super::config::Config;
 use super::log::Log;
 use super::rewrite::{Brokers, Rewrite};
-use crate::net::budget::Budget;
-use crate::net::metrics::Metrics;
-use crate::net::registry::Registry;
-use crate::net::stream::Resolver;
-use crate::net::tls;
+use kafka_codec_server::budget::Budget;
+use kafka_codec_server::metrics::Metrics;
+use kafka_codec_server::registry::Registry;
+use kafka_codec_server::stream::Resolver;
+use kafka_codec_server::tls;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;

@@ -14,12 +14,12 @@
 //! charged to the memory budget; a response the budget cannot take is forwarded as it is,
 //! and the log says so.
 
-use crate::net::budget::Budget;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::RawRequestHeader;
 use kafka_codec::serde_json::{json, Value};
 use kafka_codec::Framing;
 use kafka_codec::{ApiKey, DecodeLimits, DecodeOptions, Response, ResponseFrame, Utf8Bytes};
+use kafka_codec_server::budget::Budget;
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};

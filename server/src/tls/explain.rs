@@ -3,7 +3,7 @@
 //! command logs or prints, so that the tap, `quorum serve` and `quorum describe` say the same
 //! thing about the same failure.
 
-use crate::common::OtherProtocol;
+use crate::other_protocol::OtherProtocol;
 use rustls::pki_types::{ServerName, UnixTime};
 use rustls::{AlertDescription, CertificateError, Error, PeerIncompatible};
 use std::io;

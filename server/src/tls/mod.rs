@@ -7,7 +7,7 @@
 pub mod explain;
 mod pinned;
 
-use crate::common::Failure;
+use crate::error::SetupError;
 pub use explain::{ClientFlags, Side, CONTROLLER, UPSTREAM};
 use rustls::client::WebPkiServerVerifier;
 use rustls::pki_types::pem::PemObject;
@@ -63,11 +63,11 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-fn unreadable(flag: &str, path: &Path, e: impl std::fmt::Display) -> Failure {
-    Failure::Input(format!("{flag} {}: {e}", path.display()))
+fn unreadable(flag: &str, path: &Path, e: impl std::fmt::Display) -> SetupError {
+    SetupError::Input(format!("{flag} {}: {e}", path.display()))
 }
 
-fn certificates(flag: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, Failure> {
+fn certificates(flag: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, SetupError> {
     let certificates = CertificateDer::pem_file_iter(path)
         .map_err(|e| unreadable(flag, path, e))?
         .collect::<Result<Vec<_>, _>>()
@@ -86,7 +86,7 @@ fn certificates(flag: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>,
 fn identity(
     (cert_flag, cert): (&str, &Path),
     (key_flag, key): (&str, &Path),
-) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), Failure> {
+) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), SetupError> {
     let chain = certificates(cert_flag, cert)?;
     let private = PrivateKeyDer::from_pem_file(key)
         .map_err(|e| unreadable(key_flag, key, format!("{e} (expected a PEM private key)")))?;
@@ -98,7 +98,7 @@ fn mismatched(
     (cert_flag, cert): (&str, &Path),
     (key_flag, key): (&str, &Path),
     e: rustls::Error,
-) -> Failure {
+) -> SetupError {
     // Java's keytool stores EC keys without their public half, which the key loader needs;
     // the fix is one command.
     let why = match e {
@@ -114,7 +114,7 @@ fn mismatched(
         ),
         e => e.to_string(),
     };
-    Failure::Input(format!(
+    SetupError::Input(format!(
         "{cert_flag} {} / {key_flag} {}: {why}",
         cert.display(),
         key.display()
@@ -125,7 +125,7 @@ fn mismatched(
 fn trusted(
     flag: &str,
     path: &Path,
-) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), Failure> {
+) -> Result<(RootCertStore, Vec<CertificateDer<'static>>), SetupError> {
     let pins = certificates(flag, path)?;
     let mut roots = RootCertStore::empty();
     for certificate in &pins {
@@ -138,7 +138,7 @@ fn trusted(
 
 impl ListenTls {
     /// The server side of TLS, if asked for.
-    pub fn config(&self) -> Result<Option<Arc<ServerConfig>>, Failure> {
+    pub fn config(&self) -> Result<Option<Arc<ServerConfig>>, SetupError> {
         let (Some(cert), Some(key)) = (&self.listen_tls_cert, &self.listen_tls_key) else {
             return Ok(None);
         };
@@ -147,7 +147,7 @@ impl ListenTls {
         let (chain, private) = identity(cert, key)?;
         let builder = ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
-            .map_err(|e| Failure::Input(format!("TLS: {e}")))?;
+            .map_err(|e| SetupError::Input(format!("TLS: {e}")))?;
         let builder = match &self.listen_tls_client_ca {
             None => builder.with_no_client_auth(),
             Some(path) => {
@@ -165,7 +165,7 @@ impl ListenTls {
     }
 
     /// The listener's TLS acceptor, if asked for.
-    pub fn acceptor(&self) -> Result<Option<Acceptor>, Failure> {
+    pub fn acceptor(&self) -> Result<Option<Acceptor>, SetupError> {
         Ok(self.config()?.map(|config| Acceptor {
             acceptor: tokio_rustls::TlsAcceptor::from(config),
             side: Side::Server,
@@ -232,7 +232,7 @@ pub struct ClientTls {
 }
 
 impl ClientTls {
-    pub fn client(&self) -> Result<Option<Client>, Failure> {
+    pub fn client(&self) -> Result<Option<Client>, SetupError> {
         if !self.tls {
             return Ok(None);
         }
@@ -248,7 +248,7 @@ impl ClientTls {
 
 impl UpstreamTls {
     /// The client side of TLS, if asked for.
-    pub fn client(&self) -> Result<Option<Client>, Failure> {
+    pub fn client(&self) -> Result<Option<Client>, SetupError> {
         if !self.upstream_tls {
             return Ok(None);
         }
@@ -272,7 +272,7 @@ fn client(
     ca: Option<&Path>,
     server_name: Option<&str>,
     identity_files: Option<(&Path, &Path)>,
-) -> Result<Client, Failure> {
+) -> Result<Client, SetupError> {
     let (roots, pins) = match ca {
         Some(path) => trusted(flags.ca, path)?,
         None => {
@@ -280,7 +280,7 @@ fn client(
             let found = rustls_native_certs::load_native_certs();
             let (added, _) = roots.add_parsable_certificates(found.certs);
             if added == 0 {
-                return Err(Failure::Input(format!(
+                return Err(SetupError::Input(format!(
                     "TLS: no trusted roots found on this system{}; give {} FILE",
                     found
                         .errors
@@ -296,7 +296,7 @@ fn client(
     };
     if let Some(name) = server_name {
         ServerName::try_from(name.to_owned()).map_err(|e| {
-            Failure::Usage(format!(
+            SetupError::Usage(format!(
                 "{} {name:?} is not a server name: {e}",
                 flags.server_name
             ))
@@ -304,11 +304,11 @@ fn client(
     }
     let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider())
         .build()
-        .map_err(|e| Failure::Input(format!("TLS: {e}")))?;
+        .map_err(|e| SetupError::Input(format!("TLS: {e}")))?;
     let verifier = pinned::ServerVerifier::new(webpki, pins, provider());
     let builder = ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| Failure::Input(format!("TLS: {e}")))?
+        .map_err(|e| SetupError::Input(format!("TLS: {e}")))?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(verifier));
     let config = match identity_files {

@@ -54,10 +54,10 @@ impl MetricsListen {
     /// command rather than a later scrape.
     pub fn bind(
         &self,
-    ) -> Result<Option<(std::net::TcpListener, SocketAddr)>, crate::common::Failure> {
+    ) -> Result<Option<(std::net::TcpListener, SocketAddr)>, crate::error::SetupError> {
         self.metrics_listen
             .as_deref()
-            .map(|address| crate::common::listen_as("--metrics-listen", address))
+            .map(|address| crate::listen::listen_as("--metrics-listen", address))
             .transpose()
     }
 }
@@ -235,7 +235,7 @@ fn no_memory() -> Answer {
 async fn read_head(
     tcp: &mut TcpStream,
     member: &Member,
-    charge: &mut crate::net::budget::Charge,
+    charge: &mut crate::budget::Charge,
 ) -> Result<Vec<u8>, Unread> {
     let mut head = Vec::new();
     let mut chunk = [0u8; 1024];

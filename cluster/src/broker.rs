@@ -2,7 +2,7 @@
 //! same plumbing as the CLI's `quorum serve` (`kafka-codec-server`): every byte read and not
 //! yet answered is charged to the memory budget, connections are capped with eviction of the
 //! least useful, idle ones are closed, and whatever a peer sends fails that connection only.
-//! Frames go to [`dispatch`](crate::dispatch::dispatch); nothing here knows an API.
+//! Frames go to [`dispatch`]; nothing here knows an API.
 
 use crate::dispatch::{dispatch, Reply};
 use crate::Shared;

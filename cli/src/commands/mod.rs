@@ -2,6 +2,7 @@
 //! [`Run`](crate::common::Run); `main.rs` lists them.
 
 pub mod apis;
+pub mod cluster;
 pub mod decode;
 pub mod encode;
 pub mod pcap;

@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cluster;
 mod decode_records;
 mod every_api;
 mod general;

@@ -2,7 +2,7 @@
 //! certificate and key from PEM files (and may require client certificates), and an upstream
 //! (or controller) reached over TLS, verified against a CA file or the system's roots, with a
 //! client certificate if asked for. A certificate in the CA file is trusted as it is
-//! ([`pinned`]); failures are said in words ([`explain`]).
+//! (`pinned`); failures are said in words (`explain`).
 
 pub mod explain;
 mod pinned;

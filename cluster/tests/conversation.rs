@@ -268,6 +268,24 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         ErrorCode::CORRUPT_MESSAGE.code()
     );
 
+    // A batch whose offset range (0..=5) does not match its record count (2): INVALID_RECORD.
+    let mut gap = RecordBatchBuilder::new(Compression::None);
+    for offset in [0, 5] {
+        gap.append_record(Record {
+            offset,
+            value: Some(Bytes::from("gap")),
+            ..Record::default()
+        });
+    }
+    let gap = gap.build().encode_to_bytes().expect("a batch");
+    let Response::Produce(refused) = client.call(9, produce("events", 0, gap)).await.body else {
+        panic!("not Produce")
+    };
+    assert_eq!(
+        refused.responses[0].partition_responses[0].error_code,
+        ErrorCode::INVALID_RECORD.code()
+    );
+
     // Fetch from 0 at v4 and v12: the three batches back, byte for byte except the fields
     // the broker sets: the base offset and the partition leader epoch (0), which the CRC
     // does not cover.

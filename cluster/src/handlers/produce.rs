@@ -90,7 +90,12 @@ fn produce(
     if batch.verify_crc().is_err() {
         return fail(ErrorCode::CORRUPT_MESSAGE);
     }
+    // As Kafka's validator: the offset range the header claims must be positive and match
+    // its record count, so a batch cannot move the log's end by more than it holds.
     let records = i64::from(header.last_offset_delta) + 1;
+    if records <= 0 || i64::from(header.records_count) != records {
+        return fail(ErrorCode::INVALID_RECORD);
+    }
     let (base_offset, log_start) = {
         let mut state = context.shared.state();
         // The topic may have gone (or come back smaller) since it was looked up: a

@@ -65,7 +65,7 @@ async fn connection(
     node_id: i32,
     member: Member,
     tcp: TcpStream,
-    _peer: SocketAddr,
+    peer: SocketAddr,
     mut stop: watch::Receiver<()>,
 ) {
     let _ = tcp.set_nodelay(true);
@@ -82,7 +82,7 @@ async fn connection(
         }
     };
     tokio::select! {
-        () = converse(&shared, node_id, &member, Stream::Plain(tcp)) => {}
+        () = converse(&shared, node_id, peer, &member, Stream::Plain(tcp)) => {}
         _ = member.evicted() => {}
         () = idle => {}
         _ = stop.changed() => {}
@@ -92,7 +92,13 @@ async fn connection(
 /// Reads requests and answers them in order until the peer goes or sends something
 /// unreadable (a frame too large, a header or body that does not decode): then the
 /// connection closes, as Kafka closes it.
-async fn converse(shared: &Shared, node_id: i32, member: &Member, mut stream: Stream) {
+async fn converse(
+    shared: &Shared,
+    node_id: i32,
+    peer: SocketAddr,
+    member: &Member,
+    mut stream: Stream,
+) {
     let mut connection = ServerConnection::new().with_options(shared.options);
     let mut received = BytesMut::new();
     // What `received` holds, charged to the budget before it is held.
@@ -104,7 +110,7 @@ async fn converse(shared: &Shared, node_id: i32, member: &Member, mut stream: St
                 member.completed_request();
                 charge.shrink_to(received.len());
                 member.set_held(charge.bytes());
-                let response = match dispatch(shared, node_id, &request).await {
+                let response = match dispatch(shared, node_id, peer, &request).await {
                     Reply::Respond(response) => response,
                     Reply::Nothing => continue,
                     Reply::Close(_why) => return,

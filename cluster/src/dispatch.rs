@@ -4,9 +4,10 @@
 //! log, and the version limits of an older Kafka release (`--as-version`).
 
 use crate::handlers;
-use crate::Shared;
+use crate::{Served, Shared};
 use kafka_codec::conn::IncomingRequest;
 use kafka_codec::{ApiKey, ResponseFrame, VersionRange};
+use std::net::SocketAddr;
 
 /// What the transport does with a request.
 #[derive(Debug)]
@@ -19,8 +20,27 @@ pub enum Reply {
     Close(String),
 }
 
-/// Answers `request`, received by broker `node_id`.
-pub async fn dispatch(shared: &Shared, node_id: i32, request: &IncomingRequest) -> Reply {
+/// Answers `request`, received by broker `node_id` from `peer`, and shows it to the
+/// request observer.
+pub async fn dispatch(
+    shared: &Shared,
+    node_id: i32,
+    peer: SocketAddr,
+    request: &IncomingRequest,
+) -> Reply {
+    let reply = decide(shared, node_id, request).await;
+    if let Some(observer) = &shared.observer {
+        (observer.0)(&Served {
+            node_id,
+            peer,
+            request,
+            reply: &reply,
+        });
+    }
+    reply
+}
+
+async fn decide(shared: &Shared, node_id: i32, request: &IncomingRequest) -> Reply {
     // A newer client's ApiVersions, read as an empty v0 request: Kafka answers
     // UNSUPPORTED_VERSION at v0 with its own ApiVersions range, so the client retries lower.
     if request.is_unsupported_api_versions() {

@@ -24,7 +24,8 @@ pub mod dispatch;
 pub mod handlers;
 pub mod state;
 
-use kafka_codec::conn::SupportedVersions;
+use dispatch::Reply;
+use kafka_codec::conn::{IncomingRequest, SupportedVersions};
 use kafka_codec::{DecodeLimits, DecodeOptions};
 use kafka_codec_server::budget::{Budget, DEFAULT_BUDGET};
 use kafka_codec_server::registry::Registry;
@@ -45,6 +46,30 @@ pub struct BrokerAddress {
     pub address: SocketAddr,
 }
 
+/// One request as the cluster dealt with it, for a request log
+/// ([`ClusterBuilder::on_request`]).
+#[derive(Debug)]
+pub struct Served<'a> {
+    /// The broker that received it.
+    pub node_id: i32,
+    /// The client's address.
+    pub peer: SocketAddr,
+    /// The request.
+    pub request: &'a IncomingRequest,
+    /// What the cluster did: answered, answered nothing (acks 0), or closed the connection.
+    pub reply: &'a Reply,
+}
+
+/// A function every request is shown to after it is dealt with.
+#[derive(Clone)]
+pub struct RequestObserver(Arc<dyn Fn(&Served<'_>) + Send + Sync>);
+
+impl std::fmt::Debug for RequestObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestObserver")
+    }
+}
+
 /// What every broker and connection of a cluster shares.
 #[derive(Debug)]
 pub struct Shared {
@@ -61,6 +86,7 @@ pub struct Shared {
     pub(crate) registry: Arc<Registry>,
     pub(crate) options: DecodeOptions,
     pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) observer: Option<RequestObserver>,
 }
 
 impl Shared {
@@ -116,6 +142,7 @@ pub struct ClusterBuilder {
     max_connections: usize,
     idle_timeout: Option<Duration>,
     max_frame: usize,
+    observer: Option<RequestObserver>,
 }
 
 impl Default for ClusterBuilder {
@@ -130,6 +157,7 @@ impl Default for ClusterBuilder {
             idle_timeout: Some(Duration::from_secs(600)),
             // Kafka's `socket.request.max.bytes` default.
             max_frame: 100 * 1024 * 1024,
+            observer: None,
         }
     }
 }
@@ -187,6 +215,14 @@ impl ClusterBuilder {
         self
     }
 
+    /// Shows every request to `observer` once it is dealt with (a request log; the CLI's
+    /// `cluster` command prints one line each). It runs on the connection's task: keep it
+    /// short.
+    pub fn on_request(mut self, observer: impl Fn(&Served<'_>) + Send + Sync + 'static) -> Self {
+        self.observer = Some(RequestObserver(Arc::new(observer)));
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
         let mut listeners = Vec::with_capacity(self.brokers);
@@ -219,6 +255,7 @@ impl ClusterBuilder {
                 ..DecodeOptions::default()
             },
             idle_timeout: self.idle_timeout,
+            observer: self.observer,
         });
         let (stop, stopped) = watch::channel(());
         for (node_id, listener) in listeners.into_iter().enumerate() {

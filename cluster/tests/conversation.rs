@@ -560,3 +560,45 @@ async fn every_version_of_every_served_api_answers() {
         );
     }
 }
+
+/// The request observer sees every request with what became of it, an unserved API's
+/// closed connection included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_observer_sees_answers_and_closes() {
+    use kafka_codec_cluster::dispatch::Reply;
+    use std::sync::{Arc, Mutex};
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    let cluster = Cluster::builder()
+        .on_request(move |served| {
+            let outcome = match served.reply {
+                Reply::Respond(_) => "answered".to_owned(),
+                Reply::Nothing => "nothing".to_owned(),
+                Reply::Close(why) => format!("closed: {why}"),
+            };
+            log.lock().unwrap().push(format!(
+                "{} v{} broker {}: {outcome}",
+                served.request.api_key(),
+                served.request.api_version,
+                served.node_id
+            ));
+        })
+        .build()
+        .await
+        .expect("cluster");
+    let address = cluster.brokers()[0].address;
+    let mut client = Client::connect(address).await;
+    client.call(3, ApiVersionsRequest::default()).await;
+    assert!(
+        client
+            .closed_after(4, kafka_codec::messages::FindCoordinatorRequest::default())
+            .await
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "ApiVersions v3 broker 0: answered",
+            "FindCoordinator v4 broker 0: closed: FindCoordinator v4 is not served",
+        ]
+    );
+}

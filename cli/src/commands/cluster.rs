@@ -2,7 +2,8 @@
 //! for clients in other languages and processes. It runs until killed.
 
 use crate::common::{Failure, Run};
-use kafka_codec_cluster::Cluster;
+use kafka_codec_cluster::dispatch::Reply;
+use kafka_codec_cluster::{Cluster, Served};
 use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
 
 /// Run a Kafka cluster in memory: N brokers that real clients produce to and fetch from.
@@ -10,7 +11,8 @@ use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
 /// It serves ApiVersions, Metadata, CreateTopics, DeleteTopics, Produce, Fetch and
 /// ListOffsets at every version this build knows (`kafka-codec-cluster`'s README lists what
 /// is not served yet: groups, transactions, SASL and more). The first line on stderr names
-/// the bootstrap servers; everything is in memory and goes when the process ends.
+/// the bootstrap servers, then one line per request follows; everything is in memory and
+/// goes when the process ends.
 #[derive(Debug, clap::Args)]
 pub struct ClusterCommand {
     /// How many brokers.
@@ -58,6 +60,7 @@ impl Run for ClusterCommand {
                 .memory_budget(self.limits.memory_budget)
                 .max_connections(max_connections)
                 .idle_timeout(self.limits.idle_timeout())
+                .on_request(log_request)
                 .build()
                 .await
                 .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
@@ -67,6 +70,27 @@ impl Run for ClusterCommand {
             Ok(())
         })
     }
+}
+
+/// One line per request on stderr, as `quorum serve` writes them: when, who, which request,
+/// which broker, and what became of it.
+fn log_request(served: &Served<'_>) {
+    let request = served.request;
+    let client = request.header.client_id.as_deref().unwrap_or("-");
+    let outcome = match served.reply {
+        Reply::Respond(_) => "answered".to_owned(),
+        Reply::Nothing => "no response (acks 0)".to_owned(),
+        Reply::Close(why) => format!("{why}; closing the connection"),
+    };
+    eprintln!(
+        "kafka-codec cluster: [{}] {} {client} #{} {} v{} to broker {}: {outcome}",
+        humantime::format_rfc3339_millis(std::time::SystemTime::now()),
+        served.peer,
+        request.correlation_id(),
+        request.api_key(),
+        request.api_version,
+        served.node_id,
+    );
 }
 
 /// `HOST:PORT` split, with the errors `--listen` gives elsewhere.

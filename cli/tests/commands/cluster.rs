@@ -31,8 +31,9 @@ fn the_first_line_names_the_bootstrap_servers_and_each_broker_answers() {
         .unwrap();
     let stderr = child.stderr.take().unwrap();
     let _running = Running(child);
+    let mut log = BufReader::new(stderr);
     let mut first = String::new();
-    BufReader::new(stderr).read_line(&mut first).unwrap();
+    log.read_line(&mut first).unwrap();
     let bootstrap = first
         .trim_end()
         .strip_prefix("kafka-codec cluster: bootstrap ")
@@ -68,6 +69,17 @@ fn the_first_line_names_the_bootstrap_servers_and_each_broker_answers() {
             .map(|b| format!("{}:{}", b.host.as_str(), b.port))
             .collect();
         assert_eq!(listed, addresses, "{address}");
+    }
+    // Then one line per request: three Metadata requests, one to each broker.
+    for node in 0..3 {
+        let mut line = String::new();
+        log.read_line(&mut line).unwrap();
+        assert!(line.starts_with("kafka-codec cluster: ["), "{line:?}");
+        assert!(
+            line.trim_end()
+                .ends_with(&format!("#0 Metadata v12 to broker {node}: answered")),
+            "{line:?}"
+        );
     }
 }
 

@@ -286,6 +286,22 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         ErrorCode::INVALID_RECORD.code()
     );
 
+    // A control batch from a client: INVALID_RECORD too.
+    let mut control = RecordBatchBuilder::new(Compression::None).control(true);
+    control.append_record(Record {
+        value: Some(Bytes::from("not a marker")),
+        ..Record::default()
+    });
+    let control = control.build().encode_to_bytes().expect("a batch");
+    let Response::Produce(refused) = client.call(9, produce("events", 0, control)).await.body
+    else {
+        panic!("not Produce")
+    };
+    assert_eq!(
+        refused.responses[0].partition_responses[0].error_code,
+        ErrorCode::INVALID_RECORD.code()
+    );
+
     // Fetch from 0 at v4 and v12: the three batches back, byte for byte except the fields
     // the broker sets: the base offset and the partition leader epoch (0), which the CRC
     // does not cover.

@@ -96,6 +96,11 @@ fn produce(
     if records <= 0 || i64::from(header.records_count) != records {
         return fail(ErrorCode::INVALID_RECORD);
     }
+    // Also refused by Kafka's validator: control batches from a client, and a producer id
+    // without a sequence.
+    if header.is_control() || (header.producer_id >= 0 && header.base_sequence < 0) {
+        return fail(ErrorCode::INVALID_RECORD);
+    }
     let (base_offset, log_start) = {
         let mut state = context.shared.state();
         // The topic may have gone (or come back smaller) since it was looked up: a

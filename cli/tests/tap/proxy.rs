@@ -5,6 +5,7 @@
 
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::{ClientConnection, ConnError, IncomingRequest, ServerConnection};
+use kafka_codec::messages::api_versions_response::ApiVersion;
 use kafka_codec::messages::find_coordinator_response::{Coordinator, FindCoordinatorResponse};
 use kafka_codec::messages::metadata_response::{MetadataResponseBroker, MetadataResponseTopic};
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
@@ -818,4 +819,137 @@ fn rewritten_brokers_are_reached_through_the_tap() {
 
 fn metadata_v(version: i16) -> (i16, Request) {
     (version, MetadataRequest::default().into())
+}
+
+/// Kafka-4.5-like ranges: every API this crate knows one version beyond what it decodes, and
+/// an API key it does not know.
+fn newer_broker_ranges() -> Vec<ApiVersion> {
+    let mut ranges: Vec<ApiVersion> = kafka_codec::ApiKey::ALL
+        .iter()
+        .map(|api| {
+            let ours = api.valid_versions();
+            ApiVersion::default()
+                .with_api_key(api.key())
+                .with_min_version(ours.min)
+                .with_max_version(ours.max + 1)
+        })
+        .collect();
+    ranges.push(
+        ApiVersion::default()
+            .with_api_key(99)
+            .with_min_version(0)
+            .with_max_version(2),
+    );
+    ranges
+}
+
+#[test]
+fn clamp_versions_narrows_api_versions_to_what_the_tap_decodes() {
+    let upstream = Upstream::start(|request| {
+        Some(match &request.body {
+            Request::ApiVersions(_) => ApiVersionsResponse::default()
+                .with_api_keys(newer_broker_ranges())
+                .into(),
+            _ => default_answer(request, "newer"),
+        })
+    });
+    for (clamp, extra) in [(true, &["--clamp-versions"][..]), (false, &[][..])] {
+        let tap = Tap::start(upstream.address, extra);
+        let mut client = tap.connect();
+        client.send_all(&[(3, ApiVersionsRequest::default().into()), metadata()]);
+        let Response::ApiVersions(seen) = client.receive().body else {
+            panic!("not an ApiVersions response")
+        };
+        assert_eq!(client.receive().header.correlation_id, 1);
+        client.finish();
+        if !clamp {
+            assert_eq!(seen.api_keys, newer_broker_ranges());
+            continue;
+        }
+        // Every API the crate knows, at the intersection; key 99 gone.
+        let expected: Vec<ApiVersion> = kafka_codec::ApiKey::ALL
+            .iter()
+            .map(|api| {
+                let ours = api.valid_versions();
+                ApiVersion::default()
+                    .with_api_key(api.key())
+                    .with_min_version(ours.min)
+                    .with_max_version(ours.max)
+            })
+            .collect();
+        assert_eq!(seen.api_keys, expected);
+        let lines = tap.wait_closed(1);
+        let pair = lines
+            .iter()
+            .find(|line| line["api"] == "ApiVersions")
+            .expect("the ApiVersions pair");
+        let note = &pair["rewritten"]["clampedVersions"];
+        assert_eq!(
+            note["narrowed"].as_array().unwrap().len(),
+            kafka_codec::ApiKey::ALL.len()
+        );
+        assert_eq!(note["dropped"][0]["apiKey"], 99);
+        // The log shows what the broker sent.
+        assert_eq!(
+            pair["response"]["body"]["apiKeys"]
+                .as_array()
+                .unwrap()
+                .len(),
+            kafka_codec::ApiKey::ALL.len() + 1
+        );
+        let close = &events(&lines, "close")[0];
+        assert_eq!(close["toClient"]["rewritten"], 1);
+        assert_eq!(close["toClient"]["forwarded"], sum(&client.received));
+    }
+}
+
+/// A broker that does not have the client's ApiVersions version answers at version 0 with
+/// UNSUPPORTED_VERSION and its ranges: the tap reads that v0 body and clamps it too.
+#[test]
+fn clamp_versions_reads_an_unsupported_version_answer_at_v0() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut size = [0u8; 4];
+                if stream.read_exact(&mut size).is_err() {
+                    return; // the tap's reachability probe
+                }
+                let mut frame = vec![0u8; u32::from_be_bytes(size) as usize];
+                stream.read_exact(&mut frame).unwrap();
+                let request = RequestFrame::decode(Bytes::from(frame)).unwrap();
+                let answer = ApiVersionsResponse::default()
+                    .with_error_code(35)
+                    .with_api_keys(newer_broker_ranges());
+                let response = ResponseFrame::new(answer, 0, request.header.correlation_id);
+                let mut out = Vec::new();
+                response.encode(&mut out, Framing::SizePrefixed).unwrap();
+                stream.write_all(&out).unwrap();
+                let _ = stream.read_to_end(&mut Vec::new());
+            });
+        }
+    });
+    let tap = Tap::start(address, &["--clamp-versions"]);
+    let mut client = Client::connect(&tap.address);
+    let mut out = Vec::new();
+    let request = RequestFrame::new(ApiVersionsRequest::default(), 3, 0);
+    request.encode(&mut out, Framing::SizePrefixed).unwrap();
+    client.write_raw(&out);
+    let mut size = [0u8; 4];
+    client.stream.read_exact(&mut size).unwrap();
+    let mut frame = vec![0u8; u32::from_be_bytes(size) as usize];
+    client.stream.read_exact(&mut frame).unwrap();
+    let seen = ResponseFrame::decode(Bytes::from(frame), kafka_codec::ApiKey::ApiVersions, 0)
+        .expect("a v0 ApiVersions response");
+    let Response::ApiVersions(seen) = seen.body else {
+        unreachable!()
+    };
+    assert_eq!(seen.error_code, 35);
+    assert_eq!(seen.api_keys.len(), kafka_codec::ApiKey::ALL.len());
+    assert!(seen.api_keys.iter().all(|entry| {
+        let api = kafka_codec::ApiKey::from_key(entry.api_key).unwrap();
+        entry.max_version == api.valid_versions().max
+    }));
 }

@@ -9,7 +9,8 @@
 //!
 //! Modules: [`framing`] finds frame boundaries on the forwarding path, [`pump`] moves one
 //! direction, [`connection`] runs one connection, [`events`] is what pumps tell loggers,
-//! [`log`] decodes and writes the lines, [`rewrite`] is `--rewrite-brokers`, [`stats`] the
+//! [`log`] decodes and writes the lines, [`rewrite`] is `--rewrite-brokers` and
+//! `--clamp-versions`, [`stats`] the
 //! byte counts of a `close` line.
 
 mod config;
@@ -97,6 +98,14 @@ pub struct Tap {
     /// is a wildcard such as 0.0.0.0).
     #[arg(long, value_name = "HOST", requires = "rewrite_brokers")]
     advertised_host: Option<String>,
+    /// Show clients only the API versions this tool decodes: each ApiVersions response is
+    /// held, and every API's range narrowed to the intersection of the broker's and this
+    /// tool's (an API it does not know is removed), so that every later frame decodes. The
+    /// pair's line lists what was narrowed and dropped (`rewritten.clampedVersions`).
+    /// Without it, newer versions and unknown APIs pass untouched and are logged as not
+    /// decoded.
+    #[arg(long)]
+    clamp_versions: bool,
     /// Frames larger than this are forwarded but not decoded (logged as skipped with their
     /// first bytes). It is also each connection's share of frames waiting to be logged.
     #[arg(long, value_name = "BYTES", default_value_t = DecodeLimits::default().max_frame_size,
@@ -263,6 +272,7 @@ impl Run for Tap {
                     max_in_flight: self.max_in_flight,
                     log_secrets: self.log_secrets,
                     logging: !self.no_log,
+                    clamp_versions: self.clamp_versions,
                 }),
                 log: (!self.no_log).then(|| Arc::new(Log::new(out))),
                 brokers,

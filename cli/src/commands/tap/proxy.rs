@@ -33,9 +33,10 @@ pub struct Proxy {
 
 impl Proxy {
     pub(super) fn rewrite(&self) -> Option<Rewrite> {
-        self.brokers.as_ref().map(|brokers| {
+        (self.brokers.is_some() || self.config.clamp_versions).then(|| {
             Rewrite::new(
-                Arc::clone(brokers),
+                self.brokers.clone(),
+                self.config.clamp_versions,
                 Arc::clone(&self.budget),
                 self.config.options,
             )

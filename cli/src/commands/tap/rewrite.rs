@@ -1,4 +1,5 @@
-//! `--rewrite-brokers`: the tap as every broker of a cluster.
+//! Responses the tap changes: `--rewrite-brokers` (the tap as every broker of a cluster) and
+//! `--clamp-versions` (ApiVersions narrowed to what this tool decodes, see [`clamp`]).
 //!
 //! Clients learn broker addresses from responses (Metadata, FindCoordinator,
 //! DescribeCluster, and the new-leader endpoints of Produce, Fetch, ShareFetch and
@@ -17,9 +18,12 @@
 use crate::net::budget::Budget;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::RawRequestHeader;
+use kafka_codec::messages::api_versions_response::ApiVersion;
 use kafka_codec::serde_json::{json, Value};
 use kafka_codec::Framing;
-use kafka_codec::{ApiKey, DecodeLimits, DecodeOptions, Response, ResponseFrame, Utf8Bytes};
+use kafka_codec::{
+    ApiKey, DecodeLimits, DecodeOptions, ErrorCode, Response, ResponseFrame, Utf8Bytes,
+};
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
@@ -82,15 +86,20 @@ impl Brokers {
 /// naming a thousand brokers still makes a short line.
 const NOTE_ENTRIES: usize = 24;
 
-/// The addresses one rewritten response had, and what they became.
+/// What one rewritten response had, and what it became: broker addresses, or (with
+/// `--clamp-versions`) the API version ranges of an ApiVersions response.
 #[derive(Debug, Clone, Default)]
 pub struct Note {
     pub changes: Vec<(String, String)>,
     pub errors: Vec<String>,
+    pub versions: Option<Clamped>,
 }
 
 impl Note {
     pub fn json(&self) -> Value {
+        if let Some(clamped) = &self.versions {
+            return clamped.json();
+        }
         let mut changes = self.changes.clone();
         changes.sort();
         changes.dedup();
@@ -114,18 +123,26 @@ impl Note {
     }
 }
 
-/// One connection's rewriting: the requests whose responses may carry addresses.
+/// One connection's rewriting: the requests whose responses may carry addresses
+/// (`--rewrite-brokers`) or API versions (`--clamp-versions`).
 pub struct Rewrite {
-    brokers: Arc<Brokers>,
+    brokers: Option<Arc<Brokers>>,
+    clamp_versions: bool,
     budget: Arc<Budget>,
     options: DecodeOptions,
     awaiting: Mutex<VecDeque<(i32, ApiKey, i16)>>,
 }
 
 impl Rewrite {
-    pub fn new(brokers: Arc<Brokers>, budget: Arc<Budget>, options: DecodeOptions) -> Self {
+    pub fn new(
+        brokers: Option<Arc<Brokers>>,
+        clamp_versions: bool,
+        budget: Arc<Budget>,
+        options: DecodeOptions,
+    ) -> Self {
         Rewrite {
             brokers,
+            clamp_versions,
             budget,
             options,
             awaiting: Mutex::new(VecDeque::new()),
@@ -139,7 +156,9 @@ impl Rewrite {
     /// A request passed toward the server: remember it if its response may carry addresses.
     pub fn request(&self, header: RawRequestHeader) {
         let Some(api) = header.api() else { return };
-        if !carries_addresses(api, header.api_version) {
+        let rewritten = (self.brokers.is_some() && carries_addresses(api, header.api_version))
+            || (self.clamp_versions && api == ApiKey::ApiVersions);
+        if !rewritten {
             return;
         }
         let mut awaiting = self.awaiting();
@@ -172,17 +191,39 @@ impl Rewrite {
         let Some(charge) = self.budget.try_reserve_optional(want) else {
             let mut note = Note::default();
             note.errors.push(format!(
-                "not rewritten: decoding this {}-byte response could take {want} bytes, more                  than --memory-budget has free; forwarded as it is",
+                "not rewritten: decoding this {}-byte response could take {want} bytes, more \
+                 than --memory-budget has free; forwarded as it is",
                 frame.len()
             ));
             return Some((size_prefixed(&frame), note));
         };
         let mut options = self.options;
         options.limits.memory_budget = Some(charge.bytes());
-        let mut response = ResponseFrame::decode_with(frame, api, version, &options).ok()?;
-        let brokers = &self.brokers;
+        let mut response = if api == ApiKey::ApiVersions {
+            decode_api_versions(frame, version, &options)?
+        } else {
+            ResponseFrame::decode_with(frame, api, version, &options).ok()?
+        };
+        let note = match &mut response.body {
+            Response::ApiVersions(body) => Note {
+                versions: Some(clamp(&mut body.api_keys)),
+                ..Note::default()
+            },
+            body => self.rewrite_addresses(body, version)?,
+        };
+        let mut out = BytesMut::new();
+        response.encode(&mut out, Framing::SizePrefixed).ok()?;
+        Some((out.freeze(), note))
+    }
+}
+
+impl Rewrite {
+    /// Puts the tap's listeners in place of the broker addresses in `body`; `None` if there
+    /// were none.
+    fn rewrite_addresses(&self, body: &mut Response, version: i16) -> Option<Note> {
+        let brokers = self.brokers.as_ref()?;
         let mut note = Note::default();
-        for (host, port) in addresses(&mut response.body, version) {
+        for (host, port) in addresses(body, version) {
             // Error answers carry placeholders ("" / -1), not addresses.
             if host.is_empty() || *port < 0 {
                 continue;
@@ -197,13 +238,93 @@ impl Rewrite {
                 Err(e) => note.errors.push(format!("no listener for {from}: {e}")),
             }
         }
-        if note.changes.is_empty() && note.errors.is_empty() {
-            return None;
-        }
-        let mut out = BytesMut::new();
-        response.encode(&mut out, Framing::SizePrefixed).ok()?;
-        Some((out.freeze(), note))
+        (!note.changes.is_empty() || !note.errors.is_empty()).then_some(note)
     }
+}
+
+/// An ApiVersions response to a request at `version`. A broker that does not support that
+/// version answers at version 0 with `UNSUPPORTED_VERSION` (and its own ranges, so that the
+/// client can pick a version it has): such an answer is decoded, and re-encoded, at v0.
+/// Response header v0 either way, so only the body differs.
+fn decode_api_versions(
+    frame: Bytes,
+    version: i16,
+    options: &DecodeOptions,
+) -> Option<ResponseFrame> {
+    // The error code is the body's first field at every version, right after the
+    // correlation id.
+    let error = frame.get(4..6).map(|b| i16::from_be_bytes([b[0], b[1]]))?;
+    let version = if ErrorCode::from(error) == ErrorCode::UNSUPPORTED_VERSION {
+        0
+    } else {
+        version
+    };
+    ResponseFrame::decode_with(frame, ApiKey::ApiVersions, version, options).ok()
+}
+
+/// An API's versions, lowest and highest.
+type Range = (i16, i16);
+
+/// What `--clamp-versions` changed in one ApiVersions response.
+#[derive(Debug, Clone, Default)]
+pub struct Clamped {
+    /// API, the broker's range, the range the client sees.
+    pub narrowed: Vec<(ApiKey, Range, Range)>,
+    /// APIs removed: key, and the broker's range. A known key whose ranges do not meet is
+    /// removed too.
+    pub dropped: Vec<(i16, Range)>,
+}
+
+impl Clamped {
+    fn json(&self) -> Value {
+        let narrowed: Vec<Value> = self
+            .narrowed
+            .iter()
+            .map(|(api, broker, client)| {
+                json!({"api": api.name(), "broker": [broker.0, broker.1], "client": [client.0, client.1]})
+            })
+            .collect();
+        let dropped: Vec<Value> = self
+            .dropped
+            .iter()
+            .map(|(key, broker)| {
+                let mut entry = json!({"apiKey": key, "broker": [broker.0, broker.1]});
+                if let Some(api) = ApiKey::from_key(*key) {
+                    entry["api"] = json!(api.name());
+                }
+                entry
+            })
+            .collect();
+        json!({"clampedVersions": {"narrowed": narrowed, "dropped": dropped}})
+    }
+}
+
+/// Narrows each advertised API to the versions this crate decodes, and drops the APIs it
+/// does not know. The crate's whole valid range counts, including a version its schema
+/// marks unstable (DescribeQuorum v3): the broker advertises such a version only when it
+/// has unstable versions enabled, and the intersection never offers more than the broker.
+pub fn clamp(api_keys: &mut Vec<ApiVersion>) -> Clamped {
+    let mut clamped = Clamped::default();
+    api_keys.retain_mut(|entry| {
+        let broker = (entry.min_version, entry.max_version);
+        let Some(api) = ApiKey::from_key(entry.api_key).filter(|api| api.is_enabled()) else {
+            clamped.dropped.push((entry.api_key, broker));
+            return false;
+        };
+        let ours = api.valid_versions();
+        let client = (broker.0.max(ours.min), broker.1.min(ours.max));
+        if client.0 > client.1 {
+            clamped.dropped.push((entry.api_key, broker));
+            return false;
+        }
+        if client != broker {
+            clamped.narrowed.push((api, broker, client));
+            entry.min_version = client.0;
+            entry.max_version = client.1;
+        }
+        true
+    });
+    clamped
 }
 
 /// `frame` with its size prefix again.

@@ -7,7 +7,7 @@ mod input;
 mod output;
 mod records;
 
-pub use api::ApiVersionArgs;
+pub use api::{parse_api_key, ApiVersionArgs};
 pub use failure::Failure;
 pub use input::{read_input, BinaryInput, FrameInput};
 pub use output::{write_bytes, write_json_with, write_stdout, DiscardJson};

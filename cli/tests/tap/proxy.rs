@@ -9,9 +9,10 @@ use kafka_codec::messages::api_versions_response::ApiVersion;
 use kafka_codec::messages::find_coordinator_response::{Coordinator, FindCoordinatorResponse};
 use kafka_codec::messages::metadata_response::{MetadataResponseBroker, MetadataResponseTopic};
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_codec::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_codec::messages::{
-    ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, MetadataRequest,
-    MetadataResponse, ProduceRequest, ProduceResponse,
+    ApiVersionsRequest, ApiVersionsResponse, DescribeClusterRequest, FindCoordinatorRequest,
+    MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse,
 };
 use kafka_codec::records::{Compression, RecordBatchBuilder};
 use kafka_codec::serde_json::{self, Value};
@@ -952,4 +953,191 @@ fn clamp_versions_reads_an_unsupported_version_answer_at_v0() {
         let api = kafka_codec::ApiKey::from_key(entry.api_key).unwrap();
         entry.max_version == api.valid_versions().max
     }));
+}
+
+/// Answers Produce with success for every partition it was sent, after `delay` (so that an
+/// answer of the tap's for a later request is ready first, and must wait its turn).
+fn produce_answer(request: &IncomingRequest, delay: Duration) -> Response {
+    let Request::Produce(produce) = &request.body else {
+        return default_answer(request, "policy");
+    };
+    std::thread::sleep(delay);
+    ProduceResponse::default()
+        .with_responses(
+            produce
+                .topic_data
+                .iter()
+                .map(|topic| {
+                    TopicProduceResponse::default()
+                        .with_name(topic.name.clone())
+                        .with_partition_responses(
+                            topic
+                                .partition_data
+                                .iter()
+                                .map(|p| {
+                                    PartitionProduceResponse::default()
+                                        .with_index(p.index)
+                                        .with_base_offset(42)
+                                })
+                                .collect(),
+                        )
+                })
+                .collect(),
+        )
+        .into()
+}
+
+fn produce_to(acks: i16, topics: &[&str]) -> (i16, Request) {
+    let request = ProduceRequest::default()
+        .with_acks(acks)
+        .with_timeout_ms(1000)
+        .with_topic_data(
+            topics
+                .iter()
+                .map(|name| {
+                    TopicProduceData::default()
+                        .with_name((*name).into())
+                        .with_partition_data(vec![PartitionProduceData::default()
+                            .with_index(0)
+                            .with_records(Some(Bytes::from_static(&[7; 16])))])
+                })
+                .collect(),
+        );
+    (9, request.into())
+}
+
+/// Each topic of a Produce response with its partitions' error codes.
+fn produce_errors(response: &Response) -> Vec<(String, Vec<i16>)> {
+    let Response::Produce(produce) = response else {
+        panic!("not a Produce response: {response:?}")
+    };
+    let mut topics: Vec<(String, Vec<i16>)> = produce
+        .responses
+        .iter()
+        .map(|t| {
+            let codes = t.partition_responses.iter().map(|p| p.error_code).collect();
+            (t.name.to_string(), codes)
+        })
+        .collect();
+    topics.sort();
+    topics
+}
+
+#[test]
+fn deny_topic_splits_answers_and_drops_in_request_order() {
+    let upstream =
+        Upstream::start(|request| Some(produce_answer(request, Duration::from_millis(300))));
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret-*"]);
+    let mut client = tap.connect();
+    client.send_all(&[
+        produce_to(-1, &["public", "secret-a"]),  // 0: split
+        produce_to(-1, &["secret-b"]),            // 1: answered by the tap
+        metadata(),                               // 2: forwarded
+        produce_to(0, &["secret-c"]),             // 3: acks=0, dropped
+        produce_to(1, &["secret-d", "secret-e"]), // 4: answered by the tap
+    ]);
+    let responses: Vec<ResponseFrame> = (0..4).map(|_| client.receive()).collect();
+    let ids: Vec<i32> = responses.iter().map(|r| r.header.correlation_id).collect();
+    assert_eq!(ids, [0, 1, 2, 4], "responses out of request order");
+    const DENIED: i16 = 29; // TOPIC_AUTHORIZATION_FAILED
+    assert_eq!(
+        produce_errors(&responses[0].body),
+        [
+            ("public".into(), vec![0]),
+            ("secret-a".into(), vec![DENIED])
+        ]
+    );
+    assert_eq!(
+        produce_errors(&responses[1].body),
+        [("secret-b".into(), vec![DENIED])]
+    );
+    assert!(matches!(responses[2].body, Response::Metadata(_)));
+    assert_eq!(
+        produce_errors(&responses[3].body),
+        [
+            ("secret-d".into(), vec![DENIED]),
+            ("secret-e".into(), vec![DENIED])
+        ]
+    );
+    client.finish();
+    let lines = tap.wait_closed(1);
+
+    // The broker saw the allowed part of request 0 and the Metadata request, nothing else.
+    let received = upstream.received();
+    let mut server = ServerConnection::new();
+    let mut buf = BytesMut::from(&received[0][..]);
+    let mut seen = Vec::new();
+    while let Some(request) = server.receive(&mut buf).unwrap() {
+        seen.push((request.correlation_id(), request.body.clone()));
+    }
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].0, 0);
+    let Request::Produce(forwarded) = &seen[0].1 else {
+        panic!("not a Produce request")
+    };
+    let names: Vec<&str> = forwarded.topic_data.iter().map(|t| &*t.name).collect();
+    assert_eq!(names, ["public"]);
+    assert_eq!(seen[1].0, 2);
+
+    let denied = events(&lines, "denied");
+    let actions: Vec<(&Value, &Value)> = denied
+        .iter()
+        .map(|d| (&d["correlationId"], &d["action"]))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            (&Value::from(0), &Value::from("split")),
+            (&Value::from(1), &Value::from("answered")),
+            (&Value::from(3), &Value::from("dropped")),
+            (&Value::from(4), &Value::from("answered")),
+        ]
+    );
+    assert_eq!(denied[0]["topics"], serde_json::json!(["secret-a"]));
+    // Every request is a pair in the log, the tap's answers included.
+    let pairs = events(&lines, "pair");
+    assert_eq!(pairs.len(), 5, "{pairs:?}");
+    assert!(pairs.iter().all(|p| p.get("unanswered").is_none()));
+    let close = &events(&lines, "close")[0];
+    assert_eq!(close["toClient"]["answered"], 2);
+    assert_eq!(close["toClient"]["forwarded"], sum(&client.received));
+    assert_eq!(close["toServer"]["rewritten"], 1);
+}
+
+#[test]
+fn deny_api_answers_with_the_top_level_error_and_refuses_what_it_cannot_answer() {
+    let upstream = Upstream::answering("policy");
+    let tap = Tap::start(upstream.address, &["--deny-api", "DescribeCluster,produce"]);
+    let mut client = tap.connect();
+    client.send_all(&[
+        (1, DescribeClusterRequest::default().into()),
+        produce_to(-1, &["any"]),
+        metadata(),
+    ]);
+    let Response::DescribeCluster(cluster) = client.receive().body else {
+        panic!("not a DescribeCluster response")
+    };
+    assert_eq!(cluster.error_code, 31); // CLUSTER_AUTHORIZATION_FAILED
+    assert_eq!(
+        produce_errors(&client.receive().body),
+        [("any".into(), vec![29])]
+    );
+    assert!(matches!(client.receive().body, Response::Metadata(_)));
+    client.finish();
+    // Only the Metadata request reached the broker.
+    let mut server = ServerConnection::new();
+    let mut buf = BytesMut::from(&upstream.received()[0][..]);
+    let request = server.receive(&mut buf).unwrap().unwrap();
+    assert!(matches!(request.body, Request::Metadata(_)));
+    assert!(server.receive(&mut buf).unwrap().is_none());
+
+    crate::support::assert_usage_error(&[
+        "tap",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "127.0.0.1:9",
+        "--deny-api",
+        "Nope",
+    ]);
 }

@@ -143,6 +143,7 @@ async fn forward(
         Arc::clone(&proxy.config),
         Arc::clone(&proxy.budget),
         rewrite,
+        Arc::clone(&proxy.rules),
         member,
         events,
         Arc::new(AtomicUsize::new(0)),

@@ -18,6 +18,7 @@ mod connection;
 mod events;
 mod framing;
 mod log;
+mod policy;
 mod proxy;
 mod pump;
 mod rewrite;
@@ -106,6 +107,22 @@ pub struct Tap {
     /// decoded.
     #[arg(long)]
     clamp_versions: bool,
+    /// Answer requests of these APIs (names or keys, as `kafka-codec apis` lists them;
+    /// repeatable) with the API's authorization error, never forwarding them:
+    /// TOPIC_AUTHORIZATION_FAILED per partition or topic for the topic APIs,
+    /// GROUP_AUTHORIZATION_FAILED for group APIs, TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+    /// transaction APIs, CLUSTER_AUTHORIZATION_FAILED otherwise, in the response's top-level
+    /// error code.
+    #[arg(long, value_name = "NAME[,NAME...]", value_delimiter = ',',
+          value_parser = crate::common::parse_api_key)]
+    deny_api: Vec<kafka_codec::ApiKey>,
+    /// Deny the topics this glob matches (`*`, `?`, `[a-z]`; repeatable) in Produce
+    /// requests: denied topics are answered with TOPIC_AUTHORIZATION_FAILED by the tap, the
+    /// others forwarded (a request is split, and the broker's answer merged with the
+    /// denials); a denied Produce with acks=0 is dropped. ApiVersions responses are then
+    /// capped at Produce and Fetch v12, the last versions that name their topics.
+    #[arg(long, value_name = "GLOB")]
+    deny_topic: Vec<String>,
     /// Frames larger than this are forwarded but not decoded (logged as skipped with their
     /// first bytes). It is also each connection's share of frames waiting to be logged.
     #[arg(long, value_name = "BYTES", default_value_t = DecodeLimits::default().max_frame_size,
@@ -245,6 +262,10 @@ impl Run for Tap {
                  credentials will be written to the log as they pass"
             );
         }
+        let rules = Arc::new(
+            policy::Rules::new(self.deny_api.clone(), self.deny_topic.clone(), options)
+                .map_err(Failure::Usage)?,
+        );
         let budget = Budget::new(self.limits.memory_budget);
         let registry = Registry::new(max_connections);
         let upstream = self.upstream.clone();
@@ -276,6 +297,7 @@ impl Run for Tap {
                 }),
                 log: (!self.no_log).then(|| Arc::new(Log::new(out))),
                 brokers,
+                rules,
                 budget,
                 registry,
                 resolver,

@@ -15,6 +15,7 @@
 //! charged to the memory budget; a response the budget cannot take is forwarded as it is,
 //! and the log says so.
 
+use super::policy::{Merge, NAMED_TOPIC_VERSIONS};
 use crate::net::budget::Budget;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::RawRequestHeader;
@@ -93,13 +94,31 @@ pub struct Note {
     pub changes: Vec<(String, String)>,
     pub errors: Vec<String>,
     pub versions: Option<Clamped>,
+    /// The denial this response carries (`--deny-api`/`--deny-topic`): merged into the
+    /// broker's answer, or the tap's own answer.
+    pub denied: Option<Value>,
 }
 
 impl Note {
     pub fn json(&self) -> Value {
+        let mut value = if self.changes.is_empty() && self.errors.is_empty() {
+            json!({})
+        } else {
+            self.addresses_json()
+        };
         if let Some(clamped) = &self.versions {
-            return clamped.json();
+            value["clampedVersions"] = clamped.json();
         }
+        if let Some(denied) = &self.denied {
+            value["denied"] = denied.clone();
+        }
+        if value.as_object().is_some_and(|fields| fields.is_empty()) {
+            value = self.addresses_json();
+        }
+        value
+    }
+
+    fn addresses_json(&self) -> Value {
         let mut changes = self.changes.clone();
         changes.sort();
         changes.dedup();
@@ -124,53 +143,176 @@ impl Note {
 }
 
 /// One connection's rewriting: the requests whose responses may carry addresses
-/// (`--rewrite-brokers`) or API versions (`--clamp-versions`).
+/// (`--rewrite-brokers`) or API versions (`--clamp-versions`, and the cap `--deny-topic`
+/// puts on topic-id versions) or are merged with denied entries (`--deny-topic`); and, with
+/// `--deny-api`/`--deny-topic`, every request awaiting a response, so that the tap's own
+/// answers go to the client in request order among the broker's.
 pub struct Rewrite {
     brokers: Option<Arc<Brokers>>,
     clamp_versions: bool,
+    /// With topic rules: ApiVersions capped at the versions that name their topics.
+    cap_topic_versions: bool,
+    /// Whether the tap answers requests itself (so every request is queued).
+    answers: bool,
     budget: Arc<Budget>,
     options: DecodeOptions,
-    awaiting: Mutex<VecDeque<(i32, ApiKey, i16)>>,
+    queue: Mutex<VecDeque<Queued>>,
+}
+
+/// A request awaiting its response, in request order.
+enum Queued {
+    /// Forwarded to the broker.
+    Forwarded {
+        id: i32,
+        api: Option<ApiKey>,
+        version: i16,
+        /// Its response is held and changed.
+        held: bool,
+        merge: Option<Merge>,
+    },
+    /// Answered by the tap: its response goes to the client once the broker has answered
+    /// everything before it, and once the logger has seen the request (`ready`).
+    Answer {
+        response: Bytes,
+        note: Note,
+        ready: bool,
+    },
+}
+
+/// What decides which responses are held.
+pub struct Settings {
+    pub brokers: Option<Arc<Brokers>>,
+    pub clamp_versions: bool,
+    pub cap_topic_versions: bool,
+    pub answers: bool,
 }
 
 impl Rewrite {
-    pub fn new(
-        brokers: Option<Arc<Brokers>>,
-        clamp_versions: bool,
-        budget: Arc<Budget>,
-        options: DecodeOptions,
-    ) -> Self {
+    pub fn new(settings: Settings, budget: Arc<Budget>, options: DecodeOptions) -> Self {
         Rewrite {
-            brokers,
-            clamp_versions,
+            brokers: settings.brokers,
+            clamp_versions: settings.clamp_versions,
+            cap_topic_versions: settings.cap_topic_versions,
+            answers: settings.answers,
             budget,
             options,
-            awaiting: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(VecDeque::new()),
         }
     }
 
-    fn awaiting(&self) -> std::sync::MutexGuard<'_, VecDeque<(i32, ApiKey, i16)>> {
-        self.awaiting.lock().unwrap_or_else(|e| e.into_inner())
+    fn queue(&self) -> std::sync::MutexGuard<'_, VecDeque<Queued>> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A request passed toward the server: remember it if its response may carry addresses.
-    pub fn request(&self, header: RawRequestHeader) {
-        let Some(api) = header.api() else { return };
-        let rewritten = (self.brokers.is_some() && carries_addresses(api, header.api_version))
-            || (self.clamp_versions && api == ApiKey::ApiVersions);
-        if !rewritten {
+    /// A request passed toward the server (`expects_response` unless a Produce with
+    /// `acks = 0`): remember it if its response is changed, or if the tap answers requests
+    /// (then every request that gets a response). `merge` is what a split request's
+    /// response gets added.
+    pub fn request(&self, header: RawRequestHeader, expects_response: bool, merge: Option<Merge>) {
+        let api = header.api();
+        let held = merge.is_some()
+            || api.is_some_and(|api| {
+                (self.brokers.is_some() && carries_addresses(api, header.api_version))
+                    || ((self.clamp_versions || self.cap_topic_versions)
+                        && api == ApiKey::ApiVersions)
+            });
+        if !(held || self.answers && expects_response) {
             return;
         }
-        let mut awaiting = self.awaiting();
-        if awaiting.len() == MAX_AWAITING {
-            awaiting.pop_front();
+        let mut queue = self.queue();
+        if queue.len() >= MAX_AWAITING {
+            // Only a forwarded request never answered can be this old; an answer of the
+            // tap's is bounded by --max-in-flight.
+            if let Some(at) = queue
+                .iter()
+                .position(|q| matches!(q, Queued::Forwarded { .. }))
+            {
+                queue.remove(at);
+            }
         }
-        awaiting.push_back((header.correlation_id, api, header.api_version));
+        queue.push_back(Queued::Forwarded {
+            id: header.correlation_id,
+            api,
+            version: header.api_version,
+            held,
+            merge,
+        });
     }
 
-    /// Whether the response with this correlation id may carry addresses (so it is held).
+    /// A request the tap answers itself with `response` (size-prefixed); it goes out once
+    /// [`Rewrite::release_answers`] says the logger has seen the request.
+    pub fn answer(&self, response: Bytes, note: Note) {
+        self.queue().push_back(Queued::Answer {
+            response,
+            note,
+            ready: false,
+        });
+    }
+
+    /// The requests of the tap's answers queued so far have been handed to the logger.
+    pub fn release_answers(&self) {
+        for queued in self.queue().iter_mut() {
+            if let Queued::Answer { ready, .. } = queued {
+                *ready = true;
+            }
+        }
+    }
+
+    /// The tap's answers due now: those at the front of the queue, with no forwarded
+    /// request before them still awaiting the broker.
+    pub fn due_answers(&self) -> Vec<(Bytes, Note)> {
+        let mut queue = self.queue();
+        let mut due = Vec::new();
+        while let Some(Queued::Answer { ready: true, .. }) = queue.front() {
+            if let Some(Queued::Answer { response, note, .. }) = queue.pop_front() {
+                due.push((response, note));
+            }
+        }
+        due
+    }
+
+    /// Whether the response with this correlation id is changed (so it is held).
     pub fn awaits(&self, correlation_id: i32) -> bool {
-        self.awaiting().iter().any(|(id, ..)| *id == correlation_id)
+        self.queue()
+            .iter()
+            .any(|q| matches!(q, Queued::Forwarded { id, held: true, .. } if *id == correlation_id))
+    }
+
+    /// Takes the request the response with `id` answers off the queue: Kafka answers in
+    /// order, so forwarded requests before it were never going to be answered (the tap's
+    /// answers before it stay, and go out next).
+    fn take(&self, id: i32) -> Option<(Option<ApiKey>, i16, bool, Option<Merge>)> {
+        let mut queue = self.queue();
+        let at = queue
+            .iter()
+            .position(|q| matches!(q, Queued::Forwarded { id: seen, .. } if *seen == id))?;
+        let mut index = 0;
+        let mut taken = None;
+        queue.retain_mut(|q| {
+            let keep = index > at || matches!(q, Queued::Answer { .. });
+            if index == at {
+                if let Queued::Forwarded {
+                    api,
+                    version,
+                    held,
+                    merge,
+                    ..
+                } = q
+                {
+                    taken = Some((*api, *version, *held, merge.take()));
+                }
+            }
+            index += 1;
+            keep
+        });
+        taken
+    }
+
+    /// A response passed unchanged (not held): its request leaves the queue.
+    pub fn responded(&self, correlation_id: i32) {
+        if self.answers {
+            let _ = self.take(correlation_id);
+        }
     }
 
     /// The response frame (without size prefix) with its addresses rewritten, size prefix
@@ -178,13 +320,9 @@ impl Rewrite {
     /// it does not decode, which the log reports).
     pub fn response(&self, frame: Bytes) -> Option<(Bytes, Note)> {
         let id = i32::from_be_bytes(frame.get(..4)?.try_into().ok()?);
-        let (api, version) = {
-            let mut awaiting = self.awaiting();
-            let at = awaiting.iter().position(|(seen, ..)| *seen == id)?;
-            // Kafka answers in order: anything older was never going to be answered.
-            let (_, api, version) = awaiting.drain(..=at).next_back()?;
-            (api, version)
-        };
+        let (api, version, held, merge) = self.take(id)?;
+        let api = api.filter(|_| held)?;
+        let denied = merge.as_ref().map(|merge| merge.denial.clone());
         // What decoding may take, charged first: the default budget for the frame, as far as
         // the process budget has room.
         let want = DecodeLimits::default().memory_budget_for(frame.len());
@@ -204,12 +342,25 @@ impl Rewrite {
         } else {
             ResponseFrame::decode_with(frame, api, version, &options).ok()?
         };
-        let note = match &mut response.body {
-            Response::ApiVersions(body) => Note {
-                versions: Some(clamp(&mut body.api_keys)),
-                ..Note::default()
-            },
-            body => self.rewrite_addresses(body, version)?,
+        let note = match (&mut response.body, merge) {
+            (Response::ApiVersions(body), _) => {
+                let caps: &[(ApiKey, i16)] = if self.cap_topic_versions {
+                    NAMED_TOPIC_VERSIONS
+                } else {
+                    &[]
+                };
+                Note {
+                    versions: Some(clamp(&mut body.api_keys, self.clamp_versions, caps)),
+                    ..Note::default()
+                }
+            }
+            (body, Some(merge)) => {
+                merge.into_response(body);
+                let mut note = self.rewrite_addresses(body, version).unwrap_or_default();
+                note.denied = denied;
+                note
+            }
+            (body, None) => self.rewrite_addresses(body, version)?,
         };
         let mut out = BytesMut::new();
         response.encode(&mut out, Framing::SizePrefixed).ok()?;
@@ -295,23 +446,32 @@ impl Clamped {
                 entry
             })
             .collect();
-        json!({"clampedVersions": {"narrowed": narrowed, "dropped": dropped}})
+        json!({"narrowed": narrowed, "dropped": dropped})
     }
 }
 
-/// Narrows each advertised API to the versions this crate decodes, and drops the APIs it
-/// does not know. The crate's whole valid range counts, including a version its schema
-/// marks unstable (DescribeQuorum v3): the broker advertises such a version only when it
-/// has unstable versions enabled, and the intersection never offers more than the broker.
-pub fn clamp(api_keys: &mut Vec<ApiVersion>) -> Clamped {
+/// With `decoded`, narrows each advertised API to the versions this crate decodes, and drops
+/// the APIs it does not know. The crate's whole valid range counts, including a version its
+/// schema marks unstable (DescribeQuorum v3): the broker advertises such a version only
+/// when it has unstable versions enabled, and the intersection never offers more than the
+/// broker. `caps` lowers the highest version of the APIs it names.
+pub fn clamp(api_keys: &mut Vec<ApiVersion>, decoded: bool, caps: &[(ApiKey, i16)]) -> Clamped {
     let mut clamped = Clamped::default();
     api_keys.retain_mut(|entry| {
         let broker = (entry.min_version, entry.max_version);
-        let Some(api) = ApiKey::from_key(entry.api_key).filter(|api| api.is_enabled()) else {
-            clamped.dropped.push((entry.api_key, broker));
-            return false;
+        let known = ApiKey::from_key(entry.api_key).filter(|api| api.is_enabled());
+        let (api, mut ours) = match known {
+            Some(api) if decoded => (api, api.valid_versions()),
+            Some(api) => (api, kafka_codec::VersionRange::new(i16::MIN, i16::MAX)),
+            None if decoded => {
+                clamped.dropped.push((entry.api_key, broker));
+                return false;
+            }
+            None => return true,
         };
-        let ours = api.valid_versions();
+        if let Some(&(_, cap)) = caps.iter().find(|(capped, _)| *capped == api) {
+            ours = kafka_codec::VersionRange::new(ours.min, ours.max.min(cap));
+        }
         let client = (broker.0.max(ours.min), broker.1.min(ours.max));
         if client.0 > client.1 {
             clamped.dropped.push((entry.api_key, broker));

@@ -9,8 +9,9 @@
 //!
 //! Modules: [`framing`] finds frame boundaries on the forwarding path, [`pump`] moves one
 //! direction, [`connection`] runs one connection, [`events`] is what pumps tell loggers,
-//! [`log`] decodes and writes the lines, [`rewrite`] is `--rewrite-brokers` and
-//! `--clamp-versions`, [`stats`] the
+//! [`log`] decodes and writes the lines, [`policy`] decides what the tap answers itself
+//! (`--deny-api`, `--deny-topic`), [`rewrite`] changes responses (`--rewrite-brokers`,
+//! `--clamp-versions`, merged denials), [`stats`] the
 //! byte counts of a `close` line.
 
 mod config;
@@ -50,7 +51,7 @@ use tokio::net::TcpListener;
 /// Proxy Kafka traffic to a broker and log each request and response as a JSON line.
 ///
 /// Every byte is forwarded unchanged and in order, in both directions (unless
-/// --rewrite-brokers); decoding happens beside the forwarding, never in its way. Each
+/// --rewrite-brokers, --clamp-versions, --deny-api or --deny-topic); decoding happens beside the forwarding, never in its way. Each
 /// request/response pair becomes one line: time, connection, correlation id, API, version,
 /// latency, and both messages in Kafka's JSON form. A frame that does not decode is forwarded
 /// all the same and logged with the error and its first bytes in hex. When a connection
@@ -116,11 +117,14 @@ pub struct Tap {
     #[arg(long, value_name = "NAME[,NAME...]", value_delimiter = ',',
           value_parser = crate::common::parse_api_key)]
     deny_api: Vec<kafka_codec::ApiKey>,
-    /// Deny the topics this glob matches (`*`, `?`, `[a-z]`; repeatable) in Produce
-    /// requests: denied topics are answered with TOPIC_AUTHORIZATION_FAILED by the tap, the
-    /// others forwarded (a request is split, and the broker's answer merged with the
-    /// denials); a denied Produce with acks=0 is dropped. ApiVersions responses are then
-    /// capped at Produce and Fetch v12, the last versions that name their topics.
+    /// Deny the topics this glob matches (`*`, `?`, `[a-z]`; repeatable) in Produce, Fetch,
+    /// ListOffsets, DeleteRecords, CreateTopics, DeleteTopics, CreatePartitions and the topic
+    /// resources of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: the tap
+    /// answers for them with TOPIC_AUTHORIZATION_FAILED and forwards the rest of the request
+    /// (split, with the same correlation id; the broker's answer is merged with the denials);
+    /// a request with only denied topics is answered by the tap, a denied Produce with acks=0
+    /// dropped. ApiVersions responses are then capped at Produce and Fetch v12, the last
+    /// versions that name their topics; a topic a request names only by id is denied.
     #[arg(long, value_name = "GLOB")]
     deny_topic: Vec<String>,
     /// Frames larger than this are forwarded but not decoded (logged as skipped with their

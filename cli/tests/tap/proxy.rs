@@ -1141,3 +1141,66 @@ fn deny_api_answers_with_the_top_level_error_and_refuses_what_it_cannot_answer()
         "Nope",
     ]);
 }
+
+/// A client that sends a denied request and closes its side at once still gets the tap's
+/// answer before the connection ends.
+#[test]
+fn a_denied_request_is_answered_when_the_client_closes_its_side_at_once() {
+    let upstream = Upstream::start(|request| Some(produce_answer(request, Duration::ZERO)));
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret"]);
+    for _ in 0..5 {
+        let mut client = tap.connect();
+        client.send_all(&[produce_to(-1, &["public"]), produce_to(-1, &["secret"])]);
+        client.finish();
+        let mut conn = ClientConnection::new();
+        let mut out = BytesMut::new();
+        conn.send(
+            produce_to(-1, &[]).0,
+            &produce_to(-1, &["public"]).1,
+            &mut out,
+        )
+        .unwrap();
+        conn.send(
+            produce_to(-1, &[]).0,
+            &produce_to(-1, &["secret"]).1,
+            &mut out,
+        )
+        .unwrap();
+        let mut buf = BytesMut::from(&client.received[..]);
+        let first = conn
+            .receive(&mut buf)
+            .unwrap()
+            .expect("the broker's answer");
+        let second = conn.receive(&mut buf).unwrap().expect("the tap's answer");
+        assert_eq!(produce_errors(&first.body), [("public".into(), vec![0])]);
+        assert_eq!(produce_errors(&second.body), [("secret".into(), vec![29])]);
+    }
+}
+
+/// With --deny-topic, clients are kept on the Produce and Fetch versions that name their
+/// topics; nothing else changes without --clamp-versions.
+#[test]
+fn deny_topic_caps_produce_and_fetch_at_the_versions_that_name_topics() {
+    let upstream = Upstream::start(|request| {
+        Some(match &request.body {
+            Request::ApiVersions(_) => ApiVersionsResponse::default()
+                .with_api_keys(newer_broker_ranges())
+                .into(),
+            _ => default_answer(request, "newer"),
+        })
+    });
+    let tap = Tap::start(upstream.address, &["--deny-topic", "x"]);
+    let mut client = tap.connect();
+    client.send_all(&[(3, ApiVersionsRequest::default().into())]);
+    let Response::ApiVersions(seen) = client.receive().body else {
+        panic!("not an ApiVersions response")
+    };
+    client.finish();
+    let mut expected = newer_broker_ranges();
+    for entry in &mut expected {
+        if entry.api_key == 0 || entry.api_key == 1 {
+            entry.max_version = 12;
+        }
+    }
+    assert_eq!(seen.api_keys, expected);
+}

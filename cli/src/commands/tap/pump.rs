@@ -420,6 +420,12 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
         // Read, never framed nor forwarded: the connection is ending.
         link.progress(direction).stats.dropped.add(&unframed);
     }
+    // The broker has answered all it will: the tap's answers still waiting go out now
+    // (the logger has their requests: the request pump releases answers only after that).
+    if direction == Direction::ToClient && matches!(end, End::Eof) {
+        let events = due_answers(link);
+        send_frames(direction, link, events, (Instant::now(), SystemTime::now())).await;
+    }
     // Bytes kept back for a hold decision were sent by the peer: they go out as they are,
     // unless the receiver is gone.
     if matches!(end, End::Eof | End::ReadFailed(_)) {

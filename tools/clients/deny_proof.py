@@ -7,7 +7,8 @@ through `kafka-codec tap --deny-topic 'PREFIX-denied*'`, and the tap's log check
 The workload: creates PREFIX-allowed and PREFIX-denied directly at the broker, and asks the
 tap to create PREFIX-denied-2, which the tap refuses (CreateTopics answered with
 TOPIC_AUTHORIZATION_FAILED). One producer through the tap sends N records to each of the two
-topics, interleaved: every record to PREFIX-allowed is delivered, every one to PREFIX-denied
+topics, interleaved (librdkafka sends one Produce request per partition, pipelined, so the tap
+answers the denied ones among the broker's answers): every record to PREFIX-allowed is delivered, every one to PREFIX-denied
 fails with TOPIC_AUTHORIZATION_FAILED and the producer carries on. A consumer through the tap,
 assigned partition 0 of both from offset 0, reads the N records of PREFIX-allowed and reports
 TOPIC_AUTHORIZATION_FAILED for PREFIX-denied. Directly at the broker, PREFIX-denied holds no
@@ -50,7 +51,6 @@ def run(tap, broker, prefix):
     def delivered(error, message):
         outcomes[message.topic()].append(error.name() if error else None)
 
-    # A linger, so that records of both topics share Produce requests (which the tap splits).
     producer = Producer({"bootstrap.servers": tap, "linger.ms": 50, "acks": "all"})
     for i in range(N):
         for topic in (allowed, denied):

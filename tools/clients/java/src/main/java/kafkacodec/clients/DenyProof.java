@@ -4,12 +4,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -29,7 +31,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * which the tap splits) sends N records to each through the tap: every record to the allowed
  * topic is acknowledged, every one to the denied topic fails with TopicAuthorizationException;
  * a consumer assigned both sees TopicAuthorizationException, then, assigned the allowed
- * topic only, reads its N records. Any other outcome ends the run non-zero.
+ * topic only, reads its N records; asked directly, the broker holds no record of the denied
+ * topic. Any other outcome ends the run non-zero.
  *
  * <p>Usage: java -cp ... kafkacodec.clients.DenyProof TAP BROKER PREFIX
  */
@@ -120,6 +123,13 @@ public final class DenyProof {
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofSeconds(1))) {
                     values.add(new String(record.value(), StandardCharsets.UTF_8));
                 }
+            }
+        }
+        try (Admin admin = Admin.create(direct)) {
+            long end = admin.listOffsets(Map.of(new TopicPartition(denied, 0), OffsetSpec.latest()))
+                    .all().get().get(new TopicPartition(denied, 0)).offset();
+            if (end != 0) {
+                fail(denied + " holds " + end + " records at the broker: the tap let some through");
             }
         }
         List<String> want = new ArrayList<>();

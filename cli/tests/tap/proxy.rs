@@ -1204,3 +1204,107 @@ fn deny_topic_caps_produce_and_fetch_at_the_versions_that_name_topics() {
     }
     assert_eq!(seen.api_keys, expected);
 }
+
+/// A request the rules concern that the tap cannot read (a Produce at a version it does not
+/// know) is neither forwarded unseen nor left unanswered: its connection is closed.
+#[test]
+fn an_unreadable_request_the_rules_concern_closes_its_connection() {
+    let upstream = Upstream::start(|request| Some(produce_answer(request, Duration::ZERO)));
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret"]);
+    let mut client = tap.connect();
+    let (version, body) = produce_to(-1, &["public"]);
+    let mut bytes = size_prefixed(&RequestFrame::new(body, version, 0));
+    bytes[6..8].copy_from_slice(&99i16.to_be_bytes());
+    client.write_raw(&bytes);
+    let mut rest = Vec::new();
+    let _ = client.stream.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "the tap answered: {rest:?}");
+    let lines = tap.wait_closed(1);
+    let denied = events(&lines, "denied");
+    assert_eq!(denied.len(), 1, "{lines:?}");
+    assert_eq!(denied[0]["action"], "closed");
+    let close = &events(&lines, "close")[0];
+    assert!(
+        close["toServer"]["end"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be checked"),
+        "{close}"
+    );
+    assert!(
+        upstream.received().is_empty(),
+        "the broker got {:?}",
+        upstream.received()
+    );
+}
+
+/// The config APIs are denied per topic resource: a broker resource beside a denied topic
+/// is still forwarded, and the answer merged.
+#[test]
+fn deny_topic_splits_config_requests_by_topic_resource() {
+    use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
+    use kafka_codec::messages::describe_configs_response::DescribeConfigsResult;
+    use kafka_codec::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
+    let upstream = Upstream::start(|request| {
+        Some(match &request.body {
+            Request::DescribeConfigs(r) => DescribeConfigsResponse::default()
+                .with_results(
+                    r.resources
+                        .iter()
+                        .map(|c| {
+                            DescribeConfigsResult::default()
+                                .with_resource_type(c.resource_type)
+                                .with_resource_name(c.resource_name.clone())
+                        })
+                        .collect(),
+                )
+                .into(),
+            _ => default_answer(request, "configs"),
+        })
+    });
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret*"]);
+    let mut client = tap.connect();
+    let resource = |kind: i8, name: &str| {
+        DescribeConfigsResource::default()
+            .with_resource_type(kind)
+            .with_resource_name(name.into())
+    };
+    let request = DescribeConfigsRequest::default().with_resources(vec![
+        resource(2, "secret-1"),
+        resource(4, "1"),
+        resource(2, "public"),
+    ]);
+    let only_denied =
+        DescribeConfigsRequest::default().with_resources(vec![resource(2, "secret-2")]);
+    // A broker resource named like a denied topic is not a topic.
+    let broker_only =
+        DescribeConfigsRequest::default().with_resources(vec![resource(4, "secret-3")]);
+    client.send_all(&[
+        (4, request.into()),
+        (4, only_denied.into()),
+        (4, broker_only.into()),
+    ]);
+    let results = |response: ResponseFrame| {
+        let Response::DescribeConfigs(r) = response.body else {
+            panic!("not a DescribeConfigs response")
+        };
+        let mut out: Vec<(i8, String, i16)> = r
+            .results
+            .iter()
+            .map(|c| (c.resource_type, c.resource_name.to_string(), c.error_code))
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(
+        results(client.receive()),
+        [
+            (2, "public".into(), 0),
+            (2, "secret-1".into(), 29),
+            (4, "1".into(), 0)
+        ]
+    );
+    assert_eq!(results(client.receive()), [(2, "secret-2".into(), 29)]);
+    assert_eq!(results(client.receive()), [(4, "secret-3".into(), 0)]);
+    client.finish();
+}

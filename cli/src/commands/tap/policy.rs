@@ -68,6 +68,10 @@ pub enum Decision {
     },
     /// Denied, and no response is expected (Produce with `acks = 0`): dropped.
     Drop { denial: Denial },
+    /// A request the rules concern that the tap cannot read or answer (a version newer
+    /// than this tool, say): the connection is closed, rather than the request forwarded
+    /// unseen or left unanswered.
+    Close { denial: Denial },
 }
 
 impl Decision {
@@ -77,7 +81,8 @@ impl Decision {
             Decision::Forward => None,
             Decision::Answer { denial, .. }
             | Decision::Split { denial, .. }
-            | Decision::Drop { denial } => Some(denial),
+            | Decision::Drop { denial }
+            | Decision::Close { denial } => Some(denial),
         }
     }
 
@@ -88,6 +93,7 @@ impl Decision {
             Decision::Answer { .. } => "answered",
             Decision::Split { .. } => "split",
             Decision::Drop { .. } => "dropped",
+            Decision::Close { .. } => "closed",
         }
     }
 }
@@ -267,17 +273,20 @@ impl Rules {
             correlation_id,
             by_api,
             topics: Vec::new(),
-            error: denial_error(api),
+            error: if by_api {
+                denial_error(api)
+            } else {
+                ErrorCode::TOPIC_AUTHORIZATION_FAILED
+            },
             note: None,
         };
         let request = match RequestFrame::decode_with(frame, &self.options) {
             Ok(request) => request,
-            // Not read, so neither answered nor forwarded.
-            Err(e) if by_api => {
-                denial.note = Some(format!("the request does not decode ({e}); dropped"));
-                return Decision::Drop { denial };
+            // Its topics unknown, it can be neither checked nor answered.
+            Err(e) => {
+                denial.note = Some(format!("the request does not decode: {e}"));
+                return Decision::Close { denial };
             }
-            Err(_) => return Decision::Forward,
         };
         let expects_response = request.body.expects_response();
         let mut body = request.body;
@@ -296,15 +305,15 @@ impl Rules {
             return Decision::Drop { denial };
         }
         let Some(response) = deny_response(&denied_body, version, denial.error) else {
-            denial.note = Some("no error response could be built; dropped".to_owned());
-            return Decision::Drop { denial };
+            denial.note = Some("no error response could be built".to_owned());
+            return Decision::Close { denial };
         };
-        if by_api || topic_names(&body).is_empty() {
+        if by_api || entries(&body) == 0 {
             return match encode_response(response, version, correlation_id) {
                 Some(response) => Decision::Answer { response, denial },
                 None => {
-                    denial.note = Some("the error response does not encode; dropped".to_owned());
-                    Decision::Drop { denial }
+                    denial.note = Some("the error response does not encode".to_owned());
+                    Decision::Close { denial }
                 }
             };
         }
@@ -323,8 +332,8 @@ impl Rules {
                 denial,
             },
             Err(e) => {
-                denial.note = Some(format!("the allowed part does not encode ({e}); dropped"));
-                Decision::Drop { denial }
+                denial.note = Some(format!("the allowed part does not encode: {e}"));
+                Decision::Close { denial }
             }
         }
     }
@@ -429,6 +438,17 @@ pub fn topic_names(body: &Request) -> Vec<String> {
                 .map(|c| (c.resource_type, &c.resource_name)),
         ),
         _ => Vec::new(),
+    }
+}
+
+/// The entries (topics, or config resources of any type) a request of a topic API names:
+/// none left after a split means the tap answers it whole.
+fn entries(body: &Request) -> usize {
+    match body {
+        Request::DescribeConfigs(r) => r.resources.len(),
+        Request::AlterConfigs(r) => r.resources.len(),
+        Request::IncrementalAlterConfigs(r) => r.resources.len(),
+        other => topic_names(other).len(),
     }
 }
 
@@ -684,13 +704,14 @@ pub fn deny_response(body: &Request, version: i16, error: ErrorCode) -> Option<R
     })
 }
 
-/// The error for a config resource: the topic error for a topic, the cluster error for a
-/// broker (or other) resource, as Kafka's broker answers them.
-fn resource_error(kind: i8, topic_error: ErrorCode) -> i16 {
+/// The error for a denied config resource: TOPIC_AUTHORIZATION_FAILED for a topic, the
+/// API's own (CLUSTER_AUTHORIZATION_FAILED) for a broker or other resource, as Kafka's
+/// broker answers them.
+fn resource_error(kind: i8, api_error: ErrorCode) -> i16 {
     if kind == TOPIC_RESOURCE {
-        topic_error.code()
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED.code()
     } else {
-        ErrorCode::CLUSTER_AUTHORIZATION_FAILED.code()
+        api_error.code()
     }
 }
 

@@ -614,6 +614,18 @@ fn request(link: &Link, progress: &mut Progress, mut frame: Frame, out: &mut Vec
                 Decision::Answer { .. } | Decision::Drop { .. } => {
                     progress.stats.denied.add(&held);
                 }
+                Decision::Close { denial } => {
+                    progress.stats.denied.add(&held);
+                    let why = format!(
+                        "closed by the tool: {} v{} request {} is concerned by \
+                         --deny-api/--deny-topic and cannot be checked or answered ({})",
+                        denial.api,
+                        denial.version,
+                        denial.correlation_id,
+                        denial.note.as_deref().unwrap_or("unreadable")
+                    );
+                    *link.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                }
             }
             decision
         }
@@ -645,7 +657,7 @@ fn request(link: &Link, progress: &mut Progress, mut frame: Frame, out: &mut Vec
                 rewrite.answer(response, note);
             }
         }
-        Decision::Drop { .. } => {}
+        Decision::Drop { .. } | Decision::Close { .. } => {}
     }
     if link.config.logging {
         out.push(Pending::Frame(frame, None));

@@ -6,9 +6,11 @@
 //! gets no response). Whatever counts denials hooks into the [`Decision`] it returns.
 //!
 //! A denial's response is the API's own, at the request's version, with the authorization
-//! error placed where that API carries errors: per partition or per topic for the topic
-//! APIs (mirroring the request's entries), and in the top-level `ErrorCode` for the others,
-//! found from the schema (the default response's fields at that version), not listed here.
+//! error placed where that API carries errors (`ApiKey::error_code_fields`, generated from
+//! the schemas): per partition or per topic for the topic APIs, whose entries mirror the
+//! request's (built here, and tested to fill exactly the nested places the table names), and
+//! in the top-level `ErrorCode` for every other API whose response has one at every version
+//! (the generated default response with that one field set; nothing listed by hand).
 
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::RawRequestHeader;
@@ -197,7 +199,7 @@ impl Rules {
             }
             let valid = api.valid_versions();
             let missing: Vec<i16> = (valid.min..=valid.max)
-                .filter(|&version| top_level_error(api, version, 0, ErrorCode::NONE).is_none())
+                .filter(|&version| !has_top_level_error(api, version))
                 .collect();
             if !missing.is_empty() {
                 return Err(format!(
@@ -715,6 +717,14 @@ fn resource_error(kind: i8, api_error: ErrorCode) -> i16 {
     }
 }
 
+/// Whether `api`'s response has a top-level `ErrorCode` at `version` (the schema-derived
+/// table of where each API carries errors).
+fn has_top_level_error(api: ApiKey, version: i16) -> bool {
+    api.error_code_fields()
+        .iter()
+        .any(|(path, versions)| *path == "errorCode" && versions.contains(version))
+}
+
 /// `api`'s response at `version` with every field at its default but the top-level
 /// `ErrorCode`, set to `error`; `None` if the response has no such field at that version.
 /// Schema-driven: the default response is the generated message's, and whether it has a
@@ -1048,6 +1058,68 @@ mod tests {
                 assert!(denied >= 2, "{api} v{version}: {errors:?}");
             }
         }
+    }
+
+    /// The denials put their error codes exactly where the schemas say the API carries them
+    /// (`ApiKey::error_code_fields`, generated): per entry, at every nested error code the
+    /// response has at that version, and at the top level for the other APIs.
+    #[test]
+    fn denials_place_errors_where_the_schema_has_them() {
+        for (api, version, bytes) in denials() {
+            let table: Vec<&str> = api
+                .error_code_fields()
+                .iter()
+                .filter(|(_, versions)| versions.contains(version))
+                .map(|(path, _)| *path)
+                .collect();
+            let placed: Vec<String> =
+                errors_of(&read_back(api, version, &bytes).to_json(version).unwrap())
+                    .into_iter()
+                    .filter(|(_, code)| *code != 0)
+                    .map(|(path, _)| normalized(&path))
+                    .collect();
+            let mut placed_paths = placed.clone();
+            placed_paths.sort();
+            placed_paths.dedup();
+            let mut want: Vec<&str> = if TOPIC_APIS.contains(&api) {
+                table
+                    .iter()
+                    .copied()
+                    .filter(|path| *path != "errorCode")
+                    .collect()
+            } else {
+                vec!["errorCode"]
+            };
+            want.sort();
+            assert_eq!(placed_paths, want, "{api} v{version}");
+            assert_eq!(
+                has_top_level_error(api, version),
+                top_level_error(api, version, 0, ErrorCode::NONE).is_some(),
+                "{api} v{version}"
+            );
+        }
+    }
+
+    /// `$.responses[0].partitionResponses[1].errorCode` as the table writes it:
+    /// `responses[].partitionResponses[].errorCode`.
+    fn normalized(path: &str) -> String {
+        let mut out = String::new();
+        let mut in_index = false;
+        for c in path.trim_start_matches("$.").chars() {
+            match c {
+                '[' => {
+                    in_index = true;
+                    out.push('[');
+                }
+                ']' => {
+                    in_index = false;
+                    out.push(']');
+                }
+                _ if in_index => {}
+                _ => out.push(c),
+            }
+        }
+        out
     }
 
     /// Kafka's own classes read every denial the tap builds, and find each error code where

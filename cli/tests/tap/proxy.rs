@@ -1308,3 +1308,28 @@ fn deny_topic_splits_config_requests_by_topic_resource() {
     assert_eq!(results(client.receive()), [(4, "secret-3".into(), 0)]);
     client.finish();
 }
+
+/// A Produce with acks=0 naming allowed and denied topics: the allowed part goes on (still
+/// unanswered, as Kafka does), the denied part is dropped.
+#[test]
+fn an_acks_0_produce_is_split_without_a_response() {
+    let upstream = Upstream::start(|request| Some(produce_answer(request, Duration::ZERO)));
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret"]);
+    let mut client = tap.connect();
+    client.send_all(&[produce_to(0, &["public", "secret"]), metadata()]);
+    assert_eq!(client.receive().header.correlation_id, 1);
+    client.finish();
+    let lines = tap.wait_closed(1);
+    let mut server = ServerConnection::new();
+    let mut buf = BytesMut::from(&upstream.received()[0][..]);
+    let Request::Produce(forwarded) = server.receive(&mut buf).unwrap().unwrap().body else {
+        panic!("not a Produce request")
+    };
+    let names: Vec<&str> = forwarded.topic_data.iter().map(|t| &*t.name).collect();
+    assert_eq!(names, ["public"]);
+    assert_eq!(forwarded.acks, 0);
+    let denied = events(&lines, "denied");
+    assert_eq!(denied.len(), 1);
+    assert_eq!(denied[0]["action"], "split");
+    assert_eq!(denied[0]["topics"], serde_json::json!(["secret"]));
+}

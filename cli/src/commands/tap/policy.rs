@@ -62,10 +62,11 @@ pub enum Decision {
     /// Denied whole: the tap answers with `response` (size-prefixed) and forwards nothing.
     Answer { response: Bytes, denial: Denial },
     /// Some topics denied: `request` (size-prefixed, with the same correlation id) goes to
-    /// the broker, and `merge` is added to its response before the client sees it.
+    /// the broker, and `merge` is added to its response before the client sees it (none for a
+    /// Produce with `acks = 0`, which gets no response).
     Split {
         request: Bytes,
-        merge: Merge,
+        merge: Option<Merge>,
         denial: Denial,
     },
     /// Denied, and no response is expected (Produce with `acks = 0`): dropped.
@@ -303,22 +304,31 @@ impl Rules {
             }
             denied
         };
-        if !expects_response {
-            return Decision::Drop { denial };
-        }
-        let Some(response) = deny_response(&denied_body, version, denial.error) else {
-            denial.note = Some("no error response could be built".to_owned());
-            return Decision::Close { denial };
-        };
-        if by_api || entries(&body) == 0 {
-            return match encode_response(response, version, correlation_id) {
-                Some(response) => Decision::Answer { response, denial },
-                None => {
-                    denial.note = Some("the error response does not encode".to_owned());
-                    Decision::Close { denial }
-                }
+        let whole = by_api || entries(&body) == 0;
+        let merge = if !expects_response {
+            if whole {
+                return Decision::Drop { denial };
+            }
+            None
+        } else {
+            let Some(response) = deny_response(&denied_body, version, denial.error) else {
+                denial.note = Some("no error response could be built".to_owned());
+                return Decision::Close { denial };
             };
-        }
+            if whole {
+                return match encode_response(response, version, correlation_id) {
+                    Some(response) => Decision::Answer { response, denial },
+                    None => {
+                        denial.note = Some("the error response does not encode".to_owned());
+                        Decision::Close { denial }
+                    }
+                };
+            }
+            Some(Merge {
+                denied: Box::new(response),
+                denial: denial.json("split"),
+            })
+        };
         let mut forwarded = BytesMut::new();
         let frame = RequestFrame {
             header: request.header,
@@ -327,10 +337,7 @@ impl Rules {
         match frame.encode(&mut forwarded, Framing::SizePrefixed) {
             Ok(()) => Decision::Split {
                 request: forwarded.freeze(),
-                merge: Merge {
-                    denied: Box::new(response),
-                    denial: denial.json("split"),
-                },
+                merge,
                 denial,
             },
             Err(e) => {

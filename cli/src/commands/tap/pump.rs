@@ -640,9 +640,13 @@ fn request(link: &Link, progress: &mut Progress, mut frame: Frame, out: &mut Vec
             }
         }
         Decision::Split { merge, .. } => {
-            link.in_flight.fetch_add(1, Ordering::AcqRel);
+            // No merge: a Produce with acks=0, which gets no response.
+            let expects_response = merge.is_some();
+            if expects_response {
+                link.in_flight.fetch_add(1, Ordering::AcqRel);
+            }
             if let (Some(rewrite), Some(header)) = (&link.rewrite, header) {
-                rewrite.request(header, true, Some(merge));
+                rewrite.request(header, expects_response, merge);
             }
         }
         Decision::Answer { response, denial } => {

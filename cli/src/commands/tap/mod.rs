@@ -122,8 +122,8 @@ pub struct Tap {
     /// resources of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: the tap
     /// answers for them with TOPIC_AUTHORIZATION_FAILED and forwards the rest of the request
     /// (split, with the same correlation id; the broker's answer is merged with the denials);
-    /// a request with only denied topics is answered by the tap, a denied Produce with acks=0
-    /// dropped. ApiVersions responses are then capped at Produce and Fetch v12, the last
+    /// a request with only denied topics is answered by the tap; the denied topics of a
+    /// Produce with acks=0 are dropped. ApiVersions responses are then capped at Produce and Fetch v12, the last
     /// versions that name their topics; a topic a request names only by id is denied.
     #[arg(long, value_name = "GLOB")]
     deny_topic: Vec<String>,

@@ -1,5 +1,8 @@
-//! Responses the tap changes: `--rewrite-brokers` (the tap as every broker of a cluster) and
-//! `--clamp-versions` (ApiVersions narrowed to what this tool decodes, see [`clamp`]).
+//! Responses the tap changes: `--rewrite-brokers` (the tap as every broker of a cluster),
+//! `--clamp-versions` (ApiVersions narrowed to what this tool decodes, see [`clamp`]), and
+//! for `--deny-api`/`--deny-topic` the broker's answers to split requests (merged with the
+//! denied entries) and the place of the tap's own answers among the broker's ([`Rewrite`]'s
+//! queue, in request order).
 //!
 //! Clients learn broker addresses from responses (Metadata, FindCoordinator,
 //! DescribeCluster, and the new-leader endpoints of Produce, Fetch, ShareFetch and
@@ -87,8 +90,9 @@ impl Brokers {
 /// naming a thousand brokers still makes a short line.
 const NOTE_ENTRIES: usize = 24;
 
-/// What one rewritten response had, and what it became: broker addresses, or (with
-/// `--clamp-versions`) the API version ranges of an ApiVersions response.
+/// What one rewritten response had, and what it became: broker addresses, the API version
+/// ranges of an ApiVersions response (`--clamp-versions`, the `--deny-topic` cap), or the
+/// denial merged into it (or the tap's own answer).
 #[derive(Debug, Clone, Default)]
 pub struct Note {
     pub changes: Vec<(String, String)>,
@@ -251,6 +255,9 @@ impl Rewrite {
 
     /// The requests of the tap's answers queued so far have been handed to the logger.
     pub fn release_answers(&self) {
+        if !self.answers {
+            return;
+        }
         for queued in self.queue().iter_mut() {
             if let Queued::Answer { ready, .. } = queued {
                 *ready = true;

@@ -9,7 +9,7 @@ mod other_protocol;
 mod output;
 mod records;
 
-pub use api::ApiVersionArgs;
+pub use api::{parse_api_key, ApiVersionArgs};
 pub use failure::Failure;
 pub use input::{read_input, BinaryInput, FrameInput};
 pub use other_protocol::OtherProtocol;

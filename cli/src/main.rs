@@ -52,7 +52,8 @@ enum Command {
     Apis(commands::apis::Apis),
     #[command(subcommand)]
     Quorum(commands::quorum::Quorum),
-    Tap(commands::tap::Tap),
+    // Boxed: its many flags make it several times the size of the other commands.
+    Tap(Box<commands::tap::Tap>),
     Cluster(commands::cluster::ClusterCommand),
 }
 

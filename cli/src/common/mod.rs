@@ -9,7 +9,7 @@ mod input;
 mod output;
 mod records;
 
-pub use api::ApiVersionArgs;
+pub use api::{parse_api_key, ApiVersionArgs};
 pub use failure::Failure;
 pub use input::{read_input, BinaryInput, FrameInput};
 pub use kafka_codec_server::other_protocol::OtherProtocol;

@@ -137,6 +137,8 @@ impl Run for Pcap {
             max_in_flight: self.max_in_flight,
             log_secrets: self.log_secrets,
             logging: true,
+            // A capture is read, not proxied: nothing is rewritten.
+            clamp_versions: false,
         });
         let out = Box::new(BufWriter::new(io::stdout()));
         let log = Arc::new(Log::named(out, "decode pcap", "; stopping"));

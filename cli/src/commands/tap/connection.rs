@@ -160,6 +160,7 @@ async fn forward(
         Arc::clone(&proxy.budget),
         Arc::clone(&proxy.metrics),
         rewrite,
+        Arc::clone(&proxy.rules),
         member,
         events,
         client_fd,

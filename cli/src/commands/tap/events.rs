@@ -25,6 +25,11 @@ pub enum Event {
         size: i32,
         at: SystemTime,
     },
+    /// A request denied by `--deny-api`/`--deny-topic` (its log line's fields).
+    Denied {
+        denial: kafka_codec::serde_json::Value,
+        at: SystemTime,
+    },
     /// Both directions ended; `closed_by` says why if the tool closed the connection.
     Closed(Box<ClosedEvent>),
 }

@@ -80,7 +80,7 @@ pub trait Policy {
     fn release(&mut self, size: usize);
     /// Whether to hold the frame of `size` bytes that starts with `head` (its first 4 bytes,
     /// or fewer if the frame is shorter) until it is complete, and the charge for holding it
-    /// whole. Only asked when holding is enabled.
+    /// whole. Only asked when holding is enabled, for frames of any size.
     fn hold(&mut self, head: &[u8], size: usize) -> Option<Charge>;
 }
 
@@ -341,8 +341,9 @@ impl Framer {
             Some(Skipped::TooLarge)
         };
         let reserved = skipped.is_none();
-        // An empty frame has nothing to rewrite.
-        let hold = if self.holding && fits && size > 0 {
+        // An empty frame has nothing to rewrite. A frame above the limit is asked about too:
+        // a request the tap's rules concern must not stream through unseen.
+        let hold = if self.holding && size > 0 {
             Hold::Pending
         } else {
             Hold::Stream

@@ -389,6 +389,16 @@ impl Logger {
                 self.log.write(&line.finish());
                 false
             }
+            Event::Denied { denial, at } => {
+                let mut line = self.line("denied", at);
+                if let Some(fields) = denial.as_object() {
+                    for (key, value) in fields {
+                        line.field(key, value);
+                    }
+                }
+                self.log.write(&line.finish());
+                false
+            }
             Event::Closed(closed) => {
                 let ClosedEvent {
                     at,

@@ -9,9 +9,10 @@
 //!
 //! Modules: [`framing`] finds frame boundaries on the forwarding path, [`pump`] moves one
 //! direction, [`connection`] runs one connection, [`events`] is what pumps tell loggers,
-//! [`log`] decodes and writes the lines, [`rewrite`] is `--rewrite-brokers`, [`stats`] the
-//! byte counts of a `close` line. `decode pcap` (`commands::pcap`) feeds the same framer and
-//! logger from captured packets.
+//! [`log`] decodes and writes the lines, [`policy`] decides what the tap answers itself
+//! (`--deny-api`, `--deny-topic`), [`rewrite`] changes responses (`--rewrite-brokers`,
+//! `--clamp-versions`, merged denials), [`stats`] the byte counts of a `close` line.
+//! `decode pcap` (`commands::pcap`) feeds the same framer and logger from captured packets.
 
 // The log writer and what feeds it are shared with `decode pcap`, its second producer.
 pub(crate) mod config;
@@ -19,6 +20,7 @@ mod connection;
 pub(crate) mod events;
 pub(crate) mod framing;
 pub(crate) mod log;
+mod policy;
 mod proxy;
 mod pump;
 mod rewrite;
@@ -52,7 +54,7 @@ use tokio::net::TcpListener;
 /// Proxy Kafka traffic to a broker and log each request and response as a JSON line.
 ///
 /// Every byte is forwarded unchanged and in order, in both directions (unless
-/// --rewrite-brokers); decoding happens beside the forwarding, never in its way. Each
+/// --rewrite-brokers, --clamp-versions, --deny-api or --deny-topic); decoding happens beside the forwarding, never in its way. Each
 /// request/response pair becomes one line: time, connection, correlation id, API, version,
 /// latency, and both messages in Kafka's JSON form. A frame that does not decode is forwarded
 /// all the same and logged with the error and its first bytes in hex. When a connection
@@ -102,6 +104,33 @@ pub struct Tap {
     /// is a wildcard such as 0.0.0.0).
     #[arg(long, value_name = "HOST", requires = "rewrite_brokers")]
     advertised_host: Option<String>,
+    /// Show clients only the API versions this tool decodes: each ApiVersions response is
+    /// held, and every API's range narrowed to the intersection of the broker's and this
+    /// tool's (an API it does not know is removed), so that every later frame decodes. The
+    /// pair's line lists what was narrowed and dropped (`rewritten.clampedVersions`).
+    /// Without it, newer versions and unknown APIs pass untouched and are logged as not
+    /// decoded.
+    #[arg(long)]
+    clamp_versions: bool,
+    /// Answer requests of these APIs (names or keys, as `kafka-codec apis` lists them;
+    /// repeatable) with the API's authorization error, never forwarding them:
+    /// TOPIC_AUTHORIZATION_FAILED per partition or topic for the topic APIs,
+    /// GROUP_AUTHORIZATION_FAILED for group APIs, TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+    /// transaction APIs, CLUSTER_AUTHORIZATION_FAILED otherwise, in the response's top-level
+    /// error code.
+    #[arg(long, value_name = "NAME[,NAME...]", value_delimiter = ',',
+          value_parser = crate::common::parse_api_key)]
+    deny_api: Vec<kafka_codec::ApiKey>,
+    /// Deny the topics this glob matches (`*`, `?`, `[a-z]`; repeatable) in Produce, Fetch,
+    /// ListOffsets, DeleteRecords, CreateTopics, DeleteTopics, CreatePartitions and the topic
+    /// resources of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: the tap
+    /// answers for them with TOPIC_AUTHORIZATION_FAILED and forwards the rest of the request
+    /// (split, with the same correlation id; the broker's answer is merged with the denials);
+    /// a request with only denied topics is answered by the tap; the denied topics of a
+    /// Produce with acks=0 are dropped. ApiVersions responses are then capped at Produce and Fetch v12, the last
+    /// versions that name their topics; a topic a request names only by id is denied.
+    #[arg(long, value_name = "GLOB")]
+    deny_topic: Vec<String>,
     /// Frames larger than this are forwarded but not decoded (logged as skipped with their
     /// first bytes). It is also each connection's share of frames waiting to be logged.
     #[arg(long, value_name = "BYTES", default_value_t = DecodeLimits::default().max_frame_size,
@@ -241,6 +270,10 @@ impl Run for Tap {
                  credentials will be written to the log as they pass"
             );
         }
+        let rules = Arc::new(
+            policy::Rules::new(self.deny_api.clone(), self.deny_topic.clone(), options)
+                .map_err(Failure::Usage)?,
+        );
         let budget = Budget::new(self.limits.memory_budget);
         let registry = Registry::new(max_connections);
         let metrics = Metrics::new(Arc::clone(&budget), max_connections);
@@ -269,9 +302,11 @@ impl Run for Tap {
                     max_in_flight: self.max_in_flight,
                     log_secrets: self.log_secrets,
                     logging: !self.no_log,
+                    clamp_versions: self.clamp_versions,
                 }),
                 log: (!self.no_log).then(|| Arc::new(Log::new(out))),
                 brokers,
+                rules,
                 budget,
                 registry,
                 metrics,

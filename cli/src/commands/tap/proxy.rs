@@ -4,7 +4,8 @@
 
 use super::config::Config;
 use super::log::Log;
-use super::rewrite::{Brokers, Rewrite};
+use super::policy::Rules;
+use super::rewrite::{Brokers, Rewrite, Settings};
 use kafka_codec_server::budget::Budget;
 use kafka_codec_server::metrics::Metrics;
 use kafka_codec_server::registry::Registry;
@@ -19,6 +20,8 @@ pub struct Proxy {
     pub(super) config: Arc<Config>,
     pub(super) log: Option<Arc<Log>>,
     pub(super) brokers: Option<Arc<Brokers>>,
+    /// `--deny-api`, `--deny-topic`.
+    pub(super) rules: Arc<Rules>,
     pub(super) budget: Arc<Budget>,
     pub(super) registry: Arc<Registry>,
     /// What is counted for `--metrics-listen` (counted whether or not it is served).
@@ -36,12 +39,16 @@ pub struct Proxy {
 
 impl Proxy {
     pub(super) fn rewrite(&self) -> Option<Rewrite> {
-        self.brokers.as_ref().map(|brokers| {
-            Rewrite::new(
-                Arc::clone(brokers),
-                Arc::clone(&self.budget),
-                self.config.options,
-            )
-        })
+        let settings = Settings {
+            brokers: self.brokers.clone(),
+            clamp_versions: self.config.clamp_versions,
+            cap_topic_versions: self.rules.has_topic_rules(),
+            answers: !self.rules.is_empty(),
+        };
+        let changes = settings.brokers.is_some()
+            || settings.clamp_versions
+            || settings.cap_topic_versions
+            || settings.answers;
+        changes.then(|| Rewrite::new(settings, Arc::clone(&self.budget), self.config.options))
     }
 }

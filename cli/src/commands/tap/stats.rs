@@ -34,8 +34,15 @@ pub struct Stats {
     /// connection was closed by the tool (counted as received): `forwarded_as_received`
     /// followed by `dropped` is `received`.
     pub dropped: Sum,
-    /// Frames replaced by broker address rewriting.
+    /// Requests the tap answered or dropped under `--deny-api`/`--deny-topic`, never
+    /// forwarded (counted as received): `forwarded_as_received`, `denied` and `dropped`
+    /// together are `received`, in bytes.
+    pub denied: Sum,
+    /// Frames replaced by broker address rewriting, version clamping or a denial (a split
+    /// request, a merged response).
     pub rewritten: u64,
+    /// Responses the tap made itself (denials): in `forwarded`, not in `received`.
+    pub answered: u64,
     /// Whole frames.
     pub frames: u64,
     /// Bytes of a frame the sender began and did not finish.
@@ -74,6 +81,13 @@ impl Stats {
             "partialFrameBytes": self.partial,
             "end": self.end,
         });
+        // Only where policies acted, so that lines without them stay as they were.
+        if self.denied.bytes > 0 {
+            value["denied"] = self.denied.json();
+        }
+        if self.answered > 0 {
+            value["answered"] = json!(self.answered);
+        }
         if let Some(note) = &self.not_kafka {
             value["notKafka"] = json!(note);
         }

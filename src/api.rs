@@ -104,7 +104,8 @@ impl ApiKey {
         }
     }
 
-    /// The request header version for a request of this API at `version`: 2 when the
+    /// The request header version for a request of this API at `version`: what the
+    /// schema's `headerVersions` say (Kafka 4.5 on); for a schema without them, 2 when the
     /// request body is flexible, else 1 — except where Kafka says otherwise
     /// (`schemas/header-versions.tsv`): ControlledShutdown v0, sent by Kafka 0.8 brokers,
     /// has header version 0, without a client id.
@@ -117,19 +118,14 @@ impl ApiKey {
     /// assert_eq!(ApiKey::ControlledShutdown.request_header_version(1), 1);
     /// ```
     pub const fn request_header_version(self, version: i16) -> i16 {
-        if let Some(header) = self.request_header_exception(version) {
-            return header;
-        }
-        match self.request_first_flexible_version() {
-            Some(first) if version >= first => 2,
-            _ => 1,
-        }
+        self.request_header_table(version)
     }
 
-    /// The response header version for a response of this API at `version`: 1 when the
-    /// response body is flexible, else 0 — except that ApiVersions responses always use
-    /// header version 0, so a client can read the header before it knows what the broker
-    /// supports.
+    /// The response header version for a response of this API at `version`: what the
+    /// schema's `headerVersions` say; for a schema without them, 1 when the response body
+    /// is flexible, else 0 — except that ApiVersions responses always use header version 0,
+    /// so a client can read the header before it knows what the broker supports (the
+    /// generator refuses `headerVersions` that say otherwise).
     ///
     /// ```
     /// use kafka_codec::ApiKey;
@@ -137,17 +133,7 @@ impl ApiKey {
     /// assert_eq!(ApiKey::ApiVersions.response_header_version(4), 0);
     /// ```
     pub const fn response_header_version(self, version: i16) -> i16 {
-        // Also at versions this crate does not know, which the table cannot name.
-        if matches!(self, ApiKey::ApiVersions) {
-            return 0;
-        }
-        if let Some(header) = self.response_header_exception(version) {
-            return header;
-        }
-        match self.response_first_flexible_version() {
-            Some(first) if version >= first => 1,
-            _ => 0,
-        }
+        self.response_header_table(version)
     }
 }
 

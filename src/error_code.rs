@@ -157,6 +157,33 @@ impl std::error::Error for ErrorCode {}
 mod tests {
     use super::*;
 
+    /// `ApiKey::error_code_fields`, generated from the schemas: a few places read off the
+    /// schema files by hand (ProduceResponse's PartitionResponses, FetchResponse's top-level
+    /// ErrorCode from v7, DescribeClusterResponse's top level).
+    #[test]
+    fn where_responses_carry_error_codes() {
+        use crate::{ApiKey, VersionRange};
+        assert_eq!(
+            ApiKey::Produce.error_code_fields(),
+            [(
+                "responses[].partitionResponses[].errorCode",
+                ApiKey::Produce.valid_versions()
+            )]
+        );
+        let fetch = ApiKey::Fetch.error_code_fields();
+        let valid = ApiKey::Fetch.valid_versions();
+        assert!(fetch.contains(&("errorCode", VersionRange::new(7, valid.max))));
+        assert!(fetch.contains(&("responses[].partitions[].errorCode", valid)));
+        assert!(ApiKey::DescribeCluster
+            .error_code_fields()
+            .iter()
+            .any(|(path, _)| *path == "errorCode"));
+        // Every API has somewhere to put an error.
+        for api in ApiKey::ALL {
+            assert!(!api.error_code_fields().is_empty(), "{api}");
+        }
+    }
+
     #[test]
     fn every_i16_round_trips_and_known_codes_have_unique_names() {
         for code in i16::MIN..=i16::MAX {

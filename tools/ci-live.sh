@@ -14,7 +14,7 @@ say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 # KAFKA_BROKER_SASL_SSL, KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS, KAFKA_TLS_* and
 # KAFKA_TAP_TLS_* (all written by broker.sh). The step tap_sasl is defined below but not run by
 # default (see there); `bash tools/ci-live.sh tap_sasl` runs it by name.
-steps=(live_broker clients quorum_describe quorum_kafka_tool tap tap_tls)
+steps=(live_broker clients quorum_describe quorum_kafka_tool tap tap_tls tap_mtls pcap tap_deny)
 step_live_broker() { cargo test --test live live_broker:: -- --ignored --nocapture --skip clients_; }
 # librdkafka, kafka-python and aiokafka produce known records with every codec; the test
 # fetches their batches with our framing and reads them (tools/clients/produce_known.py).
@@ -46,6 +46,20 @@ step_tap() { bash tools/clients/tap-proof.sh; }
 # every connection logs in through the tap, and no password shows in a log or the tap's
 # stderr.
 step_tap_tls() { bash tools/clients/tap-proof-tls.sh; }
+# Client certificates both ways (tools/clients/tap-proof-mtls.sh): librdkafka and Java
+# present theirs to a tap that requires them, the tap presents its own to the broker's
+# ssl.client.auth=required listener; one run each, every frame decoded, every connection's
+# client subject logged. And a self-signed CA:TRUE broker certificate, refused in words
+# unless it is itself in --upstream-ca, then one librdkafka run trusting it.
+step_tap_mtls() { bash tools/clients/tap-proof-mtls.sh; }
+# tcpdump captures librdkafka and Java clients talking to the broker through a tap on
+# loopback; `kafka-codec decode pcap` of the capture gives the tap's own log of the session,
+# pairs and byte counts per connection (tools/clients/pcap-proof.sh).
+step_pcap() { bash tools/clients/pcap-proof.sh; }
+# `kafka-codec tap --deny-topic` with librdkafka through it (tools/clients/tap-deny-proof.sh):
+# the producer and consumer see TOPIC_AUTHORIZATION_FAILED for the denied topic and carry on
+# with the allowed one in the same requests; nothing of the denied topic reaches the broker.
+step_tap_deny() { bash tools/clients/tap-deny-proof.sh; }
 # The same without TLS, against the SASL_PLAINTEXT listener. Not in the default list: TLS
 # adds only the transport to what it checks; by name, `bash tools/ci-live.sh tap_sasl`.
 step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }

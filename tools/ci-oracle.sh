@@ -20,3 +20,7 @@ mvn -q -B -f tools/java-oracle/pom.xml package -DskipTests -Pkafka3
 jars="$PWD/tools/java-oracle/target/java-oracle.jar,$PWD/tools/java-oracle/target/kafka3/java-oracle.jar"
 KAFKA_ORACLE_JAR="$jars" KAFKA_CODEC_SEED="$seed" \
   cargo test --test live oracle_diff:: -- --ignored --nocapture
+# The error responses `tap --deny-api/--deny-topic` builds, one per API and version: Kafka's
+# classes read each and find its error codes where this crate put them (a few seconds).
+KAFKA_ORACLE_JAR="$jars" \
+  cargo test -p kafka-codec-cli --bin kafka-codec tap::policy -- --ignored --nocapture

@@ -12,7 +12,7 @@ export CARGO_INCREMENTAL=0
 
 # The crates meant for the registry, named: the bench, test-support and fuzz-oracle crates are
 # `publish = false` and never packaged.
-registry_crates=(-p kafka-codec-codegen -p kafka-codec -p kafka-codec-hexdump -p kafka-codec-cli)
+registry_crates=(-p kafka-codec-codegen -p kafka-codec -p kafka-codec-hexdump -p kafka-codec-server -p kafka-codec-cluster -p kafka-codec-cli)
 cargo package "${registry_crates[@]}" --no-verify --allow-dirty -q
 
 work=$(mktemp -d)

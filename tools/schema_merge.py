@@ -19,6 +19,9 @@ What may differ between releases, and which one wins (the rules, in one place):
   versions it contributes, and two releases that both decide it must agree.
 - `deprecatedVersions`: each release for the versions it contributes.
 - `listeners`: every listener any release names, the newest release's first.
+- `headerVersions` (Kafka 4.5 on: which header version goes with each body version; the map
+  covers every version from 0): the newest release's map that has one. Two maps must give the
+  same header version at every version the older release defines.
 - A release's unstable version (its latest, under `latestVersionUnstable`) is a draft: when a
   newer release defines that version, the newer definition is taken and the draft is not
   compared. When no newer release defines it, it is kept as that release had it.
@@ -113,6 +116,15 @@ def describe(versions):
         run.append(v)
     out.append(run)
     return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in out)
+
+
+def header_version_of(schema, version):
+    """The header version a schema's `headerVersions` map gives `version`, or None when it
+    has no map (or the map no entry for it)."""
+    for versions, header in (schema.get("headerVersions") or {}).items():
+        if version in versions_of(versions):
+            return int(str(header).strip())
+    return None
 
 
 # --------------------------------------------------------------------------
@@ -359,6 +371,20 @@ class Merge:
         source = decisions[0][1] if decisions else (new if new is not None else old)
         return source.get("ignorable")
 
+    def merged_header_versions(self):
+        """The newer release's `headerVersions`, else the older's; where both have one, they
+        must agree at every version the older release defines (the map of the newest is kept,
+        and speaks for the older release's versions too)."""
+        new, old = self.newer.schema, self.older.schema
+        if "headerVersions" in new and "headerVersions" in old:
+            for version in sorted(self.old_asserted):
+                ours, theirs = header_version_of(new, version), header_version_of(old, version)
+                if ours != theirs:
+                    self.error(version, None, f"`headerVersions` give header version {theirs} "
+                               f"in {self.older.release} and {ours} in {self.newer.release}")
+        source = new if "headerVersions" in new else old
+        return copy.deepcopy(source.get("headerVersions"))
+
     def merge_common(self, new_structs, old_structs):
         new_by_name = {s["name"]: s for s in new_structs}
         old_by_name = {s["name"]: s for s in old_structs}
@@ -418,6 +444,9 @@ class Merge:
             decided["listeners"] = listeners
         if "latestVersionUnstable" in top:
             decided["latestVersionUnstable"] = top["latestVersionUnstable"]
+        header_versions = self.merged_header_versions()
+        if header_versions is not None:
+            decided["headerVersions"] = header_versions
         keys = merge_order(list(new), list(old), f"{self.name} keys")
         keys += [k for k in decided if k not in keys]
         merged = {}
@@ -425,7 +454,7 @@ class Merge:
             if key in decided:
                 merged[key] = decided[key]
             elif key in ("deprecatedVersions", "commonStructs", "listeners",
-                         "latestVersionUnstable"):
+                         "latestVersionUnstable", "headerVersions"):
                 continue
             elif key in new:
                 merged[key] = copy.deepcopy(new[key])

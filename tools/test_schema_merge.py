@@ -125,5 +125,52 @@ class MergeTest(unittest.TestCase):
             merge(older=older)
 
 
+    def test_header_versions_of_the_newest_release_are_kept_and_must_agree(self):
+        newer = copy.deepcopy(NEWER)
+        newer["headerVersions"] = {"0-3": "1", "4+": "2"}
+        merged = merge(newer=newer)
+        self.assertEqual(merged["headerVersions"], {"0-3": "1", "4+": "2"})
+        self.assertEqual([schema_merge.header_version_of(merged, v) for v in range(6)],
+                         [1, 1, 1, 1, 2, 2])
+        # Only the older release has a map: it is kept.
+        older = copy.deepcopy(OLDER)
+        older["headerVersions"] = {"0-3": "1", "4+": "2"}
+        self.assertEqual(merge(older=older)["headerVersions"], {"0-3": "1", "4+": "2"})
+        # Both have one: they must agree at every version the older release defines.
+        self.assertEqual(merge(newer=newer, older=older)["headerVersions"], newer["headerVersions"])
+        older["headerVersions"] = {"0": "0", "1-3": "1", "4+": "2"}
+        with self.assertRaisesRegex(MergeError, r"PingRequest v0: `headerVersions` give header "
+                                                r"version 0 in 1.0.0 and 1 in 2.0.0"):
+            merge(newer=newer, older=older)
+        self.assertNotIn("headerVersions", merge())
+
+
+class HeaderExceptionsTest(unittest.TestCase):
+    """import_schemas.header_exceptions: rows for what the flexible versions do not give; none
+    for a schema with `headerVersions`, whose map must give what every release uses."""
+
+    SCHEMAS = {
+        "PingRequest.json": {"name": "PingRequest", "type": "request", "apiKey": 90,
+                             "validVersions": "0-3", "flexibleVersions": "2+"},
+        "PingResponse.json": {"name": "PingResponse", "type": "response", "apiKey": 90,
+                              "validVersions": "0-3", "flexibleVersions": "2+"},
+    }
+    # (key, version): (request header, response header); v0's request header is 0.
+    FACTS = {"1.0.0": {(90, 0): (0, 0), (90, 1): (1, 0), (90, 2): (2, 1), (90, 3): (2, 1)}}
+
+    def test_a_map_replaces_the_rows_and_is_checked_against_the_releases(self):
+        import import_schemas
+        self.assertEqual(import_schemas.header_exceptions(self.SCHEMAS, self.FACTS),
+                         [("Ping", "request", 0, 0)])
+        schemas = copy.deepcopy(self.SCHEMAS)
+        schemas["PingRequest.json"]["headerVersions"] = {"0": "0", "1": "1", "2+": "2"}
+        self.assertEqual(import_schemas.header_exceptions(schemas, self.FACTS), [])
+        schemas["PingRequest.json"]["headerVersions"] = {"0-1": "1", "2+": "2"}
+        with self.assertRaisesRegex(import_schemas.SchemaImportError,
+                                    r"PingRequest v0: its headerVersions give header version 1, "
+                                    r"but 1.0.0 uses 0"):
+            import_schemas.header_exceptions(schemas, self.FACTS)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -8,7 +8,6 @@
 
 mod commands;
 mod common;
-mod net;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use common::{parse_failure, Failure, Run};
@@ -19,7 +18,8 @@ use std::process::ExitCode;
 #[command(
     name = "kafka-codec",
     version = version(),
-    about = "Decode and encode raw Apache Kafka frames and record batches as JSON; serve and \
+    about = "Decode and encode raw Apache Kafka frames and record batches as JSON; run a Kafka \
+             cluster in memory; serve and \
              describe a KRaft quorum",
     after_help = "\
 Examples:
@@ -29,6 +29,7 @@ Examples:
   kafka-codec records decode records.bin
   kafka-codec quorum serve --listen 127.0.0.1:9093
   kafka-codec quorum describe --bootstrap-controller 127.0.0.1:9093 --replication
+  kafka-codec cluster --brokers 3 --listen 127.0.0.1:9092
 
 Exit status: 0 on success; 1 on malformed input, with one line on stderr giving the
 problem, the field path (for records: the batch's base offset and the record's index) and
@@ -51,7 +52,9 @@ enum Command {
     Apis(commands::apis::Apis),
     #[command(subcommand)]
     Quorum(commands::quorum::Quorum),
-    Tap(commands::tap::Tap),
+    // Boxed: its many flags make it several times the size of the other commands.
+    Tap(Box<commands::tap::Tap>),
+    Cluster(commands::cluster::ClusterCommand),
 }
 
 impl Run for Command {
@@ -62,6 +65,7 @@ impl Run for Command {
             Command::Records(command) => command.run(),
             Command::Apis(command) => command.run(),
             Command::Quorum(command) => command.run(),
+            Command::Cluster(command) => command.run(),
             Command::Tap(command) => command.run(),
         }
     }
@@ -217,7 +221,7 @@ mod tests {
             path("--hex decode"),
             (
                 "kafka-codec decode".into(),
-                vec!["request".into(), "response".into()]
+                vec!["request".into(), "response".into(), "pcap".into()]
             )
         );
         assert_eq!(path("frobnicate decode").0, "kafka-codec");

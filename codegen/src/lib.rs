@@ -18,6 +18,7 @@
 
 pub mod emit;
 pub mod error_table;
+pub mod header_versions;
 pub mod json;
 pub mod model;
 pub mod parse;
@@ -165,6 +166,8 @@ impl Generator {
             releases: self.load_releases()?,
         };
         validate::validate_set(&set)?;
+        header_versions::check_set(&set)
+            .map_err(|(file, message)| Error::Schema { file, message })?;
         set.releases
             .validate(&set)
             .map_err(|message| Error::Schema {

@@ -309,6 +309,9 @@ pub struct Message {
     pub valid_versions: Versions,
     pub deprecated_versions: Versions,
     pub flexible_versions: Versions,
+    /// The schema's own `headerVersions`, checked; `None` where it has none (the header
+    /// versions then follow from the flexible versions, see [`crate::header_versions`]).
+    pub header_versions: Option<crate::header_versions::HeaderTable>,
     pub listeners: Vec<String>,
     pub latest_version_unstable: bool,
     /// The top-level struct (named after the message).
@@ -379,6 +382,12 @@ impl Message {
             return Err("requests and responses need an `apiKey`".into());
         }
 
+        let header_versions = raw
+            .header_versions
+            .as_deref()
+            .map(|map| crate::header_versions::parse(&raw.name, kind, api_key, valid_versions, map))
+            .transpose()?;
+
         let mut builder = StructBuilder {
             structs: Vec::new(),
             common_names: raw.common_structs.iter().map(|s| s.name.clone()).collect(),
@@ -399,6 +408,7 @@ impl Message {
                 .transpose()?
                 .unwrap_or(Versions::NONE),
             flexible_versions,
+            header_versions,
             listeners: raw.listeners,
             latest_version_unstable: raw.latest_version_unstable,
             root,

@@ -16,6 +16,8 @@ pub struct RawMessage {
     pub valid_versions: Option<String>,
     pub deprecated_versions: Option<String>,
     pub flexible_versions: Option<String>,
+    /// `headerVersions`: (range, header version) as written, in the file's order.
+    pub header_versions: Option<Vec<(String, String)>>,
     pub fields: Vec<RawField>,
     pub common_structs: Vec<RawStruct>,
     pub listeners: Vec<String>,
@@ -100,6 +102,7 @@ pub fn parse_schema(text: &str) -> Result<RawMessage, String> {
         valid_versions: keys.string("validVersions")?,
         deprecated_versions: keys.string("deprecatedVersions")?,
         flexible_versions: keys.string("flexibleVersions")?,
+        header_versions: keys.string_map("headerVersions")?,
         fields: keys.list("fields", parse_field)?,
         common_structs: keys.list("commonStructs", parse_struct)?,
         listeners: keys.list("listeners", |v| {
@@ -227,6 +230,25 @@ impl<'a> Keys<'a> {
                 .map(Some)
                 .map_err(|_| format!("`{key}` must be an integer")),
             Some(other) => Err(format!("`{key}` must be an integer, found {other}")),
+        }
+    }
+
+    /// An object of strings (Jackson's `Map<String, String>`: scalar values coerced to text).
+    fn string_map(&mut self, key: &'static str) -> Result<Option<Vec<(String, String)>>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Object(members)) => members
+                .iter()
+                .map(|(k, v)| {
+                    scalar_text(v)
+                        .map(|text| (k.clone(), text))
+                        .ok_or_else(|| format!("`{key}`: the value of `{k}` must be a string"))
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(other) => Err(format!(
+                "`{key}` must be an object of version ranges, found {other}"
+            )),
         }
     }
 

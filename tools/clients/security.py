@@ -1,14 +1,15 @@
 """How the clients of the tap proof log in to the broker's SASL listeners: the users of
 tools/kafka-broker/sasl-users, and each Python client's settings for SASL over TLS
-(SASL_SSL, trusting the test CA) or without it (SASL_PLAINTEXT). Imports no client library,
-so check_tap_log.py can read the passwords with the system's python3."""
+(SASL_SSL, trusting the test CA) or without it (SASL_PLAINTEXT); or TLS alone (SSL), with a
+client certificate from a PKCS12 keystore if given (tap-proof-mtls.sh). Imports no client
+library, so check_tap_log.py can read the passwords with the system's python3."""
 
 import dataclasses
 import pathlib
 
 USERS = pathlib.Path(__file__).resolve().parent.parent / "kafka-broker" / "sasl-users"
 MECHANISMS = ("PLAIN", "SCRAM-SHA-512")
-PROTOCOLS = ("SASL_SSL", "SASL_PLAINTEXT")
+PROTOCOLS = ("SASL_SSL", "SASL_PLAINTEXT", "SSL")
 
 
 def read_users(path=USERS):
@@ -31,17 +32,19 @@ def passwords(path=USERS):
 
 @dataclasses.dataclass(frozen=True)
 class Security:
-    protocol: str  # SASL_SSL or SASL_PLAINTEXT
-    mechanism: str  # PLAIN or SCRAM-SHA-512
-    user: str
-    password: str
-    cafile: str | None  # PEM of the CA that signed the broker's certificate (SASL_SSL)
+    protocol: str  # SASL_SSL, SASL_PLAINTEXT or SSL
+    mechanism: str | None  # PLAIN or SCRAM-SHA-512; None for SSL
+    user: str | None
+    password: str | None
+    cafile: str | None  # PEM of the CA that signed the broker's certificate (SASL_SSL, SSL)
+    keystore: str | None = None  # PKCS12 with the client's certificate and key (SSL)
+    keystore_password: str | None = None
 
     @classmethod
     def for_mechanism(cls, protocol, mechanism, cafile, users=USERS):
         """The settings of the first user of `mechanism` in the users file."""
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"protocol {protocol}: want one of {PROTOCOLS}")
+        if protocol not in PROTOCOLS[:2]:
+            raise ValueError(f"protocol {protocol}: want one of {PROTOCOLS[:2]} with SASL")
         if protocol == "SASL_SSL" and not cafile:
             raise ValueError("SASL_SSL needs the CA's PEM file")
         for found, user, password in read_users(users):
@@ -49,9 +52,18 @@ class Security:
                 return cls(protocol, mechanism, user, password, cafile)
         raise ValueError(f"{users}: no {mechanism} user")
 
+    @classmethod
+    def tls_only(cls, cafile, keystore=None, keystore_password=None):
+        """SSL: TLS trusting `cafile`, presenting the keystore's certificate if given."""
+        if not cafile:
+            raise ValueError("SSL needs the CA's PEM file")
+        if (keystore is None) != (keystore_password is None):
+            raise ValueError("a keystore needs its password, and the password a keystore")
+        return cls("SSL", None, None, None, cafile, keystore, keystore_password)
+
     @property
     def tls(self):
-        return self.protocol == "SASL_SSL"
+        return self.protocol in ("SASL_SSL", "SSL")
 
 
 def client_config(client, security):
@@ -60,14 +72,23 @@ def client_config(client, security):
     if security is None:
         return {}
     s = security
+    if s.keystore and client != "confluent-kafka":
+        raise ValueError(f"{client}: a PKCS12 keystore is read by confluent-kafka only")
     if client == "confluent-kafka":
-        config = {"security.protocol": s.protocol, "sasl.mechanism": s.mechanism,
-                  "sasl.username": s.user, "sasl.password": s.password}
+        config = {"security.protocol": s.protocol}
+        if s.mechanism:
+            config |= {"sasl.mechanism": s.mechanism, "sasl.username": s.user,
+                       "sasl.password": s.password}
         if s.tls:
             config["ssl.ca.location"] = s.cafile
+        if s.keystore:
+            config |= {"ssl.keystore.location": s.keystore,
+                       "ssl.keystore.password": s.keystore_password}
         return config
-    config = {"security_protocol": s.protocol, "sasl_mechanism": s.mechanism,
-              "sasl_plain_username": s.user, "sasl_plain_password": s.password}
+    config = {"security_protocol": s.protocol}
+    if s.mechanism:
+        config |= {"sasl_mechanism": s.mechanism, "sasl_plain_username": s.user,
+                   "sasl_plain_password": s.password}
     if client == "kafka-python":
         if s.tls:
             config["ssl_cafile"] = s.cafile

@@ -14,6 +14,12 @@ user of tools/kafka-broker/sasl-users (--users overrides the file), over TLS tru
 of --ca (SASL_SSL), or without TLS if --protocol SASL_PLAINTEXT says so:
 
     python tap_workload.py CLIENT BOOTSTRAP PREFIX --sasl PLAIN --ca ca.pem
+
+With --protocol SSL and no --sasl, TLS alone, trusting --ca; with --keystore FILE
+--keystore-password PW (confluent-kafka only) presenting the PKCS12 keystore's certificate:
+
+    python tap_workload.py confluent-kafka BOOTSTRAP PREFIX --protocol SSL --ca ca.pem \\
+        --keystore client.p12 --keystore-password PW
 """
 
 import argparse
@@ -186,18 +192,26 @@ def main():
     parser.add_argument("--protocol", choices=PROTOCOLS, default="SASL_SSL")
     parser.add_argument("--ca", help="PEM of the CA to trust (SASL_SSL)")
     parser.add_argument("--users", default=USERS, help="MECHANISM USER PASSWORD lines")
+    parser.add_argument("--keystore", help="PKCS12 keystore with a client certificate (SSL)")
+    parser.add_argument("--keystore-password")
     args = parser.parse_args()
     security = None
-    if args.sasl:
-        try:
+    try:
+        if args.sasl:
             security = Security.for_mechanism(args.protocol, args.sasl, args.ca, args.users)
-        except ValueError as e:
-            parser.error(str(e))
+        elif args.protocol == "SSL":
+            security = Security.tls_only(args.ca, args.keystore, args.keystore_password)
+        if args.keystore and (security is None or security.protocol != "SSL"):
+            raise ValueError("--keystore goes with --protocol SSL")
+    except ValueError as e:
+        parser.error(str(e))
     topic, group = f"{args.prefix}-{args.client}", f"{args.prefix}-{args.client}-group"
     records, state = RUNS[args.client](args.bootstrap, topic, group, security)
     line = {"client": args.client, "topic": topic, "records": records, "groups": {group: state}}
-    if security:
+    if security and security.mechanism:
         line["login"] = f"{security.protocol} {security.mechanism} as {security.user}"
+    elif security:
+        line["tls"] = "client certificate" if security.keystore else "server certificate only"
     print(json.dumps(line))
 
 

@@ -4,9 +4,13 @@
 #
 # Listeners: PLAINTEXT (the broker) and CONTROLLER, which the live tests use, and two with
 # SASL for clients that log in (tools/clients/tap-proof-tls.sh): SASL_SSL and SASL_PLAINTEXT,
-# each with PLAIN and SCRAM-SHA-512, users from sasl-users. The TLS material is made with
-# `keytool` (a test CA, the broker's PKCS12 keystore, a truststore) plus a second certificate
-# for a TLS tap, and kept in $KAFKA_BROKER_HOME/tls across starts (see make_tls).
+# each with PLAIN and SCRAM-SHA-512, users from sasl-users. Two more with TLS only, for the
+# certificates people use (tools/clients/tap-proof-mtls.sh): MTLS (SSL, ssl.client.auth
+# required: clients present a certificate signed by the test CA) and SELFSIGNED (SSL, the
+# broker's certificate self-signed with CA:TRUE, as `openssl req -x509` makes one). The TLS
+# material is made with `keytool` (a test CA, the broker's PKCS12 keystore, a truststore, a
+# client's keystore, the self-signed keystore) plus a certificate for a TLS tap (server and
+# client), and kept in $KAFKA_BROKER_HOME/tls across starts (see make_tls).
 #
 #   tools/kafka-broker/broker.sh fetch    # copy the broker's jars into the cache (idempotent)
 #   tools/kafka-broker/broker.sh start    # fetch, write config, format storage, start, wait
@@ -46,6 +50,8 @@
 #                          used as given or the start fails.
 #   KAFKA_SASL_SSL_PORT    SASL_SSL listener port (default: broker port + 100)
 #   KAFKA_SASL_PLAINTEXT_PORT  SASL_PLAINTEXT listener port (default: broker port + 101)
+#   KAFKA_MTLS_PORT        MTLS listener port (default: broker port + 102)
+#   KAFKA_SELF_SIGNED_PORT SELFSIGNED listener port (default: broker port + 103)
 #   KAFKA_START_TIMEOUT    seconds to wait for both listeners to answer (default 90)
 #   KAFKA_HEAP             JVM heap (default 512m)
 #   KAFKA_INTER_BROKER_PROTOCOL_VERSION  --zookeeper only: the broker's
@@ -171,8 +177,9 @@ pid_alive() {
     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -e "$marker" -e "$pidfile"
 }
 
-# The SASL listeners sit 100 above the broker port: each pair of the search below has its
-# own, and the range of pairs (19092-19131) stays as it was for checkouts without them.
+# The SASL and TLS-only listeners sit 100-103 above the broker port: each pair of the search
+# below has its own, and the range of pairs (19092-19131) stays as it was for checkouts
+# without them.
 choose_ports() {
     if [ $zookeeper = 1 ]; then
         choose_ports_zookeeper
@@ -185,26 +192,37 @@ choose_ports() {
     controller_port=${KAFKA_CONTROLLER_PORT:-}
     sasl_ssl_port=${KAFKA_SASL_SSL_PORT:-}
     sasl_plaintext_port=${KAFKA_SASL_PLAINTEXT_PORT:-}
+    mtls_port=${KAFKA_MTLS_PORT:-}
+    self_signed_port=${KAFKA_SELF_SIGNED_PORT:-}
     if [ -n "$broker_port" ]; then
         controller_port=${controller_port:-$((broker_port + 1))}
         sasl_ssl_port=${sasl_ssl_port:-$((broker_port + 100))}
         sasl_plaintext_port=${sasl_plaintext_port:-$((broker_port + 101))}
+        mtls_port=${mtls_port:-$((broker_port + 102))}
+        self_signed_port=${self_signed_port:-$((broker_port + 103))}
         port_busy "$broker_port" && die "port $broker_port (KAFKA_BROKER_PORT) is in use"
         port_busy "$controller_port" && die "port $controller_port (KAFKA_CONTROLLER_PORT) is in use"
         port_busy "$sasl_ssl_port" && die "port $sasl_ssl_port (KAFKA_SASL_SSL_PORT) is in use"
         port_busy "$sasl_plaintext_port" &&
             die "port $sasl_plaintext_port (KAFKA_SASL_PLAINTEXT_PORT) is in use"
+        port_busy "$mtls_port" && die "port $mtls_port (KAFKA_MTLS_PORT) is in use"
+        port_busy "$self_signed_port" && die "port $self_signed_port (KAFKA_SELF_SIGNED_PORT) is in use"
         return 0
     fi
+    # The pairs step by 4, so that neighbouring pairs' four listeners above do not overlap.
     local p
-    for p in $(seq 19092 2 19130); do
+    for p in $(seq 19092 4 19128); do
         if ! port_busy "$p" && ! port_busy "$((p + 1))" &&
             ! port_busy "${sasl_ssl_port:-$((p + 100))}" &&
-            ! port_busy "${sasl_plaintext_port:-$((p + 101))}"; then
+            ! port_busy "${sasl_plaintext_port:-$((p + 101))}" &&
+            ! port_busy "${mtls_port:-$((p + 102))}" &&
+            ! port_busy "${self_signed_port:-$((p + 103))}"; then
             broker_port=$p
             controller_port=${controller_port:-$((p + 1))}
             sasl_ssl_port=${sasl_ssl_port:-$((p + 100))}
             sasl_plaintext_port=${sasl_plaintext_port:-$((p + 101))}
+            mtls_port=${mtls_port:-$((p + 102))}
+            self_signed_port=${self_signed_port:-$((p + 103))}
             return 0
         fi
     done
@@ -280,19 +298,37 @@ make_tls_files() {
     kt -genkeypair -alias ca -keyalg EC -groupname secp256r1 -validity 3650 \
         -dname "CN=kafka-codec test CA" -ext bc:c -keystore "$dir/ca.p12" -storetype PKCS12
     kt -exportcert -rfc -alias ca -keystore "$dir/ca.p12" -file "$dir/ca.pem"
-    # The broker's key and the tap's, each certified by the CA for 127.0.0.1 and localhost.
-    for who in broker tap; do
+    # The broker's key, the tap's and a client's, each certified by the CA for 127.0.0.1 and
+    # localhost: the broker's as a server, the client's as a client (the MTLS listener), the
+    # tap's as both (a server to clients, a client to the MTLS listener).
+    local usage
+    for who in broker tap client; do
+        case $who in
+            broker) usage=serverAuth ;;
+            tap) usage=serverAuth,clientAuth ;;
+            client) usage=clientAuth ;;
+        esac
         kt -genkeypair -alias "$who" -keyalg EC -groupname secp256r1 -validity 3650 \
             -dname "CN=kafka-codec test $who" -keystore "$dir/$who.p12" -storetype PKCS12
         kt -certreq -alias "$who" -keystore "$dir/$who.p12" -file "$dir/$who.csr"
         kt -gencert -alias ca -keystore "$dir/ca.p12" -infile "$dir/$who.csr" \
             -outfile "$dir/$who-cert.pem" -rfc -validity 3650 \
-            -ext san=ip:127.0.0.1,dns:localhost -ext eku=serverAuth
+            -ext san=ip:127.0.0.1,dns:localhost -ext eku=$usage
     done
     # The broker's keystore holds its key with the chain to the CA: the CA's certificate
     # first (so that keytool can build the chain), then the CA's answer.
     kt -importcert -noprompt -alias ca -keystore "$dir/broker.p12" -file "$dir/ca.pem"
     kt -importcert -noprompt -alias broker -keystore "$dir/broker.p12" -file "$dir/broker-cert.pem"
+    # The client's keystore, the same way (Java and librdkafka read PKCS12).
+    kt -importcert -noprompt -alias ca -keystore "$dir/client.p12" -file "$dir/ca.pem"
+    kt -importcert -noprompt -alias client -keystore "$dir/client.p12" -file "$dir/client-cert.pem"
+    # The SELFSIGNED listener's keystore: a self-signed certificate with basic constraints
+    # CA:TRUE and the names, as `openssl req -x509` makes one; its PEM is what a client trusts.
+    kt -genkeypair -alias selfsigned -keyalg EC -groupname secp256r1 -validity 3650 \
+        -dname "CN=kafka-codec self-signed broker" -ext bc:c \
+        -ext san=ip:127.0.0.1,dns:localhost -keystore "$dir/selfsigned.p12" -storetype PKCS12
+    kt -exportcert -rfc -alias selfsigned -keystore "$dir/selfsigned.p12" \
+        -file "$dir/selfsigned.pem"
     # The clients' truststore (Java); the others read ca.pem.
     kt -importcert -noprompt -alias ca -keystore "$dir/truststore.p12" -storetype PKCS12 \
         -file "$dir/ca.pem"
@@ -358,9 +394,9 @@ write_config() {
 # Written by tools/kafka-broker/broker.sh: one node that is both broker and controller.
 process.roles=broker,controller
 node.id=$node_id
-listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port,SASL_SSL://127.0.0.1:$sasl_ssl_port,SASL_PLAINTEXT://127.0.0.1:$sasl_plaintext_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port,SASL_SSL://127.0.0.1:$sasl_ssl_port,SASL_PLAINTEXT://127.0.0.1:$sasl_plaintext_port
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT
+listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port,SASL_SSL://127.0.0.1:$sasl_ssl_port,SASL_PLAINTEXT://127.0.0.1:$sasl_plaintext_port,MTLS://127.0.0.1:$mtls_port,SELFSIGNED://127.0.0.1:$self_signed_port
+advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$controller_port,SASL_SSL://127.0.0.1:$sasl_ssl_port,SASL_PLAINTEXT://127.0.0.1:$sasl_plaintext_port,MTLS://127.0.0.1:$mtls_port,SELFSIGNED://127.0.0.1:$self_signed_port
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,MTLS:SSL,SELFSIGNED:SSL
 inter.broker.listener.name=PLAINTEXT
 # The SASL listeners are for clients only: PLAIN users are listed in the JAAS config below,
 # SCRAM users were created when the storage was formatted (--add-scram). No authorizer, so a
@@ -375,6 +411,16 @@ ssl.keystore.location=$tls/broker.p12
 ssl.keystore.password=$store_password
 ssl.key.password=$store_password
 ssl.client.auth=none
+# MTLS requires a client certificate signed by the test CA.
+listener.name.mtls.ssl.client.auth=required
+listener.name.mtls.ssl.truststore.type=PKCS12
+listener.name.mtls.ssl.truststore.location=$tls/truststore.p12
+listener.name.mtls.ssl.truststore.password=$store_password
+# SELFSIGNED serves the self-signed CA:TRUE certificate.
+listener.name.selfsigned.ssl.keystore.type=PKCS12
+listener.name.selfsigned.ssl.keystore.location=$tls/selfsigned.p12
+listener.name.selfsigned.ssl.keystore.password=$store_password
+listener.name.selfsigned.ssl.key.password=$store_password
 controller.listener.names=CONTROLLER
 # A dynamic quorum (kraft.version 1), formatted with --standalone: DescribeQuorum v2 then
 # reports the voter's endpoints.
@@ -617,12 +663,16 @@ write_env() {
     [ $release = current ] || return 0
     echo "KAFKA_BROKER_SASL_SSL=127.0.0.1:$sasl_ssl_port"
     echo "KAFKA_BROKER_SASL_PLAINTEXT=127.0.0.1:$sasl_plaintext_port"
+    echo "KAFKA_BROKER_MTLS=127.0.0.1:$mtls_port"
+    echo "KAFKA_BROKER_SELF_SIGNED=127.0.0.1:$self_signed_port"
     echo "KAFKA_SASL_USERS=$users"
     echo "KAFKA_TLS_CA=$tls/ca.pem"
     echo "KAFKA_TLS_TRUSTSTORE=$tls/truststore.p12"
     echo "KAFKA_TLS_STORE_PASSWORD=$store_password"
     echo "KAFKA_TAP_TLS_CERT=$tls/tap-cert.pem"
     echo "KAFKA_TAP_TLS_KEY=$tls/tap-key.pem"
+    echo "KAFKA_TLS_CLIENT_KEYSTORE=$tls/client.p12"
+    echo "KAFKA_TLS_SELF_SIGNED_CERT=$tls/selfsigned.pem"
 }
 
 # stop_pid PIDFILE MARKER WHAT SECONDS: TERM, then KILL after SECONDS.

@@ -1,7 +1,8 @@
 //! `kafka-codec decode request|response`: one frame to Kafka's JSON form.
 
 use crate::common::{
-    write_json_with, ApiVersionArgs, DiscardJson, ExpandRecords, Failure, FrameInput, Run,
+    write_json_with, ApiVersionArgs, DiscardJson, ExpandRecords, Failure, FrameInput,
+    OtherProtocol, Run,
 };
 use kafka_codec::bytes::Bytes;
 use kafka_codec::json::{JsonOptions, JsonSink};
@@ -39,6 +40,8 @@ pub enum Decode {
         #[command(flatten)]
         strictness: Strictness,
     },
+    /// The Kafka conversations in a packet capture, as the tap's log.
+    Pcap(crate::commands::pcap::Pcap),
 }
 
 /// What may follow the body, how large a frame may be, and how `records` fields are shown.
@@ -105,6 +108,7 @@ impl Run for Decode {
                 let api = api.resolve()?;
                 decode(&input, &strictness, Some(api))
             }
+            Decode::Pcap(pcap) => pcap.run(),
         }
     }
 }
@@ -124,7 +128,24 @@ fn decode(
     let frame_len = data
         .len()
         .saturating_sub(if input.size_prefixed { 4 } else { 0 });
+    // Another protocol's bytes (a capture of the wrong port or of TLS) say so rather than
+    // fail as an absurd frame size or an unknown API key; a frame that decodes is a frame.
+    let not_kafka = || {
+        OtherProtocol::recognise(&data).map(|protocol| {
+            let question = if protocol.is_tls() {
+                ": was the capture taken on a TLS port?"
+            } else {
+                ""
+            };
+            Failure::Input(format!(
+                "these bytes are {protocol}, not a Kafka frame{question}"
+            ))
+        })
+    };
     if !input.size_prefixed && frame_len > strictness.max_frame_bytes {
+        if let Some(failure) = not_kafka() {
+            return Err(failure);
+        }
         return Err(Failure::Input(format!(
             "the frame is {frame_len} bytes, more than --max-frame-bytes {}",
             strictness.max_frame_bytes
@@ -142,7 +163,7 @@ fn decode(
     } else {
         not_binary_hint(&data)
     };
-    let bad = |e: DecodeError| Failure::Input(format!("{e}{hint}"));
+    let bad = |e: DecodeError| not_kafka().unwrap_or_else(|| Failure::Input(format!("{e}{hint}")));
     let unshowable = |e: EncodeError| Failure::Input(format!("cannot show as JSON: {e}"));
 
     // Decode. The JSON streams to stdout from the decoded message; the round-trip check

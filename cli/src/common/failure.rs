@@ -40,3 +40,16 @@ impl Failure {
         }
     }
 }
+
+/// The server crate's setup errors, as a run reports them: a bad flag is a usage error, an
+/// unreadable file bad input, a refusal of the operating system a failed conversation.
+impl From<kafka_codec_server::SetupError> for Failure {
+    fn from(error: kafka_codec_server::SetupError) -> Self {
+        use kafka_codec_server::SetupError;
+        match error {
+            SetupError::Usage(message) => Failure::Usage(message),
+            SetupError::Input(message) => Failure::Input(message),
+            SetupError::Os(message) => Failure::Peer(message),
+        }
+    }
+}

@@ -1,5 +1,7 @@
 //! What every subcommand shares: how a run fails and exits, where input comes from, how
-//! output is written, how an API is named on the command line, and a records field as JSON.
+//! output is written, how an API is named on the command line, a records field as JSON, and
+//! what bytes that are not Kafka's are (recognised by the server crate, which the tap's and
+//! the servers' connections share).
 
 mod api;
 mod failure;
@@ -7,9 +9,10 @@ mod input;
 mod output;
 mod records;
 
-pub use api::ApiVersionArgs;
+pub use api::{parse_api_key, ApiVersionArgs};
 pub use failure::Failure;
 pub use input::{read_input, BinaryInput, FrameInput};
+pub use kafka_codec_server::other_protocol::OtherProtocol;
 pub use output::{write_bytes, write_json_with, write_stdout, DiscardJson};
 pub use records::{check_records, records_from_json, ExpandRecords};
 
@@ -50,20 +53,6 @@ pub fn parse_failure(error: clap::Error, subcommands: &[String]) -> Result<(), F
     }
 }
 
-/// What a peer's first bytes say when they are not Kafka's framing: HTTP, or TLS records
-/// (`0x16 0x03` opens a handshake, `0x15 0x03` carries an alert, such as a TLS server's answer
-/// to plaintext). Read as a size prefix they are absurd frame sizes: "HTTP" is 1213486160.
-pub fn other_protocol(first: &[u8]) -> Option<&'static str> {
-    const HTTP: [&[u8]; 6] = [b"HTTP/", b"GET ", b"POST ", b"PUT ", b"HEAD ", b"DELETE "];
-    if HTTP.iter().any(|start| first.starts_with(start)) {
-        Some("HTTP")
-    } else if matches!(first, [0x14..=0x17, 0x03, ..]) {
-        Some("TLS")
-    } else {
-        None
-    }
-}
-
 /// `name` after "a" or "an", as its first letter sounds (API names: "an ApiVersions",
 /// "a Metadata").
 pub fn with_article(name: &str) -> String {
@@ -77,24 +66,10 @@ pub fn with_article(name: &str) -> String {
 /// Listens on `address` (port 0: a free one) for a server command; the address it got. The
 /// listener is non-blocking, for a tokio runtime to take over.
 pub fn listen(address: &str) -> Result<(TcpListener, SocketAddr), Failure> {
-    let Some((host, port)) = address.rsplit_once(':') else {
-        return Err(Failure::Usage(format!(
-            "--listen {address:?} needs a port: HOST:PORT (port 0 takes any free port)"
-        )));
-    };
-    if port.parse::<u16>().is_err() {
-        return Err(Failure::Usage(format!(
-            "--listen {address:?}: {port:?} is not a port (0 to 65535)"
-        )));
-    }
-    if host.is_empty() {
-        return Err(Failure::Usage(format!(
-            "--listen {address:?} needs a host, such as 127.0.0.1:{port} or 0.0.0.0:{port}"
-        )));
-    }
-    let failed = |e: std::io::Error| Failure::Peer(format!("cannot listen on {address}: {e}"));
-    let listener = TcpListener::bind(address).map_err(failed)?;
-    let local = listener.local_addr().map_err(failed)?;
-    listener.set_nonblocking(true).map_err(failed)?;
-    Ok((listener, local))
+    listen_as("--listen", address)
+}
+
+/// [`listen`] for the address given to `flag`, which the errors name.
+pub fn listen_as(flag: &str, address: &str) -> Result<(TcpListener, SocketAddr), Failure> {
+    Ok(kafka_codec_server::listen::listen_as(flag, address)?)
 }

@@ -4,8 +4,10 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cluster;
 mod decode_records;
 mod every_api;
 mod general;
+mod not_kafka;
 mod records;
 mod secrets;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod metrics;
 pub mod rss;
 
 use kafka_codec::serde_json::{self, Value};

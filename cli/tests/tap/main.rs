@@ -1,9 +1,13 @@
-//! `kafka-codec tap`: the proxy and its log (`proxy`) and TLS on both sides (`tls`). Hostile
-//! and idle connections are `tests/hostile.rs`, a binary of its own (it takes most of the
-//! process's file descriptors).
+//! `kafka-codec tap`: the proxy and its log (`proxy`), TLS on both sides (`tls`), and the
+//! certificates people use: self-signed, client certificates, and failures in words
+//! (`certificates`), the metrics of the tap and `quorum serve` (`metrics`). Hostile and idle
+//! connections are `tests/hostile.rs`, a binary of its own (it takes most of the process's
+//! file descriptors).
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod certificates;
+mod metrics;
 mod proxy;
 mod tls;

@@ -5,12 +5,14 @@
 
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::{ClientConnection, ConnError, IncomingRequest, ServerConnection};
+use kafka_codec::messages::api_versions_response::ApiVersion;
 use kafka_codec::messages::find_coordinator_response::{Coordinator, FindCoordinatorResponse};
 use kafka_codec::messages::metadata_response::{MetadataResponseBroker, MetadataResponseTopic};
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_codec::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_codec::messages::{
-    ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, MetadataRequest,
-    MetadataResponse, ProduceRequest, ProduceResponse,
+    ApiVersionsRequest, ApiVersionsResponse, DescribeClusterRequest, FindCoordinatorRequest,
+    MetadataRequest, MetadataResponse, ProduceRequest, ProduceResponse,
 };
 use kafka_codec::records::{Compression, RecordBatchBuilder};
 use kafka_codec::serde_json::{self, Value};
@@ -34,13 +36,13 @@ type Handler = dyn Fn(&IncomingRequest) -> Option<Response> + Send + Sync;
 /// records every byte it receives, answers what `handler` says, skips requests it cannot
 /// read (as a lenient test double, not as Kafka would) and stops reading frames after a
 /// framing error, still recording.
-struct Upstream {
-    address: SocketAddr,
+pub(crate) struct Upstream {
+    pub(crate) address: SocketAddr,
     received: Arc<Mutex<Vec<Vec<u8>>>>,
 }
 
 impl Upstream {
-    fn start(
+    pub(crate) fn start(
         handler: impl Fn(&IncomingRequest) -> Option<Response> + Send + Sync + 'static,
     ) -> Upstream {
         Upstream::on(TcpListener::bind("127.0.0.1:0").unwrap(), handler)
@@ -82,7 +84,7 @@ impl Upstream {
     }
 }
 
-fn default_answer(request: &IncomingRequest, name: &str) -> Response {
+pub(crate) fn default_answer(request: &IncomingRequest, name: &str) -> Response {
     match &request.body {
         Request::ApiVersions(_) => ApiVersionsResponse::default().into(),
         Request::Produce(_) => ProduceResponse::default().into(),
@@ -231,16 +233,16 @@ fn events<'a>(lines: &'a [Value], event: &str) -> Vec<&'a Value> {
 }
 
 /// A client on `ClientConnection`, remembering every byte it sent and received.
-struct Client {
+pub(crate) struct Client {
     stream: TcpStream,
     conn: ClientConnection,
     buf: BytesMut,
-    sent: Vec<u8>,
-    received: Vec<u8>,
+    pub(crate) sent: Vec<u8>,
+    pub(crate) received: Vec<u8>,
 }
 
 impl Client {
-    fn connect(address: &str) -> Client {
+    pub(crate) fn connect(address: &str) -> Client {
         let stream = TcpStream::connect(address).unwrap();
         stream.set_read_timeout(Some(WAIT)).unwrap();
         Client {
@@ -253,7 +255,7 @@ impl Client {
     }
 
     /// Sends every request in one write (pipelined).
-    fn send_all(&mut self, requests: &[(i16, Request)]) {
+    pub(crate) fn send_all(&mut self, requests: &[(i16, Request)]) {
         let mut out = BytesMut::new();
         for (version, request) in requests {
             self.conn.send(*version, request, &mut out).unwrap();
@@ -261,12 +263,12 @@ impl Client {
         self.write_raw(&out);
     }
 
-    fn write_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn write_raw(&mut self, bytes: &[u8]) {
         self.stream.write_all(bytes).unwrap();
         self.sent.extend_from_slice(bytes);
     }
 
-    fn receive(&mut self) -> ResponseFrame {
+    pub(crate) fn receive(&mut self) -> ResponseFrame {
         loop {
             if let Some(response) = self.conn.receive(&mut self.buf).unwrap() {
                 return response;
@@ -280,7 +282,7 @@ impl Client {
     }
 
     /// Half-closes and reads until the other side closes.
-    fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.stream.shutdown(Shutdown::Write).unwrap();
         let mut rest = Vec::new();
         let _ = self.stream.read_to_end(&mut rest);
@@ -292,11 +294,11 @@ fn sum(bytes: &[u8]) -> Value {
     serde_json::json!({"bytes": bytes.len(), "crc32c": format!("{:08x}", crc32c::crc32c(bytes))})
 }
 
-fn metadata() -> (i16, Request) {
+pub(crate) fn metadata() -> (i16, Request) {
     (12, MetadataRequest::default().into())
 }
 
-fn produce(acks: i16, records: usize) -> (i16, Request) {
+pub(crate) fn produce(acks: i16, records: usize) -> (i16, Request) {
     produce_field(acks, Bytes::from(vec![7u8; records]))
 }
 
@@ -818,4 +820,516 @@ fn rewritten_brokers_are_reached_through_the_tap() {
 
 fn metadata_v(version: i16) -> (i16, Request) {
     (version, MetadataRequest::default().into())
+}
+
+/// Kafka-4.5-like ranges: every API this crate knows one version beyond what it decodes, and
+/// an API key it does not know.
+fn newer_broker_ranges() -> Vec<ApiVersion> {
+    let mut ranges: Vec<ApiVersion> = kafka_codec::ApiKey::ALL
+        .iter()
+        .map(|api| {
+            let ours = api.valid_versions();
+            ApiVersion::default()
+                .with_api_key(api.key())
+                .with_min_version(ours.min)
+                .with_max_version(ours.max + 1)
+        })
+        .collect();
+    ranges.push(
+        ApiVersion::default()
+            .with_api_key(99)
+            .with_min_version(0)
+            .with_max_version(2),
+    );
+    ranges
+}
+
+#[test]
+fn clamp_versions_narrows_api_versions_to_what_the_tap_decodes() {
+    let upstream = Upstream::start(|request| {
+        Some(match &request.body {
+            Request::ApiVersions(_) => ApiVersionsResponse::default()
+                .with_api_keys(newer_broker_ranges())
+                .into(),
+            _ => default_answer(request, "newer"),
+        })
+    });
+    for (clamp, extra) in [(true, &["--clamp-versions"][..]), (false, &[][..])] {
+        let tap = Tap::start(upstream.address, extra);
+        let mut client = tap.connect();
+        client.send_all(&[(3, ApiVersionsRequest::default().into()), metadata()]);
+        let Response::ApiVersions(seen) = client.receive().body else {
+            panic!("not an ApiVersions response")
+        };
+        assert_eq!(client.receive().header.correlation_id, 1);
+        client.finish();
+        if !clamp {
+            assert_eq!(seen.api_keys, newer_broker_ranges());
+            continue;
+        }
+        // Every API the crate knows, at the intersection; key 99 gone.
+        let expected: Vec<ApiVersion> = kafka_codec::ApiKey::ALL
+            .iter()
+            .map(|api| {
+                let ours = api.valid_versions();
+                ApiVersion::default()
+                    .with_api_key(api.key())
+                    .with_min_version(ours.min)
+                    .with_max_version(ours.max)
+            })
+            .collect();
+        assert_eq!(seen.api_keys, expected);
+        let lines = tap.wait_closed(1);
+        let pair = lines
+            .iter()
+            .find(|line| line["api"] == "ApiVersions")
+            .expect("the ApiVersions pair");
+        let note = &pair["rewritten"]["clampedVersions"];
+        assert_eq!(
+            note["narrowed"].as_array().unwrap().len(),
+            kafka_codec::ApiKey::ALL.len()
+        );
+        assert_eq!(note["dropped"][0]["apiKey"], 99);
+        // The log shows what the broker sent.
+        assert_eq!(
+            pair["response"]["body"]["apiKeys"]
+                .as_array()
+                .unwrap()
+                .len(),
+            kafka_codec::ApiKey::ALL.len() + 1
+        );
+        let close = &events(&lines, "close")[0];
+        assert_eq!(close["toClient"]["rewritten"], 1);
+        assert_eq!(close["toClient"]["forwarded"], sum(&client.received));
+    }
+}
+
+/// A broker that does not have the client's ApiVersions version answers at version 0 with
+/// UNSUPPORTED_VERSION and its ranges: the tap reads that v0 body and clamps it too.
+#[test]
+fn clamp_versions_reads_an_unsupported_version_answer_at_v0() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let mut size = [0u8; 4];
+                if stream.read_exact(&mut size).is_err() {
+                    return; // the tap's reachability probe
+                }
+                let mut frame = vec![0u8; u32::from_be_bytes(size) as usize];
+                stream.read_exact(&mut frame).unwrap();
+                let request = RequestFrame::decode(Bytes::from(frame)).unwrap();
+                let answer = ApiVersionsResponse::default()
+                    .with_error_code(35)
+                    .with_api_keys(newer_broker_ranges());
+                let response = ResponseFrame::new(answer, 0, request.header.correlation_id);
+                let mut out = Vec::new();
+                response.encode(&mut out, Framing::SizePrefixed).unwrap();
+                stream.write_all(&out).unwrap();
+                let _ = stream.read_to_end(&mut Vec::new());
+            });
+        }
+    });
+    let tap = Tap::start(address, &["--clamp-versions"]);
+    let mut client = Client::connect(&tap.address);
+    let mut out = Vec::new();
+    let request = RequestFrame::new(ApiVersionsRequest::default(), 3, 0);
+    request.encode(&mut out, Framing::SizePrefixed).unwrap();
+    client.write_raw(&out);
+    let mut size = [0u8; 4];
+    client.stream.read_exact(&mut size).unwrap();
+    let mut frame = vec![0u8; u32::from_be_bytes(size) as usize];
+    client.stream.read_exact(&mut frame).unwrap();
+    let seen = ResponseFrame::decode(Bytes::from(frame), kafka_codec::ApiKey::ApiVersions, 0)
+        .expect("a v0 ApiVersions response");
+    let Response::ApiVersions(seen) = seen.body else {
+        unreachable!()
+    };
+    assert_eq!(seen.error_code, 35);
+    assert_eq!(seen.api_keys.len(), kafka_codec::ApiKey::ALL.len());
+    assert!(seen.api_keys.iter().all(|entry| {
+        let api = kafka_codec::ApiKey::from_key(entry.api_key).unwrap();
+        entry.max_version == api.valid_versions().max
+    }));
+}
+
+/// Answers Produce with success for every partition it was sent, after `delay` (so that an
+/// answer of the tap's for a later request is ready first, and must wait its turn).
+fn produce_answer(request: &IncomingRequest, delay: Duration) -> Response {
+    let Request::Produce(produce) = &request.body else {
+        return default_answer(request, "policy");
+    };
+    std::thread::sleep(delay);
+    ProduceResponse::default()
+        .with_responses(
+            produce
+                .topic_data
+                .iter()
+                .map(|topic| {
+                    TopicProduceResponse::default()
+                        .with_name(topic.name.clone())
+                        .with_partition_responses(
+                            topic
+                                .partition_data
+                                .iter()
+                                .map(|p| {
+                                    PartitionProduceResponse::default()
+                                        .with_index(p.index)
+                                        .with_base_offset(42)
+                                })
+                                .collect(),
+                        )
+                })
+                .collect(),
+        )
+        .into()
+}
+
+fn produce_to(acks: i16, topics: &[&str]) -> (i16, Request) {
+    let request = ProduceRequest::default()
+        .with_acks(acks)
+        .with_timeout_ms(1000)
+        .with_topic_data(
+            topics
+                .iter()
+                .map(|name| {
+                    TopicProduceData::default()
+                        .with_name((*name).into())
+                        .with_partition_data(vec![PartitionProduceData::default()
+                            .with_index(0)
+                            .with_records(Some(Bytes::from_static(&[7; 16])))])
+                })
+                .collect(),
+        );
+    (9, request.into())
+}
+
+/// Each topic of a Produce response with its partitions' error codes.
+fn produce_errors(response: &Response) -> Vec<(String, Vec<i16>)> {
+    let Response::Produce(produce) = response else {
+        panic!("not a Produce response: {response:?}")
+    };
+    let mut topics: Vec<(String, Vec<i16>)> = produce
+        .responses
+        .iter()
+        .map(|t| {
+            let codes = t.partition_responses.iter().map(|p| p.error_code).collect();
+            (t.name.to_string(), codes)
+        })
+        .collect();
+    topics.sort();
+    topics
+}
+
+#[test]
+fn deny_topic_splits_answers_and_drops_in_request_order() {
+    let upstream =
+        Upstream::start(|request| Some(produce_answer(request, Duration::from_millis(300))));
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret-*"]);
+    let mut client = tap.connect();
+    client.send_all(&[
+        produce_to(-1, &["public", "secret-a"]),  // 0: split
+        produce_to(-1, &["secret-b"]),            // 1: answered by the tap
+        metadata(),                               // 2: forwarded
+        produce_to(0, &["secret-c"]),             // 3: acks=0, dropped
+        produce_to(1, &["secret-d", "secret-e"]), // 4: answered by the tap
+    ]);
+    let responses: Vec<ResponseFrame> = (0..4).map(|_| client.receive()).collect();
+    let ids: Vec<i32> = responses.iter().map(|r| r.header.correlation_id).collect();
+    assert_eq!(ids, [0, 1, 2, 4], "responses out of request order");
+    const DENIED: i16 = 29; // TOPIC_AUTHORIZATION_FAILED
+    assert_eq!(
+        produce_errors(&responses[0].body),
+        [
+            ("public".into(), vec![0]),
+            ("secret-a".into(), vec![DENIED])
+        ]
+    );
+    assert_eq!(
+        produce_errors(&responses[1].body),
+        [("secret-b".into(), vec![DENIED])]
+    );
+    assert!(matches!(responses[2].body, Response::Metadata(_)));
+    assert_eq!(
+        produce_errors(&responses[3].body),
+        [
+            ("secret-d".into(), vec![DENIED]),
+            ("secret-e".into(), vec![DENIED])
+        ]
+    );
+    client.finish();
+    let lines = tap.wait_closed(1);
+
+    // The broker saw the allowed part of request 0 and the Metadata request, nothing else.
+    let received = upstream.received();
+    let mut server = ServerConnection::new();
+    let mut buf = BytesMut::from(&received[0][..]);
+    let mut seen = Vec::new();
+    while let Some(request) = server.receive(&mut buf).unwrap() {
+        seen.push((request.correlation_id(), request.body.clone()));
+    }
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[0].0, 0);
+    let Request::Produce(forwarded) = &seen[0].1 else {
+        panic!("not a Produce request")
+    };
+    let names: Vec<&str> = forwarded.topic_data.iter().map(|t| &*t.name).collect();
+    assert_eq!(names, ["public"]);
+    assert_eq!(seen[1].0, 2);
+
+    let denied = events(&lines, "denied");
+    let actions: Vec<(&Value, &Value)> = denied
+        .iter()
+        .map(|d| (&d["correlationId"], &d["action"]))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            (&Value::from(0), &Value::from("split")),
+            (&Value::from(1), &Value::from("answered")),
+            (&Value::from(3), &Value::from("dropped")),
+            (&Value::from(4), &Value::from("answered")),
+        ]
+    );
+    assert_eq!(denied[0]["topics"], serde_json::json!(["secret-a"]));
+    // Every request is a pair in the log, the tap's answers included.
+    let pairs = events(&lines, "pair");
+    assert_eq!(pairs.len(), 5, "{pairs:?}");
+    assert!(pairs.iter().all(|p| p.get("unanswered").is_none()));
+    let close = &events(&lines, "close")[0];
+    assert_eq!(close["toClient"]["answered"], 2);
+    assert_eq!(close["toClient"]["forwarded"], sum(&client.received));
+    assert_eq!(close["toServer"]["rewritten"], 1);
+}
+
+#[test]
+fn deny_api_answers_with_the_top_level_error_and_refuses_what_it_cannot_answer() {
+    let upstream = Upstream::answering("policy");
+    let tap = Tap::start(upstream.address, &["--deny-api", "DescribeCluster,produce"]);
+    let mut client = tap.connect();
+    client.send_all(&[
+        (1, DescribeClusterRequest::default().into()),
+        produce_to(-1, &["any"]),
+        metadata(),
+    ]);
+    let Response::DescribeCluster(cluster) = client.receive().body else {
+        panic!("not a DescribeCluster response")
+    };
+    assert_eq!(cluster.error_code, 31); // CLUSTER_AUTHORIZATION_FAILED
+    assert_eq!(
+        produce_errors(&client.receive().body),
+        [("any".into(), vec![29])]
+    );
+    assert!(matches!(client.receive().body, Response::Metadata(_)));
+    client.finish();
+    // Only the Metadata request reached the broker.
+    let mut server = ServerConnection::new();
+    let mut buf = BytesMut::from(&upstream.received()[0][..]);
+    let request = server.receive(&mut buf).unwrap().unwrap();
+    assert!(matches!(request.body, Request::Metadata(_)));
+    assert!(server.receive(&mut buf).unwrap().is_none());
+
+    crate::support::assert_usage_error(&[
+        "tap",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        "127.0.0.1:9",
+        "--deny-api",
+        "Nope",
+    ]);
+}
+
+/// A client that sends a denied request and closes its side at once still gets the tap's
+/// answer before the connection ends.
+#[test]
+fn a_denied_request_is_answered_when_the_client_closes_its_side_at_once() {
+    let upstream = Upstream::start(|request| Some(produce_answer(request, Duration::ZERO)));
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret"]);
+    for _ in 0..5 {
+        let mut client = tap.connect();
+        client.send_all(&[produce_to(-1, &["public"]), produce_to(-1, &["secret"])]);
+        client.finish();
+        let mut conn = ClientConnection::new();
+        let mut out = BytesMut::new();
+        conn.send(
+            produce_to(-1, &[]).0,
+            &produce_to(-1, &["public"]).1,
+            &mut out,
+        )
+        .unwrap();
+        conn.send(
+            produce_to(-1, &[]).0,
+            &produce_to(-1, &["secret"]).1,
+            &mut out,
+        )
+        .unwrap();
+        let mut buf = BytesMut::from(&client.received[..]);
+        let first = conn
+            .receive(&mut buf)
+            .unwrap()
+            .expect("the broker's answer");
+        let second = conn.receive(&mut buf).unwrap().expect("the tap's answer");
+        assert_eq!(produce_errors(&first.body), [("public".into(), vec![0])]);
+        assert_eq!(produce_errors(&second.body), [("secret".into(), vec![29])]);
+    }
+}
+
+/// With --deny-topic, clients are kept on the Produce and Fetch versions that name their
+/// topics; nothing else changes without --clamp-versions.
+#[test]
+fn deny_topic_caps_produce_and_fetch_at_the_versions_that_name_topics() {
+    let upstream = Upstream::start(|request| {
+        Some(match &request.body {
+            Request::ApiVersions(_) => ApiVersionsResponse::default()
+                .with_api_keys(newer_broker_ranges())
+                .into(),
+            _ => default_answer(request, "newer"),
+        })
+    });
+    let tap = Tap::start(upstream.address, &["--deny-topic", "x"]);
+    let mut client = tap.connect();
+    client.send_all(&[(3, ApiVersionsRequest::default().into())]);
+    let Response::ApiVersions(seen) = client.receive().body else {
+        panic!("not an ApiVersions response")
+    };
+    client.finish();
+    let mut expected = newer_broker_ranges();
+    for entry in &mut expected {
+        if entry.api_key == 0 || entry.api_key == 1 {
+            entry.max_version = 12;
+        }
+    }
+    assert_eq!(seen.api_keys, expected);
+}
+
+/// A request the rules concern that the tap cannot read (a Produce at a version it does not
+/// know) is neither forwarded unseen nor left unanswered: its connection is closed.
+#[test]
+fn an_unreadable_request_the_rules_concern_closes_its_connection() {
+    let upstream = Upstream::start(|request| Some(produce_answer(request, Duration::ZERO)));
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret"]);
+    let mut client = tap.connect();
+    let (version, body) = produce_to(-1, &["public"]);
+    let mut bytes = size_prefixed(&RequestFrame::new(body, version, 0));
+    bytes[6..8].copy_from_slice(&99i16.to_be_bytes());
+    client.write_raw(&bytes);
+    let mut rest = Vec::new();
+    let _ = client.stream.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "the tap answered: {rest:?}");
+    let lines = tap.wait_closed(1);
+    let denied = events(&lines, "denied");
+    assert_eq!(denied.len(), 1, "{lines:?}");
+    assert_eq!(denied[0]["action"], "closed");
+    let close = &events(&lines, "close")[0];
+    assert!(
+        close["toServer"]["end"]
+            .as_str()
+            .unwrap()
+            .contains("cannot be checked"),
+        "{close}"
+    );
+    assert!(
+        upstream.received().is_empty(),
+        "the broker got {:?}",
+        upstream.received()
+    );
+}
+
+/// The config APIs are denied per topic resource: a broker resource beside a denied topic
+/// is still forwarded, and the answer merged.
+#[test]
+fn deny_topic_splits_config_requests_by_topic_resource() {
+    use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
+    use kafka_codec::messages::describe_configs_response::DescribeConfigsResult;
+    use kafka_codec::messages::{DescribeConfigsRequest, DescribeConfigsResponse};
+    let upstream = Upstream::start(|request| {
+        Some(match &request.body {
+            Request::DescribeConfigs(r) => DescribeConfigsResponse::default()
+                .with_results(
+                    r.resources
+                        .iter()
+                        .map(|c| {
+                            DescribeConfigsResult::default()
+                                .with_resource_type(c.resource_type)
+                                .with_resource_name(c.resource_name.clone())
+                        })
+                        .collect(),
+                )
+                .into(),
+            _ => default_answer(request, "configs"),
+        })
+    });
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret*"]);
+    let mut client = tap.connect();
+    let resource = |kind: i8, name: &str| {
+        DescribeConfigsResource::default()
+            .with_resource_type(kind)
+            .with_resource_name(name.into())
+    };
+    let request = DescribeConfigsRequest::default().with_resources(vec![
+        resource(2, "secret-1"),
+        resource(4, "1"),
+        resource(2, "public"),
+    ]);
+    let only_denied =
+        DescribeConfigsRequest::default().with_resources(vec![resource(2, "secret-2")]);
+    // A broker resource named like a denied topic is not a topic.
+    let broker_only =
+        DescribeConfigsRequest::default().with_resources(vec![resource(4, "secret-3")]);
+    client.send_all(&[
+        (4, request.into()),
+        (4, only_denied.into()),
+        (4, broker_only.into()),
+    ]);
+    let results = |response: ResponseFrame| {
+        let Response::DescribeConfigs(r) = response.body else {
+            panic!("not a DescribeConfigs response")
+        };
+        let mut out: Vec<(i8, String, i16)> = r
+            .results
+            .iter()
+            .map(|c| (c.resource_type, c.resource_name.to_string(), c.error_code))
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(
+        results(client.receive()),
+        [
+            (2, "public".into(), 0),
+            (2, "secret-1".into(), 29),
+            (4, "1".into(), 0)
+        ]
+    );
+    assert_eq!(results(client.receive()), [(2, "secret-2".into(), 29)]);
+    assert_eq!(results(client.receive()), [(4, "secret-3".into(), 0)]);
+    client.finish();
+}
+
+/// A Produce with acks=0 naming allowed and denied topics: the allowed part goes on (still
+/// unanswered, as Kafka does), the denied part is dropped.
+#[test]
+fn an_acks_0_produce_is_split_without_a_response() {
+    let upstream = Upstream::start(|request| Some(produce_answer(request, Duration::ZERO)));
+    let tap = Tap::start(upstream.address, &["--deny-topic", "secret"]);
+    let mut client = tap.connect();
+    client.send_all(&[produce_to(0, &["public", "secret"]), metadata()]);
+    assert_eq!(client.receive().header.correlation_id, 1);
+    client.finish();
+    let lines = tap.wait_closed(1);
+    let mut server = ServerConnection::new();
+    let mut buf = BytesMut::from(&upstream.received()[0][..]);
+    let Request::Produce(forwarded) = server.receive(&mut buf).unwrap().unwrap().body else {
+        panic!("not a Produce request")
+    };
+    let names: Vec<&str> = forwarded.topic_data.iter().map(|t| &*t.name).collect();
+    assert_eq!(names, ["public"]);
+    assert_eq!(forwarded.acks, 0);
+    let denied = events(&lines, "denied");
+    assert_eq!(denied.len(), 1);
+    assert_eq!(denied[0]["action"], "split");
+    assert_eq!(denied[0]["topics"], serde_json::json!(["secret"]));
 }

@@ -6,6 +6,7 @@
 
 use super::code::Code;
 use super::{api_cfg, api_feature, api_name, structs::cfg_attribute};
+use crate::header_versions::{self, HeaderRange};
 use crate::model::{Message, MessageKind, SchemaSet, Versions};
 use crate::releases::{removal_words, Releases};
 
@@ -55,7 +56,7 @@ pub fn emit_api(set: &SchemaSet, krate: &str) -> String {
     code.line(format!("use {krate}::codegen::*;"));
     code.line(format!("use {krate}::messages;"));
     code.blank();
-    emit_api_key(&mut code, &apis, &set.releases, krate);
+    emit_api_key(&mut code, &apis, set, krate);
     for request in [true, false] {
         code.blank();
         emit_body_enum(&mut code, &apis, request);
@@ -122,12 +123,33 @@ fn api_doc(api: &Api<'_>, releases: &Releases) -> String {
     )
 }
 
+/// A header table as a Rust expression of `version`: the header version alone when one
+/// range covers every version, else a `match` with a range per entry.
+fn header_match(table: &[HeaderRange]) -> String {
+    if let [only] = table {
+        return only.header.to_string();
+    }
+    let mut arms = Vec::with_capacity(table.len());
+    for (index, range) in table.iter().enumerate() {
+        let pattern = if index + 1 == table.len() {
+            "_".to_owned()
+        } else if index == 0 {
+            format!("i16::MIN..={}", range.versions.max)
+        } else {
+            format!("{}..={}", range.versions.min, range.versions.max)
+        };
+        arms.push(format!("{pattern} => {}", range.header));
+    }
+    format!("match version {{ {} }}", arms.join(", "))
+}
+
 /// A `VersionRange` literal (a struct expression, so that it can sit in a `&'static` table).
 fn range_literal(v: Versions) -> String {
     format!("VersionRange {{ min: {}, max: {} }}", v.min, v.max)
 }
 
-fn emit_api_key(code: &mut Code, apis: &[Api<'_>], releases: &Releases, krate: &str) {
+fn emit_api_key(code: &mut Code, apis: &[Api<'_>], set: &SchemaSet, krate: &str) {
+    let releases = &set.releases;
     code.doc(" An API: the key shared by a request schema and its response schema. Every API of");
     code.doc(" the schemas is listed, whether or not its feature compiles its messages.");
     code.line("#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]");
@@ -291,43 +313,32 @@ fn emit_api_key(code: &mut Code, apis: &[Api<'_>], releases: &Releases, krate: &
             },
         );
         code.blank();
-        let exceptions = |request: bool| -> Vec<String> {
-            releases
-                .headers
-                .iter()
-                .filter(|e| e.request == request)
-                .map(|e| {
-                    let versions = if e.versions.min == e.versions.max {
-                        e.versions.min.to_string()
-                    } else {
-                        format!("{}..={}", e.versions.min, e.versions.max)
-                    };
-                    format!("(ApiKey::{}, {versions}) => Some({}),", e.api, e.header)
-                })
-                .collect()
-        };
-        for (request, doc) in [
-            (true, " The request header version Kafka uses at `version` where it does not follow\n from the flexible versions (ControlledShutdown v0: a header without a client id)."),
-            (false, " The response header version Kafka uses at `version` where it does not follow\n from the flexible versions."),
-        ] {
+        for request in [true, false] {
+            let (direction, header) = if request {
+                ("request", "RequestHeader")
+            } else {
+                ("response", "ResponseHeader")
+            };
             code.blank();
-            code.doc(doc);
-            let direction = if request { "request" } else { "response" };
+            code.doc(&format!(
+                " The {header} version for a {direction} of this API at `version` (below 0: the\n \
+                 first range's): the schema's `headerVersions` where it has them, else what its\n \
+                 flexible versions, `header-versions.tsv` and the ApiVersions rule give."
+            ));
             code.block(
-                format!("const fn {direction}_header_exception(self, version: i16) -> Option<i16>"),
+                format!("const fn {direction}_header_table(self, version: i16) -> i16"),
                 |code| {
-                    let arms = exceptions(request);
-                    if arms.is_empty() {
-                        code.line("let _ = (self, version);");
-                        code.line("None");
-                    } else {
-                        code.block("match (self, version)", |code| {
-                            for arm in arms {
-                                code.line(arm);
-                            }
-                            code.line("_ => None,");
-                        });
-                    }
+                    code.block("match self", |code| {
+                        for api in apis {
+                            let message = if request { api.request } else { api.response };
+                            let table = header_versions::table(message, set);
+                            code.line(format!(
+                                "ApiKey::{} => {},",
+                                api.name,
+                                header_match(&table)
+                            ));
+                        }
+                    });
                 },
             );
         }

@@ -1,14 +1,15 @@
 //! Kafka's error table → `error_codes.rs`: the known codes of the hand-written `ErrorCode`
 //! newtype (included where it is defined) and a table of their names and retriability, and
-//! `Response::error_code` for the responses that carry a top-level `ErrorCode` field.
+//! `Response::error_code` for the responses that carry a top-level `ErrorCode` field, and
+//! `ApiKey::error_code_fields`: where each API's response carries error codes.
 //!
-//! Kept apart from the message emitters: it reads only the error table and, for the accessor,
-//! which response roots have that field.
+//! Kept apart from the message emitters: it reads only the error table and, for the accessor
+//! and the table, where the response schemas have `ErrorCode` fields.
 
 use super::code::Code;
-use super::{api_cfg, api_name, structs::cfg_attribute};
+use super::{api_cfg, api_name, json_key, structs::cfg_attribute};
 use crate::error_table::ErrorEntry;
-use crate::model::{FieldType, MessageKind, Primitive, SchemaSet};
+use crate::model::{FieldType, Message, MessageKind, Primitive, SchemaSet, Struct, Versions};
 
 /// Emits `error_codes.rs`. `krate` as for [`emit_messages`](super::emit_messages).
 pub fn emit_error_codes(entries: &[ErrorEntry], set: &SchemaSet, krate: &str) -> String {
@@ -75,5 +76,83 @@ pub fn emit_error_codes(entries: &[ErrorEntry], set: &SchemaSet, krate: &str) ->
             });
         });
     });
+
+    code.blank();
+    code.block(format!("impl {krate}::ApiKey"), |code| {
+        code.doc(" Where this API's responses carry error codes: each `ErrorCode` field, as its");
+        code.doc(" path in the response's JSON form (`errorCode` at the top level,");
+        code.doc(" `responses[].partitionResponses[].errorCode` per partition; `[]` stands for");
+        code.doc(" every element of an array), with the versions that have it. From the schemas,");
+        code.doc(" for every API whether or not its feature is compiled.");
+        code.block(
+            format!(
+                "pub const fn error_code_fields(self) -> &'static [(&'static str, {krate}::VersionRange)]"
+            ),
+            |code| {
+                code.block("match self", |code| {
+                    for message in set.live().filter(|m| m.kind == MessageKind::Response) {
+                        let Some(api) = api_name(message) else { continue };
+                        let fields: Vec<String> = error_code_fields(message)
+                            .into_iter()
+                            .map(|(path, v)| {
+                                // A struct literal, so that the array is promoted to a `'static`.
+                                format!(
+                                    "(\"{path}\", {krate}::VersionRange {{ min: {}, max: {} }})",
+                                    v.min, v.max
+                                )
+                            })
+                            .collect();
+                        code.line(format!("{krate}::ApiKey::{api} => &[{}],", fields.join(", ")));
+                    }
+                    code.line("#[allow(unreachable_patterns)]");
+                    code.line("_ => &[],");
+                });
+            },
+        );
+    });
     code.finish()
+}
+
+/// Every `ErrorCode: int16` field of a response, depth first in field order: its JSON path
+/// and the versions in which it and every struct above it are present.
+fn error_code_fields(message: &Message) -> Vec<(String, Versions)> {
+    fn walk(
+        message: &Message,
+        s: &Struct,
+        prefix: &str,
+        versions: Versions,
+        out: &mut Vec<(String, Versions)>,
+    ) {
+        for field in &s.fields {
+            let present = versions.intersect(&field.versions);
+            if present.is_empty() {
+                continue;
+            }
+            let key = json_key(field);
+            let (nested, marker) = match &field.ty {
+                FieldType::Primitive(Primitive::Int16) if field.name == "ErrorCode" => {
+                    out.push((format!("{prefix}{key}"), present));
+                    continue;
+                }
+                FieldType::Struct(name) => (name, ""),
+                FieldType::Array(element) => match &**element {
+                    FieldType::Struct(name) => (name, "[]"),
+                    _ => continue,
+                },
+                FieldType::Primitive(_) => continue,
+            };
+            if let Some(inner) = message.struct_by_name(nested) {
+                walk(
+                    message,
+                    inner,
+                    &format!("{prefix}{key}{marker}."),
+                    present,
+                    out,
+                );
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(message, &message.root, "", message.valid_versions, &mut out);
+    out
 }

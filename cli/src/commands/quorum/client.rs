@@ -4,13 +4,13 @@
 //! controller.
 
 use crate::common::Failure;
-use crate::net::tls;
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::{ApiVersionsReply, ClientConnection, SupportedVersions};
 use kafka_codec::messages::describe_cluster_response::DescribeClusterResponse;
 use kafka_codec::messages::{ApiVersionsRequest, DescribeClusterRequest};
 use kafka_codec::ErrorCode;
 use kafka_codec::{ApiKey, Request, Response, VersionRange};
+use kafka_codec_server::tls;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
@@ -84,6 +84,8 @@ pub struct Peer {
     timeout: Duration,
     /// Whether the stream is TLS.
     tls: bool,
+    /// How to explain a TLS failure.
+    side: Option<tls::Side>,
     connection: ClientConnection,
     received: BytesMut,
     versions: SupportedVersions,
@@ -131,6 +133,7 @@ impl Peer {
         let mut peer = Peer {
             address: address.to_owned(),
             tls: matches!(stream, Stream::Tls(_)),
+            side: how.tls.as_ref().map(|tls| tls.side),
             stream,
             timeout: how.timeout,
             connection: ClientConnection::new().with_client_id("kafka-codec"),
@@ -180,13 +183,22 @@ impl Peer {
             .send(version, &request, &mut out)
             .map_err(|e| fail(&e))?;
         let timeout = self.timeout;
-        let io_failed = |e: std::io::Error| match e.kind() {
+        let side = self.side;
+        let handshaking = match &self.stream {
+            Stream::Tls(tls) => tls.conn.is_handshaking(),
+            Stream::Plain(_) => false,
+        };
+        let io_failed = |e: std::io::Error| match (e.kind(), side) {
             // A socket timeout reads as "Resource temporarily unavailable".
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => fail(&format!(
+            (std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut, _) => fail(&format!(
                 "no answer within {} s (--timeout)",
                 timeout.as_secs()
             )),
-            _ => fail(&e),
+            (_, Some(side)) => fail(&format!(
+                "TLS: {}",
+                tls::explain::explain_io(&e, side, handshaking)
+            )),
+            (_, None) => fail(&e),
         };
         self.stream.write_all(&out).map_err(io_failed)?;
         self.stream.flush().map_err(io_failed)?;
@@ -194,13 +206,14 @@ impl Peer {
         let tls = self.tls;
         loop {
             let received = self.connection.receive(&mut self.received).map_err(|e| {
-                match crate::common::other_protocol(&self.received) {
-                    Some("TLS") if !tls => {
+                match crate::common::OtherProtocol::recognise(&self.received) {
+                    Some(protocol) if protocol.is_tls() && !tls => {
                         fail(&"the peer answered with TLS, not plaintext Kafka: add --tls")
                     }
                     Some(protocol) => fail(&format!(
-                        "the peer answered with {protocol}, not the Kafka protocol (is this \
-                         a Kafka controller listener?)"
+                        "the peer answered with {}, not the Kafka protocol (is this a Kafka \
+                         controller listener?)",
+                        protocol.name()
                     )),
                     None => fail(&e),
                 }

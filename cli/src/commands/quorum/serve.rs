@@ -9,26 +9,28 @@
 use super::controller::{Answer, Controller};
 use super::sim::{self, Cluster};
 use crate::common::{listen, Failure, Run};
-use crate::net::accept::Acceptor;
-use crate::net::budget::{Budget, Charge};
-use crate::net::limits::{raise_fd_limit, ServerLimits};
-use crate::net::registry::{Member, Registry};
-use crate::net::stream::{self, read_chunk, Stream};
-use crate::net::tls::ListenTls;
 use clap::builder::RangedU64ValueParser;
 use kafka_codec::bytes::BytesMut;
-use kafka_codec::conn::{IncomingRequest, ServerConnection};
+use kafka_codec::conn::{Direction, IncomingRequest, ServerConnection};
 use kafka_codec::json::redact;
 use kafka_codec::json::{JsonOptions, JsonSink, JsonWriter};
 use kafka_codec::serde_json::{self, json};
 use kafka_codec::{DecodeLimits, DecodeOptions, ResponseFrame};
+use kafka_codec_server::accept::Acceptor;
+use kafka_codec_server::budget::{Budget, Charge};
+use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
+use kafka_codec_server::metrics::{Evicted, Metrics, Undecoded};
+use kafka_codec_server::registry::{Member, Registry};
+use kafka_codec_server::scrape::{self, MetricsListen};
+use kafka_codec_server::stream::{self, Stream};
+use kafka_codec_server::tls::ListenTls;
 use std::fs::File;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
@@ -75,6 +77,8 @@ pub struct Serve {
     limits: ServerLimits,
     #[command(flatten)]
     tls: ListenTls,
+    #[command(flatten)]
+    metrics: MetricsListen,
 }
 
 /// What every connection shares.
@@ -86,7 +90,8 @@ struct Shared {
     trace: Option<Mutex<File>>,
     budget: Arc<Budget>,
     registry: Arc<Registry>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
+    metrics: Arc<Metrics>,
+    tls: Option<kafka_codec_server::tls::Acceptor>,
     options: DecodeOptions,
     idle_timeout: Option<Duration>,
 }
@@ -95,7 +100,7 @@ impl Run for Serve {
     fn run(self) -> Result<(), Failure> {
         let fd_limit = raise_fd_limit();
         let max_connections = self.limits.max_connections(fd_limit, 1);
-        let tls = self.tls.config()?.map(tokio_rustls::TlsAcceptor::from);
+        let tls = self.tls.acceptor()?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
             .max_blocking_threads(1)
@@ -104,6 +109,7 @@ impl Run for Serve {
             .build()
             .map_err(|e| Failure::Peer(format!("cannot start the server's threads: {e}")))?;
         let (listener, local) = listen(&self.listen)?;
+        let metrics_listener = self.metrics.bind()?;
         let host = advertised_host(&self.listen, &local);
         let trace = match &self.trace {
             Some(path) => Some(Mutex::new(File::create(path).map_err(|e| {
@@ -136,12 +142,14 @@ impl Run for Serve {
         log(&format!(
             "watch it: kafka-codec quorum describe --bootstrap-controller {address} [--replication]"
         ));
+        let budget = Budget::new(self.limits.memory_budget);
         let shared = Arc::new(Shared {
             cluster: Mutex::new(cluster),
             moved: Notify::new(),
             controller,
             trace,
-            budget: Budget::new(self.limits.memory_budget),
+            metrics: Metrics::new(Arc::clone(&budget), max_connections),
+            budget,
             registry: Registry::new(max_connections),
             tls,
             options: DecodeOptions {
@@ -156,6 +164,16 @@ impl Run for Serve {
         runtime.block_on(async {
             let listener = TcpListener::from_std(listener)
                 .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+            if let Some((listener, address)) = metrics_listener {
+                scrape::spawn(
+                    listener,
+                    Arc::clone(&shared.metrics),
+                    Arc::clone(&shared.budget),
+                    move |line| log(&format!("metrics {address}: {line}")),
+                )
+                .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
+                log(&format!("metrics on http://{address}/metrics"));
+            }
             tokio::spawn(run_clock(Arc::clone(&shared)));
             tokio::spawn(relieve_memory_pressure(Arc::clone(&shared)));
             let mut acceptor = Acceptor::new(listener);
@@ -204,6 +222,7 @@ async fn relieve_memory_pressure(shared: Arc<Shared>) {
 async fn serve_connection(shared: Arc<Shared>, member: Member, tcp: TcpStream, peer: SocketAddr) {
     let peer = peer.to_string();
     let _ = tcp.set_nodelay(true);
+    let _open = shared.metrics.connection();
     let work = async {
         let stream = match &shared.tls {
             Some(acceptor) => match stream::accept_tls(acceptor, tcp, HANDSHAKE_TIMEOUT).await {
@@ -212,6 +231,9 @@ async fn serve_connection(shared: Arc<Shared>, member: Member, tcp: TcpStream, p
             },
             None => Stream::Plain(tcp),
         };
+        if let Some(subject) = stream.client_subject() {
+            log(&format!("{peer}: TLS client certificate {subject}"));
+        }
         converse(&shared, &member, stream, &peer).await;
     };
     let idle = async {
@@ -229,14 +251,17 @@ async fn serve_connection(shared: Arc<Shared>, member: Member, tcp: TcpStream, p
     };
     tokio::select! {
         () = work => {}
-        why = member.evicted() => log(&format!(
-            "{peer}: {}",
-            why.describe(shared.registry.max())
-        )),
-        timeout = idle => log(&format!(
-            "{peer}: closed by the server: no byte either way for --idle-timeout ({} s)",
-            timeout.as_secs()
-        )),
+        why = member.evicted() => {
+            shared.metrics.evicted(why.into());
+            log(&format!("{peer}: {}", why.describe(shared.registry.max())));
+        }
+        timeout = idle => {
+            shared.metrics.evicted(Evicted::IdleTimeout);
+            log(&format!(
+                "{peer}: closed by the server: no byte either way for --idle-timeout ({} s)",
+                timeout.as_secs()
+            ));
+        }
     }
 }
 
@@ -249,20 +274,26 @@ async fn converse(shared: &Shared, member: &Member, mut stream: Stream, peer: &s
     loop {
         match connection.receive(&mut received) {
             Ok(Some(request)) => {
+                let counted = shared
+                    .metrics
+                    .request(request.api_key().key(), request.api_version);
+                let started = Instant::now();
                 member.completed_request();
                 charge.shrink_to(received.len());
                 member.set_held(charge.bytes());
                 if !answer(shared, &mut connection, &request, peer, &mut stream).await {
                     return;
                 }
+                shared.metrics.response(counted, started.elapsed());
             }
             Ok(None) => {
-                let chunk = match read_chunk(&mut stream).await {
+                let chunk = match stream.read_chunk().await {
                     Ok(chunk) if chunk.is_empty() => return,
                     Ok(chunk) => chunk,
                     Err(e) => return log(&format!("{peer}: read failed: {e}")),
                 };
                 member.touch();
+                shared.metrics.bytes(Direction::ToServer, chunk.len());
                 let Some(more) = shared.budget.reserve(chunk.len()).await else {
                     return;
                 };
@@ -271,7 +302,12 @@ async fn converse(shared: &Shared, member: &Member, mut stream: Stream, peer: &s
                 member.set_held(charge.bytes());
                 received.extend_from_slice(&chunk);
             }
-            Err(e) => return log(&format!("{peer}: closing the connection: {e}")),
+            Err(e) => {
+                shared
+                    .metrics
+                    .undecoded(Direction::ToServer, Undecoded::Error);
+                return log(&format!("{peer}: closing the connection: {e}"));
+            }
         }
     }
 }
@@ -360,6 +396,7 @@ async fn answer(
         log(&format!("{what}: write failed: {e}"));
         return false;
     }
+    shared.metrics.bytes(Direction::ToClient, out.len());
     true
 }
 
@@ -373,13 +410,16 @@ fn record(shared: &Shared, peer: &str, request: &IncomingRequest, response: &Res
         .expect("a JSON value always serializes");
     line.pop();
     line.extend_from_slice(b",\"request\":");
-    redacted_json(&mut line, api, redact::Direction::Request, |out| {
+    let mut redacted = redacted_json(&mut line, api, redact::Direction::Request, |out| {
         request.write_json(&JsonOptions::default(), out)
     });
     line.extend_from_slice(b",\"response\":");
-    redacted_json(&mut line, api, redact::Direction::Response, |out| {
+    redacted += redacted_json(&mut line, api, redact::Direction::Response, |out| {
         response.write_json(&JsonOptions::default(), out)
     });
+    if redacted > 0 {
+        shared.metrics.redacted(api, redacted);
+    }
     line.extend_from_slice(b"}\n");
     let mut file = lock(trace);
     let written = file.write_all(&line).and_then(|()| file.flush());
@@ -389,24 +429,29 @@ fn record(shared: &Shared, peer: &str, request: &IncomingRequest, response: &Res
 }
 
 /// A message's JSON appended to `out` with its secrets replaced (the trace is a log too), or
-/// the error that stopped it as a JSON string.
+/// the error that stopped it as a JSON string; how many secrets were replaced.
 fn redacted_json(
     out: &mut Vec<u8>,
     api: kafka_codec::ApiKey,
     direction: redact::Direction,
     write: impl FnOnce(&mut dyn JsonSink) -> Result<(), kafka_codec::EncodeError>,
-) {
+) -> usize {
     let mut text = Vec::new();
     let mut writer = JsonWriter::compact(&mut text);
     let written = redact::write_redacted(api, direction, redact::Form::Frame, &mut writer, write);
     let finished = writer.finish();
     match (written, finished) {
-        (Ok(_), Ok(())) => out.extend_from_slice(&text),
+        (Ok(redacted), Ok(())) => {
+            out.extend_from_slice(&text);
+            redacted.len()
+        }
         (Err(e), _) => {
-            out.extend_from_slice(&serde_json::to_vec(&e.to_string()).unwrap_or_default())
+            out.extend_from_slice(&serde_json::to_vec(&e.to_string()).unwrap_or_default());
+            0
         }
         (_, Err(e)) => {
-            out.extend_from_slice(&serde_json::to_vec(&e.to_string()).unwrap_or_default())
+            out.extend_from_slice(&serde_json::to_vec(&e.to_string()).unwrap_or_default());
+            0
         }
     }
 }

@@ -18,4 +18,6 @@ pub struct Config {
     pub log_secrets: bool,
     /// Whether anything is decoded and logged (not with --no-log).
     pub logging: bool,
+    /// Narrow ApiVersions responses to the versions this crate decodes (--clamp-versions).
+    pub clamp_versions: bool,
 }

@@ -7,13 +7,13 @@ use super::events::{ClosedEvent, ConnectEvent, Event};
 use super::log::Logger;
 use super::proxy::Proxy;
 use super::pump::{pump, Link};
-use crate::net::registry::Member;
-use crate::net::stream::{self, Stream};
 use kafka_codec::conn::Direction;
+use kafka_codec_server::metrics::Evicted;
+use kafka_codec_server::registry::Member;
+use kafka_codec_server::stream::{self, Stream};
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -42,6 +42,7 @@ pub async fn serve(
     target: Target,
 ) {
     let _ = client.set_nodelay(true);
+    let _open = proxy.metrics.connection();
     // The logger and its queue come once there is something to log (the connect line), so
     // that a connection that only waits costs its task and its socket.
     let start_logger = || {
@@ -52,41 +53,48 @@ pub async fn serve(
                 Arc::clone(&proxy.config),
                 Arc::clone(log),
                 Arc::clone(&proxy.budget),
+                Arc::clone(&proxy.metrics),
             );
             proxy.decode.spawn(logger.run(received));
             events
         })
     };
-    let connect_event = |upstream_address, error| {
+    let connect_event = |upstream_address, client_subject, error| {
         Event::Connect(Box::new(ConnectEvent {
+            at: (Instant::now(), SystemTime::now()),
             client: peer,
             listener: target.listener,
             upstream: target.upstream.clone(),
             upstream_address,
+            client_subject,
             error,
         }))
     };
     // Everything before the pumps start: may be cut short by an eviction or the idle timeout.
+    // Fails with what went wrong, and the subject of the client's certificate if it gave one.
     let setup = async {
         let client = match &proxy.listen_tls {
             Some(acceptor) => Box::pin(stream::accept_tls(acceptor, client, HANDSHAKE_TIMEOUT))
                 .await
-                .map_err(|e| e.to_string())?,
+                .map_err(|e| (e.to_string(), None))?,
             None => {
                 // Kafka clients speak first: the upstream is reached once this one has (or
                 // has closed), so an idle connection costs one descriptor, not two.
                 let sent = client
                     .peek(&mut [0u8; 1])
                     .await
-                    .map_err(|e| format!("the client connection failed: {e}"))?;
+                    .map_err(|e| (format!("the client connection failed: {e}"), None))?;
                 if sent == 0 {
-                    return Err("the client closed before sending anything; not connected \
-                                upstream"
-                        .to_owned());
+                    return Err((
+                        "the client closed before sending anything; not connected upstream"
+                            .to_owned(),
+                        None,
+                    ));
                 }
                 Stream::Plain(client)
             }
         };
+        let subject = client.client_subject();
         // Boxed, like the forwarding below: a waiting connection's task holds only the
         // state of waiting.
         let (server, address) = Box::pin(stream::connect(
@@ -96,35 +104,43 @@ pub async fn serve(
             proxy.upstream_tls.as_ref(),
         ))
         .await
-        .map_err(|e| format!("cannot connect upstream: {e}"))?;
-        Ok::<_, String>((client, server, address))
+        .map_err(|e| (format!("cannot connect upstream: {e}"), subject.clone()))?;
+        Ok::<_, (String, Option<String>)>((client, server, address, subject))
     };
     let interrupted = async {
         tokio::select! {
-            why = member.evicted() => why.describe(proxy.registry.max()),
-            () = idle(proxy.idle_timeout, || None) => format!(
-                "closed by the tool: nothing sent for --idle-timeout ({} s)",
-                proxy.idle_timeout.map_or(0, |t| t.as_secs())
-            ),
+            why = member.evicted() => {
+                proxy.metrics.evicted(why.into());
+                why.describe(proxy.registry.max())
+            }
+            () = idle(proxy.idle_timeout, || None) => {
+                proxy.metrics.evicted(Evicted::IdleTimeout);
+                format!(
+                    "closed by the tool: nothing sent for --idle-timeout ({} s)",
+                    proxy.idle_timeout.map_or(0, |t| t.as_secs())
+                )
+            }
         }
     };
-    let (client, server, address) = tokio::select! {
+    let (client, server, address, subject) = tokio::select! {
         ready = setup => match ready {
             Ok(streams) => streams,
-            Err(error) => {
-                send(&start_logger(), connect_event(None, Some(error))).await;
+            Err((error, subject)) => {
+                send(&start_logger(), connect_event(None, subject, Some(error))).await;
                 return;
             }
         },
         why = interrupted => {
             let error = format!("{why}, before connecting upstream");
-            send(&start_logger(), connect_event(None, Some(error))).await;
+            send(&start_logger(), connect_event(None, None, Some(error))).await;
             return;
         }
     };
     let events = start_logger();
     if let Some(events) = &events {
-        let _ = events.send(connect_event(Some(address), None)).await;
+        let _ = events
+            .send(connect_event(Some(address), subject, None))
+            .await;
     }
     Box::pin(forward(&proxy, member, events, client, server)).await;
 }
@@ -142,10 +158,11 @@ async fn forward(
     let link = Link::new(
         Arc::clone(&proxy.config),
         Arc::clone(&proxy.budget),
+        Arc::clone(&proxy.metrics),
         rewrite,
+        Arc::clone(&proxy.rules),
         member,
         events,
-        Arc::new(AtomicUsize::new(0)),
         client_fd,
     );
     let (client_read, client_write) = client.split();
@@ -163,14 +180,21 @@ async fn forward(
     };
     let closed_by = tokio::select! {
         () = pumps => None,
-        why = link.member().evicted() => Some(why.describe(proxy.registry.max())),
-        () = idle(proxy.idle_timeout, || Some(link.member().last_activity())) => Some(format!(
-            "closed by the tool: no byte either way for --idle-timeout ({} s)",
-            proxy.idle_timeout.map_or(0, |t| t.as_secs())
-        )),
+        why = link.member().evicted() => {
+            proxy.metrics.evicted(why.into());
+            Some(why.describe(proxy.registry.max()))
+        }
+        () = idle(proxy.idle_timeout, || Some(link.member().last_activity())) => {
+            proxy.metrics.evicted(Evicted::IdleTimeout);
+            Some(format!(
+                "closed by the tool: no byte either way for --idle-timeout ({} s)",
+                proxy.idle_timeout.map_or(0, |t| t.as_secs())
+            ))
+        }
     };
     let (to_server, to_client) = link.finish();
     link.send(Event::Closed(Box::new(ClosedEvent {
+        at: (Instant::now(), SystemTime::now()),
         to_server,
         to_client,
         closed_by,

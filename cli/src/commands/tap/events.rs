@@ -5,8 +5,8 @@
 use super::framing::Frame;
 use super::rewrite::Note;
 use super::stats::Stats;
-use crate::net::budget::Charge;
 use kafka_codec::conn::Direction;
+use kafka_codec_server::budget::Charge;
 use std::net::SocketAddr;
 use std::time::{Instant, SystemTime};
 
@@ -25,15 +25,24 @@ pub enum Event {
         size: i32,
         at: SystemTime,
     },
+    /// A request denied by `--deny-api`/`--deny-topic` (its log line's fields).
+    Denied {
+        denial: kafka_codec::serde_json::Value,
+        at: SystemTime,
+    },
     /// Both directions ended; `closed_by` says why if the tool closed the connection.
     Closed(Box<ClosedEvent>),
 }
 
 pub struct ConnectEvent {
+    /// When it happened: the clock for the tap, the packet's time for a capture.
+    pub at: (Instant, SystemTime),
     pub client: SocketAddr,
     pub listener: SocketAddr,
     pub upstream: String,
     pub upstream_address: Option<SocketAddr>,
+    /// The subject of the certificate the client presented (`--listen-tls-client-ca`).
+    pub client_subject: Option<String>,
     pub error: Option<String>,
 }
 
@@ -49,6 +58,8 @@ pub struct FrameEvent {
 }
 
 pub struct ClosedEvent {
+    /// When it happened, as [`ConnectEvent::at`].
+    pub at: (Instant, SystemTime),
     pub to_server: Stats,
     pub to_client: Stats,
     pub closed_by: Option<String>,

@@ -10,8 +10,8 @@
 //! Every byte a frame keeps is charged to the memory budget as it arrives (a size prefix is
 //! only a claim): a frame the budget cannot take any more is kept as its first bytes only.
 
-use crate::net::budget::Charge;
 use kafka_codec::bytes::{Bytes, BytesMut};
+use kafka_codec_server::budget::Charge;
 
 /// What a frame's bytes, kept for the decoder, are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub trait Policy {
     fn release(&mut self, size: usize);
     /// Whether to hold the frame of `size` bytes that starts with `head` (its first 4 bytes,
     /// or fewer if the frame is shorter) until it is complete, and the charge for holding it
-    /// whole. Only asked when holding is enabled.
+    /// whole. Only asked when holding is enabled, for frames of any size.
     fn hold(&mut self, head: &[u8], size: usize) -> Option<Charge>;
 }
 
@@ -341,8 +341,9 @@ impl Framer {
             Some(Skipped::TooLarge)
         };
         let reserved = skipped.is_none();
-        // An empty frame has nothing to rewrite.
-        let hold = if self.holding && fits && size > 0 {
+        // An empty frame has nothing to rewrite. A frame above the limit is asked about too:
+        // a request the tap's rules concern must not stream through unseen.
+        let hold = if self.holding && size > 0 {
             Hold::Pending
         } else {
             Hold::Stream
@@ -414,7 +415,7 @@ impl Framer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::budget::Budget;
+    use kafka_codec_server::budget::Budget;
     use std::sync::Arc;
 
     /// Keeps every frame whole; holds frames whose first body byte is 0xee.

@@ -1,10 +1,14 @@
-//! The log: one JSON object per line, written by each connection's logger.
+//! The log: one JSON object per line, written by each connection's logger. Two producers
+//! feed it: the tap's connections, and `decode pcap`'s reassembled captures (which add their
+//! own `gap`, `tls`/`http` and `capture` lines through [`note`]); the times in the lines are
+//! the events' own, the clock's for the tap and the packets' for a capture.
 //!
 //! Lines, by `event`:
 //! - `listen`: a listener opened (`listen`, `upstream`);
 //! - `connect`: a client's connection reached the upstream (`client`, `listener`,
-//!   `upstream`, `upstreamAddress`), or did not (`error`: unreachable, TLS failed, or the
-//!   client went away or was closed before sending anything);
+//!   `upstream`, `upstreamAddress`, and `clientSubject`, the subject of the client's
+//!   certificate under `--listen-tls-client-ca`), or did not (`error`: unreachable, TLS
+//!   failed, in words, or the client went away or was closed before sending anything);
 //! - `pair`: a request and its response: `correlationId`, `api`, `apiKey`, `apiVersion`,
 //!   `latencyMs`, `request` and `response` in Kafka's JSON form (the forms `kafka-codec
 //!   encode request|response` read). A request that gets no response (Produce with
@@ -36,7 +40,6 @@ use super::framing::{Content, Frame, Skipped};
 use super::rewrite::Note;
 use super::stats::Stats;
 use crate::common::ExpandRecords;
-use crate::net::budget::{Budget, Charge};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{decode_request, decode_response, Direction, RawRequestHeader};
 use kafka_codec::json::redact::{self, Form};
@@ -45,6 +48,8 @@ use kafka_codec::json::{
 };
 use kafka_codec::serde_json::{self, json, Value};
 use kafka_codec::{ApiKey, Message, TrailingBytes};
+use kafka_codec_server::budget::{Budget, Charge};
+use kafka_codec_server::metrics::{Metrics, Undecoded};
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::net::SocketAddr;
@@ -57,28 +62,68 @@ use tokio::sync::mpsc;
 pub struct Log {
     out: Mutex<Box<dyn Write + Send>>,
     failed: AtomicBool,
+    /// Who writes it and what happens when it cannot be written, for the one line on stderr.
+    writer: &'static str,
+    then: &'static str,
+    /// Flush after each line (the tap's log is read as it grows; a capture's is not).
+    flush_lines: bool,
 }
 
 impl Log {
+    /// The tap's log: a failed write is reported and forwarding goes on.
     pub fn new(out: Box<dyn Write + Send>) -> Self {
+        let mut log = Self::named(out, "tap", "; still forwarding");
+        log.flush_lines = true;
+        log
+    }
+
+    /// A log written by the command `writer` (`decode pcap`), which reports a failed write
+    /// with `then` after the error.
+    pub fn named(out: Box<dyn Write + Send>, writer: &'static str, then: &'static str) -> Self {
         Log {
             out: Mutex::new(out),
             failed: AtomicBool::new(false),
+            writer,
+            then,
+            flush_lines: false,
         }
+    }
+
+    /// Writes out what is buffered.
+    pub fn flush(&self) {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = out.flush() {
+            self.failed(e);
+        }
+    }
+
+    fn failed(&self, e: io::Error) {
+        // A closed pipe (`| head`) ends a capture's output quietly.
+        let quiet = e.kind() == io::ErrorKind::BrokenPipe && self.writer != "tap";
+        if !self.failed.swap(true, Ordering::Relaxed) && !quiet {
+            eprintln!(
+                "kafka-codec {}: cannot write the log ({e}){}",
+                self.writer, self.then
+            );
+        }
+    }
+
+    /// Whether a write has failed.
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
     }
 
     /// Writes one line and flushes it, so that `tail -f` sees it at once. A log that cannot
     /// be written is reported once on stderr; forwarding goes on.
     pub fn write(&self, line: &[u8]) {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let result = out
-            .write_all(line)
-            .and_then(|()| out.write_all(b"\n"))
-            .and_then(|()| out.flush());
+        let mut result = out.write_all(line).and_then(|()| out.write_all(b"\n"));
+        if self.flush_lines {
+            result = result.and_then(|()| out.flush());
+        }
+        drop(out);
         if let Err(e) = result {
-            if !self.failed.swap(true, Ordering::Relaxed) {
-                eprintln!("kafka-codec tap: cannot write the log ({e}); still forwarding");
-            }
+            self.failed(e);
         }
     }
 }
@@ -134,6 +179,22 @@ pub fn listening(log: &Log, listen: SocketAddr, upstream: &str, tls: bool) {
     log.write(&line.finish());
 }
 
+/// A line of another producer's own (`decode pcap`: `gap`, `tls`, `capture`): `event`,
+/// `time`, `connection` if it is about one, then `fields` in order.
+pub fn note(
+    log: &Log,
+    event: &str,
+    time: SystemTime,
+    connection: Option<u64>,
+    fields: &[(&str, Value)],
+) {
+    let mut line = Line::new(event, time, connection);
+    for (key, value) in fields {
+        line.field(key, value);
+    }
+    log.write(&line.finish());
+}
+
 /// One side of a pair, ready to be logged.
 enum Side {
     /// Kafka's JSON, as text; the fields of `requestTrailing` / `responseTrailing` if bytes
@@ -147,15 +208,16 @@ enum Side {
     },
     /// It did not decode: the fields of `requestError` / `responseError`.
     Error(Value),
-    /// It was not decoded: the fields of `requestSkipped` / `responseSkipped`.
-    Skipped(Value),
+    /// It was not decoded (`skipped` says why): the fields of `requestSkipped` /
+    /// `responseSkipped`.
+    Skipped { skipped: Skipped, fields: Value },
 }
 
 impl Side {
     fn len(&self) -> usize {
         match self {
             Side::Json { text, .. } => text.len(),
-            Side::Error(_) | Side::Skipped(_) => 256,
+            Side::Error(_) | Side::Skipped { .. } => 256,
         }
     }
 
@@ -183,9 +245,9 @@ impl Side {
                 line.field(name, &Value::Null);
                 line.field(&format!("{name}Error"), value);
             }
-            Side::Skipped(value) => {
+            Side::Skipped { fields, .. } => {
                 line.field(name, &Value::Null);
-                line.field(&format!("{name}Skipped"), value);
+                line.field(&format!("{name}Skipped"), fields);
             }
         }
     }
@@ -220,6 +282,7 @@ pub struct Logger {
     config: Arc<Config>,
     log: Arc<Log>,
     budget: Arc<Budget>,
+    metrics: Arc<Metrics>,
     awaiting: VecDeque<Pending>,
     client: String,
     upstream: String,
@@ -232,12 +295,19 @@ pub struct Logger {
 }
 
 impl Logger {
-    pub fn new(id: u64, config: Arc<Config>, log: Arc<Log>, budget: Arc<Budget>) -> Self {
+    pub fn new(
+        id: u64,
+        config: Arc<Config>,
+        log: Arc<Log>,
+        budget: Arc<Budget>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Logger {
             id,
             config,
             log,
             budget,
+            metrics,
             awaiting: VecDeque::new(),
             client: String::new(),
             upstream: String::new(),
@@ -257,23 +327,30 @@ impl Logger {
         }
     }
 
-    /// Handles one event; `true` after the last.
-    fn event(&mut self, event: Event) -> bool {
+    /// Handles one event; `true` after the last. Called by [`Logger::run`] for the tap, and
+    /// directly, packet by packet, by `decode pcap`.
+    pub fn event(&mut self, event: Event) -> bool {
         match event {
             Event::Connect(connect) => {
                 let ConnectEvent {
+                    at,
                     client,
                     listener,
                     upstream,
                     upstream_address,
+                    client_subject,
                     error,
                 } = *connect;
                 self.client = client.to_string();
                 self.upstream = upstream.clone();
-                let mut line = self.line("connect", SystemTime::now());
+                self.started = at.0;
+                let mut line = self.line("connect", at.1);
                 line.field("client", &json!(self.client));
                 line.field("listener", &json!(listener.to_string()));
                 line.field("upstream", &json!(upstream));
+                if let Some(subject) = client_subject {
+                    line.field("clientSubject", &json!(subject));
+                }
                 if let Some(address) = upstream_address {
                     line.field("upstreamAddress", &json!(address.to_string()));
                 }
@@ -312,13 +389,24 @@ impl Logger {
                 self.log.write(&line.finish());
                 false
             }
+            Event::Denied { denial, at } => {
+                let mut line = self.line("denied", at);
+                if let Some(fields) = denial.as_object() {
+                    for (key, value) in fields {
+                        line.field(key, value);
+                    }
+                }
+                self.log.write(&line.finish());
+                false
+            }
             Event::Closed(closed) => {
                 let ClosedEvent {
+                    at,
                     to_server,
                     to_client,
                     closed_by,
                 } = *closed;
-                self.closed(to_server, to_client, closed_by);
+                self.closed(at, to_server, to_client, closed_by);
                 true
             }
         }
@@ -335,7 +423,7 @@ impl Logger {
             Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes.clone(),
         };
         let header = RawRequestHeader::peek(&head);
-        if self.raw_sasl_token(Direction::ToServer, &frame, header, first) {
+        if self.raw_sasl_token(Direction::ToServer, time, &frame, header, first) {
             return;
         }
         self.hex_hidden = self.secret_api(header.and_then(|h| h.api()), redact::Direction::Request);
@@ -345,6 +433,7 @@ impl Logger {
                 self.skipped(*skipped, head, frame.size, Direction::ToServer)
             }
         };
+        self.count(Direction::ToServer, header.and_then(|h| h.api()), &side);
         drop(frame);
         let Some(header) = header else {
             // Shorter than a header: nothing can answer it.
@@ -396,7 +485,7 @@ impl Logger {
         frame: Frame,
         rewritten: Option<Note>,
     ) {
-        if self.raw_sasl_token(Direction::ToClient, &frame, None, false) {
+        if self.raw_sasl_token(Direction::ToClient, time, &frame, None, false) {
             return;
         }
         let head = match &frame.content {
@@ -446,6 +535,11 @@ impl Logger {
                 self.skipped(*skipped, head, frame.size, Direction::ToClient)
             }
         };
+        self.count(
+            Direction::ToClient,
+            pending.as_ref().and_then(|p| p.header.api()),
+            &side,
+        );
         drop(frame);
         let mut line = match &pending {
             Some(pending) => {
@@ -479,6 +573,7 @@ impl Logger {
     fn raw_sasl_token(
         &mut self,
         direction: Direction,
+        time: SystemTime,
         frame: &Frame,
         header: Option<RawRequestHeader>,
         first: bool,
@@ -512,7 +607,7 @@ impl Logger {
         if !raw {
             return false;
         }
-        let mut line = self.line("saslToken", SystemTime::now());
+        let mut line = self.line("saslToken", time);
         line.field("direction", &json!(direction_name(direction)));
         line.field("size", &json!(frame.size));
         if self.config.log_secrets {
@@ -545,16 +640,22 @@ impl Logger {
         (pending, before)
     }
 
-    fn closed(&mut self, to_server: Stats, to_client: Stats, closed_by: Option<String>) {
+    fn closed(
+        &mut self,
+        (at, time): (Instant, SystemTime),
+        to_server: Stats,
+        to_client: Stats,
+        closed_by: Option<String>,
+    ) {
         for pending in std::mem::take(&mut self.awaiting) {
             self.alone(pending, "the connection closed first");
         }
-        let mut line = self.line("close", SystemTime::now());
+        let mut line = self.line("close", time);
         line.field("client", &json!(self.client));
         line.field("upstream", &json!(self.upstream));
         line.field(
             "durationMs",
-            &json!(self.started.elapsed().as_millis() as u64),
+            &json!(at.saturating_duration_since(self.started).as_millis() as u64),
         );
         line.field("toServer", &to_server.json());
         line.field("toClient", &to_client.json());
@@ -562,6 +663,20 @@ impl Logger {
             line.field("closedBy", &json!(why));
         }
         self.log.write(&line.finish());
+    }
+
+    /// Logs the oldest requests awaiting a response as unanswered while more than `max`
+    /// await. The tap holds a client back at --max-in-flight instead; a capture cannot, and
+    /// its requests must not pile up without bound.
+    pub fn cap_awaiting(&mut self, max: usize) {
+        while self.awaiting.len() > max {
+            if let Some(pending) = self.awaiting.pop_front() {
+                self.alone(
+                    pending,
+                    "more requests than --max-in-flight awaited responses",
+                );
+            }
+        }
     }
 
     /// A request that never got its response.
@@ -759,6 +874,27 @@ impl Logger {
         }
     }
 
+    /// Counts a logged side for the metrics: a frame not decoded, or secrets replaced.
+    fn count(&self, direction: Direction, api: Option<ApiKey>, side: &Side) {
+        match side {
+            Side::Error(_) => self.metrics.undecoded(direction, Undecoded::Error),
+            Side::Skipped { skipped, .. } => {
+                let why = match skipped {
+                    Skipped::TooLarge => Undecoded::TooLarge,
+                    Skipped::MemoryBudget => Undecoded::MemoryBudget,
+                    // Not logged at all with --no-log, where there is no logger.
+                    Skipped::Backlog | Skipped::NotLogged => Undecoded::Backlog,
+                };
+                self.metrics.undecoded(direction, why);
+            }
+            Side::Json { redacted, .. } => {
+                if let (Some(api), false) = (api, redacted.is_empty()) {
+                    self.metrics.redacted(api, redacted.len());
+                }
+            }
+        }
+    }
+
     /// `api` if its messages in `direction` can carry credentials and they are not shown.
     fn secret_api(&self, api: Option<ApiKey>, direction: redact::Direction) -> Option<ApiKey> {
         api.filter(|&api| !self.config.log_secrets && redact::has_secrets(api, direction))
@@ -779,8 +915,11 @@ impl Logger {
         Side::Error(json!({"error": error, "size": size, "hex": self.hex(bytes)}))
     }
 
-    fn skipped_because(&self, reason: String, head: &[u8], size: usize) -> Side {
-        Side::Skipped(json!({"reason": reason, "size": size, "hex": self.hex(head)}))
+    fn skipped_because(&self, skipped: Skipped, reason: String, head: &[u8], size: usize) -> Side {
+        Side::Skipped {
+            skipped,
+            fields: json!({"reason": reason, "size": size, "hex": self.hex(head)}),
+        }
     }
 
     fn skipped(&self, skipped: Skipped, head: &[u8], size: usize, direction: Direction) -> Side {
@@ -788,24 +927,24 @@ impl Logger {
             Skipped::TooLarge => {
                 // The size prefix of a frame this large may be another protocol's first bytes.
                 let prefix = u32::try_from(size).unwrap_or(u32::MAX).to_be_bytes();
-                let hint = match (crate::common::other_protocol(&prefix), direction) {
-                    (Some("TLS"), Direction::ToServer) => {
-                        "; it is a TLS handshake: the \
-                        client speaks TLS (give the tap --listen-tls-cert and --listen-tls-key)"
+                let protocol = crate::common::OtherProtocol::recognise(&prefix);
+                let hint = match (protocol, direction) {
+                    (Some(p), Direction::ToServer) if p.is_tls() => {
+                        "; it is a TLS handshake: the client speaks TLS (give the tap \
+                         --listen-tls-cert and --listen-tls-key)"
+                            .to_owned()
                     }
-                    (Some("TLS"), Direction::ToClient) => {
-                        "; it is TLS: the broker speaks TLS \
-                        (give the tap --upstream-tls)"
+                    (Some(p), Direction::ToClient) if p.is_tls() => {
+                        "; it is TLS: the broker speaks TLS (give the tap --upstream-tls)"
+                            .to_owned()
                     }
-                    (Some(_), Direction::ToServer) => {
-                        "; it is HTTP: the client is not a Kafka \
-                        client"
+                    (Some(p), Direction::ToServer) => {
+                        format!("; it is {}: the client is not a Kafka client", p.name())
                     }
-                    (Some(_), Direction::ToClient) => {
-                        "; it is HTTP: the upstream is not a \
-                        Kafka broker"
+                    (Some(p), Direction::ToClient) => {
+                        format!("; it is {}: the upstream is not a Kafka broker", p.name())
                     }
-                    (None, _) => "",
+                    (None, _) => String::new(),
                 };
                 format!(
                     "larger than --max-frame ({} bytes){hint}",
@@ -822,7 +961,7 @@ impl Logger {
             ),
             Skipped::NotLogged => "not logged".to_owned(),
         };
-        self.skipped_because(reason, head, size)
+        self.skipped_because(skipped, reason, head, size)
     }
 }
 

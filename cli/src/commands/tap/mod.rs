@@ -9,30 +9,36 @@
 //!
 //! Modules: [`framing`] finds frame boundaries on the forwarding path, [`pump`] moves one
 //! direction, [`connection`] runs one connection, [`events`] is what pumps tell loggers,
-//! [`log`] decodes and writes the lines, [`rewrite`] is `--rewrite-brokers`, [`stats`] the
-//! byte counts of a `close` line.
+//! [`log`] decodes and writes the lines, [`policy`] decides what the tap answers itself
+//! (`--deny-api`, `--deny-topic`), [`rewrite`] changes responses (`--rewrite-brokers`,
+//! `--clamp-versions`, merged denials), [`stats`] the byte counts of a `close` line.
+//! `decode pcap` (`commands::pcap`) feeds the same framer and logger from captured packets.
 
-mod config;
+// The log writer and what feeds it are shared with `decode pcap`, its second producer.
+pub(crate) mod config;
 mod connection;
-mod events;
-mod framing;
-mod log;
+pub(crate) mod events;
+pub(crate) mod framing;
+pub(crate) mod log;
+mod policy;
 mod proxy;
 mod pump;
 mod rewrite;
-mod stats;
+pub(crate) mod stats;
 
 use crate::common::{listen, Failure, Run};
-use crate::net::accept::Acceptor;
-use crate::net::budget::Budget;
-use crate::net::limits::{raise_fd_limit, ServerLimits};
-use crate::net::registry::Registry;
-use crate::net::stream::{self, Resolver};
-use crate::net::tls::{ListenTls, UpstreamTls};
 use clap::builder::RangedU64ValueParser;
 use config::Config;
 use connection::Target;
 use kafka_codec::{DecodeLimits, DecodeOptions, TrailingBytes};
+use kafka_codec_server::accept::Acceptor;
+use kafka_codec_server::budget::Budget;
+use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
+use kafka_codec_server::metrics::Metrics;
+use kafka_codec_server::registry::Registry;
+use kafka_codec_server::scrape::{self, MetricsListen};
+use kafka_codec_server::stream::{self, Resolver};
+use kafka_codec_server::tls::{ListenTls, UpstreamTls};
 use log::Log;
 use proxy::Proxy;
 use rewrite::{split_host_port, Brokers};
@@ -48,7 +54,7 @@ use tokio::net::TcpListener;
 /// Proxy Kafka traffic to a broker and log each request and response as a JSON line.
 ///
 /// Every byte is forwarded unchanged and in order, in both directions (unless
-/// --rewrite-brokers); decoding happens beside the forwarding, never in its way. Each
+/// --rewrite-brokers, --clamp-versions, --deny-api or --deny-topic); decoding happens beside the forwarding, never in its way. Each
 /// request/response pair becomes one line: time, connection, correlation id, API, version,
 /// latency, and both messages in Kafka's JSON form. A frame that does not decode is forwarded
 /// all the same and logged with the error and its first bytes in hex. When a connection
@@ -66,7 +72,8 @@ use tokio::net::TcpListener;
 /// or let the tap rewrite those addresses (--rewrite-brokers).
 ///
 /// Limits (all connections together): --max-connections, --idle-timeout, --memory-budget;
-/// per connection: --max-frame (frames kept for the log), --max-in-flight.
+/// per connection: --max-frame (frames kept for the log), --max-in-flight. Prometheus
+/// metrics (requests by API, bytes, latency, connections, memory): --metrics-listen.
 #[derive(Debug, clap::Args)]
 pub struct Tap {
     /// The address clients connect to (port 0: any free port; the first line on stderr and
@@ -97,6 +104,33 @@ pub struct Tap {
     /// is a wildcard such as 0.0.0.0).
     #[arg(long, value_name = "HOST", requires = "rewrite_brokers")]
     advertised_host: Option<String>,
+    /// Show clients only the API versions this tool decodes: each ApiVersions response is
+    /// held, and every API's range narrowed to the intersection of the broker's and this
+    /// tool's (an API it does not know is removed), so that every later frame decodes. The
+    /// pair's line lists what was narrowed and dropped (`rewritten.clampedVersions`).
+    /// Without it, newer versions and unknown APIs pass untouched and are logged as not
+    /// decoded.
+    #[arg(long)]
+    clamp_versions: bool,
+    /// Answer requests of these APIs (names or keys, as `kafka-codec apis` lists them;
+    /// repeatable) with the API's authorization error, never forwarding them:
+    /// TOPIC_AUTHORIZATION_FAILED per partition or topic for the topic APIs,
+    /// GROUP_AUTHORIZATION_FAILED for group APIs, TRANSACTIONAL_ID_AUTHORIZATION_FAILED for
+    /// transaction APIs, CLUSTER_AUTHORIZATION_FAILED otherwise, in the response's top-level
+    /// error code.
+    #[arg(long, value_name = "NAME[,NAME...]", value_delimiter = ',',
+          value_parser = crate::common::parse_api_key)]
+    deny_api: Vec<kafka_codec::ApiKey>,
+    /// Deny the topics this glob matches (`*`, `?`, `[a-z]`; repeatable) in Produce, Fetch,
+    /// ListOffsets, DeleteRecords, CreateTopics, DeleteTopics, CreatePartitions and the topic
+    /// resources of DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: the tap
+    /// answers for them with TOPIC_AUTHORIZATION_FAILED and forwards the rest of the request
+    /// (split, with the same correlation id; the broker's answer is merged with the denials);
+    /// a request with only denied topics is answered by the tap; the denied topics of a
+    /// Produce with acks=0 are dropped. ApiVersions responses are then capped at Produce and Fetch v12, the last
+    /// versions that name their topics; a topic a request names only by id is denied.
+    #[arg(long, value_name = "GLOB")]
+    deny_topic: Vec<String>,
     /// Frames larger than this are forwarded but not decoded (logged as skipped with their
     /// first bytes). It is also each connection's share of frames waiting to be logged.
     #[arg(long, value_name = "BYTES", default_value_t = DecodeLimits::default().max_frame_size,
@@ -139,6 +173,8 @@ pub struct Tap {
     listen_tls: ListenTls,
     #[command(flatten)]
     upstream_tls: UpstreamTls,
+    #[command(flatten)]
+    metrics: MetricsListen,
 }
 
 /// Bytes of a log line kept for everything but the two messages (time, ids, API, errors,
@@ -172,10 +208,7 @@ impl Run for Tap {
         }
         let fd_limit = raise_fd_limit();
         let max_connections = self.limits.max_connections(fd_limit, 2);
-        let listen_tls = self
-            .listen_tls
-            .config()?
-            .map(tokio_rustls::TlsAcceptor::from);
+        let listen_tls = self.listen_tls.acceptor()?;
         let upstream_tls = self.upstream_tls.client()?;
         let io = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads())
@@ -195,6 +228,7 @@ impl Run for Tap {
         let resolver = Resolver::start()
             .map_err(|e| Failure::Peer(format!("cannot start the resolver thread: {e}")))?;
         let (listener, local) = listen(&self.listen)?;
+        let metrics_listener = self.metrics.bind()?;
         let out: Box<dyn io::Write + Send> = if self.log.as_os_str() == "-" {
             Box::new(io::stdout())
         } else {
@@ -236,8 +270,13 @@ impl Run for Tap {
                  credentials will be written to the log as they pass"
             );
         }
+        let rules = Arc::new(
+            policy::Rules::new(self.deny_api.clone(), self.deny_topic.clone(), options)
+                .map_err(Failure::Usage)?,
+        );
         let budget = Budget::new(self.limits.memory_budget);
         let registry = Registry::new(max_connections);
+        let metrics = Metrics::new(Arc::clone(&budget), max_connections);
         let upstream = self.upstream.clone();
         let proxy = Arc::new_cyclic(|weak: &Weak<Proxy>| {
             let brokers = advertised_host.map(|host| {
@@ -263,11 +302,14 @@ impl Run for Tap {
                     max_in_flight: self.max_in_flight,
                     log_secrets: self.log_secrets,
                     logging: !self.no_log,
+                    clamp_versions: self.clamp_versions,
                 }),
                 log: (!self.no_log).then(|| Arc::new(Log::new(out))),
                 brokers,
+                rules,
                 budget,
                 registry,
+                metrics,
                 resolver,
                 listen_tls,
                 upstream_tls,
@@ -286,6 +328,16 @@ impl Run for Tap {
                 self.upstream,
                 proxy.budget.limit()
             );
+            if let Some((listener, address)) = metrics_listener {
+                scrape::spawn(
+                    listener,
+                    Arc::clone(&proxy.metrics),
+                    Arc::clone(&proxy.budget),
+                    move |line| eprintln!("kafka-codec tap: metrics {address}: {line}"),
+                )
+                .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
+                eprintln!("kafka-codec tap: metrics on http://{address}/metrics");
+            }
             probe_upstream(&proxy).await;
             if let Some(log) = &proxy.log {
                 log::listening(log, local, &self.upstream, proxy.listen_tls.is_some());

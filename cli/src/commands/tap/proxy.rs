@@ -4,11 +4,13 @@
 
 use super::config::Config;
 use super::log::Log;
-use super::rewrite::{Brokers, Rewrite};
-use crate::net::budget::Budget;
-use crate::net::registry::Registry;
-use crate::net::stream::Resolver;
-use crate::net::tls;
+use super::policy::Rules;
+use super::rewrite::{Brokers, Rewrite, Settings};
+use kafka_codec_server::budget::Budget;
+use kafka_codec_server::metrics::Metrics;
+use kafka_codec_server::registry::Registry;
+use kafka_codec_server::stream::Resolver;
+use kafka_codec_server::tls;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,10 +20,14 @@ pub struct Proxy {
     pub(super) config: Arc<Config>,
     pub(super) log: Option<Arc<Log>>,
     pub(super) brokers: Option<Arc<Brokers>>,
+    /// `--deny-api`, `--deny-topic`.
+    pub(super) rules: Arc<Rules>,
     pub(super) budget: Arc<Budget>,
     pub(super) registry: Arc<Registry>,
+    /// What is counted for `--metrics-listen` (counted whether or not it is served).
+    pub(super) metrics: Arc<Metrics>,
     pub(super) resolver: Arc<Resolver>,
-    pub(super) listen_tls: Option<tokio_rustls::TlsAcceptor>,
+    pub(super) listen_tls: Option<tls::Acceptor>,
     pub(super) upstream_tls: Option<tls::Client>,
     /// The decoding threads, where loggers run.
     pub(super) decode: tokio::runtime::Handle,
@@ -33,12 +39,16 @@ pub struct Proxy {
 
 impl Proxy {
     pub(super) fn rewrite(&self) -> Option<Rewrite> {
-        self.brokers.as_ref().map(|brokers| {
-            Rewrite::new(
-                Arc::clone(brokers),
-                Arc::clone(&self.budget),
-                self.config.options,
-            )
-        })
+        let settings = Settings {
+            brokers: self.brokers.clone(),
+            clamp_versions: self.config.clamp_versions,
+            cap_topic_versions: self.rules.has_topic_rules(),
+            answers: !self.rules.is_empty(),
+        };
+        let changes = settings.brokers.is_some()
+            || settings.clamp_versions
+            || settings.cap_topic_versions
+            || settings.answers;
+        changes.then(|| Rewrite::new(settings, Arc::clone(&self.budget), self.config.options))
     }
 }

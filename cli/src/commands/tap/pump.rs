@@ -11,14 +11,16 @@
 
 use super::config::Config;
 use super::events::{Event, FrameEvent, EVENT_COST};
-use super::framing::{Content, Framer, Piece, Policy, Skipped};
+use super::framing::{Content, Frame, Framer, Piece, Policy, Skipped};
+use super::policy::{Decision, Rules};
 use super::rewrite::{Note, Rewrite};
 use super::stats::Stats;
-use crate::net::budget::{Budget, Charge};
-use crate::net::registry::Member;
-use crate::net::stream::{peer_closed, PeerClosed, ReadHalf, WriteHalf};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::conn::{Direction, RawRequestHeader};
+use kafka_codec_server::budget::{Budget, Charge};
+use kafka_codec_server::metrics::{Awaiting, Metrics};
+use kafka_codec_server::registry::Member;
+use kafka_codec_server::stream::{peer_closed, PeerClosed, ReadHalf, WriteHalf};
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::RawFd;
@@ -31,13 +33,20 @@ use tokio::sync::{mpsc, Notify};
 /// Bytes to write, and what they stand for in the stream that was read.
 enum Outgoing {
     Same(Bytes),
-    Rewritten { bytes: Bytes, original: Bytes },
+    Rewritten {
+        bytes: Bytes,
+        original: Bytes,
+    },
+    /// A response the tap made (a denial): nothing of the stream read.
+    Made(Bytes),
 }
 
 impl Outgoing {
     fn bytes(&self) -> &Bytes {
         match self {
-            Outgoing::Same(bytes) | Outgoing::Rewritten { bytes, .. } => bytes,
+            Outgoing::Same(bytes) | Outgoing::Rewritten { bytes, .. } | Outgoing::Made(bytes) => {
+                bytes
+            }
         }
     }
 }
@@ -61,6 +70,7 @@ impl Progress {
                 Outgoing::Same(bytes) => &bytes[..],
                 // A rewritten frame stands for its original, all of it dropped.
                 Outgoing::Rewritten { original, .. } => &original[..],
+                Outgoing::Made(_) => continue,
             };
             self.stats.dropped.add(dropped);
         }
@@ -71,7 +81,16 @@ impl Progress {
 pub struct Link {
     pub config: Arc<Config>,
     budget: Arc<Budget>,
+    metrics: Arc<Metrics>,
+    /// Requests awaiting responses, for the metrics (the responses' API and latency).
+    awaiting: Mutex<Awaiting>,
     rewrite: Option<Rewrite>,
+    /// `--deny-api`, `--deny-topic`.
+    rules: Arc<Rules>,
+    /// Why a request the rules concern could not be held (then the connection ends).
+    refused: Mutex<Option<String>>,
+    /// The tap has answers of its own for the client.
+    answers_due: Notify,
     member: Member,
     events: Option<mpsc::Sender<Event>>,
     /// Bytes of frames kept whole for the logger and not yet logged (bounded by
@@ -94,13 +113,15 @@ fn index(direction: Direction) -> usize {
 }
 
 impl Link {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         config: Arc<Config>,
         budget: Arc<Budget>,
+        metrics: Arc<Metrics>,
         rewrite: Option<Rewrite>,
+        rules: Arc<Rules>,
         member: Member,
         events: Option<mpsc::Sender<Event>>,
-        backlog: Arc<AtomicUsize>,
         client_fd: RawFd,
     ) -> Link {
         let progress = |holding: bool| {
@@ -113,13 +134,18 @@ impl Link {
         };
         let holding = rewrite.is_some();
         Link {
-            directions: [progress(false), progress(holding)],
+            directions: [progress(!rules.is_empty()), progress(holding)],
             config,
+            awaiting: Mutex::new(Awaiting::new(&budget)),
             budget,
+            metrics,
             rewrite,
+            rules,
+            refused: Mutex::new(None),
+            answers_due: Notify::new(),
             member,
             events,
-            backlog,
+            backlog: Arc::new(AtomicUsize::new(0)),
             in_flight: AtomicUsize::new(0),
             client_fd,
             answered: Notify::new(),
@@ -130,6 +156,10 @@ impl Link {
         self.directions[index(direction)]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn awaiting(&self) -> MutexGuard<'_, Awaiting> {
+        self.awaiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn touch(&self) {
@@ -189,19 +219,23 @@ impl Link {
             progress.stats.partial = progress.framer.partial();
             if let Some(size) = progress.framer.current_size() {
                 let prefix = u32::try_from(size).unwrap_or(u32::MAX).to_be_bytes();
-                progress.stats.not_kafka = crate::common::other_protocol(&prefix).map(|protocol| {
-                    let fix = match (protocol, direction) {
-                        ("TLS", Direction::ToServer) => {
+                let protocol = crate::common::OtherProtocol::recognise(&prefix);
+                progress.stats.not_kafka = protocol.map(|protocol| {
+                    let fix = match (protocol.is_tls(), direction) {
+                        (true, Direction::ToServer) => {
                             "the client speaks TLS: give the tap --listen-tls-cert and \
                              --listen-tls-key"
                         }
-                        ("TLS", Direction::ToClient) => {
+                        (true, Direction::ToClient) => {
                             "the upstream speaks TLS: give the tap --upstream-tls"
                         }
-                        (_, Direction::ToServer) => "the client is not a Kafka client",
-                        (_, Direction::ToClient) => "the upstream is not a Kafka broker",
+                        (false, Direction::ToServer) => "the client is not a Kafka client",
+                        (false, Direction::ToClient) => "the upstream is not a Kafka broker",
                     };
-                    format!("the unfinished frame's size prefix is {protocol}: {fix}")
+                    format!(
+                        "the unfinished frame's size prefix is {}: {fix}",
+                        protocol.name()
+                    )
                 });
             }
             std::mem::take(&mut progress.stats)
@@ -250,10 +284,40 @@ impl Policy for PumpPolicy<'_> {
     }
 
     fn hold(&mut self, head: &[u8], size: usize) -> Option<Charge> {
-        let id = <[u8; 4]>::try_from(head).map(i32::from_be_bytes).ok()?;
-        match (self.direction, &self.link.rewrite) {
-            (Direction::ToClient, Some(rewrite)) if rewrite.awaits(id) => {
-                self.link.budget.try_reserve_optional(4 + size)
+        let link = self.link;
+        match (self.direction, &link.rewrite) {
+            (Direction::ToServer, _) if link.rules.concerns(head) => {
+                // A request the rules concern never streams through unseen: if it cannot be
+                // held, the connection ends before the broker has it whole.
+                let refused = if size > link.config.max_frame {
+                    Some(format!(
+                        "a {size}-byte request that --deny-api/--deny-topic concern is above                          --max-frame ({}); closing the connection rather than forwarding it                          unseen",
+                        link.config.max_frame
+                    ))
+                } else {
+                    None
+                };
+                let charge = match refused {
+                    None => link.budget.try_reserve(4 + size),
+                    Some(_) => None,
+                };
+                if charge.is_none() {
+                    let why = refused.unwrap_or_else(|| {
+                        format!(
+                            "no room in --memory-budget to hold a {size}-byte request that                              --deny-api/--deny-topic concern; closing the connection rather                              than forwarding it unseen"
+                        )
+                    });
+                    *link.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                }
+                charge
+            }
+            (Direction::ToClient, Some(rewrite)) if size <= link.config.max_frame => {
+                let id = <[u8; 4]>::try_from(head).map(i32::from_be_bytes).ok()?;
+                if rewrite.awaits(id) {
+                    link.budget.try_reserve_optional(4 + size)
+                } else {
+                    None
+                }
             }
             _ => None,
         }
@@ -298,12 +362,32 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
             }
         }
         if unframed.is_empty() {
-            let chunk = match from.read_chunk().await {
-                Ok(chunk) if chunk.is_empty() => break End::Eof,
-                Ok(chunk) => chunk,
-                Err(e) => break End::ReadFailed(e),
+            let read = async {
+                if direction == Direction::ToClient && !link.rules.is_empty() {
+                    // The tap's own answers go out between the broker's responses.
+                    tokio::select! {
+                        read = from.read_chunk() => Some(read),
+                        () = link.answers_due.notified() => None,
+                    }
+                } else {
+                    Some(from.read_chunk().await)
+                }
+            };
+            let chunk = match read.await {
+                None => {
+                    let events = due_answers(link);
+                    send_frames(direction, link, events, (Instant::now(), SystemTime::now())).await;
+                    if let Err(e) = write_unsent(direction, link, &mut to).await {
+                        break End::WriteFailed(e);
+                    }
+                    continue;
+                }
+                Some(Ok(chunk)) if chunk.is_empty() => break End::Eof,
+                Some(Ok(chunk)) => chunk,
+                Some(Err(e)) => break End::ReadFailed(e),
             };
             link.touch();
+            link.metrics.bytes(direction, chunk.len());
             link.progress(direction).stats.received.add(&chunk);
             // What was read is held until it is written: a needed charge, which waits when
             // the budget is spent (a read is far below the smallest budget, so it fits).
@@ -320,28 +404,29 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
                 .max(1),
             Direction::ToClient => usize::MAX,
         };
-        let (events, rest) = frame(direction, link, std::mem::take(&mut unframed), allowed);
+        let (events, rest) = frame(
+            direction,
+            link,
+            std::mem::take(&mut unframed),
+            allowed,
+            seen.0,
+        );
         unframed = rest;
-        for event in events {
-            let charge = link.budget.reserve(EVENT_COST).await;
-            let event = match (event, charge) {
-                (Pending::Frame(frame, rewritten), Some(charge)) => {
-                    Event::Frame(Box::new(FrameEvent {
-                        direction,
-                        seen,
-                        frame,
-                        rewritten,
-                        charge,
-                    }))
-                }
-                (Pending::Unframeable(size), _) => Event::Unframeable {
-                    direction,
-                    size,
-                    at: seen.1,
-                },
-                (Pending::Frame(..), None) => continue,
-            };
-            link.send(event).await;
+        send_frames(direction, link, events, seen).await;
+        if direction == Direction::ToServer {
+            if let Some(rewrite) = &link.rewrite {
+                // The logger has the requests: their answers may go out.
+                rewrite.release_answers();
+                link.answers_due.notify_one();
+            }
+            let refused = link
+                .refused
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            if let Some(why) = refused {
+                break End::ReadFailed(io::Error::other(why));
+            }
         }
         link.report_held();
         if let Err(e) = write_unsent(direction, link, &mut to).await {
@@ -355,6 +440,12 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
     if !unframed.is_empty() {
         // Read, never framed nor forwarded: the connection is ending.
         link.progress(direction).stats.dropped.add(&unframed);
+    }
+    // The broker has answered all it will: the tap's answers still waiting go out now
+    // (the logger has their requests: the request pump releases answers only after that).
+    if direction == Direction::ToClient && matches!(end, End::Eof) {
+        let events = due_answers(link);
+        send_frames(direction, link, events, (Instant::now(), SystemTime::now())).await;
     }
     // Bytes kept back for a hold decision were sent by the peer: they go out as they are,
     // unless the receiver is gone.
@@ -376,18 +467,87 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
 
 /// A frame for the logger, before its event is charged.
 enum Pending {
-    Frame(super::framing::Frame, Option<Note>),
+    Frame(Frame, Option<Note>),
     Unframeable(i32),
+    /// A request denied by `--deny-api`/`--deny-topic`, as its log line has it.
+    Denied(kafka_codec::serde_json::Value),
+}
+
+/// Hands what `frame` found to the logger, in order.
+async fn send_frames(
+    direction: Direction,
+    link: &Link,
+    events: Vec<Pending>,
+    seen: (Instant, SystemTime),
+) {
+    for event in events {
+        let charge = link.budget.reserve(EVENT_COST).await;
+        let event = match (event, charge) {
+            (Pending::Frame(frame, rewritten), Some(charge)) => {
+                Event::Frame(Box::new(FrameEvent {
+                    direction,
+                    seen,
+                    frame,
+                    rewritten,
+                    charge,
+                }))
+            }
+            (Pending::Unframeable(size), _) => Event::Unframeable {
+                direction,
+                size,
+                at: seen.1,
+            },
+            (Pending::Denied(denial), _) => Event::Denied { denial, at: seen.1 },
+            (Pending::Frame(..), None) => continue,
+        };
+        link.send(event).await;
+    }
+}
+
+/// Queues the tap's answers that are due (the broker has answered everything before them)
+/// to be written to the client, and returns them for the logger.
+fn due_answers(link: &Link) -> Vec<Pending> {
+    let Some(rewrite) = &link.rewrite else {
+        return Vec::new();
+    };
+    let due = rewrite.due_answers();
+    if due.is_empty() {
+        return Vec::new();
+    }
+    let mut progress = link.progress(Direction::ToClient);
+    let mut out = Vec::new();
+    for (response, note) in due {
+        progress.unsent.push_back(Outgoing::Made(response.clone()));
+        progress.stats.answered += 1;
+        let _ = link
+            .in_flight
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        link.answered.notify_one();
+        if link.config.logging {
+            out.push(Pending::Frame(
+                Frame {
+                    size: response.len() - 4,
+                    content: Content::Whole(response.slice(4..)),
+                    held: None,
+                    charge: link.budget.none(),
+                },
+                Some(note),
+            ));
+        }
+    }
+    out
 }
 
 /// Splits `chunk` into frames, at most `max_frames` of them, queues their bytes (or their
-/// rewritten replacements) to be written, counts requests awaiting responses, and returns
-/// what the logger gets and the bytes after the last frame taken.
+/// replacements, or the tap's own answers) to be written, counts requests awaiting
+/// responses and frames for the metrics (`seen`: when the chunk was read), and returns what
+/// the logger gets and the bytes after the last frame taken.
 fn frame(
     direction: Direction,
     link: &Link,
     chunk: Bytes,
     max_frames: usize,
+    seen: Instant,
 ) -> (Vec<Pending>, Bytes) {
     let mut progress = link.progress(direction);
     let mut policy = PumpPolicy { direction, link };
@@ -397,8 +557,14 @@ fn frame(
         match piece {
             Piece::Forward(bytes) => progress.unsent.push_back(Outgoing::Same(bytes)),
             Piece::Unframeable(size) => out.push(Pending::Unframeable(size)),
+            Piece::Frame(frame) if direction == Direction::ToServer => {
+                request(link, &mut progress, frame, &mut out, seen);
+            }
             Piece::Frame(mut frame) => {
                 let mut rewritten = None;
+                let head = match &frame.content {
+                    Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes.clone(),
+                };
                 if let Some(held) = frame.held.take() {
                     match link
                         .rewrite
@@ -419,40 +585,134 @@ fn frame(
                         }
                         None => progress.unsent.push_back(Outgoing::Same(held)),
                     }
+                } else if let (Some(rewrite), Some(id)) = (&link.rewrite, head.get(..4)) {
+                    rewrite.responded(i32::from_be_bytes([id[0], id[1], id[2], id[3]]));
                 }
-                let head = match &frame.content {
-                    Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes,
-                };
-                match direction {
-                    Direction::ToServer => {
-                        link.member.completed_request();
-                        // A request whose start does not tell is not counted: better a looser
-                        // bound than a connection that stops for a response that never comes.
-                        if RawRequestHeader::expects_response(head) == Some(true) {
-                            link.in_flight.fetch_add(1, Ordering::AcqRel);
-                        }
-                        if let (Some(rewrite), Some(header)) =
-                            (&link.rewrite, RawRequestHeader::peek(head))
-                        {
-                            rewrite.request(header);
-                        }
-                    }
-                    Direction::ToClient => {
-                        let _ =
-                            link.in_flight
-                                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                                    n.checked_sub(1)
-                                });
-                        link.answered.notify_one();
-                    }
-                }
+                link.awaiting().response(&link.metrics, &head, seen);
+                let _ = link
+                    .in_flight
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+                link.answered.notify_one();
                 if link.config.logging {
                     out.push(Pending::Frame(frame, rewritten));
+                }
+                if !link.rules.is_empty() {
+                    // The tap's answers that waited for this response go right after it.
+                    drop(progress);
+                    out.extend(due_answers(link));
+                    progress = link.progress(direction);
                 }
             }
         }
     }
     (out, rest)
+}
+
+/// A whole request: decided on if it was held (`--deny-api`/`--deny-topic`), then
+/// forwarded, split, answered or dropped, and counted as awaiting a response.
+fn request(
+    link: &Link,
+    progress: &mut Progress,
+    mut frame: Frame,
+    out: &mut Vec<Pending>,
+    seen: Instant,
+) {
+    link.member.completed_request();
+    let head = match &frame.content {
+        Content::Whole(bytes) | Content::Head { head: bytes, .. } => bytes.clone(),
+    };
+    // A request whose start does not tell is not counted: better a looser bound than a
+    // connection that stops for a response that never comes.
+    let expects_response = RawRequestHeader::expects_response(&head) == Some(true);
+    let header = RawRequestHeader::peek(&head);
+    let decision = match frame.held.take() {
+        None => Decision::Forward,
+        Some(held) => {
+            let decision = link.rules.decide(held.slice(4..));
+            if let Some(denial) = decision.denial() {
+                let reason = if denial.by_api {
+                    "deny_api"
+                } else {
+                    "deny_topic"
+                };
+                link.metrics.denied(denial.api, reason);
+                if link.config.logging {
+                    out.push(Pending::Denied(denial.json(decision.action())));
+                }
+            }
+            match &decision {
+                Decision::Forward => progress.unsent.push_back(Outgoing::Same(held)),
+                Decision::Split { request, .. } => {
+                    progress.unsent.push_back(Outgoing::Rewritten {
+                        bytes: request.clone(),
+                        original: held,
+                    });
+                    progress.stats.rewritten += 1;
+                }
+                Decision::Answer { .. } | Decision::Drop { .. } => {
+                    progress.stats.denied.add(&held);
+                }
+                Decision::Close { denial } => {
+                    progress.stats.denied.add(&held);
+                    let why = format!(
+                        "closed by the tool: {} v{} request {} is concerned by \
+                         --deny-api/--deny-topic and cannot be checked or answered ({})",
+                        denial.api,
+                        denial.version,
+                        denial.correlation_id,
+                        denial.note.as_deref().unwrap_or("unreadable")
+                    );
+                    *link.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                }
+            }
+            decision
+        }
+    };
+    // The broker answers what it is sent and expects to answer; the tap's own answers are
+    // not the broker's and are not counted as responses.
+    let broker_answers = match &decision {
+        Decision::Forward => expects_response,
+        Decision::Split { merge, .. } => merge.is_some(),
+        Decision::Answer { .. } | Decision::Drop { .. } | Decision::Close { .. } => false,
+    };
+    link.awaiting()
+        .request(&link.metrics, &head, broker_answers, seen);
+    match decision {
+        Decision::Forward => {
+            if expects_response {
+                link.in_flight.fetch_add(1, Ordering::AcqRel);
+            }
+            if let (Some(rewrite), Some(header)) = (&link.rewrite, header) {
+                rewrite.request(header, expects_response, None);
+            }
+        }
+        Decision::Split { merge, .. } => {
+            // No merge: a Produce with acks=0, which gets no response.
+            let expects_response = merge.is_some();
+            if expects_response {
+                link.in_flight.fetch_add(1, Ordering::AcqRel);
+            }
+            if let (Some(rewrite), Some(header)) = (&link.rewrite, header) {
+                rewrite.request(header, expects_response, merge);
+            }
+        }
+        Decision::Answer { response, denial } => {
+            if let Some(rewrite) = &link.rewrite {
+                // Answered in its turn, after the broker's responses to earlier requests;
+                // until then it counts as in flight.
+                link.in_flight.fetch_add(1, Ordering::AcqRel);
+                let note = Note {
+                    denied: Some(denial.json("answered")),
+                    ..Note::default()
+                };
+                rewrite.answer(response, note);
+            }
+        }
+        Decision::Drop { .. } | Decision::Close { .. } => {}
+    }
+    if link.config.logging {
+        out.push(Pending::Frame(frame, None));
+    }
 }
 
 /// Writes what is queued, in order, counting it as it goes.
@@ -485,7 +745,10 @@ async fn write_unsent(direction: Direction, link: &Link, to: &mut WriteHalf) -> 
             ..
         } = &mut *progress;
         stats.forwarded.add(&bytes[from..from + n]);
-        let rewritten = matches!(unsent.front(), Some(Outgoing::Rewritten { .. }));
+        let rewritten = matches!(
+            unsent.front(),
+            Some(Outgoing::Rewritten { .. } | Outgoing::Made(_))
+        );
         if !rewritten {
             stats.forwarded_as_received.add(&bytes[from..from + n]);
         }

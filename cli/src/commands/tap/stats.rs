@@ -34,8 +34,15 @@ pub struct Stats {
     /// connection was closed by the tool (counted as received): `forwarded_as_received`
     /// followed by `dropped` is `received`.
     pub dropped: Sum,
-    /// Frames replaced by broker address rewriting.
+    /// Requests the tap answered or dropped under `--deny-api`/`--deny-topic`, never
+    /// forwarded (counted as received): `forwarded_as_received`, `denied` and `dropped`
+    /// together are `received`, in bytes.
+    pub denied: Sum,
+    /// Frames replaced by broker address rewriting, version clamping or a denial (a split
+    /// request, a merged response).
     pub rewritten: u64,
+    /// Responses the tap made itself (denials): in `forwarded`, not in `received`.
+    pub answered: u64,
     /// Whole frames.
     pub frames: u64,
     /// Bytes of a frame the sender began and did not finish.
@@ -45,6 +52,21 @@ pub struct Stats {
     /// What the unfinished frame's size prefix was, if it was another protocol's bytes
     /// (a TLS handshake, HTTP) rather than a size.
     pub not_kafka: Option<String>,
+    /// Read from a capture (`decode pcap`): what the capture did not hold. `None` for the tap.
+    pub capture: Option<CaptureGaps>,
+}
+
+/// What a captured direction is missing: gaps (lost segments, packets cut by the snap
+/// length, a capture begun mid-connection) and the bytes skipped to find a frame again.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CaptureGaps {
+    /// Gaps, each reported once with a `gap` line.
+    pub gaps: u64,
+    /// Bytes of the stream the capture does not hold.
+    pub lost: u64,
+    /// Bytes captured but not framed: read past while looking for the next frame after a gap
+    /// (or at the start of a connection captured after it opened).
+    pub skipped: u64,
 }
 
 impl Stats {
@@ -59,8 +81,20 @@ impl Stats {
             "partialFrameBytes": self.partial,
             "end": self.end,
         });
+        // Only where policies acted, so that lines without them stay as they were.
+        if self.denied.bytes > 0 {
+            value["denied"] = self.denied.json();
+        }
+        if self.answered > 0 {
+            value["answered"] = json!(self.answered);
+        }
         if let Some(note) = &self.not_kafka {
             value["notKafka"] = json!(note);
+        }
+        if let Some(capture) = &self.capture {
+            value["gaps"] = json!(capture.gaps);
+            value["lostBytes"] = json!(capture.lost);
+            value["skippedBytes"] = json!(capture.skipped);
         }
         value
     }

@@ -50,6 +50,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * PKCS12 truststore, or without TLS:
  * {@code --sasl PLAIN|SCRAM-SHA-512 --users FILE (--truststore FILE --truststore-password PW
  * | --protocol SASL_PLAINTEXT)}
+ *
+ * <p>Or TLS alone, trusting the truststore, presenting the certificate of a PKCS12 keystore
+ * if given (a listener with ssl.client.auth=required):
+ * {@code --protocol SSL --truststore FILE --truststore-password PW [--keystore FILE
+ * --keystore-password PW]}
  */
 public final class Workload {
     private static final String[] CODECS = {"none", "gzip", "snappy", "lz4", "zstd"};
@@ -57,7 +62,9 @@ public final class Workload {
     private static final int ACKS_ZERO = 3;
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final String USAGE = "usage: Workload BOOTSTRAP PREFIX [--sasl MECHANISM "
-            + "--users FILE (--truststore FILE --truststore-password PW | --protocol SASL_PLAINTEXT)]";
+            + "--users FILE (--truststore FILE --truststore-password PW | --protocol SASL_PLAINTEXT)"
+            + " | --protocol SSL --truststore FILE --truststore-password PW"
+            + " [--keystore FILE --keystore-password PW]]";
 
     /** Settings every client of the run gets on top of its own: how it logs in (or none). */
     private static Properties login = new Properties();
@@ -230,8 +237,26 @@ public final class Workload {
         options.remove("protocol");
         String truststore = options.remove("truststore");
         String truststorePassword = options.remove("truststore-password");
+        String keystore = options.remove("keystore");
+        String keystorePassword = options.remove("keystore-password");
+        if (protocol.equals("SSL")) {
+            if (mechanism != null || users != null || !options.isEmpty() || truststore == null
+                    || truststorePassword == null || (keystore == null) != (keystorePassword == null)) {
+                usage();
+            }
+            props.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, protocol);
+            props.put(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG, "PKCS12");
+            props.put(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG, truststore);
+            props.put(SslConfigs.SSL_TRUSTSTORE_PASSWORD_CONFIG, truststorePassword);
+            if (keystore != null) {
+                props.put(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG, "PKCS12");
+                props.put(SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG, keystore);
+                props.put(SslConfigs.SSL_KEYSTORE_PASSWORD_CONFIG, keystorePassword);
+            }
+            return props;
+        }
         boolean tls = protocol.equals("SASL_SSL");
-        if (mechanism == null || users == null || !options.isEmpty()
+        if (mechanism == null || users == null || keystore != null || !options.isEmpty()
                 || !(tls || protocol.equals("SASL_PLAINTEXT"))
                 || tls != (truststore != null && truststorePassword != null)) {
             usage();

@@ -22,10 +22,10 @@ use tokio::sync::oneshot;
 /// Most bytes one read takes.
 pub const CHUNK: usize = 64 * 1024;
 
-/// Plain TCP, or TLS over it.
+/// Plain TCP, or TLS over it (and which end of it the tool is, to explain its failures).
 pub enum Stream {
     Plain(TcpStream),
-    Tls(Box<tokio_rustls::TlsStream<TcpStream>>),
+    Tls(Box<tokio_rustls::TlsStream<TcpStream>>, tls::Side),
 }
 
 impl AsyncRead for Stream {
@@ -36,7 +36,7 @@ impl AsyncRead for Stream {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
+            Stream::Tls(tls, _) => Pin::new(tls.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -49,21 +49,21 @@ impl AsyncWrite for Stream {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_write(cx, data),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_write(cx, data),
+            Stream::Tls(tls, _) => Pin::new(tls.as_mut()).poll_write(cx, data),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_flush(cx),
+            Stream::Tls(tls, _) => Pin::new(tls.as_mut()).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
+            Stream::Tls(tls, _) => Pin::new(tls.as_mut()).poll_shutdown(cx),
         }
     }
 }
@@ -73,7 +73,31 @@ impl Stream {
     pub fn raw_fd(&self) -> RawFd {
         match self {
             Stream::Plain(tcp) => tcp.as_raw_fd(),
-            Stream::Tls(tls) => tls.get_ref().0.as_raw_fd(),
+            Stream::Tls(tls, _) => tls.get_ref().0.as_raw_fd(),
+        }
+    }
+
+    /// Reads what has arrived, as [`read_chunk`] does, a TLS failure in words.
+    pub async fn read_chunk(&mut self) -> io::Result<Bytes> {
+        let side = match self {
+            Stream::Tls(_, side) => Some(*side),
+            Stream::Plain(_) => None,
+        };
+        read_chunk(self).await.map_err(|e| match side {
+            Some(side) => in_words(e, side),
+            None => e,
+        })
+    }
+
+    /// The subject of the certificate the client presented, on a TLS listener that asked
+    /// for one.
+    pub fn client_subject(&self) -> Option<String> {
+        match self {
+            Stream::Tls(tls, _) => match tls.as_ref() {
+                tokio_rustls::TlsStream::Server(server) => tls::client_subject(server.get_ref().1),
+                tokio_rustls::TlsStream::Client(_) => None,
+            },
+            Stream::Plain(_) => None,
         }
     }
 }
@@ -113,11 +137,21 @@ pub fn peer_closed(fd: RawFd) -> Option<PeerClosed> {
     }
 }
 
+/// A TLS failure on an established connection (an alert the peer sent after the handshake,
+/// such as a client certificate refused under TLS 1.3) in words; other errors as they are.
+fn in_words(error: io::Error, side: tls::Side) -> io::Error {
+    if tls::explain::tls_error(&error).is_some() {
+        io::Error::new(error.kind(), tls::explain::explain_io(&error, side, false))
+    } else {
+        error
+    }
+}
+
 /// The reading half of a [`Stream`]: plain TCP halves need no lock and can wait for bytes
 /// without a buffer; TLS shares its session between the halves.
 pub enum ReadHalf {
     Plain(tokio::net::tcp::OwnedReadHalf),
-    Tls(tokio::io::ReadHalf<Stream>),
+    Tls(tokio::io::ReadHalf<Stream>, tls::Side),
 }
 
 /// The writing half of a [`Stream`].
@@ -134,9 +168,9 @@ impl Stream {
                 let (read, write) = tcp.into_split();
                 (ReadHalf::Plain(read), WriteHalf::Plain(write))
             }
-            tls @ Stream::Tls(_) => {
-                let (read, write) = tokio::io::split(tls);
-                (ReadHalf::Tls(read), WriteHalf::Tls(write))
+            Stream::Tls(tls, side) => {
+                let (read, write) = tokio::io::split(Stream::Tls(tls, side));
+                (ReadHalf::Tls(read, side), WriteHalf::Tls(write))
             }
         }
     }
@@ -145,7 +179,9 @@ impl Stream {
 impl ReadHalf {
     /// Reads what has arrived, up to [`CHUNK`] bytes; empty at the end of the stream. While
     /// it waits it holds no buffer: plain TCP waits for readiness first, then reads into a
-    /// buffer made for the bytes; TLS reads through [`read_chunk`].
+    /// buffer made for the bytes; TLS reads through [`read_chunk`], and a TLS failure (an
+    /// alert the peer sent after the handshake: a client certificate refused under TLS 1.3)
+    /// comes back in words.
     pub async fn read_chunk(&mut self) -> io::Result<Bytes> {
         match self {
             ReadHalf::Plain(tcp) => loop {
@@ -157,7 +193,7 @@ impl ReadHalf {
                     Err(e) => return Err(e),
                 }
             },
-            ReadHalf::Tls(tls) => read_chunk(tls).await,
+            ReadHalf::Tls(tls, side) => read_chunk(tls).await.map_err(|e| in_words(e, *side)),
         }
     }
 }
@@ -302,9 +338,10 @@ pub async fn connect(
                         .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
                     let connector = tokio_rustls::TlsConnector::from(Arc::clone(&tls.config));
                     let stream = connector.connect(name, tcp).await.map_err(|e| {
-                        io::Error::new(e.kind(), format!("TLS handshake failed: {e}"))
+                        let why = tls::explain::explain_io(&e, tls.side, true);
+                        io::Error::new(e.kind(), format!("TLS handshake failed: {why}"))
                     })?;
-                    return Ok((Stream::Tls(Box::new(stream.into())), socket));
+                    return Ok((Stream::Tls(Box::new(stream.into()), tls.side), socket));
                 }
                 Err(e) => last = e,
             }
@@ -323,16 +360,39 @@ pub async fn connect(
 
 /// Accepts TLS on a connection a listener took, within `timeout`.
 pub async fn accept_tls(
-    acceptor: &tokio_rustls::TlsAcceptor,
+    acceptor: &tls::Acceptor,
     tcp: TcpStream,
     timeout: Duration,
 ) -> io::Result<Stream> {
-    match tokio::time::timeout(timeout, acceptor.accept(tcp)).await {
-        Ok(Ok(stream)) => Ok(Stream::Tls(Box::new(stream.into()))),
-        Ok(Err(e)) => Err(io::Error::new(
-            e.kind(),
-            format!("TLS handshake with the client failed: {e}"),
-        )),
+    let handshake = async {
+        // The first bytes, left in the socket for the handshake: a client that does not
+        // start TLS is told from what it sent.
+        let mut first = [0u8; 8];
+        let seen = tcp.peek(&mut first).await?;
+        if seen == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the client closed the connection before starting TLS",
+            ));
+        }
+        let first = &first[..seen];
+        match acceptor.acceptor.accept(tcp).await {
+            Ok(stream) => Ok(Stream::Tls(Box::new(stream.into()), acceptor.side)),
+            Err(e) => {
+                let why = if first[0] != 0x16 {
+                    tls::explain::not_tls_client(Some(first))
+                } else {
+                    tls::explain::explain_io(&e, acceptor.side, true)
+                };
+                Err(io::Error::new(
+                    e.kind(),
+                    format!("TLS handshake with the client failed: {why}"),
+                ))
+            }
+        }
+    };
+    match tokio::time::timeout(timeout, handshake).await {
+        Ok(done) => done,
         Err(_) => Err(io::Error::new(
             io::ErrorKind::TimedOut,
             format!(

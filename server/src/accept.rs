@@ -4,7 +4,7 @@
 //! (tried again at once), or the process or system is out of something (file descriptors,
 //! socket buffers, memory). For the second kind the listener backs off, from 10 ms doubling
 //! to 1 s, and reports a run of failures once when it starts and once when it is over (no
-//! failure for [`QUIET`]): a few lines per episode, not one per attempt, even while single
+//! failure for `QUIET`): a few lines per episode, not one per attempt, even while single
 //! connections come and go at the edge of the limit.
 
 use std::io;

@@ -1,0 +1,119 @@
+//! `kafka-codec cluster`: the in-memory Kafka cluster of `kafka-codec-cluster` as a process,
+//! for clients in other languages and processes. It runs until killed.
+
+use crate::common::{Failure, Run};
+use kafka_codec_cluster::dispatch::Reply;
+use kafka_codec_cluster::{Cluster, Served};
+use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
+
+/// Run a Kafka cluster in memory: N brokers that real clients produce to and fetch from.
+///
+/// It serves ApiVersions, Metadata, CreateTopics, DeleteTopics, Produce, Fetch and
+/// ListOffsets at every version this build knows (`kafka-codec-cluster`'s README lists what
+/// is not served yet: groups, transactions, SASL and more). The first line on stderr names
+/// the bootstrap servers, then one line per request follows; everything is in memory and
+/// goes when the process ends.
+#[derive(Debug, clap::Args)]
+pub struct ClusterCommand {
+    /// How many brokers.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    brokers: u16,
+    /// The first broker's address; broker i listens on PORT+i. Port 0: each broker takes
+    /// any free port (the first line names them).
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
+    listen: String,
+    #[command(flatten)]
+    limits: ServerLimits,
+}
+
+impl Run for ClusterCommand {
+    fn run(self) -> Result<(), Failure> {
+        let (host, port) = host_and_port(&self.listen)?;
+        let brokers = usize::from(self.brokers);
+        let ports: Vec<u16> = if port == 0 {
+            Vec::new()
+        } else {
+            (0..self.brokers)
+                .map(|i| port.checked_add(i))
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    Failure::Usage(format!(
+                        "--listen {}: {brokers} brokers from port {port} run past 65535",
+                        self.listen
+                    ))
+                })?
+        };
+        // Each connection holds one descriptor.
+        let max_connections = self.limits.max_connections(raise_fd_limit(), 1);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
+            .thread_name("kafka-codec-cluster")
+            .enable_all()
+            .build()
+            .map_err(|e| Failure::Peer(format!("cannot start the cluster's threads: {e}")))?;
+        runtime.block_on(async {
+            let cluster = Cluster::builder()
+                .brokers(brokers)
+                .host(host)
+                .ports(ports)
+                .memory_budget(self.limits.memory_budget)
+                .max_connections(max_connections)
+                .idle_timeout(self.limits.idle_timeout())
+                .on_request(log_request)
+                .build()
+                .await
+                .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+            eprintln!("kafka-codec cluster: bootstrap {}", cluster.bootstrap());
+            // Serves until the process is killed; the cluster stops with it.
+            std::future::pending::<()>().await;
+            Ok(())
+        })
+    }
+}
+
+/// One line per request on stderr, as `quorum serve` writes them: when, who, which request,
+/// which broker, and what became of it.
+fn log_request(served: &Served<'_>) {
+    let request = served.request;
+    let client = request.header.client_id.as_deref().unwrap_or("-");
+    let outcome = match served.reply {
+        Reply::Respond(_) => "answered".to_owned(),
+        Reply::Nothing => "no response (acks 0)".to_owned(),
+        Reply::Close(why) => format!("{why}; closing the connection"),
+    };
+    eprintln!(
+        "kafka-codec cluster: [{}] {} {client} #{} {} v{} to broker {}: {outcome}",
+        humantime::format_rfc3339_millis(std::time::SystemTime::now()),
+        served.peer,
+        request.correlation_id(),
+        request.api_key(),
+        request.api_version,
+        served.node_id,
+    );
+}
+
+/// `HOST:PORT` split, with the errors `--listen` gives elsewhere.
+fn host_and_port(address: &str) -> Result<(&str, u16), Failure> {
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return Err(Failure::Usage(format!(
+            "--listen {address:?} needs a port: HOST:PORT (port 0 takes any free port)"
+        )));
+    };
+    let port = port.parse::<u16>().map_err(|_| {
+        Failure::Usage(format!(
+            "--listen {address:?}: {port:?} is not a port (0 to 65535)"
+        ))
+    })?;
+    if host.is_empty() {
+        return Err(Failure::Usage(format!(
+            "--listen {address:?} needs a host, such as 127.0.0.1:{port}"
+        )));
+    }
+    // A bracketed IPv6 literal binds without its brackets.
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    Ok((host, port))
+}

@@ -1,0 +1,145 @@
+//! The transport below the request path: each broker's accept loop and connections, on the
+//! same plumbing as the CLI's `quorum serve` (`kafka-codec-server`): every byte read and not
+//! yet answered is charged to the memory budget, connections are capped with eviction of the
+//! least useful, idle ones are closed, and whatever a peer sends fails that connection only.
+//! Frames go to [`dispatch`]; nothing here knows an API.
+
+use crate::dispatch::{dispatch, Reply};
+use crate::Shared;
+use kafka_codec::bytes::BytesMut;
+use kafka_codec::conn::ServerConnection;
+use kafka_codec::wire::Segments;
+use kafka_codec_server::accept::Acceptor;
+use kafka_codec_server::budget::Charge;
+use kafka_codec_server::registry::Member;
+use kafka_codec_server::stream::Stream;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// Connection ids, unique over the process (the registry keys by them).
+static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
+
+/// Accepts connections for broker `node_id` until the cluster is dropped.
+pub async fn serve(
+    shared: Arc<Shared>,
+    node_id: i32,
+    listener: TcpListener,
+    mut stop: watch::Receiver<()>,
+) {
+    let mut acceptor = Acceptor::new(listener);
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = acceptor.accept(|_line| {}) => accepted,
+            _ = stop.changed() => return,
+        };
+        let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
+        let (member, _) = shared.registry.join(id);
+        tokio::spawn(connection(
+            Arc::clone(&shared),
+            node_id,
+            member,
+            tcp,
+            peer,
+            stop.clone(),
+        ));
+    }
+}
+
+/// Closes a connection that holds memory each time the budget asks for room.
+pub async fn relieve_memory_pressure(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
+    loop {
+        tokio::select! {
+            () = shared.budget.pressure() => {}
+            _ = stop.changed() => return,
+        }
+        shared.registry.evict_for_memory();
+    }
+}
+
+async fn connection(
+    shared: Arc<Shared>,
+    node_id: i32,
+    member: Member,
+    tcp: TcpStream,
+    peer: SocketAddr,
+    mut stop: watch::Receiver<()>,
+) {
+    let _ = tcp.set_nodelay(true);
+    let idle = async {
+        let Some(timeout) = shared.idle_timeout else {
+            return std::future::pending().await;
+        };
+        loop {
+            let deadline = member.last_activity() + timeout;
+            if tokio::time::Instant::now() >= deadline.into() {
+                return;
+            }
+            tokio::time::sleep_until(deadline.into()).await;
+        }
+    };
+    tokio::select! {
+        () = converse(&shared, node_id, peer, &member, Stream::Plain(tcp)) => {}
+        _ = member.evicted() => {}
+        () = idle => {}
+        _ = stop.changed() => {}
+    }
+}
+
+/// Reads requests and answers them in order until the peer goes or sends something
+/// unreadable (a frame too large, a header or body that does not decode): then the
+/// connection closes, as Kafka closes it.
+async fn converse(
+    shared: &Shared,
+    node_id: i32,
+    peer: SocketAddr,
+    member: &Member,
+    mut stream: Stream,
+) {
+    let mut connection = ServerConnection::new().with_options(shared.options);
+    let mut received = BytesMut::new();
+    // What `received` holds, charged to the budget before it is held.
+    let mut charge: Charge = shared.budget.none();
+    let mut queue = Segments::new();
+    loop {
+        match connection.receive(&mut received) {
+            Ok(Some(request)) => {
+                member.completed_request();
+                charge.shrink_to(received.len());
+                member.set_held(charge.bytes());
+                let response = match dispatch(shared, node_id, peer, &request).await {
+                    Reply::Respond(response) => response,
+                    Reply::Nothing => continue,
+                    Reply::Close(_why) => return,
+                };
+                if connection.send_segments(&response, &mut queue).is_err() {
+                    return;
+                }
+                if stream.write_all_buf(&mut queue).await.is_err() || stream.flush().await.is_err()
+                {
+                    return;
+                }
+                member.touch();
+            }
+            Ok(None) => {
+                let chunk = match stream.read_chunk().await {
+                    Ok(chunk) if chunk.is_empty() => return,
+                    Ok(chunk) => chunk,
+                    Err(_) => return,
+                };
+                member.touch();
+                let Some(more) = shared.budget.reserve(chunk.len()).await else {
+                    return;
+                };
+                charge.absorb(more);
+                charge.shrink_to(received.len() + chunk.len());
+                member.set_held(charge.bytes());
+                received.extend_from_slice(&chunk);
+            }
+            Err(_) => return,
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The one place every decoded request passes through on its way to a handler. The next
+//! steps of the design sit here, in front of every handler at once: the control hook (fault
+//! rules: an error in the field the API has, a delay, a dropped connection), the request
+//! log, and the version limits of an older Kafka release (`--as-version`).
+
+use crate::handlers;
+use crate::{Served, Shared};
+use kafka_codec::conn::IncomingRequest;
+use kafka_codec::{ApiKey, ResponseFrame, VersionRange};
+use std::net::SocketAddr;
+
+/// What the transport does with a request.
+#[derive(Debug)]
+pub enum Reply {
+    /// Send this response.
+    Respond(Box<ResponseFrame>),
+    /// Send nothing (a Produce with `acks = 0`).
+    Nothing,
+    /// Close the connection, as Kafka does for a request it does not serve.
+    Close(String),
+}
+
+/// Answers `request`, received by broker `node_id` from `peer`, and shows it to the
+/// request observer.
+pub async fn dispatch(
+    shared: &Shared,
+    node_id: i32,
+    peer: SocketAddr,
+    request: &IncomingRequest,
+) -> Reply {
+    let reply = decide(shared, node_id, request).await;
+    if let Some(observer) = &shared.observer {
+        (observer.0)(&Served {
+            node_id,
+            peer,
+            request,
+            reply: &reply,
+        });
+    }
+    reply
+}
+
+async fn decide(shared: &Shared, node_id: i32, request: &IncomingRequest) -> Reply {
+    // A newer client's ApiVersions, read as an empty v0 request: Kafka answers
+    // UNSUPPORTED_VERSION at v0 with its own ApiVersions range, so the client retries lower.
+    if request.is_unsupported_api_versions() {
+        let ours = shared
+            .advertised
+            .get(ApiKey::ApiVersions.key())
+            .unwrap_or(VersionRange::new(0, 0));
+        return Reply::Respond(Box::new(request.unsupported_api_versions_response(ours)));
+    }
+    let api = request.api_key();
+    let advertised = shared
+        .advertised
+        .get(api.key())
+        .is_some_and(|range| range.contains(request.api_version));
+    if !advertised {
+        // Kafka closes the connection on an API or version it does not serve.
+        return Reply::Close(format!("{api} v{} is not served", request.api_version));
+    }
+    let context = handlers::Context {
+        shared,
+        node_id,
+        version: request.api_version,
+    };
+    let response = handlers::handle(&context, request).await;
+    if !request.expects_response() {
+        return Reply::Nothing;
+    }
+    match response {
+        Some(body) => Reply::Respond(Box::new(request.respond(body))),
+        None => Reply::Close(format!("{api} has no handler")),
+    }
+}

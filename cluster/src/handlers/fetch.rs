@@ -1,0 +1,126 @@
+//! Fetch: the batches from each partition's fetch offset on, within the request's byte
+//! limits, waiting up to `MaxWaitMs` for `MinBytes` to arrive (woken by every append).
+//! No fetch sessions yet: the answer's session id is 0, which tells a client the broker keeps
+//! none, so it sends full fetch requests (as Kafka does when its session cache is full).
+
+use super::Context;
+use kafka_codec::bytes::{Bytes, BytesMut};
+use kafka_codec::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_codec::messages::{FetchRequest, FetchResponse};
+use kafka_codec::{ApiKey, ErrorCode};
+use std::time::Duration;
+use tokio::time::Instant;
+
+pub const API: ApiKey = ApiKey::Fetch;
+
+pub async fn handle(context: &Context<'_>, request: &FetchRequest) -> FetchResponse {
+    let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
+    let deadline = Instant::now() + wait;
+    let min_bytes = request.min_bytes.max(0) as usize;
+    loop {
+        // Registered before the state is read, so an append in between is not missed.
+        let appended = context.shared.appended.notified();
+        let (response, bytes, errors) = read(context, request);
+        if bytes >= min_bytes || errors || Instant::now() >= deadline {
+            return response;
+        }
+        if tokio::time::timeout_at(deadline, appended).await.is_err() {
+            return read(context, request).0;
+        }
+    }
+}
+
+/// The response as the logs stand, its record bytes, and whether a partition failed.
+fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize, bool) {
+    let state = context.shared.state();
+    // v3+ caps the whole response; before, only each partition.
+    let mut budget = if context.version >= 3 {
+        request.max_bytes.max(0) as usize
+    } else {
+        usize::MAX
+    };
+    let mut total = 0;
+    let mut errors = false;
+    let responses = request
+        .topics
+        .iter()
+        .map(|wanted| {
+            let found = if context.version >= 13 {
+                state.topic_by_id(wanted.topic_id).map(|(_, topic)| topic)
+            } else {
+                state.topics.get(wanted.topic.as_str())
+            };
+            let partitions = wanted
+                .partitions
+                .iter()
+                .map(|partition| {
+                    let answer = PartitionData::default().with_partition_index(partition.partition);
+                    let log = found.and_then(|topic| {
+                        usize::try_from(partition.partition)
+                            .ok()
+                            .and_then(|index| topic.partitions.get(index))
+                    });
+                    let Some(log) = log else {
+                        errors = true;
+                        let error = if context.version >= 13 {
+                            ErrorCode::UNKNOWN_TOPIC_ID
+                        } else {
+                            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+                        };
+                        return answer.with_error_code(error.code());
+                    };
+                    let answer = answer
+                        .with_high_watermark(log.high_watermark())
+                        .with_last_stable_offset(log.high_watermark())
+                        .with_log_start_offset(log.log_start());
+                    if context.leader_of(partition.partition) != context.node_id {
+                        errors = true;
+                        return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
+                    }
+                    let offset = partition.fetch_offset;
+                    if offset < log.log_start() || offset > log.high_watermark() {
+                        errors = true;
+                        return answer.with_error_code(ErrorCode::OFFSET_OUT_OF_RANGE.code());
+                    }
+                    let limit = (partition.partition_max_bytes.max(0) as usize).min(budget);
+                    // Kafka returns the first batch whole even over the limits, so that a
+                    // consumer always moves on; a spent response budget returns nothing.
+                    let batches = if budget == 0 {
+                        Vec::new()
+                    } else {
+                        log.read(offset, limit)
+                    };
+                    let bytes = concat(&batches);
+                    budget = budget.saturating_sub(bytes.len());
+                    total += bytes.len();
+                    answer
+                        .with_aborted_transactions(Some(Vec::new()))
+                        .with_records(Some(bytes))
+                })
+                .collect();
+            FetchableTopicResponse::default()
+                .with_topic(wanted.topic.clone())
+                .with_topic_id(wanted.topic_id)
+                .with_partitions(partitions)
+        })
+        .collect();
+    (
+        FetchResponse::default().with_responses(responses),
+        total,
+        errors,
+    )
+}
+
+fn concat(batches: &[Bytes]) -> Bytes {
+    match batches {
+        [] => Bytes::new(),
+        [one] => one.clone(),
+        many => {
+            let mut out = BytesMut::with_capacity(many.iter().map(Bytes::len).sum());
+            for batch in many {
+                out.extend_from_slice(batch);
+            }
+            out.freeze()
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Produce: each partition's record batch appended to its log, with offsets assigned as
+//! Kafka assigns them: the batch's base offset field is rewritten to the log's end (and its
+//! partition leader epoch to the leader's), fields outside the batch's CRC, so the records
+//! and the CRC are stored as the producer sent them.
+
+use super::Context;
+use kafka_codec::bytes::{Bytes, BytesMut};
+use kafka_codec::messages::produce_request::PartitionProduceData;
+use kafka_codec::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_codec::messages::{ProduceRequest, ProduceResponse};
+use kafka_codec::records::BatchReader;
+use kafka_codec::{ApiKey, ErrorCode};
+
+pub const API: ApiKey = ApiKey::Produce;
+
+/// Where a v2 batch keeps its partition leader epoch (after base offset and length).
+const LEADER_EPOCH_AT: usize = 12;
+
+pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceResponse {
+    let responses = request
+        .topic_data
+        .iter()
+        .map(|topic| {
+            // v13+ names a topic by id only.
+            let name = if context.version >= 13 {
+                context
+                    .shared
+                    .state()
+                    .topic_by_id(topic.topic_id)
+                    .map(|(name, _)| name.clone())
+            } else {
+                Some(topic.name.as_str().to_owned())
+            };
+            let partitions = topic
+                .partition_data
+                .iter()
+                .map(|partition| produce(context, request.acks, name.as_deref(), partition))
+                .collect();
+            TopicProduceResponse::default()
+                .with_name(topic.name.clone())
+                .with_topic_id(topic.topic_id)
+                .with_partition_responses(partitions)
+        })
+        .collect();
+    ProduceResponse::default().with_responses(responses)
+}
+
+fn produce(
+    context: &Context<'_>,
+    acks: i16,
+    topic: Option<&str>,
+    data: &PartitionProduceData,
+) -> PartitionProduceResponse {
+    let answer = PartitionProduceResponse::default().with_index(data.index);
+    let fail = |error: ErrorCode| answer.clone().with_error_code(error.code());
+    if !matches!(acks, -1..=1) {
+        return fail(ErrorCode::INVALID_REQUIRED_ACKS);
+    }
+    let unknown = if context.version >= 13 {
+        ErrorCode::UNKNOWN_TOPIC_ID
+    } else {
+        ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+    };
+    let Some(topic) = topic else {
+        return fail(unknown);
+    };
+    let partition = match usize::try_from(data.index) {
+        Ok(index) => match context.shared.state().topics.get(topic) {
+            Some(t) if index < t.partitions.len() => index,
+            _ => return fail(unknown),
+        },
+        Err(_) => return fail(unknown),
+    };
+    if context.leader_of(data.index) != context.node_id {
+        return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
+    }
+    // Kafka takes exactly one v2 batch per partition from v3 on; this cluster takes the same
+    // from every version (legacy message sets are not served yet; see the README).
+    let records = data.records.clone().unwrap_or_default();
+    let mut batches = BatchReader::new(records);
+    let batch = match (batches.next(), batches.next()) {
+        (Some(Ok(batch)), None) => batch,
+        (Some(Err(_)), _) => return fail(ErrorCode::CORRUPT_MESSAGE),
+        _ => return fail(ErrorCode::INVALID_RECORD),
+    };
+    let header = *batch.header();
+    if header.magic != 2 {
+        return fail(ErrorCode::INVALID_RECORD);
+    }
+    if batch.verify_crc().is_err() {
+        return fail(ErrorCode::CORRUPT_MESSAGE);
+    }
+    // As Kafka's validator: the offset range the header claims must be positive and match
+    // its record count, so a batch cannot move the log's end by more than it holds.
+    let records = i64::from(header.last_offset_delta) + 1;
+    if records <= 0 || i64::from(header.records_count) != records {
+        return fail(ErrorCode::INVALID_RECORD);
+    }
+    // Also refused by Kafka's validator: control batches from a client, and a producer id
+    // without a sequence.
+    if header.is_control() || (header.producer_id >= 0 && header.base_sequence < 0) {
+        return fail(ErrorCode::INVALID_RECORD);
+    }
+    let (base_offset, log_start) = {
+        let mut state = context.shared.state();
+        // The topic may have gone (or come back smaller) since it was looked up: a
+        // DeleteTopics in between.
+        let there = state.topics.get(topic).map(|t| t.partitions.len());
+        if there.is_none_or(|partitions| partition >= partitions) {
+            return fail(unknown);
+        }
+        state.append(topic, partition, records, header.max_timestamp, |base| {
+            rewrite_base_offset(batch.as_bytes(), base)
+        })
+    };
+    context.shared.appended.notify_waiters();
+    answer
+        .with_base_offset(base_offset)
+        .with_log_start_offset(log_start)
+}
+
+/// `batch` with its base offset set to `base` and its partition leader epoch to 0 (the
+/// epoch every partition of this cluster has).
+fn rewrite_base_offset(batch: &Bytes, base: i64) -> Bytes {
+    let mut out = BytesMut::from(&batch[..]);
+    out[..8].copy_from_slice(&base.to_be_bytes());
+    out[LEADER_EPOCH_AT..LEADER_EPOCH_AT + 4].copy_from_slice(&0i32.to_be_bytes());
+    out.freeze()
+}

@@ -1,0 +1,283 @@
+//! A Kafka cluster in memory, for tests: N brokers on 127.0.0.1 that real clients
+//! (librdkafka, the Java client, kafka-python, this crate's own `conn`) produce to and fetch
+//! from, started in a few milliseconds and stopped when the [`Cluster`] is dropped.
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! let cluster = kafka_codec_cluster::Cluster::builder().brokers(3).build().await?;
+//! println!("bootstrap servers: {}", cluster.bootstrap());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Every request takes one path: the transport ([`broker`]: accept, TLS, the memory budget
+//! and connection cap of `kafka-codec-server`) reads a frame, the library's
+//! `ServerConnection` decodes it, [`dispatch::dispatch`] decides what happens to it (the one
+//! place where version limits, and next fault rules and the request log, sit) and calls the
+//! API's handler (one file per API under [`handlers`]), which changes the cluster's
+//! [`state`]; the response is encoded on the way back. What is served, and what is not yet,
+//! is in the README.
+
+pub mod broker;
+pub mod dispatch;
+pub mod handlers;
+pub mod state;
+
+use dispatch::Reply;
+use kafka_codec::conn::{IncomingRequest, SupportedVersions};
+use kafka_codec::{DecodeLimits, DecodeOptions};
+use kafka_codec_server::budget::{Budget, DEFAULT_BUDGET};
+use kafka_codec_server::registry::Registry;
+use state::{Retention, State};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Notify};
+
+/// One broker's id and address, as Metadata lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerAddress {
+    /// Its node id (0, 1, …).
+    pub node_id: i32,
+    /// The address it listens on.
+    pub address: SocketAddr,
+}
+
+/// One request as the cluster dealt with it, for a request log
+/// ([`ClusterBuilder::on_request`]).
+#[derive(Debug)]
+pub struct Served<'a> {
+    /// The broker that received it.
+    pub node_id: i32,
+    /// The client's address.
+    pub peer: SocketAddr,
+    /// The request.
+    pub request: &'a IncomingRequest,
+    /// What the cluster did: answered, answered nothing (acks 0), or closed the connection.
+    pub reply: &'a Reply,
+}
+
+/// A function every request is shown to after it is dealt with.
+#[derive(Clone)]
+pub struct RequestObserver(Arc<dyn Fn(&Served<'_>) + Send + Sync>);
+
+impl std::fmt::Debug for RequestObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestObserver")
+    }
+}
+
+/// What every broker and connection of a cluster shares.
+#[derive(Debug)]
+pub struct Shared {
+    state: Mutex<State>,
+    /// Woken on every append, for fetches waiting on `MaxWaitMs`.
+    pub(crate) appended: Notify,
+    /// The brokers, by node id.
+    pub brokers: Vec<BrokerAddress>,
+    /// The cluster id Metadata names.
+    pub cluster_id: String,
+    /// What ApiVersions lists: exactly the APIs that have a handler.
+    pub advertised: SupportedVersions,
+    pub(crate) budget: Arc<Budget>,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) options: DecodeOptions,
+    pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) observer: Option<RequestObserver>,
+}
+
+impl Shared {
+    /// The cluster's state, locked. Never held across an await.
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A running cluster; dropping it stops its brokers and closes their connections.
+#[derive(Debug)]
+pub struct Cluster {
+    shared: Arc<Shared>,
+    /// Dropped with the cluster: every broker and connection task watches it and ends.
+    _stop: watch::Sender<()>,
+}
+
+impl Cluster {
+    /// A builder with the defaults: one broker on a free port of 127.0.0.1.
+    pub fn builder() -> ClusterBuilder {
+        ClusterBuilder::default()
+    }
+
+    /// The brokers' addresses, comma-separated, as clients take `bootstrap.servers`.
+    pub fn bootstrap(&self) -> String {
+        self.shared
+            .brokers
+            .iter()
+            .map(|broker| broker.address.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The brokers.
+    pub fn brokers(&self) -> &[BrokerAddress] {
+        &self.shared.brokers
+    }
+
+    /// What the brokers share, the state included (for tests that look inside).
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+/// How to start a [`Cluster`].
+#[derive(Debug, Clone)]
+pub struct ClusterBuilder {
+    brokers: usize,
+    host: String,
+    ports: Vec<u16>,
+    retention: Retention,
+    memory_budget: usize,
+    max_connections: usize,
+    idle_timeout: Option<Duration>,
+    max_frame: usize,
+    observer: Option<RequestObserver>,
+}
+
+impl Default for ClusterBuilder {
+    fn default() -> Self {
+        ClusterBuilder {
+            brokers: 1,
+            host: "127.0.0.1".into(),
+            ports: Vec::new(),
+            retention: Retention::default(),
+            memory_budget: DEFAULT_BUDGET,
+            max_connections: 1024,
+            idle_timeout: Some(Duration::from_secs(600)),
+            // Kafka's `socket.request.max.bytes` default.
+            max_frame: 100 * 1024 * 1024,
+            observer: None,
+        }
+    }
+}
+
+impl ClusterBuilder {
+    /// How many brokers (at least one).
+    pub fn brokers(mut self, brokers: usize) -> Self {
+        self.brokers = brokers.max(1);
+        self
+    }
+
+    /// The host the brokers listen on and advertise (default 127.0.0.1).
+    pub fn host(mut self, host: impl Into<String>) -> Self {
+        self.host = host.into();
+        self
+    }
+
+    /// The brokers' ports, in node id order; brokers past the list (and port 0) take a free
+    /// port.
+    pub fn ports(mut self, ports: impl IntoIterator<Item = u16>) -> Self {
+        self.ports = ports.into_iter().collect();
+        self
+    }
+
+    /// The retention caps (default: 256 MiB a partition, 1 GiB the cluster).
+    pub fn retention(mut self, retention: Retention) -> Self {
+        self.retention = retention;
+        self
+    }
+
+    /// Bytes of requests read and not yet answered, for all connections together (default
+    /// 256 MiB), as the tap's `--memory-budget`.
+    pub fn memory_budget(mut self, bytes: usize) -> Self {
+        self.memory_budget = bytes;
+        self
+    }
+
+    /// Connections open at once over all brokers (default 1024); the least useful is closed
+    /// for a new one.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections.max(1);
+        self
+    }
+
+    /// Closes a connection with no byte either way for this long (default 600 s; `None`:
+    /// never).
+    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// The largest request frame read (default 100 MiB, Kafka's `socket.request.max.bytes`).
+    pub fn max_frame(mut self, bytes: usize) -> Self {
+        self.max_frame = bytes;
+        self
+    }
+
+    /// Shows every request to `observer` once it is dealt with (a request log; the CLI's
+    /// `cluster` command prints one line each). It runs on the connection's task: keep it
+    /// short.
+    pub fn on_request(mut self, observer: impl Fn(&Served<'_>) + Send + Sync + 'static) -> Self {
+        self.observer = Some(RequestObserver(Arc::new(observer)));
+        self
+    }
+
+    /// Binds every broker and starts serving on the current tokio runtime.
+    pub async fn build(self) -> io::Result<Cluster> {
+        let mut listeners = Vec::with_capacity(self.brokers);
+        let mut brokers = Vec::with_capacity(self.brokers);
+        for node_id in 0..self.brokers {
+            let port = self.ports.get(node_id).copied().unwrap_or(0);
+            let listener = TcpListener::bind((self.host.as_str(), port)).await?;
+            brokers.push(BrokerAddress {
+                node_id: node_id as i32,
+                address: listener.local_addr()?,
+            });
+            listeners.push(listener);
+        }
+        let state = State::new(self.retention);
+        let cluster_id = cluster_id(&state);
+        let budget = Budget::new(self.memory_budget);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            appended: Notify::new(),
+            brokers,
+            cluster_id,
+            advertised: handlers::advertised(),
+            budget,
+            registry: Registry::new(self.max_connections),
+            options: DecodeOptions {
+                limits: DecodeLimits {
+                    max_frame_size: self.max_frame,
+                    ..DecodeLimits::default()
+                },
+                ..DecodeOptions::default()
+            },
+            idle_timeout: self.idle_timeout,
+            observer: self.observer,
+        });
+        let (stop, stopped) = watch::channel(());
+        for (node_id, listener) in listeners.into_iter().enumerate() {
+            tokio::spawn(broker::serve(
+                Arc::clone(&shared),
+                node_id as i32,
+                listener,
+                stopped.clone(),
+            ));
+        }
+        tokio::spawn(broker::relieve_memory_pressure(
+            Arc::clone(&shared),
+            stopped,
+        ));
+        Ok(Cluster {
+            shared,
+            _stop: stop,
+        })
+    }
+}
+
+/// A cluster id as Kafka writes one: a random UUID in its URL-safe base64 text.
+fn cluster_id(state: &State) -> String {
+    state.new_id().to_string()
+}

@@ -1,0 +1,301 @@
+//! The cluster's state: topics, their partitions and each partition's log, in memory. The
+//! handlers change it; nothing here knows of connections or the wire.
+//!
+//! A log is a queue of whole record batches, each stored as the bytes a Fetch returns (the
+//! producer's batch with its base offset rewritten), so a fetch copies nothing. Retention is
+//! by bytes, as Kafka's `retention.bytes` drops whole segments: when a partition or the
+//! cluster holds more than its cap, the oldest batches go and the log start moves past them.
+
+use kafka_codec::bytes::Bytes;
+use kafka_codec::Uuid;
+use std::collections::hash_map::RandomState;
+use std::collections::{BTreeMap, VecDeque};
+use std::hash::{BuildHasher, Hasher};
+
+/// Caps on what the logs hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Bytes one partition's log holds before its oldest batches are dropped.
+    pub partition_bytes: usize,
+    /// Bytes all logs together hold before the oldest batches of the fullest partition are
+    /// dropped.
+    pub cluster_bytes: usize,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            partition_bytes: 256 << 20,
+            cluster_bytes: 1 << 30,
+        }
+    }
+}
+
+/// One stored batch.
+#[derive(Debug, Clone)]
+pub struct StoredBatch {
+    /// Offset of its first record.
+    pub base_offset: i64,
+    /// One past the offset of its last record.
+    pub next_offset: i64,
+    /// The batch as a Fetch returns it.
+    pub bytes: Bytes,
+    /// Its largest record timestamp.
+    pub max_timestamp: i64,
+}
+
+/// One partition's log.
+#[derive(Debug, Default)]
+pub struct PartitionLog {
+    batches: VecDeque<StoredBatch>,
+    log_start: i64,
+    high_watermark: i64,
+    bytes: usize,
+}
+
+impl PartitionLog {
+    /// The first offset still held.
+    pub fn log_start(&self) -> i64 {
+        self.log_start
+    }
+
+    /// The offset the next record gets (every append is committed at once: one replica).
+    pub fn high_watermark(&self) -> i64 {
+        self.high_watermark
+    }
+
+    /// Bytes of the batches held.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Stores a batch of `records` records, `make` writing it with the base offset it is
+    /// given; the base offset.
+    pub fn append(
+        &mut self,
+        records: i64,
+        max_timestamp: i64,
+        make: impl FnOnce(i64) -> Bytes,
+    ) -> i64 {
+        let base_offset = self.high_watermark;
+        let bytes = make(base_offset);
+        self.high_watermark = base_offset + records;
+        self.bytes += bytes.len();
+        self.batches.push_back(StoredBatch {
+            base_offset,
+            next_offset: self.high_watermark,
+            bytes,
+            max_timestamp,
+        });
+        base_offset
+    }
+
+    /// Drops the oldest batch; the bytes freed (0 when the log is empty).
+    fn drop_oldest(&mut self) -> usize {
+        let Some(batch) = self.batches.pop_front() else {
+            return 0;
+        };
+        self.bytes -= batch.bytes.len();
+        self.log_start = batch.next_offset;
+        batch.bytes.len()
+    }
+
+    /// The batches from the one holding `offset` on, up to `max_bytes` (the first batch is
+    /// returned whole whatever its size, as Kafka does so that a consumer always moves on).
+    pub fn read(&self, offset: i64, max_bytes: usize) -> Vec<Bytes> {
+        let first = self
+            .batches
+            .partition_point(|batch| batch.next_offset <= offset);
+        let mut out = Vec::new();
+        let mut total = 0;
+        for batch in self.batches.range(first..) {
+            if !out.is_empty() && total + batch.bytes.len() > max_bytes {
+                break;
+            }
+            total += batch.bytes.len();
+            out.push(batch.bytes.clone());
+        }
+        out
+    }
+
+    /// The stored batches, oldest first.
+    pub fn batches(&self) -> impl Iterator<Item = &StoredBatch> {
+        self.batches.iter()
+    }
+}
+
+/// A topic.
+#[derive(Debug)]
+pub struct Topic {
+    /// Its id (Metadata v10+, Fetch v13+, Produce v13+).
+    pub id: Uuid,
+    /// Its partitions, by index.
+    pub partitions: Vec<PartitionLog>,
+    /// Replicas per partition, as created.
+    pub replication_factor: i16,
+}
+
+/// Everything the brokers share.
+#[derive(Debug)]
+pub struct State {
+    /// Topics by name.
+    pub topics: BTreeMap<String, Topic>,
+    retention: Retention,
+    bytes: usize,
+    ids: RandomState,
+}
+
+impl State {
+    /// An empty cluster.
+    pub fn new(retention: Retention) -> Self {
+        State {
+            topics: BTreeMap::new(),
+            retention,
+            bytes: 0,
+            ids: RandomState::new(),
+        }
+    }
+
+    /// A fresh random id (the hasher's seeds are random per process).
+    pub fn new_id(&self) -> Uuid {
+        let mut id = [0u8; 16];
+        for (i, half) in id.chunks_mut(8).enumerate() {
+            let mut hasher = self.ids.build_hasher();
+            hasher.write_usize(self.topics.len());
+            hasher.write_usize(i);
+            hasher.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            half.copy_from_slice(&hasher.finish().to_be_bytes());
+        }
+        // A version 4 UUID, as Kafka's `Uuid.randomUuid` makes.
+        id[6] = (id[6] & 0x0f) | 0x40;
+        id[8] = (id[8] & 0x3f) | 0x80;
+        Uuid(id)
+    }
+
+    /// The topic with `id`, and its name.
+    pub fn topic_by_id(&self, id: Uuid) -> Option<(&String, &Topic)> {
+        self.topics.iter().find(|(_, topic)| topic.id == id)
+    }
+
+    /// Removes a topic and its logs.
+    pub fn remove_topic(&mut self, name: &str) {
+        if let Some(topic) = self.topics.remove(name) {
+            self.bytes -= topic
+                .partitions
+                .iter()
+                .map(PartitionLog::bytes)
+                .sum::<usize>();
+        }
+    }
+
+    /// Bytes held by all logs.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Appends to `topic`'s `partition` (which must exist) and enforces retention; the base
+    /// offset and the log start after retention.
+    pub fn append(
+        &mut self,
+        topic: &str,
+        partition: usize,
+        records: i64,
+        max_timestamp: i64,
+        make: impl FnOnce(i64) -> Bytes,
+    ) -> (i64, i64) {
+        let log = &mut self
+            .topics
+            .get_mut(topic)
+            .expect("the handler found the topic")
+            .partitions[partition];
+        let before = log.bytes();
+        let base = log.append(records, max_timestamp, make);
+        self.bytes += log.bytes() - before;
+        // The partition's cap; the newest batch always stays, so a producer's batch is
+        // readable at least until the next one.
+        while log.bytes() > self.retention.partition_bytes && log.batches.len() > 1 {
+            self.bytes -= log.drop_oldest();
+        }
+        let log_start = log.log_start();
+        self.enforce_cluster_cap();
+        let log_start = self
+            .topics
+            .get(topic)
+            .map_or(log_start, |t| t.partitions[partition].log_start());
+        (base, log_start)
+    }
+
+    /// Drops the oldest batches of the fullest partitions until the cluster is under its cap.
+    fn enforce_cluster_cap(&mut self) {
+        while self.bytes > self.retention.cluster_bytes {
+            let fullest = self
+                .topics
+                .values_mut()
+                .flat_map(|topic| topic.partitions.iter_mut())
+                .filter(|log| log.batches.len() > 1)
+                .max_by_key(|log| log.bytes());
+            let Some(log) = fullest else { return };
+            self.bytes -= log.drop_oldest();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(len: usize) -> impl FnOnce(i64) -> Bytes {
+        move |_| Bytes::from(vec![0u8; len])
+    }
+
+    #[test]
+    fn offsets_follow_record_counts() {
+        let mut log = PartitionLog::default();
+        assert_eq!(log.append(3, 0, batch(10)), 0);
+        assert_eq!(log.append(2, 0, batch(10)), 3);
+        assert_eq!(log.high_watermark(), 5);
+        // Offset 4 is inside the second batch, which is returned whole.
+        assert_eq!(log.read(4, 1).len(), 1);
+        assert_eq!(log.read(0, 15).len(), 1);
+        assert_eq!(log.read(0, 20).len(), 2);
+        assert!(log.read(5, 100).is_empty());
+    }
+
+    #[test]
+    fn retention_drops_the_oldest_batches_by_partition_and_cluster() {
+        let mut state = State::new(Retention {
+            partition_bytes: 25,
+            cluster_bytes: 35,
+        });
+        for name in ["a", "b"] {
+            let id = state.new_id();
+            state.topics.insert(
+                name.into(),
+                Topic {
+                    id,
+                    partitions: vec![PartitionLog::default()],
+                    replication_factor: 1,
+                },
+            );
+        }
+        for _ in 0..3 {
+            state.append("a", 0, 1, 0, batch(10));
+        }
+        // 30 bytes > 25: the first batch went.
+        assert_eq!(state.topics["a"].partitions[0].log_start(), 1);
+        assert_eq!(state.bytes(), 20);
+        state.append("b", 0, 1, 0, batch(10));
+        assert_eq!(state.bytes(), 30);
+        // 40 bytes is over the cluster's 35: of the two fullest partitions (20 bytes each)
+        // the last in name order gives up its oldest batch.
+        state.append("b", 0, 1, 0, batch(10));
+        assert_eq!(state.bytes(), 30);
+        assert_eq!(state.topics["a"].partitions[0].log_start(), 1);
+        assert_eq!(state.topics["b"].partitions[0].log_start(), 1);
+        assert_ne!(state.new_id(), state.new_id());
+    }
+}

@@ -1,0 +1,44 @@
+//! librdkafka (python confluent-kafka) against the cluster: its admin client creates a
+//! topic, its producer sends 1,000 records, an assigned consumer reads them back
+//! (`tools/clients/cluster_librdkafka.py` checks every record). Needs the clients' venv:
+//!
+//! ```text
+//! KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) \
+//!     cargo test -p kafka-codec-cluster --test librdkafka -- --ignored
+//! ```
+
+use kafka_codec_cluster::Cluster;
+use std::path::Path;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_produces_and_consumes_a_thousand_records() {
+    let python = std::env::var("KAFKA_CLIENTS_PYTHON")
+        .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/clients/cluster_librdkafka.py");
+    let run = tokio::process::Command::new(python)
+        .arg(script)
+        .arg(cluster.bootstrap())
+        .arg("1000")
+        .kill_on_drop(true)
+        .output();
+    // A hang guard; the script has its own, shorter one.
+    let output = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .expect("the client finished")
+        .expect("the client started");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        output.status.success(),
+        "the client failed: {}",
+        output.status
+    );
+}

@@ -6,16 +6,18 @@
 
 use crate::dispatch::{dispatch, Reply};
 use crate::Shared;
-use kafka_codec::bytes::BytesMut;
-use kafka_codec::conn::ServerConnection;
+use kafka_codec::bytes::{Buf, BytesMut};
+use kafka_codec::conn::{Direction, ServerConnection};
 use kafka_codec::wire::Segments;
 use kafka_codec_server::accept::Acceptor;
 use kafka_codec_server::budget::Charge;
+use kafka_codec_server::metrics::{Evicted, Undecoded};
 use kafka_codec_server::registry::Member;
 use kafka_codec_server::stream::Stream;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -69,6 +71,7 @@ async fn connection(
     mut stop: watch::Receiver<()>,
 ) {
     let _ = tcp.set_nodelay(true);
+    let _open = shared.metrics.connection();
     let idle = async {
         let Some(timeout) = shared.idle_timeout else {
             return std::future::pending().await;
@@ -83,8 +86,8 @@ async fn connection(
     };
     tokio::select! {
         () = converse(&shared, node_id, peer, &member, Stream::Plain(tcp)) => {}
-        _ = member.evicted() => {}
-        () = idle => {}
+        why = member.evicted() => shared.metrics.evicted(why.into()),
+        () = idle => shared.metrics.evicted(Evicted::IdleTimeout),
         _ = stop.changed() => {}
     }
 }
@@ -107,6 +110,10 @@ async fn converse(
     loop {
         match connection.receive(&mut received) {
             Ok(Some(request)) => {
+                let counted = shared
+                    .metrics
+                    .request(request.api_key().key(), request.api_version);
+                let started = Instant::now();
                 member.completed_request();
                 charge.shrink_to(received.len());
                 member.set_held(charge.bytes());
@@ -118,10 +125,13 @@ async fn converse(
                 if connection.send_segments(&response, &mut queue).is_err() {
                     return;
                 }
+                let written = queue.remaining();
                 if stream.write_all_buf(&mut queue).await.is_err() || stream.flush().await.is_err()
                 {
                     return;
                 }
+                shared.metrics.bytes(Direction::ToClient, written);
+                shared.metrics.response(counted, started.elapsed());
                 member.touch();
             }
             Ok(None) => {
@@ -131,6 +141,7 @@ async fn converse(
                     Err(_) => return,
                 };
                 member.touch();
+                shared.metrics.bytes(Direction::ToServer, chunk.len());
                 let Some(more) = shared.budget.reserve(chunk.len()).await else {
                     return;
                 };
@@ -139,7 +150,12 @@ async fn converse(
                 member.set_held(charge.bytes());
                 received.extend_from_slice(&chunk);
             }
-            Err(_) => return,
+            Err(_) => {
+                shared
+                    .metrics
+                    .undecoded(Direction::ToServer, Undecoded::Error);
+                return;
+            }
         }
     }
 }

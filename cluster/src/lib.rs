@@ -28,6 +28,7 @@ use dispatch::Reply;
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
 use kafka_codec::{DecodeLimits, DecodeOptions};
 use kafka_codec_server::budget::{Budget, DEFAULT_BUDGET};
+use kafka_codec_server::metrics::Metrics;
 use kafka_codec_server::registry::Registry;
 use state::{Retention, State};
 use std::io;
@@ -84,6 +85,9 @@ pub struct Shared {
     pub advertised: SupportedVersions,
     pub(crate) budget: Arc<Budget>,
     pub(crate) registry: Arc<Registry>,
+    /// Requests, bytes, latencies and connections, counted as the tap and `quorum serve`
+    /// count them; [`Cluster::metrics`] hands them to a Prometheus endpoint.
+    pub(crate) metrics: Arc<Metrics>,
     pub(crate) options: DecodeOptions,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) observer: Option<RequestObserver>,
@@ -128,6 +132,18 @@ impl Cluster {
     /// What the brokers share, the state included (for tests that look inside).
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// What the brokers counted (requests and responses by API and version, bytes each way,
+    /// latencies, connections), for `kafka_codec_server::scrape` or a test's assertions.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.shared.metrics
+    }
+
+    /// The memory budget every connection is charged to (a metrics endpoint charges its
+    /// scrapers to it too).
+    pub fn budget(&self) -> &Arc<Budget> {
+        &self.shared.budget
     }
 }
 
@@ -245,6 +261,7 @@ impl ClusterBuilder {
             brokers,
             cluster_id,
             advertised: handlers::advertised(),
+            metrics: Metrics::new(Arc::clone(&budget), self.max_connections),
             budget,
             registry: Registry::new(self.max_connections),
             options: DecodeOptions {

@@ -5,6 +5,8 @@ use crate::common::{Failure, Run};
 use kafka_codec_cluster::dispatch::Reply;
 use kafka_codec_cluster::{Cluster, Served};
 use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
+use kafka_codec_server::scrape::{self, MetricsListen};
+use std::sync::Arc;
 
 /// Run a Kafka cluster in memory: N brokers that real clients produce to and fetch from.
 ///
@@ -25,6 +27,8 @@ pub struct ClusterCommand {
     listen: String,
     #[command(flatten)]
     limits: ServerLimits,
+    #[command(flatten)]
+    metrics: MetricsListen,
 }
 
 impl Run for ClusterCommand {
@@ -44,6 +48,7 @@ impl Run for ClusterCommand {
                     ))
                 })?
         };
+        let metrics_listener = self.metrics.bind()?;
         // Each connection holds one descriptor.
         let max_connections = self.limits.max_connections(raise_fd_limit(), 1);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -65,6 +70,16 @@ impl Run for ClusterCommand {
                 .await
                 .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
             eprintln!("kafka-codec cluster: bootstrap {}", cluster.bootstrap());
+            if let Some((listener, address)) = metrics_listener {
+                scrape::spawn(
+                    listener,
+                    Arc::clone(cluster.metrics()),
+                    Arc::clone(cluster.budget()),
+                    move |line| eprintln!("kafka-codec cluster: metrics {address}: {line}"),
+                )
+                .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
+                eprintln!("kafka-codec cluster: metrics on http://{address}/metrics");
+            }
             // Serves until the process is killed; the cluster stops with it.
             std::future::pending::<()>().await;
             Ok(())

@@ -45,7 +45,11 @@ impl Served {
                 .next()
                 .unwrap_or_else(|| panic!("the server ended; stderr:\n{seen}"))
                 .unwrap();
-            if let Some((_, rest)) = line.split_once("listening on ") {
+            // `tap` and `quorum serve` say "listening on", the cluster "bootstrap".
+            if let Some((_, rest)) = line
+                .split_once("listening on ")
+                .or_else(|| line.split_once("bootstrap "))
+            {
                 address = rest.split([',', ' ']).next().map(str::to_owned);
             }
             metrics = metrics.or_else(|| address_in(&line));
@@ -298,6 +302,18 @@ fn without_a_log_requests_are_still_counted_by_api_from_their_headers() {
 #[test]
 fn quorum_serve_counts_its_requests_and_a_real_client_scrapes_it() {
     let server = Served::start(&["quorum", "serve", "--listen", "127.0.0.1:0"]);
+    three_api_versions_are_counted(&server);
+}
+
+#[test]
+fn the_cluster_counts_its_requests_and_a_real_client_scrapes_it() {
+    let server = Served::start(&["cluster", "--listen", "127.0.0.1:0"]);
+    three_api_versions_are_counted(&server);
+}
+
+/// Three ApiVersions v3 round trips on one connection, then the scrape: every request,
+/// response and byte each way counted, and the connection opened and closed.
+fn three_api_versions_are_counted(server: &Served) {
     let mut stream = TcpStream::connect(&server.address).unwrap();
     stream.set_read_timeout(Some(WAIT)).unwrap();
     let (mut sent, mut received) = (Vec::new(), Vec::new());

@@ -291,7 +291,7 @@ where
     V::Owned: Message + crate::message::DecodeFields,
 {
     let mut d = Decoder::new(input);
-    match check_struct(&mut d, V::SPEC, Some(V::Owned::VALID_VERSIONS), version) {
+    match check_struct(&mut d, V::spec(), Some(V::Owned::VALID_VERSIONS), version) {
         Ok(at) => Ok(V::from_cursor(ViewCursor::new(input, at, version))),
         Err(view) => Err(owned_error(
             V::Owned::decode(&mut input.clone(), version),

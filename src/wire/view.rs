@@ -642,7 +642,7 @@ impl<'a> ViewNullable<'a> for &'a [u8] {
 pub trait StructView<'a>: Copy {
     /// The struct's layout.
     #[doc(hidden)]
-    const SPEC: &'static StructSpec;
+    fn spec() -> &'static StructSpec;
     /// The owned struct.
     type Owned;
     #[doc(hidden)]
@@ -661,7 +661,7 @@ pub trait Viewable: Sized {
 #[doc(hidden)]
 pub fn read_struct<'a, V: StructView<'a>>(walk: &mut Walk<'a>) -> V {
     let view = V::from_cursor(ViewCursor::new(walk.buf, walk.pos, walk.version));
-    walk.skip_struct(V::SPEC);
+    walk.skip_struct(V::spec());
     view
 }
 
@@ -868,7 +868,12 @@ macro_rules! view_struct {
             type View<'a> = $view<'a>;
         }
         impl<'a> $crate::wire::view::StructView<'a> for $view<'a> {
-            const SPEC: &'static $crate::wire::view::StructSpec = &$spec;
+            // A function, not an associated const: a const may refer to a static only from
+            // Rust 1.83, and the crate builds on 1.82.
+            #[inline]
+            fn spec() -> &'static $crate::wire::view::StructSpec {
+                &$spec
+            }
             type Owned = $owned;
             #[inline]
             fn from_cursor(cursor: $crate::wire::view::ViewCursor<'a>) -> Self {

@@ -10,12 +10,11 @@ mod packets;
 mod reassembly;
 mod streams;
 
-use crate::commands::tap::config::Config;
+use crate::commands::tap::config::LogArgs;
 use crate::commands::tap::log::{self, Log};
 use crate::common::{Failure, Run};
 use clap::builder::RangedU64ValueParser;
 use kafka_codec::serde_json::json;
-use kafka_codec::{DecodeLimits, DecodeOptions, TrailingBytes};
 use kafka_codec_server::budget::Budget;
 use kafka_codec_server::limits::parse_bytes;
 use packets::Packets;
@@ -25,9 +24,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 use streams::{Settings, Streams};
-
-/// Bytes of a log line kept for everything but the two messages, as the tap keeps them.
-const LINE_FIELDS: usize = 4096;
 
 /// Decode the Kafka conversations in a packet capture (pcap or pcapng, as `tcpdump -w` or
 /// Wireshark write them) and print them as the tap's log: one JSON line per request and
@@ -55,24 +51,8 @@ pub struct Pcap {
     /// A port Kafka is served on (repeatable). Default: 9092 and 9093.
     #[arg(long = "port", value_name = "PORT")]
     ports: Vec<u16>,
-    /// Frames larger than this are not decoded (logged as skipped with their first bytes),
-    /// as the tap does.
-    #[arg(long, value_name = "BYTES", default_value_t = DecodeLimits::default().max_frame_size,
-          value_parser = RangedU64ValueParser::<usize>::new().range(64..=i32::MAX as u64))]
-    max_frame: usize,
-    /// Longest log line, as the tap's --max-line.
-    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20,
-          value_parser = RangedU64ValueParser::<usize>::new().range(16 * 1024..=1 << 32))]
-    max_line: usize,
-    /// How many bytes of a frame that does not decode are logged, in hex.
-    #[arg(long, value_name = "BYTES", default_value_t = 256,
-          value_parser = RangedU64ValueParser::<usize>::new().range(16..=1 << 20))]
-    max_hex: usize,
-    /// Requests of a connection that may await responses; past it the oldest is logged as
-    /// unanswered.
-    #[arg(long, value_name = "N", default_value_t = 1024,
-          value_parser = RangedU64ValueParser::<usize>::new().range(1..=1 << 20))]
-    max_in_flight: usize,
+    #[command(flatten)]
+    log_args: LogArgs,
     /// Connections tracked at once; for another, the one idle the longest in the capture is
     /// closed (its `close` line says so).
     #[arg(long, value_name = "N", default_value_t = 10_000,
@@ -87,16 +67,6 @@ pub struct Pcap {
     /// segments out of order declared lost.
     #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = parse_bytes)]
     memory_budget: usize,
-    /// Log bytes after a message body as a decode error, as the tap's --strict.
-    #[arg(long)]
-    strict: bool,
-    /// Show every `records` field as its batches, as the tap's --records.
-    #[arg(long)]
-    records: bool,
-    /// Log credentials as they were captured instead of replacing them (a warning goes to
-    /// stderr).
-    #[arg(long)]
-    log_secrets: bool,
 }
 
 impl Run for Pcap {
@@ -111,35 +81,9 @@ impl Run for Pcap {
         };
         let mut packets =
             Packets::open(input).map_err(|e| Failure::Input(format!("{name}: {e}")))?;
-        if self.log_secrets {
-            eprintln!(
-                "kafka-codec decode pcap: warning: --log-secrets: passwords, SASL tokens and \
-                 other credentials in the capture will be written out"
-            );
-        }
-        let config = Arc::new(Config {
-            max_frame: self.max_frame,
-            max_message_json: (self.max_line - LINE_FIELDS) / 2,
-            max_hex: self.max_hex.min(self.max_line / 8),
-            options: DecodeOptions {
-                limits: DecodeLimits {
-                    max_frame_size: self.max_frame,
-                    ..DecodeLimits::default()
-                },
-                trailing_bytes: if self.strict {
-                    TrailingBytes::Reject
-                } else {
-                    TrailingBytes::Allow
-                },
-                framing: kafka_codec::Framing::Bare,
-            },
-            records: self.records,
-            max_in_flight: self.max_in_flight,
-            log_secrets: self.log_secrets,
-            logging: true,
-            // A capture is read, not proxied: nothing is rewritten.
-            clamp_versions: false,
-        });
+        self.log_args.warn_if_logging_secrets("decode pcap");
+        // A capture is read, not proxied: nothing is rewritten.
+        let config = Arc::new(self.log_args.config(true, false));
         let out = Box::new(BufWriter::new(io::stdout()));
         let log = Arc::new(Log::named(out, "decode pcap", "; stopping"));
         let ports = if self.ports.is_empty() {

@@ -27,10 +27,8 @@ mod rewrite;
 pub(crate) mod stats;
 
 use crate::common::{listen, Failure, Run};
-use clap::builder::RangedU64ValueParser;
-use config::Config;
+use config::LogArgs;
 use connection::Target;
-use kafka_codec::{DecodeLimits, DecodeOptions, TrailingBytes};
 use kafka_codec_server::accept::Acceptor;
 use kafka_codec_server::budget::Budget;
 use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
@@ -131,42 +129,8 @@ pub struct Tap {
     /// versions that name their topics; a topic a request names only by id is denied.
     #[arg(long, value_name = "GLOB")]
     deny_topic: Vec<String>,
-    /// Frames larger than this are forwarded but not decoded (logged as skipped with their
-    /// first bytes). It is also each connection's share of frames waiting to be logged.
-    #[arg(long, value_name = "BYTES", default_value_t = DecodeLimits::default().max_frame_size,
-          value_parser = RangedU64ValueParser::<usize>::new().range(64..=i32::MAX as u64))]
-    max_frame: usize,
-    /// Longest log line. Each of its two messages may take half of it, less 4 KiB kept for
-    /// the other fields; a message whose JSON is longer is logged as a note giving its size.
-    /// Writing a message's JSON never takes more memory than its share, whatever the frame.
-    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20,
-          value_parser = RangedU64ValueParser::<usize>::new().range(16 * 1024..=1 << 32))]
-    max_line: usize,
-    /// How many bytes of a frame that does not decode (or is skipped) are logged, in hex; at
-    /// most an eighth of --max-line, so that the hex of both sides fits in a line.
-    #[arg(long, value_name = "BYTES", default_value_t = 256,
-          value_parser = RangedU64ValueParser::<usize>::new().range(16..=1 << 20))]
-    max_hex: usize,
-    /// Requests a client may have sent and not had answered; at this many the tap stops
-    /// forwarding and reading from the client (backpressure) until responses come.
-    #[arg(long, value_name = "N", default_value_t = 1024,
-          value_parser = RangedU64ValueParser::<usize>::new().range(1..=1 << 20))]
-    max_in_flight: usize,
-    /// Log bytes after a message body as a decode error. By default they are ignored, as
-    /// Kafka's broker and clients ignore them, and the line notes them
-    /// (`requestTrailing`/`responseTrailing`).
-    #[arg(long)]
-    strict: bool,
-    /// Show every `records` field (Produce, Fetch, ...) as the JSON array of its batches,
-    /// as `kafka-codec records decode` prints it, instead of base64. A field that does not
-    /// decode stays base64 and the line says why (`requestRecordsError` /
-    /// `responseRecordsError`); a Fetch response's partial last batch ends the array as
-    /// {"truncatedTail": base64, "note": ...}.
-    #[arg(long)]
-    records: bool,
-    /// Log credentials as they pass instead of replacing them (a warning goes to stderr).
-    #[arg(long)]
-    log_secrets: bool,
+    #[command(flatten)]
+    log_args: LogArgs,
     #[command(flatten)]
     limits: ServerLimits,
     #[command(flatten)]
@@ -176,10 +140,6 @@ pub struct Tap {
     #[command(flatten)]
     metrics: MetricsListen,
 }
-
-/// Bytes of a log line kept for everything but the two messages (time, ids, API, errors,
-/// rewritten addresses).
-const LINE_FIELDS: usize = 4096;
 
 /// Threads for each of the two runtimes: as many as the machine runs at once.
 fn threads() -> usize {
@@ -251,25 +211,8 @@ impl Run for Tap {
         } else {
             None
         };
-        let options = DecodeOptions {
-            limits: DecodeLimits {
-                max_frame_size: self.max_frame,
-                ..DecodeLimits::default()
-            },
-            trailing_bytes: if self.strict {
-                TrailingBytes::Reject
-            } else {
-                TrailingBytes::Allow
-            },
-            // The connections read the frames `split_frame` takes off.
-            framing: kafka_codec::Framing::Bare,
-        };
-        if self.log_secrets {
-            eprintln!(
-                "kafka-codec tap: warning: --log-secrets: passwords, SASL tokens and other \
-                 credentials will be written to the log as they pass"
-            );
-        }
+        let options = self.log_args.decode_options();
+        self.log_args.warn_if_logging_secrets("tap");
         let rules = Arc::new(
             policy::Rules::new(self.deny_api.clone(), self.deny_topic.clone(), options)
                 .map_err(Failure::Usage)?,
@@ -293,17 +236,7 @@ impl Run for Tap {
                 ))
             });
             Proxy {
-                config: Arc::new(Config {
-                    max_frame: self.max_frame,
-                    max_message_json: (self.max_line - LINE_FIELDS) / 2,
-                    max_hex: self.max_hex.min(self.max_line / 8),
-                    options,
-                    records: self.records,
-                    max_in_flight: self.max_in_flight,
-                    log_secrets: self.log_secrets,
-                    logging: !self.no_log,
-                    clamp_versions: self.clamp_versions,
-                }),
+                config: Arc::new(self.log_args.config(!self.no_log, self.clamp_versions)),
                 log: (!self.no_log).then(|| Arc::new(Log::new(out))),
                 brokers,
                 rules,

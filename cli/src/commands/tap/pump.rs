@@ -364,10 +364,14 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
         if unframed.is_empty() {
             let read = async {
                 if direction == Direction::ToClient && !link.rules.is_empty() {
-                    // The tap's own answers go out between the broker's responses.
+                    // The tap's own answers go out between the broker's responses. Answers
+                    // due are looked at first: they were released before the requests after
+                    // them were forwarded, so a response read now may answer one of those
+                    // and must follow them (an unbiased select wrote it first, now and then).
                     tokio::select! {
-                        read = from.read_chunk() => Some(read),
+                        biased;
                         () = link.answers_due.notified() => None,
+                        read = from.read_chunk() => Some(read),
                     }
                 } else {
                     Some(from.read_chunk().await)

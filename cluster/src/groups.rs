@@ -455,9 +455,6 @@ impl Group {
             self.state = GroupState::Empty;
             self.protocol_name = None;
             self.leader = None;
-            if self.offsets.is_empty() {
-                self.protocol_type = None;
-            }
             return;
         }
         if self
@@ -765,13 +762,18 @@ impl Groups {
                 group.pending.insert(new_id.clone(), now + session);
                 return Answer::Now(JoinOutcome::error(ErrorCode::MEMBER_ID_REQUIRED, &new_id));
             }
-            return add_member(group, make_member(new_id), now);
+            return add_member(group, make_member(new_id), &request.protocol_type, now);
         }
         if group.pending.remove(&request.member_id).is_some() {
             if group.members.len() >= max_members {
                 return fail(ErrorCode::GROUP_MAX_SIZE_REACHED);
             }
-            return add_member(group, make_member(request.member_id.clone()), now);
+            return add_member(
+                group,
+                make_member(request.member_id.clone()),
+                &request.protocol_type,
+                now,
+            );
         }
         let at = match group.validate_member(&request.member_id, request.instance_id.as_deref()) {
             Ok(at) => at,
@@ -1030,7 +1032,16 @@ impl Groups {
 }
 
 /// Adds a new member and starts (or joins) a rebalance.
-fn add_member(group: &mut Group, member: Member, now: Instant) -> Answer<JoinOutcome> {
+fn add_member(
+    group: &mut Group,
+    member: Member,
+    protocol_type: &str,
+    now: Instant,
+) -> Answer<JoinOutcome> {
+    // The first member sets the group's type (an empty group keeps its last one).
+    if group.members.is_empty() {
+        group.protocol_type = Some(protocol_type.into());
+    }
     group.members.push(member);
     let at = group.members.len() - 1;
     await_join(group, at, now)

@@ -66,6 +66,11 @@ pub struct GroupLimits {
     pub min_session_timeout: Duration,
     /// The longest (Kafka's `group.max.session.timeout.ms`, 30 min).
     pub max_session_timeout: Duration,
+    /// How long the first rebalance of an empty group waits for more members, again while
+    /// more come, up to the rebalance timeout (Kafka's `group.initial.rebalance.delay.ms`,
+    /// whose default is 3 s; 0 here by default, as test setups of Kafka commonly set it, so
+    /// a lone member's first join completes at once).
+    pub initial_rebalance_delay: Duration,
 }
 
 impl Default for GroupLimits {
@@ -77,6 +82,7 @@ impl Default for GroupLimits {
             max_bytes: 64 << 20,
             min_session_timeout: Duration::from_secs(6),
             max_session_timeout: Duration::from_secs(30 * 60),
+            initial_rebalance_delay: Duration::ZERO,
         }
     }
 }
@@ -256,11 +262,25 @@ pub struct Group {
     /// Committed offsets by topic and partition.
     pub offsets: BTreeMap<String, BTreeMap<i32, Committed>>,
     rebalance_deadline: Option<Instant>,
+    /// The first rebalance of an empty group waits this long for more members.
+    initial_delay: Duration,
+    initial: Option<InitialDelay>,
     bytes: usize,
 }
 
+/// The wait of an empty group's first rebalance (Kafka's `InitialDelayedJoin`).
+#[derive(Debug, Clone, Copy)]
+struct InitialDelay {
+    /// When it ends (or is extended, if members joined meanwhile).
+    until: Instant,
+    /// Members when this wait began.
+    members: usize,
+    /// It never goes past the rebalance timeout.
+    limit: Instant,
+}
+
 impl Group {
-    fn new() -> Self {
+    fn new(initial_delay: Duration) -> Self {
         Group {
             state: GroupState::Empty,
             generation: 0,
@@ -271,6 +291,8 @@ impl Group {
             pending: BTreeMap::new(),
             offsets: BTreeMap::new(),
             rebalance_deadline: None,
+            initial_delay,
+            initial: None,
             bytes: 0,
         }
     }
@@ -413,6 +435,7 @@ impl Group {
     /// Starts a rebalance: pending syncs are told REBALANCE_IN_PROGRESS and the members have
     /// until the longest rebalance timeout to rejoin.
     fn prepare_rebalance(&mut self, now: Instant) {
+        let empty = self.state == GroupState::Empty;
         if self.state == GroupState::CompletingRebalance {
             for member in &mut self.members {
                 member.assignment = Bytes::new();
@@ -436,11 +459,22 @@ impl Group {
             .unwrap_or_default();
         self.state = GroupState::PreparingRebalance;
         self.rebalance_deadline = Some(now + timeout);
+        if empty && !self.initial_delay.is_zero() {
+            self.initial = Some(InitialDelay {
+                until: now + self.initial_delay.min(timeout),
+                members: self.members.len(),
+                limit: now + timeout,
+            });
+        }
     }
 
     /// Ends the rebalance when every member has rejoined.
     fn try_complete_join(&mut self, now: Instant) {
-        if self.state == GroupState::PreparingRebalance && self.all_joined() {
+        // The initial delay ends only at its deadline, as Kafka's.
+        if self.state == GroupState::PreparingRebalance
+            && self.initial.is_none()
+            && self.all_joined()
+        {
             self.complete_join(now);
         }
     }
@@ -450,6 +484,7 @@ impl Group {
     fn complete_join(&mut self, now: Instant) {
         self.members.retain(|member| member.joined);
         self.rebalance_deadline = None;
+        self.initial = None;
         self.generation += 1;
         if self.members.is_empty() {
             self.state = GroupState::Empty;
@@ -527,6 +562,7 @@ impl Group {
         sessions
             .chain(self.pending.values().copied())
             .chain(self.rebalance_deadline)
+            .chain(self.initial.map(|initial| initial.until))
             .min()
     }
 
@@ -540,6 +576,22 @@ impl Group {
                 && !(self.state == GroupState::PreparingRebalance && member.joined)
         }) {
             self.remove_member(at, now);
+        }
+        if let Some(initial) = self.initial.filter(|initial| initial.until <= now) {
+            if self.members.len() > initial.members && now < initial.limit {
+                // Members came during the wait: wait once more for the next ones.
+                self.initial = Some(InitialDelay {
+                    until: (now + self.initial_delay).min(initial.limit),
+                    members: self.members.len(),
+                    limit: initial.limit,
+                });
+                return;
+            }
+            self.initial = None;
+            if self.state == GroupState::PreparingRebalance {
+                self.complete_join(now);
+            }
+            return;
         }
         if self.state == GroupState::PreparingRebalance {
             if self
@@ -712,7 +764,8 @@ impl Groups {
             if request.protocol_type.is_empty() || request.protocols.is_empty() {
                 return fail(ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
             }
-            self.groups.insert(request.group_id.clone(), Group::new());
+            let group = Group::new(self.limits.initial_rebalance_delay);
+            self.groups.insert(request.group_id.clone(), group);
         }
         let new_id = if request.member_id.is_empty() {
             let prefix = request
@@ -952,7 +1005,8 @@ impl Groups {
             if self.groups.len() >= self.limits.max_groups || !self.fits(256) {
                 return ErrorCode::GROUP_MAX_SIZE_REACHED;
             }
-            self.groups.insert(group_id.into(), Group::new());
+            let group = Group::new(self.limits.initial_rebalance_delay);
+            self.groups.insert(group_id.into(), group);
             self.recount(group_id);
             return ErrorCode::NONE;
         };

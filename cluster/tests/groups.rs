@@ -686,6 +686,39 @@ async fn an_expired_session_removes_the_member_and_rebalances() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_rebalance_waits_for_more_members() {
+    let group = "initial";
+    let limits = GroupLimits {
+        // Long enough for the second join to arrive within it on a busy machine; as in
+        // Kafka, a member arriving during the wait extends it once more (2 s in all).
+        initial_rebalance_delay: Duration::from_secs(1),
+        ..GroupLimits::default()
+    };
+    let (_cluster, address) = cluster_for(group, limits).await;
+    let mut a = Client::connect(address, "a").await;
+    let a_join = tokio::spawn(async move {
+        let joined = a.join(3, join_request(group, "", &["range"], 30_000)).await;
+        (a, joined)
+    });
+    let mut b = Client::connect(address, "b").await;
+    let b_joined = b.join(3, join_request(group, "", &["range"], 30_000)).await;
+    let (_a, a_joined) = tokio::time::timeout(GUARD, a_join)
+        .await
+        .expect("guard")
+        .expect("task");
+    // One generation with both, not a generation of the first alone and then a rebalance.
+    for joined in [&a_joined, &b_joined] {
+        assert_eq!((joined.error_code, joined.generation_id), (0, 1));
+    }
+    let leader = if a_joined.leader == a_joined.member_id {
+        &a_joined
+    } else {
+        &b_joined
+    };
+    assert_eq!(leader.members.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn static_members_keep_their_place_and_fence_the_old_id() {
     let group = "static";
     let (_cluster, address) = cluster_for(group, short_sessions()).await;

@@ -196,6 +196,7 @@ fn join_request(
         )
 }
 
+/// A SyncGroup of the "range" protocol (v5+ must name the protocol type and name).
 fn sync_request(
     group: &str,
     generation: i32,
@@ -203,6 +204,8 @@ fn sync_request(
     assignments: &[(&str, &[u8])],
 ) -> SyncGroupRequest {
     SyncGroupRequest::default()
+        .with_protocol_type(Some("consumer".into()))
+        .with_protocol_name(Some("range".into()))
         .with_group_id(group.into())
         .with_generation_id(generation)
         .with_member_id(member.into())
@@ -231,7 +234,14 @@ async fn cluster_of(brokers: usize, group: &str, limits: GroupLimits) -> (Cluste
         .build()
         .await
         .expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address, "setup").await;
+    let address = prepare(cluster.brokers()[0].address, group).await;
+    (cluster, address)
+}
+
+/// Creates the topic `topic` of 1 partition (if not there) through `bootstrap`, and finds
+/// the coordinator of `group`.
+async fn prepare(bootstrap: SocketAddr, group: &str) -> SocketAddr {
+    let mut client = Client::connect(bootstrap, "setup").await;
     let created = client
         .call(
             7,
@@ -241,21 +251,61 @@ async fn cluster_of(brokers: usize, group: &str, limits: GroupLimits) -> (Cluste
                 .with_replication_factor(1)]),
         )
         .await;
-    assert!(matches!(created, Response::CreateTopics(c) if c.topics[0].error_code == 0));
-    let Response::FindCoordinator(found) = client
-        .call(
-            6,
-            FindCoordinatorRequest::default().with_coordinator_keys(vec![group.into()]),
-        )
-        .await
-    else {
-        panic!("not FindCoordinator")
+    let Response::CreateTopics(created) = created else {
+        panic!("not CreateTopics")
     };
-    let coordinator = &found.coordinators[0];
+    let code = created.topics[0].error_code;
+    assert!(
+        code == 0 || code == ErrorCode::TOPIC_ALREADY_EXISTS.code(),
+        "{code}"
+    );
+    // A real broker answers COORDINATOR_NOT_AVAILABLE while it creates __consumer_offsets;
+    // clients retry, as this does (the guard stops it).
+    let coordinator = tokio::time::timeout(GUARD, async {
+        loop {
+            let Response::FindCoordinator(found) = client
+                .call(
+                    6,
+                    FindCoordinatorRequest::default().with_coordinator_keys(vec![group.into()]),
+                )
+                .await
+            else {
+                panic!("not FindCoordinator")
+            };
+            let coordinator = found.coordinators[0].clone();
+            if coordinator.error_code != ErrorCode::COORDINATOR_NOT_AVAILABLE.code() {
+                return coordinator;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("a coordinator before the guard");
     assert_eq!(coordinator.error_code, 0);
-    let address = cluster.brokers()[coordinator.node_id as usize].address;
-    assert_eq!(coordinator.port, i32::from(address.port()));
-    (cluster, address)
+    tokio::net::lookup_host((coordinator.host.to_string(), coordinator.port as u16))
+        .await
+        .expect("the coordinator's host")
+        .next()
+        .expect("an address")
+}
+
+/// The broker of `KAFKA_BROKER` (written by tools/kafka-broker/broker.sh).
+async fn live_broker() -> SocketAddr {
+    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
+    tokio::net::lookup_host(broker)
+        .await
+        .expect("KAFKA_BROKER resolves")
+        .next()
+        .expect("an address")
+}
+
+/// A group id not used before on a broker that keeps its groups.
+fn fresh_group(prefix: &str) -> &'static str {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos();
+    Box::leak(format!("{prefix}-{nanos}").into_boxed_str())
 }
 
 fn short_sessions() -> GroupLimits {
@@ -351,6 +401,26 @@ async fn find_coordinator_hashes_the_group_id_as_kafka_places_it() {
 async fn a_rebalance_runs_as_kafka_runs_it() {
     let group = "rebalance";
     let (_cluster, address) = cluster_for(group, short_sessions()).await;
+    rebalance(address, group, 3).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (bash tools/ci-live.sh cluster_groups)"]
+async fn a_real_kafka_broker_answers_the_same() {
+    // The scenarios of the tests above, each assertion as written, against Kafka: what
+    // they expect is what Kafka answers.
+    let broker = live_broker().await;
+    let group = fresh_group("rebalance");
+    rebalance(prepare(broker, group).await, group, 1).await;
+    let group = fresh_group("static");
+    static_member(prepare(broker, group).await, group).await;
+    let group = fresh_group("simple");
+    simple_commits(prepare(broker, group).await, group, 2).await;
+}
+
+/// A rebalance step by step at the coordinator `address` of `group`, in a cluster of
+/// `brokers` brokers.
+async fn rebalance(address: SocketAddr, group: &'static str, brokers: usize) {
     let mut a = Client::connect(address, "client-a").await;
 
     // v4+: a new member is given its id first.
@@ -396,7 +466,7 @@ async fn a_rebalance_runs_as_kafka_runs_it() {
     // A group this coordinator does not hold.
     let other = (0..)
         .map(|i| format!("no-group-{i}"))
-        .find(|g| coordinator(g, 3) == coordinator(group, 3))
+        .find(|g| coordinator(g, brokers) == coordinator(group, brokers))
         .expect("one");
     assert_eq!(
         a.heartbeat(4, &other, 1, &a_id).await,
@@ -458,12 +528,15 @@ async fn a_rebalance_runs_as_kafka_runs_it() {
         assert_eq!(response.protocol_name.as_deref(), Some("roundrobin"));
         assert_eq!(response.protocol_type.as_deref(), Some("consumer"));
     }
-    let members: Vec<_> = joined
+    let mut members: Vec<_> = joined
         .members
         .iter()
         .map(|m| m.member_id.to_string())
         .collect();
-    assert_eq!(members, [a_id.clone(), b_id.clone()]);
+    members.sort();
+    let mut expected = [a_id.clone(), b_id.clone()];
+    expected.sort();
+    assert_eq!(members, expected);
     assert!(
         b_joined.members.is_empty(),
         "only the leader gets the members"
@@ -474,13 +547,30 @@ async fn a_rebalance_runs_as_kafka_runs_it() {
         b.commit(9, group, 2, &b_id, "topic", 1).await,
         ErrorCode::REBALANCE_IN_PROGRESS.code()
     );
-    let stale = a.sync(5, sync_request(group, 1, &a_id, &[])).await;
+    let unnamed = a
+        .sync(
+            5,
+            sync_request(group, 2, &a_id, &[]).with_protocol_type(None),
+        )
+        .await;
+    assert_eq!(
+        unnamed.error_code,
+        ErrorCode::INCONSISTENT_GROUP_PROTOCOL.code()
+    );
+    let stale = a
+        .sync(
+            5,
+            sync_request(group, 1, &a_id, &[]).with_protocol_name(Some("roundrobin".into())),
+        )
+        .await;
     assert_eq!(stale.error_code, ErrorCode::ILLEGAL_GENERATION.code());
     // The follower's SyncGroup waits for the leader's.
     let b_sync = {
         let b_id = b_id.clone();
         tokio::spawn(async move {
-            let synced = b.sync(5, sync_request(group, 2, &b_id, &[])).await;
+            let request =
+                sync_request(group, 2, &b_id, &[]).with_protocol_name(Some("roundrobin".into()));
+            let synced = b.sync(5, request).await;
             (b, synced)
         })
     };
@@ -489,7 +579,8 @@ async fn a_rebalance_runs_as_kafka_runs_it() {
     let synced = a
         .sync(
             5,
-            sync_request(group, 2, &a_id, &[(&a_id, b"p0"), (&b_id, b"p1")]),
+            sync_request(group, 2, &a_id, &[(&a_id, b"p0"), (&b_id, b"p1")])
+                .with_protocol_name(Some("roundrobin".into())),
         )
         .await;
     assert_eq!(&synced.assignment[..], b"p0");
@@ -537,7 +628,7 @@ async fn a_rebalance_runs_as_kafka_runs_it() {
     };
     let described = &described.groups[0];
     assert_eq!(described.protocol_data.as_str(), "roundrobin");
-    let assigned: Vec<_> = described
+    let mut assigned: Vec<_> = described
         .members
         .iter()
         .map(|m| {
@@ -548,6 +639,7 @@ async fn a_rebalance_runs_as_kafka_runs_it() {
             )
         })
         .collect();
+    assigned.sort();
     assert_eq!(
         assigned,
         [
@@ -564,7 +656,7 @@ async fn a_rebalance_runs_as_kafka_runs_it() {
         ]
     );
     // ListGroups at its coordinator, by state.
-    for (filter, listed) in [("stable", 1), ("Empty", 0)] {
+    for (filter, listed) in [("stable", true), ("Empty", false)] {
         let Response::ListGroups(groups) = a
             .call(
                 5,
@@ -574,7 +666,8 @@ async fn a_rebalance_runs_as_kafka_runs_it() {
         else {
             panic!("not ListGroups")
         };
-        assert_eq!(groups.groups.len(), listed, "{filter}");
+        let found = groups.groups.iter().any(|g| g.group_id.as_str() == group);
+        assert_eq!(found, listed, "{filter}");
     }
     // A group with members is not deleted.
     let Response::DeleteGroups(deleted) = a
@@ -650,8 +743,19 @@ async fn a_rebalance_runs_as_kafka_runs_it() {
     else {
         panic!("not DeleteGroups")
     };
-    let errors: Vec<_> = deleted.results.iter().map(|r| r.error_code).collect();
-    assert_eq!(errors, [0, ErrorCode::GROUP_ID_NOT_FOUND.code()]);
+    // Kafka keys the results by group (in no set order).
+    let mut errors: Vec<_> = deleted
+        .results
+        .iter()
+        .map(|r| (r.group_id.to_string(), r.error_code))
+        .collect();
+    errors.sort();
+    let mut expected = [
+        (group.to_string(), 0),
+        (other.clone(), ErrorCode::GROUP_ID_NOT_FOUND.code()),
+    ];
+    expected.sort();
+    assert_eq!(errors, expected);
     assert_eq!(a.state(group).await, "Dead");
     assert_eq!(a.fetch_offset(7, group, "topic").await, (-1, String::new()));
 }
@@ -722,6 +826,11 @@ async fn the_first_rebalance_waits_for_more_members() {
 async fn static_members_keep_their_place_and_fence_the_old_id() {
     let group = "static";
     let (_cluster, address) = cluster_for(group, short_sessions()).await;
+    static_member(address, group).await;
+}
+
+/// A static member's restart at the coordinator `address` of `group`.
+async fn static_member(address: SocketAddr, group: &'static str) {
     let mut a = Client::connect(address, "a").await;
     let request = |member: &str| {
         join_request(group, member, &["range"], 30_000)
@@ -777,6 +886,12 @@ async fn static_members_keep_their_place_and_fence_the_old_id() {
 async fn simple_commits_and_offset_admin() {
     let group = "simple";
     let (_cluster, address) = cluster_for(group, GroupLimits::default()).await;
+    simple_commits(address, group, 0).await;
+}
+
+/// Simple commits from OffsetCommit `first_commit` (Kafka 4 serves v2+) to v9, read back,
+/// and the offset admin APIs, at the coordinator `address` of `group`.
+async fn simple_commits(address: SocketAddr, group: &'static str, first_commit: i16) {
     let mut client = Client::connect(address, "simple").await;
     // A member's commit to a group that does not exist: Kafka's ILLEGAL_GENERATION.
     assert_eq!(
@@ -785,7 +900,7 @@ async fn simple_commits_and_offset_admin() {
     );
     // Simple commits (generation -1, no member) create the group, at every version that
     // names topics; each is read back at every OffsetFetch version of one group.
-    for version in 0..=9 {
+    for version in first_commit..=9 {
         let offset = 100 + i64::from(version);
         assert_eq!(
             client.commit(version, group, -1, "", "topic", offset).await,
@@ -866,12 +981,17 @@ async fn simple_commits_and_offset_admin() {
     else {
         panic!("not OffsetDelete")
     };
-    let errors: Vec<_> = deleted.topics[0]
+    // Keyed by partition (in no set order, at Kafka).
+    let mut errors: Vec<_> = deleted.topics[0]
         .partitions
         .iter()
-        .map(|p| p.error_code)
+        .map(|p| (p.partition_index, p.error_code))
         .collect();
-    assert_eq!(errors, [0, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()]);
+    errors.sort();
+    assert_eq!(
+        errors,
+        [(0, 0), (5, ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code())]
+    );
     assert_eq!(
         client.fetch_offset(7, group, "topic").await,
         (-1, String::new())

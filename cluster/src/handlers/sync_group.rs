@@ -1,5 +1,6 @@
 //! SyncGroup: the leader hands in the assignment of the generation and every member gets
-//! its own (followers wait for the leader's). The state machine is in [`crate::groups`].
+//! its own (followers wait for the leader's); from v5 the request names the protocol type and
+//! name, else INCONSISTENT_GROUP_PROTOCOL. The state machine is in [`crate::groups`].
 
 use super::Context;
 use crate::groups::{Answer, SyncOutcome};
@@ -11,7 +12,13 @@ use std::time::Instant;
 pub const API: ApiKey = ApiKey::SyncGroup;
 
 pub async fn handle(context: &Context<'_>, request: &SyncGroupRequest) -> SyncGroupResponse {
-    let outcome = if context.coordinates(&request.group_id) {
+    // From v5 the protocol type and name are mandatory (Kafka's
+    // `areMandatoryProtocolTypeAndNamePresent`).
+    let unnamed = context.version >= 5
+        && (request.protocol_type.is_none() || request.protocol_name.is_none());
+    let outcome = if unnamed {
+        failed(ErrorCode::INCONSISTENT_GROUP_PROTOCOL)
+    } else if context.coordinates(&request.group_id) {
         let answer = context.shared.groups().sync(
             &request.group_id,
             request.generation_id,

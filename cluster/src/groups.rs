@@ -265,6 +265,11 @@ pub struct Group {
     /// The first rebalance of an empty group waits this long for more members.
     initial_delay: Duration,
     initial: Option<InitialDelay>,
+    /// Members of the new generation that have not sent their SyncGroup yet; past
+    /// `sync_deadline` (the rebalance timeout) they are removed, as Kafka's pending-sync
+    /// timeout does.
+    pending_sync: Vec<String>,
+    sync_deadline: Option<Instant>,
     bytes: usize,
 }
 
@@ -293,6 +298,8 @@ impl Group {
             rebalance_deadline: None,
             initial_delay,
             initial: None,
+            pending_sync: Vec::new(),
+            sync_deadline: None,
             bytes: 0,
         }
     }
@@ -436,6 +443,8 @@ impl Group {
     /// until the longest rebalance timeout to rejoin.
     fn prepare_rebalance(&mut self, now: Instant) {
         let empty = self.state == GroupState::Empty;
+        self.pending_sync.clear();
+        self.sync_deadline = None;
         if self.state == GroupState::CompletingRebalance {
             for member in &mut self.members {
                 member.assignment = Bytes::new();
@@ -501,6 +510,16 @@ impl Group {
         }
         self.protocol_name = self.select_protocol();
         self.state = GroupState::CompletingRebalance;
+        self.pending_sync = self
+            .members
+            .iter()
+            .map(|member| member.id.clone())
+            .collect();
+        self.sync_deadline = self
+            .members
+            .iter()
+            .map(|member| now + member.rebalance_timeout)
+            .max();
         for at in 0..self.members.len() {
             let leader = self.leader.as_deref() == Some(self.members[at].id.as_str());
             let answer = self.join_answer(at, leader);
@@ -563,12 +582,23 @@ impl Group {
             .chain(self.pending.values().copied())
             .chain(self.rebalance_deadline)
             .chain(self.initial.map(|initial| initial.until))
+            .chain(self.sync_deadline)
             .min()
     }
 
     /// Does what is due at `now`.
     fn expire(&mut self, now: Instant) {
         self.pending.retain(|_, deadline| *deadline > now);
+        if self.sync_deadline.is_some_and(|deadline| deadline <= now) {
+            self.sync_deadline = None;
+            // Those that never sent their SyncGroup leave; the first removal starts a
+            // rebalance, which clears the list.
+            for id in std::mem::take(&mut self.pending_sync) {
+                if let Some(at) = self.member(&id) {
+                    self.remove_member(at, now);
+                }
+            }
+        }
         while let Some(at) = self.members.iter().position(|member| {
             member.join_waiter.is_none()
                 && member.sync_waiter.is_none()
@@ -883,6 +913,15 @@ impl Groups {
         {
             return Answer::Now(SyncOutcome::error(ErrorCode::INCONSISTENT_GROUP_PROTOCOL));
         }
+        if matches!(
+            group.state,
+            GroupState::CompletingRebalance | GroupState::Stable
+        ) {
+            group.pending_sync.retain(|id| id != member_id);
+            if group.pending_sync.is_empty() {
+                group.sync_deadline = None;
+            }
+        }
         let answer = match group.state {
             GroupState::Empty => Answer::Now(SyncOutcome::error(ErrorCode::UNKNOWN_MEMBER_ID)),
             GroupState::PreparingRebalance => {
@@ -1147,6 +1186,12 @@ fn rejoin_static(
     member.heartbeat_deadline = now + session;
     let same = member.protocols == request.protocols;
     let was_leader = group.leader.as_deref() == Some(old_id.as_str());
+    let new_id = group.members[at].id.clone();
+    for pending in &mut group.pending_sync {
+        if *pending == old_id {
+            pending.clone_from(&new_id);
+        }
+    }
     if was_leader {
         group.leader = Some(group.members[at].id.clone());
     }

@@ -790,6 +790,69 @@ async fn an_expired_session_removes_the_member_and_rebalances() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_never_syncs_is_removed_at_the_rebalance_timeout() {
+    let group = "no-sync";
+    let (_cluster, address) = cluster_for(group, short_sessions()).await;
+    // Long sessions, short rebalance timeouts: what removes B is its missing SyncGroup.
+    let request = |member: &str| {
+        join_request(group, member, &["range"], 30_000).with_rebalance_timeout_ms(1_000)
+    };
+    let mut a = Client::connect(address, "a").await;
+    let joined = a.join(3, request("")).await;
+    let a_id = joined.member_id.to_string();
+    assert_eq!(
+        a.sync(3, sync_request(group, 1, &a_id, &[]))
+            .await
+            .error_code,
+        0
+    );
+    let mut b = Client::connect(address, "b").await;
+    let b_join = tokio::spawn(async move {
+        let joined = b.join(3, request("")).await;
+        (b, joined)
+    });
+    while a.heartbeat(3, group, 1, &a_id).await == 0 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let joined = a.join(3, request(&a_id)).await;
+    assert_eq!((joined.error_code, joined.generation_id), (0, 2));
+    let (mut b, b_joined) = tokio::time::timeout(GUARD, b_join)
+        .await
+        .expect("guard")
+        .expect("task");
+    let b_id = b_joined.member_id.to_string();
+    // The leader syncs; B never does, and is removed when the rebalance timeout passes.
+    assert_eq!(
+        a.sync(3, sync_request(group, 2, &a_id, &[]))
+            .await
+            .error_code,
+        0
+    );
+    let code = tokio::time::timeout(GUARD, async {
+        loop {
+            let code = a.heartbeat(3, group, 2, &a_id).await;
+            if code != 0 {
+                return code;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("guard");
+    // A is told to rejoin (or, had it been slower than its own rebalance timeout, is gone
+    // too); either way B is no member any more.
+    assert!(
+        code == ErrorCode::REBALANCE_IN_PROGRESS.code()
+            || code == ErrorCode::UNKNOWN_MEMBER_ID.code(),
+        "{code}"
+    );
+    assert_eq!(
+        b.heartbeat(3, group, 2, &b_id).await,
+        ErrorCode::UNKNOWN_MEMBER_ID.code()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_rebalance_waits_for_more_members() {
     let group = "initial";
     let limits = GroupLimits {

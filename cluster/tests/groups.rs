@@ -416,6 +416,11 @@ async fn a_real_kafka_broker_answers_the_same() {
     static_member(prepare(broker, group).await, group).await;
     let group = fresh_group("simple");
     simple_commits(prepare(broker, group).await, group, 2).await;
+    let group = fresh_group("no-sync");
+    never_syncs(prepare(broker, group).await, group).await;
+    // Kafka's shortest session (group.min.session.timeout.ms): this one takes 6 s.
+    let group = fresh_group("expiry");
+    expiry(prepare(broker, group).await, group, 6_000).await;
 }
 
 /// A rebalance step by step at the coordinator `address` of `group`, in a cluster of
@@ -764,9 +769,17 @@ async fn rebalance(address: SocketAddr, group: &'static str, brokers: usize) {
 async fn an_expired_session_removes_the_member_and_rebalances() {
     let group = "expiry";
     let (_cluster, address) = cluster_for(group, short_sessions()).await;
+    expiry(address, group, 200).await;
+}
+
+/// A member whose session (of `session_ms`) expires, at the coordinator `address` of
+/// `group`.
+async fn expiry(address: SocketAddr, group: &'static str, session_ms: i32) {
     let mut a = Client::connect(address, "a").await;
     // v3: no MEMBER_ID_REQUIRED before v4. A short session, and no heartbeats after.
-    let joined = a.join(3, join_request(group, "", &["range"], 200)).await;
+    let joined = a
+        .join(3, join_request(group, "", &["range"], session_ms))
+        .await;
     assert_eq!((joined.error_code, joined.generation_id), (0, 1));
     let a_id = joined.member_id.to_string();
     assert_eq!(
@@ -778,7 +791,9 @@ async fn an_expired_session_removes_the_member_and_rebalances() {
     // B joins and waits: A never rejoins, so its session (or the rebalance timeout) ends
     // it, and B's join completes alone, as the leader of generation 2.
     let mut b = Client::connect(address, "b").await;
-    let joined = b.join(3, join_request(group, "", &["range"], 200)).await;
+    let joined = b
+        .join(3, join_request(group, "", &["range"], session_ms))
+        .await;
     assert_eq!(joined.error_code, 0);
     assert_eq!(joined.generation_id, 2);
     assert_eq!(joined.leader, joined.member_id);
@@ -793,6 +808,11 @@ async fn an_expired_session_removes_the_member_and_rebalances() {
 async fn a_member_that_never_syncs_is_removed_at_the_rebalance_timeout() {
     let group = "no-sync";
     let (_cluster, address) = cluster_for(group, short_sessions()).await;
+    never_syncs(address, group).await;
+}
+
+/// A member that sends no SyncGroup, at the coordinator `address` of `group`.
+async fn never_syncs(address: SocketAddr, group: &'static str) {
     // Long sessions, short rebalance timeouts: what removes B is its missing SyncGroup.
     let request = |member: &str| {
         join_request(group, member, &["range"], 30_000).with_rebalance_timeout_ms(1_000)

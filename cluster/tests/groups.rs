@@ -1149,6 +1149,47 @@ async fn the_caps_answer_clear_errors() {
         .join(3, join_request("capped", "", &["range"], 10))
         .await;
     assert_eq!(short.error_code, ErrorCode::INVALID_SESSION_TIMEOUT.code());
+
+    // The bytes all groups hold: member metadata past it is refused at the join, and a
+    // commit past it with OFFSET_METADATA_TOO_LARGE.
+    let limits = GroupLimits {
+        max_bytes: 8 * 1024,
+        ..GroupLimits::default()
+    };
+    // One broker: it coordinates every group.
+    let (cluster, address) = cluster_of(1, "bytes", limits).await;
+    let mut client = Client::connect(address, "bytes").await;
+    let big = JoinGroupRequest::default()
+        .with_group_id("bytes".into())
+        .with_session_timeout_ms(30_000)
+        .with_protocol_type("consumer".into())
+        .with_protocols(vec![JoinGroupRequestProtocol::default()
+            .with_name("range".into())
+            .with_metadata(Bytes::from(vec![0u8; 16 * 1024]))]);
+    assert_eq!(
+        client.join(3, big).await.error_code,
+        ErrorCode::GROUP_MAX_SIZE_REACHED.code()
+    );
+    // 3,000 bytes of metadata a commit (under the 4096 of one commit), each in a group of
+    // its own: the third does not fit in 8 KiB.
+    let mut codes = Vec::new();
+    for group in 0..4 {
+        let request = OffsetCommitRequest::default()
+            .with_group_id(format!("bytes-{group}").as_str().into())
+            .with_generation_id_or_member_epoch(-1)
+            .with_topics(vec![OffsetCommitRequestTopic::default()
+                .with_name("topic".into())
+                .with_partitions(vec![OffsetCommitRequestPartition::default()
+                    .with_committed_offset(1)
+                    .with_committed_metadata(Some("m".repeat(3000).into()))])]);
+        let Response::OffsetCommit(committed) = client.call(8, request).await else {
+            panic!("not OffsetCommit")
+        };
+        codes.push(committed.topics[0].partitions[0].error_code);
+    }
+    let too_large = ErrorCode::OFFSET_METADATA_TOO_LARGE.code();
+    assert_eq!(codes, [0, 0, too_large, too_large]);
+    assert!(cluster.shared().groups().bytes() <= 8 * 1024);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,6 +11,7 @@ use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_codec::messages::leave_group_request::MemberIdentity;
+use kafka_codec::messages::metadata_request::MetadataRequestTopic;
 use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
@@ -21,13 +22,14 @@ use kafka_codec::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
 };
 use kafka_codec::messages::sync_group_request::SyncGroupRequestAssignment;
+use kafka_codec::messages::MetadataRequest;
 use kafka_codec::messages::{
     ConsumerProtocolSubscription, CreateTopicsRequest, DeleteGroupsRequest, DescribeGroupsRequest,
     FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse,
     LeaveGroupRequest, ListGroupsRequest, OffsetCommitRequest, OffsetDeleteRequest,
     OffsetFetchRequest, SyncGroupRequest, SyncGroupResponse,
 };
-use kafka_codec::{ApiKey, ErrorCode, Message, Request, Response, ResponseFrame};
+use kafka_codec::{ApiKey, ErrorCode, Message, Request, Response, ResponseFrame, Uuid};
 use kafka_codec_cluster::groups::{coordinator, GroupLimits};
 use kafka_codec_cluster::Cluster;
 use std::net::SocketAddr;
@@ -999,6 +1001,57 @@ async fn simple_commits(address: SocketAddr, group: &'static str, first_commit: 
         }
     }
     assert_eq!(client.state(group).await, "Empty");
+    // v10 names topics by id, in the commit and in the fetch; an unknown id is its own error.
+    let Response::Metadata(metadata) = client
+        .call(
+            12,
+            MetadataRequest::default().with_topics(Some(vec![
+                MetadataRequestTopic::default().with_name(Some("topic".into()))
+            ])),
+        )
+        .await
+    else {
+        panic!("not Metadata")
+    };
+    let topic_id = metadata.topics[0].topic_id;
+    let by_id = |id: Uuid, offset: i64| {
+        OffsetCommitRequest::default()
+            .with_group_id(group.into())
+            .with_generation_id_or_member_epoch(-1)
+            .with_topics(vec![OffsetCommitRequestTopic::default()
+                .with_topic_id(id)
+                .with_partitions(vec![
+                    OffsetCommitRequestPartition::default().with_committed_offset(offset)
+                ])])
+    };
+    let mut codes = Vec::new();
+    for id in [topic_id, Uuid([7; 16])] {
+        let Response::OffsetCommit(committed) = client.call(10, by_id(id, 500)).await else {
+            panic!("not OffsetCommit")
+        };
+        assert_eq!(committed.topics[0].topic_id, id);
+        codes.push(committed.topics[0].partitions[0].error_code);
+    }
+    assert_eq!(codes, [0, ErrorCode::UNKNOWN_TOPIC_ID.code()]);
+    let Response::OffsetFetch(fetched) = client
+        .call(
+            10,
+            OffsetFetchRequest::default().with_groups(vec![OffsetFetchRequestGroup::default()
+                .with_group_id(group.into())
+                .with_topics(Some(vec![OffsetFetchRequestTopics::default()
+                    .with_topic_id(topic_id)
+                    .with_partition_indexes(vec![0].into())]))]),
+        )
+        .await
+    else {
+        panic!("not OffsetFetch")
+    };
+    let topic = &fetched.groups[0].topics[0];
+    assert_eq!(topic.topic_id, topic_id);
+    assert_eq!(topic.partitions[0].committed_offset, 500);
+    assert_eq!(client.fetch_offset(7, group, "topic").await.0, 500);
+    // Back to the offset the checks below expect.
+    assert_eq!(client.commit(9, group, -1, "", "topic", 109).await, 0);
     // Metadata past offset.metadata.max.bytes.
     let big = OffsetCommitRequest::default()
         .with_group_id(group.into())

@@ -1110,6 +1110,22 @@ impl Groups {
         }
     }
 
+    /// Removes every group's committed offsets of a deleted topic.
+    pub fn remove_topic_offsets(&mut self, topic: &str) {
+        let holding: Vec<String> = self
+            .groups
+            .iter()
+            .filter(|(_, group)| group.offsets.contains_key(topic))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in holding {
+            if let Some(group) = self.groups.get_mut(&id) {
+                group.offsets.remove(topic);
+            }
+            self.recount(&id);
+        }
+    }
+
     /// Removes a committed offset (OffsetDelete, after its checks).
     pub fn delete_offset(&mut self, group_id: &str, topic: &str, partition: i32) {
         if let Some(group) = self.groups.get_mut(group_id) {

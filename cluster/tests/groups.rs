@@ -22,13 +22,13 @@ use kafka_codec::messages::offset_fetch_request::{
     OffsetFetchRequestGroup, OffsetFetchRequestTopic, OffsetFetchRequestTopics,
 };
 use kafka_codec::messages::sync_group_request::SyncGroupRequestAssignment;
-use kafka_codec::messages::MetadataRequest;
 use kafka_codec::messages::{
     ConsumerProtocolSubscription, CreateTopicsRequest, DeleteGroupsRequest, DescribeGroupsRequest,
     FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse,
     LeaveGroupRequest, ListGroupsRequest, OffsetCommitRequest, OffsetDeleteRequest,
     OffsetFetchRequest, SyncGroupRequest, SyncGroupResponse,
 };
+use kafka_codec::messages::{DeleteTopicsRequest, MetadataRequest};
 use kafka_codec::{ApiKey, ErrorCode, Message, Request, Response, ResponseFrame, Uuid};
 use kafka_codec_cluster::groups::{coordinator, GroupLimits};
 use kafka_codec_cluster::Cluster;
@@ -1167,6 +1167,33 @@ async fn simple_commits(address: SocketAddr, group: &'static str, first_commit: 
     assert_eq!(
         deleted.topics[0].partitions[0].error_code,
         ErrorCode::GROUP_SUBSCRIBED_TO_TOPIC.code()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_topics_offsets_go_with_it() {
+    let group = "deleted";
+    let (cluster, address) = cluster_of(1, group, GroupLimits::default()).await;
+    let mut client = Client::connect(address, "deleter").await;
+    assert_eq!(client.commit(8, group, -1, "", "topic", 42).await, 0);
+    assert_eq!(client.fetch_offset(7, group, "topic").await.0, 42);
+    let before = cluster.shared().groups().bytes();
+    let Response::DeleteTopics(deleted) = client
+        .call(
+            5,
+            DeleteTopicsRequest::default().with_topic_names(vec!["topic".into()]),
+        )
+        .await
+    else {
+        panic!("not DeleteTopics")
+    };
+    assert_eq!(deleted.responses[0].error_code, 0);
+    assert!(cluster.shared().groups().bytes() < before);
+    // A topic of the same name later starts with nothing committed.
+    prepare(address, group).await;
+    assert_eq!(
+        client.fetch_offset(7, group, "topic").await,
+        (-1, String::new())
     );
 }
 

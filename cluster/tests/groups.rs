@@ -284,11 +284,35 @@ async fn prepare(bootstrap: SocketAddr, group: &str) -> SocketAddr {
     .await
     .expect("a coordinator before the guard");
     assert_eq!(coordinator.error_code, 0);
-    tokio::net::lookup_host((coordinator.host.to_string(), coordinator.port as u16))
+    let address = tokio::net::lookup_host((coordinator.host.to_string(), coordinator.port as u16))
         .await
         .expect("the coordinator's host")
         .next()
-        .expect("an address")
+        .expect("an address");
+    // A fresh Kafka broker answers COORDINATOR_LOAD_IN_PROGRESS while it loads the group's
+    // partition of __consumer_offsets; wait for it as clients do.
+    let mut coordinator = Client::connect(address, "setup").await;
+    tokio::time::timeout(GUARD, async {
+        loop {
+            let Response::DescribeGroups(described) = coordinator
+                .call(
+                    5,
+                    DescribeGroupsRequest::default().with_groups(vec![group.into()]),
+                )
+                .await
+            else {
+                panic!("not DescribeGroups")
+            };
+            if described.groups[0].error_code != ErrorCode::COORDINATOR_LOAD_IN_PROGRESS.code() {
+                assert_eq!(described.groups[0].error_code, 0);
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the coordinator loaded before the guard");
+    address
 }
 
 /// The broker of `KAFKA_BROKER` (written by tools/kafka-broker/broker.sh).
@@ -663,18 +687,25 @@ async fn rebalance(address: SocketAddr, group: &'static str, brokers: usize) {
         ]
     );
     // ListGroups at its coordinator, by state.
-    for (filter, listed) in [("stable", true), ("Empty", false)] {
+    let filters = [
+        ("stable", "classic", true),
+        ("Empty", "classic", false),
+        ("Stable", "consumer", false),
+    ];
+    for (filter, kind, listed) in filters {
         let Response::ListGroups(groups) = a
             .call(
                 5,
-                ListGroupsRequest::default().with_states_filter(vec![filter.into()]),
+                ListGroupsRequest::default()
+                    .with_states_filter(vec![filter.into()])
+                    .with_types_filter(vec![kind.into()]),
             )
             .await
         else {
             panic!("not ListGroups")
         };
         let found = groups.groups.iter().any(|g| g.group_id.as_str() == group);
-        assert_eq!(found, listed, "{filter}");
+        assert_eq!(found, listed, "{filter} {kind}");
     }
     // A group with members is not deleted.
     let Response::DeleteGroups(deleted) = a
@@ -764,6 +795,21 @@ async fn rebalance(address: SocketAddr, group: &'static str, brokers: usize) {
     expected.sort();
     assert_eq!(errors, expected);
     assert_eq!(a.state(group).await, "Dead");
+    // From v6 a group not held is also an error.
+    let Response::DescribeGroups(described) = a
+        .call(
+            6,
+            DescribeGroupsRequest::default().with_groups(vec![group.into()]),
+        )
+        .await
+    else {
+        panic!("not DescribeGroups")
+    };
+    assert_eq!(
+        described.groups[0].error_code,
+        ErrorCode::GROUP_ID_NOT_FOUND.code()
+    );
+    assert_eq!(described.groups[0].group_state.as_str(), "Dead");
     assert_eq!(a.fetch_offset(7, group, "topic").await, (-1, String::new()));
 }
 

@@ -14,7 +14,7 @@ say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 # KAFKA_BROKER_SASL_SSL, KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS, KAFKA_TLS_* and
 # KAFKA_TAP_TLS_* (all written by broker.sh). The step tap_sasl is defined below but not run by
 # default (see there); `bash tools/ci-live.sh tap_sasl` runs it by name.
-steps=(live_broker clients quorum_describe quorum_kafka_tool tap tap_tls tap_mtls pcap tap_deny)
+steps=(live_broker clients cluster_groups quorum_describe quorum_kafka_tool tap tap_tls tap_mtls pcap tap_deny)
 step_live_broker() { cargo test --test live live_broker:: -- --ignored --nocapture --skip clients_; }
 # librdkafka, kafka-python and aiokafka produce known records with every codec; the test
 # fetches their batches with our framing and reads them (tools/clients/produce_known.py).
@@ -23,6 +23,10 @@ step_clients() {
         cargo test --test live live_broker::clients_ -- --ignored --nocapture
 }
 # `kafka-codec quorum describe` against this node's controller (DescribeQuorum v2).
+# The in-memory cluster's group tests, their assertions as written, against the real broker.
+step_cluster_groups() {
+    cargo test -p kafka-codec-cluster --test groups -- --ignored --nocapture
+}
 step_quorum_describe() {
     cargo test -p kafka-codec-cli --test quorum -- --ignored --exact \
         quorum_live::quorum_describe_reads_a_real_kafka_controller --nocapture
@@ -68,6 +72,7 @@ step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 
 # Build first, so the broker does not idle through a compile.
 cargo test --test live --no-run
+cargo test -p kafka-codec-cluster --test groups --no-run
 cargo test -p kafka-codec-cli --test quorum --no-run
 cargo build -p kafka-codec-cli
 

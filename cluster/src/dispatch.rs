@@ -28,7 +28,7 @@ pub async fn dispatch(
     peer: SocketAddr,
     request: &IncomingRequest,
 ) -> Reply {
-    let reply = decide(shared, node_id, request).await;
+    let reply = decide(shared, node_id, peer, request).await;
     if let Some(observer) = &shared.observer {
         (observer.0)(&Served {
             node_id,
@@ -40,7 +40,12 @@ pub async fn dispatch(
     reply
 }
 
-async fn decide(shared: &Shared, node_id: i32, request: &IncomingRequest) -> Reply {
+async fn decide(
+    shared: &Shared,
+    node_id: i32,
+    peer: SocketAddr,
+    request: &IncomingRequest,
+) -> Reply {
     // A newer client's ApiVersions, read as an empty v0 request: Kafka answers
     // UNSUPPORTED_VERSION at v0 with its own ApiVersions range, so the client retries lower.
     if request.is_unsupported_api_versions() {
@@ -63,6 +68,7 @@ async fn decide(shared: &Shared, node_id: i32, request: &IncomingRequest) -> Rep
         shared,
         node_id,
         version: request.api_version,
+        peer,
     };
     let response = handlers::handle(&context, request).await;
     if !request.expects_response() {

@@ -21,6 +21,7 @@
 
 pub mod broker;
 pub mod dispatch;
+pub mod groups;
 pub mod handlers;
 pub mod state;
 
@@ -91,12 +92,21 @@ pub struct Shared {
     pub(crate) options: DecodeOptions,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) observer: Option<RequestObserver>,
+    /// The group coordinators' state (classic groups and committed offsets).
+    groups: Mutex<groups::Groups>,
+    /// Woken after every change to the groups, for the timers of [`groups::run_timers`].
+    pub(crate) groups_changed: Notify,
 }
 
 impl Shared {
     /// The cluster's state, locked. Never held across an await.
     pub fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The groups, locked. Never held across an await, nor together with [`Shared::state`].
+    pub fn groups(&self) -> MutexGuard<'_, groups::Groups> {
+        self.groups.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -159,6 +169,7 @@ pub struct ClusterBuilder {
     idle_timeout: Option<Duration>,
     max_frame: usize,
     observer: Option<RequestObserver>,
+    group_limits: groups::GroupLimits,
 }
 
 impl Default for ClusterBuilder {
@@ -174,6 +185,7 @@ impl Default for ClusterBuilder {
             // Kafka's `socket.request.max.bytes` default.
             max_frame: 100 * 1024 * 1024,
             observer: None,
+            group_limits: groups::GroupLimits::default(),
         }
     }
 }
@@ -239,6 +251,13 @@ impl ClusterBuilder {
         self
     }
 
+    /// The group coordinator's caps and session timeout bounds (default: Kafka's timeouts,
+    /// 10,000 groups, 1,000 members a group, 64 MiB).
+    pub fn group_limits(mut self, limits: groups::GroupLimits) -> Self {
+        self.group_limits = limits;
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
         let mut listeners = Vec::with_capacity(self.brokers);
@@ -273,6 +292,8 @@ impl ClusterBuilder {
             },
             idle_timeout: self.idle_timeout,
             observer: self.observer,
+            groups: Mutex::new(groups::Groups::new(self.group_limits)),
+            groups_changed: Notify::new(),
         });
         let (stop, stopped) = watch::channel(());
         for (node_id, listener) in listeners.into_iter().enumerate() {
@@ -283,6 +304,7 @@ impl ClusterBuilder {
                 stopped.clone(),
             ));
         }
+        tokio::spawn(groups::run_timers(Arc::clone(&shared), stopped.clone()));
         tokio::spawn(broker::relieve_memory_pressure(
             Arc::clone(&shared),
             stopped,

@@ -147,7 +147,7 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         panic!("not ApiVersions")
     };
     let keys: Vec<i16> = body.api_keys.iter().map(|api| api.api_key).collect();
-    for api in [
+    let served = [
         ApiKey::Produce,
         ApiKey::Fetch,
         ApiKey::ListOffsets,
@@ -155,7 +155,19 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         ApiKey::ApiVersions,
         ApiKey::CreateTopics,
         ApiKey::DeleteTopics,
-    ] {
+        ApiKey::FindCoordinator,
+        ApiKey::JoinGroup,
+        ApiKey::SyncGroup,
+        ApiKey::Heartbeat,
+        ApiKey::LeaveGroup,
+        ApiKey::OffsetCommit,
+        ApiKey::OffsetFetch,
+        ApiKey::DescribeGroups,
+        ApiKey::ListGroups,
+        ApiKey::DeleteGroups,
+        ApiKey::OffsetDelete,
+    ];
+    for api in served {
         let listed = body
             .api_keys
             .iter()
@@ -167,12 +179,19 @@ async fn produce_fetch_and_list_offsets_round_trip() {
             "{api}"
         );
     }
-    assert_eq!(keys.len(), 7, "nothing else advertised: {keys:?}");
+    assert_eq!(
+        keys.len(),
+        served.len(),
+        "nothing else advertised: {keys:?}"
+    );
     // An API not advertised closes the connection, as Kafka does.
     let mut other = Client::connect(leader).await;
     assert!(
         other
-            .closed_after(0, kafka_codec::messages::FindCoordinatorRequest::default())
+            .closed_after(
+                0,
+                kafka_codec::messages::ShareGroupHeartbeatRequest::default()
+            )
             .await
     );
 
@@ -607,14 +626,17 @@ async fn the_request_observer_sees_answers_and_closes() {
     client.call(3, ApiVersionsRequest::default()).await;
     assert!(
         client
-            .closed_after(4, kafka_codec::messages::FindCoordinatorRequest::default())
+            .closed_after(
+                1,
+                kafka_codec::messages::ShareGroupHeartbeatRequest::default()
+            )
             .await
     );
     assert_eq!(
         *seen.lock().unwrap(),
         [
             "ApiVersions v3 broker 0: answered",
-            "FindCoordinator v4 broker 0: closed: FindCoordinator v4 is not served",
+            "ShareGroupHeartbeat v1 broker 0: closed: ShareGroupHeartbeat v1 is not served",
         ]
     );
 }

@@ -1,6 +1,8 @@
 //! librdkafka (python confluent-kafka) against the cluster: its admin client creates a
 //! topic, its producer sends 1,000 records, an assigned consumer reads them back
-//! (`tools/clients/cluster_librdkafka.py` checks every record). Needs the clients' venv:
+//! (`tools/clients/cluster_librdkafka.py` checks every record); two consumers of one group
+//! share a topic of 4 partitions, commit, and one takes over when the other leaves
+//! (`tools/clients/cluster_librdkafka_group.py`). Needs the clients' venv:
 //!
 //! ```text
 //! KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) \
@@ -14,6 +16,18 @@ use std::time::Duration;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
 async fn librdkafka_produces_and_consumes_a_thousand_records() {
+    run_script("cluster_librdkafka.py").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_consumer_group_shares_commits_and_takes_over() {
+    run_script("cluster_librdkafka_group.py").await;
+}
+
+/// Runs a client script of `tools/clients` against a fresh 3-broker cluster with its
+/// bootstrap servers and 1,000 records.
+async fn run_script(name: &str) {
     let python = std::env::var("KAFKA_CLIENTS_PYTHON")
         .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
     let cluster = Cluster::builder()
@@ -21,8 +35,9 @@ async fn librdkafka_produces_and_consumes_a_thousand_records() {
         .build()
         .await
         .expect("cluster");
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/clients/cluster_librdkafka.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tools/clients")
+        .join(name);
     let run = tokio::process::Command::new(python)
         .arg(script)
         .arg(cluster.bootstrap())

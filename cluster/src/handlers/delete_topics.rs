@@ -1,4 +1,5 @@
-//! DeleteTopics: by name (v0-v5) or by name or id (v6+); the topic and its logs go at once.
+//! DeleteTopics: by name (v0-v5) or by name or id (v6+); the topic and its logs go at once,
+//! and the offsets groups committed for it, as Kafka's coordinator drops them.
 
 use super::Context;
 use kafka_codec::messages::delete_topics_response::DeletableTopicResult;
@@ -22,6 +23,7 @@ pub fn handle(context: &Context<'_>, request: &DeleteTopicsRequest) -> DeleteTop
             .collect()
     };
     let mut state = context.shared.state();
+    let mut deleted = Vec::new();
     let responses = wanted
         .into_iter()
         .map(|(name, id)| {
@@ -37,6 +39,7 @@ pub fn handle(context: &Context<'_>, request: &DeleteTopicsRequest) -> DeleteTop
             match found {
                 Some((name, id)) => {
                     state.remove_topic(&name);
+                    deleted.push(name.clone());
                     // Topic ids are in v6+ only.
                     let id = if context.version >= 6 { id } else { Uuid::ZERO };
                     DeletableTopicResult::default()
@@ -57,5 +60,10 @@ pub fn handle(context: &Context<'_>, request: &DeleteTopicsRequest) -> DeleteTop
             }
         })
         .collect();
+    drop(state);
+    let mut groups = context.shared.groups();
+    for name in &deleted {
+        groups.remove_topic_offsets(name);
+    }
     DeleteTopicsResponse::default().with_responses(responses)
 }

@@ -4,15 +4,27 @@
 
 mod api_versions;
 mod create_topics;
+mod delete_groups;
 mod delete_topics;
+mod describe_groups;
 mod fetch;
+mod find_coordinator;
+mod heartbeat;
+mod join_group;
+mod leave_group;
+mod list_groups;
 mod list_offsets;
 mod metadata;
+mod offset_commit;
+mod offset_delete;
+mod offset_fetch;
 mod produce;
+mod sync_group;
 
 use crate::Shared;
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
 use kafka_codec::{ApiKey, Request, Response};
+use std::net::SocketAddr;
 
 /// What a handler knows besides its request.
 #[derive(Debug, Clone, Copy)]
@@ -23,6 +35,8 @@ pub struct Context<'a> {
     pub node_id: i32,
     /// The request's version, which the response is written at.
     pub version: i16,
+    /// The client's address.
+    pub peer: SocketAddr,
 }
 
 impl Context<'_> {
@@ -31,10 +45,15 @@ impl Context<'_> {
     pub fn leader_of(&self, partition: i32) -> i32 {
         partition.rem_euclid(self.shared.brokers.len() as i32)
     }
+
+    /// Whether this broker coordinates `group_id` (others answer NOT_COORDINATOR).
+    pub fn coordinates(&self, group_id: &str) -> bool {
+        crate::groups::coordinator(group_id, self.shared.brokers.len()) == self.node_id
+    }
 }
 
 /// The APIs served, each at every version this crate knows.
-const SERVED: [ApiKey; 7] = [
+const SERVED: [ApiKey; 18] = [
     api_versions::API,
     metadata::API,
     create_topics::API,
@@ -42,6 +61,18 @@ const SERVED: [ApiKey; 7] = [
     produce::API,
     fetch::API,
     list_offsets::API,
+    // Classic groups and their offsets.
+    find_coordinator::API,
+    join_group::API,
+    sync_group::API,
+    heartbeat::API,
+    leave_group::API,
+    offset_commit::API,
+    offset_fetch::API,
+    describe_groups::API,
+    list_groups::API,
+    delete_groups::API,
+    offset_delete::API,
 ];
 
 /// What ApiVersions lists.
@@ -60,6 +91,20 @@ pub async fn handle(context: &Context<'_>, request: &IncomingRequest) -> Option<
         Request::Produce(body) => produce::handle(context, body).into(),
         Request::Fetch(body) => fetch::handle(context, body).await.into(),
         Request::ListOffsets(body) => list_offsets::handle(context, body).into(),
+        Request::FindCoordinator(body) => find_coordinator::handle(context, body).into(),
+        Request::JoinGroup(body) => {
+            let client_id = request.header.client_id.as_deref().unwrap_or_default();
+            join_group::handle(context, body, client_id).await.into()
+        }
+        Request::SyncGroup(body) => sync_group::handle(context, body).await.into(),
+        Request::Heartbeat(body) => heartbeat::handle(context, body).into(),
+        Request::LeaveGroup(body) => leave_group::handle(context, body).into(),
+        Request::OffsetCommit(body) => offset_commit::handle(context, body).into(),
+        Request::OffsetFetch(body) => offset_fetch::handle(context, body).into(),
+        Request::DescribeGroups(body) => describe_groups::handle(context, body).into(),
+        Request::ListGroups(body) => list_groups::handle(context, body).into(),
+        Request::DeleteGroups(body) => delete_groups::handle(context, body).into(),
+        Request::OffsetDelete(body) => offset_delete::handle(context, body).into(),
         _ => return None,
     })
 }

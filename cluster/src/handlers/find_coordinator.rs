@@ -1,0 +1,75 @@
+//! FindCoordinator: the broker that coordinates a group (the rule is in
+//! [`groups::coordinator`]), one key at v0-v3 and a batch of keys at v4+. Transaction
+//! coordinators are not served yet (COORDINATOR_NOT_AVAILABLE, which clients retry); other
+//! key types are INVALID_REQUEST, as Kafka answers a type it does not know.
+
+use super::Context;
+use crate::groups;
+use kafka_codec::messages::find_coordinator_response::Coordinator;
+use kafka_codec::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
+use kafka_codec::{ApiKey, ErrorCode};
+
+pub const API: ApiKey = ApiKey::FindCoordinator;
+
+const GROUP: i8 = 0;
+const TRANSACTION: i8 = 1;
+
+/// The node, host, port, error and message for one key.
+fn find(
+    context: &Context<'_>,
+    key_type: i8,
+    key: &str,
+) -> (i32, String, i32, ErrorCode, Option<String>) {
+    let error =
+        |code: ErrorCode, message: &str| (-1, String::new(), -1, code, Some(message.to_string()));
+    match key_type {
+        GROUP => {
+            let node = groups::coordinator(key, context.shared.brokers.len());
+            let broker = &context.shared.brokers[node as usize];
+            (
+                node,
+                broker.address.ip().to_string(),
+                i32::from(broker.address.port()),
+                ErrorCode::NONE,
+                // Kafka writes `Errors.message()`, which is "NONE" for no error.
+                Some("NONE".into()),
+            )
+        }
+        TRANSACTION => error(
+            ErrorCode::COORDINATOR_NOT_AVAILABLE,
+            "transactions are not served by this cluster",
+        ),
+        _ => error(ErrorCode::INVALID_REQUEST, "unknown coordinator key type"),
+    }
+}
+
+pub fn handle(context: &Context<'_>, request: &FindCoordinatorRequest) -> FindCoordinatorResponse {
+    if context.version >= 4 {
+        let coordinators = request
+            .coordinator_keys
+            .iter()
+            .map(|key| {
+                let (node, host, port, error, message) = find(context, request.key_type, key);
+                Coordinator::default()
+                    .with_key(key.clone())
+                    .with_node_id(node)
+                    .with_host(host.into())
+                    .with_port(port)
+                    .with_error_code(error.code())
+                    .with_error_message(message.map(Into::into))
+            })
+            .collect();
+        return FindCoordinatorResponse::default().with_coordinators(coordinators);
+    }
+    let (node, host, port, error, message) = find(context, request.key_type, &request.key);
+    let response = FindCoordinatorResponse::default()
+        .with_node_id(node)
+        .with_host(host.into())
+        .with_port(port)
+        .with_error_code(error.code());
+    if context.version >= 1 {
+        response.with_error_message(message.map(Into::into))
+    } else {
+        response
+    }
+}

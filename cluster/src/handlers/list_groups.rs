@@ -1,0 +1,38 @@
+//! ListGroups: the groups this broker coordinates (clients ask every broker), filtered by
+//! state (v4+, case-insensitive as Kafka's) and type (v5+; every group here is "classic").
+
+use super::Context;
+use kafka_codec::messages::list_groups_response::ListedGroup;
+use kafka_codec::messages::{ListGroupsRequest, ListGroupsResponse};
+use kafka_codec::ApiKey;
+
+pub const API: ApiKey = ApiKey::ListGroups;
+
+const CLASSIC: &str = "classic";
+
+pub fn handle(context: &Context<'_>, request: &ListGroupsRequest) -> ListGroupsResponse {
+    let groups = context.shared.groups();
+    let wanted = |filter: &[_], value: &str| {
+        filter.is_empty()
+            || filter
+                .iter()
+                .any(|f: &kafka_codec::Utf8Bytes| f.eq_ignore_ascii_case(value))
+    };
+    let listed = groups
+        .groups
+        .iter()
+        .filter(|(id, _)| context.coordinates(id))
+        .filter(|(_, group)| {
+            context.version < 4 || wanted(&request.states_filter, group.state.name())
+        })
+        .filter(|_| context.version < 5 || wanted(&request.types_filter, CLASSIC))
+        .map(|(id, group)| {
+            ListedGroup::default()
+                .with_group_id(id.clone().into())
+                .with_protocol_type(group.protocol_type.clone().unwrap_or_default().into())
+                .with_group_state(group.state.name().into())
+                .with_group_type(CLASSIC.into())
+        })
+        .collect();
+    ListGroupsResponse::default().with_groups(listed)
+}

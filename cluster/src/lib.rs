@@ -22,6 +22,7 @@
 pub mod broker;
 pub mod dispatch;
 pub mod handlers;
+pub mod release;
 pub mod state;
 
 use dispatch::Reply;
@@ -30,6 +31,7 @@ use kafka_codec::{DecodeLimits, DecodeOptions};
 use kafka_codec_server::budget::{Budget, DEFAULT_BUDGET};
 use kafka_codec_server::metrics::Metrics;
 use kafka_codec_server::registry::Registry;
+use release::Release;
 use state::{Retention, State};
 use std::io;
 use std::net::SocketAddr;
@@ -81,8 +83,11 @@ pub struct Shared {
     pub brokers: Vec<BrokerAddress>,
     /// The cluster id Metadata names.
     pub cluster_id: String,
-    /// What ApiVersions lists: exactly the APIs that have a handler.
+    /// What ApiVersions lists: exactly the APIs that have a handler, at the versions of the
+    /// release the cluster answers as.
     pub advertised: SupportedVersions,
+    /// The Kafka release the cluster answers as (`None`: every version this crate knows).
+    pub release: Option<Release>,
     pub(crate) budget: Arc<Budget>,
     pub(crate) registry: Arc<Registry>,
     /// Requests, bytes, latencies and connections, counted as the tap and `quorum serve`
@@ -159,6 +164,7 @@ pub struct ClusterBuilder {
     idle_timeout: Option<Duration>,
     max_frame: usize,
     observer: Option<RequestObserver>,
+    release: Option<Release>,
 }
 
 impl Default for ClusterBuilder {
@@ -174,6 +180,7 @@ impl Default for ClusterBuilder {
             // Kafka's `socket.request.max.bytes` default.
             max_frame: 100 * 1024 * 1024,
             observer: None,
+            release: None,
         }
     }
 }
@@ -239,6 +246,16 @@ impl ClusterBuilder {
         self
     }
 
+    /// Answers as `release`'s brokers did (`--as-version`): ApiVersions lists that release's
+    /// versions of the APIs served, a request above them closes the connection, and a release
+    /// older than ApiVersions (0.8, 0.9) closes the connection on one. Default: every version
+    /// this crate knows, those of the newest release and those that 4.0 removed (KIP-896),
+    /// so that a client of any age connects.
+    pub fn as_version(mut self, release: Release) -> Self {
+        self.release = Some(release);
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
         let mut listeners = Vec::with_capacity(self.brokers);
@@ -260,7 +277,11 @@ impl ClusterBuilder {
             appended: Notify::new(),
             brokers,
             cluster_id,
-            advertised: handlers::advertised(),
+            advertised: match self.release {
+                Some(release) => release.limit(&handlers::advertised()),
+                None => handlers::advertised(),
+            },
+            release: self.release,
             metrics: Metrics::new(Arc::clone(&budget), self.max_connections),
             budget,
             registry: Registry::new(self.max_connections),

@@ -22,6 +22,7 @@
 pub mod broker;
 pub mod dispatch;
 pub mod handlers;
+pub mod producers;
 pub mod release;
 pub mod state;
 

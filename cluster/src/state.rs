@@ -6,6 +6,7 @@
 //! by bytes, as Kafka's `retention.bytes` drops whole segments: when a partition or the
 //! cluster holds more than its cap, the oldest batches go and the log start moves past them.
 
+use crate::producers::{PartitionProducers, ProducerIds};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::Uuid;
 use std::collections::hash_map::RandomState;
@@ -51,6 +52,8 @@ pub struct PartitionLog {
     log_start: i64,
     high_watermark: i64,
     bytes: usize,
+    /// The idempotent producers that wrote here: their epochs and last batches.
+    pub producers: PartitionProducers,
 }
 
 impl PartitionLog {
@@ -143,6 +146,8 @@ pub struct State {
     retention: Retention,
     bytes: usize,
     ids: RandomState,
+    /// The producer ids InitProducerId hands out.
+    pub producer_ids: ProducerIds,
 }
 
 impl State {
@@ -153,6 +158,7 @@ impl State {
             retention,
             bytes: 0,
             ids: RandomState::new(),
+            producer_ids: ProducerIds::default(),
         }
     }
 

@@ -103,6 +103,22 @@ impl PartitionLog {
         batch.bytes.len()
     }
 
+    /// Moves the log start up to `offset` (DeleteRecords), dropping the batches wholly
+    /// before it; a batch holding `offset` stays, as Kafka keeps the segment holding the new
+    /// log start, and a fetch below the new start is out of range. The bytes freed.
+    fn delete_before(&mut self, offset: i64) -> usize {
+        let mut freed = 0;
+        while self
+            .batches
+            .front()
+            .is_some_and(|batch| batch.next_offset <= offset)
+        {
+            freed += self.drop_oldest();
+        }
+        self.log_start = self.log_start.max(offset);
+        freed
+    }
+
     /// The batches from the one holding `offset` on, up to `max_bytes` (the first batch is
     /// returned whole whatever its size, as Kafka does so that a consumer always moves on).
     pub fn read(&self, offset: i64, max_bytes: usize) -> Vec<Bytes> {
@@ -196,6 +212,24 @@ impl State {
                 .map(PartitionLog::bytes)
                 .sum::<usize>();
         }
+    }
+
+    /// Moves the log start of `topic`'s `partition` (which must exist) up to `offset`, at
+    /// most its high watermark (DeleteRecords); the new log start.
+    pub fn delete_records(&mut self, topic: &str, partition: usize, offset: i64) -> i64 {
+        let log = &mut self
+            .topics
+            .get_mut(topic)
+            .expect("the handler found the topic")
+            .partitions[partition];
+        let offset = offset.min(log.high_watermark());
+        self.bytes -= log.delete_before(offset);
+        log.log_start()
+    }
+
+    /// The retention caps.
+    pub fn retention(&self) -> Retention {
+        self.retention
     }
 
     /// Bytes held by all logs.

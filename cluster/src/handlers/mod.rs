@@ -3,12 +3,17 @@
 //! exactly these APIs, so ApiVersions never names one that is then refused.
 
 mod api_versions;
+mod create_partitions;
 mod create_topics;
+mod delete_records;
 mod delete_topics;
+mod describe_cluster;
+mod describe_log_dirs;
 mod fetch;
 mod init_producer_id;
 mod list_offsets;
 mod metadata;
+mod offset_for_leader_epoch;
 mod produce;
 
 use crate::Shared;
@@ -36,7 +41,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 8] = [
+const SERVED: [ApiKey; 13] = [
     api_versions::API,
     metadata::API,
     create_topics::API,
@@ -45,6 +50,11 @@ const SERVED: [ApiKey; 8] = [
     fetch::API,
     list_offsets::API,
     init_producer_id::API,
+    describe_cluster::API,
+    create_partitions::API,
+    delete_records::API,
+    offset_for_leader_epoch::API,
+    describe_log_dirs::API,
 ];
 
 /// What ApiVersions lists.
@@ -64,6 +74,13 @@ pub async fn handle(context: &Context<'_>, request: &IncomingRequest) -> Option<
         Request::Fetch(body) => fetch::handle(context, body).await.into(),
         Request::ListOffsets(body) => list_offsets::handle(context, body).into(),
         Request::InitProducerId(body) => init_producer_id::handle(context, body).into(),
+        Request::DescribeCluster(body) => describe_cluster::handle(context, body).into(),
+        Request::CreatePartitions(body) => create_partitions::handle(context, body).into(),
+        Request::DeleteRecords(body) => delete_records::handle(context, body).into(),
+        Request::OffsetForLeaderEpoch(body) => {
+            offset_for_leader_epoch::handle(context, body).into()
+        }
+        Request::DescribeLogDirs(body) => describe_log_dirs::handle(context, body).into(),
         _ => return None,
     })
 }

@@ -297,3 +297,39 @@ fn every_release_line_from_0_8_to_4_4_is_known() {
         assert!(names.contains(&line), "{line} missing from {names:?}");
     }
 }
+
+/// kafka-python against a cluster per release: what the cluster lists equals, API by API,
+/// the ApiVersions answers kafka-python recorded from real brokers of each release
+/// (`tools/clients/cluster_release_versions.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python kafka-python (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn kafka_python_sees_what_real_brokers_of_each_release_listed() {
+    let python = std::env::var("KAFKA_CLIENTS_PYTHON")
+        .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
+    let mut clusters = Vec::new();
+    let mut pairs = Vec::new();
+    for release in Release::all() {
+        let cluster = Cluster::builder()
+            .as_version(release)
+            .build()
+            .await
+            .expect("cluster");
+        pairs.push(format!("{release}={}", cluster.bootstrap()));
+        clusters.push(cluster);
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tools/clients/cluster_release_versions.py");
+    let run = tokio::process::Command::new(python)
+        .arg(script)
+        .args(&pairs)
+        .kill_on_drop(true)
+        .output();
+    // A hang guard, not a measurement.
+    let output = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the client finished")
+        .expect("the client started");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    assert!(output.status.success(), "kafka-python: {}", output.status);
+}

@@ -22,13 +22,16 @@ use tokio::net::TcpStream;
 /// A hang guard, not a measurement.
 const GUARD: Duration = Duration::from_secs(30);
 
+/// API key → (min, max).
+type Versions = BTreeMap<i16, (i16, i16)>;
+
 /// Release name → API key → (min, max) as its ApiVersions listed them, from the committed
 /// table.
-fn expected_table() -> Vec<(String, BTreeMap<i16, (i16, i16)>)> {
+fn expected_table() -> Vec<(String, Versions)> {
     let text = include_str!("../release-api-versions.tsv");
     let mut rows = text.lines().filter(|line| !line.starts_with('#'));
     let header: Vec<&str> = rows.next().expect("a header").split('\t').collect();
-    let mut releases: Vec<(String, BTreeMap<i16, (i16, i16)>)> = header[2..]
+    let mut releases: Vec<(String, Versions)> = header[2..]
         .iter()
         .map(|name| (name.to_string(), BTreeMap::new()))
         .collect();

@@ -20,6 +20,7 @@
 //! is in the README.
 
 pub mod broker;
+pub mod configs;
 pub mod dispatch;
 pub mod handlers;
 pub mod producers;

@@ -6,6 +6,7 @@
 //! by bytes, as Kafka's `retention.bytes` drops whole segments: when a partition or the
 //! cluster holds more than its cap, the oldest batches go and the log start moves past them.
 
+use crate::configs::Overrides;
 use crate::producers::{PartitionProducers, ProducerIds};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::Uuid;
@@ -164,6 +165,8 @@ pub struct State {
     ids: RandomState,
     /// The producer ids InitProducerId hands out.
     pub producer_ids: ProducerIds,
+    /// Topic and broker config overrides.
+    pub configs: Overrides,
 }
 
 impl State {
@@ -175,6 +178,7 @@ impl State {
             bytes: 0,
             ids: RandomState::new(),
             producer_ids: ProducerIds::default(),
+            configs: Overrides::default(),
         }
     }
 
@@ -205,6 +209,7 @@ impl State {
 
     /// Removes a topic and its logs.
     pub fn remove_topic(&mut self, name: &str) {
+        self.configs.topics.remove(name);
         if let Some(topic) = self.topics.remove(name) {
             self.bytes -= topic
                 .partitions

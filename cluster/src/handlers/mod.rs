@@ -2,14 +2,17 @@
 //! answers its request by reading or changing the cluster's state. [`advertised`] lists
 //! exactly these APIs, so ApiVersions never names one that is then refused.
 
+mod alter_configs;
 mod api_versions;
 mod create_partitions;
 mod create_topics;
 mod delete_records;
 mod delete_topics;
 mod describe_cluster;
+mod describe_configs;
 mod describe_log_dirs;
 mod fetch;
+mod incremental_alter_configs;
 mod init_producer_id;
 mod list_offsets;
 mod metadata;
@@ -41,7 +44,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 13] = [
+const SERVED: [ApiKey; 16] = [
     api_versions::API,
     metadata::API,
     create_topics::API,
@@ -55,6 +58,9 @@ const SERVED: [ApiKey; 13] = [
     delete_records::API,
     offset_for_leader_epoch::API,
     describe_log_dirs::API,
+    describe_configs::API,
+    alter_configs::API,
+    incremental_alter_configs::API,
 ];
 
 /// What ApiVersions lists.
@@ -81,6 +87,11 @@ pub async fn handle(context: &Context<'_>, request: &IncomingRequest) -> Option<
             offset_for_leader_epoch::handle(context, body).into()
         }
         Request::DescribeLogDirs(body) => describe_log_dirs::handle(context, body).into(),
+        Request::DescribeConfigs(body) => describe_configs::handle(context, body).into(),
+        Request::AlterConfigs(body) => alter_configs::handle(context, body).into(),
+        Request::IncrementalAlterConfigs(body) => {
+            incremental_alter_configs::handle(context, body).into()
+        }
         _ => return None,
     })
 }

@@ -116,8 +116,8 @@ pub struct Definition {
     pub sensitive: bool,
     /// Whether a running broker cannot change it (broker configs only).
     pub read_only: bool,
-    /// The broker config a topic config's default comes from (`log.retention.hours` for
-    /// `retention.ms`).
+    /// A topic config's primary broker synonym (`log.retention.ms` for `retention.ms`), the
+    /// one DescribeConfigs names when it has a value.
     pub synonym: Option<String>,
 }
 
@@ -172,6 +172,27 @@ pub struct Overrides {
     /// Per broker resource name (a broker id, or empty for every broker), its dynamic
     /// overrides.
     pub brokers: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl Overrides {
+    /// What a freshly formatted Kafka 4 cluster holds: the cluster-wide `min.insync.replicas`
+    /// at its default, which `kafka-storage format` writes (for eligible leader replicas,
+    /// KIP-966), so topics describe it as a dynamic cluster default as they do on Kafka.
+    pub fn formatted() -> Overrides {
+        let mut overrides = Overrides::default();
+        if let Some(value) = definitions()
+            .broker
+            .get("min.insync.replicas")
+            .and_then(|d| d.default.clone())
+        {
+            overrides
+                .brokers
+                .entry(String::new())
+                .or_default()
+                .insert("min.insync.replicas".to_owned(), value);
+        }
+        overrides
+    }
 }
 
 /// Checks `name = value` against `definitions` (the topic or broker table): the name must be
@@ -291,7 +312,7 @@ mod tests {
         let definitions = definitions();
         let retention = &definitions.topic["retention.ms"];
         assert_eq!(retention.kind, Kind::Long);
-        assert_eq!(retention.synonym.as_deref(), Some("log.retention.hours"));
+        assert_eq!(retention.synonym.as_deref(), Some("log.retention.ms"));
         assert!(definitions.broker.contains_key("log.retention.hours"));
         assert!(definitions.broker.len() > definitions.topic.len());
     }

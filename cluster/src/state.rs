@@ -178,7 +178,7 @@ impl State {
             bytes: 0,
             ids: RandomState::new(),
             producer_ids: ProducerIds::default(),
-            configs: Overrides::default(),
+            configs: Overrides::formatted(),
         }
     }
 

@@ -2,11 +2,13 @@
 // read from Kafka's own ConfigDefs: every topic config (LogConfig) with the default a broker
 // with default settings gives it (the first of its broker synonyms, such as
 // log.retention.hours for retention.ms, that has a default, converted as the broker converts
-// it; else the topic config's own default), and every broker config (AbstractKafkaConfig)
-// with its default and whether it can be changed without a restart
-// (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS). One tab-separated line each: scope (topic or
-// broker), name, type, default (`\N`: none), sensitive (PASSWORD type), read-only, and the
-// broker synonym the topic default comes from (`-`: none). Run by
+// it; else the topic config's own default), and every broker config (AbstractKafkaConfig,
+// internal ones left out as DescribeConfigs leaves them out) with its default and whether it
+// can be changed without a restart (DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS). One
+// tab-separated line each: scope (topic or broker), name, type, default (`\N`: none),
+// sensitive (PASSWORD type), read-only, and a topic config's primary broker synonym
+// (ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS: log.retention.ms for retention.ms; `-`:
+// none), the one a broker names in its synonyms when it has a value. Run by
 // tools/config-defaults/run.sh in Java's single-file source mode with the broker's jars on
 // the class path.
 //
@@ -31,7 +33,8 @@ public class ConfigDefaults {
             if (!LogConfig.nonInternalConfigNames().contains(name)) continue;
             ConfigDef.ConfigKey key = topic.get(name);
             String value = null;
-            String from = "-";
+            boolean found = false;
+            String primary = ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS.getOrDefault(name, "-");
             List<ConfigSynonym> synonyms =
                 ServerTopicConfigSynonyms.ALL_TOPIC_CONFIG_SYNONYMS.getOrDefault(name, List.of());
             for (ConfigSynonym synonym : synonyms) {
@@ -39,17 +42,18 @@ public class ConfigDefaults {
                 if (serverKey != null && serverKey.hasDefault() && serverKey.defaultValue != null) {
                     value = synonym.converter().apply(
                         ConfigDef.convertToString(serverKey.defaultValue, serverKey.type));
-                    from = synonym.name();
+                    found = true;
                     break;
                 }
             }
-            if (from.equals("-") && key.hasDefault() && key.defaultValue != null) {
+            if (!found && key.hasDefault() && key.defaultValue != null) {
                 value = ConfigDef.convertToString(key.defaultValue, key.type);
             }
-            line(out, "topic", name, key.type, value, false, from);
+            line(out, "topic", name, key.type, value, false, primary);
         }
         for (String name : new TreeMap<>(broker).keySet()) {
             ConfigDef.ConfigKey key = broker.get(name);
+            if (key.internalConfig) continue;
             String value = key.hasDefault() && key.defaultValue != null
                 ? ConfigDef.convertToString(key.defaultValue, key.type) : null;
             boolean readOnly = !DynamicBrokerConfig.ALL_DYNAMIC_CONFIGS.contains(name);

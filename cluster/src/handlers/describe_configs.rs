@@ -1,8 +1,8 @@
 //! DescribeConfigs: a topic's configs (its overrides, else the defaults a Kafka broker with
 //! default settings gives them, from `config-defaults.tsv`) and a broker's (its dynamic
 //! overrides, else Kafka's defaults; its id as a static setting). Sources, read-only flags,
-//! types (v3+) and synonyms (v1+, when asked: the override, then the broker config the
-//! default comes from) as Kafka reports them; sensitive values are never shown; no
+//! types (v3+) and synonyms (v1+, when asked: the levels that give the config a value, for a
+//! topic its override, then its primary broker synonym's default) as Kafka reports them; sensitive values are never shown; no
 //! documentation is returned. An unknown topic is UNKNOWN_TOPIC_OR_PARTITION; another
 //! resource type, or a broker id not in the cluster, INVALID_REQUEST.
 
@@ -68,13 +68,17 @@ fn describe(
                 ));
             }
             let overrides = state.configs.topics.get(name);
+            let brokers = [
+                state.configs.brokers.get(&context.node_id.to_string()),
+                state.configs.brokers.get(""),
+            ];
             Ok(definitions()
                 .topic
                 .iter()
                 .filter(|(config, _)| wanted(config))
                 .map(|(config, definition)| {
                     let set = overrides.and_then(|o| o.get(config));
-                    describer.topic(config, definition, set)
+                    describer.topic(config, definition, set, brokers)
                 })
                 .collect())
         }
@@ -123,7 +127,11 @@ fn describe(
                     } else {
                         (definition.default.clone(), source::DEFAULT_CONFIG)
                     };
-                    let mut synonyms = vec![(config.as_str(), value.clone(), source)];
+                    // The levels that give it a value, as Kafka lists them.
+                    let mut synonyms = Vec::new();
+                    if value.is_some() {
+                        synonyms.push((config.as_str(), value.clone(), source));
+                    }
                     if source != source::DEFAULT_CONFIG && definition.default.is_some() {
                         synonyms.push((config, definition.default.clone(), source::DEFAULT_CONFIG));
                     }
@@ -144,43 +152,54 @@ struct Describer {
 }
 
 impl Describer {
+    /// A topic config: its override, else its primary broker synonym's value at the first
+    /// level that has one (this broker's dynamic override, the cluster-wide one, Kafka's
+    /// default), else the default the table gives it. Kafka lists, as synonyms, the override
+    /// and then the primary synonym at every level that gives it a value (the broker
+    /// synonyms from the primary one on): `retention.ms` takes its default from
+    /// `log.retention.hours`, but its primary `log.retention.ms` has no default, so a broker
+    /// with default settings lists no synonym for it.
     fn topic(
         &self,
         name: &str,
         definition: &Definition,
         set: Option<&String>,
+        brokers: [Option<&BTreeMap<String, String>>; 2],
     ) -> DescribeConfigsResourceResult {
-        // The broker config the default comes from, at its own value (168 for
-        // log.retention.hours, where retention.ms says 604800000).
-        let broker_default = definition.synonym.as_ref().and_then(|synonym| {
-            let broker = configs::definitions().broker.get(synonym)?;
-            Some((
-                synonym.as_str(),
-                broker.default.clone(),
-                source::DEFAULT_CONFIG,
-            ))
-        });
-        let mut synonyms = Vec::new();
+        let mut synonyms: Vec<(&str, Option<String>, i8)> = Vec::new();
         if let Some(value) = set {
             synonyms.push((name, Some(value.clone()), source::TOPIC_CONFIG));
         }
-        synonyms.extend(broker_default);
-        match set {
-            Some(value) => self.entry(
-                name,
-                definition,
-                Some(value.clone()),
-                source::TOPIC_CONFIG,
-                synonyms,
-            ),
-            None => self.entry(
-                name,
-                definition,
-                definition.default.clone(),
-                source::DEFAULT_CONFIG,
-                synonyms,
-            ),
+        if let Some(primary) = &definition.synonym {
+            let [own, cluster] = brokers;
+            let levels = [
+                (
+                    own.and_then(|o| o.get(primary)).cloned(),
+                    source::DYNAMIC_BROKER_CONFIG,
+                ),
+                (
+                    cluster.and_then(|c| c.get(primary)).cloned(),
+                    source::DYNAMIC_DEFAULT_BROKER_CONFIG,
+                ),
+                (
+                    configs::definitions()
+                        .broker
+                        .get(primary)
+                        .and_then(|d| d.default.clone()),
+                    source::DEFAULT_CONFIG,
+                ),
+            ];
+            for (value, level) in levels {
+                if value.is_some() {
+                    synonyms.push((primary.as_str(), value, level));
+                }
+            }
         }
+        let (value, config_source) = match synonyms.first() {
+            Some((_, value, level)) if *level != source::DEFAULT_CONFIG => (value.clone(), *level),
+            _ => (definition.default.clone(), source::DEFAULT_CONFIG),
+        };
+        self.entry(name, definition, value, config_source, synonyms)
     }
 
     fn entry(

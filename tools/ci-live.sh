@@ -14,7 +14,8 @@ say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 # KAFKA_BROKER_SASL_SSL, KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS, KAFKA_TLS_* and
 # KAFKA_TAP_TLS_* (all written by broker.sh). The step tap_sasl is defined below but not run by
 # default (see there); `bash tools/ci-live.sh tap_sasl` runs it by name.
-steps=(live_broker clients cluster_groups quorum_describe quorum_kafka_tool tap tap_tls tap_mtls pcap tap_deny)
+steps=(live_broker clients cluster_groups quorum_describe quorum_kafka_tool tap tap_tls tap_mtls pcap
+    tap_deny cluster_configs)
 step_live_broker() { cargo test --test live live_broker:: -- --ignored --nocapture --skip clients_; }
 # librdkafka, kafka-python and aiokafka produce known records with every codec; the test
 # fetches their batches with our framing and reads them (tools/clients/produce_known.py).
@@ -64,6 +65,9 @@ step_pcap() { bash tools/clients/pcap-proof.sh; }
 # the producer and consumer see TOPIC_AUTHORIZATION_FAILED for the denied topic and carry on
 # with the allowed one in the same requests; nothing of the denied topic reaches the broker.
 step_tap_deny() { bash tools/clients/tap-deny-proof.sh; }
+# The in-memory cluster's DescribeConfigs (topic and broker configs, sources, synonyms,
+# types) equal, config by config, to this broker's, through kafka-python's admin client.
+step_cluster_configs() { bash tools/clients/cluster-configs-proof.sh; }
 # The same without TLS, against the SASL_PLAINTEXT listener. Not in the default list: TLS
 # adds only the transport to what it checks; by name, `bash tools/ci-live.sh tap_sasl`.
 step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }

@@ -4,9 +4,10 @@
 //! log, and the version limits of an older Kafka release (`--as-version`).
 
 use crate::handlers;
+use crate::release;
 use crate::{Served, Shared};
 use kafka_codec::conn::IncomingRequest;
-use kafka_codec::{ApiKey, ResponseFrame, VersionRange};
+use kafka_codec::ResponseFrame;
 use std::net::SocketAddr;
 
 /// What the transport does with a request.
@@ -46,14 +47,10 @@ async fn decide(
     peer: SocketAddr,
     request: &IncomingRequest,
 ) -> Reply {
-    // A newer client's ApiVersions, read as an empty v0 request: Kafka answers
-    // UNSUPPORTED_VERSION at v0 with its own ApiVersions range, so the client retries lower.
-    if request.is_unsupported_api_versions() {
-        let ours = shared
-            .advertised
-            .get(ApiKey::ApiVersions.key())
-            .unwrap_or(VersionRange::new(0, 0));
-        return Reply::Respond(Box::new(request.unsupported_api_versions_response(ours)));
+    // A newer client's ApiVersions (UNSUPPORTED_VERSION at v0, so the client retries lower),
+    // and what an older release refused.
+    if let Some(reply) = release::intercept(shared, request) {
+        return reply;
     }
     let api = request.api_key();
     let advertised = shared

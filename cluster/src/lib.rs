@@ -20,9 +20,12 @@
 //! is in the README.
 
 pub mod broker;
+pub mod configs;
 pub mod dispatch;
 pub mod groups;
 pub mod handlers;
+pub mod producers;
+pub mod release;
 pub mod state;
 
 use dispatch::Reply;
@@ -31,6 +34,7 @@ use kafka_codec::{DecodeLimits, DecodeOptions};
 use kafka_codec_server::budget::{Budget, DEFAULT_BUDGET};
 use kafka_codec_server::metrics::Metrics;
 use kafka_codec_server::registry::Registry;
+use release::Release;
 use state::{Retention, State};
 use std::io;
 use std::net::SocketAddr;
@@ -82,8 +86,11 @@ pub struct Shared {
     pub brokers: Vec<BrokerAddress>,
     /// The cluster id Metadata names.
     pub cluster_id: String,
-    /// What ApiVersions lists: exactly the APIs that have a handler.
+    /// What ApiVersions lists: exactly the APIs that have a handler, at the versions of the
+    /// release the cluster answers as.
     pub advertised: SupportedVersions,
+    /// The Kafka release the cluster answers as (`None`: every version this crate knows).
+    pub release: Option<Release>,
     pub(crate) budget: Arc<Budget>,
     pub(crate) registry: Arc<Registry>,
     /// Requests, bytes, latencies and connections, counted as the tap and `quorum serve`
@@ -170,6 +177,7 @@ pub struct ClusterBuilder {
     max_frame: usize,
     observer: Option<RequestObserver>,
     group_limits: groups::GroupLimits,
+    release: Option<Release>,
 }
 
 impl Default for ClusterBuilder {
@@ -186,6 +194,7 @@ impl Default for ClusterBuilder {
             max_frame: 100 * 1024 * 1024,
             observer: None,
             group_limits: groups::GroupLimits::default(),
+            release: None,
         }
     }
 }
@@ -258,6 +267,16 @@ impl ClusterBuilder {
         self
     }
 
+    /// Answers as `release`'s brokers did (`--as-version`): ApiVersions lists that release's
+    /// versions of the APIs served, a request above them closes the connection, and a release
+    /// older than ApiVersions (0.8, 0.9) closes the connection on one. Default: every version
+    /// this crate knows, those of the newest release and those that 4.0 removed (KIP-896),
+    /// so that a client of any age connects.
+    pub fn as_version(mut self, release: Release) -> Self {
+        self.release = Some(release);
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
         let mut listeners = Vec::with_capacity(self.brokers);
@@ -279,7 +298,11 @@ impl ClusterBuilder {
             appended: Notify::new(),
             brokers,
             cluster_id,
-            advertised: handlers::advertised(),
+            advertised: match self.release {
+                Some(release) => release.limit(&handlers::advertised()),
+                None => handlers::advertised(),
+            },
+            release: self.release,
             metrics: Metrics::new(Arc::clone(&budget), self.max_connections),
             budget,
             registry: Registry::new(self.max_connections),

@@ -6,6 +6,8 @@
 //! by bytes, as Kafka's `retention.bytes` drops whole segments: when a partition or the
 //! cluster holds more than its cap, the oldest batches go and the log start moves past them.
 
+use crate::configs::Overrides;
+use crate::producers::{PartitionProducers, ProducerIds};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::Uuid;
 use std::collections::hash_map::RandomState;
@@ -51,6 +53,8 @@ pub struct PartitionLog {
     log_start: i64,
     high_watermark: i64,
     bytes: usize,
+    /// The idempotent producers that wrote here: their epochs and last batches.
+    pub producers: PartitionProducers,
 }
 
 impl PartitionLog {
@@ -100,6 +104,22 @@ impl PartitionLog {
         batch.bytes.len()
     }
 
+    /// Moves the log start up to `offset` (DeleteRecords), dropping the batches wholly
+    /// before it; a batch holding `offset` stays, as Kafka keeps the segment holding the new
+    /// log start, and a fetch below the new start is out of range. The bytes freed.
+    fn delete_before(&mut self, offset: i64) -> usize {
+        let mut freed = 0;
+        while self
+            .batches
+            .front()
+            .is_some_and(|batch| batch.next_offset <= offset)
+        {
+            freed += self.drop_oldest();
+        }
+        self.log_start = self.log_start.max(offset);
+        freed
+    }
+
     /// The batches from the one holding `offset` on, up to `max_bytes` (the first batch is
     /// returned whole whatever its size, as Kafka does so that a consumer always moves on).
     pub fn read(&self, offset: i64, max_bytes: usize) -> Vec<Bytes> {
@@ -143,6 +163,10 @@ pub struct State {
     retention: Retention,
     bytes: usize,
     ids: RandomState,
+    /// The producer ids InitProducerId hands out.
+    pub producer_ids: ProducerIds,
+    /// Topic and broker config overrides.
+    pub configs: Overrides,
 }
 
 impl State {
@@ -153,6 +177,8 @@ impl State {
             retention,
             bytes: 0,
             ids: RandomState::new(),
+            producer_ids: ProducerIds::default(),
+            configs: Overrides::formatted(),
         }
     }
 
@@ -183,6 +209,7 @@ impl State {
 
     /// Removes a topic and its logs.
     pub fn remove_topic(&mut self, name: &str) {
+        self.configs.topics.remove(name);
         if let Some(topic) = self.topics.remove(name) {
             self.bytes -= topic
                 .partitions
@@ -190,6 +217,24 @@ impl State {
                 .map(PartitionLog::bytes)
                 .sum::<usize>();
         }
+    }
+
+    /// Moves the log start of `topic`'s `partition` (which must exist) up to `offset`, at
+    /// most its high watermark (DeleteRecords); the new log start.
+    pub fn delete_records(&mut self, topic: &str, partition: usize, offset: i64) -> i64 {
+        let log = &mut self
+            .topics
+            .get_mut(topic)
+            .expect("the handler found the topic")
+            .partitions[partition];
+        let offset = offset.min(log.high_watermark());
+        self.bytes -= log.delete_before(offset);
+        log.log_start()
+    }
+
+    /// The retention caps.
+    pub fn retention(&self) -> Retention {
+        self.retention
     }
 
     /// Bytes held by all logs.

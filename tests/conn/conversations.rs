@@ -934,6 +934,37 @@ fn correlation_ids_count_up_and_wrap_to_zero() {
 // ---------------------------------------------------------------------------------------------
 // The server connection
 
+/// An ApiVersions request newer than a server serves is answered at v0 (Kafka's
+/// UNSUPPORTED_VERSION fallback, which the client reads at v0), and the server connection
+/// lets that answer through; any other API must be answered at its request's version.
+#[test]
+fn an_api_versions_request_may_be_answered_at_v0() {
+    let mut client = ClientConnection::new();
+    let mut server = ServerConnection::new();
+    let mut to_server = BytesMut::new();
+    client
+        .send(
+            3,
+            &Request::from(ApiVersionsRequest::default()),
+            &mut to_server,
+        )
+        .unwrap();
+    let request = server.receive(&mut to_server).unwrap().unwrap();
+    assert_eq!(request.api_version, 3);
+    let mut out = BytesMut::new();
+    let fallback = request.unsupported_api_versions_response(VersionRange::new(0, 2));
+    assert_eq!(fallback.api_version, 0);
+    server.send(&fallback, &mut out).unwrap();
+    let Some(answer) = client.receive(&mut out).unwrap() else {
+        panic!("no answer")
+    };
+    let Response::ApiVersions(body) = answer.body else {
+        panic!("not ApiVersions")
+    };
+    assert_eq!(body.error_code, ErrorCode::UNSUPPORTED_VERSION.code());
+    assert_eq!(body.api_keys.len(), 1);
+}
+
 #[test]
 fn the_server_writes_responses_in_order_only() {
     let mut client = ClientConnection::new();

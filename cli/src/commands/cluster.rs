@@ -3,6 +3,7 @@
 
 use crate::common::{Failure, Run};
 use kafka_codec_cluster::dispatch::Reply;
+use kafka_codec_cluster::release::Release;
 use kafka_codec_cluster::{Cluster, Served};
 use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
 use kafka_codec_server::scrape::{self, MetricsListen};
@@ -10,9 +11,10 @@ use std::sync::Arc;
 
 /// Run a Kafka cluster in memory: N brokers that real clients produce to and fetch from.
 ///
-/// It serves ApiVersions, Metadata, CreateTopics, DeleteTopics, Produce, Fetch and
-/// ListOffsets at every version this build knows (`kafka-codec-cluster`'s README lists what
-/// is not served yet: groups, transactions, SASL and more). The first line on stderr names
+/// It serves topics, Produce (idempotent producers included), Fetch, ListOffsets and the
+/// admin APIs of `kafka-codec-cluster`'s README (configs with Kafka's defaults included) at
+/// every version this build knows, or as an older release did (`--as-version`); the README
+/// lists what is not served yet: groups, transactions, SASL and more. The first line on stderr names
 /// the bootstrap servers, then one line per request follows; everything is in memory and
 /// goes when the process ends.
 #[derive(Debug, clap::Args)]
@@ -25,6 +27,12 @@ pub struct ClusterCommand {
     /// any free port (the first line names them).
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
     listen: String,
+    /// Answer as this Kafka release's brokers did, 0.8 to 4.4 (`2.8`; `0.10` is 0.10.0, and
+    /// 0.10.1, 0.10.2 have their own): ApiVersions lists that release's versions, a request
+    /// above them closes the connection, and 0.8 and 0.9 close it on ApiVersions. Default:
+    /// every version this build knows, the newest release's and those 4.0 removed.
+    #[arg(long, value_name = "X.Y")]
+    as_version: Option<Release>,
     #[command(flatten)]
     limits: ServerLimits,
     #[command(flatten)]
@@ -58,7 +66,11 @@ impl Run for ClusterCommand {
             .build()
             .map_err(|e| Failure::Peer(format!("cannot start the cluster's threads: {e}")))?;
         runtime.block_on(async {
-            let cluster = Cluster::builder()
+            let mut builder = Cluster::builder();
+            if let Some(release) = self.as_version {
+                builder = builder.as_version(release);
+            }
+            let cluster = builder
                 .brokers(brokers)
                 .host(host)
                 .ports(ports)

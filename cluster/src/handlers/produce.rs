@@ -4,6 +4,7 @@
 //! and the CRC are stored as the producer sent them.
 
 use super::Context;
+use crate::producers::Check;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::messages::produce_request::PartitionProduceData;
 use kafka_codec::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
@@ -109,9 +110,32 @@ fn produce(
         if there.is_none_or(|partitions| partition >= partitions) {
             return fail(unknown);
         }
-        state.append(topic, partition, records, header.max_timestamp, |base| {
+        // An idempotent producer's batch: a retry of one of its last five is answered with
+        // the original's offset, and its epoch and sequence must follow on (producers.rs).
+        let idempotent = header.producer_id >= 0;
+        if idempotent {
+            let log = &state.topics[topic].partitions[partition];
+            match log.producers.check(&header) {
+                Ok(Check::Append) => {}
+                Ok(Check::Duplicate { base_offset }) => {
+                    return answer
+                        .with_base_offset(base_offset)
+                        .with_log_start_offset(log.log_start());
+                }
+                Err(error) => return fail(error),
+            }
+        }
+        let appended = state.append(topic, partition, records, header.max_timestamp, |base| {
             rewrite_base_offset(batch.as_bytes(), base)
-        })
+        });
+        if idempotent {
+            if let Some(log) = state.topics.get_mut(topic) {
+                log.partitions[partition]
+                    .producers
+                    .record(&header, appended.0);
+            }
+        }
+        appended
     };
     context.shared.appended.notify_waiters();
     answer

@@ -1,0 +1,45 @@
+//! DescribeCluster: the cluster id, the brokers and the controller id a KRaft broker gives
+//! admin clients (broker 0, as Metadata names it). A broker answers only for the broker
+//! endpoint type: asking it for controllers is MISMATCHED_ENDPOINT_TYPE, as Kafka's brokers
+//! answer. No broker is ever fenced here, so v2's `IncludeFencedBrokers` changes nothing.
+
+use super::Context;
+use kafka_codec::messages::describe_cluster_response::DescribeClusterBroker;
+use kafka_codec::messages::{DescribeClusterRequest, DescribeClusterResponse};
+use kafka_codec::{ApiKey, ErrorCode};
+
+pub const API: ApiKey = ApiKey::DescribeCluster;
+
+/// Kafka's `EndpointType.BROKER`.
+const BROKER_ENDPOINT: i8 = 1;
+
+pub fn handle(context: &Context<'_>, request: &DescribeClusterRequest) -> DescribeClusterResponse {
+    let shared = context.shared;
+    if request.endpoint_type != BROKER_ENDPOINT {
+        return DescribeClusterResponse::default()
+            .with_error_code(ErrorCode::MISMATCHED_ENDPOINT_TYPE.code())
+            .with_error_message(Some(
+                format!(
+                    "The request was sent to a broker endpoint, but asked for endpoint type {}.",
+                    request.endpoint_type
+                )
+                .as_str()
+                .into(),
+            ));
+    }
+    let brokers = shared
+        .brokers
+        .iter()
+        .map(|broker| {
+            DescribeClusterBroker::default()
+                .with_broker_id(broker.node_id)
+                .with_host(broker.address.ip().to_string().as_str().into())
+                .with_port(i32::from(broker.address.port()))
+        })
+        .collect();
+    DescribeClusterResponse::default()
+        .with_endpoint_type(BROKER_ENDPOINT)
+        .with_cluster_id(shared.cluster_id.as_str().into())
+        .with_controller_id(0)
+        .with_brokers(brokers)
+}

@@ -1,0 +1,114 @@
+//! IncrementalAlterConfigs: changes a topic's overrides (or a broker's dynamic overrides;
+//! the empty broker name: every broker's) one config at a time: SET, DELETE (back to the
+//! default), APPEND and SUBTRACT (list configs only: a value added once, or removed, from the
+//! current list). The result is checked as AlterConfigs checks it (INVALID_CONFIG), all or
+//! none per resource; `validate_only` changes nothing.
+
+use super::Context;
+use crate::configs::{Kind, Target};
+use kafka_codec::messages::incremental_alter_configs_request::AlterConfigsResource;
+use kafka_codec::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
+use kafka_codec::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
+use kafka_codec::{ApiKey, ErrorCode};
+
+pub const API: ApiKey = ApiKey::IncrementalAlterConfigs;
+
+/// Kafka's `AlterConfigOp.OpType` codes.
+const SET: i8 = 0;
+const DELETE: i8 = 1;
+const APPEND: i8 = 2;
+const SUBTRACT: i8 = 3;
+
+pub fn handle(
+    context: &Context<'_>,
+    request: &IncrementalAlterConfigsRequest,
+) -> IncrementalAlterConfigsResponse {
+    let responses = request
+        .resources
+        .iter()
+        .map(|resource| {
+            let answer = AlterConfigsResourceResponse::default()
+                .with_resource_type(resource.resource_type)
+                .with_resource_name(resource.resource_name.clone());
+            match alter(context, resource, request.validate_only) {
+                Ok(()) => answer,
+                Err((error, message)) => answer
+                    .with_error_code(error.code())
+                    .with_error_message(Some(message.as_str().into())),
+            }
+        })
+        .collect();
+    IncrementalAlterConfigsResponse::default().with_responses(responses)
+}
+
+fn alter(
+    context: &Context<'_>,
+    resource: &AlterConfigsResource,
+    validate_only: bool,
+) -> Result<(), (ErrorCode, String)> {
+    let mut state = context.shared.state();
+    let target = Target::resolve(
+        &state,
+        &context.shared.brokers,
+        resource.resource_type,
+        resource.resource_name.as_str(),
+    )?;
+    let definitions = target.definitions();
+    let mut overrides = target.overrides(&state);
+    let invalid = |message: String| (ErrorCode::INVALID_CONFIG, message);
+    for config in &resource.configs {
+        let name = config.name.as_str();
+        let definition = definitions
+            .get(name)
+            .ok_or_else(|| invalid(format!("unknown config {name:?}")))?;
+        let value = config.value.as_ref().map(|v| v.as_str());
+        match config.config_operation {
+            SET => {
+                let value = value.ok_or_else(|| invalid(format!("SET {name} without a value")))?;
+                overrides.insert(name.to_owned(), value.to_owned());
+            }
+            DELETE => {
+                overrides.remove(name);
+            }
+            APPEND | SUBTRACT => {
+                if definition.kind != Kind::List {
+                    return Err(invalid(format!("{name} is not a list")));
+                }
+                let current = overrides
+                    .get(name)
+                    .cloned()
+                    .or_else(|| definition.default.clone())
+                    .unwrap_or_default();
+                let mut items: Vec<String> = current
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|item| !item.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                let changes: Vec<&str> = value
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|item| !item.is_empty())
+                    .collect();
+                for change in changes {
+                    if config.config_operation == APPEND {
+                        if !items.iter().any(|item| item == change) {
+                            items.push(change.to_owned());
+                        }
+                    } else {
+                        items.retain(|item| item != change);
+                    }
+                }
+                overrides.insert(name.to_owned(), items.join(","));
+            }
+            other => {
+                return Err((
+                    ErrorCode::INVALID_REQUEST,
+                    format!("config operation {other} is not SET, DELETE, APPEND or SUBTRACT"),
+                ))
+            }
+        }
+    }
+    target.replace(&mut state, overrides, validate_only)
+}

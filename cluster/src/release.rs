@@ -1,0 +1,308 @@
+//! Older Kafka releases: which API versions each release's brokers served, so that a cluster
+//! built with [`ClusterBuilder::as_version`](crate::ClusterBuilder::as_version) answers as
+//! that release did. The table is `release-api-versions.tsv`, read from each release's
+//! kafka-clients jar by `tools/release-api-versions/run.sh` (one column per release line,
+//! 0.8 to 4.4); this module only reads it.
+//!
+//! What a release changes, all decided in [`dispatch`](crate::dispatch) in front of every
+//! handler: ApiVersions lists the release's versions intersected with what the cluster
+//! serves; a request above them closes the connection, as Kafka does; an ApiVersions request
+//! newer than the release knows gets `UNSUPPORTED_VERSION` at v0 (listing the release's own
+//! ApiVersions range from 2.4 on, KIP-511; nothing before); and a release older than
+//! ApiVersions (0.8, 0.9) closes the connection on one, as those brokers did.
+
+use crate::dispatch::Reply;
+use crate::Shared;
+use kafka_codec::conn::{IncomingRequest, SupportedVersions};
+use kafka_codec::{ApiKey, Response, VersionRange};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// The table, as committed.
+const TABLE: &str = include_str!("../release-api-versions.tsv");
+
+/// One release's versions of one API.
+#[derive(Debug, Clone, Copy)]
+struct Cell {
+    /// The versions its brokers served.
+    served: VersionRange,
+    /// The versions its ApiVersions listed: the same, but for 4.x's Produce, listed from v0
+    /// (for librdkafka's sake, KAFKA-18659) and served from v3.
+    listed: VersionRange,
+}
+
+/// The parsed table: release names, oldest first, and per API key one cell per release.
+#[derive(Debug)]
+struct Table {
+    names: Vec<String>,
+    versions: BTreeMap<i16, Vec<Option<Cell>>>,
+}
+
+fn table() -> &'static Table {
+    static PARSED: OnceLock<Table> = OnceLock::new();
+    // The file is part of the crate and checked by its tests: a parse failure is a build
+    // defect, not input.
+    PARSED.get_or_init(|| parse(TABLE).expect("release-api-versions.tsv is well formed"))
+}
+
+fn parse(text: &str) -> Result<Table, String> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.starts_with('#') && !line.trim().is_empty());
+    let names: Vec<String> = match lines.next() {
+        Some((_, header)) if header.starts_with("key\tname\t") => {
+            header.split('\t').skip(2).map(str::to_owned).collect()
+        }
+        _ => return Err("no header row `key<TAB>name<TAB>release…`".into()),
+    };
+    let mut versions = BTreeMap::new();
+    for (index, line) in lines {
+        let at = |what: &str| format!("line {}: {what}", index + 1);
+        let mut columns = line.split('\t');
+        let key: i16 = columns
+            .next()
+            .and_then(|key| key.parse().ok())
+            .ok_or_else(|| at("no API key"))?;
+        columns.next().ok_or_else(|| at("no name"))?;
+        let cells = columns
+            .map(|cell| parse_cell(cell).ok_or_else(|| at(&format!("bad cell {cell:?}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        if cells.len() != names.len() {
+            return Err(at("not one cell per release"));
+        }
+        versions.insert(key, cells);
+    }
+    Ok(Table { names, versions })
+}
+
+/// `-` (absent), `N`, `A-B`, or `A-B (lists C-B)`.
+fn parse_cell(cell: &str) -> Option<Option<Cell>> {
+    if cell == "-" {
+        return Some(None);
+    }
+    let (served, listed) = match cell.split_once(" (lists ") {
+        Some((served, listed)) => (served, listed.strip_suffix(')')?),
+        None => (cell, cell),
+    };
+    Some(Some(Cell {
+        served: parse_range(served)?,
+        listed: parse_range(listed)?,
+    }))
+}
+
+/// `N` or `A-B`.
+fn parse_range(text: &str) -> Option<VersionRange> {
+    let (low, high) = text.split_once('-').unwrap_or((text, text));
+    let (low, high) = (low.parse().ok()?, high.parse().ok()?);
+    (low <= high).then(|| VersionRange::new(low, high))
+}
+
+/// One Kafka release line (`0.8`, `0.10.2`, `2.8`, `4.4`), as the table names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Release {
+    /// Its column in the table (oldest first).
+    column: usize,
+}
+
+/// A release the table does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownRelease(pub String);
+
+impl fmt::Display for UnknownRelease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:?} is not a Kafka release this cluster knows (one of {})",
+            self.0,
+            Release::all()
+                .map(|release| release.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownRelease {}
+
+impl Release {
+    /// Every release, oldest first.
+    pub fn all() -> impl Iterator<Item = Release> {
+        (0..table().names.len()).map(|column| Release { column })
+    }
+
+    /// The newest release in the table.
+    pub fn newest() -> Release {
+        Release {
+            column: table().names.len() - 1,
+        }
+    }
+
+    /// `X.Y` or `X.Y.Z`: a patch release is its line (`2.8.1` is `2.8`: patch releases kept
+    /// the protocol), and `0.10` is `0.10.0`, the first of that line's three minor releases
+    /// (`0.10.1` and `0.10.2` served newer versions, and have their own columns).
+    pub fn parse(text: &str) -> Result<Release, UnknownRelease> {
+        let names = &table().names;
+        let found = |name: &str| names.iter().position(|known| known == name);
+        let mut candidate = text.trim();
+        loop {
+            if let Some(column) = found(candidate) {
+                return Ok(Release { column });
+            }
+            match candidate.rsplit_once('.') {
+                // Keep at least `X.Y`.
+                Some((shorter, _)) if shorter.contains('.') => candidate = shorter,
+                _ => break,
+            }
+        }
+        let text = text.trim();
+        if !text.contains('.') {
+            return Err(UnknownRelease(text.to_owned()));
+        }
+        let prefix = format!("{text}.");
+        names
+            .iter()
+            .position(|known| known.starts_with(&prefix))
+            .map(|column| Release { column })
+            .ok_or_else(|| UnknownRelease(text.to_owned()))
+    }
+
+    /// Its name in the table (`0.10.2`, `2.8`).
+    pub fn name(self) -> &'static str {
+        &table().names[self.column]
+    }
+
+    /// The versions of `api_key` this release's brokers served; `None` if it had no such API.
+    pub fn versions(self, api_key: i16) -> Option<VersionRange> {
+        Some(table().versions.get(&api_key)?[self.column]?.served)
+    }
+
+    /// The versions of `api_key` this release's ApiVersions listed: [`Release::versions`],
+    /// but for Produce from 4.0 on (listed from v0, served from v3: KAFKA-18659).
+    pub fn listed_versions(self, api_key: i16) -> Option<VersionRange> {
+        Some(table().versions.get(&api_key)?[self.column]?.listed)
+    }
+
+    /// What a cluster serving `served` lists when it answers as this release: each API both
+    /// know, at the versions both list.
+    pub fn limit(self, served: &SupportedVersions) -> SupportedVersions {
+        SupportedVersions::from_ranges(served.iter().filter_map(|(key, ours)| {
+            let theirs = self.listed_versions(key)?;
+            let (min, max) = (ours.min.max(theirs.min), ours.max.min(theirs.max));
+            (min <= max).then(|| (key, VersionRange::new(min, max)))
+        }))
+    }
+
+    /// Whether its brokers answered an ApiVersions request too new for them with their own
+    /// ApiVersions range (KIP-511, Kafka 2.4) rather than with an empty list.
+    pub fn lists_api_versions_when_unsupported(self) -> bool {
+        Release::parse("2.4").is_ok_and(|kip_511| self >= kip_511)
+    }
+
+    /// Whether its brokers had ApiVersions at all (0.10.0 and later, KIP-35).
+    pub fn has_api_versions(self) -> bool {
+        self.versions(ApiKey::ApiVersions.key()).is_some()
+    }
+}
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Release {
+    type Err = UnknownRelease;
+
+    fn from_str(text: &str) -> Result<Release, UnknownRelease> {
+        Release::parse(text)
+    }
+}
+
+/// What the release decides before dispatch's own checks: an ApiVersions request newer than
+/// the cluster serves (newer than its release knew, or than this crate can read) gets
+/// `UNSUPPORTED_VERSION` at v0, so that the client retries lower; a version the release
+/// listed but did not serve (4.x's Produce v0-v2) closes the connection. `None` otherwise,
+/// and when ApiVersions is not served at all (0.8, 0.9): dispatch then closes the
+/// connection, as those brokers did.
+pub(crate) fn intercept(shared: &Shared, request: &IncomingRequest) -> Option<Reply> {
+    let api = request.api_key();
+    if api != ApiKey::ApiVersions {
+        let release = shared.release?;
+        let listed = release.listed_versions(api.key())?;
+        let served = release.versions(api.key())?;
+        let version = request.api_version;
+        return (listed.contains(version) && !served.contains(version)).then(|| {
+            Reply::Close(format!(
+                "{api} v{version} is listed but not served by Kafka {release}"
+            ))
+        });
+    }
+    let ours = shared.advertised.get(ApiKey::ApiVersions.key())?;
+    if !request.is_unsupported_api_versions() && request.api_version <= ours.max {
+        return None;
+    }
+    let mut frame = request.unsupported_api_versions_response(ours);
+    if shared
+        .release
+        .is_some_and(|release| !release.lists_api_versions_when_unsupported())
+    {
+        if let Response::ApiVersions(body) = &mut frame.body {
+            body.api_keys.clear();
+        }
+    }
+    Some(Reply::Respond(Box::new(frame)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_committed_table_parses_with_every_release_line() {
+        let names: Vec<_> = Release::all().map(Release::name).collect();
+        assert_eq!(names.first(), Some(&"0.8"));
+        assert_eq!(names.last(), Some(&"4.4"));
+        assert!(names.contains(&"0.10.1") && names.contains(&"2.8"));
+    }
+
+    #[test]
+    fn names_resolve_to_their_line() {
+        let name = |text: &str| Release::parse(text).map(Release::name);
+        assert_eq!(name("2.8"), Ok("2.8"));
+        assert_eq!(name("2.8.1"), Ok("2.8"));
+        assert_eq!(name("0.10"), Ok("0.10.0"));
+        assert_eq!(name("0.10.2"), Ok("0.10.2"));
+        assert_eq!(name("0.10.2.1"), Ok("0.10.2"));
+        assert_eq!(name("0.8.2.2"), Ok("0.8"));
+        assert!(Release::parse("5.0").is_err());
+        assert!(Release::parse("2").is_err());
+        assert!(Release::parse("").is_err());
+        assert!(Release::parse("2.8x").is_err());
+    }
+
+    #[test]
+    fn a_bad_table_is_an_error() {
+        assert!(parse("key\tname\t1.0\n0\tPRODUCE\t0-2\t0-3\n").is_err());
+        assert!(parse("key\tname\t1.0\n0\tPRODUCE\t3-2\n").is_err());
+        assert!(parse("nothing\n").is_err());
+    }
+
+    #[test]
+    fn limit_intersects() {
+        let release = Release::parse("0.10.0").unwrap();
+        let produce = release.versions(ApiKey::Produce.key()).unwrap();
+        let served = SupportedVersions::from_ranges([
+            (ApiKey::Produce.key(), VersionRange::new(1, 20)),
+            // An API the release lacked: not listed.
+            (ApiKey::DescribeCluster.key(), VersionRange::new(0, 2)),
+        ]);
+        let limited = release.limit(&served);
+        assert_eq!(
+            limited.get(ApiKey::Produce.key()),
+            Some(VersionRange::new(1, produce.max))
+        );
+        assert_eq!(limited.len(), 1);
+    }
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# cluster/release-api-versions.tsv: the API versions each Kafka release's brokers served,
+# one column per release line (0.8 … 4.4, the last patch release of each, as pom.xml lists
+# them), read from that release's kafka-clients jar by ReleaseApiVersions.java.
+# `kafka-codec cluster --as-version` answers from it. Needs Java 17+ and mvn; the jars (about
+# 150 MB) are copied once into target/release-api-versions/lib.
+#
+#   tools/release-api-versions/run.sh write   # rewrite the file from the jars
+#   tools/release-api-versions/run.sh check   # fail if the committed file differs from them
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+lib=$repo/target/release-api-versions/lib
+file=$repo/cluster/release-api-versions.tsv
+
+die() { printf 'release-api-versions: error: %s\n' "$*" >&2; exit 1; }
+
+mode=${1:-}
+[ "$mode" = write ] || [ "$mode" = check ] || die "usage: $0 write|check"
+command -v java >/dev/null || die "java (17+) is needed"
+command -v javac >/dev/null || die "javac (17+) is needed"
+command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars"
+
+# The release lines, oldest first, and the release each is read from, as pom.xml names them.
+mapfile -t releases < <(python3 - "$here/pom.xml" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+for item in ET.parse(sys.argv[1]).getroot().iterfind(".//m:artifactItem", ns):
+    if item.findtext("m:artifactId", namespaces=ns) == "kafka-clients":
+        line = item.findtext("m:destFileName", namespaces=ns).removesuffix(".jar")
+        print(f"{line}:{item.findtext('m:version', namespaces=ns)}")
+PY
+)
+[ "${#releases[@]}" -gt 0 ] || die "pom.xml names no kafka-clients release"
+
+# The jars, once per pom.xml content.
+stamp=$lib/.pom.sha256
+want=$(sha256sum "$here/pom.xml" | cut -d' ' -f1)
+if ! [ -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    rm -rf "$lib"
+    mkdir -p "$lib"
+    mvn -q -B -f "$here/pom.xml" dependency:copy -DoutputDirectory="$lib" >&2 ||
+        die "mvn dependency:copy failed"
+    printf '%s\n' "$want" >"$stamp"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Compiled once; it needs no Kafka class at compile time (reflection).
+javac -d "$work/classes" "$here/ReleaseApiVersions.java" ||
+    die "ReleaseApiVersions.java does not compile"
+for entry in "${releases[@]}"; do
+    line=${entry%%:*}
+    java -cp "$work/classes:$lib/$line.jar:$lib/slf4j-api.jar" ReleaseApiVersions \
+        >"$work/$line.tsv" 2>"$work/err" ||
+        { cat "$work/err" >&2; die "ReleaseApiVersions failed on kafka-clients ${entry#*:}"; }
+done
+
+python3 - "$work" "${releases[@]}" >"$work/table" <<'PY'
+import sys
+from pathlib import Path
+
+work = Path(sys.argv[1])
+releases = [entry.split(":", 1) for entry in sys.argv[2:]]
+cells = {}  # API key -> {line: "min-max"}
+names = {}  # API key -> its enum name in the newest release that has it
+for line, _ in releases:
+    for row in (work / f"{line}.tsv").read_text().splitlines():
+        key, low, high, name, *listed = row.split("\t")
+        cell = low if low == high else f"{low}-{high}"
+        if listed:
+            # ApiVersions listed from a lower version than the broker served.
+            cell += f" (lists {listed[0]}-{high})"
+        cells.setdefault(int(key), {})[line] = cell
+        names[int(key)] = name
+print("# The API versions each Kafka release's brokers served (what ApiVersions listed, "
+      "unstable versions left out), one column per release line; `-`: the release lacks "
+      "the API; `A-B (lists C-B)`: served A-B, listed C-B in ApiVersions. Read from the kafka-clients jars by tools/release-api-versions/run.sh; "
+      "do not edit.")
+print("# Read from kafka-clients " + " ".join(f"{line}={version}" for line, version in releases))
+print("\t".join(["key", "name"] + [line for line, _ in releases]))
+for key in sorted(cells):
+    print("\t".join([str(key), names[key]] + [cells[key].get(line, "-") for line, _ in releases]))
+PY
+
+case $mode in
+write)
+    cp "$work/table" "$file"
+    printf 'release-api-versions: wrote %s (%s releases)\n' "${file#"$repo"/}" "${#releases[@]}"
+    ;;
+check)
+    if ! diff -u "$file" "$work/table" >&2; then
+        die "cluster/release-api-versions.tsv is not what the jars say; run $0 write"
+    fi
+    printf 'release-api-versions: %s matches the kafka-clients jars of %s releases\n' \
+        "${file#"$repo"/}" "${#releases[@]}"
+    ;;
+esac

@@ -25,29 +25,51 @@ use tokio::sync::watch;
 /// Connection ids, unique over the process (the registry keys by them).
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
-/// Accepts connections for broker `node_id` until the cluster is dropped.
+/// Accepts connections for broker `node_id` until the cluster is dropped. While the broker
+/// is stopped (`Control::stop_broker`) it has no listener, so connections are refused, and
+/// it listens again on the same address when restarted.
 pub async fn serve(
     shared: Arc<Shared>,
     node_id: i32,
     listener: TcpListener,
     mut stop: watch::Receiver<()>,
 ) {
-    let mut acceptor = Acceptor::new(listener);
+    let address = shared.brokers[node_id as usize].address;
+    let mut up = shared.control.up[node_id as usize].subscribe();
+    let mut listener = Some(listener);
     loop {
-        let (tcp, peer) = tokio::select! {
-            accepted = acceptor.accept(|_line| {}) => accepted,
-            _ = stop.changed() => return,
+        let Some(bound) = listener.take() else {
+            tokio::select! {
+                restarted = up.wait_for(|up| *up) => if restarted.is_err() { return },
+                _ = stop.changed() => return,
+            }
+            match TcpListener::bind(address).await {
+                Ok(bound) => listener = Some(bound),
+                // The port is held by someone else for now: try again shortly.
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+            }
+            continue;
         };
-        let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
-        let (member, _) = shared.registry.join(id);
-        tokio::spawn(connection(
-            Arc::clone(&shared),
-            node_id,
-            member,
-            tcp,
-            peer,
-            stop.clone(),
-        ));
+        let mut acceptor = Acceptor::new(bound);
+        loop {
+            let (tcp, peer) = tokio::select! {
+                accepted = acceptor.accept(|_line| {}) => accepted,
+                // Dropping the acceptor closes the listener.
+                _ = up.wait_for(|up| !*up) => break,
+                _ = stop.changed() => return,
+            };
+            let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
+            let (member, _) = shared.registry.join(id);
+            tokio::spawn(connection(
+                Arc::clone(&shared),
+                node_id,
+                id,
+                member,
+                tcp,
+                peer,
+                stop.clone(),
+            ));
+        }
     }
 }
 
@@ -65,6 +87,7 @@ pub async fn relieve_memory_pressure(shared: Arc<Shared>, mut stop: watch::Recei
 async fn connection(
     shared: Arc<Shared>,
     node_id: i32,
+    id: u64,
     member: Member,
     tcp: TcpStream,
     peer: SocketAddr,
@@ -84,8 +107,11 @@ async fn connection(
             tokio::time::sleep_until(deadline.into()).await;
         }
     };
+    // A stopped broker drops its connections.
+    let mut up = shared.control.up[node_id as usize].subscribe();
     tokio::select! {
-        () = converse(&shared, node_id, peer, &member, Stream::Plain(tcp)) => {}
+        () = converse(&shared, node_id, id, peer, &member, Stream::Plain(tcp)) => {}
+        _ = up.wait_for(|up| !*up) => {}
         why = member.evicted() => shared.metrics.evicted(why.into()),
         () = idle => shared.metrics.evicted(Evicted::IdleTimeout),
         _ = stop.changed() => {}
@@ -98,6 +124,7 @@ async fn connection(
 async fn converse(
     shared: &Shared,
     node_id: i32,
+    id: u64,
     peer: SocketAddr,
     member: &Member,
     mut stream: Stream,
@@ -117,7 +144,7 @@ async fn converse(
                 member.completed_request();
                 charge.shrink_to(received.len());
                 member.set_held(charge.bytes());
-                let response = match dispatch(shared, node_id, peer, &request).await {
+                let response = match dispatch(shared, node_id, id, peer, &request).await {
                     Reply::Respond(response) => response,
                     Reply::Nothing => continue,
                     Reply::Close(_why) => return,

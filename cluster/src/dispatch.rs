@@ -3,6 +3,7 @@
 //! rules: an error in the field the API has, a delay, a dropped connection), the request
 //! log, and the version limits of an older Kafka release (`--as-version`).
 
+use crate::control::{self, Caller};
 use crate::handlers;
 use crate::{Served, Shared};
 use kafka_codec::conn::IncomingRequest;
@@ -20,15 +21,24 @@ pub enum Reply {
     Close(String),
 }
 
-/// Answers `request`, received by broker `node_id` from `peer`, and shows it to the
-/// request observer.
+/// Answers `request`, received by broker `node_id` on `connection` from `peer`, as the
+/// control surface's rules say (see [`control`]), and shows it to the request observer.
 pub async fn dispatch(
     shared: &Shared,
     node_id: i32,
+    connection: u64,
     peer: SocketAddr,
     request: &IncomingRequest,
 ) -> Reply {
-    let reply = decide(shared, node_id, request).await;
+    let caller = Caller {
+        node_id,
+        connection,
+        peer,
+    };
+    let reply = control::intercept(shared, &caller, request, || {
+        decide(shared, node_id, request)
+    })
+    .await;
     if let Some(observer) = &shared.observer {
         (observer.0)(&Served {
             node_id,

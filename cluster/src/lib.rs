@@ -20,10 +20,12 @@
 //! is in the README.
 
 pub mod broker;
+pub mod control;
 pub mod dispatch;
 pub mod handlers;
 pub mod state;
 
+use control::{ControlHandle, Rule};
 use dispatch::Reply;
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
 use kafka_codec::{DecodeLimits, DecodeOptions};
@@ -91,6 +93,10 @@ pub struct Shared {
     pub(crate) options: DecodeOptions,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) observer: Option<RequestObserver>,
+    /// The fault rules, the request log, each broker's switches.
+    pub(crate) control: control::Control,
+    /// Changes when the cluster is dropped: every task of it watches this and ends.
+    pub(crate) stop: watch::Receiver<()>,
 }
 
 impl Shared {
@@ -145,6 +151,20 @@ impl Cluster {
     pub fn budget(&self) -> &Arc<Budget> {
         &self.shared.budget
     }
+
+    /// The control surface: fault rules, the request log, stopping and restarting brokers,
+    /// latency, moving leaders (see [`control`]).
+    pub fn control(&self) -> ControlHandle {
+        ControlHandle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// Serves the control surface as JSON over HTTP on `listener` (see [`control::http`]),
+    /// until the cluster is dropped. Call on the runtime that is to serve it.
+    pub fn serve_control(&self, listener: TcpListener) {
+        tokio::spawn(control::http::serve(self.control(), listener));
+    }
 }
 
 /// How to start a [`Cluster`].
@@ -159,6 +179,8 @@ pub struct ClusterBuilder {
     idle_timeout: Option<Duration>,
     max_frame: usize,
     observer: Option<RequestObserver>,
+    rules: Vec<Rule>,
+    log_capacity: usize,
 }
 
 impl Default for ClusterBuilder {
@@ -174,6 +196,8 @@ impl Default for ClusterBuilder {
             // Kafka's `socket.request.max.bytes` default.
             max_frame: 100 * 1024 * 1024,
             observer: None,
+            rules: Vec::new(),
+            log_capacity: 10_000,
         }
     }
 }
@@ -239,6 +263,19 @@ impl ClusterBuilder {
         self
     }
 
+    /// Starts with this fault rule in force (after those given before; see [`control`]).
+    pub fn rule(mut self, rule: Rule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Requests the request log keeps, the newest (default 10,000; its per-API counts cover
+    /// every request).
+    pub fn request_log_capacity(mut self, entries: usize) -> Self {
+        self.log_capacity = entries;
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
         let mut listeners = Vec::with_capacity(self.brokers);
@@ -255,6 +292,11 @@ impl ClusterBuilder {
         let state = State::new(self.retention);
         let cluster_id = cluster_id(&state);
         let budget = Budget::new(self.memory_budget);
+        let (stop, stopped) = watch::channel(());
+        let control = control::Control::new(brokers.len(), self.log_capacity);
+        for rule in self.rules {
+            control.add(rule);
+        }
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             appended: Notify::new(),
@@ -273,8 +315,9 @@ impl ClusterBuilder {
             },
             idle_timeout: self.idle_timeout,
             observer: self.observer,
+            control,
+            stop: stopped.clone(),
         });
-        let (stop, stopped) = watch::channel(());
         for (node_id, listener) in listeners.into_iter().enumerate() {
             tokio::spawn(broker::serve(
                 Arc::clone(&shared),

@@ -143,6 +143,9 @@ pub struct State {
     retention: Retention,
     bytes: usize,
     ids: RandomState,
+    /// Partitions whose leader was moved (`Control::move_leader`): the leader and its epoch.
+    /// The others are led by broker `p mod N` at epoch 0.
+    moved: BTreeMap<(String, i32), (i32, i32)>,
 }
 
 impl State {
@@ -153,6 +156,7 @@ impl State {
             retention,
             bytes: 0,
             ids: RandomState::new(),
+            moved: BTreeMap::new(),
         }
     }
 
@@ -181,8 +185,27 @@ impl State {
         self.topics.iter().find(|(_, topic)| topic.id == id)
     }
 
+    /// The leader and leader epoch of `topic`'s `partition` among `brokers` brokers: broker
+    /// `p mod N` at epoch 0 until the leader is moved.
+    pub fn leader(&self, topic: &str, partition: i32, brokers: usize) -> (i32, i32) {
+        self.moved
+            .get(&(topic.to_owned(), partition))
+            .copied()
+            .unwrap_or((partition.rem_euclid(brokers.max(1) as i32), 0))
+    }
+
+    /// Makes `leader` the leader of `topic`'s `partition` (which must exist), bumping the
+    /// leader epoch as Kafka's controller does on every leader change; the new epoch.
+    pub fn move_leader(&mut self, topic: &str, partition: i32, leader: i32, brokers: usize) -> i32 {
+        let (_, epoch) = self.leader(topic, partition, brokers);
+        self.moved
+            .insert((topic.to_owned(), partition), (leader, epoch + 1));
+        epoch + 1
+    }
+
     /// Removes a topic and its logs.
     pub fn remove_topic(&mut self, name: &str) {
+        self.moved.retain(|(topic, _), _| topic != name);
         if let Some(topic) = self.topics.remove(name) {
             self.bytes -= topic
                 .partitions

@@ -1,6 +1,9 @@
 //! librdkafka (python confluent-kafka) against the cluster: its admin client creates a
 //! topic, its producer sends 1,000 records, an assigned consumer reads them back
-//! (`tools/clients/cluster_librdkafka.py` checks every record). Needs the clients' venv:
+//! (`tools/clients/cluster_librdkafka.py` checks every record); and with faults driven over
+//! the HTTP control surface, it follows a leader moved mid-produce and reconnects to a
+//! restarted broker, every record landing once (`tools/clients/cluster_faults_librdkafka.py`).
+//! Needs the clients' venv:
 //!
 //! ```text
 //! KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) \
@@ -9,24 +12,19 @@
 
 use kafka_codec_cluster::Cluster;
 use std::path::Path;
+use std::process::Output;
 use std::time::Duration;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
-async fn librdkafka_produces_and_consumes_a_thousand_records() {
+/// Runs a script of `tools/clients` with the venv's python and `args`; its output.
+async fn run_script(script: &str, args: &[String]) -> Output {
     let python = std::env::var("KAFKA_CLIENTS_PYTHON")
         .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
-    let cluster = Cluster::builder()
-        .brokers(3)
-        .build()
-        .await
-        .expect("cluster");
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/clients/cluster_librdkafka.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tools/clients")
+        .join(script);
     let run = tokio::process::Command::new(python)
         .arg(script)
-        .arg(cluster.bootstrap())
-        .arg("1000")
+        .args(args)
         .kill_on_drop(true)
         .output();
     // A hang guard; the script has its own, shorter one.
@@ -36,6 +34,47 @@ async fn librdkafka_produces_and_consumes_a_thousand_records() {
         .expect("the client started");
     eprint!("{}", String::from_utf8_lossy(&output.stderr));
     print!("{}", String::from_utf8_lossy(&output.stdout));
+    output
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_produces_and_consumes_a_thousand_records() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let output = run_script(
+        "cluster_librdkafka.py",
+        &[cluster.bootstrap(), "1000".into()],
+    )
+    .await;
+    assert!(
+        output.status.success(),
+        "the client failed: {}",
+        output.status
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_follows_a_moved_leader_and_a_restarted_broker() {
+    let cluster = Cluster::builder()
+        .brokers(2)
+        .build()
+        .await
+        .expect("cluster");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("control listener");
+    let control = listener.local_addr().expect("its address");
+    cluster.serve_control(listener);
+    let output = run_script(
+        "cluster_faults_librdkafka.py",
+        &[cluster.bootstrap(), control.to_string(), "2000".into()],
+    )
+    .await;
     assert!(
         output.status.success(),
         "the client failed: {}",

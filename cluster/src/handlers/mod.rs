@@ -31,6 +31,14 @@ impl Context<'_> {
     pub fn leader_of(&self, partition: i32) -> i32 {
         partition.rem_euclid(self.shared.brokers.len() as i32)
     }
+
+    /// The leader and leader epoch of `topic`'s `partition`: [`leader_of`](Self::leader_of)
+    /// at epoch 0 unless the control surface moved it.
+    pub fn leader(&self, topic: &str, partition: i32) -> (i32, i32) {
+        self.shared
+            .state()
+            .leader(topic, partition, self.shared.brokers.len())
+    }
 }
 
 /// The APIs served, each at every version this crate knows.

@@ -226,11 +226,12 @@ fn copy_names(out: &mut Map<String, Value>, asked: &Map<String, Value>) {
                 .or_else(|| asked.get(format!("{key}Index").as_str()))
         });
         let Some(value) = found else { continue };
-        let fits = match (&*slot, value) {
-            (Value::Number(_), Value::Number(_)) | (Value::Bool(_), Value::Bool(_)) => true,
-            (Value::String(_) | Value::Null, Value::String(_)) => true,
-            _ => false,
-        };
+        let fits = matches!(
+            (&*slot, value),
+            (Value::Number(_), Value::Number(_))
+                | (Value::Bool(_), Value::Bool(_))
+                | (Value::String(_) | Value::Null, Value::String(_))
+        );
         if fits {
             *slot = value.clone();
         }

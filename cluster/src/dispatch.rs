@@ -1,7 +1,7 @@
-//! The one place every decoded request passes through on its way to a handler. The next
-//! steps of the design sit here, in front of every handler at once: the control hook (fault
-//! rules: an error in the field the API has, a delay, a dropped connection), the request
-//! log, and the version limits of an older Kafka release (`--as-version`).
+//! The one place every decoded request passes through on its way to a handler, so that
+//! what sits here works in front of every handler at once: the control surface
+//! ([`control::intercept`]: fault rules, latency, the request log) and the version limits
+//! (next: those of an older Kafka release, `--as-version`).
 
 use crate::control::{self, Caller};
 use crate::handlers;

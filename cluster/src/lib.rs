@@ -14,9 +14,9 @@
 //! Every request takes one path: the transport ([`broker`]: accept, TLS, the memory budget
 //! and connection cap of `kafka-codec-server`) reads a frame, the library's
 //! `ServerConnection` decodes it, [`dispatch::dispatch`] decides what happens to it (the one
-//! place where version limits, and next fault rules and the request log, sit) and calls the
-//! API's handler (one file per API under [`handlers`]), which changes the cluster's
-//! [`state`]; the response is encoded on the way back. What is served, and what is not yet,
+//! place where version limits, the fault rules and the request log of [`control`] sit) and
+//! calls the API's handler (one file per API under [`handlers`]), which changes the
+//! cluster's [`state`]; the response is encoded on the way back. What is served, and what is not yet,
 //! is in the README.
 
 pub mod broker;

@@ -186,12 +186,11 @@ async fn offsets_held(client: &mut Client) -> Vec<i64> {
     let (error, records) = fetched(&client.call(12, fetch("events", 0, 0, -1)).await);
     assert_eq!(error, 0);
     BatchReader::new(records)
-        .map(|batch| {
+        .flat_map(|batch| {
             let batch = batch.expect("a batch");
             let header = *batch.header();
             header.base_offset..=header.base_offset + i64::from(header.last_offset_delta)
         })
-        .flatten()
         .collect()
 }
 

@@ -93,6 +93,8 @@ wait_delivered(count, "after the move")
 after = log_of("Produce", before_move)
 to_old = [e for e in after if e["broker"] == 0]
 to_new = [e for e in after if e["broker"] == 1]
+if not to_old:
+    sys.exit("no produce request met the old leader after the move: the fault never fired")
 if not to_new:
     sys.exit("no produce request reached the new leader after the move")
 if not log_of("Metadata", before_move):

@@ -7,10 +7,12 @@
 //!
 //! How an entry of the request is found for an array of the response: the request's array
 //! of the same key, else its first array (schema order) at that level (`topicData` answers to
-//! `responses`, `partitionData` to `partitionResponses`). Fields are copied from the request's
-//! entry to the response's by key, a key and the same key with `Index` added counting as one
-//! (Fetch's `partition` is the response's `partitionIndex`); an entry that is a bare string
-//! (DescribeGroups' group ids) fills the response entry's first string field.
+//! `responses`, `partitionData` to `partitionResponses`). The fields that name an entry
+//! (strings, and numbers keyed as an index, id or type) are copied from the request's entry
+//! to the response's by key, a key and the same key with `Index` added counting as one
+//! (Fetch's `partition` is the response's `partitionIndex`); the others (offsets, timestamps)
+//! keep the schema's default. An entry that is a bare string (DescribeGroups' group ids)
+//! fills the response entry's first string field.
 
 use crate::{ApiKey, ErrorCode, Request, Response};
 use serde_json::{Map, Value};
@@ -213,11 +215,26 @@ fn counterpart<'a>(asked: &'a Map<String, Value>, key: &str) -> Option<&'a Vec<V
     })
 }
 
-/// Copies the request entry's scalar fields that the response entry has too (by key, or
-/// the key with `Index` added on either side), where the JSON types agree.
+/// Whether a numeric field of a response entry names the entry (a partition index, a
+/// broker or producer id, a resource type) rather than saying something about it (an
+/// offset, a timestamp, a count), which an error answer leaves at its default.
+fn names_the_entry(key: &str) -> bool {
+    key == "index"
+        || key == "partition"
+        || key.ends_with("Index")
+        || key.ends_with("Id")
+        || key.ends_with("Type")
+}
+
+/// Copies the request entry's fields that name it (strings: names and ids; numbers: see
+/// [`names_the_entry`]) to the response entry's field of the same key (or the key with
+/// `Index` added on either side), where the JSON types agree.
 fn copy_names(out: &mut Map<String, Value>, asked: &Map<String, Value>) {
     for (key, slot) in out.iter_mut() {
         if key == "errorCode" || key == "errorMessage" {
+            continue;
+        }
+        if slot.is_number() && !names_the_entry(key) {
             continue;
         }
         let found = asked.get(key.as_str()).or_else(|| {

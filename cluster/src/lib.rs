@@ -181,6 +181,7 @@ pub struct ClusterBuilder {
     observer: Option<RequestObserver>,
     rules: Vec<Rule>,
     log_capacity: usize,
+    log_bytes: usize,
 }
 
 impl Default for ClusterBuilder {
@@ -198,6 +199,7 @@ impl Default for ClusterBuilder {
             observer: None,
             rules: Vec::new(),
             log_capacity: 10_000,
+            log_bytes: 64 << 20,
         }
     }
 }
@@ -269,10 +271,12 @@ impl ClusterBuilder {
         self
     }
 
-    /// Requests the request log keeps, the newest (default 10,000; its per-API counts cover
-    /// every request).
-    pub fn request_log_capacity(mut self, entries: usize) -> Self {
+    /// Requests the request log keeps, the newest: at most `entries` of them (default
+    /// 10,000; 0 keeps none) and at most `bytes` of requests as encoded (default 64 MiB).
+    /// Its per-API counts cover every request.
+    pub fn request_log_capacity(mut self, entries: usize, bytes: usize) -> Self {
         self.log_capacity = entries;
+        self.log_bytes = bytes;
         self
     }
 
@@ -293,7 +297,7 @@ impl ClusterBuilder {
         let cluster_id = cluster_id(&state);
         let budget = Budget::new(self.memory_budget);
         let (stop, stopped) = watch::channel(());
-        let control = control::Control::new(brokers.len(), self.log_capacity);
+        let control = control::Control::new(brokers.len(), self.log_capacity, self.log_bytes);
         for rule in self.rules {
             control.add(rule);
         }

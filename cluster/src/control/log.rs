@@ -1,6 +1,8 @@
 //! The request log: every request the brokers received, with who sent it, when, what it
 //! asked (decoded) and what the cluster did, for a test's assertions. Bounded: the newest
-//! `capacity` entries are kept, the per-API counts cover every request.
+//! entries are kept, at most `capacity` of them and at most `byte_cap` bytes of requests (as
+//! encoded: a produced batch held by the log is memory the retention caps do not see); the
+//! per-API counts cover every request.
 
 use kafka_codec::conn::IncomingRequest;
 use kafka_codec::ApiKey;
@@ -42,21 +44,26 @@ pub struct RequestLog {
     inner: Mutex<Inner>,
     started: Instant,
     capacity: usize,
+    byte_cap: usize,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
     next: u64,
-    entries: VecDeque<LoggedRequest>,
+    /// Each entry with its request's encoded size.
+    entries: VecDeque<(LoggedRequest, usize)>,
+    /// The sizes of the entries held.
+    bytes: usize,
     counts: BTreeMap<&'static str, u64>,
 }
 
 impl RequestLog {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize, byte_cap: usize) -> Self {
         RequestLog {
             inner: Mutex::default(),
             started: Instant::now(),
             capacity,
+            byte_cap,
         }
     }
 
@@ -78,28 +85,41 @@ impl RequestLog {
         if self.capacity == 0 {
             return;
         }
-        if inner.entries.len() == self.capacity {
-            inner.entries.pop_front();
+        let size = request.body.encoded_len(request.api_version).unwrap_or(0);
+        while !inner.entries.is_empty()
+            && (inner.entries.len() >= self.capacity || inner.bytes + size > self.byte_cap)
+        {
+            if let Some((_, gone)) = inner.entries.pop_front() {
+                inner.bytes -= gone;
+            }
         }
+        inner.bytes += size;
         let at = received.saturating_duration_since(self.started);
-        inner.entries.push_back(LoggedRequest {
-            sequence,
-            api: request.api_key(),
-            version: request.api_version,
-            correlation_id: request.correlation_id(),
-            client_id: request.header.client_id.as_deref().map(str::to_owned),
-            node_id: caller.node_id,
-            connection: caller.connection,
-            at,
-            time: SystemTime::now() - Instant::now().saturating_duration_since(received),
-            request: Arc::new(request.clone()),
-            outcome,
-        });
+        inner.entries.push_back((
+            LoggedRequest {
+                sequence,
+                api: request.api_key(),
+                version: request.api_version,
+                correlation_id: request.correlation_id(),
+                client_id: request.header.client_id.as_deref().map(str::to_owned),
+                node_id: caller.node_id,
+                connection: caller.connection,
+                at,
+                time: SystemTime::now() - Instant::now().saturating_duration_since(received),
+                request: Arc::new(request.clone()),
+                outcome,
+            },
+            size,
+        ));
     }
 
     /// The entries held, oldest first.
     pub fn entries(&self) -> Vec<LoggedRequest> {
-        self.inner().entries.iter().cloned().collect()
+        self.inner()
+            .entries
+            .iter()
+            .map(|(entry, _)| entry.clone())
+            .collect()
     }
 
     /// The entries of `api`, oldest first.
@@ -107,8 +127,8 @@ impl RequestLog {
         self.inner()
             .entries
             .iter()
-            .filter(|entry| entry.api == api)
-            .cloned()
+            .filter(|(entry, _)| entry.api == api)
+            .map(|(entry, _)| entry.clone())
             .collect()
     }
 
@@ -126,6 +146,48 @@ impl RequestLog {
     pub fn clear(&self) {
         let mut inner = self.inner();
         inner.entries.clear();
+        inner.bytes = 0;
         inner.counts.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kafka_codec::messages::{MetadataRequest, RequestHeader};
+
+    fn request(correlation_id: i32) -> IncomingRequest {
+        IncomingRequest {
+            header: RequestHeader::default().with_correlation_id(correlation_id),
+            body: MetadataRequest::default().into(),
+            api_version: 12,
+        }
+    }
+
+    #[test]
+    fn the_log_keeps_the_newest_within_its_caps_and_counts_everything() {
+        let caller = crate::control::Caller {
+            node_id: 0,
+            connection: 1,
+            peer: "127.0.0.1:1".parse().unwrap(),
+        };
+        let size = request(0).body.encoded_len(12).unwrap();
+        // Room for three by count, two by bytes.
+        let log = RequestLog::new(3, 2 * size);
+        for id in 0..5 {
+            log.record(&caller, &request(id), Instant::now(), "answered".into());
+        }
+        let held: Vec<i32> = log.entries().iter().map(|e| e.correlation_id).collect();
+        assert_eq!(held, [3, 4]);
+        assert_eq!(log.count(ApiKey::Metadata), 5);
+        let by_count = RequestLog::new(3, usize::MAX);
+        for id in 0..5 {
+            by_count.record(&caller, &request(id), Instant::now(), "answered".into());
+        }
+        let held: Vec<u64> = by_count.entries().iter().map(|e| e.sequence).collect();
+        assert_eq!(held, [2, 3, 4]);
+        by_count.clear();
+        assert!(by_count.entries().is_empty());
+        assert_eq!(by_count.count(ApiKey::Metadata), 0);
     }
 }

@@ -270,10 +270,10 @@ struct Rules {
 }
 
 impl Control {
-    pub(crate) fn new(brokers: usize, log_capacity: usize) -> Self {
+    pub(crate) fn new(brokers: usize, log_capacity: usize, log_bytes: usize) -> Self {
         Control {
             rules: Mutex::default(),
-            log: RequestLog::new(log_capacity),
+            log: RequestLog::new(log_capacity, log_bytes),
             up: (0..brokers).map(|_| watch::Sender::new(true)).collect(),
             latency: Mutex::new(vec![Duration::ZERO; brokers]),
         }

@@ -13,17 +13,15 @@ use kafka_codec_server::accept::Acceptor;
 use kafka_codec_server::budget::Charge;
 use kafka_codec_server::metrics::{Evicted, Undecoded};
 use kafka_codec_server::registry::Member;
-use kafka_codec_server::stream::Stream;
+use kafka_codec_server::stream::{read_chunk, Stream};
+use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
-
-/// Connection ids, unique over the process (the registry keys by them).
-static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
 
 /// Accepts connections for broker `node_id` until the cluster is dropped. While the broker
 /// is stopped (`Control::stop_broker`) it has no listener, so connections are refused, and
@@ -58,14 +56,15 @@ pub async fn serve(
                 _ = up.wait_for(|up| !*up) => break,
                 _ = stop.changed() => return,
             };
-            let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
+            let _ = tcp.set_nodelay(true);
+            let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
             let (member, _) = shared.registry.join(id);
             tokio::spawn(connection(
                 Arc::clone(&shared),
                 node_id,
                 id,
                 member,
-                tcp,
+                Stream::Plain(tcp),
                 peer,
                 stop.clone(),
             ));
@@ -84,16 +83,49 @@ pub async fn relieve_memory_pressure(shared: Arc<Shared>, mut stop: watch::Recei
     }
 }
 
-async fn connection(
+/// A connection to broker `node_id` over an in-memory pipe rather than a socket (the
+/// transport of deterministic tests: nothing but the runtime's tasks and clock), served as
+/// a TCP connection is; refused while the broker is stopped.
+pub fn connect_in_memory(shared: &Arc<Shared>, node_id: i32) -> io::Result<DuplexStream> {
+    let up = usize::try_from(node_id)
+        .ok()
+        .and_then(|index| shared.control.up.get(index))
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no broker {node_id}")))?;
+    if !*up.borrow() {
+        return Err(io::Error::new(
+            io::ErrorKind::ConnectionRefused,
+            format!("broker {node_id} is stopped"),
+        ));
+    }
+    let (client, server) = tokio::io::duplex(IN_MEMORY_BUFFER);
+    let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+    let (member, _) = shared.registry.join(id);
+    // An in-memory peer has no address; the connection id stands in for its port.
+    let peer = SocketAddr::from(([0, 0, 0, 0], (id % 65536) as u16));
+    tokio::spawn(connection(
+        Arc::clone(shared),
+        node_id,
+        id,
+        member,
+        server,
+        peer,
+        shared.stop.clone(),
+    ));
+    Ok(client)
+}
+
+/// Bytes an in-memory pipe holds each way before a writer waits.
+const IN_MEMORY_BUFFER: usize = 64 * 1024;
+
+async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     shared: Arc<Shared>,
     node_id: i32,
     id: u64,
     member: Member,
-    tcp: TcpStream,
+    stream: S,
     peer: SocketAddr,
     mut stop: watch::Receiver<()>,
 ) {
-    let _ = tcp.set_nodelay(true);
     let _open = shared.metrics.connection();
     let idle = async {
         let Some(timeout) = shared.idle_timeout else {
@@ -110,7 +142,7 @@ async fn connection(
     // A stopped broker drops its connections.
     let mut up = shared.control.up[node_id as usize].subscribe();
     tokio::select! {
-        () = converse(&shared, node_id, id, peer, &member, Stream::Plain(tcp)) => {}
+        () = converse(&shared, node_id, id, peer, &member, stream) => {}
         _ = up.wait_for(|up| !*up) => {}
         why = member.evicted() => shared.metrics.evicted(why.into()),
         () = idle => shared.metrics.evicted(Evicted::IdleTimeout),
@@ -121,13 +153,13 @@ async fn connection(
 /// Reads requests and answers them in order until the peer goes or sends something
 /// unreadable (a frame too large, a header or body that does not decode): then the
 /// connection closes, as Kafka closes it.
-async fn converse(
+async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
     shared: &Shared,
     node_id: i32,
     id: u64,
     peer: SocketAddr,
     member: &Member,
-    mut stream: Stream,
+    mut stream: S,
 ) {
     let mut connection = ServerConnection::new().with_options(shared.options);
     let mut received = BytesMut::new();
@@ -162,7 +194,7 @@ async fn converse(
                 member.touch();
             }
             Ok(None) => {
-                let chunk = match stream.read_chunk().await {
+                let chunk = match read_chunk(&mut stream).await {
                     Ok(chunk) if chunk.is_empty() => return,
                     Ok(chunk) => chunk,
                     Err(_) => return,

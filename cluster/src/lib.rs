@@ -97,6 +97,9 @@ pub struct Shared {
     pub(crate) control: control::Control,
     /// Changes when the cluster is dropped: every task of it watches this and ends.
     pub(crate) stop: watch::Receiver<()>,
+    /// Connection ids, unique in the cluster (the registry and the request log key by
+    /// them), counted per cluster so that a run names them as the last one did.
+    pub(crate) next_connection: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -160,6 +163,14 @@ impl Cluster {
         }
     }
 
+    /// A connection to broker `node_id` over an in-memory pipe, served as a TCP connection
+    /// is (the transport of [`ClusterBuilder::in_memory`] clusters, and usable beside TCP in
+    /// any cluster): no socket, so a test on a current-thread runtime with tokio's clock
+    /// paused runs the same on every run. Refused while the broker is stopped.
+    pub fn connect(&self, node_id: i32) -> io::Result<tokio::io::DuplexStream> {
+        broker::connect_in_memory(&self.shared, node_id)
+    }
+
     /// Serves the control surface as JSON over HTTP on `listener` (see [`control::http`]),
     /// until the cluster is dropped. Call on the runtime that is to serve it.
     pub fn serve_control(&self, listener: TcpListener) {
@@ -182,6 +193,8 @@ pub struct ClusterBuilder {
     rules: Vec<Rule>,
     log_capacity: usize,
     log_bytes: usize,
+    in_memory: bool,
+    seed: Option<u64>,
 }
 
 impl Default for ClusterBuilder {
@@ -200,6 +213,8 @@ impl Default for ClusterBuilder {
             rules: Vec::new(),
             log_capacity: 10_000,
             log_bytes: 64 << 20,
+            in_memory: false,
+            seed: None,
         }
     }
 }
@@ -280,11 +295,32 @@ impl ClusterBuilder {
         self
     }
 
+    /// Brokers with no listener: clients connect with [`Cluster::connect`] only, over
+    /// in-memory pipes. Metadata names each broker at 127.0.0.1 with port 0.
+    pub fn in_memory(mut self) -> Self {
+        self.in_memory = true;
+        self
+    }
+
+    /// Derives the cluster id and the topic ids from `seed` rather than at random, so that
+    /// runs with the same seed (and the same requests) answer the same bytes.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
         let mut listeners = Vec::with_capacity(self.brokers);
         let mut brokers = Vec::with_capacity(self.brokers);
         for node_id in 0..self.brokers {
+            if self.in_memory {
+                brokers.push(BrokerAddress {
+                    node_id: node_id as i32,
+                    address: SocketAddr::from(([127, 0, 0, 1], 0)),
+                });
+                continue;
+            }
             let port = self.ports.get(node_id).copied().unwrap_or(0);
             let listener = TcpListener::bind((self.host.as_str(), port)).await?;
             brokers.push(BrokerAddress {
@@ -293,7 +329,10 @@ impl ClusterBuilder {
             });
             listeners.push(listener);
         }
-        let state = State::new(self.retention);
+        let mut state = State::new(self.retention);
+        if let Some(seed) = self.seed {
+            state.seed_ids(seed);
+        }
         let cluster_id = cluster_id(&state);
         let budget = Budget::new(self.memory_budget);
         let (stop, stopped) = watch::channel(());
@@ -321,6 +360,7 @@ impl ClusterBuilder {
             observer: self.observer,
             control,
             stop: stopped.clone(),
+            next_connection: std::sync::atomic::AtomicU64::new(1),
         });
         for (node_id, listener) in listeners.into_iter().enumerate() {
             tokio::spawn(broker::serve(

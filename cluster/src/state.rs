@@ -143,6 +143,8 @@ pub struct State {
     retention: Retention,
     bytes: usize,
     ids: RandomState,
+    /// With a seed, ids are derived from it and a counter rather than at random.
+    seed: Option<(u64, std::sync::atomic::AtomicU64)>,
     /// Partitions whose leader was moved (`Control::move_leader`): the leader and its epoch.
     /// The others are led by broker `p mod N` at epoch 0.
     moved: BTreeMap<(String, i32), (i32, i32)>,
@@ -157,12 +159,34 @@ impl State {
             bytes: 0,
             ids: RandomState::new(),
             moved: BTreeMap::new(),
+            seed: None,
         }
     }
 
-    /// A fresh random id (the hasher's seeds are random per process).
+    /// Derives every id from here on from `seed` (and how many were made before), so that
+    /// two clusters with the same seed make the same ids in the same order.
+    pub fn seed_ids(&mut self, seed: u64) {
+        self.seed = Some((seed, std::sync::atomic::AtomicU64::new(0)));
+    }
+
+    /// A fresh random id (the hasher's seeds are random per process), or the next seeded
+    /// one.
     pub fn new_id(&self) -> Uuid {
         let mut id = [0u8; 16];
+        if let Some((seed, made)) = &self.seed {
+            let n = made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            for (i, half) in id.chunks_mut(8).enumerate() {
+                // Fixed keys: the same on every run of a build.
+                let mut hasher = std::hash::DefaultHasher::new();
+                hasher.write_u64(*seed);
+                hasher.write_u64(n);
+                hasher.write_usize(i);
+                half.copy_from_slice(&hasher.finish().to_be_bytes());
+            }
+            id[6] = (id[6] & 0x0f) | 0x40;
+            id[8] = (id[8] & 0x3f) | 0x80;
+            return Uuid(id);
+        }
         for (i, half) in id.chunks_mut(8).enumerate() {
             let mut hasher = self.ids.build_hasher();
             hasher.write_usize(self.topics.len());

@@ -9,7 +9,8 @@ use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::IncomingRequest;
 use kafka_codec::{Response, ResponseFrame};
 use std::future::Future;
-use std::time::Instant;
+// tokio's clock: paused in a deterministic test, so the log's times are simulated.
+use tokio::time::Instant;
 
 /// Answers `request` through `handle` (the version checks and the handler), as the rules
 /// and the broker's latency say, and logs it.

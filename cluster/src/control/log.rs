@@ -8,7 +8,9 @@ use kafka_codec::conn::IncomingRequest;
 use kafka_codec::ApiKey;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
+// tokio's clock: paused in a deterministic test, so `at` is simulated time.
+use tokio::time::Instant;
 
 /// One logged request.
 #[derive(Debug, Clone)]
@@ -27,7 +29,8 @@ pub struct LoggedRequest {
     pub node_id: i32,
     /// The connection it came on.
     pub connection: u64,
-    /// When it was received, since the cluster started.
+    /// When it was received, since the cluster started, by tokio's clock (simulated when the
+    /// clock is paused).
     pub at: Duration,
     /// When it was received, by the wall clock.
     pub time: SystemTime,

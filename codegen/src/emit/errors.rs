@@ -118,8 +118,8 @@ pub fn emit_error_codes(entries: &[ErrorEntry], set: &SchemaSet, krate: &str) ->
         code.doc(" [`error_code_fields`](Self::error_code_fields) path up to a struct on the way to");
         code.doc(" an `ErrorCode` (`responses[]`, `responses[].partitionResponses[]`): what an element");
         code.doc(" of that array holds before anything is set, with the schemas' defaults. `None` for");
-        code.doc(" another path or an API that is not compiled. An error response built from the");
-        code.doc(" request (`kafka_codec::error_response`) fills these in.");
+        code.doc(" another path or an API that is not compiled. The crate's `error_response` fills");
+        code.doc(" these in, building an error response from a request.");
         code.block(
             format!(
                 "pub fn response_struct_default(self, path: &str, version: i16) -> Option<{krate}::codegen::Value>"

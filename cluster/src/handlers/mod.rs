@@ -26,8 +26,9 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// The broker that leads `partition` of any topic: partitions are spread over the brokers
-    /// in turn, as Kafka's default placement does.
+    /// The broker that leads `partition` of any topic as placed at creation: partitions are
+    /// spread over the brokers in turn, as Kafka's default placement does. A handler asks
+    /// [`leader`](Self::leader), which knows the control surface's moves.
     pub fn leader_of(&self, partition: i32) -> i32 {
         partition.rem_euclid(self.shared.brokers.len() as i32)
     }

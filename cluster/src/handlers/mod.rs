@@ -34,7 +34,8 @@ impl Context<'_> {
     }
 
     /// The leader and leader epoch of `topic`'s `partition`: [`leader_of`](Self::leader_of)
-    /// at epoch 0 unless the control surface moved it.
+    /// at epoch 0 unless the control surface moved it. It locks the state: a handler that
+    /// holds the lock asks `State::leader` instead.
     pub fn leader(&self, topic: &str, partition: i32) -> (i32, i32) {
         self.shared
             .state()

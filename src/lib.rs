@@ -118,6 +118,8 @@ mod api;
 pub mod codegen;
 pub mod conn;
 mod error_code;
+#[cfg(feature = "json")]
+mod error_response;
 mod frame;
 #[cfg(feature = "views")]
 mod frame_view;
@@ -162,6 +164,8 @@ pub use api::{visit_random_messages, RandomMessageVisitor};
 pub use api::{visit_viewable_messages, ViewableMessageVisitor};
 pub use api::{ApiKey, Listener, Request, Response};
 pub use error_code::ErrorCode;
+#[cfg(feature = "json")]
+pub use error_response::{error_response, ErrorResponseError};
 pub use frame::{
     put_size_prefix, split_frame, DecodeOptions, Framing, RequestFrame, ResponseFrame,
     TrailingBytes,

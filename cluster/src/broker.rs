@@ -13,41 +13,62 @@ use kafka_codec_server::accept::Acceptor;
 use kafka_codec_server::budget::Charge;
 use kafka_codec_server::metrics::{Evicted, Undecoded};
 use kafka_codec_server::registry::Member;
-use kafka_codec_server::stream::Stream;
+use kafka_codec_server::stream::{read_chunk, Stream};
+use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-/// Connection ids, unique over the process (the registry keys by them).
-static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
-
-/// Accepts connections for broker `node_id` until the cluster is dropped.
+/// Accepts connections for broker `node_id` until the cluster is dropped. While the broker
+/// is stopped (`Control::stop_broker`) it has no listener, so connections are refused, and
+/// it listens again on the same address when restarted.
 pub async fn serve(
     shared: Arc<Shared>,
     node_id: i32,
     listener: TcpListener,
     mut stop: watch::Receiver<()>,
 ) {
-    let mut acceptor = Acceptor::new(listener);
+    let address = shared.brokers[node_id as usize].address;
+    let mut up = shared.control.up[node_id as usize].subscribe();
+    let mut listener = Some(listener);
     loop {
-        let (tcp, peer) = tokio::select! {
-            accepted = acceptor.accept(|_line| {}) => accepted,
-            _ = stop.changed() => return,
+        let Some(bound) = listener.take() else {
+            tokio::select! {
+                restarted = up.wait_for(|up| *up) => if restarted.is_err() { return },
+                _ = stop.changed() => return,
+            }
+            match TcpListener::bind(address).await {
+                Ok(bound) => listener = Some(bound),
+                // The port is held by someone else for now: try again shortly.
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+            }
+            continue;
         };
-        let id = NEXT_CONNECTION.fetch_add(1, Ordering::Relaxed);
-        let (member, _) = shared.registry.join(id);
-        tokio::spawn(connection(
-            Arc::clone(&shared),
-            node_id,
-            member,
-            tcp,
-            peer,
-            stop.clone(),
-        ));
+        let mut acceptor = Acceptor::new(bound);
+        loop {
+            let (tcp, peer) = tokio::select! {
+                accepted = acceptor.accept(|_line| {}) => accepted,
+                // Dropping the acceptor closes the listener.
+                _ = up.wait_for(|up| !*up) => break,
+                _ = stop.changed() => return,
+            };
+            let _ = tcp.set_nodelay(true);
+            let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+            let (member, _) = shared.registry.join(id);
+            tokio::spawn(connection(
+                Arc::clone(&shared),
+                node_id,
+                id,
+                member,
+                Stream::Plain(tcp),
+                peer,
+                stop.clone(),
+            ));
+        }
     }
 }
 
@@ -62,15 +83,49 @@ pub async fn relieve_memory_pressure(shared: Arc<Shared>, mut stop: watch::Recei
     }
 }
 
-async fn connection(
+/// A connection to broker `node_id` over an in-memory pipe rather than a socket (the
+/// transport of deterministic tests: nothing but the runtime's tasks and clock), served as
+/// a TCP connection is; refused while the broker is stopped.
+pub fn connect_in_memory(shared: &Arc<Shared>, node_id: i32) -> io::Result<DuplexStream> {
+    let up = usize::try_from(node_id)
+        .ok()
+        .and_then(|index| shared.control.up.get(index))
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no broker {node_id}")))?;
+    if !*up.borrow() {
+        return Err(io::Error::new(
+            io::ErrorKind::ConnectionRefused,
+            format!("broker {node_id} is stopped"),
+        ));
+    }
+    let (client, server) = tokio::io::duplex(IN_MEMORY_BUFFER);
+    let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+    let (member, _) = shared.registry.join(id);
+    // An in-memory peer has no address; the connection id stands in for its port.
+    let peer = SocketAddr::from(([0, 0, 0, 0], (id % 65536) as u16));
+    tokio::spawn(connection(
+        Arc::clone(shared),
+        node_id,
+        id,
+        member,
+        server,
+        peer,
+        shared.stop.clone(),
+    ));
+    Ok(client)
+}
+
+/// Bytes an in-memory pipe holds each way before a writer waits.
+const IN_MEMORY_BUFFER: usize = 64 * 1024;
+
+async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     shared: Arc<Shared>,
     node_id: i32,
+    id: u64,
     member: Member,
-    tcp: TcpStream,
+    stream: S,
     peer: SocketAddr,
     mut stop: watch::Receiver<()>,
 ) {
-    let _ = tcp.set_nodelay(true);
     let _open = shared.metrics.connection();
     let idle = async {
         let Some(timeout) = shared.idle_timeout else {
@@ -84,8 +139,11 @@ async fn connection(
             tokio::time::sleep_until(deadline.into()).await;
         }
     };
+    // A stopped broker drops its connections.
+    let mut up = shared.control.up[node_id as usize].subscribe();
     tokio::select! {
-        () = converse(&shared, node_id, peer, &member, Stream::Plain(tcp)) => {}
+        () = converse(&shared, node_id, id, peer, &member, stream) => {}
+        _ = up.wait_for(|up| !*up) => {}
         why = member.evicted() => shared.metrics.evicted(why.into()),
         () = idle => shared.metrics.evicted(Evicted::IdleTimeout),
         _ = stop.changed() => {}
@@ -95,12 +153,13 @@ async fn connection(
 /// Reads requests and answers them in order until the peer goes or sends something
 /// unreadable (a frame too large, a header or body that does not decode): then the
 /// connection closes, as Kafka closes it.
-async fn converse(
+async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
     shared: &Shared,
     node_id: i32,
+    id: u64,
     peer: SocketAddr,
     member: &Member,
-    mut stream: Stream,
+    mut stream: S,
 ) {
     let mut connection = ServerConnection::new().with_options(shared.options);
     let mut received = BytesMut::new();
@@ -117,7 +176,7 @@ async fn converse(
                 member.completed_request();
                 charge.shrink_to(received.len());
                 member.set_held(charge.bytes());
-                let response = match dispatch(shared, node_id, peer, &request).await {
+                let response = match dispatch(shared, node_id, id, peer, &request).await {
                     Reply::Respond(response) => response,
                     Reply::Nothing => continue,
                     Reply::Close(_why) => return,
@@ -135,7 +194,7 @@ async fn converse(
                 member.touch();
             }
             Ok(None) => {
-                let chunk = match stream.read_chunk().await {
+                let chunk = match read_chunk(&mut stream).await {
                     Ok(chunk) if chunk.is_empty() => return,
                     Ok(chunk) => chunk,
                     Err(_) => return,

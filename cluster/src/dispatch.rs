@@ -1,8 +1,9 @@
-//! The one place every decoded request passes through on its way to a handler. The next
-//! steps of the design sit here, in front of every handler at once: the control hook (fault
-//! rules: an error in the field the API has, a delay, a dropped connection), the request
-//! log, and the version limits of an older Kafka release (`--as-version`).
+//! The one place every decoded request passes through on its way to a handler, so that
+//! what sits here works in front of every handler at once: the control surface
+//! ([`control::intercept`]: fault rules, latency, the request log) and the version limits
+//! (next: those of an older Kafka release, `--as-version`).
 
+use crate::control::{self, Caller};
 use crate::handlers;
 use crate::release;
 use crate::{Served, Shared};
@@ -21,15 +22,24 @@ pub enum Reply {
     Close(String),
 }
 
-/// Answers `request`, received by broker `node_id` from `peer`, and shows it to the
-/// request observer.
+/// Answers `request`, received by broker `node_id` on `connection` from `peer`, as the
+/// control surface's rules say (see [`control`]), and shows it to the request observer.
 pub async fn dispatch(
     shared: &Shared,
     node_id: i32,
+    connection: u64,
     peer: SocketAddr,
     request: &IncomingRequest,
 ) -> Reply {
-    let reply = decide(shared, node_id, peer, request).await;
+    let caller = Caller {
+        node_id,
+        connection,
+        peer,
+    };
+    let reply = control::intercept(shared, &caller, request, || {
+        decide(shared, node_id, peer, request)
+    })
+    .await;
     if let Some(observer) = &shared.observer {
         (observer.0)(&Served {
             node_id,

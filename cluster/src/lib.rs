@@ -14,13 +14,14 @@
 //! Every request takes one path: the transport ([`broker`]: accept, TLS, the memory budget
 //! and connection cap of `kafka-codec-server`) reads a frame, the library's
 //! `ServerConnection` decodes it, [`dispatch::dispatch`] decides what happens to it (the one
-//! place where version limits, and next fault rules and the request log, sit) and calls the
-//! API's handler (one file per API under [`handlers`]), which changes the cluster's
-//! [`state`]; the response is encoded on the way back. What is served, and what is not yet,
+//! place where version limits, the fault rules and the request log of [`control`] sit) and
+//! calls the API's handler (one file per API under [`handlers`]), which changes the
+//! cluster's [`state`]; the response is encoded on the way back. What is served, and what is not yet,
 //! is in the README.
 
 pub mod broker;
 pub mod configs;
+pub mod control;
 pub mod dispatch;
 pub mod groups;
 pub mod handlers;
@@ -28,6 +29,7 @@ pub mod producers;
 pub mod release;
 pub mod state;
 
+use control::{ControlHandle, Rule};
 use dispatch::Reply;
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
 use kafka_codec::{DecodeLimits, DecodeOptions};
@@ -103,6 +105,13 @@ pub struct Shared {
     groups: Mutex<groups::Groups>,
     /// Woken after every change to the groups, for the timers of [`groups::run_timers`].
     pub(crate) groups_changed: Notify,
+    /// The fault rules, the request log, each broker's switches.
+    pub(crate) control: control::Control,
+    /// Changes when the cluster is dropped: every task of it watches this and ends.
+    pub(crate) stop: watch::Receiver<()>,
+    /// Connection ids, unique in the cluster (the registry and the request log key by
+    /// them), counted per cluster so that a run names them as the last one did.
+    pub(crate) next_connection: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -162,6 +171,28 @@ impl Cluster {
     pub fn budget(&self) -> &Arc<Budget> {
         &self.shared.budget
     }
+
+    /// The control surface: fault rules, the request log, stopping and restarting brokers,
+    /// latency, moving leaders (see [`control`]).
+    pub fn control(&self) -> ControlHandle {
+        ControlHandle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// A connection to broker `node_id` over an in-memory pipe, served as a TCP connection
+    /// is (the transport of [`ClusterBuilder::in_memory`] clusters, and usable beside TCP in
+    /// any cluster): no socket, so a test on a current-thread runtime with tokio's clock
+    /// paused runs the same on every run. Refused while the broker is stopped.
+    pub fn connect(&self, node_id: i32) -> io::Result<tokio::io::DuplexStream> {
+        broker::connect_in_memory(&self.shared, node_id)
+    }
+
+    /// Serves the control surface as JSON over HTTP on `listener` (see [`control::http`]),
+    /// until the cluster is dropped. Call on the runtime that is to serve it.
+    pub fn serve_control(&self, listener: TcpListener) {
+        tokio::spawn(control::http::serve(self.control(), listener));
+    }
 }
 
 /// How to start a [`Cluster`].
@@ -178,6 +209,11 @@ pub struct ClusterBuilder {
     observer: Option<RequestObserver>,
     group_limits: groups::GroupLimits,
     release: Option<Release>,
+    rules: Vec<Rule>,
+    log_capacity: usize,
+    log_bytes: usize,
+    in_memory: bool,
+    seed: Option<u64>,
 }
 
 impl Default for ClusterBuilder {
@@ -195,6 +231,11 @@ impl Default for ClusterBuilder {
             observer: None,
             group_limits: groups::GroupLimits::default(),
             release: None,
+            rules: Vec::new(),
+            log_capacity: 10_000,
+            log_bytes: 64 << 20,
+            in_memory: false,
+            seed: None,
         }
     }
 }
@@ -277,11 +318,47 @@ impl ClusterBuilder {
         self
     }
 
+    /// Starts with this fault rule in force (after those given before; see [`control`]).
+    pub fn rule(mut self, rule: Rule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// Requests the request log keeps, the newest: at most `entries` of them (default
+    /// 10,000; 0 keeps none) and at most `bytes` of requests as encoded (default 64 MiB).
+    /// Its per-API counts cover every request.
+    pub fn request_log_capacity(mut self, entries: usize, bytes: usize) -> Self {
+        self.log_capacity = entries;
+        self.log_bytes = bytes;
+        self
+    }
+
+    /// Brokers with no listener: clients connect with [`Cluster::connect`] only, over
+    /// in-memory pipes. Metadata names each broker at 127.0.0.1 with port 0.
+    pub fn in_memory(mut self) -> Self {
+        self.in_memory = true;
+        self
+    }
+
+    /// Derives the cluster id and the topic ids from `seed` rather than at random, so that
+    /// runs with the same seed (and the same requests) answer the same bytes.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
         let mut listeners = Vec::with_capacity(self.brokers);
         let mut brokers = Vec::with_capacity(self.brokers);
         for node_id in 0..self.brokers {
+            if self.in_memory {
+                brokers.push(BrokerAddress {
+                    node_id: node_id as i32,
+                    address: SocketAddr::from(([127, 0, 0, 1], 0)),
+                });
+                continue;
+            }
             let port = self.ports.get(node_id).copied().unwrap_or(0);
             let listener = TcpListener::bind((self.host.as_str(), port)).await?;
             brokers.push(BrokerAddress {
@@ -290,9 +367,17 @@ impl ClusterBuilder {
             });
             listeners.push(listener);
         }
-        let state = State::new(self.retention);
+        let mut state = State::new(self.retention);
+        if let Some(seed) = self.seed {
+            state.seed_ids(seed);
+        }
         let cluster_id = cluster_id(&state);
         let budget = Budget::new(self.memory_budget);
+        let (stop, stopped) = watch::channel(());
+        let control = control::Control::new(brokers.len(), self.log_capacity, self.log_bytes);
+        for rule in self.rules {
+            control.add(rule);
+        }
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             appended: Notify::new(),
@@ -317,8 +402,10 @@ impl ClusterBuilder {
             observer: self.observer,
             groups: Mutex::new(groups::Groups::new(self.group_limits)),
             groups_changed: Notify::new(),
+            control,
+            stop: stopped.clone(),
+            next_connection: std::sync::atomic::AtomicU64::new(1),
         });
-        let (stop, stopped) = watch::channel(());
         for (node_id, listener) in listeners.into_iter().enumerate() {
             tokio::spawn(broker::serve(
                 Arc::clone(&shared),

@@ -167,6 +167,14 @@ pub struct State {
     pub producer_ids: ProducerIds,
     /// Topic and broker config overrides.
     pub configs: Overrides,
+    /// With a seed, ids are derived from it and a counter rather than at random.
+    seed: Option<(u64, std::sync::atomic::AtomicU64)>,
+    /// Partitions whose leader was moved (`Control::move_leader`): the leader and its epoch.
+    /// The others are led by broker `p mod N` at epoch 0.
+    moved: BTreeMap<(String, i32), (i32, i32)>,
+    /// Of a moved partition, where each epoch after 0 began (its high watermark when the
+    /// leader moved), as Kafka's leader epoch cache records it.
+    epoch_starts: BTreeMap<(String, i32), Vec<(i32, i64)>>,
 }
 
 impl State {
@@ -179,12 +187,36 @@ impl State {
             ids: RandomState::new(),
             producer_ids: ProducerIds::default(),
             configs: Overrides::formatted(),
+            moved: BTreeMap::new(),
+            epoch_starts: BTreeMap::new(),
+            seed: None,
         }
     }
 
-    /// A fresh random id (the hasher's seeds are random per process).
+    /// Derives every id from here on from `seed` (and how many were made before), so that
+    /// two clusters with the same seed make the same ids in the same order.
+    pub fn seed_ids(&mut self, seed: u64) {
+        self.seed = Some((seed, std::sync::atomic::AtomicU64::new(0)));
+    }
+
+    /// A fresh random id (the hasher's seeds are random per process), or the next seeded
+    /// one.
     pub fn new_id(&self) -> Uuid {
         let mut id = [0u8; 16];
+        if let Some((seed, made)) = &self.seed {
+            let n = made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            for (i, half) in id.chunks_mut(8).enumerate() {
+                // Fixed keys: the same on every run of a build.
+                let mut hasher = std::hash::DefaultHasher::new();
+                hasher.write_u64(*seed);
+                hasher.write_u64(n);
+                hasher.write_usize(i);
+                half.copy_from_slice(&hasher.finish().to_be_bytes());
+            }
+            id[6] = (id[6] & 0x0f) | 0x40;
+            id[8] = (id[8] & 0x3f) | 0x80;
+            return Uuid(id);
+        }
         for (i, half) in id.chunks_mut(8).enumerate() {
             let mut hasher = self.ids.build_hasher();
             hasher.write_usize(self.topics.len());
@@ -207,9 +239,66 @@ impl State {
         self.topics.iter().find(|(_, topic)| topic.id == id)
     }
 
+    /// The leader and leader epoch of `topic`'s `partition` among `brokers` brokers: broker
+    /// `p mod N` at epoch 0 until the leader is moved.
+    pub fn leader(&self, topic: &str, partition: i32, brokers: usize) -> (i32, i32) {
+        self.moved
+            .get(&(topic.to_owned(), partition))
+            .copied()
+            .unwrap_or((partition.rem_euclid(brokers.max(1) as i32), 0))
+    }
+
+    /// Makes `leader` the leader of `topic`'s `partition` (which must exist), bumping the
+    /// leader epoch as Kafka's controller does on every leader change; the new epoch.
+    pub fn move_leader(&mut self, topic: &str, partition: i32, leader: i32, brokers: usize) -> i32 {
+        let (_, epoch) = self.leader(topic, partition, brokers);
+        let start = usize::try_from(partition)
+            .ok()
+            .and_then(|index| self.topics.get(topic)?.partitions.get(index))
+            .map_or(0, |log| log.high_watermark());
+        self.moved
+            .insert((topic.to_owned(), partition), (leader, epoch + 1));
+        self.epoch_starts
+            .entry((topic.to_owned(), partition))
+            .or_default()
+            .push((epoch + 1, start));
+        epoch + 1
+    }
+
+    /// The leader epoch cache's answer for `wanted` (OffsetForLeaderEpoch): the largest epoch
+    /// at or below it and where that epoch ended (the next one's start, or the log end for
+    /// the current epoch); a later epoch than the current is unknown (-1, -1), and one before
+    /// the first (0) ends where the first began.
+    pub fn epoch_end(&self, topic: &str, partition: i32, wanted: i32) -> (i32, i64) {
+        const UNDEFINED: (i32, i64) = (-1, -1);
+        let key = (topic.to_owned(), partition);
+        let Some(log) = usize::try_from(partition)
+            .ok()
+            .and_then(|index| self.topics.get(topic)?.partitions.get(index))
+        else {
+            return UNDEFINED;
+        };
+        let mut epochs = vec![(0, 0)];
+        epochs.extend(self.epoch_starts.get(&key).into_iter().flatten().copied());
+        if wanted == -1 {
+            return UNDEFINED;
+        }
+        match epochs.iter().position(|&(epoch, _)| epoch > wanted) {
+            // At or after the current epoch: the current one ends at the log end.
+            None => match epochs.last() {
+                Some(&(current, _)) if current == wanted => (current, log.high_watermark()),
+                _ => UNDEFINED,
+            },
+            Some(0) => (wanted, epochs[0].1),
+            Some(next) => (epochs[next - 1].0, epochs[next].1),
+        }
+    }
+
     /// Removes a topic and its logs.
     pub fn remove_topic(&mut self, name: &str) {
         self.configs.topics.remove(name);
+        self.moved.retain(|(topic, _), _| topic != name);
+        self.epoch_starts.retain(|(topic, _), _| topic != name);
         if let Some(topic) = self.topics.remove(name) {
             self.bytes -= topic
                 .partitions
@@ -342,5 +431,36 @@ mod tests {
         assert_eq!(state.topics["a"].partitions[0].log_start(), 1);
         assert_eq!(state.topics["b"].partitions[0].log_start(), 1);
         assert_ne!(state.new_id(), state.new_id());
+    }
+
+    #[test]
+    fn each_leader_move_begins_an_epoch_at_the_high_watermark() {
+        let mut state = State::new(Retention::default());
+        let id = state.new_id();
+        state.topics.insert(
+            "t".into(),
+            Topic {
+                id,
+                partitions: vec![PartitionLog::default()],
+                replication_factor: 1,
+            },
+        );
+        state.append("t", 0, 4, 0, batch(10));
+        assert_eq!(state.epoch_end("t", 0, 0), (0, 4));
+        assert_eq!(state.epoch_end("t", 0, 1), (-1, -1));
+        assert_eq!(state.move_leader("t", 0, 1, 2), 1);
+        state.append("t", 0, 3, 0, batch(10));
+        assert_eq!(state.move_leader("t", 0, 0, 2), 2);
+        state.append("t", 0, 2, 0, batch(10));
+        // Epoch 0: offsets 0-3, epoch 1: 4-6, epoch 2 (current): from 7 to the log end.
+        assert_eq!(state.leader("t", 0, 2), (0, 2));
+        assert_eq!(state.epoch_end("t", 0, 0), (0, 4));
+        assert_eq!(state.epoch_end("t", 0, 1), (1, 7));
+        assert_eq!(state.epoch_end("t", 0, 2), (2, 9));
+        assert_eq!(state.epoch_end("t", 0, 3), (-1, -1));
+        assert_eq!(state.epoch_end("t", 0, -1), (-1, -1));
+        assert_eq!(state.epoch_end("t", 0, -5), (-5, 0));
+        state.remove_topic("t");
+        assert_eq!(state.epoch_end("t", 0, 0), (-1, -1));
     }
 }

@@ -2,7 +2,11 @@
 //! topic, its producer sends 1,000 records, an assigned consumer reads them back
 //! (`tools/clients/cluster_librdkafka.py` checks every record); two consumers of one group
 //! share a topic of 4 partitions, commit, and one takes over when the other leaves
-//! (`tools/clients/cluster_librdkafka_group.py`). Needs the clients' venv:
+//! (`tools/clients/cluster_librdkafka_group.py`); its idempotent producer delivers every
+//! record once (`tools/clients/cluster_librdkafka_idempotent.py`); and with faults driven
+//! over the HTTP control surface, it follows a leader moved mid-produce and reconnects to a
+//! restarted broker, every record landing once (`tools/clients/cluster_faults_librdkafka.py`).
+//! Needs the clients' venv:
 //!
 //! ```text
 //! KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) \
@@ -11,37 +15,19 @@
 
 use kafka_codec_cluster::Cluster;
 use std::path::Path;
+use std::process::Output;
 use std::time::Duration;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
-async fn librdkafka_produces_and_consumes_a_thousand_records() {
-    run_script("cluster_librdkafka.py").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
-async fn librdkafka_consumer_group_shares_commits_and_takes_over() {
-    run_script("cluster_librdkafka_group.py").await;
-}
-
-/// Runs a client script of `tools/clients` against a fresh 3-broker cluster with its
-/// bootstrap servers and 1,000 records.
-async fn run_script(name: &str) {
+/// Runs a script of `tools/clients` with the venv's python and `args`; its output.
+async fn run_script(script: &str, args: &[String]) -> Output {
     let python = std::env::var("KAFKA_CLIENTS_PYTHON")
         .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
-    let cluster = Cluster::builder()
-        .brokers(3)
-        .build()
-        .await
-        .expect("cluster");
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tools/clients")
-        .join(name);
+        .join(script);
     let run = tokio::process::Command::new(python)
         .arg(script)
-        .arg(cluster.bootstrap())
-        .arg("1000")
+        .args(args)
         .kill_on_drop(true)
         .output();
     // A hang guard; the script has its own, shorter one.
@@ -51,6 +37,67 @@ async fn run_script(name: &str) {
         .expect("the client started");
     eprint!("{}", String::from_utf8_lossy(&output.stderr));
     print!("{}", String::from_utf8_lossy(&output.stdout));
+    output
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_produces_and_consumes_a_thousand_records() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let output = run_script(
+        "cluster_librdkafka.py",
+        &[cluster.bootstrap(), "1000".into()],
+    )
+    .await;
+    assert!(
+        output.status.success(),
+        "the client failed: {}",
+        output.status
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_follows_a_moved_leader_and_a_restarted_broker() {
+    let cluster = Cluster::builder()
+        .brokers(2)
+        .build()
+        .await
+        .expect("cluster");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("control listener");
+    let control = listener.local_addr().expect("its address");
+    cluster.serve_control(listener);
+    let output = run_script(
+        "cluster_faults_librdkafka.py",
+        &[cluster.bootstrap(), control.to_string(), "2000".into()],
+    )
+    .await;
+    assert!(
+        output.status.success(),
+        "the client failed: {}",
+        output.status
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_consumer_group_shares_commits_and_takes_over() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let output = run_script(
+        "cluster_librdkafka_group.py",
+        &[cluster.bootstrap(), "1000".into()],
+    )
+    .await;
     assert!(
         output.status.success(),
         "the client failed: {}",
@@ -64,28 +111,16 @@ async fn run_script(name: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
 async fn librdkafka_idempotent_producer_delivers_every_record_once() {
-    let python = std::env::var("KAFKA_CLIENTS_PYTHON")
-        .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
     let cluster = Cluster::builder()
         .brokers(3)
         .build()
         .await
         .expect("cluster");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tools/clients/cluster_librdkafka_idempotent.py");
-    let run = tokio::process::Command::new(python)
-        .arg(script)
-        .arg(cluster.bootstrap())
-        .arg("10000")
-        .kill_on_drop(true)
-        .output();
-    // A hang guard; the script has its own, shorter one.
-    let output = tokio::time::timeout(Duration::from_secs(90), run)
-        .await
-        .expect("the client finished")
-        .expect("the client started");
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    print!("{}", String::from_utf8_lossy(&output.stdout));
+    let output = run_script(
+        "cluster_librdkafka_idempotent.py",
+        &[cluster.bootstrap(), "10000".into()],
+    )
+    .await;
     assert!(
         output.status.success(),
         "the client failed: {}",

@@ -37,6 +37,16 @@ pub struct ClusterCommand {
     limits: ServerLimits,
     #[command(flatten)]
     metrics: MetricsListen,
+    /// Serve the control surface as JSON over HTTP at http://HOST:PORT: fault rules
+    /// (/rules), the request log (/log, /counts), stopping and restarting brokers, latency
+    /// (/brokers), moving leaders (/leaders). Port 0: any free port (a line on stderr names
+    /// it). kafka-codec-cluster's README has curl examples.
+    #[arg(long, value_name = "HOST:PORT")]
+    control: Option<String>,
+    /// Fault rules in force from the start: a JSON file holding a rule or an array of rules,
+    /// as POST /rules takes them.
+    #[arg(long, value_name = "FILE")]
+    faults: Option<std::path::PathBuf>,
 }
 
 impl Run for ClusterCommand {
@@ -57,6 +67,15 @@ impl Run for ClusterCommand {
                 })?
         };
         let metrics_listener = self.metrics.bind()?;
+        let control_listener = self
+            .control
+            .as_deref()
+            .map(|address| kafka_codec_server::listen::listen_as("--control", address))
+            .transpose()?;
+        let rules = match &self.faults {
+            None => Vec::new(),
+            Some(path) => read_faults(path)?,
+        };
         // Each connection holds one descriptor.
         let max_connections = self.limits.max_connections(raise_fd_limit(), 1);
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -69,6 +88,9 @@ impl Run for ClusterCommand {
             let mut builder = Cluster::builder();
             if let Some(release) = self.as_version {
                 builder = builder.as_version(release);
+            }
+            for rule in rules {
+                builder = builder.rule(rule);
             }
             let cluster = builder
                 .brokers(brokers)
@@ -91,6 +113,12 @@ impl Run for ClusterCommand {
                 )
                 .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
                 eprintln!("kafka-codec cluster: metrics on http://{address}/metrics");
+            }
+            if let Some((listener, address)) = control_listener {
+                let listener = tokio::net::TcpListener::from_std(listener)
+                    .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
+                cluster.serve_control(listener);
+                eprintln!("kafka-codec cluster: control on http://{address}");
             }
             // Serves until the process is killed; the cluster stops with it.
             std::future::pending::<()>().await;
@@ -118,6 +146,17 @@ fn log_request(served: &Served<'_>) {
         request.api_version,
         served.node_id,
     );
+}
+
+/// The rules of a `--faults` file.
+fn read_faults(path: &std::path::Path) -> Result<Vec<kafka_codec_cluster::control::Rule>, Failure> {
+    let shown = path.display();
+    let text = std::fs::read(path)
+        .map_err(|e| Failure::Usage(format!("--faults {shown}: cannot read it: {e}")))?;
+    let value: kafka_codec::serde_json::Value = kafka_codec::serde_json::from_slice(&text)
+        .map_err(|e| Failure::Usage(format!("--faults {shown}: not JSON: {e}")))?;
+    kafka_codec_cluster::control::json::rules_from_json(&value)
+        .map_err(|e| Failure::Usage(format!("--faults {shown}: {e}")))
 }
 
 /// `HOST:PORT` split, with the errors `--listen` gives elsewhere.

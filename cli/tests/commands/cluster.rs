@@ -1,5 +1,7 @@
 //! `kafka-codec cluster`: the first stderr line names every broker, and each of them answers
-//! Metadata listing them all; a wrong `--listen` is a usage error.
+//! Metadata listing them all; a wrong `--listen` is a usage error. `--faults` puts rules in
+//! force from the start and `--control` serves them over HTTP; a malformed rule file is a
+//! usage error naming the key.
 
 use crate::support::{assert_usage_error, BIN};
 use kafka_codec::bytes::BytesMut;
@@ -86,6 +88,133 @@ fn the_first_line_names_the_bootstrap_servers_and_each_broker_answers() {
 #[test]
 fn a_listen_address_without_a_port_is_a_usage_error() {
     assert_usage_error(&["cluster", "--listen", "127.0.0.1"]);
+}
+
+/// A unique path under the temporary directory for this test's file.
+fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
+    let path =
+        std::env::temp_dir().join(format!("kafka-codec-cluster-{}-{name}", std::process::id()));
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+/// One Metadata v12 request to `address`; the answer.
+fn metadata(address: &str) -> kafka_codec::messages::MetadataResponse {
+    let mut tcp = TcpStream::connect(address).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut client = ClientConnection::new();
+    let mut out = BytesMut::new();
+    client
+        .send(12, &Request::from(MetadataRequest::default()), &mut out)
+        .unwrap();
+    tcp.write_all(&out).unwrap();
+    let mut received = BytesMut::new();
+    loop {
+        if let Some(response) = client.receive(&mut received).unwrap() {
+            let Response::Metadata(metadata) = response.body else {
+                panic!("not Metadata")
+            };
+            return metadata;
+        }
+        let mut chunk = [0u8; 4096];
+        let n = tcp.read(&mut chunk).unwrap();
+        assert!(n > 0, "{address} closed the connection");
+        received.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// One HTTP request; the status line and the body.
+fn http(address: &str, request: &str) -> (String, String) {
+    let mut tcp = TcpStream::connect(address).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    tcp.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_owned(), body.to_owned())
+}
+
+#[test]
+fn faults_from_a_file_and_the_control_surface_over_http() {
+    let faults = temp_file(
+        "faults.json",
+        r#"[{"match": {"api": "Metadata"}, "action": {"respond": {"throttleTimeMs": 0,
+             "brokers": [], "clusterId": "from-the-file", "controllerId": 7, "topics": []}}}]"#,
+    );
+    let mut child = Command::new(BIN)
+        .args(["cluster", "--control", "127.0.0.1:0", "--faults"])
+        .arg(&faults)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let _running = Running(child);
+    let mut log = BufReader::new(stderr);
+    let mut first = String::new();
+    log.read_line(&mut first).unwrap();
+    let bootstrap = first
+        .trim_end()
+        .strip_prefix("kafka-codec cluster: bootstrap ")
+        .unwrap_or_else(|| panic!("first line: {first:?}"))
+        .to_owned();
+    let mut second = String::new();
+    log.read_line(&mut second).unwrap();
+    let control = second
+        .trim_end()
+        .strip_prefix("kafka-codec cluster: control on http://")
+        .unwrap_or_else(|| panic!("second line: {second:?}"))
+        .to_owned();
+    // The file's rule answers the first Metadata, once.
+    let answered = metadata(&bootstrap);
+    assert_eq!(answered.cluster_id.as_deref(), Some("from-the-file"));
+    assert_eq!(answered.controller_id, 7);
+    assert_ne!(metadata(&bootstrap).controller_id, 7);
+    // A rule over HTTP, and a refused one.
+    let rule = r#"{"match": {"api": "Metadata"}, "action": {"error": 5}}"#;
+    let (status, body) = http(
+        &control,
+        &format!(
+            "POST /rules HTTP/1.1\r\nContent-Length: {}\r\n\r\n{rule}",
+            rule.len()
+        ),
+    );
+    assert!(status.contains(" 201 "), "{status} {body}");
+    let bad = r#"{"match": {"api": "Metadata"}, "acton": "pass"}"#;
+    let (status, body) = http(
+        &control,
+        &format!(
+            "POST /rules HTTP/1.1\r\nContent-Length: {}\r\n\r\n{bad}",
+            bad.len()
+        ),
+    );
+    assert!(status.contains(" 400 "), "{status}");
+    assert!(body.contains("acton"), "{body}");
+    let (status, body) = http(&control, "GET /counts HTTP/1.1\r\n\r\n");
+    assert!(status.contains(" 200 "), "{status}");
+    assert!(body.contains(r#""Metadata":2"#), "{body}");
+    let _ = std::fs::remove_file(faults);
+}
+
+#[test]
+fn a_malformed_faults_file_is_a_usage_error_naming_the_key() {
+    let faults = temp_file(
+        "bad-faults.json",
+        r#"[{"action": "pass"}, {"action": {"delayMs": "soon"}}]"#,
+    );
+    let output = Command::new(BIN)
+        .args(["cluster", "--faults"])
+        .arg(&faults)
+        .output()
+        .unwrap();
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains("rule 1: action.delayMs: expected a whole number of milliseconds"),
+        "{message}"
+    );
+    assert_eq!(message.lines().count(), 1, "{message}");
+    let _ = std::fs::remove_file(faults);
 }
 
 #[test]

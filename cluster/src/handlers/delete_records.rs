@@ -55,7 +55,8 @@ fn delete(
         }
         _ => return fail(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
     };
-    if context.leader_of(wanted.partition_index) != context.node_id {
+    let (leader, _) = state.leader(topic, wanted.partition_index, context.shared.brokers.len());
+    if leader != context.node_id {
         return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
     }
     let high_watermark = state.topics[topic].partitions[index].high_watermark();

@@ -24,7 +24,8 @@ pub fn handle(context: &Context<'_>, request: &DescribeLogDirsRequest) -> Descri
     let held = |name: &str, index: i32| -> Option<DescribeLogDirsPartition> {
         let topic = state.topics.get(name)?;
         let log = topic.partitions.get(usize::try_from(index).ok()?)?;
-        let behind_leader = (context.node_id - context.leader_of(index)).rem_euclid(brokers);
+        let (leader, _) = state.leader(name, index, brokers as usize);
+        let behind_leader = (context.node_id - leader).rem_euclid(brokers);
         (behind_leader < i32::from(topic.replication_factor)).then(|| {
             DescribeLogDirsPartition::default()
                 .with_partition_index(index)

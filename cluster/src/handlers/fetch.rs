@@ -46,10 +46,12 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
         .iter()
         .map(|wanted| {
             let found = if context.version >= 13 {
-                state.topic_by_id(wanted.topic_id).map(|(_, topic)| topic)
+                state.topic_by_id(wanted.topic_id)
             } else {
-                state.topics.get(wanted.topic.as_str())
+                state.topics.get_key_value(wanted.topic.as_str())
             };
+            let name = found.map(|(name, _)| name.as_str());
+            let found = found.map(|(_, topic)| topic);
             let partitions = wanted
                 .partitions
                 .iter()
@@ -73,9 +75,20 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
                         .with_high_watermark(log.high_watermark())
                         .with_last_stable_offset(log.high_watermark())
                         .with_log_start_offset(log.log_start());
-                    if context.leader_of(partition.partition) != context.node_id {
+                    let (leader, epoch) = state.leader(
+                        name.unwrap_or_default(),
+                        partition.partition,
+                        context.shared.brokers.len(),
+                    );
+                    if leader != context.node_id {
                         errors = true;
                         return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
+                    }
+                    if let Some(error) =
+                        epoch_error(context.version >= 9, partition.current_leader_epoch, epoch)
+                    {
+                        errors = true;
+                        return answer.with_error_code(error.code());
                     }
                     let offset = partition.fetch_offset;
                     if offset < log.log_start() || offset > log.high_watermark() {
@@ -109,6 +122,19 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
         total,
         errors,
     )
+}
+
+/// The error for a request naming leader epoch `theirs` (where the version has the field;
+/// -1: none named) of a partition at epoch `ours`, as Kafka checks it: an older epoch is
+/// fenced, a newer one not yet known here.
+pub(super) fn epoch_error(has_field: bool, theirs: i32, ours: i32) -> Option<ErrorCode> {
+    if !has_field || theirs < 0 || theirs == ours {
+        None
+    } else if theirs < ours {
+        Some(ErrorCode::FENCED_LEADER_EPOCH)
+    } else {
+        Some(ErrorCode::UNKNOWN_LEADER_EPOCH)
+    }
 }
 
 fn concat(batches: &[Bytes]) -> Bytes {

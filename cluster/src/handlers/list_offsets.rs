@@ -40,8 +40,21 @@ pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffset
                         return answer
                             .with_error_code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code());
                     };
-                    if context.leader_of(wanted.partition_index) != context.node_id {
+                    let (leader, epoch) = state.leader(
+                        &topic.name,
+                        wanted.partition_index,
+                        context.shared.brokers.len(),
+                    );
+                    if leader != context.node_id {
                         return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
+                    }
+                    // v4+ names the leader epoch the client knows, as Fetch does.
+                    if let Some(error) = super::fetch::epoch_error(
+                        context.version >= 4,
+                        wanted.current_leader_epoch,
+                        epoch,
+                    ) {
+                        return answer.with_error_code(error.code());
                     }
                     let (offset, timestamp) = lookup(log, wanted.timestamp);
                     if context.version == 0 {
@@ -56,7 +69,7 @@ pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffset
                     let answer = answer.with_offset(offset).with_timestamp(timestamp);
                     // The leader epoch is in v4+ only (and not ignorable before).
                     if context.version >= 4 && offset >= 0 {
-                        return answer.with_leader_epoch(0);
+                        return answer.with_leader_epoch(epoch);
                     }
                     answer
                 })

@@ -2,7 +2,7 @@
 //! list, or an empty one at v0) with each partition's leader and replicas.
 
 use super::Context;
-use crate::state::Topic;
+use crate::state::{State, Topic};
 use kafka_codec::messages::metadata_response::{
     MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
 };
@@ -32,7 +32,7 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
         state
             .topics
             .iter()
-            .map(|(name, topic)| describe(context, name, topic))
+            .map(|(name, topic)| describe(context, &state, name, topic))
             .collect()
     } else {
         request
@@ -50,7 +50,7 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
                         .map(|(name, topic)| (name.clone(), topic)),
                 };
                 match found {
-                    Some((name, topic)) => describe(context, &name, topic),
+                    Some((name, topic)) => describe(context, &state, &name, topic),
                     None => {
                         let error = if wanted.name.is_some() {
                             ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
@@ -73,19 +73,24 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
         .with_topics(topics)
 }
 
-fn describe(context: &Context<'_>, name: &str, topic: &Topic) -> MetadataResponseTopic {
+fn describe(
+    context: &Context<'_>,
+    state: &State,
+    name: &str,
+    topic: &Topic,
+) -> MetadataResponseTopic {
     let brokers = context.shared.brokers.len() as i32;
     let partitions = (0..topic.partitions.len() as i32)
         .map(|index| {
-            let leader = context.leader_of(index);
+            let (leader, epoch) = state.leader(name, index, brokers as usize);
             let replicas: Vec<i32> = (0..i32::from(topic.replication_factor))
                 .map(|i| (leader + i).rem_euclid(brokers))
                 .collect();
-            // The leader epoch is in v7+ only; 0, the epoch every partition here has.
+            // The leader epoch is in v7+ only.
             MetadataResponsePartition::default()
                 .with_partition_index(index)
                 .with_leader_id(leader)
-                .with_leader_epoch(if context.version >= 7 { 0 } else { -1 })
+                .with_leader_epoch(if context.version >= 7 { epoch } else { -1 })
                 .with_replica_nodes(replicas.clone().into())
                 .with_isr_nodes(replicas.into())
         })

@@ -49,8 +49,9 @@ pub struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// The broker that leads `partition` of any topic: partitions are spread over the brokers
-    /// in turn, as Kafka's default placement does.
+    /// The broker that leads `partition` of any topic as placed at creation: partitions are
+    /// spread over the brokers in turn, as Kafka's default placement does. A handler asks
+    /// [`leader`](Self::leader), which knows the control surface's moves.
     pub fn leader_of(&self, partition: i32) -> i32 {
         partition.rem_euclid(self.shared.brokers.len() as i32)
     }
@@ -58,6 +59,15 @@ impl Context<'_> {
     /// Whether this broker coordinates `group_id` (others answer NOT_COORDINATOR).
     pub fn coordinates(&self, group_id: &str) -> bool {
         crate::groups::coordinator(group_id, self.shared.brokers.len()) == self.node_id
+    }
+
+    /// The leader and leader epoch of `topic`'s `partition`: [`leader_of`](Self::leader_of)
+    /// at epoch 0 unless the control surface moved it. It locks the state: a handler that
+    /// holds the lock asks `State::leader` instead.
+    pub fn leader(&self, topic: &str, partition: i32) -> (i32, i32) {
+        self.shared
+            .state()
+            .leader(topic, partition, self.shared.brokers.len())
     }
 }
 

@@ -72,7 +72,8 @@ fn produce(
         },
         Err(_) => return fail(unknown),
     };
-    if context.leader_of(data.index) != context.node_id {
+    let (leader, epoch) = context.leader(topic, data.index);
+    if leader != context.node_id {
         return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
     }
     // Kafka takes exactly one v2 batch per partition from v3 on; this cluster takes the same
@@ -126,7 +127,7 @@ fn produce(
             }
         }
         let appended = state.append(topic, partition, records, header.max_timestamp, |base| {
-            rewrite_base_offset(batch.as_bytes(), base)
+            rewrite_base_offset(batch.as_bytes(), base, epoch)
         });
         if idempotent {
             if let Some(log) = state.topics.get_mut(topic) {
@@ -143,11 +144,11 @@ fn produce(
         .with_log_start_offset(log_start)
 }
 
-/// `batch` with its base offset set to `base` and its partition leader epoch to 0 (the
-/// epoch every partition of this cluster has).
-fn rewrite_base_offset(batch: &Bytes, base: i64) -> Bytes {
+/// `batch` with its base offset set to `base` and its partition leader epoch to the
+/// leader's `epoch`.
+fn rewrite_base_offset(batch: &Bytes, base: i64, epoch: i32) -> Bytes {
     let mut out = BytesMut::from(&batch[..]);
     out[..8].copy_from_slice(&base.to_be_bytes());
-    out[LEADER_EPOCH_AT..LEADER_EPOCH_AT + 4].copy_from_slice(&0i32.to_be_bytes());
+    out[LEADER_EPOCH_AT..LEADER_EPOCH_AT + 4].copy_from_slice(&epoch.to_be_bytes());
     out.freeze()
 }

@@ -110,7 +110,77 @@ pub fn emit_error_codes(entries: &[ErrorEntry], set: &SchemaSet, krate: &str) ->
             },
         );
     });
+    code.blank();
+    code.line("#[cfg(feature = \"json\")]");
+    code.block(format!("impl {krate}::ApiKey"), |code| {
+        code.doc(" The JSON form, at `version`, of the default value of the response struct at");
+        code.doc(" `path`: `\"\"` for the response itself, or a prefix of an");
+        code.doc(" [`error_code_fields`](Self::error_code_fields) path up to a struct on the way to");
+        code.doc(" an `ErrorCode` (`responses[]`, `responses[].partitionResponses[]`): what an element");
+        code.doc(" of that array holds before anything is set, with the schemas' defaults. `None` for");
+        code.doc(" another path or an API that is not compiled. The crate's `error_response` fills");
+        code.doc(" these in, building an error response from a request.");
+        code.block(
+            format!(
+                "pub fn response_struct_default(self, path: &str, version: i16) -> Option<{krate}::codegen::Value>"
+            ),
+            |code| {
+                code.line(format!("let options = {krate}::codegen::JsonOptions::default();"));
+                code.block("match (self, path)", |code| {
+                    for message in set.live().filter(|m| m.kind == MessageKind::Response) {
+                        let Some(api) = api_name(message) else { continue };
+                        let module = super::module_name(&message.name);
+                        for (path, name) in error_code_structs(message) {
+                            cfg_attribute(code, api_cfg(api).as_deref());
+                            code.line(format!(
+                                "({krate}::ApiKey::{api}, \"{path}\") => {krate}::codegen::JsonFields::to_json_value(&{krate}::messages::{module}::{name}::default(), version, &options).ok(),"
+                            ));
+                        }
+                    }
+                    code.line("_ => None,");
+                });
+            },
+        );
+    });
     code.finish()
+}
+
+/// The structs of a response on the way to its `ErrorCode` fields: each one's path (as
+/// [`error_code_fields`] writes paths, without the trailing field) and its Rust name.
+fn error_code_structs(message: &Message) -> Vec<(String, String)> {
+    let mut out = vec![(String::new(), message.root.name.clone())];
+    for (path, _) in error_code_fields(message) {
+        let mut s = &message.root;
+        let mut prefix = String::new();
+        let segments: Vec<&str> = path.split('.').collect();
+        for segment in &segments[..segments.len() - 1] {
+            let key = segment.trim_end_matches("[]");
+            let Some(field) = s.fields.iter().find(|f| json_key(f) == key) else {
+                break;
+            };
+            let name = match &field.ty {
+                FieldType::Struct(name) => name,
+                FieldType::Array(element) => match &**element {
+                    FieldType::Struct(name) => name,
+                    _ => break,
+                },
+                FieldType::Primitive(_) => break,
+            };
+            let Some(inner) = message.struct_by_name(name) else {
+                break;
+            };
+            prefix = if prefix.is_empty() {
+                (*segment).to_owned()
+            } else {
+                format!("{prefix}.{segment}")
+            };
+            if !out.iter().any(|(p, _)| *p == prefix) {
+                out.push((prefix.clone(), inner.name.clone()));
+            }
+            s = inner;
+        }
+    }
+    out
 }
 
 /// Every `ErrorCode: int16` field of a response, depth first in field order: its JSON path

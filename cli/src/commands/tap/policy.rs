@@ -16,8 +16,8 @@ use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::RawRequestHeader;
 use kafka_codec::serde_json::{json, Value};
 use kafka_codec::{
-    ApiKey, DecodeOptions, ErrorCode, Framing, MessageCodec, MessageKind, MessageVisitor, Request,
-    RequestFrame, Response, ResponseFrame, Utf8Bytes, Uuid,
+    ApiKey, DecodeOptions, ErrorCode, Framing, Request, RequestFrame, Response, ResponseFrame,
+    Utf8Bytes, Uuid,
 };
 
 /// The APIs `--deny-topic` applies to (by topic), and that `--deny-api` denies per topic.
@@ -521,196 +521,54 @@ fn split(body: &mut Request, denied: &dyn Fn(&str) -> bool) -> Request {
 }
 
 /// The response denying every entry of `body` at `version` with `error`: per partition or
-/// topic (resource) for the topic APIs, else in the top-level error code.
+/// topic (resource) for the topic APIs, else in the top-level error code. Where the error
+/// goes is the library's generic answer (`kafka_codec::error_response`, from the schemas);
+/// what Kafka's broker puts beside a denied entry is set here: offsets of -1, empty
+/// records, and for a config resource that is not a topic the API's own error.
 pub fn deny_response(body: &Request, version: i16, error: ErrorCode) -> Option<Response> {
-    use kafka_codec::messages::{
-        alter_configs_response as alter, create_partitions_response as partitions,
-        create_topics_response as create, delete_records_response as records,
-        delete_topics_response as delete, describe_configs_response as describe,
-        fetch_response as fetch, incremental_alter_configs_response as incremental,
-        list_offsets_response as offsets, produce_response as produce,
-    };
-    let code = error.code();
-    let message = || Some(Utf8Bytes::from(MESSAGE));
-    Some(match body {
-        Request::Produce(r) => produce::ProduceResponse::default()
-            .with_responses(
-                r.topic_data
-                    .iter()
-                    .map(|t| {
-                        produce::TopicProduceResponse::default()
-                            .with_name(t.name.clone())
-                            .with_topic_id(t.topic_id)
-                            .with_partition_responses(
-                                t.partition_data
-                                    .iter()
-                                    .map(|p| {
-                                        produce::PartitionProduceResponse::default()
-                                            .with_index(p.index)
-                                            .with_error_code(code)
-                                            .with_base_offset(-1)
-                                    })
-                                    .collect(),
-                            )
-                    })
-                    .collect(),
-            )
-            .into(),
-        Request::Fetch(r) => fetch::FetchResponse::default()
-            .with_responses(
-                r.topics
-                    .iter()
-                    .map(|t| {
-                        fetch::FetchableTopicResponse::default()
-                            .with_topic(t.topic.clone())
-                            .with_topic_id(t.topic_id)
-                            .with_partitions(
-                                t.partitions
-                                    .iter()
-                                    .map(|p| {
-                                        fetch::PartitionData::default()
-                                            .with_partition_index(p.partition)
-                                            .with_error_code(code)
-                                            .with_high_watermark(-1)
-                                            .with_records(Some(Bytes::new()))
-                                    })
-                                    .collect(),
-                            )
-                    })
-                    .collect(),
-            )
-            .into(),
-        Request::ListOffsets(r) => offsets::ListOffsetsResponse::default()
-            .with_topics(
-                r.topics
-                    .iter()
-                    .map(|t| {
-                        offsets::ListOffsetsTopicResponse::default()
-                            .with_name(t.name.clone())
-                            .with_partitions(
-                                t.partitions
-                                    .iter()
-                                    .map(|p| {
-                                        offsets::ListOffsetsPartitionResponse::default()
-                                            .with_partition_index(p.partition_index)
-                                            .with_error_code(code)
-                                    })
-                                    .collect(),
-                            )
-                    })
-                    .collect(),
-            )
-            .into(),
-        Request::DeleteRecords(r) => records::DeleteRecordsResponse::default()
-            .with_topics(
-                r.topics
-                    .iter()
-                    .map(|t| {
-                        records::DeleteRecordsTopicResult::default()
-                            .with_name(t.name.clone())
-                            .with_partitions(
-                                t.partitions
-                                    .iter()
-                                    .map(|p| {
-                                        records::DeleteRecordsPartitionResult::default()
-                                            .with_partition_index(p.partition_index)
-                                            .with_low_watermark(-1)
-                                            .with_error_code(code)
-                                    })
-                                    .collect(),
-                            )
-                    })
-                    .collect(),
-            )
-            .into(),
-        Request::CreateTopics(r) => create::CreateTopicsResponse::default()
-            .with_topics(
-                r.topics
-                    .iter()
-                    .map(|t| {
-                        create::CreatableTopicResult::default()
-                            .with_name(t.name.clone())
-                            .with_error_code(code)
-                            .with_error_message(message())
-                    })
-                    .collect(),
-            )
-            .into(),
-        Request::DeleteTopics(r) => delete::DeleteTopicsResponse::default()
-            .with_responses(
-                r.topic_names
-                    .iter()
-                    .map(|name| (Some(name.clone()), Uuid::default()))
-                    .chain(r.topics.iter().map(|t| (t.name.clone(), t.topic_id)))
-                    .map(|(name, id)| {
-                        delete::DeletableTopicResult::default()
-                            .with_name(name)
-                            .with_topic_id(id)
-                            .with_error_code(code)
-                            .with_error_message(message())
-                    })
-                    .collect(),
-            )
-            .into(),
-        Request::CreatePartitions(r) => partitions::CreatePartitionsResponse::default()
-            .with_results(
-                r.topics
-                    .iter()
-                    .map(|t| {
-                        partitions::CreatePartitionsTopicResult::default()
-                            .with_name(t.name.clone())
-                            .with_error_code(code)
-                            .with_error_message(message())
-                    })
-                    .collect(),
-            )
-            .into(),
-        Request::DescribeConfigs(r) => describe::DescribeConfigsResponse::default()
-            .with_results(
-                r.resources
-                    .iter()
-                    .map(|c| {
-                        describe::DescribeConfigsResult::default()
-                            .with_error_code(resource_error(c.resource_type, error))
-                            .with_error_message(message())
-                            .with_resource_type(c.resource_type)
-                            .with_resource_name(c.resource_name.clone())
-                    })
-                    .collect(),
-            )
-            .into(),
-        Request::AlterConfigs(r) => alter::AlterConfigsResponse::default()
-            .with_responses(
-                r.resources
-                    .iter()
-                    .map(|c| {
-                        alter::AlterConfigsResourceResponse::default()
-                            .with_error_code(resource_error(c.resource_type, error))
-                            .with_error_message(message())
-                            .with_resource_type(c.resource_type)
-                            .with_resource_name(c.resource_name.clone())
-                    })
-                    .collect(),
-            )
-            .into(),
-        Request::IncrementalAlterConfigs(r) => {
-            incremental::IncrementalAlterConfigsResponse::default()
-                .with_responses(
-                    r.resources
-                        .iter()
-                        .map(|c| {
-                            incremental::AlterConfigsResourceResponse::default()
-                                .with_error_code(resource_error(c.resource_type, error))
-                                .with_error_message(message())
-                                .with_resource_type(c.resource_type)
-                                .with_resource_name(c.resource_name.clone())
-                        })
-                        .collect(),
-                )
-                .into()
+    if !TOPIC_APIS.contains(&body.api_key()) {
+        return top_level_error(body.api_key(), version, error);
+    }
+    let mut response = kafka_codec::error_response(body, version, error, Some(MESSAGE)).ok()?;
+    match &mut response {
+        Response::Produce(r) => {
+            for p in r
+                .responses
+                .iter_mut()
+                .flat_map(|t| &mut t.partition_responses)
+            {
+                p.base_offset = -1;
+            }
         }
-        other => return top_level_error(other.api_key(), version, 0, error),
-    })
+        Response::Fetch(r) => {
+            for p in r.responses.iter_mut().flat_map(|t| &mut t.partitions) {
+                p.high_watermark = -1;
+                p.records = Some(Bytes::new());
+            }
+        }
+        Response::DeleteRecords(r) => {
+            for p in r.topics.iter_mut().flat_map(|t| &mut t.partitions) {
+                p.low_watermark = -1;
+            }
+        }
+        Response::DescribeConfigs(r) => {
+            for c in &mut r.results {
+                c.error_code = resource_error(c.resource_type, error);
+            }
+        }
+        Response::AlterConfigs(r) => {
+            for c in &mut r.responses {
+                c.error_code = resource_error(c.resource_type, error);
+            }
+        }
+        Response::IncrementalAlterConfigs(r) => {
+            for c in &mut r.responses {
+                c.error_code = resource_error(c.resource_type, error);
+            }
+        }
+        _ => {}
+    }
+    Some(response)
 }
 
 /// The error for a denied config resource: TOPIC_AUTHORIZATION_FAILED for a topic, the
@@ -734,55 +592,14 @@ fn has_top_level_error(api: ApiKey, version: i16) -> bool {
 
 /// `api`'s response at `version` with every field at its default but the top-level
 /// `ErrorCode`, set to `error`; `None` if the response has no such field at that version.
-/// Schema-driven: the default response is the generated message's, and whether it has a
-/// top-level error code is read from its fields at that version.
-fn top_level_error(
-    api: ApiKey,
-    version: i16,
-    correlation_id: i32,
-    error: ErrorCode,
-) -> Option<Response> {
-    let mut finder = DefaultResponse {
-        api,
-        version,
-        correlation_id,
-        found: None,
-    };
-    kafka_codec::visit_messages(&mut finder);
-    let response = finder.found?;
-    let mut body = response.body.to_json(version).ok()?;
+/// Schema-driven: the default response is the generated message's
+/// (`ApiKey::response_struct_default`), and whether it has a top-level error code is read
+/// from its fields at that version.
+fn top_level_error(api: ApiKey, version: i16, error: ErrorCode) -> Option<Response> {
+    let mut body = api.response_struct_default("", version)?;
     let slot = body.as_object_mut()?.get_mut("errorCode")?;
     *slot = json!(error.code());
     Response::from_json(api, &body, version).ok()
-}
-
-/// Finds the generated response message of an API and decodes its default at a version.
-struct DefaultResponse {
-    api: ApiKey,
-    version: i16,
-    correlation_id: i32,
-    found: Option<ResponseFrame>,
-}
-
-impl MessageVisitor for DefaultResponse {
-    fn visit<M: MessageCodec>(&mut self) {
-        if self.found.is_some()
-            || M::KIND != MessageKind::Response
-            || M::API_KEY != Some(self.api.key())
-        {
-            return;
-        }
-        let Ok(body) = M::default().encode_to_bytes(self.version) else {
-            return;
-        };
-        let mut frame = BytesMut::new();
-        frame.extend_from_slice(&self.correlation_id.to_be_bytes());
-        if self.api.response_header_version(self.version) >= 1 {
-            frame.extend_from_slice(&[0]); // no tagged fields
-        }
-        frame.extend_from_slice(&body);
-        self.found = ResponseFrame::decode(frame.freeze(), self.api, self.version).ok();
-    }
 }
 
 /// `body` as a size-prefixed response frame answering `correlation_id`.
@@ -988,7 +805,7 @@ mod tests {
                 let response = if topic_api {
                     deny_response(&request, version, denial_error(api))
                 } else {
-                    top_level_error(api, version, 0, denial_error(api))
+                    top_level_error(api, version, denial_error(api))
                 }
                 .unwrap_or_else(|| panic!("no denial for {api} v{version}"));
                 let mut bytes = Vec::new();
@@ -1101,7 +918,7 @@ mod tests {
             assert_eq!(placed_paths, want, "{api} v{version}");
             assert_eq!(
                 has_top_level_error(api, version),
-                top_level_error(api, version, 0, ErrorCode::NONE).is_some(),
+                top_level_error(api, version, ErrorCode::NONE).is_some(),
                 "{api} v{version}"
             );
         }

@@ -1,0 +1,409 @@
+//! The control surface over HTTP/1.1, for tests in any language (`kafka-codec cluster
+//! --control HOST:PORT`): JSON in, JSON out, one request per connection.
+//!
+//! | Method and path | What it does |
+//! |---|---|
+//! | `GET /rules` | the rules in force, in the order they are tried |
+//! | `POST /rules` | adds a rule, or an array of them (see [`super::json`]); `{"ids": [...]}` |
+//! | `DELETE /rules`, `DELETE /rules/ID` | removes every rule, or one |
+//! | `GET /log?api=NAME&after=SEQ` | the request log (filtered by API, after a sequence number) |
+//! | `GET /counts` | requests received, by API |
+//! | `DELETE /log` | forgets the log and the counts |
+//! | `GET /brokers` | each broker's id, address, whether it is up, its latency |
+//! | `POST /brokers/ID/stop`, `POST /brokers/ID/restart` | stops or restarts a broker |
+//! | `PUT /brokers/ID/latency` | `{"ms": N}`: every answer of the broker N ms later |
+//! | `POST /leaders` | `{"topic": T, "partition": P, "leader": B}`: moves a leader |
+//!
+//! A body that is not JSON, a key that is not part of the form and a value of the wrong
+//! kind are refused with 400 and a message naming them; an unknown path is 404, a wrong
+//! method 405. Built on the same plumbing as the brokers and the metrics endpoint (accept
+//! back-off, a connection cap, the memory budget); why not an HTTP crate: the metrics
+//! endpoint's reason holds (one request per connection, a handful of routes).
+
+use super::json::{active_rule_to_json, api_from_json, logged_to_json, rules_from_json};
+use super::ControlHandle;
+use kafka_codec::serde_json::{json, Value};
+use kafka_codec_server::accept::Acceptor;
+use kafka_codec_server::registry::Registry;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The longest request head read.
+pub const MAX_HEAD: usize = 16 * 1024;
+/// The longest request body read (a rule file of a few thousand rules).
+pub const MAX_BODY: usize = 1024 * 1024;
+/// Control connections open at once; another one closes the one idle longest.
+pub const MAX_CONNECTIONS: usize = 32;
+/// How long a client may take to send its request, and to take the answer.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves the control surface of `control` on `listener` until the cluster is dropped.
+pub async fn serve(control: ControlHandle, listener: TcpListener) {
+    let mut stop = control.shared.stop.clone();
+    let mut acceptor = Acceptor::new(listener);
+    let registry = Registry::new(MAX_CONNECTIONS);
+    let next = AtomicU64::new(1);
+    loop {
+        let (tcp, _) = tokio::select! {
+            accepted = acceptor.accept(|_line| {}) => accepted,
+            _ = stop.changed() => return,
+        };
+        let (member, _) = registry.join(next.fetch_add(1, Ordering::Relaxed));
+        let control = control.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = connection(&control, tcp) => {}
+                _ = member.evicted() => {}
+            }
+        });
+    }
+}
+
+/// A request as read.
+#[derive(Debug)]
+struct HttpRequest {
+    method: String,
+    path: String,
+    query: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+async fn connection(control: &ControlHandle, mut tcp: TcpStream) {
+    let budget = &control.shared.budget;
+    let mut charge = budget.none();
+    let read = tokio::time::timeout(TIMEOUT, read_request(&mut tcp, &mut charge)).await;
+    let (status, body) = match read {
+        Err(_) => return,
+        Ok(Err(Some((status, why)))) => (status, json!({ "error": why })),
+        Ok(Err(None)) => return,
+        Ok(Ok(request)) => route(control, &request),
+    };
+    let text = body.to_string();
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n",
+        text.len() + 1
+    );
+    let _ = tokio::time::timeout(TIMEOUT, async {
+        tcp.write_all(head.as_bytes()).await?;
+        tcp.write_all(text.as_bytes()).await?;
+        tcp.write_all(b"\n").await?;
+        tcp.shutdown().await
+    })
+    .await;
+}
+
+type Failure = Option<(&'static str, String)>;
+
+/// Reads the head and the body (`Content-Length`); an answer to give instead, or `None`
+/// when the client went.
+async fn read_request(
+    tcp: &mut TcpStream,
+    charge: &mut kafka_codec_server::budget::Charge,
+) -> Result<HttpRequest, Failure> {
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end + 4;
+        }
+        if buffer.len() > MAX_HEAD {
+            return Err(Some((
+                "431 Request Header Fields Too Large",
+                format!("the request head is longer than {MAX_HEAD} bytes"),
+            )));
+        }
+        let n = tcp.read(&mut chunk).await.map_err(|_| None)?;
+        if n == 0 {
+            return Err(None);
+        }
+        if !charge.try_grow_optional(buffer.len() + n) {
+            return Err(Some((
+                "503 Service Unavailable",
+                "the memory budget has no room now".into(),
+            )));
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    };
+    let head = std::str::from_utf8(&buffer[..head_end])
+        .map_err(|_| Some(("400 Bad Request", "the request head is not UTF-8".into())))?;
+    let mut lines = head.split("\r\n");
+    let line = lines.next().unwrap_or_default();
+    let mut parts = line.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(Some((
+            "400 Bad Request",
+            "not an HTTP/1 request line".into(),
+        )));
+    };
+    if !version.starts_with("HTTP/1.") || !target.starts_with('/') {
+        return Err(Some((
+            "400 Bad Request",
+            "not an HTTP/1 request line".into(),
+        )));
+    }
+    let mut length = 0usize;
+    for header in lines {
+        if let Some((name, value)) = header.split_once(':') {
+            if name.trim().eq_ignore_ascii_case("content-length") {
+                length = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| Some(("400 Bad Request", format!("Content-Length {value:?}"))))?;
+            } else if name.trim().eq_ignore_ascii_case("transfer-encoding") {
+                return Err(Some((
+                    "411 Length Required",
+                    "send the body with a Content-Length".into(),
+                )));
+            }
+        }
+    }
+    if length > MAX_BODY {
+        return Err(Some((
+            "413 Content Too Large",
+            format!("the body is longer than {MAX_BODY} bytes"),
+        )));
+    }
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let request = HttpRequest {
+        method: method.to_owned(),
+        path: path.to_owned(),
+        query: query
+            .split('&')
+            .filter(|pair| !pair.is_empty())
+            .map(|pair| {
+                let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+                (key.to_owned(), value.to_owned())
+            })
+            .collect(),
+        body: Vec::new(),
+    };
+    let mut body = buffer.split_off(head_end);
+    while body.len() < length {
+        let n = tcp.read(&mut chunk).await.map_err(|_| None)?;
+        if n == 0 {
+            return Err(None);
+        }
+        if !charge.try_grow_optional(head_end + body.len() + n) {
+            return Err(Some((
+                "503 Service Unavailable",
+                "the memory budget has no room now".into(),
+            )));
+        }
+        body.extend_from_slice(&chunk[..n]);
+    }
+    body.truncate(length);
+    Ok(HttpRequest { body, ..request })
+}
+
+type Answer = (&'static str, Value);
+
+fn bad(why: impl std::fmt::Display) -> Answer {
+    ("400 Bad Request", json!({ "error": why.to_string() }))
+}
+
+fn not_found(why: impl std::fmt::Display) -> Answer {
+    ("404 Not Found", json!({ "error": why.to_string() }))
+}
+
+fn ok(body: Value) -> Answer {
+    ("200 OK", body)
+}
+
+fn json_body(request: &HttpRequest) -> Result<Value, Answer> {
+    kafka_codec::serde_json::from_slice(&request.body)
+        .map_err(|e| bad(format!("the body is not JSON: {e}")))
+}
+
+/// Answers one request.
+fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
+    let segments: Vec<&str> = request.path.trim_matches('/').split('/').collect();
+    let method = request.method.as_str();
+    let allowed = |methods: &str| {
+        (
+            "405 Method Not Allowed",
+            json!({ "error": format!("{} takes {methods}", request.path) }),
+        )
+    };
+    match segments.as_slice() {
+        ["rules"] => match method {
+            "GET" => ok(json!(control
+                .rules_in_force()
+                .iter()
+                .map(active_rule_to_json)
+                .collect::<Vec<_>>())),
+            "POST" => {
+                let body = match json_body(request) {
+                    Ok(body) => body,
+                    Err(answer) => return answer,
+                };
+                match rules_from_json(&body) {
+                    Ok(rules) => {
+                        let ids: Vec<u64> =
+                            rules.into_iter().map(|rule| control.add(rule)).collect();
+                        ("201 Created", json!({ "ids": ids }))
+                    }
+                    Err(e) => bad(e),
+                }
+            }
+            "DELETE" => {
+                let removed = control.rules_in_force().len();
+                control.clear();
+                ok(json!({ "removed": removed }))
+            }
+            _ => allowed("GET, POST, DELETE"),
+        },
+        ["rules", id] => match (method, id.parse::<u64>()) {
+            ("DELETE", Ok(id)) if control.remove(id) => ok(json!({ "removed": 1 })),
+            ("DELETE", Ok(id)) => not_found(format!("no rule {id}")),
+            ("DELETE", Err(_)) => bad(format!("rule id {id:?} is not a number")),
+            _ => allowed("DELETE"),
+        },
+        ["log"] => match method {
+            "GET" => log(control, request),
+            "DELETE" => {
+                control.log().clear();
+                ok(json!({}))
+            }
+            _ => allowed("GET, DELETE"),
+        },
+        ["counts"] => match method {
+            "GET" => ok(json!(control.log().counts())),
+            _ => allowed("GET"),
+        },
+        ["brokers"] => match method {
+            "GET" => ok(json!(control
+                .brokers()
+                .iter()
+                .map(|broker| json!({
+                    "id": broker.node_id,
+                    "address": broker.address.to_string(),
+                    "up": control.is_up(broker.node_id),
+                    "latencyMs": control.latency(broker.node_id).as_millis() as u64,
+                }))
+                .collect::<Vec<_>>())),
+            _ => allowed("GET"),
+        },
+        ["brokers", id, operation] => {
+            let Ok(node) = id.parse::<i32>() else {
+                return bad(format!("broker id {id:?} is not a number"));
+            };
+            let done = match (*operation, method) {
+                ("stop", "POST") => control.stop_broker(node),
+                ("restart", "POST") => control.restart_broker(node),
+                ("latency", "PUT") => {
+                    let body = match json_body(request) {
+                        Ok(body) => body,
+                        Err(answer) => return answer,
+                    };
+                    match latency_from_json(&body) {
+                        Ok(latency) => control.set_latency(node, latency),
+                        Err(why) => return bad(why),
+                    }
+                }
+                ("stop" | "restart", _) => return allowed("POST"),
+                ("latency", _) => return allowed("PUT"),
+                _ => return not_found(format!("no operation {operation:?}")),
+            };
+            match done {
+                Ok(()) => ok(json!({ "id": node, "up": control.is_up(node),
+                    "latencyMs": control.latency(node).as_millis() as u64 })),
+                Err(e) => not_found(e),
+            }
+        }
+        ["leaders"] => match method {
+            "POST" => {
+                let body = match json_body(request) {
+                    Ok(body) => body,
+                    Err(answer) => return answer,
+                };
+                move_leader(control, &body)
+            }
+            _ => allowed("POST"),
+        },
+        _ => not_found(format!("no route {}", request.path)),
+    }
+}
+
+fn log(control: &ControlHandle, request: &HttpRequest) -> Answer {
+    let mut api = None;
+    let mut after = None;
+    for (key, value) in &request.query {
+        match key.as_str() {
+            "api" => match api_from_json(&json!(value), "api") {
+                Ok(found) => api = Some(found),
+                Err(e) => return bad(e),
+            },
+            "after" => match value.parse::<u64>() {
+                Ok(sequence) => after = Some(sequence),
+                Err(_) => return bad(format!("after: {value:?} is not a sequence number")),
+            },
+            other => {
+                return bad(format!(
+                    "unknown query parameter {other:?} (known: api, after)"
+                ))
+            }
+        }
+    }
+    let entries: Vec<Value> = control
+        .log()
+        .entries()
+        .iter()
+        .filter(|entry| api.is_none_or(|api| entry.api == api))
+        .filter(|entry| after.is_none_or(|after| entry.sequence > after))
+        .map(logged_to_json)
+        .collect();
+    ok(json!(entries))
+}
+
+fn latency_from_json(body: &Value) -> Result<Duration, String> {
+    let Some(object) = body.as_object() else {
+        return Err("expected {\"ms\": N}".into());
+    };
+    if let Some(unknown) = object.keys().find(|key| *key != "ms") {
+        return Err(format!("unknown field {unknown:?} (known: ms)"));
+    }
+    object
+        .get("ms")
+        .and_then(Value::as_u64)
+        .map(Duration::from_millis)
+        .ok_or_else(|| "ms: expected a whole number of milliseconds".into())
+}
+
+fn move_leader(control: &ControlHandle, body: &Value) -> Answer {
+    let Some(object) = body.as_object() else {
+        return bad("expected {\"topic\": T, \"partition\": P, \"leader\": B}");
+    };
+    if let Some(unknown) = object
+        .keys()
+        .find(|key| !["topic", "partition", "leader"].contains(&key.as_str()))
+    {
+        return bad(format!(
+            "unknown field {unknown:?} (known: topic, partition, leader)"
+        ));
+    }
+    let Some(topic) = object.get("topic").and_then(Value::as_str) else {
+        return bad("topic: expected a topic name");
+    };
+    let number = |key: &str| {
+        object
+            .get(key)
+            .and_then(Value::as_i64)
+            .and_then(|n| i32::try_from(n).ok())
+    };
+    let Some(partition) = number("partition") else {
+        return bad("partition: expected a partition index");
+    };
+    let Some(leader) = number("leader") else {
+        return bad("leader: expected a broker id");
+    };
+    match control.move_leader(topic, partition, leader) {
+        Ok(epoch) => ok(json!({ "topic": topic, "partition": partition,
+            "leader": leader, "leaderEpoch": epoch })),
+        Err(e) => not_found(e),
+    }
+}

@@ -1,0 +1,440 @@
+//! The control surface: fault rules that every request meets in
+//! [`dispatch`](crate::dispatch::dispatch) before its handler, the request log, and the
+//! cluster operations (stop and restart a broker, per-broker latency, move a partition's
+//! leader). In process through [`Cluster::control`](crate::Cluster::control); out of process
+//! as JSON over HTTP ([`http`], `kafka-codec cluster --control HOST:PORT`).
+//!
+//! A rule is a [`Match`] (API, versions, broker, connection, client id, the n-th matching
+//! call, a predicate over the decoded request) and an [`Action`], fired a number of
+//! [`Times`]. Rules are tried in the order they were added; the first that matches acts, and
+//! a rule whose times are spent is removed.
+
+mod apply;
+pub mod http;
+pub mod json;
+mod log;
+
+pub use apply::intercept;
+pub use log::{LoggedRequest, RequestLog};
+
+use crate::{BrokerAddress, Shared};
+use kafka_codec::conn::IncomingRequest;
+use kafka_codec::{ApiKey, ErrorCode, Response};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Who sent a request: the broker that received it and the connection it came on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller {
+    /// The broker's node id.
+    pub node_id: i32,
+    /// The connection's id (unique in the process; the request log names it).
+    pub connection: u64,
+    /// The client's address.
+    pub peer: std::net::SocketAddr,
+}
+
+/// A predicate over a decoded request.
+#[derive(Clone)]
+pub struct Predicate(Arc<dyn Fn(&IncomingRequest) -> bool + Send + Sync>);
+
+impl fmt::Debug for Predicate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Predicate")
+    }
+}
+
+/// Which requests a rule concerns; every criterion given must hold. [`Match::any`] matches
+/// every request.
+#[derive(Debug, Clone, Default)]
+pub struct Match {
+    pub(crate) api: Option<ApiKey>,
+    pub(crate) versions: Option<(i16, i16)>,
+    pub(crate) broker: Option<i32>,
+    pub(crate) connection: Option<u64>,
+    pub(crate) client_id: Option<String>,
+    /// Acts from the n-th request that matches the other criteria on (1: the first).
+    pub(crate) from_call: u64,
+    pub(crate) predicate: Option<Predicate>,
+    /// As JSON, the request's JSON form must contain this (see [`json`]).
+    pub(crate) request_json: Option<kafka_codec::serde_json::Value>,
+}
+
+impl Match {
+    /// Every request.
+    pub fn any() -> Self {
+        Match::default()
+    }
+
+    /// Requests of `api`.
+    pub fn api(api: ApiKey) -> Self {
+        Match {
+            api: Some(api),
+            ..Match::default()
+        }
+    }
+
+    /// Only versions `min..=max`.
+    pub fn versions(mut self, min: i16, max: i16) -> Self {
+        self.versions = Some((min, max));
+        self
+    }
+
+    /// Only requests to broker `node_id`.
+    pub fn broker(mut self, node_id: i32) -> Self {
+        self.broker = Some(node_id);
+        self
+    }
+
+    /// Only requests on connection `id` (as the request log names it).
+    pub fn connection(mut self, id: u64) -> Self {
+        self.connection = Some(id);
+        self
+    }
+
+    /// Only requests whose header names this client id.
+    pub fn client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// Acts on the `n`-th request matching the rest (1: the first), and the ones after it
+    /// as long as the rule's [`Times`] last.
+    pub fn nth(mut self, n: u64) -> Self {
+        self.from_call = n;
+        self
+    }
+
+    /// Only requests for which `predicate` holds (it sees the decoded request).
+    pub fn when(
+        mut self,
+        predicate: impl Fn(&IncomingRequest) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.predicate = Some(Predicate(Arc::new(predicate)));
+        self
+    }
+
+    fn matches(&self, caller: &Caller, request: &IncomingRequest) -> bool {
+        self.api.is_none_or(|api| api == request.api_key())
+            && self
+                .versions
+                .is_none_or(|(min, max)| (min..=max).contains(&request.api_version))
+            && self.broker.is_none_or(|node| node == caller.node_id)
+            && self.connection.is_none_or(|id| id == caller.connection)
+            && self
+                .client_id
+                .as_deref()
+                .is_none_or(|id| request.header.client_id.as_deref() == Some(id))
+            && self
+                .predicate
+                .as_ref()
+                .is_none_or(|predicate| (predicate.0)(request))
+            && self.request_json.as_ref().is_none_or(|pattern| {
+                request
+                    .body
+                    .to_json(request.api_version)
+                    .is_ok_and(|body| json::contains(&body, pattern))
+            })
+    }
+}
+
+/// What a rule does to a request it matches.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// Nothing: the request is answered as usual (counts against the rule's times).
+    Pass,
+    /// The API's own response with this error code where the API carries errors (per
+    /// partition, per topic, per group, or at the top level: from the schemas, for every API
+    /// and version; see `kafka_codec::error_response`). The request has no effect.
+    Error(ErrorCode),
+    /// Waits, then answers as usual.
+    Delay(Duration),
+    /// Waits, then acts.
+    DelayThen(Duration, Box<Action>),
+    /// Closes the connection without answering.
+    Disconnect,
+    /// Never answers; the connection stays open.
+    Silence,
+    /// Answers as usual, with every record batch of a Fetch answer's partitions given a
+    /// wrong CRC (the batch framing intact), so that a client checking CRCs refuses them.
+    CorruptRecords,
+    /// The request takes effect (its handler runs), then the answer is replaced by what the
+    /// inner action does: lost (`Disconnect`, `Silence`), late (`Delay`), or an error
+    /// (`Error`): an "outcome unknown" for the client.
+    ApplyThen(Box<Action>),
+    /// Answers with this response (of the request's API, written at the request's version);
+    /// the request has no effect.
+    Respond(Box<Response>),
+    /// Answers with this response body in Kafka's JSON form, read at the request's version
+    /// (a body that does not read closes the connection); the request has no effect.
+    RespondJson(kafka_codec::serde_json::Value),
+}
+
+/// How many times a rule acts before it is removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Times {
+    /// Until removed.
+    Always,
+    /// This many times.
+    Count(u64),
+}
+
+/// A fault rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub(crate) matcher: Match,
+    pub(crate) action: Action,
+    pub(crate) times: Times,
+}
+
+impl Rule {
+    /// A rule acting once.
+    pub fn once(matcher: Match, action: Action) -> Self {
+        Rule {
+            matcher,
+            action,
+            times: Times::Count(1),
+        }
+    }
+
+    /// A rule acting `n` times.
+    pub fn times(matcher: Match, action: Action, n: u64) -> Self {
+        Rule {
+            matcher,
+            action,
+            times: Times::Count(n),
+        }
+    }
+
+    /// A rule acting until removed.
+    pub fn always(matcher: Match, action: Action) -> Self {
+        Rule {
+            matcher,
+            action,
+            times: Times::Always,
+        }
+    }
+}
+
+/// A rule in force: its id (to remove it), what it is, and how often it matched and acted.
+#[derive(Debug, Clone)]
+pub struct ActiveRule {
+    /// Its id.
+    pub id: u64,
+    /// The rule.
+    pub rule: Rule,
+    /// Requests that matched it (acted on or not yet, before its n-th call).
+    pub matched: u64,
+    /// Requests it acted on.
+    pub acted: u64,
+}
+
+/// Why an operation was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OperationError {
+    /// No broker with this node id.
+    NoSuchBroker(i32),
+    /// No such topic or partition.
+    NoSuchPartition(String, i32),
+}
+
+impl fmt::Display for OperationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OperationError::NoSuchBroker(node) => write!(f, "no broker {node}"),
+            OperationError::NoSuchPartition(topic, partition) => {
+                write!(f, "no partition {partition} of topic {topic:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for OperationError {}
+
+/// The rules, the request log, and each broker's switches (up or down, latency).
+#[derive(Debug)]
+pub struct Control {
+    rules: Mutex<Rules>,
+    pub(crate) log: RequestLog,
+    /// Per broker: whether it is up (its accept loop and connections watch it).
+    pub(crate) up: Vec<watch::Sender<bool>>,
+    latency: Mutex<Vec<Duration>>,
+}
+
+#[derive(Debug, Default)]
+struct Rules {
+    next_id: u64,
+    active: Vec<ActiveRule>,
+}
+
+impl Control {
+    pub(crate) fn new(brokers: usize, log_capacity: usize, log_bytes: usize) -> Self {
+        Control {
+            rules: Mutex::default(),
+            log: RequestLog::new(log_capacity, log_bytes),
+            up: (0..brokers).map(|_| watch::Sender::new(true)).collect(),
+            latency: Mutex::new(vec![Duration::ZERO; brokers]),
+        }
+    }
+
+    fn rules(&self) -> MutexGuard<'_, Rules> {
+        self.rules.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a rule after the others; its id.
+    pub fn add(&self, rule: Rule) -> u64 {
+        let mut rules = self.rules();
+        rules.next_id += 1;
+        let id = rules.next_id;
+        rules.active.push(ActiveRule {
+            id,
+            rule,
+            matched: 0,
+            acted: 0,
+        });
+        id
+    }
+
+    /// Removes the rule `id`; whether it was there.
+    pub fn remove(&self, id: u64) -> bool {
+        let mut rules = self.rules();
+        let before = rules.active.len();
+        rules.active.retain(|rule| rule.id != id);
+        rules.active.len() != before
+    }
+
+    /// Removes every rule.
+    pub fn clear(&self) {
+        self.rules().active.clear();
+    }
+
+    /// The rules in force, in the order they are tried.
+    pub fn rules_in_force(&self) -> Vec<ActiveRule> {
+        self.rules().active.clone()
+    }
+
+    /// The action for `request`, if a rule takes it (counted; a spent rule is removed).
+    fn action_for(&self, caller: &Caller, request: &IncomingRequest) -> Option<(u64, Action)> {
+        let mut rules = self.rules();
+        let mut chosen = None;
+        for (index, active) in rules.active.iter_mut().enumerate() {
+            if !active.rule.matcher.matches(caller, request) {
+                continue;
+            }
+            active.matched += 1;
+            if active.matched < active.rule.matcher.from_call {
+                continue;
+            }
+            active.acted += 1;
+            let spent = active.rule.times == Times::Count(active.acted);
+            chosen = Some((index, active.id, active.rule.action.clone(), spent));
+            break;
+        }
+        let (index, id, action, spent) = chosen?;
+        if spent {
+            rules.active.remove(index);
+        }
+        Some((id, action))
+    }
+
+    /// The request log.
+    pub fn log(&self) -> &RequestLog {
+        &self.log
+    }
+
+    /// Stops broker `node_id`: its listener is closed (connections are refused) and its open
+    /// connections are dropped, until [`restart_broker`](Self::restart_broker).
+    pub fn stop_broker(&self, node_id: i32) -> Result<(), OperationError> {
+        self.switch(node_id)?.send_replace(false);
+        Ok(())
+    }
+
+    /// Restarts a stopped broker on the same address; its log and the cluster's state are as
+    /// they were (everything is in memory, shared by the brokers).
+    pub fn restart_broker(&self, node_id: i32) -> Result<(), OperationError> {
+        self.switch(node_id)?.send_replace(true);
+        Ok(())
+    }
+
+    /// Whether broker `node_id` is up.
+    pub fn is_up(&self, node_id: i32) -> bool {
+        self.switch(node_id).is_ok_and(|up| *up.borrow())
+    }
+
+    fn switch(&self, node_id: i32) -> Result<&watch::Sender<bool>, OperationError> {
+        usize::try_from(node_id)
+            .ok()
+            .and_then(|index| self.up.get(index))
+            .ok_or(OperationError::NoSuchBroker(node_id))
+    }
+
+    /// Every request to broker `node_id` is answered `latency` later (on top of any rule's
+    /// delay), as a round-trip time.
+    pub fn set_latency(&self, node_id: i32, latency: Duration) -> Result<(), OperationError> {
+        self.switch(node_id)?;
+        self.latency.lock().unwrap_or_else(|e| e.into_inner())[node_id as usize] = latency;
+        Ok(())
+    }
+
+    /// Broker `node_id`'s latency.
+    pub fn latency(&self, node_id: i32) -> Duration {
+        usize::try_from(node_id)
+            .ok()
+            .and_then(|index| {
+                self.latency
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(index)
+                    .copied()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The control surface of one cluster: [`Control`] with the cluster's state, for the
+/// operations that change it.
+#[derive(Debug, Clone)]
+pub struct ControlHandle {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::ops::Deref for ControlHandle {
+    type Target = Control;
+    fn deref(&self) -> &Control {
+        &self.shared.control
+    }
+}
+
+impl ControlHandle {
+    /// Moves the leadership of `topic`'s `partition` to broker `to`, bumping its leader
+    /// epoch: the old leader then answers NOT_LEADER_OR_FOLLOWER, and a request naming the
+    /// old epoch FENCED_LEADER_EPOCH, until the client refreshes its metadata. The new epoch.
+    pub fn move_leader(&self, topic: &str, partition: i32, to: i32) -> Result<i32, OperationError> {
+        let brokers = self.shared.brokers.len();
+        if !usize::try_from(to).is_ok_and(|to| to < brokers) {
+            return Err(OperationError::NoSuchBroker(to));
+        }
+        let mut state = self.shared.state();
+        let exists = state.topics.get(topic).is_some_and(|t| {
+            usize::try_from(partition).is_ok_and(|index| index < t.partitions.len())
+        });
+        if !exists {
+            return Err(OperationError::NoSuchPartition(topic.to_owned(), partition));
+        }
+        Ok(state.move_leader(topic, partition, to, brokers))
+    }
+
+    /// The leader and leader epoch of `topic`'s `partition`.
+    pub fn leader(&self, topic: &str, partition: i32) -> (i32, i32) {
+        self.shared
+            .state()
+            .leader(topic, partition, self.shared.brokers.len())
+    }
+
+    /// The brokers.
+    pub fn brokers(&self) -> &[BrokerAddress] {
+        &self.shared.brokers
+    }
+}

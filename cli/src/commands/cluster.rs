@@ -103,22 +103,33 @@ impl Run for ClusterCommand {
                 .build()
                 .await
                 .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
-            eprintln!("kafka-codec cluster: bootstrap {}", cluster.bootstrap());
+            crate::common::log_line(format_args!(
+                "kafka-codec cluster: bootstrap {}",
+                cluster.bootstrap()
+            ));
             if let Some((listener, address)) = metrics_listener {
                 scrape::spawn(
                     listener,
                     Arc::clone(cluster.metrics()),
                     Arc::clone(cluster.budget()),
-                    move |line| eprintln!("kafka-codec cluster: metrics {address}: {line}"),
+                    move |line| {
+                        crate::common::log_line(format_args!(
+                            "kafka-codec cluster: metrics {address}: {line}"
+                        ))
+                    },
                 )
                 .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
-                eprintln!("kafka-codec cluster: metrics on http://{address}/metrics");
+                crate::common::log_line(format_args!(
+                    "kafka-codec cluster: metrics on http://{address}/metrics"
+                ));
             }
             if let Some((listener, address)) = control_listener {
                 let listener = tokio::net::TcpListener::from_std(listener)
                     .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
                 cluster.serve_control(listener);
-                eprintln!("kafka-codec cluster: control on http://{address}");
+                crate::common::log_line(format_args!(
+                    "kafka-codec cluster: control on http://{address}"
+                ));
             }
             // Serves until the process is killed; the cluster stops with it.
             std::future::pending::<()>().await;
@@ -137,7 +148,7 @@ fn log_request(served: &Served<'_>) {
         Reply::Nothing => "no response (acks 0)".to_owned(),
         Reply::Close(why) => format!("{why}; closing the connection"),
     };
-    eprintln!(
+    crate::common::log_line(format_args!(
         "kafka-codec cluster: [{}] {} {client} #{} {} v{} to broker {}: {outcome}",
         humantime::format_rfc3339_millis(std::time::SystemTime::now()),
         served.peer,
@@ -145,7 +156,7 @@ fn log_request(served: &Served<'_>) {
         request.api_key(),
         request.api_version,
         served.node_id,
-    );
+    ));
 }
 
 /// The rules of a `--faults` file.

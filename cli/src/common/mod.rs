@@ -73,3 +73,11 @@ pub fn listen(address: &str) -> Result<(TcpListener, SocketAddr), Failure> {
 pub fn listen_as(flag: &str, address: &str) -> Result<(TcpListener, SocketAddr), Failure> {
     Ok(kafka_codec_server::listen::listen_as(flag, address)?)
 }
+
+/// Writes one line to stderr for a long-running command (a request served, a scrape), and
+/// carries on if stderr is gone: `eprintln!` panics when its pipe is closed, which would end
+/// the connection being served rather than just the logging.
+pub fn log_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}

@@ -283,3 +283,29 @@ fn an_unknown_release_is_a_usage_error() {
     assert_usage_error(&["cluster", "--as-version", "5.0"]);
     assert_usage_error(&["cluster", "--as-version", "latest"]);
 }
+
+/// The per-request lines go to stderr; once whoever read it has gone (the pipe closed), the
+/// cluster still answers: losing its log must not cost a client its connection.
+#[test]
+fn requests_are_answered_after_stderr_is_closed() {
+    let mut child = Command::new(BIN)
+        .args(["cluster", "--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let _running = Running(child);
+    let mut first = String::new();
+    BufReader::new(stderr).read_line(&mut first).unwrap();
+    let bootstrap = first
+        .trim_end()
+        .strip_prefix("kafka-codec cluster: bootstrap ")
+        .unwrap_or_else(|| panic!("first line: {first:?}"))
+        .to_owned();
+    // The reader was dropped with its BufReader: the pipe is closed now.
+    for _ in 0..3 {
+        let answered = metadata(&bootstrap);
+        assert_eq!(answered.brokers.len(), 1);
+    }
+}

@@ -493,11 +493,11 @@ fn now_ms() -> i64 {
 fn log(message: &str) {
     let ms = now_ms();
     let day = ms.rem_euclid(86_400_000);
-    eprintln!(
+    crate::common::log_line(format_args!(
         "quorum serve: [{:02}:{:02}:{:02}.{:03}] {message}",
         day / 3_600_000,
         day / 60_000 % 60,
         day / 1_000 % 60,
         day % 1_000
-    );
+    ));
 }

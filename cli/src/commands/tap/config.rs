@@ -108,10 +108,10 @@ impl LogArgs {
     /// With --log-secrets, says on stderr that credentials will be written out.
     pub fn warn_if_logging_secrets(&self, command: &str) {
         if self.log_secrets {
-            eprintln!(
+            crate::common::log_line(format_args!(
                 "kafka-codec {command}: warning: --log-secrets: passwords, SASL tokens and \
                  other credentials will be written to the log as they are read"
-            );
+            ));
         }
     }
 }

@@ -101,10 +101,10 @@ impl Log {
         // A closed pipe (`| head`) ends a capture's output quietly.
         let quiet = e.kind() == io::ErrorKind::BrokenPipe && self.writer != "tap";
         if !self.failed.swap(true, Ordering::Relaxed) && !quiet {
-            eprintln!(
+            crate::common::log_line(format_args!(
                 "kafka-codec {}: cannot write the log ({e}){}",
                 self.writer, self.then
-            );
+            ));
         }
     }
 

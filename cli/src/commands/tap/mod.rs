@@ -255,21 +255,21 @@ impl Run for Tap {
         io.block_on(async {
             let listener = TcpListener::from_std(listener)
                 .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
-            eprintln!(
+            crate::common::log_line(format_args!(
                 "kafka-codec tap: listening on {local}, forwarding to {} (at most {max_connections} \
                  connections, --memory-budget {} bytes)",
                 self.upstream,
                 proxy.budget.limit()
-            );
+            ));
             if let Some((listener, address)) = metrics_listener {
                 scrape::spawn(
                     listener,
                     Arc::clone(&proxy.metrics),
                     Arc::clone(&proxy.budget),
-                    move |line| eprintln!("kafka-codec tap: metrics {address}: {line}"),
+                    move |line| crate::common::log_line(format_args!("kafka-codec tap: metrics {address}: {line}")),
                 )
                 .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
-                eprintln!("kafka-codec tap: metrics on http://{address}/metrics");
+                crate::common::log_line(format_args!("kafka-codec tap: metrics on http://{address}/metrics"));
             }
             probe_upstream(&proxy).await;
             if let Some(log) = &proxy.log {
@@ -293,11 +293,11 @@ async fn probe_upstream(proxy: &Proxy) {
     )
     .await;
     if let Err(e) = probe {
-        eprintln!(
+        crate::common::log_line(format_args!(
             "kafka-codec tap: warning: the upstream {} cannot be reached now ({e}); clients \
              are accepted and refused until it can",
             proxy.upstream
-        );
+        ));
     }
 }
 
@@ -306,13 +306,13 @@ async fn relieve_memory_pressure(proxy: Arc<Proxy>) {
     loop {
         proxy.budget.pressure().await;
         if let Some(id) = proxy.registry.evict_for_memory() {
-            eprintln!(
+            crate::common::log_line(format_args!(
                 "kafka-codec tap: --memory-budget ({} bytes, {} in use) is spent; closing \
                  connection {id}, the one holding memory that has gone longest without a \
                  complete request",
                 proxy.budget.limit(),
                 proxy.budget.in_use()
-            );
+            ));
         }
     }
 }
@@ -326,7 +326,9 @@ fn open_listener(proxy: &Arc<Proxy>, listener: std::net::TcpListener, upstream: 
             }
             tokio::spawn(accept(Arc::clone(proxy), listener, upstream));
         }
-        Err(e) => eprintln!("kafka-codec tap: cannot serve a listener for {upstream}: {e}"),
+        Err(e) => crate::common::log_line(format_args!(
+            "kafka-codec tap: cannot serve a listener for {upstream}: {e}"
+        )),
     }
 }
 
@@ -338,7 +340,9 @@ async fn accept(proxy: Arc<Proxy>, listener: TcpListener, upstream: String) {
         .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
     loop {
         let (client, peer) = acceptor
-            .accept(|line| eprintln!("kafka-codec tap: {local}: {line}"))
+            .accept(|line| {
+                crate::common::log_line(format_args!("kafka-codec tap: {local}: {line}"))
+            })
             .await;
         let id = proxy.next_connection.fetch_add(1, Ordering::Relaxed);
         let (member, _evicted) = proxy.registry.join(id);

@@ -32,7 +32,7 @@ pub mod state;
 use control::{ControlHandle, Rule};
 use dispatch::Reply;
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
-use kafka_codec::{DecodeLimits, DecodeOptions};
+use kafka_codec::{DecodeLimits, DecodeOptions, TrailingBytes};
 use kafka_codec_server::budget::{Budget, DEFAULT_BUDGET};
 use kafka_codec_server::metrics::Metrics;
 use kafka_codec_server::registry::Registry;
@@ -396,6 +396,10 @@ impl ClusterBuilder {
                     max_frame_size: self.max_frame,
                     ..DecodeLimits::default()
                 },
+                // Kafka's brokers read a request's fields and ignore what follows them;
+                // librdkafka 2.16's admin Metadata v13 carries 3 such bytes, and refusing
+                // them closed its connection (found through the tap, `cli/tests/tap`).
+                trailing_bytes: TrailingBytes::Allow,
                 ..DecodeOptions::default()
             },
             idle_timeout: self.idle_timeout,

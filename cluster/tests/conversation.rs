@@ -466,6 +466,48 @@ async fn garbage_fails_its_connection_only() {
     assert!(refused.is_ok());
 }
 
+/// Bytes after a request's fields are ignored, as Kafka's brokers ignore them: librdkafka
+/// 2.16's admin client sends Metadata v13 with 3 of them (`cli/tests/tap/cluster_clients.rs`
+/// saw them through the tap), and closing the connection on them broke its `list_topics`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bytes_after_a_request_are_ignored() {
+    let cluster = Cluster::builder().build().await.expect("cluster");
+    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut out = BytesMut::new();
+    client
+        .connection
+        .send(13, &Request::from(MetadataRequest::default()), &mut out)
+        .expect("encode");
+    // The bytes the tap logged after librdkafka's body, and the size prefix grown by them.
+    out.extend_from_slice(&[1, 0, 0]);
+    let size = u32::try_from(out.len() - 4).unwrap();
+    out[..4].copy_from_slice(&size.to_be_bytes());
+    client.tcp.write_all(&out).await.expect("write");
+    let answer = tokio::time::timeout(GUARD, async {
+        loop {
+            if let Some(response) = client
+                .connection
+                .receive(&mut client.received)
+                .expect("decode")
+            {
+                return response;
+            }
+            let read = client
+                .tcp
+                .read_buf(&mut client.received)
+                .await
+                .expect("read");
+            assert!(read > 0, "the broker closed the connection");
+        }
+    })
+    .await
+    .expect("an answer before the guard");
+    let Response::Metadata(metadata) = answer.body else {
+        panic!("not Metadata")
+    };
+    assert_eq!(metadata.brokers.len(), 1);
+}
+
 /// Every version of every served API answers (a response that cannot be written at the
 /// asked version would close the connection instead), and the data APIs find their
 /// partition by name before v13 and by topic id from v13.

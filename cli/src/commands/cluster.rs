@@ -11,12 +11,12 @@ use std::sync::Arc;
 
 /// Run a Kafka cluster in memory: N brokers that real clients produce to and fetch from.
 ///
-/// It serves topics, Produce (idempotent producers included), Fetch, ListOffsets and the
-/// admin APIs of `kafka-codec-cluster`'s README (configs with Kafka's defaults included) at
-/// every version this build knows, or as an older release did (`--as-version`); the README
-/// lists what is not served yet: groups, transactions, SASL and more. The first line on stderr names
-/// the bootstrap servers, then one line per request follows; everything is in memory and
-/// goes when the process ends.
+/// It serves topics, Produce (idempotent producers included), Fetch, ListOffsets, classic
+/// consumer groups and the admin APIs of `kafka-codec-cluster`'s README (configs with
+/// Kafka's defaults included) at every version this build knows, or as an older release did
+/// (`--as-version`); the README lists what is not served yet: KIP-848 and share groups,
+/// transactions, SASL and more. The first line on stderr names the bootstrap servers, then
+/// one line per request follows; everything is in memory and goes when the process ends.
 #[derive(Debug, clap::Args)]
 pub struct ClusterCommand {
     /// How many brokers.

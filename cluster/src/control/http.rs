@@ -522,19 +522,13 @@ fn latency_from_json(body: &Value) -> Result<Duration, String> {
 }
 
 fn move_leader(control: &ControlHandle, body: &Value) -> Answer {
-    let Some(object) = body.as_object() else {
-        return bad("expected {\"topic\": T, \"partition\": P, \"leader\": B}");
+    let object = match fields(body, &["topic", "partition", "leader"]) {
+        Ok(object) => object,
+        Err(answer) => return answer,
     };
-    if let Some(unknown) = object
-        .keys()
-        .find(|key| !["topic", "partition", "leader"].contains(&key.as_str()))
-    {
-        return bad(format!(
-            "unknown field {unknown:?} (known: topic, partition, leader)"
-        ));
-    }
-    let Some(topic) = object.get("topic").and_then(Value::as_str) else {
-        return bad("topic: expected a topic name");
+    let topic = match string_field(object, "topic", "a topic name") {
+        Ok(topic) => topic,
+        Err(answer) => return answer,
     };
     let number = |key: &str| {
         object

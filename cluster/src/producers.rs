@@ -87,9 +87,7 @@ impl ProducerIds {
         );
         Ok(allocated)
     }
-}
 
-impl ProducerIds {
     /// Whether `producer_id` was handed out.
     pub fn allocated(&self, producer_id: i64) -> bool {
         (0..self.next).contains(&producer_id)

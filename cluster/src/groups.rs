@@ -1023,6 +1023,53 @@ impl Groups {
         (ErrorCode::NONE, errors)
     }
 
+    /// Expires `member_id`'s session now, as its session timeout would (the control
+    /// surface's `expire_session`): the member is removed and the group rebalances without
+    /// it; a JoinGroup or SyncGroup it has waiting is answered UNKNOWN_MEMBER_ID. A member id
+    /// handed out with MEMBER_ID_REQUIRED and not yet used is forgotten. GROUP_ID_NOT_FOUND
+    /// or UNKNOWN_MEMBER_ID when there is no such group or member.
+    pub fn expire_member(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        now: Instant,
+    ) -> Result<(), ErrorCode> {
+        let group = self
+            .groups
+            .get_mut(group_id)
+            .ok_or(ErrorCode::GROUP_ID_NOT_FOUND)?;
+        if let Some(at) = group.member(member_id) {
+            group.remove_member(at, now);
+        } else if group.pending.remove(member_id).is_some() {
+            group.try_complete_join(now);
+        } else {
+            return Err(ErrorCode::UNKNOWN_MEMBER_ID);
+        }
+        self.recount(group_id);
+        Ok(())
+    }
+
+    /// The group's coordinator moved away (the control surface's `move_coordinator`): as
+    /// Kafka's coordinator answers the requests it holds when it unloads a group, a waiting
+    /// JoinGroup or SyncGroup is answered NOT_COORDINATOR (the member then finds the new
+    /// coordinator and joins again there). The group's state stays, a member whose join was
+    /// answered so still counted as joined: the new coordinator reads the same state, as
+    /// Kafka's reads the group back from its log. Whether the group exists.
+    pub fn coordinator_moved(&mut self, group_id: &str) -> bool {
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return false;
+        };
+        for member in &mut group.members {
+            if let Some(waiter) = member.join_waiter.take() {
+                let _ = waiter.send(JoinOutcome::error(ErrorCode::NOT_COORDINATOR, &member.id));
+            }
+            if let Some(waiter) = member.sync_waiter.take() {
+                let _ = waiter.send(SyncOutcome::error(ErrorCode::NOT_COORDINATOR));
+            }
+        }
+        true
+    }
+
     /// Whether an OffsetCommit may commit, by Kafka's rules: a simple commit (generation -1,
     /// no member) only to a group with no members; a member's commit only in its generation
     /// and not while the group awaits its assignment. A simple commit creates the group.

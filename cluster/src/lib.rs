@@ -173,7 +173,8 @@ impl Cluster {
     }
 
     /// The control surface: fault rules, the request log, stopping and restarting brokers,
-    /// latency, moving leaders (see [`control`]).
+    /// latency, moving leaders and coordinators, expiring sessions, fencing producers (see
+    /// [`control`]).
     pub fn control(&self) -> ControlHandle {
         ControlHandle {
             shared: Arc::clone(&self.shared),

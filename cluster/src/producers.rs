@@ -27,6 +27,8 @@ pub const BATCHES_RETAINED: usize = 5;
 pub struct ProducerIds {
     next: i64,
     transactional: HashMap<String, (i64, i16)>,
+    /// Producers fenced by the control surface: the first epoch still accepted.
+    fenced: HashMap<i64, i16>,
 }
 
 /// What InitProducerId gets.
@@ -84,6 +86,45 @@ impl ProducerIds {
             (allocated.producer_id, allocated.epoch),
         );
         Ok(allocated)
+    }
+
+    /// Whether `producer_id` was handed out.
+    pub fn allocated(&self, producer_id: i64) -> bool {
+        (0..self.next).contains(&producer_id)
+    }
+
+    /// Fences every epoch of `producer_id` below `epoch` (the control surface's
+    /// `fence_producer`): its batches at those epochs are refused, and a transactional id
+    /// it holds moves on to `epoch`, as Kafka's coordinator bumps the epoch when it fences
+    /// a producer, so that the fenced instance's InitProducerId is PRODUCER_FENCED.
+    pub fn fence(&mut self, producer_id: i64, epoch: i16) {
+        let fenced = self.fenced.entry(producer_id).or_default();
+        *fenced = (*fenced).max(epoch);
+        for (id, current) in self.transactional.values_mut() {
+            if *id == producer_id && *current < epoch {
+                *current = epoch;
+            }
+        }
+    }
+
+    /// The newest epoch of `producer_id` this cluster handed out or fenced up to (its
+    /// transactional id's, else 0).
+    pub fn epoch(&self, producer_id: i64) -> i16 {
+        self.transactional
+            .values()
+            .filter(|(id, _)| *id == producer_id)
+            .map(|(_, epoch)| *epoch)
+            .chain(self.fenced.get(&producer_id).copied())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether a batch of `producer_id` at `epoch` is from a fenced producer (Produce
+    /// answers INVALID_PRODUCER_EPOCH, as for any older epoch).
+    pub fn is_fenced(&self, producer_id: i64, epoch: i16) -> bool {
+        self.fenced
+            .get(&producer_id)
+            .is_some_and(|first| epoch < *first)
     }
 }
 
@@ -145,6 +186,13 @@ impl PartitionProducers {
     /// Whether no producer with an id wrote to the partition.
     pub fn is_empty(&self) -> bool {
         self.producers.is_empty()
+    }
+
+    /// The epoch the partition knows `producer_id` at.
+    pub fn epoch(&self, producer_id: i64) -> Option<i16> {
+        self.producers
+            .get(&producer_id)
+            .map(|producer| producer.epoch)
     }
 
     /// Checks a batch with a producer id (`header.producer_id >= 0`) against the producer's

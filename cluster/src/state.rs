@@ -193,6 +193,26 @@ impl State {
         }
     }
 
+    /// Fences `producer_id` at the newest epoch the cluster knows it at (handed out by
+    /// InitProducerId or seen in a partition); the first epoch still accepted, or `None`
+    /// when no such producer id was handed out.
+    pub fn fence_producer(&mut self, producer_id: i64) -> Option<i16> {
+        if !self.producer_ids.allocated(producer_id) {
+            return None;
+        }
+        let newest = self
+            .topics
+            .values()
+            .flat_map(|topic| &topic.partitions)
+            .filter_map(|log| log.producers.epoch(producer_id))
+            .chain([self.producer_ids.epoch(producer_id)])
+            .max()
+            .unwrap_or(0);
+        let first_accepted = newest.saturating_add(1);
+        self.producer_ids.fence(producer_id, first_accepted);
+        Some(first_accepted)
+    }
+
     /// Derives every id from here on from `seed` (and how many were made before), so that
     /// two clusters with the same seed make the same ids in the same order.
     pub fn seed_ids(&mut self, seed: u64) {

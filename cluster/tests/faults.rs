@@ -6,16 +6,18 @@ use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_codec::messages::metadata_request::MetadataRequestTopic;
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{
-    ApiVersionsRequest, CreateTopicsRequest, FetchRequest, MetadataRequest, MetadataResponse,
-    ProduceRequest,
+    ApiVersionsRequest, CreateTopicsRequest, FetchRequest, FindCoordinatorRequest,
+    HeartbeatRequest, InitProducerIdRequest, JoinGroupRequest, JoinGroupResponse, MetadataRequest,
+    MetadataResponse, ProduceRequest, SyncGroupRequest,
 };
 use kafka_codec::records::{BatchReader, Compression, Record, RecordBatchBuilder};
 use kafka_codec::serde_json::{json, Value};
 use kafka_codec::{ApiKey, ErrorCode, Request, Response, ResponseFrame};
-use kafka_codec_cluster::control::{Action, Match, Rule};
+use kafka_codec_cluster::control::{Action, Match, OperationError, Rule};
 use kafka_codec_cluster::Cluster;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -750,4 +752,414 @@ async fn the_control_surface_over_http() {
         (json!(true), json!(20))
     );
     assert_eq!(http(control, "POST", "/brokers/7/stop", None).await.0, 404);
+}
+
+/// A JoinGroup of the consumer protocol with a 30 s session (no heartbeats are needed
+/// within a test; only the control surface ends it).
+fn join(group: &str, member: &str) -> JoinGroupRequest {
+    JoinGroupRequest::default()
+        .with_group_id(group.into())
+        .with_session_timeout_ms(30_000)
+        .with_rebalance_timeout_ms(30_000)
+        .with_member_id(member.into())
+        .with_protocol_type("consumer".into())
+        .with_protocols(vec![JoinGroupRequestProtocol::default()
+            .with_name("range".into())
+            .with_metadata(Bytes::from_static(b"\0\0\0\0\0\0\0\0\0\0"))])
+}
+
+async fn joined(client: &mut Client, request: JoinGroupRequest) -> JoinGroupResponse {
+    match client.call(3, request).await {
+        Response::JoinGroup(body) => body,
+        other => panic!("not JoinGroup: {other:?}"),
+    }
+}
+
+async fn synced(client: &mut Client, group: &str, generation: i32, member: &str) -> i16 {
+    let request = SyncGroupRequest::default()
+        .with_group_id(group.into())
+        .with_generation_id(generation)
+        .with_member_id(member.into());
+    match client.call(3, request).await {
+        Response::SyncGroup(body) => body.error_code,
+        other => panic!("not SyncGroup: {other:?}"),
+    }
+}
+
+async fn heartbeat(client: &mut Client, group: &str, generation: i32, member: &str) -> i16 {
+    let request = HeartbeatRequest::default()
+        .with_group_id(group.into())
+        .with_generation_id(generation)
+        .with_member_id(member.into());
+    match client.call(3, request).await {
+        Response::Heartbeat(body) => body.error_code,
+        other => panic!("not Heartbeat: {other:?}"),
+    }
+}
+
+/// The coordinator FindCoordinator names (v3: one key; v4: a batch of one).
+async fn find_coordinator(client: &mut Client, version: i16, group: &str) -> i32 {
+    let request = if version >= 4 {
+        FindCoordinatorRequest::default().with_coordinator_keys(vec![group.into()])
+    } else {
+        FindCoordinatorRequest::default().with_key(group.into())
+    };
+    let Response::FindCoordinator(found) = client.call(version, request).await else {
+        panic!("not FindCoordinator")
+    };
+    if version >= 4 {
+        assert_eq!(found.coordinators[0].error_code, 0);
+        found.coordinators[0].node_id
+    } else {
+        assert_eq!(found.error_code, 0);
+        found.node_id
+    }
+}
+
+/// A member of a stable generation 1 of `group` at its coordinator: the client, the
+/// coordinator's id and the member id.
+async fn stable_member(cluster: &Cluster, group: &str) -> (Client, i32, String) {
+    let mut any = Client::connect(cluster.brokers()[0].address).await;
+    let coordinator = find_coordinator(&mut any, 3, group).await;
+    let mut client =
+        Client::connect_as(cluster.brokers()[coordinator as usize].address, "member-a").await;
+    let answer = joined(&mut client, join(group, "")).await;
+    assert_eq!((answer.error_code, answer.generation_id), (0, 1));
+    let member = answer.member_id.to_string();
+    assert_eq!(synced(&mut client, group, 1, &member).await, 0);
+    (client, coordinator, member)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_session_rebalances_the_group_without_the_member() {
+    let cluster = cluster_with_topic(2, 1).await;
+    let control = cluster.control();
+    let (mut a, coordinator, a_id) = stable_member(&cluster, "g").await;
+    // B joins; the group waits for A to rejoin, which it never does: its session is
+    // expired on demand instead, and B's join completes without it.
+    let address = cluster.brokers()[coordinator as usize].address;
+    let b_join = tokio::spawn(async move {
+        let mut b = Client::connect_as(address, "member-b").await;
+        let answer = joined(&mut b, join("g", "")).await;
+        (b, answer)
+    });
+    let deadline = Instant::now() + GUARD;
+    while heartbeat(&mut a, "g", 1, &a_id).await != ErrorCode::REBALANCE_IN_PROGRESS.code() {
+        assert!(
+            Instant::now() < deadline,
+            "B's join never started a rebalance"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(control.expire_session("g", &a_id), Ok(()));
+    let (mut b, answer) = tokio::time::timeout(GUARD, b_join).await.unwrap().unwrap();
+    assert_eq!(answer.error_code, 0);
+    assert_eq!(answer.generation_id, 2);
+    assert_eq!(answer.leader, answer.member_id);
+    assert_eq!(answer.members.len(), 1);
+    assert_eq!(
+        heartbeat(&mut a, "g", 1, &a_id).await,
+        ErrorCode::UNKNOWN_MEMBER_ID.code()
+    );
+    let b_id = answer.member_id.to_string();
+    assert_eq!(synced(&mut b, "g", 2, &b_id).await, 0);
+    assert_eq!(
+        control.expire_session("g", &a_id),
+        Err(OperationError::NoSuchMember("g".into(), a_id.clone()))
+    );
+    assert_eq!(
+        control.expire_session("nope", &b_id),
+        Err(OperationError::NoSuchGroup("nope".into()))
+    );
+
+    // Over HTTP: the group as it stands, then B's session expired there.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let http_at = listener.local_addr().unwrap();
+    cluster.serve_control(listener);
+    let (status, groups) = http(http_at, "GET", "/groups", None).await;
+    assert_eq!(status, 200);
+    assert_eq!(groups[0]["group"], "g");
+    assert_eq!(groups[0]["coordinator"], coordinator);
+    assert_eq!(groups[0]["state"], "Stable");
+    assert_eq!(groups[0]["generation"], 2);
+    assert_eq!(groups[0]["members"][0]["member"], b_id.as_str());
+    assert_eq!(groups[0]["members"][0]["clientId"], "member-b");
+    let expire = |member: &str| Some(json!({"group": "g", "member": member}));
+    let (status, answer) = http(http_at, "POST", "/sessions/expire", expire(&b_id)).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        heartbeat(&mut b, "g", 2, &b_id).await,
+        ErrorCode::UNKNOWN_MEMBER_ID.code()
+    );
+    let (_, groups) = http(http_at, "GET", "/groups", None).await;
+    assert_eq!(groups[0]["state"], "Empty");
+    assert_eq!(groups[0]["members"], json!([]));
+    // An unknown member or group is named; a bad body is refused naming the field.
+    let (status, answer) = http(http_at, "POST", "/sessions/expire", expire(&b_id)).await;
+    assert_eq!(status, 404);
+    assert!(
+        answer["error"].as_str().unwrap().contains(&b_id),
+        "{answer}"
+    );
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/sessions/expire",
+        Some(json!({"group": "nope", "member": "m"})),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(
+        answer["error"].as_str().unwrap().contains("nope"),
+        "{answer}"
+    );
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/sessions/expire",
+        Some(json!({"group": "g", "membr": "m"})),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        answer["error"].as_str().unwrap().contains("membr"),
+        "{answer}"
+    );
+    assert_eq!(http(http_at, "GET", "/sessions/expire", None).await.0, 405);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_moved_coordinator_is_found_and_the_old_one_refuses() {
+    let cluster = cluster_with_topic(2, 1).await;
+    let control = cluster.control();
+    let (mut a, old, a_id) = stable_member(&cluster, "g").await;
+    let new = 1 - old;
+    // A join waiting at the old coordinator when it moves is answered NOT_COORDINATOR.
+    let old_address = cluster.brokers()[old as usize].address;
+    let waiting = tokio::spawn(async move {
+        let mut b = Client::connect_as(old_address, "member-b").await;
+        joined(&mut b, join("g", "")).await
+    });
+    let deadline = Instant::now() + GUARD;
+    while heartbeat(&mut a, "g", 1, &a_id).await != ErrorCode::REBALANCE_IN_PROGRESS.code() {
+        assert!(
+            Instant::now() < deadline,
+            "B's join never started a rebalance"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(control.move_coordinator("g", new), Ok(old));
+    let answer = tokio::time::timeout(GUARD, waiting).await.unwrap().unwrap();
+    assert_eq!(answer.error_code, ErrorCode::NOT_COORDINATOR.code());
+    // FindCoordinator names the new one at every key form, from any broker.
+    for broker in cluster.brokers() {
+        let mut client = Client::connect(broker.address).await;
+        assert_eq!(find_coordinator(&mut client, 3, "g").await, new);
+        assert_eq!(find_coordinator(&mut client, 4, "g").await, new);
+    }
+    // The old coordinator refuses; the new one holds the group as it was.
+    assert_eq!(
+        heartbeat(&mut a, "g", 1, &a_id).await,
+        ErrorCode::NOT_COORDINATOR.code()
+    );
+    let mut at_new = Client::connect_as(cluster.brokers()[new as usize].address, "member-a").await;
+    assert_eq!(
+        heartbeat(&mut at_new, "g", 1, &a_id).await,
+        ErrorCode::REBALANCE_IN_PROGRESS.code()
+    );
+    let rejoined = joined(&mut at_new, join("g", &a_id)).await;
+    assert_eq!((rejoined.error_code, rejoined.generation_id), (0, 2));
+    assert_eq!(
+        control.move_coordinator("nope", new),
+        Err(OperationError::NoSuchGroup("nope".into()))
+    );
+    assert_eq!(
+        control.move_coordinator("g", 7),
+        Err(OperationError::NoSuchBroker(7))
+    );
+
+    // Over HTTP, back to the old one.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let http_at = listener.local_addr().unwrap();
+    cluster.serve_control(listener);
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/coordinators",
+        Some(json!({"group": "g", "coordinator": old})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["previous"], new);
+    assert_eq!(find_coordinator(&mut a, 4, "g").await, old);
+    assert_eq!(
+        heartbeat(&mut at_new, "g", 2, &a_id).await,
+        ErrorCode::NOT_COORDINATOR.code()
+    );
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/coordinators",
+        Some(json!({"group": "nope", "coordinator": 0})),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(
+        answer["error"].as_str().unwrap().contains("nope"),
+        "{answer}"
+    );
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/coordinators",
+        Some(json!({"group": "g", "coordinator": "one"})),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        answer["error"].as_str().unwrap().contains("coordinator"),
+        "{answer}"
+    );
+}
+
+/// A batch of one record from producer `id` at `epoch`, sequence `sequence`.
+fn producer_batch(id: i64, epoch: i16, sequence: i32) -> Bytes {
+    let mut builder = RecordBatchBuilder::new(Compression::None).producer(id, epoch, sequence);
+    builder.append_record(Record {
+        offset: 0,
+        timestamp: 1_700_000_000_000,
+        value: Some(Bytes::from(format!("{id}-{epoch}-{sequence}"))),
+        ..Record::default()
+    });
+    builder.build().encode_to_bytes().expect("a batch")
+}
+
+async fn init_producer_id(client: &mut Client, transactional_id: Option<&str>) -> (i64, i16) {
+    let request = InitProducerIdRequest::default()
+        .with_transactional_id(transactional_id.map(Into::into))
+        .with_transaction_timeout_ms(60_000);
+    let Response::InitProducerId(answer) = client.call(4, request).await else {
+        panic!("not InitProducerId")
+    };
+    assert_eq!(answer.error_code, 0);
+    (answer.producer_id, answer.producer_epoch)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_producer_is_refused_at_every_produce_version() {
+    let cluster = cluster_with_topic(1, 2).await;
+    let control = cluster.control();
+    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let (id, epoch) = init_producer_id(&mut client, None).await;
+    assert_eq!(epoch, 0);
+    assert_eq!(
+        produce_error(
+            &client
+                .call(9, produce("events", 0, producer_batch(id, 0, 0)))
+                .await
+        ),
+        0
+    );
+    assert_eq!(control.fence_producer(id), Ok(1));
+    // Produce v3-v12 (v13 names topics by id): the fenced epoch is INVALID_PRODUCER_EPOCH,
+    // in the partition it wrote to and in one it never wrote to.
+    for version in 3..=12 {
+        for partition in [0, 1] {
+            let sequence = 1 - partition;
+            let answer = client
+                .call(
+                    version,
+                    produce("events", partition, producer_batch(id, 0, sequence)),
+                )
+                .await;
+            assert_eq!(
+                produce_error(&answer),
+                ErrorCode::INVALID_PRODUCER_EPOCH.code(),
+                "v{version} partition {partition}"
+            );
+        }
+    }
+    assert_eq!(
+        offsets_in(&cluster, 0),
+        1,
+        "nothing appended after the fence"
+    );
+    // The next epoch is taken, from sequence 0.
+    assert_eq!(
+        produce_error(
+            &client
+                .call(9, produce("events", 0, producer_batch(id, 1, 0)))
+                .await
+        ),
+        0
+    );
+    assert_eq!(
+        control.fence_producer(999),
+        Err(OperationError::NoSuchProducer(999))
+    );
+
+    // Over HTTP, a transactional producer: fenced, its old instance's InitProducerId is
+    // PRODUCER_FENCED, and a new instance gets the epoch after the fence.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let http_at = listener.local_addr().unwrap();
+    cluster.serve_control(listener);
+    let (tx_id, tx_epoch) = init_producer_id(&mut client, Some("tx")).await;
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/producers/fence",
+        Some(json!({"producerId": tx_id})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["firstAcceptedEpoch"], tx_epoch + 1);
+    assert_eq!(
+        produce_error(
+            &client
+                .call(9, produce("events", 1, producer_batch(tx_id, tx_epoch, 0)))
+                .await
+        ),
+        ErrorCode::INVALID_PRODUCER_EPOCH.code()
+    );
+    let request = InitProducerIdRequest::default()
+        .with_transactional_id(Some("tx".into()))
+        .with_transaction_timeout_ms(60_000)
+        .with_producer_id(tx_id)
+        .with_producer_epoch(tx_epoch);
+    let Response::InitProducerId(old_instance) = client.call(4, request).await else {
+        panic!("not InitProducerId")
+    };
+    assert_eq!(old_instance.error_code, ErrorCode::PRODUCER_FENCED.code());
+    assert_eq!(
+        init_producer_id(&mut client, Some("tx")).await,
+        (tx_id, tx_epoch + 2)
+    );
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/producers/fence",
+        Some(json!({"producerId": 999})),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(
+        answer["error"].as_str().unwrap().contains("999"),
+        "{answer}"
+    );
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/producers/fence",
+        Some(json!({"producer": 1})),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        answer["error"].as_str().unwrap().contains("producer"),
+        "{answer}"
+    );
+}
+
+fn offsets_in(cluster: &Cluster, partition: usize) -> i64 {
+    cluster.shared().state().topics["events"].partitions[partition].high_watermark()
 }

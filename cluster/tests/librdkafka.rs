@@ -5,7 +5,12 @@
 //! (`tools/clients/cluster_librdkafka_group.py`); its idempotent producer delivers every
 //! record once (`tools/clients/cluster_librdkafka_idempotent.py`); and with faults driven
 //! over the HTTP control surface, it follows a leader moved mid-produce and reconnects to a
-//! restarted broker, every record landing once (`tools/clients/cluster_faults_librdkafka.py`).
+//! restarted broker, every record landing once (`tools/clients/cluster_faults_librdkafka.py`),
+//! and retries a produce whose answer was lost after it was written, without a duplicate
+//! when idempotent and with one when not (`tools/clients/cluster_retry_librdkafka.py`); and
+//! a group whose member's session is expired mid-consumption rebalances, losing no record
+//! and consuming none twice with committed offsets
+//! (`tools/clients/cluster_group_expiry_librdkafka.py`).
 //! Needs the clients' venv:
 //!
 //! ```text
@@ -76,6 +81,72 @@ async fn librdkafka_follows_a_moved_leader_and_a_restarted_broker() {
     let output = run_script(
         "cluster_faults_librdkafka.py",
         &[cluster.bootstrap(), control.to_string(), "2000".into()],
+    )
+    .await;
+    assert!(
+        output.status.success(),
+        "the client failed: {}",
+        output.status
+    );
+}
+
+/// A produce applied and its answer lost (`{"applyThen": "disconnect"}` over HTTP), retried
+/// by librdkafka: once in the log with `enable.idempotence=true`, twice without
+/// (`tools/clients/cluster_retry_librdkafka.py` checks the request log, the delivery
+/// reports and every record read back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_retries_a_lost_answer_once_idempotent_twice_without() {
+    let cluster = Cluster::builder()
+        .brokers(1)
+        .build()
+        .await
+        .expect("cluster");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("control listener");
+    let control = listener.local_addr().expect("its address");
+    cluster.serve_control(listener);
+    let output = run_script(
+        "cluster_retry_librdkafka.py",
+        &[cluster.bootstrap(), control.to_string(), "20".into()],
+    )
+    .await;
+    assert!(
+        output.status.success(),
+        "the client failed: {}",
+        output.status
+    );
+    // Seen from the cluster too: the idempotent producer's partition holds 20 records and
+    // knows its producer id; the other holds each record twice.
+    let state = cluster.shared().state();
+    let idempotent = &state.topics["retry-idempotent"].partitions[0];
+    assert_eq!(idempotent.high_watermark(), 20);
+    assert_eq!(idempotent.producers.len(), 1);
+    let plain = &state.topics["retry-plain"].partitions[0];
+    assert_eq!(plain.high_watermark(), 40);
+    assert!(plain.producers.is_empty());
+}
+
+/// A member's session expired over HTTP mid-consumption: the group rebalances, the expired
+/// member joins again as a new one, and with offsets committed per record none is lost or
+/// consumed twice (`tools/clients/cluster_group_expiry_librdkafka.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_group_rebalances_after_an_expired_session_losing_nothing() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("control listener");
+    let control = listener.local_addr().expect("its address");
+    cluster.serve_control(listener);
+    let output = run_script(
+        "cluster_group_expiry_librdkafka.py",
+        &[cluster.bootstrap(), control.to_string(), "400".into()],
     )
     .await;
     assert!(

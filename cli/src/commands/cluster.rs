@@ -39,8 +39,10 @@ pub struct ClusterCommand {
     metrics: MetricsListen,
     /// Serve the control surface as JSON over HTTP at http://HOST:PORT: fault rules
     /// (/rules), the request log (/log, /counts), stopping and restarting brokers, latency
-    /// (/brokers), moving leaders (/leaders). Port 0: any free port (a line on stderr names
-    /// it). kafka-codec-cluster's README has curl examples.
+    /// (/brokers), moving leaders (/leaders) and coordinators (/coordinators), the groups
+    /// (/groups), expiring a member's session (/sessions/expire), fencing a producer
+    /// (/producers/fence). Port 0: any free port (a line on stderr names it).
+    /// kafka-codec-cluster's README has curl examples.
     #[arg(long, value_name = "HOST:PORT")]
     control: Option<String>,
     /// Fault rules in force from the start: a JSON file holding a rule or an array of rules,

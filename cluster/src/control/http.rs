@@ -13,6 +13,10 @@
 //! | `POST /brokers/ID/stop`, `POST /brokers/ID/restart` | stops or restarts a broker |
 //! | `PUT /brokers/ID/latency` | `{"ms": N}`: every answer of the broker N ms later |
 //! | `POST /leaders` | `{"topic": T, "partition": P, "leader": B}`: moves a leader |
+//! | `GET /groups` | each group's coordinator, state, generation, leader and members |
+//! | `POST /coordinators` | `{"group": G, "coordinator": B}`: moves a group's coordinator |
+//! | `POST /sessions/expire` | `{"group": G, "member": M}`: expires a member's session |
+//! | `POST /producers/fence` | `{"producerId": P}`: fences a producer's newest epoch |
 //!
 //! A body that is not JSON, a key that is not part of the form and a value of the wrong
 //! kind are refused with 400 and a message naming them; an unknown path is 404, a wrong
@@ -325,7 +329,150 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
             }
             _ => allowed("POST"),
         },
+        ["groups"] => match method {
+            "GET" => ok(groups(control)),
+            _ => allowed("GET"),
+        },
+        ["coordinators"] => match method {
+            "POST" => with_body(request, move_coordinator(control)),
+            _ => allowed("POST"),
+        },
+        ["sessions", "expire"] => match method {
+            "POST" => with_body(request, expire_session(control)),
+            _ => allowed("POST"),
+        },
+        ["producers", "fence"] => match method {
+            "POST" => with_body(request, fence_producer(control)),
+            _ => allowed("POST"),
+        },
         _ => not_found(format!("no route {}", request.path)),
+    }
+}
+
+/// Reads the body as JSON and hands it to `then`.
+fn with_body(request: &HttpRequest, then: impl FnOnce(&Value) -> Answer) -> Answer {
+    match json_body(request) {
+        Ok(body) => then(&body),
+        Err(answer) => answer,
+    }
+}
+
+/// The body's fields, when it is an object holding only `known` ones.
+fn fields<'a>(
+    body: &'a Value,
+    known: &[&str],
+) -> Result<&'a kafka_codec::serde_json::Map<String, Value>, Answer> {
+    let form = || {
+        known
+            .iter()
+            .map(|key| format!("\"{key}\": ..."))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some(object) = body.as_object() else {
+        return Err(bad(format!("expected {{{}}}", form())));
+    };
+    if let Some(unknown) = object.keys().find(|key| !known.contains(&key.as_str())) {
+        return Err(bad(format!(
+            "unknown field {unknown:?} (known: {})",
+            known.join(", ")
+        )));
+    }
+    Ok(object)
+}
+
+fn string_field<'a>(
+    object: &'a kafka_codec::serde_json::Map<String, Value>,
+    key: &str,
+    what: &str,
+) -> Result<&'a str, Answer> {
+    object
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad(format!("{key}: expected {what}")))
+}
+
+fn groups(control: &ControlHandle) -> Value {
+    let brokers = control.brokers().len();
+    let groups = control.shared.groups();
+    json!(groups
+        .groups
+        .iter()
+        .map(|(id, group)| json!({
+            "group": id,
+            "coordinator": control.coordinator(id, brokers),
+            "state": group.state.name(),
+            "generation": group.generation,
+            "protocolType": group.protocol_type,
+            "protocol": group.protocol_name,
+            "leader": group.leader,
+            "members": group.members.iter().map(|member| json!({
+                "member": member.id,
+                "instanceId": member.instance_id,
+                "clientId": member.client_id,
+                "host": member.client_host,
+            })).collect::<Vec<_>>(),
+        }))
+        .collect::<Vec<_>>())
+}
+
+fn move_coordinator(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_ {
+    move |body| {
+        let object = match fields(body, &["group", "coordinator"]) {
+            Ok(object) => object,
+            Err(answer) => return answer,
+        };
+        let group = match string_field(object, "group", "a group id") {
+            Ok(group) => group,
+            Err(answer) => return answer,
+        };
+        let Some(to) = object
+            .get("coordinator")
+            .and_then(Value::as_i64)
+            .and_then(|n| i32::try_from(n).ok())
+        else {
+            return bad("coordinator: expected a broker id");
+        };
+        match control.move_coordinator(group, to) {
+            Ok(previous) => ok(json!({ "group": group, "coordinator": to, "previous": previous })),
+            Err(e) => not_found(e),
+        }
+    }
+}
+
+fn expire_session(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_ {
+    move |body| {
+        let object = match fields(body, &["group", "member"]) {
+            Ok(object) => object,
+            Err(answer) => return answer,
+        };
+        let (group, member) = match (
+            string_field(object, "group", "a group id"),
+            string_field(object, "member", "a member id"),
+        ) {
+            (Ok(group), Ok(member)) => (group, member),
+            (Err(answer), _) | (_, Err(answer)) => return answer,
+        };
+        match control.expire_session(group, member) {
+            Ok(()) => ok(json!({ "group": group, "member": member, "expired": true })),
+            Err(e) => not_found(e),
+        }
+    }
+}
+
+fn fence_producer(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_ {
+    move |body| {
+        let object = match fields(body, &["producerId"]) {
+            Ok(object) => object,
+            Err(answer) => return answer,
+        };
+        let Some(producer_id) = object.get("producerId").and_then(Value::as_i64) else {
+            return bad("producerId: expected a producer id");
+        };
+        match control.fence_producer(producer_id) {
+            Ok(epoch) => ok(json!({ "producerId": producer_id, "firstAcceptedEpoch": epoch })),
+            Err(e) => not_found(e),
+        }
     }
 }
 
@@ -375,19 +522,13 @@ fn latency_from_json(body: &Value) -> Result<Duration, String> {
 }
 
 fn move_leader(control: &ControlHandle, body: &Value) -> Answer {
-    let Some(object) = body.as_object() else {
-        return bad("expected {\"topic\": T, \"partition\": P, \"leader\": B}");
+    let object = match fields(body, &["topic", "partition", "leader"]) {
+        Ok(object) => object,
+        Err(answer) => return answer,
     };
-    if let Some(unknown) = object
-        .keys()
-        .find(|key| !["topic", "partition", "leader"].contains(&key.as_str()))
-    {
-        return bad(format!(
-            "unknown field {unknown:?} (known: topic, partition, leader)"
-        ));
-    }
-    let Some(topic) = object.get("topic").and_then(Value::as_str) else {
-        return bad("topic: expected a topic name");
+    let topic = match string_field(object, "topic", "a topic name") {
+        Ok(topic) => topic,
+        Err(answer) => return answer,
     };
     let number = |key: &str| {
         object

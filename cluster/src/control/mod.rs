@@ -1,7 +1,7 @@
 //! The control surface: fault rules that every request meets in
 //! [`dispatch`](crate::dispatch::dispatch) before its handler, the request log, and the
 //! cluster operations (stop and restart a broker, per-broker latency, move a partition's
-//! leader). In process through [`Cluster::control`](crate::Cluster::control); out of process
+//! leader or a group's coordinator, expire a group member's session, fence a producer). In process through [`Cluster::control`](crate::Cluster::control); out of process
 //! as JSON over HTTP ([`http`], `kafka-codec cluster --control HOST:PORT`).
 //!
 //! A rule is a [`Match`] (API, versions, broker, connection, client id, the n-th matching
@@ -17,9 +17,10 @@ mod log;
 pub use apply::intercept;
 pub use log::{LoggedRequest, RequestLog};
 
-use crate::{BrokerAddress, Shared};
+use crate::{groups, BrokerAddress, Shared};
 use kafka_codec::conn::IncomingRequest;
 use kafka_codec::{ApiKey, ErrorCode, Response};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -238,6 +239,12 @@ pub enum OperationError {
     NoSuchBroker(i32),
     /// No such topic or partition.
     NoSuchPartition(String, i32),
+    /// No such group.
+    NoSuchGroup(String),
+    /// No such member in the group (group id, member id).
+    NoSuchMember(String, String),
+    /// No producer with this id was handed out.
+    NoSuchProducer(i64),
 }
 
 impl fmt::Display for OperationError {
@@ -247,6 +254,11 @@ impl fmt::Display for OperationError {
             OperationError::NoSuchPartition(topic, partition) => {
                 write!(f, "no partition {partition} of topic {topic:?}")
             }
+            OperationError::NoSuchGroup(group) => write!(f, "no group {group:?}"),
+            OperationError::NoSuchMember(group, member) => {
+                write!(f, "no member {member:?} in group {group:?}")
+            }
+            OperationError::NoSuchProducer(id) => write!(f, "no producer id {id}"),
         }
     }
 }
@@ -261,6 +273,10 @@ pub struct Control {
     /// Per broker: whether it is up (its accept loop and connections watch it).
     pub(crate) up: Vec<watch::Sender<bool>>,
     latency: Mutex<Vec<Duration>>,
+    /// Groups whose coordinator was moved, and where to; the others are coordinated by
+    /// [`groups::coordinator`]'s rule. A lock of its own, taken alone: handlers ask it while
+    /// they hold the groups.
+    coordinators: Mutex<BTreeMap<String, i32>>,
 }
 
 #[derive(Debug, Default)]
@@ -276,6 +292,7 @@ impl Control {
             log: RequestLog::new(log_capacity, log_bytes),
             up: (0..brokers).map(|_| watch::Sender::new(true)).collect(),
             latency: Mutex::new(vec![Duration::ZERO; brokers]),
+            coordinators: Mutex::default(),
         }
     }
 
@@ -378,6 +395,17 @@ impl Control {
         Ok(())
     }
 
+    /// The broker coordinating `group_id` in a cluster of `brokers`: where
+    /// [`ControlHandle::move_coordinator`] moved it, else by Kafka's rule.
+    pub fn coordinator(&self, group_id: &str, brokers: usize) -> i32 {
+        self.coordinators
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(group_id)
+            .copied()
+            .unwrap_or_else(|| groups::coordinator(group_id, brokers))
+    }
+
     /// Broker `node_id`'s latency.
     pub fn latency(&self, node_id: i32) -> Duration {
         usize::try_from(node_id)
@@ -424,6 +452,68 @@ impl ControlHandle {
             return Err(OperationError::NoSuchPartition(topic.to_owned(), partition));
         }
         Ok(state.move_leader(topic, partition, to, brokers))
+    }
+
+    /// Moves the coordination of `group_id` to broker `to`: FindCoordinator names `to` from
+    /// now on and the previous coordinator answers the group's requests NOT_COORDINATOR (a
+    /// JoinGroup or SyncGroup waiting there too), so members find the new one, as when the
+    /// leader of the group's `__consumer_offsets` partition moves on Kafka. The group's
+    /// members, generation and offsets stay. The previous coordinator.
+    pub fn move_coordinator(&self, group_id: &str, to: i32) -> Result<i32, OperationError> {
+        let brokers = self.shared.brokers.len();
+        if !usize::try_from(to).is_ok_and(|to| to < brokers) {
+            return Err(OperationError::NoSuchBroker(to));
+        }
+        if !self.shared.groups().groups.contains_key(group_id) {
+            return Err(OperationError::NoSuchGroup(group_id.to_owned()));
+        }
+        let previous = self.coordinator(group_id, brokers);
+        self.coordinators
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(group_id.to_owned(), to);
+        if previous != to {
+            self.shared.groups().coordinator_moved(group_id);
+            self.shared.groups_changed.notify_one();
+        }
+        Ok(previous)
+    }
+
+    /// Expires the session of `member_id` in `group_id` now, as its session timeout would:
+    /// the member is removed and the group rebalances without it (its next Heartbeat, or
+    /// SyncGroup, is UNKNOWN_MEMBER_ID; the others' heartbeats REBALANCE_IN_PROGRESS).
+    pub fn expire_session(&self, group_id: &str, member_id: &str) -> Result<(), OperationError> {
+        let expired =
+            self.shared
+                .groups()
+                .expire_member(group_id, member_id, std::time::Instant::now());
+        match expired {
+            Ok(()) => {
+                self.shared.groups_changed.notify_one();
+                Ok(())
+            }
+            Err(kafka_codec::ErrorCode::GROUP_ID_NOT_FOUND) => {
+                Err(OperationError::NoSuchGroup(group_id.to_owned()))
+            }
+            Err(_) => Err(OperationError::NoSuchMember(
+                group_id.to_owned(),
+                member_id.to_owned(),
+            )),
+        }
+    }
+
+    /// Fences producer `producer_id` at the newest epoch the cluster knows it at, as a
+    /// newer instance of a transactional producer would: its next Produce at that epoch (or
+    /// an older one) is INVALID_PRODUCER_EPOCH, the error Kafka gives a fenced producer's
+    /// Produce at every version since 2.7 (KIP-588; the same code was named
+    /// ProducerFencedException before); a transactional id it holds moves on to the new
+    /// epoch (the fenced instance's InitProducerId: PRODUCER_FENCED). The first epoch still
+    /// accepted.
+    pub fn fence_producer(&self, producer_id: i64) -> Result<i16, OperationError> {
+        self.shared
+            .state()
+            .fence_producer(producer_id)
+            .ok_or(OperationError::NoSuchProducer(producer_id))
     }
 
     /// The leader and leader epoch of `topic`'s `partition`.

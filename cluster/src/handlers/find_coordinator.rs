@@ -1,10 +1,9 @@
 //! FindCoordinator: the broker that coordinates a group (the rule is in
-//! [`groups::coordinator`]), one key at v0-v3 and a batch of keys at v4+. Transaction
+//! [`crate::groups::coordinator`], unless the control surface moved it), one key at v0-v3 and a batch of keys at v4+. Transaction
 //! coordinators are not served yet (COORDINATOR_NOT_AVAILABLE, which clients retry); other
 //! key types are INVALID_REQUEST, as Kafka answers a type it does not know.
 
 use super::Context;
-use crate::groups;
 use kafka_codec::messages::find_coordinator_response::Coordinator;
 use kafka_codec::messages::{FindCoordinatorRequest, FindCoordinatorResponse};
 use kafka_codec::{ApiKey, ErrorCode};
@@ -24,7 +23,10 @@ fn find(
         |code: ErrorCode, message: &str| (-1, String::new(), -1, code, Some(message.to_string()));
     match key_type {
         GROUP => {
-            let node = groups::coordinator(key, context.shared.brokers.len());
+            let node = context
+                .shared
+                .control
+                .coordinator(key, context.shared.brokers.len());
             let broker = &context.shared.brokers[node as usize];
             (
                 node,

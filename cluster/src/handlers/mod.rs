@@ -58,7 +58,10 @@ impl Context<'_> {
 
     /// Whether this broker coordinates `group_id` (others answer NOT_COORDINATOR).
     pub fn coordinates(&self, group_id: &str) -> bool {
-        crate::groups::coordinator(group_id, self.shared.brokers.len()) == self.node_id
+        self.shared
+            .control
+            .coordinator(group_id, self.shared.brokers.len())
+            == self.node_id
     }
 
     /// The leader and leader epoch of `topic`'s `partition`: [`leader_of`](Self::leader_of)

@@ -114,6 +114,13 @@ fn produce(
         // An idempotent producer's batch: a retry of one of its last five is answered with
         // the original's offset, and its epoch and sequence must follow on (producers.rs).
         let idempotent = header.producer_id >= 0;
+        if idempotent
+            && state
+                .producer_ids
+                .is_fenced(header.producer_id, header.producer_epoch)
+        {
+            return fail(ErrorCode::INVALID_PRODUCER_EPOCH);
+        }
         if idempotent {
             let log = &state.topics[topic].partitions[partition];
             match log.producers.check(&header) {

@@ -1,10 +1,11 @@
 //! Forwarding through `kafka-codec tap` against a plain TCP relay, measured in the same run
 //! (issue 20): the throughput of pipelined Produce requests (64 KiB of records each) and the
 //! round-trip time of one small request at a time, direct, through the relay, and through
-//! the tap with its log off and on.
+//! the tap with its log off and on, and with `--deny-topic` denying none of the traffic's
+//! topics (issue 25: what deciding on each request costs).
 //!
 //! The tap is the release binary (`cargo build --release -p kafka-codec-cli`, run first by
-//! this bench); the relay is tokio's `copy_bidirectional`, one task per connection, on a
+//! this bench), or the one `KAFKA_CODEC_TAP` names; the relay is tokio's `copy_bidirectional`, one task per connection, on a
 //! runtime of two threads: what a minimal TCP proxy is, with tokio's default 8 KiB buffers
 //! and with 64 KiB ones (the tap's read size). The fake broker answers each request
 //! with a small response. Everything runs on this machine's loopback, so the numbers are

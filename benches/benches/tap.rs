@@ -1,10 +1,11 @@
 //! Forwarding through `kafka-codec tap` against a plain TCP relay, measured in the same run
 //! (issue 20): the throughput of pipelined Produce requests (64 KiB of records each) and the
 //! round-trip time of one small request at a time, direct, through the relay, and through
-//! the tap with its log off and on.
+//! the tap with its log off and on, and with `--deny-topic` denying none of the traffic's
+//! topics (issue 25: what deciding on each request costs).
 //!
 //! The tap is the release binary (`cargo build --release -p kafka-codec-cli`, run first by
-//! this bench); the relay is tokio's `copy_bidirectional`, one task per connection, on a
+//! this bench), or the one `KAFKA_CODEC_TAP` names; the relay is tokio's `copy_bidirectional`, one task per connection, on a
 //! runtime of two threads: what a minimal TCP proxy is, with tokio's default 8 KiB buffers
 //! and with 64 KiB ones (the tap's read size). The fake broker answers each request
 //! with a small response. Everything runs on this machine's loopback, so the numbers are
@@ -107,8 +108,12 @@ fn relay(runtime: &tokio::runtime::Runtime, upstream: SocketAddr, buffer: usize)
     address
 }
 
-/// The release `kafka-codec`, built now if it is not up to date.
+/// The release `kafka-codec`, built now if it is not up to date; or the binary
+/// `KAFKA_CODEC_TAP` names (another build, to compare).
 fn tap_binary() -> PathBuf {
+    if let Some(binary) = std::env::var_os("KAFKA_CODEC_TAP") {
+        return PathBuf::from(binary);
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let status = Command::new(env!("CARGO"))
         .args(["build", "--release", "-q", "-p", "kafka-codec-cli"])
@@ -128,9 +133,9 @@ struct Tap {
 }
 
 impl Tap {
-    /// With `log`, every pair is decoded and its line written to `/dev/null`: the tap's own
-    /// work, without a disk (the throughput case writes gigabytes of lines).
-    fn start(binary: &PathBuf, upstream: SocketAddr, log: bool) -> Tap {
+    /// With `--log /dev/null`, every pair is decoded and its line written to `/dev/null`:
+    /// the tap's own work, without a disk (the throughput case writes gigabytes of lines).
+    fn start(binary: &PathBuf, upstream: SocketAddr, args: &[&str]) -> Tap {
         let mut command = Command::new(binary);
         command.args([
             "tap",
@@ -139,11 +144,7 @@ impl Tap {
             "--upstream",
             &upstream.to_string(),
         ]);
-        if log {
-            command.args(["--log", "/dev/null"]);
-        } else {
-            command.arg("--no-log");
-        }
+        command.args(args);
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -239,14 +240,18 @@ fn forwarding(c: &mut Criterion) {
     let relayed = relay(&runtime, upstream, 8 * 1024);
     let relayed_64k = relay(&runtime, upstream, 64 * 1024);
     let binary = tap_binary();
-    let tap_quiet = Tap::start(&binary, upstream, false);
-    let tap_logging = Tap::start(&binary, upstream, true);
+    let tap_quiet = Tap::start(&binary, upstream, &["--no-log"]);
+    let tap_logging = Tap::start(&binary, upstream, &["--log", "/dev/null"]);
+    // Every Produce is held whole and its topics read, none of them denied: forwarded as it
+    // came (the round trip's ApiVersions is not a topic API, only capped).
+    let tap_rules = Tap::start(&binary, upstream, &["--no-log", "--deny-topic", "denied-*"]);
     let targets = [
         ("direct", upstream.to_string()),
         ("relay", relayed.to_string()),
         ("relay, 64 KiB buffers", relayed_64k.to_string()),
         ("tap, log off", tap_quiet.address.clone()),
         ("tap, log on", tap_logging.address.clone()),
+        ("tap, --deny-topic, none denied", tap_rules.address.clone()),
     ];
 
     let request = produce();
@@ -280,7 +285,7 @@ fn forwarding(c: &mut Criterion) {
         });
     }
     group.finish();
-    drop((tap_quiet, tap_logging));
+    drop((tap_quiet, tap_logging, tap_rules));
 }
 
 criterion_group!(benches, forwarding);

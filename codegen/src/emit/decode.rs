@@ -214,6 +214,9 @@ fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run, tags: Op
     body.open_line("Some(run) => (");
     for (index, field) in run.fields.clone().zip(fields) {
         match run.slot(index) {
+            Some((offset, Primitive::Uuid)) => body.line(format!(
+                "u128::from_ne_bytes(wire::read_at::<{offset}, 16, {len}>(run)),"
+            )),
             Some((offset, p)) => {
                 let width = p.fixed_width().expect("fixed width");
                 body.line(format!(
@@ -221,7 +224,7 @@ fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run, tags: Op
                     from_be_bytes(p)
                 ));
             }
-            None => body.line(format!("{},", field_default(field))),
+            None => body.line(format!("{},", uuid_carried(field, field_default(field)))),
         }
     }
     if tags.is_some() {
@@ -257,7 +260,7 @@ fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run, tags: Op
         _ => {
             body.open_line("None => (");
             for field in fields {
-                body.line(format!("{},", field_value(cx, field)));
+                body.line(format!("{},", uuid_carried(field, field_value(cx, field))));
             }
             if let Some(tags) = tags {
                 body.line(format!("{tags},"));
@@ -266,6 +269,28 @@ fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run, tags: Op
         }
     }
     body.close_with(";");
+    for field in fields.iter().filter(|field| is_uuid(field)) {
+        let local = local_ident(field);
+        body.line(format!("let {local} = Uuid({local}.to_ne_bytes());"));
+    }
+}
+
+/// Whether a field is a `uuid` (never nullable: Kafka has no nullable uuid).
+fn is_uuid(field: &Field) -> bool {
+    matches!(field.ty, FieldType::Primitive(Primitive::Uuid))
+}
+
+/// A run's value of `field` as the match over the run yields it: a uuid travels as a `u128`
+/// and becomes a `Uuid` after the match. Carried as its 16 bytes, LLVM split the merged
+/// value at odd offsets and stored it to the stack in overlapping pieces, which reloading
+/// stalled on (store forwarding), twice per DescribeQuorum replica: a fifth of that decode's
+/// time, for a value two registers hold.
+fn uuid_carried(field: &Field, value: String) -> String {
+    if is_uuid(field) {
+        format!("u128::from_ne_bytes(({value}).0)")
+    } else {
+        value
+    }
 }
 
 pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {

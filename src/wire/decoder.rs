@@ -280,6 +280,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Skips `len` bytes.
+    #[inline]
     pub fn skip(&mut self, len: usize) -> Result<(), DecodeError> {
         if len > self.remaining() {
             return Err(self.error(DecodeErrorKind::UnexpectedEof {

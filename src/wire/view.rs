@@ -54,6 +54,22 @@ pub fn check_fixed_array(
     d.skip(len)
 }
 
+/// A whole array of fixed-width values (count and elements), nullable where `nullable`.
+#[inline]
+pub fn check_fixed_array_field(
+    d: &mut Decoder<'_>,
+    compact: bool,
+    nullable: bool,
+    width: usize,
+) -> Result<(), DecodeError> {
+    // A short compact array that cannot be null is the common case (replica lists).
+    if compact && !nullable && d.skip_short_compact_array(width) {
+        return Ok(());
+    }
+    let count = check_count(d, compact, nullable, width)?;
+    check_fixed_array(d, count, width)
+}
+
 /// The elements of a string array.
 pub fn check_str_array(
     d: &mut Decoder<'_>,
@@ -211,17 +227,26 @@ impl<'a> Walk<'a> {
     #[inline]
     fn uvarint(&mut self) -> u64 {
         let bytes = self.bytes();
-        // Nearly every varint here is one byte (a short length, an empty tagged section).
-        match bytes.get(self.pos) {
-            Some(&byte) if byte < 0x80 => {
+        // Nearly every varint here is one byte (a short length, an empty tagged section);
+        // a records length of up to 2 MiB is three.
+        if let Some(&[a, b, c]) = bytes.get(self.pos..).and_then(|rest| rest.first_chunk()) {
+            if a < 0x80 {
                 self.pos += 1;
-                u64::from(byte)
+                return u64::from(a);
             }
-            _ => self.uvarint_long(),
+            if b < 0x80 {
+                self.pos += 2;
+                return u64::from(a & 0x7f) | u64::from(b) << 7;
+            }
+            if c < 0x80 {
+                self.pos += 3;
+                return u64::from(a & 0x7f) | u64::from(b & 0x7f) << 7 | u64::from(c) << 14;
+            }
         }
+        self.uvarint_long()
     }
 
-    #[cold]
+    #[inline(never)]
     fn uvarint_long(&mut self) -> u64 {
         let bytes = self.bytes();
         let mut value = 0u64;
@@ -318,6 +343,16 @@ impl<'a> Walk<'a> {
     /// Steps over a tagged section.
     #[inline]
     pub fn skip_tagged(&mut self) {
+        // Nearly every section is empty: the zero byte.
+        if self.bytes().get(self.pos) == Some(&0) {
+            self.pos += 1;
+            return;
+        }
+        self.skip_tagged_entries();
+    }
+
+    #[inline(never)]
+    fn skip_tagged_entries(&mut self) {
         let count = self.uvarint();
         for _ in 0..count.min(self.bytes().len() as u64) {
             self.uvarint();

@@ -70,6 +70,13 @@ fn check_field(cx: &Context<'_>, field: &Field) -> String {
             "check_struct(d, {n}, |d| {}::view_check(d, version))?;",
             view_name(name)
         ),
+        FieldType::Array(element) if is_primitive_array(&field.ty) => {
+            let width = element.primitive().and_then(Primitive::fixed_width);
+            format!(
+                "check_fixed_array_field(d, {c}, {n}, {})?;",
+                width.expect("fixed")
+            )
+        }
         FieldType::Array(element) => {
             let (min, elements) = match element.as_ref() {
                 FieldType::Struct(name) => (

@@ -29,7 +29,12 @@ use std::hint::black_box;
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
-fn routing(c: &mut Criterion, name: &str, bytes: &Bytes, [view, owned, kp, krabka]: [Route; 4]) {
+fn routing(
+    c: &mut Criterion,
+    name: &str,
+    bytes: &Bytes,
+    ([view, owned, kp], krabka): ([Route; 3], Option<Route>),
+) {
     assert_eq!(
         view(bytes),
         owned(bytes),
@@ -40,11 +45,13 @@ fn routing(c: &mut Criterion, name: &str, bytes: &Bytes, [view, owned, kp, krabk
         kp(bytes),
         "{name}: and what kafka-protocol reads"
     );
-    assert_eq!(
-        view(bytes),
-        krabka(bytes),
-        "{name}: and what krabka-protocol reads"
-    );
+    if let Some(krabka) = krabka {
+        assert_eq!(
+            view(bytes),
+            krabka(bytes),
+            "{name}: and what krabka-protocol reads"
+        );
+    }
     let (_, stats) = counting_alloc::measure(|| view(bytes));
     assert_eq!(
         stats.requested, 0,
@@ -54,30 +61,34 @@ fn routing(c: &mut Criterion, name: &str, bytes: &Bytes, [view, owned, kp, krabk
     group.bench_function("kafka-codec view", |b| b.iter(|| view(black_box(bytes))));
     group.bench_function("kafka-codec", |b| b.iter(|| owned(black_box(bytes))));
     group.bench_function("kafka-protocol", |b| b.iter(|| kp(black_box(bytes))));
-    group.bench_function("krabka-protocol borrowed", |b| {
-        b.iter(|| krabka(black_box(bytes)))
-    });
+    if let Some(krabka) = krabka {
+        group.bench_function("krabka-protocol borrowed", |b| {
+            b.iter(|| krabka(black_box(bytes)))
+        });
+    }
     group.finish();
 }
 
-/// The whole message decoded by the other crates: kafka-protocol's owned decode, krabka's
-/// borrowed decode.
-type Decodes = [fn(&Bytes, i16) -> usize; 2];
+/// The whole message decoded by the other crates: kafka-protocol's owned decode, and
+/// krabka's borrowed decode where the `krabka` feature builds it.
+type Decode = fn(&Bytes, i16) -> usize;
 
 macro_rules! decodes {
-    ($kp:ty, $kr:ty) => {
-        [
-            |bytes: &Bytes, version: i16| {
-                let message = <$kp>::decode(&mut bytes.clone(), version).expect("valid");
-                std::mem::size_of_val(&message)
-            },
-            |bytes: &Bytes, version: i16| {
-                use krabka_protocol::DecodeBorrow;
-                let message = <$kr>::decode_borrow(&mut &bytes[..], version).expect("valid");
-                std::mem::size_of_val(&message)
-            },
-        ]
-    };
+    ($kp:ty, $kr:ty) => {{
+        let kp: Decode = |bytes, version| {
+            let message = <$kp>::decode(&mut bytes.clone(), version).expect("valid");
+            std::mem::size_of_val(&message)
+        };
+        #[cfg(feature = "krabka")]
+        let krabka: Option<Decode> = Some(|bytes, version| {
+            use krabka_protocol::DecodeBorrow;
+            let message = <$kr>::decode_borrow(&mut &bytes[..], version).expect("valid");
+            std::mem::size_of_val(&message)
+        });
+        #[cfg(not(feature = "krabka"))]
+        let krabka: Option<Decode> = None;
+        (kp, krabka)
+    }};
 }
 
 fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFields>(
@@ -85,7 +96,7 @@ fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFi
     name: &str,
     bytes: &Bytes,
     version: i16,
-    [kp, krabka]: Decodes,
+    (kp, krabka): (Decode, Option<Decode>),
 ) {
     use kafka_codec::StructView;
     let mut group = c.benchmark_group(format!("{name}/walk"));
@@ -101,9 +112,11 @@ fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFi
     group.bench_function("kafka-protocol", |b| {
         b.iter(|| kp(black_box(bytes), version))
     });
-    group.bench_function("krabka-protocol borrowed", |b| {
-        b.iter(|| krabka(black_box(bytes), version))
-    });
+    if let Some(krabka) = krabka {
+        group.bench_function("krabka-protocol borrowed", |b| {
+            b.iter(|| krabka(black_box(bytes), version))
+        });
+    }
     group.finish();
 }
 
@@ -130,6 +143,7 @@ fn views(c: &mut Criterion) {
         routes(METADATA_SMALL).expect("a views case"),
     );
     use kafka_protocol::messages as kp;
+    #[cfg(feature = "krabka")]
     use krabka_protocol::borrowed as kr;
     full_walk::<ProduceRequest>(
         c,

@@ -2,7 +2,8 @@
 //! under callgrind (deterministic, where criterion's times on a shared machine are not):
 //!
 //! ```sh
-//! cargo build --profile bench -p kafka-codec-bench --example views_ir --ignore-rust-version
+//! cargo build --profile bench -p kafka-codec-bench --example views_ir \
+//!   --features krabka --ignore-rust-version
 //! for n in 11 1; do valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!   target/release/examples/views_ir produce_request_v13 route-view $n 2>&1 | grep Collected; done
 //! ```
@@ -45,7 +46,7 @@ fn main() {
         METADATA_SMALL => (metadata_response(METADATA_SMALL, 100, 10).bytes, 13),
         _ => panic!("unknown case {case}"),
     };
-    let [view, owned, kp, krabka] = routes(case).expect("a views case");
+    let ([view, owned, kp], krabka) = routes(case).expect("a views case");
     let mut sum = 0u64;
     for _ in 0..n {
         let bytes = black_box(&bytes);
@@ -53,7 +54,7 @@ fn main() {
             "route-view" => view(bytes),
             "route-owned" => owned(bytes),
             "route-kafka-protocol" => kp(bytes),
-            "route-krabka" => krabka(bytes),
+            "route-krabka" => krabka.expect("built with --features krabka")(bytes),
             "walk-view" | "walk-owned" => {
                 let as_view = operation == "walk-view";
                 (match version {

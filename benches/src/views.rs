@@ -48,12 +48,14 @@ pub fn produce_route_kp(bytes: &Bytes) -> u64 {
     sum
 }
 
+#[cfg(feature = "krabka")]
 /// The first eight bytes of a krabka uuid, as `Uuid::halves().0` gives ours.
 fn krabka_high(id: &krabka_protocol::primitives::uuid::Uuid) -> u64 {
     let [a, b, c, d, e, f, g, h, ..] = id.0;
     u64::from_be_bytes([a, b, c, d, e, f, g, h])
 }
 
+#[cfg(feature = "krabka")]
 /// A records field's length in krabka's borrowed form (which parses the record batches).
 fn krabka_records_len(
     records: &Option<krabka_protocol::records::RecordsPayloadBorrowed<'_>>,
@@ -61,6 +63,7 @@ fn krabka_records_len(
     records.as_ref().map_or(0, |r| r.payload_len()) as u64
 }
 
+#[cfg(feature = "krabka")]
 pub fn produce_route_krabka(bytes: &Bytes) -> u64 {
     use krabka_protocol::DecodeBorrow;
     let message = krabka_protocol::borrowed::produce_request::ProduceRequest::decode_borrow(
@@ -118,6 +121,7 @@ pub fn fetch_route_kp(bytes: &Bytes) -> u64 {
     sum
 }
 
+#[cfg(feature = "krabka")]
 pub fn fetch_route_krabka(bytes: &Bytes) -> u64 {
     use krabka_protocol::DecodeBorrow;
     let message = krabka_protocol::borrowed::fetch_response::FetchResponse::decode_borrow(
@@ -173,6 +177,7 @@ pub fn metadata_route_kp(bytes: &Bytes) -> u64 {
     sum
 }
 
+#[cfg(feature = "krabka")]
 pub fn metadata_route_krabka(bytes: &Bytes) -> u64 {
     use krabka_protocol::DecodeBorrow;
     let message = krabka_protocol::borrowed::metadata_response::MetadataResponse::decode_borrow(
@@ -193,27 +198,33 @@ pub fn metadata_route_krabka(bytes: &Bytes) -> u64 {
 /// A routing read: the bytes in, a sum of what was read out (so nothing is optimised away).
 pub type Route = fn(&Bytes) -> u64;
 
-/// The routing reads of a case by its benchmark name: view, owned, kafka-protocol, krabka.
-pub fn routes(case: &str) -> Option<[Route; 4]> {
+/// `Some(route)` where the `krabka` feature builds it.
+macro_rules! krabka {
+    ($route:ident) => {{
+        #[cfg(feature = "krabka")]
+        let route: Option<Route> = Some($route);
+        #[cfg(not(feature = "krabka"))]
+        let route: Option<Route> = None;
+        route
+    }};
+}
+
+/// The routing reads of a case by its benchmark name: view, owned, kafka-protocol, and
+/// krabka-protocol's where the `krabka` feature builds it.
+pub fn routes(case: &str) -> Option<([Route; 3], Option<Route>)> {
     Some(match case {
-        "produce_request_v13" => [
-            produce_route_view,
-            produce_route_owned,
-            produce_route_kp,
-            produce_route_krabka,
-        ],
-        "fetch_response_v18" => [
-            fetch_route_view,
-            fetch_route_owned,
-            fetch_route_kp,
-            fetch_route_krabka,
-        ],
-        crate::METADATA_SMALL => [
-            metadata_route_view,
-            metadata_route_owned,
-            metadata_route_kp,
-            metadata_route_krabka,
-        ],
+        "produce_request_v13" => (
+            [produce_route_view, produce_route_owned, produce_route_kp],
+            krabka!(produce_route_krabka),
+        ),
+        "fetch_response_v18" => (
+            [fetch_route_view, fetch_route_owned, fetch_route_kp],
+            krabka!(fetch_route_krabka),
+        ),
+        crate::METADATA_SMALL => (
+            [metadata_route_view, metadata_route_owned, metadata_route_kp],
+            krabka!(metadata_route_krabka),
+        ),
         _ => return None,
     })
 }

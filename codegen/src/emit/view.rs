@@ -407,8 +407,8 @@ fn emit_read_owned(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         "section.unknown_tagged(|_| false)".to_string()
     } else {
         format!(
-            "section.unknown_tagged(|tag| matches!(tag, {}))",
-            known.join(" | ")
+            "section.unknown_tagged(|tag| [{}].contains(&tag))",
+            known.join(", ")
         )
     };
     body.line(format!(

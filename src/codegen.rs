@@ -38,7 +38,9 @@ pub use crate::view_struct;
 #[cfg(feature = "views")]
 #[doc(no_inline)]
 pub use crate::wire::view::{
-    FieldSpec, IntoOwned, Kind, StructSpec, Versions, ViewCursor, ViewIter,
+    check_bool_array, check_bytes, check_bytes_array, check_count, check_fixed_array,
+    check_fixed_array_field, check_str, check_str_array, check_struct, check_struct_array,
+    IntoOwned, ViewCursor, ViewIter, Walk,
 };
 
 #[cfg(feature = "arbitrary")]

@@ -15,7 +15,7 @@ use crate::message::Message;
 #[cfg(any(feature = "client", feature = "broker"))]
 use crate::messages;
 use crate::versions::VersionRange;
-use crate::wire::view::{validate, StructSpec, StructView, ViewCursor};
+use crate::wire::view::{StructView, ViewCheck, ViewCursor};
 use crate::wire::{DecodeError, DecodeErrorKind, Decoder};
 use bytes::Bytes;
 
@@ -55,10 +55,11 @@ fn frame_range(input: &[u8], options: &DecodeOptions) -> Result<(usize, usize), 
     }
 }
 
-/// Checks one struct of `spec` at `version` from the decoder's position.
+/// Checks one struct with `check` at `version` from the decoder's position.
+#[inline]
 fn check_struct(
     d: &mut Decoder<'_>,
-    spec: &'static StructSpec,
+    check: ViewCheck,
     versions: Option<VersionRange>,
     version: i16,
 ) -> Result<usize, DecodeError> {
@@ -69,7 +70,7 @@ fn check_struct(
         }));
     }
     let start = d.position();
-    validate(d, spec, version)?;
+    check(d, version)?;
     Ok(start)
 }
 
@@ -113,6 +114,7 @@ impl<'a> RequestFrameView<'a> {
     /// Views the request frame in `input` (after its size prefix with
     /// [`Framing::SizePrefixed`]), checked once as [`crate::RequestFrame::decode_with`]
     /// checks it; refused with the error that decode gives.
+    #[inline]
     pub fn new(input: &'a Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
         Self::check(input, options).map_err(|view| {
             owned_error(
@@ -122,22 +124,23 @@ impl<'a> RequestFrameView<'a> {
         })
     }
 
+    #[inline]
     fn check(input: &'a Bytes, options: &DecodeOptions) -> Result<Self, DecodeError> {
         let (start, end) = frame_range(input, options)?;
         check_frame_size(end - start, &options.limits)?;
         let frame = &input[start..end];
         let (api_key, version) = crate::RequestFrame::peek_api(frame)?;
-        let body_spec = messages::request_view_spec(api_key.key())
+        let body_check = messages::request_view_check(api_key.key())
             .ok_or_else(|| DecodeError::new(DecodeErrorKind::UnknownApiKey(api_key.key()), 0))?;
         let mut d = Decoder::with_limits_in(input, start, end, options.limits);
         let header_version = api_key.request_header_version(version);
         let header_at = check_struct(
             &mut d,
-            &messages::request_header::REQUEST_HEADER_VIEW,
+            messages::request_header::RequestHeaderView::view_check,
             None,
             header_version,
         )?;
-        let body_at = check_struct(&mut d, body_spec.0, Some(body_spec.1), version)?;
+        let body_at = check_struct(&mut d, body_check.0, Some(body_check.1), version)?;
         check_end(&d, options)?;
         Ok(RequestFrameView {
             api_key,
@@ -197,6 +200,7 @@ impl<'a> ResponseFrameView<'a> {
     /// Views the response frame of `api_key` at `version` in `input`, checked once as
     /// [`crate::ResponseFrame::decode_with`] checks it; refused with the error that decode
     /// gives.
+    #[inline]
     pub fn new(
         input: &'a Bytes,
         api_key: ApiKey,
@@ -211,6 +215,7 @@ impl<'a> ResponseFrameView<'a> {
         })
     }
 
+    #[inline]
     fn check(
         input: &'a Bytes,
         api_key: ApiKey,
@@ -219,17 +224,17 @@ impl<'a> ResponseFrameView<'a> {
     ) -> Result<Self, DecodeError> {
         let (start, end) = frame_range(input, options)?;
         check_frame_size(end - start, &options.limits)?;
-        let body_spec = messages::response_view_spec(api_key.key())
+        let body_check = messages::response_view_check(api_key.key())
             .ok_or_else(|| DecodeError::new(DecodeErrorKind::UnknownApiKey(api_key.key()), 0))?;
         let mut d = Decoder::with_limits_in(input, start, end, options.limits);
         let header_version = api_key.response_header_version(version);
         let header_at = check_struct(
             &mut d,
-            &messages::response_header::RESPONSE_HEADER_VIEW,
+            messages::response_header::ResponseHeaderView::view_check,
             None,
             header_version,
         )?;
-        let body_at = check_struct(&mut d, body_spec.0, Some(body_spec.1), version)?;
+        let body_at = check_struct(&mut d, body_check.0, Some(body_check.1), version)?;
         check_end(&d, options)?;
         Ok(ResponseFrameView {
             api_key,
@@ -286,12 +291,13 @@ impl<'a> ResponseFrameView<'a> {
 /// assert_eq!(view.throttle_time_ms(), 5);
 /// assert_eq!(view.to_owned(), MetadataResponse::decode(&mut bytes.clone(), 12).unwrap());
 /// ```
+#[inline]
 pub fn view_message<'a, V: StructView<'a>>(input: &'a Bytes, version: i16) -> Result<V, DecodeError>
 where
     V::Owned: Message + crate::message::DecodeFields,
 {
     let mut d = Decoder::new(input);
-    match check_struct(&mut d, V::spec(), Some(V::Owned::VALID_VERSIONS), version) {
+    match check_struct(&mut d, V::check, Some(V::Owned::VALID_VERSIONS), version) {
         Ok(at) => Ok(V::from_cursor(ViewCursor::new(input, at, version))),
         Err(view) => Err(owned_error(
             V::Owned::decode(&mut input.clone(), version),

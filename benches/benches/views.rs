@@ -9,15 +9,18 @@
 //! - full walk: the view converted with `to_owned()`, which reads every field through its
 //!   accessor, against the owned decode.
 //!
-//! Also asserted before timing: the routing read allocates nothing (counting allocator).
+//! Each group also times krabka-protocol 0.8's borrowed types (`DecodeBorrow`) on the same
+//! bytes: they decode the whole message into `Vec`s of borrowed structs (and parse the record
+//! batches of a `records` field), which is what a routing read costs with them.
+//!
+//! Also asserted before timing: the routing read allocates nothing (counting allocator), and
+//! all four read the same answer.
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
-use kafka_codec::messages::fetch_response::FetchResponseView;
-use kafka_codec::messages::metadata_response::MetadataResponseView;
-use kafka_codec::messages::produce_request::ProduceRequestView;
 use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
 use kafka_codec::{view_message, Message};
+use kafka_codec_bench::views::{routes, Route};
 use kafka_codec_bench::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
 use kafka_codec_test_support::counting_alloc::{self, CountingAllocator};
 use kafka_protocol::protocol::Decodable;
@@ -26,123 +29,12 @@ use std::hint::black_box;
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator::new();
 
-fn produce_route_view(bytes: &Bytes) -> u64 {
-    let view: ProduceRequestView<'_> = view_message(bytes, 13).expect("valid");
-    let mut sum = 0u64;
-    for topic in view.topic_data() {
-        sum ^= topic.topic_id().halves().0 as u64;
-        for partition in topic.partition_data() {
-            sum += partition.index() as u64 + partition.records().map_or(0, <[u8]>::len) as u64;
-        }
-    }
-    sum
-}
-
-fn produce_route_owned(bytes: &Bytes) -> u64 {
-    let message = ProduceRequest::decode(&mut bytes.clone(), 13).expect("valid");
-    let mut sum = 0u64;
-    for topic in &message.topic_data {
-        sum ^= topic.topic_id.halves().0 as u64;
-        for partition in &topic.partition_data {
-            sum += partition.index as u64 + partition.records.as_ref().map_or(0, Bytes::len) as u64;
-        }
-    }
-    sum
-}
-
-fn produce_route_kp(bytes: &Bytes) -> u64 {
-    let message =
-        kafka_protocol::messages::ProduceRequest::decode(&mut bytes.clone(), 13).expect("valid");
-    let mut sum = 0u64;
-    for topic in &message.topic_data {
-        sum ^= topic.topic_id.as_u64_pair().0;
-        for partition in &topic.partition_data {
-            sum += partition.index as u64 + partition.records.as_ref().map_or(0, Bytes::len) as u64;
-        }
-    }
-    sum
-}
-
-fn fetch_route_view(bytes: &Bytes) -> u64 {
-    let view: FetchResponseView<'_> = view_message(bytes, 18).expect("valid");
-    let mut sum = 0u64;
-    for topic in view.responses() {
-        sum ^= topic.topic_id().halves().0 as u64;
-        for p in topic.partitions() {
-            sum += p.partition_index() as u64 + p.error_code() as u64 + p.high_watermark() as u64;
-            sum += p.records().map_or(0, <[u8]>::len) as u64;
-        }
-    }
-    sum
-}
-
-fn fetch_route_owned(bytes: &Bytes) -> u64 {
-    let message = FetchResponse::decode(&mut bytes.clone(), 18).expect("valid");
-    let mut sum = 0u64;
-    for topic in &message.responses {
-        sum ^= topic.topic_id.halves().0 as u64;
-        for p in &topic.partitions {
-            sum += p.partition_index as u64 + p.error_code as u64 + p.high_watermark as u64;
-            sum += p.records.as_ref().map_or(0, Bytes::len) as u64;
-        }
-    }
-    sum
-}
-
-fn fetch_route_kp(bytes: &Bytes) -> u64 {
-    let message =
-        kafka_protocol::messages::FetchResponse::decode(&mut bytes.clone(), 18).expect("valid");
-    let mut sum = 0u64;
-    for topic in &message.responses {
-        sum ^= topic.topic_id.as_u64_pair().0;
-        for p in &topic.partitions {
-            sum += p.partition_index as u64 + p.error_code as u64 + p.high_watermark as u64;
-            sum += p.records.as_ref().map_or(0, Bytes::len) as u64;
-        }
-    }
-    sum
-}
-
-fn metadata_route_view(bytes: &Bytes) -> u64 {
-    let view: MetadataResponseView<'_> = view_message(bytes, 13).expect("valid");
-    let mut sum = 0u64;
-    for topic in view.topics() {
-        sum += topic.name().map_or(0, str::len) as u64;
-        for p in topic.partitions() {
-            sum += p.leader_id() as u64;
-        }
-    }
-    sum
-}
-
-fn metadata_route_owned(bytes: &Bytes) -> u64 {
-    let message = MetadataResponse::decode(&mut bytes.clone(), 13).expect("valid");
-    let mut sum = 0u64;
-    for topic in &message.topics {
-        sum += topic.name.as_ref().map_or(0, |n| n.len()) as u64;
-        for p in &topic.partitions {
-            sum += p.leader_id as u64;
-        }
-    }
-    sum
-}
-
-fn metadata_route_kp(bytes: &Bytes) -> u64 {
-    let message =
-        kafka_protocol::messages::MetadataResponse::decode(&mut bytes.clone(), 13).expect("valid");
-    let mut sum = 0u64;
-    for topic in &message.topics {
-        sum += topic.name.as_ref().map_or(0, |n| n.len()) as u64;
-        for p in &topic.partitions {
-            sum += p.leader_id.0 as u64;
-        }
-    }
-    sum
-}
-
-type Route = fn(&Bytes) -> u64;
-
-fn routing(c: &mut Criterion, name: &str, bytes: &Bytes, [view, owned, kp]: [Route; 3]) {
+fn routing(
+    c: &mut Criterion,
+    name: &str,
+    bytes: &Bytes,
+    ([view, owned, kp], krabka): ([Route; 3], Option<Route>),
+) {
     assert_eq!(
         view(bytes),
         owned(bytes),
@@ -153,6 +45,13 @@ fn routing(c: &mut Criterion, name: &str, bytes: &Bytes, [view, owned, kp]: [Rou
         kp(bytes),
         "{name}: and what kafka-protocol reads"
     );
+    if let Some(krabka) = krabka {
+        assert_eq!(
+            view(bytes),
+            krabka(bytes),
+            "{name}: and what krabka-protocol reads"
+        );
+    }
     let (_, stats) = counting_alloc::measure(|| view(bytes));
     assert_eq!(
         stats.requested, 0,
@@ -162,7 +61,34 @@ fn routing(c: &mut Criterion, name: &str, bytes: &Bytes, [view, owned, kp]: [Rou
     group.bench_function("kafka-codec view", |b| b.iter(|| view(black_box(bytes))));
     group.bench_function("kafka-codec", |b| b.iter(|| owned(black_box(bytes))));
     group.bench_function("kafka-protocol", |b| b.iter(|| kp(black_box(bytes))));
+    if let Some(krabka) = krabka {
+        group.bench_function("krabka-protocol borrowed", |b| {
+            b.iter(|| krabka(black_box(bytes)))
+        });
+    }
     group.finish();
+}
+
+/// The whole message decoded by the other crates: kafka-protocol's owned decode, and
+/// krabka's borrowed decode where the `krabka` feature builds it.
+type Decode = fn(&Bytes, i16) -> usize;
+
+macro_rules! decodes {
+    ($kp:ty, $kr:ty) => {{
+        let kp: Decode = |bytes, version| {
+            let message = <$kp>::decode(&mut bytes.clone(), version).expect("valid");
+            std::mem::size_of_val(&message)
+        };
+        #[cfg(feature = "krabka")]
+        let krabka: Option<Decode> = Some(|bytes, version| {
+            use krabka_protocol::DecodeBorrow;
+            let message = <$kr>::decode_borrow(&mut &bytes[..], version).expect("valid");
+            std::mem::size_of_val(&message)
+        });
+        #[cfg(not(feature = "krabka"))]
+        let krabka: Option<Decode> = None;
+        (kp, krabka)
+    }};
 }
 
 fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFields>(
@@ -170,6 +96,7 @@ fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFi
     name: &str,
     bytes: &Bytes,
     version: i16,
+    (kp, krabka): (Decode, Option<Decode>),
 ) {
     use kafka_codec::StructView;
     let mut group = c.benchmark_group(format!("{name}/walk"));
@@ -182,6 +109,14 @@ fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFi
     group.bench_function("kafka-codec", |b| {
         b.iter(|| M::decode(&mut black_box(bytes).clone(), version).expect("valid"))
     });
+    group.bench_function("kafka-protocol", |b| {
+        b.iter(|| kp(black_box(bytes), version))
+    });
+    if let Some(krabka) = krabka {
+        group.bench_function("krabka-protocol borrowed", |b| {
+            b.iter(|| krabka(black_box(bytes), version))
+        });
+    }
     group.finish();
 }
 
@@ -193,23 +128,47 @@ fn views(c: &mut Criterion) {
         c,
         "produce_request_v13",
         &produce,
-        [produce_route_view, produce_route_owned, produce_route_kp],
+        routes("produce_request_v13").expect("a views case"),
     );
     routing(
         c,
         "fetch_response_v18",
         &fetch,
-        [fetch_route_view, fetch_route_owned, fetch_route_kp],
+        routes("fetch_response_v18").expect("a views case"),
     );
     routing(
         c,
         METADATA_SMALL,
         &metadata,
-        [metadata_route_view, metadata_route_owned, metadata_route_kp],
+        routes(METADATA_SMALL).expect("a views case"),
     );
-    full_walk::<ProduceRequest>(c, "produce_request_v13", &produce, 13);
-    full_walk::<FetchResponse>(c, "fetch_response_v18", &fetch, 18);
-    full_walk::<MetadataResponse>(c, METADATA_SMALL, &metadata, 13);
+    use kafka_protocol::messages as kp;
+    #[cfg(feature = "krabka")]
+    use krabka_protocol::borrowed as kr;
+    full_walk::<ProduceRequest>(
+        c,
+        "produce_request_v13",
+        &produce,
+        13,
+        decodes!(kp::ProduceRequest, kr::produce_request::ProduceRequest<'_>),
+    );
+    full_walk::<FetchResponse>(
+        c,
+        "fetch_response_v18",
+        &fetch,
+        18,
+        decodes!(kp::FetchResponse, kr::fetch_response::FetchResponse<'_>),
+    );
+    full_walk::<MetadataResponse>(
+        c,
+        METADATA_SMALL,
+        &metadata,
+        13,
+        decodes!(
+            kp::MetadataResponse,
+            kr::metadata_response::MetadataResponse<'_>
+        ),
+    );
 }
 
 criterion_group!(benches, views);

@@ -18,6 +18,7 @@ use kafka_protocol::protocol::{Decodable, Encodable};
 
 pub mod records;
 pub mod redact;
+pub mod views;
 
 /// The dense frames of issue 11, shared with the main crate's tests.
 pub use kafka_codec_test_support::dense;

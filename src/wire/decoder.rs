@@ -137,6 +137,27 @@ impl<'a> Decoder<'a> {
         Ok(Vec::with_capacity(count))
     }
 
+    /// A compact array of fixed-width values `width` bytes each that fits inline in a
+    /// `PrimitiveArray` (nothing to charge), stepped over at once when its count is one byte
+    /// and the input holds it; `false` (nothing read) for anything else, which the caller
+    /// checks the long way. For the zero-copy views' check.
+    #[cfg(feature = "views")]
+    #[inline]
+    pub(crate) fn skip_short_compact_array(&mut self, width: usize) -> bool {
+        if let Some((&byte @ 1..=0x7f, rest)) = self.rest.split_first() {
+            let count = usize::from(byte - 1);
+            let len = count * width;
+            if len <= super::array::INLINE_CAPACITY
+                && count <= self.limits.max_array_len
+                && len <= rest.len()
+            {
+                self.rest = &rest[len..];
+                return true;
+            }
+        }
+        false
+    }
+
     /// Charges `bytes` about to be allocated to the memory budget (a view charges what the
     /// owned decode would allocate, so both refuse the same frames).
     #[inline]
@@ -280,6 +301,7 @@ impl<'a> Decoder<'a> {
     }
 
     /// Skips `len` bytes.
+    #[inline]
     pub fn skip(&mut self, len: usize) -> Result<(), DecodeError> {
         if len > self.remaining() {
             return Err(self.error(DecodeErrorKind::UnexpectedEof {

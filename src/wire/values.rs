@@ -130,6 +130,23 @@ impl Utf8Bytes {
         Ok(Utf8Bytes(bytes))
     }
 
+    /// `text` as a `Utf8Bytes` that shares `buf` when `text` is a slice of it (no copy), else
+    /// a copy. No check is needed: the bytes are `text`'s own, which a `&str` guarantees are
+    /// UTF-8. (The zero-copy views hand out `&str` slices of their frame.)
+    #[cfg(feature = "views")]
+    #[inline]
+    pub(crate) fn from_str_in(buf: &Bytes, text: &str) -> Self {
+        let (start, end) = (buf.as_ptr() as usize, buf.as_ptr() as usize + buf.len());
+        let at = text.as_ptr() as usize;
+        if text.is_empty() {
+            Utf8Bytes(Bytes::new())
+        } else if start <= at && at + text.len() <= end {
+            Utf8Bytes(buf.slice_ref(text.as_bytes()))
+        } else {
+            Utf8Bytes(Bytes::copy_from_slice(text.as_bytes()))
+        }
+    }
+
     /// The text.
     pub fn as_str(&self) -> &str {
         // SAFETY: every constructor either starts from a `str`/`String` or checks the bytes

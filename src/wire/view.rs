@@ -1,279 +1,170 @@
-//! The runtime of zero-copy views (feature `views`): a description of each struct's layout
-//! (`StructSpec`, one static per generated struct), the walk that checks a struct's bytes once
-//! when a view is made, and the reads and iterators that the generated accessors call later.
+//! The runtime of zero-copy views (feature `views`): the walk over checked bytes that the
+//! generated views read with, their iterators and values, and the helpers their generated
+//! checks call.
 //!
-//! Why a table and not generated code: the checks and the skips are the same for every
-//! struct, so one interpreter here serves them all and each generated struct adds only a table
-//! of its fields and one short accessor per field (the crate's build time is part of its
-//! worth).
+//! Each generated view (`codegen/src/emit/view.rs`) has, per struct, straight-line code for
+//! every version as the owned decoder has: `view_check`, which checks the struct's bytes once
+//! when a view is made; `view_skip_to`, which steps over its first fields to the one an
+//! accessor reads (fixed-width fields are constant steps the compiler folds); and
+//! `view_read_owned`, which reads the whole struct in one pass for `to_owned`.
 //!
-//! **The contract.** [`validate`] walks a struct with the owned decoder's own readers
-//! (`Decoder::read_str`, `read_array_count`, `read_tagged_fields`, ...), so it refuses what
-//! the owned decoder refuses: lengths and counts past the input, the `DecodeLimits`, invalid
-//! UTF-8, tagged sections out of order or of the wrong size, nesting. After it has passed, the
-//! accessors read with [`Walk`], which never fails: every read is bounds-checked (`get`) and a
-//! read that could only fail on bytes `validate` refused yields a zero or an empty value
-//! rather than a panic. No `unsafe` here: strings are checked as UTF-8 again when read
-//! (`str::from_utf8`, a fast pass over bytes already known to be valid), so no walk, even a
-//! wrong one, can make a `&str` of bytes that are not UTF-8.
+//! **The contract.** `view_check` uses the owned decoder's own readers
+//! (`Decoder::read_str`, `read_array_count`, `read_tagged_fields`, ...) and charges the
+//! memory budget as the owned decode reserves, so it refuses what the owned decoder refuses:
+//! lengths and counts past the input, the `DecodeLimits`, invalid UTF-8, tagged sections out
+//! of order or of the wrong size, nesting. After it has passed, the accessors read with
+//! [`Walk`], which never fails: every read is bounds-checked (`get`) and a read that could
+//! only fail on bytes the check refused yields a zero or an empty value rather than a panic.
+//! No `unsafe` here: strings are checked as UTF-8 again when read (`str::from_utf8`, a fast
+//! pass over bytes already known to be valid), so no walk, even a wrong one, can make a
+//! `&str` of bytes that are not UTF-8.
 
-use super::array::INLINE_CAPACITY;
-use super::{DecodeError, DecodeErrorKind, Decoder, TaggedFields, Utf8Bytes, Uuid};
+use super::array::{FixedWidth, INLINE_CAPACITY};
+use super::{DecodeError, Decoder, TaggedFields, Utf8Bytes, Uuid};
 use super::{PrimitiveArray, RawTaggedField};
 use bytes::Bytes;
 use std::marker::PhantomData;
 
-/// Versions `min..=max` (empty when `min > max`).
-#[derive(Debug, Clone, Copy)]
-pub struct Versions(pub i16, pub i16);
-
-impl Versions {
-    /// No version.
-    pub const NONE: Versions = Versions(1, 0);
-
-    #[inline]
-    fn contains(self, version: i16) -> bool {
-        self.0 <= version && version <= self.1
-    }
-}
-
-/// What one value of a field is.
-#[derive(Debug, Clone, Copy)]
-pub enum Kind {
-    /// One byte, any non-zero byte true.
-    Bool,
-    /// Fixed-width big-endian numbers and uuids, by their width in bytes.
-    Fixed(usize),
-    /// A string.
-    String,
-    /// `bytes` or `records`.
-    Bytes,
-    /// A nested struct.
-    Struct(&'static StructSpec),
-}
-
-/// One field of a struct.
-#[derive(Debug)]
-pub struct FieldSpec {
-    name: &'static str,
-    kind: Kind,
-    array: bool,
-    /// Versions where the field sits in the struct's fixed part.
-    positional: Versions,
-    nullable: Versions,
-    /// The field's tag, and the versions where it is tagged.
-    tag: Option<(u32, Versions)>,
-    /// The field's own flexible versions, where it overrides the struct's (strings).
-    flexible: Option<Versions>,
-}
-
-impl FieldSpec {
-    /// A field of `kind` in the fixed part at `positional` versions.
-    pub const fn new(name: &'static str, kind: Kind, positional: Versions) -> Self {
-        FieldSpec {
-            name,
-            kind,
-            array: false,
-            positional,
-            nullable: Versions::NONE,
-            tag: None,
-            flexible: None,
-        }
-    }
-
-    /// An array of `kind`.
-    pub const fn array(mut self) -> Self {
-        self.array = true;
-        self
-    }
-
-    /// Null at `versions`.
-    pub const fn nullable(mut self, versions: Versions) -> Self {
-        self.nullable = versions;
-        self
-    }
-
-    /// Tagged with `tag` at `versions`.
-    pub const fn tagged(mut self, tag: u32, versions: Versions) -> Self {
-        self.tag = Some((tag, versions));
-        self
-    }
-
-    /// Compact at `versions`, whatever the struct says.
-    pub const fn flexible(mut self, versions: Versions) -> Self {
-        self.flexible = Some(versions);
-        self
-    }
-}
-
-/// A struct's layout: its fields in schema order.
-#[derive(Debug)]
-pub struct StructSpec {
-    /// The struct's name, for errors.
-    pub name: &'static str,
-    /// The message's flexible versions (where the struct ends in a tagged section).
-    pub flexible: Versions,
-    /// `size_of` of the owned struct: what an owned decode reserves per array element, so that
-    /// a view charges the memory budget as the owned decode does.
-    pub owned_size: usize,
-    /// The fewest wire bytes of the struct at a version (the owned decoder's count check).
-    pub min_size: fn(i16) -> usize,
-    /// The fields, in schema order.
-    pub fields: &'static [FieldSpec],
-}
-
-impl StructSpec {
-    /// The layout of a struct (see the fields).
-    pub const fn new(
-        name: &'static str,
-        flexible: Versions,
-        owned_size: usize,
-        min_size: fn(i16) -> usize,
-        fields: &'static [FieldSpec],
-    ) -> Self {
-        StructSpec {
-            name,
-            flexible,
-            owned_size,
-            min_size,
-            fields,
-        }
-    }
-
-    fn known_tag(&self, tag: u32) -> Option<&FieldSpec> {
-        self.fields
-            .iter()
-            .find(|f| matches!(f.tag, Some((t, _)) if t == tag))
-    }
-}
-
-fn compact(spec: &StructSpec, field: &FieldSpec, version: i16) -> bool {
-    field.flexible.unwrap_or(spec.flexible).contains(version)
-}
-
 // ---------------------------------------------------------------------------------------------
-// Checking, once, when a view is made
+// Checking, once, when a view is made (called by the generated `view_check`)
 
-/// Checks the struct `spec` at `version` from the decoder's position, as the owned decoder
-/// reads it (same readers, same limits, the same memory budget charges), without building
-/// anything. The caller has entered the struct's nesting level.
-pub fn validate(d: &mut Decoder<'_>, spec: &StructSpec, version: i16) -> Result<(), DecodeError> {
-    for field in spec.fields {
-        if field.positional.contains(version) {
-            validate_field(d, spec, field, version).map_err(|e| e.at(field.name))?;
-        }
+/// A generated `view_check`: a struct's bytes at a version, checked from the decoder's
+/// position.
+pub type ViewCheck = fn(&mut Decoder<'_>, i16) -> Result<(), DecodeError>;
+
+/// The elements of a `bool` array: `Vec<bool>` in the owned struct, one byte each.
+#[inline]
+pub fn check_bool_array(d: &mut Decoder<'_>, count: usize) -> Result<(), DecodeError> {
+    d.charge(count)?;
+    d.skip(count)
+}
+
+/// The elements of a fixed-width array: a `PrimitiveArray`, inline when short, else one shared
+/// `Bytes` behind a box.
+#[inline]
+pub fn check_fixed_array(
+    d: &mut Decoder<'_>,
+    count: usize,
+    width: usize,
+) -> Result<(), DecodeError> {
+    let len = count * width;
+    if len > INLINE_CAPACITY {
+        d.charge(std::mem::size_of::<Bytes>())?;
     }
-    if spec.flexible.contains(version) {
-        // Unknown fields are kept (and charged) exactly as the owned decoder keeps them; the
-        // common empty section allocates nothing.
-        d.read_tagged_fields(|d, tag| match spec.known_tag(tag) {
-            Some(field) => match field.tag {
-                Some((_, versions)) if versions.contains(version) => {
-                    validate_field(d, spec, field, version).map_err(|e| e.at(field.name))?;
-                    Ok(true)
-                }
-                _ => Err(d.error(DecodeErrorKind::TagNotValidForVersion(tag))),
-            },
-            None => Ok(false),
-        })?;
+    d.skip(len)
+}
+
+/// A whole array of fixed-width values (count and elements), nullable where `nullable`.
+#[inline]
+pub fn check_fixed_array_field(
+    d: &mut Decoder<'_>,
+    compact: bool,
+    nullable: bool,
+    width: usize,
+) -> Result<(), DecodeError> {
+    // A short compact array that cannot be null is the common case (replica lists).
+    if compact && !nullable && d.skip_short_compact_array(width) {
+        return Ok(());
+    }
+    let count = check_count(d, compact, nullable, width)?;
+    check_fixed_array(d, count, width)
+}
+
+/// The elements of a string array.
+pub fn check_str_array(
+    d: &mut Decoder<'_>,
+    count: usize,
+    compact: bool,
+) -> Result<(), DecodeError> {
+    d.charge(count.saturating_mul(std::mem::size_of::<Utf8Bytes>()))?;
+    for _ in 0..count {
+        d.read_str(compact)?;
     }
     Ok(())
 }
 
-fn validate_field(
+/// The elements of an array of `bytes`.
+pub fn check_bytes_array(
     d: &mut Decoder<'_>,
-    spec: &StructSpec,
-    field: &FieldSpec,
-    version: i16,
+    count: usize,
+    compact: bool,
 ) -> Result<(), DecodeError> {
-    let compact = compact(spec, field, version);
-    let nullable = field.nullable.contains(version);
-    if field.array {
-        let min = match field.kind {
-            Kind::Bool => 1,
-            Kind::Fixed(width) => width,
-            Kind::String => 1 + usize::from(!compact),
-            Kind::Bytes => 1 + 3 * usize::from(!compact),
-            Kind::Struct(s) => (s.min_size)(version),
-        };
-        let count = if nullable {
-            match d.read_array_len(compact, min)? {
-                Some(count) => count,
-                None => return Ok(()),
-            }
-        } else {
-            d.read_array_count(compact, min)?
-        };
-        return validate_elements(d, field.kind, count, compact, version);
+    d.charge(count.saturating_mul(std::mem::size_of::<Bytes>()))?;
+    for _ in 0..count {
+        d.read_byte_slice(compact)?;
     }
-    match field.kind {
-        Kind::Bool => d.skip(1),
-        Kind::Fixed(width) => d.skip(width),
-        Kind::String if nullable => d.read_nullable_str(compact).map(drop),
-        Kind::String => d.read_str(compact).map(drop),
-        Kind::Bytes if nullable => d.read_nullable_byte_slice(compact).map(drop),
-        Kind::Bytes => d.read_byte_slice(compact).map(drop),
-        Kind::Struct(s) => {
-            if nullable && !d.read_struct_marker()? {
-                return Ok(());
-            }
-            d.enter()?;
-            validate(d, s, version)?;
-            d.leave();
-            Ok(())
-        }
+    Ok(())
+}
+
+/// The elements of a struct array, each `owned_size` bytes in the owned `Vec`: one nesting
+/// level for every element, as the owned decoder counts it.
+#[inline]
+pub fn check_struct_array(
+    d: &mut Decoder<'_>,
+    count: usize,
+    owned_size: usize,
+    mut check: impl FnMut(&mut Decoder<'_>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    d.charge(count.saturating_mul(owned_size))?;
+    if count == 0 {
+        return Ok(());
+    }
+    d.enter()?;
+    for _ in 0..count {
+        check(d)?;
+    }
+    d.leave();
+    Ok(())
+}
+
+/// A nested struct (not an array): `nullable` reads its marker first.
+#[inline]
+pub fn check_struct(
+    d: &mut Decoder<'_>,
+    nullable: bool,
+    check: impl FnOnce(&mut Decoder<'_>) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    if nullable && !d.read_struct_marker()? {
+        return Ok(());
+    }
+    d.enter()?;
+    check(d)?;
+    d.leave();
+    Ok(())
+}
+
+/// An array's count (0 for null where `nullable`), checked as the owned decoder checks it.
+#[inline]
+pub fn check_count(
+    d: &mut Decoder<'_>,
+    compact: bool,
+    nullable: bool,
+    min_element_size: usize,
+) -> Result<usize, DecodeError> {
+    if nullable {
+        Ok(d.read_array_len(compact, min_element_size)?.unwrap_or(0))
+    } else {
+        d.read_array_count(compact, min_element_size)
     }
 }
 
-/// `count` elements, charged to the memory budget as the owned decoder reserves them.
-fn validate_elements(
-    d: &mut Decoder<'_>,
-    kind: Kind,
-    count: usize,
-    compact: bool,
-    version: i16,
-) -> Result<(), DecodeError> {
-    match kind {
-        // `Vec<bool>`: one byte each.
-        Kind::Bool => {
-            d.charge(count)?;
-            d.skip(count)
-        }
-        // `PrimitiveArray`: inline when short, else one shared `Bytes` behind a box.
-        Kind::Fixed(width) => {
-            let len = count * width;
-            if len > INLINE_CAPACITY {
-                d.charge(std::mem::size_of::<Bytes>())?;
-            }
-            d.skip(len)
-        }
-        Kind::String => {
-            d.charge(count.saturating_mul(std::mem::size_of::<Utf8Bytes>()))?;
-            for index in 0..count {
-                d.read_str(compact).map_err(|e| e.at_index(index))?;
-            }
-            Ok(())
-        }
-        Kind::Bytes => {
-            d.charge(count.saturating_mul(std::mem::size_of::<Bytes>()))?;
-            for index in 0..count {
-                d.read_byte_slice(compact).map_err(|e| e.at_index(index))?;
-            }
-            Ok(())
-        }
-        Kind::Struct(s) => {
-            d.charge(count.saturating_mul(s.owned_size))?;
-            if count == 0 {
-                return Ok(());
-            }
-            // One nesting level for every element, as the owned decoder counts it.
-            d.enter().map_err(|e| e.at_index(0))?;
-            for index in 0..count {
-                validate(d, s, version).map_err(|e| e.at_index(index))?;
-            }
-            d.leave();
-            Ok(())
-        }
+/// A string, nullable where `nullable`.
+#[inline]
+pub fn check_str(d: &mut Decoder<'_>, compact: bool, nullable: bool) -> Result<(), DecodeError> {
+    if nullable {
+        d.read_nullable_str(compact).map(drop)
+    } else {
+        d.read_str(compact).map(drop)
+    }
+}
+
+/// `bytes` or `records`, nullable where `nullable`.
+#[inline]
+pub fn check_bytes(d: &mut Decoder<'_>, compact: bool, nullable: bool) -> Result<(), DecodeError> {
+    if nullable {
+        d.read_nullable_byte_slice(compact).map(drop)
+    } else {
+        d.read_byte_slice(compact).map(drop)
     }
 }
 
@@ -293,6 +184,24 @@ impl<'a> Walk<'a> {
     #[inline]
     fn bytes(&self) -> &'a [u8] {
         self.buf.as_ref()
+    }
+
+    /// The version the bytes were written at.
+    #[inline]
+    pub fn version(&self) -> i16 {
+        self.version
+    }
+
+    /// The input.
+    #[inline]
+    pub fn buf(&self) -> &'a Bytes {
+        self.buf
+    }
+
+    /// Whether the next value's lengths are compact (set before each read).
+    #[inline]
+    pub fn set_compact(&mut self, compact: bool) {
+        self.compact = compact;
     }
 
     #[inline]
@@ -317,6 +226,28 @@ impl<'a> Walk<'a> {
 
     #[inline]
     fn uvarint(&mut self) -> u64 {
+        let bytes = self.bytes();
+        // Nearly every varint here is one byte (a short length, an empty tagged section);
+        // a records length of up to 2 MiB is three.
+        if let Some(&[a, b, c]) = bytes.get(self.pos..).and_then(|rest| rest.first_chunk()) {
+            if a < 0x80 {
+                self.pos += 1;
+                return u64::from(a);
+            }
+            if b < 0x80 {
+                self.pos += 2;
+                return u64::from(a & 0x7f) | u64::from(b) << 7;
+            }
+            if c < 0x80 {
+                self.pos += 3;
+                return u64::from(a & 0x7f) | u64::from(b & 0x7f) << 7 | u64::from(c) << 14;
+            }
+        }
+        self.uvarint_long()
+    }
+
+    #[inline(never)]
+    fn uvarint_long(&mut self) -> u64 {
         let bytes = self.bytes();
         let mut value = 0u64;
         for shift in 0..10 {
@@ -343,59 +274,90 @@ impl<'a> Walk<'a> {
         usize::try_from(len).ok()
     }
 
-    /// Skips one value of `kind` (not an array).
-    fn skip_value(&mut self, kind: Kind, nullable: bool) {
-        match kind {
-            Kind::Bool => self.pos = self.pos.saturating_add(1),
-            Kind::Fixed(width) => self.pos = self.pos.saturating_add(width),
-            Kind::String => {
-                let len = self.len(true).unwrap_or(0);
-                self.pos = self.pos.saturating_add(len);
-            }
-            Kind::Bytes => {
-                let len = self.len(false).unwrap_or(0);
-                self.pos = self.pos.saturating_add(len);
-            }
-            Kind::Struct(s) => {
-                if !nullable || self.take::<1>()[0] as i8 >= 0 {
-                    self.skip_struct(s);
-                }
-            }
+    /// Steps over `len` bytes (fixed-width fields).
+    #[inline]
+    pub fn skip(&mut self, len: usize) {
+        self.pos = self.pos.saturating_add(len);
+    }
+
+    /// Steps over a string, null or not.
+    #[inline]
+    pub fn skip_str(&mut self, compact: bool) {
+        self.compact = compact;
+        let len = self.len(true).unwrap_or(0);
+        self.skip(len);
+    }
+
+    /// Steps over `bytes` or `records`, null or not.
+    #[inline]
+    pub fn skip_bytes(&mut self, compact: bool) {
+        self.compact = compact;
+        let len = self.len(false).unwrap_or(0);
+        self.skip(len);
+    }
+
+    /// An array's count (0 for null), bounded by the input so that a wrong walk stays finite.
+    #[inline]
+    pub fn count(&mut self, compact: bool) -> usize {
+        self.compact = compact;
+        self.len(false).unwrap_or(0).min(self.bytes().len())
+    }
+
+    /// Steps over an array of fixed-width values `width` bytes each.
+    #[inline]
+    pub fn skip_fixed_array(&mut self, compact: bool, width: usize) {
+        let count = self.count(compact);
+        self.skip(count.saturating_mul(width));
+    }
+
+    /// Steps over an array of strings.
+    pub fn skip_str_array(&mut self, compact: bool) {
+        for _ in 0..self.count(compact) {
+            self.skip_str(compact);
         }
     }
 
-    fn skip_field(&mut self, spec: &StructSpec, field: &FieldSpec) {
-        self.compact = compact(spec, field, self.version);
-        let nullable = field.nullable.contains(self.version);
-        if !field.array {
-            return self.skip_value(field.kind, nullable);
-        }
-        let count = self.len(false).unwrap_or(0);
-        match field.kind {
-            Kind::Bool => self.pos = self.pos.saturating_add(count),
-            Kind::Fixed(width) => self.pos = self.pos.saturating_add(count.saturating_mul(width)),
-            kind => {
-                for _ in 0..count.min(self.bytes().len()) {
-                    self.skip_value(kind, false);
-                }
-            }
+    /// Steps over an array of `bytes`.
+    pub fn skip_bytes_array(&mut self, compact: bool) {
+        for _ in 0..self.count(compact) {
+            self.skip_bytes(compact);
         }
     }
 
-    /// Skips a whole struct, tagged section included.
-    fn skip_struct(&mut self, spec: &StructSpec) {
-        for field in spec.fields {
-            if field.positional.contains(self.version) {
-                self.skip_field(spec, field);
-            }
+    /// Steps over an array of structs.
+    #[inline]
+    pub fn skip_struct_array<V: StructView<'a>>(&mut self, compact: bool) {
+        for _ in 0..self.count(compact) {
+            V::skip(self);
         }
-        if spec.flexible.contains(self.version) {
-            let count = self.uvarint();
-            for _ in 0..count.min(self.bytes().len() as u64) {
-                self.uvarint();
-                let size = self.uvarint();
-                self.pos = self.pos.saturating_add(size as usize);
-            }
+    }
+
+    /// Steps over a struct (after its marker where `nullable`).
+    #[inline]
+    pub fn skip_struct<V: StructView<'a>>(&mut self, nullable: bool) {
+        if !nullable || self.take::<1>()[0] as i8 >= 0 {
+            V::skip(self);
+        }
+    }
+
+    /// Steps over a tagged section.
+    #[inline]
+    pub fn skip_tagged(&mut self) {
+        // Nearly every section is empty: the zero byte.
+        if self.bytes().get(self.pos) == Some(&0) {
+            self.pos += 1;
+            return;
+        }
+        self.skip_tagged_entries();
+    }
+
+    #[inline(never)]
+    fn skip_tagged_entries(&mut self) {
+        let count = self.uvarint();
+        for _ in 0..count.min(self.bytes().len() as u64) {
+            self.uvarint();
+            let size = self.uvarint();
+            self.skip(size as usize);
         }
     }
 
@@ -410,6 +372,132 @@ impl<'a> Walk<'a> {
             (tag, at, self.slice(size))
         })
     }
+
+    /// The walk at tagged field `tag`'s value, if the section (the walk is at it) has it.
+    #[inline]
+    pub fn tagged(self, tag: u32) -> Option<Walk<'a>> {
+        let (_, at, _) = self.tagged_entries().find(|&(t, _, _)| t == tag)?;
+        Some(Walk { pos: at, ..self })
+    }
+
+    /// The raw value of tagged field `tag` in the section (the walk is at it).
+    #[inline]
+    pub fn raw_tagged(self, tag: u32) -> Option<&'a [u8]> {
+        self.tagged_entries()
+            .find(|&(t, _, _)| t == tag)
+            .map(|(_, _, value)| value)
+    }
+
+    /// The tagged fields of the section (the walk is at it) that `known` does not know, as
+    /// the owned decoder keeps them.
+    pub fn unknown_tagged(self, known: impl Fn(u32) -> bool) -> TaggedFields {
+        // Nearly every section is empty: its count is the zero byte.
+        if self.bytes().get(self.pos) == Some(&0) {
+            return TaggedFields::new();
+        }
+        let buf = self.buf;
+        self.tagged_entries()
+            .filter(|&(tag, _, _)| !known(tag))
+            .map(|(tag, _, value)| RawTaggedField {
+                tag,
+                data: share(buf, value),
+            })
+            .collect()
+    }
+
+    /// A value of `T`, read as nullable where `nullable`.
+    #[inline]
+    pub fn read<T: ViewNullable<'a>>(&mut self, compact: bool, nullable: bool) -> Option<T> {
+        self.compact = compact;
+        if nullable {
+            T::read_nullable(self)
+        } else {
+            Some(T::read(self))
+        }
+    }
+
+    /// A value of `T` that is never null on the wire.
+    #[inline]
+    pub fn read_value<T: ViewValue<'a>>(&mut self, compact: bool) -> T {
+        self.compact = compact;
+        T::read(self)
+    }
+
+    /// An array of numbers, strings, bytes or booleans, converted to its owned type; the walk
+    /// ends past the array.
+    #[inline]
+    pub fn read_owned_array<T: OwnedArray<'a> + ViewValue<'a>>(
+        &mut self,
+        compact: bool,
+        nullable: bool,
+    ) -> Option<T::Array> {
+        self.compact = compact;
+        let mut elements = if nullable {
+            ViewIter::<T>::read_nullable(self)?
+        } else {
+            ViewIter::<T>::read(self)
+        };
+        let array = T::collect(&mut elements, self.buf);
+        self.pos = elements.walk.pos;
+        Some(array)
+    }
+
+    /// An array of fixed-width numbers or uuids as the owned decoder makes it: inline when
+    /// short, else sharing the input; the walk ends past the array.
+    #[inline]
+    pub fn read_owned_fixed_array<T: FixedWidth>(
+        &mut self,
+        compact: bool,
+        nullable: bool,
+    ) -> Option<PrimitiveArray<T>> {
+        self.compact = compact;
+        let count = self.len(false);
+        if count.is_none() && nullable {
+            return None;
+        }
+        let len = count.unwrap_or(0).saturating_mul(T::WIDTH);
+        let bytes = self.slice(len);
+        // Checked by `view_check` to be whole elements; a wrong walk gets the empty array.
+        Some(
+            if len <= INLINE_CAPACITY {
+                PrimitiveArray::from_be_slice(bytes)
+            } else {
+                PrimitiveArray::from_be_bytes(share(self.buf, bytes))
+            }
+            .unwrap_or_default(),
+        )
+    }
+
+    /// An array of structs, each read by `read` (the element's `view_read_owned`); the walk
+    /// ends past the array.
+    #[inline]
+    pub fn read_owned_structs<T>(
+        &mut self,
+        compact: bool,
+        nullable: bool,
+        mut read: impl FnMut(&mut Walk<'a>) -> T,
+    ) -> Option<Vec<T>> {
+        self.compact = compact;
+        let count = self.len(false);
+        if count.is_none() && nullable {
+            return None;
+        }
+        let count = count.unwrap_or(0).min(self.bytes().len());
+        Some((0..count).map(|_| read(self)).collect())
+    }
+
+    /// A struct converted by `read`, after its marker where `nullable` (`None` for null).
+    #[inline]
+    pub fn read_owned_struct<T>(
+        &mut self,
+        nullable: bool,
+        read: impl FnOnce(&mut Walk<'a>) -> T,
+    ) -> Option<T> {
+        if nullable && (self.take::<1>()[0] as i8) < 0 {
+            return None;
+        }
+        Some(read(self))
+    }
 }
 
 /// Where a struct starts in checked bytes, and the version it was written at; or a struct the
@@ -422,7 +510,8 @@ pub struct ViewCursor<'a> {
 }
 
 impl<'a> ViewCursor<'a> {
-    /// The struct at `at` in `buf`, which [`validate`] checked at `version`.
+    /// The struct at `at` in `buf`, which its `view_check` checked at `version`.
+    #[inline]
     pub fn new(buf: &'a Bytes, at: usize, version: i16) -> Self {
         ViewCursor {
             buf,
@@ -432,6 +521,7 @@ impl<'a> ViewCursor<'a> {
     }
 
     /// A struct the version lacks: every field reads as its default.
+    #[inline]
     pub fn absent(version: i16) -> Self {
         static EMPTY: Bytes = Bytes::from_static(&[]);
         ViewCursor {
@@ -442,109 +532,26 @@ impl<'a> ViewCursor<'a> {
     }
 
     /// The version the struct was written at.
+    #[inline]
     pub fn version(&self) -> i16 {
         self.version
     }
 
     /// The input the struct is part of.
+    #[inline]
     pub fn buf(&self) -> &'a Bytes {
         self.buf
     }
 
-    fn walk(&self, at: usize) -> Walk<'a> {
-        Walk {
+    /// The walk at the struct's start; `None` for a struct the version lacks.
+    #[inline]
+    pub fn walk(&self) -> Option<Walk<'a>> {
+        Some(Walk {
             buf: self.buf,
-            pos: at,
+            pos: self.at?,
             version: self.version,
             compact: false,
-        }
-    }
-
-    /// The walk past the struct's fixed part, at its tagged section (flexible versions).
-    fn tagged_section(&self, spec: &StructSpec) -> Option<Walk<'a>> {
-        let mut walk = self.walk(self.at?);
-        if !spec.flexible.contains(self.version) {
-            return None;
-        }
-        for field in spec.fields {
-            if field.positional.contains(self.version) {
-                walk.skip_field(spec, field);
-            }
-        }
-        Some(walk)
-    }
-
-    /// The walk at field `index`'s value, ready to read it; `None` where the version does not
-    /// have the field (or a tagged field is not there).
-    fn field(&self, spec: &StructSpec, index: usize) -> Option<Walk<'a>> {
-        let field = spec.fields.get(index)?;
-        let mut walk = if field.positional.contains(self.version) {
-            let mut walk = self.walk(self.at?);
-            for before in &spec.fields[..index] {
-                if before.positional.contains(self.version) {
-                    walk.skip_field(spec, before);
-                }
-            }
-            walk
-        } else {
-            let (tag, versions) = field.tag?;
-            if !versions.contains(self.version) {
-                return None;
-            }
-            let section = self.tagged_section(spec)?;
-            let (_, at, _) = section.tagged_entries().find(|&(t, _, _)| t == tag)?;
-            self.walk(at)
-        };
-        walk.compact = compact(spec, field, self.version);
-        Some(walk)
-    }
-
-    /// Field `index` as a `T`, `None` where the version lacks it.
-    #[inline]
-    pub fn get<T: ViewValue<'a>>(&self, spec: &StructSpec, index: usize) -> Option<T> {
-        let mut walk = self.field(spec, index)?;
-        Some(T::read(&mut walk))
-    }
-
-    /// Field `index` of an optional type: read as nullable where the version allows null,
-    /// else as a value that is there (`Some`).
-    #[inline]
-    pub fn get_optional<T: ViewNullable<'a>>(
-        &self,
-        spec: &StructSpec,
-        index: usize,
-    ) -> Option<Option<T>> {
-        let mut walk = self.field(spec, index)?;
-        let nullable = spec.fields.get(index)?.nullable.contains(self.version);
-        Some(if nullable {
-            T::read_nullable(&mut walk)
-        } else {
-            Some(T::read(&mut walk))
         })
-    }
-
-    /// The raw value of tagged field `tag`, known or not, if the struct has it.
-    pub fn raw_tagged(&self, spec: &StructSpec, tag: u32) -> Option<&'a [u8]> {
-        let section = self.tagged_section(spec)?;
-        section
-            .tagged_entries()
-            .find(|&(t, _, _)| t == tag)
-            .map(|(_, _, value)| value)
-    }
-
-    /// The tagged fields the schema does not know, as the owned decoder keeps them.
-    pub fn unknown_tagged(&self, spec: &StructSpec) -> TaggedFields {
-        let Some(section) = self.tagged_section(spec) else {
-            return TaggedFields::new();
-        };
-        section
-            .tagged_entries()
-            .filter(|&(tag, _, _)| spec.known_tag(tag).is_none())
-            .map(|(tag, _, value)| RawTaggedField {
-                tag,
-                data: share(self.buf, value),
-            })
-            .collect()
     }
 }
 
@@ -640,9 +647,13 @@ impl<'a> ViewNullable<'a> for &'a [u8] {
 
 /// A generated view of a struct.
 pub trait StructView<'a>: Copy {
-    /// The struct's layout.
+    /// Checks the struct's bytes at `version` from the decoder's position (the caller has
+    /// entered its nesting level), as the owned decoder would read them.
     #[doc(hidden)]
-    fn spec() -> &'static StructSpec;
+    fn check(d: &mut Decoder<'_>, version: i16) -> Result<(), DecodeError>;
+    /// Steps over the whole struct, tagged section included.
+    #[doc(hidden)]
+    fn skip(walk: &mut Walk<'a>);
     /// The owned struct.
     type Owned;
     #[doc(hidden)]
@@ -661,7 +672,7 @@ pub trait Viewable: Sized {
 #[doc(hidden)]
 pub fn read_struct<'a, V: StructView<'a>>(walk: &mut Walk<'a>) -> V {
     let view = V::from_cursor(ViewCursor::new(walk.buf, walk.pos, walk.version));
-    walk.skip_struct(V::spec());
+    V::skip(walk);
     view
 }
 
@@ -699,7 +710,12 @@ impl<'a, T> ViewIter<'a, T> {
     /// No elements (an array the version lacks).
     pub fn empty() -> Self {
         ViewIter {
-            walk: ViewCursor::absent(0).walk(0),
+            walk: Walk {
+                buf: ViewCursor::absent(0).buf,
+                pos: 0,
+                version: 0,
+                compact: false,
+            },
             left: 0,
             element: PhantomData,
         }
@@ -770,13 +786,15 @@ owned_as_is!(bool, i8, i16, u16, i32, u32, i64, f64, Uuid);
 
 impl<'a> IntoOwned<'a> for &'a str {
     type Owned = Utf8Bytes;
+    #[inline]
     fn into_owned(self, buf: &'a Bytes) -> Utf8Bytes {
-        Utf8Bytes::from_utf8(share(buf, self.as_bytes())).unwrap_or_default()
+        Utf8Bytes::from_str_in(buf, self)
     }
 }
 
 impl<'a> IntoOwned<'a> for &'a [u8] {
     type Owned = Bytes;
+    #[inline]
     fn into_owned(self, buf: &'a Bytes) -> Bytes {
         share(buf, self)
     }
@@ -795,14 +813,14 @@ pub trait OwnedArray<'a>: Sized {
     /// The owned array type.
     type Array;
     #[doc(hidden)]
-    fn collect(elements: ViewIter<'a, Self>, buf: &'a Bytes) -> Self::Array;
+    fn collect(elements: &mut ViewIter<'a, Self>, buf: &'a Bytes) -> Self::Array;
 }
 
 macro_rules! primitive_arrays {
     ($($ty:ty),*) => {$(
         impl<'a> OwnedArray<'a> for $ty {
             type Array = PrimitiveArray<$ty>;
-            fn collect(elements: ViewIter<'a, Self>, _: &'a Bytes) -> Self::Array {
+            fn collect(elements: &mut ViewIter<'a, Self>, _: &'a Bytes) -> Self::Array {
                 elements.collect()
             }
         }
@@ -814,7 +832,7 @@ macro_rules! vec_arrays {
     ($($ty:ty),*) => {$(
         impl<'a> OwnedArray<'a> for $ty {
             type Array = Vec<<$ty as IntoOwned<'a>>::Owned>;
-            fn collect(elements: ViewIter<'a, Self>, buf: &'a Bytes) -> Self::Array {
+            fn collect(elements: &mut ViewIter<'a, Self>, buf: &'a Bytes) -> Self::Array {
                 elements.map(|element| element.into_owned(buf)).collect()
             }
         }
@@ -824,8 +842,8 @@ vec_arrays!(bool, &'a str, &'a [u8]);
 
 impl<'a, T: OwnedArray<'a> + ViewValue<'a>> IntoOwned<'a> for ViewIter<'a, T> {
     type Owned = T::Array;
-    fn into_owned(self, buf: &'a Bytes) -> T::Array {
-        T::collect(self, buf)
+    fn into_owned(mut self, buf: &'a Bytes) -> T::Array {
+        T::collect(&mut self, buf)
     }
 }
 
@@ -834,7 +852,7 @@ impl<'a, T: OwnedArray<'a> + ViewValue<'a>> IntoOwned<'a> for ViewIter<'a, T> {
 #[macro_export]
 #[doc(hidden)]
 macro_rules! view_struct {
-    ($view:ident, $owned:ident, $spec:ident) => {
+    ($view:ident, $owned:ident) => {
         impl<'a> $crate::wire::view::ViewValue<'a> for $view<'a> {
             #[inline]
             fn read(walk: &mut $crate::wire::view::Walk<'a>) -> Self {
@@ -858,7 +876,7 @@ macro_rules! view_struct {
             type Array = Vec<$owned>;
             #[inline]
             fn collect(
-                elements: $crate::wire::view::ViewIter<'a, Self>,
+                elements: &mut $crate::wire::view::ViewIter<'a, Self>,
                 _: &'a $crate::bytes::Bytes,
             ) -> Vec<$owned> {
                 elements.map(|element| element.to_owned()).collect()
@@ -868,11 +886,16 @@ macro_rules! view_struct {
             type View<'a> = $view<'a>;
         }
         impl<'a> $crate::wire::view::StructView<'a> for $view<'a> {
-            // A function, not an associated const: a const may refer to a static only from
-            // Rust 1.83, and the crate builds on 1.82.
             #[inline]
-            fn spec() -> &'static $crate::wire::view::StructSpec {
-                &$spec
+            fn check(
+                d: &mut $crate::wire::Decoder<'_>,
+                version: i16,
+            ) -> Result<(), $crate::wire::DecodeError> {
+                $view::view_check(d, version)
+            }
+            #[inline]
+            fn skip(walk: &mut $crate::wire::view::Walk<'a>) {
+                $view::view_skip(walk)
             }
             type Owned = $owned;
             #[inline]

@@ -1,0 +1,72 @@
+//! One routing read or full walk of the `views` benchmark, `n` times, for instruction counts
+//! under callgrind (deterministic, where criterion's times on a shared machine are not):
+//!
+//! ```sh
+//! cargo build --profile bench -p kafka-codec-bench --example views_ir \
+//!   --features krabka --ignore-rust-version
+//! for n in 11 1; do valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!   target/release/examples/views_ir produce_request_v13 route-view $n 2>&1 | grep Collected; done
+//! ```
+//!
+//! The Ir of one operation is (Ir at 11 − Ir at 1) / 10. Operations: `route-view`,
+//! `route-owned`, `route-kafka-protocol`, `route-krabka` (the four routing reads), `walk-view`
+//! (view + `to_owned`), `walk-owned` (the owned decode).
+
+use bytes::Bytes;
+use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
+use kafka_codec::{view_message, Message, StructView, Viewable};
+use kafka_codec_bench::views::routes;
+use kafka_codec_bench::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
+use std::hint::black_box;
+
+fn walk<M: Message + Viewable + kafka_codec::codegen::DecodeFields>(
+    bytes: &Bytes,
+    version: i16,
+    view: bool,
+) -> usize {
+    if view {
+        let view: M::View<'_> = view_message(bytes, version).expect("valid");
+        std::mem::size_of_val(&black_box(view.to_owned_struct()))
+    } else {
+        let message = M::decode(&mut bytes.clone(), version).expect("valid");
+        std::mem::size_of_val(&black_box(message))
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, case, operation, n] = &args[..] else {
+        eprintln!("usage: views_ir <case> <operation> <n>");
+        std::process::exit(2);
+    };
+    let n: usize = n.parse().expect("a count");
+    let (bytes, version) = match case.as_str() {
+        "produce_request_v13" => (produce_request().bytes, 13),
+        "fetch_response_v18" => (fetch_response().bytes, 18),
+        METADATA_SMALL => (metadata_response(METADATA_SMALL, 100, 10).bytes, 13),
+        _ => panic!("unknown case {case}"),
+    };
+    let ([view, owned, kp], krabka) = routes(case).expect("a views case");
+    let mut sum = 0u64;
+    for _ in 0..n {
+        let bytes = black_box(&bytes);
+        sum = sum.wrapping_add(match operation.as_str() {
+            "route-view" => view(bytes),
+            "route-owned" => owned(bytes),
+            "route-kafka-protocol" => kp(bytes),
+            "route-krabka" => krabka.expect("built with --features krabka")(bytes),
+            "walk-view" | "walk-owned" => {
+                let as_view = operation == "walk-view";
+                (match version {
+                    18 => walk::<FetchResponse>(bytes, version, as_view),
+                    _ if case.starts_with("produce") => {
+                        walk::<ProduceRequest>(bytes, version, as_view)
+                    }
+                    _ => walk::<MetadataResponse>(bytes, version, as_view),
+                }) as u64
+            }
+            _ => panic!("unknown operation {operation}"),
+        });
+    }
+    println!("{sum}");
+}

@@ -1,0 +1,171 @@
+//! Issue 25's routing reads through zero-copy views allocate nothing: a Produce v13 request
+//! (10 topics × 64 KiB of records, read from the whole frame with `RequestFrameView`), a Fetch
+//! v18 response (10 partitions × 64 KiB) and a Metadata v13 response (100 topics × 10
+//! partitions), each viewed and read (what a router needs) under the counting allocator. The
+//! same fields read from the owned decode of the same bytes give the same answer.
+
+use bytes::Bytes;
+use kafka_codec::messages::fetch_response::{self, FetchResponseView};
+use kafka_codec::messages::metadata_response::{self, MetadataResponseView};
+use kafka_codec::messages::produce_request::{self, ProduceRequestView};
+use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
+use kafka_codec::{
+    view_message, DecodeOptions, Message, Request, RequestFrame, RequestFrameView, Uuid,
+};
+use kafka_codec_test_support::counting_alloc::measure;
+
+use crate::SERIAL;
+
+/// 64 KiB of records bytes (opaque to the view and to the decoder alike).
+fn records(seed: u8) -> Bytes {
+    Bytes::from((0..65_536).map(|i| (i as u8) ^ seed).collect::<Vec<u8>>())
+}
+
+fn uuid(seed: u8) -> Uuid {
+    Uuid([seed; 16])
+}
+
+/// Runs `read` under the counting allocator and requires that it asked for no heap.
+fn no_heap<T>(what: &str, read: impl FnOnce() -> T) -> T {
+    let (value, stats) = measure(read);
+    assert_eq!(stats.requested, 0, "{what}: the routing read allocated");
+    value
+}
+
+#[test]
+fn produce_request_v13_routing_read_allocates_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let topics = (0..10u8)
+        .map(|t| {
+            produce_request::TopicProduceData::default()
+                .with_topic_id(uuid(t))
+                .with_partition_data(vec![produce_request::PartitionProduceData::default()
+                    .with_index(i32::from(t))
+                    .with_records(Some(records(t)))])
+        })
+        .collect();
+    let body = ProduceRequest::default()
+        .with_acks(-1)
+        .with_topic_data(topics);
+    let frame = RequestFrame::new(body, 13, 42).encode_to_bytes().unwrap();
+
+    let routed = no_heap("produce", || {
+        let view = RequestFrameView::new(&frame, &DecodeOptions::default()).unwrap();
+        let body: ProduceRequestView<'_> = view.body().unwrap();
+        let mut seen = [(Uuid::ZERO, 0i32, 0usize); 10];
+        for (slot, topic) in seen.iter_mut().zip(body.topic_data()) {
+            let partition = topic.partition_data().next().unwrap();
+            *slot = (
+                topic.topic_id(),
+                partition.index(),
+                partition.records().map_or(0, <[u8]>::len),
+            );
+        }
+        seen
+    });
+    let owned = match RequestFrame::decode(frame.clone()).unwrap().body {
+        Request::Produce(body) => body,
+        other => panic!("not a produce request: {other:?}"),
+    };
+    let expected: Vec<_> = owned
+        .topic_data
+        .iter()
+        .map(|t| {
+            let p = &t.partition_data[0];
+            (
+                t.topic_id,
+                p.index,
+                p.records.as_ref().map_or(0, Bytes::len),
+            )
+        })
+        .collect();
+    assert_eq!(routed.to_vec(), expected);
+}
+
+#[test]
+fn fetch_response_v18_routing_read_allocates_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let partitions = (0..10u8)
+        .map(|p| {
+            fetch_response::PartitionData::default()
+                .with_partition_index(i32::from(p))
+                .with_error_code(i16::from(p % 3))
+                .with_high_watermark(1_000 + i64::from(p))
+                .with_records(Some(records(p)))
+        })
+        .collect();
+    let body = FetchResponse::default().with_responses(vec![
+        fetch_response::FetchableTopicResponse::default()
+            .with_topic_id(uuid(7))
+            .with_partitions(partitions),
+    ]);
+    let bytes = body.encode_to_bytes(18).unwrap();
+
+    let route = |view: FetchResponseView<'_>| {
+        let mut sum = (0u64, 0i64);
+        for topic in view.responses() {
+            for p in topic.partitions() {
+                sum.0 += u64::from(topic.topic_id().0[0]) + p.partition_index() as u64;
+                sum.0 += p.error_code() as u64 + p.records().map_or(0, <[u8]>::len) as u64;
+                sum.1 += p.high_watermark();
+            }
+        }
+        sum
+    };
+    let routed = no_heap("fetch", || route(view_message(&bytes, 18).unwrap()));
+    let owned = FetchResponse::decode(&mut bytes.clone(), 18).unwrap();
+    let mut expected = (0u64, 0i64);
+    for topic in &owned.responses {
+        for p in &topic.partitions {
+            expected.0 += u64::from(topic.topic_id.0[0]) + p.partition_index as u64;
+            expected.0 += p.error_code as u64 + p.records.as_ref().map_or(0, Bytes::len) as u64;
+            expected.1 += p.high_watermark;
+        }
+    }
+    assert_eq!(routed, expected);
+}
+
+#[test]
+fn metadata_response_v13_routing_read_allocates_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let topics = (0..100)
+        .map(|t| {
+            let partitions = (0..10)
+                .map(|p| {
+                    metadata_response::MetadataResponsePartition::default()
+                        .with_partition_index(p)
+                        .with_leader_id((t + p) % 3)
+                        .with_replica_nodes(vec![0, 1, 2].into())
+                        .with_isr_nodes(vec![0, 1, 2].into())
+                })
+                .collect();
+            metadata_response::MetadataResponseTopic::default()
+                .with_name(Some(format!("topic-{t}").into()))
+                .with_partitions(partitions)
+        })
+        .collect();
+    let body = MetadataResponse::default().with_topics(topics);
+    let bytes = body.encode_to_bytes(13).unwrap();
+
+    let route = |view: MetadataResponseView<'_>| {
+        let mut sum = 0u64;
+        for topic in view.topics() {
+            sum += topic.name().map_or(0, str::len) as u64;
+            for p in topic.partitions() {
+                sum += p.leader_id() as u64;
+            }
+        }
+        sum
+    };
+    let routed = no_heap("metadata", || route(view_message(&bytes, 13).unwrap()));
+    let owned = MetadataResponse::decode(&mut bytes.clone(), 13).unwrap();
+    let expected: u64 = owned
+        .topics
+        .iter()
+        .map(|t| {
+            t.name.as_ref().map_or(0, |n| n.len()) as u64
+                + t.partitions.iter().map(|p| p.leader_id as u64).sum::<u64>()
+        })
+        .sum();
+    assert_eq!(routed, expected);
+}

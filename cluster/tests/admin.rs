@@ -2,8 +2,9 @@
 //! DescribeCluster, CreatePartitions, DeleteRecords, OffsetForLeaderEpoch, DescribeLogDirs,
 //! with the error codes Kafka gives for their failure cases.
 
-use kafka_codec::bytes::{Bytes, BytesMut};
-use kafka_codec::conn::ClientConnection;
+mod support;
+
+use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_partitions_request::{
     CreatePartitionsAssignment, CreatePartitionsTopic,
 };
@@ -21,53 +22,9 @@ use kafka_codec::messages::{
     ProduceRequest,
 };
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
-use kafka_codec::{ApiKey, ErrorCode, Request, Response, VersionRange};
+use kafka_codec::{ApiKey, ErrorCode, Response, VersionRange};
 use kafka_codec_cluster::Cluster;
-use std::net::SocketAddr;
-use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-/// A hang guard, not a measurement.
-const GUARD: Duration = Duration::from_secs(30);
-
-struct Client {
-    tcp: TcpStream,
-    connection: ClientConnection,
-    received: BytesMut,
-}
-
-impl Client {
-    async fn connect(address: SocketAddr) -> Client {
-        Client {
-            tcp: TcpStream::connect(address).await.expect("connect"),
-            connection: ClientConnection::new().with_client_id("admin-test"),
-            received: BytesMut::new(),
-        }
-    }
-
-    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
-        let body = body.into();
-        let what = format!("{} v{version}", body.api_key());
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body, &mut out)
-            .expect("encode");
-        self.tcp.write_all(&out).await.expect("write");
-        tokio::time::timeout(GUARD, async {
-            loop {
-                if let Some(response) = self.connection.receive(&mut self.received).expect("decode")
-                {
-                    return response.body;
-                }
-                let read = self.tcp.read_buf(&mut self.received).await.expect("read");
-                assert!(read > 0, "the broker closed the connection after {what}");
-            }
-        })
-        .await
-        .expect("an answer before the guard")
-    }
-}
+use support::Client;
 
 /// Every version of `api` the cluster lists.
 fn versions(api: ApiKey) -> std::ops::RangeInclusive<i16> {
@@ -128,7 +85,7 @@ async fn describe_cluster_lists_the_brokers_at_every_version() {
         .build()
         .await
         .expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[1].address).await;
+    let mut client = Client::connect(cluster.brokers()[1].address, "admin-test").await;
     let Response::Metadata(metadata) = client.call(12, MetadataRequest::default()).await else {
         panic!("not Metadata")
     };
@@ -179,7 +136,7 @@ async fn create_partitions_adds_partitions_and_refuses_what_kafka_refuses() {
         .build()
         .await
         .expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "admin-test").await;
     let grow = |name: &str, count: i32| {
         CreatePartitionsTopic::default()
             .with_name(name.into())
@@ -280,8 +237,8 @@ async fn create_partitions_adds_partitions_and_refuses_what_kafka_refuses() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_records_moves_the_log_start() {
     let cluster = Cluster::builder().build().await.expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
-    let mut reader = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "admin-test").await;
+    let mut reader = Client::connect(cluster.brokers()[0].address, "admin-test").await;
     for version in versions(ApiKey::DeleteRecords) {
         let topic = format!("d{version}");
         create_topic(&mut client, &topic, 1, 1).await;
@@ -362,7 +319,7 @@ async fn offset_for_leader_epoch_ends_epoch_0_at_the_log_end() {
         .build()
         .await
         .expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "admin-test").await;
     create_topic(&mut client, "e", 2, 1).await;
     produce(&mut client, "e", 0, 7).await;
     for version in versions(ApiKey::OffsetForLeaderEpoch) {
@@ -417,7 +374,7 @@ async fn describe_log_dirs_lists_each_brokers_replicas() {
         .build()
         .await
         .expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "admin-test").await;
     // Partition p is led by broker p mod 3, with replicas on the next broker too.
     create_topic(&mut client, "l", 3, 2).await;
     produce(&mut client, "l", 0, 5).await;

@@ -3,8 +3,8 @@
 //! committed `config-defaults.tsv` holds (read from Kafka's ConfigDefs by
 //! `tools/config-defaults/run.sh`, checked against the jars in CI).
 
-use kafka_codec::bytes::BytesMut;
-use kafka_codec::conn::ClientConnection;
+mod support;
+
 use kafka_codec::messages::alter_configs_request::{AlterConfigsResource, AlterableConfig};
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
@@ -14,53 +14,12 @@ use kafka_codec::messages::{
     AlterConfigsRequest, CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
     IncrementalAlterConfigsRequest,
 };
-use kafka_codec::{ApiKey, ErrorCode, Request, Response};
+use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::configs::{definitions, source, BROKER, TOPIC};
 use kafka_codec_cluster::Cluster;
-use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-/// A hang guard, not a measurement.
-const GUARD: Duration = Duration::from_secs(30);
-
-struct Client {
-    tcp: TcpStream,
-    connection: ClientConnection,
-    received: BytesMut,
-}
+use support::Client;
 
 impl Client {
-    async fn connect(cluster: &Cluster) -> Client {
-        Client {
-            tcp: TcpStream::connect(cluster.brokers()[0].address)
-                .await
-                .expect("connect"),
-            connection: ClientConnection::new().with_client_id("configs-test"),
-            received: BytesMut::new(),
-        }
-    }
-
-    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body.into(), &mut out)
-            .expect("encode");
-        self.tcp.write_all(&out).await.expect("write");
-        tokio::time::timeout(GUARD, async {
-            loop {
-                if let Some(response) = self.connection.receive(&mut self.received).expect("decode")
-                {
-                    return response.body;
-                }
-                let read = self.tcp.read_buf(&mut self.received).await.expect("read");
-                assert!(read > 0, "the broker closed the connection");
-            }
-        })
-        .await
-        .expect("an answer before the guard")
-    }
-
     async fn describe(
         &mut self,
         version: i16,
@@ -152,7 +111,7 @@ async fn cluster_with_topic(name: &str) -> (Cluster, Client) {
         .build()
         .await
         .expect("cluster");
-    let mut client = Client::connect(&cluster).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "configs-test").await;
     let Response::CreateTopics(created) = client
         .call(
             5,

@@ -2,8 +2,9 @@
 //! topics created, batches produced and fetched back byte for byte, offsets listed, and the
 //! error codes Kafka gives for the failure cases.
 
+mod support;
+
 use kafka_codec::bytes::{Bytes, BytesMut};
-use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
@@ -14,70 +15,12 @@ use kafka_codec::messages::{
     ProduceRequest,
 };
 use kafka_codec::records::{decode_batches, Compression, Record, RecordBatchBuilder};
-use kafka_codec::{ApiKey, ErrorCode, Request, Response, ResponseFrame};
+use kafka_codec::{ApiKey, ErrorCode, Request, Response};
 use kafka_codec_cluster::Cluster;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+use support::{Client, GUARD};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-/// A hang guard, not a measurement.
-const GUARD: Duration = Duration::from_secs(30);
-
-struct Client {
-    tcp: TcpStream,
-    connection: ClientConnection,
-    received: BytesMut,
-}
-
-impl Client {
-    async fn connect(address: SocketAddr) -> Client {
-        Client {
-            tcp: TcpStream::connect(address).await.expect("connect"),
-            connection: ClientConnection::new().with_client_id("conversation-test"),
-            received: BytesMut::new(),
-        }
-    }
-
-    async fn call(&mut self, version: i16, body: impl Into<Request>) -> ResponseFrame {
-        let body = body.into();
-        let what = format!("{} v{version}", body.api_key());
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body, &mut out)
-            .expect("encode");
-        self.tcp.write_all(&out).await.expect("write");
-        tokio::time::timeout(GUARD, async {
-            loop {
-                if let Some(response) = self.connection.receive(&mut self.received).expect("decode")
-                {
-                    return response;
-                }
-                let read = self.tcp.read_buf(&mut self.received).await.expect("read");
-                assert!(read > 0, "the broker closed the connection after {what}");
-            }
-        })
-        .await
-        .expect("an answer before the guard")
-    }
-
-    /// Whether the broker closes the connection after `body` (rather than answering).
-    async fn closed_after(&mut self, version: i16, body: impl Into<Request>) -> bool {
-        let body = body.into();
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body, &mut out)
-            .expect("encode");
-        self.tcp.write_all(&out).await.expect("write");
-        let mut buf = [0u8; 64];
-        matches!(
-            tokio::time::timeout(GUARD, self.tcp.read(&mut buf))
-                .await
-                .expect("guard"),
-            Ok(0) | Err(_)
-        )
-    }
-}
 
 fn batch(first: usize, count: usize) -> Bytes {
     let mut builder = RecordBatchBuilder::new(Compression::None);
@@ -135,12 +78,12 @@ async fn produce_fetch_and_list_offsets_round_trip() {
     eprintln!("3 brokers bound in {:?}", started.elapsed());
     assert_eq!(cluster.bootstrap().split(',').count(), 3);
     let leader = cluster.brokers()[0].address;
-    let mut client = Client::connect(leader).await;
+    let mut client = Client::connect(leader, "conversation-test").await;
 
     // ApiVersions lists exactly the served APIs, each at every version the crate knows.
     let versions = ApiKey::ApiVersions.valid_versions().max;
     let Response::ApiVersions(body) = client
-        .call(versions, ApiVersionsRequest::default())
+        .call_frame(versions, ApiVersionsRequest::default())
         .await
         .body
     else {
@@ -186,7 +129,7 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         "nothing else advertised: {keys:?}"
     );
     // An API not advertised closes the connection, as Kafka does.
-    let mut other = Client::connect(leader).await;
+    let mut other = Client::connect(leader, "conversation-test").await;
     assert!(
         other
             .closed_after(
@@ -205,19 +148,19 @@ async fn produce_fetch_and_list_offsets_round_trip() {
                 .with_num_partitions(3)
                 .with_replication_factor(1)])
     };
-    let Response::CreateTopics(created) = client.call(7, create("events")).await.body else {
+    let Response::CreateTopics(created) = client.call_frame(7, create("events")).await.body else {
         panic!("not CreateTopics")
     };
     assert_eq!(created.topics[0].error_code, 0);
     assert_eq!(created.topics[0].num_partitions, 3);
-    let Response::CreateTopics(again) = client.call(7, create("events")).await.body else {
+    let Response::CreateTopics(again) = client.call_frame(7, create("events")).await.body else {
         panic!("not CreateTopics")
     };
     assert_eq!(
         again.topics[0].error_code,
         ErrorCode::TOPIC_ALREADY_EXISTS.code()
     );
-    let Response::CreateTopics(bad) = client.call(7, create("no/slashes")).await.body else {
+    let Response::CreateTopics(bad) = client.call_frame(7, create("no/slashes")).await.body else {
         panic!("not CreateTopics")
     };
     assert_eq!(
@@ -227,7 +170,7 @@ async fn produce_fetch_and_list_offsets_round_trip() {
 
     // Metadata: three brokers, partition 0 led by broker 0; an unknown topic.
     let Response::Metadata(metadata) = client
-        .call(
+        .call_frame(
             12,
             MetadataRequest::default().with_topics(Some(vec![
                 MetadataRequestTopic::default().with_name(Some("events".into())),
@@ -252,7 +195,7 @@ async fn produce_fetch_and_list_offsets_round_trip() {
     let mut bases = Vec::new();
     for (records, version) in batches.iter().zip([9, 9, 3]) {
         let Response::Produce(produced) = client
-            .call(version, produce("events", 0, records.clone()))
+            .call_frame(version, produce("events", 0, records.clone()))
             .await
             .body
         else {
@@ -264,7 +207,10 @@ async fn produce_fetch_and_list_offsets_round_trip() {
     }
     assert_eq!(bases, [0, 5, 12]);
     // Partition 1 is led by broker 1: NOT_LEADER_OR_FOLLOWER here.
-    let Response::Produce(elsewhere) = client.call(9, produce("events", 1, batch(0, 1))).await.body
+    let Response::Produce(elsewhere) = client
+        .call_frame(9, produce("events", 1, batch(0, 1)))
+        .await
+        .body
     else {
         panic!("not Produce")
     };
@@ -277,7 +223,7 @@ async fn produce_fetch_and_list_offsets_round_trip() {
     let last = corrupt.len() - 1;
     corrupt[last] ^= 0xff;
     let Response::Produce(refused) = client
-        .call(9, produce("events", 0, corrupt.freeze()))
+        .call_frame(9, produce("events", 0, corrupt.freeze()))
         .await
         .body
     else {
@@ -298,7 +244,8 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         });
     }
     let gap = gap.build().encode_to_bytes().expect("a batch");
-    let Response::Produce(refused) = client.call(9, produce("events", 0, gap)).await.body else {
+    let Response::Produce(refused) = client.call_frame(9, produce("events", 0, gap)).await.body
+    else {
         panic!("not Produce")
     };
     assert_eq!(
@@ -313,7 +260,10 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         ..Record::default()
     });
     let control = control.build().encode_to_bytes().expect("a batch");
-    let Response::Produce(refused) = client.call(9, produce("events", 0, control)).await.body
+    let Response::Produce(refused) = client
+        .call_frame(9, produce("events", 0, control))
+        .await
+        .body
     else {
         panic!("not Produce")
     };
@@ -326,7 +276,7 @@ async fn produce_fetch_and_list_offsets_round_trip() {
     // the broker sets: the base offset and the partition leader epoch (0), which the CRC
     // does not cover.
     for version in [4, 12] {
-        let Response::Fetch(fetched) = client.call(version, fetch("events", 0, 0)).await.body
+        let Response::Fetch(fetched) = client.call_frame(version, fetch("events", 0, 0)).await.body
         else {
             panic!("not Fetch")
         };
@@ -351,13 +301,13 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         assert_eq!(decoded[1].records[0].offset, 5);
     }
     // From the middle of the second batch: that batch and the next.
-    let Response::Fetch(middle) = client.call(12, fetch("events", 0, 7)).await.body else {
+    let Response::Fetch(middle) = client.call_frame(12, fetch("events", 0, 7)).await.body else {
         panic!("not Fetch")
     };
     let records = middle.responses[0].partitions[0].records.clone().unwrap();
     assert_eq!(decode_batches(&records).unwrap()[0].base_offset, 5);
     // Past the end: OFFSET_OUT_OF_RANGE.
-    let Response::Fetch(past) = client.call(12, fetch("events", 0, 14)).await.body else {
+    let Response::Fetch(past) = client.call_frame(12, fetch("events", 0, 14)).await.body else {
         panic!("not Fetch")
     };
     assert_eq!(
@@ -369,7 +319,7 @@ async fn produce_fetch_and_list_offsets_round_trip() {
     for version in [1, 8] {
         for (timestamp, offset) in [(-2, 0), (-1, 13), (1_700_000_000_007, 7), (-3, 12)] {
             let Response::ListOffsets(listed) = client
-                .call(version, list_offsets("events", timestamp))
+                .call_frame(version, list_offsets("events", timestamp))
                 .await
                 .body
             else {
@@ -386,7 +336,8 @@ async fn produce_fetch_and_list_offsets_round_trip() {
             );
         }
     }
-    let Response::ListOffsets(old) = client.call(0, list_offsets("events", -1)).await.body else {
+    let Response::ListOffsets(old) = client.call_frame(0, list_offsets("events", -1)).await.body
+    else {
         panic!("not ListOffsets")
     };
     assert_eq!(
@@ -399,9 +350,9 @@ async fn produce_fetch_and_list_offsets_round_trip() {
 async fn a_long_poll_fetch_is_woken_by_a_produce() {
     let cluster = Cluster::builder().build().await.expect("cluster");
     let address = cluster.brokers()[0].address;
-    let mut client = Client::connect(address).await;
+    let mut client = Client::connect(address, "conversation-test").await;
     let Response::CreateTopics(_) = client
-        .call(
+        .call_frame(
             4,
             CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
                 .with_name("waits".into())
@@ -413,15 +364,19 @@ async fn a_long_poll_fetch_is_woken_by_a_produce() {
     else {
         panic!("not CreateTopics")
     };
-    let mut consumer = Client::connect(address).await;
+    let mut consumer = Client::connect(address, "conversation-test").await;
     let waiting = tokio::spawn(async move {
         // Waits up to the guard for one byte.
         let request = fetch("waits", 0, 0)
             .with_max_wait_ms(GUARD.as_millis() as i32)
             .with_min_bytes(1);
-        consumer.call(11, request).await
+        consumer.call_frame(11, request).await
     });
-    let Response::Produce(_) = client.call(9, produce("waits", 0, batch(0, 3))).await.body else {
+    let Response::Produce(_) = client
+        .call_frame(9, produce("waits", 0, batch(0, 3)))
+        .await
+        .body
+    else {
         panic!("not Produce")
     };
     let Response::Fetch(fetched) = waiting.await.expect("task").body else {
@@ -447,8 +402,9 @@ async fn garbage_fails_its_connection_only() {
         .expect("guard");
     assert!(matches!(read, Ok(0) | Err(_)));
     // The broker still answers others.
-    let mut client = Client::connect(address).await;
-    let Response::Metadata(metadata) = client.call(1, MetadataRequest::default()).await.body else {
+    let mut client = Client::connect(address, "conversation-test").await;
+    let Response::Metadata(metadata) = client.call_frame(1, MetadataRequest::default()).await.body
+    else {
         panic!("not Metadata")
     };
     assert_eq!(metadata.brokers.len(), 1);
@@ -472,7 +428,7 @@ async fn garbage_fails_its_connection_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bytes_after_a_request_are_ignored() {
     let cluster = Cluster::builder().build().await.expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "conversation-test").await;
     let mut out = BytesMut::new();
     client
         .connection
@@ -514,12 +470,12 @@ async fn bytes_after_a_request_are_ignored() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_version_of_every_served_api_answers() {
     let cluster = Cluster::builder().build().await.expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "conversation-test").await;
     for version in
         ApiKey::ApiVersions.valid_versions().min..=ApiKey::ApiVersions.valid_versions().max
     {
         let Response::ApiVersions(body) = client
-            .call(version, ApiVersionsRequest::default())
+            .call_frame(version, ApiVersionsRequest::default())
             .await
             .body
         else {
@@ -530,7 +486,7 @@ async fn every_version_of_every_served_api_answers() {
     let range = ApiKey::CreateTopics.valid_versions();
     for version in range.min..=range.max {
         let Response::CreateTopics(created) = client
-            .call(
+            .call_frame(
                 version,
                 CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
                     .with_name(format!("t{version}").as_str().into())
@@ -548,7 +504,7 @@ async fn every_version_of_every_served_api_answers() {
     let mut topic_id = None;
     for version in range.min..=range.max {
         let Response::Metadata(metadata) = client
-            .call(
+            .call_frame(
                 version,
                 MetadataRequest::default().with_topics(Some(vec![
                     MetadataRequestTopic::default().with_name(Some("t0".into()))
@@ -572,7 +528,7 @@ async fn every_version_of_every_served_api_answers() {
             request.topic_data[0].name = "".into();
             request.topic_data[0].topic_id = topic_id;
         }
-        let Response::Produce(produced) = client.call(version, request).await.body else {
+        let Response::Produce(produced) = client.call_frame(version, request).await.body else {
             panic!("not Produce")
         };
         assert_eq!(
@@ -587,7 +543,7 @@ async fn every_version_of_every_served_api_answers() {
             request.topics[0].topic = "".into();
             request.topics[0].topic_id = topic_id;
         }
-        let Response::Fetch(fetched) = client.call(version, request).await.body else {
+        let Response::Fetch(fetched) = client.call_frame(version, request).await.body else {
             panic!("not Fetch")
         };
         let partition = &fetched.responses[0].partitions[0];
@@ -599,7 +555,10 @@ async fn every_version_of_every_served_api_answers() {
     }
     let range = ApiKey::ListOffsets.valid_versions();
     for version in range.min..=range.max {
-        let Response::ListOffsets(listed) = client.call(version, list_offsets("t0", -1)).await.body
+        let Response::ListOffsets(listed) = client
+            .call_frame(version, list_offsets("t0", -1))
+            .await
+            .body
         else {
             panic!("not ListOffsets")
         };
@@ -623,7 +582,7 @@ async fn every_version_of_every_served_api_answers() {
         } else {
             request.topic_names = vec![name.as_str().into()];
         }
-        let Response::DeleteTopics(deleted) = client.call(version, request).await.body else {
+        let Response::DeleteTopics(deleted) = client.call_frame(version, request).await.body else {
             panic!("not DeleteTopics")
         };
         // Versions past CreateTopics' newest delete the same topic again: unknown by then.
@@ -665,8 +624,8 @@ async fn the_request_observer_sees_answers_and_closes() {
         .await
         .expect("cluster");
     let address = cluster.brokers()[0].address;
-    let mut client = Client::connect(address).await;
-    client.call(3, ApiVersionsRequest::default()).await;
+    let mut client = Client::connect(address, "conversation-test").await;
+    client.call_frame(3, ApiVersionsRequest::default()).await;
     assert!(
         client
             .closed_after(

@@ -2,6 +2,8 @@
 //! a fault rule, each way of matching, the request log, and the cluster operations (stop and
 //! restart a broker, latency, move a leader), in process and over HTTP.
 
+mod support;
+
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
@@ -16,77 +18,14 @@ use kafka_codec::messages::{
 };
 use kafka_codec::records::{BatchReader, Compression, Record, RecordBatchBuilder};
 use kafka_codec::serde_json::{json, Value};
-use kafka_codec::{ApiKey, ErrorCode, Request, Response, ResponseFrame};
+use kafka_codec::{ApiKey, ErrorCode, Request, Response};
 use kafka_codec_cluster::control::{Action, Match, OperationError, Rule};
 use kafka_codec_cluster::Cluster;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+use support::{Client, Outcome, GUARD};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-/// A hang guard, not a measurement.
-const GUARD: Duration = Duration::from_secs(30);
-
-struct Client {
-    tcp: TcpStream,
-    connection: ClientConnection,
-    received: BytesMut,
-}
-
-/// What became of a request.
-#[derive(Debug)]
-enum Outcome {
-    Answer(Box<ResponseFrame>),
-    Closed,
-    Nothing,
-}
-
-impl Client {
-    async fn connect(address: SocketAddr) -> Client {
-        Client::connect_as(address, "faults-test").await
-    }
-
-    async fn connect_as(address: SocketAddr, client_id: &str) -> Client {
-        Client {
-            tcp: TcpStream::connect(address).await.expect("connect"),
-            connection: ClientConnection::new().with_client_id(client_id),
-            received: BytesMut::new(),
-        }
-    }
-
-    /// Sends `body` and waits up to `wait` for the answer.
-    async fn send(&mut self, version: i16, body: impl Into<Request>, wait: Duration) -> Outcome {
-        let body = body.into();
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body, &mut out)
-            .expect("encode");
-        if self.tcp.write_all(&out).await.is_err() {
-            return Outcome::Closed;
-        }
-        let answer = tokio::time::timeout(wait, async {
-            loop {
-                if let Some(response) = self.connection.receive(&mut self.received).expect("decode")
-                {
-                    return Outcome::Answer(Box::new(response));
-                }
-                match self.tcp.read_buf(&mut self.received).await {
-                    Ok(0) | Err(_) => return Outcome::Closed,
-                    Ok(_) => {}
-                }
-            }
-        })
-        .await;
-        answer.unwrap_or(Outcome::Nothing)
-    }
-
-    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
-        match self.send(version, body, GUARD).await {
-            Outcome::Answer(frame) => frame.body,
-            other => panic!("no answer: {other:?}"),
-        }
-    }
-}
 
 fn batch(first: usize, count: usize) -> Bytes {
     let mut builder = RecordBatchBuilder::new(Compression::None);
@@ -138,7 +77,7 @@ async fn cluster_with_topic(brokers: usize, partitions: i32) -> Cluster {
         .build()
         .await
         .expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "faults-test").await;
     let Response::CreateTopics(created) = client
         .call(
             7,
@@ -209,7 +148,7 @@ async fn an_error_rule_answers_in_the_apis_own_field_once() {
         Match::api(ApiKey::Metadata),
         Action::Error(ErrorCode::LEADER_NOT_AVAILABLE),
     ));
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "faults-test").await;
     let failed = client.call(9, produce("events", 0, batch(0, 3))).await;
     assert_eq!(
         produce_error(&failed),
@@ -275,9 +214,9 @@ async fn rules_match_by_broker_client_version_call_and_predicate() {
     ));
     let b0 = cluster.brokers()[0].address;
     let b1 = cluster.brokers()[1].address;
-    let mut other_client = Client::connect_as(b1, "d").await;
-    let mut on_b0 = Client::connect_as(b0, "c").await;
-    let mut on_b1 = Client::connect_as(b1, "c").await;
+    let mut other_client = Client::connect(b1, "d").await;
+    let mut on_b0 = Client::connect(b0, "c").await;
+    let mut on_b1 = Client::connect(b1, "c").await;
     // Not counted: another client, another broker, another version.
     assert_eq!(api_versions(&mut other_client, 3).await, 0);
     assert_eq!(api_versions(&mut on_b0, 3).await, 0);
@@ -312,7 +251,7 @@ async fn rules_match_by_broker_client_version_call_and_predicate() {
         produce_error(&on_b0.call(9, produce("events", 0, batch(1, 1))).await),
         ErrorCode::THROTTLING_QUOTA_EXCEEDED.code()
     );
-    let mut fresh = Client::connect(b0).await;
+    let mut fresh = Client::connect(b0, "faults-test").await;
     assert_eq!(
         produce_error(&fresh.call(9, produce("events", 0, batch(1, 1))).await),
         0
@@ -332,7 +271,7 @@ async fn delay_disconnect_silence_and_respond() {
         Match::api(ApiKey::Metadata),
         Action::Delay(Duration::from_millis(200)),
     ));
-    let mut client = Client::connect(address).await;
+    let mut client = Client::connect(address, "faults-test").await;
     let started = Instant::now();
     let Response::Metadata(meta) = client.call(12, metadata("events")).await else {
         panic!("not Metadata")
@@ -354,7 +293,7 @@ async fn delay_disconnect_silence_and_respond() {
 
     // Disconnect: the connection closes without an answer.
     control.add(Rule::once(Match::api(ApiKey::Metadata), Action::Disconnect));
-    let mut client = Client::connect(address).await;
+    let mut client = Client::connect(address, "faults-test").await;
     assert!(matches!(
         client.send(12, metadata("events"), GUARD).await,
         Outcome::Closed
@@ -362,7 +301,7 @@ async fn delay_disconnect_silence_and_respond() {
 
     // Silence: no answer, and the connection stays open.
     control.add(Rule::once(Match::api(ApiKey::Metadata), Action::Silence));
-    let mut client = Client::connect(address).await;
+    let mut client = Client::connect(address, "faults-test").await;
     assert!(matches!(
         client
             .send(12, metadata("events"), Duration::from_millis(300))
@@ -380,7 +319,7 @@ async fn delay_disconnect_silence_and_respond() {
         Match::api(ApiKey::Metadata),
         Action::Respond(Box::new(built.into())),
     ));
-    let mut client = Client::connect(address).await;
+    let mut client = Client::connect(address, "faults-test").await;
     let Response::Metadata(meta) = client.call(12, metadata("events")).await else {
         panic!("not Metadata")
     };
@@ -409,7 +348,7 @@ async fn delay_disconnect_silence_and_respond() {
 async fn corrupt_records_fail_the_crc_with_framing_intact() {
     let cluster = cluster_with_topic(1, 1).await;
     let control = cluster.control();
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "faults-test").await;
     for first in [0, 3] {
         assert_eq!(
             produce_error(&client.call(9, produce("events", 0, batch(first, 3))).await),
@@ -445,14 +384,14 @@ async fn apply_then_takes_effect_and_loses_or_fails_the_answer() {
         Match::api(ApiKey::Produce),
         Action::ApplyThen(Box::new(Action::Disconnect)),
     ));
-    let mut client = Client::connect(address).await;
+    let mut client = Client::connect(address, "faults-test").await;
     assert!(matches!(
         client
             .send(9, produce("events", 0, batch(0, 2)), GUARD)
             .await,
         Outcome::Closed
     ));
-    let mut client = Client::connect(address).await;
+    let mut client = Client::connect(address, "faults-test").await;
     assert_eq!(offsets_held(&mut client).await, [0, 1]);
     // Written, then an error answer: a retry would write it again.
     control.add(Rule::once(
@@ -483,7 +422,7 @@ async fn a_stopped_broker_refuses_and_drops_connections_until_restarted() {
     let cluster = cluster_with_topic(2, 2).await;
     let control = cluster.control();
     let address = cluster.brokers()[1].address;
-    let mut client = Client::connect(address).await;
+    let mut client = Client::connect(address, "faults-test").await;
     assert_eq!(
         produce_error(&client.call(9, produce("events", 1, batch(0, 2))).await),
         0
@@ -505,7 +444,7 @@ async fn a_stopped_broker_refuses_and_drops_connections_until_restarted() {
     .await
     .expect("connections refused");
     // The other broker serves on.
-    let mut other = Client::connect(cluster.brokers()[0].address).await;
+    let mut other = Client::connect(cluster.brokers()[0].address, "faults-test").await;
     assert_eq!(
         produce_error(&other.call(9, produce("events", 0, batch(0, 1))).await),
         0
@@ -537,7 +476,7 @@ async fn latency_delays_every_answer_of_one_broker() {
     let cluster = cluster_with_topic(2, 1).await;
     let control = cluster.control();
     control.set_latency(1, Duration::from_millis(150)).unwrap();
-    let mut slow = Client::connect(cluster.brokers()[1].address).await;
+    let mut slow = Client::connect(cluster.brokers()[1].address, "faults-test").await;
     for _ in 0..2 {
         let started = Instant::now();
         slow.call(12, metadata("events")).await;
@@ -553,7 +492,7 @@ async fn a_moved_leader_bumps_the_epoch_and_fences_the_old_one() {
     let control = cluster.control();
     let old = cluster.brokers()[0].address;
     let new = cluster.brokers()[1].address;
-    let mut to_old = Client::connect(old).await;
+    let mut to_old = Client::connect(old, "faults-test").await;
     assert_eq!(
         produce_error(&to_old.call(9, produce("events", 0, batch(0, 1))).await),
         0
@@ -576,7 +515,7 @@ async fn a_moved_leader_bumps_the_epoch_and_fences_the_old_one() {
     assert_eq!((partition.leader_id, partition.leader_epoch), (1, 1));
     // At the new leader: the old epoch is fenced, a future one unknown, the current one
     // (or none) served.
-    let mut to_new = Client::connect(new).await;
+    let mut to_new = Client::connect(new, "faults-test").await;
     let (error, _) = fetched(&to_new.call(12, fetch("events", 0, 0, 0)).await);
     assert_eq!(error, ErrorCode::FENCED_LEADER_EPOCH.code());
     let (error, _) = fetched(&to_new.call(12, fetch("events", 0, 0, 2)).await);
@@ -637,7 +576,7 @@ async fn the_control_surface_over_http() {
     .await;
     assert_eq!(status, 201, "{answer}");
     let id = answer["ids"][0].as_u64().unwrap();
-    let mut client = Client::connect(broker).await;
+    let mut client = Client::connect(broker, "faults-test").await;
     assert_eq!(
         produce_error(&client.call(9, produce("events", 0, batch(0, 1))).await),
         ErrorCode::NOT_ENOUGH_REPLICAS.code()
@@ -819,10 +758,10 @@ async fn find_coordinator(client: &mut Client, version: i16, group: &str) -> i32
 /// A member of a stable generation 1 of `group` at its coordinator: the client, the
 /// coordinator's id and the member id.
 async fn stable_member(cluster: &Cluster, group: &str) -> (Client, i32, String) {
-    let mut any = Client::connect(cluster.brokers()[0].address).await;
+    let mut any = Client::connect(cluster.brokers()[0].address, "faults-test").await;
     let coordinator = find_coordinator(&mut any, 3, group).await;
     let mut client =
-        Client::connect_as(cluster.brokers()[coordinator as usize].address, "member-a").await;
+        Client::connect(cluster.brokers()[coordinator as usize].address, "member-a").await;
     let answer = joined(&mut client, join(group, "")).await;
     assert_eq!((answer.error_code, answer.generation_id), (0, 1));
     let member = answer.member_id.to_string();
@@ -839,7 +778,7 @@ async fn an_expired_session_rebalances_the_group_without_the_member() {
     // expired on demand instead, and B's join completes without it.
     let address = cluster.brokers()[coordinator as usize].address;
     let b_join = tokio::spawn(async move {
-        let mut b = Client::connect_as(address, "member-b").await;
+        let mut b = Client::connect(address, "member-b").await;
         let answer = joined(&mut b, join("g", "")).await;
         (b, answer)
     });
@@ -937,7 +876,7 @@ async fn a_moved_coordinator_is_found_and_the_old_one_refuses() {
     // A join waiting at the old coordinator when it moves is answered NOT_COORDINATOR.
     let old_address = cluster.brokers()[old as usize].address;
     let waiting = tokio::spawn(async move {
-        let mut b = Client::connect_as(old_address, "member-b").await;
+        let mut b = Client::connect(old_address, "member-b").await;
         joined(&mut b, join("g", "")).await
     });
     let deadline = Instant::now() + GUARD;
@@ -953,7 +892,7 @@ async fn a_moved_coordinator_is_found_and_the_old_one_refuses() {
     assert_eq!(answer.error_code, ErrorCode::NOT_COORDINATOR.code());
     // FindCoordinator names the new one at every key form, from any broker.
     for broker in cluster.brokers() {
-        let mut client = Client::connect(broker.address).await;
+        let mut client = Client::connect(broker.address, "faults-test").await;
         assert_eq!(find_coordinator(&mut client, 3, "g").await, new);
         assert_eq!(find_coordinator(&mut client, 4, "g").await, new);
     }
@@ -962,7 +901,7 @@ async fn a_moved_coordinator_is_found_and_the_old_one_refuses() {
         heartbeat(&mut a, "g", 1, &a_id).await,
         ErrorCode::NOT_COORDINATOR.code()
     );
-    let mut at_new = Client::connect_as(cluster.brokers()[new as usize].address, "member-a").await;
+    let mut at_new = Client::connect(cluster.brokers()[new as usize].address, "member-a").await;
     assert_eq!(
         heartbeat(&mut at_new, "g", 1, &a_id).await,
         ErrorCode::REBALANCE_IN_PROGRESS.code()
@@ -1049,7 +988,7 @@ async fn init_producer_id(client: &mut Client, transactional_id: Option<&str>) -
 async fn a_fenced_producer_is_refused_at_every_produce_version() {
     let cluster = cluster_with_topic(1, 2).await;
     let control = cluster.control();
-    let mut client = Client::connect(cluster.brokers()[0].address).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "faults-test").await;
     let (id, epoch) = init_producer_id(&mut client, None).await;
     assert_eq!(epoch, 0);
     assert_eq!(

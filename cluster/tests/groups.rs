@@ -6,8 +6,9 @@
 //! each case (the librdkafka run in `tests/librdkafka.rs` drives the same paths with a real
 //! client).
 
+mod support;
+
 use kafka_codec::bytes::{BufMut, Bytes, BytesMut};
-use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_codec::messages::leave_group_request::MemberIdentity;
@@ -29,55 +30,14 @@ use kafka_codec::messages::{
     OffsetFetchRequest, SyncGroupRequest, SyncGroupResponse,
 };
 use kafka_codec::messages::{DeleteTopicsRequest, MetadataRequest};
-use kafka_codec::{ApiKey, ErrorCode, Message, Request, Response, ResponseFrame, Uuid};
+use kafka_codec::{ApiKey, ErrorCode, Message, Response, Uuid};
 use kafka_codec_cluster::groups::{coordinator, GroupLimits};
 use kafka_codec_cluster::Cluster;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-/// A hang guard, not a measurement.
-const GUARD: Duration = Duration::from_secs(30);
-
-struct Client {
-    tcp: TcpStream,
-    connection: ClientConnection,
-    received: BytesMut,
-}
+use support::{Client, GUARD};
 
 impl Client {
-    async fn connect(address: SocketAddr, client_id: &str) -> Client {
-        Client {
-            tcp: TcpStream::connect(address).await.expect("connect"),
-            connection: ClientConnection::new().with_client_id(client_id.to_string()),
-            received: BytesMut::new(),
-        }
-    }
-
-    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
-        let body = body.into();
-        let what = format!("{} v{version}", body.api_key());
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body, &mut out)
-            .expect("encode");
-        self.tcp.write_all(&out).await.expect("write");
-        let frame: ResponseFrame = tokio::time::timeout(GUARD, async {
-            loop {
-                if let Some(response) = self.connection.receive(&mut self.received).expect("decode")
-                {
-                    return response;
-                }
-                let read = self.tcp.read_buf(&mut self.received).await.expect("read");
-                assert!(read > 0, "the broker closed the connection after {what}");
-            }
-        })
-        .await
-        .expect("an answer before the guard");
-        frame.body
-    }
-
     async fn join(&mut self, version: i16, request: JoinGroupRequest) -> JoinGroupResponse {
         match self.call(version, request).await {
             Response::JoinGroup(body) => body,

@@ -2,8 +2,9 @@
 //! version, then batches with producer ids, sent again (duplicates), out of order, with a
 //! newer and an older epoch, checked as Kafka's `ProducerStateManager` checks them.
 
-use kafka_codec::bytes::{Bytes, BytesMut};
-use kafka_codec::conn::ClientConnection;
+mod support;
+
+use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::produce_response::PartitionProduceResponse;
@@ -11,53 +12,12 @@ use kafka_codec::messages::{
     CreateTopicsRequest, InitProducerIdRequest, InitProducerIdResponse, ProduceRequest,
 };
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
-use kafka_codec::{ApiKey, ErrorCode, Request, Response};
+use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::producers::BATCHES_RETAINED;
 use kafka_codec_cluster::Cluster;
-use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-
-/// A hang guard, not a measurement.
-const GUARD: Duration = Duration::from_secs(30);
-
-struct Client {
-    tcp: TcpStream,
-    connection: ClientConnection,
-    received: BytesMut,
-}
+use support::Client;
 
 impl Client {
-    async fn connect(cluster: &Cluster) -> Client {
-        Client {
-            tcp: TcpStream::connect(cluster.brokers()[0].address)
-                .await
-                .expect("connect"),
-            connection: ClientConnection::new().with_client_id("idempotence-test"),
-            received: BytesMut::new(),
-        }
-    }
-
-    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body.into(), &mut out)
-            .expect("encode");
-        self.tcp.write_all(&out).await.expect("write");
-        tokio::time::timeout(GUARD, async {
-            loop {
-                if let Some(response) = self.connection.receive(&mut self.received).expect("decode")
-                {
-                    return response.body;
-                }
-                let read = self.tcp.read_buf(&mut self.received).await.expect("read");
-                assert!(read > 0, "the broker closed the connection");
-            }
-        })
-        .await
-        .expect("an answer before the guard")
-    }
-
     async fn init(
         &mut self,
         version: i16,
@@ -105,7 +65,7 @@ impl Client {
 
 async fn cluster_with_topic() -> (Cluster, Client) {
     let cluster = Cluster::builder().build().await.expect("cluster");
-    let mut client = Client::connect(&cluster).await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "idempotence-test").await;
     let Response::CreateTopics(created) = client
         .call(
             5,

@@ -1,0 +1,106 @@
+//! What the cluster's tests talk through: the crate's own client connection over TCP, one
+//! request and its answer at a time. Each test file adds the calls of its own APIs in an
+//! `impl Client` of its own.
+
+// Each test file is its own crate and uses only some of these.
+#![allow(dead_code)]
+
+use kafka_codec::bytes::BytesMut;
+use kafka_codec::conn::ClientConnection;
+use kafka_codec::{Request, Response, ResponseFrame};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// A hang guard, not a measurement.
+pub const GUARD: Duration = Duration::from_secs(30);
+
+pub struct Client {
+    pub tcp: TcpStream,
+    pub connection: ClientConnection,
+    pub received: BytesMut,
+}
+
+/// What became of a request.
+#[derive(Debug)]
+pub enum Outcome {
+    Answer(Box<ResponseFrame>),
+    Closed,
+    Nothing,
+}
+
+impl Client {
+    pub async fn connect(address: SocketAddr, client_id: &str) -> Client {
+        Client {
+            tcp: TcpStream::connect(address).await.expect("connect"),
+            connection: ClientConnection::new().with_client_id(client_id.to_owned()),
+            received: BytesMut::new(),
+        }
+    }
+
+    /// Sends `body` and waits up to `wait` for the answer.
+    pub async fn send(
+        &mut self,
+        version: i16,
+        body: impl Into<Request>,
+        wait: Duration,
+    ) -> Outcome {
+        let body = body.into();
+        let mut out = BytesMut::new();
+        self.connection
+            .send(version, &body, &mut out)
+            .expect("encode");
+        if self.tcp.write_all(&out).await.is_err() {
+            return Outcome::Closed;
+        }
+        let answer = tokio::time::timeout(wait, async {
+            loop {
+                if let Some(response) = self.connection.receive(&mut self.received).expect("decode")
+                {
+                    return Outcome::Answer(Box::new(response));
+                }
+                match self.tcp.read_buf(&mut self.received).await {
+                    Ok(0) | Err(_) => return Outcome::Closed,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
+        answer.unwrap_or(Outcome::Nothing)
+    }
+
+    /// The answer to `body`, header and all; a closed connection or no answer within the
+    /// guard fails the test, naming the request.
+    pub async fn call_frame(&mut self, version: i16, body: impl Into<Request>) -> ResponseFrame {
+        let body = body.into();
+        let what = format!("{} v{version}", body.api_key());
+        match self.send(version, body, GUARD).await {
+            Outcome::Answer(frame) => *frame,
+            Outcome::Closed => panic!("the broker closed the connection after {what}"),
+            Outcome::Nothing => panic!("no answer to {what} before the guard"),
+        }
+    }
+
+    /// The body of the answer to `body`.
+    pub async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
+        self.call_frame(version, body).await.body
+    }
+
+    /// Whether the broker closes the connection after `body` (rather than answering).
+    pub async fn closed_after(&mut self, version: i16, body: impl Into<Request>) -> bool {
+        let body = body.into();
+        let mut out = BytesMut::new();
+        self.connection
+            .send(version, &body, &mut out)
+            .expect("encode");
+        self.tcp.write_all(&out).await.expect("write");
+        let mut buf = [0u8; 64];
+        matches!(
+            tokio::time::timeout(GUARD, self.tcp.read(&mut buf))
+                .await
+                .expect("guard"),
+            Ok(0) | Err(_)
+        )
+    }
+}

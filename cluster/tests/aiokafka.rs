@@ -8,16 +8,16 @@
 //!     cargo test -p kafka-codec-cluster --test aiokafka -- --ignored
 //! ```
 
+mod support;
+
 use kafka_codec_cluster::groups::GroupLimits;
 use kafka_codec_cluster::Cluster;
-use std::path::Path;
 use std::time::Duration;
+use support::run_client_script;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs python aiokafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
 async fn aiokafka_admin_producers_and_a_consumer_group_with_commits() {
-    let python = std::env::var("KAFKA_CLIENTS_PYTHON")
-        .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
     // The first rebalance waits for more members as Kafka's does (its default is 3 s): the
     // two consumers start together and share the first generation.
     let cluster = Cluster::builder()
@@ -29,23 +29,5 @@ async fn aiokafka_admin_producers_and_a_consumer_group_with_commits() {
         .build()
         .await
         .expect("cluster");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/clients/cluster_aiokafka.py");
-    let run = tokio::process::Command::new(python)
-        .arg(script)
-        .arg(cluster.bootstrap())
-        .arg("1000")
-        .kill_on_drop(true)
-        .output();
-    // A hang guard; the script has its own, shorter one.
-    let output = tokio::time::timeout(Duration::from_secs(90), run)
-        .await
-        .expect("the client finished")
-        .expect("the client started");
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    assert!(
-        output.status.success(),
-        "the client failed: {}",
-        output.status
-    );
+    run_client_script("cluster_aiokafka.py", &[cluster.bootstrap(), "1000".into()]).await;
 }

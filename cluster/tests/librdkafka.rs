@@ -18,32 +18,10 @@
 //!     cargo test -p kafka-codec-cluster --test librdkafka -- --ignored
 //! ```
 
-use kafka_codec_cluster::Cluster;
-use std::path::Path;
-use std::process::Output;
-use std::time::Duration;
+mod support;
 
-/// Runs a script of `tools/clients` with the venv's python and `args`; its output.
-async fn run_script(script: &str, args: &[String]) -> Output {
-    let python = std::env::var("KAFKA_CLIENTS_PYTHON")
-        .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tools/clients")
-        .join(script);
-    let run = tokio::process::Command::new(python)
-        .arg(script)
-        .args(args)
-        .kill_on_drop(true)
-        .output();
-    // A hang guard; the script has its own, shorter one.
-    let output = tokio::time::timeout(Duration::from_secs(90), run)
-        .await
-        .expect("the client finished")
-        .expect("the client started");
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    output
-}
+use kafka_codec_cluster::Cluster;
+use support::run_client_script;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
@@ -53,16 +31,11 @@ async fn librdkafka_produces_and_consumes_a_thousand_records() {
         .build()
         .await
         .expect("cluster");
-    let output = run_script(
+    run_client_script(
         "cluster_librdkafka.py",
         &[cluster.bootstrap(), "1000".into()],
     )
     .await;
-    assert!(
-        output.status.success(),
-        "the client failed: {}",
-        output.status
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -78,16 +51,11 @@ async fn librdkafka_follows_a_moved_leader_and_a_restarted_broker() {
         .expect("control listener");
     let control = listener.local_addr().expect("its address");
     cluster.serve_control(listener);
-    let output = run_script(
+    run_client_script(
         "cluster_faults_librdkafka.py",
         &[cluster.bootstrap(), control.to_string(), "2000".into()],
     )
     .await;
-    assert!(
-        output.status.success(),
-        "the client failed: {}",
-        output.status
-    );
 }
 
 /// A produce applied and its answer lost (`{"applyThen": "disconnect"}` over HTTP), retried
@@ -107,16 +75,11 @@ async fn librdkafka_retries_a_lost_answer_once_idempotent_twice_without() {
         .expect("control listener");
     let control = listener.local_addr().expect("its address");
     cluster.serve_control(listener);
-    let output = run_script(
+    run_client_script(
         "cluster_retry_librdkafka.py",
         &[cluster.bootstrap(), control.to_string(), "20".into()],
     )
     .await;
-    assert!(
-        output.status.success(),
-        "the client failed: {}",
-        output.status
-    );
     // Seen from the cluster too: the idempotent producer's partition holds 20 records and
     // knows its producer id; the other holds each record twice.
     let state = cluster.shared().state();
@@ -144,16 +107,11 @@ async fn librdkafka_group_rebalances_after_an_expired_session_losing_nothing() {
         .expect("control listener");
     let control = listener.local_addr().expect("its address");
     cluster.serve_control(listener);
-    let output = run_script(
+    run_client_script(
         "cluster_group_expiry_librdkafka.py",
         &[cluster.bootstrap(), control.to_string(), "400".into()],
     )
     .await;
-    assert!(
-        output.status.success(),
-        "the client failed: {}",
-        output.status
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -164,16 +122,11 @@ async fn librdkafka_consumer_group_shares_commits_and_takes_over() {
         .build()
         .await
         .expect("cluster");
-    let output = run_script(
+    run_client_script(
         "cluster_librdkafka_group.py",
         &[cluster.bootstrap(), "1000".into()],
     )
     .await;
-    assert!(
-        output.status.success(),
-        "the client failed: {}",
-        output.status
-    );
 }
 
 /// The idempotent producer (`enable.idempotence=true`): InitProducerId, then 10,000 records
@@ -187,16 +140,11 @@ async fn librdkafka_idempotent_producer_delivers_every_record_once() {
         .build()
         .await
         .expect("cluster");
-    let output = run_script(
+    run_client_script(
         "cluster_librdkafka_idempotent.py",
         &[cluster.bootstrap(), "10000".into()],
     )
     .await;
-    assert!(
-        output.status.success(),
-        "the client failed: {}",
-        output.status
-    );
     // The batches carried a producer id: each partition knows exactly one producer.
     let state = cluster.shared().state();
     let topic = &state.topics["librdkafka-idempotent"];

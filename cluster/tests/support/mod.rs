@@ -104,3 +104,30 @@ impl Client {
         )
     }
 }
+
+/// Runs `script` of `tools/clients` with the clients' venv python (`KAFKA_CLIENTS_PYTHON`)
+/// and `args`, shows its output, and fails the test unless it succeeded.
+pub async fn run_client_script(script: &str, args: &[String]) {
+    let python = std::env::var("KAFKA_CLIENTS_PYTHON")
+        .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tools/clients")
+        .join(script);
+    let run = tokio::process::Command::new(python)
+        .arg(script)
+        .args(args)
+        .kill_on_drop(true)
+        .output();
+    // A hang guard; the script has its own, shorter one.
+    let output = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .expect("the client finished")
+        .expect("the client started");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        output.status.success(),
+        "the client failed: {}",
+        output.status
+    );
+}

@@ -3,7 +3,7 @@
 //! (`tools/clients/cluster_librdkafka.py` checks every record); two consumers of one group
 //! share a topic of 4 partitions, commit, and one takes over when the other leaves
 //! (`tools/clients/cluster_librdkafka_group.py`); its idempotent producer delivers every
-//! record once (`tools/clients/cluster_librdkafka_idempotent.py`); and with faults driven
+//! record once (`tools/clients/cluster_librdkafka.py --idempotent`); and with faults driven
 //! over the HTTP control surface, it follows a leader moved mid-produce and reconnects to a
 //! restarted broker, every record landing once (`tools/clients/cluster_faults_librdkafka.py`),
 //! and retries a produce whose answer was lost after it was written, without a duplicate
@@ -131,7 +131,7 @@ async fn librdkafka_consumer_group_shares_commits_and_takes_over() {
 
 /// The idempotent producer (`enable.idempotence=true`): InitProducerId, then 10,000 records
 /// in small batches, five in flight, each checked by the cluster for its epoch and sequence
-/// (`tools/clients/cluster_librdkafka_idempotent.py` checks every record arrived once).
+/// (`tools/clients/cluster_librdkafka.py --idempotent` checks every record arrived once).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
 async fn librdkafka_idempotent_producer_delivers_every_record_once() {
@@ -141,8 +141,8 @@ async fn librdkafka_idempotent_producer_delivers_every_record_once() {
         .await
         .expect("cluster");
     run_client_script(
-        "cluster_librdkafka_idempotent.py",
-        &[cluster.bootstrap(), "10000".into()],
+        "cluster_librdkafka.py",
+        &[cluster.bootstrap(), "10000".into(), "--idempotent".into()],
     )
     .await;
     // The batches carried a producer id: each partition knows exactly one producer.

@@ -83,6 +83,26 @@ fn check_end(d: &Decoder<'_>, options: &DecodeOptions) -> Result<(), DecodeError
     Ok(())
 }
 
+#[cfg(any(feature = "client", feature = "broker"))]
+/// Checks a frame's header (`header`: its check and version) and body (`body`: its check,
+/// the versions it has, and the version) in `input[start..end]`, then what follows them;
+/// where each begins.
+#[inline]
+fn check_header_and_body(
+    input: &Bytes,
+    (start, end): (usize, usize),
+    options: &DecodeOptions,
+    header: (ViewCheck, i16),
+    body: ((ViewCheck, VersionRange), i16),
+) -> Result<(usize, usize), DecodeError> {
+    let mut d = Decoder::with_limits_in(input, start, end, options.limits);
+    let header_at = check_struct(&mut d, header.0, None, header.1)?;
+    let ((body_check, versions), version) = body;
+    let body_at = check_struct(&mut d, body_check, Some(versions), version)?;
+    check_end(&d, options)?;
+    Ok((header_at, body_at))
+}
+
 /// A request frame read in place: its header and a view of its body, borrowing the input.
 ///
 /// ```
@@ -132,16 +152,17 @@ impl<'a> RequestFrameView<'a> {
         let (api_key, version) = crate::RequestFrame::peek_api(frame)?;
         let body_check = messages::request_view_check(api_key.key())
             .ok_or_else(|| DecodeError::new(DecodeErrorKind::UnknownApiKey(api_key.key()), 0))?;
-        let mut d = Decoder::with_limits_in(input, start, end, options.limits);
         let header_version = api_key.request_header_version(version);
-        let header_at = check_struct(
-            &mut d,
-            messages::request_header::RequestHeaderView::view_check,
-            None,
-            header_version,
+        let (header_at, body_at) = check_header_and_body(
+            input,
+            (start, end),
+            options,
+            (
+                messages::request_header::RequestHeaderView::view_check,
+                header_version,
+            ),
+            (body_check, version),
         )?;
-        let body_at = check_struct(&mut d, body_check.0, Some(body_check.1), version)?;
-        check_end(&d, options)?;
         Ok(RequestFrameView {
             api_key,
             version,
@@ -226,16 +247,17 @@ impl<'a> ResponseFrameView<'a> {
         check_frame_size(end - start, &options.limits)?;
         let body_check = messages::response_view_check(api_key.key())
             .ok_or_else(|| DecodeError::new(DecodeErrorKind::UnknownApiKey(api_key.key()), 0))?;
-        let mut d = Decoder::with_limits_in(input, start, end, options.limits);
         let header_version = api_key.response_header_version(version);
-        let header_at = check_struct(
-            &mut d,
-            messages::response_header::ResponseHeaderView::view_check,
-            None,
-            header_version,
+        let (header_at, body_at) = check_header_and_body(
+            input,
+            (start, end),
+            options,
+            (
+                messages::response_header::ResponseHeaderView::view_check,
+                header_version,
+            ),
+            (body_check, version),
         )?;
-        let body_at = check_struct(&mut d, body_check.0, Some(body_check.1), version)?;
-        check_end(&d, options)?;
         Ok(ResponseFrameView {
             api_key,
             version,

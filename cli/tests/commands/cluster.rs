@@ -7,10 +7,10 @@ use crate::support::{assert_usage_error, BIN};
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::MetadataRequest;
-use kafka_codec::{Request, Response};
+use kafka_codec::{Request, Response, ResponseFrame};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStderr, Command, Stdio};
 use std::time::Duration;
 
 /// Killed when dropped.
@@ -23,45 +23,71 @@ impl Drop for Running {
     }
 }
 
-#[test]
-fn the_first_line_names_the_bootstrap_servers_and_each_broker_answers() {
+/// `kafka-codec cluster ARGS`, running, with the addresses its first stderr line names; the
+/// rest of its stderr is `log` (to read, or to close by dropping it).
+struct Started {
+    _running: Running,
+    log: BufReader<ChildStderr>,
+    bootstrap: String,
+}
+
+fn start(args: &[&str]) -> Started {
     let mut child = Command::new(BIN)
-        .args(["cluster", "--brokers", "3", "--listen", "127.0.0.1:0"])
+        .arg("cluster")
+        .args(args)
         .stdin(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stderr = child.stderr.take().unwrap();
-    let _running = Running(child);
+    let running = Running(child);
     let mut log = BufReader::new(stderr);
     let mut first = String::new();
     log.read_line(&mut first).unwrap();
     let bootstrap = first
         .trim_end()
         .strip_prefix("kafka-codec cluster: bootstrap ")
-        .unwrap_or_else(|| panic!("first line: {first:?}"));
+        .unwrap_or_else(|| panic!("first line: {first:?}"))
+        .to_owned();
+    Started {
+        _running: running,
+        log,
+        bootstrap,
+    }
+}
+
+/// One request to `address` at `version`; the answer.
+fn call(address: &str, version: i16, request: impl Into<Request>) -> ResponseFrame {
+    let mut tcp = TcpStream::connect(address).unwrap();
+    // A hang guard, not a measurement.
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut client = ClientConnection::new();
+    let mut out = BytesMut::new();
+    client.send(version, &request.into(), &mut out).unwrap();
+    tcp.write_all(&out).unwrap();
+    let mut received = BytesMut::new();
+    loop {
+        if let Some(response) = client.receive(&mut received).unwrap() {
+            return response;
+        }
+        let mut chunk = [0u8; 4096];
+        let n = tcp.read(&mut chunk).unwrap();
+        assert!(n > 0, "{address} closed the connection");
+        received.extend_from_slice(&chunk[..n]);
+    }
+}
+
+#[test]
+fn the_first_line_names_the_bootstrap_servers_and_each_broker_answers() {
+    let Started {
+        _running,
+        mut log,
+        bootstrap,
+    } = start(&["--brokers", "3", "--listen", "127.0.0.1:0"]);
     let addresses: Vec<&str> = bootstrap.split(',').collect();
     assert_eq!(addresses.len(), 3, "{bootstrap}");
     for address in &addresses {
-        let mut tcp = TcpStream::connect(address).unwrap();
-        // A hang guard, not a measurement.
-        tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let mut client = ClientConnection::new();
-        let mut out = BytesMut::new();
-        client
-            .send(12, &Request::from(MetadataRequest::default()), &mut out)
-            .unwrap();
-        tcp.write_all(&out).unwrap();
-        let mut received = BytesMut::new();
-        let response = loop {
-            if let Some(response) = client.receive(&mut received).unwrap() {
-                break response;
-            }
-            let mut chunk = [0u8; 4096];
-            let n = tcp.read(&mut chunk).unwrap();
-            assert!(n > 0, "{address} closed the connection");
-            received.extend_from_slice(&chunk[..n]);
-        };
+        let response = call(address, 12, MetadataRequest::default());
         let Response::Metadata(metadata) = response.body else {
             panic!("not Metadata")
         };
@@ -100,27 +126,10 @@ fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
 
 /// One Metadata v12 request to `address`; the answer.
 fn metadata(address: &str) -> kafka_codec::messages::MetadataResponse {
-    let mut tcp = TcpStream::connect(address).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut client = ClientConnection::new();
-    let mut out = BytesMut::new();
-    client
-        .send(12, &Request::from(MetadataRequest::default()), &mut out)
-        .unwrap();
-    tcp.write_all(&out).unwrap();
-    let mut received = BytesMut::new();
-    loop {
-        if let Some(response) = client.receive(&mut received).unwrap() {
-            let Response::Metadata(metadata) = response.body else {
-                panic!("not Metadata")
-            };
-            return metadata;
-        }
-        let mut chunk = [0u8; 4096];
-        let n = tcp.read(&mut chunk).unwrap();
-        assert!(n > 0, "{address} closed the connection");
-        received.extend_from_slice(&chunk[..n]);
-    }
+    let Response::Metadata(metadata) = call(address, 12, MetadataRequest::default()).body else {
+        panic!("not Metadata")
+    };
+    metadata
 }
 
 /// One HTTP request; the status line and the body.
@@ -141,23 +150,16 @@ fn faults_from_a_file_and_the_control_surface_over_http() {
         r#"[{"match": {"api": "Metadata"}, "action": {"respond": {"throttleTimeMs": 0,
              "brokers": [], "clusterId": "from-the-file", "controllerId": 7, "topics": []}}}]"#,
     );
-    let mut child = Command::new(BIN)
-        .args(["cluster", "--control", "127.0.0.1:0", "--faults"])
-        .arg(&faults)
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let _running = Running(child);
-    let mut log = BufReader::new(stderr);
-    let mut first = String::new();
-    log.read_line(&mut first).unwrap();
-    let bootstrap = first
-        .trim_end()
-        .strip_prefix("kafka-codec cluster: bootstrap ")
-        .unwrap_or_else(|| panic!("first line: {first:?}"))
-        .to_owned();
+    let Started {
+        _running,
+        mut log,
+        bootstrap,
+    } = start(&[
+        "--control",
+        "127.0.0.1:0",
+        "--faults",
+        faults.to_str().unwrap(),
+    ]);
     let mut second = String::new();
     log.read_line(&mut second).unwrap();
     let control = second
@@ -219,46 +221,13 @@ fn a_malformed_faults_file_is_a_usage_error_naming_the_key() {
 
 #[test]
 fn as_version_answers_as_that_release() {
-    let mut child = Command::new(BIN)
-        .args(["cluster", "--as-version", "0.10"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let _running = Running(child);
-    // Kept open: the cluster writes a line per request to it.
-    let mut log = BufReader::new(stderr);
-    let mut first = String::new();
-    log.read_line(&mut first).unwrap();
-    let address = first
-        .trim_end()
-        .strip_prefix("kafka-codec cluster: bootstrap ")
-        .unwrap_or_else(|| panic!("first line: {first:?}"))
-        .to_owned();
-    let mut tcp = TcpStream::connect(&address).unwrap();
-    // A hang guard, not a measurement.
-    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut client = ClientConnection::new();
-    let mut out = BytesMut::new();
-    client
-        .send(
-            0,
-            &Request::from(kafka_codec::messages::ApiVersionsRequest::default()),
-            &mut out,
-        )
-        .unwrap();
-    tcp.write_all(&out).unwrap();
-    let mut received = BytesMut::new();
-    let response = loop {
-        if let Some(response) = client.receive(&mut received).unwrap() {
-            break response;
-        }
-        let mut chunk = [0u8; 4096];
-        let n = tcp.read(&mut chunk).unwrap();
-        assert!(n > 0, "{address} closed the connection");
-        received.extend_from_slice(&chunk[..n]);
-    };
+    // The log is kept open (in `started`): the cluster writes a line per request to it.
+    let started = start(&["--as-version", "0.10"]);
+    let response = call(
+        &started.bootstrap,
+        0,
+        kafka_codec::messages::ApiVersionsRequest::default(),
+    );
     let Response::ApiVersions(versions) = response.body else {
         panic!("not ApiVersions")
     };
@@ -288,22 +257,13 @@ fn an_unknown_release_is_a_usage_error() {
 /// cluster still answers: losing its log must not cost a client its connection.
 #[test]
 fn requests_are_answered_after_stderr_is_closed() {
-    let mut child = Command::new(BIN)
-        .args(["cluster", "--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let _running = Running(child);
-    let mut first = String::new();
-    BufReader::new(stderr).read_line(&mut first).unwrap();
-    let bootstrap = first
-        .trim_end()
-        .strip_prefix("kafka-codec cluster: bootstrap ")
-        .unwrap_or_else(|| panic!("first line: {first:?}"))
-        .to_owned();
-    // The reader was dropped with its BufReader: the pipe is closed now.
+    let Started {
+        _running,
+        log,
+        bootstrap,
+    } = start(&["--listen", "127.0.0.1:0"]);
+    drop(log);
+    // The reader is dropped: the pipe is closed now.
     for _ in 0..3 {
         let answered = metadata(&bootstrap);
         assert_eq!(answered.brokers.len(), 1);

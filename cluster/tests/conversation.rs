@@ -9,43 +9,16 @@ use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
 use kafka_codec::messages::metadata_request::MetadataRequestTopic;
-use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{
     ApiVersionsRequest, CreateTopicsRequest, FetchRequest, ListOffsetsRequest, MetadataRequest,
-    ProduceRequest,
 };
 use kafka_codec::records::{decode_batches, Compression, Record, RecordBatchBuilder};
 use kafka_codec::{ApiKey, ErrorCode, Request, Response};
 use kafka_codec_cluster::Cluster;
 use std::time::{Duration, Instant};
-use support::{Client, GUARD};
+use support::{batch, produce, Client, GUARD};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-fn batch(first: usize, count: usize) -> Bytes {
-    let mut builder = RecordBatchBuilder::new(Compression::None);
-    for i in first..first + count {
-        builder.append_record(Record {
-            offset: (i - first) as i64,
-            timestamp: 1_700_000_000_000 + i as i64,
-            key: Some(Bytes::from(format!("key-{i}"))),
-            value: Some(Bytes::from(format!("value-{i}"))),
-            ..Record::default()
-        });
-    }
-    builder.build().encode_to_bytes().expect("a batch")
-}
-
-fn produce(topic: &str, partition: i32, records: Bytes) -> ProduceRequest {
-    ProduceRequest::default()
-        .with_acks(-1)
-        .with_timeout_ms(1000)
-        .with_topic_data(vec![TopicProduceData::default()
-            .with_name(topic.into())
-            .with_partition_data(vec![PartitionProduceData::default()
-                .with_index(partition)
-                .with_records(Some(records))])])
-}
 
 fn fetch(topic: &str, partition: i32, offset: i64) -> FetchRequest {
     FetchRequest::default()

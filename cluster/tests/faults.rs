@@ -10,11 +10,10 @@ use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_codec::messages::metadata_request::MetadataRequestTopic;
-use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{
     ApiVersionsRequest, CreateTopicsRequest, FetchRequest, FindCoordinatorRequest,
     HeartbeatRequest, InitProducerIdRequest, JoinGroupRequest, JoinGroupResponse, MetadataRequest,
-    MetadataResponse, ProduceRequest, SyncGroupRequest,
+    MetadataResponse, SyncGroupRequest,
 };
 use kafka_codec::records::{BatchReader, Compression, Record, RecordBatchBuilder};
 use kafka_codec::serde_json::{json, Value};
@@ -23,34 +22,9 @@ use kafka_codec_cluster::control::{Action, Match, OperationError, Rule};
 use kafka_codec_cluster::Cluster;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use support::{Client, Outcome, GUARD};
+use support::{batch, produce, Client, Outcome, GUARD};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-
-fn batch(first: usize, count: usize) -> Bytes {
-    let mut builder = RecordBatchBuilder::new(Compression::None);
-    for i in first..first + count {
-        builder.append_record(Record {
-            offset: (i - first) as i64,
-            timestamp: 1_700_000_000_000 + i as i64,
-            key: Some(Bytes::from(format!("key-{i}"))),
-            value: Some(Bytes::from(format!("value-{i}"))),
-            ..Record::default()
-        });
-    }
-    builder.build().encode_to_bytes().expect("a batch")
-}
-
-fn produce(topic: &str, partition: i32, records: Bytes) -> ProduceRequest {
-    ProduceRequest::default()
-        .with_acks(-1)
-        .with_timeout_ms(1000)
-        .with_topic_data(vec![TopicProduceData::default()
-            .with_name(topic.into())
-            .with_partition_data(vec![PartitionProduceData::default()
-                .with_index(partition)
-                .with_records(Some(records))])])
-}
 
 fn fetch(topic: &str, partition: i32, offset: i64, epoch: i32) -> FetchRequest {
     FetchRequest::default()

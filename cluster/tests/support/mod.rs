@@ -5,8 +5,11 @@
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
-use kafka_codec::bytes::BytesMut;
+use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::ClientConnection;
+use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
+use kafka_codec::messages::ProduceRequest;
+use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::{Request, Response, ResponseFrame};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -130,4 +133,31 @@ pub async fn run_client_script(script: &str, args: &[String]) {
         "the client failed: {}",
         output.status
     );
+}
+
+/// A batch of `count` records, keys and values numbered from `first`.
+pub fn batch(first: usize, count: usize) -> Bytes {
+    let mut builder = RecordBatchBuilder::new(Compression::None);
+    for i in first..first + count {
+        builder.append_record(Record {
+            offset: (i - first) as i64,
+            timestamp: 1_700_000_000_000 + i as i64,
+            key: Some(Bytes::from(format!("key-{i}"))),
+            value: Some(Bytes::from(format!("value-{i}"))),
+            ..Record::default()
+        });
+    }
+    builder.build().encode_to_bytes().expect("a batch")
+}
+
+/// A Produce (acks all) of `records` to one partition.
+pub fn produce(topic: &str, partition: i32, records: Bytes) -> ProduceRequest {
+    ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(1000)
+        .with_topic_data(vec![TopicProduceData::default()
+            .with_name(topic.into())
+            .with_partition_data(vec![PartitionProduceData::default()
+                .with_index(partition)
+                .with_records(Some(records))])])
 }

@@ -12,8 +12,7 @@ use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_codec::messages::metadata_request::MetadataRequestTopic;
 use kafka_codec::messages::{
     ApiVersionsRequest, CreateTopicsRequest, FetchRequest, FindCoordinatorRequest,
-    HeartbeatRequest, InitProducerIdRequest, JoinGroupRequest, JoinGroupResponse, MetadataRequest,
-    MetadataResponse, SyncGroupRequest,
+    InitProducerIdRequest, JoinGroupRequest, MetadataRequest, MetadataResponse, SyncGroupRequest,
 };
 use kafka_codec::records::{BatchReader, Compression, Record, RecordBatchBuilder};
 use kafka_codec::serde_json::{json, Value};
@@ -681,35 +680,6 @@ fn join(group: &str, member: &str) -> JoinGroupRequest {
             .with_metadata(Bytes::from_static(b"\0\0\0\0\0\0\0\0\0\0"))])
 }
 
-async fn joined(client: &mut Client, request: JoinGroupRequest) -> JoinGroupResponse {
-    match client.call(3, request).await {
-        Response::JoinGroup(body) => body,
-        other => panic!("not JoinGroup: {other:?}"),
-    }
-}
-
-async fn synced(client: &mut Client, group: &str, generation: i32, member: &str) -> i16 {
-    let request = SyncGroupRequest::default()
-        .with_group_id(group.into())
-        .with_generation_id(generation)
-        .with_member_id(member.into());
-    match client.call(3, request).await {
-        Response::SyncGroup(body) => body.error_code,
-        other => panic!("not SyncGroup: {other:?}"),
-    }
-}
-
-async fn heartbeat(client: &mut Client, group: &str, generation: i32, member: &str) -> i16 {
-    let request = HeartbeatRequest::default()
-        .with_group_id(group.into())
-        .with_generation_id(generation)
-        .with_member_id(member.into());
-    match client.call(3, request).await {
-        Response::Heartbeat(body) => body.error_code,
-        other => panic!("not Heartbeat: {other:?}"),
-    }
-}
-
 /// The coordinator FindCoordinator names (v3: one key; v4: a batch of one).
 async fn find_coordinator(client: &mut Client, version: i16, group: &str) -> i32 {
     let request = if version >= 4 {
@@ -736,10 +706,10 @@ async fn stable_member(cluster: &Cluster, group: &str) -> (Client, i32, String) 
     let coordinator = find_coordinator(&mut any, 3, group).await;
     let mut client =
         Client::connect(cluster.brokers()[coordinator as usize].address, "member-a").await;
-    let answer = joined(&mut client, join(group, "")).await;
+    let answer = client.join(3, join(group, "")).await;
     assert_eq!((answer.error_code, answer.generation_id), (0, 1));
     let member = answer.member_id.to_string();
-    assert_eq!(synced(&mut client, group, 1, &member).await, 0);
+    assert_eq!(client.sync(3, sync(group, 1, &member)).await.error_code, 0);
     (client, coordinator, member)
 }
 
@@ -753,11 +723,11 @@ async fn an_expired_session_rebalances_the_group_without_the_member() {
     let address = cluster.brokers()[coordinator as usize].address;
     let b_join = tokio::spawn(async move {
         let mut b = Client::connect(address, "member-b").await;
-        let answer = joined(&mut b, join("g", "")).await;
+        let answer = b.join(3, join("g", "")).await;
         (b, answer)
     });
     let deadline = Instant::now() + GUARD;
-    while heartbeat(&mut a, "g", 1, &a_id).await != ErrorCode::REBALANCE_IN_PROGRESS.code() {
+    while a.heartbeat(3, "g", 1, &a_id).await != ErrorCode::REBALANCE_IN_PROGRESS.code() {
         assert!(
             Instant::now() < deadline,
             "B's join never started a rebalance"
@@ -771,11 +741,11 @@ async fn an_expired_session_rebalances_the_group_without_the_member() {
     assert_eq!(answer.leader, answer.member_id);
     assert_eq!(answer.members.len(), 1);
     assert_eq!(
-        heartbeat(&mut a, "g", 1, &a_id).await,
+        a.heartbeat(3, "g", 1, &a_id).await,
         ErrorCode::UNKNOWN_MEMBER_ID.code()
     );
     let b_id = answer.member_id.to_string();
-    assert_eq!(synced(&mut b, "g", 2, &b_id).await, 0);
+    assert_eq!(b.sync(3, sync("g", 2, &b_id)).await.error_code, 0);
     assert_eq!(
         control.expire_session("g", &a_id),
         Err(OperationError::NoSuchMember("g".into(), a_id.clone()))
@@ -801,7 +771,7 @@ async fn an_expired_session_rebalances_the_group_without_the_member() {
     let (status, answer) = http(http_at, "POST", "/sessions/expire", expire(&b_id)).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(
-        heartbeat(&mut b, "g", 2, &b_id).await,
+        b.heartbeat(3, "g", 2, &b_id).await,
         ErrorCode::UNKNOWN_MEMBER_ID.code()
     );
     let (_, groups) = http(http_at, "GET", "/groups", None).await;
@@ -851,10 +821,10 @@ async fn a_moved_coordinator_is_found_and_the_old_one_refuses() {
     let old_address = cluster.brokers()[old as usize].address;
     let waiting = tokio::spawn(async move {
         let mut b = Client::connect(old_address, "member-b").await;
-        joined(&mut b, join("g", "")).await
+        b.join(3, join("g", "")).await
     });
     let deadline = Instant::now() + GUARD;
-    while heartbeat(&mut a, "g", 1, &a_id).await != ErrorCode::REBALANCE_IN_PROGRESS.code() {
+    while a.heartbeat(3, "g", 1, &a_id).await != ErrorCode::REBALANCE_IN_PROGRESS.code() {
         assert!(
             Instant::now() < deadline,
             "B's join never started a rebalance"
@@ -872,15 +842,15 @@ async fn a_moved_coordinator_is_found_and_the_old_one_refuses() {
     }
     // The old coordinator refuses; the new one holds the group as it was.
     assert_eq!(
-        heartbeat(&mut a, "g", 1, &a_id).await,
+        a.heartbeat(3, "g", 1, &a_id).await,
         ErrorCode::NOT_COORDINATOR.code()
     );
     let mut at_new = Client::connect(cluster.brokers()[new as usize].address, "member-a").await;
     assert_eq!(
-        heartbeat(&mut at_new, "g", 1, &a_id).await,
+        at_new.heartbeat(3, "g", 1, &a_id).await,
         ErrorCode::REBALANCE_IN_PROGRESS.code()
     );
-    let rejoined = joined(&mut at_new, join("g", &a_id)).await;
+    let rejoined = at_new.join(3, join("g", &a_id)).await;
     assert_eq!((rejoined.error_code, rejoined.generation_id), (0, 2));
     assert_eq!(
         control.move_coordinator("nope", new),
@@ -906,7 +876,7 @@ async fn a_moved_coordinator_is_found_and_the_old_one_refuses() {
     assert_eq!(answer["previous"], new);
     assert_eq!(find_coordinator(&mut a, 4, "g").await, old);
     assert_eq!(
-        heartbeat(&mut at_new, "g", 2, &a_id).await,
+        at_new.heartbeat(3, "g", 2, &a_id).await,
         ErrorCode::NOT_COORDINATOR.code()
     );
     let (status, answer) = http(
@@ -1075,4 +1045,11 @@ async fn a_fenced_producer_is_refused_at_every_produce_version() {
 
 fn offsets_in(cluster: &Cluster, partition: usize) -> i64 {
     cluster.shared().state().topics["events"].partitions[partition].high_watermark()
+}
+
+fn sync(group: &str, generation: i32, member: &str) -> SyncGroupRequest {
+    SyncGroupRequest::default()
+        .with_group_id(group.into())
+        .with_generation_id(generation)
+        .with_member_id(member.into())
 }

@@ -25,9 +25,9 @@ use kafka_codec::messages::offset_fetch_request::{
 use kafka_codec::messages::sync_group_request::SyncGroupRequestAssignment;
 use kafka_codec::messages::{
     ConsumerProtocolSubscription, CreateTopicsRequest, DeleteGroupsRequest, DescribeGroupsRequest,
-    FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, JoinGroupResponse,
-    LeaveGroupRequest, ListGroupsRequest, OffsetCommitRequest, OffsetDeleteRequest,
-    OffsetFetchRequest, SyncGroupRequest, SyncGroupResponse,
+    FindCoordinatorRequest, HeartbeatRequest, JoinGroupRequest, LeaveGroupRequest,
+    ListGroupsRequest, OffsetCommitRequest, OffsetDeleteRequest, OffsetFetchRequest,
+    SyncGroupRequest,
 };
 use kafka_codec::messages::{DeleteTopicsRequest, MetadataRequest};
 use kafka_codec::{ApiKey, ErrorCode, Message, Response, Uuid};
@@ -38,31 +38,6 @@ use std::time::Duration;
 use support::{Client, GUARD};
 
 impl Client {
-    async fn join(&mut self, version: i16, request: JoinGroupRequest) -> JoinGroupResponse {
-        match self.call(version, request).await {
-            Response::JoinGroup(body) => body,
-            other => panic!("not JoinGroup: {other:?}"),
-        }
-    }
-
-    async fn sync(&mut self, version: i16, request: SyncGroupRequest) -> SyncGroupResponse {
-        match self.call(version, request).await {
-            Response::SyncGroup(body) => body,
-            other => panic!("not SyncGroup: {other:?}"),
-        }
-    }
-
-    async fn heartbeat(&mut self, version: i16, group: &str, generation: i32, member: &str) -> i16 {
-        let request = HeartbeatRequest::default()
-            .with_group_id(group.into())
-            .with_generation_id(generation)
-            .with_member_id(member.into());
-        match self.call(version, request).await {
-            Response::Heartbeat(body) => body.error_code,
-            other => panic!("not Heartbeat: {other:?}"),
-        }
-    }
-
     async fn commit(
         &mut self,
         version: i16,

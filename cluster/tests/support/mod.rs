@@ -8,7 +8,10 @@
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
-use kafka_codec::messages::ProduceRequest;
+use kafka_codec::messages::{
+    HeartbeatRequest, JoinGroupRequest, JoinGroupResponse, ProduceRequest, SyncGroupRequest,
+    SyncGroupResponse,
+};
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::{Request, Response, ResponseFrame};
 use std::net::SocketAddr;
@@ -160,4 +163,38 @@ pub fn produce(topic: &str, partition: i32, records: Bytes) -> ProduceRequest {
             .with_partition_data(vec![PartitionProduceData::default()
                 .with_index(partition)
                 .with_records(Some(records))])])
+}
+
+/// The group calls the group and fault tests share.
+impl Client {
+    pub async fn join(&mut self, version: i16, request: JoinGroupRequest) -> JoinGroupResponse {
+        match self.call(version, request).await {
+            Response::JoinGroup(body) => body,
+            other => panic!("not JoinGroup: {other:?}"),
+        }
+    }
+
+    pub async fn sync(&mut self, version: i16, request: SyncGroupRequest) -> SyncGroupResponse {
+        match self.call(version, request).await {
+            Response::SyncGroup(body) => body,
+            other => panic!("not SyncGroup: {other:?}"),
+        }
+    }
+
+    pub async fn heartbeat(
+        &mut self,
+        version: i16,
+        group: &str,
+        generation: i32,
+        member: &str,
+    ) -> i16 {
+        let request = HeartbeatRequest::default()
+            .with_group_id(group.into())
+            .with_generation_id(generation)
+            .with_member_id(member.into());
+        match self.call(version, request).await {
+            Response::Heartbeat(body) => body.error_code,
+            other => panic!("not Heartbeat: {other:?}"),
+        }
+    }
 }

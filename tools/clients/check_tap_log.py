@@ -190,7 +190,7 @@ def check(client, path, expect_login=False, expect=()):
                 if event == "response" and "correlationId" in line and "api" not in line:
                     problems.append(f"{where}: a response that answers no request")
                 why = line.get("unanswered")
-                if why == "the connection closed first":
+                if why == "the client closed the connection first":
                     notes.append(f"{api} v{line['apiVersion']} unanswered: the client closed "
                                  "the connection first")
                 elif why:

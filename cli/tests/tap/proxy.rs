@@ -533,6 +533,34 @@ fn a_client_that_disconnects_mid_frame_leaves_the_tap_serving() {
     assert_eq!(again.receive().header.correlation_id, 0);
 }
 
+/// A client that hangs up with a request in flight (a consumer closing during a long poll)
+/// is told apart from a broker that closes on one.
+#[test]
+fn a_client_that_hangs_up_first_is_named_in_unanswered() {
+    // A broker that never answers and closes only once the tap passes on the client's end.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            std::thread::spawn(move || {
+                let _ = stream.read_to_end(&mut Vec::new());
+            });
+        }
+    });
+    let tap = Tap::start(address, &[]);
+    let mut client = tap.connect();
+    client.send_all(&[metadata()]);
+    client.stream.shutdown(Shutdown::Write).unwrap();
+    let mut rest = Vec::new();
+    client.stream.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty());
+    let lines = tap.wait_closed(1);
+    let pair = events(&lines, "pair")[0];
+    assert_eq!(pair["unanswered"], "the client closed the connection first");
+    assert_eq!(pair["response"], Value::Null);
+}
+
 #[test]
 fn a_broker_that_closes_leaves_the_tap_serving() {
     let upstream = Upstream::start(|request| match request.body {
@@ -548,7 +576,7 @@ fn a_broker_that_closes_leaves_the_tap_serving() {
     drop(client);
     let lines = tap.wait_closed(1);
     let pair = events(&lines, "pair")[0];
-    assert_eq!(pair["unanswered"], "the connection closed first");
+    assert_eq!(pair["unanswered"], "the server closed the connection first");
     assert_eq!(pair["response"], Value::Null);
 
     let mut again = tap.connect();

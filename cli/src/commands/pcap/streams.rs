@@ -11,7 +11,9 @@
 use super::packets::Segment;
 use super::reassembly::{Delivery, Reassembler};
 use crate::commands::tap::config::Config;
-use crate::commands::tap::events::{ClosedEvent, ConnectEvent, Event, FrameEvent, EVENT_COST};
+use crate::commands::tap::events::{
+    ClosedEvent, ConnectEvent, Event, FrameEvent, Peer, EVENT_COST,
+};
 use crate::commands::tap::framing::{Content, Framer, Piece, Policy, Skipped};
 use crate::commands::tap::log::{self, Log, Logger};
 use crate::commands::tap::stats::{CaptureGaps, Stats};
@@ -109,6 +111,8 @@ struct Connection {
     server_by_port: Option<usize>,
     role: Role,
     ended: [Option<String>; 2],
+    /// The side whose end came first, if it was a clean one (FIN).
+    ended_first: Option<usize>,
 }
 
 enum Role {
@@ -246,8 +250,11 @@ impl Streams {
             connection.ended[1 - side].get_or_insert(why);
         }
         for side in 0..2 {
-            if connection.sides[side].finished() {
-                connection.ended[side].get_or_insert_with(|| "eof".to_owned());
+            if connection.sides[side].finished() && connection.ended[side].is_none() {
+                if connection.ended.iter().all(Option::is_none) {
+                    connection.ended_first = Some(side);
+                }
+                connection.ended[side] = Some("eof".to_owned());
             }
         }
         if connection.ended.iter().all(Option::is_some) {
@@ -311,6 +318,7 @@ impl Streams {
             server_by_port,
             role: Role::Undecided([Vec::new(), Vec::new()]),
             ended: [None, None],
+            ended_first: None,
         };
         self.next_id += 1;
         self.counts.connections += 1;
@@ -686,6 +694,13 @@ impl Streams {
             at: self.clock.at(at),
             to_server,
             to_client,
+            ended_first: connection.ended_first.map(|side| {
+                if side == kafka.client {
+                    Peer::Client
+                } else {
+                    Peer::Server
+                }
+            }),
             closed_by,
         })));
     }

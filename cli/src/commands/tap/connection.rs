@@ -3,7 +3,7 @@
 //! may close it early (the connection cap or memory budget evicting it, the idle timeout).
 //! Its logger runs as a task of its own on the decoding threads, fed through a bounded queue.
 
-use super::events::{ClosedEvent, ConnectEvent, Event};
+use super::events::{ClosedEvent, ConnectEvent, Event, Peer};
 use super::log::Logger;
 use super::proxy::Proxy;
 use super::pump::{pump, Link};
@@ -173,23 +173,32 @@ async fn forward(
         tokio::pin!(requests, responses);
         // A clean end of one direction is passed on as such while the other goes on; any
         // failure ends both.
+        // Which peer ended its side first is how a request left unanswered is explained.
         tokio::select! {
-            end = &mut requests => if matches!(end, super::pump::End::Eof) { responses.await; },
-            end = &mut responses => if matches!(end, super::pump::End::Eof) { requests.await; },
+            end = &mut requests => {
+                let clean = matches!(end, super::pump::End::Eof);
+                if clean { responses.await; }
+                clean.then_some(Peer::Client)
+            }
+            end = &mut responses => {
+                let clean = matches!(end, super::pump::End::Eof);
+                if clean { requests.await; }
+                clean.then_some(Peer::Server)
+            }
         }
     };
-    let closed_by = tokio::select! {
-        () = pumps => None,
+    let (ended_first, closed_by) = tokio::select! {
+        ended_first = pumps => (ended_first, None),
         why = link.member().evicted() => {
             proxy.metrics.evicted(why.into());
-            Some(why.describe(proxy.registry.max()))
+            (None, Some(why.describe(proxy.registry.max())))
         }
         () = idle(proxy.idle_timeout, || Some(link.member().last_activity())) => {
             proxy.metrics.evicted(Evicted::IdleTimeout);
-            Some(format!(
+            (None, Some(format!(
                 "closed by the tool: no byte either way for --idle-timeout ({} s)",
                 proxy.idle_timeout.map_or(0, |t| t.as_secs())
-            ))
+            )))
         }
     };
     let (to_server, to_client) = link.finish();
@@ -197,6 +206,7 @@ async fn forward(
         at: (Instant::now(), SystemTime::now()),
         to_server,
         to_client,
+        ended_first,
         closed_by,
     })))
     .await;

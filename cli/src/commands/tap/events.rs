@@ -62,5 +62,14 @@ pub struct ClosedEvent {
     pub at: (Instant, SystemTime),
     pub to_server: Stats,
     pub to_client: Stats,
+    /// The peer whose side ended cleanly (EOF) first, if one did.
+    pub ended_first: Option<Peer>,
     pub closed_by: Option<String>,
+}
+
+/// One end of a tapped connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    Client,
+    Server,
 }

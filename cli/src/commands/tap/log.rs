@@ -35,7 +35,7 @@
 //! interleave.
 
 use super::config::Config;
-use super::events::{ClosedEvent, ConnectEvent, Event, FrameEvent};
+use super::events::{ClosedEvent, ConnectEvent, Event, FrameEvent, Peer};
 use super::framing::{Content, Frame, Skipped};
 use super::rewrite::Note;
 use super::stats::Stats;
@@ -404,9 +404,10 @@ impl Logger {
                     at,
                     to_server,
                     to_client,
+                    ended_first,
                     closed_by,
                 } = *closed;
-                self.closed(at, to_server, to_client, closed_by);
+                self.closed(at, to_server, to_client, ended_first, closed_by);
                 true
             }
         }
@@ -645,10 +646,19 @@ impl Logger {
         (at, time): (Instant, SystemTime),
         to_server: Stats,
         to_client: Stats,
+        ended_first: Option<Peer>,
         closed_by: Option<String>,
     ) {
+        // A client may hang up with a request in flight (a consumer closing during a long
+        // poll); a server closing on one is another matter: the log tells them apart.
+        let why = match (&closed_by, ended_first) {
+            (Some(_), _) => "the tool closed the connection first",
+            (None, Some(Peer::Client)) => "the client closed the connection first",
+            (None, Some(Peer::Server)) => "the server closed the connection first",
+            (None, None) => "the connection failed first",
+        };
         for pending in std::mem::take(&mut self.awaiting) {
-            self.alone(pending, "the connection closed first");
+            self.alone(pending, why);
         }
         let mut line = self.line("close", time);
         line.field("client", &json!(self.client));

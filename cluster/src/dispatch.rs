@@ -1,14 +1,16 @@
 //! The one place every decoded request passes through on its way to a handler, so that
 //! what sits here works in front of every handler at once: the control surface
 //! ([`control::intercept`]: fault rules, latency, the request log) and the version limits
-//! (next: those of an older Kafka release, `--as-version`).
+//! (next: those of an older Kafka release, `--as-version`), and the SASL gate: before a
+//! connection has authenticated, only ApiVersions, SaslHandshake and SaslAuthenticate pass.
 
 use crate::control::{self, Caller};
 use crate::handlers;
 use crate::release;
+use crate::sasl::{Gate, Session};
 use crate::{Served, Shared};
 use kafka_codec::conn::IncomingRequest;
-use kafka_codec::ResponseFrame;
+use kafka_codec::{ApiKey, ErrorCode, ResponseFrame};
 use std::net::SocketAddr;
 
 /// What the transport does with a request.
@@ -22,14 +24,17 @@ pub enum Reply {
     Close(String),
 }
 
-/// Answers `request`, received by broker `node_id` on `connection` from `peer`, as the
-/// control surface's rules say (see [`control`]), and shows it to the request observer.
+/// Answers `request`, received by broker `node_id` on `connection` from `peer` (whose SASL
+/// progress is `session`), as the control surface's rules say (see [`control`]), and shows
+/// it to the request observer. When `session` has failed after this, the transport closes
+/// the connection once the reply is written.
 pub async fn dispatch(
     shared: &Shared,
     node_id: i32,
     connection: u64,
     peer: SocketAddr,
     request: &IncomingRequest,
+    session: &mut Session,
 ) -> Reply {
     let caller = Caller {
         node_id,
@@ -37,7 +42,7 @@ pub async fn dispatch(
         peer,
     };
     let reply = control::intercept(shared, &caller, request, || {
-        decide(shared, node_id, peer, request)
+        decide(shared, node_id, peer, request, session)
     })
     .await;
     if let Some(observer) = &shared.observer {
@@ -56,7 +61,11 @@ async fn decide(
     node_id: i32,
     peer: SocketAddr,
     request: &IncomingRequest,
+    session: &mut Session,
 ) -> Reply {
+    if let Some(reply) = sasl_gate(request, session) {
+        return reply;
+    }
     // A newer client's ApiVersions (UNSUPPORTED_VERSION at v0, so the client retries lower),
     // and what an older release refused.
     if let Some(reply) = release::intercept(shared, request) {
@@ -77,12 +86,51 @@ async fn decide(
         version: request.api_version,
         peer,
     };
-    let response = handlers::handle(&context, request).await;
+    let response = handlers::handle(&context, request, session).await;
     if !request.expects_response() {
         return Reply::Nothing;
     }
     match response {
         Some(body) => Reply::Respond(Box::new(request.respond(body))),
         None => Reply::Close(format!("{api} has no handler")),
+    }
+}
+
+/// What Kafka's SASL authenticator does with a request the connection may not send yet:
+/// before the handshake, anything but ApiVersions (once) and SaslHandshake closes the
+/// connection; after a v1 handshake, anything but SaslAuthenticate is answered with
+/// ILLEGAL_SASL_STATE and then the connection closes. `None`: the request goes on.
+fn sasl_gate(request: &IncomingRequest, session: &mut Session) -> Option<Reply> {
+    let api = request.api_key();
+    match session.gate() {
+        Gate::Open => None,
+        Gate::Handshake => match api {
+            ApiKey::SaslHandshake => None,
+            ApiKey::ApiVersions if session.versions_asked() => None,
+            _ => Some(Reply::Close(format!(
+                "{api} before SASL authentication (only ApiVersions and SaslHandshake are \
+                 served before it)"
+            ))),
+        },
+        Gate::Authenticate if api == ApiKey::SaslAuthenticate => None,
+        Gate::Authenticate => {
+            session.fail();
+            let why = format!("Unexpected Kafka request of type {api} during SASL authentication.");
+            match kafka_codec::error_response(
+                &request.body,
+                request.api_version,
+                ErrorCode::ILLEGAL_SASL_STATE,
+                Some(&why),
+            ) {
+                Ok(body) if request.expects_response() => {
+                    Some(Reply::Respond(Box::new(request.respond(body))))
+                }
+                _ => Some(Reply::Close(why)),
+            }
+        }
+        // The transport reads raw tokens itself; a failed session is closing.
+        Gate::RawTokens | Gate::Closed => {
+            Some(Reply::Close(format!("{api} during SASL authentication")))
+        }
     }
 }

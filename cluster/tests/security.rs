@@ -1,0 +1,394 @@
+//! SASL and TLS on the cluster, through this crate's client connection: what is served
+//! before authentication, PLAIN and SCRAM logins (SaslHandshake v1 with SaslAuthenticate
+//! v0-v2, and v0's raw tokens), the refusals Kafka gives (wrong password, unknown mechanism,
+//! requests out of turn), and SASL over TLS. The SCRAM client here follows RFC 5802; that
+//! the server's side matches real clients is proved by librdkafka, kafka-python and
+//! aiokafka (`tests/librdkafka.rs`, `kafka_python.rs`, `aiokafka.rs`), and its messages
+//! against RFC 7677's example (`src/sasl.rs`).
+
+mod support;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use kafka_codec::bytes::{BufMut, BytesMut};
+use kafka_codec::messages::{
+    ApiVersionsRequest, ListGroupsRequest, MetadataRequest, SaslAuthenticateRequest,
+    SaslAuthenticateResponse, SaslHandshakeRequest, SaslHandshakeResponse,
+};
+use kafka_codec::{ApiKey, ErrorCode, Response};
+use kafka_codec_cluster::sasl::{Mechanism, SaslUser};
+use kafka_codec_cluster::Cluster;
+use ring::{digest, hmac, pbkdf2};
+use std::num::NonZeroU32;
+use support::{Client, GUARD};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn sasl_cluster() -> Cluster {
+    Cluster::builder()
+        .sasl(SaslUser::new(Mechanism::Plain, "alice", "alice-secret"))
+        .sasl(SaslUser::new(Mechanism::ScramSha256, "bob", "bob-secret"))
+        .sasl(SaslUser::new(
+            Mechanism::ScramSha512,
+            "carol",
+            "carol-secret",
+        ))
+        .build()
+        .await
+        .expect("cluster")
+}
+
+impl Client {
+    async fn handshake(&mut self, version: i16, mechanism: &str) -> SaslHandshakeResponse {
+        let request = SaslHandshakeRequest::default().with_mechanism(mechanism.into());
+        match self.call(version, request).await {
+            Response::SaslHandshake(body) => body,
+            other => panic!("not a SaslHandshake response: {other:?}"),
+        }
+    }
+
+    async fn authenticate(&mut self, version: i16, token: &[u8]) -> SaslAuthenticateResponse {
+        let request = SaslAuthenticateRequest::default().with_auth_bytes(token.to_vec().into());
+        match self.call(version, request).await {
+            Response::SaslAuthenticate(body) => body,
+            other => panic!("not a SaslAuthenticate response: {other:?}"),
+        }
+    }
+
+    /// Whether the broker has closed the connection (end of stream within the guard).
+    async fn is_closed(&mut self) -> bool {
+        let mut buf = [0u8; 16];
+        matches!(
+            tokio::time::timeout(GUARD, self.tcp.read(&mut buf))
+                .await
+                .expect("guard"),
+            Ok(0) | Err(_)
+        )
+    }
+
+    /// A raw SASL token frame each way (after a SaslHandshake v0).
+    async fn raw_token(&mut self, token: &[u8]) -> Option<Vec<u8>> {
+        let mut out = BytesMut::new();
+        out.put_u32(token.len() as u32);
+        out.extend_from_slice(token);
+        self.tcp.write_all(&out).await.ok()?;
+        let mut size = [0u8; 4];
+        tokio::time::timeout(GUARD, self.tcp.read_exact(&mut size))
+            .await
+            .expect("guard")
+            .ok()?;
+        let mut answer = vec![0u8; u32::from_be_bytes(size) as usize];
+        self.tcp.read_exact(&mut answer).await.ok()?;
+        Some(answer)
+    }
+
+    async fn metadata_works(&mut self) -> bool {
+        matches!(
+            self.call(12, MetadataRequest::default().with_topics(None))
+                .await,
+            Response::Metadata(_)
+        )
+    }
+}
+
+#[tokio::test]
+async fn only_api_versions_and_the_handshake_are_served_before_authentication() {
+    let cluster = sasl_cluster().await;
+    let address = cluster.brokers()[0].address;
+    let mut client = Client::connect(address, "gate").await;
+    let Response::ApiVersions(versions) = client.call(3, ApiVersionsRequest::default()).await
+    else {
+        panic!("no ApiVersions answer")
+    };
+    for (api, max) in [(ApiKey::SaslHandshake, 1), (ApiKey::SaslAuthenticate, 2)] {
+        let listed = versions.api_keys.iter().find(|k| k.api_key == api.key());
+        let listed = listed.unwrap_or_else(|| panic!("{api} not listed"));
+        assert_eq!((listed.min_version, listed.max_version), (0, max));
+    }
+    assert!(
+        client
+            .closed_after(12, MetadataRequest::default().with_topics(None))
+            .await,
+        "Metadata before authentication must close the connection"
+    );
+
+    // A second ApiVersions before the handshake closes it too, as Kafka's authenticator.
+    let mut client = Client::connect(address, "gate").await;
+    client.call(3, ApiVersionsRequest::default()).await;
+    assert!(client.closed_after(3, ApiVersionsRequest::default()).await);
+
+    // After a v1 handshake anything but SaslAuthenticate: ILLEGAL_SASL_STATE, then closed.
+    let mut client = Client::connect(address, "gate").await;
+    assert_eq!(client.handshake(1, "PLAIN").await.error_code, 0);
+    let Response::ListGroups(answer) = client.call(4, ListGroupsRequest::default()).await else {
+        panic!("not a ListGroups answer")
+    };
+    assert_eq!(answer.error_code, ErrorCode::ILLEGAL_SASL_STATE.code());
+    assert!(client.is_closed().await);
+}
+
+#[tokio::test]
+async fn plain_logs_in_at_every_version_and_a_wrong_password_is_refused() {
+    let cluster = sasl_cluster().await;
+    let address = cluster.brokers()[0].address;
+    for version in 0..=2 {
+        let mut client = Client::connect(address, "plain").await;
+        let handshake = client.handshake(1, "PLAIN").await;
+        assert_eq!(handshake.error_code, 0);
+        let offered: Vec<&str> = handshake.mechanisms.iter().map(|m| &**m).collect();
+        assert_eq!(offered, ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]);
+        let answer = client.authenticate(version, b"\0alice\0alice-secret").await;
+        assert_eq!(answer.error_code, 0, "v{version}: {answer:?}");
+        assert!(answer.auth_bytes.is_empty());
+        assert_eq!(answer.session_lifetime_ms, 0);
+        assert!(client.metadata_works().await, "v{version}");
+        // No re-authentication: a second handshake is out of turn.
+        assert_eq!(
+            client.handshake(1, "PLAIN").await.error_code,
+            ErrorCode::ILLEGAL_SASL_STATE.code()
+        );
+        assert!(client.metadata_works().await);
+
+        let mut client = Client::connect(address, "plain").await;
+        client.handshake(1, "PLAIN").await;
+        let answer = client.authenticate(version, b"\0alice\0wrong").await;
+        assert_eq!(
+            answer.error_code,
+            ErrorCode::SASL_AUTHENTICATION_FAILED.code()
+        );
+        assert_eq!(
+            answer.error_message.as_deref(),
+            Some("Authentication failed: Invalid username or password")
+        );
+        assert!(
+            client.is_closed().await,
+            "v{version}: not closed after a refusal"
+        );
+    }
+    // A SCRAM user has no PLAIN password.
+    let mut client = Client::connect(address, "plain").await;
+    client.handshake(1, "PLAIN").await;
+    let answer = client.authenticate(2, b"\0bob\0bob-secret").await;
+    assert_eq!(
+        answer.error_code,
+        ErrorCode::SASL_AUTHENTICATION_FAILED.code()
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_mechanism_is_refused_and_the_connection_closed() {
+    let cluster = sasl_cluster().await;
+    let mut client = Client::connect(cluster.brokers()[0].address, "gssapi").await;
+    let answer = client.handshake(1, "GSSAPI").await;
+    assert_eq!(
+        answer.error_code,
+        ErrorCode::UNSUPPORTED_SASL_MECHANISM.code()
+    );
+    assert_eq!(answer.mechanisms.len(), 3);
+    assert!(client.is_closed().await);
+}
+
+#[tokio::test]
+async fn a_v0_handshake_takes_raw_tokens() {
+    let cluster = sasl_cluster().await;
+    let address = cluster.brokers()[0].address;
+    let mut client = Client::connect(address, "raw").await;
+    assert_eq!(client.handshake(0, "PLAIN").await.error_code, 0);
+    assert_eq!(
+        client.raw_token(b"\0alice\0alice-secret").await,
+        Some(Vec::new())
+    );
+    assert!(client.metadata_works().await);
+
+    // SCRAM over raw tokens.
+    let mut client = Client::connect(address, "raw").await;
+    assert_eq!(client.handshake(0, "SCRAM-SHA-512").await.error_code, 0);
+    let mut scram = ScramClient::new(Mechanism::ScramSha512, "carol", "carol-secret");
+    let server_first = client
+        .raw_token(&scram.first())
+        .await
+        .expect("server-first");
+    let server_final = client
+        .raw_token(&scram.last(&server_first))
+        .await
+        .expect("server-final");
+    scram.verify(&server_final);
+    assert!(client.metadata_works().await);
+
+    // A wrong raw PLAIN password: closed without an answer, as Kafka does.
+    let mut client = Client::connect(address, "raw").await;
+    client.handshake(0, "PLAIN").await;
+    assert_eq!(client.raw_token(b"\0alice\0wrong").await, None);
+}
+
+#[tokio::test]
+async fn scram_logs_in_with_either_hash_and_refuses_a_wrong_password() {
+    let cluster = sasl_cluster().await;
+    let address = cluster.brokers()[0].address;
+    for (mechanism, user, password) in [
+        (Mechanism::ScramSha256, "bob", "bob-secret"),
+        (Mechanism::ScramSha512, "carol", "carol-secret"),
+    ] {
+        let mut client = Client::connect(address, "scram").await;
+        assert_eq!(client.handshake(1, mechanism.name()).await.error_code, 0);
+        let mut scram = ScramClient::new(mechanism, user, password);
+        let first = client.authenticate(2, &scram.first()).await;
+        assert_eq!(first.error_code, 0);
+        let last = client.authenticate(2, &scram.last(&first.auth_bytes)).await;
+        assert_eq!(last.error_code, 0, "{mechanism}: {last:?}");
+        scram.verify(&last.auth_bytes);
+        assert_eq!(last.session_lifetime_ms, 0);
+        assert!(client.metadata_works().await);
+
+        let mut client = Client::connect(address, "scram").await;
+        client.handshake(1, mechanism.name()).await;
+        let mut scram = ScramClient::new(mechanism, user, "wrong");
+        let first = client.authenticate(1, &scram.first()).await;
+        let last = client.authenticate(1, &scram.last(&first.auth_bytes)).await;
+        assert_eq!(
+            last.error_code,
+            ErrorCode::SASL_AUTHENTICATION_FAILED.code()
+        );
+        assert_eq!(
+            last.error_message.as_deref(),
+            Some(
+                format!(
+                    "Authentication failed during authentication due to invalid credentials \
+                     with SASL mechanism {mechanism}"
+                )
+                .as_str()
+            )
+        );
+        assert!(client.is_closed().await);
+    }
+    // An unknown user is refused at the first message, with the same words.
+    let mut client = Client::connect(address, "scram").await;
+    client.handshake(1, "SCRAM-SHA-256").await;
+    let mut scram = ScramClient::new(Mechanism::ScramSha256, "mallory", "x");
+    let first = client.authenticate(2, &scram.first()).await;
+    assert_eq!(
+        first.error_code,
+        ErrorCode::SASL_AUTHENTICATION_FAILED.code()
+    );
+    assert!(client.is_closed().await);
+}
+
+#[tokio::test]
+async fn without_sasl_everything_is_served_and_the_handshake_is_out_of_turn() {
+    let cluster = Cluster::builder().build().await.expect("cluster");
+    let mut client = Client::connect(cluster.brokers()[0].address, "open").await;
+    assert!(client.metadata_works().await);
+    assert_eq!(
+        client.handshake(1, "PLAIN").await.error_code,
+        ErrorCode::ILLEGAL_SASL_STATE.code()
+    );
+    assert_eq!(
+        client.authenticate(2, b"\0a\0b").await.error_code,
+        ErrorCode::ILLEGAL_SASL_STATE.code()
+    );
+    assert!(client.metadata_works().await);
+}
+
+/// RFC 5802's client side, for these tests.
+struct ScramClient {
+    mechanism: Mechanism,
+    user: String,
+    password: String,
+    nonce: String,
+    client_first_bare: String,
+    server_signature: Vec<u8>,
+}
+
+impl ScramClient {
+    fn new(mechanism: Mechanism, user: &str, password: &str) -> Self {
+        ScramClient {
+            mechanism,
+            user: user.into(),
+            password: password.into(),
+            nonce: "fyko+d2lbbFgONRv9qkxdawL".into(),
+            client_first_bare: String::new(),
+            server_signature: Vec::new(),
+        }
+    }
+
+    fn algorithms(
+        &self,
+    ) -> (
+        hmac::Algorithm,
+        &'static digest::Algorithm,
+        pbkdf2::Algorithm,
+    ) {
+        match self.mechanism {
+            Mechanism::ScramSha256 => (
+                hmac::HMAC_SHA256,
+                &digest::SHA256,
+                pbkdf2::PBKDF2_HMAC_SHA256,
+            ),
+            _ => (
+                hmac::HMAC_SHA512,
+                &digest::SHA512,
+                pbkdf2::PBKDF2_HMAC_SHA512,
+            ),
+        }
+    }
+
+    fn first(&mut self) -> Vec<u8> {
+        self.client_first_bare = format!("n={},r={}", self.user, self.nonce);
+        format!("n,,{}", self.client_first_bare).into_bytes()
+    }
+
+    fn last(&mut self, server_first: &[u8]) -> Vec<u8> {
+        let server_first = std::str::from_utf8(server_first).expect("server-first is text");
+        let mut nonce = "";
+        let mut salt = Vec::new();
+        let mut iterations = 0;
+        for field in server_first.split(',') {
+            match field.split_at(2) {
+                ("r=", value) => nonce = value,
+                ("s=", value) => salt = STANDARD.decode(value).expect("salt"),
+                ("i=", value) => iterations = value.parse().expect("iterations"),
+                _ => {}
+            }
+        }
+        assert!(nonce.starts_with(&self.nonce), "{server_first}");
+        assert_eq!(iterations, 4096);
+        let (mac, hash, kdf) = self.algorithms();
+        let mut salted = vec![0u8; hash.output_len()];
+        pbkdf2::derive(
+            kdf,
+            NonZeroU32::new(iterations).unwrap(),
+            &salt,
+            self.password.as_bytes(),
+            &mut salted,
+        );
+        let key = hmac::Key::new(mac, &salted);
+        let client_key = hmac::sign(&key, b"Client Key");
+        let stored_key = digest::digest(hash, client_key.as_ref());
+        let without_proof = format!("c=biws,r={nonce}");
+        let auth_message = format!("{},{server_first},{without_proof}", self.client_first_bare);
+        let signature = hmac::sign(
+            &hmac::Key::new(mac, stored_key.as_ref()),
+            auth_message.as_bytes(),
+        );
+        let proof: Vec<u8> = client_key
+            .as_ref()
+            .iter()
+            .zip(signature.as_ref())
+            .map(|(k, s)| k ^ s)
+            .collect();
+        let server_key = hmac::sign(&key, b"Server Key");
+        self.server_signature = hmac::sign(
+            &hmac::Key::new(mac, server_key.as_ref()),
+            auth_message.as_bytes(),
+        )
+        .as_ref()
+        .to_vec();
+        format!("{without_proof},p={}", STANDARD.encode(proof)).into_bytes()
+    }
+
+    fn verify(&self, server_final: &[u8]) {
+        assert_eq!(
+            server_final,
+            format!("v={}", STANDARD.encode(&self.server_signature)).as_bytes()
+        );
+    }
+}

@@ -124,6 +124,9 @@ pub fn connect_in_memory(shared: &Arc<Shared>, node_id: i32) -> io::Result<Duple
 /// How long a client has to finish its TLS handshake.
 const TLS_HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// How long a connection refused authentication stays open for its client to read why.
+const REFUSED_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Bytes an in-memory pipe holds each way before a writer waits.
 const IN_MEMORY_BUFFER: usize = 64 * 1024;
 
@@ -232,7 +235,14 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
                 shared.metrics.response(counted, started.elapsed());
                 member.touch();
                 if session.failed() {
-                    // A refused login or mechanism: answered, then closed, as Kafka does.
+                    // A refused login or mechanism: answered, then closed, as Kafka does;
+                    // but only once the client has read the answer and gone, or after a
+                    // second: a client that reads the answer and the close in one go may
+                    // drop the answer (kafka-python 3 does), and then never says why.
+                    let _ = tokio::time::timeout(REFUSED_LINGER, async {
+                        while matches!(read_chunk(&mut stream).await, Ok(c) if !c.is_empty()) {}
+                    })
+                    .await;
                     return;
                 }
             }

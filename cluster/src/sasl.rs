@@ -465,7 +465,7 @@ impl Session {
     }
 
     /// Takes the client's next token and returns the server's, or why it refused (the
-    /// session is then [`Session::Failed`]). `random` makes the server nonce.
+    /// session is then [`Session::Failed`]).
     pub fn step(&mut self, users: &Users, token: &[u8]) -> Result<Vec<u8>, Refused> {
         let outcome = match std::mem::replace(self, Session::Failed) {
             Session::Chosen {
@@ -490,11 +490,10 @@ impl Session {
                 mechanism,
                 exchange,
                 ..
-            } => scram_final(mechanism, &exchange, token).map(|answer| {
+            } => scram_final(mechanism, &exchange, token).inspect(|_| {
                 *self = Session::Authenticated {
                     user: exchange.user.clone(),
                 };
-                answer
             }),
             other => {
                 *self = other;

@@ -152,3 +152,12 @@ async fn librdkafka_idempotent_producer_delivers_every_record_once() {
         assert_eq!(partition.producers.len(), 1, "partition {index}");
     }
 }
+
+/// SASL_PLAINTEXT with PLAIN and SCRAM-SHA-512, then SASL_SSL with both: confluent-kafka's admin
+/// client creates a topic, its producer and consumer move 200 records, and a wrong password
+/// is refused with its authentication error (`tools/clients/cluster_security.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn confluent_kafka_logs_in_with_sasl_over_plaintext_and_tls() {
+    support::run_security_script("confluent-kafka").await;
+}

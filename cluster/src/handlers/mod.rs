@@ -3,6 +3,7 @@
 //! exactly these APIs, so ApiVersions never names one that is then refused.
 
 mod alter_configs;
+mod alter_user_scram_credentials;
 mod api_versions;
 mod create_partitions;
 mod create_topics;
@@ -13,6 +14,7 @@ mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
 mod describe_log_dirs;
+mod describe_user_scram_credentials;
 mod fetch;
 mod find_coordinator;
 mod heartbeat;
@@ -79,7 +81,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 29] = [
+const SERVED: [ApiKey; 31] = [
     api_versions::API,
     metadata::API,
     create_topics::API,
@@ -111,6 +113,8 @@ const SERVED: [ApiKey; 29] = [
     // Security.
     sasl_handshake::API,
     sasl_authenticate::API,
+    describe_user_scram_credentials::API,
+    alter_user_scram_credentials::API,
 ];
 
 /// What ApiVersions lists.
@@ -159,6 +163,12 @@ pub async fn handle(
         Request::AlterConfigs(body) => alter_configs::handle(context, body).into(),
         Request::IncrementalAlterConfigs(body) => {
             incremental_alter_configs::handle(context, body).into()
+        }
+        Request::DescribeUserScramCredentials(body) => {
+            describe_user_scram_credentials::handle(context, body).into()
+        }
+        Request::AlterUserScramCredentials(body) => {
+            alter_user_scram_credentials::handle(context, body).into()
         }
         Request::SaslHandshake(body) => sasl_handshake::handle(context, body, session).into(),
         Request::SaslAuthenticate(body) => sasl_authenticate::handle(context, body, session).into(),

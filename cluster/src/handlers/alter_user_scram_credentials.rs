@@ -8,6 +8,7 @@
 
 use super::Context;
 use crate::sasl::{Mechanism, ScramCredential, MAX_ITERATIONS, MIN_ITERATIONS};
+use kafka_codec::messages::alter_user_scram_credentials_request::ScramCredentialUpsertion;
 use kafka_codec::messages::alter_user_scram_credentials_response::AlterUserScramCredentialsResult;
 use kafka_codec::messages::{AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse};
 use kafka_codec::{ApiKey, ErrorCode};
@@ -48,7 +49,7 @@ pub fn handle(
     let mut users = context.shared.users();
     // In request order: what passed its checks, and the refusals.
     let mut deletions: Vec<(String, Mechanism)> = Vec::new();
-    let mut upsertions: Vec<(String, Mechanism, &[u8], i32, &[u8])> = Vec::new();
+    let mut upsertions: Vec<(String, Mechanism, &ScramCredentialUpsertion)> = Vec::new();
     let mut refused: Vec<(String, Refusal)> = Vec::new();
     let is_refused =
         |refused: &[(String, Refusal)], name: &str| refused.iter().any(|(n, _)| n == name);
@@ -100,13 +101,7 @@ pub fn handle(
             }
         });
         match checked {
-            Ok(mechanism) => upsertions.push((
-                name.to_owned(),
-                mechanism,
-                &upsertion.salt,
-                upsertion.iterations,
-                &upsertion.salted_password,
-            )),
+            Ok(mechanism) => upsertions.push((name.to_owned(), mechanism, upsertion)),
             Err(refusal) => refused.push((name.to_owned(), refusal)),
         }
     }
@@ -115,12 +110,12 @@ pub fn handle(
         users.remove_scram(&name, mechanism);
         results.push(success(&name));
     }
-    for (name, mechanism, salt, iterations, salted_password) in upsertions {
+    for (name, mechanism, upsertion) in upsertions {
         if let Some(credential) = ScramCredential::from_salted_password(
             mechanism,
-            salt.to_vec(),
-            iterations,
-            salted_password,
+            upsertion.salt.to_vec(),
+            upsertion.iterations,
+            &upsertion.salted_password,
         ) {
             users.set_scram(&name, mechanism, credential);
         }

@@ -19,6 +19,7 @@
 //! cluster's [`state`]; the response is encoded on the way back. What is served, and what is not yet,
 //! is in the README.
 
+pub mod acls;
 pub mod broker;
 pub mod configs;
 pub mod control;
@@ -119,6 +120,8 @@ pub struct Shared {
     pub sasl: bool,
     /// The SASL users: PLAIN passwords and SCRAM credentials.
     users: Mutex<Users>,
+    /// The ACLs (CreateAcls, DescribeAcls, DeleteAcls).
+    acls: Mutex<acls::Acls>,
     /// The listeners' TLS, if they serve TLS.
     pub(crate) tls: Option<TlsAcceptor>,
 }
@@ -147,6 +150,11 @@ impl Shared {
     /// The SASL users, locked. Never held across an await.
     pub fn users(&self) -> MutexGuard<'_, Users> {
         self.users.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The ACLs, locked. Never held across an await.
+    pub fn acls(&self) -> MutexGuard<'_, acls::Acls> {
+        self.acls.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -480,6 +488,7 @@ impl ClusterBuilder {
             next_connection: std::sync::atomic::AtomicU64::new(1),
             sasl: !self.sasl_users.is_empty(),
             users: Mutex::new(users),
+            acls: Mutex::default(),
             tls,
         });
         for (node_id, listener) in listeners.into_iter().enumerate() {

@@ -638,3 +638,213 @@ async fn scram_credentials_are_described_and_altered_and_logins_follow_them() {
             .await
     );
 }
+
+/// Kafka's enum codes (ResourceType, PatternType, AclOperation, AclPermissionType).
+const TOPIC: i8 = 2;
+const GROUP: i8 = 3;
+const CLUSTER: i8 = 4;
+const LITERAL: i8 = 3;
+const PREFIXED: i8 = 4;
+const READ: i8 = 3;
+const WRITE: i8 = 4;
+const DESCRIBE: i8 = 8;
+const ALLOW: i8 = 3;
+const DENY: i8 = 2;
+const ANY: i8 = 1;
+const MATCH: i8 = 2;
+
+fn creation(
+    resource_type: i8,
+    name: &str,
+    pattern: i8,
+    principal: &str,
+    operation: i8,
+    permission: i8,
+) -> kafka_codec::messages::create_acls_request::AclCreation {
+    kafka_codec::messages::create_acls_request::AclCreation::default()
+        .with_resource_type(resource_type)
+        .with_resource_name(name.into())
+        .with_resource_pattern_type(pattern)
+        .with_principal(principal.into())
+        .with_host("*".into())
+        .with_operation(operation)
+        .with_permission_type(permission)
+}
+
+impl Client {
+    /// (resource type, name, pattern type, principal, operation, permission) of each ACL
+    /// the filter describes.
+    async fn describe_acls(
+        &mut self,
+        version: i16,
+        filter: kafka_codec::messages::DescribeAclsRequest,
+    ) -> Result<Vec<(i8, String, i8, String, i8, i8)>, i16> {
+        let Response::DescribeAcls(answer) = self.call(version, filter).await else {
+            panic!("not DescribeAcls")
+        };
+        if answer.error_code != 0 {
+            return Err(answer.error_code);
+        }
+        Ok(answer
+            .resources
+            .iter()
+            .flat_map(|r| {
+                r.acls.iter().map(|a| {
+                    (
+                        r.resource_type,
+                        r.resource_name.to_string(),
+                        r.pattern_type,
+                        a.principal.to_string(),
+                        a.operation,
+                        a.permission_type,
+                    )
+                })
+            })
+            .collect())
+    }
+}
+
+fn acl_filter(
+    resource_type: i8,
+    name: Option<&str>,
+    pattern: i8,
+    principal: Option<&str>,
+) -> kafka_codec::messages::DescribeAclsRequest {
+    kafka_codec::messages::DescribeAclsRequest::default()
+        .with_resource_type_filter(resource_type)
+        .with_resource_name_filter(name.map(Into::into))
+        .with_pattern_type_filter(pattern)
+        .with_principal_filter(principal.map(Into::into))
+        .with_host_filter(None)
+        .with_operation(ANY)
+        .with_permission_type(ANY)
+}
+
+#[tokio::test]
+async fn acls_are_created_described_by_every_kind_of_filter_and_deleted() {
+    use kafka_codec::messages::delete_acls_request::DeleteAclsFilter;
+    use kafka_codec::messages::{CreateAclsRequest, DeleteAclsRequest};
+    let cluster = Cluster::builder().build().await.expect("cluster");
+    let mut client = Client::connect(cluster.brokers()[0].address, "acls").await;
+    let Response::CreateAcls(created) = client
+        .call(
+            3,
+            CreateAclsRequest::default().with_creations(vec![
+                creation(TOPIC, "orders", LITERAL, "User:alice", READ, ALLOW),
+                creation(TOPIC, "ord", PREFIXED, "User:bob", WRITE, ALLOW),
+                creation(TOPIC, "*", LITERAL, "User:carol", DESCRIBE, DENY),
+                creation(GROUP, "g", LITERAL, "User:alice", READ, ALLOW),
+                creation(
+                    CLUSTER,
+                    "kafka-cluster",
+                    LITERAL,
+                    "User:alice",
+                    DESCRIBE,
+                    ALLOW,
+                ),
+                // Refused: a MATCH pattern, CLUSTER by another name, ANY operation, no type.
+                creation(TOPIC, "x", MATCH, "User:alice", READ, ALLOW),
+                creation(CLUSTER, "other", LITERAL, "User:alice", READ, ALLOW),
+                creation(TOPIC, "x", LITERAL, "User:alice", ANY, ALLOW),
+                creation(TOPIC, "x", LITERAL, "alice", READ, ALLOW),
+                // Again: a success, kept once.
+                creation(TOPIC, "orders", LITERAL, "User:alice", READ, ALLOW),
+            ]),
+        )
+        .await
+    else {
+        panic!("not CreateAcls")
+    };
+    let codes: Vec<i16> = created.results.iter().map(|r| r.error_code).collect();
+    let invalid = ErrorCode::INVALID_REQUEST.code();
+    assert_eq!(
+        codes,
+        [0, 0, 0, 0, 0, invalid, invalid, invalid, invalid, 0]
+    );
+
+    let names = |acls: Vec<(i8, String, i8, String, i8, i8)>| -> Vec<String> {
+        acls.into_iter()
+            .map(|a| format!("{}:{}", a.1, a.3))
+            .collect()
+    };
+    // ANY everything: all five.
+    let all = client
+        .describe_acls(3, acl_filter(ANY, None, ANY, None))
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 5);
+    // MATCH "orders": the literal, the prefix and the wildcard that apply to it.
+    let matched = client
+        .describe_acls(3, acl_filter(TOPIC, Some("orders"), MATCH, None))
+        .await
+        .unwrap();
+    assert_eq!(
+        names(matched),
+        ["orders:User:alice", "ord:User:bob", "*:User:carol"]
+    );
+    // LITERAL "orders": that one; PREFIXED "orders": none (the prefix is "ord").
+    let literal = client
+        .describe_acls(3, acl_filter(TOPIC, Some("orders"), LITERAL, None))
+        .await
+        .unwrap();
+    assert_eq!(names(literal), ["orders:User:alice"]);
+    let prefixed = client
+        .describe_acls(3, acl_filter(TOPIC, Some("orders"), PREFIXED, None))
+        .await
+        .unwrap();
+    assert!(prefixed.is_empty());
+    // By principal, any resource type.
+    let alice = client
+        .describe_acls(3, acl_filter(ANY, None, ANY, Some("User:alice")))
+        .await
+        .unwrap();
+    assert_eq!(
+        names(alice),
+        [
+            "orders:User:alice",
+            "g:User:alice",
+            "kafka-cluster:User:alice"
+        ]
+    );
+    // v0 has no pattern type: LITERAL.
+    let v0 = client
+        .describe_acls(0, acl_filter(TOPIC, None, LITERAL, None))
+        .await
+        .unwrap();
+    assert_eq!(names(v0), ["orders:User:alice", "*:User:carol"]);
+    // An UNKNOWN code in the filter: INVALID_REQUEST.
+    assert_eq!(
+        client
+            .describe_acls(3, acl_filter(0, None, ANY, None))
+            .await,
+        Err(invalid)
+    );
+
+    // Delete alice's ACLs of any kind and a filter refused beside it.
+    let alice_filter = DeleteAclsFilter::default()
+        .with_resource_type_filter(ANY)
+        .with_resource_name_filter(None)
+        .with_pattern_type_filter(ANY)
+        .with_principal_filter(Some("User:alice".into()))
+        .with_host_filter(None)
+        .with_operation(ANY)
+        .with_permission_type(ANY);
+    let Response::DeleteAcls(deleted) = client
+        .call(
+            3,
+            DeleteAclsRequest::default()
+                .with_filters(vec![alice_filter.clone(), alice_filter.with_operation(0)]),
+        )
+        .await
+    else {
+        panic!("not DeleteAcls")
+    };
+    assert_eq!(deleted.filter_results[0].error_code, 0);
+    assert_eq!(deleted.filter_results[0].matching_acls.len(), 3);
+    assert_eq!(deleted.filter_results[1].error_code, invalid);
+    let left = client
+        .describe_acls(3, acl_filter(ANY, None, ANY, None))
+        .await
+        .unwrap();
+    assert_eq!(names(left), ["ord:User:bob", "*:User:carol"]);
+}

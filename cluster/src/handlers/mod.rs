@@ -5,11 +5,14 @@
 mod alter_configs;
 mod alter_user_scram_credentials;
 mod api_versions;
+mod create_acls;
 mod create_partitions;
 mod create_topics;
+mod delete_acls;
 mod delete_groups;
 mod delete_records;
 mod delete_topics;
+mod describe_acls;
 mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
@@ -81,7 +84,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 31] = [
+const SERVED: [ApiKey; 34] = [
     api_versions::API,
     metadata::API,
     create_topics::API,
@@ -115,6 +118,9 @@ const SERVED: [ApiKey; 31] = [
     sasl_authenticate::API,
     describe_user_scram_credentials::API,
     alter_user_scram_credentials::API,
+    create_acls::API,
+    describe_acls::API,
+    delete_acls::API,
 ];
 
 /// What ApiVersions lists.
@@ -170,6 +176,9 @@ pub async fn handle(
         Request::AlterUserScramCredentials(body) => {
             alter_user_scram_credentials::handle(context, body).into()
         }
+        Request::CreateAcls(body) => create_acls::handle(context, body).into(),
+        Request::DescribeAcls(body) => describe_acls::handle(context, body).into(),
+        Request::DeleteAcls(body) => delete_acls::handle(context, body).into(),
         Request::SaslHandshake(body) => sasl_handshake::handle(context, body, session).into(),
         Request::SaslAuthenticate(body) => sasl_authenticate::handle(context, body, session).into(),
         _ => return None,

@@ -171,6 +171,11 @@ impl Acls {
         }
     }
 
+    /// Every ACL.
+    pub fn all(&self) -> impl Iterator<Item = &AclBinding> {
+        self.bindings.iter()
+    }
+
     /// The ACLs `filter` matches.
     pub fn matching<'a>(&'a self, filter: &'a AclFilter) -> impl Iterator<Item = &'a AclBinding> {
         self.bindings.iter().filter(move |acl| filter.matches(acl))

@@ -4,13 +4,14 @@
 //! (next: those of an older Kafka release, `--as-version`), and the SASL gate: before a
 //! connection has authenticated, only ApiVersions, SaslHandshake and SaslAuthenticate pass.
 
+use crate::authorizer;
 use crate::control::{self, Caller};
 use crate::handlers;
 use crate::release;
 use crate::sasl::{Gate, Session};
 use crate::{Served, Shared};
 use kafka_codec::conn::IncomingRequest;
-use kafka_codec::{ApiKey, ErrorCode, ResponseFrame};
+use kafka_codec::{ApiKey, ErrorCode, Response, ResponseFrame};
 use std::net::SocketAddr;
 
 /// What the transport does with a request.
@@ -80,13 +81,26 @@ async fn decide(
         // Kafka closes the connection on an API or version it does not serve.
         return Reply::Close(format!("{api} v{} is not served", request.api_version));
     }
+    if let Some(reply) = authorize(shared, peer, request, session) {
+        return reply;
+    }
     let context = handlers::Context {
         shared,
         node_id,
         version: request.api_version,
         peer,
     };
-    let response = handlers::handle(&context, request, session).await;
+    let mut response = handlers::handle(&context, request, session).await;
+    if let (Some(Response::Metadata(body)), Some(user)) = (&mut response, session.user()) {
+        // Every topic asked for: only those the principal may describe, as Kafka lists them.
+        let principal = format!("User:{user}");
+        let acls = shared.acls();
+        body.topics.retain(|topic| {
+            topic.name.as_deref().is_none_or(|name| {
+                authorizer::describable(&acls, &shared.super_users, &principal, peer.ip(), name)
+            })
+        });
+    }
     if !request.expects_response() {
         return Reply::Nothing;
     }
@@ -133,4 +147,30 @@ fn sasl_gate(request: &IncomingRequest, session: &mut Session) -> Option<Reply> 
             Some(Reply::Close(format!("{api} during SASL authentication")))
         }
     }
+}
+
+/// The ACL check in front of every handler (see [`authorizer`]): with SASL on, a request
+/// that needs an operation the connection's principal may not do is answered with the
+/// authorization error of the first one denied, in every error field the response has for
+/// the entries named. `None`: allowed (or SASL off).
+fn authorize(
+    shared: &Shared,
+    peer: SocketAddr,
+    request: &IncomingRequest,
+    session: &Session,
+) -> Option<Reply> {
+    let user = session.user()?;
+    let principal = format!("User:{user}");
+    let needs = authorizer::needs(&request.body, &shared.state());
+    let acls = shared.acls();
+    let denied = needs.iter().find(|need| {
+        !authorizer::allowed(&acls, &shared.super_users, &principal, peer.ip(), need)
+    })?;
+    let error = denied.denied();
+    let refused = kafka_codec::error_response(&request.body, request.api_version, error, None);
+    Some(match refused {
+        Ok(body) if request.expects_response() => Reply::Respond(Box::new(request.respond(body))),
+        // Kafka closes the connection of a Produce with acks 0 that it refuses.
+        _ => Reply::Close(format!("{} is not authorized: {error}", request.api_key())),
+    })
 }

@@ -20,6 +20,7 @@
 //! is in the README.
 
 pub mod acls;
+pub mod authorizer;
 pub mod broker;
 pub mod configs;
 pub mod control;
@@ -120,8 +121,10 @@ pub struct Shared {
     pub sasl: bool,
     /// The SASL users: PLAIN passwords and SCRAM credentials.
     users: Mutex<Users>,
-    /// The ACLs (CreateAcls, DescribeAcls, DeleteAcls).
+    /// The ACLs (CreateAcls, DescribeAcls, DeleteAcls), enforced when SASL is on.
     acls: Mutex<acls::Acls>,
+    /// Principals (`User:admin`) the ACLs do not bind.
+    pub super_users: Vec<String>,
     /// The listeners' TLS, if they serve TLS.
     pub(crate) tls: Option<TlsAcceptor>,
 }
@@ -248,6 +251,7 @@ pub struct ClusterBuilder {
     in_memory: bool,
     seed: Option<u64>,
     sasl_users: Vec<SaslUser>,
+    super_users: Vec<String>,
     tls: Option<kafka_codec_server::tls::ListenTls>,
 }
 
@@ -272,6 +276,7 @@ impl Default for ClusterBuilder {
             in_memory: false,
             seed: None,
             sasl_users: Vec::new(),
+            super_users: Vec::new(),
             tls: None,
         }
     }
@@ -394,6 +399,13 @@ impl ClusterBuilder {
         self
     }
 
+    /// A principal (`User:admin`) that ACLs do not bind, as Kafka's `super.users`. With SASL
+    /// on, everyone else needs an ACL for each operation (see [`authorizer`]).
+    pub fn super_user(mut self, principal: impl Into<String>) -> Self {
+        self.super_users.push(principal.into());
+        self
+    }
+
     /// Serves TLS on every broker listener (SSL, or SASL_SSL with [`sasl`](Self::sasl)) with
     /// this certificate chain and private key, PEM files, as the tap's
     /// `--listen-tls-cert`/`--listen-tls-key` (the same rustls setup of
@@ -489,6 +501,7 @@ impl ClusterBuilder {
             sasl: !self.sasl_users.is_empty(),
             users: Mutex::new(users),
             acls: Mutex::default(),
+            super_users: self.super_users,
             tls,
         });
         for (node_id, listener) in listeners.into_iter().enumerate() {

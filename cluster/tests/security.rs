@@ -32,6 +32,8 @@ async fn sasl_cluster() -> Cluster {
             "carol",
             "carol-secret",
         ))
+        // With SASL on, ACLs are enforced: carol may do everything, the others need ACLs.
+        .super_user("User:carol")
         .build()
         .await
         .expect("cluster")
@@ -847,4 +849,138 @@ async fn acls_are_created_described_by_every_kind_of_filter_and_deleted() {
         .await
         .unwrap();
     assert_eq!(names(left), ["ord:User:bob", "*:User:carol"]);
+}
+
+/// With SASL on, ACLs are enforced in front of every handler: nothing without an ACL, the
+/// operation's ACL lets it through (a prefix, DESCRIBE implied by READ), a DENY wins, a
+/// super user needs none, and Metadata for every topic lists only what may be described.
+#[tokio::test]
+async fn acls_are_enforced_when_sasl_is_on() {
+    use kafka_codec::messages::create_topics_request::CreatableTopic;
+    use kafka_codec::messages::{CreateAclsRequest, CreateTopicsRequest, JoinGroupRequest};
+    let cluster = sasl_cluster().await;
+    let address = cluster.brokers()[0].address;
+    let mut admin = Client::connect(address, "admin").await;
+    assert!(
+        admin
+            .scram_login(Mechanism::ScramSha512, "carol", "carol-secret")
+            .await
+    );
+    let Response::CreateTopics(created) = admin
+        .call(
+            7,
+            CreateTopicsRequest::default().with_topics(
+                ["orders-eu", "orders-us", "payments"]
+                    .map(|name| {
+                        CreatableTopic::default()
+                            .with_name(name.into())
+                            .with_num_partitions(1)
+                            .with_replication_factor(1)
+                    })
+                    .to_vec(),
+            ),
+        )
+        .await
+    else {
+        panic!("not CreateTopics")
+    };
+    assert!(
+        created.topics.iter().all(|t| t.error_code == 0),
+        "{created:?}"
+    );
+
+    let mut alice = Client::connect(address, "alice").await;
+    alice.handshake(1, "PLAIN").await;
+    assert_eq!(
+        alice
+            .authenticate(2, b"\0alice\0alice-secret")
+            .await
+            .error_code,
+        0
+    );
+    // No ACL: produce refused per partition, Metadata lists nothing, groups refused.
+    let produce = |topic: &str| support::produce(topic, 0, support::batch(0, 1));
+    let produce_error = |answer: Response| match answer {
+        Response::Produce(body) => body.responses[0].partition_responses[0].error_code,
+        other => panic!("not Produce: {other:?}"),
+    };
+    let topic_denied = ErrorCode::TOPIC_AUTHORIZATION_FAILED.code();
+    assert_eq!(
+        produce_error(alice.call(9, produce("orders-eu")).await),
+        topic_denied
+    );
+    let listed = |answer: Response| match answer {
+        Response::Metadata(body) => body
+            .topics
+            .iter()
+            .map(|t| t.name.as_deref().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>(),
+        other => panic!("not Metadata: {other:?}"),
+    };
+    let all_topics = || MetadataRequest::default().with_topics(None);
+    assert!(listed(alice.call(12, all_topics()).await).is_empty());
+    let join = JoinGroupRequest::default()
+        .with_group_id("g".into())
+        .with_session_timeout_ms(10_000)
+        .with_rebalance_timeout_ms(10_000)
+        .with_protocol_type("consumer".into());
+    let Response::JoinGroup(joined) = alice.call(5, join.clone()).await else {
+        panic!("not JoinGroup")
+    };
+    assert_eq!(
+        joined.error_code,
+        ErrorCode::GROUP_AUTHORIZATION_FAILED.code()
+    );
+    // The ACL APIs need ALTER on the cluster.
+    let Response::CreateAcls(refused) = alice
+        .call(
+            3,
+            CreateAclsRequest::default().with_creations(vec![creation(
+                TOPIC,
+                "orders",
+                PREFIXED,
+                "User:alice",
+                WRITE,
+                ALLOW,
+            )]),
+        )
+        .await
+    else {
+        panic!("not CreateAcls")
+    };
+    assert_eq!(
+        refused.results[0].error_code,
+        ErrorCode::CLUSTER_AUTHORIZATION_FAILED.code()
+    );
+
+    // The super user grants WRITE on the prefix "orders" and denies orders-us.
+    let Response::CreateAcls(granted) = admin
+        .call(
+            3,
+            CreateAclsRequest::default().with_creations(vec![
+                creation(TOPIC, "orders", PREFIXED, "User:alice", WRITE, ALLOW),
+                creation(TOPIC, "orders-us", LITERAL, "User:*", WRITE, DENY),
+            ]),
+        )
+        .await
+    else {
+        panic!("not CreateAcls")
+    };
+    assert!(granted.results.iter().all(|r| r.error_code == 0));
+    assert_eq!(produce_error(alice.call(9, produce("orders-eu")).await), 0);
+    assert_eq!(
+        produce_error(alice.call(9, produce("orders-us")).await),
+        topic_denied
+    );
+    assert_eq!(
+        produce_error(alice.call(9, produce("payments")).await),
+        topic_denied
+    );
+    // WRITE implies DESCRIBE: both orders topics are listed (DENY was for WRITE only).
+    assert_eq!(
+        listed(alice.call(12, all_topics()).await),
+        ["orders-eu", "orders-us"]
+    );
+    // The super user needs no ACL.
+    assert_eq!(produce_error(admin.call(9, produce("payments")).await), 0);
 }

@@ -41,6 +41,11 @@ pub struct ClusterCommand {
     /// a user logs in with its own. Without it no client authenticates.
     #[arg(long, value_name = "MECHANISM:USER:PASS")]
     sasl: Vec<SaslUser>,
+    /// With --sasl, ACLs are enforced (CreateAcls/DescribeAcls/DeleteAcls manage them):
+    /// this principal (`User:admin`, repeatable) may do everything without one, as Kafka's
+    /// `super.users`.
+    #[arg(long, value_name = "User:NAME", requires = "sasl")]
+    super_user: Vec<String>,
     #[command(flatten)]
     tls: ListenTls,
     #[command(flatten)]
@@ -109,6 +114,9 @@ impl Run for ClusterCommand {
             }
             for user in self.sasl {
                 builder = builder.sasl(user);
+            }
+            for principal in self.super_user {
+                builder = builder.super_user(principal);
             }
             if self.tls.listen_tls_cert.is_some() {
                 builder = builder.listen_tls(self.tls.clone());

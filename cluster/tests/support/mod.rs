@@ -266,6 +266,9 @@ pub async fn run_security_script(client: &str) {
                 users[1].1,
                 users[1].2,
             ))
+            // With SASL on, ACLs are enforced: these users may do everything.
+            .super_user("User:alice")
+            .super_user("User:carol")
     };
     let cluster = builder().build().await.expect("cluster");
     for (mechanism, user, password) in users {

@@ -39,8 +39,9 @@ pub struct ClusterCommand {
     /// Require SASL and add a user: `plain:USER:PASS`, `scram-sha-256:USER:PASS` or
     /// `scram-sha-512:USER:PASS` (repeat for more users). All three mechanisms are offered;
     /// a user logs in with its own. Without it no client authenticates.
+    // Read as text and parsed in `run`: clap's own error would repeat the password.
     #[arg(long, value_name = "MECHANISM:USER:PASS")]
-    sasl: Vec<SaslUser>,
+    sasl: Vec<String>,
     /// With --sasl, ACLs are enforced (CreateAcls/DescribeAcls/DeleteAcls manage them):
     /// this principal (`User:admin`, repeatable) may do everything without one, as Kafka's
     /// `super.users`.
@@ -69,6 +70,14 @@ pub struct ClusterCommand {
 impl Run for ClusterCommand {
     fn run(self) -> Result<(), Failure> {
         let (host, port) = host_and_port(&self.listen)?;
+        let sasl_users = self
+            .sasl
+            .iter()
+            .map(|user| {
+                user.parse::<SaslUser>()
+                    .map_err(|e| Failure::Usage(format!("--sasl: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let brokers = usize::from(self.brokers);
         let ports: Vec<u16> = if port == 0 {
             Vec::new()
@@ -112,7 +121,7 @@ impl Run for ClusterCommand {
             for rule in rules {
                 builder = builder.rule(rule);
             }
-            for user in self.sasl {
+            for user in sasl_users {
                 builder = builder.sasl(user);
             }
             for principal in self.super_user {

@@ -984,3 +984,88 @@ async fn acls_are_enforced_when_sasl_is_on() {
     // The super user needs no ACL.
     assert_eq!(produce_error(admin.call(9, produce("payments")).await), 0);
 }
+
+/// SASL_SSL: the listener speaks TLS with the certificate given (made now, signed by a CA
+/// made now), a client that trusts the CA logs in over it with PLAIN and is served; a client
+/// that does not start TLS is not served.
+#[tokio::test]
+async fn sasl_over_tls_serves_a_client_that_trusts_the_certificate() {
+    use kafka_codec::conn::ClientConnection;
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    use std::sync::Arc;
+    let pki = support::TestPki::new("security-rs");
+    let cluster = Cluster::builder()
+        .sasl(SaslUser::new(Mechanism::Plain, "alice", "alice-secret"))
+        .super_user("User:alice")
+        .tls(&pki.cert, &pki.key)
+        .build()
+        .await
+        .expect("cluster");
+    let address = cluster.brokers()[0].address;
+
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(&pki.ca).unwrap() {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .expect("the TLS handshake");
+    let mut connection = ClientConnection::new();
+    let mut received = BytesMut::new();
+    let mut call = async |version: i16, request: kafka_codec::Request| {
+        let mut out = BytesMut::new();
+        connection.send(version, &request, &mut out).unwrap();
+        tls.write_all(&out).await.unwrap();
+        loop {
+            if let Some(answer) = connection.receive(&mut received).unwrap() {
+                return answer.body;
+            }
+            let read = tokio::time::timeout(GUARD, tls.read_buf(&mut received))
+                .await
+                .expect("guard")
+                .unwrap();
+            assert!(read > 0, "the broker closed the TLS connection");
+        }
+    };
+    let handshake = SaslHandshakeRequest::default().with_mechanism("PLAIN".into());
+    let Response::SaslHandshake(answer) = call(1, handshake.into()).await else {
+        panic!("not SaslHandshake")
+    };
+    assert_eq!(answer.error_code, 0);
+    let login = SaslAuthenticateRequest::default()
+        .with_auth_bytes(b"\0alice\0alice-secret".to_vec().into());
+    let Response::SaslAuthenticate(answer) = call(2, login.into()).await else {
+        panic!("not SaslAuthenticate")
+    };
+    assert_eq!(answer.error_code, 0);
+    let metadata = MetadataRequest::default().with_topics(None);
+    let Response::Metadata(answer) = call(12, metadata.into()).await else {
+        panic!("not Metadata")
+    };
+    assert_eq!(answer.brokers.len(), 1);
+
+    // Plain Kafka bytes to the TLS listener: at most a TLS alert (record type 21), then the
+    // close; never a Kafka answer.
+    let mut plain = tokio::net::TcpStream::connect(address).await.unwrap();
+    let mut out = BytesMut::new();
+    ClientConnection::new()
+        .send(3, &ApiVersionsRequest::default().into(), &mut out)
+        .unwrap();
+    plain.write_all(&out).await.unwrap();
+    let mut seen = Vec::new();
+    tokio::time::timeout(GUARD, plain.read_to_end(&mut seen))
+        .await
+        .expect("guard")
+        .ok();
+    assert!(seen.is_empty() || seen[0] == 21, "{seen:?}");
+}

@@ -1,8 +1,10 @@
 //! The one place every decoded request passes through on its way to a handler, so that
 //! what sits here works in front of every handler at once: the control surface
 //! ([`control::intercept`]: fault rules, latency, the request log) and the version limits
-//! (next: those of an older Kafka release, `--as-version`), and the SASL gate: before a
-//! connection has authenticated, only ApiVersions, SaslHandshake and SaslAuthenticate pass.
+//! (next: those of an older Kafka release, `--as-version`), the SASL gate (before a
+//! connection has authenticated, only ApiVersions, SaslHandshake and SaslAuthenticate pass)
+//! and, with SASL on, the ACLs ([`authorizer`]: what each request needs, and the topics a
+//! Metadata answer may list).
 
 use crate::authorizer;
 use crate::control::{self, Caller};

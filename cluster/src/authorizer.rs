@@ -12,9 +12,9 @@
 //! request that needs something the principal lacks is refused whole, with the error of
 //! the first resource denied in every error field the response has for the entries named
 //! (TOPIC_, GROUP_, CLUSTER_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED); Kafka answers the
-//! entries it may serve and refuses the others one by one, which this does not yet. A
-//! Metadata request for every topic lists only the topics the principal may describe, as
-//! Kafka's does.
+//! entries it may serve and refuses the others one by one, which this does for Metadata
+//! only ([`limit_metadata`]: a topic named and not describable is refused alone, and an
+//! answer for every topic lists the describable ones).
 
 use crate::acls::{operation, pattern_type, permission, resource_type, AclBinding, Acls};
 use crate::acls::{CLUSTER_NAME, WILDCARD};
@@ -167,18 +167,8 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
             .iter()
             .map(|t| Need::topic(&t.topic, op::DESCRIBE))
             .collect(),
-        Request::Metadata(body) => body
-            .topics
-            .iter()
-            .flatten()
-            .filter_map(|t| {
-                topic_named(
-                    t.name.as_deref().unwrap_or_default(),
-                    t.topic_id,
-                    op::DESCRIBE,
-                )
-            })
-            .collect(),
+        // Per topic, after the handler: see `limit_metadata`.
+        Request::Metadata(_) => Vec::new(),
         Request::CreateTopics(body) => body
             .topics
             .iter()
@@ -308,22 +298,40 @@ fn config_need(config_resource_type: i8, name: &str, operation: i8) -> Need {
     }
 }
 
-/// The topics a Metadata answer for every topic may list to `principal`: those it may
-/// describe.
-pub fn describable(
+/// A Metadata answer as Kafka's authorizer leaves it: the topics `principal` may not
+/// describe are left out of an answer for every topic, and a topic named in the request is
+/// TOPIC_AUTHORIZATION_FAILED with no partitions and no id (whether it exists or not).
+pub fn limit_metadata(
     acls: &Acls,
     super_users: &[String],
     principal: &str,
     host: IpAddr,
-    topic: &str,
-) -> bool {
-    allowed(
-        acls,
-        super_users,
-        principal,
-        host,
-        &Need::topic(topic, op::DESCRIBE),
-    )
+    every_topic: bool,
+    answer: &mut kafka_codec::messages::MetadataResponse,
+) {
+    let describable = |name: &str| {
+        allowed(
+            acls,
+            super_users,
+            principal,
+            host,
+            &Need::topic(name, op::DESCRIBE),
+        )
+    };
+    if every_topic {
+        answer
+            .topics
+            .retain(|topic| topic.name.as_deref().is_none_or(describable));
+        return;
+    }
+    for topic in &mut answer.topics {
+        if topic.name.as_deref().is_some_and(|name| !describable(name)) {
+            topic.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.code();
+            topic.partitions.clear();
+            topic.topic_id = Default::default();
+            topic.is_internal = false;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::release;
 use crate::sasl::{Gate, Session};
 use crate::{Served, Shared};
 use kafka_codec::conn::IncomingRequest;
-use kafka_codec::{ApiKey, ErrorCode, Response, ResponseFrame};
+use kafka_codec::{ApiKey, ErrorCode, Request, Response, ResponseFrame};
 use std::net::SocketAddr;
 
 /// What the transport does with a request.
@@ -93,15 +93,22 @@ async fn decide(
         peer,
     };
     let mut response = handlers::handle(&context, request, session).await;
-    if let (Some(Response::Metadata(body)), Some(user)) = (&mut response, session.user()) {
-        // Every topic asked for: only those the principal may describe, as Kafka lists them.
-        let principal = format!("User:{user}");
-        let acls = shared.acls();
-        body.topics.retain(|topic| {
-            topic.name.as_deref().is_none_or(|name| {
-                authorizer::describable(&acls, &shared.super_users, &principal, peer.ip(), name)
-            })
-        });
+    if let (Some(Response::Metadata(body)), Some(user), Request::Metadata(asked)) =
+        (&mut response, session.user(), &request.body)
+    {
+        // Null topics, or v0's empty list: every topic.
+        let every_topic = asked
+            .topics
+            .as_ref()
+            .is_none_or(|topics| topics.is_empty() && request.api_version == 0);
+        authorizer::limit_metadata(
+            &shared.acls(),
+            &shared.super_users,
+            &format!("User:{user}"),
+            peer.ip(),
+            every_topic,
+            body,
+        );
     }
     if !request.expects_response() {
         return Reply::Nothing;

@@ -981,6 +981,34 @@ async fn acls_are_enforced_when_sasl_is_on() {
         listed(alice.call(12, all_topics()).await),
         ["orders-eu", "orders-us"]
     );
+    // Topics named: each refused alone, existing or not; the others answered.
+    let named = MetadataRequest::default().with_topics(Some(
+        ["orders-eu", "payments", "nothing"]
+            .map(|name| {
+                kafka_codec::messages::metadata_request::MetadataRequestTopic::default()
+                    .with_name(Some(name.into()))
+            })
+            .to_vec(),
+    ));
+    let Response::Metadata(answer) = alice.call(12, named).await else {
+        panic!("not Metadata")
+    };
+    let codes: Vec<(String, i16, usize)> = answer
+        .topics
+        .iter()
+        .map(|t| {
+            let name = t.name.as_deref().unwrap_or_default().to_owned();
+            (name, t.error_code, t.partitions.len())
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("orders-eu".into(), 0, 1),
+            ("payments".into(), topic_denied, 0),
+            ("nothing".into(), topic_denied, 0),
+        ]
+    );
     // The super user needs no ACL.
     assert_eq!(produce_error(admin.call(9, produce("payments")).await), 0);
 }

@@ -5,15 +5,17 @@
 //! Frames go to [`dispatch`]; nothing here knows an API.
 
 use crate::dispatch::{dispatch, Reply};
+use crate::sasl::{Gate, Session};
 use crate::Shared;
-use kafka_codec::bytes::{Buf, BytesMut};
+use kafka_codec::bytes::{Buf, BufMut, BytesMut};
 use kafka_codec::conn::{Direction, ServerConnection};
+use kafka_codec::split_frame;
 use kafka_codec::wire::Segments;
 use kafka_codec_server::accept::Acceptor;
 use kafka_codec_server::budget::Charge;
 use kafka_codec_server::metrics::{Evicted, Undecoded};
 use kafka_codec_server::registry::Member;
-use kafka_codec_server::stream::{read_chunk, Stream};
+use kafka_codec_server::stream::{accept_tls, read_chunk, Stream};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -59,15 +61,20 @@ pub async fn serve(
             let _ = tcp.set_nodelay(true);
             let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
             let (member, _) = shared.registry.join(id);
-            tokio::spawn(connection(
-                Arc::clone(&shared),
-                node_id,
-                id,
-                member,
-                Stream::Plain(tcp),
-                peer,
-                stop.clone(),
-            ));
+            let shared = Arc::clone(&shared);
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                // The handshake runs on the connection's own task, so a slow client holds
+                // up no other; one that fails it is dropped alone.
+                let stream = match &shared.tls {
+                    None => Stream::Plain(tcp),
+                    Some(tls) => match accept_tls(&tls.0, tcp, TLS_HANDSHAKE_TIMEOUT).await {
+                        Ok(stream) => stream,
+                        Err(_) => return,
+                    },
+                };
+                connection(shared, node_id, id, member, stream, peer, stop).await;
+            });
         }
     }
 }
@@ -113,6 +120,12 @@ pub fn connect_in_memory(shared: &Arc<Shared>, node_id: i32) -> io::Result<Duple
     ));
     Ok(client)
 }
+
+/// How long a client has to finish its TLS handshake.
+const TLS_HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long a connection refused authentication stays open for its client to read why.
+const REFUSED_LINGER: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Bytes an in-memory pipe holds each way before a writer waits.
 const IN_MEMORY_BUFFER: usize = 64 * 1024;
@@ -166,8 +179,36 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
     // What `received` holds, charged to the budget before it is held.
     let mut charge: Charge = shared.budget.none();
     let mut queue = Segments::new();
+    let mut session = Session::new(shared.sasl);
     loop {
-        match connection.receive(&mut received) {
+        // After a SaslHandshake v0 the client sends raw SASL tokens, size-prefixed frames
+        // with no header, and each answer is one too (an empty one for PLAIN).
+        let next = if session.gate() == Gate::RawTokens {
+            match split_frame(&mut received, &shared.options.limits) {
+                Ok(Some(token)) => {
+                    charge.shrink_to(received.len());
+                    member.set_held(charge.bytes());
+                    let Ok(answer) = session.step(&shared.users(), &token) else {
+                        // Kafka closes a raw-token connection without an answer.
+                        return;
+                    };
+                    let mut out = BytesMut::with_capacity(4 + answer.len());
+                    out.put_u32(answer.len() as u32);
+                    out.extend_from_slice(&answer);
+                    if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
+                        return;
+                    }
+                    shared.metrics.bytes(Direction::ToClient, out.len());
+                    member.touch();
+                    continue;
+                }
+                Ok(None) => Ok(None),
+                Err(_) => return,
+            }
+        } else {
+            connection.receive(&mut received)
+        };
+        match next {
             Ok(Some(request)) => {
                 let counted = shared
                     .metrics
@@ -176,11 +217,12 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
                 member.completed_request();
                 charge.shrink_to(received.len());
                 member.set_held(charge.bytes());
-                let response = match dispatch(shared, node_id, id, peer, &request).await {
-                    Reply::Respond(response) => response,
-                    Reply::Nothing => continue,
-                    Reply::Close(_why) => return,
-                };
+                let response =
+                    match dispatch(shared, node_id, id, peer, &request, &mut session).await {
+                        Reply::Respond(response) => response,
+                        Reply::Nothing => continue,
+                        Reply::Close(_why) => return,
+                    };
                 if connection.send_segments(&response, &mut queue).is_err() {
                     return;
                 }
@@ -192,6 +234,17 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
                 shared.metrics.bytes(Direction::ToClient, written);
                 shared.metrics.response(counted, started.elapsed());
                 member.touch();
+                if session.failed() {
+                    // A refused login or mechanism: answered, then closed, as Kafka does;
+                    // but only once the client has read the answer and gone, or after a
+                    // second: a client that reads the answer and the close in one go may
+                    // drop the answer (kafka-python 3 does), and then never says why.
+                    let _ = tokio::time::timeout(REFUSED_LINGER, async {
+                        while matches!(read_chunk(&mut stream).await, Ok(c) if !c.is_empty()) {}
+                    })
+                    .await;
+                    return;
+                }
             }
             Ok(None) => {
                 let chunk = match read_chunk(&mut stream).await {

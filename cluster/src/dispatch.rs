@@ -1,14 +1,19 @@
 //! The one place every decoded request passes through on its way to a handler, so that
 //! what sits here works in front of every handler at once: the control surface
 //! ([`control::intercept`]: fault rules, latency, the request log) and the version limits
-//! (next: those of an older Kafka release, `--as-version`).
+//! (next: those of an older Kafka release, `--as-version`), the SASL gate (before a
+//! connection has authenticated, only ApiVersions, SaslHandshake and SaslAuthenticate pass)
+//! and, with SASL on, the ACLs ([`authorizer`]: what each request needs, and the topics a
+//! Metadata answer may list).
 
+use crate::authorizer;
 use crate::control::{self, Caller};
 use crate::handlers;
 use crate::release;
+use crate::sasl::{Gate, Session};
 use crate::{Served, Shared};
 use kafka_codec::conn::IncomingRequest;
-use kafka_codec::ResponseFrame;
+use kafka_codec::{ApiKey, ErrorCode, Request, Response, ResponseFrame};
 use std::net::SocketAddr;
 
 /// What the transport does with a request.
@@ -22,14 +27,17 @@ pub enum Reply {
     Close(String),
 }
 
-/// Answers `request`, received by broker `node_id` on `connection` from `peer`, as the
-/// control surface's rules say (see [`control`]), and shows it to the request observer.
+/// Answers `request`, received by broker `node_id` on `connection` from `peer` (whose SASL
+/// progress is `session`), as the control surface's rules say (see [`control`]), and shows
+/// it to the request observer. When `session` has failed after this, the transport closes
+/// the connection once the reply is written.
 pub async fn dispatch(
     shared: &Shared,
     node_id: i32,
     connection: u64,
     peer: SocketAddr,
     request: &IncomingRequest,
+    session: &mut Session,
 ) -> Reply {
     let caller = Caller {
         node_id,
@@ -37,7 +45,7 @@ pub async fn dispatch(
         peer,
     };
     let reply = control::intercept(shared, &caller, request, || {
-        decide(shared, node_id, peer, request)
+        decide(shared, node_id, peer, request, session)
     })
     .await;
     if let Some(observer) = &shared.observer {
@@ -56,7 +64,11 @@ async fn decide(
     node_id: i32,
     peer: SocketAddr,
     request: &IncomingRequest,
+    session: &mut Session,
 ) -> Reply {
+    if let Some(reply) = sasl_gate(request, session) {
+        return reply;
+    }
     // A newer client's ApiVersions (UNSUPPORTED_VERSION at v0, so the client retries lower),
     // and what an older release refused.
     if let Some(reply) = release::intercept(shared, request) {
@@ -71,13 +83,33 @@ async fn decide(
         // Kafka closes the connection on an API or version it does not serve.
         return Reply::Close(format!("{api} v{} is not served", request.api_version));
     }
+    if let Some(reply) = authorize(shared, peer, request, session) {
+        return reply;
+    }
     let context = handlers::Context {
         shared,
         node_id,
         version: request.api_version,
         peer,
     };
-    let response = handlers::handle(&context, request).await;
+    let mut response = handlers::handle(&context, request, session).await;
+    if let (Some(Response::Metadata(body)), Some(user), Request::Metadata(asked)) =
+        (&mut response, session.user(), &request.body)
+    {
+        // Null topics, or v0's empty list: every topic.
+        let every_topic = asked
+            .topics
+            .as_ref()
+            .is_none_or(|topics| topics.is_empty() && request.api_version == 0);
+        authorizer::limit_metadata(
+            &shared.acls(),
+            &shared.super_users,
+            &format!("User:{user}"),
+            peer.ip(),
+            every_topic,
+            body,
+        );
+    }
     if !request.expects_response() {
         return Reply::Nothing;
     }
@@ -85,4 +117,69 @@ async fn decide(
         Some(body) => Reply::Respond(Box::new(request.respond(body))),
         None => Reply::Close(format!("{api} has no handler")),
     }
+}
+
+/// What Kafka's SASL authenticator does with a request the connection may not send yet:
+/// before the handshake, anything but ApiVersions (once) and SaslHandshake closes the
+/// connection; after a v1 handshake, anything but SaslAuthenticate is answered with
+/// ILLEGAL_SASL_STATE and then the connection closes. `None`: the request goes on.
+fn sasl_gate(request: &IncomingRequest, session: &mut Session) -> Option<Reply> {
+    let api = request.api_key();
+    match session.gate() {
+        Gate::Open => None,
+        Gate::Handshake => match api {
+            ApiKey::SaslHandshake => None,
+            ApiKey::ApiVersions if session.versions_asked() => None,
+            _ => Some(Reply::Close(format!(
+                "{api} before SASL authentication (only ApiVersions and SaslHandshake are \
+                 served before it)"
+            ))),
+        },
+        Gate::Authenticate if api == ApiKey::SaslAuthenticate => None,
+        Gate::Authenticate => {
+            session.fail();
+            let why = format!("Unexpected Kafka request of type {api} during SASL authentication.");
+            match kafka_codec::error_response(
+                &request.body,
+                request.api_version,
+                ErrorCode::ILLEGAL_SASL_STATE,
+                Some(&why),
+            ) {
+                Ok(body) if request.expects_response() => {
+                    Some(Reply::Respond(Box::new(request.respond(body))))
+                }
+                _ => Some(Reply::Close(why)),
+            }
+        }
+        // The transport reads raw tokens itself; a failed session is closing.
+        Gate::RawTokens | Gate::Closed => {
+            Some(Reply::Close(format!("{api} during SASL authentication")))
+        }
+    }
+}
+
+/// The ACL check in front of every handler (see [`authorizer`]): with SASL on, a request
+/// that needs an operation the connection's principal may not do is answered with the
+/// authorization error of the first one denied, in every error field the response has for
+/// the entries named. `None`: allowed (or SASL off).
+fn authorize(
+    shared: &Shared,
+    peer: SocketAddr,
+    request: &IncomingRequest,
+    session: &Session,
+) -> Option<Reply> {
+    let user = session.user()?;
+    let principal = format!("User:{user}");
+    let needs = authorizer::needs(&request.body, &shared.state());
+    let acls = shared.acls();
+    let denied = needs.iter().find(|need| {
+        !authorizer::allowed(&acls, &shared.super_users, &principal, peer.ip(), need)
+    })?;
+    let error = denied.denied();
+    let refused = kafka_codec::error_response(&request.body, request.api_version, error, None);
+    Some(match refused {
+        Ok(body) if request.expects_response() => Reply::Respond(Box::new(request.respond(body))),
+        // Kafka closes the connection of a Produce with acks 0 that it refuses.
+        _ => Reply::Close(format!("{} is not authorized: {error}", request.api_key())),
+    })
 }

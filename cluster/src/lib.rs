@@ -19,6 +19,8 @@
 //! cluster's [`state`]; the response is encoded on the way back. What is served, and what is not yet,
 //! is in the README.
 
+pub mod acls;
+pub mod authorizer;
 pub mod broker;
 pub mod configs;
 pub mod control;
@@ -27,6 +29,7 @@ pub mod groups;
 pub mod handlers;
 pub mod producers;
 pub mod release;
+pub mod sasl;
 pub mod state;
 
 use control::{ControlHandle, Rule};
@@ -37,9 +40,11 @@ use kafka_codec_server::budget::{Budget, DEFAULT_BUDGET};
 use kafka_codec_server::metrics::Metrics;
 use kafka_codec_server::registry::Registry;
 use release::Release;
+use sasl::{SaslUser, Users};
 use state::{Retention, State};
 use std::io;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -112,6 +117,26 @@ pub struct Shared {
     /// Connection ids, unique in the cluster (the registry and the request log key by
     /// them), counted per cluster so that a run names them as the last one did.
     pub(crate) next_connection: std::sync::atomic::AtomicU64,
+    /// Whether connections must authenticate with SASL (users were given).
+    pub sasl: bool,
+    /// The SASL users: PLAIN passwords and SCRAM credentials.
+    users: Mutex<Users>,
+    /// The ACLs (CreateAcls, DescribeAcls, DeleteAcls), enforced when SASL is on.
+    acls: Mutex<acls::Acls>,
+    /// Principals (`User:admin`) the ACLs do not bind.
+    pub super_users: Vec<String>,
+    /// The listeners' TLS, if they serve TLS.
+    pub(crate) tls: Option<TlsAcceptor>,
+}
+
+/// A TLS listener's acceptor (of `kafka-codec-server`), shown by Debug without its keys.
+#[derive(Clone)]
+pub(crate) struct TlsAcceptor(pub(crate) kafka_codec_server::tls::Acceptor);
+
+impl std::fmt::Debug for TlsAcceptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TlsAcceptor")
+    }
 }
 
 impl Shared {
@@ -123,6 +148,16 @@ impl Shared {
     /// The groups, locked. Never held across an await, nor together with [`Shared::state`].
     pub fn groups(&self) -> MutexGuard<'_, groups::Groups> {
         self.groups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The SASL users, locked. Never held across an await.
+    pub fn users(&self) -> MutexGuard<'_, Users> {
+        self.users.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The ACLs, locked. Never held across an await.
+    pub fn acls(&self) -> MutexGuard<'_, acls::Acls> {
+        self.acls.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -215,6 +250,9 @@ pub struct ClusterBuilder {
     log_bytes: usize,
     in_memory: bool,
     seed: Option<u64>,
+    sasl_users: Vec<SaslUser>,
+    super_users: Vec<String>,
+    tls: Option<kafka_codec_server::tls::ListenTls>,
 }
 
 impl Default for ClusterBuilder {
@@ -237,6 +275,9 @@ impl Default for ClusterBuilder {
             log_bytes: 64 << 20,
             in_memory: false,
             seed: None,
+            sasl_users: Vec::new(),
+            super_users: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -348,8 +389,55 @@ impl ClusterBuilder {
         self
     }
 
+    /// Turns SASL on (SASL_PLAINTEXT, or SASL_SSL with [`tls`](Self::tls)) and adds `user`:
+    /// every connection must authenticate (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, all
+    /// three offered) before anything but ApiVersions, SaslHandshake and SaslAuthenticate
+    /// is served. A PLAIN user logs in with PLAIN only, a SCRAM user with its mechanism only
+    /// (its credential derived with 4096 iterations, as `kafka-configs` does by default).
+    pub fn sasl(mut self, user: SaslUser) -> Self {
+        self.sasl_users.push(user);
+        self
+    }
+
+    /// A principal (`User:admin`) that ACLs do not bind, as Kafka's `super.users`. With SASL
+    /// on, everyone else needs an ACL for each operation (see [`authorizer`]).
+    pub fn super_user(mut self, principal: impl Into<String>) -> Self {
+        self.super_users.push(principal.into());
+        self
+    }
+
+    /// Serves TLS on every broker listener (SSL, or SASL_SSL with [`sasl`](Self::sasl)) with
+    /// this certificate chain and private key, PEM files, as the tap's
+    /// `--listen-tls-cert`/`--listen-tls-key` (the same rustls setup of
+    /// `kafka-codec-server`). In-memory connections ([`Cluster::connect`]) stay plain.
+    pub fn tls(self, cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
+        self.listen_tls(kafka_codec_server::tls::ListenTls {
+            listen_tls_cert: Some(cert.into()),
+            listen_tls_key: Some(key.into()),
+            listen_tls_client_ca: None,
+        })
+    }
+
+    /// [`tls`](Self::tls) as the server crate's `--listen-tls-*` flags give it (a client CA
+    /// asks every client for a certificate: mutual TLS). No certificate: plain listeners.
+    pub fn listen_tls(mut self, tls: kafka_codec_server::tls::ListenTls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
+        let tls = match &self.tls {
+            None => None,
+            Some(tls) => tls
+                .acceptor()
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?
+                .map(TlsAcceptor),
+        };
+        let mut users = Users::default();
+        for user in &self.sasl_users {
+            users.add(user);
+        }
         let mut listeners = Vec::with_capacity(self.brokers);
         let mut brokers = Vec::with_capacity(self.brokers);
         for node_id in 0..self.brokers {
@@ -410,6 +498,11 @@ impl ClusterBuilder {
             control,
             stop: stopped.clone(),
             next_connection: std::sync::atomic::AtomicU64::new(1),
+            sasl: !self.sasl_users.is_empty(),
+            users: Mutex::new(users),
+            acls: Mutex::default(),
+            super_users: self.super_users,
+            tls,
         });
         for (node_id, listener) in listeners.into_iter().enumerate() {
             tokio::spawn(broker::serve(

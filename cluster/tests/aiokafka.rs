@@ -31,3 +31,12 @@ async fn aiokafka_admin_producers_and_a_consumer_group_with_commits() {
         .expect("cluster");
     run_client_script("cluster_aiokafka.py", &[cluster.bootstrap(), "1000".into()]).await;
 }
+
+/// SASL_PLAINTEXT with PLAIN and SCRAM-SHA-512, then SASL_SSL with both: aiokafka's admin
+/// client creates a topic, its producer and consumer move 200 records, and a wrong password
+/// is refused with its authentication error (`tools/clients/cluster_security.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python aiokafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn aiokafka_logs_in_with_sasl_over_plaintext_and_tls() {
+    support::run_security_script("aiokafka").await;
+}

@@ -35,3 +35,12 @@ async fn kafka_python_consumer_group_shares_commits_and_takes_over() {
     )
     .await;
 }
+
+/// SASL_PLAINTEXT with PLAIN and SCRAM-SHA-512, then SASL_SSL with both: kafka-python's admin
+/// client creates a topic, its producer and consumer move 200 records, and a wrong password
+/// is refused with its authentication error (`tools/clients/cluster_security.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python kafka-python (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn kafka_python_logs_in_with_sasl_over_plaintext_and_tls() {
+    support::run_security_script("kafka-python").await;
+}

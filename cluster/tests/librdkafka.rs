@@ -152,3 +152,41 @@ async fn librdkafka_idempotent_producer_delivers_every_record_once() {
         assert_eq!(partition.producers.len(), 1, "partition {index}");
     }
 }
+
+/// SASL_PLAINTEXT with PLAIN and SCRAM-SHA-512, then SASL_SSL with both: confluent-kafka's admin
+/// client creates a topic, its producer and consumer move 200 records, and a wrong password
+/// is refused with its authentication error (`tools/clients/cluster_security.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn confluent_kafka_logs_in_with_sasl_over_plaintext_and_tls() {
+    support::run_security_script("confluent-kafka").await;
+}
+
+/// ACLs with SASL on, through librdkafka's admin client and producer: refused without an
+/// ACL, a PREFIXED WRITE ACL created, found by a MATCH filter and obeyed (delivered inside
+/// the prefix, refused outside), refused again once deleted
+/// (`tools/clients/cluster_acls_librdkafka.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_is_held_to_the_acls_it_creates() {
+    use kafka_codec_cluster::sasl::{Mechanism, SaslUser};
+    let cluster = Cluster::builder()
+        .sasl(SaslUser::new(
+            Mechanism::ScramSha512,
+            "admin",
+            "admin-secret",
+        ))
+        .sasl(SaslUser::new(Mechanism::Plain, "bob", "bob-secret"))
+        .super_user("User:admin")
+        .build()
+        .await
+        .expect("cluster");
+    let args = [
+        &cluster.bootstrap(),
+        "admin",
+        "admin-secret",
+        "bob",
+        "bob-secret",
+    ];
+    run_client_script("cluster_acls_librdkafka.py", &args.map(String::from)).await;
+}

@@ -4,9 +4,11 @@
 use crate::common::{Failure, Run};
 use kafka_codec_cluster::dispatch::Reply;
 use kafka_codec_cluster::release::Release;
+use kafka_codec_cluster::sasl::SaslUser;
 use kafka_codec_cluster::{Cluster, Served};
 use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
 use kafka_codec_server::scrape::{self, MetricsListen};
+use kafka_codec_server::tls::ListenTls;
 use std::sync::Arc;
 
 /// Run a Kafka cluster in memory: N brokers that real clients produce to and fetch from.
@@ -15,7 +17,8 @@ use std::sync::Arc;
 /// consumer groups and the admin APIs of `kafka-codec-cluster`'s README (configs with
 /// Kafka's defaults included) at every version this build knows, or as an older release did
 /// (`--as-version`); the README lists what is not served yet: KIP-848 and share groups,
-/// transactions, SASL and more. The first line on stderr names the bootstrap servers, then
+/// transactions and more. With --sasl every client must authenticate (SASL_PLAINTEXT, or
+/// SASL_SSL with --listen-tls-cert/--listen-tls-key). The first line on stderr names the bootstrap servers, then
 /// one line per request follows; everything is in memory and goes when the process ends.
 #[derive(Debug, clap::Args)]
 pub struct ClusterCommand {
@@ -33,6 +36,19 @@ pub struct ClusterCommand {
     /// every version this build knows, the newest release's and those 4.0 removed.
     #[arg(long, value_name = "X.Y")]
     as_version: Option<Release>,
+    /// Require SASL and add a user: `plain:USER:PASS`, `scram-sha-256:USER:PASS` or
+    /// `scram-sha-512:USER:PASS` (repeat for more users). All three mechanisms are offered;
+    /// a user logs in with its own. Without it no client authenticates.
+    // Read as text and parsed in `run`: clap's own error would repeat the password.
+    #[arg(long, value_name = "MECHANISM:USER:PASS")]
+    sasl: Vec<String>,
+    /// With --sasl, ACLs are enforced (CreateAcls/DescribeAcls/DeleteAcls manage them):
+    /// this principal (`User:admin`, repeatable) may do everything without one, as Kafka's
+    /// `super.users`.
+    #[arg(long, value_name = "User:NAME", requires = "sasl")]
+    super_user: Vec<String>,
+    #[command(flatten)]
+    tls: ListenTls,
     #[command(flatten)]
     limits: ServerLimits,
     #[command(flatten)]
@@ -54,6 +70,14 @@ pub struct ClusterCommand {
 impl Run for ClusterCommand {
     fn run(self) -> Result<(), Failure> {
         let (host, port) = host_and_port(&self.listen)?;
+        let sasl_users = self
+            .sasl
+            .iter()
+            .map(|user| {
+                user.parse::<SaslUser>()
+                    .map_err(|e| Failure::Usage(format!("--sasl: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let brokers = usize::from(self.brokers);
         let ports: Vec<u16> = if port == 0 {
             Vec::new()
@@ -68,6 +92,9 @@ impl Run for ClusterCommand {
                     ))
                 })?
         };
+        // The certificate and key are read here, so that a bad one is said before anything
+        // listens; the cluster reads them again as it builds its listeners.
+        self.tls.config()?;
         let metrics_listener = self.metrics.bind()?;
         let control_listener = self
             .control
@@ -93,6 +120,15 @@ impl Run for ClusterCommand {
             }
             for rule in rules {
                 builder = builder.rule(rule);
+            }
+            for user in sasl_users {
+                builder = builder.sasl(user);
+            }
+            for principal in self.super_user {
+                builder = builder.super_user(principal);
+            }
+            if self.tls.listen_tls_cert.is_some() {
+                builder = builder.listen_tls(self.tls.clone());
             }
             let cluster = builder
                 .brokers(brokers)

@@ -112,6 +112,41 @@ fn the_first_line_names_the_bootstrap_servers_and_each_broker_answers() {
 }
 
 #[test]
+fn a_bad_sasl_user_is_a_usage_error_that_does_not_repeat_the_password() {
+    for bad in ["md5:alice:secret-word", "plain:alice", "plain:alice:"] {
+        assert_usage_error(&["cluster", "--sasl", bad]);
+    }
+    let output = Command::new(BIN)
+        .args(["cluster", "--sasl", "md5:alice:secret-word"])
+        .output()
+        .unwrap();
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("--sasl"), "{message}");
+    assert!(!message.contains("secret-word"), "{message}");
+}
+
+/// With `--sasl` nothing but ApiVersions and the SASL handshake is served before a client
+/// has logged in: Metadata closes the connection (the login itself is tested in
+/// kafka-codec-cluster's tests/security.rs and by the real clients).
+#[test]
+fn with_sasl_an_unauthenticated_request_closes_the_connection() {
+    let started = start(&["--sasl", "plain:alice:alice-secret"]);
+    let mut tcp = TcpStream::connect(&started.bootstrap).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut out = BytesMut::new();
+    ClientConnection::new()
+        .send(12, &MetadataRequest::default().into(), &mut out)
+        .unwrap();
+    tcp.write_all(&out).unwrap();
+    let mut chunk = [0u8; 64];
+    assert_eq!(
+        tcp.read(&mut chunk).unwrap_or(0),
+        0,
+        "answered before a login"
+    );
+}
+
+#[test]
 fn a_listen_address_without_a_port_is_a_usage_error() {
     assert_usage_error(&["cluster", "--listen", "127.0.0.1"]);
 }

@@ -343,13 +343,23 @@ pub fn active_rule_to_json(active: &ActiveRule) -> Value {
     })
 }
 
-/// A logged request as JSON; the request in Kafka's JSON form at its version.
+/// A logged request as JSON; the request in Kafka's JSON form at its version, its secrets
+/// (SaslAuthenticate's tokens, SCRAM credentials, password configs) replaced by the
+/// library's redaction markers, so that the log never shows a credential.
 pub fn logged_to_json(entry: &LoggedRequest) -> Value {
-    let request = entry
-        .request
-        .body
-        .to_json(entry.version)
-        .unwrap_or_else(|e| json!({ "notShown": e.to_string() }));
+    use kafka_codec::json::redact::{write_redacted, Direction, Form};
+    use kafka_codec::json::{JsonOptions, ValueSink};
+    let options = JsonOptions::default();
+    let request = ValueSink::collect(|sink| {
+        write_redacted(entry.api, Direction::Request, Form::Body, sink, |out| {
+            entry
+                .request
+                .body
+                .write_json_with(entry.version, &options, out)
+        })
+        .map(|_redacted| ())
+    })
+    .unwrap_or_else(|e| json!({ "notShown": e.to_string() }));
     json!({
         "sequence": entry.sequence,
         "api": entry.api.name(),
@@ -368,6 +378,45 @@ pub fn logged_to_json(entry: &LoggedRequest) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_log_never_shows_a_sasl_token() {
+        use kafka_codec::conn::ServerConnection;
+        use kafka_codec::messages::SaslAuthenticateRequest;
+        let body = SaslAuthenticateRequest::default()
+            .with_auth_bytes(b"\0alice\0alice-secret".to_vec().into());
+        let mut frame = kafka_codec::bytes::BytesMut::new();
+        kafka_codec::RequestFrame::new(body, 2, 7)
+            .encode(&mut frame, kafka_codec::Framing::SizePrefixed)
+            .unwrap();
+        let request = ServerConnection::new()
+            .receive(&mut frame)
+            .unwrap()
+            .unwrap();
+        let entry = LoggedRequest {
+            sequence: 0,
+            api: ApiKey::SaslAuthenticate,
+            version: 2,
+            correlation_id: 7,
+            client_id: None,
+            node_id: 0,
+            connection: 1,
+            at: std::time::Duration::ZERO,
+            time: UNIX_EPOCH,
+            request: std::sync::Arc::new(request),
+            outcome: "answered".into(),
+        };
+        let text = logged_to_json(&entry).to_string();
+        assert!(
+            text.contains(r#""authBytes":"<redacted: 19 bytes>""#),
+            "{text}"
+        );
+        // Neither the password nor its base64.
+        assert!(
+            !text.contains("alice-secret") && !text.contains("YWxpY2Ut"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn rules_read_strictly() {

@@ -3,16 +3,21 @@
 //! exactly these APIs, so ApiVersions never names one that is then refused.
 
 mod alter_configs;
+mod alter_user_scram_credentials;
 mod api_versions;
+mod create_acls;
 mod create_partitions;
 mod create_topics;
+mod delete_acls;
 mod delete_groups;
 mod delete_records;
 mod delete_topics;
+mod describe_acls;
 mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
 mod describe_log_dirs;
+mod describe_user_scram_credentials;
 mod fetch;
 mod find_coordinator;
 mod heartbeat;
@@ -28,8 +33,11 @@ mod offset_delete;
 mod offset_fetch;
 mod offset_for_leader_epoch;
 mod produce;
+mod sasl_authenticate;
+mod sasl_handshake;
 mod sync_group;
 
+use crate::sasl::Session;
 use crate::Shared;
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
 use kafka_codec::{ApiKey, Request, Response};
@@ -76,7 +84,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 27] = [
+const SERVED: [ApiKey; 34] = [
     api_versions::API,
     metadata::API,
     create_topics::API,
@@ -105,6 +113,14 @@ const SERVED: [ApiKey; 27] = [
     describe_configs::API,
     alter_configs::API,
     incremental_alter_configs::API,
+    // Security.
+    sasl_handshake::API,
+    sasl_authenticate::API,
+    describe_user_scram_credentials::API,
+    alter_user_scram_credentials::API,
+    create_acls::API,
+    describe_acls::API,
+    delete_acls::API,
 ];
 
 /// What ApiVersions lists.
@@ -114,7 +130,11 @@ pub fn advertised() -> SupportedVersions {
 
 /// The handler's answer to `request`; `None` for an API with no handler (never advertised,
 /// so [`dispatch`](crate::dispatch::dispatch) has closed the connection before).
-pub async fn handle(context: &Context<'_>, request: &IncomingRequest) -> Option<Response> {
+pub async fn handle(
+    context: &Context<'_>,
+    request: &IncomingRequest,
+    session: &mut Session,
+) -> Option<Response> {
     Some(match &request.body {
         Request::ApiVersions(body) => api_versions::handle(context, body).into(),
         Request::Metadata(body) => metadata::handle(context, body).into(),
@@ -150,6 +170,17 @@ pub async fn handle(context: &Context<'_>, request: &IncomingRequest) -> Option<
         Request::IncrementalAlterConfigs(body) => {
             incremental_alter_configs::handle(context, body).into()
         }
+        Request::DescribeUserScramCredentials(body) => {
+            describe_user_scram_credentials::handle(context, body).into()
+        }
+        Request::AlterUserScramCredentials(body) => {
+            alter_user_scram_credentials::handle(context, body).into()
+        }
+        Request::CreateAcls(body) => create_acls::handle(context, body).into(),
+        Request::DescribeAcls(body) => describe_acls::handle(context, body).into(),
+        Request::DeleteAcls(body) => delete_acls::handle(context, body).into(),
+        Request::SaslHandshake(body) => sasl_handshake::handle(context, body, session).into(),
+        Request::SaslAuthenticate(body) => sasl_authenticate::handle(context, body, session).into(),
         _ => return None,
     })
 }

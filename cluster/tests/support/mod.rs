@@ -198,3 +198,107 @@ impl Client {
         }
     }
 }
+
+/// A CA and a certificate for 127.0.0.1 and localhost signed by it, made at test time in a
+/// directory of their own (removed on drop): PEM files for the cluster's TLS listeners and
+/// for the clients to trust.
+pub struct TestPki {
+    pub dir: std::path::PathBuf,
+    pub ca: std::path::PathBuf,
+    pub cert: std::path::PathBuf,
+    pub key: std::path::PathBuf,
+}
+
+impl TestPki {
+    pub fn new(name: &str) -> TestPki {
+        let dir = std::env::temp_dir().join(format!(
+            "kafka-codec-cluster-tls-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let ca_key = rcgen::KeyPair::generate().expect("a CA key");
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA");
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "kafka-codec-cluster test CA");
+        let ca = ca_params.self_signed(&ca_key).expect("the CA certificate");
+        let key = rcgen::KeyPair::generate().expect("a server key");
+        let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()])
+            .expect("server names")
+            .signed_by(&key, &ca, &ca_key)
+            .expect("the server certificate");
+        let pki = TestPki {
+            ca: dir.join("ca.pem"),
+            cert: dir.join("server.pem"),
+            key: dir.join("server.key"),
+            dir,
+        };
+        std::fs::write(&pki.ca, ca.pem()).expect("write");
+        std::fs::write(&pki.cert, cert.pem()).expect("write");
+        std::fs::write(&pki.key, key.serialize_pem()).expect("write");
+        pki
+    }
+}
+
+impl Drop for TestPki {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Runs `tools/clients/cluster_security.py` with `client` against a cluster with SASL
+/// (a PLAIN and a SCRAM-SHA-512 user): over SASL_PLAINTEXT with each mechanism, then over
+/// SASL_SSL (a certificate made now) with SCRAM-SHA-512 and PLAIN.
+pub async fn run_security_script(client: &str) {
+    use kafka_codec_cluster::sasl::{Mechanism, SaslUser};
+    let users = [
+        ("PLAIN", "alice", "alice-secret"),
+        ("SCRAM-SHA-512", "carol", "carol-secret"),
+    ];
+    let builder = || {
+        kafka_codec_cluster::Cluster::builder()
+            .brokers(2)
+            .sasl(SaslUser::new(Mechanism::Plain, users[0].1, users[0].2))
+            .sasl(SaslUser::new(
+                Mechanism::ScramSha512,
+                users[1].1,
+                users[1].2,
+            ))
+            // With SASL on, ACLs are enforced: these users may do everything.
+            .super_user("User:alice")
+            .super_user("User:carol")
+    };
+    let cluster = builder().build().await.expect("cluster");
+    for (mechanism, user, password) in users {
+        let args = [
+            client,
+            &cluster.bootstrap(),
+            "SASL_PLAINTEXT",
+            mechanism,
+            user,
+            password,
+        ];
+        run_client_script("cluster_security.py", &args.map(String::from)).await;
+    }
+    let pki = TestPki::new(client);
+    let cluster = builder()
+        .tls(&pki.cert, &pki.key)
+        .build()
+        .await
+        .expect("cluster");
+    let ca = pki.ca.display().to_string();
+    for (mechanism, user, password) in users {
+        let args = [
+            client,
+            &cluster.bootstrap(),
+            "SASL_SSL",
+            mechanism,
+            user,
+            password,
+            &ca,
+        ];
+        run_client_script("cluster_security.py", &args.map(String::from)).await;
+    }
+}

@@ -1,0 +1,413 @@
+//! The one place ACLs are enforced, consulted by [`dispatch`](crate::dispatch) in front of
+//! every handler: what a request needs (an operation on each topic, group, transactional id
+//! or the cluster it names, as Kafka's `KafkaApis` asks its authorizer) and whether the
+//! connection's principal has it, as Kafka's `StandardAuthorizer` decides: super users may
+//! do anything; a DENY that matches wins; else an ALLOW for the operation (or ALL, and for
+//! DESCRIBE any of READ, WRITE, DELETE, ALTER; for DESCRIBE_CONFIGS, ALTER_CONFIGS); no ACL
+//! at all denies (`allow.everyone.if.no.acl.found=false`). An ACL applies when its pattern
+//! does (LITERAL: the name or `*`; PREFIXED: a prefix of the name), its principal is the
+//! caller or `User:*`, and its host is the caller's address or `*`.
+//!
+//! Off when SASL is off (every request allowed, as a cluster without an authorizer). A
+//! request that needs something the principal lacks is refused whole, with the error of
+//! the first resource denied in every error field the response has for the entries named
+//! (TOPIC_, GROUP_, CLUSTER_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED); Kafka answers the
+//! entries it may serve and refuses the others one by one, which this does for Metadata
+//! only ([`limit_metadata`]: a topic named and not describable is refused alone, and an
+//! answer for every topic lists the describable ones).
+
+use crate::acls::{operation, pattern_type, permission, resource_type, AclBinding, Acls};
+use crate::acls::{CLUSTER_NAME, WILDCARD};
+use crate::state::State;
+use kafka_codec::{ErrorCode, Request};
+use std::net::IpAddr;
+
+/// `AclOperation` codes the requests need.
+mod op {
+    pub const READ: i8 = 3;
+    pub const WRITE: i8 = 4;
+    pub const CREATE: i8 = 5;
+    pub const DELETE: i8 = 6;
+    pub const ALTER: i8 = 7;
+    pub const DESCRIBE: i8 = 8;
+    pub const DESCRIBE_CONFIGS: i8 = 10;
+    pub const ALTER_CONFIGS: i8 = 11;
+    pub const IDEMPOTENT_WRITE: i8 = 12;
+}
+
+/// One thing a request needs: an operation on a resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Need {
+    pub resource_type: i8,
+    pub name: String,
+    pub operation: i8,
+}
+
+impl Need {
+    fn topic(name: &str, operation: i8) -> Need {
+        Need {
+            resource_type: resource_type::TOPIC,
+            name: name.to_owned(),
+            operation,
+        }
+    }
+
+    fn group(name: &str, operation: i8) -> Need {
+        Need {
+            resource_type: resource_type::GROUP,
+            name: name.to_owned(),
+            operation,
+        }
+    }
+
+    fn cluster(operation: i8) -> Need {
+        Need {
+            resource_type: resource_type::CLUSTER,
+            name: CLUSTER_NAME.to_owned(),
+            operation,
+        }
+    }
+
+    /// The error Kafka gives when this is denied.
+    pub fn denied(&self) -> ErrorCode {
+        match self.resource_type {
+            resource_type::TOPIC => ErrorCode::TOPIC_AUTHORIZATION_FAILED,
+            resource_type::GROUP => ErrorCode::GROUP_AUTHORIZATION_FAILED,
+            resource_type::TRANSACTIONAL_ID => ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+            _ => ErrorCode::CLUSTER_AUTHORIZATION_FAILED,
+        }
+    }
+}
+
+/// Whether `principal` at `host` may do `need`, with `super_users` allowed everything.
+pub fn allowed(
+    acls: &Acls,
+    super_users: &[String],
+    principal: &str,
+    host: IpAddr,
+    need: &Need,
+) -> bool {
+    if super_users.iter().any(|user| user == principal) {
+        return true;
+    }
+    let host = host.to_string();
+    let applies = |acl: &&AclBinding| {
+        acl.resource_type == need.resource_type
+            && match acl.pattern_type {
+                pattern_type::LITERAL => {
+                    acl.resource_name == need.name || acl.resource_name == WILDCARD
+                }
+                pattern_type::PREFIXED => need.name.starts_with(&acl.resource_name),
+                _ => false,
+            }
+            && (acl.principal == principal || acl.principal == "User:*")
+            && (acl.host == host || acl.host == WILDCARD)
+    };
+    let grants =
+        |acl: &AclBinding, wanted: i8| acl.operation == wanted || acl.operation == operation::ALL;
+    let applying: Vec<&AclBinding> = acls.all().filter(applies).collect();
+    if applying
+        .iter()
+        .any(|acl| acl.permission == permission::DENY && grants(acl, need.operation))
+    {
+        return false;
+    }
+    // DESCRIBE is implied by READ, WRITE, DELETE and ALTER; DESCRIBE_CONFIGS by ALTER_CONFIGS.
+    let implied: &[i8] = match need.operation {
+        op::DESCRIBE => &[op::DESCRIBE, op::READ, op::WRITE, op::DELETE, op::ALTER],
+        op::DESCRIBE_CONFIGS => &[op::DESCRIBE_CONFIGS, op::ALTER_CONFIGS],
+        _ => std::slice::from_ref(&need.operation),
+    };
+    applying.iter().any(|acl| {
+        acl.permission == permission::ALLOW && implied.iter().any(|wanted| grants(acl, *wanted))
+    })
+}
+
+/// What `request` needs, as Kafka's `KafkaApis` authorizes it (the APIs served here);
+/// topics named by id are looked up in `state` (an unknown id needs nothing: the handler
+/// answers it UNKNOWN_TOPIC_ID).
+pub fn needs(request: &Request, state: &State) -> Vec<Need> {
+    let by_id = |id| state.topic_by_id(id).map(|(name, _)| name.clone());
+    let topic_named = |name: &str, id, operation| {
+        let name = if name.is_empty() {
+            by_id(id)
+        } else {
+            Some(name.to_owned())
+        };
+        name.map(|name| Need::topic(&name, operation))
+    };
+    match request {
+        Request::Produce(body) => {
+            let mut needs: Vec<Need> = body
+                .topic_data
+                .iter()
+                .filter_map(|t| topic_named(&t.name, t.topic_id, op::WRITE))
+                .collect();
+            if let Some(id) = &body.transactional_id {
+                needs.push(Need {
+                    resource_type: resource_type::TRANSACTIONAL_ID,
+                    name: id.to_string(),
+                    operation: op::WRITE,
+                });
+            }
+            needs
+        }
+        Request::Fetch(body) => body
+            .topics
+            .iter()
+            .filter_map(|t| topic_named(&t.topic, t.topic_id, op::READ))
+            .collect(),
+        Request::ListOffsets(body) => body
+            .topics
+            .iter()
+            .map(|t| Need::topic(&t.name, op::DESCRIBE))
+            .collect(),
+        Request::OffsetForLeaderEpoch(body) => body
+            .topics
+            .iter()
+            .map(|t| Need::topic(&t.topic, op::DESCRIBE))
+            .collect(),
+        // Per topic, after the handler: see `limit_metadata`.
+        Request::Metadata(_) => Vec::new(),
+        Request::CreateTopics(body) => body
+            .topics
+            .iter()
+            .map(|t| Need::topic(&t.name, op::CREATE))
+            .collect(),
+        Request::DeleteTopics(body) => body
+            .topic_names
+            .iter()
+            .map(|name| Need::topic(name, op::DELETE))
+            .chain(body.topics.iter().filter_map(|t| {
+                topic_named(
+                    t.name.as_deref().unwrap_or_default(),
+                    t.topic_id,
+                    op::DELETE,
+                )
+            }))
+            .collect(),
+        Request::CreatePartitions(body) => body
+            .topics
+            .iter()
+            .map(|t| Need::topic(&t.name, op::ALTER))
+            .collect(),
+        Request::DeleteRecords(body) => body
+            .topics
+            .iter()
+            .map(|t| Need::topic(&t.name, op::DELETE))
+            .collect(),
+        Request::FindCoordinator(body) => {
+            // Key type 0 is a group; transactions are not served.
+            let keys: Vec<&str> = if body.coordinator_keys.is_empty() {
+                vec![&body.key]
+            } else {
+                body.coordinator_keys.iter().map(|k| &**k).collect()
+            };
+            if body.key_type == 0 {
+                keys.into_iter()
+                    .map(|k| Need::group(k, op::DESCRIBE))
+                    .collect()
+            } else {
+                Vec::new()
+            }
+        }
+        Request::JoinGroup(body) => vec![Need::group(&body.group_id, op::READ)],
+        Request::SyncGroup(body) => vec![Need::group(&body.group_id, op::READ)],
+        Request::Heartbeat(body) => vec![Need::group(&body.group_id, op::READ)],
+        Request::LeaveGroup(body) => vec![Need::group(&body.group_id, op::READ)],
+        Request::OffsetCommit(body) => std::iter::once(Need::group(&body.group_id, op::READ))
+            .chain(
+                body.topics
+                    .iter()
+                    .filter_map(|t| topic_named(&t.name, t.topic_id, op::READ)),
+            )
+            .collect(),
+        Request::OffsetFetch(body) => {
+            let mut needs = Vec::new();
+            if !body.group_id.is_empty() {
+                needs.push(Need::group(&body.group_id, op::DESCRIBE));
+                for topic in body.topics.iter().flatten() {
+                    needs.push(Need::topic(&topic.name, op::DESCRIBE));
+                }
+            }
+            for group in &body.groups {
+                needs.push(Need::group(&group.group_id, op::DESCRIBE));
+                for topic in group.topics.iter().flatten() {
+                    needs.extend(topic_named(&topic.name, topic.topic_id, op::DESCRIBE));
+                }
+            }
+            needs
+        }
+        Request::DescribeGroups(body) => body
+            .groups
+            .iter()
+            .map(|g| Need::group(g, op::DESCRIBE))
+            .collect(),
+        Request::ListGroups(_) => vec![Need::cluster(op::DESCRIBE)],
+        Request::DeleteGroups(body) => body
+            .groups_names
+            .iter()
+            .map(|g| Need::group(g, op::DELETE))
+            .collect(),
+        Request::OffsetDelete(body) => std::iter::once(Need::group(&body.group_id, op::DELETE))
+            .chain(body.topics.iter().map(|t| Need::topic(&t.name, op::READ)))
+            .collect(),
+        Request::InitProducerId(body) => match &body.transactional_id {
+            Some(id) => vec![Need {
+                resource_type: resource_type::TRANSACTIONAL_ID,
+                name: id.to_string(),
+                operation: op::WRITE,
+            }],
+            None => vec![Need::cluster(op::IDEMPOTENT_WRITE)],
+        },
+        Request::DescribeConfigs(body) => body
+            .resources
+            .iter()
+            .map(|r| config_need(r.resource_type, &r.resource_name, op::DESCRIBE_CONFIGS))
+            .collect(),
+        Request::AlterConfigs(body) => body
+            .resources
+            .iter()
+            .map(|r| config_need(r.resource_type, &r.resource_name, op::ALTER_CONFIGS))
+            .collect(),
+        Request::IncrementalAlterConfigs(body) => body
+            .resources
+            .iter()
+            .map(|r| config_need(r.resource_type, &r.resource_name, op::ALTER_CONFIGS))
+            .collect(),
+        Request::DescribeCluster(_) | Request::DescribeLogDirs(_) => {
+            vec![Need::cluster(op::DESCRIBE)]
+        }
+        Request::DescribeAcls(_) | Request::DescribeUserScramCredentials(_) => {
+            vec![Need::cluster(op::DESCRIBE)]
+        }
+        Request::CreateAcls(_) | Request::DeleteAcls(_) | Request::AlterUserScramCredentials(_) => {
+            vec![Need::cluster(op::ALTER)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A config resource's need: a topic's own (type 2), else the cluster's.
+fn config_need(config_resource_type: i8, name: &str, operation: i8) -> Need {
+    const TOPIC_CONFIGS: i8 = 2;
+    if config_resource_type == TOPIC_CONFIGS {
+        Need::topic(name, operation)
+    } else {
+        Need::cluster(operation)
+    }
+}
+
+/// A Metadata answer as Kafka's authorizer leaves it: the topics `principal` may not
+/// describe are left out of an answer for every topic, and a topic named in the request is
+/// TOPIC_AUTHORIZATION_FAILED with no partitions and no id (whether it exists or not).
+pub fn limit_metadata(
+    acls: &Acls,
+    super_users: &[String],
+    principal: &str,
+    host: IpAddr,
+    every_topic: bool,
+    answer: &mut kafka_codec::messages::MetadataResponse,
+) {
+    let describable = |name: &str| {
+        allowed(
+            acls,
+            super_users,
+            principal,
+            host,
+            &Need::topic(name, op::DESCRIBE),
+        )
+    };
+    if every_topic {
+        answer
+            .topics
+            .retain(|topic| topic.name.as_deref().is_none_or(describable));
+        return;
+    }
+    for topic in &mut answer.topics {
+        if topic.name.as_deref().is_some_and(|name| !describable(name)) {
+            topic.error_code = ErrorCode::TOPIC_AUTHORIZATION_FAILED.code();
+            topic.partitions.clear();
+            topic.topic_id = Default::default();
+            topic.is_internal = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn acl(name: &str, pattern: i8, principal: &str, operation: i8, permission: i8) -> AclBinding {
+        AclBinding {
+            resource_type: resource_type::TOPIC,
+            resource_name: name.into(),
+            pattern_type: pattern,
+            principal: principal.into(),
+            host: "*".into(),
+            operation,
+            permission,
+        }
+    }
+
+    #[test]
+    fn deny_wins_allow_implies_describe_and_nothing_denies() {
+        let host: IpAddr = [127, 0, 0, 1].into();
+        let mut acls = Acls::default();
+        let read = |name: &str| Need::topic(name, op::READ);
+        assert!(!allowed(&acls, &[], "User:alice", host, &read("t")));
+        assert!(allowed(
+            &acls,
+            &["User:alice".into()],
+            "User:alice",
+            host,
+            &read("t")
+        ));
+        acls.add(acl(
+            "orders",
+            pattern_type::PREFIXED,
+            "User:alice",
+            op::READ,
+            permission::ALLOW,
+        ));
+        assert!(allowed(&acls, &[], "User:alice", host, &read("orders-eu")));
+        assert!(allowed(
+            &acls,
+            &[],
+            "User:alice",
+            host,
+            &Need::topic("orders-eu", op::DESCRIBE)
+        ));
+        assert!(!allowed(
+            &acls,
+            &[],
+            "User:alice",
+            host,
+            &Need::topic("orders-eu", op::WRITE)
+        ));
+        assert!(!allowed(&acls, &[], "User:bob", host, &read("orders-eu")));
+        acls.add(acl(
+            "orders-eu",
+            pattern_type::LITERAL,
+            "User:*",
+            operation::ALL,
+            permission::DENY,
+        ));
+        assert!(!allowed(&acls, &[], "User:alice", host, &read("orders-eu")));
+        assert!(allowed(&acls, &[], "User:alice", host, &read("orders-us")));
+        acls.add(acl(
+            "*",
+            pattern_type::LITERAL,
+            "User:bob",
+            operation::ALL,
+            permission::ALLOW,
+        ));
+        assert!(allowed(
+            &acls,
+            &[],
+            "User:bob",
+            host,
+            &Need::topic("any", op::WRITE)
+        ));
+    }
+}

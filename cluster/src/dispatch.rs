@@ -64,7 +64,7 @@ async fn decide(
     }
     let api = request.api_key();
     let advertised = shared
-        .advertised
+        .advertised_on(node_id)
         .get(api.key())
         .is_some_and(|range| range.contains(request.api_version));
     if !advertised {

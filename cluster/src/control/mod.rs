@@ -270,7 +270,9 @@ impl std::error::Error for OperationError {}
 pub struct Control {
     rules: Mutex<Rules>,
     pub(crate) log: RequestLog,
-    /// Per broker: whether it is up (its accept loop and connections watch it).
+    /// The node ids (brokers, then controllers), in the order of `up` and `latency`.
+    nodes: Vec<i32>,
+    /// Per node: whether it is up (its accept loop and connections watch it).
     pub(crate) up: Vec<watch::Sender<bool>>,
     latency: Mutex<Vec<Duration>>,
     /// Groups whose coordinator was moved, and where to; the others are coordinated by
@@ -286,12 +288,13 @@ struct Rules {
 }
 
 impl Control {
-    pub(crate) fn new(brokers: usize, log_capacity: usize, log_bytes: usize) -> Self {
+    pub(crate) fn new(nodes: Vec<i32>, log_capacity: usize, log_bytes: usize) -> Self {
         Control {
             rules: Mutex::default(),
             log: RequestLog::new(log_capacity, log_bytes),
-            up: (0..brokers).map(|_| watch::Sender::new(true)).collect(),
-            latency: Mutex::new(vec![Duration::ZERO; brokers]),
+            up: nodes.iter().map(|_| watch::Sender::new(true)).collect(),
+            latency: Mutex::new(vec![Duration::ZERO; nodes.len()]),
+            nodes,
             coordinators: Mutex::default(),
         }
     }
@@ -380,10 +383,14 @@ impl Control {
         self.switch(node_id).is_ok_and(|up| *up.borrow())
     }
 
-    fn switch(&self, node_id: i32) -> Result<&watch::Sender<bool>, OperationError> {
-        usize::try_from(node_id)
-            .ok()
-            .and_then(|index| self.up.get(index))
+    /// Where node `node_id` (a broker or a controller) is in `up` and `latency`.
+    fn slot(&self, node_id: i32) -> Option<usize> {
+        self.nodes.iter().position(|&node| node == node_id)
+    }
+
+    pub(crate) fn switch(&self, node_id: i32) -> Result<&watch::Sender<bool>, OperationError> {
+        self.slot(node_id)
+            .map(|slot| &self.up[slot])
             .ok_or(OperationError::NoSuchBroker(node_id))
     }
 
@@ -391,7 +398,8 @@ impl Control {
     /// delay), as a round-trip time.
     pub fn set_latency(&self, node_id: i32, latency: Duration) -> Result<(), OperationError> {
         self.switch(node_id)?;
-        self.latency.lock().unwrap_or_else(|e| e.into_inner())[node_id as usize] = latency;
+        let slot = self.slot(node_id).ok_or(OperationError::NoSuchBroker(node_id))?;
+        self.latency.lock().unwrap_or_else(|e| e.into_inner())[slot] = latency;
         Ok(())
     }
 
@@ -408,13 +416,12 @@ impl Control {
 
     /// Broker `node_id`'s latency.
     pub fn latency(&self, node_id: i32) -> Duration {
-        usize::try_from(node_id)
-            .ok()
-            .and_then(|index| {
+        self.slot(node_id)
+            .and_then(|slot| {
                 self.latency
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .get(index)
+                    .get(slot)
                     .copied()
             })
             .unwrap_or_default()

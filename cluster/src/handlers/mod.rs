@@ -2,6 +2,7 @@
 //! answers its request by reading or changing the cluster's state. [`advertised`] lists
 //! exactly these APIs, so ApiVersions never names one that is then refused.
 
+mod add_raft_voter;
 mod alter_configs;
 mod api_versions;
 mod create_partitions;
@@ -13,6 +14,7 @@ mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
 mod describe_log_dirs;
+mod describe_quorum;
 mod fetch;
 mod find_coordinator;
 mod heartbeat;
@@ -28,6 +30,7 @@ mod offset_delete;
 mod offset_fetch;
 mod offset_for_leader_epoch;
 mod produce;
+mod remove_raft_voter;
 mod sync_group;
 
 use crate::Shared;
@@ -107,6 +110,16 @@ const SERVED: [ApiKey; 27] = [
     incremental_alter_configs::API,
 ];
 
+/// The APIs a controller serves: what admin tools send with `--bootstrap-controller`
+/// (`controllers::advertised` lists them, DescribeQuorum's provisional v3 included).
+pub const CONTROLLER_SERVED: [ApiKey; 5] = [
+    api_versions::API,
+    describe_cluster::API,
+    describe_quorum::API,
+    add_raft_voter::API,
+    remove_raft_voter::API,
+];
+
 /// What ApiVersions lists.
 pub fn advertised() -> SupportedVersions {
     SupportedVersions::stable(SERVED)
@@ -150,6 +163,10 @@ pub async fn handle(context: &Context<'_>, request: &IncomingRequest) -> Option<
         Request::IncrementalAlterConfigs(body) => {
             incremental_alter_configs::handle(context, body).into()
         }
+        // The controllers' (see `controllers::advertised`).
+        Request::DescribeQuorum(body) => describe_quorum::handle(context, body).into(),
+        Request::AddRaftVoter(body) => add_raft_voter::handle(context, body).await.into(),
+        Request::RemoveRaftVoter(body) => remove_raft_voter::handle(context, body).await.into(),
         _ => return None,
     })
 }

@@ -13,9 +13,11 @@ mod apply;
 pub mod http;
 pub mod json;
 mod log;
+mod voters;
 
 pub use apply::intercept;
 pub use log::{LoggedRequest, RequestLog};
+pub use voters::QuorumView;
 
 use crate::{groups, BrokerAddress, Shared};
 use kafka_codec::conn::IncomingRequest;
@@ -245,6 +247,14 @@ pub enum OperationError {
     NoSuchMember(String, String),
     /// No producer with this id was handed out.
     NoSuchProducer(i64),
+    /// The cluster has no controllers.
+    NoControllers,
+    /// No controller or broker of the quorum with this node id (or it leads: it does not
+    /// fetch).
+    NoSuchController(i32),
+    /// The quorum leader refused the voter change, as it would refuse AddRaftVoter or
+    /// RemoveRaftVoter: its error code's name and message.
+    VoterChangeRefused(String),
 }
 
 impl fmt::Display for OperationError {
@@ -259,6 +269,11 @@ impl fmt::Display for OperationError {
                 write!(f, "no member {member:?} in group {group:?}")
             }
             OperationError::NoSuchProducer(id) => write!(f, "no producer id {id}"),
+            OperationError::NoControllers => f.write_str("the cluster has no controllers"),
+            OperationError::NoSuchController(id) => {
+                write!(f, "no controller {id} (or it leads the quorum)")
+            }
+            OperationError::VoterChangeRefused(why) => write!(f, "refused: {why}"),
         }
     }
 }

@@ -44,7 +44,8 @@ pub async fn handle(context: &Context<'_>, request: &AddRaftVoterRequest) -> Add
         Err(error) => Err(error),
     };
     match outcome {
-        Ok(()) => AddRaftVoterResponse::default(),
+        // Kafka leaves the message null on success.
+        Ok(()) => AddRaftVoterResponse::default().with_error_message(None),
         Err(error) => error.to_add_raft_voter_response(),
     }
 }

@@ -41,7 +41,8 @@ pub async fn handle(
         Err(error) => Err(error),
     };
     match outcome {
-        Ok(()) => RemoveRaftVoterResponse::default(),
+        // Kafka leaves the message null on success.
+        Ok(()) => RemoveRaftVoterResponse::default().with_error_message(None),
         Err(error) => error.to_remove_raft_voter_response(),
     }
 }

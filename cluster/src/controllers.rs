@@ -31,14 +31,17 @@ pub const VOTER_CHANGE_TIMEOUT_MS: i64 = 15_000;
 /// DescribeQuorum v3 (committed voters, provisional: in development upstream) included
 /// unless `stable_only`; limited to `release`'s versions when the cluster answers as one.
 pub fn advertised(release: Option<Release>, stable_only: bool) -> SupportedVersions {
-    let all = SupportedVersions::from_ranges(crate::handlers::CONTROLLER_SERVED.into_iter().filter_map(|api| {
-        let range = if stable_only {
-            api.stable_versions()?
-        } else {
-            api.valid_versions()
-        };
-        Some((api.key(), range))
-    }));
+    let all =
+        SupportedVersions::from_ranges(crate::handlers::CONTROLLER_SERVED.into_iter().filter_map(
+            |api| {
+                let range = if stable_only {
+                    api.stable_versions()?
+                } else {
+                    api.valid_versions()
+                };
+                Some((api.key(), range))
+            },
+        ));
     match release {
         Some(release) => release.limit(&all),
         None => all,

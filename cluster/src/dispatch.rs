@@ -43,6 +43,7 @@ pub async fn dispatch(
     if let Some(observer) = &shared.observer {
         (observer.0)(&Served {
             node_id,
+            controller: shared.is_controller(node_id),
             peer,
             request,
             reply: &reply,

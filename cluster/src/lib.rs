@@ -60,8 +60,10 @@ pub struct BrokerAddress {
 /// ([`ClusterBuilder::on_request`]).
 #[derive(Debug)]
 pub struct Served<'a> {
-    /// The broker that received it.
+    /// The broker (or controller) that received it.
     pub node_id: i32,
+    /// Whether that node is a controller.
+    pub controller: bool,
     /// The client's address.
     pub peer: SocketAddr,
     /// The request.

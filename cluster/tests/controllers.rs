@@ -198,9 +198,7 @@ async fn voter_changes_over_the_wire_are_answered_once_committed() {
     let cluster = cluster(1, 3).await;
     let quorum = cluster.control();
     let mut leader = controller(&cluster, 3000).await;
-    let key = |id: i32| {
-        quorum.quorum_key(id).expect("a controller")
-    };
+    let key = |id: i32| quorum.quorum_key(id).expect("a controller");
     let remove = |id: i32, directory: Uuid| {
         RemoveRaftVoterRequest::default()
             .with_cluster_id(None)
@@ -301,10 +299,7 @@ async fn a_voter_change_from_the_control_surface_is_current_first_then_committed
     }
     // One fetch by 3001 reports what it had before the change: still uncommitted.
     control.quorum_fetch(3001).unwrap();
-    assert_eq!(
-        voters(&mut leader).await.1,
-        Some(vec![3000, 3001, 3002])
-    );
+    assert_eq!(voters(&mut leader).await.1, Some(vec![3000, 3001, 3002]));
     // Its second fetch acknowledges the record: with the leader, a majority of the new set.
     let view = control.quorum_fetch(3001).unwrap();
     assert!(view.high_watermark.unwrap() > offset);
@@ -340,7 +335,13 @@ async fn a_voter_change_from_the_control_surface_is_current_first_then_committed
     let (status, body) = http(address, "GET", "/quorum", None).await;
     assert_eq!((status, &body["fetching"]), (200, &json!(false)));
     // Fetching again: the change commits on the followers' timers.
-    let (status, _) = http(address, "PUT", "/quorum/fetching", Some(json!({"fetching": true}))).await;
+    let (status, _) = http(
+        address,
+        "PUT",
+        "/quorum/fetching",
+        Some(json!({"fetching": true})),
+    )
+    .await;
     assert_eq!(status, 200);
     let mut committed = None;
     for _ in 0..500 {
@@ -355,10 +356,16 @@ async fn a_voter_change_from_the_control_surface_is_current_first_then_committed
     // Bad input: 4xx naming it.
     let (status, body) = http(address, "POST", "/quorum/voters", Some(json!({"node": 1}))).await;
     assert_eq!(status, 400);
-    assert!(body["error"].as_str().unwrap().contains("\"node\""), "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("\"node\""),
+        "{body}"
+    );
     let (status, _) = http(address, "DELETE", "/quorum/voters/77", None).await;
     assert_eq!(status, 404);
     let (status, body) = http(address, "POST", "/quorum/voters", Some(json!({"id": 3001}))).await;
     assert_eq!(status, 409);
-    assert!(body["error"].as_str().unwrap().contains("DUPLICATE_VOTER"), "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("DUPLICATE_VOTER"),
+        "{body}"
+    );
 }

@@ -413,7 +413,9 @@ impl Control {
     /// delay), as a round-trip time.
     pub fn set_latency(&self, node_id: i32, latency: Duration) -> Result<(), OperationError> {
         self.switch(node_id)?;
-        let slot = self.slot(node_id).ok_or(OperationError::NoSuchBroker(node_id))?;
+        let slot = self
+            .slot(node_id)
+            .ok_or(OperationError::NoSuchBroker(node_id))?;
         self.latency.lock().unwrap_or_else(|e| e.into_inner())[slot] = latency;
         Ok(())
     }

@@ -8,5 +8,6 @@ use kafka_codec::ApiKey;
 pub const API: ApiKey = ApiKey::ApiVersions;
 
 pub fn handle(context: &Context<'_>, _request: &ApiVersionsRequest) -> ApiVersionsResponse {
-    ApiVersionsResponse::default().with_api_keys(context.shared.advertised_on(context.node_id).to_api_keys())
+    ApiVersionsResponse::default()
+        .with_api_keys(context.shared.advertised_on(context.node_id).to_api_keys())
 }

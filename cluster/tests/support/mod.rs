@@ -201,7 +201,12 @@ impl Client {
 }
 
 /// One request to the control surface over HTTP: the status and the JSON body.
-pub async fn http(address: SocketAddr, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+pub async fn http(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
     let mut tcp = TcpStream::connect(address).await.expect("connect");
     let body = body.map(|b| b.to_string()).unwrap_or_default();
     let request = format!(

@@ -15,14 +15,12 @@ use kafka_codec::messages::{
     InitProducerIdRequest, JoinGroupRequest, MetadataRequest, MetadataResponse, SyncGroupRequest,
 };
 use kafka_codec::records::{BatchReader, Compression, Record, RecordBatchBuilder};
-use kafka_codec::serde_json::{json, Value};
+use kafka_codec::serde_json::json;
 use kafka_codec::{ApiKey, ErrorCode, Request, Response};
 use kafka_codec_cluster::control::{Action, Match, OperationError, Rule};
 use kafka_codec_cluster::Cluster;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use support::{batch, http, produce, Client, Outcome, GUARD};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 fn fetch(topic: &str, partition: i32, offset: i64, epoch: i32) -> FetchRequest {

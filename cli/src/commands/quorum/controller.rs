@@ -303,7 +303,10 @@ mod tests {
 
     fn setup(stable_only: bool) -> (Controller, Quorum) {
         let controller = Controller::new("127.0.0.1", 9093, stable_only);
-        (controller, super::super::sim::quorum(1, 1_000, ("127.0.0.1", 9093), T0))
+        (
+            controller,
+            super::super::sim::quorum(1, 1_000, ("127.0.0.1", 9093), T0),
+        )
     }
 
     fn now(answer: Answer) -> ResponseFrame {

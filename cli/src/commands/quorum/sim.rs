@@ -9,9 +9,9 @@
 //! the leader and commits, the lowest remaining voter takes over the next epoch, and the
 //! server answers as that leader from then on.
 
-pub use kafka_codec_cluster::quorum::{ids, Quorum, LISTENER};
 use kafka_codec::quorum::Endpoints;
 use kafka_codec_cluster::quorum::QuorumShape;
+pub use kafka_codec_cluster::quorum::{ids, Quorum, LISTENER};
 
 /// The voters the quorum starts with; the first leads.
 const VOTERS: [i32; 3] = [1, 2, 3];

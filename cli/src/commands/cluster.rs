@@ -49,7 +49,8 @@ pub struct ClusterCommand {
     /// (/rules), the request log (/log, /counts), stopping and restarting brokers, latency
     /// (/brokers), moving leaders (/leaders) and coordinators (/coordinators), the groups
     /// (/groups), expiring a member's session (/sessions/expire), fencing a producer
-    /// (/producers/fence). Port 0: any free port (a line on stderr names it).
+    /// (/producers/fence), the controllers' voters and followers' fetches (/quorum). Port
+    /// 0: any free port (a line on stderr names it).
     /// kafka-codec-cluster's README has curl examples.
     #[arg(long, value_name = "HOST:PORT")]
     control: Option<String>,

@@ -125,9 +125,14 @@ impl Run for ClusterCommand {
                 .build()
                 .await
                 .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+            let bootstrap = cluster.bootstrap();
             crate::common::log_line(format_args!(
                 "kafka-codec cluster: bootstrap {}",
-                cluster.bootstrap()
+                if bootstrap.is_empty() {
+                    "(none: --brokers 0)"
+                } else {
+                    &bootstrap
+                }
             ));
             if !cluster.controllers().is_empty() {
                 crate::common::log_line(format_args!(

@@ -160,6 +160,18 @@ impl Shared {
             .map(|node| node.address)
     }
 
+    /// The controller id a broker's Metadata and DescribeCluster name: a KRaft broker names
+    /// a live broker (Kafka's `KRaftMetadataCache` picks one at random; clients cannot reach
+    /// the controllers through a broker, KIP-590), here the first broker that is up, so runs
+    /// repeat; -1 when none is.
+    pub fn controller_for_clients(&self) -> i32 {
+        self.brokers
+            .iter()
+            .map(|broker| broker.node_id)
+            .find(|&node| self.control.is_up(node))
+            .unwrap_or(-1)
+    }
+
     /// What ApiVersions lists on node `node_id`: the controller set on a controller.
     pub fn advertised_on(&self, node_id: i32) -> &SupportedVersions {
         if self.is_controller(node_id) {

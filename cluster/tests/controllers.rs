@@ -150,6 +150,25 @@ async fn controllers_advertise_and_answer_what_admin_tools_send() {
     };
     assert_eq!(body.error_code, ErrorCode::MISMATCHED_ENDPOINT_TYPE.code());
     assert!(broker.closed_after(2, describe_quorum_request()).await);
+    // A broker names a live broker as the controller, as a KRaft broker does (never a
+    // controller, which clients cannot reach through it): 0, then 1 once 0 is stopped.
+    let mut second = Client::connect(cluster.brokers()[1].address, "t").await;
+    for (stopped, named) in [(false, 0), (true, 1)] {
+        if stopped {
+            cluster.control().stop_broker(0).unwrap();
+        }
+        let Response::Metadata(body) = second.call(12, MetadataRequest::default()).await else {
+            panic!("not Metadata")
+        };
+        assert_eq!(body.controller_id, named);
+        let Response::DescribeCluster(body) = second
+            .call(1, DescribeClusterRequest::default().with_endpoint_type(1))
+            .await
+        else {
+            panic!("not DescribeCluster")
+        };
+        assert_eq!(body.controller_id, named);
+    }
 
     // DescribeQuorum at every version from the leader: the three voters, the brokers as
     // observers, a known high watermark; v3 adds the committed voters, the same three.

@@ -1,5 +1,5 @@
 //! DescribeCluster: the cluster id, the brokers and the controller id a KRaft broker gives
-//! admin clients (broker 0, as Metadata names it). A broker answers only for the broker
+//! admin clients (a live broker, as Metadata names it: `Shared::controller_for_clients`). A broker answers only for the broker
 //! endpoint type: asking it for controllers is MISMATCHED_ENDPOINT_TYPE, as Kafka's brokers
 //! answer. No broker is ever fenced here, so v2's `IncludeFencedBrokers` changes nothing.
 //!
@@ -49,7 +49,7 @@ pub fn handle(context: &Context<'_>, request: &DescribeClusterRequest) -> Descri
     DescribeClusterResponse::default()
         .with_endpoint_type(BROKER_ENDPOINT)
         .with_cluster_id(shared.cluster_id.as_str().into())
-        .with_controller_id(0)
+        .with_controller_id(shared.controller_for_clients())
         .with_brokers(brokers)
 }
 

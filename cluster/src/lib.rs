@@ -16,7 +16,9 @@
 //! `ServerConnection` decodes it, [`dispatch::dispatch`] decides what happens to it (the one
 //! place where version limits, the fault rules and the request log of [`control`] sit) and
 //! calls the API's handler (one file per API under [`handlers`]), which changes the
-//! cluster's [`state`]; the response is encoded on the way back. What is served, and what is not yet,
+//! cluster's [`state`]; the response is encoded on the way back. KRaft controllers
+//! ([`ClusterBuilder::controllers`]) take the same path, with the handlers a controller
+//! serves ([`controllers`]) answering from the [`quorum`]. What is served, and what is not yet,
 //! is in the README.
 
 pub mod broker;
@@ -494,7 +496,20 @@ impl ClusterBuilder {
         }
         let mut controller_nodes = Vec::with_capacity(self.controllers);
         for index in 0..self.controllers {
-            let node_id = self.first_controller_id + index as i32;
+            let node_id = i32::try_from(index)
+                .ok()
+                .and_then(|index| self.first_controller_id.checked_add(index))
+                .filter(|&id| id >= 0)
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "controller ids from {} are not all node ids (0 to {})",
+                            self.first_controller_id,
+                            i32::MAX
+                        ),
+                    )
+                })?;
             if brokers.iter().any(|broker| broker.node_id == node_id) {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,

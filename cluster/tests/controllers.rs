@@ -332,6 +332,20 @@ async fn a_voter_change_from_the_control_surface_is_current_first_then_committed
         control.remove_voter(9),
         Err(OperationError::NoSuchController(9))
     );
+    // Controller ids that are not node ids, or a broker's: refused at build.
+    for (first, brokers) in [(-1, 1), (i32::MAX, 1), (0, 1)] {
+        let built = Cluster::builder()
+            .brokers(brokers)
+            .controllers(2)
+            .first_controller_id(first)
+            .build()
+            .await;
+        assert_eq!(
+            built.map(drop).unwrap_err().kind(),
+            std::io::ErrorKind::InvalidInput,
+            "{first}"
+        );
+    }
     let brokers_only = Cluster::builder().build().await.unwrap();
     assert_eq!(
         brokers_only.control().quorum(),

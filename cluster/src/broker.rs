@@ -34,8 +34,13 @@ pub async fn serve(
     listener: TcpListener,
     mut stop: watch::Receiver<()>,
 ) {
-    let address = shared.brokers[node_id as usize].address;
-    let mut up = shared.control.up[node_id as usize].subscribe();
+    let Some(address) = shared.address(node_id) else {
+        return;
+    };
+    let Ok(up) = shared.control.switch(node_id) else {
+        return;
+    };
+    let mut up = up.subscribe();
     let mut listener = Some(listener);
     loop {
         let Some(bound) = listener.take() else {
@@ -94,10 +99,10 @@ pub async fn relieve_memory_pressure(shared: Arc<Shared>, mut stop: watch::Recei
 /// transport of deterministic tests: nothing but the runtime's tasks and clock), served as
 /// a TCP connection is; refused while the broker is stopped.
 pub fn connect_in_memory(shared: &Arc<Shared>, node_id: i32) -> io::Result<DuplexStream> {
-    let up = usize::try_from(node_id)
-        .ok()
-        .and_then(|index| shared.control.up.get(index))
-        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("no broker {node_id}")))?;
+    let up = shared
+        .control
+        .switch(node_id)
+        .map_err(|_| io::Error::new(io::ErrorKind::NotFound, format!("no broker {node_id}")))?;
     if !*up.borrow() {
         return Err(io::Error::new(
             io::ErrorKind::ConnectionRefused,
@@ -153,7 +158,10 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         }
     };
     // A stopped broker drops its connections.
-    let mut up = shared.control.up[node_id as usize].subscribe();
+    let Ok(up) = shared.control.switch(node_id) else {
+        return;
+    };
+    let mut up = up.subscribe();
     tokio::select! {
         () = converse(&shared, node_id, id, peer, &member, stream) => {}
         _ = up.wait_for(|up| !*up) => {}

@@ -51,6 +51,7 @@ pub async fn dispatch(
     if let Some(observer) = &shared.observer {
         (observer.0)(&Served {
             node_id,
+            controller: shared.is_controller(node_id),
             peer,
             request,
             reply: &reply,
@@ -76,7 +77,7 @@ async fn decide(
     }
     let api = request.api_key();
     let advertised = shared
-        .advertised
+        .advertised_on(node_id)
         .get(api.key())
         .is_some_and(|range| range.contains(request.api_version));
     if !advertised {

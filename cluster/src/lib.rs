@@ -16,7 +16,9 @@
 //! `ServerConnection` decodes it, [`dispatch::dispatch`] decides what happens to it (the one
 //! place where version limits, the fault rules and the request log of [`control`] sit) and
 //! calls the API's handler (one file per API under [`handlers`]), which changes the
-//! cluster's [`state`]; the response is encoded on the way back. What is served, and what is not yet,
+//! cluster's [`state`]; the response is encoded on the way back. KRaft controllers
+//! ([`ClusterBuilder::controllers`]) take the same path, with the handlers a controller
+//! serves ([`controllers`]) answering from the [`quorum`]. What is served, and what is not yet,
 //! is in the README.
 
 pub mod acls;
@@ -24,10 +26,12 @@ pub mod authorizer;
 pub mod broker;
 pub mod configs;
 pub mod control;
+pub mod controllers;
 pub mod dispatch;
 pub mod groups;
 pub mod handlers;
 pub mod producers;
+pub mod quorum;
 pub mod release;
 pub mod sasl;
 pub mod state;
@@ -63,8 +67,10 @@ pub struct BrokerAddress {
 /// ([`ClusterBuilder::on_request`]).
 #[derive(Debug)]
 pub struct Served<'a> {
-    /// The broker that received it.
+    /// The broker (or controller) that received it.
     pub node_id: i32,
+    /// Whether that node is a controller.
+    pub controller: bool,
     /// The client's address.
     pub peer: SocketAddr,
     /// The request.
@@ -91,6 +97,15 @@ pub struct Shared {
     pub(crate) appended: Notify,
     /// The brokers, by node id.
     pub brokers: Vec<BrokerAddress>,
+    /// The controllers, in node id order (the first leads at the start).
+    pub controllers: Vec<BrokerAddress>,
+    /// The controllers' KRaft quorum (`None` without controllers).
+    pub(crate) quorum: Option<Mutex<quorum::Quorum>>,
+    /// Woken whenever the quorum moved (a fetch, an append, a voter change), for voter
+    /// changes waiting to commit.
+    pub(crate) quorum_moved: Notify,
+    /// What a controller's ApiVersions lists.
+    pub controller_advertised: SupportedVersions,
     /// The cluster id Metadata names.
     pub cluster_id: String,
     /// What ApiVersions lists: exactly the APIs that have a handler, at the versions of the
@@ -159,6 +174,49 @@ impl Shared {
     pub fn acls(&self) -> MutexGuard<'_, acls::Acls> {
         self.acls.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// The controllers' quorum, locked (`None` without controllers). Never held across an
+    /// await, nor together with another lock.
+    pub fn quorum(&self) -> Option<MutexGuard<'_, quorum::Quorum>> {
+        self.quorum
+            .as_ref()
+            .map(|quorum| quorum.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Whether node `node_id` is one of the controllers.
+    pub fn is_controller(&self, node_id: i32) -> bool {
+        self.controllers.iter().any(|c| c.node_id == node_id)
+    }
+
+    /// The address of node `node_id`, a broker or a controller.
+    pub fn address(&self, node_id: i32) -> Option<SocketAddr> {
+        self.brokers
+            .iter()
+            .chain(&self.controllers)
+            .find(|node| node.node_id == node_id)
+            .map(|node| node.address)
+    }
+
+    /// The controller id a broker's Metadata and DescribeCluster name: a KRaft broker names
+    /// a live broker (Kafka's `KRaftMetadataCache` picks one at random; clients cannot reach
+    /// the controllers through a broker, KIP-590), here the first broker that is up, so runs
+    /// repeat; -1 when none is.
+    pub fn controller_for_clients(&self) -> i32 {
+        self.brokers
+            .iter()
+            .map(|broker| broker.node_id)
+            .find(|&node| self.control.is_up(node))
+            .unwrap_or(-1)
+    }
+
+    /// What ApiVersions lists on node `node_id`: the controller set on a controller.
+    pub fn advertised_on(&self, node_id: i32) -> &SupportedVersions {
+        if self.is_controller(node_id) {
+            &self.controller_advertised
+        } else {
+            &self.advertised
+        }
+    }
 }
 
 /// A running cluster; dropping it stops its brokers and closes their connections.
@@ -188,6 +246,22 @@ impl Cluster {
     /// The brokers.
     pub fn brokers(&self) -> &[BrokerAddress] {
         &self.shared.brokers
+    }
+
+    /// The controllers (none unless [`ClusterBuilder::controllers`] asked for some).
+    pub fn controllers(&self) -> &[BrokerAddress] {
+        &self.shared.controllers
+    }
+
+    /// The controllers' addresses, comma-separated, as admin tools take
+    /// `--bootstrap-controller`.
+    pub fn bootstrap_controllers(&self) -> String {
+        self.shared
+            .controllers
+            .iter()
+            .map(|controller| controller.address.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// What the brokers share, the state included (for tests that look inside).
@@ -235,6 +309,11 @@ impl Cluster {
 #[derive(Debug, Clone)]
 pub struct ClusterBuilder {
     brokers: usize,
+    controllers: usize,
+    controller_ports: Vec<u16>,
+    first_controller_id: i32,
+    quorum_fetch_interval: Duration,
+    controller_stable_only: bool,
     host: String,
     ports: Vec<u16>,
     retention: Retention,
@@ -259,6 +338,11 @@ impl Default for ClusterBuilder {
     fn default() -> Self {
         ClusterBuilder {
             brokers: 1,
+            controllers: 0,
+            controller_ports: Vec::new(),
+            first_controller_id: controllers::FIRST_CONTROLLER_ID,
+            quorum_fetch_interval: Duration::from_millis(100),
+            controller_stable_only: false,
             host: "127.0.0.1".into(),
             ports: Vec::new(),
             retention: Retention::default(),
@@ -283,9 +367,46 @@ impl Default for ClusterBuilder {
 }
 
 impl ClusterBuilder {
-    /// How many brokers (at least one).
+    /// How many brokers (at least one, unless there are controllers: a cluster of
+    /// controllers alone is what `kafka-codec quorum serve` runs).
     pub fn brokers(mut self, brokers: usize) -> Self {
-        self.brokers = brokers.max(1);
+        self.brokers = brokers;
+        self
+    }
+
+    /// How many KRaft controllers (default none), each on a listener of its own, running
+    /// the crate's leader model ([`quorum`]): all are voters and the first leads. They
+    /// answer what Kafka's controllers answer admin tools (see [`controllers`]).
+    pub fn controllers(mut self, controllers: usize) -> Self {
+        self.controllers = controllers;
+        self
+    }
+
+    /// The controllers' ports, in order; those past the list (and port 0) take a free port.
+    pub fn controller_ports(mut self, ports: impl IntoIterator<Item = u16>) -> Self {
+        self.controller_ports = ports.into_iter().collect();
+        self
+    }
+
+    /// The first controller's node id (default 3000, as Kafka's own test kit numbers its
+    /// controllers); the others follow it.
+    pub fn first_controller_id(mut self, id: i32) -> Self {
+        self.first_controller_id = id;
+        self
+    }
+
+    /// Followers and brokers fetch the metadata log every 1 to 2 times this (default
+    /// 100 ms), so a voter change commits that much later.
+    pub fn quorum_fetch_interval(mut self, interval: Duration) -> Self {
+        self.quorum_fetch_interval = interval;
+        self
+    }
+
+    /// Controllers advertise stable versions only: DescribeQuorum v0-v2, as a Kafka
+    /// controller without `unstable.api.versions.enable` does (v3, committed voters, is in
+    /// development upstream and advertised by default).
+    pub fn controller_stable_only(mut self, stable_only: bool) -> Self {
+        self.controller_stable_only = stable_only;
         self
     }
 
@@ -438,9 +559,14 @@ impl ClusterBuilder {
         for user in &self.sasl_users {
             users.add(user);
         }
-        let mut listeners = Vec::with_capacity(self.brokers);
-        let mut brokers = Vec::with_capacity(self.brokers);
-        for node_id in 0..self.brokers {
+        let broker_count = if self.controllers == 0 {
+            self.brokers.max(1)
+        } else {
+            self.brokers
+        };
+        let mut listeners = Vec::with_capacity(broker_count + self.controllers);
+        let mut brokers = Vec::with_capacity(broker_count);
+        for node_id in 0..broker_count {
             if self.in_memory {
                 brokers.push(BrokerAddress {
                     node_id: node_id as i32,
@@ -456,14 +582,72 @@ impl ClusterBuilder {
             });
             listeners.push(listener);
         }
+        let mut controller_nodes = Vec::with_capacity(self.controllers);
+        for index in 0..self.controllers {
+            let node_id = i32::try_from(index)
+                .ok()
+                .and_then(|index| self.first_controller_id.checked_add(index))
+                .filter(|&id| id >= 0)
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "controller ids from {} are not all node ids (0 to {})",
+                            self.first_controller_id,
+                            i32::MAX
+                        ),
+                    )
+                })?;
+            if brokers.iter().any(|broker| broker.node_id == node_id) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("controller {node_id} has a broker's node id"),
+                ));
+            }
+            if self.in_memory {
+                controller_nodes.push(BrokerAddress {
+                    node_id,
+                    address: SocketAddr::from(([127, 0, 0, 1], 0)),
+                });
+                continue;
+            }
+            let port = self.controller_ports.get(index).copied().unwrap_or(0);
+            let listener = TcpListener::bind((self.host.as_str(), port)).await?;
+            controller_nodes.push(BrokerAddress {
+                node_id,
+                address: listener.local_addr()?,
+            });
+            listeners.push(listener);
+        }
         let mut state = State::new(self.retention);
         if let Some(seed) = self.seed {
             state.seed_ids(seed);
         }
         let cluster_id = cluster_id(&state);
+        let quorum = (!controller_nodes.is_empty()).then(|| {
+            let seed = self.seed.unwrap_or_else(|| {
+                let id = state.new_id();
+                u64::from_be_bytes(id.as_bytes()[..8].try_into().expect("8 bytes"))
+            });
+            controllers::quorum(
+                seed,
+                &self.host,
+                &controller_nodes,
+                &brokers,
+                self.quorum_fetch_interval,
+                &cluster_id,
+            )
+        });
+        let controller_advertised =
+            controllers::advertised(self.release, self.controller_stable_only);
         let budget = Budget::new(self.memory_budget);
         let (stop, stopped) = watch::channel(());
-        let control = control::Control::new(brokers.len(), self.log_capacity, self.log_bytes);
+        let nodes = brokers
+            .iter()
+            .chain(&controller_nodes)
+            .map(|node| node.node_id)
+            .collect();
+        let control = control::Control::new(nodes, self.log_capacity, self.log_bytes);
         for rule in self.rules {
             control.add(rule);
         }
@@ -471,6 +655,10 @@ impl ClusterBuilder {
             state: Mutex::new(state),
             appended: Notify::new(),
             brokers,
+            controllers: controller_nodes,
+            quorum: quorum.map(Mutex::new),
+            quorum_moved: Notify::new(),
+            controller_advertised,
             cluster_id,
             advertised: match self.release {
                 Some(release) => release.limit(&handlers::advertised()),
@@ -504,13 +692,22 @@ impl ClusterBuilder {
             super_users: self.super_users,
             tls,
         });
-        for (node_id, listener) in listeners.into_iter().enumerate() {
+        let node_ids: Vec<i32> = shared
+            .brokers
+            .iter()
+            .chain(&shared.controllers)
+            .map(|node| node.node_id)
+            .collect();
+        for (node_id, listener) in node_ids.into_iter().zip(listeners) {
             tokio::spawn(broker::serve(
                 Arc::clone(&shared),
-                node_id as i32,
+                node_id,
                 listener,
                 stopped.clone(),
             ));
+        }
+        if shared.quorum.is_some() {
+            tokio::spawn(controllers::run_clock(Arc::clone(&shared), stopped.clone()));
         }
         tokio::spawn(groups::run_timers(Arc::clone(&shared), stopped.clone()));
         tokio::spawn(broker::relieve_memory_pressure(

@@ -22,12 +22,20 @@ use std::sync::Arc;
 /// one line per request follows; everything is in memory and goes when the process ends.
 #[derive(Debug, clap::Args)]
 pub struct ClusterCommand {
-    /// How many brokers.
+    /// How many brokers (0 only with --controllers).
     #[arg(long, value_name = "N", default_value_t = 1,
-          value_parser = clap::value_parser!(u16).range(1..=64))]
+          value_parser = clap::value_parser!(u16).range(0..=64))]
     brokers: u16,
-    /// The first broker's address; broker i listens on PORT+i. Port 0: each broker takes
-    /// any free port (the first line names them).
+    /// How many KRaft controllers (node ids 3000, 3001, …), each on a listener of its own,
+    /// all voters, the first leading: they answer what Kafka's controllers answer admin
+    /// tools with `--bootstrap-controller` (DescribeCluster, DescribeQuorum v0-v3,
+    /// AddRaftVoter, RemoveRaftVoter), on the crate's KRaft leader model. The second stderr
+    /// line names them.
+    #[arg(long, value_name = "M", default_value_t = 0,
+          value_parser = clap::value_parser!(u16).range(0..=16))]
+    controllers: u16,
+    /// The first broker's address; broker i listens on PORT+i and controller j on
+    /// PORT+N+j. Port 0: each takes any free port (the first lines name them).
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
     listen: String,
     /// Answer as this Kafka release's brokers did, 0.8 to 4.4 (`2.8`; `0.10` is 0.10.0, and
@@ -57,7 +65,8 @@ pub struct ClusterCommand {
     /// (/rules), the request log (/log, /counts), stopping and restarting brokers, latency
     /// (/brokers), moving leaders (/leaders) and coordinators (/coordinators), the groups
     /// (/groups), expiring a member's session (/sessions/expire), fencing a producer
-    /// (/producers/fence). Port 0: any free port (a line on stderr names it).
+    /// (/producers/fence), the controllers' voters and followers' fetches (/quorum). Port
+    /// 0: any free port (a line on stderr names it).
     /// kafka-codec-cluster's README has curl examples.
     #[arg(long, value_name = "HOST:PORT")]
     control: Option<String>,
@@ -78,16 +87,23 @@ impl Run for ClusterCommand {
                     .map_err(|e| Failure::Usage(format!("--sasl: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if self.brokers == 0 && self.controllers == 0 {
+            return Err(Failure::Usage(
+                "--brokers 0 needs --controllers: a cluster has a node".into(),
+            ));
+        }
         let brokers = usize::from(self.brokers);
+        let nodes = self.brokers + self.controllers;
         let ports: Vec<u16> = if port == 0 {
             Vec::new()
         } else {
-            (0..self.brokers)
+            (0..nodes)
                 .map(|i| port.checked_add(i))
                 .collect::<Option<_>>()
                 .ok_or_else(|| {
                     Failure::Usage(format!(
-                        "--listen {}: {brokers} brokers from port {port} run past 65535",
+                        "--listen {}: {nodes} brokers and controllers from port {port} run \
+                         past 65535",
                         self.listen
                     ))
                 })?
@@ -95,6 +111,8 @@ impl Run for ClusterCommand {
         // The certificate and key are read here, so that a bad one is said before anything
         // listens; the cluster reads them again as it builds its listeners.
         self.tls.config()?;
+        let (broker_ports, controller_ports) = ports.split_at(ports.len().min(brokers));
+        let (broker_ports, controller_ports) = (broker_ports.to_vec(), controller_ports.to_vec());
         let metrics_listener = self.metrics.bind()?;
         let control_listener = self
             .control
@@ -132,8 +150,10 @@ impl Run for ClusterCommand {
             }
             let cluster = builder
                 .brokers(brokers)
+                .controllers(usize::from(self.controllers))
                 .host(host)
-                .ports(ports)
+                .ports(broker_ports)
+                .controller_ports(controller_ports)
                 .memory_budget(self.limits.memory_budget)
                 .max_connections(max_connections)
                 .idle_timeout(self.limits.idle_timeout())
@@ -141,10 +161,21 @@ impl Run for ClusterCommand {
                 .build()
                 .await
                 .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+            let bootstrap = cluster.bootstrap();
             crate::common::log_line(format_args!(
                 "kafka-codec cluster: bootstrap {}",
-                cluster.bootstrap()
+                if bootstrap.is_empty() {
+                    "(none: --brokers 0)"
+                } else {
+                    &bootstrap
+                }
             ));
+            if !cluster.controllers().is_empty() {
+                crate::common::log_line(format_args!(
+                    "kafka-codec cluster: controllers {} (--bootstrap-controller)",
+                    cluster.bootstrap_controllers()
+                ));
+            }
             if let Some((listener, address)) = metrics_listener {
                 scrape::spawn(
                     listener,
@@ -187,12 +218,17 @@ fn log_request(served: &Served<'_>) {
         Reply::Close(why) => format!("{why}; closing the connection"),
     };
     crate::common::log_line(format_args!(
-        "kafka-codec cluster: [{}] {} {client} #{} {} v{} to broker {}: {outcome}",
+        "kafka-codec cluster: [{}] {} {client} #{} {} v{} to {} {}: {outcome}",
         humantime::format_rfc3339_millis(std::time::SystemTime::now()),
         served.peer,
         request.correlation_id(),
         request.api_key(),
         request.api_version,
+        if served.controller {
+            "controller"
+        } else {
+            "broker"
+        },
         served.node_id,
     ));
 }

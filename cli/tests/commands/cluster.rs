@@ -6,7 +6,7 @@
 use crate::support::{assert_usage_error, BIN};
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::ClientConnection;
-use kafka_codec::messages::MetadataRequest;
+use kafka_codec::messages::{DescribeClusterRequest, MetadataRequest};
 use kafka_codec::{Request, Response, ResponseFrame};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -149,6 +149,50 @@ fn with_sasl_an_unauthenticated_request_closes_the_connection() {
 #[test]
 fn a_listen_address_without_a_port_is_a_usage_error() {
     assert_usage_error(&["cluster", "--listen", "127.0.0.1"]);
+}
+
+#[test]
+fn controllers_are_named_on_the_second_line_and_answer_for_the_quorum() {
+    let Started {
+        _running,
+        mut log,
+        bootstrap,
+    } = start(&["--brokers", "0", "--controllers", "2"]);
+    assert_eq!(bootstrap, "(none: --brokers 0)");
+    let mut second = String::new();
+    log.read_line(&mut second).unwrap();
+    let controllers: Vec<String> = second
+        .trim_end()
+        .strip_prefix("kafka-codec cluster: controllers ")
+        .and_then(|rest| rest.strip_suffix(" (--bootstrap-controller)"))
+        .unwrap_or_else(|| panic!("second line: {second:?}"))
+        .split(',')
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(controllers.len(), 2, "{second}");
+    // Each controller names both, and the leader, 3000, as the controller.
+    for address in &controllers {
+        let request = DescribeClusterRequest::default().with_endpoint_type(2);
+        let Response::DescribeCluster(body) = call(address, 1, request).body else {
+            panic!("not DescribeCluster")
+        };
+        assert_eq!((body.error_code, body.controller_id), (0, 3000));
+        let listed: Vec<String> = body
+            .brokers
+            .iter()
+            .map(|b| format!("{}:{}", b.host.as_str(), b.port))
+            .collect();
+        assert_eq!(listed, controllers);
+    }
+    let mut line = String::new();
+    log.read_line(&mut line).unwrap();
+    assert!(
+        line.trim_end()
+            .ends_with("#0 DescribeCluster v1 to controller 3000: answered"),
+        "{line:?}"
+    );
+    // Neither brokers nor controllers: a usage error.
+    assert_usage_error(&["cluster", "--brokers", "0"]);
 }
 
 /// A unique path under the temporary directory for this test's file.

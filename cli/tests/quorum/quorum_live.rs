@@ -234,13 +234,13 @@ fn wire_members(list: &Value) -> Vec<(i64, String)> {
 
 /// Our `quorum describe --status` of the server (v3).
 fn describe(server: &Server) -> String {
+    describe_at(&server.address)
+}
+
+/// Our `quorum describe --status` of the controllers at `bootstrap` (v3).
+fn describe_at(bootstrap: &str) -> String {
     success(
-        ours(&[
-            "quorum",
-            "describe",
-            "--bootstrap-controller",
-            &server.address,
-        ]),
+        ours(&["quorum", "describe", "--bootstrap-controller", bootstrap]),
         "quorum describe",
     )
 }
@@ -513,6 +513,291 @@ fn kafka_metadata_quorum_reads_and_reconfigures_our_server() {
         [1, 2, 4]
     );
     drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kafka's tool against the in-memory cluster's controllers
+
+/// `kafka-codec cluster --brokers 1 --controllers 3 --control 127.0.0.1:0`, stopped when
+/// dropped: the controllers' addresses and the control surface's.
+struct ClusterProcess {
+    child: Child,
+    controllers: String,
+    control: String,
+    log: Arc<Mutex<Vec<String>>>,
+}
+
+impl ClusterProcess {
+    fn start() -> ClusterProcess {
+        let mut child = ours(&[
+            "cluster",
+            "--brokers",
+            "1",
+            "--controllers",
+            "3",
+            "--control",
+            "127.0.0.1:0",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kafka-codec cluster starts");
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lines = BufReader::new(child.stderr.take().unwrap());
+        let keep = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in lines.lines().map_while(Result::ok) {
+                if let Some((_, rest)) = line.split_once("kafka-codec cluster: controllers ") {
+                    let _ = tx.send(("controllers", rest.split(' ').next().unwrap().to_owned()));
+                }
+                if let Some((_, rest)) = line.split_once("control on http://") {
+                    let _ = tx.send(("control", rest.trim().to_owned()));
+                }
+                keep.lock().unwrap().push(line);
+            }
+        });
+        let (mut controllers, mut control) = (None, None);
+        while controllers.is_none() || control.is_none() {
+            let (what, value) = rx
+                .recv_timeout(Duration::from_secs(20))
+                .expect("kafka-codec cluster names its controllers and control address");
+            match what {
+                "controllers" => controllers = Some(value),
+                _ => control = Some(value),
+            }
+        }
+        ClusterProcess {
+            child,
+            controllers: controllers.unwrap(),
+            control: control.unwrap(),
+            log,
+        }
+    }
+
+    /// One HTTP request to the control surface; its status line and JSON body.
+    fn control(&self, method: &str, path: &str, body: &str) -> (String, Value) {
+        use std::io::{Read, Write};
+        let mut tcp = std::net::TcpStream::connect(&self.control).unwrap();
+        write!(
+            tcp,
+            "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        tcp.read_to_string(&mut answer).unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+        (
+            head.lines().next().unwrap().to_owned(),
+            serde_json::from_str(body).unwrap(),
+        )
+    }
+}
+
+impl Drop for ClusterProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!(
+                "kafka-codec cluster log:\n{}",
+                self.log.lock().unwrap().join("\n")
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs Java and Kafka 4.4.0's tool jars (tools/kafka-broker/broker.sh fetch); run by tools/ci-live.sh"]
+fn kafka_metadata_quorum_reads_and_reconfigures_cluster_controllers() {
+    let dir = scratch("cluster-controllers-live");
+    let cluster = ClusterProcess::start();
+    // Any controller will do: the tool finds the leader through DescribeCluster.
+    let bootstrap = cluster.controllers.split(',').nth(1).unwrap().to_owned();
+
+    let status = success(
+        kafka_tool(
+            &dir,
+            &["--bootstrap-controller", &bootstrap, "describe", "--status"],
+        ),
+        "kafka-metadata-quorum describe --status",
+    );
+    println!("kafka-metadata-quorum describe --status against kafka-codec cluster:\n{status}");
+    assert_eq!(status.lines().count(), 8, "{status}");
+    assert_eq!(status_field(&status, "LeaderId"), "3000");
+    assert_eq!(status_field(&status, "LeaderEpoch"), "1");
+    let voters = members(status_field(&status, "CurrentVoters"));
+    assert_eq!(ids(&voters), [3000, 3001, 3002]);
+    assert_eq!(
+        ids(&members(status_field(&status, "CurrentObservers"))),
+        [0]
+    );
+    let cluster_id = status_field(&status, "ClusterId").to_owned();
+
+    let replication = success(
+        kafka_tool(
+            &dir,
+            &[
+                "--bootstrap-controller",
+                &bootstrap,
+                "describe",
+                "--replication",
+            ],
+        ),
+        "kafka-metadata-quorum describe --replication",
+    );
+    println!(
+        "kafka-metadata-quorum describe --replication against kafka-codec cluster:\n{replication}"
+    );
+    let rows: Vec<Vec<String>> = replication
+        .lines()
+        .skip(1)
+        .map(|line| {
+            line.split('\t')
+                .map(|cell| cell.trim().to_owned())
+                .collect()
+        })
+        .collect();
+    let shown: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r[0].as_str(), r[6].as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("3000", "Leader"),
+            ("3001", "Follower"),
+            ("3002", "Follower"),
+            ("0", "Observer")
+        ],
+        "{replication}"
+    );
+
+    // remove-controller with the followers held by the control surface: while the tool
+    // waits, 3002 is out of the current voters and still among the committed ones.
+    let (line, _) = cluster.control("PUT", "/quorum/fetching", r#"{"fetching": false}"#);
+    assert!(line.contains("200"), "{line}");
+    let three = voters.iter().find(|(id, _)| *id == 3002).unwrap().1.clone();
+    let remove = kafka_tool(
+        &dir,
+        &[
+            "--bootstrap-controller",
+            &bootstrap,
+            "remove-controller",
+            "--controller-id",
+            "3002",
+            "--controller-directory-id",
+            &three,
+        ],
+    );
+    let mut remove = {
+        let mut remove = remove;
+        remove
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pending = loop {
+        let (_, quorum) = cluster.control("GET", "/quorum", "");
+        if quorum["currentVoters"] == serde_json::json!([3000, 3001]) {
+            break describe_at(&bootstrap);
+        }
+        assert!(
+            remove.try_wait().unwrap().is_none(),
+            "remove-controller ended early"
+        );
+        assert!(Instant::now() < deadline, "no removal: {quorum}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    println!("quorum describe while remove-controller waits:\n{pending}");
+    assert_eq!(
+        ids(&members(status_field(&pending, "CurrentVoters"))),
+        [3000, 3001]
+    );
+    assert_eq!(
+        ids(&members(status_field(&pending, "CommittedVoters"))),
+        [3000, 3001, 3002]
+    );
+    assert!(
+        remove.try_wait().unwrap().is_none(),
+        "answered before the commit"
+    );
+    let (line, _) = cluster.control("PUT", "/quorum/fetching", r#"{"fetching": true}"#);
+    assert!(line.contains("200"), "{line}");
+    let removed = remove.wait_with_output().unwrap();
+    assert!(
+        removed.status.success(),
+        "remove-controller: {}\n{}",
+        text(&removed.stdout),
+        text(&removed.stderr)
+    );
+    assert_eq!(
+        text(&removed.stdout),
+        format!("Removed KRaft controller 3002 with directory id {three}\n")
+    );
+    let after = describe_at(&bootstrap);
+    assert_eq!(
+        ids(&members(status_field(&after, "CommittedVoters"))),
+        [3000, 3001]
+    );
+
+    // add-controller puts it back: it kept fetching as an observer.
+    let port = cluster
+        .controllers
+        .split(',')
+        .nth(2)
+        .unwrap()
+        .rsplit_once(':')
+        .unwrap()
+        .1
+        .to_owned();
+    let meta = dir.join("controller-3002");
+    std::fs::create_dir_all(&meta).unwrap();
+    std::fs::write(
+        meta.join("meta.properties"),
+        format!("version=1\ncluster.id={cluster_id}\nnode.id=3002\ndirectory.id={three}\n"),
+    )
+    .unwrap();
+    let config = dir.join("controller-3002.properties");
+    std::fs::write(
+        &config,
+        format!(
+            "process.roles=controller\nnode.id=3002\ncontroller.listener.names=CONTROLLER\n\
+             listeners=CONTROLLER://127.0.0.1:{port}\nmetadata.log.dir={}\n",
+            meta.display()
+        ),
+    )
+    .unwrap();
+    let added = success(
+        kafka_tool(
+            &dir,
+            &[
+                "--bootstrap-controller",
+                &bootstrap,
+                "--command-config",
+                config.to_str().unwrap(),
+                "add-controller",
+            ],
+        ),
+        "kafka-metadata-quorum add-controller",
+    );
+    println!("kafka-metadata-quorum add-controller:\n{added}");
+    assert_eq!(
+        added,
+        format!(
+            "Added controller 3002 with directory id {three} and endpoints: \
+             CONTROLLER://127.0.0.1:{port}\n"
+        )
+    );
+    let after = describe_at(&bootstrap);
+    assert_eq!(
+        ids(&members(status_field(&after, "CommittedVoters"))),
+        [3000, 3001, 3002]
+    );
+    drop(cluster);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -17,6 +17,11 @@
 //! | `POST /coordinators` | `{"group": G, "coordinator": B}`: moves a group's coordinator |
 //! | `POST /sessions/expire` | `{"group": G, "member": M}`: expires a member's session |
 //! | `POST /producers/fence` | `{"producerId": P}`: fences a producer's newest epoch |
+//! | `GET /quorum` | the controllers' leader, epoch, high watermark, current and committed voters, observers |
+//! | `POST /quorum/voters` | `{"id": N}`: adds controller N to the voters |
+//! | `DELETE /quorum/voters/ID` | removes a voter |
+//! | `PUT /quorum/fetching` | `{"fetching": false}`: stops (or starts) the followers' timed fetches |
+//! | `POST /quorum/fetch` | `{"id": N}`: replica N fetches once from the leader |
 //!
 //! A body that is not JSON, a key that is not part of the form and a value of the wrong
 //! kind are refused with 400 and a message naming them; an unknown path is 404, a wrong
@@ -345,6 +350,45 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
             "POST" => with_body(request, fence_producer(control)),
             _ => allowed("POST"),
         },
+        ["quorum"] => match method {
+            "GET" => quorum_answer(control.quorum()),
+            _ => allowed("GET"),
+        },
+        ["quorum", "voters"] => match method {
+            "POST" => with_body(request, |body| match node_field(body, "id") {
+                Ok(id) => voter_change(control, control.add_voter(id)),
+                Err(answer) => answer,
+            }),
+            _ => allowed("POST"),
+        },
+        ["quorum", "voters", id] => match (method, id.parse::<i32>()) {
+            ("DELETE", Ok(id)) => voter_change(control, control.remove_voter(id)),
+            ("DELETE", Err(_)) => bad(format!("voter id {id:?} is not a number")),
+            _ => allowed("DELETE"),
+        },
+        ["quorum", "fetching"] => match method {
+            "PUT" => with_body(request, |body| {
+                let object = match fields(body, &["fetching"]) {
+                    Ok(object) => object,
+                    Err(answer) => return answer,
+                };
+                let Some(fetching) = object.get("fetching").and_then(Value::as_bool) else {
+                    return bad("fetching: expected true or false");
+                };
+                match control.set_quorum_fetching(fetching) {
+                    Ok(()) => quorum_answer(control.quorum()),
+                    Err(e) => not_found(e),
+                }
+            }),
+            _ => allowed("PUT"),
+        },
+        ["quorum", "fetch"] => match method {
+            "POST" => with_body(request, |body| match node_field(body, "id") {
+                Ok(id) => quorum_answer(control.quorum_fetch(id)),
+                Err(answer) => answer,
+            }),
+            _ => allowed("POST"),
+        },
         _ => not_found(format!("no route {}", request.path)),
     }
 }
@@ -545,6 +589,50 @@ fn move_leader(control: &ControlHandle, body: &Value) -> Answer {
     match control.move_leader(topic, partition, leader) {
         Ok(epoch) => ok(json!({ "topic": topic, "partition": partition,
             "leader": leader, "leaderEpoch": epoch })),
+        Err(e) => not_found(e),
+    }
+}
+
+/// `{"id": N}`: the node id.
+fn node_field(body: &Value, key: &str) -> Result<i32, Answer> {
+    let object = fields(body, &[key])?;
+    object
+        .get(key)
+        .and_then(Value::as_i64)
+        .and_then(|n| i32::try_from(n).ok())
+        .ok_or_else(|| bad(format!("{key}: expected a node id")))
+}
+
+fn quorum_answer(view: Result<super::QuorumView, super::OperationError>) -> Answer {
+    match view {
+        Ok(view) => ok(json!({
+            "leader": view.leader,
+            "epoch": view.epoch,
+            "logEndOffset": view.log_end_offset,
+            "highWatermark": view.high_watermark,
+            "currentVoters": view.current_voters,
+            "committedVoters": view.committed_voters,
+            "observers": view.observers,
+            "fetching": view.fetching,
+        })),
+        Err(e) => not_found(e),
+    }
+}
+
+/// A voter change's answer: the offset of the voter set appended and the quorum after it;
+/// a change the leader refused is 409 with its reason.
+fn voter_change(control: &ControlHandle, appended: Result<i64, super::OperationError>) -> Answer {
+    match appended {
+        Ok(offset) => {
+            let (_, mut body) = quorum_answer(control.quorum());
+            if let Some(object) = body.as_object_mut() {
+                object.insert("offset".into(), json!(offset));
+            }
+            ("202 Accepted", body)
+        }
+        Err(e @ super::OperationError::VoterChangeRefused(_)) => {
+            ("409 Conflict", json!({ "error": e.to_string() }))
+        }
         Err(e) => not_found(e),
     }
 }

@@ -13,9 +13,11 @@ mod apply;
 pub mod http;
 pub mod json;
 mod log;
+mod voters;
 
 pub use apply::intercept;
 pub use log::{LoggedRequest, RequestLog};
+pub use voters::QuorumView;
 
 use crate::{groups, BrokerAddress, Shared};
 use kafka_codec::conn::IncomingRequest;
@@ -245,6 +247,14 @@ pub enum OperationError {
     NoSuchMember(String, String),
     /// No producer with this id was handed out.
     NoSuchProducer(i64),
+    /// The cluster has no controllers.
+    NoControllers,
+    /// No controller or broker of the quorum with this node id (or it leads: it does not
+    /// fetch).
+    NoSuchController(i32),
+    /// The quorum leader refused the voter change, as it would refuse AddRaftVoter or
+    /// RemoveRaftVoter: its error code's name and message.
+    VoterChangeRefused(String),
 }
 
 impl fmt::Display for OperationError {
@@ -259,6 +269,11 @@ impl fmt::Display for OperationError {
                 write!(f, "no member {member:?} in group {group:?}")
             }
             OperationError::NoSuchProducer(id) => write!(f, "no producer id {id}"),
+            OperationError::NoControllers => f.write_str("the cluster has no controllers"),
+            OperationError::NoSuchController(id) => {
+                write!(f, "no controller {id} (or it leads the quorum)")
+            }
+            OperationError::VoterChangeRefused(why) => write!(f, "refused: {why}"),
         }
     }
 }
@@ -270,7 +285,9 @@ impl std::error::Error for OperationError {}
 pub struct Control {
     rules: Mutex<Rules>,
     pub(crate) log: RequestLog,
-    /// Per broker: whether it is up (its accept loop and connections watch it).
+    /// The node ids (brokers, then controllers), in the order of `up` and `latency`.
+    nodes: Vec<i32>,
+    /// Per node: whether it is up (its accept loop and connections watch it).
     pub(crate) up: Vec<watch::Sender<bool>>,
     latency: Mutex<Vec<Duration>>,
     /// Groups whose coordinator was moved, and where to; the others are coordinated by
@@ -286,12 +303,13 @@ struct Rules {
 }
 
 impl Control {
-    pub(crate) fn new(brokers: usize, log_capacity: usize, log_bytes: usize) -> Self {
+    pub(crate) fn new(nodes: Vec<i32>, log_capacity: usize, log_bytes: usize) -> Self {
         Control {
             rules: Mutex::default(),
             log: RequestLog::new(log_capacity, log_bytes),
-            up: (0..brokers).map(|_| watch::Sender::new(true)).collect(),
-            latency: Mutex::new(vec![Duration::ZERO; brokers]),
+            up: nodes.iter().map(|_| watch::Sender::new(true)).collect(),
+            latency: Mutex::new(vec![Duration::ZERO; nodes.len()]),
+            nodes,
             coordinators: Mutex::default(),
         }
     }
@@ -380,10 +398,14 @@ impl Control {
         self.switch(node_id).is_ok_and(|up| *up.borrow())
     }
 
-    fn switch(&self, node_id: i32) -> Result<&watch::Sender<bool>, OperationError> {
-        usize::try_from(node_id)
-            .ok()
-            .and_then(|index| self.up.get(index))
+    /// Where node `node_id` (a broker or a controller) is in `up` and `latency`.
+    fn slot(&self, node_id: i32) -> Option<usize> {
+        self.nodes.iter().position(|&node| node == node_id)
+    }
+
+    pub(crate) fn switch(&self, node_id: i32) -> Result<&watch::Sender<bool>, OperationError> {
+        self.slot(node_id)
+            .map(|slot| &self.up[slot])
             .ok_or(OperationError::NoSuchBroker(node_id))
     }
 
@@ -391,7 +413,10 @@ impl Control {
     /// delay), as a round-trip time.
     pub fn set_latency(&self, node_id: i32, latency: Duration) -> Result<(), OperationError> {
         self.switch(node_id)?;
-        self.latency.lock().unwrap_or_else(|e| e.into_inner())[node_id as usize] = latency;
+        let slot = self
+            .slot(node_id)
+            .ok_or(OperationError::NoSuchBroker(node_id))?;
+        self.latency.lock().unwrap_or_else(|e| e.into_inner())[slot] = latency;
         Ok(())
     }
 
@@ -408,13 +433,12 @@ impl Control {
 
     /// Broker `node_id`'s latency.
     pub fn latency(&self, node_id: i32) -> Duration {
-        usize::try_from(node_id)
-            .ok()
-            .and_then(|index| {
+        self.slot(node_id)
+            .and_then(|slot| {
                 self.latency
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .get(index)
+                    .get(slot)
                     .copied()
             })
             .unwrap_or_default()

@@ -1,7 +1,11 @@
 //! DescribeCluster: the cluster id, the brokers and the controller id a KRaft broker gives
-//! admin clients (broker 0, as Metadata names it). A broker answers only for the broker
+//! admin clients (a live broker, as Metadata names it: `Shared::controller_for_clients`). A broker answers only for the broker
 //! endpoint type: asking it for controllers is MISMATCHED_ENDPOINT_TYPE, as Kafka's brokers
 //! answer. No broker is ever fenced here, so v2's `IncludeFencedBrokers` changes nothing.
+//!
+//! On a controller it is the other way round (KIP-919, what `--bootstrap-controller` asks):
+//! only the controller endpoint type (2) is answered, with every controller's endpoint and
+//! the quorum leader as controller id (-1 if it is not among them).
 
 use super::Context;
 use kafka_codec::messages::describe_cluster_response::DescribeClusterBroker;
@@ -12,9 +16,14 @@ pub const API: ApiKey = ApiKey::DescribeCluster;
 
 /// Kafka's `EndpointType.BROKER`.
 const BROKER_ENDPOINT: i8 = 1;
+/// Kafka's `EndpointType.CONTROLLER`.
+const CONTROLLER_ENDPOINT: i8 = 2;
 
 pub fn handle(context: &Context<'_>, request: &DescribeClusterRequest) -> DescribeClusterResponse {
     let shared = context.shared;
+    if shared.is_controller(context.node_id) {
+        return controllers(context, request);
+    }
     if request.endpoint_type != BROKER_ENDPOINT {
         return DescribeClusterResponse::default()
             .with_error_code(ErrorCode::MISMATCHED_ENDPOINT_TYPE.code())
@@ -40,6 +49,47 @@ pub fn handle(context: &Context<'_>, request: &DescribeClusterRequest) -> Descri
     DescribeClusterResponse::default()
         .with_endpoint_type(BROKER_ENDPOINT)
         .with_cluster_id(shared.cluster_id.as_str().into())
-        .with_controller_id(0)
+        .with_controller_id(shared.controller_for_clients())
         .with_brokers(brokers)
+}
+
+fn controllers(context: &Context<'_>, request: &DescribeClusterRequest) -> DescribeClusterResponse {
+    let shared = context.shared;
+    if request.endpoint_type != CONTROLLER_ENDPOINT {
+        return DescribeClusterResponse::default()
+            .with_error_code(ErrorCode::MISMATCHED_ENDPOINT_TYPE.code())
+            .with_error_message(Some(
+                format!(
+                    "The request was sent to a controller endpoint, but asked for endpoint type {}.",
+                    request.endpoint_type
+                )
+                .as_str()
+                .into(),
+            ));
+    }
+    let leader = shared
+        .quorum()
+        .map_or(-1, |quorum| quorum.leader().leader_id());
+    let controllers: Vec<_> = shared
+        .controllers
+        .iter()
+        .map(|controller| {
+            DescribeClusterBroker::default()
+                .with_broker_id(controller.node_id)
+                .with_host(controller.address.ip().to_string().as_str().into())
+                .with_port(i32::from(controller.address.port()))
+                .with_rack(None)
+        })
+        .collect();
+    let controller_id = if controllers.iter().any(|c| c.broker_id == leader) {
+        leader
+    } else {
+        -1
+    };
+    DescribeClusterResponse::default()
+        .with_endpoint_type(CONTROLLER_ENDPOINT)
+        .with_cluster_id(shared.cluster_id.as_str().into())
+        .with_controller_id(controller_id)
+        .with_brokers(controllers)
+        .with_cluster_authorized_operations(i32::MIN)
 }

@@ -69,7 +69,7 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
     MetadataResponse::default()
         .with_brokers(brokers)
         .with_cluster_id(Some(shared.cluster_id.as_str().into()))
-        .with_controller_id(0)
+        .with_controller_id(shared.controller_for_clients())
         .with_topics(topics)
 }
 

@@ -2,6 +2,7 @@
 //! answers its request by reading or changing the cluster's state. [`advertised`] lists
 //! exactly these APIs, so ApiVersions never names one that is then refused.
 
+mod add_raft_voter;
 mod alter_configs;
 mod alter_user_scram_credentials;
 mod api_versions;
@@ -17,6 +18,7 @@ mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
 mod describe_log_dirs;
+mod describe_quorum;
 mod describe_user_scram_credentials;
 mod fetch;
 mod find_coordinator;
@@ -33,6 +35,7 @@ mod offset_delete;
 mod offset_fetch;
 mod offset_for_leader_epoch;
 mod produce;
+mod remove_raft_voter;
 mod sasl_authenticate;
 mod sasl_handshake;
 mod sync_group;
@@ -123,6 +126,16 @@ const SERVED: [ApiKey; 34] = [
     delete_acls::API,
 ];
 
+/// The APIs a controller serves: what admin tools send with `--bootstrap-controller`
+/// (`controllers::advertised` lists them, DescribeQuorum's provisional v3 included).
+pub const CONTROLLER_SERVED: [ApiKey; 5] = [
+    api_versions::API,
+    describe_cluster::API,
+    describe_quorum::API,
+    add_raft_voter::API,
+    remove_raft_voter::API,
+];
+
 /// What ApiVersions lists.
 pub fn advertised() -> SupportedVersions {
     SupportedVersions::stable(SERVED)
@@ -181,6 +194,10 @@ pub async fn handle(
         Request::DeleteAcls(body) => delete_acls::handle(context, body).into(),
         Request::SaslHandshake(body) => sasl_handshake::handle(context, body, session).into(),
         Request::SaslAuthenticate(body) => sasl_authenticate::handle(context, body, session).into(),
+        // The controllers' (see `controllers::advertised`).
+        Request::DescribeQuorum(body) => describe_quorum::handle(context, body).into(),
+        Request::AddRaftVoter(body) => add_raft_voter::handle(context, body).await.into(),
+        Request::RemoveRaftVoter(body) => remove_raft_voter::handle(context, body).await.into(),
         _ => return None,
     })
 }

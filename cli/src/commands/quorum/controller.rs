@@ -1,7 +1,7 @@
 //! What `quorum serve` answers, without I/O: one request in, the answer (now, after a voter
 //! change commits, or a closed connection) out, as a KRaft controller answers admin tools.
 
-use super::sim::{Cluster, LISTENER};
+use super::sim::{Quorum, LISTENER};
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
 use kafka_codec::messages::api_versions_response::ApiVersionsResponse;
 use kafka_codec::messages::describe_cluster_response::{
@@ -79,7 +79,7 @@ impl Controller {
     /// for the log.
     pub fn answer(
         &self,
-        cluster: &mut Cluster,
+        cluster: &mut Quorum,
         request: &IncomingRequest,
         now_ms: i64,
     ) -> (Answer, String) {
@@ -167,7 +167,7 @@ impl Controller {
 
     fn describe_cluster(
         &self,
-        cluster: &Cluster,
+        cluster: &Quorum,
         request: &IncomingRequest,
         body: &DescribeClusterRequest,
     ) -> (Answer, String) {
@@ -301,9 +301,12 @@ mod tests {
         }
     }
 
-    fn setup(stable_only: bool) -> (Controller, Cluster) {
+    fn setup(stable_only: bool) -> (Controller, Quorum) {
         let controller = Controller::new("127.0.0.1", 9093, stable_only);
-        (controller, Cluster::new(1, 1_000, ("127.0.0.1", 9093), T0))
+        (
+            controller,
+            super::super::sim::quorum(1, 1_000, ("127.0.0.1", 9093), T0),
+        )
     }
 
     fn now(answer: Answer) -> ResponseFrame {

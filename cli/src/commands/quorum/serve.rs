@@ -7,7 +7,7 @@
 //! that wait for a voter change to commit.
 
 use super::controller::{Answer, Controller};
-use super::sim::{self, Cluster};
+use super::sim::{self, Quorum};
 use crate::common::{listen, Failure, Run};
 use clap::builder::RangedU64ValueParser;
 use kafka_codec::bytes::BytesMut;
@@ -83,7 +83,7 @@ pub struct Serve {
 
 /// What every connection shares.
 struct Shared {
-    cluster: Mutex<Cluster>,
+    cluster: Mutex<Quorum>,
     /// Notified whenever the clock moved the quorum.
     moved: Notify,
     controller: Controller,
@@ -117,7 +117,7 @@ impl Run for Serve {
             })?)),
             None => None,
         };
-        let cluster = Cluster::new(
+        let cluster = sim::quorum(
             self.seed,
             i64::from(self.fetch_interval_ms),
             (&host, local.port()),

@@ -1,322 +1,59 @@
-//! The simulated quorum behind `quorum serve`: the library's leader model
-//! ([`LeaderState`]) plus the processes around it, driven by a clock.
+//! The quorum behind `quorum serve`: the cluster crate's KRaft quorum
+//! ([`kafka_codec_cluster::quorum`], which the cluster's controllers run too) in the shape
+//! `quorum serve` has always had.
 //!
-//! Controllers 1, 2 and 3 are the voters (bootstrapped at `kraft.version` 1, as
-//! `kafka-storage format --initial-controllers` leaves them) and controller 1 leads epoch 1.
-//! Controller 4 runs too but is not a voter (a spare that `add-controller` can add), and
-//! broker 100 reads the metadata log. All but the leader fetch from it on a timer, one to two
-//! fetch intervals apart; a fetch reports what the previous fetch brought, so a new record is
-//! on a follower two fetches after it was appended, and the high watermark, and with it the
-//! committed voter set, follows a few seconds behind a voter change. The leader appends a
-//! record every 500 ms, as an idle KRaft controller appends a `NoOpRecord`.
-//!
-//! A seed fixes everything but the wall clock: directory ids, the cluster id and the fetch
-//! intervals. Only the leader has a socket (the server's); the other controllers' endpoints
-//! are names under `.invalid`, which resolve nowhere. When a voter change removes the
-//! leader and commits, the leader resigns as Kafka's does, the lowest-numbered remaining
-//! voter takes over the next epoch, and the server answers as that leader from then on.
+//! Controllers 1, 2 and 3 are the voters and controller 1 leads epoch 1. Controller 4 runs
+//! too but is not a voter (a spare that `add-controller` can add), and broker 100 reads the
+//! metadata log. Only the leader has a socket (the server's); the other controllers'
+//! endpoints are names under `.invalid`, which resolve nowhere. When a voter change removes
+//! the leader and commits, the lowest remaining voter takes over the next epoch, and the
+//! server answers as that leader from then on.
 
-use kafka_codec::messages::KRaftVersionRecord;
-use kafka_codec::quorum::{
-    ControlRecord, ControlRecordStateMachine, Endpoints, LeaderState, LocalReplica, NewVoterProbe,
-    QuorumError, ReplicaKey, VoterNode, VoterSet,
-};
-use kafka_codec::Uuid;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeMap;
+use kafka_codec::quorum::Endpoints;
+use kafka_codec_cluster::quorum::QuorumShape;
+pub use kafka_codec_cluster::quorum::{ids, Quorum, LISTENER};
 
-/// The listener controllers talk on.
-pub const LISTENER: &str = "CONTROLLER";
 /// The voters the quorum starts with; the first leads.
 const VOTERS: [i32; 3] = [1, 2, 3];
 /// A controller that runs but is not a voter.
 const SPARE_CONTROLLER: i32 = 4;
 /// A broker, reading the metadata log as an observer.
 const BROKER: i32 = 100;
-/// How often the leader appends a record of its own (Kafka's
-/// `metadata.max.idle.interval.ms` default).
-const NOOP_INTERVAL_MS: i64 = 500;
-/// The `kraft.version` range every simulated controller supports.
-const KRAFT_VERSIONS: (i16, i16) = (0, 1);
 
-/// One simulated process.
-#[derive(Debug, Clone)]
-struct Process {
-    key: ReplicaKey,
-    /// Its controller listener; `None` for a broker.
-    controller: Option<Endpoints>,
-    /// The leader's log end offset when its previous fetch was answered: what it has.
-    has_up_to: i64,
-    next_fetch_ms: i64,
-}
-
-/// Something the quorum did by itself, for the server's log.
-pub type Event = String;
-
-/// The simulated quorum.
-#[derive(Debug)]
-pub struct Cluster {
-    rng: ChaCha8Rng,
-    cluster_id: String,
-    fetch_interval_ms: i64,
-    leader: LeaderState,
-    processes: BTreeMap<i32, Process>,
-    next_noop_ms: i64,
-    committed: Option<VoterSet>,
-}
-
-impl Cluster {
-    /// A fresh quorum at `now_ms`: controller 1 leads epoch 1 and listens on `address`; the
-    /// others fetch about every `fetch_interval_ms`.
-    pub fn new(seed: u64, fetch_interval_ms: i64, address: (&str, u16), now_ms: i64) -> Self {
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let cluster_id = random_uuid(&mut rng).to_string();
-        let mut processes = BTreeMap::new();
-        for id in VOTERS.into_iter().chain([SPARE_CONTROLLER, BROKER]) {
-            let key = ReplicaKey::new(id, Some(random_uuid(&mut rng)));
-            let controller = (id != BROKER).then(|| {
-                if id == VOTERS[0] {
-                    Endpoints::single(LISTENER, address.0, address.1)
-                } else {
-                    Endpoints::single(LISTENER, &format!("controller-{id}.invalid"), 9093)
-                }
-            });
-            processes.insert(
-                id,
-                Process {
-                    key,
-                    controller,
-                    has_up_to: 0,
-                    next_fetch_ms: now_ms,
-                },
-            );
+/// A fresh quorum at `now_ms`: controller 1 leads epoch 1 and listens on `address`; the
+/// others fetch every `fetch_interval_ms` to twice that. A seed fixes everything but the
+/// wall clock: directory ids, the cluster id and the fetch intervals.
+pub fn quorum(seed: u64, fetch_interval_ms: i64, address: (&str, u16), now_ms: i64) -> Quorum {
+    let endpoint = |id: i32| {
+        if id == VOTERS[0] {
+            Endpoints::single(LISTENER, address.0, address.1)
+        } else {
+            Endpoints::single(LISTENER, &format!("controller-{id}.invalid"), 9093)
         }
-        for process in processes.values_mut() {
-            process.next_fetch_ms = now_ms + rng.gen_range(0..fetch_interval_ms.max(1));
-        }
-        let voters = VoterSet::new(VOTERS.iter().map(|id| {
-            let process = &processes[id];
-            VoterNode::new(
-                process.key,
-                process.controller.clone().expect("voters are controllers"),
-                KRAFT_VERSIONS,
-            )
-        }))
-        .expect("three distinct voters");
-        let mut log = ControlRecordStateMachine::new(None);
-        log.load_snapshot(
-            0,
-            &[
-                ControlRecord::kraft_version(&KRaftVersionRecord::default().with_k_raft_version(1))
-                    .expect("a KRaftVersionRecord encodes"),
-                ControlRecord::voters(&voters.to_voters_record()).expect("a VotersRecord encodes"),
-            ],
-        )
-        .expect("a bootstrap snapshot loads");
-        let leader = LeaderState::new(local(&processes[&VOTERS[0]]), 1, log)
-            .expect("controller 1 is a voter of the bootstrap set");
-        Cluster {
-            rng,
-            cluster_id,
-            fetch_interval_ms: fetch_interval_ms.max(1),
-            leader,
-            processes,
-            next_noop_ms: now_ms + NOOP_INTERVAL_MS,
-            committed: None,
-        }
-    }
-
-    /// The cluster id.
-    pub fn cluster_id(&self) -> &str {
-        &self.cluster_id
-    }
-
-    /// The leader's state.
-    pub fn leader(&self) -> &LeaderState {
-        &self.leader
-    }
-
-    /// The leader's state, to answer requests with.
-    pub fn leader_mut(&mut self) -> &mut LeaderState {
-        &mut self.leader
-    }
-
-    /// When the next fetch or append is due.
-    pub fn next_due_ms(&self) -> i64 {
-        self.next_step().0
-    }
-
-    /// What the leader learns when it sends ApiVersions to a new voter's address: a
-    /// simulated controller with exactly this key answers with its `kraft.version` range;
-    /// anything else (an unknown id or directory, a broker, which has no controller
-    /// listener) does not answer.
-    pub fn probe(&self, key: &ReplicaKey) -> NewVoterProbe {
-        match self.processes.get(&key.id()) {
-            Some(process) if process.key == *key && process.controller.is_some() => {
-                NewVoterProbe::Supports(KRAFT_VERSIONS.0, KRAFT_VERSIONS.1)
-            }
-            _ => NewVoterProbe::NoAnswer,
-        }
-    }
-
-    /// Runs every fetch and append due up to `now_ms`, in time order; returns what changed
-    /// that an operator would want to see (the high watermark becoming known, the committed
-    /// voter set moving, a new leader).
-    pub fn advance(&mut self, now_ms: i64) -> Vec<Event> {
-        let mut events = Vec::new();
-        loop {
-            let (due, step) = self.next_step();
-            if due > now_ms {
-                break;
-            }
-            match step {
-                Step::Append => {
-                    self.next_noop_ms = due + NOOP_INTERVAL_MS;
-                    if let Err(error) = self.leader.append_data(1) {
-                        events.push(format!("append failed: {error}"));
-                    }
-                }
-                Step::Fetch(id) => self.fetch(id, due, &mut events),
-            }
-            self.after_step(due, &mut events);
-        }
-        events
-    }
-
-    /// Notes what a request changed (a voter change appended): the same checks as after a
-    /// step of the clock.
-    pub fn after_request(&mut self, now_ms: i64) -> Vec<Event> {
-        let mut events = Vec::new();
-        self.after_step(now_ms, &mut events);
-        events
-    }
-
-    fn next_step(&self) -> (i64, Step) {
-        let leader = self.leader.leader_id();
-        self.processes
-            .iter()
-            .filter(|(&id, _)| id != leader)
-            .map(|(&id, process)| (process.next_fetch_ms, Step::Fetch(id)))
-            .fold((self.next_noop_ms, Step::Append), |best, next| {
-                if next.0 < best.0 {
-                    next
-                } else {
-                    best
-                }
-            })
-    }
-
-    fn fetch(&mut self, id: i32, now_ms: i64, events: &mut Vec<Event>) {
-        let end = self.leader.log_end_offset();
-        let interval = self
-            .rng
-            .gen_range(self.fetch_interval_ms..2 * self.fetch_interval_ms);
-        let process = self.processes.get_mut(&id).expect("a scheduled process");
-        process.next_fetch_ms = now_ms + interval;
-        let offset = process.has_up_to.min(end);
-        if let Err(error) = self
-            .leader
-            .update_replica_state(process.key, now_ms, offset)
-        {
-            events.push(format!("fetch by {} failed: {error}", process.key));
-        }
-        process.has_up_to = end;
-    }
-
-    fn after_step(&mut self, now_ms: i64, events: &mut Vec<Event>) {
-        let committed = self.leader.committed_voter_set().cloned();
-        if committed != self.committed {
-            if let Some(set) = &committed {
-                events.push(format!(
-                    "high watermark {}: committed voters now {}",
-                    self.leader.high_watermark().unwrap_or(-1),
-                    ids(set)
-                ));
-            }
-            self.committed = committed;
-        }
-        if self.leader.must_resign() {
-            match self.elect(now_ms) {
-                Ok(event) => events.push(event),
-                Err(error) => events.push(format!("no new leader: {error}")),
-            }
-        }
-    }
-
-    /// The leader left the voters and that is committed: it resigns, and the lowest
-    /// remaining voter leads the next epoch from the same log. The old leader keeps running
-    /// and fetching, as an observer.
-    fn elect(&mut self, now_ms: i64) -> Result<Event, QuorumError> {
-        let old = self.leader.leader_id();
-        let voters = self.leader.current_voter_set().clone();
-        let next = voters
-            .nodes()
-            .find(|node| self.processes.contains_key(&node.key().id()))
-            .ok_or(QuorumError::NoVoterSet)?;
-        let process = &self.processes[&next.key().id()];
-        let local = LocalReplica {
-            key: next.key(),
-            listeners: next.listeners().clone(),
-            supported_kraft_versions: next.supported_kraft_versions(),
-        };
-        debug_assert_eq!(process.key, next.key());
-        let epoch = self.leader.epoch() + 1;
-        self.leader = LeaderState::new(local, epoch, self.leader.log().clone())?;
-        self.committed = None;
-        let end = self.leader.log_end_offset();
-        if let Some(resigned) = self.processes.get_mut(&old) {
-            resigned.has_up_to = end;
-            resigned.next_fetch_ms = now_ms + self.fetch_interval_ms;
-        }
-        Ok(format!(
-            "controller {old} resigned (no longer a voter); controller {} leads epoch {epoch} \
-             and this server answers for it",
-            self.leader.leader_id()
-        ))
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Step {
-    Append,
-    Fetch(i32),
-}
-
-fn local(process: &Process) -> LocalReplica {
-    LocalReplica {
-        key: process.key,
-        listeners: process.controller.clone().unwrap_or_default(),
-        supported_kraft_versions: KRAFT_VERSIONS,
-    }
-}
-
-/// A UUID as Kafka's `Uuid.randomUuid` makes them: never zero, never one whose text starts
-/// with `-` (it would read as an option on a command line).
-fn random_uuid(rng: &mut ChaCha8Rng) -> Uuid {
-    loop {
-        let uuid = Uuid::from_bytes(rng.gen());
-        if !uuid.is_zero() && !uuid.to_string().starts_with('-') {
-            return uuid;
-        }
-    }
-}
-
-/// `{1, 2, 3}`.
-pub fn ids(set: &VoterSet) -> String {
-    let ids: Vec<String> = set.voter_ids().map(|id| id.to_string()).collect();
-    format!("{{{}}}", ids.join(", "))
+    };
+    Quorum::new(
+        QuorumShape {
+            seed,
+            fetch_interval_ms,
+            voters: VOTERS.iter().map(|&id| (id, endpoint(id))).collect(),
+            spares: vec![(SPARE_CONTROLLER, endpoint(SPARE_CONTROLLER))],
+            observers: vec![BROKER],
+        },
+        now_ms,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use kafka_codec::messages::RemoveRaftVoterRequest;
+    use kafka_codec::quorum::{NewVoterProbe, ReplicaKey};
+    use kafka_codec::Uuid;
 
     const T0: i64 = 1_700_000_000_000;
 
-    fn cluster(seed: u64) -> Cluster {
-        Cluster::new(seed, 1_000, ("127.0.0.1", 9093), T0)
+    fn cluster(seed: u64) -> Quorum {
+        quorum(seed, 1_000, ("127.0.0.1", 9093), T0)
     }
 
     #[test]
@@ -324,7 +61,7 @@ mod tests {
         let (a, b, c) = (cluster(7), cluster(7), cluster(8));
         assert_eq!(a.cluster_id(), b.cluster_id());
         assert_ne!(a.cluster_id(), c.cluster_id());
-        let keys = |c: &Cluster| c.processes.values().map(|p| p.key).collect::<Vec<_>>();
+        let keys = |c: &Quorum| [1, 2, 3, 4, 100].map(|id| c.key(id)).to_vec();
         assert_eq!(keys(&a), keys(&b));
         assert_ne!(keys(&a), keys(&c));
         // The same clock gives the same history.
@@ -354,7 +91,7 @@ mod tests {
             "{events:?}"
         );
         // Remove voter 3: current at once, committed only seconds later.
-        let three = quorum.processes[&3].key;
+        let three = quorum.key(3).unwrap();
         let request = RemoveRaftVoterRequest::default()
             .with_cluster_id(None)
             .with_voter_id(3)
@@ -388,7 +125,7 @@ mod tests {
     fn a_leader_that_removes_itself_hands_over_once_the_removal_commits() {
         let mut quorum = cluster(3);
         quorum.advance(T0 + 5_000);
-        let one = quorum.processes[&1].key;
+        let one = quorum.key(1).unwrap();
         let request = RemoveRaftVoterRequest::default()
             .with_cluster_id(None)
             .with_voter_id(1)
@@ -419,11 +156,11 @@ mod tests {
     #[test]
     fn only_a_running_controller_answers_the_new_voter_probe() {
         let quorum = cluster(5);
-        let four = quorum.processes[&SPARE_CONTROLLER].key;
+        let four = quorum.key(SPARE_CONTROLLER).unwrap();
         assert_eq!(quorum.probe(&four), NewVoterProbe::Supports(0, 1));
         let other_disk = ReplicaKey::new(4, Some(Uuid::from_bytes([9; 16])));
         assert_eq!(quorum.probe(&other_disk), NewVoterProbe::NoAnswer);
-        let broker = quorum.processes[&BROKER].key;
+        let broker = quorum.key(BROKER).unwrap();
         assert_eq!(quorum.probe(&broker), NewVoterProbe::NoAnswer);
         assert_eq!(
             quorum.probe(&ReplicaKey::new(7, Some(Uuid::from_bytes([7; 16])))),

@@ -1,0 +1,114 @@
+//! Changing the controllers' voters from the control surface, and holding the followers'
+//! fetches so that a change stays "current, not yet committed" for as long as a test needs.
+//!
+//! A change goes through the leader model as AddRaftVoter or RemoveRaftVoter would (the
+//! same checks, the same VotersRecord appended): DescribeQuorum shows it among the current
+//! voters at once, and among the committed voters (v3) once the high watermark passes the
+//! record, which takes the followers' fetches: two each after the append, on their timers
+//! or by hand ([`ControlHandle::quorum_fetch`]).
+
+use super::{ControlHandle, OperationError};
+use crate::controllers::now_ms;
+use crate::quorum::{Quorum, VoterOpError};
+use kafka_codec::quorum::VoterSet;
+
+/// The quorum as the control surface shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuorumView {
+    /// The leader's node id.
+    pub leader: i32,
+    /// Its epoch.
+    pub epoch: i32,
+    /// The leader's log end offset.
+    pub log_end_offset: i64,
+    /// The high watermark (`None` until the leader knows it in its epoch).
+    pub high_watermark: Option<i64>,
+    /// The voters of the last voter set in the log, committed or not.
+    pub current_voters: Vec<i32>,
+    /// The voters of the last committed voter set (`None` while unknown).
+    pub committed_voters: Option<Vec<i32>>,
+    /// The replicas fetching as observers (brokers, removed controllers).
+    pub observers: Vec<i32>,
+    /// Whether followers and observers fetch on their timers.
+    pub fetching: bool,
+}
+
+impl ControlHandle {
+    fn with_quorum<T>(
+        &self,
+        then: impl FnOnce(&mut Quorum, i64) -> Result<T, VoterOpError>,
+    ) -> Result<T, OperationError> {
+        let result = {
+            let mut quorum = self.shared.quorum().ok_or(OperationError::NoControllers)?;
+            let now = now_ms();
+            quorum.advance(now);
+            then(&mut quorum, now)
+        };
+        self.shared.quorum_moved.notify_waiters();
+        result.map_err(|error| match error {
+            VoterOpError::NoSuchController(id) => OperationError::NoSuchController(id),
+            VoterOpError::Refused(error) => OperationError::VoterChangeRefused(error.to_string()),
+        })
+    }
+
+    /// The directory id of controller (or observer) `id`, as `kafka-metadata-quorum
+    /// remove-controller --controller-directory-id` takes it.
+    pub fn quorum_key(&self, id: i32) -> Result<kafka_codec::Uuid, OperationError> {
+        self.with_quorum(|quorum, _| {
+            quorum
+                .key(id)
+                .map(|key| key.directory_id_or_zero())
+                .ok_or(VoterOpError::NoSuchController(id))
+        })
+    }
+
+    /// The quorum now.
+    pub fn quorum(&self) -> Result<QuorumView, OperationError> {
+        self.with_quorum(|quorum, _| {
+            let leader = quorum.leader();
+            let ids = |set: &VoterSet| set.voter_ids().collect::<Vec<_>>();
+            Ok(QuorumView {
+                leader: leader.leader_id(),
+                epoch: leader.epoch(),
+                log_end_offset: leader.log_end_offset(),
+                high_watermark: leader.high_watermark(),
+                current_voters: ids(leader.current_voter_set()),
+                committed_voters: leader.committed_voter_set().map(ids),
+                observers: leader.observer_states().map(|s| s.key().id()).collect(),
+                fetching: quorum.is_fetching(),
+            })
+        })
+    }
+
+    /// Adds controller `id` (one removed before) to the voters, with its directory id and
+    /// listener, as `kafka-metadata-quorum add-controller` would; the offset of the voter
+    /// set appended. Refused as the leader refuses AddRaftVoter (a voter already:
+    /// DUPLICATE_VOTER; a change not yet committed: REQUEST_TIMED_OUT; a controller not
+    /// caught up: REQUEST_TIMED_OUT).
+    pub fn add_voter(&self, id: i32) -> Result<i64, OperationError> {
+        self.with_quorum(|quorum, now| Ok(quorum.add_voter(id, now)?.offset()))
+    }
+
+    /// Removes voter `id`, as `kafka-metadata-quorum remove-controller` would; the offset of
+    /// the voter set appended. The leader may remove itself: once that commits it resigns
+    /// and the first remaining voter leads the next epoch.
+    pub fn remove_voter(&self, id: i32) -> Result<i64, OperationError> {
+        self.with_quorum(|quorum, now| Ok(quorum.remove_voter(id, now)?.offset()))
+    }
+
+    /// Starts or stops the followers' and observers' timed fetches (stopped, the high
+    /// watermark stands still until [`quorum_fetch`](Self::quorum_fetch)).
+    pub fn set_quorum_fetching(&self, fetching: bool) -> Result<(), OperationError> {
+        self.with_quorum(|quorum, now| {
+            quorum.set_fetching(fetching, now);
+            Ok(())
+        })
+    }
+
+    /// Replica `id` (a follower, or an observer) fetches from the leader once now, reporting
+    /// what its previous fetch brought; the quorum after it.
+    pub fn quorum_fetch(&self, id: i32) -> Result<QuorumView, OperationError> {
+        self.with_quorum(|quorum, now| quorum.fetch_now(id, now).map(drop))?;
+        self.quorum()
+    }
+}

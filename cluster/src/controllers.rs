@@ -1,0 +1,125 @@
+//! The cluster's KRaft controllers: what their listeners advertise, the quorum they share
+//! ([`crate::quorum`], the crate's leader model) and the clock that moves it.
+//!
+//! Every controller answers ApiVersions (the controller listener's set below) and
+//! DescribeCluster (the controllers' endpoints, `EndpointType` 2, KIP-919, with the leader as
+//! controller id: what `--bootstrap-controller` needs); the leader answers DescribeQuorum,
+//! AddRaftVoter and RemoveRaftVoter, and the others NOT_LEADER_OR_FOLLOWER, as Kafka's
+//! `KafkaRaftClient` answers them on a follower (the admin client then asks DescribeCluster
+//! again and goes to the leader). A voter change is answered once it commits.
+
+use crate::quorum::{Quorum, QuorumShape, LISTENER};
+use crate::release::Release;
+use crate::{BrokerAddress, Shared};
+use kafka_codec::conn::SupportedVersions;
+use kafka_codec::quorum::{Endpoints, PendingVoterChange, VoterChangeError};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::watch;
+
+/// The first controller's node id: Kafka's test kit (`TestKitNodes`) numbers controllers
+/// from 3000, clear of the brokers' ids.
+pub const FIRST_CONTROLLER_ID: i32 = 3000;
+
+/// How long an accepted voter change may take to commit before the leader answers
+/// `REQUEST_TIMED_OUT`: below the admin client's 30 s request timeout, long enough for a
+/// test that holds the followers' fetches for a while.
+pub const VOTER_CHANGE_TIMEOUT_MS: i64 = 15_000;
+
+/// What a controller's ApiVersions lists: every version of
+/// [`CONTROLLER_SERVED`](crate::handlers::CONTROLLER_SERVED) this crate knows,
+/// DescribeQuorum v3 (committed voters, provisional: in development upstream) included
+/// unless `stable_only`; limited to `release`'s versions when the cluster answers as one.
+pub fn advertised(release: Option<Release>, stable_only: bool) -> SupportedVersions {
+    let all =
+        SupportedVersions::from_ranges(crate::handlers::CONTROLLER_SERVED.into_iter().filter_map(
+            |api| {
+                let range = if stable_only {
+                    api.stable_versions()?
+                } else {
+                    api.valid_versions()
+                };
+                Some((api.key(), range))
+            },
+        ));
+    match release {
+        Some(release) => release.limit(&all),
+        None => all,
+    }
+}
+
+/// The quorum of `controllers` (all voters, the first leading) with `brokers` reading the
+/// metadata log as observers, named `cluster_id`, caught up as a quorum that has run for a
+/// while (the high watermark known, so voter changes are accepted at once).
+pub(crate) fn quorum(
+    seed: u64,
+    host: &str,
+    controllers: &[BrokerAddress],
+    brokers: &[BrokerAddress],
+    fetch_interval: Duration,
+    cluster_id: &str,
+) -> Quorum {
+    let shape = QuorumShape {
+        seed,
+        fetch_interval_ms: i64::try_from(fetch_interval.as_millis()).unwrap_or(i64::MAX),
+        voters: controllers
+            .iter()
+            .map(|c| {
+                let endpoints = Endpoints::single(LISTENER, host, c.address.port());
+                (c.node_id, endpoints)
+            })
+            .collect(),
+        spares: Vec::new(),
+        observers: brokers.iter().map(|b| b.node_id).collect(),
+    };
+    let now = now_ms();
+    let mut quorum = Quorum::new(shape, now).with_cluster_id(cluster_id);
+    quorum.catch_up(now);
+    quorum
+}
+
+/// Moves the quorum along the wall clock, waking at each fetch or append, until the cluster
+/// is dropped.
+pub(crate) async fn run_clock(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
+    loop {
+        let wait = {
+            let Some(mut quorum) = shared.quorum() else {
+                return;
+            };
+            let now = now_ms();
+            quorum.advance(now);
+            (quorum.next_due_ms() - now).clamp(1, 200)
+        };
+        shared.quorum_moved.notify_waiters();
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(wait as u64)) => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+/// Waits until `pending` has an answer: committed, or timed out. A leader that resigned
+/// meanwhile answers as its successor's log says (the change is in it).
+pub(crate) async fn wait_for_commit(
+    shared: &Shared,
+    pending: PendingVoterChange,
+) -> Result<(), VoterChangeError> {
+    loop {
+        let moved = shared.quorum_moved.notified();
+        let polled = shared
+            .quorum()
+            .and_then(|quorum| pending.poll(quorum.leader(), now_ms()));
+        if let Some(outcome) = polled {
+            return outcome;
+        }
+        // A hang guard: the clock wakes this at least every 200 ms.
+        let _ = tokio::time::timeout(Duration::from_millis(200), moved).await;
+    }
+}
+
+/// Milliseconds since the epoch, as KRaft's fetch timestamps are.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

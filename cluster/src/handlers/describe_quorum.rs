@@ -1,0 +1,29 @@
+//! DescribeQuorum (controllers only): the leader describes the metadata partition from the
+//! crate's leader model, v0-v3 (v3's committed voters are provisional, as the crate keeps
+//! them); another controller answers NOT_LEADER_OR_FOLLOWER on the partition, as Kafka's
+//! `KafkaRaftClient` does on a follower; a request for another partition gets
+//! UNKNOWN_TOPIC_OR_PARTITION on each partition it names.
+
+use super::Context;
+use crate::controllers::now_ms;
+use kafka_codec::messages::{DescribeQuorumRequest, DescribeQuorumResponse};
+use kafka_codec::quorum::{not_leader_response, unknown_partition_response};
+use kafka_codec::ApiKey;
+
+pub const API: ApiKey = ApiKey::DescribeQuorum;
+
+pub fn handle(context: &Context<'_>, request: &DescribeQuorumRequest) -> DescribeQuorumResponse {
+    let Some(mut quorum) = context.shared.quorum() else {
+        return not_leader_response();
+    };
+    let now = now_ms();
+    quorum.advance(now);
+    if quorum.leader().leader_id() != context.node_id {
+        return not_leader_response();
+    }
+    quorum
+        .leader_mut()
+        .handle_describe_quorum(request, now, context.version)
+        // Only a version the crate does not know fails, and dispatch lets none through.
+        .unwrap_or_else(|_| unknown_partition_response(request))
+}

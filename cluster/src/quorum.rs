@@ -1,0 +1,474 @@
+//! The controllers' quorum: the library's KRaft leader model ([`LeaderState`]) and the
+//! processes around it (the other controllers, the brokers reading the metadata log),
+//! driven by a clock. The cluster's controllers answer from it, and so does `kafka-codec
+//! quorum serve`.
+//!
+//! The voters are bootstrapped at `kraft.version` 1, as `kafka-storage format
+//! --initial-controllers` leaves them, and the first leads epoch 1. Every process but the
+//! leader fetches from it on a timer, one to two fetch intervals apart; a fetch reports what
+//! the previous fetch brought (as a follower's fetch offset names what it holds), so a new
+//! record is acknowledged by a follower on its second fetch after the append, and the high
+//! watermark, and with it the committed voter set, follows a little behind a voter change.
+//! The leader appends a record every 500 ms, as an idle KRaft controller appends a
+//! `NoOpRecord`. The control surface can stop the timed fetches and fetch by hand, to hold a
+//! voter change between "current" and "committed" for as long as a test needs.
+//!
+//! A seed fixes everything but the wall clock: directory ids, the cluster id and the fetch
+//! intervals. When a voter change removes the leader and commits, the leader resigns as
+//! Kafka's does and the first remaining voter leads the next epoch.
+
+use kafka_codec::messages::add_raft_voter_request::Listener;
+use kafka_codec::messages::{AddRaftVoterRequest, KRaftVersionRecord, RemoveRaftVoterRequest};
+use kafka_codec::quorum::{
+    ControlRecord, ControlRecordStateMachine, Endpoints, LeaderState, LocalReplica, NewVoterProbe,
+    PendingVoterChange, QuorumError, ReplicaKey, VoterChangeError, VoterNode, VoterSet,
+};
+use kafka_codec::Uuid;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
+
+/// The listener controllers talk on (and the one AddRaftVoter's listeners must include).
+pub const LISTENER: &str = "CONTROLLER";
+/// How often the leader appends a record of its own (Kafka's
+/// `metadata.max.idle.interval.ms` default).
+const NOOP_INTERVAL_MS: i64 = 500;
+/// The `kraft.version` range every controller here supports.
+pub const KRAFT_VERSIONS: (i16, i16) = (0, 1);
+
+/// Which processes make up a quorum.
+#[derive(Debug, Clone)]
+pub struct QuorumShape {
+    /// Fixes the directory ids, the cluster id and the fetch timing.
+    pub seed: u64,
+    /// Followers and observers fetch every 1 to 2 times this many milliseconds.
+    pub fetch_interval_ms: i64,
+    /// The voters and their controller listener, in order; the first leads epoch 1.
+    pub voters: Vec<(i32, Endpoints)>,
+    /// Controllers that run but are not voters (AddRaftVoter can add them).
+    pub spares: Vec<(i32, Endpoints)>,
+    /// Brokers, reading the metadata log as observers.
+    pub observers: Vec<i32>,
+}
+
+/// One process of the quorum.
+#[derive(Debug, Clone)]
+struct Process {
+    key: ReplicaKey,
+    /// Its controller listener; `None` for a broker.
+    controller: Option<Endpoints>,
+    /// The leader's log end offset when its previous fetch was answered: what it has.
+    has_up_to: i64,
+    next_fetch_ms: i64,
+}
+
+/// Something the quorum did by itself, for a server's log.
+pub type Event = String;
+
+/// Why a voter change from the control surface was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VoterOpError {
+    /// No controller with this id runs in the quorum.
+    NoSuchController(i32),
+    /// The leader refused it, as it would refuse AddRaftVoter / RemoveRaftVoter.
+    Refused(VoterChangeError),
+}
+
+impl std::fmt::Display for VoterOpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VoterOpError::NoSuchController(id) => write!(f, "no controller {id}"),
+            VoterOpError::Refused(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for VoterOpError {}
+
+/// The quorum.
+#[derive(Debug)]
+pub struct Quorum {
+    rng: ChaCha8Rng,
+    cluster_id: String,
+    fetch_interval_ms: i64,
+    /// Whether followers and observers fetch on their timers (the control surface can stop
+    /// them and fetch by hand).
+    fetching: bool,
+    leader: LeaderState,
+    processes: BTreeMap<i32, Process>,
+    next_noop_ms: i64,
+    committed: Option<VoterSet>,
+}
+
+impl Quorum {
+    /// A fresh quorum at `now_ms`: the first voter leads epoch 1, the others fetch about
+    /// every `fetch_interval_ms`.
+    ///
+    /// # Panics
+    ///
+    /// With no voters, or two processes with one id.
+    pub fn new(shape: QuorumShape, now_ms: i64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(shape.seed);
+        let cluster_id = random_uuid(&mut rng).to_string();
+        let first = shape.voters.first().expect("a quorum has a voter").0;
+        let mut processes = BTreeMap::new();
+        let controllers = shape.voters.iter().chain(&shape.spares);
+        let everyone = controllers
+            .map(|(id, endpoints)| (*id, Some(endpoints.clone())))
+            .chain(shape.observers.iter().map(|id| (*id, None)));
+        for (id, controller) in everyone {
+            let key = ReplicaKey::new(id, Some(random_uuid(&mut rng)));
+            let process = Process {
+                key,
+                controller,
+                has_up_to: 0,
+                next_fetch_ms: now_ms,
+            };
+            assert!(processes.insert(id, process).is_none(), "node {id} twice");
+        }
+        let fetch_interval_ms = shape.fetch_interval_ms.max(1);
+        for process in processes.values_mut() {
+            process.next_fetch_ms = now_ms + rng.gen_range(0..fetch_interval_ms);
+        }
+        let voters = VoterSet::new(shape.voters.iter().map(|(id, endpoints)| {
+            VoterNode::new(processes[id].key, endpoints.clone(), KRAFT_VERSIONS)
+        }))
+        .expect("distinct voters");
+        let mut log = ControlRecordStateMachine::new(None);
+        log.load_snapshot(
+            0,
+            &[
+                ControlRecord::kraft_version(&KRaftVersionRecord::default().with_k_raft_version(1))
+                    .expect("a KRaftVersionRecord encodes"),
+                ControlRecord::voters(&voters.to_voters_record()).expect("a VotersRecord encodes"),
+            ],
+        )
+        .expect("a bootstrap snapshot loads");
+        let leader = LeaderState::new(local(&processes[&first]), 1, log)
+            .expect("the first voter is a voter of the bootstrap set");
+        Quorum {
+            rng,
+            cluster_id,
+            fetch_interval_ms,
+            fetching: true,
+            leader,
+            processes,
+            next_noop_ms: now_ms + NOOP_INTERVAL_MS,
+            committed: None,
+        }
+    }
+
+    /// Names the cluster `cluster_id` rather than by the seed.
+    pub fn with_cluster_id(mut self, cluster_id: impl Into<String>) -> Self {
+        self.cluster_id = cluster_id.into();
+        self
+    }
+
+    /// The cluster id.
+    pub fn cluster_id(&self) -> &str {
+        &self.cluster_id
+    }
+
+    /// The leader's state.
+    pub fn leader(&self) -> &LeaderState {
+        &self.leader
+    }
+
+    /// The leader's state, to answer requests with.
+    pub fn leader_mut(&mut self) -> &mut LeaderState {
+        &mut self.leader
+    }
+
+    /// The id and directory id of process `id`.
+    pub fn key(&self, id: i32) -> Option<ReplicaKey> {
+        self.processes.get(&id).map(|process| process.key)
+    }
+
+    /// The controllers (voters or not) and their listeners, by id.
+    pub fn controllers(&self) -> impl Iterator<Item = (i32, &Endpoints)> {
+        self.processes
+            .iter()
+            .filter_map(|(id, process)| Some((*id, process.controller.as_ref()?)))
+    }
+
+    /// When the next fetch or append is due.
+    pub fn next_due_ms(&self) -> i64 {
+        self.next_step().0
+    }
+
+    /// Whether followers and observers fetch on their timers.
+    pub fn is_fetching(&self) -> bool {
+        self.fetching
+    }
+
+    /// Starts or stops the followers' and observers' timed fetches. Started again, each
+    /// fetches within one interval.
+    pub fn set_fetching(&mut self, fetching: bool, now_ms: i64) {
+        if fetching && !self.fetching {
+            let interval = self.fetch_interval_ms;
+            for process in self.processes.values_mut() {
+                process.next_fetch_ms = now_ms + self.rng.gen_range(0..interval);
+            }
+        }
+        self.fetching = fetching;
+    }
+
+    /// Process `id` fetches from the leader now (on top of its timer, if it runs); what
+    /// changed, as [`advance`](Self::advance) reports it.
+    pub fn fetch_now(&mut self, id: i32, now_ms: i64) -> Result<Vec<Event>, VoterOpError> {
+        if !self.processes.contains_key(&id) || id == self.leader.leader_id() {
+            return Err(VoterOpError::NoSuchController(id));
+        }
+        let mut events = Vec::new();
+        self.fetch(id, now_ms, &mut events);
+        self.after_step(now_ms, &mut events);
+        Ok(events)
+    }
+
+    /// Every process fetches twice: they hold the whole log and the high watermark is known,
+    /// as in a quorum that has run for a while.
+    pub fn catch_up(&mut self, now_ms: i64) -> Vec<Event> {
+        let mut events = Vec::new();
+        let leader = self.leader.leader_id();
+        let ids: Vec<i32> = self.processes.keys().copied().collect();
+        for _ in 0..2 {
+            for &id in ids.iter().filter(|&&id| id != leader) {
+                self.fetch(id, now_ms, &mut events);
+            }
+            self.after_step(now_ms, &mut events);
+        }
+        events
+    }
+
+    /// What the leader learns when it sends ApiVersions to a new voter's address: a
+    /// controller with exactly this key answers with its `kraft.version` range; anything
+    /// else (an unknown id or directory, a broker, which has no controller listener) does
+    /// not answer.
+    pub fn probe(&self, key: &ReplicaKey) -> NewVoterProbe {
+        match self.processes.get(&key.id()) {
+            Some(process) if process.key == *key && process.controller.is_some() => {
+                NewVoterProbe::Supports(KRAFT_VERSIONS.0, KRAFT_VERSIONS.1)
+            }
+            _ => NewVoterProbe::NoAnswer,
+        }
+    }
+
+    /// Adds controller `id` to the voters, as an AddRaftVoter naming it (its directory id
+    /// and listeners) would, with the leader's checks; the offset of the new voter set,
+    /// which is current at once and committed once the high watermark passes it.
+    pub fn add_voter(&mut self, id: i32, now_ms: i64) -> Result<PendingVoterChange, VoterOpError> {
+        let process = self
+            .processes
+            .get(&id)
+            .filter(|process| process.controller.is_some())
+            .ok_or(VoterOpError::NoSuchController(id))?;
+        let listeners = process
+            .controller
+            .iter()
+            .flat_map(|endpoints| endpoints.iter())
+            .map(|(name, address)| {
+                Listener::default()
+                    .with_name(name.into())
+                    .with_host(address.host.as_str().into())
+                    .with_port(address.port)
+            })
+            .collect();
+        let request = AddRaftVoterRequest::default()
+            .with_cluster_id(None)
+            .with_voter_id(id)
+            .with_voter_directory_id(process.key.directory_id_or_zero())
+            .with_listeners(listeners);
+        let probe = self.probe(&process.key);
+        let cluster_id = self.cluster_id.clone();
+        let result = self.leader.handle_add_raft_voter(
+            &request,
+            &cluster_id,
+            LISTENER,
+            probe,
+            now_ms,
+            i64::MAX / 2,
+        );
+        self.after_voter_change(now_ms);
+        result.map_err(VoterOpError::Refused)
+    }
+
+    /// Removes voter `id`, as a RemoveRaftVoter naming it would, with the leader's checks.
+    pub fn remove_voter(
+        &mut self,
+        id: i32,
+        now_ms: i64,
+    ) -> Result<PendingVoterChange, VoterOpError> {
+        let key = self
+            .processes
+            .get(&id)
+            .filter(|process| process.controller.is_some())
+            .ok_or(VoterOpError::NoSuchController(id))?
+            .key;
+        let request = RemoveRaftVoterRequest::default()
+            .with_cluster_id(None)
+            .with_voter_id(id)
+            .with_voter_directory_id(key.directory_id_or_zero());
+        let cluster_id = self.cluster_id.clone();
+        let result =
+            self.leader
+                .handle_remove_raft_voter(&request, &cluster_id, now_ms, i64::MAX / 2);
+        self.after_voter_change(now_ms);
+        result.map_err(VoterOpError::Refused)
+    }
+
+    fn after_voter_change(&mut self, now_ms: i64) {
+        let mut events = Vec::new();
+        self.after_step(now_ms, &mut events);
+    }
+
+    /// Runs every fetch and append due up to `now_ms`, in time order; returns what changed
+    /// that an operator would want to see (the high watermark becoming known, the committed
+    /// voter set moving, a new leader).
+    pub fn advance(&mut self, now_ms: i64) -> Vec<Event> {
+        let mut events = Vec::new();
+        loop {
+            let (due, step) = self.next_step();
+            if due > now_ms {
+                break;
+            }
+            match step {
+                Step::Append => {
+                    self.next_noop_ms = due + NOOP_INTERVAL_MS;
+                    if let Err(error) = self.leader.append_data(1) {
+                        events.push(format!("append failed: {error}"));
+                    }
+                }
+                Step::Fetch(id) => {
+                    let interval = self
+                        .rng
+                        .gen_range(self.fetch_interval_ms..2 * self.fetch_interval_ms);
+                    if let Some(process) = self.processes.get_mut(&id) {
+                        process.next_fetch_ms = due + interval;
+                    }
+                    self.fetch(id, due, &mut events);
+                }
+            }
+            self.after_step(due, &mut events);
+        }
+        events
+    }
+
+    /// Notes what a request changed (a voter change appended): the same checks as after a
+    /// step of the clock.
+    pub fn after_request(&mut self, now_ms: i64) -> Vec<Event> {
+        let mut events = Vec::new();
+        self.after_step(now_ms, &mut events);
+        events
+    }
+
+    fn next_step(&self) -> (i64, Step) {
+        let leader = self.leader.leader_id();
+        self.processes
+            .iter()
+            .filter(|(&id, _)| id != leader && self.fetching)
+            .map(|(&id, process)| (process.next_fetch_ms, Step::Fetch(id)))
+            .fold((self.next_noop_ms, Step::Append), |best, next| {
+                if next.0 < best.0 {
+                    next
+                } else {
+                    best
+                }
+            })
+    }
+
+    /// Process `id` fetches: it reports what its previous fetch brought.
+    fn fetch(&mut self, id: i32, now_ms: i64, events: &mut Vec<Event>) {
+        let end = self.leader.log_end_offset();
+        let Some(process) = self.processes.get_mut(&id) else {
+            return;
+        };
+        let offset = process.has_up_to.min(end);
+        if let Err(error) = self
+            .leader
+            .update_replica_state(process.key, now_ms, offset)
+        {
+            events.push(format!("fetch by {} failed: {error}", process.key));
+        }
+        process.has_up_to = end;
+    }
+
+    fn after_step(&mut self, now_ms: i64, events: &mut Vec<Event>) {
+        let committed = self.leader.committed_voter_set().cloned();
+        if committed != self.committed {
+            if let Some(set) = &committed {
+                events.push(format!(
+                    "high watermark {}: committed voters now {}",
+                    self.leader.high_watermark().unwrap_or(-1),
+                    ids(set)
+                ));
+            }
+            self.committed = committed;
+        }
+        if self.leader.must_resign() {
+            match self.elect(now_ms) {
+                Ok(event) => events.push(event),
+                Err(error) => events.push(format!("no new leader: {error}")),
+            }
+        }
+    }
+
+    /// The leader left the voters and that is committed: it resigns, and the first
+    /// remaining voter leads the next epoch from the same log. The old leader keeps running
+    /// and fetching, as an observer.
+    fn elect(&mut self, now_ms: i64) -> Result<Event, QuorumError> {
+        let old = self.leader.leader_id();
+        let voters = self.leader.current_voter_set().clone();
+        let next = voters
+            .nodes()
+            .find(|node| self.processes.contains_key(&node.key().id()))
+            .ok_or(QuorumError::NoVoterSet)?;
+        let local = LocalReplica {
+            key: next.key(),
+            listeners: next.listeners().clone(),
+            supported_kraft_versions: next.supported_kraft_versions(),
+        };
+        let epoch = self.leader.epoch() + 1;
+        self.leader = LeaderState::new(local, epoch, self.leader.log().clone())?;
+        self.committed = None;
+        let end = self.leader.log_end_offset();
+        if let Some(resigned) = self.processes.get_mut(&old) {
+            resigned.has_up_to = end;
+            resigned.next_fetch_ms = now_ms + self.fetch_interval_ms;
+        }
+        Ok(format!(
+            "controller {old} resigned (no longer a voter); controller {} leads epoch {epoch}",
+            self.leader.leader_id()
+        ))
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Append,
+    Fetch(i32),
+}
+
+fn local(process: &Process) -> LocalReplica {
+    LocalReplica {
+        key: process.key,
+        listeners: process.controller.clone().unwrap_or_default(),
+        supported_kraft_versions: KRAFT_VERSIONS,
+    }
+}
+
+/// A UUID as Kafka's `Uuid.randomUuid` makes them: never zero, never one whose text starts
+/// with `-` (it would read as an option on a command line).
+fn random_uuid(rng: &mut ChaCha8Rng) -> Uuid {
+    loop {
+        let uuid = Uuid::from_bytes(rng.gen());
+        if !uuid.is_zero() && !uuid.to_string().starts_with('-') {
+            return uuid;
+        }
+    }
+}
+
+/// `{1, 2, 3}`.
+pub fn ids(set: &VoterSet) -> String {
+    let ids: Vec<String> = set.voter_ids().map(|id| id.to_string()).collect();
+    format!("{{{}}}", ids.join(", "))
+}

@@ -21,6 +21,7 @@
 
 pub mod broker;
 pub mod configs;
+pub mod consumer_groups;
 pub mod control;
 pub mod dispatch;
 pub mod groups;

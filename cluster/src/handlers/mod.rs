@@ -4,6 +4,8 @@
 
 mod alter_configs;
 mod api_versions;
+mod consumer_group_describe;
+mod consumer_group_heartbeat;
 mod create_partitions;
 mod create_topics;
 mod delete_groups;
@@ -76,7 +78,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 27] = [
+const SERVED: [ApiKey; 29] = [
     api_versions::API,
     metadata::API,
     create_topics::API,
@@ -96,6 +98,9 @@ const SERVED: [ApiKey; 27] = [
     list_groups::API,
     delete_groups::API,
     offset_delete::API,
+    // KIP-848 consumer groups.
+    consumer_group_heartbeat::API,
+    consumer_group_describe::API,
     init_producer_id::API,
     describe_cluster::API,
     create_partitions::API,
@@ -127,6 +132,13 @@ pub async fn handle(context: &Context<'_>, request: &IncomingRequest) -> Option<
         Request::JoinGroup(body) => {
             let client_id = request.header.client_id.as_deref().unwrap_or_default();
             join_group::handle(context, body, client_id).await.into()
+        }
+        Request::ConsumerGroupHeartbeat(body) => {
+            let client_id = request.header.client_id.as_deref().unwrap_or_default();
+            consumer_group_heartbeat::handle(context, body, client_id).into()
+        }
+        Request::ConsumerGroupDescribe(body) => {
+            consumer_group_describe::handle(context, body).into()
         }
         Request::SyncGroup(body) => sync_group::handle(context, body).await.into(),
         Request::Heartbeat(body) => heartbeat::handle(context, body).into(),

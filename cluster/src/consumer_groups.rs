@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 /// Kafka's `group.consumer.session.timeout.ms` default.
 pub const SESSION_TIMEOUT: Duration = Duration::from_secs(45);
 /// Kafka's `group.consumer.heartbeat.interval.ms` default.
-pub const HEARTBEAT_INTERVAL_MS: i32 = 5_000;
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
 /// The assignors served, the first being the default (Kafka's `group.consumer.assignors`).
 pub const ASSIGNORS: [&str; 2] = ["uniform", "range"];
 /// The member epoch of a member leaving for good.
@@ -427,6 +427,7 @@ impl ConsumerGroup {
         &mut self,
         request: &Heartbeat,
         topics: &TopicsByName,
+        session: Duration,
         now: Instant,
     ) -> HeartbeatOutcome {
         let found = match &request.instance_id {
@@ -465,7 +466,7 @@ impl ConsumerGroup {
             let member = self.members.get_mut(&found).expect("found above");
             member.previous_epoch = member.epoch;
             member.epoch = STATIC_LEAVE_EPOCH;
-            member.session_deadline = now + SESSION_TIMEOUT;
+            member.session_deadline = now + session;
         } else {
             self.members.remove(&found);
             self.targets.remove(&found);
@@ -482,16 +483,17 @@ impl ConsumerGroup {
     }
 
     /// A ConsumerGroupHeartbeat that [`validate`] accepted, `topics` being every topic of
-    /// the cluster and `fresh_id` the id for a new v0 member.
+    /// the cluster, `fresh_id` the id for a new v0 member and `session` the session timeout.
     pub fn heartbeat(
         &mut self,
         request: &Heartbeat,
         topics: &TopicsByName,
         fresh_id: impl FnOnce() -> String,
+        session: Duration,
         now: Instant,
     ) -> HeartbeatOutcome {
         if request.member_epoch < 0 {
-            return self.leave(request, topics, now);
+            return self.leave(request, topics, session, now);
         }
         let mut bump = false;
         let mut full = request.member_epoch == 0;
@@ -626,7 +628,7 @@ impl ConsumerGroup {
         let member = self.members.get_mut(&id).expect("inserted or found above");
         member.client_id.clone_from(&request.client_id);
         member.client_host.clone_from(&request.client_host);
-        member.session_deadline = now + SESSION_TIMEOUT;
+        member.session_deadline = now + session;
         if let Some(rack) = &request.rack_id {
             member.rack_id = Some(rack.clone());
         }

@@ -24,7 +24,7 @@
 //! (member ids, protocol metadata, assignments and committed offsets): a join or sync past it
 //! gets GROUP_MAX_SIZE_REACHED, a commit OFFSET_METADATA_TOO_LARGE.
 
-use crate::consumer_groups::{ConsumerGroup, Heartbeat, HeartbeatOutcome, TopicsByName};
+use crate::consumer_groups::{self, ConsumerGroup, Heartbeat, HeartbeatOutcome, TopicsByName};
 use crate::Shared;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::ErrorCode;
@@ -72,6 +72,12 @@ pub struct GroupLimits {
     /// whose default is 3 s; 0 here by default, as test setups of Kafka commonly set it, so
     /// a lone member's first join completes at once).
     pub initial_rebalance_delay: Duration,
+    /// A KIP-848 member's session (Kafka's `group.consumer.session.timeout.ms`, 45 s).
+    pub consumer_session_timeout: Duration,
+    /// How often a KIP-848 member is told to heartbeat (Kafka's
+    /// `group.consumer.heartbeat.interval.ms`, 5 s); it also heartbeats at once after
+    /// revoking, so this bounds how long a member waits to learn of a new assignment.
+    pub consumer_heartbeat_interval: Duration,
 }
 
 impl Default for GroupLimits {
@@ -84,6 +90,8 @@ impl Default for GroupLimits {
             min_session_timeout: Duration::from_secs(6),
             max_session_timeout: Duration::from_secs(30 * 60),
             initial_rebalance_delay: Duration::ZERO,
+            consumer_session_timeout: consumer_groups::SESSION_TIMEOUT,
+            consumer_heartbeat_interval: consumer_groups::HEARTBEAT_INTERVAL,
         }
     }
 }
@@ -797,6 +805,7 @@ impl Groups {
         // Kafka's v0 member ids: a random UUID in its base64 form.
         let fresh = kafka_codec::Uuid(self.mint_uuid()).to_string();
         let max_members = self.limits.max_members;
+        let session = self.limits.consumer_session_timeout;
         let group = self.groups.get_mut(group_id).expect("inserted above");
         if joining
             && group.consumer.as_ref().map_or(0, |c| c.members.len()) >= max_members
@@ -816,7 +825,7 @@ impl Groups {
             group.protocol_type = Some("consumer".into());
         }
         let consumer = group.consumer.get_or_insert_with(ConsumerGroup::default);
-        let outcome = consumer.heartbeat(request, topics, || fresh, now);
+        let outcome = consumer.heartbeat(request, topics, || fresh, session, now);
         self.recount(group_id);
         outcome
     }

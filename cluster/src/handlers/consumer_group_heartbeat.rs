@@ -74,6 +74,8 @@ pub fn handle(
         context.shared.groups_changed.notify_one();
         outcome
     };
+    let interval = context.shared.groups().limits.consumer_heartbeat_interval;
+    let interval_ms = i32::try_from(interval.as_millis()).unwrap_or(i32::MAX);
     let response = ConsumerGroupHeartbeatResponse::default()
         .with_error_code(outcome.error.code())
         .with_error_message(outcome.message.map(Into::into));
@@ -83,7 +85,7 @@ pub fn handle(
     response
         .with_member_id(Some(outcome.member_id.into()))
         .with_member_epoch(outcome.member_epoch)
-        .with_heartbeat_interval_ms(consumer_groups::HEARTBEAT_INTERVAL_MS)
+        .with_heartbeat_interval_ms(interval_ms)
         .with_assignment(outcome.assignment.map(|assignment| {
             Assigned::default().with_topic_partitions(
                 assignment

@@ -619,10 +619,6 @@ impl ConsumerGroup {
                     ),
                 );
             }
-            if received < member.epoch {
-                // The lagging member is sent its assignment again.
-                full = true;
-            }
             request.member_id.clone()
         };
         let member = self.members.get_mut(&id).expect("inserted or found above");
@@ -648,7 +644,11 @@ impl ConsumerGroup {
             member.server_assignor.clone_from(&request.server_assignor);
             bump = true;
         }
-        if request.owned.is_some() && request.rebalance_timeout_ms >= 0 {
+        // Kafka's full request: all of the member's settings, sent again after an error.
+        if request.owned.is_some()
+            && request.rebalance_timeout_ms >= 0
+            && (request.subscribed_names.is_some() || request.subscribed_regex.is_some())
+        {
             full = true;
         }
         // A subscribed topic created, deleted or grown moves the epoch on too.
@@ -656,13 +656,11 @@ impl ConsumerGroup {
             self.epoch += 1;
             self.assign(topics);
         }
-        let before = {
-            let member = &self.members[&id];
-            (member.epoch, member.assigned.clone())
-        };
+        let before = self.members[&id].assigned.clone();
         self.reconcile(&id, request.owned.as_ref(), now);
         let member = &self.members[&id];
-        let changed = (member.epoch, &member.assigned) != (before.0, &before.1);
+        // Sent when the partitions changed (not for a new epoch alone), or to a full request.
+        let changed = member.assigned != before;
         HeartbeatOutcome {
             error: ErrorCode::NONE,
             message: None,

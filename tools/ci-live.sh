@@ -24,9 +24,11 @@ step_clients() {
         cargo test --test live live_broker::clients_ -- --ignored --nocapture
 }
 # `kafka-codec quorum describe` against this node's controller (DescribeQuorum v2).
-# The in-memory cluster's group tests, their assertions as written, against the real broker.
+# The in-memory cluster's group tests (classic and KIP-848) and DescribeTopicPartitions
+# paging, their assertions as written, against the real broker.
 step_cluster_groups() {
-    cargo test -p kafka-codec-cluster --test groups -- --ignored --nocapture
+    cargo test -p kafka-codec-cluster --test groups --test consumer_groups \
+        --test describe_topic_partitions -- --ignored --nocapture
 }
 step_quorum_describe() {
     cargo test -p kafka-codec-cli --test quorum -- --ignored --exact \

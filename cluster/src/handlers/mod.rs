@@ -15,6 +15,7 @@ mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
 mod describe_log_dirs;
+mod describe_topic_partitions;
 mod fetch;
 mod find_coordinator;
 mod heartbeat;
@@ -58,6 +59,15 @@ impl Context<'_> {
         partition.rem_euclid(self.shared.brokers.len() as i32)
     }
 
+    /// The replicas of a partition led by `leader`: the leader and the brokers after it, as
+    /// many as the replication factor (Metadata and DescribeTopicPartitions list them).
+    pub fn replicas(&self, leader: i32, replication_factor: i16) -> Vec<i32> {
+        let brokers = self.shared.brokers.len() as i32;
+        (0..i32::from(replication_factor))
+            .map(|i| (leader + i).rem_euclid(brokers))
+            .collect()
+    }
+
     /// Whether this broker coordinates `group_id` (others answer NOT_COORDINATOR).
     pub fn coordinates(&self, group_id: &str) -> bool {
         self.shared
@@ -78,9 +88,10 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 29] = [
+const SERVED: [ApiKey; 30] = [
     api_versions::API,
     metadata::API,
+    describe_topic_partitions::API,
     create_topics::API,
     delete_topics::API,
     produce::API,
@@ -123,6 +134,9 @@ pub async fn handle(context: &Context<'_>, request: &IncomingRequest) -> Option<
     Some(match &request.body {
         Request::ApiVersions(body) => api_versions::handle(context, body).into(),
         Request::Metadata(body) => metadata::handle(context, body).into(),
+        Request::DescribeTopicPartitions(body) => {
+            describe_topic_partitions::handle(context, body).into()
+        }
         Request::CreateTopics(body) => create_topics::handle(context, body).into(),
         Request::DeleteTopics(body) => delete_topics::handle(context, body).into(),
         Request::Produce(body) => produce::handle(context, body).into(),

@@ -11,6 +11,9 @@ mod support;
 
 use kafka_codec::messages::consumer_group_heartbeat_request::TopicPartitions;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
+use kafka_codec::messages::incremental_alter_configs_request::{
+    AlterConfigsResource, AlterableConfig,
+};
 use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
@@ -19,8 +22,8 @@ use kafka_codec::messages::offset_fetch_request::{
 };
 use kafka_codec::messages::{
     ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
-    CreateTopicsRequest, DescribeGroupsRequest, FindCoordinatorRequest, ListGroupsRequest,
-    OffsetCommitRequest, OffsetFetchRequest,
+    CreateTopicsRequest, DescribeGroupsRequest, FindCoordinatorRequest,
+    IncrementalAlterConfigsRequest, ListGroupsRequest, OffsetCommitRequest, OffsetFetchRequest,
 };
 use kafka_codec::{ErrorCode, Response, Uuid};
 use kafka_codec_cluster::Cluster;
@@ -31,6 +34,9 @@ use support::{Client, GUARD};
 
 /// ConsumerGroupHeartbeat's newest version (member ids chosen by the client).
 const V: i16 = 1;
+
+/// ConfigResource type GROUP.
+const GROUP_RESOURCE: i8 = 32;
 
 impl Client {
     async fn cg_heartbeat(
@@ -180,6 +186,26 @@ async fn a_real_kafka_broker_answers_the_same() {
         .expect("after 1970")
         .as_nanos();
     let name = format!("kip848-{nanos}");
+    // Kafka 4.4 batches assignments (KIP-1263: at most one a second by default); the
+    // cluster assigns at each heartbeat, as Kafka does with the interval at 0.
+    let mut admin = Client::connect(broker, "admin").await;
+    let Response::IncrementalAlterConfigs(altered) = admin
+        .call(
+            1,
+            IncrementalAlterConfigsRequest::default().with_resources(vec![
+                AlterConfigsResource::default()
+                    .with_resource_type(GROUP_RESOURCE)
+                    .with_resource_name(name.as_str().into())
+                    .with_configs(vec![AlterableConfig::default()
+                        .with_name("consumer.assignment.interval.ms".into())
+                        .with_value(Some("0".into()))]),
+            ]),
+        )
+        .await
+    else {
+        panic!("not IncrementalAlterConfigs")
+    };
+    assert_eq!(altered.responses[0].error_code, 0);
     let (topic, coordinator) = prepare(broker, &name, &name).await;
     scenario(coordinator, &name, &name, topic).await;
 }
@@ -202,50 +228,63 @@ async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uui
     let refused = a.cg_heartbeat(join(group, "", topic_name)).await;
     assert_eq!(refused.error_code, ErrorCode::INVALID_REQUEST.code());
 
-    // Alone, a gets every partition at epoch 1.
+    // Alone, a gets every partition. (The cluster assigns at once, at epoch 1; Kafka 4.4
+    // first answers epoch 2 with nothing, and every partition at the next heartbeat, epoch
+    // 3.) From there on the epochs are counted from a's, `e`.
     let joined = a.cg_heartbeat(join(group, a_id, topic_name)).await;
     ok(&joined);
     assert_eq!(joined.member_id.as_deref(), Some(a_id));
-    assert_eq!(joined.member_epoch, 1);
     assert_eq!(joined.heartbeat_interval_ms, 5_000);
-    assert_eq!(assigned(&joined, topic), Some(vec![0, 1, 2, 3]));
+    let mut settled = joined;
+    for _ in 0..50 {
+        if assigned(&settled, topic) == Some(vec![0, 1, 2, 3]) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        settled = a
+            .cg_heartbeat(beat(group, a_id, settled.member_epoch, None))
+            .await;
+        ok(&settled);
+    }
+    assert_eq!(assigned(&settled, topic), Some(vec![0, 1, 2, 3]));
+    let e = settled.member_epoch;
 
-    // b joins: epoch 2, but its partitions are a's until a revokes them.
+    // b joins: the next epoch, but its partitions are a's until a revokes them.
     let joined = b.cg_heartbeat(join(group, b_id, topic_name)).await;
     ok(&joined);
-    assert_eq!(joined.member_epoch, 2);
+    assert_eq!(joined.member_epoch, e + 1);
     assert_eq!(assigned(&joined, topic), Some(vec![]));
 
-    // a is told to give up two: it stays at epoch 1 until it has.
+    // a is told to give up two: it stays at its epoch until it has.
     let told = a
-        .cg_heartbeat(beat(group, a_id, 1, Some((topic, &[0, 1, 2, 3]))))
+        .cg_heartbeat(beat(group, a_id, e, Some((topic, &[0, 1, 2, 3]))))
         .await;
     ok(&told);
-    assert_eq!(told.member_epoch, 1);
+    assert_eq!(told.member_epoch, e);
     let kept = assigned(&told, topic).expect("the assignment without the revoked ones");
     assert_eq!(kept.len(), 2);
     let given: Vec<i32> = (0..4).filter(|p| !kept.contains(p)).collect();
     // Still owning them, a stays where it is (no new assignment to send).
-    let again = a.cg_heartbeat(beat(group, a_id, 1, None)).await;
+    let again = a.cg_heartbeat(beat(group, a_id, e, None)).await;
     ok(&again);
-    assert_eq!(again.member_epoch, 1);
+    assert_eq!(again.member_epoch, e);
     assert_eq!(assigned(&again, topic), None);
     // Revoked: a moves to epoch 2, its partitions unchanged (nothing sent).
     let revoked = a
-        .cg_heartbeat(beat(group, a_id, 1, Some((topic, &kept))))
+        .cg_heartbeat(beat(group, a_id, e, Some((topic, &kept))))
         .await;
     ok(&revoked);
-    assert_eq!(revoked.member_epoch, 2);
+    assert_eq!(revoked.member_epoch, e + 1);
     assert_eq!(assigned(&revoked, topic), None);
     // Now b gets them.
     let released = b
-        .cg_heartbeat(beat(group, b_id, 2, Some((topic, &[]))))
+        .cg_heartbeat(beat(group, b_id, e + 1, Some((topic, &[]))))
         .await;
     ok(&released);
-    assert_eq!(released.member_epoch, 2);
+    assert_eq!(released.member_epoch, e + 1);
     assert_eq!(assigned(&released, topic), Some(given.clone()));
     let settled = b
-        .cg_heartbeat(beat(group, b_id, 2, Some((topic, &given))))
+        .cg_heartbeat(beat(group, b_id, e + 1, Some((topic, &given))))
         .await;
     ok(&settled);
     assert_eq!(assigned(&settled, topic), None);
@@ -262,7 +301,10 @@ async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uui
     let described = &described.groups[0];
     assert_eq!(described.error_code, 0);
     assert_eq!(described.group_state.as_str(), "Stable");
-    assert_eq!((described.group_epoch, described.assignment_epoch), (2, 2));
+    assert_eq!(
+        (described.group_epoch, described.assignment_epoch),
+        (e + 1, e + 1)
+    );
     assert_eq!(described.assignor_name.as_str(), "uniform");
     let members: BTreeSet<(String, i32, usize)> = described
         .members
@@ -281,25 +323,25 @@ async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uui
         .collect();
     assert_eq!(
         members,
-        BTreeSet::from([(a_id.to_string(), 2, 2), (b_id.to_string(), 2, 2)])
+        BTreeSet::from([(a_id.to_string(), e + 1, 2), (b_id.to_string(), e + 1, 2)])
     );
 
     // Epochs: ahead is fenced; one behind passes if it owns no more than it has; else fenced.
-    let ahead = a.cg_heartbeat(beat(group, a_id, 3, None)).await;
+    let ahead = a.cg_heartbeat(beat(group, a_id, e + 2, None)).await;
     assert_eq!(ahead.error_code, ErrorCode::FENCED_MEMBER_EPOCH.code());
     let lagging = a
-        .cg_heartbeat(beat(group, a_id, 1, Some((topic, &kept))))
+        .cg_heartbeat(beat(group, a_id, e, Some((topic, &kept))))
         .await;
     ok(&lagging);
-    assert_eq!(lagging.member_epoch, 2);
+    assert_eq!(lagging.member_epoch, e + 1);
     let lagging_more = a
-        .cg_heartbeat(beat(group, a_id, 1, Some((topic, &[0, 1, 2, 3]))))
+        .cg_heartbeat(beat(group, a_id, e, Some((topic, &[0, 1, 2, 3]))))
         .await;
     assert_eq!(
         lagging_more.error_code,
         ErrorCode::FENCED_MEMBER_EPOCH.code()
     );
-    let unknown = a.cg_heartbeat(beat(group, "nobody", 1, None)).await;
+    let unknown = a.cg_heartbeat(beat(group, "nobody", e, None)).await;
     assert_eq!(unknown.error_code, ErrorCode::UNKNOWN_MEMBER_ID.code());
 
     // Commits and fetches at the member's epoch; an older one is stale.
@@ -316,9 +358,11 @@ async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uui
                     .with_committed_offset(7)])])
     };
     for (member, epoch, error) in [
-        (a_id, 2, ErrorCode::NONE),
-        (a_id, 1, ErrorCode::STALE_MEMBER_EPOCH),
-        ("nobody", 2, ErrorCode::UNKNOWN_MEMBER_ID),
+        (a_id, e + 1, ErrorCode::NONE),
+        // Kafka 4.4 (KIP-1251) also takes an older epoch at which the member already held
+        // the partition (e here); the cluster does not. Before that, both refuse it.
+        (a_id, e - 1, ErrorCode::STALE_MEMBER_EPOCH),
+        ("nobody", e + 1, ErrorCode::UNKNOWN_MEMBER_ID),
     ] {
         let Response::OffsetCommit(committed) = a.call(9, commit(member, epoch)).await else {
             panic!("not OffsetCommit")
@@ -338,7 +382,7 @@ async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uui
                 .with_name(topic_name.into())
                 .with_partition_indexes(vec![kept[0]].into())]))])
     };
-    let Response::OffsetFetch(fetched) = a.call(9, fetch(2)).await else {
+    let Response::OffsetFetch(fetched) = a.call(9, fetch(e + 1)).await else {
         panic!("not OffsetFetch")
     };
     assert_eq!(fetched.groups[0].error_code, 0);
@@ -346,7 +390,7 @@ async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uui
         fetched.groups[0].topics[0].partitions[0].committed_offset,
         7
     );
-    let Response::OffsetFetch(fetched) = a.call(9, fetch(1)).await else {
+    let Response::OffsetFetch(fetched) = a.call(9, fetch(e - 1)).await else {
         panic!("not OffsetFetch")
     };
     assert_eq!(
@@ -381,21 +425,20 @@ async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uui
     else {
         panic!("not DescribeGroups")
     };
-    eprintln!(
-        "DescribeGroups v5 of a consumer group: error {} state {:?}",
-        classic.groups[0].error_code, classic.groups[0].group_state
-    );
+    // Kafka 4.4 answers a KIP-848 group as one it does not hold (no error before v6).
+    assert_eq!(classic.groups[0].error_code, 0);
+    assert_eq!(classic.groups[0].group_state.as_str(), "Dead");
 
     // a leaves: b takes everything at the next epoch.
     let left = a.cg_heartbeat(beat(group, a_id, -1, None)).await;
     ok(&left);
     assert_eq!(left.member_epoch, -1);
     assert_eq!(left.member_id.as_deref(), Some(a_id));
-    let everything = b.cg_heartbeat(beat(group, b_id, 2, None)).await;
+    let everything = b.cg_heartbeat(beat(group, b_id, e + 1, None)).await;
     ok(&everything);
-    assert_eq!(everything.member_epoch, 3);
+    assert_eq!(everything.member_epoch, e + 2);
     assert_eq!(assigned(&everything, topic), Some(vec![0, 1, 2, 3]));
-    let gone = a.cg_heartbeat(beat(group, a_id, 2, None)).await;
+    let gone = a.cg_heartbeat(beat(group, a_id, e + 1, None)).await;
     assert_eq!(gone.error_code, ErrorCode::UNKNOWN_MEMBER_ID.code());
 
     // A static member: its instance id is its own while it is in the group; it leaves for
@@ -405,18 +448,18 @@ async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uui
         |member: &str| join(group, member, topic_name).with_instance_id(Some("instance-c".into()));
     let joined = c.cg_heartbeat(static_join("member-c-1")).await;
     ok(&joined);
-    assert_eq!(joined.member_epoch, 4);
+    assert_eq!(joined.member_epoch, e + 3);
     let taken = c.cg_heartbeat(static_join("member-c-2")).await;
     assert_eq!(taken.error_code, ErrorCode::UNRELEASED_INSTANCE_ID.code());
-    let _ = b.cg_heartbeat(beat(group, b_id, 3, None)).await;
+    let _ = b.cg_heartbeat(beat(group, b_id, e + 2, None)).await;
     let _ = b
-        .cg_heartbeat(beat(group, b_id, 3, Some((topic, &[0, 1, 2, 3]))))
+        .cg_heartbeat(beat(group, b_id, e + 2, Some((topic, &[0, 1, 2, 3]))))
         .await;
-    let owned = b.cg_heartbeat(beat(group, b_id, 3, None)).await;
+    let owned = b.cg_heartbeat(beat(group, b_id, e + 2, None)).await;
     ok(&owned);
     let c_now = c
         .cg_heartbeat(
-            beat(group, "member-c-1", 4, Some((topic, &[])))
+            beat(group, "member-c-1", e + 3, Some((topic, &[])))
                 .with_instance_id(Some("instance-c".into())),
         )
         .await;

@@ -85,9 +85,10 @@ pub fn handle(
                                 .map(|n| n.clone().into())
                                 .collect(),
                         )
-                        .with_subscribed_topic_regex(
-                            member.subscribed_regex.clone().map(Into::into),
-                        )
+                        // Kafka answers an empty string, not null, for no regex.
+                        .with_subscribed_topic_regex(Some(
+                            member.subscribed_regex.clone().unwrap_or_default().into(),
+                        ))
                         .with_assignment(described(&member.assigned, &names))
                         .with_target_assignment(described(&target, &names))
                         .with_member_type(CONSUMER_MEMBER)

@@ -44,7 +44,8 @@ pub fn handle(
             owned
         }),
         client_id: client_id.to_string(),
-        client_host: context.peer.ip().to_string(),
+        // As Kafka writes the client's address (Java's `InetAddress.toString`).
+        client_host: format!("/{}", context.peer.ip()),
     };
     let outcome = if let Err(refused) =
         consumer_groups::validate(&heartbeat, &request.group_id, context.version)

@@ -737,7 +737,7 @@ pub fn range(
 /// Kafka's `uniform` assignor: every member gets as many partitions of what it subscribes
 /// to as any other (within one), and keeps what its previous target gave it as far as
 /// that balance allows (sticky). Members in member-id order; partitions in topic-name and
-/// partition order.
+/// partition order. Memory: one entry per partition subscribed to, whatever the members.
 pub fn uniform(
     members: &BTreeMap<String, ConsumerMember>,
     topics: &TopicsByName,
@@ -747,50 +747,55 @@ pub fn uniform(
         .keys()
         .map(|id| (id.clone(), Assignment::new()))
         .collect();
-    // Every partition some member subscribes to, and who may take it.
-    let mut eligible: BTreeMap<(Uuid, i32), Vec<&String>> = BTreeMap::new();
-    for (name, (topic_id, partitions)) in topics {
-        let subscribed: Vec<&String> = subscribers(members, name).collect();
-        if subscribed.is_empty() {
-            continue;
-        }
-        for index in 0..*partitions {
-            eligible.insert((*topic_id, index), subscribed.clone());
-        }
-    }
-    if members.is_empty() || eligible.is_empty() {
+    // Each subscribed topic's members, once; each partition names its topic's entry.
+    let subscribed: Vec<(Uuid, i32, Vec<&String>)> = topics
+        .iter()
+        .map(|(name, (id, count))| (*id, *count, subscribers(members, name).collect()))
+        .filter(|(_, count, who): &(Uuid, i32, Vec<&String>)| *count > 0 && !who.is_empty())
+        .collect();
+    let by_topic: BTreeMap<Uuid, usize> = subscribed
+        .iter()
+        .enumerate()
+        .map(|(at, (id, _, _))| (*id, at))
+        .collect();
+    let total: usize = subscribed.iter().map(|(_, count, _)| *count as usize).sum();
+    if members.is_empty() || total == 0 {
         return targets;
     }
+    let may_take = |id: &String, topic: &Uuid, index: i32| {
+        by_topic.get(topic).is_some_and(|at| {
+            let (_, count, who) = &subscribed[*at];
+            index >= 0 && index < *count && who.contains(&id)
+        })
+    };
     // The most a member keeps: with every member subscribing to the same topics, Kafka's
     // quotas (total / members, the first `total % members` over-quota slots one more);
-    // otherwise the share of the partitions it may take, rounded up.
-    let homogeneous = members.values().all(|member| {
-        member.subscribed_names
-            == members
-                .values()
-                .next()
-                .map(|m| &m.subscribed_names)
-                .cloned()
-                .unwrap_or_default()
-    });
-    let total = eligible.len();
+    // otherwise its share of the partitions it may take, rounded up.
+    let first = members.values().next().map(|m| &m.subscribed_names);
+    let homogeneous = members
+        .values()
+        .all(|member| Some(&member.subscribed_names) == first);
     let min_quota = total / members.len();
     let mut over_quota_slots = total % members.len();
-    let cap = |id: &String| -> usize {
-        if homogeneous {
-            return min_quota + 1;
-        }
-        let share = eligible.values().filter(|who| who.contains(&id)).count();
-        let sharing = eligible
-            .values()
-            .filter(|who| who.contains(&id))
-            .map(|who| who.len())
-            .max()
-            .unwrap_or(1);
-        share.div_ceil(sharing).max(1)
+    let share = |id: &String| -> usize {
+        let (mine, sharing) = subscribed
+            .iter()
+            .filter(|(_, _, who)| who.contains(&id))
+            .fold((0usize, 1usize), |(mine, sharing), (_, count, who)| {
+                (mine + *count as usize, sharing.max(who.len()))
+            });
+        mine.div_ceil(sharing).max(1)
     };
     let mut taken: BTreeSet<(Uuid, i32)> = BTreeSet::new();
     let mut load: BTreeMap<&String, usize> = members.keys().map(|id| (id, 0)).collect();
+    let give = |targets: &mut BTreeMap<String, Assignment>, id: &String, (topic, index)| {
+        targets
+            .get_mut(id)
+            .expect("every member has a target")
+            .entry(topic)
+            .or_default()
+            .insert(index);
+    };
     // Sticky: each member keeps what it had and still may take, up to its quota.
     for id in members.keys() {
         let Some(had) = previous.get(id) else {
@@ -799,7 +804,7 @@ pub fn uniform(
         let mut kept: Vec<(Uuid, i32)> = had
             .iter()
             .flat_map(|(topic, set)| set.iter().map(move |index| (*topic, *index)))
-            .filter(|partition| eligible.get(partition).is_some_and(|who| who.contains(&id)))
+            .filter(|(topic, index)| may_take(id, topic, *index))
             .collect();
         let limit = if homogeneous {
             if kept.len() > min_quota && over_quota_slots > 0 {
@@ -809,48 +814,188 @@ pub fn uniform(
                 min_quota
             }
         } else {
-            cap(id)
+            share(id)
         };
         kept.truncate(limit);
         for partition in kept {
             taken.insert(partition);
-            targets
-                .get_mut(id)
-                .expect("every member has a target")
-                .entry(partition.0)
-                .or_default()
-                .insert(partition.1);
+            give(&mut targets, id, partition);
             *load.get_mut(id).expect("every member has a load") += 1;
         }
     }
     // The rest, each to the least loaded member that may take it (ties: member-id order),
     // members under the minimum quota first.
-    for (partition, who) in &eligible {
-        if taken.contains(partition) {
-            continue;
+    for (topic, count, who) in &subscribed {
+        for index in 0..*count {
+            if taken.contains(&(*topic, index)) {
+                continue;
+            }
+            let Some(id) = who
+                .iter()
+                .filter(|id| {
+                    !homogeneous
+                        || load[**id] < min_quota
+                        || (load[**id] == min_quota && over_quota_slots > 0)
+                })
+                .min_by_key(|id| (load[**id], **id))
+                .or_else(|| who.iter().min_by_key(|id| (load[**id], **id)))
+            else {
+                continue;
+            };
+            if homogeneous && load[*id] == min_quota {
+                over_quota_slots = over_quota_slots.saturating_sub(1);
+            }
+            *load.get_mut(*id).expect("every member has a load") += 1;
+            give(&mut targets, id, (*topic, index));
         }
-        let Some(id) = who
-            .iter()
-            .filter(|id| {
-                !homogeneous
-                    || load[**id] < min_quota
-                    || (load[**id] == min_quota && over_quota_slots > 0)
-            })
-            .min_by_key(|id| (load[**id], **id))
-            .or_else(|| who.iter().min_by_key(|id| (load[**id], **id)))
-        else {
-            continue;
-        };
-        if homogeneous && load[*id] == min_quota {
-            over_quota_slots = over_quota_slots.saturating_sub(1);
-        }
-        *load.get_mut(*id).expect("every member has a load") += 1;
-        targets
-            .get_mut(*id)
-            .expect("every member has a target")
-            .entry(partition.0)
-            .or_default()
-            .insert(partition.1);
     }
     targets
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(id: &str, topics: &[&str]) -> (String, ConsumerMember) {
+        let now = Instant::now();
+        let member = ConsumerMember {
+            id: id.into(),
+            instance_id: None,
+            rack_id: None,
+            client_id: String::new(),
+            client_host: String::new(),
+            epoch: 0,
+            previous_epoch: 0,
+            state: MemberState::Stable,
+            subscribed_names: topics.iter().map(|t| t.to_string()).collect(),
+            subscribed_regex: None,
+            server_assignor: None,
+            rebalance_timeout: Duration::ZERO,
+            assigned: Assignment::new(),
+            revoking: Assignment::new(),
+            session_deadline: now,
+            revocation_deadline: None,
+        };
+        (id.into(), member)
+    }
+
+    fn topics(spec: &[(&str, u8, i32)]) -> TopicsByName {
+        spec.iter()
+            .map(|(name, id, count)| (name.to_string(), (Uuid([*id; 16]), *count)))
+            .collect()
+    }
+
+    /// Every (topic, partition) of `targets`, each once, or a panic naming the one twice.
+    fn flatten(targets: &BTreeMap<String, Assignment>) -> BTreeSet<(Uuid, i32)> {
+        let mut all = BTreeSet::new();
+        for assignment in targets.values() {
+            for (topic, partitions) in assignment {
+                for index in partitions {
+                    assert!(
+                        all.insert((*topic, *index)),
+                        "{topic:?}-{index} assigned twice"
+                    );
+                }
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn uniform_balances_and_keeps_what_it_can() {
+        let topics = topics(&[("a", 1, 4), ("b", 2, 3)]);
+        let members: BTreeMap<_, _> = ["m1", "m2", "m3"]
+            .iter()
+            .map(|id| member(id, &["a", "b"]))
+            .collect();
+        let first = uniform(&members, &topics, &BTreeMap::new());
+        assert_eq!(flatten(&first).len(), 7, "every partition assigned");
+        let sizes: Vec<usize> = first.values().map(count).collect();
+        assert!(sizes.iter().all(|n| *n == 2 || *n == 3), "{sizes:?}");
+        // One leaves: the others keep everything they had and share out its partitions.
+        let mut fewer = members.clone();
+        fewer.remove("m2");
+        let second = uniform(&fewer, &topics, &first);
+        assert_eq!(flatten(&second).len(), 7);
+        for id in ["m1", "m3"] {
+            for (topic, partitions) in &first[id] {
+                assert!(
+                    second[id][topic].is_superset(partitions),
+                    "{id} lost a partition"
+                );
+            }
+        }
+        let sizes: Vec<usize> = second.values().map(count).collect();
+        assert!(sizes.iter().all(|n| *n == 3 || *n == 4), "{sizes:?}");
+        // One joins: it takes its share, the others give up only what balance needs.
+        let mut more = fewer.clone();
+        more.extend([member("m4", &["a", "b"])]);
+        let third = uniform(&more, &topics, &second);
+        assert_eq!(flatten(&third).len(), 7);
+        for id in ["m1", "m3"] {
+            for (topic, partitions) in &third[id] {
+                assert!(
+                    second[id][topic].is_superset(partitions),
+                    "{id} was given another's"
+                );
+            }
+        }
+        let sizes: Vec<usize> = third.values().map(count).collect();
+        assert!(sizes.iter().all(|n| *n == 2 || *n == 3), "{sizes:?}");
+    }
+
+    #[test]
+    fn uniform_gives_each_partition_to_a_subscriber_only() {
+        let topics = topics(&[("a", 1, 4), ("b", 2, 2)]);
+        let members: BTreeMap<_, _> = [member("m1", &["a"]), member("m2", &["a", "b"])]
+            .into_iter()
+            .collect();
+        let targets = uniform(&members, &topics, &BTreeMap::new());
+        assert_eq!(flatten(&targets).len(), 6);
+        assert!(
+            !targets["m1"].contains_key(&Uuid([2; 16])),
+            "m1 does not subscribe to b"
+        );
+        assert!(count(&targets["m1"]) >= 2, "{targets:?}");
+    }
+
+    #[test]
+    fn range_cuts_each_topic_into_contiguous_ranges_larger_first() {
+        let topics = topics(&[("a", 1, 5), ("b", 2, 2)]);
+        let members: BTreeMap<_, _> = [
+            member("m1", &["a", "b"]),
+            member("m2", &["a", "b"]),
+            member("m3", &["a"]),
+        ]
+        .into_iter()
+        .collect();
+        let targets = range(&members, &topics);
+        assert_eq!(flatten(&targets).len(), 7);
+        for (topic, subscribers) in [
+            (Uuid([1; 16]), vec!["m1", "m2", "m3"]),
+            (Uuid([2; 16]), vec!["m1", "m2"]),
+        ] {
+            let mut next = 0;
+            let mut sizes = Vec::new();
+            for id in subscribers {
+                let mine: Vec<i32> = targets[id]
+                    .get(&topic)
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .collect();
+                let expected: Vec<i32> = (next..next + mine.len() as i32).collect();
+                assert_eq!(
+                    mine, expected,
+                    "{id}'s range of {topic:?} is contiguous, after the previous member's"
+                );
+                next += mine.len() as i32;
+                sizes.push(mine.len());
+            }
+            assert!(
+                sizes.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1),
+                "{sizes:?}"
+            );
+        }
+    }
 }

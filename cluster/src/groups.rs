@@ -775,7 +775,17 @@ impl Groups {
             )
         };
         let joining = request.member_epoch == 0;
-        if joining && !self.fits(256 + request.member_id.len()) {
+        // What the member would hold: its ids and subscription (charged before it is kept).
+        let incoming = 256
+            + request.member_id.len()
+            + request.instance_id.as_ref().map_or(0, String::len)
+            + request
+                .subscribed_names
+                .iter()
+                .flatten()
+                .map(|name| 16 + name.len())
+                .sum::<usize>();
+        if (joining || request.subscribed_names.is_some()) && !self.fits(incoming) {
             return HeartbeatOutcome::error(
                 ErrorCode::GROUP_MAX_SIZE_REACHED,
                 "The coordinator holds as many bytes as it may.",

@@ -4,9 +4,14 @@
 //! its committed offsets; the producer sends keyed records; a classic consumer group reads
 //! them once and commits; two KIP-848 consumers (`group.protocol=consumer`) share a topic,
 //! one leaves, and the other takes over every partition from the committed offsets, every
-//! record consumed exactly once. Needs java and the module's class path:
+//! record consumed exactly once. Then Kafka 4.4's command-line tools (the jars
+//! `tools/kafka-broker/broker.sh fetch` copies): `kafka-topics --describe` shows the topic's
+//! 4 partitions with their leaders, `kafka-consumer-groups --list` both groups, and
+//! `kafka-consumer-groups --describe` the KIP-848 group's committed offsets at the log end,
+//! lag 0. Needs java, the module's class path and Kafka's jars:
 //!
 //! ```text
+//! bash tools/kafka-broker/broker.sh fetch
 //! KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) \
 //!     cargo test -p kafka-codec-cluster --test java -- --ignored
 //! ```
@@ -51,4 +56,97 @@ async fn java_clients_produce_consume_in_classic_and_kip848_groups_and_administe
         "the Java clients failed: {}",
         output.status
     );
+
+    let bootstrap = cluster.bootstrap();
+    let topics = kafka_tool(
+        "org.apache.kafka.tools.TopicCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--describe",
+            "--topic",
+            "java-kip848",
+        ],
+    )
+    .await;
+    assert!(topics.contains("PartitionCount: 4"), "{topics}");
+    let partitions = topics
+        .lines()
+        .filter(|line| line.contains("Partition: ") && line.contains("Leader: "))
+        .count();
+    assert_eq!(partitions, 4, "{topics}");
+
+    let listed = kafka_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        &["--bootstrap-server", &bootstrap, "--list"],
+    )
+    .await;
+    let listed: Vec<&str> = listed.lines().map(str::trim).collect();
+    assert!(
+        listed.contains(&"java-classic") && listed.contains(&"java-kip848"),
+        "{listed:?}"
+    );
+
+    let described = kafka_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--describe",
+            "--group",
+            "java-kip848",
+        ],
+    )
+    .await;
+    // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
+    let rows: Vec<Vec<&str>> = described
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|columns| columns.first() == Some(&"java-kip848") && columns.len() >= 6)
+        .collect();
+    assert_eq!(rows.len(), 4, "{described}");
+    let mut committed = 0;
+    for row in &rows {
+        assert_eq!(row[3], row[4], "committed at the log end: {row:?}");
+        assert_eq!(row[5], "0", "no lag: {row:?}");
+        committed += row[3].parse::<u64>().expect("an offset");
+    }
+    assert_eq!(committed, 800, "{described}");
+}
+
+/// Runs one of Kafka's command-line tools (`class` of the jars in `KAFKA_LIB_DIR`, by
+/// default where `tools/kafka-broker/broker.sh fetch` copies them, as the CLI's quorum tests
+/// find them) with `args`; its stdout, or a failed test with its stderr.
+async fn kafka_tool(class: &str, args: &[&str]) -> String {
+    let lib = std::env::var_os("KAFKA_LIB_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/kafka-broker/lib"),
+        std::path::PathBuf::from,
+    );
+    let version = include_str!("../../tools/kafka-version").trim();
+    assert!(
+        lib.join(format!("kafka-tools-{version}.jar")).exists(),
+        "no Kafka {version} jars in {} (bash tools/kafka-broker/broker.sh fetch)",
+        lib.display()
+    );
+    let run = tokio::process::Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}/*", lib.display()))
+        .arg(class)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the tool finished")
+        .expect("java started");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{class} {args:?} failed: {}\n{stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    print!("{stdout}");
+    stdout
 }

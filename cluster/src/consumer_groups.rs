@@ -315,6 +315,20 @@ impl ConsumerGroup {
         self.assign(&topics);
     }
 
+    /// Removes member `id` as its session's end would (the control surface's
+    /// `expire_session`): the group moves to its next epoch and assigns without it. Whether
+    /// it was a member.
+    pub fn remove_member(&mut self, id: &str) -> bool {
+        if self.members.remove(id).is_none() {
+            return false;
+        }
+        self.targets.remove(id);
+        self.epoch += 1;
+        let topics = self.subscribed_topics.clone();
+        self.assign(&topics);
+        true
+    }
+
     /// The topics the members subscribe to, as `topics` has them.
     fn subscribed(&self, topics: &TopicsByName) -> TopicsByName {
         topics

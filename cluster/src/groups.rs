@@ -1160,7 +1160,13 @@ impl Groups {
             .groups
             .get_mut(group_id)
             .ok_or(ErrorCode::GROUP_ID_NOT_FOUND)?;
-        if let Some(at) = group.member(member_id) {
+        let consumer_member = group
+            .consumer
+            .as_mut()
+            .is_some_and(|consumer| consumer.remove_member(member_id));
+        if consumer_member {
+            // A KIP-848 member: gone, the group at its next epoch without it.
+        } else if let Some(at) = group.member(member_id) {
             group.remove_member(at, now);
         } else if group.pending.remove(member_id).is_some() {
             group.try_complete_join(now);

@@ -478,3 +478,68 @@ async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uui
     assert_eq!(back.member_epoch, c_now.member_epoch);
     assert_eq!(assigned(&back, topic), Some(c_partitions));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_member_s_partitions_go_to_the_others() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let (topic, address) = prepare(cluster.brokers()[0].address, "expiry", "expiry").await;
+    let mut a = Client::connect(address, "member-a").await;
+    let mut b = Client::connect(address, "member-b").await;
+    let joined = a.cg_heartbeat(join("expiry", "a", "expiry")).await;
+    assert_eq!(assigned(&joined, topic), Some(vec![0, 1, 2, 3]));
+    let joined = b.cg_heartbeat(join("expiry", "b", "expiry")).await;
+    assert_eq!(assigned(&joined, topic), Some(vec![]));
+    // a never revokes; its session ends (here at once, through the control surface).
+    assert_eq!(cluster.control().expire_session("expiry", "a"), Ok(()));
+    let taken = b
+        .cg_heartbeat(beat("expiry", "b", joined.member_epoch, Some((topic, &[]))))
+        .await;
+    ok(&taken);
+    assert_eq!(taken.member_epoch, joined.member_epoch + 1);
+    assert_eq!(assigned(&taken, topic), Some(vec![0, 1, 2, 3]));
+    let gone = a.cg_heartbeat(beat("expiry", "a", 1, None)).await;
+    assert_eq!(gone.error_code, ErrorCode::UNKNOWN_MEMBER_ID.code());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_that_stops_heartbeating_is_removed_at_its_session_timeout() {
+    let cluster = Cluster::builder()
+        .brokers(1)
+        .group_limits(kafka_codec_cluster::groups::GroupLimits {
+            consumer_session_timeout: Duration::from_millis(100),
+            ..Default::default()
+        })
+        .build()
+        .await
+        .expect("cluster");
+    let (_, address) = prepare(cluster.brokers()[0].address, "silent", "silent").await;
+    let mut a = Client::connect(address, "member-a").await;
+    ok(&a.cg_heartbeat(join("silent", "a", "silent")).await);
+    // The group's timer removes it; waited for with a hang guard, not timed.
+    tokio::time::timeout(GUARD, async {
+        loop {
+            let Response::ConsumerGroupDescribe(described) = a
+                .call(
+                    1,
+                    ConsumerGroupDescribeRequest::default().with_group_ids(vec!["silent".into()]),
+                )
+                .await
+            else {
+                panic!("not ConsumerGroupDescribe")
+            };
+            if described.groups[0].members.is_empty() {
+                assert_eq!(described.groups[0].group_state.as_str(), "Empty");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the member removed before the guard");
+    let gone = a.cg_heartbeat(beat("silent", "a", 1, None)).await;
+    assert_eq!(gone.error_code, ErrorCode::UNKNOWN_MEMBER_ID.code());
+}

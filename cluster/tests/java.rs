@@ -8,7 +8,8 @@
 //! `tools/kafka-broker/broker.sh fetch` copies): `kafka-topics --describe` shows the topic's
 //! 4 partitions with their leaders, `kafka-consumer-groups --list` both groups, and
 //! `kafka-consumer-groups --describe` the KIP-848 group's committed offsets at the log end,
-//! lag 0. Needs java, the module's class path and Kafka's jars:
+//! lag 0; `kafka-console-producer` sends 10 lines and `kafka-console-consumer`, a KIP-848
+//! member, reads each back once. Needs java, the module's class path and Kafka's jars:
 //!
 //! ```text
 //! bash tools/kafka-broker/broker.sh fetch
@@ -112,12 +113,66 @@ async fn java_clients_produce_consume_in_classic_and_kip848_groups_and_administe
         committed += row[3].parse::<u64>().expect("an offset");
     }
     assert_eq!(committed, 800, "{described}");
+
+    // kafka-console-producer sends lines; kafka-console-consumer, a KIP-848 member, reads
+    // them back once each.
+    kafka_tool(
+        "org.apache.kafka.tools.TopicCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--create",
+            "--topic",
+            "java-console",
+            "--partitions",
+            "2",
+            "--replication-factor",
+            "1",
+        ],
+    )
+    .await;
+    let lines: Vec<String> = (0..10).map(|i| format!("console-{i}")).collect();
+    kafka_tool_with_input(
+        "org.apache.kafka.tools.ConsoleProducer",
+        &["--bootstrap-server", &bootstrap, "--topic", "java-console"],
+        lines.join("\n") + "\n",
+    )
+    .await;
+    let consumed = kafka_tool(
+        "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--topic",
+            "java-console",
+            "--group",
+            "java-console",
+            "--command-property",
+            "group.protocol=consumer",
+            "--from-beginning",
+            "--max-messages",
+            "10",
+            "--timeout-ms",
+            "30000",
+        ],
+    )
+    .await;
+    let mut consumed: Vec<&str> = consumed.lines().collect();
+    consumed.sort_unstable();
+    let mut expected: Vec<&str> = lines.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(consumed, expected);
 }
 
 /// Runs one of Kafka's command-line tools (`class` of the jars in `KAFKA_LIB_DIR`, by
 /// default where `tools/kafka-broker/broker.sh fetch` copies them, as the CLI's quorum tests
 /// find them) with `args`; its stdout, or a failed test with its stderr.
 async fn kafka_tool(class: &str, args: &[&str]) -> String {
+    kafka_tool_with_input(class, args, String::new()).await
+}
+
+/// [`kafka_tool`] with `input` on its stdin.
+async fn kafka_tool_with_input(class: &str, args: &[&str], input: String) -> String {
     let lib = std::env::var_os("KAFKA_LIB_DIR").map_or_else(
         || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/kafka-broker/lib"),
         std::path::PathBuf::from,
@@ -128,18 +183,27 @@ async fn kafka_tool(class: &str, args: &[&str]) -> String {
         "no Kafka {version} jars in {} (bash tools/kafka-broker/broker.sh fetch)",
         lib.display()
     );
-    let run = tokio::process::Command::new("java")
+    let mut child = tokio::process::Command::new("java")
         .arg("-cp")
         .arg(format!("{}/*", lib.display()))
         .arg(class)
         .args(args)
-        .stdin(std::process::Stdio::null())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
-        .output();
+        .spawn()
+        .expect("java started");
+    let mut stdin = child.stdin.take().expect("its stdin");
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, input.as_bytes())
+        .await
+        .expect("the tool read its input");
+    drop(stdin);
+    let run = async { child.wait_with_output().await };
     let output = tokio::time::timeout(Duration::from_secs(60), run)
         .await
         .expect("the tool finished")
-        .expect("java started");
+        .expect("its output");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),

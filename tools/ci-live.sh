@@ -78,7 +78,7 @@ step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 
 # Build first, so the broker does not idle through a compile.
 cargo test --test live --no-run
-cargo test -p kafka-codec-cluster --test groups --no-run
+cargo test -p kafka-codec-cluster --test groups --test consumer_groups --test describe_topic_partitions --no-run
 cargo test -p kafka-codec-cli --test quorum --no-run
 cargo build -p kafka-codec-cli
 

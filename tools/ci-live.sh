@@ -24,9 +24,11 @@ step_clients() {
         cargo test --test live live_broker::clients_ -- --ignored --nocapture
 }
 # `kafka-codec quorum describe` against this node's controller (DescribeQuorum v2).
-# The in-memory cluster's group tests, their assertions as written, against the real broker.
+# The in-memory cluster's group tests (classic and KIP-848) and DescribeTopicPartitions
+# paging, their assertions as written, against the real broker.
 step_cluster_groups() {
-    cargo test -p kafka-codec-cluster --test groups -- --ignored --nocapture
+    cargo test -p kafka-codec-cluster --test groups --test consumer_groups \
+        --test describe_topic_partitions -- --ignored --nocapture
 }
 step_quorum_describe() {
     cargo test -p kafka-codec-cli --test quorum -- --ignored --exact \
@@ -78,7 +80,7 @@ step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 
 # Build first, so the broker does not idle through a compile.
 cargo test --test live --no-run
-cargo test -p kafka-codec-cluster --test groups --no-run
+cargo test -p kafka-codec-cluster --test groups --test consumer_groups --test describe_topic_partitions --no-run
 cargo test -p kafka-codec-cli --test quorum --no-run
 cargo build -p kafka-codec-cli
 

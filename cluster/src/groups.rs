@@ -24,6 +24,7 @@
 //! (member ids, protocol metadata, assignments and committed offsets): a join or sync past it
 //! gets GROUP_MAX_SIZE_REACHED, a commit OFFSET_METADATA_TOO_LARGE.
 
+use crate::consumer_groups::{self, ConsumerGroup, Heartbeat, HeartbeatOutcome, TopicsByName};
 use crate::Shared;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::ErrorCode;
@@ -71,6 +72,12 @@ pub struct GroupLimits {
     /// whose default is 3 s; 0 here by default, as test setups of Kafka commonly set it, so
     /// a lone member's first join completes at once).
     pub initial_rebalance_delay: Duration,
+    /// A KIP-848 member's session (Kafka's `group.consumer.session.timeout.ms`, 45 s).
+    pub consumer_session_timeout: Duration,
+    /// How often a KIP-848 member is told to heartbeat (Kafka's
+    /// `group.consumer.heartbeat.interval.ms`, 5 s); it also heartbeats at once after
+    /// revoking, so this bounds how long a member waits to learn of a new assignment.
+    pub consumer_heartbeat_interval: Duration,
 }
 
 impl Default for GroupLimits {
@@ -83,6 +90,8 @@ impl Default for GroupLimits {
             min_session_timeout: Duration::from_secs(6),
             max_session_timeout: Duration::from_secs(30 * 60),
             initial_rebalance_delay: Duration::ZERO,
+            consumer_session_timeout: consumer_groups::SESSION_TIMEOUT,
+            consumer_heartbeat_interval: consumer_groups::HEARTBEAT_INTERVAL,
         }
     }
 }
@@ -271,6 +280,9 @@ pub struct Group {
     pending_sync: Vec<String>,
     sync_deadline: Option<Instant>,
     bytes: usize,
+    /// A KIP-848 consumer group's members and assignments (`None` for a classic group):
+    /// such a group has no classic members, and shares the offsets above.
+    pub consumer: Option<ConsumerGroup>,
 }
 
 /// The wait of an empty group's first rebalance (Kafka's `InitialDelayedJoin`).
@@ -301,6 +313,7 @@ impl Group {
             pending_sync: Vec::new(),
             sync_deadline: None,
             bytes: 0,
+            consumer: None,
         }
     }
 
@@ -567,7 +580,8 @@ impl Group {
                             .map(|committed| 32 + committed.metadata.len())
                             .sum::<usize>()
                 })
-                .sum::<usize>();
+                .sum::<usize>()
+            + self.consumer.as_ref().map_or(0, ConsumerGroup::bytes);
         self.bytes
     }
 
@@ -583,11 +597,19 @@ impl Group {
             .chain(self.rebalance_deadline)
             .chain(self.initial.map(|initial| initial.until))
             .chain(self.sync_deadline)
+            .chain(
+                self.consumer
+                    .as_ref()
+                    .and_then(ConsumerGroup::next_deadline),
+            )
             .min()
     }
 
     /// Does what is due at `now`.
     fn expire(&mut self, now: Instant) {
+        if let Some(consumer) = &mut self.consumer {
+            consumer.expire(now, None);
+        }
         self.pending.retain(|_, deadline| *deadline > now);
         if self.sync_deadline.is_some_and(|deadline| deadline <= now) {
             self.sync_deadline = None;
@@ -708,6 +730,20 @@ impl Groups {
 
     /// A member id as Kafka makes one: a prefix, a dash and a random UUID.
     fn mint_id(&mut self, prefix: &str) -> String {
+        let id = self.mint_uuid();
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{prefix}-{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        )
+    }
+
+    /// A random (version 4) UUID's bytes.
+    fn mint_uuid(&mut self) -> [u8; 16] {
         self.minted += 1;
         let mut id = [0u8; 16];
         for (half, bytes) in id.chunks_mut(8).enumerate() {
@@ -718,15 +754,90 @@ impl Groups {
         }
         id[6] = (id[6] & 0x0f) | 0x40;
         id[8] = (id[8] & 0x3f) | 0x80;
-        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{prefix}-{}-{}-{}-{}-{}",
-            &hex[0..8],
-            &hex[8..12],
-            &hex[12..16],
-            &hex[16..20],
-            &hex[20..32]
-        )
+        id
+    }
+
+    /// ConsumerGroupHeartbeat of `group_id` (the request checked by
+    /// [`validate`](crate::consumer_groups::validate)), `topics` being every topic of the cluster: a KIP-848
+    /// group is made by a member joining (epoch 0), and an empty classic group becomes
+    /// one, keeping its offsets; a classic group with members is not a consumer group.
+    pub fn consumer_heartbeat(
+        &mut self,
+        group_id: &str,
+        request: &Heartbeat,
+        topics: &TopicsByName,
+        now: Instant,
+    ) -> HeartbeatOutcome {
+        let not_found = || {
+            HeartbeatOutcome::error(
+                ErrorCode::GROUP_ID_NOT_FOUND,
+                format!("Consumer group {group_id} not found."),
+            )
+        };
+        let joining = request.member_epoch == 0;
+        // What the member would hold: its ids and subscription (charged before it is kept).
+        let incoming = 256
+            + request.member_id.len()
+            + request.instance_id.as_ref().map_or(0, String::len)
+            + request
+                .subscribed_names
+                .iter()
+                .flatten()
+                .map(|name| 16 + name.len())
+                .sum::<usize>();
+        if (joining || request.subscribed_names.is_some()) && !self.fits(incoming) {
+            return HeartbeatOutcome::error(
+                ErrorCode::GROUP_MAX_SIZE_REACHED,
+                "The coordinator holds as many bytes as it may.",
+            );
+        }
+        match self.groups.get(group_id) {
+            None if !joining => return not_found(),
+            None => {
+                if self.groups.len() >= self.limits.max_groups {
+                    return HeartbeatOutcome::error(
+                        ErrorCode::GROUP_MAX_SIZE_REACHED,
+                        "The coordinator holds as many groups as it may.",
+                    );
+                }
+                let group = Group::new(self.limits.initial_rebalance_delay);
+                self.groups.insert(group_id.into(), group);
+            }
+            Some(group) if group.consumer.is_none() && !joining => return not_found(),
+            Some(group) if group.consumer.is_none() && !group.members.is_empty() => {
+                return HeartbeatOutcome::error(
+                    ErrorCode::GROUP_ID_NOT_FOUND,
+                    format!("Group {group_id} is not a consumer group."),
+                );
+            }
+            Some(_) => {}
+        }
+        // Kafka's v0 member ids: a random UUID in its base64 form.
+        let fresh = kafka_codec::Uuid(self.mint_uuid()).to_string();
+        let max_members = self.limits.max_members;
+        let session = self.limits.consumer_session_timeout;
+        let group = self.groups.get_mut(group_id).expect("inserted above");
+        if joining
+            && group.consumer.as_ref().map_or(0, |c| c.members.len()) >= max_members
+            && !group
+                .consumer
+                .as_ref()
+                .is_some_and(|c| c.members.contains_key(&request.member_id))
+        {
+            return HeartbeatOutcome::error(
+                ErrorCode::GROUP_MAX_SIZE_REACHED,
+                format!(
+                    "The consumer group has reached its maximum capacity of {max_members} members."
+                ),
+            );
+        }
+        if group.consumer.is_none() {
+            group.protocol_type = Some("consumer".into());
+        }
+        let consumer = group.consumer.get_or_insert_with(ConsumerGroup::default);
+        let outcome = consumer.heartbeat(request, topics, || fresh, session, now);
+        self.recount(group_id);
+        outcome
     }
 
     /// The earliest deadline of any group.
@@ -796,6 +907,17 @@ impl Groups {
             }
             let group = Group::new(self.limits.initial_rebalance_delay);
             self.groups.insert(request.group_id.clone(), group);
+        }
+        if let Some(group) = self.groups.get_mut(&request.group_id) {
+            match &group.consumer {
+                // Kafka: a classic member cannot join a consumer group that has members.
+                Some(consumer) if !consumer.members.is_empty() => {
+                    return fail(ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
+                }
+                // An empty consumer group becomes a classic one, its offsets kept.
+                Some(_) => group.consumer = None,
+                None => {}
+            }
         }
         let new_id = if request.member_id.is_empty() {
             let prefix = request
@@ -1038,7 +1160,13 @@ impl Groups {
             .groups
             .get_mut(group_id)
             .ok_or(ErrorCode::GROUP_ID_NOT_FOUND)?;
-        if let Some(at) = group.member(member_id) {
+        let consumer_member = group
+            .consumer
+            .as_mut()
+            .is_some_and(|consumer| consumer.remove_member(member_id));
+        if consumer_member {
+            // A KIP-848 member: gone, the group at its next epoch without it.
+        } else if let Some(at) = group.member(member_id) {
             group.remove_member(at, now);
         } else if group.pending.remove(member_id).is_some() {
             group.try_complete_join(now);
@@ -1096,6 +1224,9 @@ impl Groups {
             self.recount(group_id);
             return ErrorCode::NONE;
         };
+        if let Some(consumer) = &group.consumer {
+            return consumer.validate_commit(member_id, generation);
+        }
         if generation >= 0 || !member_id.is_empty() || instance_id.is_some() {
             if let Err(error) = group.validate_member(member_id, instance_id) {
                 return error;
@@ -1147,7 +1278,15 @@ impl Groups {
         }
         match self.groups.get(group_id) {
             None => ErrorCode::GROUP_ID_NOT_FOUND,
-            Some(group) if group.state != GroupState::Empty => ErrorCode::NON_EMPTY_GROUP,
+            Some(group)
+                if group.state != GroupState::Empty
+                    || group
+                        .consumer
+                        .as_ref()
+                        .is_some_and(|consumer| !consumer.members.is_empty()) =>
+            {
+                ErrorCode::NON_EMPTY_GROUP
+            }
             Some(_) => {
                 if let Some(group) = self.groups.remove(group_id) {
                     self.bytes -= group.bytes;

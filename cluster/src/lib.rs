@@ -25,6 +25,7 @@ pub mod acls;
 pub mod authorizer;
 pub mod broker;
 pub mod configs;
+pub mod consumer_groups;
 pub mod control;
 pub mod controllers;
 pub mod dispatch;

@@ -1,5 +1,6 @@
 //! ListGroups: the groups this broker coordinates (clients ask every broker), filtered by
-//! state (v4+, case-insensitive as Kafka's) and type (v5+; every group here is "classic").
+//! state (v4+, case-insensitive as Kafka's) and type (v5+: "classic", or "consumer" for a
+//! KIP-848 group, whose state is its own: Empty, Assigning, Reconciling, Stable).
 
 use super::Context;
 use kafka_codec::messages::list_groups_response::ListedGroup;
@@ -9,6 +10,7 @@ use kafka_codec::ApiKey;
 pub const API: ApiKey = ApiKey::ListGroups;
 
 const CLASSIC: &str = "classic";
+const CONSUMER: &str = "consumer";
 
 pub fn handle(context: &Context<'_>, request: &ListGroupsRequest) -> ListGroupsResponse {
     let groups = context.shared.groups();
@@ -22,16 +24,18 @@ pub fn handle(context: &Context<'_>, request: &ListGroupsRequest) -> ListGroupsR
         .groups
         .iter()
         .filter(|(id, _)| context.coordinates(id))
-        .filter(|(_, group)| {
-            context.version < 4 || wanted(&request.states_filter, group.state.name())
+        .map(|(id, group)| match &group.consumer {
+            Some(consumer) => (id, group, consumer.state_name(), CONSUMER),
+            None => (id, group, group.state.name(), CLASSIC),
         })
-        .filter(|_| context.version < 5 || wanted(&request.types_filter, CLASSIC))
-        .map(|(id, group)| {
+        .filter(|(_, _, state, _)| context.version < 4 || wanted(&request.states_filter, state))
+        .filter(|(_, _, _, kind)| context.version < 5 || wanted(&request.types_filter, kind))
+        .map(|(id, group, state, kind)| {
             ListedGroup::default()
                 .with_group_id(id.clone().into())
                 .with_protocol_type(group.protocol_type.clone().unwrap_or_default().into())
-                .with_group_state(group.state.name().into())
-                .with_group_type(CLASSIC.into())
+                .with_group_state(state.into())
+                .with_group_type(kind.into())
         })
         .collect();
     ListGroupsResponse::default().with_groups(listed)

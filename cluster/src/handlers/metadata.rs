@@ -83,9 +83,7 @@ fn describe(
     let partitions = (0..topic.partitions.len() as i32)
         .map(|index| {
             let (leader, epoch) = state.leader(name, index, brokers as usize);
-            let replicas: Vec<i32> = (0..i32::from(topic.replication_factor))
-                .map(|i| (leader + i).rem_euclid(brokers))
-                .collect();
+            let replicas = context.replicas(leader, topic.replication_factor);
             // The leader epoch is in v7+ only.
             MetadataResponsePartition::default()
                 .with_partition_index(index)

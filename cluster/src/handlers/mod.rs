@@ -6,6 +6,8 @@ mod add_raft_voter;
 mod alter_configs;
 mod alter_user_scram_credentials;
 mod api_versions;
+mod consumer_group_describe;
+mod consumer_group_heartbeat;
 mod create_acls;
 mod create_partitions;
 mod create_topics;
@@ -19,6 +21,7 @@ mod describe_configs;
 mod describe_groups;
 mod describe_log_dirs;
 mod describe_quorum;
+mod describe_topic_partitions;
 mod describe_user_scram_credentials;
 mod fetch;
 mod find_coordinator;
@@ -67,6 +70,15 @@ impl Context<'_> {
         partition.rem_euclid(self.shared.brokers.len() as i32)
     }
 
+    /// The replicas of a partition led by `leader`: the leader and the brokers after it, as
+    /// many as the replication factor (Metadata and DescribeTopicPartitions list them).
+    pub fn replicas(&self, leader: i32, replication_factor: i16) -> Vec<i32> {
+        let brokers = self.shared.brokers.len() as i32;
+        (0..i32::from(replication_factor))
+            .map(|i| (leader + i).rem_euclid(brokers))
+            .collect()
+    }
+
     /// Whether this broker coordinates `group_id` (others answer NOT_COORDINATOR).
     pub fn coordinates(&self, group_id: &str) -> bool {
         self.shared
@@ -87,9 +99,10 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 34] = [
+const SERVED: [ApiKey; 37] = [
     api_versions::API,
     metadata::API,
+    describe_topic_partitions::API,
     create_topics::API,
     delete_topics::API,
     produce::API,
@@ -107,6 +120,9 @@ const SERVED: [ApiKey; 34] = [
     list_groups::API,
     delete_groups::API,
     offset_delete::API,
+    // KIP-848 consumer groups.
+    consumer_group_heartbeat::API,
+    consumer_group_describe::API,
     init_producer_id::API,
     describe_cluster::API,
     create_partitions::API,
@@ -151,6 +167,9 @@ pub async fn handle(
     Some(match &request.body {
         Request::ApiVersions(body) => api_versions::handle(context, body).into(),
         Request::Metadata(body) => metadata::handle(context, body).into(),
+        Request::DescribeTopicPartitions(body) => {
+            describe_topic_partitions::handle(context, body).into()
+        }
         Request::CreateTopics(body) => create_topics::handle(context, body).into(),
         Request::DeleteTopics(body) => delete_topics::handle(context, body).into(),
         Request::Produce(body) => produce::handle(context, body).into(),
@@ -160,6 +179,13 @@ pub async fn handle(
         Request::JoinGroup(body) => {
             let client_id = request.header.client_id.as_deref().unwrap_or_default();
             join_group::handle(context, body, client_id).await.into()
+        }
+        Request::ConsumerGroupHeartbeat(body) => {
+            let client_id = request.header.client_id.as_deref().unwrap_or_default();
+            consumer_group_heartbeat::handle(context, body, client_id).into()
+        }
+        Request::ConsumerGroupDescribe(body) => {
+            consumer_group_describe::handle(context, body).into()
         }
         Request::SyncGroup(body) => sync_group::handle(context, body).await.into(),
         Request::Heartbeat(body) => heartbeat::handle(context, body).into(),

@@ -1,6 +1,7 @@
 //! OffsetDelete: removes committed offsets of a group, unless the group is active and its
 //! members subscribe to the topic (GROUP_SUBSCRIBED_TO_TOPIC, read from the consumer
-//! protocol's subscriptions as Kafka reads them); a group rebalancing is NON_EMPTY_GROUP.
+//! protocol's subscriptions as Kafka reads them, or a KIP-848 group's subscriptions); a
+//! classic group rebalancing is NON_EMPTY_GROUP.
 
 use super::Context;
 use crate::groups::{Group, GroupState};
@@ -63,6 +64,13 @@ pub fn handle(context: &Context<'_>, request: &OffsetDeleteRequest) -> OffsetDel
             .with_error_code(ErrorCode::GROUP_ID_NOT_FOUND.code());
     };
     let subscribed = match group.state {
+        // A KIP-848 group: the topics its members subscribe to, whatever its state.
+        _ if group.consumer.is_some() => group
+            .consumer
+            .iter()
+            .flat_map(|consumer| consumer.members.values())
+            .flat_map(|member| member.subscribed_names.iter().cloned())
+            .collect(),
         GroupState::Empty => BTreeSet::new(),
         GroupState::Stable if group.protocol_type.as_deref() == Some("consumer") => {
             subscribed(group)

@@ -19,11 +19,14 @@ pub const API: ApiKey = ApiKey::OffsetFetch;
 type TopicAnswer = (String, Uuid, Vec<(i32, Option<Committed>, ErrorCode)>);
 
 /// The answer for one group: its error and topics. `wanted` is `None` for all committed
-/// topics, else (name or "", id, partitions).
+/// topics, else (name or "", id, partitions). `member` (v9+): the member id and epoch a
+/// KIP-848 consumer names, checked as Kafka's `ConsumerGroup.validateOffsetFetch` does (an
+/// admin client names no member and epoch -1).
 fn fetch_group(
     context: &Context<'_>,
     group_id: &str,
     wanted: Option<Vec<(String, Uuid, Vec<i32>)>>,
+    member: Option<(&str, i32)>,
 ) -> (ErrorCode, Vec<TopicAnswer>) {
     if !context.coordinates(group_id) {
         return (ErrorCode::NOT_COORDINATOR, Vec::new());
@@ -39,6 +42,16 @@ fn fetch_group(
             .collect()
     };
     let groups = context.shared.groups();
+    let consumer = groups
+        .groups
+        .get(group_id)
+        .and_then(|group| group.consumer.as_ref());
+    if let (Some(consumer), Some((member_id, epoch))) = (consumer, member) {
+        let error = consumer.validate_member_epoch(member_id, epoch);
+        if error != ErrorCode::NONE {
+            return (error, Vec::new());
+        }
+    }
     let offsets = groups.groups.get(group_id).map(|group| &group.offsets);
     let topics = match wanted {
         None => offsets
@@ -104,7 +117,15 @@ pub fn handle(context: &Context<'_>, request: &OffsetFetchRequest) -> OffsetFetc
                         })
                         .collect()
                 });
-                let (error, topics) = fetch_group(context, &group.group_id, wanted);
+                let member = (context.version >= 9)
+                    .then(|| {
+                        group
+                            .member_id
+                            .as_deref()
+                            .map(|id| (id, group.member_epoch))
+                    })
+                    .flatten();
+                let (error, topics) = fetch_group(context, &group.group_id, wanted, member);
                 let topics = topics
                     .into_iter()
                     .map(|(name, id, partitions)| {
@@ -151,7 +172,7 @@ pub fn handle(context: &Context<'_>, request: &OffsetFetchRequest) -> OffsetFetc
             })
             .collect()
     });
-    let (error, topics) = fetch_group(context, &request.group_id, wanted);
+    let (error, topics) = fetch_group(context, &request.group_id, wanted, None);
     if error != ErrorCode::NONE && context.version < 2 {
         // No group-level error before v2: each partition asked for carries it.
         let topics = request

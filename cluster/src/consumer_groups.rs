@@ -1,0 +1,1015 @@
+//! KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe): the coordinator
+//! assigns the partitions itself (the `uniform` and `range` assignors) and each member
+//! reconciles towards its target assignment, as Kafka's group coordinator runs it.
+//!
+//! A group lives in [`Groups`](crate::groups::Groups) beside the classic ones, as
+//! [`Group::consumer`](crate::groups::Group::consumer): one map of groups, one coordinator
+//! rule, one store of committed offsets, one byte count.
+//!
+//! Epochs: the group epoch moves on whenever what the assignment depends on changes (a
+//! member joins or leaves, a subscription or the subscribed topics' partitions change); the
+//! target assignment is then computed at once, so its epoch equals the group epoch. A
+//! member moves to the target epoch only when it owns nothing another member must still
+//! give up: a partition taken from it is first revoked (the member keeps its epoch and is
+//! sent its assignment without that partition, in state `UNREVOKED_PARTITIONS`), and a
+//! partition another member still holds is assigned only once released
+//! (`UNRELEASED_PARTITIONS`). A member that does not revoke within its rebalance timeout,
+//! or does not heartbeat within the session timeout, is removed.
+
+use kafka_codec::{ErrorCode, Uuid};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+/// Kafka's `group.consumer.session.timeout.ms` default.
+pub const SESSION_TIMEOUT: Duration = Duration::from_secs(45);
+/// Kafka's `group.consumer.heartbeat.interval.ms` default.
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
+/// The assignors served, the first being the default (Kafka's `group.consumer.assignors`).
+pub const ASSIGNORS: [&str; 2] = ["uniform", "range"];
+/// The member epoch of a member leaving for good.
+pub const LEAVE_EPOCH: i32 = -1;
+/// The member epoch of a static member leaving for now (it may come back with its
+/// assignment within its session timeout).
+pub const STATIC_LEAVE_EPOCH: i32 = -2;
+
+/// Partitions by topic id.
+pub type Assignment = BTreeMap<Uuid, BTreeSet<i32>>;
+
+/// A topic as the assignors see it: its id and partition count.
+pub type TopicsByName = BTreeMap<String, (Uuid, i32)>;
+
+/// Where a member is in reconciling towards its target (Kafka's `MemberState`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberState {
+    /// At the target epoch with the whole target assignment.
+    Stable,
+    /// Must give up partitions before it moves on.
+    UnrevokedPartitions,
+    /// At the target epoch, waiting for partitions other members still hold.
+    UnreleasedPartitions,
+}
+
+/// One member of a consumer group.
+#[derive(Debug, Clone)]
+pub struct ConsumerMember {
+    /// Its id (v1+: chosen by the client; v0: by the coordinator).
+    pub id: String,
+    /// Its `group.instance.id` (static membership).
+    pub instance_id: Option<String>,
+    /// Its rack.
+    pub rack_id: Option<String>,
+    /// The client id of its requests.
+    pub client_id: String,
+    /// The host it heartbeats from.
+    pub client_host: String,
+    /// Its epoch ([`STATIC_LEAVE_EPOCH`] while a static member is away).
+    pub epoch: i32,
+    /// Its epoch before the last change, which a heartbeat may still name.
+    pub previous_epoch: i32,
+    /// Where it is in reconciling.
+    pub state: MemberState,
+    /// The topics it subscribes to by name.
+    pub subscribed_names: Vec<String>,
+    /// The regular expression it subscribes with (not served: refused at the heartbeat).
+    pub subscribed_regex: Option<String>,
+    /// The server assignor it asks for.
+    pub server_assignor: Option<String>,
+    /// How long it may take to revoke.
+    pub rebalance_timeout: Duration,
+    /// What it owns now.
+    pub assigned: Assignment,
+    /// What it must give up.
+    pub revoking: Assignment,
+    session_deadline: Instant,
+    revocation_deadline: Option<Instant>,
+}
+
+impl ConsumerMember {
+    fn bytes(&self) -> usize {
+        128 + self.id.len()
+            + self.instance_id.as_ref().map_or(0, String::len)
+            + self.rack_id.as_ref().map_or(0, String::len)
+            + self.client_id.len()
+            + self.client_host.len()
+            + self.subscribed_names.iter().map(String::len).sum::<usize>()
+            + self.subscribed_regex.as_ref().map_or(0, String::len)
+            + 4 * (count(&self.assigned) + count(&self.revoking))
+    }
+
+    fn subscribes(&self, topic: &str) -> bool {
+        self.subscribed_names.iter().any(|name| name == topic)
+    }
+}
+
+fn count(assignment: &Assignment) -> usize {
+    assignment.values().map(BTreeSet::len).sum()
+}
+
+/// A KIP-848 consumer group.
+#[derive(Debug, Clone, Default)]
+pub struct ConsumerGroup {
+    /// The group epoch.
+    pub epoch: i32,
+    /// The epoch of the target assignment.
+    pub assignment_epoch: i32,
+    /// Members by id.
+    pub members: BTreeMap<String, ConsumerMember>,
+    /// Each member's target assignment.
+    pub targets: BTreeMap<String, Assignment>,
+    /// The subscribed topics as the target assignment saw them: a change moves the epoch on.
+    subscribed_topics: TopicsByName,
+}
+
+/// A ConsumerGroupHeartbeat, read from any version.
+#[derive(Debug, Clone)]
+pub struct Heartbeat {
+    /// The member id (v0: empty for a new member).
+    pub member_id: String,
+    /// The member epoch: 0 to join, -1 to leave, -2 for a static member leaving for now.
+    pub member_epoch: i32,
+    /// Its `group.instance.id`.
+    pub instance_id: Option<String>,
+    /// Its rack (null: unchanged).
+    pub rack_id: Option<String>,
+    /// Its rebalance timeout (-1: unchanged).
+    pub rebalance_timeout_ms: i32,
+    /// Its subscription (null: unchanged).
+    pub subscribed_names: Option<Vec<String>>,
+    /// Its regex subscription (null: unchanged).
+    pub subscribed_regex: Option<String>,
+    /// Its server assignor (null: unchanged).
+    pub server_assignor: Option<String>,
+    /// What it owns (null: unchanged since its last full heartbeat).
+    pub owned: Option<Assignment>,
+    /// The client id of the request.
+    pub client_id: String,
+    /// The peer's host.
+    pub client_host: String,
+}
+
+/// A heartbeat's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeartbeatOutcome {
+    /// The error.
+    pub error: ErrorCode,
+    /// Why, for an error.
+    pub message: Option<String>,
+    /// The member's id.
+    pub member_id: String,
+    /// Its epoch.
+    pub member_epoch: i32,
+    /// Its assignment, when it changed or the request was a full one.
+    pub assignment: Option<Assignment>,
+}
+
+impl HeartbeatOutcome {
+    /// An error answer.
+    pub fn error(error: ErrorCode, message: impl Into<String>) -> Self {
+        HeartbeatOutcome {
+            error,
+            message: Some(message.into()),
+            member_id: String::new(),
+            member_epoch: 0,
+            assignment: None,
+        }
+    }
+}
+
+/// The request checks of Kafka's `throwIfConsumerGroupHeartbeatRequestIsInvalid`, before
+/// any state is looked at.
+pub fn validate(request: &Heartbeat, group_id: &str, version: i16) -> Result<(), HeartbeatOutcome> {
+    let invalid = |message: &str| Err(HeartbeatOutcome::error(ErrorCode::INVALID_REQUEST, message));
+    if group_id.is_empty() {
+        return invalid("GroupId can't be empty.");
+    }
+    if version >= 1 && request.member_id.is_empty() {
+        return invalid("MemberId can't be empty.");
+    }
+    if request.instance_id.as_deref() == Some("") {
+        return invalid("InstanceId can't be empty.");
+    }
+    if request.rack_id.as_deref() == Some("") {
+        return invalid("RackId can't be empty.");
+    }
+    match request.member_epoch {
+        0 => {
+            if request.rebalance_timeout_ms == -1 {
+                return invalid("RebalanceTimeoutMs must be provided in first request.");
+            }
+            if request.owned.as_ref().is_none_or(|owned| !owned.is_empty()) {
+                return invalid("TopicPartitions must be empty when (re-)joining.");
+            }
+            if request.subscribed_names.is_none() && request.subscribed_regex.is_none() {
+                return invalid(
+                    "SubscribedTopicNames or SubscribedTopicRegex must be set in first request.",
+                );
+            }
+        }
+        STATIC_LEAVE_EPOCH if request.instance_id.is_none() => {
+            return invalid("InstanceId can't be null.");
+        }
+        epoch if epoch < STATIC_LEAVE_EPOCH => {
+            return invalid(&format!("MemberEpoch is invalid: {epoch}."));
+        }
+        _ => {}
+    }
+    if request.member_epoch != 0 && request.member_id.is_empty() {
+        return invalid("MemberId can't be empty.");
+    }
+    if request.subscribed_regex.is_some() {
+        // Regex subscriptions (Kafka's RE2J patterns, resolved asynchronously) are not
+        // served: refused rather than treated as no subscription.
+        return invalid("SubscribedTopicRegex is not served by this cluster.");
+    }
+    if let Some(assignor) = &request.server_assignor {
+        if !ASSIGNORS.contains(&assignor.as_str()) {
+            return Err(HeartbeatOutcome::error(
+                ErrorCode::UNSUPPORTED_ASSIGNOR,
+                format!("ServerAssignor {assignor} is not supported. Supported assignors: uniform, range."),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl ConsumerGroup {
+    /// Kafka's state names: `Empty`, `Assigning` (the target is behind the group epoch),
+    /// `Reconciling` (a member is not at the target yet), `Stable`.
+    pub fn state_name(&self) -> &'static str {
+        if self.members.is_empty() {
+            "Empty"
+        } else if self.assignment_epoch < self.epoch {
+            "Assigning"
+        } else if self.members.values().any(|member| {
+            member.epoch != self.assignment_epoch || member.state != MemberState::Stable
+        }) {
+            "Reconciling"
+        } else {
+            "Stable"
+        }
+    }
+
+    /// The assignor in use: the one most members ask for (ties to the first in
+    /// [`ASSIGNORS`]), or the default.
+    pub fn assignor(&self) -> &'static str {
+        let votes = |name: &str| {
+            self.members
+                .values()
+                .filter(|member| member.server_assignor.as_deref() == Some(name))
+                .count()
+        };
+        let mut best = ASSIGNORS[0];
+        for name in ASSIGNORS {
+            if votes(name) > votes(best) {
+                best = name;
+            }
+        }
+        best
+    }
+
+    /// Bytes held, for the coordinator's cap.
+    pub fn bytes(&self) -> usize {
+        64 + self
+            .members
+            .values()
+            .map(ConsumerMember::bytes)
+            .sum::<usize>()
+            + self
+                .targets
+                .values()
+                .map(|target| 32 + 4 * count(target))
+                .sum::<usize>()
+    }
+
+    /// The earliest session or revocation deadline.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.members
+            .values()
+            .flat_map(|member| [Some(member.session_deadline), member.revocation_deadline])
+            .flatten()
+            .min()
+    }
+
+    /// Removes members whose session expired or who did not revoke in time.
+    pub fn expire(&mut self, now: Instant, topics: Option<&TopicsByName>) {
+        let due: Vec<String> = self
+            .members
+            .values()
+            .filter(|member| {
+                member.session_deadline <= now
+                    || member.revocation_deadline.is_some_and(|at| at <= now)
+            })
+            .map(|member| member.id.clone())
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        for id in &due {
+            self.members.remove(id);
+            self.targets.remove(id);
+        }
+        self.epoch += 1;
+        let topics = topics
+            .cloned()
+            .unwrap_or_else(|| self.subscribed_topics.clone());
+        self.assign(&topics);
+    }
+
+    /// Removes member `id` as its session's end would (the control surface's
+    /// `expire_session`): the group moves to its next epoch and assigns without it. Whether
+    /// it was a member.
+    pub fn remove_member(&mut self, id: &str) -> bool {
+        if self.members.remove(id).is_none() {
+            return false;
+        }
+        self.targets.remove(id);
+        self.epoch += 1;
+        let topics = self.subscribed_topics.clone();
+        self.assign(&topics);
+        true
+    }
+
+    /// The topics the members subscribe to, as `topics` has them.
+    fn subscribed(&self, topics: &TopicsByName) -> TopicsByName {
+        topics
+            .iter()
+            .filter(|(name, _)| self.members.values().any(|member| member.subscribes(name)))
+            .map(|(name, topic)| (name.clone(), *topic))
+            .collect()
+    }
+
+    /// Computes the target assignment at the group epoch.
+    fn assign(&mut self, topics: &TopicsByName) {
+        self.subscribed_topics = self.subscribed(topics);
+        let previous = std::mem::take(&mut self.targets);
+        self.targets = match self.assignor() {
+            "range" => range(&self.members, &self.subscribed_topics),
+            _ => uniform(&self.members, &self.subscribed_topics, &previous),
+        };
+        self.assignment_epoch = self.epoch;
+    }
+
+    /// Whether partition `index` of `topic` is owned or being revoked by a member other
+    /// than `except`.
+    fn held_by_other(&self, except: &str, topic: &Uuid, index: i32) -> bool {
+        self.members.values().any(|member| {
+            member.id != except
+                && [&member.assigned, &member.revoking]
+                    .iter()
+                    .any(|held| held.get(topic).is_some_and(|set| set.contains(&index)))
+        })
+    }
+
+    /// Moves member `id` towards its target (Kafka's `CurrentAssignmentBuilder`), given what
+    /// it says it owns.
+    fn reconcile(&mut self, id: &str, owned: Option<&Assignment>, now: Instant) {
+        let Some(member) = self.members.get(id) else {
+            return;
+        };
+        match member.state {
+            MemberState::UnrevokedPartitions => {
+                // It moves on once it no longer owns what it must give up.
+                let still_owned = owned.is_none_or(|owned| {
+                    member.revoking.iter().any(|(topic, partitions)| {
+                        owned
+                            .get(topic)
+                            .is_some_and(|held| !held.is_disjoint(partitions))
+                    })
+                });
+                if still_owned {
+                    return;
+                }
+            }
+            MemberState::Stable if member.epoch == self.assignment_epoch => return,
+            _ => {}
+        }
+        let target = self.targets.get(id).cloned().unwrap_or_default();
+        let member = &self.members[id];
+        let mut keep = Assignment::new();
+        let mut revoke = Assignment::new();
+        for (topic, partitions) in &member.assigned {
+            for &index in partitions {
+                let into = if target.get(topic).is_some_and(|set| set.contains(&index)) {
+                    &mut keep
+                } else {
+                    &mut revoke
+                };
+                into.entry(*topic).or_default().insert(index);
+            }
+        }
+        let rebalance_timeout = member.rebalance_timeout;
+        if !revoke.is_empty() {
+            let member = self.members.get_mut(id).expect("looked up above");
+            member.assigned = keep;
+            member.revoking = revoke;
+            member.state = MemberState::UnrevokedPartitions;
+            member.revocation_deadline = Some(now + rebalance_timeout);
+            return;
+        }
+        let mut unreleased = false;
+        for (topic, partitions) in &target {
+            for &index in partitions {
+                if keep.get(topic).is_some_and(|set| set.contains(&index)) {
+                    continue;
+                }
+                if self.held_by_other(id, topic, index) {
+                    unreleased = true;
+                } else {
+                    keep.entry(*topic).or_default().insert(index);
+                }
+            }
+        }
+        let assignment_epoch = self.assignment_epoch;
+        let member = self.members.get_mut(id).expect("looked up above");
+        member.assigned = keep;
+        member.revoking.clear();
+        member.revocation_deadline = None;
+        if member.epoch != assignment_epoch {
+            member.previous_epoch = member.epoch;
+            member.epoch = assignment_epoch;
+        }
+        member.state = if unreleased {
+            MemberState::UnreleasedPartitions
+        } else {
+            MemberState::Stable
+        };
+    }
+
+    /// A member leaving: for good (-1: its partitions are reassigned) or, for a static
+    /// member, for now (-2: it keeps them until it returns or its session expires).
+    fn leave(
+        &mut self,
+        request: &Heartbeat,
+        topics: &TopicsByName,
+        session: Duration,
+        now: Instant,
+    ) -> HeartbeatOutcome {
+        let found = match &request.instance_id {
+            Some(instance) => {
+                let by_instance = self
+                    .members
+                    .values()
+                    .find(|member| member.instance_id.as_deref() == Some(instance));
+                match by_instance {
+                    None => {
+                        return HeartbeatOutcome::error(
+                            ErrorCode::UNKNOWN_MEMBER_ID,
+                            format!("Instance id {instance} is unknown."),
+                        )
+                    }
+                    Some(member) if member.id != request.member_id => {
+                        return HeartbeatOutcome::error(
+                            ErrorCode::FENCED_INSTANCE_ID,
+                            format!("Instance id {instance} is in use by another member."),
+                        )
+                    }
+                    Some(member) => member.id.clone(),
+                }
+            }
+            None => match self.members.get(&request.member_id) {
+                Some(member) => member.id.clone(),
+                None => {
+                    return HeartbeatOutcome::error(
+                        ErrorCode::UNKNOWN_MEMBER_ID,
+                        format!("Member {} is not a member of the group.", request.member_id),
+                    )
+                }
+            },
+        };
+        if request.member_epoch == STATIC_LEAVE_EPOCH {
+            let member = self.members.get_mut(&found).expect("found above");
+            member.previous_epoch = member.epoch;
+            member.epoch = STATIC_LEAVE_EPOCH;
+            member.session_deadline = now + session;
+        } else {
+            self.members.remove(&found);
+            self.targets.remove(&found);
+            self.epoch += 1;
+            self.assign(topics);
+        }
+        HeartbeatOutcome {
+            error: ErrorCode::NONE,
+            message: None,
+            member_id: found,
+            member_epoch: request.member_epoch,
+            assignment: None,
+        }
+    }
+
+    /// A ConsumerGroupHeartbeat that [`validate`] accepted, `topics` being every topic of
+    /// the cluster, `fresh_id` the id for a new v0 member and `session` the session timeout.
+    pub fn heartbeat(
+        &mut self,
+        request: &Heartbeat,
+        topics: &TopicsByName,
+        fresh_id: impl FnOnce() -> String,
+        session: Duration,
+        now: Instant,
+    ) -> HeartbeatOutcome {
+        if request.member_epoch < 0 {
+            return self.leave(request, topics, session, now);
+        }
+        let mut bump = false;
+        let mut full = request.member_epoch == 0;
+        let id = if request.member_epoch == 0 {
+            let replaced = request.instance_id.as_ref().and_then(|instance| {
+                self.members
+                    .values()
+                    .find(|member| member.instance_id.as_deref() == Some(instance))
+                    .cloned()
+            });
+            match replaced {
+                Some(old) if old.epoch != STATIC_LEAVE_EPOCH && old.id != request.member_id => {
+                    return HeartbeatOutcome::error(
+                        ErrorCode::UNRELEASED_INSTANCE_ID,
+                        format!(
+                            "Static member {} with instance id {} cannot join the group because the instance id is owned by member {}.",
+                            request.member_id,
+                            request.instance_id.as_deref().unwrap_or_default(),
+                            old.id
+                        ),
+                    );
+                }
+                Some(old) => {
+                    // A static member back: it takes over the old member's assignment and
+                    // epoch under its new id, without a new group epoch.
+                    let id = if request.member_id.is_empty() {
+                        fresh_id()
+                    } else {
+                        request.member_id.clone()
+                    };
+                    self.members.remove(&old.id);
+                    let target = self.targets.remove(&old.id).unwrap_or_default();
+                    self.targets.insert(id.clone(), target);
+                    let epoch = if old.epoch == STATIC_LEAVE_EPOCH {
+                        old.previous_epoch
+                    } else {
+                        old.epoch
+                    };
+                    self.members.insert(
+                        id.clone(),
+                        ConsumerMember {
+                            id: id.clone(),
+                            epoch,
+                            previous_epoch: epoch,
+                            ..old
+                        },
+                    );
+                    id
+                }
+                None => {
+                    let id = if request.member_id.is_empty() {
+                        fresh_id()
+                    } else {
+                        request.member_id.clone()
+                    };
+                    // A member joining again under a known id starts afresh.
+                    if self.members.remove(&id).is_some() {
+                        self.targets.remove(&id);
+                    }
+                    self.members.insert(
+                        id.clone(),
+                        ConsumerMember {
+                            id: id.clone(),
+                            instance_id: request.instance_id.clone(),
+                            rack_id: None,
+                            client_id: String::new(),
+                            client_host: String::new(),
+                            epoch: 0,
+                            previous_epoch: 0,
+                            state: MemberState::Stable,
+                            subscribed_names: Vec::new(),
+                            subscribed_regex: None,
+                            server_assignor: None,
+                            rebalance_timeout: Duration::ZERO,
+                            assigned: Assignment::new(),
+                            revoking: Assignment::new(),
+                            session_deadline: now,
+                            revocation_deadline: None,
+                        },
+                    );
+                    bump = true;
+                    id
+                }
+            }
+        } else {
+            let Some(member) = self.members.get(&request.member_id) else {
+                return HeartbeatOutcome::error(
+                    ErrorCode::UNKNOWN_MEMBER_ID,
+                    format!("Member {} is not a member of the group.", request.member_id),
+                );
+            };
+            if member.instance_id.is_some() && member.instance_id != request.instance_id {
+                return HeartbeatOutcome::error(
+                    ErrorCode::FENCED_INSTANCE_ID,
+                    format!(
+                        "Member {} has instance id {:?}, not {:?}.",
+                        member.id, member.instance_id, request.instance_id
+                    ),
+                );
+            }
+            // Kafka's `throwIfMemberEpochIsInvalid`: a member may lag one epoch behind
+            // (its answer was lost) if it owns no more than it was given.
+            let received = request.member_epoch;
+            let owned_within = |assigned: &Assignment| {
+                request.owned.as_ref().is_some_and(|owned| {
+                    owned.iter().all(|(topic, partitions)| {
+                        partitions.is_empty()
+                            || assigned
+                                .get(topic)
+                                .is_some_and(|set| set.is_superset(partitions))
+                    })
+                })
+            };
+            if received > member.epoch
+                || (received < member.epoch
+                    && !(received == member.previous_epoch && owned_within(&member.assigned)))
+            {
+                return HeartbeatOutcome::error(
+                    ErrorCode::FENCED_MEMBER_EPOCH,
+                    format!(
+                        "The consumer group member has a smaller member epoch ({received}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
+                        member.epoch
+                    ),
+                );
+            }
+            request.member_id.clone()
+        };
+        let member = self.members.get_mut(&id).expect("inserted or found above");
+        member.client_id.clone_from(&request.client_id);
+        member.client_host.clone_from(&request.client_host);
+        member.session_deadline = now + session;
+        if let Some(rack) = &request.rack_id {
+            member.rack_id = Some(rack.clone());
+        }
+        if request.rebalance_timeout_ms >= 0 {
+            member.rebalance_timeout = Duration::from_millis(request.rebalance_timeout_ms as u64);
+        }
+        if let Some(names) = &request.subscribed_names {
+            let mut names = names.clone();
+            names.sort();
+            names.dedup();
+            if names != member.subscribed_names {
+                member.subscribed_names = names;
+                bump = true;
+            }
+        }
+        if request.server_assignor.is_some() && request.server_assignor != member.server_assignor {
+            member.server_assignor.clone_from(&request.server_assignor);
+            bump = true;
+        }
+        // Kafka's full request: all of the member's settings, sent again after an error.
+        if request.owned.is_some()
+            && request.rebalance_timeout_ms >= 0
+            && (request.subscribed_names.is_some() || request.subscribed_regex.is_some())
+        {
+            full = true;
+        }
+        // A subscribed topic created, deleted or grown moves the epoch on too.
+        if bump || self.subscribed(topics) != self.subscribed_topics {
+            self.epoch += 1;
+            self.assign(topics);
+        }
+        let before = self.members[&id].assigned.clone();
+        self.reconcile(&id, request.owned.as_ref(), now);
+        let member = &self.members[&id];
+        // Sent when the partitions changed (not for a new epoch alone), or to a full request.
+        let changed = member.assigned != before;
+        HeartbeatOutcome {
+            error: ErrorCode::NONE,
+            message: None,
+            member_id: id.clone(),
+            member_epoch: member.epoch,
+            assignment: (changed || full).then(|| member.assigned.clone()),
+        }
+    }
+
+    /// Whether an OffsetCommit of `member_id` at `epoch` may commit (Kafka's
+    /// `ConsumerGroup.validateOffsetCommit`): with epoch -1, only to a group with no members;
+    /// else a known member at its current epoch (STALE_MEMBER_EPOCH otherwise).
+    pub fn validate_commit(&self, member_id: &str, epoch: i32) -> ErrorCode {
+        if epoch < 0 && self.members.is_empty() {
+            return ErrorCode::NONE;
+        }
+        self.validate_member_epoch(member_id, epoch)
+    }
+
+    /// A known member at its current epoch (OffsetFetch v9+ with a member id).
+    pub fn validate_member_epoch(&self, member_id: &str, epoch: i32) -> ErrorCode {
+        match self.members.get(member_id) {
+            None => ErrorCode::UNKNOWN_MEMBER_ID,
+            Some(member) if member.epoch != epoch => ErrorCode::STALE_MEMBER_EPOCH,
+            Some(_) => ErrorCode::NONE,
+        }
+    }
+}
+
+/// The members subscribing to each topic, in member-id order.
+fn subscribers<'a>(
+    members: &'a BTreeMap<String, ConsumerMember>,
+    topic: &'a str,
+) -> impl Iterator<Item = &'a String> + 'a {
+    members
+        .values()
+        .filter(move |member| member.subscribes(topic))
+        .map(|member| &member.id)
+}
+
+/// Kafka's `range` assignor: for each topic, its partitions cut into contiguous ranges, one
+/// a subscribed member (in member-id order), the first `partitions % members` one larger.
+pub fn range(
+    members: &BTreeMap<String, ConsumerMember>,
+    topics: &TopicsByName,
+) -> BTreeMap<String, Assignment> {
+    let mut targets: BTreeMap<String, Assignment> = members
+        .keys()
+        .map(|id| (id.clone(), Assignment::new()))
+        .collect();
+    for (name, (topic_id, partitions)) in topics {
+        let subscribed: Vec<&String> = subscribers(members, name).collect();
+        if subscribed.is_empty() {
+            continue;
+        }
+        let quota = *partitions as usize / subscribed.len();
+        let extra = *partitions as usize % subscribed.len();
+        let mut next = 0i32;
+        for (at, id) in subscribed.into_iter().enumerate() {
+            let take = quota + usize::from(at < extra);
+            let set: BTreeSet<i32> = (next..next + take as i32).collect();
+            next += take as i32;
+            if !set.is_empty() {
+                targets
+                    .get_mut(id)
+                    .expect("every member has a target")
+                    .insert(*topic_id, set);
+            }
+        }
+    }
+    targets
+}
+
+/// Kafka's `uniform` assignor: every member gets as many partitions of what it subscribes
+/// to as any other (within one), and keeps what its previous target gave it as far as
+/// that balance allows (sticky). Members in member-id order; partitions in topic-name and
+/// partition order. Memory: one entry per partition subscribed to, whatever the members.
+pub fn uniform(
+    members: &BTreeMap<String, ConsumerMember>,
+    topics: &TopicsByName,
+    previous: &BTreeMap<String, Assignment>,
+) -> BTreeMap<String, Assignment> {
+    let mut targets: BTreeMap<String, Assignment> = members
+        .keys()
+        .map(|id| (id.clone(), Assignment::new()))
+        .collect();
+    // Each subscribed topic's members, once; each partition names its topic's entry.
+    let subscribed: Vec<(Uuid, i32, Vec<&String>)> = topics
+        .iter()
+        .map(|(name, (id, count))| (*id, *count, subscribers(members, name).collect()))
+        .filter(|(_, count, who): &(Uuid, i32, Vec<&String>)| *count > 0 && !who.is_empty())
+        .collect();
+    let by_topic: BTreeMap<Uuid, usize> = subscribed
+        .iter()
+        .enumerate()
+        .map(|(at, (id, _, _))| (*id, at))
+        .collect();
+    let total: usize = subscribed.iter().map(|(_, count, _)| *count as usize).sum();
+    if members.is_empty() || total == 0 {
+        return targets;
+    }
+    let may_take = |id: &String, topic: &Uuid, index: i32| {
+        by_topic.get(topic).is_some_and(|at| {
+            let (_, count, who) = &subscribed[*at];
+            index >= 0 && index < *count && who.contains(&id)
+        })
+    };
+    // The most a member keeps: with every member subscribing to the same topics, Kafka's
+    // quotas (total / members, the first `total % members` over-quota slots one more);
+    // otherwise its share of the partitions it may take, rounded up.
+    let first = members.values().next().map(|m| &m.subscribed_names);
+    let homogeneous = members
+        .values()
+        .all(|member| Some(&member.subscribed_names) == first);
+    let min_quota = total / members.len();
+    let mut over_quota_slots = total % members.len();
+    let share = |id: &String| -> usize {
+        let (mine, sharing) = subscribed
+            .iter()
+            .filter(|(_, _, who)| who.contains(&id))
+            .fold((0usize, 1usize), |(mine, sharing), (_, count, who)| {
+                (mine + *count as usize, sharing.max(who.len()))
+            });
+        mine.div_ceil(sharing).max(1)
+    };
+    let mut taken: BTreeSet<(Uuid, i32)> = BTreeSet::new();
+    let mut load: BTreeMap<&String, usize> = members.keys().map(|id| (id, 0)).collect();
+    let give = |targets: &mut BTreeMap<String, Assignment>, id: &String, (topic, index)| {
+        targets
+            .get_mut(id)
+            .expect("every member has a target")
+            .entry(topic)
+            .or_default()
+            .insert(index);
+    };
+    // Sticky: each member keeps what it had and still may take, up to its quota.
+    for id in members.keys() {
+        let Some(had) = previous.get(id) else {
+            continue;
+        };
+        let mut kept: Vec<(Uuid, i32)> = had
+            .iter()
+            .flat_map(|(topic, set)| set.iter().map(move |index| (*topic, *index)))
+            .filter(|(topic, index)| may_take(id, topic, *index))
+            .collect();
+        let limit = if homogeneous {
+            if kept.len() > min_quota && over_quota_slots > 0 {
+                over_quota_slots -= 1;
+                min_quota + 1
+            } else {
+                min_quota
+            }
+        } else {
+            share(id)
+        };
+        kept.truncate(limit);
+        for partition in kept {
+            taken.insert(partition);
+            give(&mut targets, id, partition);
+            *load.get_mut(id).expect("every member has a load") += 1;
+        }
+    }
+    // The rest, each to the least loaded member that may take it (ties: member-id order),
+    // members under the minimum quota first.
+    for (topic, count, who) in &subscribed {
+        for index in 0..*count {
+            if taken.contains(&(*topic, index)) {
+                continue;
+            }
+            let Some(id) = who
+                .iter()
+                .filter(|id| {
+                    !homogeneous
+                        || load[**id] < min_quota
+                        || (load[**id] == min_quota && over_quota_slots > 0)
+                })
+                .min_by_key(|id| (load[**id], **id))
+                .or_else(|| who.iter().min_by_key(|id| (load[**id], **id)))
+            else {
+                continue;
+            };
+            if homogeneous && load[*id] == min_quota {
+                over_quota_slots = over_quota_slots.saturating_sub(1);
+            }
+            *load.get_mut(*id).expect("every member has a load") += 1;
+            give(&mut targets, id, (*topic, index));
+        }
+    }
+    targets
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(id: &str, topics: &[&str]) -> (String, ConsumerMember) {
+        let now = Instant::now();
+        let member = ConsumerMember {
+            id: id.into(),
+            instance_id: None,
+            rack_id: None,
+            client_id: String::new(),
+            client_host: String::new(),
+            epoch: 0,
+            previous_epoch: 0,
+            state: MemberState::Stable,
+            subscribed_names: topics.iter().map(|t| t.to_string()).collect(),
+            subscribed_regex: None,
+            server_assignor: None,
+            rebalance_timeout: Duration::ZERO,
+            assigned: Assignment::new(),
+            revoking: Assignment::new(),
+            session_deadline: now,
+            revocation_deadline: None,
+        };
+        (id.into(), member)
+    }
+
+    fn topics(spec: &[(&str, u8, i32)]) -> TopicsByName {
+        spec.iter()
+            .map(|(name, id, count)| (name.to_string(), (Uuid([*id; 16]), *count)))
+            .collect()
+    }
+
+    /// Every (topic, partition) of `targets`, each once, or a panic naming the one twice.
+    fn flatten(targets: &BTreeMap<String, Assignment>) -> BTreeSet<(Uuid, i32)> {
+        let mut all = BTreeSet::new();
+        for assignment in targets.values() {
+            for (topic, partitions) in assignment {
+                for index in partitions {
+                    assert!(
+                        all.insert((*topic, *index)),
+                        "{topic:?}-{index} assigned twice"
+                    );
+                }
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn uniform_balances_and_keeps_what_it_can() {
+        let topics = topics(&[("a", 1, 4), ("b", 2, 3)]);
+        let members: BTreeMap<_, _> = ["m1", "m2", "m3"]
+            .iter()
+            .map(|id| member(id, &["a", "b"]))
+            .collect();
+        let first = uniform(&members, &topics, &BTreeMap::new());
+        assert_eq!(flatten(&first).len(), 7, "every partition assigned");
+        let sizes: Vec<usize> = first.values().map(count).collect();
+        assert!(sizes.iter().all(|n| *n == 2 || *n == 3), "{sizes:?}");
+        // One leaves: the others keep everything they had and share out its partitions.
+        let mut fewer = members.clone();
+        fewer.remove("m2");
+        let second = uniform(&fewer, &topics, &first);
+        assert_eq!(flatten(&second).len(), 7);
+        for id in ["m1", "m3"] {
+            for (topic, partitions) in &first[id] {
+                assert!(
+                    second[id][topic].is_superset(partitions),
+                    "{id} lost a partition"
+                );
+            }
+        }
+        let sizes: Vec<usize> = second.values().map(count).collect();
+        assert!(sizes.iter().all(|n| *n == 3 || *n == 4), "{sizes:?}");
+        // One joins: it takes its share, the others give up only what balance needs.
+        let mut more = fewer.clone();
+        more.extend([member("m4", &["a", "b"])]);
+        let third = uniform(&more, &topics, &second);
+        assert_eq!(flatten(&third).len(), 7);
+        for id in ["m1", "m3"] {
+            for (topic, partitions) in &third[id] {
+                assert!(
+                    second[id][topic].is_superset(partitions),
+                    "{id} was given another's"
+                );
+            }
+        }
+        let sizes: Vec<usize> = third.values().map(count).collect();
+        assert!(sizes.iter().all(|n| *n == 2 || *n == 3), "{sizes:?}");
+    }
+
+    #[test]
+    fn uniform_gives_each_partition_to_a_subscriber_only() {
+        let topics = topics(&[("a", 1, 4), ("b", 2, 2)]);
+        let members: BTreeMap<_, _> = [member("m1", &["a"]), member("m2", &["a", "b"])]
+            .into_iter()
+            .collect();
+        let targets = uniform(&members, &topics, &BTreeMap::new());
+        assert_eq!(flatten(&targets).len(), 6);
+        assert!(
+            !targets["m1"].contains_key(&Uuid([2; 16])),
+            "m1 does not subscribe to b"
+        );
+        assert!(count(&targets["m1"]) >= 2, "{targets:?}");
+    }
+
+    #[test]
+    fn range_cuts_each_topic_into_contiguous_ranges_larger_first() {
+        let topics = topics(&[("a", 1, 5), ("b", 2, 2)]);
+        let members: BTreeMap<_, _> = [
+            member("m1", &["a", "b"]),
+            member("m2", &["a", "b"]),
+            member("m3", &["a"]),
+        ]
+        .into_iter()
+        .collect();
+        let targets = range(&members, &topics);
+        assert_eq!(flatten(&targets).len(), 7);
+        for (topic, subscribers) in [
+            (Uuid([1; 16]), vec!["m1", "m2", "m3"]),
+            (Uuid([2; 16]), vec!["m1", "m2"]),
+        ] {
+            let mut next = 0;
+            let mut sizes = Vec::new();
+            for id in subscribers {
+                let mine: Vec<i32> = targets[id]
+                    .get(&topic)
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .collect();
+                let expected: Vec<i32> = (next..next + mine.len() as i32).collect();
+                assert_eq!(
+                    mine, expected,
+                    "{id}'s range of {topic:?} is contiguous, after the previous member's"
+                );
+                next += mine.len() as i32;
+                sizes.push(mine.len());
+            }
+            assert!(
+                sizes.windows(2).all(|w| w[0] >= w[1] && w[0] - w[1] <= 1),
+                "{sizes:?}"
+            );
+        }
+    }
+}

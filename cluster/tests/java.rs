@@ -1,0 +1,216 @@
+//! Java kafka-clients 4.4 against the cluster (`tools/clients/java`, `ClusterClients`): the
+//! AdminClient creates and describes topics (DescribeTopicPartitions or Metadata, as the
+//! cluster advertises), lists groups with their types, describes the KIP-848 group and reads
+//! its committed offsets; the producer sends keyed records; a classic consumer group reads
+//! them once and commits; two KIP-848 consumers (`group.protocol=consumer`) share a topic,
+//! one leaves, and the other takes over every partition from the committed offsets, every
+//! record consumed exactly once. Then Kafka 4.4's command-line tools (the jars
+//! `tools/kafka-broker/broker.sh fetch` copies): `kafka-topics --describe` shows the topic's
+//! 4 partitions with their leaders, `kafka-consumer-groups --list` both groups, and
+//! `kafka-consumer-groups --describe` the KIP-848 group's committed offsets at the log end,
+//! lag 0; `kafka-console-producer` sends 10 lines and `kafka-console-consumer`, a KIP-848
+//! member, reads each back once. Needs java, the module's class path and Kafka's jars:
+//!
+//! ```text
+//! bash tools/kafka-broker/broker.sh fetch
+//! KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) \
+//!     cargo test -p kafka-codec-cluster --test java -- --ignored
+//! ```
+
+use kafka_codec_cluster::groups::GroupLimits;
+use kafka_codec_cluster::Cluster;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_clients_produce_consume_in_classic_and_kip848_groups_and_administer() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .group_limits(GroupLimits {
+            // Kafka's test setups shorten it as well: a member learns of a new assignment at
+            // its next heartbeat, 5 s apart by default.
+            consumer_heartbeat_interval: Duration::from_millis(500),
+            ..GroupLimits::default()
+        })
+        .build()
+        .await
+        .expect("cluster");
+    let class_path = std::env::var("KAFKA_CLIENTS_JAVA").expect(
+        "KAFKA_CLIENTS_JAVA names the Java clients' class path (tools/clients/java-classpath.sh)",
+    );
+    let run = tokio::process::Command::new("java")
+        .args(["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"])
+        .arg(class_path)
+        .arg("kafkacodec.clients.ClusterClients")
+        .arg(cluster.bootstrap())
+        .kill_on_drop(true)
+        .output();
+    // A hang guard; the program has its own, shorter ones.
+    let output = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the Java clients finished")
+        .expect("java started");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        output.status.success(),
+        "the Java clients failed: {}",
+        output.status
+    );
+
+    let bootstrap = cluster.bootstrap();
+    let topics = kafka_tool(
+        "org.apache.kafka.tools.TopicCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--describe",
+            "--topic",
+            "java-kip848",
+        ],
+    )
+    .await;
+    assert!(topics.contains("PartitionCount: 4"), "{topics}");
+    let partitions = topics
+        .lines()
+        .filter(|line| line.contains("Partition: ") && line.contains("Leader: "))
+        .count();
+    assert_eq!(partitions, 4, "{topics}");
+
+    let listed = kafka_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        &["--bootstrap-server", &bootstrap, "--list"],
+    )
+    .await;
+    let listed: Vec<&str> = listed.lines().map(str::trim).collect();
+    assert!(
+        listed.contains(&"java-classic") && listed.contains(&"java-kip848"),
+        "{listed:?}"
+    );
+
+    let described = kafka_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--describe",
+            "--group",
+            "java-kip848",
+        ],
+    )
+    .await;
+    // GROUP TOPIC PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG ...
+    let rows: Vec<Vec<&str>> = described
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|columns| columns.first() == Some(&"java-kip848") && columns.len() >= 6)
+        .collect();
+    assert_eq!(rows.len(), 4, "{described}");
+    let mut committed = 0;
+    for row in &rows {
+        assert_eq!(row[3], row[4], "committed at the log end: {row:?}");
+        assert_eq!(row[5], "0", "no lag: {row:?}");
+        committed += row[3].parse::<u64>().expect("an offset");
+    }
+    assert_eq!(committed, 800, "{described}");
+
+    // kafka-console-producer sends lines; kafka-console-consumer, a KIP-848 member, reads
+    // them back once each.
+    kafka_tool(
+        "org.apache.kafka.tools.TopicCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--create",
+            "--topic",
+            "java-console",
+            "--partitions",
+            "2",
+            "--replication-factor",
+            "1",
+        ],
+    )
+    .await;
+    let lines: Vec<String> = (0..10).map(|i| format!("console-{i}")).collect();
+    kafka_tool_with_input(
+        "org.apache.kafka.tools.ConsoleProducer",
+        &["--bootstrap-server", &bootstrap, "--topic", "java-console"],
+        lines.join("\n") + "\n",
+    )
+    .await;
+    let consumed = kafka_tool(
+        "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--topic",
+            "java-console",
+            "--group",
+            "java-console",
+            "--command-property",
+            "group.protocol=consumer",
+            "--from-beginning",
+            "--max-messages",
+            "10",
+            "--timeout-ms",
+            "30000",
+        ],
+    )
+    .await;
+    let mut consumed: Vec<&str> = consumed.lines().collect();
+    consumed.sort_unstable();
+    let mut expected: Vec<&str> = lines.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(consumed, expected);
+}
+
+/// Runs one of Kafka's command-line tools (`class` of the jars in `KAFKA_LIB_DIR`, by
+/// default where `tools/kafka-broker/broker.sh fetch` copies them, as the CLI's quorum tests
+/// find them) with `args`; its stdout, or a failed test with its stderr.
+async fn kafka_tool(class: &str, args: &[&str]) -> String {
+    kafka_tool_with_input(class, args, String::new()).await
+}
+
+/// [`kafka_tool`] with `input` on its stdin.
+async fn kafka_tool_with_input(class: &str, args: &[&str], input: String) -> String {
+    let lib = std::env::var_os("KAFKA_LIB_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/kafka-broker/lib"),
+        std::path::PathBuf::from,
+    );
+    let version = include_str!("../../tools/kafka-version").trim();
+    assert!(
+        lib.join(format!("kafka-tools-{version}.jar")).exists(),
+        "no Kafka {version} jars in {} (bash tools/kafka-broker/broker.sh fetch)",
+        lib.display()
+    );
+    let mut child = tokio::process::Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}/*", lib.display()))
+        .arg(class)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("java started");
+    let mut stdin = child.stdin.take().expect("its stdin");
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, input.as_bytes())
+        .await
+        .expect("the tool read its input");
+    drop(stdin);
+    let run = async { child.wait_with_output().await };
+    let output = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the tool finished")
+        .expect("its output");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{class} {args:?} failed: {}\n{stdout}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    print!("{stdout}");
+    stdout
+}

@@ -28,6 +28,7 @@ pub mod handlers;
 pub mod producers;
 pub mod release;
 pub mod state;
+pub mod transactions;
 
 use control::{ControlHandle, Rule};
 use dispatch::Reply;
@@ -105,6 +106,8 @@ pub struct Shared {
     groups: Mutex<groups::Groups>,
     /// Woken after every change to the groups, for the timers of [`groups::run_timers`].
     pub(crate) groups_changed: Notify,
+    /// Woken when a transaction begins, for the timeouts of [`transactions::run_timers`].
+    pub(crate) transactions_changed: Notify,
     /// The fault rules, the request log, each broker's switches.
     pub(crate) control: control::Control,
     /// Changes when the cluster is dropped: every task of it watches this and ends.
@@ -209,6 +212,7 @@ pub struct ClusterBuilder {
     max_frame: usize,
     observer: Option<RequestObserver>,
     group_limits: groups::GroupLimits,
+    transaction_limits: transactions::TxnLimits,
     release: Option<Release>,
     rules: Vec<Rule>,
     log_capacity: usize,
@@ -231,6 +235,7 @@ impl Default for ClusterBuilder {
             max_frame: 100 * 1024 * 1024,
             observer: None,
             group_limits: groups::GroupLimits::default(),
+            transaction_limits: transactions::TxnLimits::default(),
             release: None,
             rules: Vec::new(),
             log_capacity: 10_000,
@@ -309,6 +314,13 @@ impl ClusterBuilder {
         self
     }
 
+    /// The transaction coordinator's caps (default: 10,000 transactional ids, 100,000
+    /// partitions, groups and pending offsets in all transactions together).
+    pub fn transaction_limits(mut self, limits: transactions::TxnLimits) -> Self {
+        self.transaction_limits = limits;
+        self
+    }
+
     /// Answers as `release`'s brokers did (`--as-version`): ApiVersions lists that release's
     /// versions of the APIs served, a request above them closes the connection, and a release
     /// older than ApiVersions (0.8, 0.9) closes the connection on one. Default: every version
@@ -369,6 +381,7 @@ impl ClusterBuilder {
             listeners.push(listener);
         }
         let mut state = State::new(self.retention);
+        state.transactions = transactions::Transactions::new(self.transaction_limits);
         if let Some(seed) = self.seed {
             state.seed_ids(seed);
         }
@@ -407,6 +420,7 @@ impl ClusterBuilder {
             observer: self.observer,
             groups: Mutex::new(groups::Groups::new(self.group_limits)),
             groups_changed: Notify::new(),
+            transactions_changed: Notify::new(),
             control,
             stop: stopped.clone(),
             next_connection: std::sync::atomic::AtomicU64::new(1),
@@ -420,6 +434,10 @@ impl ClusterBuilder {
             ));
         }
         tokio::spawn(groups::run_timers(Arc::clone(&shared), stopped.clone()));
+        tokio::spawn(transactions::run_timers(
+            Arc::clone(&shared),
+            stopped.clone(),
+        ));
         tokio::spawn(broker::relieve_memory_pressure(
             Arc::clone(&shared),
             stopped,

@@ -220,10 +220,21 @@ impl State {
 
     /// Fences `producer_id` at the newest epoch the cluster knows it at (handed out by
     /// InitProducerId or seen in a partition); the first epoch still accepted, or `None`
-    /// when no such producer id was handed out.
-    pub fn fence_producer(&mut self, producer_id: i64) -> Option<i16> {
+    /// when no such producer id was handed out. A transactional producer's ongoing
+    /// transaction is aborted first, at the bumped epoch (`State::fence_transactional_id`).
+    pub fn fence_producer(&mut self, producer_id: i64, brokers: usize) -> Option<i16> {
         if !self.producer_ids.allocated(producer_id) {
             return None;
+        }
+        if let Some(id) = self
+            .transactions
+            .of_producer(producer_id)
+            .map(str::to_owned)
+        {
+            if let Some(now) = self.fence_transactional_id(&id, brokers) {
+                self.producer_ids.fence(producer_id, now.epoch);
+                return Some(now.epoch);
+            }
         }
         let newest = self
             .topics

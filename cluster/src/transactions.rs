@@ -532,14 +532,17 @@ impl State {
         Ok(())
     }
 
-    /// Whether a transaction holds an offset of `group` for `topic`'s `partition` not yet
+    /// The partitions of `group` with an offset an ongoing transaction holds, not yet
     /// committed (OffsetFetch's `require_stable`: UNSTABLE_OFFSET_COMMIT).
-    pub fn offset_pending(&self, group: &str, topic: &str, partition: i32) -> bool {
-        let key = (group.to_owned(), topic.to_owned(), partition);
+    pub fn pending_offsets(&self, group: &str) -> BTreeSet<(String, i32)> {
         self.transactions
             .by_id
             .values()
-            .any(|txn| txn.state == TxnState::Ongoing && txn.offsets.contains_key(&key))
+            .filter(|txn| txn.state == TxnState::Ongoing)
+            .flat_map(|txn| txn.offsets.keys())
+            .filter(|(g, _, _)| g == group)
+            .map(|(_, topic, partition)| (topic.clone(), *partition))
+            .collect()
     }
 
     /// EndTxn: checks the producer, then commits or aborts. Transaction version 1 (`bump`

@@ -17,6 +17,7 @@
 //! | `POST /coordinators` | `{"group": G, "coordinator": B}`: moves a group's coordinator |
 //! | `POST /sessions/expire` | `{"group": G, "member": M}`: expires a member's session |
 //! | `POST /producers/fence` | `{"producerId": P}`: fences a producer's newest epoch |
+//! | `POST /transactions/fence` | `{"transactionalId": T}`: aborts its open transaction, fences its epoch |
 //!
 //! A body that is not JSON, a key that is not part of the form and a value of the wrong
 //! kind are refused with 400 and a message naming them; an unknown path is 404, a wrong
@@ -345,6 +346,10 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
             "POST" => with_body(request, fence_producer(control)),
             _ => allowed("POST"),
         },
+        ["transactions", "fence"] => match method {
+            "POST" => with_body(request, fence_transactional_id(control)),
+            _ => allowed("POST"),
+        },
         _ => not_found(format!("no route {}", request.path)),
     }
 }
@@ -471,6 +476,26 @@ fn fence_producer(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_
         };
         match control.fence_producer(producer_id) {
             Ok(epoch) => ok(json!({ "producerId": producer_id, "firstAcceptedEpoch": epoch })),
+            Err(e) => not_found(e),
+        }
+    }
+}
+
+fn fence_transactional_id(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_ {
+    move |body| {
+        let object = match fields(body, &["transactionalId"]) {
+            Ok(object) => object,
+            Err(answer) => return answer,
+        };
+        let Some(id) = object.get("transactionalId").and_then(Value::as_str) else {
+            return bad("transactionalId: expected a string");
+        };
+        match control.fence_transactional_id(id) {
+            Ok((producer_id, epoch)) => ok(json!({
+                "transactionalId": id,
+                "producerId": producer_id,
+                "producerEpoch": epoch,
+            })),
             Err(e) => not_found(e),
         }
     }

@@ -245,6 +245,8 @@ pub enum OperationError {
     NoSuchMember(String, String),
     /// No producer with this id was handed out.
     NoSuchProducer(i64),
+    /// No transactional id like this was initialized.
+    NoSuchTransactionalId(String),
 }
 
 impl fmt::Display for OperationError {
@@ -259,6 +261,9 @@ impl fmt::Display for OperationError {
                 write!(f, "no member {member:?} in group {group:?}")
             }
             OperationError::NoSuchProducer(id) => write!(f, "no producer id {id}"),
+            OperationError::NoSuchTransactionalId(id) => {
+                write!(f, "no transactional id {id:?}")
+            }
         }
     }
 }
@@ -510,10 +515,39 @@ impl ControlHandle {
     /// epoch (the fenced instance's InitProducerId: PRODUCER_FENCED). The first epoch still
     /// accepted.
     pub fn fence_producer(&self, producer_id: i64) -> Result<i16, OperationError> {
-        self.shared
+        let fenced = self
+            .shared
             .state()
-            .fence_producer(producer_id)
-            .ok_or(OperationError::NoSuchProducer(producer_id))
+            .fence_producer(producer_id, self.shared.brokers.len())
+            .ok_or(OperationError::NoSuchProducer(producer_id));
+        // An aborted transaction's markers, for fetches waiting on them.
+        self.shared.appended.notify_waiters();
+        fenced
+    }
+
+    /// Fences the producer holding `transactional_id`, as a new instance's InitProducerId
+    /// or Kafka's coordinator at a transaction's timeout do: its ongoing transaction is
+    /// aborted (ABORT markers written to each of its partitions, so `read_committed`
+    /// consumers skip its records) and its epoch bumped, so the fenced instance's Produce
+    /// is INVALID_PRODUCER_EPOCH and its AddPartitionsToTxn, AddOffsetsToTxn and EndTxn
+    /// PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2). The producer id and the epoch now
+    /// current.
+    pub fn fence_transactional_id(
+        &self,
+        transactional_id: &str,
+    ) -> Result<(i64, i16), OperationError> {
+        let fenced = {
+            let mut state = self.shared.state();
+            let fenced = state.fence_transactional_id(transactional_id, self.shared.brokers.len());
+            if let Some(now) = fenced {
+                state.producer_ids.fence(now.producer_id, now.epoch);
+            }
+            fenced
+        };
+        self.shared.appended.notify_waiters();
+        fenced
+            .map(|now| (now.producer_id, now.epoch))
+            .ok_or_else(|| OperationError::NoSuchTransactionalId(transactional_id.to_owned()))
     }
 
     /// The leader and leader epoch of `topic`'s `partition`.

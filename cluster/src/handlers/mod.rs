@@ -2,6 +2,8 @@
 //! answers its request by reading or changing the cluster's state. [`advertised`] lists
 //! exactly these APIs, so ApiVersions never names one that is then refused.
 
+mod add_offsets_to_txn;
+mod add_partitions_to_txn;
 mod alter_configs;
 mod api_versions;
 mod create_partitions;
@@ -13,6 +15,9 @@ mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
 mod describe_log_dirs;
+mod describe_producers;
+mod describe_transactions;
+mod end_txn;
 mod fetch;
 mod find_coordinator;
 mod heartbeat;
@@ -22,6 +27,7 @@ mod join_group;
 mod leave_group;
 mod list_groups;
 mod list_offsets;
+mod list_transactions;
 mod metadata;
 mod offset_commit;
 mod offset_delete;
@@ -29,6 +35,7 @@ mod offset_fetch;
 mod offset_for_leader_epoch;
 mod produce;
 mod sync_group;
+mod txn_offset_commit;
 
 use crate::Shared;
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
@@ -64,6 +71,12 @@ impl Context<'_> {
             == self.node_id
     }
 
+    /// Whether this broker coordinates `transactional_id` (others answer NOT_COORDINATOR).
+    pub fn coordinates_transaction(&self, transactional_id: &str) -> bool {
+        crate::transactions::coordinator(transactional_id, self.shared.brokers.len())
+            == self.node_id
+    }
+
     /// The leader and leader epoch of `topic`'s `partition`: [`leader_of`](Self::leader_of)
     /// at epoch 0 unless the control surface moved it. It locks the state: a handler that
     /// holds the lock asks `State::leader` instead.
@@ -76,7 +89,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 27] = [
+const SERVED: [ApiKey; 34] = [
     api_versions::API,
     metadata::API,
     create_topics::API,
@@ -105,6 +118,14 @@ const SERVED: [ApiKey; 27] = [
     describe_configs::API,
     alter_configs::API,
     incremental_alter_configs::API,
+    // Transactions.
+    add_partitions_to_txn::API,
+    add_offsets_to_txn::API,
+    end_txn::API,
+    txn_offset_commit::API,
+    describe_transactions::API,
+    list_transactions::API,
+    describe_producers::API,
 ];
 
 /// What ApiVersions lists.
@@ -150,6 +171,13 @@ pub async fn handle(context: &Context<'_>, request: &IncomingRequest) -> Option<
         Request::IncrementalAlterConfigs(body) => {
             incremental_alter_configs::handle(context, body).into()
         }
+        Request::AddPartitionsToTxn(body) => add_partitions_to_txn::handle(context, body).into(),
+        Request::AddOffsetsToTxn(body) => add_offsets_to_txn::handle(context, body).into(),
+        Request::EndTxn(body) => end_txn::handle(context, body).into(),
+        Request::TxnOffsetCommit(body) => txn_offset_commit::handle(context, body).into(),
+        Request::DescribeTransactions(body) => describe_transactions::handle(context, body).into(),
+        Request::ListTransactions(body) => list_transactions::handle(context, body).into(),
+        Request::DescribeProducers(body) => describe_producers::handle(context, body).into(),
         _ => return None,
     })
 }

@@ -14,6 +14,10 @@ use kafka_codec::{ApiKey, ErrorCode};
 
 pub const API: ApiKey = ApiKey::Produce;
 
+/// Transaction version 2 (KIP-890) from this version: a transactional batch adds its
+/// partition to the transaction.
+const IMPLICIT_ADD_FROM: i16 = 12;
+
 /// Where a v2 batch keeps its partition leader epoch (after base offset and length).
 const LEADER_EPOCH_AT: usize = 12;
 
@@ -121,6 +125,20 @@ fn produce(
         {
             return fail(ErrorCode::INVALID_PRODUCER_EPOCH);
         }
+        // A transactional batch: its producer's transaction must hold the partition (added
+        // by AddPartitionsToTxn, or now: Produce v12+ is transaction version 2).
+        if header.is_transactional() {
+            if let Err(error) = state.check_transactional_batch(
+                header.producer_id,
+                header.producer_epoch,
+                topic,
+                data.index,
+                context.version >= IMPLICIT_ADD_FROM,
+                std::time::Instant::now(),
+            ) {
+                return fail(error);
+            }
+        }
         if idempotent {
             let log = &state.topics[topic].partitions[partition];
             match log.producers.check(&header) {
@@ -138,14 +156,17 @@ fn produce(
         });
         if idempotent {
             if let Some(log) = state.topics.get_mut(topic) {
-                log.partitions[partition]
-                    .producers
-                    .record(&header, appended.0);
+                let log = &mut log.partitions[partition];
+                log.producers.record(&header, appended.0);
+                if header.is_transactional() {
+                    log.txns.appended(header.producer_id, appended.0);
+                }
             }
         }
         appended
     };
     context.shared.appended.notify_waiters();
+    context.shared.transactions_changed.notify_one();
     answer
         .with_base_offset(base_offset)
         .with_log_start_offset(log_start)

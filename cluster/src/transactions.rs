@@ -244,6 +244,17 @@ impl PartitionTxns {
     }
 }
 
+/// The producer a request names: its transactional id, producer id and epoch.
+#[derive(Debug, Clone, Copy)]
+pub struct TxnProducer<'a> {
+    /// The transactional id.
+    pub transactional_id: &'a str,
+    /// The producer id.
+    pub producer_id: i64,
+    /// The epoch.
+    pub epoch: i16,
+}
+
 /// What ending a transaction leaves to do outside the state lock: the offsets it
 /// committed, for the group coordinator.
 #[derive(Debug, Default)]
@@ -490,14 +501,17 @@ impl State {
     /// INVALID_PRODUCER_EPOCH.
     pub fn stage_offsets(
         &mut self,
-        transactional_id: &str,
-        producer_id: i64,
-        epoch: i16,
+        producer: TxnProducer<'_>,
         group: &str,
         offsets: Vec<(String, i32, Committed)>,
         implicit: bool,
         now: Instant,
     ) -> Result<(), ErrorCode> {
+        let TxnProducer {
+            transactional_id,
+            producer_id,
+            epoch,
+        } = producer;
         match self.check_producer(transactional_id, producer_id, epoch) {
             Ok(()) => {}
             Err(ErrorCode::PRODUCER_FENCED) => return Err(ErrorCode::INVALID_PRODUCER_EPOCH),

@@ -204,8 +204,11 @@ impl Client {
     }
 }
 
+/// Records by offset: values, or control records.
+type Read = (Vec<(i64, String)>, Vec<(i64, ControlRecord)>);
+
 /// The records (offset, value) and control records of the batches of `data`.
-fn read(data: &PartitionData) -> (Vec<(i64, String)>, Vec<(i64, ControlRecord)>) {
+fn read(data: &PartitionData) -> Read {
     let mut records = Vec::new();
     let mut controls = Vec::new();
     let bytes = data.records.clone().unwrap_or_default();

@@ -8,6 +8,7 @@
 
 use super::Context;
 use crate::groups::Committed;
+use crate::transactions::TxnProducer;
 use kafka_codec::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
@@ -100,9 +101,11 @@ pub fn handle(context: &Context<'_>, request: &TxnOffsetCommitRequest) -> TxnOff
     } else {
         state
             .stage_offsets(
-                &request.transactional_id,
-                request.producer_id,
-                request.producer_epoch,
+                TxnProducer {
+                    transactional_id: &request.transactional_id,
+                    producer_id: request.producer_id,
+                    epoch: request.producer_epoch,
+                },
                 group,
                 staged,
                 context.version >= IMPLICIT_FROM,

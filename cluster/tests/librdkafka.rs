@@ -179,3 +179,18 @@ async fn librdkafka_transactions_commit_abort_and_are_fenced() {
     )
     .await;
 }
+
+/// The same transactions script without the control surface: the producer is fenced by a
+/// new instance of its transactional id, whose InitProducerId aborts the open transaction,
+/// as against a real broker (where the script passes as written: Kafka 4.4 of
+/// `tools/kafka-broker/broker.sh`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_transactions_fenced_by_a_new_instance() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    run_client_script("cluster_txn_librdkafka.py", &[cluster.bootstrap()]).await;
+}

@@ -8,15 +8,19 @@
    transactional producer that commits the consumer's positions with
    send_offsets_to_transaction, one transaction per poll; the group's committed offsets are
    the input's end offsets, and the output holds each record once;
-3. with a control address (issue 30): a transactional producer's records are written, then
-   its transactional id is fenced over HTTP (POST /transactions/fence); its commit fails
-   with a fatal fencing error, a read_committed consumer sees none of its records (a
-   read_uncommitted one sees them all), and a new instance of the same transactional id
-   commits 10 records that read_committed sees.
+3. a fenced producer (issue 30): a transactional producer's records are written, then its
+   transactional id is fenced: over HTTP (POST /transactions/fence) when a control address
+   is given, else by a new instance of the same transactional id (init_transactions), as
+   against a real broker; its commit fails with a fatal fencing error, a read_committed
+   consumer sees none of its records (a read_uncommitted one sees them all), and a new
+   instance commits 10 records that read_committed sees.
 
 Prints one summary line; exits non-zero on any difference.
 
     python cluster_txn_librdkafka.py BOOTSTRAP [CONTROL_HOST:PORT]
+
+Without a control address it runs against any broker (tools/ci-live.sh's Kafka 4.4 prints
+the same summary line but for the fencing's name).
 """
 
 import json
@@ -37,8 +41,12 @@ def guard(what):
         sys.exit(f"{what}: not done before the guard")
 
 
+# Names of this run, so that a broker that keeps its topics, groups and transactional ids
+# between runs starts afresh.
+run = str(int(time.time() * 1000))
 admin = AdminClient({"bootstrap.servers": bootstrap})
-topics = {"txn-proof": 3, "ctp-in": 2, "ctp-out": 2, "txn-fence": 2}
+topics = {f"{name}-{run}": partitions
+          for name, partitions in [("txn-proof", 3), ("ctp-in", 2), ("ctp-out", 2), ("txn-fence", 2)]}
 for name, future in admin.create_topics(
         [NewTopic(name, partitions, 1) for name, partitions in topics.items()]).items():
     future.result(timeout=20)
@@ -76,36 +84,36 @@ def read_all(topic, isolation):
 
 
 # 1. Commit, abort, commit.
-tx = producer("txn-proof")
+tx = producer(f"txn-proof-{run}")
 for label, count, commit in [("c1", 100, True), ("ab", 50, False), ("c2", 100, True)]:
     tx.begin_transaction()
     for i in range(count):
-        tx.produce("txn-proof", key=f"{label}-{i}", value=f"{label}-{i}", partition=i % 3)
+        tx.produce(f"txn-proof-{run}", key=f"{label}-{i}", value=f"{label}-{i}", partition=i % 3)
     if commit:
         tx.commit_transaction(20)
     else:
         tx.flush(20)  # written to the log, then aborted
         tx.abort_transaction(20)
-committed = read_all("txn-proof", "read_committed")
+committed = read_all(f"txn-proof-{run}", "read_committed")
 expected = sorted([f"c1-{i}" for i in range(100)] + [f"c2-{i}" for i in range(100)])
 if sorted(committed) != expected:
     aborted_seen = [v for v in committed if v.startswith("ab-")]
     sys.exit(f"read_committed read {len(committed)} records ({len(aborted_seen)} aborted), "
              f"not the 200 committed")
-uncommitted = read_all("txn-proof", "read_uncommitted")
+uncommitted = read_all(f"txn-proof-{run}", "read_uncommitted")
 if len(uncommitted) != 250:
     sys.exit(f"read_uncommitted read {len(uncommitted)} records, not 250")
 
 # 2. Consume, transform, produce, with the consumer's offsets in the transaction.
 plain = Producer({"bootstrap.servers": bootstrap})
 for i in range(100):
-    plain.produce("ctp-in", key=f"in-{i}", value=f"in-{i}", partition=i % 2)
+    plain.produce(f"ctp-in-{run}", key=f"in-{i}", value=f"in-{i}", partition=i % 2)
 plain.flush(20)
-consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ctp",
+consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"ctp-{run}",
                      "isolation.level": "read_committed", "enable.auto.commit": False,
                      "auto.offset.reset": "earliest"})
-consumer.subscribe(["ctp-in"])
-ctp = producer("ctp-tx")
+consumer.subscribe([f"ctp-in-{run}"])
+ctp = producer(f"ctp-tx-{run}")
 transformed = 0
 while transformed < 100:
     guard("consume-transform-produce")
@@ -115,20 +123,20 @@ while transformed < 100:
         continue
     ctp.begin_transaction()
     for message in records:
-        ctp.produce("ctp-out", key=message.key(), value=message.value().decode().upper(),
+        ctp.produce(f"ctp-out-{run}", key=message.key(), value=message.value().decode().upper(),
                     partition=message.partition())
     ctp.send_offsets_to_transaction(consumer.position(consumer.assignment()),
                                     consumer.consumer_group_metadata(), 20)
     ctp.commit_transaction(20)
     transformed += len(records)
 consumer.close()
-checker = Consumer({"bootstrap.servers": bootstrap, "group.id": "ctp",
+checker = Consumer({"bootstrap.servers": bootstrap, "group.id": f"ctp-{run}",
                     "enable.auto.commit": False})
-offsets = checker.committed([TopicPartition("ctp-in", p) for p in range(2)], timeout=20)
+offsets = checker.committed([TopicPartition(f"ctp-in-{run}", p) for p in range(2)], timeout=20)
 checker.close()
 if sorted(o.offset for o in offsets) != [50, 50]:
     sys.exit(f"the group committed {[(o.partition, o.offset) for o in offsets]}, not 50 each")
-out = read_all("ctp-out", "read_committed")
+out = read_all(f"ctp-out-{run}", "read_committed")
 if sorted(out) != sorted(f"IN-{i}" for i in range(100)):
     sys.exit(f"the output holds {len(out)} records, not the 100 transformed once each")
 
@@ -136,38 +144,42 @@ summary = ("librdkafka transactions: 200 committed of 250 read_committed, 250 re
            "consume-transform-produce 100 records, offsets committed 50+50")
 
 # 3. A fenced producer's transaction is aborted.
+fenced = producer(f"fence-tx-{run}")
+fenced.begin_transaction()
+for i in range(30):
+    fenced.produce(f"txn-fence-{run}", value=f"fenced-{i}", partition=i % 2)
+fenced.flush(20)
 if control is not None:
-    fenced = producer("fence-tx")
-    fenced.begin_transaction()
-    for i in range(30):
-        fenced.produce("txn-fence", value=f"fenced-{i}", partition=i % 2)
-    fenced.flush(20)
     request = urllib.request.Request(f"http://{control}/transactions/fence",
-                                     data=json.dumps({"transactionalId": "fence-tx"}).encode(),
+                                     data=json.dumps({"transactionalId": f"fence-tx-{run}"}).encode(),
                                      method="POST", headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=10) as answer:
-        fence = json.loads(answer.read())
-    try:
-        fenced.commit_transaction(20)
-        sys.exit("the fenced producer's commit succeeded")
-    except KafkaException as e:
-        error = e.args[0]
-        if not error.fatal():
-            sys.exit(f"the fenced producer's commit failed, not fatally: {error}")
-        fencing = error.name()
-    if read_all("txn-fence", "read_committed"):
-        sys.exit("read_committed sees records of the fenced producer's transaction")
-    if len(read_all("txn-fence", "read_uncommitted")) != 30:
-        sys.exit("the fenced producer's records are not in the log")
-    again = producer("fence-tx")
-    again.begin_transaction()
-    for i in range(10):
-        again.produce("txn-fence", value=f"again-{i}", partition=i % 2)
-    again.commit_transaction(20)
-    seen = read_all("txn-fence", "read_committed")
-    if sorted(seen) != sorted(f"again-{i}" for i in range(10)):
-        sys.exit(f"read_committed after the new instance's commit: {len(seen)} records")
-    summary += (f"; fenced at epoch {fence['producerEpoch']}: commit failed fatally ({fencing}), "
-                f"read_committed saw 0 of its 30 records, the new instance's 10")
+        how = f"over HTTP at epoch {json.loads(answer.read())['producerEpoch']}"
+    again = None
+else:
+    again = producer(f"fence-tx-{run}")  # a new instance: the open transaction is aborted
+    how = "by a new instance"
+try:
+    fenced.commit_transaction(20)
+    sys.exit("the fenced producer's commit succeeded")
+except KafkaException as e:
+    error = e.args[0]
+    if not error.fatal():
+        sys.exit(f"the fenced producer's commit failed, not fatally: {error}")
+    fencing = error.name()
+if read_all(f"txn-fence-{run}", "read_committed"):
+    sys.exit("read_committed sees records of the fenced producer's transaction")
+if len(read_all(f"txn-fence-{run}", "read_uncommitted")) != 30:
+    sys.exit("the fenced producer's records are not in the log")
+again = again or producer(f"fence-tx-{run}")
+again.begin_transaction()
+for i in range(10):
+    again.produce(f"txn-fence-{run}", value=f"again-{i}", partition=i % 2)
+again.commit_transaction(20)
+seen = read_all(f"txn-fence-{run}", "read_committed")
+if sorted(seen) != sorted(f"again-{i}" for i in range(10)):
+    sys.exit(f"read_committed after the new instance's commit: {len(seen)} records")
+summary += (f"; fenced {how}: commit failed fatally ({fencing}), "
+            f"read_committed saw 0 of its 30 records, the new instance's 10")
 
 print(summary)

@@ -32,7 +32,22 @@ use kafka_codec_cluster::transactions::{coordinator, TxnLimits};
 use kafka_codec_cluster::Cluster;
 use support::Client;
 
-const TOPIC: &str = "t";
+thread_local! {
+    /// A suffix for every name of a test (topic, transactional ids, groups): empty against
+    /// a fresh cluster, the run's against a real broker, which keeps them between runs.
+    /// Every test here runs on a current-thread runtime, so the thread is the test's.
+    static RUN: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// `name` in this run.
+fn named(name: &str) -> String {
+    RUN.with(|run| format!("{name}{}", run.borrow()))
+}
+
+/// The topic of a test.
+fn topic() -> String {
+    named("t")
+}
 
 /// A transactional batch of `count` records from `producer` at `epoch`, first sequence
 /// `sequence`.
@@ -57,7 +72,7 @@ fn fetch(partition: i32, offset: i64, isolation: i8) -> FetchRequest {
         .with_max_bytes(1 << 20)
         .with_isolation_level(isolation)
         .with_topics(vec![FetchTopic::default()
-            .with_topic(TOPIC.into())
+            .with_topic(topic().as_str().into())
             .with_partitions(vec![FetchPartition::default()
                 .with_partition(partition)
                 .with_fetch_offset(offset)
@@ -76,7 +91,7 @@ impl Client {
         let request = CreateTopicsRequest::default()
             .with_timeout_ms(1000)
             .with_topics(vec![CreatableTopic::default()
-                .with_name(TOPIC.into())
+                .with_name(topic().as_str().into())
                 .with_num_partitions(partitions)
                 .with_replication_factor(1)]);
         let Response::CreateTopics(created) = self.call(7, request).await else {
@@ -112,7 +127,7 @@ impl Client {
             .with_v3_and_below_producer_id(producer)
             .with_v3_and_below_producer_epoch(epoch)
             .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
-                .with_name(TOPIC.into())
+                .with_name(topic().as_str().into())
                 .with_partitions(partitions.to_vec().into())]);
         let Response::AddPartitionsToTxn(body) = self.call(version, request).await else {
             panic!("not AddPartitionsToTxn")
@@ -126,7 +141,7 @@ impl Client {
 
     async fn produce_txn(&mut self, version: i16, partition: i32, batch: Bytes) -> (i16, i64) {
         let Response::Produce(body) = self
-            .call(version, support::produce(TOPIC, partition, batch))
+            .call(version, support::produce(&topic(), partition, batch))
             .await
         else {
             panic!("not Produce")
@@ -151,7 +166,35 @@ impl Client {
         let Response::EndTxn(body) = self.call(version, request).await else {
             panic!("not EndTxn")
         };
+        // Kafka answers once the outcome is in its log and writes the markers after (the
+        // state is PrepareCommit or PrepareAbort until then); the cluster writes them
+        // before it answers. Wait for them, so that what follows reads the same on both.
+        if body.error_code == 0 {
+            tokio::time::timeout(support::GUARD, async {
+                while self.describe(id).await.1.starts_with("Prepare") {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+            })
+            .await
+            .expect("markers written before the guard");
+        }
         body
+    }
+
+    /// InitProducerId, retried while the answer is CONCURRENT_TRANSACTIONS (an earlier
+    /// transaction still ending), as clients retry it.
+    async fn init_retrying(&mut self, version: i16, id: &str, timeout_ms: i32) -> (i16, i64, i16) {
+        tokio::time::timeout(support::GUARD, async {
+            loop {
+                let answer = self.init(version, id, timeout_ms).await;
+                if answer.0 != ErrorCode::CONCURRENT_TRANSACTIONS.code() {
+                    return answer;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("initialized before the guard")
     }
 
     async fn fetch_partition(
@@ -171,7 +214,7 @@ impl Client {
             .with_replica_id(-1)
             .with_isolation_level(isolation)
             .with_topics(vec![ListOffsetsTopic::default()
-                .with_name(TOPIC.into())
+                .with_name(topic().as_str().into())
                 .with_partitions(vec![ListOffsetsPartition::default()
                     .with_partition_index(0)
                     .with_timestamp(-1)])]);
@@ -282,8 +325,12 @@ async fn coordinator_is_found_by_kafkas_rule_and_the_others_refuse() {
 
 #[tokio::test]
 async fn committed_transaction_leaves_a_commit_marker_and_read_committed_waits_for_it() {
-    let (cluster, mut client) = one_broker().await;
-    let (error, producer, epoch) = client.init(3, "tx", 60_000).await;
+    let (_cluster, mut client) = one_broker().await;
+    committed(&mut client).await;
+}
+
+async fn committed(client: &mut Client) {
+    let (error, producer, epoch) = client.init(3, &named("tx"), 60_000).await;
     assert_eq!((error, epoch), (0, 0));
     // Transaction version 1 (Produce v9): the partition must be added first.
     let (error, _) = client
@@ -292,12 +339,12 @@ async fn committed_transaction_leaves_a_commit_marker_and_read_committed_waits_f
     assert_eq!(error, code(ErrorCode::INVALID_TXN_STATE));
     assert_eq!(
         client
-            .add_partitions(3, "tx", producer, epoch, &[0, 1])
+            .add_partitions(3, &named("tx"), producer, epoch, &[0, 1])
             .await,
         vec![0, 0]
     );
     assert_eq!(
-        client.describe("tx").await,
+        client.describe(&named("tx")).await,
         (0, "Ongoing".into(), producer, 0, vec![0, 1])
     );
     assert_eq!(
@@ -319,7 +366,7 @@ async fn committed_transaction_leaves_a_commit_marker_and_read_committed_waits_f
     assert_eq!(client.latest(UNCOMMITTED).await, 3);
     // DescribeProducers names the open transaction's first offset.
     let request = DescribeProducersRequest::default().with_topics(vec![TopicRequest::default()
-        .with_name(TOPIC.into())
+        .with_name(topic().as_str().into())
         .with_partition_indexes(vec![0].into())]);
     let Response::DescribeProducers(described) = client.call(0, request.clone()).await else {
         panic!("not DescribeProducers")
@@ -337,15 +384,21 @@ async fn committed_transaction_leaves_a_commit_marker_and_read_committed_waits_f
     assert_eq!(active[0].current_txn_start_offset, 0);
     assert_eq!(active[0].coordinator_epoch, -1);
 
-    let ended = client.end(3, "tx", producer, epoch, true).await;
+    let ended = client.end(3, &named("tx"), producer, epoch, true).await;
     assert_eq!(ended.error_code, 0);
     // A retry of the same EndTxn is answered as the first (transaction version 1).
     assert_eq!(
-        client.end(3, "tx", producer, epoch, true).await.error_code,
+        client
+            .end(3, &named("tx"), producer, epoch, true)
+            .await
+            .error_code,
         0
     );
     assert_eq!(
-        client.end(3, "tx", producer, epoch, false).await.error_code,
+        client
+            .end(3, &named("tx"), producer, epoch, false)
+            .await
+            .error_code,
         code(ErrorCode::INVALID_TXN_STATE)
     );
     // A COMMIT marker in both partitions (offset 3 in the one written, 0 in the other).
@@ -366,21 +419,26 @@ async fn committed_transaction_leaves_a_commit_marker_and_read_committed_waits_f
         [(0, ControlRecord::Commit(_))]
     ));
     assert_eq!(client.latest(COMMITTED).await, 4);
-    assert_eq!(client.describe("tx").await.1, "CompleteCommit");
+    assert_eq!(client.describe(&named("tx")).await.1, "CompleteCommit");
     let Response::DescribeProducers(described) = client.call(0, request).await else {
         panic!("not DescribeProducers")
     };
     let active = &described.topics[0].partitions[0].active_producers;
     assert_eq!(active[0].current_txn_start_offset, -1);
     assert_eq!(active[0].coordinator_epoch, 0);
-    drop(cluster);
 }
 
 #[tokio::test]
 async fn aborted_transaction_is_named_to_read_committed_fetches() {
     let (_cluster, mut client) = one_broker().await;
-    let (_, producer, epoch) = client.init(4, "tx", 60_000).await;
-    client.add_partitions(3, "tx", producer, epoch, &[0]).await;
+    aborted(&mut client).await;
+}
+
+async fn aborted(client: &mut Client) {
+    let (_, producer, epoch) = client.init(4, &named("tx"), 60_000).await;
+    client
+        .add_partitions(3, &named("tx"), producer, epoch, &[0])
+        .await;
     client
         .produce_txn(9, 0, txn_batch(producer, epoch, 0, 2))
         .await;
@@ -388,16 +446,21 @@ async fn aborted_transaction_is_named_to_read_committed_fetches() {
         .produce_txn(9, 0, txn_batch(producer, epoch, 2, 2))
         .await;
     assert_eq!(
-        client.end(3, "tx", producer, epoch, false).await.error_code,
+        client
+            .end(3, &named("tx"), producer, epoch, false)
+            .await
+            .error_code,
         0
     );
-    assert_eq!(client.describe("tx").await.1, "CompleteAbort");
+    assert_eq!(client.describe(&named("tx")).await.1, "CompleteAbort");
     // Then a committed one.
-    client.add_partitions(3, "tx", producer, epoch, &[0]).await;
+    client
+        .add_partitions(3, &named("tx"), producer, epoch, &[0])
+        .await;
     client
         .produce_txn(9, 0, txn_batch(producer, epoch, 4, 1))
         .await;
-    client.end(3, "tx", producer, epoch, true).await;
+    client.end(3, &named("tx"), producer, epoch, true).await;
     let data = client.fetch_partition(0, 0, COMMITTED).await;
     let aborted = data
         .aborted_transactions
@@ -426,7 +489,11 @@ async fn aborted_transaction_is_named_to_read_committed_fetches() {
 #[tokio::test]
 async fn transaction_version_2_adds_partitions_at_produce_and_bumps_the_epoch() {
     let (_cluster, mut client) = one_broker().await;
-    let (_, producer, epoch) = client.init(5, "tx2", 60_000).await;
+    version_2(&mut client).await;
+}
+
+async fn version_2(client: &mut Client) {
+    let (_, producer, epoch) = client.init(5, &named("tx2"), 60_000).await;
     // Produce v12: no AddPartitionsToTxn.
     assert_eq!(
         client
@@ -435,7 +502,7 @@ async fn transaction_version_2_adds_partitions_at_produce_and_bumps_the_epoch() 
         (0, 0)
     );
     assert_eq!(client.describe("tx2").await.4, vec![1]);
-    let ended = client.end(5, "tx2", producer, epoch, true).await;
+    let ended = client.end(5, &named("tx2"), producer, epoch, true).await;
     assert_eq!(ended.error_code, 0);
     assert_eq!(
         (ended.producer_id, ended.producer_epoch),
@@ -457,15 +524,17 @@ async fn transaction_version_2_adds_partitions_at_produce_and_bumps_the_epoch() 
         code(ErrorCode::INVALID_PRODUCER_EPOCH)
     );
     // A retried EndTxn names the epoch before the bump and gets the same answer.
-    let retried = client.end(5, "tx2", producer, epoch, true).await;
+    let retried = client.end(5, &named("tx2"), producer, epoch, true).await;
     assert_eq!(retried.error_code, 0);
     assert_eq!(retried.producer_epoch, epoch + 1);
     // An abort of an empty transaction is allowed at version 2, not at version 1.
-    let aborted = client.end(5, "tx2", producer, epoch + 1, false).await;
+    let aborted = client
+        .end(5, &named("tx2"), producer, epoch + 1, false)
+        .await;
     assert_eq!((aborted.error_code, aborted.producer_epoch), (0, epoch + 2));
-    let (_, p1, e1) = client.init(4, "tx1", 60_000).await;
+    let (_, p1, e1) = client.init(4, &named("tx1"), 60_000).await;
     assert_eq!(
-        client.end(4, "tx1", p1, e1, false).await.error_code,
+        client.end(4, &named("tx1"), p1, e1, false).await.error_code,
         code(ErrorCode::INVALID_TXN_STATE)
     );
     // The next transaction at the new epoch starts its sequences at 0.
@@ -480,15 +549,19 @@ async fn transaction_version_2_adds_partitions_at_produce_and_bumps_the_epoch() 
 #[tokio::test]
 async fn offsets_committed_in_a_transaction_become_visible_when_it_commits() {
     let (_cluster, mut client) = one_broker().await;
-    let (_, producer, epoch) = client.init(4, "tx", 60_000).await;
+    offsets(&mut client).await;
+}
+
+async fn offsets(client: &mut Client) {
+    let (_, producer, epoch) = client.init(4, &named("tx"), 60_000).await;
     let offsets = |offset: i64| {
         TxnOffsetCommitRequest::default()
-            .with_transactional_id("tx".into())
-            .with_group_id("g".into())
+            .with_transactional_id(named("tx").as_str().into())
+            .with_group_id(named("g").as_str().into())
             .with_producer_id(producer)
             .with_producer_epoch(epoch)
             .with_topics(vec![TxnOffsetCommitRequestTopic::default()
-                .with_name(TOPIC.into())
+                .with_name(topic().as_str().into())
                 .with_partitions(vec![TxnOffsetCommitRequestPartition::default()
                     .with_partition_index(0)
                     .with_committed_offset(offset)
@@ -504,10 +577,10 @@ async fn offsets_committed_in_a_transaction_become_visible_when_it_commits() {
         code(ErrorCode::INVALID_TXN_STATE)
     );
     let add = AddOffsetsToTxnRequest::default()
-        .with_transactional_id("tx".into())
+        .with_transactional_id(named("tx").as_str().into())
         .with_producer_id(producer)
         .with_producer_epoch(epoch)
-        .with_group_id("g".into());
+        .with_group_id(named("g").as_str().into());
     let Response::AddOffsetsToTxn(added) = client.call(3, add).await else {
         panic!("not AddOffsetsToTxn")
     };
@@ -515,10 +588,10 @@ async fn offsets_committed_in_a_transaction_become_visible_when_it_commits() {
     assert_eq!(commit_error(client.call(3, offsets(5)).await), 0);
     let fetch = |stable: bool| {
         OffsetFetchRequest::default()
-            .with_group_id("g".into())
+            .with_group_id(named("g").as_str().into())
             .with_require_stable(stable)
             .with_topics(Some(vec![OffsetFetchRequestTopic::default()
-                .with_name(TOPIC.into())
+                .with_name(topic().as_str().into())
                 .with_partition_indexes(vec![0].into())]))
     };
     let fetched = |response: Response| match response {
@@ -534,7 +607,10 @@ async fn offsets_committed_in_a_transaction_become_visible_when_it_commits() {
     );
     assert_eq!(fetched(client.call(7, fetch(false)).await), (0, -1));
     assert_eq!(
-        client.end(3, "tx", producer, epoch, true).await.error_code,
+        client
+            .end(3, &named("tx"), producer, epoch, true)
+            .await
+            .error_code,
         0
     );
     assert_eq!(fetched(client.call(7, fetch(true)).await), (0, 5));
@@ -543,36 +619,42 @@ async fn offsets_committed_in_a_transaction_become_visible_when_it_commits() {
         .call(
             3,
             AddOffsetsToTxnRequest::default()
-                .with_transactional_id("tx".into())
+                .with_transactional_id(named("tx").as_str().into())
                 .with_producer_id(producer)
                 .with_producer_epoch(epoch)
-                .with_group_id("g".into()),
+                .with_group_id(named("g").as_str().into()),
         )
         .await;
     assert_eq!(commit_error(client.call(3, offsets(9)).await), 0);
-    client.end(3, "tx", producer, epoch, false).await;
+    client.end(3, &named("tx"), producer, epoch, false).await;
     assert_eq!(fetched(client.call(7, fetch(true)).await), (0, 5));
     // Version 5 (transaction version 2) adds the group itself.
     let Response::TxnOffsetCommit(body) = client.call(5, offsets(7)).await else {
         panic!("not TxnOffsetCommit")
     };
     assert_eq!(body.topics[0].partitions[0].error_code, 0);
-    client.end(3, "tx", producer, epoch, true).await;
+    client.end(3, &named("tx"), producer, epoch, true).await;
     assert_eq!(fetched(client.call(7, fetch(true)).await), (0, 7));
 }
 
 #[tokio::test]
 async fn fencing_errors_by_version_and_a_new_instance_aborts_the_open_transaction() {
     let (_cluster, mut client) = one_broker().await;
-    let (_, producer, epoch) = client.init(4, "tx", 60_000).await;
-    client.add_partitions(3, "tx", producer, epoch, &[0]).await;
+    fencing(&mut client).await;
+}
+
+async fn fencing(client: &mut Client) {
+    let (_, producer, epoch) = client.init(4, &named("tx"), 60_000).await;
+    client
+        .add_partitions(3, &named("tx"), producer, epoch, &[0])
+        .await;
     client
         .produce_txn(9, 0, txn_batch(producer, epoch, 0, 2))
         .await;
     // A new instance: the open transaction is aborted (CONCURRENT_TRANSACTIONS, retried).
-    let (error, _, _) = client.init(4, "tx", 60_000).await;
+    let (error, _, _) = client.init(4, &named("tx"), 60_000).await;
     assert_eq!(error, code(ErrorCode::CONCURRENT_TRANSACTIONS));
-    let (error, again, new_epoch) = client.init(4, "tx", 60_000).await;
+    let (error, again, new_epoch) = client.init_retrying(4, &named("tx"), 60_000).await;
     assert_eq!((error, again), (0, producer));
     assert_eq!(
         new_epoch,
@@ -594,7 +676,7 @@ async fn fencing_errors_by_version_and_a_new_instance_aborts_the_open_transactio
         };
         assert_eq!(
             client
-                .end(version, "tx", producer, epoch, true)
+                .end(version, &named("tx"), producer, epoch, true)
                 .await
                 .error_code,
             code(expected),
@@ -602,7 +684,7 @@ async fn fencing_errors_by_version_and_a_new_instance_aborts_the_open_transactio
         );
         assert_eq!(
             client
-                .add_partitions(version, "tx", producer, epoch, &[0])
+                .add_partitions(version, &named("tx"), producer, epoch, &[0])
                 .await,
             vec![code(expected)],
             "AddPartitionsToTxn v{version}"
@@ -618,14 +700,14 @@ async fn fencing_errors_by_version_and_a_new_instance_aborts_the_open_transactio
     // Another producer id, an unknown transactional id.
     assert_eq!(
         client
-            .end(3, "tx", producer + 100, new_epoch, true)
+            .end(3, &named("tx"), producer + 100, new_epoch, true)
             .await
             .error_code,
         code(ErrorCode::INVALID_PRODUCER_ID_MAPPING)
     );
     assert_eq!(
         client
-            .end(3, "nope", producer, new_epoch, true)
+            .end(3, &named("nope"), producer, new_epoch, true)
             .await
             .error_code,
         code(ErrorCode::INVALID_PRODUCER_ID_MAPPING)
@@ -633,7 +715,7 @@ async fn fencing_errors_by_version_and_a_new_instance_aborts_the_open_transactio
     // Unknown partitions: UNKNOWN_TOPIC_OR_PARTITION, the others not attempted.
     assert_eq!(
         client
-            .add_partitions(3, "tx", producer, new_epoch, &[0, 7])
+            .add_partitions(3, &named("tx"), producer, new_epoch, &[0, 7])
             .await,
         vec![
             code(ErrorCode::OPERATION_NOT_ATTEMPTED),
@@ -645,16 +727,22 @@ async fn fencing_errors_by_version_and_a_new_instance_aborts_the_open_transactio
 #[tokio::test]
 async fn broker_form_verifies_without_adding() {
     let (_cluster, mut client) = one_broker().await;
-    let (_, producer, epoch) = client.init(4, "tx", 60_000).await;
-    client.add_partitions(3, "tx", producer, epoch, &[0]).await;
+    verify_only(&mut client).await;
+}
+
+async fn verify_only(client: &mut Client) {
+    let (_, producer, epoch) = client.init(4, &named("tx"), 60_000).await;
+    client
+        .add_partitions(3, &named("tx"), producer, epoch, &[0])
+        .await;
     let verify = AddPartitionsToTxnRequest::default().with_transactions(vec![
         AddPartitionsToTxnTransaction::default()
-            .with_transactional_id("tx".into())
+            .with_transactional_id(named("tx").as_str().into())
             .with_producer_id(producer)
             .with_producer_epoch(epoch)
             .with_verify_only(true)
             .with_topics(vec![AddPartitionsToTxnTopic::default()
-                .with_name(TOPIC.into())
+                .with_name(topic().as_str().into())
                 .with_partitions(vec![0, 1].into())]),
     ]);
     let Response::AddPartitionsToTxn(body) = client.call(4, verify).await else {
@@ -662,7 +750,7 @@ async fn broker_form_verifies_without_adding() {
     };
     assert_eq!(body.error_code, 0);
     let result = &body.results_by_transaction[0];
-    assert_eq!(result.transactional_id, "tx");
+    assert_eq!(result.transactional_id.as_str(), named("tx"));
     let errors: Vec<i16> = result.topic_results[0]
         .results_by_partition
         .iter()
@@ -670,7 +758,7 @@ async fn broker_form_verifies_without_adding() {
         .collect();
     assert_eq!(errors, vec![0, code(ErrorCode::INVALID_TXN_STATE)]);
     assert_eq!(
-        client.describe("tx").await.4,
+        client.describe(&named("tx")).await.4,
         vec![0],
         "verify_only added nothing"
     );
@@ -679,9 +767,11 @@ async fn broker_form_verifies_without_adding() {
 #[tokio::test]
 async fn list_transactions_filters() {
     let (_cluster, mut client) = one_broker().await;
-    let (_, a, a_epoch) = client.init(4, "alpha", 60_000).await;
-    let (_, b, _) = client.init(4, "beta", 60_000).await;
-    client.add_partitions(3, "alpha", a, a_epoch, &[0]).await;
+    let (_, a, a_epoch) = client.init(4, &named("alpha"), 60_000).await;
+    let (_, b, _) = client.init(4, &named("beta"), 60_000).await;
+    client
+        .add_partitions(3, &named("alpha"), a, a_epoch, &[0])
+        .await;
     let list = |states: Vec<&str>, producers: Vec<i64>, duration: i64, pattern: Option<&str>| {
         ListTransactionsRequest::default()
             .with_state_filters(states.into_iter().map(Into::into).collect())
@@ -756,9 +846,9 @@ async fn list_transactions_filters() {
 #[tokio::test]
 async fn an_ongoing_transaction_is_aborted_at_its_timeout() {
     let (_cluster, mut client) = one_broker().await;
-    let (_, producer, epoch) = client.init(4, "slow", 50).await;
+    let (_, producer, epoch) = client.init(4, &named("slow"), 50).await;
     client
-        .add_partitions(3, "slow", producer, epoch, &[0])
+        .add_partitions(3, &named("slow"), producer, epoch, &[0])
         .await;
     client
         .produce_txn(9, 0, txn_batch(producer, epoch, 0, 1))
@@ -778,7 +868,7 @@ async fn an_ongoing_transaction_is_aborted_at_its_timeout() {
     assert_eq!(aborted.3, epoch + 1, "the epoch is bumped");
     assert_eq!(
         client
-            .end(3, "slow", producer, epoch, true)
+            .end(3, &named("slow"), producer, epoch, true)
             .await
             .error_code,
         code(ErrorCode::PRODUCER_FENCED)
@@ -794,9 +884,9 @@ async fn an_ongoing_transaction_is_aborted_at_its_timeout() {
 #[tokio::test]
 async fn the_control_surface_fences_a_transactional_id() {
     let (cluster, mut client) = one_broker().await;
-    let (_, producer, epoch) = client.init(4, "tx", 60_000).await;
+    let (_, producer, epoch) = client.init(4, &named("tx"), 60_000).await;
     client
-        .add_partitions(3, "tx", producer, epoch, &[0, 1])
+        .add_partitions(3, &named("tx"), producer, epoch, &[0, 1])
         .await;
     client
         .produce_txn(9, 0, txn_batch(producer, epoch, 0, 3))
@@ -808,7 +898,7 @@ async fn the_control_surface_fences_a_transactional_id() {
     assert_eq!((id, now), (producer, epoch + 1));
     assert!(cluster.control().fence_transactional_id("nope").is_err());
     // Aborted, markers in both partitions; read_committed sees none of its records.
-    assert_eq!(client.describe("tx").await.1, "CompleteAbort");
+    assert_eq!(client.describe(&named("tx")).await.1, "CompleteAbort");
     let data = client.fetch_partition(0, 0, COMMITTED).await;
     assert_eq!(data.aborted_transactions.clone().expect("named").len(), 1);
     assert!(matches!(
@@ -829,19 +919,27 @@ async fn the_control_surface_fences_a_transactional_id() {
         code(ErrorCode::INVALID_PRODUCER_EPOCH)
     );
     assert_eq!(
-        client.end(1, "tx", producer, epoch, true).await.error_code,
+        client
+            .end(1, &named("tx"), producer, epoch, true)
+            .await
+            .error_code,
         code(ErrorCode::INVALID_PRODUCER_EPOCH)
     );
     assert_eq!(
-        client.end(3, "tx", producer, epoch, true).await.error_code,
+        client
+            .end(3, &named("tx"), producer, epoch, true)
+            .await
+            .error_code,
         code(ErrorCode::PRODUCER_FENCED)
     );
     // Fencing by producer id does the same for a transactional producer.
-    let (_, producer, epoch) = client.init(4, "tx", 60_000).await;
-    client.add_partitions(3, "tx", producer, epoch, &[0]).await;
+    let (_, producer, epoch) = client.init(4, &named("tx"), 60_000).await;
+    client
+        .add_partitions(3, &named("tx"), producer, epoch, &[0])
+        .await;
     let first = cluster.control().fence_producer(producer).expect("known");
     assert_eq!(first, epoch + 1);
-    assert_eq!(client.describe("tx").await.1, "CompleteAbort");
+    assert_eq!(client.describe(&named("tx")).await.1, "CompleteAbort");
 }
 
 #[tokio::test]
@@ -856,25 +954,69 @@ async fn the_caps_refuse_with_a_clear_error() {
         .expect("cluster");
     let mut client = Client::connect(cluster.brokers()[0].address, "caps").await;
     client.create_topic(4).await;
-    let (error, producer, epoch) = client.init(4, "one", 60_000).await;
+    let (error, producer, epoch) = client.init(4, &named("one"), 60_000).await;
     assert_eq!(error, 0);
     assert_eq!(
-        client.init(4, "two", 60_000).await.0,
+        client.init(4, &named("two"), 60_000).await.0,
         code(ErrorCode::POLICY_VIOLATION)
     );
     // The same id again is not a new one.
-    let (error, _, epoch2) = client.init(4, "one", 60_000).await;
+    let (error, _, epoch2) = client.init(4, &named("one"), 60_000).await;
     assert_eq!((error, epoch2), (0, epoch + 1));
     assert_eq!(
         client
-            .add_partitions(3, "one", producer, epoch2, &[0, 1, 2])
+            .add_partitions(3, &named("one"), producer, epoch2, &[0, 1, 2])
             .await,
         vec![code(ErrorCode::POLICY_VIOLATION); 3]
     );
     assert_eq!(
         client
-            .add_partitions(3, "one", producer, epoch2, &[0, 1])
+            .add_partitions(3, &named("one"), producer, epoch2, &[0, 1])
             .await,
         vec![0, 0]
     );
+}
+
+/// The broker of `KAFKA_BROKER` (written by tools/kafka-broker/broker.sh).
+async fn live_broker() -> std::net::SocketAddr {
+    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
+    tokio::net::lookup_host(broker)
+        .await
+        .expect("KAFKA_BROKER resolves")
+        .next()
+        .expect("an address")
+}
+
+#[tokio::test]
+#[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (tools/kafka-broker/broker.sh start)"]
+async fn a_real_kafka_broker_answers_the_same() {
+    // The scenarios above that need no cluster internals, each assertion as written,
+    // against Kafka: what they expect is what Kafka answers. Fresh names for each, as the
+    // broker keeps topics, transactional ids and groups.
+    let broker = live_broker().await;
+    for (name, index) in [
+        ("committed", 0),
+        ("aborted", 1),
+        ("version_2", 2),
+        ("offsets", 3),
+        ("fencing", 4),
+        ("verify_only", 5),
+    ] {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_nanos();
+        RUN.with(|run| *run.borrow_mut() = format!("-{name}-{nanos}"));
+        let mut client = Client::connect(broker, "txn-live").await;
+        client.create_topic(2).await;
+        eprintln!("scenario {name}");
+        match index {
+            0 => committed(&mut client).await,
+            1 => aborted(&mut client).await,
+            2 => version_2(&mut client).await,
+            3 => offsets(&mut client).await,
+            4 => fencing(&mut client).await,
+            _ => verify_only(&mut client).await,
+        }
+    }
 }

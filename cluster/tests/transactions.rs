@@ -139,11 +139,17 @@ impl Client {
             .collect()
     }
 
-    async fn produce_txn(&mut self, version: i16, partition: i32, batch: Bytes) -> (i16, i64) {
-        let Response::Produce(body) = self
-            .call(version, support::produce(&topic(), partition, batch))
-            .await
-        else {
+    /// Produce of `batch` to `partition` of the topic, naming transactional id `id`.
+    async fn produce_txn(
+        &mut self,
+        version: i16,
+        id: &str,
+        partition: i32,
+        batch: Bytes,
+    ) -> (i16, i64) {
+        let request =
+            support::produce(&topic(), partition, batch).with_transactional_id(Some(id.into()));
+        let Response::Produce(body) = self.call(version, request).await else {
             panic!("not Produce")
         };
         let answer = &body.responses[0].partition_responses[0];
@@ -226,6 +232,66 @@ impl Client {
         partition.offset
     }
 
+    /// Every record and control record of `partition` from offset 0 to the end (the last
+    /// stable offset for read_committed), fetched as a consumer fetches: from where the
+    /// last answer ended (a real broker may answer a part).
+    async fn read_all(&mut self, partition: i32, isolation: i8) -> Read {
+        let mut all: Read = (Vec::new(), Vec::new());
+        let mut offset = 0;
+        loop {
+            let data = self.fetch_partition(partition, offset, isolation).await;
+            assert_eq!(data.error_code, 0);
+            let end = if isolation == COMMITTED {
+                data.last_stable_offset
+            } else {
+                data.high_watermark
+            };
+            let bytes = data.records.clone().unwrap_or_default();
+            let batches = decode_batches(&bytes).expect("batches decode");
+            let Some(last) = batches.last() else {
+                return all;
+            };
+            offset = last.base_offset + i64::from(last.last_offset_delta) + 1;
+            let (records, controls) = read(&data);
+            all.0.extend(records);
+            all.1.extend(controls);
+            if offset >= end {
+                return all;
+            }
+        }
+    }
+
+    /// Waits until the broker leads both partitions of a topic just created (a real broker
+    /// answers NOT_LEADER_OR_FOLLOWER for a moment; the cluster never does).
+    async fn wait_for_leaders(&mut self) {
+        tokio::time::timeout(support::GUARD, async {
+            loop {
+                let request = ListOffsetsRequest::default()
+                    .with_replica_id(-1)
+                    .with_topics(vec![ListOffsetsTopic::default()
+                        .with_name(topic().as_str().into())
+                        .with_partitions(
+                            (0..2)
+                                .map(|p| {
+                                    ListOffsetsPartition::default()
+                                        .with_partition_index(p)
+                                        .with_timestamp(-1)
+                                })
+                                .collect(),
+                        )]);
+                let Response::ListOffsets(body) = self.call(7, request).await else {
+                    panic!("not ListOffsets")
+                };
+                if body.topics[0].partitions.iter().all(|p| p.error_code == 0) {
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("leaders before the guard");
+    }
+
     /// DescribeTransactions of one id: (error, state, producer id, epoch, partitions).
     async fn describe(&mut self, id: &str) -> (i16, String, i64, i16, Vec<i32>) {
         let request =
@@ -239,10 +305,16 @@ impl Client {
             txn.transaction_state.to_string(),
             txn.producer_id,
             txn.producer_epoch,
-            txn.topics
-                .iter()
-                .flat_map(|topic| topic.partitions.iter())
-                .collect(),
+            // Sorted: Kafka lists them in its hash set's order.
+            {
+                let mut partitions: Vec<i32> = txn
+                    .topics
+                    .iter()
+                    .flat_map(|topic| topic.partitions.iter())
+                    .collect();
+                partitions.sort_unstable();
+                partitions
+            },
         )
     }
 }
@@ -334,9 +406,14 @@ async fn committed(client: &mut Client) {
     assert_eq!((error, epoch), (0, 0));
     // Transaction version 1 (Produce v9): the partition must be added first.
     let (error, _) = client
-        .produce_txn(9, 0, txn_batch(producer, epoch, 0, 3))
+        .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 0, 3))
         .await;
     assert_eq!(error, code(ErrorCode::INVALID_TXN_STATE));
+    // Produce v11 (KIP-890) is answered TRANSACTION_ABORTABLE (compared with Kafka 4.4).
+    let (error, _) = client
+        .produce_txn(11, &named("tx"), 0, txn_batch(producer, epoch, 0, 3))
+        .await;
+    assert_eq!(error, code(ErrorCode::TRANSACTION_ABORTABLE));
     assert_eq!(
         client
             .add_partitions(3, &named("tx"), producer, epoch, &[0, 1])
@@ -349,7 +426,7 @@ async fn committed(client: &mut Client) {
     );
     assert_eq!(
         client
-            .produce_txn(9, 0, txn_batch(producer, epoch, 0, 3))
+            .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 0, 3))
             .await,
         (0, 0)
     );
@@ -357,10 +434,10 @@ async fn committed(client: &mut Client) {
     let uncommitted = client.fetch_partition(0, 0, UNCOMMITTED).await;
     assert_eq!(uncommitted.high_watermark, 3);
     assert_eq!(uncommitted.last_stable_offset, 0);
-    assert_eq!(read(&uncommitted).0.len(), 3);
+    assert_eq!(client.read_all(0, UNCOMMITTED).await.0.len(), 3);
     assert_eq!(uncommitted.aborted_transactions, None);
     let committed = client.fetch_partition(0, 0, COMMITTED).await;
-    assert_eq!(read(&committed).0, vec![]);
+    assert_eq!(client.read_all(0, COMMITTED).await.0, vec![]);
     assert_eq!(committed.aborted_transactions, Some(vec![]));
     assert_eq!(client.latest(COMMITTED).await, 0);
     assert_eq!(client.latest(UNCOMMITTED).await, 3);
@@ -404,18 +481,17 @@ async fn committed(client: &mut Client) {
     // A COMMIT marker in both partitions (offset 3 in the one written, 0 in the other).
     let committed = client.fetch_partition(0, 0, COMMITTED).await;
     assert_eq!(committed.last_stable_offset, 4);
-    let (records, controls) = read(&committed);
+    let (records, controls) = client.read_all(0, COMMITTED).await;
     assert_eq!(
         records.iter().map(|r| r.0).collect::<Vec<_>>(),
         vec![0, 1, 2]
     );
+    assert!(
+        matches!(controls.as_slice(), [(3, ControlRecord::Commit(_))]),
+        "{controls:?}"
+    );
     assert!(matches!(
-        controls.as_slice(),
-        [(3, ControlRecord::Commit(_))]
-    ));
-    let other = client.fetch_partition(1, 0, COMMITTED).await;
-    assert!(matches!(
-        read(&other).1.as_slice(),
+        client.read_all(1, COMMITTED).await.1.as_slice(),
         [(0, ControlRecord::Commit(_))]
     ));
     assert_eq!(client.latest(COMMITTED).await, 4);
@@ -440,10 +516,10 @@ async fn aborted(client: &mut Client) {
         .add_partitions(3, &named("tx"), producer, epoch, &[0])
         .await;
     client
-        .produce_txn(9, 0, txn_batch(producer, epoch, 0, 2))
+        .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 0, 2))
         .await;
     client
-        .produce_txn(9, 0, txn_batch(producer, epoch, 2, 2))
+        .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 2, 2))
         .await;
     assert_eq!(
         client
@@ -458,7 +534,7 @@ async fn aborted(client: &mut Client) {
         .add_partitions(3, &named("tx"), producer, epoch, &[0])
         .await;
     client
-        .produce_txn(9, 0, txn_batch(producer, epoch, 4, 1))
+        .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 4, 1))
         .await;
     client.end(3, &named("tx"), producer, epoch, true).await;
     let data = client.fetch_partition(0, 0, COMMITTED).await;
@@ -471,7 +547,7 @@ async fn aborted(client: &mut Client) {
         (aborted[0].producer_id, aborted[0].first_offset),
         (producer, 0)
     );
-    let (records, controls) = read(&data);
+    let (records, controls) = client.read_all(0, COMMITTED).await;
     // The client drops offsets 0-3 (aborted); the log holds them, the markers at 4 and 6.
     assert_eq!(
         records.iter().map(|r| r.0).collect::<Vec<_>>(),
@@ -497,11 +573,11 @@ async fn version_2(client: &mut Client) {
     // Produce v12: no AddPartitionsToTxn.
     assert_eq!(
         client
-            .produce_txn(12, 1, txn_batch(producer, epoch, 0, 2))
+            .produce_txn(12, &named("tx2"), 1, txn_batch(producer, epoch, 0, 2))
             .await,
         (0, 0)
     );
-    assert_eq!(client.describe("tx2").await.4, vec![1]);
+    assert_eq!(client.describe(&named("tx2")).await.4, vec![1]);
     let ended = client.end(5, &named("tx2"), producer, epoch, true).await;
     assert_eq!(ended.error_code, 0);
     assert_eq!(
@@ -509,16 +585,16 @@ async fn version_2(client: &mut Client) {
         (producer, epoch + 1)
     );
     // The marker carries the new epoch, which fences the old one at Produce.
-    let data = client.fetch_partition(1, 0, COMMITTED).await;
     assert!(matches!(
-        read(&data).1.as_slice(),
+        client.read_all(1, COMMITTED).await.1.as_slice(),
         [(2, ControlRecord::Commit(_))]
     ));
+    let data = client.fetch_partition(1, 2, UNCOMMITTED).await;
     let batches = decode_batches(&data.records.clone().unwrap_or_default()).expect("decode");
-    assert_eq!(batches[1].producer_epoch, epoch + 1);
+    assert_eq!(batches[0].producer_epoch, epoch + 1);
     assert_eq!(
         client
-            .produce_txn(12, 1, txn_batch(producer, epoch, 2, 1))
+            .produce_txn(12, &named("tx2"), 1, txn_batch(producer, epoch, 2, 1))
             .await
             .0,
         code(ErrorCode::INVALID_PRODUCER_EPOCH)
@@ -540,7 +616,7 @@ async fn version_2(client: &mut Client) {
     // The next transaction at the new epoch starts its sequences at 0.
     assert_eq!(
         client
-            .produce_txn(12, 1, txn_batch(producer, epoch + 2, 0, 1))
+            .produce_txn(12, &named("tx2"), 1, txn_batch(producer, epoch + 2, 0, 1))
             .await,
         (0, 3)
     );
@@ -571,10 +647,14 @@ async fn offsets(client: &mut Client) {
         Response::TxnOffsetCommit(body) => body.topics[0].partitions[0].error_code,
         other => panic!("not TxnOffsetCommit: {other:?}"),
     };
-    // Transaction version 1: the group must be added first.
+    // Transaction version 1: the group must be added first (v4+: TRANSACTION_ABORTABLE).
     assert_eq!(
         commit_error(client.call(3, offsets(5)).await),
         code(ErrorCode::INVALID_TXN_STATE)
+    );
+    assert_eq!(
+        commit_error(client.call(4, offsets(5)).await),
+        code(ErrorCode::TRANSACTION_ABORTABLE)
     );
     let add = AddOffsetsToTxnRequest::default()
         .with_transactional_id(named("tx").as_str().into())
@@ -649,7 +729,7 @@ async fn fencing(client: &mut Client) {
         .add_partitions(3, &named("tx"), producer, epoch, &[0])
         .await;
     client
-        .produce_txn(9, 0, txn_batch(producer, epoch, 0, 2))
+        .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 0, 2))
         .await;
     // A new instance: the open transaction is aborted (CONCURRENT_TRANSACTIONS, retried).
     let (error, _, _) = client.init(4, &named("tx"), 60_000).await;
@@ -663,7 +743,7 @@ async fn fencing(client: &mut Client) {
     );
     let data = client.fetch_partition(0, 0, COMMITTED).await;
     assert!(matches!(
-        read(&data).1.as_slice(),
+        client.read_all(0, COMMITTED).await.1.as_slice(),
         [(2, ControlRecord::Abort(_))]
     ));
     assert_eq!(data.aborted_transactions.expect("named").len(), 1);
@@ -692,7 +772,7 @@ async fn fencing(client: &mut Client) {
     }
     assert_eq!(
         client
-            .produce_txn(9, 0, txn_batch(producer, epoch, 2, 1))
+            .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 2, 1))
             .await
             .0,
         code(ErrorCode::INVALID_PRODUCER_EPOCH)
@@ -751,12 +831,18 @@ async fn verify_only(client: &mut Client) {
     assert_eq!(body.error_code, 0);
     let result = &body.results_by_transaction[0];
     assert_eq!(result.transactional_id.as_str(), named("tx"));
-    let errors: Vec<i16> = result.topic_results[0]
+    // By partition: Kafka answers them in its map's order.
+    let mut errors: Vec<(i32, i16)> = result.topic_results[0]
         .results_by_partition
         .iter()
-        .map(|p| p.partition_error_code)
+        .map(|p| (p.partition_index, p.partition_error_code))
         .collect();
-    assert_eq!(errors, vec![0, code(ErrorCode::INVALID_TXN_STATE)]);
+    errors.sort_unstable();
+    // Kafka's verification answers TRANSACTION_ABORTABLE (compared with Kafka 4.4).
+    assert_eq!(
+        errors,
+        vec![(0, 0), (1, code(ErrorCode::TRANSACTION_ABORTABLE))]
+    );
     assert_eq!(
         client.describe(&named("tx")).await.4,
         vec![0],
@@ -851,12 +937,12 @@ async fn an_ongoing_transaction_is_aborted_at_its_timeout() {
         .add_partitions(3, &named("slow"), producer, epoch, &[0])
         .await;
     client
-        .produce_txn(9, 0, txn_batch(producer, epoch, 0, 1))
+        .produce_txn(9, &named("slow"), 0, txn_batch(producer, epoch, 0, 1))
         .await;
     // No timing assertion: wait (within the guard) for the coordinator to abort it.
     let aborted = tokio::time::timeout(support::GUARD, async {
         loop {
-            let described = client.describe("slow").await;
+            let described = client.describe(&named("slow")).await;
             if described.1 == "CompleteAbort" {
                 return described;
             }
@@ -875,7 +961,7 @@ async fn an_ongoing_transaction_is_aborted_at_its_timeout() {
     );
     let data = client.fetch_partition(0, 0, COMMITTED).await;
     assert!(matches!(
-        read(&data).1.as_slice(),
+        client.read_all(0, COMMITTED).await.1.as_slice(),
         [(1, ControlRecord::Abort(_))]
     ));
     assert_eq!(data.last_stable_offset, 2);
@@ -889,7 +975,7 @@ async fn the_control_surface_fences_a_transactional_id() {
         .add_partitions(3, &named("tx"), producer, epoch, &[0, 1])
         .await;
     client
-        .produce_txn(9, 0, txn_batch(producer, epoch, 0, 3))
+        .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 0, 3))
         .await;
     let (id, now) = cluster
         .control()
@@ -902,18 +988,16 @@ async fn the_control_surface_fences_a_transactional_id() {
     let data = client.fetch_partition(0, 0, COMMITTED).await;
     assert_eq!(data.aborted_transactions.clone().expect("named").len(), 1);
     assert!(matches!(
-        read(&data).1.as_slice(),
+        client.read_all(0, COMMITTED).await.1.as_slice(),
         [(3, ControlRecord::Abort(_))]
     ));
     assert!(matches!(
-        read(&client.fetch_partition(1, 0, COMMITTED).await)
-            .1
-            .as_slice(),
+        client.read_all(1, COMMITTED).await.1.as_slice(),
         [(0, ControlRecord::Abort(_))]
     ));
     assert_eq!(
         client
-            .produce_txn(9, 0, txn_batch(producer, epoch, 3, 1))
+            .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 3, 1))
             .await
             .0,
         code(ErrorCode::INVALID_PRODUCER_EPOCH)
@@ -1009,6 +1093,7 @@ async fn a_real_kafka_broker_answers_the_same() {
         RUN.with(|run| *run.borrow_mut() = format!("-{name}-{nanos}"));
         let mut client = Client::connect(broker, "txn-live").await;
         client.create_topic(2).await;
+        client.wait_for_leaders().await;
         eprintln!("scenario {name}");
         match index {
             0 => committed(&mut client).await,
@@ -1019,4 +1104,21 @@ async fn a_real_kafka_broker_answers_the_same() {
             _ => verify_only(&mut client).await,
         }
     }
+}
+
+#[tokio::test]
+async fn transactional_records_need_the_requests_transactional_id() {
+    let (_cluster, mut client) = one_broker().await;
+    let (_, producer, epoch) = client.init(4, "tx", 60_000).await;
+    client.add_partitions(3, "tx", producer, epoch, &[0]).await;
+    // Without it, Kafka refuses the request as unauthorized for the id it does not name.
+    let request = support::produce(&topic(), 0, txn_batch(producer, epoch, 0, 1));
+    let Response::Produce(body) = client.call(9, request).await else {
+        panic!("not Produce")
+    };
+    assert_eq!(
+        body.responses[0].partition_responses[0].error_code,
+        code(ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    );
+    assert_eq!(client.latest(UNCOMMITTED).await, 0);
 }

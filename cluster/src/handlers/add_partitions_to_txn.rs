@@ -1,7 +1,7 @@
 //! AddPartitionsToTxn: partitions join a transaction (see [`crate::transactions`]). v0-v3
 //! are a producer's (one transaction); v4+ a broker's batch of transactions, each either
 //! added or, with `verify_only`, checked (NONE for a partition in the ongoing transaction,
-//! INVALID_TXN_STATE for one that is not), as Kafka's partition verification asks.
+//! TRANSACTION_ABORTABLE for one that is not), as Kafka's partition verification asks.
 //! Unknown partitions are UNKNOWN_TOPIC_OR_PARTITION and the others of the request
 //! OPERATION_NOT_ATTEMPTED; a producer id or epoch not the transaction's is
 //! INVALID_PRODUCER_ID_MAPPING or PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2).
@@ -107,7 +107,8 @@ fn add(
                 } else if state.in_transaction(transactional_id, Some((topic, *index)), None) {
                     ErrorCode::NONE
                 } else {
-                    ErrorCode::INVALID_TXN_STATE
+                    // As Kafka 4.4 answers (compared in tests/transactions.rs).
+                    ErrorCode::TRANSACTION_ABORTABLE
                 }
             })
             .collect()

@@ -18,10 +18,16 @@ pub const API: ApiKey = ApiKey::Produce;
 /// partition to the transaction.
 const IMPLICIT_ADD_FROM: i16 = 12;
 
+/// TRANSACTION_ABORTABLE from this version (KIP-890).
+const ABORTABLE_FROM: i16 = 11;
+
 /// Where a v2 batch keeps its partition leader epoch (after base offset and length).
 const LEADER_EPOCH_AT: usize = 12;
 
 pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceResponse {
+    // Transactional records need the request's transactional id (v3+), or Kafka refuses the
+    // whole request as unauthorized for it.
+    let refused = request.transactional_id.is_none() && has_transactional_records(request);
     let responses = request
         .topic_data
         .iter()
@@ -39,7 +45,16 @@ pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceRespons
             let partitions = topic
                 .partition_data
                 .iter()
-                .map(|partition| produce(context, request.acks, name.as_deref(), partition))
+                .map(|partition| {
+                    if refused {
+                        return PartitionProduceResponse::default()
+                            .with_index(partition.index)
+                            .with_error_code(
+                                ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code(),
+                            );
+                    }
+                    produce(context, request.acks, name.as_deref(), partition)
+                })
                 .collect();
             TopicProduceResponse::default()
                 .with_name(topic.name.clone())
@@ -136,6 +151,12 @@ fn produce(
                 context.version >= IMPLICIT_ADD_FROM,
                 std::time::Instant::now(),
             ) {
+                // A partition not in the transaction: v11+ (KIP-890) names it
+                // TRANSACTION_ABORTABLE, as Kafka 4.4 answers (compared in
+                // tests/transactions.rs).
+                if error == ErrorCode::INVALID_TXN_STATE && context.version >= ABORTABLE_FROM {
+                    return fail(ErrorCode::TRANSACTION_ABORTABLE);
+                }
                 return fail(error);
             }
         }
@@ -170,6 +191,21 @@ fn produce(
     answer
         .with_base_offset(base_offset)
         .with_log_start_offset(log_start)
+}
+
+/// Whether a batch of the request is transactional (its first header says; a batch that
+/// does not parse is refused later, per partition).
+fn has_transactional_records(request: &ProduceRequest) -> bool {
+    request.topic_data.iter().any(|topic| {
+        topic.partition_data.iter().any(|partition| {
+            partition.records.as_ref().is_some_and(|records| {
+                BatchReader::new(records.clone())
+                    .next()
+                    .and_then(Result::ok)
+                    .is_some_and(|batch| batch.header().is_transactional())
+            })
+        })
+    })
 }
 
 /// `batch` with its base offset set to `base` and its partition leader epoch to the

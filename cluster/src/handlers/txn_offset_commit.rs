@@ -3,7 +3,8 @@
 //! UNSTABLE_OFFSET_COMMIT); dropped if it aborts. The group's coordinator answers; v3+
 //! members are checked as OffsetCommit checks them when they name a member or generation
 //! (as Kafka's group coordinator does). The group must be in the transaction
-//! (AddOffsetsToTxn; v5+, transaction version 2, adds it itself): else INVALID_TXN_STATE.
+//! (AddOffsetsToTxn; v5+, transaction version 2, adds it itself): else INVALID_TXN_STATE
+//! (v4+: TRANSACTION_ABORTABLE).
 //! Topics by name (v0-v5) or id (v6).
 
 use super::Context;
@@ -20,6 +21,9 @@ pub const API: ApiKey = ApiKey::TxnOffsetCommit;
 
 /// Transaction version 2 (the group added implicitly) from this version (KIP-890).
 const IMPLICIT_FROM: i16 = 5;
+
+/// TRANSACTION_ABORTABLE from this version (KIP-890).
+const ABORTABLE_FROM: i16 = 4;
 
 /// Kafka's `offset.metadata.max.bytes` default.
 const MAX_METADATA_BYTES: usize = 4096;
@@ -114,6 +118,13 @@ pub fn handle(context: &Context<'_>, request: &TxnOffsetCommitRequest) -> TxnOff
             .err()
             .unwrap_or(ErrorCode::NONE)
     };
+    // A group not in the transaction: v4+ (KIP-890) names it TRANSACTION_ABORTABLE.
+    let shared_error =
+        if shared_error == ErrorCode::INVALID_TXN_STATE && context.version >= ABORTABLE_FROM {
+            ErrorCode::TRANSACTION_ABORTABLE
+        } else {
+            shared_error
+        };
     drop(state);
     context.shared.transactions_changed.notify_one();
     let topics = request

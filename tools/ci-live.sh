@@ -24,9 +24,13 @@ step_clients() {
         cargo test --test live live_broker::clients_ -- --ignored --nocapture
 }
 # `kafka-codec quorum describe` against this node's controller (DescribeQuorum v2).
-# The in-memory cluster's group tests, their assertions as written, against the real broker.
+# The in-memory cluster's group and transaction tests, their assertions as written, against
+# the real broker (the transactions' six scenarios take about half a second), and the
+# librdkafka transactions script the cluster's librdkafka test runs (about 9 s): the same
+# summary from both.
 step_cluster_groups() {
-    cargo test -p kafka-codec-cluster --test groups -- --ignored --nocapture
+    cargo test -p kafka-codec-cluster --test groups --test transactions -- --ignored --nocapture
+    "$(bash tools/clients/venv.sh)" tools/clients/cluster_txn_librdkafka.py "$KAFKA_BROKER"
 }
 step_quorum_describe() {
     cargo test -p kafka-codec-cli --test quorum -- --ignored --exact \

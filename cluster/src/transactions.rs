@@ -16,8 +16,9 @@
 //! transaction itself, TxnOffsetCommit v5+ its group, and EndTxn v5+ bumps the producer
 //! epoch (the markers are written at the new epoch, and the answer names it). Older
 //! versions are transaction version 1: a partition must have been added by
-//! AddPartitionsToTxn (else INVALID_TXN_STATE, as Kafka's partition verification answers)
-//! and the epoch stays.
+//! AddPartitionsToTxn (else INVALID_TXN_STATE, as Kafka's partition verification answers;
+//! the handlers name it TRANSACTION_ABORTABLE at the versions Kafka 4.4 does) and the epoch
+//! stays.
 //!
 //! Coordinator: Kafka keeps a transactional id in partition `abs(hashCode(id)) % 50` of
 //! `__transaction_state` (`transaction.state.log.num.partitions`), whose leader

@@ -80,7 +80,7 @@ step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 
 # Build first, so the broker does not idle through a compile.
 cargo test --test live --no-run
-cargo test -p kafka-codec-cluster --test groups --no-run
+cargo test -p kafka-codec-cluster --test groups --test transactions --no-run
 cargo test -p kafka-codec-cli --test quorum --no-run
 cargo build -p kafka-codec-cli
 

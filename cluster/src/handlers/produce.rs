@@ -187,7 +187,10 @@ fn produce(
         appended
     };
     context.shared.appended.notify_waiters();
-    context.shared.transactions_changed.notify_one();
+    if header.is_transactional() {
+        // It may have begun a transaction (Produce v12+): its timeout starts.
+        context.shared.transactions_changed.notify_one();
+    }
     answer
         .with_base_offset(base_offset)
         .with_log_start_offset(log_start)

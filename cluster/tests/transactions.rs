@@ -1122,3 +1122,47 @@ async fn transactional_records_need_the_requests_transactional_id() {
     );
     assert_eq!(client.latest(UNCOMMITTED).await, 0);
 }
+
+#[tokio::test]
+async fn a_moved_transaction_coordinator_is_found_and_keeps_the_transaction() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let old = coordinator("tx", 3);
+    let new = (old + 1) % 3;
+    let address = |node: i32| cluster.brokers()[node as usize].address;
+    let mut at_old = Client::connect(address(old), "old").await;
+    at_old.create_topic(3).await;
+    let (_, producer, epoch) = at_old.init(4, "tx", 60_000).await;
+    assert_eq!(
+        at_old.add_partitions(3, "tx", producer, epoch, &[0]).await,
+        vec![0]
+    );
+    let control = cluster.control();
+    assert_eq!(control.move_transaction_coordinator("tx", new), Ok(old));
+    assert!(control.move_transaction_coordinator("nope", new).is_err());
+    assert!(control.move_transaction_coordinator("tx", 7).is_err());
+    let request = FindCoordinatorRequest::default()
+        .with_key("tx".into())
+        .with_key_type(1);
+    let Response::FindCoordinator(found) = at_old.call(3, request).await else {
+        panic!("not FindCoordinator")
+    };
+    assert_eq!(found.node_id, new);
+    assert_eq!(
+        at_old.end(3, "tx", producer, epoch, true).await.error_code,
+        code(ErrorCode::NOT_COORDINATOR)
+    );
+    let mut at_new = Client::connect(address(new), "new").await;
+    assert_eq!(
+        at_new.describe("tx").await,
+        (0, "Ongoing".into(), producer, epoch, vec![0])
+    );
+    assert_eq!(
+        at_new.end(3, "tx", producer, epoch, true).await.error_code,
+        0
+    );
+    assert_eq!(at_new.describe("tx").await.1, "CompleteCommit");
+}

@@ -14,7 +14,7 @@
 //! | `PUT /brokers/ID/latency` | `{"ms": N}`: every answer of the broker N ms later |
 //! | `POST /leaders` | `{"topic": T, "partition": P, "leader": B}`: moves a leader |
 //! | `GET /groups` | each group's coordinator, state, generation, leader and members |
-//! | `POST /coordinators` | `{"group": G, "coordinator": B}`: moves a group's coordinator |
+//! | `POST /coordinators` | `{"group": G, "coordinator": B}` or `{"transactionalId": T, "coordinator": B}`: moves a group's or a transaction's coordinator |
 //! | `POST /sessions/expire` | `{"group": G, "member": M}`: expires a member's session |
 //! | `POST /producers/fence` | `{"producerId": P}`: fences a producer's newest epoch |
 //! | `POST /transactions/fence` | `{"transactionalId": T}`: aborts its open transaction, fences its epoch |
@@ -423,12 +423,8 @@ fn groups(control: &ControlHandle) -> Value {
 
 fn move_coordinator(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_ {
     move |body| {
-        let object = match fields(body, &["group", "coordinator"]) {
+        let object = match fields(body, &["group", "transactionalId", "coordinator"]) {
             Ok(object) => object,
-            Err(answer) => return answer,
-        };
-        let group = match string_field(object, "group", "a group id") {
-            Ok(group) => group,
             Err(answer) => return answer,
         };
         let Some(to) = object
@@ -437,6 +433,27 @@ fn move_coordinator(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + 
             .and_then(|n| i32::try_from(n).ok())
         else {
             return bad("coordinator: expected a broker id");
+        };
+        if object.contains_key("transactionalId") {
+            if object.contains_key("group") {
+                return bad("group, transactionalId: give one of them");
+            }
+            let id = match string_field(object, "transactionalId", "a transactional id") {
+                Ok(id) => id,
+                Err(answer) => return answer,
+            };
+            return match control.move_transaction_coordinator(id, to) {
+                Ok(previous) => ok(json!({
+                    "transactionalId": id,
+                    "coordinator": to,
+                    "previous": previous,
+                })),
+                Err(e) => not_found(e),
+            };
+        }
+        let group = match string_field(object, "group", "a group id") {
+            Ok(group) => group,
+            Err(answer) => return answer,
         };
         match control.move_coordinator(group, to) {
             Ok(previous) => ok(json!({ "group": group, "coordinator": to, "previous": previous })),

@@ -282,6 +282,9 @@ pub struct Control {
     /// [`groups::coordinator`]'s rule. A lock of its own, taken alone: handlers ask it while
     /// they hold the groups.
     coordinators: Mutex<BTreeMap<String, i32>>,
+    /// Transactional ids whose coordinator was moved, and where to; the others are
+    /// coordinated by [`transactions::coordinator`](crate::transactions::coordinator)'s rule.
+    transaction_coordinators: Mutex<BTreeMap<String, i32>>,
 }
 
 #[derive(Debug, Default)]
@@ -298,6 +301,7 @@ impl Control {
             up: (0..brokers).map(|_| watch::Sender::new(true)).collect(),
             latency: Mutex::new(vec![Duration::ZERO; brokers]),
             coordinators: Mutex::default(),
+            transaction_coordinators: Mutex::default(),
         }
     }
 
@@ -400,6 +404,17 @@ impl Control {
         Ok(())
     }
 
+    /// The broker coordinating `transactional_id` in a cluster of `brokers`: where
+    /// [`ControlHandle::move_transaction_coordinator`] moved it, else by Kafka's rule.
+    pub fn transaction_coordinator(&self, transactional_id: &str, brokers: usize) -> i32 {
+        self.transaction_coordinators
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(transactional_id)
+            .copied()
+            .unwrap_or_else(|| crate::transactions::coordinator(transactional_id, brokers))
+    }
+
     /// The broker coordinating `group_id` in a cluster of `brokers`: where
     /// [`ControlHandle::move_coordinator`] moved it, else by Kafka's rule.
     pub fn coordinator(&self, group_id: &str, brokers: usize) -> i32 {
@@ -481,6 +496,39 @@ impl ControlHandle {
             self.shared.groups().coordinator_moved(group_id);
             self.shared.groups_changed.notify_one();
         }
+        Ok(previous)
+    }
+
+    /// Moves the coordination of `transactional_id` to broker `to`, as when the leader of
+    /// its `__transaction_state` partition moves on Kafka: FindCoordinator names `to` from
+    /// now on and the previous coordinator answers the id's requests NOT_COORDINATOR, so the
+    /// producer finds the new one; the transaction (its state, partitions, epoch) stays, as
+    /// Kafka's new coordinator reads it back from its log. The previous coordinator.
+    pub fn move_transaction_coordinator(
+        &self,
+        transactional_id: &str,
+        to: i32,
+    ) -> Result<i32, OperationError> {
+        let brokers = self.shared.brokers.len();
+        if !usize::try_from(to).is_ok_and(|to| to < brokers) {
+            return Err(OperationError::NoSuchBroker(to));
+        }
+        if !self
+            .shared
+            .state()
+            .transactions
+            .by_id
+            .contains_key(transactional_id)
+        {
+            return Err(OperationError::NoSuchTransactionalId(
+                transactional_id.to_owned(),
+            ));
+        }
+        let previous = self.transaction_coordinator(transactional_id, brokers);
+        self.transaction_coordinators
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(transactional_id.to_owned(), to);
         Ok(previous)
     }
 

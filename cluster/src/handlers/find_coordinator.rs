@@ -1,6 +1,6 @@
 //! FindCoordinator: the broker that coordinates a group (the rule is in
 //! [`crate::groups::coordinator`], unless the control surface moved it) or a transactional
-//! id ([`crate::transactions::coordinator`]), one key at v0-v3 and a batch of keys at v4+;
+//! id ([`crate::transactions::coordinator`], unless moved too), one key at v0-v3 and a batch of keys at v4+;
 //! other key types are INVALID_REQUEST, as Kafka answers a type it does not know.
 
 use super::Context;
@@ -24,7 +24,7 @@ fn find(
     let brokers = context.shared.brokers.len();
     let node = match key_type {
         GROUP => context.shared.control.coordinator(key, brokers),
-        TRANSACTION => crate::transactions::coordinator(key, brokers),
+        TRANSACTION => context.shared.control.transaction_coordinator(key, brokers),
         _ => return error(ErrorCode::INVALID_REQUEST, "unknown coordinator key type"),
     };
     let broker = &context.shared.brokers[node as usize];

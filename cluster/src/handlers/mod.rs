@@ -71,9 +71,12 @@ impl Context<'_> {
             == self.node_id
     }
 
-    /// Whether this broker coordinates `transactional_id` (others answer NOT_COORDINATOR).
+    /// Whether this broker coordinates `transactional_id` (others answer NOT_COORDINATOR):
+    /// by Kafka's rule unless the control surface moved it.
     pub fn coordinates_transaction(&self, transactional_id: &str) -> bool {
-        crate::transactions::coordinator(transactional_id, self.shared.brokers.len())
+        self.shared
+            .control
+            .transaction_coordinator(transactional_id, self.shared.brokers.len())
             == self.node_id
     }
 

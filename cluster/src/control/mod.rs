@@ -1,7 +1,8 @@
 //! The control surface: fault rules that every request meets in
 //! [`dispatch`](crate::dispatch::dispatch) before its handler, the request log, and the
 //! cluster operations (stop and restart a broker, per-broker latency, move a partition's
-//! leader or a group's coordinator, expire a group member's session, fence a producer). In process through [`Cluster::control`](crate::Cluster::control); out of process
+//! leader or a group's or a transaction's coordinator, expire a group member's session,
+//! fence a producer or a transactional id, aborting its open transaction). In process through [`Cluster::control`](crate::Cluster::control); out of process
 //! as JSON over HTTP ([`http`], `kafka-codec cluster --control HOST:PORT`).
 //!
 //! A rule is a [`Match`] (API, versions, broker, connection, client id, the n-th matching

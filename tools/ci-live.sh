@@ -29,8 +29,9 @@ step_clients() {
 # librdkafka transactions script the cluster's librdkafka test runs (about 9 s): the same
 # summary from both.
 step_cluster_groups() {
-    cargo test -p kafka-codec-cluster --test groups --test transactions -- --ignored --nocapture
-    "$(bash tools/clients/venv.sh)" tools/clients/cluster_txn_librdkafka.py "$KAFKA_BROKER"
+    # `&&`: a step runs as an `if` condition, where `set -e` does not stop at a failure.
+    cargo test -p kafka-codec-cluster --test groups --test transactions -- --ignored --nocapture &&
+        "$(bash tools/clients/venv.sh)" tools/clients/cluster_txn_librdkafka.py "$KAFKA_BROKER"
 }
 step_quorum_describe() {
     cargo test -p kafka-codec-cli --test quorum -- --ignored --exact \

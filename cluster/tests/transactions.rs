@@ -1078,6 +1078,26 @@ async fn a_real_kafka_broker_answers_the_same() {
     // against Kafka: what they expect is what Kafka answers. Fresh names for each, as the
     // broker keeps topics, transactional ids and groups.
     let broker = live_broker().await;
+    // A fresh broker creates `__transaction_state` at the first FindCoordinator and answers
+    // the coordinator's APIs NOT_COORDINATOR or COORDINATOR_NOT_AVAILABLE until it is
+    // loaded; clients retry them, and so does this, once.
+    let mut warm = Client::connect(broker, "txn-live").await;
+    tokio::time::timeout(support::GUARD, async {
+        loop {
+            let request = FindCoordinatorRequest::default()
+                .with_key("warm-up".into())
+                .with_key_type(1);
+            let Response::FindCoordinator(found) = warm.call(3, request).await else {
+                panic!("not FindCoordinator")
+            };
+            if found.error_code == 0 && warm.init(4, "warm-up", 60_000).await.0 == 0 {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("a transaction coordinator before the guard");
     for (name, index) in [
         ("committed", 0),
         ("aborted", 1),

@@ -132,11 +132,14 @@ impl Client {
         let Response::AddPartitionsToTxn(body) = self.call(version, request).await else {
             panic!("not AddPartitionsToTxn")
         };
-        body.results_by_topic_v3_and_below[0]
+        // By partition (the callers name them in order): Kafka answers in its map's order.
+        let mut errors: Vec<(i32, i16)> = body.results_by_topic_v3_and_below[0]
             .results_by_partition
             .iter()
-            .map(|p| p.partition_error_code)
-            .collect()
+            .map(|p| (p.partition_index, p.partition_error_code))
+            .collect();
+        errors.sort_unstable();
+        errors.into_iter().map(|(_, error)| error).collect()
     }
 
     /// Produce of `batch` to `partition` of the topic, naming transactional id `id`.

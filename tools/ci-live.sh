@@ -24,11 +24,15 @@ step_clients() {
         cargo test --test live live_broker::clients_ -- --ignored --nocapture
 }
 # `kafka-codec quorum describe` against this node's controller (DescribeQuorum v2).
-# The in-memory cluster's group tests (classic and KIP-848) and DescribeTopicPartitions
-# paging, their assertions as written, against the real broker.
+# The in-memory cluster's group tests (classic and KIP-848), DescribeTopicPartitions paging
+# and the transaction tests, their assertions as written, against the real broker (the
+# transactions' six scenarios take about half a second), and the librdkafka transactions
+# script the cluster's librdkafka test runs (about 9 s): the same summary from both.
 step_cluster_groups() {
+    # `&&`: a step runs as an `if` condition, where `set -e` does not stop at a failure.
     cargo test -p kafka-codec-cluster --test groups --test consumer_groups \
-        --test describe_topic_partitions -- --ignored --nocapture
+        --test describe_topic_partitions --test transactions -- --ignored --nocapture &&
+        "$(bash tools/clients/venv.sh)" tools/clients/cluster_txn_librdkafka.py "$KAFKA_BROKER"
 }
 step_quorum_describe() {
     cargo test -p kafka-codec-cli --test quorum -- --ignored --exact \
@@ -80,7 +84,7 @@ step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 
 # Build first, so the broker does not idle through a compile.
 cargo test --test live --no-run
-cargo test -p kafka-codec-cluster --test groups --test consumer_groups --test describe_topic_partitions --no-run
+cargo test -p kafka-codec-cluster --test groups --test consumer_groups --test describe_topic_partitions --test transactions --no-run
 cargo test -p kafka-codec-cli --test quorum --no-run
 cargo build -p kafka-codec-cli
 

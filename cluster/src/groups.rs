@@ -1271,6 +1271,27 @@ impl Groups {
         ErrorCode::NONE
     }
 
+    /// Stores an offset a transaction committed (EndTxn): the group is created if it is
+    /// new, as Kafka's coordinator creates it for a transactional commit; past the caps the
+    /// offset is not stored (GROUP_MAX_SIZE_REACHED or OFFSET_METADATA_TOO_LARGE).
+    pub fn commit_transactional(
+        &mut self,
+        group_id: &str,
+        topic: &str,
+        partition: i32,
+        committed: Committed,
+    ) -> ErrorCode {
+        if !self.groups.contains_key(group_id) {
+            if self.groups.len() >= self.limits.max_groups || !self.fits(256) {
+                return ErrorCode::GROUP_MAX_SIZE_REACHED;
+            }
+            let group = Group::new(self.limits.initial_rebalance_delay);
+            self.groups.insert(group_id.into(), group);
+            self.recount(group_id);
+        }
+        self.commit(group_id, topic, partition, committed)
+    }
+
     /// DeleteGroups of one group.
     pub fn delete(&mut self, group_id: &str) -> ErrorCode {
         if group_id.is_empty() {

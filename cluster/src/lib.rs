@@ -36,6 +36,7 @@ pub mod quorum;
 pub mod release;
 pub mod sasl;
 pub mod state;
+pub mod transactions;
 
 use control::{ControlHandle, Rule};
 use dispatch::Reply;
@@ -126,6 +127,8 @@ pub struct Shared {
     groups: Mutex<groups::Groups>,
     /// Woken after every change to the groups, for the timers of [`groups::run_timers`].
     pub(crate) groups_changed: Notify,
+    /// Woken when a transaction begins, for the timeouts of [`transactions::run_timers`].
+    pub(crate) transactions_changed: Notify,
     /// The fault rules, the request log, each broker's switches.
     pub(crate) control: control::Control,
     /// Changes when the cluster is dropped: every task of it watches this and ends.
@@ -324,6 +327,7 @@ pub struct ClusterBuilder {
     max_frame: usize,
     observer: Option<RequestObserver>,
     group_limits: groups::GroupLimits,
+    transaction_limits: transactions::TxnLimits,
     release: Option<Release>,
     rules: Vec<Rule>,
     log_capacity: usize,
@@ -354,6 +358,7 @@ impl Default for ClusterBuilder {
             max_frame: 100 * 1024 * 1024,
             observer: None,
             group_limits: groups::GroupLimits::default(),
+            transaction_limits: transactions::TxnLimits::default(),
             release: None,
             rules: Vec::new(),
             log_capacity: 10_000,
@@ -469,6 +474,13 @@ impl ClusterBuilder {
     /// 10,000 groups, 1,000 members a group, 64 MiB).
     pub fn group_limits(mut self, limits: groups::GroupLimits) -> Self {
         self.group_limits = limits;
+        self
+    }
+
+    /// The transaction coordinator's caps (default: 10,000 transactional ids, 100,000
+    /// partitions, groups and pending offsets in all transactions together).
+    pub fn transaction_limits(mut self, limits: transactions::TxnLimits) -> Self {
+        self.transaction_limits = limits;
         self
     }
 
@@ -621,6 +633,7 @@ impl ClusterBuilder {
             listeners.push(listener);
         }
         let mut state = State::new(self.retention);
+        state.transactions = transactions::Transactions::new(self.transaction_limits);
         if let Some(seed) = self.seed {
             state.seed_ids(seed);
         }
@@ -684,6 +697,7 @@ impl ClusterBuilder {
             observer: self.observer,
             groups: Mutex::new(groups::Groups::new(self.group_limits)),
             groups_changed: Notify::new(),
+            transactions_changed: Notify::new(),
             control,
             stop: stopped.clone(),
             next_connection: std::sync::atomic::AtomicU64::new(1),
@@ -711,6 +725,10 @@ impl ClusterBuilder {
             tokio::spawn(controllers::run_clock(Arc::clone(&shared), stopped.clone()));
         }
         tokio::spawn(groups::run_timers(Arc::clone(&shared), stopped.clone()));
+        tokio::spawn(transactions::run_timers(
+            Arc::clone(&shared),
+            stopped.clone(),
+        ));
         tokio::spawn(broker::relieve_memory_pressure(
             Arc::clone(&shared),
             stopped,

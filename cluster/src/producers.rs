@@ -88,6 +88,31 @@ impl ProducerIds {
         Ok(allocated)
     }
 
+    /// The producer id and epoch `transactional_id` holds.
+    pub fn transactional(&self, transactional_id: &str) -> Option<(i64, i16)> {
+        self.transactional.get(transactional_id).copied()
+    }
+
+    /// Moves `transactional_id` on to its next epoch (a fresh producer id once the epoch is
+    /// exhausted), as Kafka's coordinator bumps it when it aborts a transaction to fence
+    /// its producer, and at every EndTxn of transaction version 2.
+    pub fn bump(&mut self, transactional_id: &str) -> Option<Allocated> {
+        let (id, epoch) = self.transactional(transactional_id)?;
+        let allocated = if epoch < i16::MAX - 1 {
+            Allocated {
+                producer_id: id,
+                epoch: epoch + 1,
+            }
+        } else {
+            self.allocate()
+        };
+        self.transactional.insert(
+            transactional_id.to_owned(),
+            (allocated.producer_id, allocated.epoch),
+        );
+        Some(allocated)
+    }
+
     /// Whether `producer_id` was handed out.
     pub fn allocated(&self, producer_id: i64) -> bool {
         (0..self.next).contains(&producer_id)
@@ -137,11 +162,41 @@ struct Appended {
 }
 
 /// One producer's state in one partition.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Producer {
     epoch: i16,
+    /// The largest timestamp of its last batch (-1: none yet).
+    last_timestamp: i64,
+    /// The coordinator epoch of the last transaction marker (-1: none yet).
+    coordinator_epoch: i32,
     /// The last batches appended at `epoch`, oldest first, at most [`BATCHES_RETAINED`].
     batches: VecDeque<Appended>,
+}
+
+impl Default for Producer {
+    fn default() -> Self {
+        Producer {
+            epoch: 0,
+            last_timestamp: -1,
+            coordinator_epoch: -1,
+            batches: VecDeque::new(),
+        }
+    }
+}
+
+/// One producer as DescribeProducers lists it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActiveProducer {
+    /// Its id.
+    pub producer_id: i64,
+    /// Its epoch here.
+    pub epoch: i16,
+    /// The last sequence of its last batch (-1: none at this epoch).
+    pub last_sequence: i32,
+    /// The largest timestamp of its last batch (-1: none).
+    pub last_timestamp: i64,
+    /// The coordinator epoch of its last transaction marker (-1: none).
+    pub coordinator_epoch: i32,
 }
 
 /// Every producer's state in one partition.
@@ -195,6 +250,34 @@ impl PartitionProducers {
             .map(|producer| producer.epoch)
     }
 
+    /// Every producer that wrote here, by id.
+    pub fn active(&self) -> Vec<ActiveProducer> {
+        let mut all: Vec<ActiveProducer> = self
+            .producers
+            .iter()
+            .map(|(id, producer)| ActiveProducer {
+                producer_id: *id,
+                epoch: producer.epoch,
+                last_sequence: producer.batches.back().map_or(-1, |b| b.last_sequence),
+                last_timestamp: producer.last_timestamp,
+                coordinator_epoch: producer.coordinator_epoch,
+            })
+            .collect();
+        all.sort_by_key(|producer| producer.producer_id);
+        all
+    }
+
+    /// A transaction marker of `producer_id` at `epoch` was written: a newer epoch (the
+    /// coordinator's bump) becomes the producer's, fencing the older one here.
+    pub fn marked(&mut self, producer_id: i64, epoch: i16) {
+        let producer = self.producers.entry(producer_id).or_default();
+        producer.coordinator_epoch = 0;
+        if epoch > producer.epoch {
+            producer.epoch = epoch;
+            producer.batches.clear();
+        }
+    }
+
     /// Checks a batch with a producer id (`header.producer_id >= 0`) against the producer's
     /// state.
     pub fn check(&self, header: &BatchHeader) -> Result<Check, ErrorCode> {
@@ -235,6 +318,7 @@ impl PartitionProducers {
             producer.epoch = header.producer_epoch;
             producer.batches.clear();
         }
+        producer.last_timestamp = header.max_timestamp;
         if producer.batches.len() == BATCHES_RETAINED {
             producer.batches.pop_front();
         }

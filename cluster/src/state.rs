@@ -8,6 +8,7 @@
 
 use crate::configs::Overrides;
 use crate::producers::{PartitionProducers, ProducerIds};
+use crate::transactions::{PartitionTxns, Transactions};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::Uuid;
 use std::collections::hash_map::RandomState;
@@ -55,6 +56,8 @@ pub struct PartitionLog {
     bytes: usize,
     /// The idempotent producers that wrote here: their epochs and last batches.
     pub producers: PartitionProducers,
+    /// Open transactions' first offsets and the aborted transactions' index.
+    pub txns: PartitionTxns,
 }
 
 impl PartitionLog {
@@ -66,6 +69,14 @@ impl PartitionLog {
     /// The offset the next record gets (every append is committed at once: one replica).
     pub fn high_watermark(&self) -> i64 {
         self.high_watermark
+    }
+
+    /// The last stable offset: the first offset of the oldest open transaction, else the
+    /// high watermark; `read_committed` consumers read up to it.
+    pub fn last_stable_offset(&self) -> i64 {
+        self.txns
+            .first_unstable()
+            .map_or(self.high_watermark, |first| first.max(self.log_start))
     }
 
     /// Bytes of the batches held.
@@ -101,6 +112,7 @@ impl PartitionLog {
         };
         self.bytes -= batch.bytes.len();
         self.log_start = batch.next_offset;
+        self.txns.trim(self.log_start);
         batch.bytes.len()
     }
 
@@ -117,25 +129,35 @@ impl PartitionLog {
             freed += self.drop_oldest();
         }
         self.log_start = self.log_start.max(offset);
+        self.txns.trim(self.log_start);
         freed
     }
 
     /// The batches from the one holding `offset` on, up to `max_bytes` (the first batch is
     /// returned whole whatever its size, as Kafka does so that a consumer always moves on).
     pub fn read(&self, offset: i64, max_bytes: usize) -> Vec<Bytes> {
+        self.read_below(offset, max_bytes, i64::MAX).0
+    }
+
+    /// [`read`](Self::read), stopping before the batch holding offset `end` (the last
+    /// stable offset, for `read_committed`); also the offset after the last batch read.
+    pub fn read_below(&self, offset: i64, max_bytes: usize, end: i64) -> (Vec<Bytes>, i64) {
         let first = self
             .batches
             .partition_point(|batch| batch.next_offset <= offset);
         let mut out = Vec::new();
         let mut total = 0;
+        let mut next = offset;
         for batch in self.batches.range(first..) {
-            if !out.is_empty() && total + batch.bytes.len() > max_bytes {
+            if batch.next_offset > end || (!out.is_empty() && total + batch.bytes.len() > max_bytes)
+            {
                 break;
             }
             total += batch.bytes.len();
+            next = batch.next_offset;
             out.push(batch.bytes.clone());
         }
-        out
+        (out, next)
     }
 
     /// The stored batches, oldest first.
@@ -165,6 +187,8 @@ pub struct State {
     ids: RandomState,
     /// The producer ids InitProducerId hands out.
     pub producer_ids: ProducerIds,
+    /// The transaction coordinator's state.
+    pub transactions: Transactions,
     /// Topic and broker config overrides.
     pub configs: Overrides,
     /// With a seed, ids are derived from it and a counter rather than at random.
@@ -186,6 +210,7 @@ impl State {
             bytes: 0,
             ids: RandomState::new(),
             producer_ids: ProducerIds::default(),
+            transactions: Transactions::default(),
             configs: Overrides::formatted(),
             moved: BTreeMap::new(),
             epoch_starts: BTreeMap::new(),
@@ -195,10 +220,21 @@ impl State {
 
     /// Fences `producer_id` at the newest epoch the cluster knows it at (handed out by
     /// InitProducerId or seen in a partition); the first epoch still accepted, or `None`
-    /// when no such producer id was handed out.
-    pub fn fence_producer(&mut self, producer_id: i64) -> Option<i16> {
+    /// when no such producer id was handed out. A transactional producer's ongoing
+    /// transaction is aborted first, at the bumped epoch (`State::fence_transactional_id`).
+    pub fn fence_producer(&mut self, producer_id: i64, brokers: usize) -> Option<i16> {
         if !self.producer_ids.allocated(producer_id) {
             return None;
+        }
+        if let Some(id) = self
+            .transactions
+            .of_producer(producer_id)
+            .map(str::to_owned)
+        {
+            if let Some(now) = self.fence_transactional_id(&id, brokers) {
+                self.producer_ids.fence(producer_id, now.epoch);
+                return Some(now.epoch);
+            }
         }
         let newest = self
             .topics

@@ -1016,6 +1016,59 @@ async fn a_fenced_producer_is_refused_at_every_produce_version() {
         answer["error"].as_str().unwrap().contains("producer"),
         "{answer}"
     );
+
+    // A transactional id fenced over HTTP (its open transaction aborted: tests/transactions.rs
+    // covers the markers), and its coordinator moved.
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/transactions/fence",
+        Some(json!({"transactionalId": "tx"})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["producerId"], tx_id);
+    assert_eq!(answer["producerEpoch"], tx_epoch + 3);
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/transactions/fence",
+        Some(json!({"transactionalId": "nope"})),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(
+        answer["error"].as_str().unwrap().contains("nope"),
+        "{answer}"
+    );
+    let (status, _) = http(
+        http_at,
+        "POST",
+        "/transactions/fence",
+        Some(json!({"transactionalId": 7})),
+    )
+    .await;
+    assert_eq!(status, 400);
+    let brokers = cluster.brokers().len();
+    let old = kafka_codec_cluster::transactions::coordinator("tx", brokers);
+    let to = (old + 1) % brokers as i32;
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/coordinators",
+        Some(json!({"transactionalId": "tx", "coordinator": to})),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["previous"], old);
+    let (status, answer) = http(
+        http_at,
+        "POST",
+        "/coordinators",
+        Some(json!({"transactionalId": "tx", "group": "g", "coordinator": to})),
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
 }
 
 fn offsets_in(cluster: &Cluster, partition: usize) -> i64 {

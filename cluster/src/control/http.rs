@@ -14,7 +14,7 @@
 //! | `PUT /brokers/ID/latency` | `{"ms": N}`: every answer of the broker N ms later |
 //! | `POST /leaders` | `{"topic": T, "partition": P, "leader": B}`: moves a leader |
 //! | `GET /groups` | each group's coordinator, state, generation, leader and members |
-//! | `POST /coordinators` | `{"group": G, "coordinator": B}`: moves a group's coordinator |
+//! | `POST /coordinators` | `{"group": G, "coordinator": B}` or `{"transactionalId": T, "coordinator": B}`: moves a group's or a transaction's coordinator |
 //! | `POST /sessions/expire` | `{"group": G, "member": M}`: expires a member's session |
 //! | `POST /producers/fence` | `{"producerId": P}`: fences a producer's newest epoch |
 //! | `GET /quorum` | the controllers' leader, epoch, high watermark, current and committed voters, observers |
@@ -22,6 +22,7 @@
 //! | `DELETE /quorum/voters/ID` | removes a voter |
 //! | `PUT /quorum/fetching` | `{"fetching": false}`: stops (or starts) the followers' timed fetches |
 //! | `POST /quorum/fetch` | `{"id": N}`: replica N fetches once from the leader |
+//! | `POST /transactions/fence` | `{"transactionalId": T}`: aborts its open transaction, fences its epoch |
 //!
 //! A body that is not JSON, a key that is not part of the form and a value of the wrong
 //! kind are refused with 400 and a message naming them; an unknown path is 404, a wrong
@@ -389,6 +390,10 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
             }),
             _ => allowed("POST"),
         },
+        ["transactions", "fence"] => match method {
+            "POST" => with_body(request, fence_transactional_id(control)),
+            _ => allowed("POST"),
+        },
         _ => not_found(format!("no route {}", request.path)),
     }
 }
@@ -462,12 +467,8 @@ fn groups(control: &ControlHandle) -> Value {
 
 fn move_coordinator(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_ {
     move |body| {
-        let object = match fields(body, &["group", "coordinator"]) {
+        let object = match fields(body, &["group", "transactionalId", "coordinator"]) {
             Ok(object) => object,
-            Err(answer) => return answer,
-        };
-        let group = match string_field(object, "group", "a group id") {
-            Ok(group) => group,
             Err(answer) => return answer,
         };
         let Some(to) = object
@@ -476,6 +477,27 @@ fn move_coordinator(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + 
             .and_then(|n| i32::try_from(n).ok())
         else {
             return bad("coordinator: expected a broker id");
+        };
+        if object.contains_key("transactionalId") {
+            if object.contains_key("group") {
+                return bad("group, transactionalId: give one of them");
+            }
+            let id = match string_field(object, "transactionalId", "a transactional id") {
+                Ok(id) => id,
+                Err(answer) => return answer,
+            };
+            return match control.move_transaction_coordinator(id, to) {
+                Ok(previous) => ok(json!({
+                    "transactionalId": id,
+                    "coordinator": to,
+                    "previous": previous,
+                })),
+                Err(e) => not_found(e),
+            };
+        }
+        let group = match string_field(object, "group", "a group id") {
+            Ok(group) => group,
+            Err(answer) => return answer,
         };
         match control.move_coordinator(group, to) {
             Ok(previous) => ok(json!({ "group": group, "coordinator": to, "previous": previous })),
@@ -515,6 +537,26 @@ fn fence_producer(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_
         };
         match control.fence_producer(producer_id) {
             Ok(epoch) => ok(json!({ "producerId": producer_id, "firstAcceptedEpoch": epoch })),
+            Err(e) => not_found(e),
+        }
+    }
+}
+
+fn fence_transactional_id(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_ {
+    move |body| {
+        let object = match fields(body, &["transactionalId"]) {
+            Ok(object) => object,
+            Err(answer) => return answer,
+        };
+        let Some(id) = object.get("transactionalId").and_then(Value::as_str) else {
+            return bad("transactionalId: expected a string");
+        };
+        match control.fence_transactional_id(id) {
+            Ok((producer_id, epoch)) => ok(json!({
+                "transactionalId": id,
+                "producerId": producer_id,
+                "producerEpoch": epoch,
+            })),
             Err(e) => not_found(e),
         }
     }

@@ -1,7 +1,8 @@
 //! The control surface: fault rules that every request meets in
 //! [`dispatch`](crate::dispatch::dispatch) before its handler, the request log, and the
 //! cluster operations (stop and restart a broker, per-broker latency, move a partition's
-//! leader or a group's coordinator, expire a group member's session, fence a producer). In process through [`Cluster::control`](crate::Cluster::control); out of process
+//! leader or a group's or a transaction's coordinator, expire a group member's session,
+//! fence a producer or a transactional id, aborting its open transaction). In process through [`Cluster::control`](crate::Cluster::control); out of process
 //! as JSON over HTTP ([`http`], `kafka-codec cluster --control HOST:PORT`).
 //!
 //! A rule is a [`Match`] (API, versions, broker, connection, client id, the n-th matching
@@ -255,6 +256,8 @@ pub enum OperationError {
     /// The quorum leader refused the voter change, as it would refuse AddRaftVoter or
     /// RemoveRaftVoter: its error code's name and message.
     VoterChangeRefused(String),
+    /// No transactional id like this was initialized.
+    NoSuchTransactionalId(String),
 }
 
 impl fmt::Display for OperationError {
@@ -274,6 +277,9 @@ impl fmt::Display for OperationError {
                 write!(f, "no controller {id} (or it leads the quorum)")
             }
             OperationError::VoterChangeRefused(why) => write!(f, "refused: {why}"),
+            OperationError::NoSuchTransactionalId(id) => {
+                write!(f, "no transactional id {id:?}")
+            }
         }
     }
 }
@@ -294,6 +300,9 @@ pub struct Control {
     /// [`groups::coordinator`]'s rule. A lock of its own, taken alone: handlers ask it while
     /// they hold the groups.
     coordinators: Mutex<BTreeMap<String, i32>>,
+    /// Transactional ids whose coordinator was moved, and where to; the others are
+    /// coordinated by [`transactions::coordinator`](crate::transactions::coordinator)'s rule.
+    transaction_coordinators: Mutex<BTreeMap<String, i32>>,
 }
 
 #[derive(Debug, Default)]
@@ -311,6 +320,7 @@ impl Control {
             latency: Mutex::new(vec![Duration::ZERO; nodes.len()]),
             nodes,
             coordinators: Mutex::default(),
+            transaction_coordinators: Mutex::default(),
         }
     }
 
@@ -420,6 +430,17 @@ impl Control {
         Ok(())
     }
 
+    /// The broker coordinating `transactional_id` in a cluster of `brokers`: where
+    /// [`ControlHandle::move_transaction_coordinator`] moved it, else by Kafka's rule.
+    pub fn transaction_coordinator(&self, transactional_id: &str, brokers: usize) -> i32 {
+        self.transaction_coordinators
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(transactional_id)
+            .copied()
+            .unwrap_or_else(|| crate::transactions::coordinator(transactional_id, brokers))
+    }
+
     /// The broker coordinating `group_id` in a cluster of `brokers`: where
     /// [`ControlHandle::move_coordinator`] moved it, else by Kafka's rule.
     pub fn coordinator(&self, group_id: &str, brokers: usize) -> i32 {
@@ -503,6 +524,39 @@ impl ControlHandle {
         Ok(previous)
     }
 
+    /// Moves the coordination of `transactional_id` to broker `to`, as when the leader of
+    /// its `__transaction_state` partition moves on Kafka: FindCoordinator names `to` from
+    /// now on and the previous coordinator answers the id's requests NOT_COORDINATOR, so the
+    /// producer finds the new one; the transaction (its state, partitions, epoch) stays, as
+    /// Kafka's new coordinator reads it back from its log. The previous coordinator.
+    pub fn move_transaction_coordinator(
+        &self,
+        transactional_id: &str,
+        to: i32,
+    ) -> Result<i32, OperationError> {
+        let brokers = self.shared.brokers.len();
+        if !usize::try_from(to).is_ok_and(|to| to < brokers) {
+            return Err(OperationError::NoSuchBroker(to));
+        }
+        if !self
+            .shared
+            .state()
+            .transactions
+            .by_id
+            .contains_key(transactional_id)
+        {
+            return Err(OperationError::NoSuchTransactionalId(
+                transactional_id.to_owned(),
+            ));
+        }
+        let previous = self.transaction_coordinator(transactional_id, brokers);
+        self.transaction_coordinators
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(transactional_id.to_owned(), to);
+        Ok(previous)
+    }
+
     /// Expires the session of `member_id` in `group_id` now, as its session timeout would:
     /// the member is removed and the group rebalances without it (its next Heartbeat, or
     /// SyncGroup, is UNKNOWN_MEMBER_ID; the others' heartbeats REBALANCE_IN_PROGRESS).
@@ -534,10 +588,39 @@ impl ControlHandle {
     /// epoch (the fenced instance's InitProducerId: PRODUCER_FENCED). The first epoch still
     /// accepted.
     pub fn fence_producer(&self, producer_id: i64) -> Result<i16, OperationError> {
-        self.shared
+        let fenced = self
+            .shared
             .state()
-            .fence_producer(producer_id)
-            .ok_or(OperationError::NoSuchProducer(producer_id))
+            .fence_producer(producer_id, self.shared.brokers.len())
+            .ok_or(OperationError::NoSuchProducer(producer_id));
+        // An aborted transaction's markers, for fetches waiting on them.
+        self.shared.appended.notify_waiters();
+        fenced
+    }
+
+    /// Fences the producer holding `transactional_id`, as a new instance's InitProducerId
+    /// or Kafka's coordinator at a transaction's timeout do: its ongoing transaction is
+    /// aborted (ABORT markers written to each of its partitions, so `read_committed`
+    /// consumers skip its records) and its epoch bumped, so the fenced instance's Produce
+    /// is INVALID_PRODUCER_EPOCH and its AddPartitionsToTxn, AddOffsetsToTxn and EndTxn
+    /// PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2). The producer id and the epoch now
+    /// current.
+    pub fn fence_transactional_id(
+        &self,
+        transactional_id: &str,
+    ) -> Result<(i64, i16), OperationError> {
+        let fenced = {
+            let mut state = self.shared.state();
+            let fenced = state.fence_transactional_id(transactional_id, self.shared.brokers.len());
+            if let Some(now) = fenced {
+                state.producer_ids.fence(now.producer_id, now.epoch);
+            }
+            fenced
+        };
+        self.shared.appended.notify_waiters();
+        fenced
+            .map(|now| (now.producer_id, now.epoch))
+            .ok_or_else(|| OperationError::NoSuchTransactionalId(transactional_id.to_owned()))
     }
 
     /// The leader and leader epoch of `topic`'s `partition`.

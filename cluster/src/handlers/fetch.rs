@@ -1,17 +1,25 @@
 //! Fetch: the batches from each partition's fetch offset on, within the request's byte
 //! limits, waiting up to `MaxWaitMs` for `MinBytes` to arrive (woken by every append).
+//! `read_committed` (v4+) reads up to the last stable offset and names the aborted
+//! transactions of the range read, so the consumer drops their records; `read_uncommitted`
+//! reads to the high watermark and names none (null, as Kafka writes it).
 //! No fetch sessions yet: the answer's session id is 0, which tells a client the broker keeps
 //! none, so it sends full fetch requests (as Kafka does when its session cache is full).
 
 use super::Context;
 use kafka_codec::bytes::{Bytes, BytesMut};
-use kafka_codec::messages::fetch_response::{FetchableTopicResponse, PartitionData};
+use kafka_codec::messages::fetch_response::{
+    AbortedTransaction, FetchableTopicResponse, PartitionData,
+};
 use kafka_codec::messages::{FetchRequest, FetchResponse};
 use kafka_codec::{ApiKey, ErrorCode};
 use std::time::Duration;
 use tokio::time::Instant;
 
 pub const API: ApiKey = ApiKey::Fetch;
+
+/// Fetch's and ListOffsets' isolation level `READ_COMMITTED`.
+pub(super) const READ_COMMITTED: i8 = 1;
 
 pub async fn handle(context: &Context<'_>, request: &FetchRequest) -> FetchResponse {
     let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
@@ -41,6 +49,7 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
     };
     let mut total = 0;
     let mut errors = false;
+    let committed = context.version >= 4 && request.isolation_level == READ_COMMITTED;
     let responses = request
         .topics
         .iter()
@@ -73,7 +82,7 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
                     };
                     let answer = answer
                         .with_high_watermark(log.high_watermark())
-                        .with_last_stable_offset(log.high_watermark())
+                        .with_last_stable_offset(log.last_stable_offset())
                         .with_log_start_offset(log.log_start());
                     let (leader, epoch) = state.leader(
                         name.unwrap_or_default(),
@@ -98,16 +107,32 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
                     let limit = (partition.partition_max_bytes.max(0) as usize).min(budget);
                     // Kafka returns the first batch whole even over the limits, so that a
                     // consumer always moves on; a spent response budget returns nothing.
-                    let batches = if budget == 0 {
-                        Vec::new()
+                    let end = if committed {
+                        log.last_stable_offset()
                     } else {
-                        log.read(offset, limit)
+                        i64::MAX
                     };
+                    let (batches, next) = if budget == 0 {
+                        (Vec::new(), offset)
+                    } else {
+                        log.read_below(offset, limit, end)
+                    };
+                    let aborted = committed.then(|| {
+                        log.txns
+                            .aborted_between(offset, next)
+                            .into_iter()
+                            .map(|txn| {
+                                AbortedTransaction::default()
+                                    .with_producer_id(txn.producer_id)
+                                    .with_first_offset(txn.first_offset)
+                            })
+                            .collect()
+                    });
                     let bytes = concat(&batches);
                     budget = budget.saturating_sub(bytes.len());
                     total += bytes.len();
                     answer
-                        .with_aborted_transactions(Some(Vec::new()))
+                        .with_aborted_transactions(aborted)
                         .with_records(Some(bytes))
                 })
                 .collect();

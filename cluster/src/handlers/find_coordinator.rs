@@ -1,7 +1,7 @@
 //! FindCoordinator: the broker that coordinates a group (the rule is in
-//! [`crate::groups::coordinator`], unless the control surface moved it), one key at v0-v3 and a batch of keys at v4+. Transaction
-//! coordinators are not served yet (COORDINATOR_NOT_AVAILABLE, which clients retry); other
-//! key types are INVALID_REQUEST, as Kafka answers a type it does not know.
+//! [`crate::groups::coordinator`], unless the control surface moved it) or a transactional
+//! id ([`crate::transactions::coordinator`], unless moved too), one key at v0-v3 and a batch of keys at v4+;
+//! other key types are INVALID_REQUEST, as Kafka answers a type it does not know.
 
 use super::Context;
 use kafka_codec::messages::find_coordinator_response::Coordinator;
@@ -21,28 +21,21 @@ fn find(
 ) -> (i32, String, i32, ErrorCode, Option<String>) {
     let error =
         |code: ErrorCode, message: &str| (-1, String::new(), -1, code, Some(message.to_string()));
-    match key_type {
-        GROUP => {
-            let node = context
-                .shared
-                .control
-                .coordinator(key, context.shared.brokers.len());
-            let broker = &context.shared.brokers[node as usize];
-            (
-                node,
-                broker.address.ip().to_string(),
-                i32::from(broker.address.port()),
-                ErrorCode::NONE,
-                // Kafka writes `Errors.message()`, which is "NONE" for no error.
-                Some("NONE".into()),
-            )
-        }
-        TRANSACTION => error(
-            ErrorCode::COORDINATOR_NOT_AVAILABLE,
-            "transactions are not served by this cluster",
-        ),
-        _ => error(ErrorCode::INVALID_REQUEST, "unknown coordinator key type"),
-    }
+    let brokers = context.shared.brokers.len();
+    let node = match key_type {
+        GROUP => context.shared.control.coordinator(key, brokers),
+        TRANSACTION => context.shared.control.transaction_coordinator(key, brokers),
+        _ => return error(ErrorCode::INVALID_REQUEST, "unknown coordinator key type"),
+    };
+    let broker = &context.shared.brokers[node as usize];
+    (
+        node,
+        broker.address.ip().to_string(),
+        i32::from(broker.address.port()),
+        ErrorCode::NONE,
+        // Kafka writes `Errors.message()`, which is "NONE" for no error.
+        Some("NONE".into()),
+    )
 }
 
 pub fn handle(context: &Context<'_>, request: &FindCoordinatorRequest) -> FindCoordinatorResponse {

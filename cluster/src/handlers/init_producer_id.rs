@@ -1,7 +1,7 @@
 //! InitProducerId: a producer id and epoch for an idempotent producer (a fresh id each
-//! time), or for a transactional one (the same id at the next epoch, fencing the previous
-//! instance). Transactions themselves (AddPartitionsToTxn, EndTxn, markers) are not served
-//! yet; see the README.
+//! time), or for a transactional one from its coordinator (the same id at the next epoch,
+//! fencing the previous instance; an ongoing transaction of the id is aborted first and
+//! the answer is CONCURRENT_TRANSACTIONS, which the client retries, as Kafka answers).
 
 use super::Context;
 use kafka_codec::messages::{InitProducerIdRequest, InitProducerIdResponse};
@@ -9,9 +9,7 @@ use kafka_codec::{ApiKey, ErrorCode};
 
 pub const API: ApiKey = ApiKey::InitProducerId;
 
-/// Kafka's `transaction.max.timeout.ms` default (15 minutes): a longer transaction timeout is
-/// refused.
-const MAX_TRANSACTION_TIMEOUT_MS: i32 = 15 * 60 * 1000;
+use crate::transactions::MAX_TRANSACTION_TIMEOUT_MS;
 
 pub fn handle(context: &Context<'_>, request: &InitProducerIdRequest) -> InitProducerIdResponse {
     let answer = InitProducerIdResponse::default();
@@ -36,17 +34,28 @@ pub fn handle(context: &Context<'_>, request: &InitProducerIdRequest) -> InitPro
             if transactional_id.is_empty() {
                 return fail(ErrorCode::INVALID_REQUEST);
             }
+            if !context.coordinates_transaction(transactional_id) {
+                return fail(ErrorCode::NOT_COORDINATOR);
+            }
             if !(1..=MAX_TRANSACTION_TIMEOUT_MS).contains(&request.transaction_timeout_ms) {
                 return fail(ErrorCode::INVALID_TRANSACTION_TIMEOUT);
             }
             let current = (request.producer_id >= 0 || request.producer_epoch >= 0)
                 .then_some((request.producer_id, request.producer_epoch));
-            match state
-                .producer_ids
-                .allocate_transactional(transactional_id, current)
-            {
+            let outcome = state.init_transactional(
+                transactional_id,
+                request.transaction_timeout_ms,
+                current,
+                context.shared.brokers.len(),
+            );
+            match outcome {
                 Ok(allocated) => allocated,
-                Err(error) => return fail(error),
+                Err(error) => {
+                    drop(state);
+                    // An aborted transaction's markers, for fetches waiting on them.
+                    context.shared.appended.notify_waiters();
+                    return fail(error);
+                }
             }
         }
     };

@@ -1,6 +1,7 @@
 //! ListOffsets: the earliest (-2, and -4, earliest local: the same with no tiered storage)
 //! and latest (-1) offsets, the record with the largest timestamp (-3), and the first
-//! record at or after a timestamp.
+//! record at or after a timestamp. With `read_committed` (v2+) the latest offset is the
+//! last stable offset.
 
 use super::Context;
 use crate::state::PartitionLog;
@@ -56,7 +57,14 @@ pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffset
                     ) {
                         return answer.with_error_code(error.code());
                     }
-                    let (offset, timestamp) = lookup(log, wanted.timestamp);
+                    // v2+ read_committed: the latest offset is the last stable one.
+                    let committed = context.version >= 2
+                        && request.isolation_level == super::fetch::READ_COMMITTED;
+                    let (offset, timestamp) = if committed && wanted.timestamp == LATEST {
+                        (log.last_stable_offset(), -1)
+                    } else {
+                        lookup(log, wanted.timestamp)
+                    };
                     if context.version == 0 {
                         // v0 answers a list of offsets; here one (or none, when not found).
                         let offsets: Vec<i64> = if offset >= 0 {

@@ -2,6 +2,8 @@
 //! answers its request by reading or changing the cluster's state. [`advertised`] lists
 //! exactly these APIs, so ApiVersions never names one that is then refused.
 
+mod add_offsets_to_txn;
+mod add_partitions_to_txn;
 mod add_raft_voter;
 mod alter_configs;
 mod alter_user_scram_credentials;
@@ -20,9 +22,12 @@ mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
 mod describe_log_dirs;
+mod describe_producers;
 mod describe_quorum;
 mod describe_topic_partitions;
+mod describe_transactions;
 mod describe_user_scram_credentials;
+mod end_txn;
 mod fetch;
 mod find_coordinator;
 mod heartbeat;
@@ -32,6 +37,7 @@ mod join_group;
 mod leave_group;
 mod list_groups;
 mod list_offsets;
+mod list_transactions;
 mod metadata;
 mod offset_commit;
 mod offset_delete;
@@ -42,6 +48,7 @@ mod remove_raft_voter;
 mod sasl_authenticate;
 mod sasl_handshake;
 mod sync_group;
+mod txn_offset_commit;
 
 use crate::sasl::Session;
 use crate::Shared;
@@ -87,6 +94,15 @@ impl Context<'_> {
             == self.node_id
     }
 
+    /// Whether this broker coordinates `transactional_id` (others answer NOT_COORDINATOR):
+    /// by Kafka's rule unless the control surface moved it.
+    pub fn coordinates_transaction(&self, transactional_id: &str) -> bool {
+        self.shared
+            .control
+            .transaction_coordinator(transactional_id, self.shared.brokers.len())
+            == self.node_id
+    }
+
     /// The leader and leader epoch of `topic`'s `partition`: [`leader_of`](Self::leader_of)
     /// at epoch 0 unless the control surface moved it. It locks the state: a handler that
     /// holds the lock asks `State::leader` instead.
@@ -99,7 +115,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 37] = [
+const SERVED: [ApiKey; 44] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -132,6 +148,14 @@ const SERVED: [ApiKey; 37] = [
     describe_configs::API,
     alter_configs::API,
     incremental_alter_configs::API,
+    // Transactions.
+    add_partitions_to_txn::API,
+    add_offsets_to_txn::API,
+    end_txn::API,
+    txn_offset_commit::API,
+    describe_transactions::API,
+    list_transactions::API,
+    describe_producers::API,
     // Security.
     sasl_handshake::API,
     sasl_authenticate::API,
@@ -224,6 +248,13 @@ pub async fn handle(
         Request::DescribeQuorum(body) => describe_quorum::handle(context, body).into(),
         Request::AddRaftVoter(body) => add_raft_voter::handle(context, body).await.into(),
         Request::RemoveRaftVoter(body) => remove_raft_voter::handle(context, body).await.into(),
+        Request::AddPartitionsToTxn(body) => add_partitions_to_txn::handle(context, body).into(),
+        Request::AddOffsetsToTxn(body) => add_offsets_to_txn::handle(context, body).into(),
+        Request::EndTxn(body) => end_txn::handle(context, body).into(),
+        Request::TxnOffsetCommit(body) => txn_offset_commit::handle(context, body).into(),
+        Request::DescribeTransactions(body) => describe_transactions::handle(context, body).into(),
+        Request::ListTransactions(body) => list_transactions::handle(context, body).into(),
+        Request::DescribeProducers(body) => describe_producers::handle(context, body).into(),
         _ => return None,
     })
 }

@@ -1,8 +1,8 @@
 //! OffsetFetch: a group's committed offsets (-1 where none), one group at v0-v7 and a batch
 //! of groups at v8+; all committed topics when the topics are null (v2+); topics by id at
-//! v10. `require_stable` (v7+) waits for no pending transactional commit: this cluster
-//! serves no transactions, so no commit is ever pending and none is refused with
-//! UNSTABLE_OFFSET_COMMIT.
+//! v10. `require_stable` (v7+): a partition with an offset an ongoing transaction committed
+//! (TxnOffsetCommit) is answered UNSTABLE_OFFSET_COMMIT (offset -1) until the transaction
+//! ends, as Kafka answers; without it the offset committed before is answered.
 
 use super::Context;
 use crate::groups::Committed;
@@ -27,19 +27,26 @@ fn fetch_group(
     group_id: &str,
     wanted: Option<Vec<(String, Uuid, Vec<i32>)>>,
     member: Option<(&str, i32)>,
+    require_stable: bool,
 ) -> (ErrorCode, Vec<TopicAnswer>) {
     if !context.coordinates(group_id) {
         return (ErrorCode::NOT_COORDINATOR, Vec::new());
     }
     let by_id = context.version >= 10;
     // Every topic's name and id, to answer by either.
-    let known: Vec<(String, Uuid)> = {
+    let (known, pending): (Vec<(String, Uuid)>, _) = {
         let state = context.shared.state();
-        state
+        let pending = if require_stable {
+            state.pending_offsets(group_id)
+        } else {
+            Default::default()
+        };
+        let known = state
             .topics
             .iter()
             .map(|(name, topic)| (name.clone(), topic.id))
-            .collect()
+            .collect();
+        (known, pending)
     };
     let groups = context.shared.groups();
     let consumer = groups
@@ -53,7 +60,7 @@ fn fetch_group(
         }
     }
     let offsets = groups.groups.get(group_id).map(|group| &group.offsets);
-    let topics = match wanted {
+    let topics: Vec<TopicAnswer> = match wanted {
         None => offsets
             .into_iter()
             .flatten()
@@ -96,6 +103,26 @@ fn fetch_group(
             })
             .collect(),
     };
+    let topics = if pending.is_empty() {
+        topics
+    } else {
+        topics
+            .into_iter()
+            .map(|(name, id, partitions)| {
+                let partitions = partitions
+                    .into_iter()
+                    .map(|(index, committed, error)| {
+                        if error == ErrorCode::NONE && pending.contains(&(name.clone(), index)) {
+                            (index, None, ErrorCode::UNSTABLE_OFFSET_COMMIT)
+                        } else {
+                            (index, committed, error)
+                        }
+                    })
+                    .collect();
+                (name, id, partitions)
+            })
+            .collect()
+    };
     (ErrorCode::NONE, topics)
 }
 
@@ -125,7 +152,13 @@ pub fn handle(context: &Context<'_>, request: &OffsetFetchRequest) -> OffsetFetc
                             .map(|id| (id, group.member_epoch))
                     })
                     .flatten();
-                let (error, topics) = fetch_group(context, &group.group_id, wanted, member);
+                let (error, topics) = fetch_group(
+                    context,
+                    &group.group_id,
+                    wanted,
+                    member,
+                    request.require_stable,
+                );
                 let topics = topics
                     .into_iter()
                     .map(|(name, id, partitions)| {
@@ -172,7 +205,8 @@ pub fn handle(context: &Context<'_>, request: &OffsetFetchRequest) -> OffsetFetc
             })
             .collect()
     });
-    let (error, topics) = fetch_group(context, &request.group_id, wanted, None);
+    let require_stable = context.version >= 7 && request.require_stable;
+    let (error, topics) = fetch_group(context, &request.group_id, wanted, None, require_stable);
     if error != ErrorCode::NONE && context.version < 2 {
         // No group-level error before v2: each partition asked for carries it.
         let topics = request

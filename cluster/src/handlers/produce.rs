@@ -14,10 +14,20 @@ use kafka_codec::{ApiKey, ErrorCode};
 
 pub const API: ApiKey = ApiKey::Produce;
 
+/// Transaction version 2 (KIP-890) from this version: a transactional batch adds its
+/// partition to the transaction.
+const IMPLICIT_ADD_FROM: i16 = 12;
+
+/// TRANSACTION_ABORTABLE from this version (KIP-890).
+const ABORTABLE_FROM: i16 = 11;
+
 /// Where a v2 batch keeps its partition leader epoch (after base offset and length).
 const LEADER_EPOCH_AT: usize = 12;
 
 pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceResponse {
+    // Transactional records need the request's transactional id (v3+), or Kafka refuses the
+    // whole request as unauthorized for it.
+    let refused = request.transactional_id.is_none() && has_transactional_records(request);
     let responses = request
         .topic_data
         .iter()
@@ -35,7 +45,16 @@ pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceRespons
             let partitions = topic
                 .partition_data
                 .iter()
-                .map(|partition| produce(context, request.acks, name.as_deref(), partition))
+                .map(|partition| {
+                    if refused {
+                        return PartitionProduceResponse::default()
+                            .with_index(partition.index)
+                            .with_error_code(
+                                ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code(),
+                            );
+                    }
+                    produce(context, request.acks, name.as_deref(), partition)
+                })
                 .collect();
             TopicProduceResponse::default()
                 .with_name(topic.name.clone())
@@ -121,6 +140,26 @@ fn produce(
         {
             return fail(ErrorCode::INVALID_PRODUCER_EPOCH);
         }
+        // A transactional batch: its producer's transaction must hold the partition (added
+        // by AddPartitionsToTxn, or now: Produce v12+ is transaction version 2).
+        if header.is_transactional() {
+            if let Err(error) = state.check_transactional_batch(
+                header.producer_id,
+                header.producer_epoch,
+                topic,
+                data.index,
+                context.version >= IMPLICIT_ADD_FROM,
+                std::time::Instant::now(),
+            ) {
+                // A partition not in the transaction: v11+ (KIP-890) names it
+                // TRANSACTION_ABORTABLE, as Kafka 4.4 answers (compared in
+                // tests/transactions.rs).
+                if error == ErrorCode::INVALID_TXN_STATE && context.version >= ABORTABLE_FROM {
+                    return fail(ErrorCode::TRANSACTION_ABORTABLE);
+                }
+                return fail(error);
+            }
+        }
         if idempotent {
             let log = &state.topics[topic].partitions[partition];
             match log.producers.check(&header) {
@@ -138,17 +177,38 @@ fn produce(
         });
         if idempotent {
             if let Some(log) = state.topics.get_mut(topic) {
-                log.partitions[partition]
-                    .producers
-                    .record(&header, appended.0);
+                let log = &mut log.partitions[partition];
+                log.producers.record(&header, appended.0);
+                if header.is_transactional() {
+                    log.txns.appended(header.producer_id, appended.0);
+                }
             }
         }
         appended
     };
     context.shared.appended.notify_waiters();
+    if header.is_transactional() {
+        // It may have begun a transaction (Produce v12+): its timeout starts.
+        context.shared.transactions_changed.notify_one();
+    }
     answer
         .with_base_offset(base_offset)
         .with_log_start_offset(log_start)
+}
+
+/// Whether a batch of the request is transactional (its first header says; a batch that
+/// does not parse is refused later, per partition).
+fn has_transactional_records(request: &ProduceRequest) -> bool {
+    request.topic_data.iter().any(|topic| {
+        topic.partition_data.iter().any(|partition| {
+            partition.records.as_ref().is_some_and(|records| {
+                BatchReader::new(records.clone())
+                    .next()
+                    .and_then(Result::ok)
+                    .is_some_and(|batch| batch.header().is_transactional())
+            })
+        })
+    })
 }
 
 /// `batch` with its base offset set to `base` and its partition leader epoch to the

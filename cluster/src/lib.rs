@@ -25,6 +25,7 @@ pub mod control;
 pub mod dispatch;
 pub mod groups;
 pub mod handlers;
+pub mod legacy;
 pub mod producers;
 pub mod release;
 pub mod state;

@@ -15,14 +15,12 @@ use kafka_codec::messages::{
     InitProducerIdRequest, JoinGroupRequest, MetadataRequest, MetadataResponse, SyncGroupRequest,
 };
 use kafka_codec::records::{BatchReader, Compression, Record, RecordBatchBuilder};
-use kafka_codec::serde_json::{json, Value};
+use kafka_codec::serde_json::json;
 use kafka_codec::{ApiKey, ErrorCode, Request, Response};
 use kafka_codec_cluster::control::{Action, Match, OperationError, Rule};
 use kafka_codec_cluster::Cluster;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use support::{batch, produce, Client, Outcome, GUARD};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use support::{batch, http, produce, Client, Outcome, GUARD};
 use tokio::net::TcpStream;
 
 fn fetch(topic: &str, partition: i32, offset: i64, epoch: i32) -> FetchRequest {
@@ -506,30 +504,6 @@ async fn a_moved_leader_bumps_the_epoch_and_fences_the_old_one() {
     assert_eq!(epochs, [0, 1]);
     assert!(control.move_leader("events", 5, 1).is_err());
     assert!(control.move_leader("events", 0, 9).is_err());
-}
-
-/// One HTTP/1.1 request to the control surface: the status code and the JSON answer.
-async fn http(address: SocketAddr, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let mut tcp = TcpStream::connect(address).await.expect("connect");
-    let body = body.map(|b| b.to_string()).unwrap_or_default();
-    let request = format!(
-        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    tcp.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(GUARD, tcp.read_to_end(&mut answer))
-        .await
-        .expect("guard")
-        .expect("read");
-    let text = String::from_utf8(answer).expect("UTF-8");
-    let (head, body) = text.split_once("\r\n\r\n").expect("a head");
-    let status = head[9..12].parse().expect("a status");
-    (
-        status,
-        kafka_codec::serde_json::from_str(body).expect("JSON"),
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

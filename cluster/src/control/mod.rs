@@ -17,6 +17,7 @@ mod log;
 pub use apply::intercept;
 pub use log::{LoggedRequest, RequestLog};
 
+use crate::state::Cleaned;
 use crate::{groups, BrokerAddress, Shared};
 use kafka_codec::conn::IncomingRequest;
 use kafka_codec::{ApiKey, ErrorCode, Response};
@@ -245,6 +246,8 @@ pub enum OperationError {
     NoSuchMember(String, String),
     /// No producer with this id was handed out.
     NoSuchProducer(i64),
+    /// No such topic.
+    NoSuchTopic(String),
 }
 
 impl fmt::Display for OperationError {
@@ -259,6 +262,7 @@ impl fmt::Display for OperationError {
                 write!(f, "no member {member:?} in group {group:?}")
             }
             OperationError::NoSuchProducer(id) => write!(f, "no producer id {id}"),
+            OperationError::NoSuchTopic(topic) => write!(f, "no topic {topic:?}"),
         }
     }
 }
@@ -514,6 +518,27 @@ impl ControlHandle {
             .state()
             .fence_producer(producer_id)
             .ok_or(OperationError::NoSuchProducer(producer_id))
+    }
+
+    /// Applies `topic`'s retention now, by its configs (`retention.ms`, `retention.bytes`,
+    /// Kafka's defaults where not overridden; only when `cleanup.policy` holds `delete`):
+    /// the oldest batches past either go and the log start moves past them (the newest
+    /// batch stays). What each partition lost.
+    pub fn apply_retention(&self, topic: &str) -> Result<Vec<Cleaned>, OperationError> {
+        self.shared
+            .state()
+            .apply_retention(topic, None, crate::state::now_ms())
+            .ok_or_else(|| OperationError::NoSuchTopic(topic.to_owned()))
+    }
+
+    /// Compacts `topic` now when its `cleanup.policy` holds `compact`: the newest record of
+    /// each key stays, tombstones older than `delete.retention.ms` go, offsets never move.
+    /// What each partition lost.
+    pub fn compact(&self, topic: &str) -> Result<Vec<Cleaned>, OperationError> {
+        self.shared
+            .state()
+            .compact(topic, crate::state::now_ms())
+            .ok_or_else(|| OperationError::NoSuchTopic(topic.to_owned()))
     }
 
     /// The leader and leader epoch of `topic`'s `partition`.

@@ -13,6 +13,7 @@ use kafka_codec::messages::{
     SyncGroupResponse,
 };
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
+use kafka_codec::serde_json::Value;
 use kafka_codec::{Request, Response, ResponseFrame};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -197,4 +198,33 @@ impl Client {
             other => panic!("not Heartbeat: {other:?}"),
         }
     }
+}
+
+/// One HTTP/1.1 request to the control surface: the status code and the JSON answer.
+pub async fn http(
+    address: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut tcp = TcpStream::connect(address).await.expect("connect");
+    let body = body.map(|b| b.to_string()).unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(GUARD, tcp.read_to_end(&mut answer))
+        .await
+        .expect("guard")
+        .expect("read");
+    let text = String::from_utf8(answer).expect("UTF-8");
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head");
+    let status = head[9..12].parse().expect("a status");
+    (
+        status,
+        kafka_codec::serde_json::from_str(body).expect("JSON"),
+    )
 }

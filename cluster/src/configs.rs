@@ -4,8 +4,9 @@
 //!
 //! A value is checked against its config's type as Kafka parses it (a number of the type's
 //! width, `true`/`false`, a comma-separated list); Kafka's range and enumeration validators
-//! (such as `min.insync.replicas >= 1`) are not applied. Overrides change nothing else: the
-//! cluster's retention stays its own byte caps whatever `retention.bytes` says.
+//! (such as `min.insync.replicas >= 1`) are not applied. Of the overrides, `cleanup.policy`,
+//! `retention.ms`, `retention.bytes` and `delete.retention.ms` change what the cluster does
+//! (`state/cleaner.rs`); the others change nothing else.
 
 use crate::state::State;
 use crate::BrokerAddress;

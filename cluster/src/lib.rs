@@ -31,6 +31,7 @@ pub mod controllers;
 pub mod dispatch;
 pub mod groups;
 pub mod handlers;
+pub mod legacy;
 pub mod producers;
 pub mod quorum;
 pub mod release;

@@ -6,6 +6,10 @@
 //! by bytes, as Kafka's `retention.bytes` drops whole segments: when a partition or the
 //! cluster holds more than its cap, the oldest batches go and the log start moves past them.
 
+mod cleaner;
+
+pub use cleaner::Cleaned;
+
 use crate::configs::Overrides;
 use crate::producers::{PartitionProducers, ProducerIds};
 use crate::transactions::{PartitionTxns, Transactions};
@@ -410,6 +414,13 @@ impl State {
         while log.bytes() > self.retention.partition_bytes && log.batches.len() > 1 {
             self.bytes -= log.drop_oldest();
         }
+        // The topic's own retention.bytes and retention.ms (cleaner.rs).
+        self.apply_retention_overrides(topic, partition, now_ms());
+        let log = &self
+            .topics
+            .get(topic)
+            .expect("the handler found the topic")
+            .partitions[partition];
         let log_start = log.log_start();
         self.enforce_cluster_cap();
         let log_start = self
@@ -432,6 +443,13 @@ impl State {
             self.bytes -= log.drop_oldest();
         }
     }
+}
+
+/// The wall clock in milliseconds since the epoch, as Kafka's retention compares timestamps.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 #[cfg(test)]

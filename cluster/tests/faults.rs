@@ -506,7 +506,6 @@ async fn a_moved_leader_bumps_the_epoch_and_fences_the_old_one() {
     assert!(control.move_leader("events", 0, 9).is_err());
 }
 
-/// One HTTP/1.1 request to the control surface: the status code and the JSON answer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_control_surface_over_http() {
     let cluster = cluster_with_topic(2, 1).await;

@@ -18,6 +18,8 @@
 //!   into a [`JsonSink`](crate::json::JsonSink), that reads back to the same bytes;
 //! - a **memory budget**: [`RawBatch::decode`] and [`decode_batches`] charge every record
 //!   (headers included) to [`DecodeLimits::memory_budget`] before reserving it;
+//! - **conversion between magics** ([`up_convert`], [`down_convert`]), as a broker serves
+//!   producers and consumers of another age;
 //! - a **re-encoding check** ([`RawBatch::reencoding`]): would writing the batch again give
 //!   back its bytes, and from where not, found record by record.
 //!
@@ -78,6 +80,7 @@ mod budget;
 mod builder;
 mod compression;
 mod control;
+mod convert;
 mod error;
 #[cfg(feature = "json")]
 pub mod json;
@@ -90,6 +93,7 @@ use bytes::Bytes;
 pub use batch::RecordIter;
 pub use builder::RecordBatchBuilder;
 pub use control::{ControlRecord, ControlRecordType};
+pub use convert::{down_convert, up_convert};
 pub use error::{RecordsError, RecordsErrorKind};
 pub use reader::{decode_batches, decode_batches_with, BatchReader, RawBatch, ReadOptions};
 

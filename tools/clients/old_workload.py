@@ -1,7 +1,7 @@
 """One real client, pinned to old protocol versions, through the tap: the proof with old
 versions (tools/clients/tap-proof-old.sh, against a Kafka 3.9 broker).
 
-    python old_workload.py SETTING BOOTSTRAP TOPIC --direct BROKER [--create-only]
+    python old_workload.py SETTING BOOTSTRAP TOPIC [--direct BROKER [--create-only]]
 
 SETTING names a client and what pins it (SETTINGS below); BOOTSTRAP is the tap. A setting
 whose versions have no CreateTopics has TOPIC (one partition) created first at BROKER, past
@@ -44,6 +44,8 @@ SETTINGS = {
         groups=False),
     "kafka-python-0.9": Setting(
         "kafka-python", "api_version=(0, 9)", "consumer group, admin reads"),
+    "kafka-python-0.10": Setting(
+        "kafka-python", "api_version=(0, 10)", "consumer group, admin reads"),
     "kafka-python-0.10.1": Setting(
         "kafka-python", "api_version=(0, 10, 1)",
         "creates and deletes its topic, consumer group, admin reads", creates_topic=True),
@@ -54,6 +56,9 @@ SETTINGS = {
     "java-0.10.0.1": Setting("java", "kafka-clients 0.10.0.1", "consumer group, topic listing"),
     "java-0.10.2.2": Setting(
         "java", "kafka-clients 0.10.2.2 (asks ApiVersions v0, uses its own maximum)",
+        "consumer group, topic listing"),
+    "java-0.11.0.3": Setting(
+        "java", "kafka-clients 0.11.0.3 (asks ApiVersions v0, uses its own maximum)",
         "consumer group, topic listing"),
 }
 
@@ -224,14 +229,17 @@ def main():
     parser.add_argument("setting", choices=list(SETTINGS))
     parser.add_argument("bootstrap")
     parser.add_argument("topic")
-    parser.add_argument("--direct", required=True,
-                        help="the broker itself, where a topic the client cannot make is made")
+    parser.add_argument("--direct",
+                        help="the broker itself, where a topic the client cannot make is made "
+                        "(without it, such a topic must exist)")
     parser.add_argument("--create-only", action="store_true",
                         help="only make the topic at --direct (for the Java settings, whose "
                         "workload is OldWorkload.java)")
     args = parser.parse_args()
     setting = SETTINGS[args.setting]
-    if not setting.creates_topic:
+    if args.create_only and not args.direct:
+        parser.error("--create-only needs --direct")
+    if not setting.creates_topic and args.direct:
         create_topic_directly(args.direct, args.topic)
     if args.create_only:
         return

@@ -335,6 +335,27 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
             }
             _ => allowed("POST"),
         },
+        ["topics", topic, operation] => {
+            let done = match (*operation, method) {
+                ("retention", "POST") => control.apply_retention(topic),
+                ("compaction", "POST") => control.compact(topic),
+                ("retention" | "compaction", _) => return allowed("POST"),
+                _ => return not_found(format!("no operation {operation:?}")),
+            };
+            match done {
+                Ok(partitions) => ok(json!({ "topic": topic, "partitions": partitions
+                    .iter()
+                    .map(|p| json!({
+                        "partition": p.partition,
+                        "batchesRemoved": p.batches_removed,
+                        "recordsRemoved": p.records_removed,
+                        "logStartOffset": p.log_start,
+                        "highWatermark": p.high_watermark,
+                    }))
+                    .collect::<Vec<_>>() })),
+                Err(e) => not_found(e),
+            }
+        }
         ["groups"] => match method {
             "GET" => ok(groups(control)),
             _ => allowed("GET"),

@@ -20,6 +20,7 @@ pub use apply::intercept;
 pub use log::{LoggedRequest, RequestLog};
 pub use voters::QuorumView;
 
+use crate::state::Cleaned;
 use crate::{groups, BrokerAddress, Shared};
 use kafka_codec::conn::IncomingRequest;
 use kafka_codec::{ApiKey, ErrorCode, Response};
@@ -258,6 +259,8 @@ pub enum OperationError {
     VoterChangeRefused(String),
     /// No transactional id like this was initialized.
     NoSuchTransactionalId(String),
+    /// No such topic.
+    NoSuchTopic(String),
 }
 
 impl fmt::Display for OperationError {
@@ -280,6 +283,7 @@ impl fmt::Display for OperationError {
             OperationError::NoSuchTransactionalId(id) => {
                 write!(f, "no transactional id {id:?}")
             }
+            OperationError::NoSuchTopic(topic) => write!(f, "no topic {topic:?}"),
         }
     }
 }
@@ -621,6 +625,27 @@ impl ControlHandle {
         fenced
             .map(|now| (now.producer_id, now.epoch))
             .ok_or_else(|| OperationError::NoSuchTransactionalId(transactional_id.to_owned()))
+    }
+
+    /// Applies `topic`'s retention now, by its configs (`retention.ms`, `retention.bytes`,
+    /// Kafka's defaults where not overridden; only when `cleanup.policy` holds `delete`):
+    /// the oldest batches past either go and the log start moves past them (the newest
+    /// batch stays). What each partition lost.
+    pub fn apply_retention(&self, topic: &str) -> Result<Vec<Cleaned>, OperationError> {
+        self.shared
+            .state()
+            .apply_retention(topic, None, crate::state::now_ms())
+            .ok_or_else(|| OperationError::NoSuchTopic(topic.to_owned()))
+    }
+
+    /// Compacts `topic` now when its `cleanup.policy` holds `compact`: the newest record of
+    /// each key stays, tombstones older than `delete.retention.ms` go, offsets never move.
+    /// What each partition lost.
+    pub fn compact(&self, topic: &str) -> Result<Vec<Cleaned>, OperationError> {
+        self.shared
+            .state()
+            .compact(topic, crate::state::now_ms())
+            .ok_or_else(|| OperationError::NoSuchTopic(topic.to_owned()))
     }
 
     /// The leader and leader epoch of `topic`'s `partition`.

@@ -5,8 +5,10 @@
 //! reads to the high watermark and names none (null, as Kafka writes it).
 //! No fetch sessions yet: the answer's session id is 0, which tells a client the broker keeps
 //! none, so it sends full fetch requests (as Kafka does when its session cache is full).
+//! v0-v3 get the stored v2 batches converted to magic 0 or 1 (`legacy`), as Kafka 3.x did.
 
 use super::Context;
+use crate::legacy;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
@@ -128,6 +130,25 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
                             })
                             .collect()
                     });
+                    // v0-v3 read no v2 batch: each is converted down (legacy.rs).
+                    let batches = match legacy::fetch_magic(context.version) {
+                        None => batches,
+                        Some(magic) => {
+                            match batches
+                                .iter()
+                                .filter_map(|batch| {
+                                    legacy::down_convert_stored(batch, magic, offset).transpose()
+                                })
+                                .collect::<Result<Vec<_>, _>>()
+                            {
+                                Ok(converted) => converted,
+                                Err(error) => {
+                                    errors = true;
+                                    return answer.with_error_code(error.code());
+                                }
+                            }
+                        }
+                    };
                     let bytes = concat(&batches);
                     budget = budget.saturating_sub(bytes.len());
                     total += bytes.len();

@@ -1,9 +1,11 @@
 //! Produce: each partition's record batch appended to its log, with offsets assigned as
 //! Kafka assigns them: the batch's base offset field is rewritten to the log's end (and its
 //! partition leader epoch to the leader's), fields outside the batch's CRC, so the records
-//! and the CRC are stored as the producer sent them.
+//! and the CRC are stored as the producer sent them. A legacy message set (v0-v2) is
+//! converted to one v2 batch first (`legacy::up_convert_message_set`).
 
 use super::Context;
+use crate::legacy;
 use crate::producers::Check;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::messages::produce_request::PartitionProduceData;
@@ -95,9 +97,17 @@ fn produce(
     if leader != context.node_id {
         return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
     }
-    // Kafka takes exactly one v2 batch per partition from v3 on; this cluster takes the same
-    // from every version (legacy message sets are not served yet; see the README).
+    // v3+ carries exactly one v2 batch; v0-v2 a magic 0/1 message set, which is stored as
+    // one v2 batch (legacy.rs), as a Kafka whose log format is newer than the producer's does.
     let records = data.records.clone().unwrap_or_default();
+    let records = if context.version < 3 {
+        match legacy::up_convert_message_set(&records) {
+            Ok(stored) => stored,
+            Err(error) => return fail(error),
+        }
+    } else {
+        records
+    };
     let mut batches = BatchReader::new(records);
     let batch = match (batches.next(), batches.next()) {
         (Some(Ok(batch)), None) => batch,

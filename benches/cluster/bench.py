@@ -21,6 +21,7 @@ import argparse
 import base64
 import json
 import os
+import random
 import signal
 import socket
 import statistics
@@ -42,12 +43,15 @@ def free_port():
 
 
 def free_port_pair():
-    """Two consecutive free ports (the real broker's listener and its controller's)."""
+    """Two consecutive free ports (the real broker's listener and its controller's), below
+    Linux's ephemeral range (32768 on), so that no client's outgoing connection takes the
+    second one between this check and the broker's bind."""
     for _ in range(100):
-        port = free_port()
+        port = random.randrange(20000, 32000)
         try:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", port + 1))
+            for p in (port, port + 1):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", p))
             return port
         except OSError:
             continue

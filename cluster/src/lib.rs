@@ -363,7 +363,10 @@ impl Default for ClusterBuilder {
             release: None,
             rules: Vec::new(),
             log_capacity: 10_000,
-            log_bytes: 64 << 20,
+            // The log holds produced batches beside the partitions' own copies: at 64 MiB it
+            // was a third of the memory after producing 1 M records of 100 bytes
+            // (benches/README.md, the cluster benchmark).
+            log_bytes: 16 << 20,
             in_memory: false,
             seed: None,
             sasl_users: Vec::new(),
@@ -502,7 +505,7 @@ impl ClusterBuilder {
     }
 
     /// Requests the request log keeps, the newest: at most `entries` of them (default
-    /// 10,000; 0 keeps none) and at most `bytes` of requests as encoded (default 64 MiB).
+    /// 10,000; 0 keeps none) and at most `bytes` of requests as encoded (default 16 MiB).
     /// Its per-API counts cover every request.
     pub fn request_log_capacity(mut self, entries: usize, bytes: usize) -> Self {
         self.log_capacity = entries;

@@ -125,6 +125,7 @@ impl Run for ClusterCommand {
         };
         // Each connection holds one descriptor.
         let max_connections = self.limits.max_connections(raise_fd_limit(), 1);
+        fix_mmap_threshold();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
             .thread_name("kafka-codec-cluster")
@@ -233,6 +234,29 @@ fn log_request(served: &Served<'_>) {
     ));
 }
 
+/// Allocations of at least this many bytes get their own mapping from the allocator.
+const MMAP_THRESHOLD: usize = 128 * 1024;
+
+/// Keeps glibc's malloc at a fixed mmap threshold ([`MMAP_THRESHOLD`], its initial value).
+/// By default glibc raises the threshold to the size of each mapped block freed: once the
+/// retention cap drops its first ~1 MiB batch, every later batch comes from the threads'
+/// heaps, where the holes left by dropped batches are kept, so the process grew to about
+/// 690 MiB after 1 GiB was produced to one partition capped at 256 MiB (benches/README.md,
+/// `benches/cluster/run.sh`); at a fixed threshold a dropped batch's memory goes back to the
+/// system at once (about 360 MiB: the cap, the request log and the buffers). Returns whether
+/// the allocator took the setting (always false on another allocator or libc).
+fn fix_mmap_threshold() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets a parameter of glibc's allocator, under the allocator's
+    // own lock (it is safe to call from any thread at any time); the value is a constant in
+    // the range glibc accepts (at most HEAP_MAX_SIZE / 2, 32 MiB on 64-bit).
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD as libc::c_int) == 1
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
+}
+
 /// The rules of a `--faults` file.
 fn read_faults(path: &std::path::Path) -> Result<Vec<kafka_codec_cluster::control::Rule>, Failure> {
     let shown = path.display();
@@ -267,4 +291,13 @@ fn host_and_port(address: &str) -> Result<(&str, u16), Failure> {
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
     Ok((host, port))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn glibc_takes_the_fixed_mmap_threshold() {
+        assert!(super::fix_mmap_threshold());
+    }
 }

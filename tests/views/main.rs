@@ -541,5 +541,9 @@ fn hand_written_hostile_inputs_are_refused_when_the_view_is_made() {
     // nullable compact string) is declared 3 bytes long and holds a 2-byte string. The
     // accessor reads the string; the owned decoder also requires the string to fill the
     // declared size, which no accessor checks.
-    assert_eq!(lenient, [2], "only the tagged field's size mismatch is read leniently");
+    assert_eq!(
+        lenient,
+        [2],
+        "only the tagged field's size mismatch is read leniently"
+    );
 }

@@ -332,17 +332,18 @@ impl<'a> LazyOrigin<'a> {
     }
 
     /// The input.
-    pub(crate) fn input(&self) -> &'a Bytes {
+    pub fn input(&self) -> &'a Bytes {
         self.input
     }
 
     /// The options the view was made with.
-    pub(crate) fn options(&self) -> &DecodeOptions {
+    pub fn options(&self) -> &DecodeOptions {
         &self.options
     }
 
-    /// The API key and version the frame was read at.
-    pub(crate) fn api(&self) -> (i16, i16) {
+    /// The API key (-1 for a message that is not an API's body) and version the bytes were
+    /// read at.
+    pub fn api(&self) -> (i16, i16) {
         (self.key, self.version)
     }
 

@@ -1,6 +1,9 @@
 //! Routes Produce requests by topic without building them: a proxy reads each partition's
-//! topic, index and records straight from the frame's bytes through a zero-copy view
-//! (`RequestFrameView`, feature `views`), and hands the records on as slices of the frame.
+//! topic, index and records straight from the frame's bytes through a lazy zero-copy view
+//! (`LazyRequestFrame`, feature `views`: only the framing and header are checked up front,
+//! each accessor checks what it reads and returns a `Result`), and hands the records on as
+//! slices of the frame. A frame cut short or otherwise bad fails at the accessor that meets
+//! the bad bytes, with the owned decoder's error.
 //!
 //! `cargo run --example route_by_topic --features views`
 //!
@@ -11,7 +14,7 @@ use kafka_codec::messages::produce_request::{
     PartitionProduceData, ProduceRequestView, TopicProduceData,
 };
 use kafka_codec::messages::ProduceRequest;
-use kafka_codec::{DecodeOptions, Framing, RequestFrame, RequestFrameView, Uuid};
+use kafka_codec::{DecodeOptions, Framing, Lazy, LazyRequestFrame, RequestFrame, Uuid};
 use kafka_codec_test_support::counting_alloc::{self, CountingAllocator};
 
 #[global_allocator]
@@ -57,25 +60,27 @@ fn main() {
         // Per broker: (partitions, record bytes) routed to it.
         let mut routed = [(0usize, 0usize); 3];
         let (result, stats) = counting_alloc::measure(|| {
-            let view = RequestFrameView::new(&frame, &options)?;
-            let Some(produce) = view.body::<ProduceRequestView<'_>>() else {
+            let view = LazyRequestFrame::new(&frame, &options)?;
+            let Some(produce) = view.body::<ProduceRequestView<'_, Lazy>>() else {
                 return Ok(0); // another API: forward as is
             };
-            for topic in produce.topic_data() {
+            for topic in produce.topic_data()? {
+                let topic = topic?;
                 // The topic's name before version 13, its id from 13 on.
-                let id = topic.topic_id();
+                let id = topic.topic_id()?;
                 let key = if version >= 13 {
                     &id.as_bytes()[..]
                 } else {
-                    topic.name().as_bytes()
+                    topic.name()?.as_bytes()
                 };
                 let broker = route(key, routed.len());
-                for partition in topic.partition_data() {
+                for partition in topic.partition_data()? {
+                    let partition = partition?;
                     // The records as a `Bytes` sharing the frame (no copy), to hand on.
-                    let records = view.share(partition.records().unwrap_or_default());
+                    let records = view.share(partition.records()?.unwrap_or_default());
                     routed[broker].0 += 1;
                     routed[broker].1 += records.len();
-                    let _ = partition.index();
+                    let _ = partition.index()?;
                 }
             }
             Ok::<_, kafka_codec::DecodeError>(view.header().correlation_id())
@@ -89,4 +94,36 @@ fn main() {
         );
         assert_eq!(stats.requested, 0, "the routing read allocates nothing");
     }
+
+    // Cut short: the frame and header still read, and the accessor that reaches the missing
+    // bytes fails as the owned decode fails.
+    let frame = produce_frame(2, 13);
+    let cut = frame.slice(..frame.len() - 100);
+    let cut = {
+        let mut bytes = (cut.len() as i32 - 4).to_be_bytes().to_vec();
+        bytes.extend_from_slice(&cut[4..]);
+        Bytes::from(bytes)
+    };
+    let view = LazyRequestFrame::new(&cut, &options).expect("framing and header are whole");
+    let produce = view
+        .body::<ProduceRequestView<'_, Lazy>>()
+        .expect("a Produce request");
+    let error = produce
+        .topic_data()
+        .and_then(|topics| {
+            for topic in topics {
+                for partition in topic?.partition_data()? {
+                    partition?.records()?;
+                }
+            }
+            Ok(())
+        })
+        .expect_err("cut short");
+    assert_eq!(
+        Some(&error),
+        RequestFrame::decode_with(cut.clone(), &options)
+            .err()
+            .as_ref()
+    );
+    println!("a frame cut short: {error}");
 }

@@ -71,7 +71,9 @@ pub trait RandomMessageVisitor {
 ))]
 pub trait ViewableMessageVisitor {
     /// Called once for each request, response and header.
-    fn visit<M: MessageCodec + crate::random::Random + crate::wire::view::Viewable>(&mut self);
+    fn visit<M: MessageCodec + crate::random::Random + crate::wire::view::Viewable + 'static>(
+        &mut self,
+    );
 }
 
 /// A kind of Kafka listener that serves an API.

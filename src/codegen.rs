@@ -39,8 +39,8 @@ pub use crate::view_struct;
 #[doc(no_inline)]
 pub use crate::wire::view::{
     check_bool_array, check_bytes, check_bytes_array, check_count, check_fixed_array,
-    check_fixed_array_field, check_str, check_str_array, check_struct, check_struct_array,
-    IntoOwned, ViewCursor, ViewIter, Walk,
+    check_fixed_array_field, check_str, check_str_array, check_struct, check_struct_array, Checked,
+    IntoOwned, Lazy, ViewCursor, ViewIter, ViewMode, Walk,
 };
 
 #[cfg(feature = "arbitrary")]

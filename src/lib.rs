@@ -70,7 +70,9 @@
 //! **Zero-copy views** (`views`, off by default; requests with `broker`, responses with
 //! `client`, as decoding). `RequestFrameView` and `ResponseFrameView` read a frame in place;
 //! each struct has a `<Struct>View` beside it (`ProduceRequestView`), whose accessors read
-//! fields from the frame's bytes on demand. See the next section for when to use them.
+//! fields from the frame's bytes on demand. `LazyRequestFrame`, `LazyResponseFrame` and
+//! `LazyMessage` give the same views in their lazy mode (`ProduceRequestView<'_, Lazy>`).
+//! See the next section for when to use them.
 //!
 //! **Random messages** (`arbitrary`). The `random` module generates messages valid at a
 //! version, for property tests and structure-aware fuzzing.
@@ -97,11 +99,28 @@
 //! code per struct and version, as the owned decoder is), and reading field `n` of a struct
 //! steps over the fields before it (fixed-width ones at a constant offset). A routing read
 //! (view + the few fields a router needs) allocates nothing and runs at about the owned
-//! decode's speed (0.98–1.09× on Produce, Fetch and Metadata shapes, 1.7–3.7× faster than
-//! `kafka-protocol`); `to_owned()` after the check costs 1.5–3× the owned decode
-//! (`benches/README.md`). Choose a view where allocation or memory matters (no heap at all,
-//! whatever the frame holds), an owned message where you read most fields or keep them.
-//! `examples/route_by_topic.rs` routes Produce requests by topic with no heap allocation.
+//! decode's speed; `to_owned()` after the check costs 1.5–3× the owned decode
+//! (`benches/README.md`).
+//!
+//! A **lazy view** (`LazyRequestFrame::new`, `LazyResponseFrame::new`, `LazyMessage::new`;
+//! the same generated view types in mode `Lazy`) checks only the framing and the header
+//! when made, so it skips the check's pass over the body. Each accessor then returns a
+//! `Result`: it steps over the fields before its own (reading only their lengths and counts,
+//! bounded by the frame), reads its value and checks that (a string's UTF-8 and length,
+//! bytes' and arrays' lengths against the `DecodeLimits`); array iterators yield `Result`s
+//! and stop at the first error. When what it reads or steps over is bad (cut short, a length
+//! past the frame, invalid UTF-8), the accessor's error is the owned decoder's error for the
+//! whole frame, kind, offset and field path alike (the owned decoder reads the frame again
+//! to say it: errors are rare). What no accessor reads is never checked, so a lazy view may
+//! read the good parts of a frame the owned decoder refuses (a limit or tagged-section
+//! order broken elsewhere); `to_owned()` of a lazy view checks the struct first and equals
+//! the owned decode. It allocates nothing either, and its routing reads are the fastest way
+//! here to a few fields (`benches/README.md` has the numbers).
+//!
+//! Choose: an owned message where you read most fields or keep them; a checked view where a
+//! bad frame must be refused before anything is read from it; a lazy view on a hot path that
+//! reads a few fields and forwards the bytes. `examples/route_by_topic.rs` routes Produce
+//! requests by topic with a lazy view and no heap allocation.
 //!
 //! Not API: the `codegen` module, which the generated code calls, is hidden from these pages
 //! and may change in any release.
@@ -173,17 +192,17 @@ pub use frame::{
     TrailingBytes,
 };
 #[cfg(feature = "views")]
-pub use frame_view::view_message;
+pub use frame_view::{view_message, LazyMessage};
 #[cfg(all(feature = "views", feature = "broker"))]
-pub use frame_view::RequestFrameView;
+pub use frame_view::{LazyRequestFrame, RequestFrameView};
 #[cfg(all(feature = "views", feature = "client"))]
-pub use frame_view::ResponseFrameView;
+pub use frame_view::{LazyResponseFrame, ResponseFrameView};
 #[cfg(feature = "json")]
 pub use json::{JsonError, JsonErrorKind};
 pub use message::{Message, MessageKind};
 pub use versions::{ReleaseVersions, VersionRange};
 #[cfg(feature = "views")]
-pub use wire::view::{StructView, ViewIter, Viewable};
+pub use wire::view::{Checked, Lazy, StructView, ViewIter, ViewMode, Viewable};
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,
     ParseUuidError, PathSegment, PrimitiveArray, RawTaggedField, TaggedFields, Utf8Bytes, Uuid,

@@ -6,8 +6,11 @@
 //!   id, partition index, error code, high watermark and records length; Metadata v13 (100
 //!   topics × 10 partitions), topic names and partition leader ids. The owned decodes build
 //!   the whole message and read the same fields.
-//! - full walk: the view converted with `to_owned()`, which reads every field through its
-//!   accessor, against the owned decode.
+//! - the same routing read through the lazy view (`LazyMessage`: only the version checked
+//!   when made; each accessor reads and bounds-checks what it needs and returns a `Result`).
+//! - full walk: the checked view converted with `to_owned()`, the lazy view converted with
+//!   `to_owned()` (which checks, then reads) and read through every accessor
+//!   (`to_owned_via_accessors`), against the owned decode.
 //!
 //! Each group also times krabka-protocol 0.8's borrowed types (`DecodeBorrow`) on the same
 //! bytes: they decode the whole message into `Vec`s of borrowed structs (and parse the record
@@ -33,8 +36,13 @@ fn routing(
     c: &mut Criterion,
     name: &str,
     bytes: &Bytes,
-    ([view, owned, kp], krabka): ([Route; 3], Option<Route>),
+    ([view, lazy, owned, kp], krabka): ([Route; 4], Option<Route>),
 ) {
+    assert_eq!(
+        view(bytes),
+        lazy(bytes),
+        "{name}: the lazy view reads what the checked view reads"
+    );
     assert_eq!(
         view(bytes),
         owned(bytes),
@@ -52,13 +60,18 @@ fn routing(
             "{name}: and what krabka-protocol reads"
         );
     }
-    let (_, stats) = counting_alloc::measure(|| view(bytes));
-    assert_eq!(
-        stats.requested, 0,
-        "{name}: the routing read allocates nothing"
-    );
+    for route in [view, lazy] {
+        let (_, stats) = counting_alloc::measure(|| route(bytes));
+        assert_eq!(
+            stats.requested, 0,
+            "{name}: the routing read allocates nothing"
+        );
+    }
     let mut group = c.benchmark_group(format!("{name}/route"));
     group.bench_function("kafka-codec view", |b| b.iter(|| view(black_box(bytes))));
+    group.bench_function("kafka-codec lazy view", |b| {
+        b.iter(|| lazy(black_box(bytes)))
+    });
     group.bench_function("kafka-codec", |b| b.iter(|| owned(black_box(bytes))));
     group.bench_function("kafka-protocol", |b| b.iter(|| kp(black_box(bytes))));
     if let Some(krabka) = krabka {
@@ -91,7 +104,7 @@ macro_rules! decodes {
     }};
 }
 
-fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFields>(
+fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFields + 'static>(
     c: &mut Criterion,
     name: &str,
     bytes: &Bytes,
@@ -104,6 +117,23 @@ fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFi
         b.iter(|| {
             let view: M::View<'_> = view_message(black_box(bytes), version).expect("valid");
             view.to_owned_struct()
+        })
+    });
+    group.bench_function("kafka-codec lazy view to_owned", |b| {
+        b.iter(|| {
+            let message = kafka_codec::LazyMessage::new::<M>(black_box(bytes), version);
+            let message = message.expect("valid");
+            let view: M::LazyView<'_> = message.view().expect("its view");
+            view.to_owned_struct().expect("valid")
+        })
+    });
+    group.bench_function("kafka-codec lazy view accessors", |b| {
+        b.iter(|| {
+            use kafka_codec::wire::view::OwnedViaAccessors;
+            let message = kafka_codec::LazyMessage::new::<M>(black_box(bytes), version);
+            let message = message.expect("valid");
+            let view: M::LazyView<'_> = message.view().expect("its view");
+            view.to_owned_via_accessors().expect("valid")
         })
     });
     group.bench_function("kafka-codec", |b| {

@@ -9,8 +9,10 @@
 //! ```
 //!
 //! The Ir of one operation is (Ir at 11 − Ir at 1) / 10. Operations: `route-view`,
-//! `route-owned`, `route-kafka-protocol`, `route-krabka` (the four routing reads), `walk-view`
-//! (view + `to_owned`), `walk-owned` (the owned decode).
+//! `route-lazy`, `route-owned`, `route-kafka-protocol`, `route-krabka` (the five routing
+//! reads), `walk-view` (view + `to_owned`), `walk-lazy` (lazy view + `to_owned`),
+//! `walk-lazy-accessors` (lazy view + `to_owned_via_accessors`), `walk-owned` (the owned
+//! decode).
 
 use bytes::Bytes;
 use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
@@ -19,14 +21,24 @@ use kafka_codec_bench::views::routes;
 use kafka_codec_bench::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
 use std::hint::black_box;
 
-fn walk<M: Message + Viewable + kafka_codec::codegen::DecodeFields>(
+fn walk<M: Message + Viewable + kafka_codec::codegen::DecodeFields + 'static>(
     bytes: &Bytes,
     version: i16,
-    view: bool,
+    how: &str,
 ) -> usize {
-    if view {
+    if how == "walk-view" {
         let view: M::View<'_> = view_message(bytes, version).expect("valid");
         std::mem::size_of_val(&black_box(view.to_owned_struct()))
+    } else if how == "walk-lazy" || how == "walk-lazy-accessors" {
+        use kafka_codec::wire::view::OwnedViaAccessors;
+        let message = kafka_codec::LazyMessage::new::<M>(bytes, version).expect("valid");
+        let view: M::LazyView<'_> = message.view().expect("its view");
+        let owned = if how == "walk-lazy" {
+            view.to_owned_struct()
+        } else {
+            view.to_owned_via_accessors()
+        };
+        std::mem::size_of_val(&black_box(owned.expect("valid")))
     } else {
         let message = M::decode(&mut bytes.clone(), version).expect("valid");
         std::mem::size_of_val(&black_box(message))
@@ -46,23 +58,21 @@ fn main() {
         METADATA_SMALL => (metadata_response(METADATA_SMALL, 100, 10).bytes, 13),
         _ => panic!("unknown case {case}"),
     };
-    let ([view, owned, kp], krabka) = routes(case).expect("a views case");
+    let ([view, lazy, owned, kp], krabka) = routes(case).expect("a views case");
     let mut sum = 0u64;
     for _ in 0..n {
         let bytes = black_box(&bytes);
         sum = sum.wrapping_add(match operation.as_str() {
             "route-view" => view(bytes),
+            "route-lazy" => lazy(bytes),
             "route-owned" => owned(bytes),
             "route-kafka-protocol" => kp(bytes),
             "route-krabka" => krabka.expect("built with --features krabka")(bytes),
-            "walk-view" | "walk-owned" => {
-                let as_view = operation == "walk-view";
+            how if how.starts_with("walk-") => {
                 (match version {
-                    18 => walk::<FetchResponse>(bytes, version, as_view),
-                    _ if case.starts_with("produce") => {
-                        walk::<ProduceRequest>(bytes, version, as_view)
-                    }
-                    _ => walk::<MetadataResponse>(bytes, version, as_view),
+                    18 => walk::<FetchResponse>(bytes, version, how),
+                    _ if case.starts_with("produce") => walk::<ProduceRequest>(bytes, version, how),
+                    _ => walk::<MetadataResponse>(bytes, version, how),
                 }) as u64
             }
             _ => panic!("unknown operation {operation}"),

@@ -8,7 +8,7 @@ use kafka_codec::messages::fetch_response::FetchResponseView;
 use kafka_codec::messages::metadata_response::MetadataResponseView;
 use kafka_codec::messages::produce_request::ProduceRequestView;
 use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
-use kafka_codec::{view_message, Message};
+use kafka_codec::{view_message, DecodeError, Lazy, LazyMessage, Message};
 use kafka_protocol::protocol::Decodable;
 
 pub fn produce_route_view(bytes: &Bytes) -> u64 {
@@ -21,6 +21,26 @@ pub fn produce_route_view(bytes: &Bytes) -> u64 {
         }
     }
     sum
+}
+
+/// The same read through the lazy view: nothing checked but what is read.
+pub fn produce_route_lazy(bytes: &Bytes) -> u64 {
+    let read = || -> Result<u64, DecodeError> {
+        let message = LazyMessage::new::<ProduceRequest>(bytes, 13)?;
+        let view: ProduceRequestView<'_, Lazy> = message.view().expect("its view");
+        let mut sum = 0u64;
+        for topic in view.topic_data()? {
+            let topic = topic?;
+            sum ^= topic.topic_id()?.halves().0 as u64;
+            for partition in topic.partition_data()? {
+                let partition = partition?;
+                sum += partition.index()? as u64;
+                sum += partition.records()?.map_or(0, <[u8]>::len) as u64;
+            }
+        }
+        Ok(sum)
+    };
+    read().expect("valid")
 }
 
 pub fn produce_route_owned(bytes: &Bytes) -> u64 {
@@ -94,6 +114,26 @@ pub fn fetch_route_view(bytes: &Bytes) -> u64 {
     sum
 }
 
+pub fn fetch_route_lazy(bytes: &Bytes) -> u64 {
+    let read = || -> Result<u64, DecodeError> {
+        let message = LazyMessage::new::<FetchResponse>(bytes, 18)?;
+        let view: FetchResponseView<'_, Lazy> = message.view().expect("its view");
+        let mut sum = 0u64;
+        for topic in view.responses()? {
+            let topic = topic?;
+            sum ^= topic.topic_id()?.halves().0 as u64;
+            for p in topic.partitions()? {
+                let p = p?;
+                sum += p.partition_index()? as u64 + p.error_code()? as u64;
+                sum += p.high_watermark()? as u64;
+                sum += p.records()?.map_or(0, <[u8]>::len) as u64;
+            }
+        }
+        Ok(sum)
+    };
+    read().expect("valid")
+}
+
 pub fn fetch_route_owned(bytes: &Bytes) -> u64 {
     let message = FetchResponse::decode(&mut bytes.clone(), 18).expect("valid");
     let mut sum = 0u64;
@@ -150,6 +190,23 @@ pub fn metadata_route_view(bytes: &Bytes) -> u64 {
         }
     }
     sum
+}
+
+pub fn metadata_route_lazy(bytes: &Bytes) -> u64 {
+    let read = || -> Result<u64, DecodeError> {
+        let message = LazyMessage::new::<MetadataResponse>(bytes, 13)?;
+        let view: MetadataResponseView<'_, Lazy> = message.view().expect("its view");
+        let mut sum = 0u64;
+        for topic in view.topics()? {
+            let topic = topic?;
+            sum += topic.name()?.map_or(0, str::len) as u64;
+            for p in topic.partitions()? {
+                sum += p?.leader_id()? as u64;
+            }
+        }
+        Ok(sum)
+    };
+    read().expect("valid")
 }
 
 pub fn metadata_route_owned(bytes: &Bytes) -> u64 {
@@ -209,20 +266,35 @@ macro_rules! krabka {
     }};
 }
 
-/// The routing reads of a case by its benchmark name: view, owned, kafka-protocol, and
-/// krabka-protocol's where the `krabka` feature builds it.
-pub fn routes(case: &str) -> Option<([Route; 3], Option<Route>)> {
+/// The routing reads of a case by its benchmark name: checked view, lazy view, owned,
+/// kafka-protocol, and krabka-protocol's where the `krabka` feature builds it.
+pub fn routes(case: &str) -> Option<([Route; 4], Option<Route>)> {
     Some(match case {
         "produce_request_v13" => (
-            [produce_route_view, produce_route_owned, produce_route_kp],
+            [
+                produce_route_view,
+                produce_route_lazy,
+                produce_route_owned,
+                produce_route_kp,
+            ],
             krabka!(produce_route_krabka),
         ),
         "fetch_response_v18" => (
-            [fetch_route_view, fetch_route_owned, fetch_route_kp],
+            [
+                fetch_route_view,
+                fetch_route_lazy,
+                fetch_route_owned,
+                fetch_route_kp,
+            ],
             krabka!(fetch_route_krabka),
         ),
         crate::METADATA_SMALL => (
-            [metadata_route_view, metadata_route_owned, metadata_route_kp],
+            [
+                metadata_route_view,
+                metadata_route_lazy,
+                metadata_route_owned,
+                metadata_route_kp,
+            ],
             krabka!(metadata_route_krabka),
         ),
         _ => return None,

@@ -105,7 +105,7 @@ impl<'a> Decoder<'a> {
     /// A decoder over `input[start..end]` (which the caller has checked is in bounds), with
     /// positions counted from the start of `input` and the memory budget of `end - start`
     /// input bytes: a frame after its size prefix, read in place as a view reads it.
-    #[cfg(all(feature = "views", any(feature = "client", feature = "broker")))]
+    #[cfg(feature = "views")]
     pub(crate) fn with_limits_in(
         input: &'a Bytes,
         start: usize,

@@ -1,27 +1,34 @@
-//! The runtime of zero-copy views (feature `views`): the walk over checked bytes that the
-//! generated views read with, their iterators and values, and the helpers their generated
-//! checks call.
+//! The runtime of zero-copy views (feature `views`): the walk the generated views read with,
+//! their two modes, their iterators and values, and the helpers their generated checks call.
 //!
 //! Each generated view (`codegen/src/emit/view.rs`) has, per struct, straight-line code for
-//! every version as the owned decoder has: `view_check`, which checks the struct's bytes once
-//! when a view is made; `view_skip_to`, which steps over its first fields to the one an
-//! accessor reads (fixed-width fields are constant steps the compiler folds); and
+//! every version as the owned decoder has: `view_check`, which checks the struct's bytes as
+//! the owned decoder reads them; `view_skip_to`, which steps over its first fields to the one
+//! an accessor reads (fixed-width fields are constant steps the compiler folds); and
 //! `view_read_owned`, which reads the whole struct in one pass for `to_owned`.
 //!
-//! **The contract.** `view_check` uses the owned decoder's own readers
+//! **Two modes, one generator** ([`ViewMode`]). A [`Checked`] view (the default) was made
+//! after `view_check` passed over the whole frame: it uses the owned decoder's own readers
 //! (`Decoder::read_str`, `read_array_count`, `read_tagged_fields`, ...) and charges the
-//! memory budget as the owned decode reserves, so it refuses what the owned decoder refuses:
-//! lengths and counts past the input, the `DecodeLimits`, invalid UTF-8, tagged sections out
-//! of order or of the wrong size, nesting. After it has passed, the accessors read with
-//! [`Walk`], which never fails: every read is bounds-checked (`get`) and a read that could
-//! only fail on bytes the check refused yields a zero or an empty value rather than a panic.
-//! No `unsafe` here: strings are checked as UTF-8 again when read (`str::from_utf8`, a fast
-//! pass over bytes already known to be valid), so no walk, even a wrong one, can make a
-//! `&str` of bytes that are not UTF-8.
+//! memory budget as the owned decode reserves, so it refuses what the owned decoder refuses.
+//! Its accessors then cannot fail and return plain values. A [`Lazy`] view was made after
+//! checking only the framing and header; its accessors return `Result`s.
+//!
+//! **The walk.** Both modes read with [`Walk`]: every read is bounds-checked (`get`, against
+//! the frame's end); a read past it yields a zero or an empty value and marks the walk bad,
+//! as do a string that is not UTF-8, a null where the field cannot be null, a varint longer
+//! than five bytes, and (lazy only) a value over the `DecodeLimits`. A checked view never
+//! sees a bad walk (its bytes were checked); a lazy accessor turns one into the owned
+//! decoder's error for the whole frame ([`LazyOrigin`]). Steps over fields (`skip_*`) read
+//! only lengths and counts, every count bounded by the frame's length, so any walk is
+//! finite and proportional to the frame. No `unsafe` here: strings are checked as UTF-8 when
+//! read (`str::from_utf8`), so no walk, even over hostile bytes, can make a `&str` of bytes
+//! that are not UTF-8.
 
 use super::array::{FixedWidth, INLINE_CAPACITY};
-use super::{DecodeError, Decoder, TaggedFields, Utf8Bytes, Uuid};
+use super::{DecodeError, DecodeErrorKind, DecodeLimits, Decoder, TaggedFields, Utf8Bytes, Uuid};
 use super::{PrimitiveArray, RawTaggedField};
+use crate::frame::DecodeOptions;
 use bytes::Bytes;
 use std::marker::PhantomData;
 
@@ -169,23 +176,225 @@ pub fn check_bytes(d: &mut Decoder<'_>, compact: bool, nullable: bool) -> Result
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reading, after the check
+// Modes: checked once when made, or lazy
 
-/// A position in checked bytes, read without failing: see the module's contract.
+/// How a view reads its bytes: [`Checked`] (the default) or [`Lazy`].
+///
+/// A checked view's bytes were checked whole when it was made, so its accessors return
+/// their values (`Out<T>` is `T`). A lazy view was made after checking only the frame's
+/// framing and header, so each accessor returns `Result<T, DecodeError>` (`Out<T>`): it
+/// fails when the bytes it reads or steps over run past the frame, or the value it reads
+/// is refused (a string that is not UTF-8 or longer than the limit, bytes or an array over
+/// the limit), with the error, offset and field path the owned decoder gives for the whole
+/// frame. What it steps over is not otherwise checked (that is what makes it cheap).
+pub trait ViewMode: Copy + 'static + sealed::Sealed {
+    /// What the views of this mode carry to report an error: nothing for [`Checked`], the
+    /// frame's [`LazyOrigin`] for [`Lazy`].
+    type Origin<'a>: Copy;
+    /// What an accessor returns for a value of type `T`.
+    type Out<T>;
+    #[doc(hidden)]
+    fn bytes<'a>(buf: &'a Bytes, origin: Self::Origin<'a>) -> &'a [u8];
+    #[doc(hidden)]
+    fn finish<'a, T>(origin: Self::Origin<'a>, ok: bool, value: T) -> Self::Out<T>;
+    #[doc(hidden)]
+    fn limits<'a>(origin: Self::Origin<'a>) -> Option<&'a DecodeLimits>;
+    #[doc(hidden)]
+    fn to_owned<'a, T: Default>(
+        cursor: ViewCursor<'a, Self>,
+        check: ViewCheck,
+        read: fn(&mut Walk<'a, Checked>) -> T,
+    ) -> Self::Out<T>;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Checked {}
+    impl Sealed for super::Lazy {}
+}
+
+/// Views checked whole when made (`RequestFrameView::new`, `view_message`): accessors
+/// cannot fail.
+#[derive(Clone, Copy, Debug)]
+pub struct Checked;
+
+/// Views checked only as far as their framing and header when made
+/// (`LazyRequestFrame::new`, `LazyResponseFrame::new`, `LazyMessage::new`): each accessor
+/// reads and bounds-checks only what it needs and returns a `Result` (see [`ViewMode`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Lazy;
+
+impl ViewMode for Checked {
+    type Origin<'a> = ();
+    type Out<T> = T;
+
+    #[inline]
+    fn bytes<'a>(buf: &'a Bytes, _: Self::Origin<'a>) -> &'a [u8] {
+        buf.as_ref()
+    }
+
+    #[inline]
+    fn finish<'a, T>(_: Self::Origin<'a>, _: bool, value: T) -> T {
+        value
+    }
+
+    #[inline]
+    fn limits<'a>(_: Self::Origin<'a>) -> Option<&'a DecodeLimits> {
+        None
+    }
+
+    #[inline]
+    fn to_owned<'a, T: Default>(
+        cursor: ViewCursor<'a, Self>,
+        _: ViewCheck,
+        read: fn(&mut Walk<'a, Checked>) -> T,
+    ) -> T {
+        match cursor.walk() {
+            Some(mut w) => read(&mut w),
+            None => T::default(),
+        }
+    }
+}
+
+impl ViewMode for Lazy {
+    type Origin<'a> = &'a LazyOrigin<'a>;
+    type Out<T> = Result<T, DecodeError>;
+
+    #[inline]
+    fn bytes<'a>(buf: &'a Bytes, origin: Self::Origin<'a>) -> &'a [u8] {
+        buf.get(..origin.end).unwrap_or_default()
+    }
+
+    #[inline]
+    fn finish<'a, T>(origin: Self::Origin<'a>, ok: bool, value: T) -> Result<T, DecodeError> {
+        if ok {
+            Ok(value)
+        } else {
+            Err(origin.error(None))
+        }
+    }
+
+    #[inline]
+    fn limits<'a>(origin: Self::Origin<'a>) -> Option<&'a DecodeLimits> {
+        Some(&origin.options.limits)
+    }
+
+    fn to_owned<'a, T: Default>(
+        cursor: ViewCursor<'a, Self>,
+        check: ViewCheck,
+        read: fn(&mut Walk<'a, Checked>) -> T,
+    ) -> Result<T, DecodeError> {
+        let origin = cursor.origin;
+        let Some(at) = cursor.at else {
+            return Ok(T::default());
+        };
+        // The struct checked as the owned decoder reads it, then read as a checked view.
+        let mut d = Decoder::with_limits_in(cursor.buf, at, origin.end, origin.options.limits);
+        check(&mut d, cursor.version).map_err(|e| origin.error(Some(e)))?;
+        let checked = ViewCursor::<Checked> {
+            buf: cursor.buf,
+            at: Some(at),
+            version: cursor.version,
+            origin: (),
+        };
+        Ok(<Checked as ViewMode>::to_owned(checked, check, read))
+    }
+}
+
+/// Where a lazy view's bytes come from, to report an error as the owned decoder would: the
+/// input, where its frame ends, the options, and how the owned decoder reads it.
+pub struct LazyOrigin<'a> {
+    input: &'a Bytes,
+    end: usize,
+    options: DecodeOptions,
+    key: i16,
+    version: i16,
+    redo: fn(&LazyOrigin<'_>) -> Result<(), DecodeError>,
+}
+
+impl<'a> LazyOrigin<'a> {
+    /// The origin of a frame or message in `input[..end]` that `redo` decodes owned.
+    pub(crate) fn new(
+        input: &'a Bytes,
+        end: usize,
+        options: DecodeOptions,
+        (key, version): (i16, i16),
+        redo: fn(&LazyOrigin<'_>) -> Result<(), DecodeError>,
+    ) -> Self {
+        LazyOrigin {
+            input,
+            end,
+            options,
+            key,
+            version,
+            redo,
+        }
+    }
+
+    /// The input.
+    pub fn input(&self) -> &'a Bytes {
+        self.input
+    }
+
+    /// The options the view was made with.
+    pub fn options(&self) -> &DecodeOptions {
+        &self.options
+    }
+
+    /// The API key (-1 for a message that is not an API's body) and version the bytes were
+    /// read at.
+    pub fn api(&self) -> (i16, i16) {
+        (self.key, self.version)
+    }
+
+    /// The owned decoder's error for these bytes, which a lazy read found bad: a bad frame
+    /// is rare, so the owned decoder reads it again to give the error its kind, offset and
+    /// path. Should it accept them (a lazy read cannot see everything the owned decoder
+    /// does, but never refuses what it accepts), `found` or an end-of-input error stands.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn error(&self, found: Option<DecodeError>) -> DecodeError {
+        match (self.redo)(self) {
+            Err(e) => e,
+            Ok(()) => found.unwrap_or_else(|| {
+                let kind = DecodeErrorKind::UnexpectedEof {
+                    needed: 1,
+                    remaining: 0,
+                };
+                DecodeError::new(kind, self.end)
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for LazyOrigin<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyOrigin")
+            .field("len", &self.end)
+            .field("key", &self.key)
+            .field("version", &self.version)
+            .finish()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+/// A position in a view's bytes. Every read is bounds-checked (`get`); a read past the end
+/// yields a zero or an empty value and marks the walk bad, which a checked view never sees
+/// (its bytes were checked) and a lazy view turns into the owned decoder's error.
 #[derive(Clone, Copy)]
-pub struct Walk<'a> {
+pub struct Walk<'a, M: ViewMode> {
     buf: &'a Bytes,
+    bytes: &'a [u8],
     pos: usize,
     version: i16,
     compact: bool,
+    bad: bool,
+    origin: M::Origin<'a>,
 }
 
-impl<'a> Walk<'a> {
-    #[inline]
-    fn bytes(&self) -> &'a [u8] {
-        self.buf.as_ref()
-    }
-
+impl<'a, M: ViewMode> Walk<'a, M> {
     /// The version the bytes were written at.
     #[inline]
     pub fn version(&self) -> i16 {
@@ -198,6 +407,12 @@ impl<'a> Walk<'a> {
         self.buf
     }
 
+    /// Whether every read so far was within the bytes and valid.
+    #[inline]
+    pub fn ok(&self) -> bool {
+        !self.bad
+    }
+
     /// Whether the next value's lengths are compact (set before each read).
     #[inline]
     pub fn set_compact(&mut self, compact: bool) {
@@ -206,30 +421,43 @@ impl<'a> Walk<'a> {
 
     #[inline]
     fn take<const N: usize>(&mut self) -> [u8; N] {
-        let bytes = self.bytes();
-        let value = bytes
+        let value = match self
+            .bytes
             .get(self.pos..)
             .and_then(|rest| rest.first_chunk::<N>())
-            .copied()
-            .unwrap_or([0; N]);
+        {
+            Some(value) => *value,
+            None => {
+                self.bad = true;
+                [0; N]
+            }
+        };
         self.pos = self.pos.saturating_add(N);
         value
     }
 
     #[inline]
     fn slice(&mut self, len: usize) -> &'a [u8] {
-        let bytes = self.bytes();
         let start = self.pos;
         self.pos = start.saturating_add(len);
-        bytes.get(start..self.pos).unwrap_or(&[])
+        match self.bytes.get(start..self.pos) {
+            Some(slice) => slice,
+            None => {
+                self.bad = true;
+                &[]
+            }
+        }
     }
 
     #[inline]
     fn uvarint(&mut self) -> u64 {
-        let bytes = self.bytes();
         // Nearly every varint here is one byte (a short length, an empty tagged section);
         // a records length of up to 2 MiB is three.
-        if let Some(&[a, b, c]) = bytes.get(self.pos..).and_then(|rest| rest.first_chunk()) {
+        if let Some(&[a, b, c]) = self
+            .bytes
+            .get(self.pos..)
+            .and_then(|rest| rest.first_chunk())
+        {
             if a < 0x80 {
                 self.pos += 1;
                 return u64::from(a);
@@ -248,17 +476,22 @@ impl<'a> Walk<'a> {
 
     #[inline(never)]
     fn uvarint_long(&mut self) -> u64 {
-        let bytes = self.bytes();
         let mut value = 0u64;
-        for shift in 0..10 {
-            let byte = bytes.get(self.pos).copied().unwrap_or(0);
-            self.pos = self.pos.saturating_add(1);
+        // The owned decoder reads lengths, counts and tags as 32-bit varints: five bytes
+        // at most, of which it keeps the low 32 bits.
+        for shift in 0..5 {
+            let Some(&byte) = self.bytes.get(self.pos) else {
+                self.bad = true;
+                return 0;
+            };
+            self.pos += 1;
             value |= u64::from(byte & 0x7f) << (7 * shift);
             if byte & 0x80 == 0 {
-                break;
+                return value & u64::from(u32::MAX);
             }
         }
-        value
+        self.bad = true;
+        0
     }
 
     /// A length prefix; `None` for null (negative).
@@ -271,10 +504,13 @@ impl<'a> Walk<'a> {
         } else {
             i64::from(i32::from_be_bytes(self.take()))
         };
+        // Any negative length is null, as the owned decoder reads it where null is allowed
+        // (where it is not, the reader marks the walk bad).
         usize::try_from(len).ok()
     }
 
-    /// Steps over `len` bytes (fixed-width fields).
+    /// Steps over `len` bytes (fixed-width fields); a step past the end shows at the next
+    /// read.
     #[inline]
     pub fn skip(&mut self, len: usize) {
         self.pos = self.pos.saturating_add(len);
@@ -296,11 +532,11 @@ impl<'a> Walk<'a> {
         self.skip(len);
     }
 
-    /// An array's count (0 for null), bounded by the input so that a wrong walk stays finite.
+    /// An array's count (0 for null), bounded by the input so that any walk stays finite.
     #[inline]
     pub fn count(&mut self, compact: bool) -> usize {
         self.compact = compact;
-        self.len(false).unwrap_or(0).min(self.bytes().len())
+        self.len(false).unwrap_or(0).min(self.bytes.len())
     }
 
     /// Steps over an array of fixed-width values `width` bytes each.
@@ -326,7 +562,7 @@ impl<'a> Walk<'a> {
 
     /// Steps over an array of structs.
     #[inline]
-    pub fn skip_struct_array<V: StructView<'a>>(&mut self, compact: bool) {
+    pub fn skip_struct_array<V: StructView<'a, Mode = M>>(&mut self, compact: bool) {
         for _ in 0..self.count(compact) {
             V::skip(self);
         }
@@ -334,7 +570,7 @@ impl<'a> Walk<'a> {
 
     /// Steps over a struct (after its marker where `nullable`).
     #[inline]
-    pub fn skip_struct<V: StructView<'a>>(&mut self, nullable: bool) {
+    pub fn skip_struct<V: StructView<'a, Mode = M>>(&mut self, nullable: bool) {
         if !nullable || self.take::<1>()[0] as i8 >= 0 {
             V::skip(self);
         }
@@ -344,7 +580,7 @@ impl<'a> Walk<'a> {
     #[inline]
     pub fn skip_tagged(&mut self) {
         // Nearly every section is empty: the zero byte.
-        if self.bytes().get(self.pos) == Some(&0) {
+        if self.bytes.get(self.pos) == Some(&0) {
             self.pos += 1;
             return;
         }
@@ -354,60 +590,83 @@ impl<'a> Walk<'a> {
     #[inline(never)]
     fn skip_tagged_entries(&mut self) {
         let count = self.uvarint();
-        for _ in 0..count.min(self.bytes().len() as u64) {
+        for _ in 0..count.min(self.bytes.len() as u64) {
             self.uvarint();
             let size = self.uvarint();
-            self.skip(size as usize);
+            // Bounds-checked: a section may end the bytes a lazy view reads.
+            self.slice(size as usize);
         }
     }
 
-    /// The tagged section's entries as (tag, where the value starts, value); the walk is at
-    /// the section.
-    fn tagged_entries(mut self) -> impl Iterator<Item = (u32, usize, &'a [u8])> {
-        let count = self.uvarint().min(self.bytes().len() as u64);
-        (0..count).map(move |_| {
-            let tag = self.uvarint() as u32;
+    /// Finds tagged field `tag` in the section (the walk is at it, and ends past the entries
+    /// it read): where its value starts and ends.
+    fn find_tagged(&mut self, tag: u32) -> Option<(usize, usize)> {
+        let count = self.uvarint().min(self.bytes.len() as u64);
+        for _ in 0..count {
+            let t = self.uvarint() as u32;
             let size = self.uvarint() as usize;
             let at = self.pos;
-            (tag, at, self.slice(size))
+            self.slice(size);
+            if self.bad {
+                return None;
+            }
+            if t == tag {
+                return Some((at, self.pos));
+            }
+        }
+        None
+    }
+
+    /// The walk over tagged field `tag`'s value (bounded by the value's size), if the section
+    /// (the walk is at it) has it.
+    #[inline]
+    pub fn tagged(&mut self, tag: u32) -> Option<Walk<'a, M>> {
+        let (at, end) = self.find_tagged(tag)?;
+        Some(Walk {
+            pos: at,
+            bytes: self.bytes.get(..end).unwrap_or_default(),
+            ..*self
         })
     }
 
-    /// The walk at tagged field `tag`'s value, if the section (the walk is at it) has it.
+    /// [`Walk::tagged`] of a copy of the walk (at the section), which stays where it is.
     #[inline]
-    pub fn tagged(self, tag: u32) -> Option<Walk<'a>> {
-        let (_, at, _) = self.tagged_entries().find(|&(t, _, _)| t == tag)?;
-        Some(Walk { pos: at, ..self })
+    pub fn tagged_from(mut self, tag: u32) -> Option<Walk<'a, M>> {
+        self.tagged(tag)
     }
 
     /// The raw value of tagged field `tag` in the section (the walk is at it).
     #[inline]
-    pub fn raw_tagged(self, tag: u32) -> Option<&'a [u8]> {
-        self.tagged_entries()
-            .find(|&(t, _, _)| t == tag)
-            .map(|(_, _, value)| value)
+    pub fn raw_tagged(&mut self, tag: u32) -> Option<&'a [u8]> {
+        let (at, end) = self.find_tagged(tag)?;
+        self.bytes.get(at..end)
     }
 
     /// The tagged fields of the section (the walk is at it) that `known` does not know, as
     /// the owned decoder keeps them.
-    pub fn unknown_tagged(self, known: impl Fn(u32) -> bool) -> TaggedFields {
+    pub fn unknown_tagged(mut self, known: impl Fn(u32) -> bool) -> TaggedFields {
         // Nearly every section is empty: its count is the zero byte.
-        if self.bytes().get(self.pos) == Some(&0) {
+        if self.bytes.get(self.pos) == Some(&0) {
             return TaggedFields::new();
         }
+        let count = self.uvarint().min(self.bytes.len() as u64);
         let buf = self.buf;
-        self.tagged_entries()
-            .filter(|&(tag, _, _)| !known(tag))
-            .map(|(tag, _, value)| RawTaggedField {
-                tag,
-                data: share(buf, value),
+        (0..count)
+            .filter_map(|_| {
+                let tag = self.uvarint() as u32;
+                let size = self.uvarint() as usize;
+                let value = self.slice(size);
+                (!known(tag)).then(|| RawTaggedField {
+                    tag,
+                    data: share(buf, value),
+                })
             })
             .collect()
     }
 
     /// A value of `T`, read as nullable where `nullable`.
     #[inline]
-    pub fn read<T: ViewNullable<'a>>(&mut self, compact: bool, nullable: bool) -> Option<T> {
+    pub fn read<T: ViewNullable<'a, M>>(&mut self, compact: bool, nullable: bool) -> Option<T> {
         self.compact = compact;
         if nullable {
             T::read_nullable(self)
@@ -418,24 +677,32 @@ impl<'a> Walk<'a> {
 
     /// A value of `T` that is never null on the wire.
     #[inline]
-    pub fn read_value<T: ViewValue<'a>>(&mut self, compact: bool) -> T {
+    pub fn read_value<T: ViewValue<'a, M>>(&mut self, compact: bool) -> T {
         self.compact = compact;
         T::read(self)
     }
 
+    /// The limits a lazy view checks the values it reads against.
+    #[inline]
+    fn limits(&self) -> Option<&'a DecodeLimits> {
+        M::limits(self.origin)
+    }
+}
+
+impl<'a> Walk<'a, Checked> {
     /// An array of numbers, strings, bytes or booleans, converted to its owned type; the walk
     /// ends past the array.
     #[inline]
-    pub fn read_owned_array<T: OwnedArray<'a> + ViewValue<'a>>(
+    pub fn read_owned_array<T: OwnedArray<'a> + ViewValue<'a, Checked>>(
         &mut self,
         compact: bool,
         nullable: bool,
     ) -> Option<T::Array> {
         self.compact = compact;
         let mut elements = if nullable {
-            ViewIter::<T>::read_nullable(self)?
+            ViewIter::<T, Checked>::read_nullable(self)?
         } else {
-            ViewIter::<T>::read(self)
+            ViewIter::<T, Checked>::read(self)
         };
         let array = T::collect(&mut elements, self.buf);
         self.pos = elements.walk.pos;
@@ -475,14 +742,14 @@ impl<'a> Walk<'a> {
         &mut self,
         compact: bool,
         nullable: bool,
-        mut read: impl FnMut(&mut Walk<'a>) -> T,
+        mut read: impl FnMut(&mut Walk<'a, Checked>) -> T,
     ) -> Option<Vec<T>> {
         self.compact = compact;
         let count = self.len(false);
         if count.is_none() && nullable {
             return None;
         }
-        let count = count.unwrap_or(0).min(self.bytes().len());
+        let count = count.unwrap_or(0).min(self.bytes.len());
         Some((0..count).map(|_| read(self)).collect())
     }
 
@@ -491,7 +758,7 @@ impl<'a> Walk<'a> {
     pub fn read_owned_struct<T>(
         &mut self,
         nullable: bool,
-        read: impl FnOnce(&mut Walk<'a>) -> T,
+        read: impl FnOnce(&mut Walk<'a, Checked>) -> T,
     ) -> Option<T> {
         if nullable && (self.take::<1>()[0] as i8) < 0 {
             return None;
@@ -500,34 +767,45 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// Where a struct starts in checked bytes, and the version it was written at; or a struct the
-/// version does not have, whose fields all read as their defaults.
-#[derive(Clone, Copy)]
-pub struct ViewCursor<'a> {
+/// Where a struct starts in a view's bytes, the version it was written at and the mode's
+/// origin; or a struct the version does not have, whose fields all read as their defaults.
+pub struct ViewCursor<'a, M: ViewMode> {
     buf: &'a Bytes,
     at: Option<usize>,
     version: i16,
+    origin: M::Origin<'a>,
 }
 
-impl<'a> ViewCursor<'a> {
-    /// The struct at `at` in `buf`, which its `view_check` checked at `version`.
+impl<M: ViewMode> Clone for ViewCursor<'_, M> {
     #[inline]
-    pub fn new(buf: &'a Bytes, at: usize, version: i16) -> Self {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<M: ViewMode> Copy for ViewCursor<'_, M> {}
+
+impl<'a, M: ViewMode> ViewCursor<'a, M> {
+    /// The struct at `at` in `buf` at `version`.
+    #[inline]
+    pub fn new(buf: &'a Bytes, at: usize, version: i16, origin: M::Origin<'a>) -> Self {
         ViewCursor {
             buf,
             at: Some(at),
             version,
+            origin,
         }
     }
 
     /// A struct the version lacks: every field reads as its default.
     #[inline]
-    pub fn absent(version: i16) -> Self {
+    pub fn absent(version: i16, origin: M::Origin<'a>) -> Self {
         static EMPTY: Bytes = Bytes::from_static(&[]);
         ViewCursor {
             buf: &EMPTY,
             at: None,
             version,
+            origin,
         }
     }
 
@@ -543,14 +821,23 @@ impl<'a> ViewCursor<'a> {
         self.buf
     }
 
+    /// What the mode carries to report an error.
+    #[inline]
+    pub fn origin(&self) -> M::Origin<'a> {
+        self.origin
+    }
+
     /// The walk at the struct's start; `None` for a struct the version lacks.
     #[inline]
-    pub fn walk(&self) -> Option<Walk<'a>> {
+    pub fn walk(&self) -> Option<Walk<'a, M>> {
         Some(Walk {
             buf: self.buf,
+            bytes: M::bytes(self.buf, self.origin),
             pos: self.at?,
             version: self.version,
             compact: false,
+            bad: false,
+            origin: self.origin,
         })
     }
 }
@@ -569,30 +856,30 @@ pub fn share(buf: &Bytes, part: &[u8]) -> Bytes {
     }
 }
 
-/// A value a view's accessor returns, read from checked bytes.
-pub trait ViewValue<'a>: Sized {
+/// A value a view's accessor returns, read from a walk of mode `M`.
+pub trait ViewValue<'a, M: ViewMode>: Sized {
     #[doc(hidden)]
-    fn read(walk: &mut Walk<'a>) -> Self;
+    fn read(walk: &mut Walk<'a, M>) -> Self;
 }
 
 /// A value that may be null on the wire (`Option<T>` of a nullable field).
-pub trait ViewNullable<'a>: ViewValue<'a> {
+pub trait ViewNullable<'a, M: ViewMode>: ViewValue<'a, M> {
     #[doc(hidden)]
-    fn read_nullable(walk: &mut Walk<'a>) -> Option<Self>;
+    fn read_nullable(walk: &mut Walk<'a, M>) -> Option<Self>;
 }
 
-impl<'a, T: ViewNullable<'a>> ViewValue<'a> for Option<T> {
+impl<'a, M: ViewMode, T: ViewNullable<'a, M>> ViewValue<'a, M> for Option<T> {
     #[inline]
-    fn read(walk: &mut Walk<'a>) -> Self {
+    fn read(walk: &mut Walk<'a, M>) -> Self {
         T::read_nullable(walk)
     }
 }
 
 macro_rules! fixed_values {
     ($($ty:ty),*) => {$(
-        impl<'a> ViewValue<'a> for $ty {
+        impl<'a, M: ViewMode> ViewValue<'a, M> for $ty {
             #[inline]
-            fn read(walk: &mut Walk<'a>) -> Self {
+            fn read(walk: &mut Walk<'a, M>) -> Self {
                 <$ty>::from_be_bytes(walk.take())
             }
         }
@@ -600,47 +887,65 @@ macro_rules! fixed_values {
 }
 fixed_values!(i8, i16, u16, i32, u32, i64, f64);
 
-impl<'a> ViewValue<'a> for bool {
+impl<'a, M: ViewMode> ViewValue<'a, M> for bool {
     #[inline]
-    fn read(walk: &mut Walk<'a>) -> Self {
+    fn read(walk: &mut Walk<'a, M>) -> Self {
         walk.take::<1>()[0] != 0
     }
 }
 
-impl<'a> ViewValue<'a> for Uuid {
+impl<'a, M: ViewMode> ViewValue<'a, M> for Uuid {
     #[inline]
-    fn read(walk: &mut Walk<'a>) -> Self {
+    fn read(walk: &mut Walk<'a, M>) -> Self {
         Uuid(walk.take())
     }
 }
 
-impl<'a> ViewValue<'a> for &'a str {
+impl<'a, M: ViewMode> ViewValue<'a, M> for &'a str {
     #[inline]
-    fn read(walk: &mut Walk<'a>) -> Self {
-        Self::read_nullable(walk).unwrap_or("")
+    fn read(walk: &mut Walk<'a, M>) -> Self {
+        let value = Self::read_nullable(walk);
+        // Null where the field cannot be: the owned decoder refuses it.
+        walk.bad |= value.is_none();
+        value.unwrap_or("")
     }
 }
 
-impl<'a> ViewNullable<'a> for &'a str {
+impl<'a, M: ViewMode> ViewNullable<'a, M> for &'a str {
     #[inline]
-    fn read_nullable(walk: &mut Walk<'a>) -> Option<Self> {
+    fn read_nullable(walk: &mut Walk<'a, M>) -> Option<Self> {
         let len = walk.len(true)?;
-        // Checked when the view was made; checked again here, in safe code (see the module).
-        Some(std::str::from_utf8(walk.slice(len)).unwrap_or(""))
+        if walk.limits().is_some_and(|l| len > l.max_string_len) {
+            walk.bad = true;
+        }
+        // A checked view's bytes were checked when it was made; checked again here, in safe
+        // code (see the module). A lazy view's are checked here only.
+        match std::str::from_utf8(walk.slice(len)) {
+            Ok(value) => Some(value),
+            Err(_) => {
+                walk.bad = true;
+                Some("")
+            }
+        }
     }
 }
 
-impl<'a> ViewValue<'a> for &'a [u8] {
+impl<'a, M: ViewMode> ViewValue<'a, M> for &'a [u8] {
     #[inline]
-    fn read(walk: &mut Walk<'a>) -> Self {
-        Self::read_nullable(walk).unwrap_or(&[])
+    fn read(walk: &mut Walk<'a, M>) -> Self {
+        let value = Self::read_nullable(walk);
+        walk.bad |= value.is_none();
+        value.unwrap_or(&[])
     }
 }
 
-impl<'a> ViewNullable<'a> for &'a [u8] {
+impl<'a, M: ViewMode> ViewNullable<'a, M> for &'a [u8] {
     #[inline]
-    fn read_nullable(walk: &mut Walk<'a>) -> Option<Self> {
+    fn read_nullable(walk: &mut Walk<'a, M>) -> Option<Self> {
         let len = walk.len(false)?;
+        if walk.limits().is_some_and(|l| len > l.max_bytes_len) {
+            walk.bad = true;
+        }
         Some(walk.slice(len))
     }
 }
@@ -651,46 +956,72 @@ pub trait StructView<'a>: Copy {
     /// entered its nesting level), as the owned decoder would read them.
     #[doc(hidden)]
     fn check(d: &mut Decoder<'_>, version: i16) -> Result<(), DecodeError>;
+    /// How the view reads: [`Checked`] or [`Lazy`].
+    type Mode: ViewMode;
     /// Steps over the whole struct, tagged section included.
     #[doc(hidden)]
-    fn skip(walk: &mut Walk<'a>);
+    fn skip(walk: &mut Walk<'a, Self::Mode>);
     /// The owned struct.
     type Owned;
     #[doc(hidden)]
-    fn from_cursor(cursor: ViewCursor<'a>) -> Self;
-    /// The owned struct, equal to what the owned decoder reads from the same bytes.
-    fn to_owned_struct(&self) -> Self::Owned;
+    fn from_cursor(cursor: ViewCursor<'a, Self::Mode>) -> Self;
+    /// The owned struct, equal to what the owned decoder reads from the same bytes (a lazy
+    /// view checks them first: a `Result`).
+    fn to_owned_struct(&self) -> <Self::Mode as ViewMode>::Out<Self::Owned>;
 }
 
-/// An owned struct that has a view: `M::View<'a>` names it generically.
+/// An owned struct that has views: `M::View<'a>` (checked) and `M::LazyView<'a>` name them
+/// generically.
 pub trait Viewable: Sized {
-    /// The struct's view.
-    type View<'a>: StructView<'a, Owned = Self>;
+    /// The struct's checked view.
+    type View<'a>: StructView<'a, Owned = Self, Mode = Checked>;
+    /// The struct's lazy view.
+    type LazyView<'a>: StructView<'a, Owned = Self, Mode = Lazy> + OwnedViaAccessors<Owned = Self>;
+}
+
+/// A lazy view's owned struct read through its accessors alone (the generated
+/// `to_owned_via_accessors`): what the proofs and the fuzz target walk.
+#[doc(hidden)]
+pub trait OwnedViaAccessors {
+    /// The owned struct.
+    type Owned;
+    /// Every field read through its accessor, unknown tagged fields from the section.
+    fn to_owned_via_accessors(self) -> Result<Self::Owned, DecodeError>;
 }
 
 /// A view of a struct as an array element or a field: generated per view.
 #[doc(hidden)]
-pub fn read_struct<'a, V: StructView<'a>>(walk: &mut Walk<'a>) -> V {
-    let view = V::from_cursor(ViewCursor::new(walk.buf, walk.pos, walk.version));
+#[inline]
+pub fn read_struct<'a, M: ViewMode, V: StructView<'a, Mode = M>>(walk: &mut Walk<'a, M>) -> V {
+    let view = V::from_cursor(ViewCursor::new(
+        walk.buf,
+        walk.pos,
+        walk.version,
+        walk.origin,
+    ));
     V::skip(walk);
     view
 }
 
 /// A nullable struct: its marker byte, then the struct.
 #[doc(hidden)]
-pub fn read_nullable_struct<'a, V: StructView<'a>>(walk: &mut Walk<'a>) -> Option<V> {
+#[inline]
+pub fn read_nullable_struct<'a, M: ViewMode, V: StructView<'a, Mode = M>>(
+    walk: &mut Walk<'a, M>,
+) -> Option<V> {
     (walk.take::<1>()[0] as i8 >= 0).then(|| read_struct(walk))
 }
 
 /// The elements of an array field: read one by one as the iterator goes, allocating nothing.
-/// The count is known (an [`ExactSizeIterator`]).
-pub struct ViewIter<'a, T> {
-    walk: Walk<'a>,
+/// Of a checked view, the count is known (an [`ExactSizeIterator`]) and items are values; of
+/// a lazy view, items are `Result`s, and the iterator ends after the first error.
+pub struct ViewIter<'a, T, M: ViewMode = Checked> {
+    walk: Walk<'a, M>,
     left: usize,
     element: PhantomData<T>,
 }
 
-impl<T> Clone for ViewIter<'_, T> {
+impl<T, M: ViewMode> Clone for ViewIter<'_, T, M> {
     fn clone(&self) -> Self {
         ViewIter {
             walk: self.walk,
@@ -700,38 +1031,61 @@ impl<T> Clone for ViewIter<'_, T> {
     }
 }
 
-impl<T> std::fmt::Debug for ViewIter<'_, T> {
+impl<T, M: ViewMode> std::fmt::Debug for ViewIter<'_, T, M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ViewIter").field("len", &self.left).finish()
     }
 }
 
-impl<'a, T> ViewIter<'a, T> {
+impl<'a, T, M: ViewMode> ViewIter<'a, T, M> {
     /// No elements (an array the version lacks).
-    pub fn empty() -> Self {
+    #[inline]
+    pub fn empty(origin: M::Origin<'a>) -> Self {
         ViewIter {
-            walk: Walk {
-                buf: ViewCursor::absent(0).buf,
-                pos: 0,
-                version: 0,
-                compact: false,
-            },
+            walk: ViewCursor::<M>::absent(0, origin).walk_absent(),
             left: 0,
             element: PhantomData,
         }
     }
+
+    /// The elements not yet read, as the array's count on the wire says (a lazy view's
+    /// iterator may end sooner, at an error).
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.left
+    }
 }
 
-impl<'a, T: ViewValue<'a>> Iterator for ViewIter<'a, T> {
-    type Item = T;
+impl<'a, M: ViewMode> ViewCursor<'a, M> {
+    /// A walk over no bytes (an absent array's).
+    #[inline]
+    fn walk_absent(&self) -> Walk<'a, M> {
+        Walk {
+            buf: self.buf,
+            bytes: &[],
+            pos: 0,
+            version: self.version,
+            compact: false,
+            bad: false,
+            origin: self.origin,
+        }
+    }
+}
+
+impl<'a, M: ViewMode, T: ViewValue<'a, M>> Iterator for ViewIter<'a, T, M> {
+    type Item = M::Out<T>;
 
     #[inline]
-    fn next(&mut self) -> Option<T> {
+    fn next(&mut self) -> Option<M::Out<T>> {
         if self.left == 0 {
             return None;
         }
         self.left -= 1;
-        Some(T::read(&mut self.walk))
+        let value = T::read(&mut self.walk);
+        if self.walk.bad {
+            self.left = 0;
+        }
+        Some(M::finish(self.walk.origin, !self.walk.bad, value))
     }
 
     #[inline]
@@ -740,30 +1094,35 @@ impl<'a, T: ViewValue<'a>> Iterator for ViewIter<'a, T> {
     }
 }
 
-impl<'a, T: ViewValue<'a>> ExactSizeIterator for ViewIter<'a, T> {}
-impl<'a, T: ViewValue<'a>> std::iter::FusedIterator for ViewIter<'a, T> {}
+impl<'a, T: ViewValue<'a, Checked>> ExactSizeIterator for ViewIter<'a, T, Checked> {}
+impl<'a, M: ViewMode, T: ViewValue<'a, M>> std::iter::FusedIterator for ViewIter<'a, T, M> {}
 
-impl<'a, T> ViewValue<'a> for ViewIter<'a, T> {
+impl<'a, M: ViewMode, T> ViewValue<'a, M> for ViewIter<'a, T, M> {
     #[inline]
-    fn read(walk: &mut Walk<'a>) -> Self {
-        Self::read_nullable(walk).unwrap_or_else(Self::empty)
+    fn read(walk: &mut Walk<'a, M>) -> Self {
+        let value = Self::read_nullable(walk);
+        walk.bad |= value.is_none();
+        value.unwrap_or_else(|| Self::empty(walk.origin))
     }
 }
 
-impl<'a, T> ViewNullable<'a> for ViewIter<'a, T> {
+impl<'a, M: ViewMode, T> ViewNullable<'a, M> for ViewIter<'a, T, M> {
     #[inline]
-    fn read_nullable(walk: &mut Walk<'a>) -> Option<Self> {
+    fn read_nullable(walk: &mut Walk<'a, M>) -> Option<Self> {
         let count = walk.len(false)?;
+        if walk.limits().is_some_and(|l| count > l.max_array_len) {
+            walk.bad = true;
+        }
         Some(ViewIter {
             walk: *walk,
-            // A checked count never exceeds the input; the bound keeps a wrong walk finite.
-            left: count.min(walk.bytes().len()),
+            // A checked count never exceeds the input; the bound keeps any walk finite.
+            left: count.min(walk.bytes.len()),
             element: PhantomData,
         })
     }
 }
 
-/// The owned value of a view's value.
+/// The owned value of a checked view's value.
 pub trait IntoOwned<'a> {
     /// The owned type (the owned struct's field type).
     type Owned;
@@ -813,14 +1172,14 @@ pub trait OwnedArray<'a>: Sized {
     /// The owned array type.
     type Array;
     #[doc(hidden)]
-    fn collect(elements: &mut ViewIter<'a, Self>, buf: &'a Bytes) -> Self::Array;
+    fn collect(elements: &mut ViewIter<'a, Self, Checked>, buf: &'a Bytes) -> Self::Array;
 }
 
 macro_rules! primitive_arrays {
     ($($ty:ty),*) => {$(
         impl<'a> OwnedArray<'a> for $ty {
             type Array = PrimitiveArray<$ty>;
-            fn collect(elements: &mut ViewIter<'a, Self>, _: &'a Bytes) -> Self::Array {
+            fn collect(elements: &mut ViewIter<'a, Self, Checked>, _: &'a Bytes) -> Self::Array {
                 elements.collect()
             }
         }
@@ -832,7 +1191,7 @@ macro_rules! vec_arrays {
     ($($ty:ty),*) => {$(
         impl<'a> OwnedArray<'a> for $ty {
             type Array = Vec<<$ty as IntoOwned<'a>>::Owned>;
-            fn collect(elements: &mut ViewIter<'a, Self>, buf: &'a Bytes) -> Self::Array {
+            fn collect(elements: &mut ViewIter<'a, Self, Checked>, buf: &'a Bytes) -> Self::Array {
                 elements.map(|element| element.into_owned(buf)).collect()
             }
         }
@@ -840,7 +1199,7 @@ macro_rules! vec_arrays {
 }
 vec_arrays!(bool, &'a str, &'a [u8]);
 
-impl<'a, T: OwnedArray<'a> + ViewValue<'a>> IntoOwned<'a> for ViewIter<'a, T> {
+impl<'a, T: OwnedArray<'a> + ViewValue<'a, Checked>> IntoOwned<'a> for ViewIter<'a, T, Checked> {
     type Owned = T::Array;
     fn into_owned(mut self, buf: &'a Bytes) -> T::Array {
         T::collect(&mut self, buf)
@@ -853,57 +1212,72 @@ impl<'a, T: OwnedArray<'a> + ViewValue<'a>> IntoOwned<'a> for ViewIter<'a, T> {
 #[doc(hidden)]
 macro_rules! view_struct {
     ($view:ident, $owned:ident) => {
-        impl<'a> $crate::wire::view::ViewValue<'a> for $view<'a> {
+        impl<'a, M: $crate::wire::view::ViewMode> $crate::wire::view::ViewValue<'a, M>
+            for $view<'a, M>
+        {
             #[inline]
-            fn read(walk: &mut $crate::wire::view::Walk<'a>) -> Self {
+            fn read(walk: &mut $crate::wire::view::Walk<'a, M>) -> Self {
                 $crate::wire::view::read_struct(walk)
             }
         }
-        impl<'a> $crate::wire::view::ViewNullable<'a> for $view<'a> {
+        impl<'a, M: $crate::wire::view::ViewMode> $crate::wire::view::ViewNullable<'a, M>
+            for $view<'a, M>
+        {
             #[inline]
-            fn read_nullable(walk: &mut $crate::wire::view::Walk<'a>) -> Option<Self> {
+            fn read_nullable(walk: &mut $crate::wire::view::Walk<'a, M>) -> Option<Self> {
                 $crate::wire::view::read_nullable_struct(walk)
             }
         }
-        impl<'a> $crate::wire::view::IntoOwned<'a> for $view<'a> {
+        impl<'a> $crate::wire::view::IntoOwned<'a> for $view<'a, $crate::wire::view::Checked> {
             type Owned = $owned;
             #[inline]
             fn into_owned(self, _: &'a $crate::bytes::Bytes) -> $owned {
                 self.to_owned()
             }
         }
-        impl<'a> $crate::wire::view::OwnedArray<'a> for $view<'a> {
+        impl<'a> $crate::wire::view::OwnedArray<'a> for $view<'a, $crate::wire::view::Checked> {
             type Array = Vec<$owned>;
             #[inline]
             fn collect(
-                elements: &mut $crate::wire::view::ViewIter<'a, Self>,
+                elements: &mut $crate::wire::view::ViewIter<'a, Self, $crate::wire::view::Checked>,
                 _: &'a $crate::bytes::Bytes,
             ) -> Vec<$owned> {
                 elements.map(|element| element.to_owned()).collect()
             }
         }
-        impl $crate::wire::view::Viewable for $owned {
-            type View<'a> = $view<'a>;
+        impl<'a> $crate::wire::view::OwnedViaAccessors for $view<'a, $crate::wire::view::Lazy> {
+            type Owned = $owned;
+            #[inline]
+            fn to_owned_via_accessors(self) -> Result<$owned, $crate::wire::DecodeError> {
+                $view::to_owned_via_accessors(self)
+            }
         }
-        impl<'a> $crate::wire::view::StructView<'a> for $view<'a> {
+        impl $crate::wire::view::Viewable for $owned {
+            type View<'a> = $view<'a, $crate::wire::view::Checked>;
+            type LazyView<'a> = $view<'a, $crate::wire::view::Lazy>;
+        }
+        impl<'a, M: $crate::wire::view::ViewMode> $crate::wire::view::StructView<'a>
+            for $view<'a, M>
+        {
             #[inline]
             fn check(
                 d: &mut $crate::wire::Decoder<'_>,
                 version: i16,
             ) -> Result<(), $crate::wire::DecodeError> {
-                $view::view_check(d, version)
+                $view::<$crate::wire::view::Checked>::view_check(d, version)
             }
+            type Mode = M;
             #[inline]
-            fn skip(walk: &mut $crate::wire::view::Walk<'a>) {
+            fn skip(walk: &mut $crate::wire::view::Walk<'a, M>) {
                 $view::view_skip(walk)
             }
             type Owned = $owned;
             #[inline]
-            fn from_cursor(cursor: $crate::wire::view::ViewCursor<'a>) -> Self {
+            fn from_cursor(cursor: $crate::wire::view::ViewCursor<'a, M>) -> Self {
                 $view(cursor)
             }
             #[inline]
-            fn to_owned_struct(&self) -> $owned {
+            fn to_owned_struct(&self) -> <M as $crate::wire::view::ViewMode>::Out<$owned> {
                 $view::to_owned(*self)
             }
         }

@@ -2,7 +2,9 @@
 //! (10 topics × 64 KiB of records, read from the whole frame with `RequestFrameView`), a Fetch
 //! v18 response (10 partitions × 64 KiB) and a Metadata v13 response (100 topics × 10
 //! partitions), each viewed and read (what a router needs) under the counting allocator. The
-//! same fields read from the owned decode of the same bytes give the same answer.
+//! same fields read from the owned decode of the same bytes give the same answer. Each read
+//! twice: through the checked views (`RequestFrameView`, `view_message`) and through the lazy
+//! ones (`LazyRequestFrame`, `LazyMessage`), whose accessors return `Result`s.
 
 use bytes::Bytes;
 use kafka_codec::messages::fetch_response::{self, FetchResponseView};
@@ -10,7 +12,8 @@ use kafka_codec::messages::metadata_response::{self, MetadataResponseView};
 use kafka_codec::messages::produce_request::{self, ProduceRequestView};
 use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
 use kafka_codec::{
-    view_message, DecodeOptions, Message, Request, RequestFrame, RequestFrameView, Uuid,
+    view_message, DecodeError, DecodeOptions, Lazy, LazyMessage, LazyRequestFrame, Message,
+    Request, RequestFrame, RequestFrameView, Uuid,
 };
 use kafka_codec_test_support::counting_alloc::measure;
 
@@ -80,6 +83,23 @@ fn produce_request_v13_routing_read_allocates_nothing() {
         })
         .collect();
     assert_eq!(routed.to_vec(), expected);
+
+    let lazily = no_heap("produce, lazily", || -> Result<_, DecodeError> {
+        let frame = LazyRequestFrame::new(&frame, &DecodeOptions::default())?;
+        let body: ProduceRequestView<'_, Lazy> = frame.body().unwrap();
+        let mut seen = [(Uuid::ZERO, 0i32, 0usize); 10];
+        for (slot, topic) in seen.iter_mut().zip(body.topic_data()?) {
+            let topic = topic?;
+            let partition = topic.partition_data()?.next().unwrap()?;
+            *slot = (
+                topic.topic_id()?,
+                partition.index()?,
+                partition.records()?.map_or(0, <[u8]>::len),
+            );
+        }
+        Ok(seen)
+    });
+    assert_eq!(lazily.unwrap().to_vec(), expected);
 }
 
 #[test]
@@ -123,6 +143,23 @@ fn fetch_response_v18_routing_read_allocates_nothing() {
         }
     }
     assert_eq!(routed, expected);
+
+    let lazily = no_heap("fetch, lazily", || -> Result<_, DecodeError> {
+        let message = LazyMessage::new::<FetchResponse>(&bytes, 18)?;
+        let view: FetchResponseView<'_, Lazy> = message.view().unwrap();
+        let mut sum = (0u64, 0i64);
+        for topic in view.responses()? {
+            let topic = topic?;
+            for p in topic.partitions()? {
+                let p = p?;
+                sum.0 += u64::from(topic.topic_id()?.0[0]) + p.partition_index()? as u64;
+                sum.0 += p.error_code()? as u64 + p.records()?.map_or(0, <[u8]>::len) as u64;
+                sum.1 += p.high_watermark()?;
+            }
+        }
+        Ok(sum)
+    });
+    assert_eq!(lazily.unwrap(), expected);
 }
 
 #[test]
@@ -168,4 +205,19 @@ fn metadata_response_v13_routing_read_allocates_nothing() {
         })
         .sum();
     assert_eq!(routed, expected);
+
+    let lazily = no_heap("metadata, lazily", || -> Result<_, DecodeError> {
+        let message = LazyMessage::new::<MetadataResponse>(&bytes, 13)?;
+        let view: MetadataResponseView<'_, Lazy> = message.view().unwrap();
+        let mut sum = 0u64;
+        for topic in view.topics()? {
+            let topic = topic?;
+            sum += topic.name()?.map_or(0, str::len) as u64;
+            for p in topic.partitions()? {
+                sum += p?.leader_id()? as u64;
+            }
+        }
+        Ok(sum)
+    });
+    assert_eq!(lazily.unwrap(), expected);
 }

@@ -6,7 +6,11 @@
 //! - the golden corpus (Kafka's own bytes) viewed equals its owned decode;
 //! - hostile variants of those bytes (cut short, bytes changed) and tight `DecodeLimits`:
 //!   the view accepts exactly what the owned decoder accepts, refuses with the same error
-//!   (kind, offset, path), and what it accepts converts to the same message.
+//!   (kind, offset, path), and what it accepts converts to the same message;
+//! - the same bytes through the lazy views (only the header checked when made), read through
+//!   every accessor (`to_owned_via_accessors`) and converted with `to_owned`: what the owned
+//!   decoder accepts reads the same; every error an accessor returns is the owned decoder's
+//!   error for the whole input (kind, offset, path), and bytes cut short always meet one.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -15,10 +19,12 @@ use arbitrary::Unstructured;
 use bytes::Bytes;
 use kafka_codec::messages::{RequestHeader, ResponseHeader};
 use kafka_codec::random::{Random, RandomOptions};
+use kafka_codec::wire::view::OwnedViaAccessors;
 use kafka_codec::{
-    view_message, ApiKey, DecodeLimits, DecodeOptions, Framing, Message, MessageCodec, MessageKind,
-    RequestFrame, RequestFrameView, ResponseFrame, ResponseFrameView, StructView, TrailingBytes,
-    Viewable, ViewableMessageVisitor,
+    view_message, ApiKey, Checked, DecodeError, DecodeLimits, DecodeOptions, Framing, LazyMessage,
+    LazyRequestFrame, LazyResponseFrame, Message, MessageCodec, MessageKind, RequestFrame,
+    RequestFrameView, ResponseFrame, ResponseFrameView, StructView, TrailingBytes, Viewable,
+    ViewableMessageVisitor,
 };
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
@@ -44,6 +50,43 @@ fn both<M: MessageCodec + Viewable>(
     let view = view_message::<M::View<'_>>(bytes, version).map(|view| view.to_owned_struct());
     let owned = M::decode(&mut bytes.clone(), version);
     (view, owned)
+}
+
+/// The lazy view of `bytes` at `version` read through every accessor, and converted with
+/// `to_owned`.
+fn lazy<M: MessageCodec + Viewable + 'static>(
+    bytes: &Bytes,
+    version: i16,
+) -> (Result<M, DecodeError>, Result<M, DecodeError>) {
+    match LazyMessage::new::<M>(bytes, version) {
+        Ok(message) => {
+            let view = message.view::<M::LazyView<'_>>().expect("its own view");
+            (view.to_owned_via_accessors(), view.to_owned_struct())
+        }
+        Err(e) => (Err(e.clone()), Err(e)),
+    }
+}
+
+/// A lazy read's outcome against the owned decode's: what the owned decoder accepts reads
+/// the same; an error is the owned decoder's; `must_fail` (bytes cut short, read whole)
+/// requires an error.
+fn lazy_agrees<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    lazy: &Result<T, DecodeError>,
+    owned: &Result<T, DecodeError>,
+    must_fail: bool,
+) -> Result<(), String> {
+    let agrees = match (lazy, owned) {
+        (Ok(lazy), Ok(owned)) => lazy == owned,
+        (Err(lazy), Err(owned)) => lazy == owned,
+        (Ok(_), Err(_)) => !must_fail,
+        (Err(_), Ok(_)) => false,
+    };
+    if agrees {
+        Ok(())
+    } else {
+        Err(format!("{what}: lazy {lazy:?}, owned {owned:?}"))
+    }
 }
 
 /// Tight limits that refuse some random messages, so the view's checks of each limit meet
@@ -101,7 +144,7 @@ fn frame<M: Message>(body: &[u8], version: i16, options: &DecodeOptions) -> Opti
 
 /// A frame viewed and decoded owned with the same options: the same outcome, the same error,
 /// the same body.
-fn check_frame<M: MessageCodec + Viewable>(
+fn check_frame<M: MessageCodec + Viewable + 'static>(
     bytes: &Bytes,
     version: i16,
     options: &DecodeOptions,
@@ -149,7 +192,29 @@ fn check_frame<M: MessageCodec + Viewable>(
             owned.err()
         ));
     }
-    Ok(())
+    // Lazily: the header checked when made, the body read through every accessor.
+    let owned_body = owned.map(|(_, body)| body.expect("re-encoded"));
+    let through = |body: Result<M, DecodeError>| body.map(|b| b.encode_to_vec(version).unwrap());
+    let lazy = match M::KIND {
+        MessageKind::Request => LazyRequestFrame::new(bytes, options).and_then(|frame| {
+            let body = frame
+                .body::<M::LazyView<'_>>()
+                .expect("the frame's own API");
+            through(body.to_owned_via_accessors())
+        }),
+        _ => LazyResponseFrame::new(bytes, api, version, options).and_then(|frame| {
+            let body = frame
+                .body::<M::LazyView<'_>>()
+                .expect("the frame's own API");
+            through(body.to_owned_via_accessors())
+        }),
+    };
+    lazy_agrees(
+        &format!("lazy frame with {options:?}"),
+        &lazy,
+        &owned_body,
+        false,
+    )
 }
 
 struct Proof {
@@ -158,7 +223,7 @@ struct Proof {
 }
 
 impl Proof {
-    fn check<M: MessageCodec + Random + Viewable>(
+    fn check<M: MessageCodec + Random + Viewable + 'static>(
         &mut self,
         version: i16,
         rng: &mut SmallRng,
@@ -182,6 +247,12 @@ impl Proof {
                 "view converted to {view:?}, the original is {message:?}"
             ));
         }
+        let (through, converted) = lazy::<M>(&bytes, version);
+        if through.as_ref() != Ok(&message) || converted.as_ref() != Ok(&message) {
+            return Err(format!(
+                "lazy view read {through:?} and converted to {converted:?}, the original is {message:?}"
+            ));
+        }
         // Hostile variants of the same bytes: cut short, one byte changed.
         for _ in 0..8 {
             let mut bad = bytes.to_vec();
@@ -191,12 +262,21 @@ impl Proof {
                 let at = rng.gen_range(0..bad.len());
                 bad[at] = rng.gen();
             }
+            let cut = bad.len() < bytes.len();
             let bad = Bytes::from(bad);
             let (view, owned) = both::<M>(&bad, version);
             if view != owned {
                 return Err(format!(
                     "hostile {:02x?}: view {view:?}, owned {owned:?}",
                     &bad[..]
+                ));
+            }
+            let (through, converted) = lazy::<M>(&bad, version);
+            let what = format!("hostile {:02x?}", &bad[..]);
+            lazy_agrees(&what, &through, &owned, cut)?;
+            if converted != owned {
+                return Err(format!(
+                    "{what}: lazy to_owned {converted:?}, owned {owned:?}"
                 ));
             }
         }
@@ -211,7 +291,7 @@ impl Proof {
 }
 
 impl ViewableMessageVisitor for Proof {
-    fn visit<M: MessageCodec + Random + Viewable>(&mut self) {
+    fn visit<M: MessageCodec + Random + Viewable + 'static>(&mut self) {
         let valid = M::VALID_VERSIONS;
         for version in valid.min..=valid.max {
             self.cells += 1;
@@ -256,7 +336,7 @@ struct Golden {
 }
 
 impl ViewableMessageVisitor for Golden {
-    fn visit<M: MessageCodec + Random + Viewable>(&mut self) {
+    fn visit<M: MessageCodec + Random + Viewable + 'static>(&mut self) {
         let file = support::corpus_file(M::NAME, M::KIND, M::API_KEY);
         let Ok(text) = std::fs::read_to_string(support::golden_dir().join(&file)) else {
             return;
@@ -273,10 +353,11 @@ impl ViewableMessageVisitor for Golden {
             };
             let bytes = Bytes::from(support::unhex(hex).expect("hex"));
             let (view, owned) = both::<M>(&bytes, version as i16);
+            let (through, converted) = lazy::<M>(&bytes, version as i16);
             self.cases += 1;
-            if view != owned || owned.is_err() {
+            if view != owned || owned.is_err() || through != owned || converted != owned {
                 self.failures.push(format!(
-                    "{file}:{}: view {view:?}, owned {owned:?}",
+                    "{file}:{}: view {view:?}, lazy {through:?}, owned {owned:?}",
                     number + 1
                 ));
             }
@@ -371,7 +452,7 @@ fn hand_written_hostile_inputs_are_refused_when_the_view_is_made() {
     use kafka_codec::messages::sasl_handshake_request::SaslHandshakeRequestView;
     use support::annotated_hex as hex;
 
-    fn refused<'a, V: StructView<'a>>(input: &'a Bytes, version: i16)
+    fn refused<'a, V: StructView<'a, Mode = Checked>>(input: &'a Bytes, version: i16)
     where
         V::Owned: Message + kafka_codec::codegen::DecodeFields + std::fmt::Debug,
     {
@@ -427,9 +508,42 @@ fn hand_written_hostile_inputs_are_refused_when_the_view_is_made() {
         assert!(RequestFrameView::new(&whole, &DecodeOptions::default()).is_ok());
         cut.extend((0..whole.len()).map(|at| whole.slice(..at)));
     }
-    for frame in frames.iter().chain(&cut) {
+    let mut lenient = Vec::new();
+    for (at, frame) in frames.iter().chain(&cut).enumerate() {
         let owned = RequestFrame::decode(frame.clone()).expect_err("hostile");
         let view = RequestFrameView::new(frame, &DecodeOptions::default()).map(|_| ());
         assert_eq!(view.expect_err("refused"), owned);
+        // Lazily: refused when made (framing, header), or by the first accessor that
+        // reaches the bad bytes, with the same error; a frame cut short always is.
+        let lazy = LazyRequestFrame::new(frame, &DecodeOptions::default()).and_then(|lazy| {
+            use kafka_codec::messages::{
+                ApiVersionsRequest, DescribeQuorumRequest, FetchRequest, MetadataRequest,
+            };
+            fn read<M: Viewable>(body: Option<M::LazyView<'_>>) -> Result<(), DecodeError> {
+                body.expect("the frame's own API")
+                    .to_owned_via_accessors()
+                    .map(drop)
+            }
+            match lazy.api_key() {
+                ApiKey::Fetch => read::<FetchRequest>(lazy.body()),
+                ApiKey::Metadata => read::<MetadataRequest>(lazy.body()),
+                ApiKey::ApiVersions => read::<ApiVersionsRequest>(lazy.body()),
+                ApiKey::DescribeQuorum => read::<DescribeQuorumRequest>(lazy.body()),
+                other => panic!("no sample of {other:?}"),
+            }
+        });
+        match lazy {
+            Err(lazy) => assert_eq!(lazy, owned, "{frame:02x?}"),
+            Ok(()) => lenient.push(at),
+        }
     }
+    // The one frame a lazy read accepts whole: Fetch v12 whose tagged field 0 (ClusterId, a
+    // nullable compact string) is declared 3 bytes long and holds a 2-byte string. The
+    // accessor reads the string; the owned decoder also requires the string to fill the
+    // declared size, which no accessor checks.
+    assert_eq!(
+        lenient,
+        [2],
+        "only the tagged field's size mismatch is read leniently"
+    );
 }

@@ -38,8 +38,8 @@ fn value_type(ty: &FieldType) -> String {
         FieldType::Primitive(Primitive::String) => "&'a str".into(),
         FieldType::Primitive(Primitive::Bytes | Primitive::Records) => "&'a [u8]".into(),
         FieldType::Primitive(_) => super::value_type(ty),
-        FieldType::Struct(name) => format!("{}<'a>", view_name(name)),
-        FieldType::Array(element) => format!("ViewIter<'a, {}>", value_type(element)),
+        FieldType::Struct(name) => format!("{}<'a, M>", view_name(name)),
+        FieldType::Array(element) => format!("ViewIter<'a, {}, M>", value_type(element)),
     }
 }
 
@@ -67,7 +67,7 @@ fn check_field(cx: &Context<'_>, field: &Field) -> String {
         }
         FieldType::Primitive(p) => format!("d.skip({})?;", p.fixed_width().expect("fixed")),
         FieldType::Struct(name) => format!(
-            "check_struct(d, {n}, |d| {}::view_check(d, version))?;",
+            "check_struct(d, {n}, |d| {}::<Checked>::view_check(d, version))?;",
             view_name(name)
         ),
         FieldType::Array(element) if is_primitive_array(&field.ty) => {
@@ -82,7 +82,7 @@ fn check_field(cx: &Context<'_>, field: &Field) -> String {
                 FieldType::Struct(name) => (
                     format!("<{name} as DecodeFields>::min_wire_size(version)"),
                     format!(
-                        "check_struct_array(d, count, size_of::<{name}>(), |d| {}::view_check(d, version))?;",
+                        "check_struct_array(d, count, size_of::<{name}>(), |d| {}::<Checked>::view_check(d, version))?;",
                         view_name(name)
                     ),
                 ),
@@ -120,10 +120,10 @@ fn skip_field(cx: &Context<'_>, field: &Field) -> String {
             format!("w.skip_bytes({c});")
         }
         FieldType::Primitive(p) => format!("w.skip({});", p.fixed_width().expect("fixed")),
-        FieldType::Struct(name) => format!("w.skip_struct::<{}<'a>>({n});", view_name(name)),
+        FieldType::Struct(name) => format!("w.skip_struct::<{}<'a, M>>({n});", view_name(name)),
         FieldType::Array(element) => match element.as_ref() {
             FieldType::Struct(name) => {
-                format!("w.skip_struct_array::<{}<'a>>({c});", view_name(name))
+                format!("w.skip_struct_array::<{}<'a, M>>({c});", view_name(name))
             }
             FieldType::Primitive(Primitive::String) => format!("w.skip_str_array({c});"),
             FieldType::Primitive(Primitive::Bytes | Primitive::Records) => {
@@ -156,7 +156,7 @@ fn read_owned(cx: &Context<'_>, field: &Field, w: &str) -> String {
     let optional = field.is_optional();
     let value = match &field.ty {
         FieldType::Struct(name) => {
-            let read = format!("{}::view_read_owned", view_name(name));
+            let read = format!("{}::<Checked>::view_read_owned", view_name(name));
             if !optional {
                 return format!("{read}({w})");
             }
@@ -165,7 +165,7 @@ fn read_owned(cx: &Context<'_>, field: &Field, w: &str) -> String {
         FieldType::Array(element) => {
             let read = match element.as_ref() {
                 FieldType::Struct(name) => format!(
-                    "{w}.read_owned_structs({c}, {n}, {}::view_read_owned)",
+                    "{w}.read_owned_structs({c}, {n}, {}::<Checked>::view_read_owned)",
                     view_name(name)
                 ),
                 element if is_primitive_array(&field.ty) => format!(
@@ -192,11 +192,14 @@ fn or_default(field: &Field) -> String {
     let value = match (&field.ty, &field.default) {
         _ if default_is_null(field) => return "unwrap_or(None)".into(),
         (FieldType::Array(_), _) if !field.is_optional() => {
-            return "unwrap_or_else(ViewIter::empty)".into()
+            return "unwrap_or_else(|| ViewIter::empty(self.0.origin()))".into()
         }
-        (FieldType::Array(_), _) => return wrap(field, "ViewIter::empty()", true),
+        (FieldType::Array(_), _) => return wrap(field, "ViewIter::empty(self.0.origin())", true),
         (FieldType::Struct(name), _) => {
-            let absent = format!("{}(ViewCursor::absent(self.0.version()))", view_name(name));
+            let absent = format!(
+                "{}(ViewCursor::absent(self.0.version(), self.0.origin()))",
+                view_name(name)
+            );
             return wrap(field, &absent, true);
         }
         (FieldType::Primitive(Primitive::String), DefaultValue::String(s)) => format!("{s:?}"),
@@ -332,7 +335,7 @@ fn emit_skip(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     code.line("#[doc(hidden)]");
     code.line("#[inline]");
     code.block(
-        format!("pub fn view_skip_to({w}: &mut Walk<'a>, {field}: usize)"),
+        format!("pub fn view_skip_to({w}: &mut Walk<'a, M>, {field}: usize)"),
         |code| code.line(body),
     );
     code.blank();
@@ -343,7 +346,9 @@ fn emit_skip(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let body = with_bindings(cx, "w.version()", body.finish());
     code.line("#[doc(hidden)]");
     code.line("#[inline]");
-    code.block("pub fn view_skip(w: &mut Walk<'a>)", |code| code.line(body));
+    code.block("pub fn view_skip(w: &mut Walk<'a, M>)", |code| {
+        code.line(body)
+    });
 }
 
 /// `view_read_owned`: the owned struct read in one pass from the walk, which ends past it.
@@ -384,7 +389,7 @@ fn emit_read_owned(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     for (field, tagged, early) in late {
         let default = field_default(field);
         let read = format!(
-            "match section.tagged({}) {{\n    Some(mut t) => {{\n        let w = &mut t;\n        {}\n    }}\n    None => {default},\n}}",
+            "match section.tagged_from({}) {{\n    Some(mut t) => {{\n        let w = &mut t;\n        {}\n    }}\n    None => {default},\n}}",
             field.tag.expect("tagged"),
             read_owned(cx, field, "w")
         );
@@ -430,12 +435,13 @@ fn emit_read_owned(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     code.line("#[doc(hidden)]");
     code.line("#[inline]");
     code.block(
-        format!("pub fn view_read_owned({w}: &mut Walk<'a>) -> {name}"),
+        format!("pub fn view_read_owned({w}: &mut Walk<'a, Checked>) -> {name}"),
         |code| code.line(body),
     );
 }
 
-/// One accessor.
+/// One accessor: the walk to the field and its read, whose `ok` the mode turns into the
+/// value (checked) or a `Result` (lazy).
 fn emit_accessor(code: &mut Code, cx: &Context<'_>, field: &Field, index: usize) {
     let ty = value_type(&field.ty);
     let ty = if field.is_optional() {
@@ -448,31 +454,109 @@ fn emit_accessor(code: &mut Code, cx: &Context<'_>, field: &Field, index: usize)
         Some(_) => cx.when(field.tagged_versions),
         None => Cond::Never,
     };
+    let read = read_view(cx, field, "w");
     let at_positional = format!(
-        "self.0.walk().map(|mut w| {{\n    Self::view_skip_to(&mut w, {index});\n    {}\n}})",
-        read_view(cx, field, "w")
+        "self.0.walk().map(|mut w| {{\n    Self::view_skip_to(&mut w, {index});\n    let value = {read};\n    ok = w.ok();\n    value\n}})"
     );
     let at_tagged = format!(
-        "self.0.walk().and_then(|mut w| {{\n    Self::view_skip_to(&mut w, usize::MAX);\n    w.tagged({}).map(|mut w| {})\n}})",
+        "self.0.walk().and_then(|mut w| {{\n    Self::view_skip_to(&mut w, usize::MAX);\n    let found = w.tagged({});\n    ok = w.ok();\n    found.map(|mut w| {{\n        let value = {read};\n        ok = w.ok();\n        value\n    }})\n}})",
         field.tag.unwrap_or(0),
-        read_view(cx, field, "w")
     );
     let value = positional.choose(&at_positional, &tagged.choose(&at_tagged, "None"));
     let body = if value == "None" {
         format!(
-            "let value: Option<{ty}> = None;\nvalue.{}",
+            "let value: Option<{ty}> = None;\nM::finish(self.0.origin(), true, value.{})",
             or_default(field)
         )
     } else {
-        format!("let value = {value};\nvalue.{}", or_default(field))
+        format!(
+            "let mut ok = true;\nlet value = {value};\nM::finish(self.0.origin(), ok, value.{})",
+            or_default(field)
+        )
     };
     let body = with_bindings(cx, "self.0.version()", body);
     code.doc(&field_doc(field));
     code.line("#[inline]");
     code.block(
-        format!("pub fn {}(&self) -> {ty}", field_ident(field)),
+        format!("pub fn {}(&self) -> M::Out<{ty}>", field_ident(field)),
         |code| code.line(body),
     );
+}
+
+/// The owned value of `field` read through its lazy accessor (`?` on each `Result`).
+fn through_accessor(field: &Field) -> String {
+    let get = format!("self.{}()?", field_ident(field));
+    let optional = field.is_optional();
+    match &field.ty {
+        FieldType::Struct(_) if optional => {
+            format!("{get}.map(|v| v.to_owned_via_accessors()).transpose()?")
+        }
+        FieldType::Struct(_) => format!("{get}.to_owned_via_accessors()?"),
+        FieldType::Array(element) => {
+            let each = match element.as_ref() {
+                FieldType::Struct(_) => "e.and_then(|e| e.to_owned_via_accessors())",
+                _ => "e.map(|e| e.into_owned(buf))",
+            };
+            let collect = format!("map(|e| {each}).collect::<Result<_, DecodeError>>()");
+            if optional {
+                format!("{get}.map(|i| i.{collect}).transpose()?")
+            } else {
+                format!("{get}.{collect}?")
+            }
+        }
+        FieldType::Primitive(Primitive::String | Primitive::Bytes | Primitive::Records) => {
+            format!("{get}.into_owned(buf)")
+        }
+        FieldType::Primitive(_) => get,
+    }
+}
+
+/// `to_owned_via_accessors` of the lazy view: the owned struct built from its accessors
+/// alone, for the proofs that every accessor reads what the owned decoder reads.
+fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &str) {
+    let (name, view) = (&s.name, view_name(&s.name));
+    let mut body = Code::new();
+    body.open(format!("Ok({name}"));
+    for field in &s.fields {
+        body.line(format!(
+            "{}: {},",
+            field_ident(field),
+            through_accessor(field)
+        ));
+    }
+    let known: Vec<String> = s
+        .fields
+        .iter()
+        .filter_map(|f| f.tag.map(|t| t.to_string()))
+        .collect();
+    let unknown = format!(
+        "{{\n    let mut ok = true;\n    let fields = self.0.walk().map(|mut w| {{\n        Self::view_skip_to(&mut w, usize::MAX);\n        let section = w;\n        w.skip_tagged();\n        ok = w.ok();\n        section.unknown_tagged(|tag| [{}].contains(&tag))\n    }});\n    Lazy::finish(self.0.origin(), ok, fields.unwrap_or_default())?\n}}",
+        known.join(", ")
+    );
+    let unknown = cx
+        .when(cx.message.flexible_versions)
+        .choose(&unknown, "TaggedFields::new()");
+    body.line(format!("unknown_tagged_fields: {unknown},"));
+    body.close_with(")");
+    let mut body = body.finish();
+    if super::uses_ident(&body, "buf") {
+        body = format!("let buf = self.0.buf();\n{body}");
+    }
+    let body = with_bindings(cx, "self.0.version()", body);
+    code.line(format!("#[cfg({cfg})]"));
+    code.open(format!("impl<'a> {view}<'a, Lazy>"));
+    code.doc(&format!(
+        " The owned `{name}` read through the accessors alone (each field, tagged ones by\n \
+         tag, unknown tagged fields from the section): the proof that every accessor reads what\n \
+         the owned decoder reads. `to_owned` is the faster way to the same value."
+    ));
+    code.line("#[doc(hidden)]");
+    code.line("#[inline]");
+    code.block(
+        format!("pub fn to_owned_via_accessors(self) -> Result<{name}, DecodeError>"),
+        |code| code.line(body),
+    );
+    code.close();
 }
 
 pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: bool) {
@@ -485,7 +569,9 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     if is_root {
         code.doc(&format!(
             " A zero-copy view of a `{name}`: its bytes, checked once when the view was made; each\n \
-             accessor reads its field on demand and cannot fail. `to_owned` builds the `{name}`."
+             accessor reads its field on demand and cannot fail. `to_owned` builds the `{name}`.\n \
+             `{name}View<'a, Lazy>` is its lazy view: only the header was checked, and each\n \
+             accessor returns a `Result` (see `kafka_codec::wire::view::ViewMode`)."
         ));
     } else {
         code.doc(&format!(
@@ -495,13 +581,15 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     }
     code.line(format!("#[cfg({cfg})]"));
     code.line("#[derive(Clone, Copy)]");
-    code.line(format!("pub struct {view}<'a>(ViewCursor<'a>);"));
+    code.line(format!(
+        "pub struct {view}<'a, M: ViewMode = Checked>(ViewCursor<'a, M>);"
+    ));
     code.blank();
     code.line(format!("#[cfg({cfg})]"));
     code.line(format!("view_struct!({view}, {name});"));
     code.blank();
     code.line(format!("#[cfg({cfg})]"));
-    code.open(format!("impl<'a> {view}<'a>"));
+    code.open(format!("impl<'a, M: ViewMode> {view}<'a, M>"));
     for (index, field) in s.fields.iter().enumerate() {
         emit_accessor(code, cx, field, index);
         code.blank();
@@ -510,28 +598,26 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     code.line("#[inline]");
     let flexible = cx.when(cx.message.flexible_versions);
     let raw = flexible.choose(
-        "self.0.walk().and_then(|mut w| {\n    Self::view_skip_to(&mut w, usize::MAX);\n    w.raw_tagged(tag)\n})",
-        "None",
+        "let mut ok = true;\nlet raw = self.0.walk().and_then(|mut w| {\n    Self::view_skip_to(&mut w, usize::MAX);\n    let raw = w.raw_tagged(tag);\n    ok = w.ok();\n    raw\n});\nM::finish(self.0.origin(), ok, raw)",
+        "M::finish(self.0.origin(), true, None)",
     );
     let raw = with_bindings(cx, "self.0.version()", raw);
     let tag = super::binding(&raw, "tag");
     code.block(
-        format!("pub fn raw_tagged_field(&self, {tag}: u32) -> Option<&'a [u8]>"),
+        format!("pub fn raw_tagged_field(&self, {tag}: u32) -> M::Out<Option<&'a [u8]>>"),
         |code| code.line(raw),
     );
     code.blank();
     code.doc(&format!(
         " The owned `{name}`: equal to what the owned decoder reads from the same bytes.\n \
-         Strings and bytes share the input's buffer; arrays are collected."
+         Strings and bytes share the input's buffer; arrays are collected. A lazy view checks\n \
+         the struct's bytes first, as the owned decoder would."
     ));
     // `#[inline]`, like every accessor: compiled only in a crate that calls it, not once per
     // struct in every dependent's build of the library.
     code.line("#[inline]");
-    code.block(format!("pub fn to_owned(self) -> {name}"), |code| {
-        code.open("match self.0.walk()");
-        code.line("Some(mut w) => Self::view_read_owned(&mut w),");
-        code.line(format!("None => {name}::default(),"));
-        code.close();
+    code.block(format!("pub fn to_owned(self) -> M::Out<{name}>"), |code| {
+        code.line("M::to_owned(self.0, Self::view_check, Self::view_read_owned)");
     });
     code.blank();
     emit_check(code, cx, s);
@@ -540,6 +626,8 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     code.blank();
     emit_read_owned(code, cx, s);
     code.close();
+    code.blank();
+    emit_through_accessors(code, cx, s, &cfg);
 }
 
 /// `request_view_check(key)` / `response_view_check(key)`: the check of an API's body and its
@@ -569,7 +657,7 @@ pub(crate) fn emit_spec_lookup(code: &mut Code, set: &SchemaSet, kind: MessageKi
         }
         let module = super::module_name(&message.name);
         code.line(format!(
-            "{key} => Some(({module}::{}::view_check, {module}::{}::VALID_VERSIONS)),",
+            "{key} => Some(({module}::{}::<{krate}::wire::view::Checked>::view_check, {module}::{}::VALID_VERSIONS)),",
             view_name(&message.name),
             message.name
         ));

@@ -644,8 +644,14 @@ pub fn records(data: &[u8]) {
 /// - the view accepts exactly what the owned decoder accepts, and refuses with the same
 ///   error;
 /// - walking every accessor of the accepted view (`to_owned`, which reads each field and each
-///   array element) never panics and gives the owned decode's header and body.
+///   array element) never panics and gives the owned decode's header and body;
+/// - the lazy view of the same frame (`LazyRequestFrame`/`LazyResponseFrame`), made and read
+///   through every accessor (`to_owned_via_accessors`) within the same budget, never panics;
+///   what the owned decoder accepts it reads the same, and every error it gives is the owned
+///   decoder's (it may read bytes the owned decoder refuses, where the refusal lies in what
+///   no accessor reads: a limit, a tagged section's order).
 fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOptions) {
+    use kafka_codec::wire::view::OwnedViaAccessors;
     use kafka_codec::StructView;
     /// A frame's header (as `Debug` text: request and response headers alike) and body bytes.
     type Seen = Result<(String, Vec<u8>), DecodeError>;
@@ -656,7 +662,7 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
         options: &'a DecodeOptions,
     }
     impl Walk<'_> {
-        fn request<M: MessageCodec + kafka_codec::Viewable>(&self) -> (Seen, Seen) {
+        fn request<M: MessageCodec + kafka_codec::Viewable>(&self) -> (Seen, Seen, Seen) {
             let (input, options) = (self.input, self.options);
             let view = within_budget(&options.limits, input.len(), || {
                 kafka_codec::RequestFrameView::new(input, options)
@@ -676,14 +682,28 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                     .expect("a decoded body encodes");
                 (format!("{:?}", frame.header), body)
             });
-            (view, owned)
+            let lazy = within_budget(&options.limits, input.len(), || {
+                kafka_codec::LazyRequestFrame::new(input, options).and_then(|frame| {
+                    let body = frame
+                        .body::<M::LazyView<'_>>()
+                        .expect("the frame's own API");
+                    let body = body.to_owned_via_accessors()?;
+                    let body = body.encode_to_vec(frame.api_version());
+                    let header = frame.header().to_owned();
+                    Ok((
+                        format!("{header:?}"),
+                        body.expect("a lazily read body encodes"),
+                    ))
+                })
+            });
+            (view, owned, lazy)
         }
 
         fn response<M: MessageCodec + kafka_codec::Viewable>(
             &self,
             api: ApiKey,
             version: i16,
-        ) -> (Seen, Seen) {
+        ) -> (Seen, Seen, Seen) {
             let (input, options) = (self.input, self.options);
             let view = within_budget(&options.limits, input.len(), || {
                 kafka_codec::ResponseFrameView::new(input, api, version, options)
@@ -703,13 +723,28 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                         .expect("a decoded body encodes");
                     (format!("{:?}", frame.header), body)
                 });
-            (view, owned)
+            let lazy = within_budget(&options.limits, input.len(), || {
+                kafka_codec::LazyResponseFrame::new(input, api, version, options).and_then(
+                    |frame| {
+                        let body = frame
+                            .body::<M::LazyView<'_>>()
+                            .expect("the frame's own API");
+                        let body = body.to_owned_via_accessors()?.encode_to_vec(version);
+                        let header = frame.header().to_owned();
+                        Ok((
+                            format!("{header:?}"),
+                            body.expect("a lazily read body encodes"),
+                        ))
+                    },
+                )
+            });
+            (view, owned, lazy)
         }
     }
     impl kafka_codec::ViewableMessageVisitor for Walk<'_> {
-        fn visit<M: MessageCodec + Random + kafka_codec::Viewable>(&mut self) {
+        fn visit<M: MessageCodec + Random + kafka_codec::Viewable + 'static>(&mut self) {
             use kafka_codec::MessageKind;
-            let (view, owned) = match (self.response, M::KIND) {
+            let (view, owned, lazy) = match (self.response, M::KIND) {
                 (None, MessageKind::Request) => match RequestFrame::peek_api(self.input) {
                     Ok((api, _)) if M::API_KEY == Some(api.key()) => self.request::<M>(),
                     _ => return,
@@ -719,6 +754,15 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                 }
                 _ => return,
             };
+            match (&lazy, &owned) {
+                (Ok(lazy), Ok(owned)) => {
+                    assert_eq!(lazy.0, owned.0, "the lazy view's header differs");
+                    assert_eq!(lazy.1, owned.1, "the lazy view's body differs");
+                }
+                (Err(lazy), Err(owned)) => assert_eq!(lazy, owned, "the lazy errors differ"),
+                (Ok(_), Err(_)) => {}
+                (Err(lazy), Ok(_)) => panic!("the lazy view refused a valid frame: {lazy}"),
+            }
             match (view, owned) {
                 (Ok(view), Ok(owned)) => {
                     assert_eq!(view.0, owned.0, "the view's header differs");

@@ -810,7 +810,7 @@ impl State {
 }
 
 /// Aborts transactions at their timeout, until the cluster stops: sleeps until the next
-/// deadline, woken early by every transaction that begins ([`Shared::transactions_changed`]).
+/// deadline, woken early by every transaction that begins (`Shared::transactions_changed`).
 pub async fn run_timers(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
     loop {
         let changed = shared.transactions_changed.notified();

@@ -571,7 +571,7 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
             " A zero-copy view of a `{name}`: its bytes, checked once when the view was made; each\n \
              accessor reads its field on demand and cannot fail. `to_owned` builds the `{name}`.\n \
              `{name}View<'a, Lazy>` is its lazy view: only the header was checked, and each\n \
-             accessor returns a `Result` (see `kafka_codec::wire::view::ViewMode`)."
+             accessor returns a `Result` (see `wire::view::ViewMode`)."
         ));
     } else {
         code.doc(&format!(

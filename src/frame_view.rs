@@ -579,7 +579,7 @@ fn redo_message<M: Message + crate::message::DecodeFields>(
 ///
 /// ```
 /// use kafka_codec::messages::{metadata_response::MetadataResponseView, MetadataResponse};
-/// use kafka_codec::{Lazy, LazyMessage};
+/// use kafka_codec::{Lazy, LazyMessage, Message};
 ///
 /// let bytes = MetadataResponse::default().with_throttle_time_ms(5).encode_to_bytes(12).unwrap();
 /// let message = LazyMessage::new::<MetadataResponse>(&bytes, 12).unwrap();

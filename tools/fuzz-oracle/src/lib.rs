@@ -692,7 +692,9 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                     let header = frame.header().to_owned();
                     Ok((
                         format!("{header:?}"),
-                        body.expect("a lazily read body encodes"),
+                        // Unencodable only where the owned decode refuses the frame (the lazy view reads
+                        // the parts it is asked for); an empty body then differs from any owned one.
+                        body.unwrap_or_default(),
                     ))
                 })
             });
@@ -733,7 +735,9 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                         let header = frame.header().to_owned();
                         Ok((
                             format!("{header:?}"),
-                            body.expect("a lazily read body encodes"),
+                            // Unencodable only where the owned decode refuses the frame (the lazy view reads
+                            // the parts it is asked for); an empty body then differs from any owned one.
+                            body.unwrap_or_default(),
                         ))
                     },
                 )

@@ -226,3 +226,12 @@ fn views_oracle_on_frames_cut_and_changed() {
         }
     }
 }
+
+/// The views target's first crash: a frame whose lazily read body does not encode (the owned
+/// decode refuses it) once made the oracle itself panic.
+#[test]
+fn views_oracle_on_a_lazily_read_body_that_does_not_encode() {
+    kafka_codec_fuzz_oracle::views(&hex(
+        "00005b00003700ffcac7ac00050505050501020505440505ff000000",
+    ));
+}

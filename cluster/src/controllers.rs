@@ -13,6 +13,7 @@ use crate::release::Release;
 use crate::{BrokerAddress, Shared};
 use kafka_codec::conn::SupportedVersions;
 use kafka_codec::quorum::{Endpoints, PendingVoterChange, VoterChangeError};
+use kafka_codec::ErrorCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
@@ -96,6 +97,36 @@ pub(crate) async fn run_clock(shared: Arc<Shared>, mut stop: watch::Receiver<()>
             _ = stop.changed() => return,
         }
     }
+}
+
+/// A voter change on controller `node_id`, as AddRaftVoter and RemoveRaftVoter (and only
+/// they) make one: refused NOT_LEADER_OR_FOLLOWER unless it leads the quorum, else `change`
+/// runs the leader model's checks and the answer waits for the change to commit.
+pub(crate) async fn change_voters(
+    shared: &Shared,
+    node_id: i32,
+    change: impl FnOnce(&mut Quorum, &str, i64) -> Result<PendingVoterChange, VoterChangeError>,
+) -> Result<(), VoterChangeError> {
+    let not_leader = || VoterChangeError {
+        code: ErrorCode::NOT_LEADER_OR_FOLLOWER,
+        message: "this controller is not the quorum leader".into(),
+    };
+    let accepted = {
+        let Some(mut quorum) = shared.quorum() else {
+            return Err(not_leader());
+        };
+        let now = now_ms();
+        quorum.advance(now);
+        if quorum.leader().leader_id() != node_id {
+            return Err(not_leader());
+        }
+        let cluster_id = quorum.cluster_id().to_owned();
+        let accepted = change(&mut quorum, &cluster_id, now);
+        quorum.after_request(now);
+        accepted
+    };
+    shared.quorum_moved.notify_waiters();
+    wait_for_commit(shared, accepted?).await
 }
 
 /// Waits until `pending` has an answer: committed, or timed out. A leader that resigned

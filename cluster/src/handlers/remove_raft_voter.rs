@@ -6,9 +6,9 @@
 //! NOT_LEADER_OR_FOLLOWER.
 
 use super::Context;
-use crate::controllers::{now_ms, wait_for_commit, VOTER_CHANGE_TIMEOUT_MS};
+use crate::controllers::{change_voters, VOTER_CHANGE_TIMEOUT_MS};
 use kafka_codec::messages::{RemoveRaftVoterRequest, RemoveRaftVoterResponse};
-use kafka_codec::{ApiKey, ErrorCode};
+use kafka_codec::ApiKey;
 
 pub const API: ApiKey = ApiKey::RemoveRaftVoter;
 
@@ -16,39 +16,22 @@ pub async fn handle(
     context: &Context<'_>,
     request: &RemoveRaftVoterRequest,
 ) -> RemoveRaftVoterResponse {
-    let accepted = {
-        let Some(mut quorum) = context.shared.quorum() else {
-            return not_leader();
-        };
-        let now = now_ms();
-        quorum.advance(now);
-        if quorum.leader().leader_id() != context.node_id {
-            return not_leader();
-        }
-        let cluster_id = quorum.cluster_id().to_owned();
-        let accepted = quorum.leader_mut().handle_remove_raft_voter(
-            request,
-            &cluster_id,
-            now,
-            VOTER_CHANGE_TIMEOUT_MS,
-        );
-        quorum.after_request(now);
-        accepted
-    };
-    context.shared.quorum_moved.notify_waiters();
-    let outcome = match accepted {
-        Ok(pending) => wait_for_commit(context.shared, pending).await,
-        Err(error) => Err(error),
-    };
+    let outcome = change_voters(
+        context.shared,
+        context.node_id,
+        |quorum, cluster_id, now| {
+            quorum.leader_mut().handle_remove_raft_voter(
+                request,
+                cluster_id,
+                now,
+                VOTER_CHANGE_TIMEOUT_MS,
+            )
+        },
+    )
+    .await;
     match outcome {
         // Kafka leaves the message null on success.
         Ok(()) => RemoveRaftVoterResponse::default().with_error_message(None),
         Err(error) => error.to_remove_raft_voter_response(),
     }
-}
-
-fn not_leader() -> RemoveRaftVoterResponse {
-    RemoveRaftVoterResponse::default()
-        .with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code())
-        .with_error_message(Some("this controller is not the quorum leader".into()))
 }

@@ -181,6 +181,13 @@ pub struct Topic {
     pub replication_factor: i16,
 }
 
+impl Topic {
+    /// Partition `index` as a request names it (a negative or unknown one: `None`).
+    pub fn partition(&self, index: i32) -> Option<&PartitionLog> {
+        self.partitions.get(usize::try_from(index).ok()?)
+    }
+}
+
 /// Everything the brokers share.
 #[derive(Debug)]
 pub struct State {
@@ -312,9 +319,10 @@ impl State {
     /// leader epoch as Kafka's controller does on every leader change; the new epoch.
     pub fn move_leader(&mut self, topic: &str, partition: i32, leader: i32, brokers: usize) -> i32 {
         let (_, epoch) = self.leader(topic, partition, brokers);
-        let start = usize::try_from(partition)
-            .ok()
-            .and_then(|index| self.topics.get(topic)?.partitions.get(index))
+        let start = self
+            .topics
+            .get(topic)
+            .and_then(|t| t.partition(partition))
             .map_or(0, |log| log.high_watermark());
         self.moved
             .insert((topic.to_owned(), partition), (leader, epoch + 1));
@@ -332,10 +340,7 @@ impl State {
     pub fn epoch_end(&self, topic: &str, partition: i32, wanted: i32) -> (i32, i64) {
         const UNDEFINED: (i32, i64) = (-1, -1);
         let key = (topic.to_owned(), partition);
-        let Some(log) = usize::try_from(partition)
-            .ok()
-            .and_then(|index| self.topics.get(topic)?.partitions.get(index))
-        else {
+        let Some(log) = self.topics.get(topic).and_then(|t| t.partition(partition)) else {
             return UNDEFINED;
         };
         let mut epochs = vec![(0, 0)];

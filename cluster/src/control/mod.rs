@@ -494,9 +494,10 @@ impl ControlHandle {
             return Err(OperationError::NoSuchBroker(to));
         }
         let mut state = self.shared.state();
-        let exists = state.topics.get(topic).is_some_and(|t| {
-            usize::try_from(partition).is_ok_and(|index| index < t.partitions.len())
-        });
+        let exists = state
+            .topics
+            .get(topic)
+            .is_some_and(|t| t.partition(partition).is_some());
         if !exists {
             return Err(OperationError::NoSuchPartition(topic.to_owned(), partition));
         }

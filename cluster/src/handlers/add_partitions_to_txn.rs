@@ -77,9 +77,10 @@ fn add(
     let unknown: Vec<bool> = wanted
         .iter()
         .map(|(topic, index)| {
-            state.topics.get(topic).is_none_or(|t| {
-                usize::try_from(*index).map_or(true, |index| index >= t.partitions.len())
-            })
+            state
+                .topics
+                .get(topic)
+                .is_none_or(|t| t.partition(*index).is_none())
         })
         .collect();
     let errors: Vec<ErrorCode> = if !context.coordinates_transaction(transactional_id) {

@@ -23,7 +23,7 @@ pub fn handle(context: &Context<'_>, request: &DescribeLogDirsRequest) -> Descri
     let brokers = context.shared.brokers.len() as i32;
     let held = |name: &str, index: i32| -> Option<DescribeLogDirsPartition> {
         let topic = state.topics.get(name)?;
-        let log = topic.partitions.get(usize::try_from(index).ok()?)?;
+        let log = topic.partition(index)?;
         let (leader, _) = state.leader(name, index, brokers as usize);
         let behind_leader = (context.node_id - leader).rem_euclid(brokers);
         (behind_leader < i32::from(topic.replication_factor)).then(|| {

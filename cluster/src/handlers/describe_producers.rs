@@ -27,11 +27,7 @@ pub fn handle(
                 .iter()
                 .map(|index| {
                     let answer = PartitionResponse::default().with_partition_index(index);
-                    let log = found.and_then(|t| {
-                        usize::try_from(index)
-                            .ok()
-                            .and_then(|index| t.partitions.get(index))
-                    });
+                    let log = found.and_then(|topic| topic.partition(index));
                     let Some(log) = log else {
                         return answer
                             .with_error_code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code());

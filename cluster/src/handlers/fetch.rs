@@ -68,11 +68,7 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
                 .iter()
                 .map(|partition| {
                     let answer = PartitionData::default().with_partition_index(partition.partition);
-                    let log = found.and_then(|topic| {
-                        usize::try_from(partition.partition)
-                            .ok()
-                            .and_then(|index| topic.partitions.get(index))
-                    });
+                    let log = found.and_then(|topic| topic.partition(partition.partition));
                     let Some(log) = log else {
                         errors = true;
                         let error = if context.version >= 13 {

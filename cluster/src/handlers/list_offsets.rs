@@ -32,11 +32,7 @@ pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffset
                 .map(|wanted| {
                     let answer = ListOffsetsPartitionResponse::default()
                         .with_partition_index(wanted.partition_index);
-                    let log = found.and_then(|topic| {
-                        usize::try_from(wanted.partition_index)
-                            .ok()
-                            .and_then(|index| topic.partitions.get(index))
-                    });
+                    let log = found.and_then(|topic| topic.partition(wanted.partition_index));
                     let Some(log) = log else {
                         return answer
                             .with_error_code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code());

@@ -52,9 +52,10 @@ fn end_offset(
         .with_end_offset(UNDEFINED_OFFSET);
     let fail = |error: ErrorCode| answer.clone().with_error_code(error.code());
     let state = context.shared.state();
-    let exists = usize::try_from(wanted.partition)
-        .ok()
-        .and_then(|index| state.topics.get(topic)?.partitions.get(index))
+    let exists = state
+        .topics
+        .get(topic)
+        .and_then(|topic| topic.partition(wanted.partition))
         .is_some();
     if !exists {
         return fail(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);

@@ -450,17 +450,12 @@ impl<'a> LazyRequestFrame<'a> {
     where
         V::Owned: Message,
     {
-        let is_body = V::Owned::KIND == crate::MessageKind::Request
-            && V::Owned::API_KEY == Some(self.api_key.key());
-        is_body.then(|| {
-            let cursor = ViewCursor::new(
-                self.origin.input(),
-                self.body_at,
-                self.api_version(),
-                &self.origin,
-            );
-            V::from_cursor(cursor)
-        })
+        lazy_body(
+            &self.origin,
+            crate::MessageKind::Request,
+            self.api_key,
+            self.body_at,
+        )
     }
 }
 
@@ -552,18 +547,35 @@ impl<'a> LazyResponseFrame<'a> {
     where
         V::Owned: Message,
     {
-        let is_body = V::Owned::KIND == crate::MessageKind::Response
-            && V::Owned::API_KEY == Some(self.api_key.key());
-        is_body.then(|| {
-            let cursor = ViewCursor::new(
-                self.origin.input(),
-                self.body_at,
-                self.api_version(),
-                &self.origin,
-            );
-            V::from_cursor(cursor)
-        })
+        lazy_body(
+            &self.origin,
+            crate::MessageKind::Response,
+            self.api_key,
+            self.body_at,
+        )
     }
+}
+
+/// The body of a lazy frame as the lazy view `V`, if `V` is the `kind` of `api_key`.
+#[cfg(any(feature = "client", feature = "broker"))]
+fn lazy_body<'s, V: StructView<'s, Mode = Lazy>>(
+    origin: &'s LazyOrigin<'_>,
+    kind: crate::MessageKind,
+    api_key: ApiKey,
+    body_at: usize,
+) -> Option<V>
+where
+    V::Owned: Message,
+{
+    let is_body = V::Owned::KIND == kind && V::Owned::API_KEY == Some(api_key.key());
+    is_body.then(|| {
+        V::from_cursor(ViewCursor::new(
+            origin.input(),
+            body_at,
+            origin.api().1,
+            origin,
+        ))
+    })
 }
 
 /// The owned decode of a lazy message's input, for its error.

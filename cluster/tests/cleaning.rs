@@ -173,9 +173,7 @@ async fn retention_on_produce_and_on_demand_over_http() {
         .build()
         .await
         .expect("cluster");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let control = listener.local_addr().unwrap();
-    cluster.serve_control(listener);
+    let control = support::serve_control(&cluster).await;
     let mut client = Client::connect(cluster.brokers()[0].address, "cleaning").await;
 
     // retention.ms of one minute, overridden: applied on produce.

@@ -353,9 +353,7 @@ async fn a_voter_change_from_the_control_surface_is_current_first_then_committed
     );
 
     // The same over HTTP: add 3002 back while the followers are held.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    cluster.serve_control(listener);
+    let address = support::serve_control(&cluster).await;
     // 3002 fetches twice as an observer to be caught up.
     for _ in 0..2 {
         let (status, _) = http(address, "POST", "/quorum/fetch", Some(json!({"id": 3002}))).await;

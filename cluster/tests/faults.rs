@@ -509,9 +509,7 @@ async fn a_moved_leader_bumps_the_epoch_and_fences_the_old_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_control_surface_over_http() {
     let cluster = cluster_with_topic(2, 1).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let control = listener.local_addr().unwrap();
-    cluster.serve_control(listener);
+    let control = support::serve_control(&cluster).await;
     let broker = cluster.brokers()[0].address;
 
     let (status, answer) = http(
@@ -730,9 +728,7 @@ async fn an_expired_session_rebalances_the_group_without_the_member() {
     );
 
     // Over HTTP: the group as it stands, then B's session expired there.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let http_at = listener.local_addr().unwrap();
-    cluster.serve_control(listener);
+    let http_at = support::serve_control(&cluster).await;
     let (status, groups) = http(http_at, "GET", "/groups", None).await;
     assert_eq!(status, 200);
     assert_eq!(groups[0]["group"], "g");
@@ -836,9 +832,7 @@ async fn a_moved_coordinator_is_found_and_the_old_one_refuses() {
     );
 
     // Over HTTP, back to the old one.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let http_at = listener.local_addr().unwrap();
-    cluster.serve_control(listener);
+    let http_at = support::serve_control(&cluster).await;
     let (status, answer) = http(
         http_at,
         "POST",
@@ -957,9 +951,7 @@ async fn a_fenced_producer_is_refused_at_every_produce_version() {
 
     // Over HTTP, a transactional producer: fenced, its old instance's InitProducerId is
     // PRODUCER_FENCED, and a new instance gets the epoch after the fence.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let http_at = listener.local_addr().unwrap();
-    cluster.serve_control(listener);
+    let http_at = support::serve_control(&cluster).await;
     let (tx_id, tx_epoch) = init_producer_id(&mut client, Some("tx")).await;
     let (status, answer) = http(
         http_at,

@@ -48,11 +48,7 @@ async fn librdkafka_follows_a_moved_leader_and_a_restarted_broker() {
         .build()
         .await
         .expect("cluster");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("control listener");
-    let control = listener.local_addr().expect("its address");
-    cluster.serve_control(listener);
+    let control = support::serve_control(&cluster).await;
     run_client_script(
         "cluster_faults_librdkafka.py",
         &[cluster.bootstrap(), control.to_string(), "2000".into()],
@@ -72,11 +68,7 @@ async fn librdkafka_retries_a_lost_answer_once_idempotent_twice_without() {
         .build()
         .await
         .expect("cluster");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("control listener");
-    let control = listener.local_addr().expect("its address");
-    cluster.serve_control(listener);
+    let control = support::serve_control(&cluster).await;
     run_client_script(
         "cluster_retry_librdkafka.py",
         &[cluster.bootstrap(), control.to_string(), "20".into()],
@@ -104,11 +96,7 @@ async fn librdkafka_group_rebalances_after_an_expired_session_losing_nothing() {
         .build()
         .await
         .expect("cluster");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("control listener");
-    let control = listener.local_addr().expect("its address");
-    cluster.serve_control(listener);
+    let control = support::serve_control(&cluster).await;
     run_client_script(
         "cluster_group_expiry_librdkafka.py",
         &[cluster.bootstrap(), control.to_string(), "400".into()],
@@ -206,11 +194,7 @@ async fn librdkafka_transactions_commit_abort_and_are_fenced() {
         .build()
         .await
         .expect("cluster");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("control listener");
-    let control = listener.local_addr().expect("its address");
-    cluster.serve_control(listener);
+    let control = support::serve_control(&cluster).await;
     run_client_script(
         "cluster_txn_librdkafka.py",
         &[cluster.bootstrap(), control.to_string()],

@@ -18,7 +18,7 @@ use kafka_codec::{Request, Response, ResponseFrame};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpListener, TcpStream};
 
 /// A hang guard, not a measurement.
 pub const GUARD: Duration = Duration::from_secs(30);
@@ -302,6 +302,16 @@ pub async fn run_security_script(client: &str) {
         ];
         run_client_script("cluster_security.py", &args.map(String::from)).await;
     }
+}
+
+/// Serves `cluster`'s control surface over HTTP on a free port of 127.0.0.1: its address.
+pub async fn serve_control(cluster: &kafka_codec_cluster::Cluster) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a control listener");
+    let address = listener.local_addr().expect("its address");
+    cluster.serve_control(listener);
+    address
 }
 
 /// One request to the control surface over HTTP: the status and the JSON body.

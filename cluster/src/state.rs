@@ -301,6 +301,21 @@ impl State {
         Uuid(id)
     }
 
+    /// Adds topic `name` with `partitions` empty partitions (replacing any of that name), as
+    /// CreateTopics does once its checks pass: the topic's new id.
+    pub fn add_topic(&mut self, name: &str, partitions: i32, replication_factor: i16) -> Uuid {
+        let id = self.new_id();
+        self.topics.insert(
+            name.to_owned(),
+            Topic {
+                id,
+                partitions: (0..partitions).map(|_| PartitionLog::default()).collect(),
+                replication_factor,
+            },
+        );
+        id
+    }
+
     /// The topic with `id`, and its name.
     pub fn topic_by_id(&self, id: Uuid) -> Option<(&String, &Topic)> {
         self.topics.iter().find(|(_, topic)| topic.id == id)
@@ -485,15 +500,7 @@ mod tests {
             cluster_bytes: 35,
         });
         for name in ["a", "b"] {
-            let id = state.new_id();
-            state.topics.insert(
-                name.into(),
-                Topic {
-                    id,
-                    partitions: vec![PartitionLog::default()],
-                    replication_factor: 1,
-                },
-            );
+            state.add_topic(name, 1, 1);
         }
         for _ in 0..3 {
             state.append("a", 0, 1, 0, batch(10));
@@ -515,15 +522,7 @@ mod tests {
     #[test]
     fn each_leader_move_begins_an_epoch_at_the_high_watermark() {
         let mut state = State::new(Retention::default());
-        let id = state.new_id();
-        state.topics.insert(
-            "t".into(),
-            Topic {
-                id,
-                partitions: vec![PartitionLog::default()],
-                replication_factor: 1,
-            },
-        );
+        state.add_topic("t", 1, 1);
         state.append("t", 0, 4, 0, batch(10));
         assert_eq!(state.epoch_end("t", 0, 0), (0, 4));
         assert_eq!(state.epoch_end("t", 0, 1), (-1, -1));

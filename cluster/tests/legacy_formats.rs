@@ -10,7 +10,6 @@ use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::FetchRequest;
 use kafka_codec::records::{decode_batches, Compression, RecordBatch, RecordBatchBuilder};
 use kafka_codec::{ErrorCode, Response};
-use kafka_codec_cluster::state::{PartitionLog, Topic};
 use kafka_codec_cluster::Cluster;
 use support::{produce, Client};
 
@@ -65,15 +64,7 @@ async fn old_message_sets_are_stored_as_v2_and_read_back_in_each_fetch_versions_
         .expect("cluster");
     {
         let mut state = cluster.shared().state();
-        let id = state.new_id();
-        state.topics.insert(
-            "old".into(),
-            Topic {
-                id,
-                partitions: vec![PartitionLog::default()],
-                replication_factor: 1,
-            },
-        );
+        state.add_topic("old", 1, 1);
     }
     let mut client = Client::connect(cluster.brokers()[0].address, "legacy-test").await;
     // v0 magic 0 plain (3 messages), v1 magic 0 gzip, v2 magic 1 lz4 and snappy wrappers.
@@ -159,15 +150,7 @@ async fn formats_and_versions_that_do_not_go_together_are_refused_as_kafka_refus
         .expect("cluster");
     {
         let mut state = cluster.shared().state();
-        let id = state.new_id();
-        state.topics.insert(
-            "old".into(),
-            Topic {
-                id,
-                partitions: vec![PartitionLog::default()],
-                replication_factor: 1,
-            },
-        );
+        state.add_topic("old", 1, 1);
     }
     let mut client = Client::connect(cluster.brokers()[0].address, "legacy-test").await;
     let v2 = message_set(2, Compression::None, &["x"]);

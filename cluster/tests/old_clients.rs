@@ -18,7 +18,6 @@ mod support;
 use kafka_codec::records::{decode_batches, Compression};
 use kafka_codec::ApiKey;
 use kafka_codec_cluster::release::Release;
-use kafka_codec_cluster::state::{PartitionLog, Topic};
 use kafka_codec_cluster::Cluster;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,15 +35,7 @@ async fn cluster_with_topic(release: &str, topics: &[&str]) -> Cluster {
         .expect("cluster");
     let mut state = cluster.shared().state();
     for topic in topics {
-        let id = state.new_id();
-        state.topics.insert(
-            (*topic).to_owned(),
-            Topic {
-                id,
-                partitions: vec![PartitionLog::default()],
-                replication_factor: 1,
-            },
-        );
+        state.add_topic(topic, 1, 1);
     }
     drop(state);
     cluster

@@ -2,7 +2,6 @@
 //! count, replication factor against the brokers there are).
 
 use super::Context;
-use crate::state::{PartitionLog, Topic};
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::create_topics_response::CreatableTopicResult;
 use kafka_codec::messages::{CreateTopicsRequest, CreateTopicsResponse};
@@ -82,17 +81,11 @@ fn create(
             format!("Topic '{name}' already exists."),
         );
     }
-    let id = state.new_id();
-    if !validate_only {
-        state.topics.insert(
-            name.to_owned(),
-            Topic {
-                id,
-                partitions: (0..partitions).map(|_| PartitionLog::default()).collect(),
-                replication_factor,
-            },
-        );
-    }
+    let id = if validate_only {
+        state.new_id()
+    } else {
+        state.add_topic(name, partitions, replication_factor)
+    };
     result
         .with_topic_id(id)
         .with_num_partitions(partitions)

@@ -244,21 +244,13 @@ fn compact_log(log: &mut PartitionLog, tombstone_age: i64, now_ms: i64) -> (usiz
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Retention, Topic};
+    use super::super::Retention;
     use super::*;
     use kafka_codec::records::{decode_batches, Compression, RecordBatchBuilder};
 
     fn state_with_topic(overrides: &[(&str, &str)]) -> State {
         let mut state = State::new(Retention::default());
-        let id = state.new_id();
-        state.topics.insert(
-            "t".into(),
-            Topic {
-                id,
-                partitions: vec![PartitionLog::default()],
-                replication_factor: 1,
-            },
-        );
+        state.add_topic("t", 1, 1);
         state.configs.topics.insert(
             "t".into(),
             overrides

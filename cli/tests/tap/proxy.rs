@@ -561,6 +561,52 @@ fn a_client_that_hangs_up_first_is_named_in_unanswered() {
     assert_eq!(pair["response"], Value::Null);
 }
 
+/// A client that resets its connection (closing with its linger time zero, as a client
+/// does that closes with bytes unread) is named as the one that hung up, not "failed".
+#[test]
+fn a_client_that_resets_is_named_in_unanswered() {
+    // A broker that never answers and tells when the request has reached it.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    let (reached, arrived) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let reached = reached.clone();
+            std::thread::spawn(move || {
+                let mut buffer = [0; 512];
+                while let Ok(n @ 1..) = stream.read(&mut buffer) {
+                    let _ = reached.send(n);
+                }
+            });
+        }
+    });
+    let tap = Tap::start(address, &[]);
+    let mut client = tap.connect();
+    client.send_all(&[metadata()]);
+    // The request reaches the broker before the reset, so it is in flight when it comes.
+    arrived
+        .recv_timeout(WAIT)
+        .expect("the request never reached the broker");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        // The option belongs to the socket, so setting it through a duplicate descriptor
+        // holds when the client's own descriptor closes.
+        let duplicate = client.stream.try_clone().unwrap();
+        duplicate.set_nonblocking(true).unwrap();
+        let duplicate = tokio::net::TcpStream::from_std(duplicate).unwrap();
+        duplicate.set_zero_linger().unwrap();
+    });
+    drop(client);
+    let lines = tap.wait_closed(1);
+    let pair = events(&lines, "pair")[0];
+    assert_eq!(pair["unanswered"], "the client reset the connection first");
+    assert_eq!(pair["response"], Value::Null);
+}
+
 #[test]
 fn a_broker_that_closes_leaves_the_tap_serving() {
     let upstream = Upstream::start(|request| match request.body {

@@ -12,7 +12,7 @@ use super::packets::Segment;
 use super::reassembly::{Delivery, Reassembler};
 use crate::commands::tap::config::Config;
 use crate::commands::tap::events::{
-    ClosedEvent, ConnectEvent, Event, FrameEvent, Peer, EVENT_COST,
+    ClosedEvent, ConnectEvent, Ending, Event, FrameEvent, Peer, EVENT_COST,
 };
 use crate::commands::tap::framing::{Content, Framer, Piece, Policy, Skipped};
 use crate::commands::tap::log::{self, Log, Logger};
@@ -111,8 +111,8 @@ struct Connection {
     server_by_port: Option<usize>,
     role: Role,
     ended: [Option<String>; 2],
-    /// The side whose end came first, if it was a clean one (FIN).
-    ended_first: Option<usize>,
+    /// The side whose end came first, and whether it reset (RST) rather than finished (FIN).
+    ended_first: Option<(usize, bool)>,
 }
 
 enum Role {
@@ -245,6 +245,9 @@ impl Streams {
         );
         self.deliver(&mut connection, side, out, segment.time);
         if segment.rst {
+            if connection.ended.iter().all(Option::is_none) {
+                connection.ended_first = Some((side, true));
+            }
             let why = "reset (RST)".to_owned();
             connection.ended[side].get_or_insert(why.clone());
             connection.ended[1 - side].get_or_insert(why);
@@ -252,7 +255,7 @@ impl Streams {
         for side in 0..2 {
             if connection.sides[side].finished() && connection.ended[side].is_none() {
                 if connection.ended.iter().all(Option::is_none) {
-                    connection.ended_first = Some(side);
+                    connection.ended_first = Some((side, false));
                 }
                 connection.ended[side] = Some("eof".to_owned());
             }
@@ -694,12 +697,13 @@ impl Streams {
             at: self.clock.at(at),
             to_server,
             to_client,
-            ended_first: connection.ended_first.map(|side| {
-                if side == kafka.client {
+            ended_first: connection.ended_first.map(|(side, reset)| Ending {
+                peer: if side == kafka.client {
                     Peer::Client
                 } else {
                     Peer::Server
-                }
+                },
+                reset,
             }),
             closed_by,
         })));

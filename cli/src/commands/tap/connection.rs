@@ -3,7 +3,7 @@
 //! may close it early (the connection cap or memory budget evicting it, the idle timeout).
 //! Its logger runs as a task of its own on the decoding threads, fed through a bounded queue.
 
-use super::events::{ClosedEvent, ConnectEvent, Event, Peer};
+use super::events::{ClosedEvent, ConnectEvent, Event};
 use super::log::Logger;
 use super::proxy::Proxy;
 use super::pump::{pump, Link};
@@ -172,23 +172,21 @@ async fn forward(
         let responses = pump(Direction::ToClient, &link, server_read, client_write);
         tokio::pin!(requests, responses);
         // A clean end of one direction is passed on as such while the other goes on; any
-        // failure ends both.
-        // Which peer ended its side first is how a request left unanswered is explained.
+        // failure ends both. Which peer ended first (and how) explains a request left
+        // unanswered.
         tokio::select! {
             end = &mut requests => {
-                let clean = matches!(end, super::pump::End::Eof);
-                if clean { responses.await; }
-                clean.then_some(Peer::Client)
+                if matches!(end, super::pump::End::Eof) { responses.await; }
+                (end.ending(Direction::ToServer), end.refusal())
             }
             end = &mut responses => {
-                let clean = matches!(end, super::pump::End::Eof);
-                if clean { requests.await; }
-                clean.then_some(Peer::Server)
+                if matches!(end, super::pump::End::Eof) { requests.await; }
+                (end.ending(Direction::ToClient), end.refusal())
             }
         }
     };
     let (ended_first, closed_by) = tokio::select! {
-        ended_first = pumps => (ended_first, None),
+        ended = pumps => ended,
         why = link.member().evicted() => {
             proxy.metrics.evicted(why.into());
             (None, Some(why.describe(proxy.registry.max())))

@@ -62,9 +62,19 @@ pub struct ClosedEvent {
     pub at: (Instant, SystemTime),
     pub to_server: Stats,
     pub to_client: Stats,
-    /// The peer whose side ended cleanly (EOF) first, if one did.
-    pub ended_first: Option<Peer>,
+    /// The peer that ended the connection first (a clean EOF or a reset), if the tool did
+    /// not.
+    pub ended_first: Option<Ending>,
     pub closed_by: Option<String>,
+}
+
+/// Which peer ended a connection first, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ending {
+    pub peer: Peer,
+    /// A reset or a failed read or write rather than a clean end of stream: a peer that
+    /// closes with bytes unread resets, which is still that peer hanging up.
+    pub reset: bool,
 }
 
 /// One end of a tapped connection.

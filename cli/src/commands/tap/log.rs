@@ -35,7 +35,7 @@
 //! interleave.
 
 use super::config::Config;
-use super::events::{ClosedEvent, ConnectEvent, Event, FrameEvent, Peer};
+use super::events::{ClosedEvent, ConnectEvent, Ending, Event, FrameEvent, Peer};
 use super::framing::{Content, Frame, Skipped};
 use super::rewrite::Note;
 use super::stats::Stats;
@@ -646,15 +646,41 @@ impl Logger {
         (at, time): (Instant, SystemTime),
         to_server: Stats,
         to_client: Stats,
-        ended_first: Option<Peer>,
+        ended_first: Option<Ending>,
         closed_by: Option<String>,
     ) {
         // A client may hang up with a request in flight (a consumer closing during a long
         // poll); a server closing on one is another matter: the log tells them apart.
         let why = match (&closed_by, ended_first) {
             (Some(_), _) => "the tool closed the connection first",
-            (None, Some(Peer::Client)) => "the client closed the connection first",
-            (None, Some(Peer::Server)) => "the server closed the connection first",
+            (
+                None,
+                Some(Ending {
+                    peer: Peer::Client,
+                    reset: false,
+                }),
+            ) => "the client closed the connection first",
+            (
+                None,
+                Some(Ending {
+                    peer: Peer::Client,
+                    reset: true,
+                }),
+            ) => "the client reset the connection first",
+            (
+                None,
+                Some(Ending {
+                    peer: Peer::Server,
+                    reset: false,
+                }),
+            ) => "the server closed the connection first",
+            (
+                None,
+                Some(Ending {
+                    peer: Peer::Server,
+                    reset: true,
+                }),
+            ) => "the server reset the connection first",
             (None, None) => "the connection failed first",
         };
         for pending in std::mem::take(&mut self.awaiting) {

@@ -10,7 +10,7 @@
 //! every byte: received, forwarded, and what was read and not written.
 
 use super::config::Config;
-use super::events::{Event, FrameEvent, EVENT_COST};
+use super::events::{Ending, Event, FrameEvent, Peer, EVENT_COST};
 use super::framing::{Content, Frame, Framer, Piece, Policy, Skipped};
 use super::policy::{Decision, Rules};
 use super::rewrite::{Note, Rewrite};
@@ -329,6 +329,8 @@ pub enum End {
     Eof,
     ReadFailed(io::Error),
     WriteFailed(io::Error),
+    /// The tool ended the connection (a request it could not check or hold).
+    Refused(String),
 }
 
 impl End {
@@ -337,6 +339,39 @@ impl End {
             End::Eof => "eof".to_owned(),
             End::ReadFailed(e) => format!("read failed: {e}"),
             End::WriteFailed(e) => format!("write failed: {e}"),
+            End::Refused(why) => format!("refused: {why}"),
+        }
+    }
+
+    /// Which peer this end of a pump in `direction` came from, unless the tool caused it:
+    /// a pump reads from one peer and writes to the other.
+    pub fn ending(&self, direction: Direction) -> Option<Ending> {
+        let (reader, writer) = match direction {
+            Direction::ToServer => (Peer::Client, Peer::Server),
+            Direction::ToClient => (Peer::Server, Peer::Client),
+        };
+        match self {
+            End::Eof => Some(Ending {
+                peer: reader,
+                reset: false,
+            }),
+            End::ReadFailed(_) => Some(Ending {
+                peer: reader,
+                reset: true,
+            }),
+            End::WriteFailed(_) => Some(Ending {
+                peer: writer,
+                reset: true,
+            }),
+            End::Refused(_) => None,
+        }
+    }
+
+    /// Why the tool ended the connection, when it did.
+    pub fn refusal(&self) -> Option<String> {
+        match self {
+            End::Refused(why) => Some(why.clone()),
+            _ => None,
         }
     }
 }
@@ -429,7 +464,7 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
                 .unwrap_or_else(|e| e.into_inner())
                 .take();
             if let Some(why) = refused {
-                break End::ReadFailed(io::Error::other(why));
+                break End::Refused(why);
             }
         }
         link.report_held();
@@ -453,7 +488,7 @@ pub async fn pump(direction: Direction, link: &Link, mut from: ReadHalf, mut to:
     }
     // Bytes kept back for a hold decision were sent by the peer: they go out as they are,
     // unless the receiver is gone.
-    if matches!(end, End::Eof | End::ReadFailed(_)) {
+    if matches!(end, End::Eof | End::ReadFailed(_) | End::Refused(_)) {
         {
             let mut progress = link.progress(direction);
             if let Some(held) = progress.framer.take_held() {

@@ -5,8 +5,9 @@ many frames of each API each client sent and received.
         [--expect API[:VERSION],...] CLIENT[/LABEL]=LOG [[--expect ...] CLIENT[/LABEL]=LOG ...]
 
 CLIENT names the workload that wrote the log (what it produced): a client of tap_workload.py,
-`java`, a setting of old_workload.py (the proof with old versions), or `inter-broker` (a
-broker's own traffic: no records expected); LABEL, if given, tells runs of the same client
+`java`, a setting of old_workload.py (the proof with old versions), `inter-broker` (a
+broker's own traffic: no records expected) or `compare` (compare_cluster.py, which compares
+the records itself: none expected here); LABEL, if given, tells runs of the same client
 apart in the table.
 
 Fails (exit 1, every problem listed) unless, in every log:
@@ -135,7 +136,7 @@ def collect_records(message, seen, problems, where):
 
 def expected_values(client):
     """(codec, key, value) of every record the client's workload produces with a codec."""
-    if client == "inter-broker":
+    if client in ("inter-broker", "compare"):
         return
     if client in old_workload.SETTINGS:
         yield from old_workload.expected_records(client)

@@ -616,11 +616,17 @@ def run_target(label, upstream, kafka_codec, out, clients, prefix, java_classpat
     try:
         for client in clients:
             began = time.monotonic()
-            run = Run(address, f"{prefix}-{client}", java_classpath)
+            # Each client in a process of its own: whatever it leaves open (librdkafka's
+            # handles close when collected) closes when it exits, and a crash is its own.
+            command = [sys.executable, os.path.abspath(__file__), "--scenarios", client, address,
+                       f"{prefix}-{client}"] + (["--java", java_classpath] if java_classpath
+                                                else [])
+            child = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True,
+                                   text=True, timeout=300, check=False)
             try:
-                results[client] = run.strip(SCENARIOS[client](run))
-            except Exception:  # noqa: BLE001 - reported as the scenario's result
-                results[client] = {"raised": traceback.format_exc()}
+                results[client] = json.loads(child.stdout)
+            except ValueError:
+                results[client] = {"raised": f"exit {child.returncode}: {child.stderr[-3000:]}"}
             print(f"compare: {label}: {client} in {time.monotonic() - began:.1f} s",
                   file=sys.stderr)
         wait_closed(log)
@@ -643,7 +649,20 @@ def differences(a, b, path=""):
     return [] if a == b else [f"{path}: broker {json.dumps(a)} | cluster {json.dumps(b)}"]
 
 
+def scenarios_main(client, bootstrap, prefix, java_classpath):
+    """One client's scenarios against `bootstrap`: prints its results as JSON."""
+    run = Run(bootstrap, prefix, java_classpath)
+    try:
+        results = run.strip(SCENARIOS[client](run))
+    except Exception:  # noqa: BLE001 - reported as the scenarios' result
+        results = {"raised": traceback.format_exc()}
+    print(json.dumps(results))
+
+
 def main():
+    if sys.argv[1:2] == ["--scenarios"]:
+        java_classpath = sys.argv[6] if sys.argv[5:6] == ["--java"] else None
+        return scenarios_main(*sys.argv[2:5], java_classpath)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("broker", help="the real broker's bootstrap address")
     parser.add_argument("--kafka-codec", default="target/debug/kafka-codec")

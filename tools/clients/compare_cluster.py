@@ -110,6 +110,15 @@ def librdkafka(run):
         except KafkaException as e:
             return e.args[0].name()
 
+    def partition_errors(future):
+        """The answer's error, else each partition's (an admin commit answers per partition)."""
+        try:
+            answer = future.result(TIMEOUT)
+        except KafkaException as e:
+            return e.args[0].name()
+        return [[tp.partition, tp.error.name() if tp.error else "OK"]
+                for tp in answer.topic_partitions]
+
     def read_to_end(topic, partitions, isolation="read_uncommitted"):
         consumer = Consumer({**boot, "group.id": run.name("reader"), "enable.auto.commit": False,
                              "enable.partition.eof": True, "isolation.level": isolation})
@@ -163,6 +172,12 @@ def librdkafka(run):
     consumer.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
     described = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
     listed = admin.list_consumer_groups().result(TIMEOUT)
+    failures = {
+        # An admin commit (no member id) to a group with a member; deleting that group.
+        "alter offsets of an active group": partition_errors(admin.alter_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group, [TopicPartition(topic, 1, 1)])])[group]),
+        "delete an active group": outcome(admin.delete_consumer_groups([group])[group]),
+    }
     consumer.close()
     after = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
     offsets = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])[group]
@@ -240,9 +255,38 @@ def librdkafka(run):
         admin.delete_topics([run.name("no-such-topic")])[run.name("no-such-topic")])
     errors["describe configs: unknown topic"] = outcome(
         admin.describe_configs([bad_config])[bad_config])
+    results["admin errors"] = errors
+
+    # The error each failure case gets.
+    tp9 = TopicPartition(topic, 9)
+    failures["list offsets: no such partition"] = outcome(
+        admin.list_offsets({tp9: OffsetSpec.latest()})[tp9])
+    failures["delete records past the end"] = outcome(
+        admin.delete_records([TopicPartition(topic, 1, 100)])[TopicPartition(topic, 1)])
+    missing = run.name("no-such-topic")
+    failures["create partitions: unknown topic"] = outcome(
+        admin.create_partitions([NewPartitions(missing, 2)])[missing])
+    unknown = admin.describe_consumer_groups([run.name("no-such-group")])
+    unknown = unknown[run.name("no-such-group")]
+    failures["describe an unknown group"] = outcome(unknown)
+    if failures["describe an unknown group"] == "OK":
+        failures["describe an unknown group"] = str(unknown.result().state)
+    # A transactional producer fenced by a new instance of its transactional id.
+    fenced = Producer({**boot, "transactional.id": run.name("fenced-id")})
+    fenced.init_transactions(TIMEOUT)
+    fenced.begin_transaction()
+    fenced.produce(topic, value=b"fenced", partition=1)
+    fenced.flush(TIMEOUT)
+    Producer({**boot, "transactional.id": run.name("fenced-id")}).init_transactions(TIMEOUT)
+    try:
+        fenced.commit_transaction(TIMEOUT)
+        failures["commit when fenced"] = "OK"
+    except KafkaException as e:
+        error = e.args[0]
+        failures["commit when fenced"] = [error.name(), error.fatal()]
+    results["failure cases"] = failures
     errors["delete topics"] = {t: outcome(f) for t, f in
                                admin.delete_topics([topic, txn_topic]).items()}
-    results["admin errors"] = errors
     return results
 
 
@@ -317,6 +361,24 @@ def kafka_python_scenarios(run, admin):
     consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(5, "", -1)})
     described = admin.describe_groups([group])[group]
     listed = {g["group_id"] for g in admin.list_groups()}
+
+    def outcome(call, *args):
+        try:
+            answer = call(*args)
+        except KafkaError as e:
+            return type(e).__name__
+        if isinstance(answer, dict):  # partition -> error class
+            return {f"{tp.topic}:{tp.partition}" if isinstance(tp, TopicPartition) else tp:
+                    getattr(e, "__name__", e) for tp, e in answer.items()}
+        return answer
+
+    tp1 = TopicPartition(topic, 1)
+    failures = {
+        "alter offsets of an active group": outcome(
+            admin.alter_group_offsets, group, {tp1: OffsetAndMetadata(1, "", -1)}),
+        "delete offsets of an active group": outcome(admin.delete_group_offsets, group, [tp1]),
+        "delete an active group": outcome(admin.delete_groups, [group]),
+    }
     consumer.close()
     after = admin.describe_groups([group])[group]
     offsets = admin.list_group_offsets(group)[group]
@@ -396,9 +458,42 @@ def kafka_python_scenarios(run, admin):
             [ConfigResource(ConfigResourceType.TOPIC, run.name("no-such-topic"))])
     except KafkaError as e:
         errors["describe configs: unknown topic"] = type(e).__name__
+    results["admin errors"] = errors
+
+    failures["delete records past the end"] = outcome(
+        admin.delete_records, {TopicPartition(topic, 1): 100})
+    failures["create partitions: unknown topic"] = codes(admin.create_partitions(
+        {run.name("no-such-topic"): 2}, raise_errors=False), "results")
+    failures["describe an unknown group"] = outcome(
+        lambda: admin.describe_groups([run.name("no-such-group")])[run.name("no-such-group")]
+        ["group_state"])
+    consumer = KafkaConsumer(bootstrap_servers=run.bootstrap, enable_auto_commit=False,
+                             auto_offset_reset="none")
+    consumer.assign([tp1])
+    consumer.seek(tp1, 100)
+    try:
+        consumer.poll(timeout_ms=TIMEOUT * 1000)
+        failures["fetch past the end"] = "no error"
+    except KafkaError as e:
+        failures["fetch past the end"] = type(e).__name__
+    consumer.close()
+    fenced = KafkaProducer(bootstrap_servers=run.bootstrap, transactional_id=run.name("fenced"))
+    fenced.init_transactions()
+    fenced.begin_transaction()
+    fenced.send(topic, value=b"fenced", partition=1).get(TIMEOUT)
+    fencing = KafkaProducer(bootstrap_servers=run.bootstrap,
+                            transactional_id=run.name("fenced"))
+    fencing.init_transactions()
+    fencing.close()
+    try:
+        fenced.commit_transaction()
+        failures["commit when fenced"] = "OK"
+    except KafkaError as e:
+        failures["commit when fenced"] = type(e).__name__
+    fenced.close(timeout=1)
+    results["failure cases"] = failures
     errors["delete topics"] = codes(admin.delete_topics([topic, txn_topic],
                                                         raise_errors=False), "topics")
-    results["admin errors"] = errors
     return results
 
 
@@ -541,9 +636,43 @@ async def aiokafka_async(run):
             errors[f"create topic: {label}"] = topic_errors(await admin.create_topics([new]))
         deleted = await admin.delete_topics([run.name("no-such-topic")])
         errors["delete topic: unknown"] = {e[0]: e[1] for e in deleted.topic_error_codes}
+        results["admin errors"] = errors
+
+        tp1 = TopicPartition(topic, 1)
+        failures = {
+            "delete records past the end": await outcome(
+                admin.delete_records({tp1: RecordsToDelete(100)})),
+            "create partitions: unknown topic": await outcome(
+                admin.create_partitions({run.name("no-such-topic"): NewPartitions(2)})),
+        }
+        unknown = (await admin.describe_consumer_groups([run.name("no-such-group")]))[0]
+        failures["describe an unknown group"] = [unknown.groups[0][0], unknown.groups[0][2]]
+        consumer = AIOKafkaConsumer(bootstrap_servers=run.bootstrap, enable_auto_commit=False,
+                                    auto_offset_reset="none")
+        await consumer.start()
+        try:
+            consumer.assign([tp1])
+            consumer.seek(tp1, 100)
+            failures["fetch past the end"] = await outcome(
+                asyncio.wait_for(consumer.getone(), TIMEOUT))
+        finally:
+            await consumer.stop()
+        fenced = AIOKafkaProducer(bootstrap_servers=run.bootstrap,
+                                  transactional_id=run.name("fenced"))
+        await fenced.start()
+        try:
+            await fenced.begin_transaction()
+            await fenced.send_and_wait(topic, value=b"fenced", partition=1)
+            fencing = AIOKafkaProducer(bootstrap_servers=run.bootstrap,
+                                       transactional_id=run.name("fenced"))
+            await fencing.start()
+            await fencing.stop()
+            failures["commit when fenced"] = await outcome(fenced.commit_transaction())
+        finally:
+            await fenced.stop()
+        results["failure cases"] = failures
         deleted = await admin.delete_topics([topic, txn_topic])
         errors["delete topics"] = {e[0]: e[1] for e in deleted.topic_error_codes}
-        results["admin errors"] = errors
     finally:
         await admin.close()
     return results

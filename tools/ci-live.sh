@@ -50,8 +50,15 @@ step_quorum_kafka_tool() {
 # `kafka-codec tap --rewrite-brokers` in front of this broker, and librdkafka, kafka-python,
 # aiokafka and Java kafka-clients through it (tools/clients/tap-proof.sh): every client run
 # succeeds, every frame in the tap's logs decodes, every byte is forwarded as received; prints
-# the frames per API and client.
-step_tap() { bash tools/clients/tap-proof.sh; }
+# the frames per API and client. Then, with what that built, the same clients' scenarios
+# against this broker and against `kafka-codec cluster`, each through a tap, their results
+# compared (tools/clients/compare_cluster.py, after its own test; about 45 s).
+step_tap() {
+    bash tools/clients/tap-proof.sh &&
+        python3 tools/clients/test_compare_cluster.py &&
+        "$(bash tools/clients/venv.sh)" tools/clients/compare_cluster.py "$KAFKA_BROKER" \
+            --java "tools/clients/java/target/java-clients.jar:$(cat tools/clients/java/target/classpath)"
+}
 
 # The same clients, each logging in with PLAIN and with SCRAM-SHA-512, through a tap with TLS
 # on both sides in front of the broker's SASL_SSL listener (tools/clients/tap-proof-tls.sh,

@@ -54,6 +54,7 @@ RECORDS = 30
 T0 = 1_700_000_000_000  # record timestamps: T0 + i
 TIMEOUT = 30  # a hang guard per client call
 CLIENTS = ("librdkafka", "kafka-python", "aiokafka")
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class Run:
@@ -794,9 +795,9 @@ def main():
         return scenarios_main(*sys.argv[2:5], java_classpath)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("broker", help="the real broker's bootstrap address")
-    parser.add_argument("--kafka-codec", default="target/debug/kafka-codec")
+    parser.add_argument("--kafka-codec", default=os.path.join(REPO, "target/debug/kafka-codec"))
     parser.add_argument("--client", action="append", choices=CLIENTS)
-    parser.add_argument("--out", default="target/compare-cluster")
+    parser.add_argument("--out", default=os.path.join(REPO, "target/compare-cluster"))
     parser.add_argument("--against", help="compare with this server instead of a new cluster")
     parser.add_argument("--java", metavar="CLASSPATH",
                         help="also run the Java Workload (tools/clients/java, built) on it")

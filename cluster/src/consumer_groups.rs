@@ -216,7 +216,12 @@ pub fn validate(request: &Heartbeat, group_id: &str, version: i16) -> Result<(),
     if request.member_epoch != 0 && request.member_id.is_empty() {
         return invalid("MemberId can't be empty.");
     }
-    if request.subscribed_regex.is_some() {
+    // An empty regex is none, as Kafka reads it (librdkafka sends "" beside its topic names).
+    if request
+        .subscribed_regex
+        .as_deref()
+        .is_some_and(|regex| !regex.is_empty())
+    {
         // Regex subscriptions (Kafka's RE2J patterns, resolved asynchronously) are not
         // served: refused rather than treated as no subscription.
         return invalid("SubscribedTopicRegex is not served by this cluster.");

@@ -200,6 +200,40 @@ def librdkafka(run):
                    admin.delete_consumer_groups([group, run.name("no-such-group")]).items()},
     }
 
+    # A KIP-848 consumer group (ConsumerGroupHeartbeat): the server assigns.
+    group = run.name("kip848")
+    consumer = Consumer({**boot, "group.id": group, "group.protocol": "consumer",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False,
+                         "enable.partition.eof": True})
+    consumer.subscribe([topic])
+    count, ended, deadline = 0, set(), time.monotonic() + TIMEOUT
+    while len(ended) < PARTITIONS and time.monotonic() < deadline:
+        message = consumer.poll(0.2)
+        if message is None:
+            continue
+        if message.error():
+            ended.add(message.partition())
+            continue
+        count += 1
+    assignment = sorted(tp.partition for tp in consumer.assignment())
+    consumer.commit(asynchronous=False)
+    committed = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)],
+                                   TIMEOUT)
+    described = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
+    consumer.close()
+    after = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
+    results["KIP-848 group"] = {
+        "records": count,
+        "assignment": assignment,
+        "committed": [[tp.partition, tp.offset] for tp in committed],
+        "described": {
+            "state": str(described.state), "type": str(described.type),
+            "assignor": described.partition_assignor,
+            "members": [sorted(tp.partition for tp in m.assignment.topic_partitions)
+                        for m in described.members]},
+        "after close": {"state": str(after.state), "members": len(after.members)},
+    }
+
     # Transactions: commit 3, abort 2, commit 2; both isolation levels read it back.
     created = outcome(admin.create_topics([NewTopic(txn_topic, 1, 1)])[txn_topic])
     producer = Producer({**boot, "transactional.id": run.name("txn-id"), "linger.ms": 5})
@@ -827,7 +861,7 @@ def main():
 
     failed = False
     scenarios = sorted({s for r in (broker, ours) for c in clients for s in r[c]} - {"raised"})
-    width = max(len(s) for s in scenarios)
+    width = max([len("scenario")] + [len(s) for s in scenarios])
     print("Scenario results, real broker vs kafka-codec cluster (each through a tap):")
     print(f"{'scenario':<{width}}  " + "  ".join(f"{c:>12}" for c in clients))
     details = []

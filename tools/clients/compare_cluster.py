@@ -2,14 +2,15 @@
 each through its own `kafka-codec tap`, and their observable results compared.
 
     python compare_cluster.py KAFKA_BROKER [--kafka-codec PATH] [--client CLIENT ...]
-        [--out DIR] [--against HOST:PORT]
+        [--java CLASSPATH] [--out DIR] [--against HOST:PORT]
 
 Starts `kafka-codec cluster --brokers 1` (one broker, as the real one), a tap with
-`--rewrite-brokers` in front of each server, and runs every scenario of every client
-(librdkafka through confluent-kafka, kafka-python, aiokafka) once through each tap, in the
-same order. Each scenario gives a JSON value: the records consumed (partition, offset, key,
-value, timestamp), the offsets delivered and committed, the group's assignment and state,
-what read_committed and read_uncommitted consumers read of committed and aborted
+`--rewrite-brokers --records` in front of each server, and runs every scenario of every
+client (librdkafka through confluent-kafka, kafka-python, aiokafka; with --java, the tap
+proof's Java Workload too) once through each tap, in the same order, each client in a
+process of its own. Each scenario gives a JSON value: the records consumed (partition,
+offset, key, value, timestamp), the offsets delivered and committed, the group's assignment
+and state (classic groups; librdkafka also in a KIP-848 group), what read_committed and read_uncommitted consumers read of committed and aborted
 transactions, the admin answers, and the error each failure case got (its Kafka error name
 as the client reports it). Prints one table of scenario x client (match or mismatch), each
 difference, and the tap check of both logs (check_tap_log.py: every frame decoded, every
@@ -32,7 +33,8 @@ What legitimately differs between the two servers, and how each scenario normali
 - Error messages are free text that Kafka and the cluster word differently: only the error
   (its name, or code as the client gives it) is recorded.
 - Producer ids and epochs are allocated by each coordinator from its own counters: not
-  recorded. Generation ids are not recorded either (no client here shows them).
+  recorded. Generation ids and member epochs are not recorded either (no client here shows
+  them; Kafka 4.4 also batches KIP-848 assignments, so its epochs run ahead).
 Nothing else is normalized: record timestamps are set by the producers (CreateTime), so
 they are compared; offsets include transaction markers, so the markers' places are compared.
 """

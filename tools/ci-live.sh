@@ -52,7 +52,7 @@ step_quorum_kafka_tool() {
 # succeeds, every frame in the tap's logs decodes, every byte is forwarded as received; prints
 # the frames per API and client. Then, with what that built, the same clients' scenarios
 # against this broker and against `kafka-codec cluster`, each through a tap, their results
-# compared (tools/clients/compare_cluster.py, after its own test; about 45 s).
+# compared (tools/clients/compare_cluster.py, after its own test; about 40 s).
 step_tap() {
     bash tools/clients/tap-proof.sh &&
         python3 tools/clients/test_compare_cluster.py &&

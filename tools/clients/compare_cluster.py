@@ -96,8 +96,8 @@ def record(i, tag=""):
 
 
 def librdkafka(run):
-    from confluent_kafka import (Consumer, ConsumerGroupTopicPartitions, KafkaException,
-                                 Producer, TopicCollection, TopicPartition)
+    from confluent_kafka import (Consumer, ConsumerGroupTopicPartitions, KafkaError,
+                                 KafkaException, Producer, TopicCollection, TopicPartition)
     from confluent_kafka.admin import (AdminClient, ConfigResource, NewPartitions, NewTopic,
                                        OffsetSpec)
 
@@ -122,6 +122,27 @@ def librdkafka(run):
         return [[tp.partition, tp.error.name() if tp.error else "OK"]
                 for tp in answer.topic_partitions]
 
+    def read_in_group(consumer):
+        """Subscribes to `topic`, reads to the end of every partition, commits: the records
+        read, the partitions assigned and the offsets committed."""
+        consumer.subscribe([topic])
+        count, ended, deadline = 0, set(), time.monotonic() + TIMEOUT
+        while len(ended) < PARTITIONS and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is None:
+                continue
+            if message.error():
+                if message.error().code() != KafkaError._PARTITION_EOF:
+                    raise KafkaException(message.error())
+                ended.add(message.partition())
+                continue
+            count += 1
+        assignment = sorted(tp.partition for tp in consumer.assignment())
+        consumer.commit(asynchronous=False)
+        committed = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)],
+                                       TIMEOUT)
+        return count, assignment, [[tp.partition, tp.offset] for tp in committed]
+
     def read_to_end(topic, partitions, isolation="read_uncommitted"):
         consumer = Consumer({**boot, "group.id": run.name("reader"), "enable.auto.commit": False,
                              "enable.partition.eof": True, "isolation.level": isolation})
@@ -132,10 +153,10 @@ def librdkafka(run):
             if message is None:
                 continue
             if message.error():
-                if message.error().code() == -191:  # _PARTITION_EOF
-                    ended.add(message.partition())
-                    continue
-                raise KafkaException(message.error())
+                if message.error().code() != KafkaError._PARTITION_EOF:
+                    raise KafkaException(message.error())
+                ended.add(message.partition())
+                continue
             got.append([message.partition(), message.offset(), message.key().decode(),
                         message.value().decode(), message.timestamp()[1]])
         consumer.close()
@@ -158,20 +179,7 @@ def librdkafka(run):
     # A consumer group: subscribe, read everything, commit, commit one offset by hand.
     consumer = Consumer({**boot, "group.id": group, "auto.offset.reset": "earliest",
                          "enable.auto.commit": False, "enable.partition.eof": True})
-    consumer.subscribe([topic])
-    count, ended, deadline = 0, set(), time.monotonic() + TIMEOUT
-    while len(ended) < PARTITIONS and time.monotonic() < deadline:
-        message = consumer.poll(0.2)
-        if message is None:
-            continue
-        if message.error():
-            ended.add(message.partition())
-            continue
-        count += 1
-    assignment = sorted(tp.partition for tp in consumer.assignment())
-    consumer.commit(asynchronous=False)
-    committed = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)],
-                                   TIMEOUT)
+    count, assignment, committed = read_in_group(consumer)
     consumer.commit(offsets=[TopicPartition(topic, 0, 5)], asynchronous=False)
     described = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
     listed = admin.list_consumer_groups().result(TIMEOUT)
@@ -188,7 +196,7 @@ def librdkafka(run):
     results["group, commits"] = {
         "records": count,
         "assignment": assignment,
-        "committed": [[tp.partition, tp.offset] for tp in committed],
+        "committed": committed,
         "listed": group in {g.group_id for g in listed.valid},
         "described": {
             "state": str(described.state), "assignor": described.partition_assignor,
@@ -207,27 +215,14 @@ def librdkafka(run):
     consumer = Consumer({**boot, "group.id": group, "group.protocol": "consumer",
                          "auto.offset.reset": "earliest", "enable.auto.commit": False,
                          "enable.partition.eof": True})
-    consumer.subscribe([topic])
-    count, ended, deadline = 0, set(), time.monotonic() + TIMEOUT
-    while len(ended) < PARTITIONS and time.monotonic() < deadline:
-        message = consumer.poll(0.2)
-        if message is None:
-            continue
-        if message.error():
-            ended.add(message.partition())
-            continue
-        count += 1
-    assignment = sorted(tp.partition for tp in consumer.assignment())
-    consumer.commit(asynchronous=False)
-    committed = consumer.committed([TopicPartition(topic, p) for p in range(PARTITIONS)],
-                                   TIMEOUT)
+    count, assignment, committed = read_in_group(consumer)
     described = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
     consumer.close()
     after = admin.describe_consumer_groups([group])[group].result(TIMEOUT)
     results["KIP-848 group"] = {
         "records": count,
         "assignment": assignment,
-        "committed": [[tp.partition, tp.offset] for tp in committed],
+        "committed": committed,
         "described": {
             "state": str(described.state), "type": str(described.type),
             "assignor": described.partition_assignor,

@@ -8,9 +8,10 @@ Starts `kafka-codec cluster --brokers 1` (one broker, as the real one), a tap wi
 `--rewrite-brokers --records` in front of each server, and runs every scenario of every
 client (librdkafka through confluent-kafka, kafka-python, aiokafka; with --java, the tap
 proof's Java Workload too) once through each tap, in the same order, each client in a
-process of its own. Each scenario gives a JSON value: the records consumed (partition,
-offset, key, value, timestamp), the offsets delivered and committed, the group's assignment
-and state (classic groups; librdkafka also in a KIP-848 group), what read_committed and read_uncommitted consumers read of committed and aborted
+process of its own (the two servers' runs side by side). Each scenario gives a JSON value:
+the records consumed (partition, offset, key, value, timestamp), the offsets delivered and
+committed, the group's assignment and state (classic groups; librdkafka also in a KIP-848
+group), what read_committed and read_uncommitted consumers read of committed and aborted
 transactions, the admin answers, and the error each failure case got (its Kafka error name
 as the client reports it). Prints one table of scenario x client (match or mismatch), each
 difference, and the tap check of both logs (check_tap_log.py: every frame decoded, every
@@ -41,6 +42,7 @@ they are compared; offsets include transaction markers, so the markers' places a
 
 import argparse
 import asyncio
+import concurrent.futures
 import json
 import os
 import re
@@ -847,10 +849,13 @@ def main():
                                 "127.0.0.1:0"], os.path.join(args.out, "cluster.err"),
                                r"^kafka-codec cluster: bootstrap (\S+)", "kafka-codec cluster")
     try:
-        broker, broker_log = run_target("broker", args.broker, args.kafka_codec, args.out,
-                                        clients, prefix, args.java)
-        ours, cluster_log = run_target("cluster", other, args.kafka_codec, args.out, clients,
-                                       prefix, args.java)
+        # Both servers at once: they share nothing (own tap, log and client processes), and
+        # the step's time is then the slower side's rather than the sum.
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            sides = [pool.submit(run_target, label, upstream, args.kafka_codec, args.out,
+                                 clients, prefix, args.java)
+                     for label, upstream in (("broker", args.broker), ("cluster", other))]
+            (broker, broker_log), (ours, cluster_log) = [side.result() for side in sides]
     finally:
         if cluster:
             cluster.terminate()

@@ -189,6 +189,13 @@ pub(crate) async fn change_voters(
         }
         let cluster_id = quorum.cluster_id().to_owned();
         let accepted = change(&mut quorum, &cluster_id, now);
+        if let Ok(pending) = &accepted {
+            shared.event(Event::Quorum(&format!(
+                "controller {node_id} appended a VotersRecord at offset {}; the change is \
+                 answered once it commits",
+                pending.offset()
+            )));
+        }
         for event in quorum.after_request(now) {
             shared.event(Event::Quorum(&event));
         }

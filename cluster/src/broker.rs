@@ -1,8 +1,9 @@
 //! The transport below the request path: each broker's and controller's accept loop and
-//! connections, on the server plumbing the CLI's `tap` stands on too (`kafka-codec-server`): every byte read and not
-//! yet answered is charged to the memory budget, connections are capped with eviction of the
-//! least useful, idle ones are closed, and whatever a peer sends fails that connection only.
-//! Frames go to [`dispatch`]; nothing here knows an API.
+//! connections, on the server plumbing the CLI's `tap` stands on too (`kafka-codec-server`):
+//! every byte read and not yet answered is charged to the memory budget, connections are
+//! capped with eviction of the least useful, idle ones are closed, and whatever a peer sends
+//! fails that connection only (the event observer is told why). Frames go to [`dispatch`];
+//! nothing here knows an API.
 
 use crate::dispatch::{dispatch, Reply};
 use crate::sasl::{Gate, Session};

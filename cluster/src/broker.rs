@@ -1,12 +1,13 @@
-//! The transport below the request path: each broker's accept loop and connections, on the
-//! same plumbing as the CLI's `quorum serve` (`kafka-codec-server`): every byte read and not
-//! yet answered is charged to the memory budget, connections are capped with eviction of the
-//! least useful, idle ones are closed, and whatever a peer sends fails that connection only.
-//! Frames go to [`dispatch`]; nothing here knows an API.
+//! The transport below the request path: each broker's and controller's accept loop and
+//! connections, on the server plumbing the CLI's `tap` stands on too (`kafka-codec-server`):
+//! every byte read and not yet answered is charged to the memory budget, connections are
+//! capped with eviction of the least useful, idle ones are closed, and whatever a peer sends
+//! fails that connection only (the event observer is told why). Frames go to [`dispatch`];
+//! nothing here knows an API.
 
 use crate::dispatch::{dispatch, Reply};
 use crate::sasl::{Gate, Session};
-use crate::Shared;
+use crate::{Event, Shared};
 use kafka_codec::bytes::{Buf, BufMut, BytesMut};
 use kafka_codec::conn::{Direction, ServerConnection};
 use kafka_codec::split_frame;
@@ -58,7 +59,7 @@ pub async fn serve(
         let mut acceptor = Acceptor::new(bound);
         loop {
             let (tcp, peer) = tokio::select! {
-                accepted = acceptor.accept(|_line| {}) => accepted,
+                accepted = acceptor.accept(|line| shared.event(Event::Server(&line))) => accepted,
                 // Dropping the acceptor closes the listener.
                 _ = up.wait_for(|up| !*up) => break,
                 _ = stop.changed() => return,
@@ -75,9 +76,17 @@ pub async fn serve(
                     None => Stream::Plain(tcp),
                     Some(tls) => match accept_tls(&tls.0, tcp, TLS_HANDSHAKE_TIMEOUT).await {
                         Ok(stream) => stream,
-                        Err(_) => return,
+                        Err(e) => return tell(&shared, node_id, peer, &e.to_string()),
                     },
                 };
+                if let Some(subject) = stream.client_subject() {
+                    tell(
+                        &shared,
+                        node_id,
+                        peer,
+                        &format!("TLS client certificate {subject}"),
+                    );
+                }
                 connection(shared, node_id, id, member, stream, peer, stop).await;
             });
         }
@@ -91,8 +100,24 @@ pub async fn relieve_memory_pressure(shared: Arc<Shared>, mut stop: watch::Recei
             () = shared.budget.pressure() => {}
             _ = stop.changed() => return,
         }
-        shared.registry.evict_for_memory();
+        if let Some(id) = shared.registry.evict_for_memory() {
+            shared.event(Event::Server(&format!(
+                "the memory budget ({} bytes, {} in use) is spent; closing connection {id}, \
+                 the one holding memory that has gone longest without a complete request",
+                shared.budget.limit(),
+                shared.budget.in_use()
+            )));
+        }
     }
+}
+
+/// Shows what happened to one connection to the event observer.
+fn tell(shared: &Shared, node_id: i32, peer: SocketAddr, message: &str) {
+    shared.event(Event::Connection {
+        node_id,
+        peer,
+        message,
+    });
 }
 
 /// A connection to broker `node_id` over an in-memory pipe rather than a socket (the
@@ -152,7 +177,7 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         loop {
             let deadline = member.last_activity() + timeout;
             if tokio::time::Instant::now() >= deadline.into() {
-                return;
+                return timeout;
             }
             tokio::time::sleep_until(deadline.into()).await;
         }
@@ -165,8 +190,17 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
     tokio::select! {
         () = converse(&shared, node_id, id, peer, &member, stream) => {}
         _ = up.wait_for(|up| !*up) => {}
-        why = member.evicted() => shared.metrics.evicted(why.into()),
-        () = idle => shared.metrics.evicted(Evicted::IdleTimeout),
+        why = member.evicted() => {
+            shared.metrics.evicted(why.into());
+            tell(&shared, node_id, peer, &why.describe(shared.registry.max()));
+        }
+        timeout = idle => {
+            shared.metrics.evicted(Evicted::IdleTimeout);
+            tell(&shared, node_id, peer, &format!(
+                "closed by the server: no byte either way for the idle timeout ({} s)",
+                timeout.as_secs()
+            ));
+        }
         _ = stop.changed() => {}
     }
 }
@@ -231,13 +265,21 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
                         Reply::Nothing => continue,
                         Reply::Close(_why) => return,
                     };
-                if connection.send_segments(&response, &mut queue).is_err() {
-                    return;
+                if let Err(e) = connection.send_segments(&response, &mut queue) {
+                    return tell(
+                        shared,
+                        node_id,
+                        peer,
+                        &format!("cannot send the answer: {e}"),
+                    );
                 }
                 let written = queue.remaining();
-                if stream.write_all_buf(&mut queue).await.is_err() || stream.flush().await.is_err()
-                {
-                    return;
+                let sent = async {
+                    stream.write_all_buf(&mut queue).await?;
+                    stream.flush().await
+                };
+                if let Err(e) = sent.await {
+                    return tell(shared, node_id, peer, &format!("write failed: {e}"));
                 }
                 shared.metrics.bytes(Direction::ToClient, written);
                 shared.metrics.response(counted, started.elapsed());
@@ -258,7 +300,7 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
                 let chunk = match read_chunk(&mut stream).await {
                     Ok(chunk) if chunk.is_empty() => return,
                     Ok(chunk) => chunk,
-                    Err(_) => return,
+                    Err(e) => return tell(shared, node_id, peer, &format!("read failed: {e}")),
                 };
                 member.touch();
                 shared.metrics.bytes(Direction::ToServer, chunk.len());
@@ -270,11 +312,16 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
                 member.set_held(charge.bytes());
                 received.extend_from_slice(&chunk);
             }
-            Err(_) => {
+            Err(e) => {
                 shared
                     .metrics
                     .undecoded(Direction::ToServer, Undecoded::Error);
-                return;
+                return tell(
+                    shared,
+                    node_id,
+                    peer,
+                    &format!("closing the connection: {e}"),
+                );
             }
         }
     }

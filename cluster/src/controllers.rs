@@ -10,10 +10,12 @@
 
 use crate::quorum::{Quorum, QuorumShape, LISTENER};
 use crate::release::Release;
-use crate::{BrokerAddress, Shared};
+use crate::{BrokerAddress, Event, Shared};
 use kafka_codec::conn::SupportedVersions;
 use kafka_codec::quorum::{Endpoints, PendingVoterChange, VoterChangeError};
 use kafka_codec::ErrorCode;
+use std::collections::BTreeSet;
+use std::io;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
@@ -49,7 +51,53 @@ pub fn advertised(release: Option<Release>, stable_only: bool) -> SupportedVersi
     }
 }
 
-/// The quorum of `controllers` (all voters, the first leading) with `brokers` reading the
+/// Members of the quorum that are modelled but have no listener
+/// ([`ClusterBuilder::modelled_controller`](crate::ClusterBuilder::modelled_controller),
+/// [`modelled_broker`](crate::ClusterBuilder::modelled_broker)).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Modelled {
+    /// Controllers in the voter set from the start, after the served ones.
+    pub voters: Vec<i32>,
+    /// Controllers outside it.
+    pub spares: Vec<i32>,
+    /// Brokers, observers of the metadata log.
+    pub brokers: Vec<i32>,
+}
+
+impl Modelled {
+    /// Refuses modelled members without a served controller to lead them, and ids that are
+    /// negative or taken (by a served node or another modelled one).
+    pub fn check(
+        &self,
+        served_controllers: usize,
+        served: impl Iterator<Item = i32>,
+    ) -> io::Result<()> {
+        let invalid = |why: String| Err(io::Error::new(io::ErrorKind::InvalidInput, why));
+        let modelled = self.voters.iter().chain(&self.spares).chain(&self.brokers);
+        if served_controllers == 0 && modelled.clone().next().is_some() {
+            return invalid("modelled quorum members need a served controller to lead them".into());
+        }
+        let mut seen: BTreeSet<i32> = served.collect();
+        for &id in modelled {
+            if id < 0 {
+                return invalid(format!("modelled node id {id} is negative"));
+            }
+            if !seen.insert(id) {
+                return invalid(format!("node id {id} is given twice"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a modelled controller says it listens: a name under `.invalid` (RFC 6761), which
+/// resolves nowhere, so no client mistakes it for a reachable one.
+pub fn modelled_endpoints(node_id: i32) -> Endpoints {
+    Endpoints::single(LISTENER, &format!("controller-{node_id}.invalid"), 9093)
+}
+
+/// The quorum of `controllers` (all voters, the first leading) and the modelled voters after
+/// them, with the modelled spares, and `brokers` and the modelled brokers reading the
 /// metadata log as observers, named `cluster_id`, caught up as a quorum that has run for a
 /// while (the high watermark known, so voter changes are accepted at once).
 pub(crate) fn quorum(
@@ -57,6 +105,7 @@ pub(crate) fn quorum(
     host: &str,
     controllers: &[BrokerAddress],
     brokers: &[BrokerAddress],
+    modelled: &Modelled,
     fetch_interval: Duration,
     cluster_id: &str,
 ) -> Quorum {
@@ -69,9 +118,19 @@ pub(crate) fn quorum(
                 let endpoints = Endpoints::single(LISTENER, host, c.address.port());
                 (c.node_id, endpoints)
             })
+            .chain(
+                modelled
+                    .voters
+                    .iter()
+                    .map(|&id| (id, modelled_endpoints(id))),
+            )
             .collect(),
-        spares: Vec::new(),
-        observers: brokers.iter().map(|b| b.node_id).collect(),
+        spares: (modelled.spares.iter())
+            .map(|&id| (id, modelled_endpoints(id)))
+            .collect(),
+        observers: (brokers.iter().map(|b| b.node_id))
+            .chain(modelled.brokers.iter().copied())
+            .collect(),
     };
     let now = now_ms();
     let mut quorum = Quorum::new(shape, now).with_cluster_id(cluster_id);
@@ -88,7 +147,7 @@ pub(crate) async fn run_clock(shared: Arc<Shared>, mut stop: watch::Receiver<()>
                 return;
             };
             let now = now_ms();
-            quorum.advance(now);
+            advance(&shared, &mut quorum, now);
             (quorum.next_due_ms() - now).clamp(1, 200)
         };
         shared.quorum_moved.notify_waiters();
@@ -96,6 +155,14 @@ pub(crate) async fn run_clock(shared: Arc<Shared>, mut stop: watch::Receiver<()>
             () = tokio::time::sleep(Duration::from_millis(wait as u64)) => {}
             _ = stop.changed() => return,
         }
+    }
+}
+
+/// Runs every fetch and append due up to `now` ([`Quorum::advance`]), showing what moved
+/// to the event observer.
+pub(crate) fn advance(shared: &Shared, quorum: &mut Quorum, now: i64) {
+    for event in quorum.advance(now) {
+        shared.event(Event::Quorum(&event));
     }
 }
 
@@ -116,13 +183,22 @@ pub(crate) async fn change_voters(
             return Err(not_leader());
         };
         let now = now_ms();
-        quorum.advance(now);
+        advance(shared, &mut quorum, now);
         if quorum.leader().leader_id() != node_id {
             return Err(not_leader());
         }
         let cluster_id = quorum.cluster_id().to_owned();
         let accepted = change(&mut quorum, &cluster_id, now);
-        quorum.after_request(now);
+        if let Ok(pending) = &accepted {
+            shared.event(Event::Quorum(&format!(
+                "controller {node_id} appended a VotersRecord at offset {}; the change is \
+                 answered once it commits",
+                pending.offset()
+            )));
+        }
+        for event in quorum.after_request(now) {
+            shared.event(Event::Quorum(&event));
+        }
         accepted
     };
     shared.quorum_moved.notify_waiters();

@@ -39,6 +39,7 @@ pub async fn dispatch(
     request: &IncomingRequest,
     session: &mut Session,
 ) -> Reply {
+    let started = std::time::Instant::now();
     let caller = Caller {
         node_id,
         connection,
@@ -55,6 +56,7 @@ pub async fn dispatch(
             peer,
             request,
             reply: &reply,
+            elapsed: started.elapsed(),
         });
     }
     reply

@@ -80,11 +80,46 @@ pub struct Served<'a> {
     pub request: &'a IncomingRequest,
     /// What the cluster did: answered, answered nothing (acks 0), or closed the connection.
     pub reply: &'a Reply,
+    /// How long the cluster took to decide (a voter change waits for its commit).
+    pub elapsed: Duration,
 }
 
 /// A function every request is shown to after it is dealt with.
 #[derive(Clone)]
 pub struct RequestObserver(Arc<dyn Fn(&Served<'_>) + Send + Sync>);
+
+/// Something the cluster did that no request shows, for a server's log
+/// ([`ClusterBuilder::on_event`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Event<'a> {
+    /// To one connection of node `node_id`: its TLS handshake failed, its client presented
+    /// a certificate, it sent what does not decode, a read or write failed, or it was closed
+    /// for a limit (the connection cap, the memory budget, the idle timeout).
+    Connection {
+        /// The broker or controller the connection is to.
+        node_id: i32,
+        /// The client's address.
+        peer: SocketAddr,
+        /// What happened, one line.
+        message: &'a str,
+    },
+    /// To a listener or the memory budget: accepting failed (out of descriptors) or works
+    /// again, or a connection was closed to free memory.
+    Server(&'a str),
+    /// The controllers' quorum moved by itself: the high watermark became known, the
+    /// committed voters changed, a new leader took over.
+    Quorum(&'a str),
+}
+
+/// A function every [`Event`] is shown to.
+#[derive(Clone)]
+pub struct EventObserver(Arc<dyn Fn(&Event<'_>) + Send + Sync>);
+
+impl std::fmt::Debug for EventObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EventObserver")
+    }
+}
 
 impl std::fmt::Debug for RequestObserver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -124,6 +159,7 @@ pub struct Shared {
     pub(crate) options: DecodeOptions,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) observer: Option<RequestObserver>,
+    pub(crate) events: Option<EventObserver>,
     /// The group coordinators' state (classic groups and committed offsets).
     groups: Mutex<groups::Groups>,
     /// Woken after every change to the groups, for the timers of [`groups::run_timers`].
@@ -212,6 +248,13 @@ impl Shared {
             .map(|broker| broker.node_id)
             .find(|&node| self.control.is_up(node))
             .unwrap_or(-1)
+    }
+
+    /// Shows `event` to the event observer, if there is one.
+    pub(crate) fn event(&self, event: Event<'_>) {
+        if let Some(events) = &self.events {
+            (events.0)(&event);
+        }
     }
 
     /// What ApiVersions lists on node `node_id`: the controller set on a controller.
@@ -327,6 +370,8 @@ pub struct ClusterBuilder {
     idle_timeout: Option<Duration>,
     max_frame: usize,
     observer: Option<RequestObserver>,
+    events: Option<EventObserver>,
+    modelled: controllers::Modelled,
     group_limits: groups::GroupLimits,
     transaction_limits: transactions::TxnLimits,
     release: Option<Release>,
@@ -358,6 +403,8 @@ impl Default for ClusterBuilder {
             // Kafka's `socket.request.max.bytes` default.
             max_frame: 100 * 1024 * 1024,
             observer: None,
+            events: None,
+            modelled: controllers::Modelled::default(),
             group_limits: groups::GroupLimits::default(),
             transaction_limits: transactions::TxnLimits::default(),
             release: None,
@@ -471,6 +518,37 @@ impl ClusterBuilder {
     /// short.
     pub fn on_request(mut self, observer: impl Fn(&Served<'_>) + Send + Sync + 'static) -> Self {
         self.observer = Some(RequestObserver(Arc::new(observer)));
+        self
+    }
+
+    /// Shows every [`Event`] (what happens to connections, listeners and the quorum that no
+    /// request shows) to `observer`, as it happens; it runs on the task concerned, with no
+    /// lock held but the quorum's for a quorum event: keep it short.
+    pub fn on_event(mut self, observer: impl Fn(&Event<'_>) + Send + Sync + 'static) -> Self {
+        self.events = Some(EventObserver(Arc::new(observer)));
+        self
+    }
+
+    /// A controller of the quorum that is modelled but not listened on: it fetches from the
+    /// leader on the quorum's timer and answers the leader's probe of a new voter, and its
+    /// endpoint is `controller-ID.invalid:9093`, a name that resolves nowhere. A `voter`
+    /// starts in the voter set (after the controllers served, so one of those leads);
+    /// otherwise it is a spare that AddRaftVoter can add. Needs at least one served
+    /// controller ([`controllers`](Self::controllers)). `kafka-codec quorum serve` serves
+    /// one controller and models the others this way.
+    pub fn modelled_controller(mut self, node_id: i32, voter: bool) -> Self {
+        if voter {
+            self.modelled.voters.push(node_id);
+        } else {
+            self.modelled.spares.push(node_id);
+        }
+        self
+    }
+
+    /// A broker that is modelled but not listened on: it reads the metadata log as an
+    /// observer of the quorum, and no client can reach it.
+    pub fn modelled_broker(mut self, node_id: i32) -> Self {
+        self.modelled.brokers.push(node_id);
         self
     }
 
@@ -636,6 +714,10 @@ impl ClusterBuilder {
             });
             listeners.push(listener);
         }
+        self.modelled.check(
+            controller_nodes.len(),
+            brokers.iter().chain(&controller_nodes).map(|n| n.node_id),
+        )?;
         let mut state = State::new(self.retention);
         state.transactions = transactions::Transactions::new(self.transaction_limits);
         if let Some(seed) = self.seed {
@@ -652,6 +734,7 @@ impl ClusterBuilder {
                 &self.host,
                 &controller_nodes,
                 &brokers,
+                &self.modelled,
                 self.quorum_fetch_interval,
                 &cluster_id,
             )
@@ -699,6 +782,7 @@ impl ClusterBuilder {
             },
             idle_timeout: self.idle_timeout,
             observer: self.observer,
+            events: self.events,
             groups: Mutex::new(groups::Groups::new(self.group_limits)),
             groups_changed: Notify::new(),
             transactions_changed: Notify::new(),

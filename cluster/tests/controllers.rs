@@ -400,3 +400,125 @@ async fn a_voter_change_from_the_control_surface_is_current_first_then_committed
         "{body}"
     );
 }
+
+/// The shape `kafka-codec quorum serve` runs: one controller served, the other voters and a
+/// spare modelled (no listener, `.invalid` endpoints), a modelled broker observing. The
+/// modelled ones fetch and vote, the spare answers the new-voter probe, only the served one
+/// is listed by DescribeCluster, and what no request shows reaches the event observer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn modelled_controllers_fetch_and_vote_without_a_listener() {
+    use kafka_codec_cluster::Event;
+    use std::sync::{Arc, Mutex};
+    let events: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = Arc::clone(&events);
+    let cluster = Cluster::builder()
+        .brokers(0)
+        .controllers(1)
+        .first_controller_id(1)
+        .modelled_controller(2, true)
+        .modelled_controller(3, true)
+        .modelled_controller(4, false)
+        .modelled_broker(100)
+        .quorum_fetch_interval(Duration::from_millis(20))
+        .on_event(move |event| {
+            let line = match event {
+                Event::Connection {
+                    node_id, message, ..
+                } => format!("{node_id}: {message}"),
+                Event::Server(message) => format!("server: {message}"),
+                Event::Quorum(message) => format!("quorum: {message}"),
+            };
+            seen.lock().unwrap().push(line);
+        })
+        .build()
+        .await
+        .expect("a quorum of one served controller");
+    let served = cluster.controllers();
+    assert_eq!(served.len(), 1);
+    let mut leader = Client::connect(served[0].address, "modelled-test").await;
+    let response = describe_quorum(&mut leader, 3).await;
+    let partition = &response.topics[0].partitions[0];
+    assert_eq!(partition.leader_id, 1);
+    assert_eq!(ids(&partition.current_voters), [1, 2, 3]);
+    assert_eq!(
+        partition.committed_voters.as_deref().map(ids),
+        Some(vec![1, 2, 3])
+    );
+    assert_eq!(ids(&partition.observers), [4, 100]);
+    let Response::DescribeCluster(body) = leader
+        .call(1, DescribeClusterRequest::default().with_endpoint_type(2))
+        .await
+    else {
+        panic!("not DescribeCluster")
+    };
+    let listed: Vec<(i32, String, i32)> = body
+        .brokers
+        .iter()
+        .map(|b| (b.broker_id, b.host.to_string(), b.port))
+        .collect();
+    let port = i32::from(served[0].address.port());
+    assert_eq!(listed, [(1, "127.0.0.1".to_owned(), port)]);
+    assert_eq!(body.controller_id, 1);
+
+    // The spare joins the voters, as add-controller sends it: the leader's probe reaches the
+    // modelled controller, and the change commits through the modelled voters' fetches.
+    let four = cluster
+        .control()
+        .quorum_key(4)
+        .expect("a modelled controller");
+    let add = AddRaftVoterRequest::default()
+        .with_cluster_id(Some(cluster.shared().cluster_id.as_str().into()))
+        .with_timeout_ms(30_000)
+        .with_voter_id(4)
+        .with_voter_directory_id(four)
+        .with_listeners(vec![Listener::default()
+            .with_name("CONTROLLER".into())
+            .with_host("controller-4.invalid".into())
+            .with_port(9093)]);
+    let Response::AddRaftVoter(body) = leader.call(0, add).await else {
+        panic!("not AddRaftVoter")
+    };
+    assert_eq!((body.error_code, body.error_message), (0, None));
+    assert_eq!(
+        voters(&mut leader).await,
+        (vec![1, 2, 3, 4], Some(vec![1, 2, 3, 4]))
+    );
+    // The commit was told as a quorum event; a connection sending garbage is told too.
+    assert!(
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|e| e.starts_with("quorum: ") && e.ends_with("committed voters now {1, 2, 3, 4}")),
+        "{:?}",
+        events.lock().unwrap()
+    );
+    let mut garbage = tokio::net::TcpStream::connect(served[0].address)
+        .await
+        .unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut garbage, &[0, 0, 0, 6, 0x7f, 0x7f, 0, 0, 0, 0])
+        .await
+        .unwrap();
+    let mut rest = Vec::new();
+    let _ = tokio::io::AsyncReadExt::read_to_end(&mut garbage, &mut rest).await;
+    assert!(rest.is_empty(), "no answer to garbage");
+    let told = events.lock().unwrap().clone();
+    assert!(
+        told.iter()
+            .any(|e| e.starts_with("1: closing the connection: ")),
+        "{told:?}"
+    );
+
+    // Ids taken twice, or modelled members with no served controller to lead them: refused.
+    for builder in [
+        Cluster::builder()
+            .controllers(1)
+            .first_controller_id(1)
+            .modelled_controller(1, true),
+        Cluster::builder().controllers(1).modelled_broker(0),
+        Cluster::builder().brokers(1).modelled_controller(5, true),
+    ] {
+        let error = builder.build().await.expect_err("refused");
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput, "{error}");
+    }
+}

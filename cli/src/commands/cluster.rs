@@ -1,7 +1,7 @@
 //! `kafka-codec cluster`: the in-memory Kafka cluster of `kafka-codec-cluster` as a process,
 //! for clients in other languages and processes. It runs until killed.
 
-use crate::common::{Failure, Run};
+use crate::common::{host_and_port, Failure, Run};
 use kafka_codec_cluster::dispatch::Reply;
 use kafka_codec_cluster::release::Release;
 use kafka_codec_cluster::sasl::SaslUser;
@@ -266,31 +266,6 @@ fn read_faults(path: &std::path::Path) -> Result<Vec<kafka_codec_cluster::contro
         .map_err(|e| Failure::Usage(format!("--faults {shown}: not JSON: {e}")))?;
     kafka_codec_cluster::control::json::rules_from_json(&value)
         .map_err(|e| Failure::Usage(format!("--faults {shown}: {e}")))
-}
-
-/// `HOST:PORT` split, with the errors `--listen` gives elsewhere.
-fn host_and_port(address: &str) -> Result<(&str, u16), Failure> {
-    let Some((host, port)) = address.rsplit_once(':') else {
-        return Err(Failure::Usage(format!(
-            "--listen {address:?} needs a port: HOST:PORT (port 0 takes any free port)"
-        )));
-    };
-    let port = port.parse::<u16>().map_err(|_| {
-        Failure::Usage(format!(
-            "--listen {address:?}: {port:?} is not a port (0 to 65535)"
-        ))
-    })?;
-    if host.is_empty() {
-        return Err(Failure::Usage(format!(
-            "--listen {address:?} needs a host, such as 127.0.0.1:{port}"
-        )));
-    }
-    // A bracketed IPv6 literal binds without its brackets.
-    let host = host
-        .strip_prefix('[')
-        .and_then(|h| h.strip_suffix(']'))
-        .unwrap_or(host);
-    Ok((host, port))
 }
 
 #[cfg(test)]

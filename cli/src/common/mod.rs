@@ -81,3 +81,29 @@ pub fn log_line(line: std::fmt::Arguments<'_>) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
+
+/// `--listen HOST:PORT` split for a server built on the cluster crate (which binds it), with
+/// the errors `--listen` gives elsewhere; a bracketed IPv6 host loses its brackets.
+pub fn host_and_port(address: &str) -> Result<(&str, u16), Failure> {
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return Err(Failure::Usage(format!(
+            "--listen {address:?} needs a port: HOST:PORT (port 0 takes any free port)"
+        )));
+    };
+    let port = port.parse::<u16>().map_err(|_| {
+        Failure::Usage(format!(
+            "--listen {address:?}: {port:?} is not a port (0 to 65535)"
+        ))
+    })?;
+    if host.is_empty() {
+        return Err(Failure::Usage(format!(
+            "--listen {address:?} needs a host, such as 127.0.0.1:{port}"
+        )));
+    }
+    // A bracketed IPv6 literal binds without its brackets.
+    let host = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    Ok((host, port))
+}

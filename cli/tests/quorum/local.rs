@@ -14,17 +14,48 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_kafka-codec");
 
-/// `quorum serve` on a free port with fast followers; killed when dropped.
+/// `quorum serve` on a free port with fast followers; killed when dropped. Its log is kept.
 struct Server {
     child: Child,
     address: String,
+    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Server {
+    /// The log lines so far, without their `quorum serve: [time] ` prefix.
+    fn log(&self) -> Vec<String> {
+        let lines = self.log.lock().unwrap();
+        lines
+            .iter()
+            .map(|line| {
+                line.split_once("] ")
+                    .map_or(line.as_str(), |(_, rest)| rest)
+                    .to_owned()
+            })
+            .collect()
+    }
+
+    /// Waits until a log line satisfies `found`.
+    fn logged(&self, what: &str, found: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(line) = self.log().into_iter().find(|line| found(line)) {
+                return line;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "never logged {what}:\n{:#?}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn start(extra: &[&str]) -> Server {
         let mut child = Command::new(BIN)
             .args(["quorum", "serve", "--listen", "127.0.0.1:0", "--seed", "3"])
@@ -42,8 +73,18 @@ impl Server {
             .unwrap_or_else(|| panic!("no address in {first:?}"))
             .to_owned();
         // Keep draining the log so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Server { child, address }
+        let log = Arc::new(Mutex::new(vec![first]));
+        let keep = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                keep.lock().unwrap().push(line);
+            }
+        });
+        Server {
+            child,
+            address,
+            log,
+        }
     }
 }
 
@@ -507,4 +548,73 @@ fn describe_through_a_tap_says_that_describe_quorum_goes_around_it() {
             && stderr.contains("--rewrite-brokers"),
         "{stderr}"
     );
+}
+
+/// The log names each request and what it got, what the quorum did by itself and what
+/// happened to a connection, in the `PEER CLIENT #CORRELATION API vN: …` form.
+#[test]
+fn the_log_says_what_each_request_got() {
+    let server = Server::start(&[]);
+    let first = server.log()[0].clone();
+    assert!(
+        first.starts_with(&format!(
+            "listening on {} (seed 3): cluster ",
+            server.address
+        )) && first.ends_with(
+            "controller 1 leads epoch 1 of voters {1, 2, 3}; controller 4 and broker 100 \
+                 fetch as observers"
+        ),
+        "{first}"
+    );
+    let status = describe(&server, &[]);
+    let voters = field(&status, "CurrentVoters").to_owned();
+    let line = server.logged("DescribeQuorum", |l| l.contains(" DescribeQuorum v3: "));
+    assert!(
+        line.contains(": leader 1, epoch 1, HW ")
+            && line.contains(", voters {1, 2, 3}, committed {1, 2, 3}, observers {4, 100}"),
+        "{line}"
+    );
+    let line = server.logged("DescribeCluster", |l| l.contains(" DescribeCluster v"));
+    assert!(
+        line.ends_with(&format!("controller 1 at {}", server.address)),
+        "{line}"
+    );
+    server.logged("ApiVersions", |l| {
+        l.contains(" ApiVersions v") && l.contains(": ApiVersions 0-")
+    });
+    // A refused removal, then one answered once it commits.
+    let wrong = run(&reconfigure(
+        "remove-controller",
+        &server,
+        "3",
+        "B7B7B7B7B7B7B7B7B7B7Bw",
+        &[],
+    ));
+    assert_eq!(wrong.status.code(), Some(1));
+    server.logged("the refusal", |l| {
+        l.contains(" RemoveRaftVoter v")
+            && l.contains(": remove 3")
+            && l.contains(": VOTER_NOT_FOUND")
+    });
+    let three = directory_of(&voters, 3);
+    ok(&reconfigure("remove-controller", &server, "3", &three, &[]));
+    server.logged("the append", |l| {
+        l.starts_with("controller 1 appended a VotersRecord at offset ")
+    });
+    server.logged("the commit", |l| l.ends_with("committed voters now {1, 2}"));
+    let line = server.logged("the answer", |l| {
+        l.contains(" RemoveRaftVoter v") && l.contains(": NONE after ")
+    });
+    assert!(line.contains(": remove 3"), "{line}");
+    // Bytes that are not a request: that connection is closed, and the log says why.
+    let mut socket = TcpStream::connect(&server.address).unwrap();
+    socket
+        .write_all(&[0, 0, 0, 8, 0x7f, 0x7f, 0, 0, 0, 0, 0, 1])
+        .unwrap();
+    let peer = socket.local_addr().unwrap().to_string();
+    let mut rest = Vec::new();
+    let _ = socket.read_to_end(&mut rest);
+    server.logged("the closed connection", |l| {
+        l.starts_with(&format!("{peer}: closing the connection: "))
+    });
 }

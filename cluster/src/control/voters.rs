@@ -41,7 +41,7 @@ impl ControlHandle {
         let result = {
             let mut quorum = self.shared.quorum().ok_or(OperationError::NoControllers)?;
             let now = now_ms();
-            quorum.advance(now);
+            crate::controllers::advance(&self.shared, &mut quorum, now);
             then(&mut quorum, now)
         };
         self.shared.quorum_moved.notify_waiters();

@@ -4,8 +4,9 @@
 //! answer. No broker is ever fenced here, so v2's `IncludeFencedBrokers` changes nothing.
 //!
 //! On a controller it is the other way round (KIP-919, what `--bootstrap-controller` asks):
-//! only the controller endpoint type (2) is answered, with every controller's endpoint and
-//! the quorum leader as controller id (-1 if it is not among them).
+//! only the controller endpoint type (2) is answered, with every served controller's
+//! endpoint (a modelled one has no listener) and the quorum leader as controller id (-1 if
+//! it is not among them).
 
 use super::Context;
 use kafka_codec::messages::describe_cluster_response::DescribeClusterBroker;
@@ -67,16 +68,29 @@ fn controllers(context: &Context<'_>, request: &DescribeClusterRequest) -> Descr
                 .into(),
             ));
     }
-    let leader = shared
-        .quorum()
-        .map_or(-1, |quorum| quorum.leader().leader_id());
+    // The hosts as the quorum's endpoints name them (the builder's host: a name stays a
+    // name); modelled controllers have no listener, so only the served ones are listed.
+    let (leader, hosts) = shared.quorum().map_or((-1, Vec::new()), |quorum| {
+        let hosts = quorum
+            .controllers()
+            .filter_map(|(id, endpoints)| Some((id, endpoints.iter().next()?.1.host.clone())))
+            .collect();
+        (quorum.leader().leader_id(), hosts)
+    });
     let controllers: Vec<_> = shared
         .controllers
         .iter()
         .map(|controller| {
+            let host = hosts
+                .iter()
+                .find(|(id, _)| *id == controller.node_id)
+                .map_or_else(
+                    || controller.address.ip().to_string(),
+                    |(_, host)| host.to_string(),
+                );
             DescribeClusterBroker::default()
                 .with_broker_id(controller.node_id)
-                .with_host(controller.address.ip().to_string().as_str().into())
+                .with_host(host.as_str().into())
                 .with_port(i32::from(controller.address.port()))
                 .with_rack(None)
         })

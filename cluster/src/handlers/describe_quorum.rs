@@ -5,7 +5,7 @@
 //! UNKNOWN_TOPIC_OR_PARTITION on each partition it names.
 
 use super::Context;
-use crate::controllers::now_ms;
+use crate::controllers::{advance, now_ms};
 use kafka_codec::messages::{DescribeQuorumRequest, DescribeQuorumResponse};
 use kafka_codec::quorum::{not_leader_response, unknown_partition_response};
 use kafka_codec::ApiKey;
@@ -17,7 +17,7 @@ pub fn handle(context: &Context<'_>, request: &DescribeQuorumRequest) -> Describ
         return not_leader_response();
     };
     let now = now_ms();
-    quorum.advance(now);
+    advance(context.shared, &mut quorum, now);
     if quorum.leader().leader_id() != context.node_id {
         return not_leader_response();
     }

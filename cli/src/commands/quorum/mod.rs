@@ -3,12 +3,10 @@
 //! for it or any KRaft controller.
 
 mod client;
-mod controller;
 mod describe;
 mod reconfigure;
 mod render;
 mod serve;
-mod sim;
 
 use crate::common::{Failure, Run};
 

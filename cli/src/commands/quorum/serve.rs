@@ -1,42 +1,43 @@
-//! `kafka-codec quorum serve`: the simulated quorum's leader behind a TCP (or TLS) listener.
+//! `kafka-codec quorum serve`: one KRaft controller of the cluster crate (`kafka-codec-cluster`)
+//! behind a TCP (or TLS) listener, the rest of its quorum modelled.
 //!
-//! Connections are tokio tasks, like the tap's: no thread is started after the server has
-//! started, every byte read and not yet answered is charged to `--memory-budget`, and
-//! `--max-connections` and `--idle-timeout` bound what idle or hostile peers can hold. The
-//! cluster sits behind one mutex (never held across an await); a `Notify` wakes requests
-//! that wait for a voter change to commit.
+//! Controllers 1, 2 and 3 are the voters and 1, the one served, leads epoch 1; controller 4
+//! runs as a spare that `add-controller` can add, and broker 100 reads the metadata log. Only
+//! controller 1 has a socket; the others are modelled by the cluster
+//! (`ClusterBuilder::modelled_controller`) and advertise names under `.invalid`. The
+//! connections, the memory budget, the connection cap, idle timeouts and TLS are the
+//! cluster's transport; this file says what to build and writes the log and the `--trace`.
 
-use super::controller::{Answer, Controller};
-use super::sim::{self, Quorum};
-use crate::common::{listen, Failure, Run};
+use crate::common::{host_and_port, Failure, Run};
 use clap::builder::RangedU64ValueParser;
-use kafka_codec::bytes::BytesMut;
-use kafka_codec::conn::{Direction, IncomingRequest, ServerConnection};
+use kafka_codec::conn::SupportedVersions;
 use kafka_codec::json::redact;
 use kafka_codec::json::{JsonOptions, JsonSink, JsonWriter};
+use kafka_codec::messages::describe_quorum_response::{DescribeQuorumResponse, ReplicaState};
+use kafka_codec::quorum::ReplicaKey;
 use kafka_codec::serde_json::{self, json};
-use kafka_codec::{DecodeLimits, DecodeOptions, ResponseFrame};
-use kafka_codec_server::accept::Acceptor;
-use kafka_codec_server::budget::{Budget, Charge};
+use kafka_codec::{ApiKey, ErrorCode, Request, Response, ResponseFrame, VersionRange};
+use kafka_codec_cluster::dispatch::Reply;
+use kafka_codec_cluster::quorum::ids;
+use kafka_codec_cluster::{Cluster, Event, Served};
 use kafka_codec_server::limits::{raise_fd_limit, ServerLimits};
-use kafka_codec_server::metrics::{Evicted, Metrics, Undecoded};
-use kafka_codec_server::registry::{Member, Registry};
+use kafka_codec_server::metrics::Metrics;
 use kafka_codec_server::scrape::{self, MetricsListen};
-use kafka_codec_server::stream::{self, Stream};
 use kafka_codec_server::tls::ListenTls;
 use std::fs::File;
 use std::io::Write;
-use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Notify;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// How long a client may take over its TLS handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The controller served; it leads epoch 1.
+const SERVED: i32 = 1;
+/// The modelled voters, after the served one.
+const MODELLED_VOTERS: [i32; 2] = [2, 3];
+/// A modelled controller that runs but is not a voter.
+const SPARE_CONTROLLER: i32 = 4;
+/// A modelled broker, reading the metadata log as an observer.
+const BROKER: i32 = 100;
 
 /// Run a simulated KRaft quorum and answer as its leader, for admin tools.
 ///
@@ -47,7 +48,8 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// commits a few seconds later, and only then is it answered, as Kafka's leader does. Kafka's
 /// `kafka-metadata-quorum` works against it (it speaks DescribeQuorum v2) and so does
 /// `kafka-codec quorum describe` (v3: committed voters). Everything is in memory; one line
-/// per request goes to stderr.
+/// per request goes to stderr. It is a controller of `kafka-codec cluster`'s kind, the
+/// others modelled rather than listened on.
 #[derive(Debug, clap::Args)]
 pub struct Serve {
     /// The address to listen on (port 0: any free port; the log's first line names it).
@@ -81,26 +83,22 @@ pub struct Serve {
     metrics: MetricsListen,
 }
 
-/// What every connection shares.
-struct Shared {
-    cluster: Mutex<Quorum>,
-    /// Notified whenever the clock moved the quorum.
-    moved: Notify,
-    controller: Controller,
-    trace: Option<Mutex<File>>,
-    budget: Arc<Budget>,
-    registry: Arc<Registry>,
-    metrics: Arc<Metrics>,
-    tls: Option<kafka_codec_server::tls::Acceptor>,
-    options: DecodeOptions,
-    idle_timeout: Option<Duration>,
-}
-
 impl Run for Serve {
     fn run(self) -> Result<(), Failure> {
-        let fd_limit = raise_fd_limit();
-        let max_connections = self.limits.max_connections(fd_limit, 1);
-        let tls = self.tls.acceptor()?;
+        let (host, port) = host_and_port(&self.listen)?;
+        let max_connections = self.limits.max_connections(raise_fd_limit(), 1);
+        // Read here, so that a bad certificate or key is said before anything listens; the
+        // cluster reads them again as it builds its listener.
+        let tls = self.tls.config()?.is_some();
+        let metrics_listener = self.metrics.bind()?;
+        let trace = match &self.trace {
+            Some(path) => Some(Mutex::new(File::create(path).map_err(|e| {
+                Failure::Input(format!("cannot write {}: {e}", path.display()))
+            })?)),
+            None => None,
+        };
+        // The trace counts its redactions in the cluster's metrics, which exist once built.
+        let metrics: Arc<OnceLock<Arc<Metrics>>> = Arc::default();
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
             .max_blocking_threads(1)
@@ -108,304 +106,209 @@ impl Run for Serve {
             .enable_all()
             .build()
             .map_err(|e| Failure::Peer(format!("cannot start the server's threads: {e}")))?;
-        let (listener, local) = listen(&self.listen)?;
-        let metrics_listener = self.metrics.bind()?;
-        let host = advertised_host(&self.listen, &local);
-        let trace = match &self.trace {
-            Some(path) => Some(Mutex::new(File::create(path).map_err(|e| {
-                Failure::Input(format!("cannot write {}: {e}", path.display()))
-            })?)),
-            None => None,
-        };
-        let cluster = sim::quorum(
-            self.seed,
-            i64::from(self.fetch_interval_ms),
-            (&host, local.port()),
-            now_ms(),
-        );
-        let controller = Controller::new(&host, local.port(), self.stable_only);
-        let address = format!("{}:{}", bracketed(&host), local.port());
-        log(&format!(
-            "listening on {address}{} (seed {}): cluster {}, controller {} leads epoch {} of \
-             voters {}; controller 4 and broker 100 fetch as observers",
-            if tls.is_some() { " with TLS" } else { "" },
-            self.seed,
-            cluster.cluster_id(),
-            cluster.leader().leader_id(),
-            cluster.leader().epoch(),
-            sim::ids(cluster.leader().current_voter_set()),
-        ));
-        log(&format!("advertised: {}", controller.advertised()));
-        if !self.stable_only {
-            log("DescribeQuorum v3 (committed voters) is provisional and advertised; --stable-only hides it");
-        }
-        log(&format!(
-            "watch it: kafka-codec quorum describe --bootstrap-controller {address} [--replication]"
-        ));
-        let budget = Budget::new(self.limits.memory_budget);
-        let shared = Arc::new(Shared {
-            cluster: Mutex::new(cluster),
-            moved: Notify::new(),
-            controller,
-            trace,
-            metrics: Metrics::new(Arc::clone(&budget), max_connections),
-            budget,
-            registry: Registry::new(max_connections),
-            tls,
-            options: DecodeOptions {
-                limits: DecodeLimits {
-                    max_frame_size: self.max_frame,
-                    ..DecodeLimits::default()
-                },
-                ..DecodeOptions::default()
-            },
-            idle_timeout: self.limits.idle_timeout(),
-        });
         runtime.block_on(async {
-            let listener = TcpListener::from_std(listener)
+            let mut builder = Cluster::builder()
+                .brokers(0)
+                .controllers(1)
+                .first_controller_id(SERVED)
+                .host(host)
+                .controller_ports([port])
+                .seed(self.seed)
+                .quorum_fetch_interval(Duration::from_millis(u64::from(self.fetch_interval_ms)))
+                .controller_stable_only(self.stable_only)
+                .max_frame(self.max_frame)
+                .memory_budget(self.limits.memory_budget)
+                .max_connections(max_connections)
+                .idle_timeout(self.limits.idle_timeout())
+                .on_event(log_event);
+            for id in MODELLED_VOTERS {
+                builder = builder.modelled_controller(id, true);
+            }
+            builder = builder
+                .modelled_controller(SPARE_CONTROLLER, false)
+                .modelled_broker(BROKER);
+            if tls {
+                builder = builder.listen_tls(self.tls.clone());
+            }
+            let traced = Arc::clone(&metrics);
+            let cluster = builder
+                .on_request(move |served| {
+                    log_request(served);
+                    if let (Some(trace), Reply::Respond(response)) = (&trace, served.reply) {
+                        record(trace, traced.get(), served, response);
+                    }
+                })
+                .build()
+                .await
                 .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+            let _ = metrics.set(Arc::clone(cluster.metrics()));
+            let local = cluster.controllers()[0].address;
+            let address = format!("{}:{}", bracketed(host), local.port());
+            let shared = cluster.shared();
+            if let Some(quorum) = shared.quorum() {
+                log(&format!(
+                    "listening on {address}{} (seed {}): cluster {}, controller {} leads epoch {} \
+                     of voters {}; controller {SPARE_CONTROLLER} and broker {BROKER} fetch as \
+                     observers",
+                    if tls { " with TLS" } else { "" },
+                    self.seed,
+                    quorum.cluster_id(),
+                    quorum.leader().leader_id(),
+                    quorum.leader().epoch(),
+                    ids(quorum.leader().current_voter_set()),
+                ));
+            }
+            log(&format!("advertised: {}", shared.controller_advertised));
+            if !self.stable_only {
+                log("DescribeQuorum v3 (committed voters) is provisional and advertised; --stable-only hides it");
+            }
+            log(&format!(
+                "watch it: kafka-codec quorum describe --bootstrap-controller {address} [--replication]"
+            ));
             if let Some((listener, address)) = metrics_listener {
                 scrape::spawn(
                     listener,
-                    Arc::clone(&shared.metrics),
-                    Arc::clone(&shared.budget),
+                    Arc::clone(cluster.metrics()),
+                    Arc::clone(cluster.budget()),
                     move |line| log(&format!("metrics {address}: {line}")),
                 )
                 .map_err(|e| Failure::Peer(format!("cannot listen on {address}: {e}")))?;
                 log(&format!("metrics on http://{address}/metrics"));
             }
-            tokio::spawn(run_clock(Arc::clone(&shared)));
-            tokio::spawn(relieve_memory_pressure(Arc::clone(&shared)));
-            let mut acceptor = Acceptor::new(listener);
-            let next = AtomicU64::new(1);
-            loop {
-                let (stream, peer) = acceptor.accept(|line| log(&line)).await;
-                let id = next.fetch_add(1, Ordering::Relaxed);
-                let (member, _) = shared.registry.join(id);
-                tokio::spawn(serve_connection(Arc::clone(&shared), member, stream, peer));
-            }
+            // Serves until the process is killed; the cluster stops with it.
+            std::future::pending::<()>().await;
+            Ok(())
         })
     }
 }
 
-/// Moves the quorum along the wall clock, waking at each fetch or append.
-async fn run_clock(shared: Arc<Shared>) {
-    loop {
-        let wait = {
-            let mut cluster = lock(&shared.cluster);
-            let now = now_ms();
-            for event in cluster.advance(now) {
-                log(&event);
-            }
-            shared.moved.notify_waiters();
-            (cluster.next_due_ms() - now).clamp(1, 200)
-        };
-        tokio::time::sleep(Duration::from_millis(wait as u64)).await;
-    }
-}
-
-/// Closes a connection that holds memory each time the budget asks for room.
-async fn relieve_memory_pressure(shared: Arc<Shared>) {
-    loop {
-        shared.budget.pressure().await;
-        if let Some(id) = shared.registry.evict_for_memory() {
-            log(&format!(
-                "--memory-budget ({} bytes, {} in use) is spent; closing connection {id}, the \
-                 one holding memory that has gone longest without a complete request",
-                shared.budget.limit(),
-                shared.budget.in_use()
-            ));
-        }
-    }
-}
-
-async fn serve_connection(shared: Arc<Shared>, member: Member, tcp: TcpStream, peer: SocketAddr) {
-    let peer = peer.to_string();
-    let _ = tcp.set_nodelay(true);
-    let _open = shared.metrics.connection();
-    let work = async {
-        let stream = match &shared.tls {
-            Some(acceptor) => match stream::accept_tls(acceptor, tcp, HANDSHAKE_TIMEOUT).await {
-                Ok(stream) => stream,
-                Err(e) => return log(&format!("{peer}: {e}")),
-            },
-            None => Stream::Plain(tcp),
-        };
-        if let Some(subject) = stream.client_subject() {
-            log(&format!("{peer}: TLS client certificate {subject}"));
-        }
-        converse(&shared, &member, stream, &peer).await;
-    };
-    let idle = async {
-        let Some(timeout) = shared.idle_timeout else {
-            return std::future::pending().await;
-        };
-        loop {
-            let last = member.last_activity();
-            let deadline = last + timeout;
-            if tokio::time::Instant::now() >= deadline.into() {
-                return timeout;
-            }
-            tokio::time::sleep_until(deadline.into()).await;
-        }
-    };
-    tokio::select! {
-        () = work => {}
-        why = member.evicted() => {
-            shared.metrics.evicted(why.into());
-            log(&format!("{peer}: {}", why.describe(shared.registry.max())));
-        }
-        timeout = idle => {
-            shared.metrics.evicted(Evicted::IdleTimeout);
-            log(&format!(
-                "{peer}: closed by the server: no byte either way for --idle-timeout ({} s)",
-                timeout.as_secs()
-            ));
-        }
-    }
-}
-
-/// Reads requests and answers them until the peer goes or sends something unreadable.
-async fn converse(shared: &Shared, member: &Member, mut stream: Stream, peer: &str) {
-    let mut connection = ServerConnection::new().with_options(shared.options);
-    let mut received = BytesMut::new();
-    // What `received` holds, charged to the budget before it is held.
-    let mut charge: Charge = shared.budget.none();
-    loop {
-        match connection.receive(&mut received) {
-            Ok(Some(request)) => {
-                let counted = shared
-                    .metrics
-                    .request(request.api_key().key(), request.api_version);
-                let started = Instant::now();
-                member.completed_request();
-                charge.shrink_to(received.len());
-                member.set_held(charge.bytes());
-                if !answer(shared, &mut connection, &request, peer, &mut stream).await {
-                    return;
-                }
-                shared.metrics.response(counted, started.elapsed());
-            }
-            Ok(None) => {
-                let chunk = match stream.read_chunk().await {
-                    Ok(chunk) if chunk.is_empty() => return,
-                    Ok(chunk) => chunk,
-                    Err(e) => return log(&format!("{peer}: read failed: {e}")),
-                };
-                member.touch();
-                shared.metrics.bytes(Direction::ToServer, chunk.len());
-                let Some(more) = shared.budget.reserve(chunk.len()).await else {
-                    return;
-                };
-                charge.absorb(more);
-                charge.shrink_to(received.len() + chunk.len());
-                member.set_held(charge.bytes());
-                received.extend_from_slice(&chunk);
-            }
-            Err(e) => {
-                shared
-                    .metrics
-                    .undecoded(Direction::ToServer, Undecoded::Error);
-                return log(&format!("{peer}: closing the connection: {e}"));
-            }
-        }
-    }
-}
-
-/// Answers one request; false when the connection should close.
-async fn answer(
-    shared: &Shared,
-    connection: &mut ServerConnection,
-    request: &IncomingRequest,
-    peer: &str,
-    stream: &mut Stream,
-) -> bool {
-    let client = request
-        .header
-        .client_id
-        .as_deref()
-        .unwrap_or("-")
-        .to_owned();
+/// One line per request: who, which request, and what became of it.
+fn log_request(served: &Served<'_>) {
+    let request = served.request;
     let what = format!(
-        "{peer} {client} #{} {} v{}",
+        "{} {} #{} {} v{}",
+        served.peer,
+        request.header.client_id.as_deref().unwrap_or("-"),
         request.correlation_id(),
         request.api_key(),
         request.api_version
     );
-    let now = now_ms();
-    let (answer, summary) = {
-        let mut cluster = lock(&shared.cluster);
-        for event in cluster.advance(now) {
-            log(&event);
+    match served.reply {
+        Reply::Respond(response) => log(&format!("{what}: {}", summary(served, response))),
+        Reply::Nothing => log(&format!("{what}: no response")),
+        Reply::Close(why) => log(&format!("{what}: {why}; closing the connection")),
+    }
+}
+
+/// What an answer says, in a few words.
+fn summary(served: &Served<'_>, response: &ResponseFrame) -> String {
+    let voter =
+        |verb: &str, id: i32, directory| format!("{verb} {}", ReplicaKey::from_wire(id, directory));
+    let voter_change = |what: String, code: i16, message: Option<&str>| {
+        if code == 0 {
+            return format!(
+                "{what}: NONE after {} ms (committed)",
+                served.elapsed.as_millis()
+            );
         }
-        let (answer, summary) = shared.controller.answer(&mut cluster, request, now);
-        for event in cluster.after_request(now) {
-            log(&event);
-        }
-        (answer, summary)
+        let message = message.map(|m| format!(": {m}")).unwrap_or_default();
+        format!("{what}: {}{message}", ErrorCode::from(code))
     };
-    let response = match answer {
-        Answer::Now(response) => {
-            log(&format!("{what}: {summary}"));
-            *response
+    match (&served.request.body, &response.body) {
+        (_, Response::ApiVersions(body)) if body.error_code != 0 => {
+            let max = body
+                .api_keys
+                .iter()
+                .find(|key| key.api_key == ApiKey::ApiVersions.key())
+                .map_or(0, |key| key.max_version);
+            format!(
+                "{}, retry at v{max} or lower",
+                ErrorCode::from(body.error_code)
+            )
         }
-        Answer::Close(why) => {
-            log(&format!("{what}: {why}; closing the connection"));
-            return false;
+        (_, Response::ApiVersions(body)) => {
+            let ranges = body.api_keys.iter().map(|key| {
+                let range = VersionRange::new(key.min_version, key.max_version);
+                (key.api_key, range)
+            });
+            SupportedVersions::from_ranges(ranges).to_string()
         }
-        Answer::AfterCommit(pending) => {
-            log(&format!("{what}: {summary}"));
-            let outcome = loop {
-                let moved = shared.moved.notified();
-                let polled = {
-                    let cluster = lock(&shared.cluster);
-                    pending
-                        .poll(cluster.leader(), now_ms())
-                        .map(|outcome| (outcome, cluster.leader().high_watermark()))
-                };
-                if let Some(polled) = polled {
-                    break polled;
-                }
-                let _ = tokio::time::timeout(Duration::from_millis(200), moved).await;
-            };
-            let (outcome, high_watermark) = outcome;
-            let waited = now_ms() - now;
-            match &outcome {
-                Ok(()) => log(&format!(
-                    "{what}: NONE after {waited} ms (offset {} committed, high watermark {})",
-                    pending.offset(),
-                    high_watermark.unwrap_or(-1)
-                )),
-                Err(error) => log(&format!("{what}: {error}")),
-            }
-            Controller::voter_change_response(request, &outcome)
+        (_, Response::DescribeCluster(body)) if body.error_code != 0 => {
+            ErrorCode::from(body.error_code).to_string()
         }
+        (_, Response::DescribeCluster(body)) => {
+            let at = body
+                .brokers
+                .iter()
+                .find(|b| b.broker_id == body.controller_id)
+                .map_or_else(
+                    || "no listener".to_owned(),
+                    |b| format!("{}:{}", b.host, b.port),
+                );
+            format!(
+                "cluster {}, controller {} at {at}",
+                body.cluster_id, body.controller_id
+            )
+        }
+        (_, Response::DescribeQuorum(body)) => summarize(body),
+        (Request::AddRaftVoter(asked), Response::AddRaftVoter(body)) => voter_change(
+            voter("add", asked.voter_id, asked.voter_directory_id),
+            body.error_code,
+            body.error_message.as_deref(),
+        ),
+        (Request::RemoveRaftVoter(asked), Response::RemoveRaftVoter(body)) => voter_change(
+            voter("remove", asked.voter_id, asked.voter_directory_id),
+            body.error_code,
+            body.error_message.as_deref(),
+        ),
+        _ => "answered".into(),
+    }
+}
+
+/// `leader 1, epoch 1, HW 57, voters {1, 2, 3}, committed {1, 2, 3}, observers {4, 100}`.
+fn summarize(response: &DescribeQuorumResponse) -> String {
+    let Some(partition) = response.topics.first().and_then(|t| t.partitions.first()) else {
+        return "no partition".into();
     };
-    record(shared, peer, request, &response);
-    let mut out = BytesMut::new();
-    if let Err(e) = connection.send(&response, &mut out) {
-        log(&format!("{what}: cannot send the answer: {e}"));
-        return false;
+    if partition.error_code != 0 {
+        return format!("{}", ErrorCode::from(partition.error_code));
     }
-    if let Err(e) = async {
-        stream.write_all(&out).await?;
-        stream.flush().await
+    let ids = |replicas: &[ReplicaState]| {
+        let ids: Vec<String> = replicas.iter().map(|r| r.replica_id.to_string()).collect();
+        format!("{{{}}}", ids.join(", "))
+    };
+    let committed = match &partition.committed_voters {
+        Some(committed) => format!(", committed {}", ids(committed)),
+        None => String::new(),
+    };
+    format!(
+        "leader {}, epoch {}, HW {}, voters {}{committed}, observers {}",
+        partition.leader_id,
+        partition.leader_epoch,
+        partition.high_watermark,
+        ids(&partition.current_voters),
+        ids(&partition.observers)
+    )
+}
+
+/// What happened to a connection, a listener or the quorum.
+fn log_event(event: &Event<'_>) {
+    match event {
+        Event::Connection { peer, message, .. } => log(&format!("{peer}: {message}")),
+        Event::Server(message) | Event::Quorum(message) => log(message),
     }
-    .await
-    {
-        log(&format!("{what}: write failed: {e}"));
-        return false;
-    }
-    shared.metrics.bytes(Direction::ToClient, out.len());
-    true
 }
 
 /// One line of the `--trace` file.
-fn record(shared: &Shared, peer: &str, request: &IncomingRequest, response: &ResponseFrame) {
-    let Some(trace) = &shared.trace else {
-        return;
-    };
+fn record(
+    trace: &Mutex<File>,
+    metrics: Option<&Arc<Metrics>>,
+    served: &Served<'_>,
+    response: &ResponseFrame,
+) {
+    let request = served.request;
     let api = request.api_key();
+    let peer = served.peer.to_string();
     let mut line = serde_json::to_vec(&json!({"time": now_ms(), "peer": peer}))
         .expect("a JSON value always serializes");
     line.pop();
@@ -417,11 +320,14 @@ fn record(shared: &Shared, peer: &str, request: &IncomingRequest, response: &Res
     redacted += redacted_json(&mut line, api, redact::Direction::Response, |out| {
         response.write_json(&JsonOptions::default(), out)
     });
-    if redacted > 0 {
-        shared.metrics.redacted(api, redacted);
+    if let (true, Some(metrics)) = (redacted > 0, metrics) {
+        metrics.redacted(api, redacted);
     }
     line.extend_from_slice(b"}\n");
-    let mut file = lock(trace);
+    // A panicking connection task must not stop the others from tracing.
+    let mut file = trace
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let written = file.write_all(&line).and_then(|()| file.flush());
     if let Err(e) = written {
         log(&format!("cannot write the trace: {e}"));
@@ -432,7 +338,7 @@ fn record(shared: &Shared, peer: &str, request: &IncomingRequest, response: &Res
 /// the error that stopped it as a JSON string; how many secrets were replaced.
 fn redacted_json(
     out: &mut Vec<u8>,
-    api: kafka_codec::ApiKey,
+    api: ApiKey,
     direction: redact::Direction,
     write: impl FnOnce(&mut dyn JsonSink) -> Result<(), kafka_codec::EncodeError>,
 ) -> usize {
@@ -456,31 +362,12 @@ fn redacted_json(
     }
 }
 
-/// The host the server names in DescribeCluster and as controller 1's endpoint: the one
-/// given to `--listen` (so a name stays a name), without IPv6 brackets.
-fn advertised_host(listen: &str, local: &SocketAddr) -> String {
-    match listen.rsplit_once(':') {
-        Some((host, _)) if !host.is_empty() => host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_owned(),
-        _ => local.ip().to_string(),
-    }
-}
-
 fn bracketed(host: &str) -> String {
     if host.contains(':') {
         format!("[{host}]")
     } else {
         host.to_owned()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panicking connection thread must not stop the others.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn now_ms() -> i64 {

@@ -14,13 +14,14 @@ use std::sync::Arc;
 
 /// Run a Kafka cluster in memory: N brokers that real clients produce to and fetch from.
 ///
-/// It serves topics, Produce (idempotent producers included), Fetch, ListOffsets, classic
-/// consumer groups and the admin APIs of `kafka-codec-cluster`'s README (configs with
-/// Kafka's defaults included) at every version this build knows, or as an older release did
-/// (`--as-version`); the README lists what is not served yet: KIP-848 and share groups,
-/// transactions and more. With --sasl every client must authenticate (SASL_PLAINTEXT, or
-/// SASL_SSL with --listen-tls-cert/--listen-tls-key). The first line on stderr names the bootstrap servers, then
-/// one line per request follows; everything is in memory and goes when the process ends.
+/// It serves topics, Produce (idempotent and transactional producers included), Fetch,
+/// ListOffsets, classic and KIP-848 consumer groups, transactions and the admin APIs of
+/// `kafka-codec-cluster`'s README (configs with Kafka's defaults included) at every version
+/// this build knows, or as an older release did (`--as-version`); the README lists what is
+/// not served yet: share groups and more. With --sasl every client must authenticate
+/// (SASL_PLAINTEXT, or SASL_SSL with --listen-tls-cert/--listen-tls-key). The first line on
+/// stderr names the bootstrap servers, then one line per request follows; everything is in
+/// memory and goes when the process ends.
 #[derive(Debug, clap::Args)]
 pub struct ClusterCommand {
     /// How many brokers (0 only with --controllers).

@@ -29,6 +29,7 @@ pub mod consumer_groups;
 pub mod control;
 pub mod controllers;
 pub mod dispatch;
+pub mod features;
 pub mod groups;
 pub mod handlers;
 pub mod legacy;
@@ -151,6 +152,9 @@ pub struct Shared {
     pub advertised: SupportedVersions,
     /// The Kafka release the cluster answers as (`None`: every version this crate knows).
     pub release: Option<Release>,
+    /// The feature levels ApiVersions v3+ carries (the release's, with the transaction
+    /// version chosen).
+    pub features: features::Features,
     pub(crate) budget: Arc<Budget>,
     pub(crate) registry: Arc<Registry>,
     /// Requests, bytes, latencies and connections, counted as the tap and `quorum serve`
@@ -375,6 +379,7 @@ pub struct ClusterBuilder {
     group_limits: groups::GroupLimits,
     transaction_limits: transactions::TxnLimits,
     release: Option<Release>,
+    transaction_version: features::TransactionVersion,
     rules: Vec<Rule>,
     log_capacity: usize,
     log_bytes: usize,
@@ -408,6 +413,7 @@ impl Default for ClusterBuilder {
             group_limits: groups::GroupLimits::default(),
             transaction_limits: transactions::TxnLimits::default(),
             release: None,
+            transaction_version: features::TransactionVersion::default(),
             rules: Vec::new(),
             log_capacity: 10_000,
             // The log holds produced batches beside the partitions' own copies: at 64 MiB it
@@ -573,6 +579,15 @@ impl ClusterBuilder {
     /// so that a client of any age connects.
     pub fn as_version(mut self, release: Release) -> Self {
         self.release = Some(release);
+        self
+    }
+
+    /// The transaction version ApiVersions finalizes (`transaction.version`, on releases from
+    /// 4.0; default 2, as Kafka 4.4 formats a cluster), which clients such as the Java
+    /// producer follow. Either protocol is served whatever is finalized: each request's
+    /// version says which its client speaks.
+    pub fn transaction_version(mut self, version: features::TransactionVersion) -> Self {
+        self.transaction_version = version;
         self
     }
 
@@ -766,6 +781,7 @@ impl ClusterBuilder {
                 None => handlers::advertised(),
             },
             release: self.release,
+            features: features::Features::of(self.release, self.transaction_version),
             metrics: Metrics::new(Arc::clone(&budget), self.max_connections),
             budget,
             registry: Registry::new(self.max_connections),

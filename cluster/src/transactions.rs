@@ -143,6 +143,10 @@ pub struct Transaction {
     /// When it became `Ongoing` (monotonic, for the timeout; wall clock in ms, for
     /// DescribeTransactions), `None` when not ongoing.
     pub started: Option<(Instant, i64)>,
+    /// When the last transaction began (wall clock, ms), kept once it ends, as Kafka's
+    /// coordinator keeps it for DescribeTransactions; -1 before the first (after
+    /// InitProducerId).
+    pub start_time_ms: i64,
     /// The partitions added, by topic.
     pub partitions: BTreeSet<(String, i32)>,
     /// The groups added (AddOffsetsToTxn, or TxnOffsetCommit v5+).
@@ -371,6 +375,7 @@ impl State {
             state: TxnState::Empty,
             timeout_ms,
             started: None,
+            start_time_ms: -1,
             partitions: BTreeSet::new(),
             groups: BTreeSet::new(),
             offsets: BTreeMap::new(),
@@ -424,7 +429,9 @@ impl State {
             .expect("checked above");
         if txn.state != TxnState::Ongoing {
             txn.state = TxnState::Ongoing;
-            txn.started = Some((now, now_ms()));
+            let at = now_ms();
+            txn.started = Some((now, at));
+            txn.start_time_ms = at;
             txn.partitions.clear();
             txn.groups.clear();
             txn.offsets.clear();

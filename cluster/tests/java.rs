@@ -214,3 +214,192 @@ async fn kafka_tool_with_input(class: &str, args: &[&str], input: String) -> Str
     print!("{stdout}");
     stdout
 }
+
+/// Runs `class` of the Java clients' module with `bootstrap`; its stdout, or a failed test
+/// with its stderr.
+async fn java_program(class: &str, bootstrap: &str) -> String {
+    let class_path = std::env::var("KAFKA_CLIENTS_JAVA").expect(
+        "KAFKA_CLIENTS_JAVA names the Java clients' class path (tools/clients/java-classpath.sh)",
+    );
+    let run = tokio::process::Command::new("java")
+        .args(["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"])
+        .arg(class_path)
+        .arg(class)
+        .arg(bootstrap)
+        .kill_on_drop(true)
+        .output();
+    // A hang guard; the program has its own, shorter ones.
+    let output = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the Java program finished")
+        .expect("java started");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    print!("{stdout}");
+    assert!(output.status.success(), "{class} failed: {}", output.status);
+    stdout
+}
+
+/// Java kafka-clients' transactions (`tools/clients/java`, `ClusterTransactions`, which also
+/// passes against a real Kafka 4.4 broker): a committed and an aborted transaction, a
+/// consume-transform-produce step with `sendOffsetsToTransaction`, and a second producer with
+/// the same transactional.id fencing the first (ProducerFencedException); read_committed
+/// sees exactly the committed records. The cluster finalizes transaction version 2, as Kafka
+/// 4.4 does, so the producer speaks it: partitions added by Produce v12+, never by
+/// AddPartitionsToTxn, and EndTxn v5+ (the request log shows it). Then Kafka 4.4's
+/// `kafka-transactions` lists and describes the transaction and the partition's producer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_transactions_commit_abort_fence_and_kafka_transactions_describes_them() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let bootstrap = cluster.bootstrap();
+    let stdout = java_program("kafkacodec.clients.ClusterTransactions", &bootstrap).await;
+    assert!(
+        stdout.contains("fenced: ProducerFencedException"),
+        "{stdout}"
+    );
+    let producer_id = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("transactional id java-txn-a producer id "))
+        .expect("the program names the producer id")
+        .to_owned();
+
+    let protocol = transaction_protocol(&cluster);
+    assert_eq!(protocol.add_partitions, Vec::<i16>::new(), "{protocol:?}");
+    assert!(!protocol.end_txn.is_empty(), "{protocol:?}");
+    assert!(protocol.end_txn.iter().all(|&v| v >= 5), "{protocol:?}");
+    assert!(!protocol.produce.is_empty(), "{protocol:?}");
+    assert!(protocol.produce.iter().all(|&v| v >= 12), "{protocol:?}");
+
+    // TransactionalId Coordinator ProducerId TransactionState
+    let listed = kafka_tool(
+        "org.apache.kafka.tools.TransactionsCommand",
+        &["--bootstrap-server", &bootstrap, "list"],
+    )
+    .await;
+    let row = tool_row(&listed, "java-txn-a");
+    assert_eq!(row[2], producer_id, "{listed}");
+    assert_eq!(row[3], "CompleteCommit", "{listed}");
+
+    // CoordinatorId TransactionalId ProducerId ProducerEpoch TransactionState
+    // TransactionTimeoutMs ...
+    let described = kafka_tool(
+        "org.apache.kafka.tools.TransactionsCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "describe",
+            "--transactional-id",
+            "java-txn-a",
+        ],
+    )
+    .await;
+    let row = tool_row(&described, "java-txn-a");
+    assert_eq!(row[0], listed_coordinator(&listed), "{described}");
+    assert_eq!(row[2], producer_id, "{described}");
+    assert_eq!(row[4], "CompleteCommit", "{described}");
+    assert_eq!(
+        row[5], "60000",
+        "the producer's transaction.timeout.ms: {described}"
+    );
+
+    // ProducerId ProducerEpoch LatestCoordinatorEpoch LastSequence LastTimestamp
+    // CurrentTransactionStartOffset
+    let producers = kafka_tool(
+        "org.apache.kafka.tools.TransactionsCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "describe-producers",
+            "--topic",
+            "java-txn",
+            "--partition",
+            "0",
+        ],
+    )
+    .await;
+    let row = tool_row(&producers, &producer_id);
+    assert_eq!(row[5], "None", "no transaction open: {producers}");
+    assert_eq!(row[1], described_epoch(&described), "{producers}");
+}
+
+/// The same program against a cluster that finalizes transaction version 1: the producer
+/// adds partitions with AddPartitionsToTxn and ends with EndTxn v4 or older.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_transactions_at_transaction_version_1() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .transaction_version(kafka_codec_cluster::features::TransactionVersion::V1)
+        .build()
+        .await
+        .expect("cluster");
+    let stdout = java_program(
+        "kafkacodec.clients.ClusterTransactions",
+        &cluster.bootstrap(),
+    )
+    .await;
+    assert!(
+        stdout.contains("fenced: ProducerFencedException"),
+        "{stdout}"
+    );
+    let protocol = transaction_protocol(&cluster);
+    assert!(!protocol.add_partitions.is_empty(), "{protocol:?}");
+    assert!(!protocol.end_txn.is_empty(), "{protocol:?}");
+    assert!(protocol.end_txn.iter().all(|&v| v <= 4), "{protocol:?}");
+    assert!(protocol.produce.iter().all(|&v| v <= 11), "{protocol:?}");
+}
+
+/// The versions of the transaction APIs a run sent, from the cluster's request log.
+#[derive(Debug)]
+struct TransactionProtocol {
+    /// AddPartitionsToTxn.
+    add_partitions: Vec<i16>,
+    /// EndTxn.
+    end_txn: Vec<i16>,
+    /// Produce requests with a transactional id.
+    produce: Vec<i16>,
+}
+
+fn transaction_protocol(cluster: &Cluster) -> TransactionProtocol {
+    use kafka_codec::{ApiKey, Request};
+    let control = cluster.control();
+    let log = control.log();
+    let versions = |api| log.of(api).iter().map(|entry| entry.version).collect();
+    TransactionProtocol {
+        add_partitions: versions(ApiKey::AddPartitionsToTxn),
+        end_txn: versions(ApiKey::EndTxn),
+        produce: log
+            .of(ApiKey::Produce)
+            .iter()
+            .filter(|entry| {
+                matches!(&entry.request.body,
+                         Request::Produce(body) if body.transactional_id.is_some())
+            })
+            .map(|entry| entry.version)
+            .collect(),
+    }
+}
+
+/// The columns of the row of a tool's table whose first or second column is `key`.
+fn tool_row<'a>(table: &'a str, key: &str) -> Vec<&'a str> {
+    table
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|columns| columns.first() == Some(&key) || columns.get(1) == Some(&key))
+        .unwrap_or_else(|| panic!("no row for {key}: {table}"))
+}
+
+/// The coordinator `kafka-transactions list` names for java-txn-a.
+fn listed_coordinator(listed: &str) -> &str {
+    tool_row(listed, "java-txn-a")[1]
+}
+
+/// The producer epoch `kafka-transactions describe` names.
+fn described_epoch(described: &str) -> &str {
+    tool_row(described, "java-txn-a")[3]
+}

@@ -295,6 +295,16 @@ impl Client {
         .expect("leaders before the guard");
     }
 
+    /// DescribeTransactions' start time of one id.
+    async fn start_time(&mut self, id: &str) -> i64 {
+        let request =
+            DescribeTransactionsRequest::default().with_transactional_ids(vec![id.into()]);
+        let Response::DescribeTransactions(body) = self.call(0, request).await else {
+            panic!("not DescribeTransactions")
+        };
+        body.transaction_states[0].transaction_start_time_ms
+    }
+
     /// DescribeTransactions of one id: (error, state, producer id, epoch, partitions).
     async fn describe(&mut self, id: &str) -> (i16, String, i64, i16, Vec<i32>) {
         let request =
@@ -407,6 +417,7 @@ async fn committed_transaction_leaves_a_commit_marker_and_read_committed_waits_f
 async fn committed(client: &mut Client) {
     let (error, producer, epoch) = client.init(3, &named("tx"), 60_000).await;
     assert_eq!((error, epoch), (0, 0));
+    assert_eq!(client.start_time(&named("tx")).await, -1, "none begun");
     // Transaction version 1 (Produce v9): the partition must be added first.
     let (error, _) = client
         .produce_txn(9, &named("tx"), 0, txn_batch(producer, epoch, 0, 3))
@@ -499,6 +510,9 @@ async fn committed(client: &mut Client) {
     ));
     assert_eq!(client.latest(COMMITTED).await, 4);
     assert_eq!(client.describe(&named("tx")).await.1, "CompleteCommit");
+    // The ended transaction's start time is kept (Kafka 4.4's `kafka-transactions describe`
+    // shows it for a CompleteCommit transaction).
+    assert!(client.start_time(&named("tx")).await > 0);
     let Response::DescribeProducers(described) = client.call(0, request).await else {
         panic!("not DescribeProducers")
     };

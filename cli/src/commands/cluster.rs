@@ -3,6 +3,7 @@
 
 use crate::common::{host_and_port, Failure, Run};
 use kafka_codec_cluster::dispatch::Reply;
+use kafka_codec_cluster::features::TransactionVersion;
 use kafka_codec_cluster::release::Release;
 use kafka_codec_cluster::sasl::SaslUser;
 use kafka_codec_cluster::{Cluster, Served};
@@ -13,13 +14,14 @@ use std::sync::Arc;
 
 /// Run a Kafka cluster in memory: N brokers that real clients produce to and fetch from.
 ///
-/// It serves topics, Produce (idempotent producers included), Fetch, ListOffsets, classic
-/// consumer groups and the admin APIs of `kafka-codec-cluster`'s README (configs with
-/// Kafka's defaults included) at every version this build knows, or as an older release did
-/// (`--as-version`); the README lists what is not served yet: KIP-848 and share groups,
-/// transactions and more. With --sasl every client must authenticate (SASL_PLAINTEXT, or
-/// SASL_SSL with --listen-tls-cert/--listen-tls-key). The first line on stderr names the bootstrap servers, then
-/// one line per request follows; everything is in memory and goes when the process ends.
+/// It serves topics, Produce (idempotent and transactional producers included), Fetch,
+/// ListOffsets, classic and KIP-848 consumer groups, transactions and the admin APIs of
+/// `kafka-codec-cluster`'s README (configs with Kafka's defaults included) at every version
+/// this build knows, or as an older release did (`--as-version`); the README lists what is
+/// not served yet: share groups and more. With --sasl every client must authenticate
+/// (SASL_PLAINTEXT, or SASL_SSL with --listen-tls-cert/--listen-tls-key). The first line on
+/// stderr names the bootstrap servers, then one line per request follows; everything is in
+/// memory and goes when the process ends.
 #[derive(Debug, clap::Args)]
 pub struct ClusterCommand {
     /// How many brokers (0 only with --controllers).
@@ -44,6 +46,13 @@ pub struct ClusterCommand {
     /// every version this build knows, the newest release's and those 4.0 removed.
     #[arg(long, value_name = "X.Y")]
     as_version: Option<Release>,
+    /// The transaction version ApiVersions finalizes (`transaction.version`, 4.0 and
+    /// later): 2 (KIP-890: Produce adds partitions, EndTxn bumps the epoch), Kafka 4.4's
+    /// default, or 1. Clients such as the Java producer pick their protocol by it; the
+    /// cluster serves both.
+    #[arg(long, value_name = "1|2", default_value_t = 2,
+          value_parser = clap::value_parser!(i16).range(1..=2))]
+    transaction_version: i16,
     /// Require SASL and add a user: `plain:USER:PASS`, `scram-sha-256:USER:PASS` or
     /// `scram-sha-512:USER:PASS` (repeat for more users). All three mechanisms are offered;
     /// a user logs in with its own. Without it no client authenticates.
@@ -134,6 +143,9 @@ impl Run for ClusterCommand {
             .map_err(|e| Failure::Peer(format!("cannot start the cluster's threads: {e}")))?;
         runtime.block_on(async {
             let mut builder = Cluster::builder();
+            if let Some(version) = TransactionVersion::from_level(self.transaction_version) {
+                builder = builder.transaction_version(version);
+            }
             if let Some(release) = self.as_version {
                 builder = builder.as_version(release);
             }

@@ -332,6 +332,33 @@ fn an_unknown_release_is_a_usage_error() {
     assert_usage_error(&["cluster", "--as-version", "latest"]);
 }
 
+#[test]
+fn transaction_version_is_the_one_apiversions_finalizes() {
+    let finalized = |args: &[&str]| {
+        let started = start(args);
+        let response = call(
+            &started.bootstrap,
+            3,
+            kafka_codec::messages::ApiVersionsRequest::default(),
+        );
+        let Response::ApiVersions(versions) = response.body else {
+            panic!("not ApiVersions")
+        };
+        versions
+            .finalized_features
+            .iter()
+            .find(|feature| feature.name == "transaction.version")
+            .map(|feature| feature.max_version_level)
+    };
+    assert_eq!(finalized(&[]), Some(2), "Kafka 4.4's default");
+    assert_eq!(finalized(&["--transaction-version", "1"]), Some(1));
+    assert_eq!(finalized(&["--transaction-version", "2"]), Some(2));
+    // 3.9 had no transaction version.
+    assert_eq!(finalized(&["--as-version", "3.9"]), None);
+    assert_usage_error(&["cluster", "--transaction-version", "0"]);
+    assert_usage_error(&["cluster", "--transaction-version", "3"]);
+}
+
 /// The per-request lines go to stderr; once whoever read it has gone (the pipe closed), the
 /// cluster still answers: losing its log must not cost a client its connection.
 #[test]

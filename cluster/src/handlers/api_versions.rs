@@ -1,5 +1,6 @@
 //! ApiVersions: the APIs this node serves, each at every version the crate knows (a
-//! controller's set is its own, `controllers::advertised`).
+//! controller's set is its own, `controllers::advertised`), and from v3 the cluster's feature
+//! levels (`crate::features`), on brokers and controllers alike, as Kafka's answer them.
 
 use super::Context;
 use kafka_codec::messages::{ApiVersionsRequest, ApiVersionsResponse};
@@ -8,6 +9,7 @@ use kafka_codec::ApiKey;
 pub const API: ApiKey = ApiKey::ApiVersions;
 
 pub fn handle(context: &Context<'_>, _request: &ApiVersionsRequest) -> ApiVersionsResponse {
-    ApiVersionsResponse::default()
-        .with_api_keys(context.shared.advertised_on(context.node_id).to_api_keys())
+    let response = ApiVersionsResponse::default()
+        .with_api_keys(context.shared.advertised_on(context.node_id).to_api_keys());
+    context.shared.features.write(response, context.version)
 }

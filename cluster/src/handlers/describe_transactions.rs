@@ -48,7 +48,7 @@ pub fn handle(
             answer
                 .with_transaction_state(txn.state.name().into())
                 .with_transaction_timeout_ms(txn.timeout_ms)
-                .with_transaction_start_time_ms(txn.started.map_or(-1, |(_, at)| at))
+                .with_transaction_start_time_ms(txn.start_time_ms)
                 .with_producer_id(producer_id)
                 .with_producer_epoch(epoch)
                 .with_topics(topics)

@@ -1115,6 +1115,32 @@ async fn a_real_kafka_broker_answers_the_same() {
     })
     .await
     .expect("a transaction coordinator before the guard");
+    // Likewise the group coordinator (`__consumer_offsets`), which TxnOffsetCommit reaches:
+    // COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS until it is loaded.
+    tokio::time::timeout(support::GUARD, async {
+        loop {
+            let request = FindCoordinatorRequest::default()
+                .with_key("warm-up".into())
+                .with_key_type(0);
+            let Response::FindCoordinator(found) = warm.call(3, request).await else {
+                panic!("not FindCoordinator")
+            };
+            if found.error_code == 0 {
+                let request = OffsetFetchRequest::default()
+                    .with_group_id("warm-up".into())
+                    .with_topics(None);
+                let Response::OffsetFetch(fetched) = warm.call(7, request).await else {
+                    panic!("not OffsetFetch")
+                };
+                if fetched.error_code == 0 {
+                    return;
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("a group coordinator before the guard");
     for (name, index) in [
         ("committed", 0),
         ("aborted", 1),

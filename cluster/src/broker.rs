@@ -37,10 +37,9 @@ pub async fn serve(
     let Some(address) = shared.address(node_id) else {
         return;
     };
-    let Ok(up) = shared.control.switch(node_id) else {
+    let Ok(mut up) = shared.control.watch_up(node_id) else {
         return;
     };
-    let mut up = up.subscribe();
     let mut listener = Some(listener);
     loop {
         let Some(bound) = listener.take() else {
@@ -59,7 +58,8 @@ pub async fn serve(
         loop {
             let (tcp, peer) = tokio::select! {
                 accepted = acceptor.accept(|_line| {}) => accepted,
-                // Dropping the acceptor closes the listener.
+                // Dropping the acceptor closes the listener (and a removed broker's watch
+                // ends: the wait for a restart below returns at once and the loop ends).
                 _ = up.wait_for(|up| !*up) => break,
                 _ = stop.changed() => return,
             };
@@ -101,7 +101,7 @@ pub async fn relieve_memory_pressure(shared: Arc<Shared>, mut stop: watch::Recei
 pub fn connect_in_memory(shared: &Arc<Shared>, node_id: i32) -> io::Result<DuplexStream> {
     let up = shared
         .control
-        .switch(node_id)
+        .watch_up(node_id)
         .map_err(|_| io::Error::new(io::ErrorKind::NotFound, format!("no broker {node_id}")))?;
     if !*up.borrow() {
         return Err(io::Error::new(
@@ -158,10 +158,9 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         }
     };
     // A stopped broker drops its connections.
-    let Ok(up) = shared.control.switch(node_id) else {
+    let Ok(mut up) = shared.control.watch_up(node_id) else {
         return;
     };
-    let mut up = up.subscribe();
     tokio::select! {
         () = converse(&shared, node_id, id, peer, &member, stream) => {}
         _ = up.wait_for(|up| !*up) => {}

@@ -37,7 +37,7 @@ pub fn handle(context: &Context<'_>, request: &DescribeClusterRequest) -> Descri
             ));
     }
     let brokers = shared
-        .brokers
+        .brokers()
         .iter()
         .map(|broker| {
             DescribeClusterBroker::default()

@@ -365,3 +365,97 @@ async fn a_removed_broker_is_gone_and_what_it_led_and_coordinated_moves() {
         assert_eq!(partition(&now, index).0, 0);
     }
 }
+
+async fn describe_quorum(
+    address: SocketAddr,
+) -> kafka_codec::messages::describe_quorum_response::PartitionData {
+    use kafka_codec::messages::describe_quorum_request::{PartitionData, TopicData};
+    let request = kafka_codec::messages::DescribeQuorumRequest::default().with_topics(vec![
+        TopicData::default()
+            .with_topic_name("__cluster_metadata".into())
+            .with_partitions(vec![PartitionData::default().with_partition_index(0)]),
+    ]);
+    let mut client = Client::connect(address, "brokers-test").await;
+    match client.call(2, request).await {
+        Response::DescribeQuorum(body) => body.topics[0].partitions[0].clone(),
+        other => panic!("not DescribeQuorum: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_controller_stops_voting_and_a_stopped_leader_is_replaced() {
+    let cluster = Cluster::builder()
+        .brokers(1)
+        .controllers(3)
+        .quorum_fetch_interval(Duration::from_millis(20))
+        .build()
+        .await
+        .expect("cluster");
+    let control = cluster.control();
+    let address = |id: i32| {
+        cluster
+            .controllers()
+            .iter()
+            .find(|c| c.node_id == id)
+            .unwrap()
+            .address
+    };
+    // Fetches by hand only, so that each step is the test's.
+    control.set_quorum_fetching(false).unwrap();
+    control.stop_broker(3002).unwrap();
+    assert_eq!(
+        control.quorum_fetch(3002).unwrap_err(),
+        OperationError::Stopped(3002)
+    );
+    // The leader and one follower are a majority: the high watermark moves with them (to
+    // at least the log end before the fetches; the leader's timed no-op appends may add).
+    let before = control.quorum().unwrap().log_end_offset;
+    control.quorum_fetch(3001).unwrap();
+    let view = control.quorum_fetch(3001).unwrap();
+    assert_eq!((view.leader, view.epoch), (3000, 1));
+    assert!(
+        view.high_watermark.is_some_and(|hw| hw >= before),
+        "{view:?}"
+    );
+
+    // The leader stops too: one voter of three runs, no majority, no election.
+    let http_control = support::serve_control(&cluster).await;
+    let (status, answer) = http(http_control, "POST", "/brokers/3000/stop", None).await;
+    assert_eq!(status, 200, "{answer}");
+    let view = control.quorum().unwrap();
+    assert_eq!((view.leader, view.epoch), (3000, 1));
+    // 3002 restarts: two of three run, and the first of them leads the next epoch.
+    control.restart_broker(3002).unwrap();
+    let view = control.quorum().unwrap();
+    assert_eq!((view.leader, view.epoch), (3001, 2));
+    assert_eq!(view.current_voters, [3000, 3001, 3002]);
+    // Nobody fetched in its epoch yet: it does not know the high watermark.
+    assert_eq!(view.high_watermark, None);
+    let elected_at = view.log_end_offset;
+    refused(address(3000)).await;
+    let quorum = describe_quorum(address(3001)).await;
+    assert_eq!(quorum.error_code, 0);
+    assert_eq!((quorum.leader_id, quorum.leader_epoch), (3001, 2));
+    // The new leader learns the high watermark once a majority fetched in its epoch.
+    control.quorum_fetch(3002).unwrap();
+    let view = control.quorum_fetch(3002).unwrap();
+    assert!(
+        view.high_watermark.is_some_and(|hw| hw >= elected_at),
+        "{view:?}"
+    );
+    // The old leader restarts as a follower and catches up.
+    control.restart_broker(3000).unwrap();
+    control.quorum_fetch(3000).unwrap();
+    control.quorum_fetch(3000).unwrap();
+    let quorum = describe_quorum(address(3001)).await;
+    assert_eq!((quorum.leader_id, quorum.leader_epoch), (3001, 2));
+    let voter_3000 = quorum
+        .current_voters
+        .iter()
+        .find(|v| v.replica_id == 3000)
+        .unwrap();
+    assert!(voter_3000.log_end_offset >= elected_at, "{quorum:?}");
+    // Stopping a follower elects nobody.
+    control.stop_broker(3002).unwrap();
+    assert_eq!(control.quorum().unwrap().leader, 3001);
+}

@@ -269,6 +269,8 @@ pub enum OperationError {
     Listen(String),
     /// The next broker id is a controller's.
     NodeIdTaken(i32),
+    /// The node is stopped: it does not fetch.
+    Stopped(i32),
 }
 
 impl fmt::Display for OperationError {
@@ -296,6 +298,7 @@ impl fmt::Display for OperationError {
                 write!(f, "broker {node} is the last broker: a cluster keeps one")
             }
             OperationError::Listen(why) => write!(f, "cannot listen: {why}"),
+            OperationError::Stopped(node) => write!(f, "node {node} is stopped"),
             OperationError::NodeIdTaken(node) => {
                 write!(f, "the next broker id, {node}, is a controller's")
             }

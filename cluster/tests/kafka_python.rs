@@ -67,7 +67,10 @@ async fn kafka_python_follows_moved_leaders_restarted_brokers_and_retries_once()
     // Seen from the cluster too: the idempotent producer's partition holds each record once
     // and knows its producer id; the other holds each record twice.
     let state = cluster.shared().state();
-    assert_eq!(state.topics["kp-faults"].partitions[0].high_watermark(), 1100);
+    assert_eq!(
+        state.topics["kp-faults"].partitions[0].high_watermark(),
+        1100
+    );
     let idempotent = &state.topics["kp-retry-idempotent"].partitions[0];
     assert_eq!(idempotent.high_watermark(), 20);
     assert_eq!(idempotent.producers.len(), 1);

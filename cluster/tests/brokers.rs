@@ -359,11 +359,23 @@ async fn a_removed_broker_is_gone_and_what_it_led_and_coordinated_moves() {
     );
     let (status, _) = http(http_control, "DELETE", "/brokers/7", None).await;
     assert_eq!(status, 404);
-    // Everything is led by the one left.
+    // Everything is led by the one left: broker 1's share went to 2, then 2's to 0.
     let now = metadata(&mut client).await;
     for index in 0..3 {
         assert_eq!(partition(&now, index).0, 0);
     }
+    let leaders: Vec<i32> = now
+        .topics
+        .iter()
+        .find(|t| t.name.as_deref() == Some("later"))
+        .unwrap()
+        .partitions
+        .iter()
+        .map(|p| p.leader_id)
+        .collect();
+    assert_eq!(leaders, [0, 0, 0]);
+    let (error, node, _) = find_coordinator(&mut client, &group).await;
+    assert_eq!((error, node), (0, 0));
 }
 
 async fn describe_quorum(

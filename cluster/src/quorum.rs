@@ -375,6 +375,26 @@ impl Quorum {
         events
     }
 
+    /// Adds broker `id` as an observer reading the metadata log (a broker added at run
+    /// time), fetching within one interval; nothing if the quorum holds it already.
+    pub fn add_observer(&mut self, id: i32, now_ms: i64) {
+        if self.processes.contains_key(&id) {
+            return;
+        }
+        let key = ReplicaKey::new(id, Some(random_uuid(&mut self.rng)));
+        let next_fetch_ms = now_ms + self.rng.gen_range(0..self.fetch_interval_ms);
+        self.processes.insert(
+            id,
+            Process {
+                key,
+                controller: None,
+                has_up_to: 0,
+                next_fetch_ms,
+                running: true,
+            },
+        );
+    }
+
     /// Whether process `id` runs (an unknown one does not).
     pub fn is_running(&self, id: i32) -> bool {
         self.processes

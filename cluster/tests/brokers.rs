@@ -471,3 +471,37 @@ async fn a_stopped_controller_stops_voting_and_a_stopped_leader_is_replaced() {
     control.stop_broker(3002).unwrap();
     assert_eq!(control.quorum().unwrap().leader, 3001);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_added_broker_observes_the_quorum_and_a_removed_one_stops() {
+    let cluster = Cluster::builder()
+        .brokers(2)
+        .controllers(3)
+        .quorum_fetch_interval(Duration::from_millis(20))
+        .build()
+        .await
+        .expect("cluster");
+    let control = cluster.control();
+    assert_eq!(control.quorum().unwrap().observers, [0, 1]);
+    let added = cluster.add_broker(None).expect("added");
+    // It fetches on its timer (20-40 ms here): wait for it under the hang guard.
+    tokio::time::timeout(GUARD, async {
+        while !control.quorum().unwrap().observers.contains(&added.node_id) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the added broker observes the quorum");
+    let leader = cluster.controllers()[0].address;
+    let quorum = describe_quorum(leader).await;
+    let observers: Vec<i32> = quorum.observers.iter().map(|o| o.replica_id).collect();
+    assert_eq!(observers, [0, 1, 2]);
+    // Removed, it fetches no more: a hand fetch is refused as a stopped node's.
+    cluster.remove_broker(added.node_id).expect("removed");
+    control.set_quorum_fetching(false).unwrap();
+    assert_eq!(
+        control.quorum_fetch(added.node_id).unwrap_err(),
+        OperationError::Stopped(added.node_id)
+    );
+    control.quorum_fetch(1).unwrap();
+}

@@ -67,6 +67,9 @@ impl ControlHandle {
             now.push(broker.clone());
             *brokers = Arc::new(now);
         }
+        if let Some(mut quorum) = shared.quorum() {
+            quorum.add_observer(node_id, crate::controllers::now_ms());
+        }
         if let Some(listener) = listener {
             runtime.spawn(crate::broker::serve(
                 Arc::clone(shared),
@@ -149,6 +152,10 @@ impl ControlHandle {
                 nodes[index].up.send_replace(false);
                 nodes.remove(index);
             }
+        }
+        // It no longer reads the metadata log.
+        if let Some(mut quorum) = shared.quorum() {
+            let _ = quorum.set_running(node_id, false, crate::controllers::now_ms());
         }
         shared.groups_changed.notify_one();
         shared.appended.notify_waiters();

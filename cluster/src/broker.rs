@@ -38,10 +38,9 @@ pub async fn serve(
     let Some(address) = shared.address(node_id) else {
         return;
     };
-    let Ok(up) = shared.control.switch(node_id) else {
+    let Ok(mut up) = shared.control.watch_up(node_id) else {
         return;
     };
-    let mut up = up.subscribe();
     let mut listener = Some(listener);
     loop {
         let Some(bound) = listener.take() else {
@@ -60,7 +59,8 @@ pub async fn serve(
         loop {
             let (tcp, peer) = tokio::select! {
                 accepted = acceptor.accept(|line| shared.event(Event::Server(&line))) => accepted,
-                // Dropping the acceptor closes the listener.
+                // Dropping the acceptor closes the listener (and a removed broker's watch
+                // ends: the wait for a restart below returns at once and the loop ends).
                 _ = up.wait_for(|up| !*up) => break,
                 _ = stop.changed() => return,
             };
@@ -126,7 +126,7 @@ fn tell(shared: &Shared, node_id: i32, peer: SocketAddr, message: &str) {
 pub fn connect_in_memory(shared: &Arc<Shared>, node_id: i32) -> io::Result<DuplexStream> {
     let up = shared
         .control
-        .switch(node_id)
+        .watch_up(node_id)
         .map_err(|_| io::Error::new(io::ErrorKind::NotFound, format!("no broker {node_id}")))?;
     if !*up.borrow() {
         return Err(io::Error::new(
@@ -183,10 +183,9 @@ async fn connection<S: AsyncRead + AsyncWrite + Unpin>(
         }
     };
     // A stopped broker drops its connections.
-    let Ok(up) = shared.control.switch(node_id) else {
+    let Ok(mut up) = shared.control.watch_up(node_id) else {
         return;
     };
-    let mut up = up.subscribe();
     tokio::select! {
         () = converse(&shared, node_id, id, peer, &member, stream) => {}
         _ = up.wait_for(|up| !*up) => {}

@@ -134,8 +134,21 @@ pub struct Shared {
     state: Mutex<State>,
     /// Woken on every append, for fetches waiting on `MaxWaitMs`.
     pub(crate) appended: Notify,
-    /// The brokers, by node id.
-    pub brokers: Vec<BrokerAddress>,
+    /// The brokers, by node id: those of the build and those added since
+    /// ([`Cluster::add_broker`]), less those removed. Read once per request that lists
+    /// them (Metadata, DescribeCluster, FindCoordinator), written only by adding or removing.
+    brokers: std::sync::RwLock<Arc<Vec<BrokerAddress>>>,
+    /// How many brokers the cluster was built with: the `N` of the default placement rules
+    /// (partition `p` led by broker `p mod N`, coordinators by Kafka's hash `mod N`). It
+    /// never changes, so adding a broker moves nothing, as on Kafka (a new broker leads what
+    /// is moved to it); a removed broker's share goes to a successor ([`Cluster::remove_broker`]).
+    pub placement_brokers: usize,
+    /// The host brokers listen on (an added one too).
+    pub(crate) host: String,
+    /// Brokers have no listener ([`ClusterBuilder::in_memory`]).
+    pub(crate) in_memory: bool,
+    /// The node id the next added broker gets.
+    next_broker_id: std::sync::atomic::AtomicI32,
     /// The controllers, in node id order (the first leads at the start).
     pub controllers: Vec<BrokerAddress>,
     /// The controllers' KRaft quorum (`None` without controllers).
@@ -228,6 +241,18 @@ impl Shared {
             .map(|quorum| quorum.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// The brokers now: those of the build and those added since, less those removed.
+    pub fn brokers(&self) -> Arc<Vec<BrokerAddress>> {
+        Arc::clone(&self.brokers.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Whether `node_id` is a broker of the cluster now (not removed).
+    pub fn is_broker(&self, node_id: i32) -> bool {
+        self.brokers()
+            .iter()
+            .any(|broker| broker.node_id == node_id)
+    }
+
     /// Whether node `node_id` is one of the controllers.
     pub fn is_controller(&self, node_id: i32) -> bool {
         self.controllers.iter().any(|c| c.node_id == node_id)
@@ -235,7 +260,7 @@ impl Shared {
 
     /// The address of node `node_id`, a broker or a controller.
     pub fn address(&self, node_id: i32) -> Option<SocketAddr> {
-        self.brokers
+        self.brokers()
             .iter()
             .chain(&self.controllers)
             .find(|node| node.node_id == node_id)
@@ -247,7 +272,7 @@ impl Shared {
     /// the controllers through a broker, KIP-590), here the first broker that is up, so runs
     /// repeat; -1 when none is.
     pub fn controller_for_clients(&self) -> i32 {
-        self.brokers
+        self.brokers()
             .iter()
             .map(|broker| broker.node_id)
             .find(|&node| self.control.is_up(node))
@@ -288,16 +313,16 @@ impl Cluster {
     /// The brokers' addresses, comma-separated, as clients take `bootstrap.servers`.
     pub fn bootstrap(&self) -> String {
         self.shared
-            .brokers
+            .brokers()
             .iter()
             .map(|broker| broker.address.to_string())
             .collect::<Vec<_>>()
             .join(",")
     }
 
-    /// The brokers.
-    pub fn brokers(&self) -> &[BrokerAddress] {
-        &self.shared.brokers
+    /// The brokers now (those added at run time included, those removed left out).
+    pub fn brokers(&self) -> Vec<BrokerAddress> {
+        self.shared.brokers().to_vec()
     }
 
     /// The controllers (none unless [`ClusterBuilder::controllers`] asked for some).
@@ -348,6 +373,21 @@ impl Cluster {
     /// paused runs the same on every run. Refused while the broker is stopped.
     pub fn connect(&self, node_id: i32) -> io::Result<tokio::io::DuplexStream> {
         broker::connect_in_memory(&self.shared, node_id)
+    }
+
+    /// Adds a broker with the next node id on `port` (a free one if `None`); see
+    /// [`ControlHandle::add_broker`].
+    pub fn add_broker(&self, port: Option<u16>) -> Result<BrokerAddress, control::OperationError> {
+        self.control().add_broker(port)
+    }
+
+    /// Removes broker `node_id`, moving what it led and coordinated; see
+    /// [`ControlHandle::remove_broker`].
+    pub fn remove_broker(
+        &self,
+        node_id: i32,
+    ) -> Result<control::RemovedBroker, control::OperationError> {
+        self.control().remove_broker(node_id)
     }
 
     /// Serves the control surface as JSON over HTTP on `listener` (see [`control::http`]),
@@ -770,7 +810,11 @@ impl ClusterBuilder {
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             appended: Notify::new(),
-            brokers,
+            placement_brokers: brokers.len(),
+            next_broker_id: std::sync::atomic::AtomicI32::new(brokers.len() as i32),
+            brokers: std::sync::RwLock::new(Arc::new(brokers)),
+            host: self.host.clone(),
+            in_memory: self.in_memory,
             controllers: controller_nodes,
             quorum: quorum.map(Mutex::new),
             quorum_moved: Notify::new(),
@@ -812,7 +856,7 @@ impl ClusterBuilder {
             tls,
         });
         let node_ids: Vec<i32> = shared
-            .brokers
+            .brokers()
             .iter()
             .chain(&shared.controllers)
             .map(|node| node.node_id)

@@ -60,6 +60,8 @@ struct Process {
     /// The leader's log end offset when its previous fetch was answered: what it has.
     has_up_to: i64,
     next_fetch_ms: i64,
+    /// Whether it runs: a stopped process neither fetches nor votes.
+    running: bool,
 }
 
 /// Something the quorum did by itself, for a server's log.
@@ -70,6 +72,8 @@ pub type Event = String;
 pub enum VoterOpError {
     /// No controller with this id runs in the quorum.
     NoSuchController(i32),
+    /// The process is stopped: it does not fetch.
+    Stopped(i32),
     /// The leader refused it, as it would refuse AddRaftVoter / RemoveRaftVoter.
     Refused(VoterChangeError),
 }
@@ -78,6 +82,7 @@ impl std::fmt::Display for VoterOpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             VoterOpError::NoSuchController(id) => write!(f, "no controller {id}"),
+            VoterOpError::Stopped(id) => write!(f, "node {id} is stopped"),
             VoterOpError::Refused(error) => write!(f, "{error}"),
         }
     }
@@ -123,6 +128,7 @@ impl Quorum {
                 controller,
                 has_up_to: 0,
                 next_fetch_ms: now_ms,
+                running: true,
             };
             assert!(processes.insert(id, process).is_none(), "node {id} twice");
         }
@@ -219,6 +225,9 @@ impl Quorum {
         if !self.processes.contains_key(&id) || id == self.leader.leader_id() {
             return Err(VoterOpError::NoSuchController(id));
         }
+        if !self.is_running(id) {
+            return Err(VoterOpError::Stopped(id));
+        }
         let mut events = Vec::new();
         self.fetch(id, now_ms, &mut events);
         self.after_step(now_ms, &mut events);
@@ -230,9 +239,14 @@ impl Quorum {
     pub fn catch_up(&mut self, now_ms: i64) -> Vec<Event> {
         let mut events = Vec::new();
         let leader = self.leader.leader_id();
-        let ids: Vec<i32> = self.processes.keys().copied().collect();
+        let ids: Vec<i32> = self
+            .processes
+            .iter()
+            .filter(|(&id, process)| id != leader && process.running)
+            .map(|(&id, _)| id)
+            .collect();
         for _ in 0..2 {
-            for &id in ids.iter().filter(|&&id| id != leader) {
+            for &id in &ids {
                 self.fetch(id, now_ms, &mut events);
             }
             self.after_step(now_ms, &mut events);
@@ -361,11 +375,83 @@ impl Quorum {
         events
     }
 
+    /// Adds broker `id` as an observer reading the metadata log (a broker added at run
+    /// time), fetching within one interval; nothing if the quorum holds it already.
+    pub fn add_observer(&mut self, id: i32, now_ms: i64) {
+        if self.processes.contains_key(&id) {
+            return;
+        }
+        let key = ReplicaKey::new(id, Some(random_uuid(&mut self.rng)));
+        let next_fetch_ms = now_ms + self.rng.gen_range(0..self.fetch_interval_ms);
+        self.processes.insert(
+            id,
+            Process {
+                key,
+                controller: None,
+                has_up_to: 0,
+                next_fetch_ms,
+                running: true,
+            },
+        );
+    }
+
+    /// Whether process `id` runs (an unknown one does not).
+    pub fn is_running(&self, id: i32) -> bool {
+        self.processes
+            .get(&id)
+            .is_some_and(|process| process.running)
+    }
+
+    /// Stops or restarts process `id` (a controller, or a broker observing): a stopped one
+    /// neither fetches nor votes, so the high watermark needs a majority of the voters
+    /// still running. Stopping the leader elects another running voter at the next epoch
+    /// when the running voters are a majority (else the quorum waits, its leader stopped,
+    /// until enough restart); a restarted process fetches again within one interval. What
+    /// changed.
+    pub fn set_running(
+        &mut self,
+        id: i32,
+        running: bool,
+        now_ms: i64,
+    ) -> Result<Vec<Event>, VoterOpError> {
+        let interval = self.fetch_interval_ms;
+        let next_fetch_ms = now_ms + self.rng.gen_range(0..interval);
+        let process = self
+            .processes
+            .get_mut(&id)
+            .ok_or(VoterOpError::NoSuchController(id))?;
+        if running && !process.running {
+            process.next_fetch_ms = next_fetch_ms;
+        }
+        process.running = running;
+        let mut events = Vec::new();
+        self.after_step(now_ms, &mut events);
+        if !self.is_running(self.leader.leader_id()) {
+            let voters = self.leader.current_voter_set();
+            let running = voters
+                .voter_ids()
+                .filter(|&voter| self.is_running(voter))
+                .count();
+            if running > voters.voter_ids().count() / 2 {
+                match self.elect(now_ms) {
+                    Ok(event) => events.push(event),
+                    Err(error) => events.push(format!("no new leader: {error}")),
+                }
+            } else {
+                events.push(format!(
+                    "leader {} stopped; {running} voter(s) running is no majority: no election",
+                    self.leader.leader_id()
+                ));
+            }
+        }
+        Ok(events)
+    }
+
     fn next_step(&self) -> (i64, Step) {
         let leader = self.leader.leader_id();
         self.processes
             .iter()
-            .filter(|(&id, _)| id != leader && self.fetching)
+            .filter(|(&id, process)| id != leader && process.running && self.fetching)
             .map(|(&id, process)| (process.next_fetch_ms, Step::Fetch(id)))
             .fold((self.next_noop_ms, Step::Append), |best, next| {
                 if next.0 < best.0 {
@@ -412,15 +498,15 @@ impl Quorum {
         }
     }
 
-    /// The leader left the voters and that is committed: it resigns, and the first
-    /// remaining voter leads the next epoch from the same log. The old leader keeps running
-    /// and fetching, as an observer.
+    /// The leader left the voters and that is committed, or it stopped: the first other
+    /// voter that runs leads the next epoch from the same log. A leader that left keeps
+    /// running and fetching, as an observer; one that stopped fetches again when restarted.
     fn elect(&mut self, now_ms: i64) -> Result<Event, QuorumError> {
         let old = self.leader.leader_id();
         let voters = self.leader.current_voter_set().clone();
         let next = voters
             .nodes()
-            .find(|node| self.processes.contains_key(&node.key().id()))
+            .find(|node| node.key().id() != old && self.is_running(node.key().id()))
             .ok_or(QuorumError::NoVoterSet)?;
         let local = LocalReplica {
             key: next.key(),
@@ -435,8 +521,13 @@ impl Quorum {
             resigned.has_up_to = end;
             resigned.next_fetch_ms = now_ms + self.fetch_interval_ms;
         }
+        let why = if self.is_running(old) {
+            "no longer a voter"
+        } else {
+            "stopped"
+        };
         Ok(format!(
-            "controller {old} resigned (no longer a voter); controller {} leads epoch {epoch}",
+            "controller {old} resigned ({why}); controller {} leads epoch {epoch}",
             self.leader.leader_id()
         ))
     }

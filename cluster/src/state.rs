@@ -207,6 +207,11 @@ pub struct State {
     /// Partitions whose leader was moved (`Control::move_leader`): the leader and its epoch.
     /// The others are led by broker `p mod N` at epoch 0.
     moved: BTreeMap<(String, i32), (i32, i32)>,
+    /// Of each removed broker, the broker that leads the partitions the placement rule
+    /// gives it (`p mod N`) created after its removal (those before were moved, their
+    /// epochs bumped); the same as `Control`'s successors, kept here for `State::leader`,
+    /// which runs under this lock alone.
+    successors: BTreeMap<i32, i32>,
     /// Of a moved partition, where each epoch after 0 began (its high watermark when the
     /// leader moved), as Kafka's leader epoch cache records it.
     epoch_starts: BTreeMap<(String, i32), Vec<(i32, i64)>>,
@@ -224,6 +229,7 @@ impl State {
             transactions: Transactions::default(),
             configs: Overrides::formatted(),
             moved: BTreeMap::new(),
+            successors: BTreeMap::new(),
             epoch_starts: BTreeMap::new(),
             seed: None,
         }
@@ -324,10 +330,50 @@ impl State {
     /// The leader and leader epoch of `topic`'s `partition` among `brokers` brokers: broker
     /// `p mod N` at epoch 0 until the leader is moved.
     pub fn leader(&self, topic: &str, partition: i32, brokers: usize) -> (i32, i32) {
-        self.moved
-            .get(&(topic.to_owned(), partition))
-            .copied()
-            .unwrap_or((partition.rem_euclid(brokers.max(1) as i32), 0))
+        if let Some(&moved) = self.moved.get(&(topic.to_owned(), partition)) {
+            return moved;
+        }
+        let mut leader = partition.rem_euclid(brokers.max(1) as i32);
+        // A chain of removals ends at a broker still there; the bound is a guard.
+        for _ in 0..self.successors.len() {
+            match self.successors.get(&leader) {
+                Some(&next) => leader = next,
+                None => break,
+            }
+        }
+        (leader, 0)
+    }
+
+    /// Broker `removed` goes: every partition it leads moves to one of `live` (spread by
+    /// partition index, its epoch bumped as `move_leader` bumps it), and partitions the
+    /// placement rule gives it from now on are led by `successor`. The partitions moved.
+    pub fn remove_broker(
+        &mut self,
+        removed: i32,
+        successor: i32,
+        live: &[i32],
+        brokers: usize,
+    ) -> Vec<(String, i32, i32)> {
+        let mut led = Vec::new();
+        for (name, topic) in &self.topics {
+            for index in 0..topic.partitions.len() as i32 {
+                if self.leader(name, index, brokers).0 == removed {
+                    led.push((name.clone(), index));
+                }
+            }
+        }
+        let mut moved = Vec::with_capacity(led.len());
+        for (name, index) in led {
+            let to = if live.is_empty() {
+                successor
+            } else {
+                live[index.unsigned_abs() as usize % live.len()]
+            };
+            self.move_leader(&name, index, to, brokers);
+            moved.push((name, index, to));
+        }
+        self.successors.insert(removed, successor);
+        moved
     }
 
     /// Makes `leader` the leader of `topic`'s `partition` (which must exist), bumping the

@@ -17,6 +17,8 @@
 //!     cargo test -p kafka-codec-cluster --test java -- --ignored
 //! ```
 
+mod support;
+
 use kafka_codec_cluster::groups::GroupLimits;
 use kafka_codec_cluster::Cluster;
 use std::time::Duration;
@@ -162,6 +164,60 @@ async fn java_clients_produce_consume_in_classic_and_kip848_groups_and_administe
     let mut expected: Vec<&str> = lines.iter().map(String::as_str).collect();
     expected.sort_unstable();
     assert_eq!(consumed, expected);
+}
+
+/// Faults driven through the HTTP control (`ClusterFaults`): the Java idempotent producer
+/// follows a leader moved mid-produce (every record acknowledged once, at 0..n-1), and its
+/// retry of a produce applied with the answer lost leaves no duplicate, while the same
+/// without idempotence leaves each record twice. About 5 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_producer_follows_a_moved_leader_and_retries_a_lost_answer_once() {
+    let cluster = Cluster::builder()
+        .brokers(2)
+        .build()
+        .await
+        .expect("cluster");
+    let control = support::serve_control(&cluster).await;
+    let class_path = std::env::var("KAFKA_CLIENTS_JAVA").expect(
+        "KAFKA_CLIENTS_JAVA names the Java clients' class path (tools/clients/java-classpath.sh)",
+    );
+    let run = tokio::process::Command::new("java")
+        .args(["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"])
+        .arg(class_path)
+        .arg("kafkacodec.clients.ClusterFaults")
+        .arg(cluster.bootstrap())
+        .arg(control.to_string())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .expect("the Java clients finished")
+        .expect("java started");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        output.status.success(),
+        "the Java clients failed: {}",
+        output.status
+    );
+    // Seen from the cluster too: the moved partition holds every record once and is led by
+    // broker 1 at epoch 1; the idempotent producer's retried partition holds each record
+    // once, the plain one each twice.
+    let control = cluster.control();
+    assert_eq!(control.leader("java-faults", 0), (1, 1));
+    let state = cluster.shared().state();
+    assert_eq!(
+        state.topics["java-faults"].partitions[0].high_watermark(),
+        1000
+    );
+    let idempotent = &state.topics["java-retry"].partitions[0];
+    assert_eq!(idempotent.high_watermark(), 20);
+    assert_eq!(idempotent.producers.len(), 1);
+    assert_eq!(
+        state.topics["java-retry-plain"].partitions[0].high_watermark(),
+        40
+    );
 }
 
 /// Runs one of Kafka's command-line tools (`class` of the jars in `KAFKA_LIB_DIR`, by

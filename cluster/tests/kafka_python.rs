@@ -44,3 +44,36 @@ async fn kafka_python_consumer_group_shares_commits_and_takes_over() {
 async fn kafka_python_logs_in_with_sasl_over_plaintext_and_tls() {
     support::run_security_script("kafka-python").await;
 }
+
+/// Faults driven over HTTP, as librdkafka meets them (`tests/librdkafka.rs`): a leader
+/// moved mid-produce followed, a stopped and restarted broker reconnected to, every record
+/// once; a produce applied and its answer lost, retried: once in the log idempotent, twice
+/// without (`tools/clients/cluster_faults_kafka_python.py` checks the request log, the
+/// delivery reports and every record read back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python kafka-python (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn kafka_python_follows_moved_leaders_restarted_brokers_and_retries_once() {
+    let cluster = Cluster::builder()
+        .brokers(2)
+        .build()
+        .await
+        .expect("cluster");
+    let control = support::serve_control(&cluster).await;
+    run_client_script(
+        "cluster_faults_kafka_python.py",
+        &[cluster.bootstrap(), control.to_string(), "1000".into()],
+    )
+    .await;
+    // Seen from the cluster too: the idempotent producer's partition holds each record once
+    // and knows its producer id; the other holds each record twice.
+    let state = cluster.shared().state();
+    assert_eq!(
+        state.topics["kp-faults"].partitions[0].high_watermark(),
+        1100
+    );
+    let idempotent = &state.topics["kp-retry-idempotent"].partitions[0];
+    assert_eq!(idempotent.high_watermark(), 20);
+    assert_eq!(idempotent.producers.len(), 1);
+    let plain = &state.topics["kp-retry-plain"].partitions[0];
+    assert_eq!(plain.high_watermark(), 40);
+}

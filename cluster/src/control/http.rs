@@ -10,6 +10,8 @@
 //! | `GET /counts` | requests received, by API |
 //! | `DELETE /log` | forgets the log and the counts |
 //! | `GET /brokers` | each broker's id, address, whether it is up, its latency |
+//! | `POST /brokers` | `{}` or `{"port": N}`: adds a broker with the next id (on port N, else a free one) |
+//! | `DELETE /brokers/ID` | removes a broker, moving its leaderships and coordinatorships; the last one is refused (409) |
 //! | `POST /brokers/ID/stop`, `POST /brokers/ID/restart` | stops or restarts a broker |
 //! | `PUT /brokers/ID/latency` | `{"ms": N}`: every answer of the broker N ms later |
 //! | `POST /leaders` | `{"topic": T, "partition": P, "leader": B}`: moves a leader |
@@ -220,6 +222,10 @@ fn not_found(why: impl std::fmt::Display) -> Answer {
     ("404 Not Found", json!({ "error": why.to_string() }))
 }
 
+fn conflict(why: impl std::fmt::Display) -> Answer {
+    ("409 Conflict", json!({ "error": why.to_string() }))
+}
+
 fn ok(body: Value) -> Answer {
     ("200 OK", body)
 }
@@ -296,8 +302,35 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                     "latencyMs": control.latency(broker.node_id).as_millis() as u64,
                 }))
                 .collect::<Vec<_>>())),
-            _ => allowed("GET"),
+            "POST" => {
+                let body = match json_body(request) {
+                    Ok(body) => body,
+                    Err(answer) => return answer,
+                };
+                add_broker(control, &body)
+            }
+            _ => allowed("GET, POST"),
         },
+        ["brokers", id] => {
+            let Ok(node) = id.parse::<i32>() else {
+                return bad(format!("broker id {id:?} is not a number"));
+            };
+            match method {
+                "DELETE" => match control.remove_broker(node) {
+                    Ok(removed) => ok(json!({
+                        "id": removed.node_id,
+                        "successor": removed.successor,
+                        "movedLeaders": removed.moved_leaders.iter().map(|(topic, partition, leader)| json!({
+                            "topic": topic, "partition": partition, "leader": leader,
+                        })).collect::<Vec<_>>(),
+                        "movedGroups": removed.moved_groups,
+                    })),
+                    Err(e @ super::OperationError::LastBroker(_)) => conflict(e),
+                    Err(e) => not_found(e),
+                },
+                _ => allowed("DELETE"),
+            }
+        }
         ["brokers", id, operation] => {
             let Ok(node) = id.parse::<i32>() else {
                 return bad(format!("broker id {id:?} is not a number"));
@@ -463,7 +496,7 @@ fn string_field<'a>(
 }
 
 fn groups(control: &ControlHandle) -> Value {
-    let brokers = control.brokers().len();
+    let brokers = control.shared.placement_brokers;
     let groups = control.shared.groups();
     json!(groups
         .groups
@@ -697,5 +730,28 @@ fn voter_change(control: &ControlHandle, appended: Result<i64, super::OperationE
             ("409 Conflict", json!({ "error": e.to_string() }))
         }
         Err(e) => not_found(e),
+    }
+}
+
+/// `POST /brokers`: `{}` or `{"port": N}`.
+fn add_broker(control: &ControlHandle, body: &Value) -> Answer {
+    let port = match fields(body, &["port"]) {
+        Err(answer) => return answer,
+        Ok(object) => match object.get("port") {
+            None | Some(Value::Null) => None,
+            Some(port) => match port.as_u64().and_then(|port| u16::try_from(port).ok()) {
+                Some(port) => Some(port),
+                None => return bad(format!("port: expected a port number, not {port}")),
+            },
+        },
+    };
+    match control.add_broker(port) {
+        Ok(broker) => ok(json!({
+            "id": broker.node_id,
+            "address": broker.address.to_string(),
+            "up": control.is_up(broker.node_id),
+        })),
+        // The port is taken, or the next id is a controller's: the cluster's state refuses.
+        Err(e) => conflict(e),
     }
 }

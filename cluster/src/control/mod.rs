@@ -11,12 +11,14 @@
 //! a rule whose times are spent is removed.
 
 mod apply;
+mod brokers;
 pub mod http;
 pub mod json;
 mod log;
 mod voters;
 
 pub use apply::intercept;
+pub use brokers::RemovedBroker;
 pub use log::{LoggedRequest, RequestLog};
 pub use voters::QuorumView;
 
@@ -261,6 +263,14 @@ pub enum OperationError {
     NoSuchTransactionalId(String),
     /// No such topic.
     NoSuchTopic(String),
+    /// The broker is the cluster's last: removing it is refused.
+    LastBroker(i32),
+    /// A broker could not be added: its listener could not be bound (why).
+    Listen(String),
+    /// The next broker id is a controller's.
+    NodeIdTaken(i32),
+    /// The node is stopped: it does not fetch.
+    Stopped(i32),
 }
 
 impl fmt::Display for OperationError {
@@ -284,6 +294,14 @@ impl fmt::Display for OperationError {
                 write!(f, "no transactional id {id:?}")
             }
             OperationError::NoSuchTopic(topic) => write!(f, "no topic {topic:?}"),
+            OperationError::LastBroker(node) => {
+                write!(f, "broker {node} is the last broker: a cluster keeps one")
+            }
+            OperationError::Listen(why) => write!(f, "cannot listen: {why}"),
+            OperationError::Stopped(node) => write!(f, "node {node} is stopped"),
+            OperationError::NodeIdTaken(node) => {
+                write!(f, "the next broker id, {node}, is a controller's")
+            }
         }
     }
 }
@@ -295,11 +313,14 @@ impl std::error::Error for OperationError {}
 pub struct Control {
     rules: Mutex<Rules>,
     pub(crate) log: RequestLog,
-    /// The node ids (brokers, then controllers), in the order of `up` and `latency`.
-    nodes: Vec<i32>,
-    /// Per node: whether it is up (its accept loop and connections watch it).
-    pub(crate) up: Vec<watch::Sender<bool>>,
-    latency: Mutex<Vec<Duration>>,
+    /// The nodes (brokers, then controllers, then brokers added at run time) and their
+    /// switches. A removed broker's entry goes, and with it its `up` sender: its accept loop
+    /// and connections, which watch it, end.
+    nodes: Mutex<Vec<Node>>,
+    /// Of each removed broker, the broker its default share (partitions led and groups and
+    /// transactions coordinated by the placement rules) went to. A lock of its own, taken
+    /// alone.
+    successors: Mutex<BTreeMap<i32, i32>>,
     /// Groups whose coordinator was moved, and where to; the others are coordinated by
     /// [`groups::coordinator`]'s rule. A lock of its own, taken alone: handlers ask it while
     /// they hold the groups.
@@ -307,6 +328,15 @@ pub struct Control {
     /// Transactional ids whose coordinator was moved, and where to; the others are
     /// coordinated by [`transactions::coordinator`](crate::transactions::coordinator)'s rule.
     transaction_coordinators: Mutex<BTreeMap<String, i32>>,
+}
+
+/// One node's switches.
+#[derive(Debug)]
+pub(crate) struct Node {
+    id: i32,
+    /// Whether it is up (its accept loop and connections watch it).
+    up: watch::Sender<bool>,
+    latency: Duration,
 }
 
 #[derive(Debug, Default)]
@@ -320,9 +350,8 @@ impl Control {
         Control {
             rules: Mutex::default(),
             log: RequestLog::new(log_capacity, log_bytes),
-            up: nodes.iter().map(|_| watch::Sender::new(true)).collect(),
-            latency: Mutex::new(vec![Duration::ZERO; nodes.len()]),
-            nodes,
+            nodes: Mutex::new(nodes.into_iter().map(Node::new).collect()),
+            successors: Mutex::default(),
             coordinators: Mutex::default(),
             transaction_coordinators: Mutex::default(),
         }
@@ -396,42 +425,67 @@ impl Control {
     /// Stops broker `node_id`: its listener is closed (connections are refused) and its open
     /// connections are dropped, until [`restart_broker`](Self::restart_broker).
     pub fn stop_broker(&self, node_id: i32) -> Result<(), OperationError> {
-        self.switch(node_id)?.send_replace(false);
+        self.with_node(node_id, |node| node.up.send_replace(false))?;
         Ok(())
     }
 
     /// Restarts a stopped broker on the same address; its log and the cluster's state are as
     /// they were (everything is in memory, shared by the brokers).
     pub fn restart_broker(&self, node_id: i32) -> Result<(), OperationError> {
-        self.switch(node_id)?.send_replace(true);
+        self.with_node(node_id, |node| node.up.send_replace(true))?;
         Ok(())
     }
 
     /// Whether broker `node_id` is up.
     pub fn is_up(&self, node_id: i32) -> bool {
-        self.switch(node_id).is_ok_and(|up| *up.borrow())
+        self.with_node(node_id, |node| *node.up.borrow())
+            .unwrap_or(false)
     }
 
-    /// Where node `node_id` (a broker or a controller) is in `up` and `latency`.
-    fn slot(&self, node_id: i32) -> Option<usize> {
-        self.nodes.iter().position(|&node| node == node_id)
+    pub(crate) fn nodes(&self) -> MutexGuard<'_, Vec<Node>> {
+        self.nodes.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(crate) fn switch(&self, node_id: i32) -> Result<&watch::Sender<bool>, OperationError> {
-        self.slot(node_id)
-            .map(|slot| &self.up[slot])
+    fn with_node<T>(
+        &self,
+        node_id: i32,
+        f: impl FnOnce(&mut Node) -> T,
+    ) -> Result<T, OperationError> {
+        self.nodes()
+            .iter_mut()
+            .find(|node| node.id == node_id)
+            .map(f)
             .ok_or(OperationError::NoSuchBroker(node_id))
+    }
+
+    /// Watches whether node `node_id` is up; the watch ends (its sender dropped) when the
+    /// broker is removed.
+    pub(crate) fn watch_up(&self, node_id: i32) -> Result<watch::Receiver<bool>, OperationError> {
+        self.with_node(node_id, |node| node.up.subscribe())
     }
 
     /// Every request to broker `node_id` is answered `latency` later (on top of any rule's
     /// delay), as a round-trip time.
     pub fn set_latency(&self, node_id: i32, latency: Duration) -> Result<(), OperationError> {
-        self.switch(node_id)?;
-        let slot = self
-            .slot(node_id)
-            .ok_or(OperationError::NoSuchBroker(node_id))?;
-        self.latency.lock().unwrap_or_else(|e| e.into_inner())[slot] = latency;
-        Ok(())
+        self.with_node(node_id, |node| node.latency = latency)
+    }
+
+    /// Where `node_id`'s default share went if it was removed (following successors that
+    /// were removed in turn), else `node_id`.
+    pub(crate) fn successor(&self, node_id: i32) -> i32 {
+        let successors = self.successors.lock().unwrap_or_else(|e| e.into_inner());
+        if successors.is_empty() {
+            return node_id;
+        }
+        let mut node = node_id;
+        // Each removal points at a broker still there, so a chain ends; the bound is a guard.
+        for _ in 0..=successors.len() {
+            match successors.get(&node) {
+                Some(&next) => node = next,
+                None => break,
+            }
+        }
+        node
     }
 
     /// The broker coordinating `transactional_id` in a cluster of `brokers`: where
@@ -442,7 +496,9 @@ impl Control {
             .unwrap_or_else(|e| e.into_inner())
             .get(transactional_id)
             .copied()
-            .unwrap_or_else(|| crate::transactions::coordinator(transactional_id, brokers))
+            .unwrap_or_else(|| {
+                self.successor(crate::transactions::coordinator(transactional_id, brokers))
+            })
     }
 
     /// The broker coordinating `group_id` in a cluster of `brokers`: where
@@ -453,20 +509,23 @@ impl Control {
             .unwrap_or_else(|e| e.into_inner())
             .get(group_id)
             .copied()
-            .unwrap_or_else(|| groups::coordinator(group_id, brokers))
+            .unwrap_or_else(|| self.successor(groups::coordinator(group_id, brokers)))
     }
 
     /// Broker `node_id`'s latency.
     pub fn latency(&self, node_id: i32) -> Duration {
-        self.slot(node_id)
-            .and_then(|slot| {
-                self.latency
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .get(slot)
-                    .copied()
-            })
+        self.with_node(node_id, |node| node.latency)
             .unwrap_or_default()
+    }
+}
+
+impl Node {
+    pub(crate) fn new(id: i32) -> Self {
+        Node {
+            id,
+            up: watch::Sender::new(true),
+            latency: Duration::ZERO,
+        }
     }
 }
 
@@ -489,8 +548,8 @@ impl ControlHandle {
     /// epoch: the old leader then answers NOT_LEADER_OR_FOLLOWER, and a request naming the
     /// old epoch FENCED_LEADER_EPOCH, until the client refreshes its metadata. The new epoch.
     pub fn move_leader(&self, topic: &str, partition: i32, to: i32) -> Result<i32, OperationError> {
-        let brokers = self.shared.brokers.len();
-        if !usize::try_from(to).is_ok_and(|to| to < brokers) {
+        let brokers = self.shared.placement_brokers;
+        if !self.shared.is_broker(to) {
             return Err(OperationError::NoSuchBroker(to));
         }
         let mut state = self.shared.state();
@@ -510,8 +569,8 @@ impl ControlHandle {
     /// leader of the group's `__consumer_offsets` partition moves on Kafka. The group's
     /// members, generation and offsets stay. The previous coordinator.
     pub fn move_coordinator(&self, group_id: &str, to: i32) -> Result<i32, OperationError> {
-        let brokers = self.shared.brokers.len();
-        if !usize::try_from(to).is_ok_and(|to| to < brokers) {
+        let brokers = self.shared.placement_brokers;
+        if !self.shared.is_broker(to) {
             return Err(OperationError::NoSuchBroker(to));
         }
         if !self.shared.groups().groups.contains_key(group_id) {
@@ -539,8 +598,8 @@ impl ControlHandle {
         transactional_id: &str,
         to: i32,
     ) -> Result<i32, OperationError> {
-        let brokers = self.shared.brokers.len();
-        if !usize::try_from(to).is_ok_and(|to| to < brokers) {
+        let brokers = self.shared.placement_brokers;
+        if !self.shared.is_broker(to) {
             return Err(OperationError::NoSuchBroker(to));
         }
         if !self
@@ -596,7 +655,7 @@ impl ControlHandle {
         let fenced = self
             .shared
             .state()
-            .fence_producer(producer_id, self.shared.brokers.len())
+            .fence_producer(producer_id, self.shared.placement_brokers)
             .ok_or(OperationError::NoSuchProducer(producer_id));
         // An aborted transaction's markers, for fetches waiting on them.
         self.shared.appended.notify_waiters();
@@ -616,7 +675,8 @@ impl ControlHandle {
     ) -> Result<(i64, i16), OperationError> {
         let fenced = {
             let mut state = self.shared.state();
-            let fenced = state.fence_transactional_id(transactional_id, self.shared.brokers.len());
+            let fenced =
+                state.fence_transactional_id(transactional_id, self.shared.placement_brokers);
             if let Some(now) = fenced {
                 state.producer_ids.fence(now.producer_id, now.epoch);
             }
@@ -653,11 +713,11 @@ impl ControlHandle {
     pub fn leader(&self, topic: &str, partition: i32) -> (i32, i32) {
         self.shared
             .state()
-            .leader(topic, partition, self.shared.brokers.len())
+            .leader(topic, partition, self.shared.placement_brokers)
     }
 
-    /// The brokers.
-    pub fn brokers(&self) -> &[BrokerAddress] {
-        &self.shared.brokers
+    /// The brokers now (those added at run time included, those removed left out).
+    pub fn brokers(&self) -> Vec<BrokerAddress> {
+        self.shared.brokers().to_vec()
     }
 }

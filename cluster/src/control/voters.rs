@@ -34,6 +34,36 @@ pub struct QuorumView {
 }
 
 impl ControlHandle {
+    /// Stops node `node_id` ([`Control::stop_broker`](super::Control::stop_broker)); a
+    /// controller (or a broker, an observer) also stops fetching and voting in the quorum:
+    /// the high watermark then needs a majority of the voters left, and a stopped leader
+    /// is replaced at the next epoch if they are a majority (DescribeQuorum shows it).
+    pub fn stop_broker(&self, node_id: i32) -> Result<(), OperationError> {
+        self.shared.control.stop_broker(node_id)?;
+        self.set_running(node_id, false);
+        Ok(())
+    }
+
+    /// Restarts node `node_id` ([`Control::restart_broker`](super::Control::restart_broker));
+    /// in the quorum it fetches again and catches up (a stopped leader rejoins as a
+    /// follower if another was elected).
+    pub fn restart_broker(&self, node_id: i32) -> Result<(), OperationError> {
+        self.shared.control.restart_broker(node_id)?;
+        self.set_running(node_id, true);
+        Ok(())
+    }
+
+    fn set_running(&self, node_id: i32, running: bool) {
+        // A node the quorum does not hold (no controllers, a broker added at run time) has
+        // nothing to stop there.
+        let _ = self.with_quorum(|quorum, now| {
+            if quorum.key(node_id).is_none() {
+                return Ok(());
+            }
+            quorum.set_running(node_id, running, now).map(drop)
+        });
+    }
+
     fn with_quorum<T>(
         &self,
         then: impl FnOnce(&mut Quorum, i64) -> Result<T, VoterOpError>,
@@ -47,6 +77,7 @@ impl ControlHandle {
         self.shared.quorum_moved.notify_waiters();
         result.map_err(|error| match error {
             VoterOpError::NoSuchController(id) => OperationError::NoSuchController(id),
+            VoterOpError::Stopped(id) => OperationError::Stopped(id),
             VoterOpError::Refused(error) => OperationError::VoterChangeRefused(error.to_string()),
         })
     }

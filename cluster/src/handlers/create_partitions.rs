@@ -52,7 +52,6 @@ fn grow(
     wanted: &CreatePartitionsTopic,
     validate_only: bool,
 ) -> Result<(), (ErrorCode, String)> {
-    let brokers = context.shared.brokers.len() as i32;
     let mut state = context.shared.state();
     let Some(topic) = state.topics.get_mut(wanted.name.as_str()) else {
         return Err((
@@ -88,13 +87,13 @@ fn grow(
             unique.dedup();
             if replicas.is_empty()
                 || unique.len() != replicas.len()
-                || replicas.iter().any(|id| !(0..brokers).contains(id))
+                || replicas.iter().any(|&id| !context.shared.is_broker(id))
                 || replicas.len() != topic.replication_factor as usize
             {
                 return Err((
                     ErrorCode::INVALID_REPLICA_ASSIGNMENT,
                     format!(
-                        "assignment {replicas:?} is not {} distinct broker(s) of 0..{brokers}",
+                        "assignment {replicas:?} is not {} distinct broker(s) of this cluster",
                         topic.replication_factor
                     ),
                 ));

@@ -58,7 +58,7 @@ fn create(
             format!("Number of partitions must be positive, not {partitions}."),
         );
     }
-    let brokers = context.shared.brokers.len();
+    let brokers = context.shared.brokers().len();
     if replication_factor <= 0 {
         return refuse(
             ErrorCode::INVALID_REPLICATION_FACTOR,

@@ -55,7 +55,11 @@ fn delete(
         }
         _ => return fail(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
     };
-    let (leader, _) = state.leader(topic, wanted.partition_index, context.shared.brokers.len());
+    let (leader, _) = state.leader(
+        topic,
+        wanted.partition_index,
+        context.shared.placement_brokers,
+    );
     if leader != context.node_id {
         return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
     }

@@ -38,7 +38,7 @@ pub fn handle(context: &Context<'_>, request: &DescribeClusterRequest) -> Descri
             ));
     }
     let brokers = shared
-        .brokers
+        .brokers()
         .iter()
         .map(|broker| {
             DescribeClusterBroker::default()

@@ -105,7 +105,7 @@ fn describe(
             let id: i32 = name
                 .parse()
                 .ok()
-                .filter(|id| context.shared.brokers.iter().any(|b| b.node_id == *id))
+                .filter(|id| context.shared.brokers().iter().any(|b| b.node_id == *id))
                 .ok_or_else(|| {
                     (
                         ErrorCode::INVALID_REQUEST,

@@ -20,7 +20,7 @@ pub const LOG_DIR: &str = "in-memory";
 
 pub fn handle(context: &Context<'_>, request: &DescribeLogDirsRequest) -> DescribeLogDirsResponse {
     let state = context.shared.state();
-    let brokers = context.shared.brokers.len() as i32;
+    let brokers = context.shared.placement_brokers as i32;
     let held = |name: &str, index: i32| -> Option<DescribeLogDirsPartition> {
         let topic = state.topics.get(name)?;
         let log = topic.partition(index)?;

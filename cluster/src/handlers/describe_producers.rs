@@ -33,7 +33,7 @@ pub fn handle(
                             .with_error_code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code());
                     };
                     let (leader, _) =
-                        state.leader(&topic.name, index, context.shared.brokers.len());
+                        state.leader(&topic.name, index, context.shared.placement_brokers);
                     if leader != context.node_id {
                         return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
                     }

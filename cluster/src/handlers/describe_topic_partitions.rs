@@ -74,7 +74,7 @@ pub fn handle(
             return DescribeTopicPartitionsResponse::default().with_topics(topics);
         }
     }
-    let brokers = context.shared.brokers.len();
+    let brokers = context.shared.placement_brokers;
     let mut remaining = MAX_PARTITIONS.min(request.response_partition_limit);
     let mut answer = DescribeTopicPartitionsResponse::default();
     for name in names {
@@ -146,7 +146,7 @@ fn partition(
     brokers: usize,
 ) -> DescribeTopicPartitionsResponsePartition {
     let (leader, epoch) = state.leader(name, index, brokers);
-    let replicas = context.replicas(leader, topic.replication_factor);
+    let replicas = Context::replicas(&context.shared.brokers(), leader, topic.replication_factor);
     DescribeTopicPartitionsResponsePartition::default()
         .with_partition_index(index)
         .with_leader_id(leader)

@@ -32,7 +32,7 @@ pub fn handle(context: &Context<'_>, request: &EndTxnRequest) -> EndTxnResponse 
         request.producer_epoch,
         request.committed,
         context.version >= BUMPS_FROM,
-        context.shared.brokers.len(),
+        context.shared.placement_brokers,
     );
     let (allocated, ended) = match outcome {
         Ok(done) => done,

@@ -85,7 +85,7 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
                     let (leader, epoch) = state.leader(
                         name.unwrap_or_default(),
                         partition.partition,
-                        context.shared.brokers.len(),
+                        context.shared.placement_brokers,
                     );
                     if leader != context.node_id {
                         errors = true;

@@ -21,17 +21,24 @@ fn find(
 ) -> (i32, String, i32, ErrorCode, Option<String>) {
     let error =
         |code: ErrorCode, message: &str| (-1, String::new(), -1, code, Some(message.to_string()));
-    let brokers = context.shared.brokers.len();
+    let brokers = context.shared.placement_brokers;
     let node = match key_type {
         GROUP => context.shared.control.coordinator(key, brokers),
         TRANSACTION => context.shared.control.transaction_coordinator(key, brokers),
         _ => return error(ErrorCode::INVALID_REQUEST, "unknown coordinator key type"),
     };
-    let broker = &context.shared.brokers[node as usize];
+    // A coordinator is always a broker of the cluster now: a removed one's groups and
+    // transactional ids went to its successor.
+    let Some(address) = context.shared.address(node) else {
+        return error(
+            ErrorCode::COORDINATOR_NOT_AVAILABLE,
+            "The coordinator is not available.",
+        );
+    };
     (
         node,
-        broker.address.ip().to_string(),
-        i32::from(broker.address.port()),
+        address.ip().to_string(),
+        i32::from(address.port()),
         ErrorCode::NONE,
         // Kafka writes `Errors.message()`, which is "NONE" for no error.
         Some("NONE".into()),

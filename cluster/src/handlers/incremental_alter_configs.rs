@@ -49,7 +49,7 @@ fn alter(
     let mut state = context.shared.state();
     let target = Target::resolve(
         &state,
-        &context.shared.brokers,
+        &context.shared.brokers(),
         resource.resource_type,
         resource.resource_name.as_str(),
     )?;

@@ -46,7 +46,7 @@ pub fn handle(context: &Context<'_>, request: &InitProducerIdRequest) -> InitPro
                 transactional_id,
                 request.transaction_timeout_ms,
                 current,
-                context.shared.brokers.len(),
+                context.shared.placement_brokers,
             );
             match outcome {
                 Ok(allocated) => allocated,

@@ -40,7 +40,7 @@ pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffset
                     let (leader, epoch) = state.leader(
                         &topic.name,
                         wanted.partition_index,
-                        context.shared.brokers.len(),
+                        context.shared.placement_brokers,
                     );
                     if leader != context.node_id {
                         return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());

@@ -14,7 +14,7 @@ pub const API: ApiKey = ApiKey::Metadata;
 pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataResponse {
     let shared = context.shared;
     let brokers = shared
-        .brokers
+        .brokers()
         .iter()
         .map(|broker| {
             MetadataResponseBroker::default()
@@ -79,11 +79,12 @@ fn describe(
     name: &str,
     topic: &Topic,
 ) -> MetadataResponseTopic {
-    let brokers = context.shared.brokers.len() as i32;
+    let brokers = context.shared.placement_brokers;
+    let nodes = context.shared.brokers();
     let partitions = (0..topic.partitions.len() as i32)
         .map(|index| {
-            let (leader, epoch) = state.leader(name, index, brokers as usize);
-            let replicas = context.replicas(leader, topic.replication_factor);
+            let (leader, epoch) = state.leader(name, index, brokers);
+            let replicas = Context::replicas(&nodes, leader, topic.replication_factor);
             // The leader epoch is in v7+ only.
             MetadataResponsePartition::default()
                 .with_partition_index(index)

@@ -51,7 +51,7 @@ mod sync_group;
 mod txn_offset_commit;
 
 use crate::sasl::Session;
-use crate::Shared;
+use crate::{BrokerAddress, Shared};
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
 use kafka_codec::{ApiKey, Request, Response};
 use std::net::SocketAddr;
@@ -74,15 +74,26 @@ impl Context<'_> {
     /// spread over the brokers in turn, as Kafka's default placement does. A handler asks
     /// [`leader`](Self::leader), which knows the control surface's moves.
     pub fn leader_of(&self, partition: i32) -> i32 {
-        partition.rem_euclid(self.shared.brokers.len() as i32)
+        partition.rem_euclid(self.shared.placement_brokers as i32)
     }
 
-    /// The replicas of a partition led by `leader`: the leader and the brokers after it, as
-    /// many as the replication factor (Metadata and DescribeTopicPartitions list them).
-    pub fn replicas(&self, leader: i32, replication_factor: i16) -> Vec<i32> {
-        let brokers = self.shared.brokers.len() as i32;
-        (0..i32::from(replication_factor))
-            .map(|i| (leader + i).rem_euclid(brokers))
+    /// The replicas of a partition led by `leader` among `brokers` (the brokers now, in
+    /// node id order): the leader and the brokers after it in turn, as many as the
+    /// replication factor and the brokers allow (Metadata and DescribeTopicPartitions list
+    /// them).
+    pub fn replicas(brokers: &[BrokerAddress], leader: i32, replication_factor: i16) -> Vec<i32> {
+        let after = brokers
+            .iter()
+            .position(|broker| broker.node_id == leader)
+            .map_or(0, |at| at + 1);
+        let others = brokers[after..]
+            .iter()
+            .chain(&brokers[..after])
+            .map(|broker| broker.node_id)
+            .filter(|&node| node != leader);
+        std::iter::once(leader)
+            .chain(others)
+            .take(usize::try_from(replication_factor).unwrap_or(0).max(1))
             .collect()
     }
 
@@ -90,7 +101,7 @@ impl Context<'_> {
     pub fn coordinates(&self, group_id: &str) -> bool {
         self.shared
             .control
-            .coordinator(group_id, self.shared.brokers.len())
+            .coordinator(group_id, self.shared.placement_brokers)
             == self.node_id
     }
 
@@ -99,7 +110,7 @@ impl Context<'_> {
     pub fn coordinates_transaction(&self, transactional_id: &str) -> bool {
         self.shared
             .control
-            .transaction_coordinator(transactional_id, self.shared.brokers.len())
+            .transaction_coordinator(transactional_id, self.shared.placement_brokers)
             == self.node_id
     }
 
@@ -109,7 +120,7 @@ impl Context<'_> {
     pub fn leader(&self, topic: &str, partition: i32) -> (i32, i32) {
         self.shared
             .state()
-            .leader(topic, partition, self.shared.brokers.len())
+            .leader(topic, partition, self.shared.placement_brokers)
     }
 }
 

@@ -60,7 +60,7 @@ fn end_offset(
     if !exists {
         return fail(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
     }
-    let (leader, current) = state.leader(topic, wanted.partition, context.shared.brokers.len());
+    let (leader, current) = state.leader(topic, wanted.partition, context.shared.placement_brokers);
     if leader != context.node_id {
         return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
     }

@@ -1,0 +1,169 @@
+//! Adding and removing brokers at run time: the cluster's membership changes as an operator
+//! changes a Kafka cluster's, and clients see it in Metadata and DescribeCluster.
+
+use super::{ControlHandle, Node, OperationError};
+use crate::BrokerAddress;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// What removing a broker did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemovedBroker {
+    /// The broker removed.
+    pub node_id: i32,
+    /// The broker that takes what the placement rules would give the removed one from now on
+    /// (partitions of topics created later, groups and transactional ids not seen yet).
+    pub successor: i32,
+    /// The partitions it led, each now led by another broker at a bumped epoch: topic,
+    /// partition, new leader.
+    pub moved_leaders: Vec<(String, i32, i32)>,
+    /// The groups it coordinated, now coordinated by the successor (their members are told
+    /// NOT_COORDINATOR and find it).
+    pub moved_groups: Vec<String>,
+}
+
+impl ControlHandle {
+    /// Adds a broker with the next node id, listening on `port` of the cluster's host (a
+    /// free one if `None` or 0; an in-memory cluster's broker has no listener). It is in
+    /// Metadata and DescribeCluster at once and leads nothing until a leader is moved to it,
+    /// as a new Kafka broker leads nothing until partitions are reassigned to it. Call it on
+    /// the runtime that serves the cluster.
+    pub fn add_broker(&self, port: Option<u16>) -> Result<BrokerAddress, OperationError> {
+        let shared = &self.shared;
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| OperationError::Listen("not called on a tokio runtime".into()))?;
+        let listener = if shared.in_memory {
+            None
+        } else {
+            let bound = std::net::TcpListener::bind((shared.host.as_str(), port.unwrap_or(0)))
+                .and_then(|listener| {
+                    listener.set_nonblocking(true)?;
+                    let _guard = runtime.enter();
+                    tokio::net::TcpListener::from_std(listener)
+                })
+                .map_err(|e| {
+                    OperationError::Listen(format!("{}:{}: {e}", shared.host, port.unwrap_or(0)))
+                })?;
+            Some(bound)
+        };
+        let address = match &listener {
+            Some(listener) => listener
+                .local_addr()
+                .map_err(|e| OperationError::Listen(e.to_string()))?,
+            None => SocketAddr::from(([127, 0, 0, 1], 0)),
+        };
+        let node_id = shared
+            .next_broker_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if shared.is_controller(node_id) || node_id < 0 {
+            return Err(OperationError::NodeIdTaken(node_id));
+        }
+        let broker = BrokerAddress { node_id, address };
+        // The switch first: the accept loop subscribes to it when it starts.
+        self.nodes().push(Node::new(node_id));
+        {
+            let mut brokers = shared.brokers.write().unwrap_or_else(|e| e.into_inner());
+            let mut now = Vec::clone(&brokers);
+            now.push(broker.clone());
+            *brokers = Arc::new(now);
+        }
+        if let Some(mut quorum) = shared.quorum() {
+            quorum.add_observer(node_id, crate::controllers::now_ms());
+        }
+        if let Some(listener) = listener {
+            runtime.spawn(crate::broker::serve(
+                Arc::clone(shared),
+                node_id,
+                listener,
+                shared.stop.clone(),
+            ));
+        }
+        Ok(broker)
+    }
+
+    /// Removes broker `node_id`: its listener closes and its connections are dropped for
+    /// good; the partitions it led move to the brokers left (up ones first), each at a
+    /// bumped leader epoch as [`move_leader`](Self::move_leader) bumps it; the groups and
+    /// transactional ids it coordinated move to a successor (a group's waiting JoinGroup or
+    /// SyncGroup is answered NOT_COORDINATOR). Removing the last broker is refused.
+    pub fn remove_broker(&self, node_id: i32) -> Result<RemovedBroker, OperationError> {
+        let shared = &self.shared;
+        let live: Vec<i32> = {
+            let mut brokers = shared.brokers.write().unwrap_or_else(|e| e.into_inner());
+            if !brokers.iter().any(|broker| broker.node_id == node_id) {
+                return Err(OperationError::NoSuchBroker(node_id));
+            }
+            if brokers.len() == 1 {
+                return Err(OperationError::LastBroker(node_id));
+            }
+            let now: Vec<BrokerAddress> = brokers
+                .iter()
+                .filter(|broker| broker.node_id != node_id)
+                .cloned()
+                .collect();
+            let live = now.iter().map(|broker| broker.node_id).collect();
+            *brokers = Arc::new(now);
+            live
+        };
+        // Leaders go to brokers that are up where there are some, as Kafka's controller
+        // elects from the live replicas.
+        let up: Vec<i32> = live
+            .iter()
+            .copied()
+            .filter(|&node| self.is_up(node))
+            .collect();
+        let targets = if up.is_empty() { &live } else { &up };
+        let successor = targets[node_id.unsigned_abs() as usize % targets.len()];
+        let brokers = shared.placement_brokers;
+        // Groups it coordinates, found before its share moves.
+        let moved_groups: Vec<String> = {
+            let groups = shared.groups();
+            groups
+                .groups
+                .keys()
+                .filter(|group| self.coordinator(group, brokers) == node_id)
+                .cloned()
+                .collect()
+        };
+        self.successors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(node_id, successor);
+        for moved in [&self.coordinators, &self.transaction_coordinators] {
+            for coordinator in moved.lock().unwrap_or_else(|e| e.into_inner()).values_mut() {
+                if *coordinator == node_id {
+                    *coordinator = successor;
+                }
+            }
+        }
+        let moved_leaders = shared
+            .state()
+            .remove_broker(node_id, successor, targets, brokers);
+        {
+            let mut groups = shared.groups();
+            for group in &moved_groups {
+                groups.coordinator_moved(group);
+            }
+        }
+        // Its switch goes down, then goes: the accept loop and connections watching it end.
+        {
+            let mut nodes = self.nodes();
+            if let Some(index) = nodes.iter().position(|node| node.id == node_id) {
+                nodes[index].up.send_replace(false);
+                nodes.remove(index);
+            }
+        }
+        // It no longer reads the metadata log.
+        if let Some(mut quorum) = shared.quorum() {
+            let _ = quorum.set_running(node_id, false, crate::controllers::now_ms());
+        }
+        shared.groups_changed.notify_one();
+        shared.appended.notify_waiters();
+        Ok(RemovedBroker {
+            node_id,
+            successor,
+            moved_leaders,
+            moved_groups,
+        })
+    }
+}

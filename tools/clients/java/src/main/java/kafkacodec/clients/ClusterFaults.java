@@ -1,0 +1,242 @@
+package kafkacodec.clients;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * Java kafka-clients meeting faults the in-memory cluster makes on cue, driven through its
+ * HTTP control surface (cluster/tests/java.rs):
+ *
+ * <ol>
+ *   <li>a leader moved mid-produce: the idempotent producer meets NOT_LEADER_OR_FOLLOWER at
+ *       the old leader, refreshes its metadata, sends the rest to the new one, and every
+ *       record is acknowledged once, at offsets 0..n-1;
+ *   <li>a produce applied and its answer lost ({"applyThen": "disconnect"}): the idempotent
+ *       producer retries it on a new connection and the cluster answers the retry with the
+ *       original offsets (each record once); the same without idempotence leaves each
+ *       record twice.
+ * </ol>
+ *
+ * Checked from both sides: the acknowledged offsets, the partition's end offset, and the
+ * cluster's request log. Any difference exits non-zero with one line saying what.
+ *
+ * <p>Usage: ClusterFaults BOOTSTRAP CONTROL_HOST:PORT
+ */
+public final class ClusterFaults {
+    private static final int RECORDS = 1000;
+    private static final int RETRIED = 20;
+    private static final Duration GUARD = Duration.ofSeconds(30);
+    private static final Pattern SEQUENCE = Pattern.compile("\"sequence\":(\\d+)");
+    private static final Pattern BROKER = Pattern.compile("\"broker\":(\\d+)");
+
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final String bootstrap;
+    private final String control;
+
+    private ClusterFaults(String bootstrap, String control) {
+        this.bootstrap = bootstrap;
+        this.control = control;
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            System.err.println("usage: ClusterFaults BOOTSTRAP CONTROL_HOST:PORT");
+            System.exit(2);
+        }
+        ClusterFaults faults = new ClusterFaults(args[0], args[1]);
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]))) {
+            admin.createTopics(List.of(
+                            new NewTopic("java-faults", 1, (short) 1),
+                            new NewTopic("java-retry", 1, (short) 1),
+                            new NewTopic("java-retry-plain", 1, (short) 1)))
+                    .all()
+                    .get();
+        }
+        String moved = faults.leaderMovedMidProduce();
+        String idempotent = faults.lostAnswer("java-retry", true);
+        String plain = faults.lostAnswer("java-retry-plain", false);
+        System.out.println("java clients: " + moved + "; " + idempotent + "; " + plain);
+    }
+
+    /** The leader of java-faults moves from broker 0 to 1 while the producer sends. */
+    private String leaderMovedMidProduce() throws Exception {
+        Queue<Long> acked = new ConcurrentLinkedQueue<>();
+        Queue<Exception> failed = new ConcurrentLinkedQueue<>();
+        long before;
+        try (KafkaProducer<String, String> producer = producer("java-faults", true)) {
+            send(producer, "java-faults", 0, RECORDS / 2, acked, failed);
+            waitFor(() -> acked.size() >= RECORDS / 4 || !failed.isEmpty(), "acks before the move");
+            before = lastSequence();
+            String answer = call("POST", "/leaders",
+                    "{\"topic\": \"java-faults\", \"partition\": 0, \"leader\": 1}");
+            check(answer.contains("\"leaderEpoch\":1"), "the move answered " + answer);
+            send(producer, "java-faults", RECORDS / 2, RECORDS, acked, failed);
+            producer.flush();
+        }
+        check(failed.isEmpty(), "a send failed after the move: " + failed.peek());
+        checkOffsets(acked, 0, RECORDS, "java-faults");
+        check(endOffset("java-faults") == RECORDS, "java-faults does not end at " + RECORDS);
+        List<Integer> brokers = new ArrayList<>();
+        Matcher matcher = BROKER.matcher(call("GET", "/log?api=Produce&after=" + before, null));
+        while (matcher.find()) {
+            brokers.add(Integer.parseInt(matcher.group(1)));
+        }
+        int toOld = Collections.frequency(brokers, 0);
+        int toNew = Collections.frequency(brokers, 1);
+        check(toOld > 0, "no produce request met the old leader after the move: the fault never fired");
+        check(toNew > 0, "no produce request reached the new leader after the move");
+        check(brokers.lastIndexOf(0) < brokers.indexOf(1), "the producer went back to the old leader");
+        check(SEQUENCE.matcher(call("GET", "/log?api=Metadata&after=" + before, null)).find(),
+                "the producer did not refresh its metadata after the move");
+        return "a leader moved mid-produce (" + toOld + " produce request(s) to the old leader after the move, "
+                + toNew + " to the new one), " + RECORDS + " records acknowledged once at 0.." + (RECORDS - 1);
+    }
+
+    /** The first Produce of `client` is applied and its answer lost; the producer retries. */
+    private String lostAnswer(String topic, boolean idempotent) throws Exception {
+        Queue<Long> acked = new ConcurrentLinkedQueue<>();
+        Queue<Exception> failed = new ConcurrentLinkedQueue<>();
+        long before;
+        String rule;
+        try (KafkaProducer<String, String> producer = producer(topic, idempotent)) {
+            // Connected, its metadata (and producer id) known before the rule, so that the
+            // rule meets the first Produce.
+            producer.partitionsFor(topic);
+            before = lastSequence();
+            String answer = call("POST", "/rules", "{\"match\": {\"api\": \"Produce\", \"clientId\": \""
+                    + topic + "\"}, \"action\": {\"applyThen\": \"disconnect\"}}");
+            Matcher id = Pattern.compile("\"ids\":\\[(\\d+)\\]").matcher(answer);
+            check(id.find(), "the rule was not added: " + answer);
+            rule = id.group(1);
+            send(producer, topic, 0, RETRIED, acked, failed);
+            producer.flush();
+        }
+        check(failed.isEmpty(), topic + ": a send failed: " + failed.peek());
+        String log = call("GET", "/log?api=Produce&after=" + before, null);
+        check(log.contains("\"outcome\":\"rule " + rule + ": apply, then disconnect\""),
+                topic + ": no produce was applied and left unanswered: the fault never fired");
+        check(log.contains("\"outcome\":\"answered\""), topic + ": the producer did not retry");
+        long end = endOffset(topic);
+        if (idempotent) {
+            checkOffsets(acked, 0, RETRIED, topic);
+            check(end == RETRIED, topic + ": the partition ends at " + end + ", not " + RETRIED);
+            return "idempotent: a lost answer retried, " + end + " records in the log (no duplicate)";
+        }
+        checkOffsets(acked, RETRIED, 2 * RETRIED, topic);
+        check(end == 2 * RETRIED, topic + ": the partition ends at " + end + ", not " + 2 * RETRIED);
+        return "without idempotence: " + end + " records in the log (each twice)";
+    }
+
+    private KafkaProducer<String, String> producer(String clientId, boolean idempotent) {
+        Properties props = new Properties();
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
+        props.put(ProducerConfig.ACKS_CONFIG, "all");
+        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotent);
+        props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        props.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 50);
+        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
+        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 25000);
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        if (!idempotent) {
+            // One request at a time, so the retried batch is the only duplicate.
+            props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
+        }
+        return new KafkaProducer<>(props);
+    }
+
+    private static void send(KafkaProducer<String, String> producer, String topic, int from, int to,
+            Queue<Long> acked, Queue<Exception> failed) {
+        for (int i = from; i < to; i++) {
+            producer.send(new ProducerRecord<>(topic, 0, "key-" + i, "value-" + i), (metadata, error) -> {
+                if (error != null) {
+                    failed.add(error);
+                } else {
+                    acked.add(metadata.offset());
+                }
+            });
+        }
+    }
+
+    private static void checkOffsets(Queue<Long> acked, long from, long to, String topic) {
+        List<Long> offsets = new ArrayList<>(acked);
+        Collections.sort(offsets);
+        List<Long> want = new ArrayList<>();
+        for (long offset = from; offset < to; offset++) {
+            want.add(offset);
+        }
+        check(offsets.equals(want), topic + ": acknowledged offsets are not " + from + ".." + (to - 1)
+                + " once each: " + offsets.size() + " acknowledgements from " + (offsets.isEmpty() ? "-" : offsets.get(0)));
+    }
+
+    private long endOffset(String topic) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
+            TopicPartition partition = new TopicPartition(topic, 0);
+            return consumer.endOffsets(List.of(partition), GUARD).get(partition);
+        }
+    }
+
+    private long lastSequence() throws Exception {
+        Matcher matcher = SEQUENCE.matcher(call("GET", "/log", null));
+        long last = -1;
+        while (matcher.find()) {
+            last = Long.parseLong(matcher.group(1));
+        }
+        return last;
+    }
+
+    private String call(String method, String path, String body) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://" + control + path))
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json");
+        request.method(method, body == null
+                ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(body));
+        HttpResponse<String> answer = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        check(answer.statusCode() / 100 == 2, method + " " + path + ": " + answer.statusCode() + " " + answer.body());
+        return answer.body();
+    }
+
+    private static void waitFor(java.util.function.BooleanSupplier done, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + GUARD.toNanos();
+        while (!done.getAsBoolean()) {
+            check(System.nanoTime() < deadline, "hang guard: " + what);
+            Thread.sleep(10);
+        }
+    }
+
+    private static void check(boolean ok, String why) {
+        if (!ok) {
+            System.err.println("ClusterFaults: " + why);
+            System.exit(1);
+        }
+    }
+}

@@ -214,3 +214,46 @@ async fn kafka_tool_with_input(class: &str, args: &[&str], input: String) -> Str
     print!("{stdout}");
     stdout
 }
+
+/// Java kafka-clients 4.4's `KafkaShareConsumer` (`tools/clients/java`, `ClusterShareGroups`):
+/// two share consumers of one group share a one-partition topic, the AdminClient describes
+/// the group (both assigned the partition) and lists it as a share group, and 400 records
+/// are each consumed exactly once between the two. The same program passes against a real
+/// Kafka 4.4 broker (by hand: `java -cp "$(bash tools/clients/java-classpath.sh)"
+/// kafkacodec.clients.ClusterShareGroups $KAFKA_BROKER`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_share_consumers_consume_every_record_once() {
+    let cluster = Cluster::builder()
+        .share_config(kafka_codec_cluster::share_groups::ShareConfig {
+            // As for the KIP-848 members above: a member learns of its assignment at its
+            // next heartbeat, 5 s apart by default.
+            heartbeat_interval: Duration::from_millis(500),
+            ..Default::default()
+        })
+        .build()
+        .await
+        .expect("cluster");
+    let class_path = std::env::var("KAFKA_CLIENTS_JAVA").expect(
+        "KAFKA_CLIENTS_JAVA names the Java clients' class path (tools/clients/java-classpath.sh)",
+    );
+    let run = tokio::process::Command::new("java")
+        .args(["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"])
+        .arg(class_path)
+        .arg("kafkacodec.clients.ClusterShareGroups")
+        .arg(cluster.bootstrap())
+        .kill_on_drop(true)
+        .output();
+    // A hang guard; the program has its own, shorter ones.
+    let output = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .expect("the Java share consumers finished")
+        .expect("java started");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    print!("{}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        output.status.success(),
+        "the Java share consumers failed: {}",
+        output.status
+    );
+}

@@ -409,6 +409,8 @@ pub struct ShareMember {
     pub client_host: String,
     /// Its epoch.
     pub epoch: i32,
+    /// Its epoch before the last change, which a heartbeat may still name.
+    pub previous_epoch: i32,
     /// The topics it subscribes to, sorted.
     pub subscribed_names: Vec<String>,
     /// Its assignment.
@@ -719,14 +721,30 @@ impl ShareGroups {
                     assignment: None,
                 };
             }
-            (Some(member), epoch) if epoch != 0 && epoch != member.epoch => {
+            // Ahead of the coordinator, or behind it other than by the one epoch it may
+            // not have heard of yet: fenced (Kafka's messages).
+            (Some(member), epoch) if epoch > member.epoch => {
+                return HeartbeatOutcome::error(
+                    ErrorCode::FENCED_MEMBER_EPOCH,
+                    format!(
+                        "The share group member has a greater member epoch ({epoch}) than the \
+                         one known by the group coordinator ({}). The member must abandon all \
+                         its partitions and rejoin.",
+                        member.epoch
+                    ),
+                );
+            }
+            (Some(member), epoch)
+                if epoch != 0 && epoch < member.epoch && epoch != member.previous_epoch =>
+            {
                 return HeartbeatOutcome::error(
                     ErrorCode::FENCED_MEMBER_EPOCH,
                     format!(
                         "The share group member has a smaller member epoch ({epoch}) than the \
-                         one known by the group coordinator ({}). The member must abandon all \
-                         its partitions and rejoin.",
-                        member.epoch
+                         one known by the group coordinator ({}), and it does not match the \
+                         previous member epoch ({}). The member must abandon all its partitions \
+                         and rejoin.",
+                        member.epoch, member.previous_epoch
                     ),
                 );
             }
@@ -748,6 +766,7 @@ impl ShareGroups {
                         client_id: String::new(),
                         client_host: String::new(),
                         epoch: 0,
+                        previous_epoch: 0,
                         subscribed_names: Vec::new(),
                         assigned: Assignment::new(),
                         sent: None,
@@ -784,7 +803,10 @@ impl ShareGroups {
         }
         let assignment_epoch = group.assignment_epoch;
         let member = group.members.get_mut(&id).expect("still a member");
-        member.epoch = assignment_epoch;
+        if member.epoch != assignment_epoch {
+            member.previous_epoch = member.epoch;
+            member.epoch = assignment_epoch;
+        }
         let changed = member.sent.as_ref() != Some(&member.assigned);
         if changed {
             member.sent = Some(member.assigned.clone());
@@ -976,6 +998,7 @@ mod tests {
             client_id: String::new(),
             client_host: String::new(),
             epoch: 0,
+            previous_epoch: 0,
             subscribed_names: topics.iter().map(|t| t.to_string()).collect(),
             assigned: Assignment::new(),
             sent: None,

@@ -634,7 +634,7 @@ async fn epochs_scenario(address: SocketAddr, group: &str, topic_name: &str, con
         0
     );
     let behind = client
-        .share_fetch(fetch(group, "m", 0 + 3, topic, 5, 0, &[]))
+        .share_fetch(fetch(group, "m", 3, topic, 5, 0, &[]))
         .await;
     assert_eq!(
         behind.error_code,

@@ -705,3 +705,48 @@ async fn share_apis_are_advertised_by_the_releases_that_served_them() {
         }
     }
 }
+
+#[tokio::test]
+async fn version_0_is_served_without_a_release_limit() {
+    // Every version this crate knows, as the cluster serves by default: v0 (Kafka 4.0's
+    // early access) too, without v1's MaxRecords and AcquisitionLockTimeoutMs.
+    let cluster = Cluster::builder().build().await.expect("cluster");
+    let mut client = Client::connect(cluster.brokers()[0].address, "v0").await;
+    let topic = create_topic(&mut client, "v0").await;
+    let join = ShareGroupHeartbeatRequest::default()
+        .with_group_id("v0".into())
+        .with_member_id("m".into())
+        .with_subscribed_topic_names(Some(vec!["v0".into()]));
+    let Response::ShareGroupHeartbeat(joined) = client.call(0, join).await else {
+        panic!("not ShareGroupHeartbeat")
+    };
+    assert_eq!(joined.error_code, 0);
+    let open = fetch("v0", "m", 0, topic, 0, 0, &[]);
+    let Response::ShareFetch(opened) = client.call(0, open).await else {
+        panic!("not ShareFetch")
+    };
+    assert_eq!(opened.error_code, 0);
+    client.call(9, produce("v0", 0, batch(0, 3))).await;
+    let Response::ShareFetch(answer) = client.call(0, fetch("v0", "m", 1, topic, 0, 0, &[])).await
+    else {
+        panic!("not ShareFetch")
+    };
+    assert_eq!(acquired(&answer).0, [(0, 2, 1)]);
+    let ack = ShareAcknowledgeRequest::default()
+        .with_group_id(Some("v0".into()))
+        .with_member_id(Some("m".into()))
+        .with_share_session_epoch(2)
+        .with_topics(vec![AcknowledgeTopic::default()
+            .with_topic_id(topic)
+            .with_partitions(vec![AcknowledgePartition::default()
+                .with_partition_index(0)
+                .with_acknowledgement_batches(vec![AckBatch::default()
+                    .with_first_offset(0)
+                    .with_last_offset(2)
+                    .with_acknowledge_types(vec![ACCEPT].into())])])]);
+    let Response::ShareAcknowledge(acked) = client.call(0, ack).await else {
+        panic!("not ShareAcknowledge")
+    };
+    assert_eq!(acked.error_code, 0);
+    assert_eq!(acked.responses[0].partitions[0].error_code, 0);
+}

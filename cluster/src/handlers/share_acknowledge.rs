@@ -21,9 +21,12 @@ pub fn handle(
     context: &Context<'_>,
     request: &ShareAcknowledgeRequest,
 ) -> ShareAcknowledgeResponse {
-    let lock_ms = {
+    // The acquisition lock timeout (v2+; left at its default below, where the field is not).
+    let lock_ms = if context.version >= 2 {
         let config = context.shared.share_groups().config;
         i32::try_from(config.lock_timeout.as_millis()).unwrap_or(i32::MAX)
+    } else {
+        0
     };
     let refuse = |error: ErrorCode, message: &str| {
         ShareAcknowledgeResponse::default()

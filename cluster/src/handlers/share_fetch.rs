@@ -71,9 +71,12 @@ fn read_acks(
 }
 
 pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> ShareFetchResponse {
-    let lock_ms = {
+    // The acquisition lock timeout (v1+; left at its default below, where the field is not).
+    let lock_ms = if context.version >= 1 {
         let config = context.shared.share_groups().config;
         i32::try_from(config.lock_timeout.as_millis()).unwrap_or(i32::MAX)
+    } else {
+        0
     };
     let refuse = |error: ErrorCode, message: &str| {
         ShareFetchResponse::default()

@@ -58,6 +58,9 @@ pub struct ShareConfig {
     pub heartbeat_interval: Duration,
     /// Share sessions held at once, over all members (`group.share.max.share.sessions`, 2000).
     pub max_sessions: usize,
+    /// Partitions one share session may name (10,000; Kafka has no such cap): a session's
+    /// memory is bounded whatever its requests add.
+    pub max_session_partitions: usize,
 }
 
 impl Default for ShareConfig {
@@ -69,6 +72,7 @@ impl Default for ShareConfig {
             session_timeout: Duration::from_secs(45),
             heartbeat_interval: Duration::from_secs(5),
             max_sessions: 2000,
+            max_session_partitions: 10_000,
         }
     }
 }
@@ -830,6 +834,9 @@ impl ShareGroups {
     /// `added` and `forgotten` partitions (a ShareAcknowledge names none), as Kafka's
     /// share session cache: epoch 0 opens a session (replacing the member's last), -1
     /// closes it (releasing the member's locks), any other must be the session's next.
+    /// A session opened in a group not held makes the group (a ShareFetch may come before
+    /// its member's first heartbeat is answered), within the cap on groups
+    /// (GROUP_MAX_SIZE_REACHED); more partitions than a session may name: INVALID_REQUEST.
     pub fn session(
         &mut self,
         group_id: &str,
@@ -846,7 +853,16 @@ impl ShareGroups {
                 {
                     return Err(ErrorCode::SHARE_SESSION_LIMIT_REACHED);
                 }
+                if !self.groups.contains_key(group_id) {
+                    if self.groups.len() >= self.limits.max_groups {
+                        return Err(ErrorCode::GROUP_MAX_SIZE_REACHED);
+                    }
+                    self.groups.insert(group_id.into(), ShareGroup::default());
+                }
                 let partitions: BTreeSet<(Uuid, i32)> = added.iter().copied().collect();
+                if partitions.len() > self.config.max_session_partitions {
+                    return Err(ErrorCode::INVALID_REQUEST);
+                }
                 self.sessions.insert(
                     key,
                     Session {
@@ -875,20 +891,37 @@ impl ShareGroups {
                 if session.next_epoch != epoch {
                     return Err(ErrorCode::INVALID_SHARE_SESSION_EPOCH);
                 }
+                let fresh: Vec<(Uuid, i32)> = added
+                    .iter()
+                    .filter(|partition| !session.partitions.contains(partition))
+                    .copied()
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let gone = forgotten
+                    .iter()
+                    .filter(|partition| session.partitions.contains(partition))
+                    .count();
+                if (session.partitions.len() + fresh.len()).saturating_sub(gone)
+                    > self.config.max_session_partitions
+                {
+                    // Kafka has no such cap; the session stays as it was.
+                    return Err(ErrorCode::INVALID_REQUEST);
+                }
                 // After i32::MAX comes 1, as Kafka's session epochs wrap.
                 session.next_epoch = if epoch == i32::MAX { 1 } else { epoch + 1 };
                 for partition in forgotten {
                     session.partitions.remove(partition);
                 }
-                session.partitions.extend(added.iter().copied());
+                session.partitions.extend(fresh);
                 Ok(SessionOutcome::Open(session.partitions.clone()))
             }
         }
     }
 
     /// The share partition of `group_id` for `partition`, made at `log`'s end on first use
-    /// (`share.auto.offset.reset=latest`); the group is made if it was not (a ShareFetch may
-    /// come before its member's first heartbeat is answered).
+    /// (`share.auto.offset.reset=latest`); the group is made if it was not (its session
+    /// made it, but DeleteGroups may have removed it since).
     fn partition(
         &mut self,
         group_id: &str,
@@ -1085,5 +1118,40 @@ mod tests {
         assert_eq!(share.start_offset(), 1, "offset 1 was released, 0 accepted");
         assert_eq!(share.records[&1].state, RecordState::Available);
         assert_eq!(share.records[&2].state, RecordState::Archived);
+    }
+
+    #[test]
+    fn sessions_and_the_groups_they_make_are_capped() {
+        let config = ShareConfig {
+            max_session_partitions: 2,
+            ..ShareConfig::default()
+        };
+        let limits = GroupLimits {
+            max_groups: 1,
+            ..GroupLimits::default()
+        };
+        let mut share = ShareGroups::new(config, limits);
+        let topic = Uuid([7; 16]);
+        let two = [(topic, 0), (topic, 1)];
+        assert_eq!(
+            share.session("g", "m", INITIAL_EPOCH, &two, &[]),
+            Ok(SessionOutcome::Open(two.into_iter().collect()))
+        );
+        // A third partition is refused and the session stays as it was, at its epoch.
+        assert_eq!(
+            share.session("g", "m", 1, &[(topic, 2)], &[]),
+            Err(ErrorCode::INVALID_REQUEST)
+        );
+        assert_eq!(
+            share.session("g", "m", 1, &[(topic, 2)], &[(topic, 0)]),
+            Ok(SessionOutcome::Open(
+                [(topic, 1), (topic, 2)].into_iter().collect()
+            ))
+        );
+        // No second group: the cap on groups holds for those sessions make.
+        assert_eq!(
+            share.session("other", "m", INITIAL_EPOCH, &[], &[]),
+            Err(ErrorCode::GROUP_MAX_SIZE_REACHED)
+        );
     }
 }

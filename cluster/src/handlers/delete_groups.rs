@@ -15,8 +15,10 @@ pub fn handle(context: &Context<'_>, request: &DeleteGroupsRequest) -> DeleteGro
         .iter()
         .map(|group_id| {
             let error = if context.coordinates(group_id) {
-                // A share group lives beside the others (one namespace).
-                match context.shared.groups().delete(group_id) {
+                // A share group lives beside the others (one namespace); the two locks
+                // are never held together.
+                let error = context.shared.groups().delete(group_id);
+                match error {
                     ErrorCode::GROUP_ID_NOT_FOUND => context.shared.share_groups().delete(group_id),
                     error => error,
                 }

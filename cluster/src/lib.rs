@@ -130,6 +130,8 @@ pub struct Shared {
     /// Share groups, their share partitions and sessions (taken before the state's lock
     /// when both are needed).
     share_groups: Mutex<share_groups::ShareGroups>,
+    /// Woken when a share group member joins, for [`share_groups::run_timers`].
+    pub(crate) share_groups_changed: Notify,
     /// Woken after every change to the groups, for the timers of [`groups::run_timers`].
     pub(crate) groups_changed: Notify,
     /// Woken when a transaction begins, for the timeouts of [`transactions::run_timers`].
@@ -723,6 +725,7 @@ impl ClusterBuilder {
                 self.share_config,
                 self.group_limits,
             )),
+            share_groups_changed: Notify::new(),
             groups_changed: Notify::new(),
             transactions_changed: Notify::new(),
             control,
@@ -752,6 +755,10 @@ impl ClusterBuilder {
             tokio::spawn(controllers::run_clock(Arc::clone(&shared), stopped.clone()));
         }
         tokio::spawn(groups::run_timers(Arc::clone(&shared), stopped.clone()));
+        tokio::spawn(share_groups::run_timers(
+            Arc::clone(&shared),
+            stopped.clone(),
+        ));
         tokio::spawn(transactions::run_timers(
             Arc::clone(&shared),
             stopped.clone(),

@@ -27,6 +27,7 @@ use kafka_codec::{ErrorCode, Uuid};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 /// The only assignor of share groups (Kafka's `group.share.assignors`).
 pub const ASSIGNOR: &str = "simple";
@@ -824,6 +825,36 @@ impl ShareGroups {
         }
     }
 
+    /// The earliest end of a member's session in any group.
+    pub fn next_session_deadline(&self) -> Option<Instant> {
+        self.groups
+            .values()
+            .flat_map(|group| group.members.values())
+            .map(|member| member.session_deadline)
+            .min()
+    }
+
+    /// Removes the members whose session ended by `now` (their locks released, their
+    /// groups assigned again over `topics`, every topic of the cluster), and their share
+    /// sessions.
+    pub fn expire(&mut self, now: Instant, topics: &TopicsByName) {
+        let limit = self.config.delivery_count_limit;
+        let mut gone: Vec<(String, String)> = Vec::new();
+        for (group_id, group) in &mut self.groups {
+            let before: Vec<String> = group.members.keys().cloned().collect();
+            group.expire(now, topics, limit);
+            gone.extend(
+                before
+                    .into_iter()
+                    .filter(|id| !group.members.contains_key(id))
+                    .map(|id| (group_id.clone(), id)),
+            );
+        }
+        for key in gone {
+            self.sessions.remove(&key);
+        }
+    }
+
     /// Whether `member_id` of `group_id` has a share session.
     pub fn has_session(&self, group_id: &str, member_id: &str) -> bool {
         self.sessions
@@ -1016,6 +1047,39 @@ impl ShareGroups {
                 self.sessions.retain(|(g, _), _| g != group_id);
                 ErrorCode::NONE
             }
+        }
+    }
+}
+
+/// Every topic of `state` as the assignors see it.
+pub(crate) fn topics_by_name(state: &crate::state::State) -> TopicsByName {
+    state
+        .topics
+        .iter()
+        .map(|(name, topic)| (name.clone(), (topic.id, topic.partitions.len() as i32)))
+        .collect()
+}
+
+/// Removes share group members at the end of their session (45 s without a heartbeat), until
+/// the cluster stops; woken early by `Shared::share_groups_changed` when a member joins.
+pub async fn run_timers(shared: Arc<crate::Shared>, mut stop: watch::Receiver<()>) {
+    loop {
+        let changed = shared.share_groups_changed.notified();
+        let next = shared.share_groups().next_session_deadline();
+        let sleep = async {
+            match next {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = sleep => {
+                // Read before the share groups are locked (never the state's lock inside).
+                let topics = topics_by_name(&shared.state());
+                shared.share_groups().expire(Instant::now(), &topics);
+            }
+            () = changed => {}
+            _ = stop.changed() => return,
         }
     }
 }

@@ -750,3 +750,53 @@ async fn version_0_is_served_without_a_release_limit() {
     assert_eq!(acked.error_code, 0);
     assert_eq!(acked.responses[0].partitions[0].error_code, 0);
 }
+
+#[tokio::test]
+async fn a_member_whose_session_ends_is_removed_and_its_records_released() {
+    let config = ShareConfig {
+        session_timeout: Duration::from_millis(200),
+        ..ShareConfig::default()
+    };
+    let cluster = Cluster::builder()
+        .share_config(config)
+        .build()
+        .await
+        .expect("cluster");
+    let broker = cluster.brokers()[0].address;
+    let group = "share";
+    let mut a = Client::connect(broker, "member-a").await;
+    let topic = create_topic(&mut a, "expiry").await;
+    a.share_heartbeat(group, "a", 0, Some(&["expiry"])).await;
+    a.share_fetch(fetch(group, "a", 0, topic, 5, 0, &[])).await;
+    a.call(9, produce("expiry", 0, batch(0, 2))).await;
+    let (ranges, _) = acquired(&a.share_fetch(fetch(group, "a", 1, topic, 5, 0, &[])).await);
+    assert_eq!(ranges, [(0, 1, 1)]);
+    // A heartbeats no more: the timer removes it (the wait is a hang guard).
+    tokio::time::timeout(support::GUARD, async {
+        loop {
+            let Response::ShareGroupDescribe(described) = a
+                .call(
+                    1,
+                    ShareGroupDescribeRequest::default().with_group_ids(vec![group.into()]),
+                )
+                .await
+            else {
+                panic!("not ShareGroupDescribe")
+            };
+            if described.groups[0].members.is_empty() {
+                assert_eq!(described.groups[0].group_state.as_str(), "Empty");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the member removed at its session's end");
+    // Its session went with it, and its records go to the next member.
+    let gone = a.share_fetch(fetch(group, "a", 2, topic, 5, 0, &[])).await;
+    assert_eq!(gone.error_code, ErrorCode::SHARE_SESSION_NOT_FOUND.code());
+    let mut b = Client::connect(broker, "member-b").await;
+    b.share_heartbeat(group, "b", 0, Some(&["expiry"])).await;
+    let (ranges, _) = acquired(&b.share_fetch(fetch(group, "b", 0, topic, 5, 0, &[])).await);
+    assert_eq!(ranges, [(0, 1, 2)]);
+}

@@ -3,7 +3,6 @@
 //! [`share_groups`](crate::share_groups)).
 
 use super::Context;
-use crate::consumer_groups::TopicsByName;
 use crate::share_groups::{self, Heartbeat, HeartbeatOutcome};
 use kafka_codec::messages::share_group_heartbeat_response::{
     Assignment as Assigned, TopicPartitions,
@@ -46,18 +45,15 @@ pub fn handle(
             format!("Group {group_id} is not a share group."),
         )
     } else {
-        let topics: TopicsByName = {
-            let state = context.shared.state();
-            state
-                .topics
-                .iter()
-                .map(|(name, topic)| (name.clone(), (topic.id, topic.partitions.len() as i32)))
-                .collect()
-        };
-        context
-            .shared
-            .share_groups()
-            .heartbeat(group_id, &heartbeat, &topics, Instant::now())
+        let topics = share_groups::topics_by_name(&context.shared.state());
+        let outcome =
+            context
+                .shared
+                .share_groups()
+                .heartbeat(group_id, &heartbeat, &topics, Instant::now());
+        // A new member's session may end before the timer's next wake.
+        context.shared.share_groups_changed.notify_one();
+        outcome
     };
     let interval = context.shared.share_groups().config.heartbeat_interval;
     let interval_ms = i32::try_from(interval.as_millis()).unwrap_or(i32::MAX);

@@ -702,8 +702,9 @@ impl ShareGroups {
                 );
             }
         }
+        // Sessions that ended and the timer has not reached yet end first.
+        self.expire(now, topics);
         let group = self.groups.entry(group_id.into()).or_default();
-        group.expire(now, topics, limit);
         let id = request.member_id.clone();
         let mut bump = false;
         match (group.members.get(&id), request.member_epoch) {

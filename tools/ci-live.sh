@@ -24,14 +24,17 @@ step_clients() {
         cargo test --test live live_broker::clients_ -- --ignored --nocapture
 }
 # `kafka-codec quorum describe` against this node's controller (DescribeQuorum v2).
-# The in-memory cluster's group tests (classic and KIP-848), DescribeTopicPartitions paging
+# The in-memory cluster's group tests (classic, KIP-848 and share groups; the share groups'
+# two scenarios take 0.5-11 s: Kafka may release a closed share session's records after the
+# other member's fetch began, which then returns at its 10 s wait), DescribeTopicPartitions paging
 # and the transaction tests, their assertions as written, against the real broker (the
 # transactions' six scenarios take about half a second), and the librdkafka transactions
 # script the cluster's librdkafka test runs (about 9 s): the same summary from both.
 step_cluster_groups() {
     # `&&`: a step runs as an `if` condition, where `set -e` does not stop at a failure.
     cargo test -p kafka-codec-cluster --test groups --test consumer_groups \
-        --test describe_topic_partitions --test transactions -- --ignored --nocapture &&
+        --test describe_topic_partitions --test transactions --test share_groups \
+        -- --ignored --nocapture &&
         "$(bash tools/clients/venv.sh)" tools/clients/cluster_txn_librdkafka.py "$KAFKA_BROKER"
 }
 step_quorum_describe() {

@@ -709,15 +709,28 @@ impl ConsumerGroup {
     }
 }
 
+/// A group member as the assignors see it: the topics it subscribes to by name (share
+/// groups' members are assigned by the same [`uniform`] code).
+pub trait Subscriber {
+    /// Its subscription, sorted.
+    fn subscribed_names(&self) -> &[String];
+}
+
+impl Subscriber for ConsumerMember {
+    fn subscribed_names(&self) -> &[String] {
+        &self.subscribed_names
+    }
+}
+
 /// The members subscribing to each topic, in member-id order.
-fn subscribers<'a>(
-    members: &'a BTreeMap<String, ConsumerMember>,
+fn subscribers<'a, M: Subscriber>(
+    members: &'a BTreeMap<String, M>,
     topic: &'a str,
 ) -> impl Iterator<Item = &'a String> + 'a {
     members
-        .values()
-        .filter(move |member| member.subscribes(topic))
-        .map(|member| &member.id)
+        .iter()
+        .filter(move |(_, member)| member.subscribed_names().iter().any(|name| name == topic))
+        .map(|(id, _)| id)
 }
 
 /// Kafka's `range` assignor: for each topic, its partitions cut into contiguous ranges, one
@@ -757,8 +770,8 @@ pub fn range(
 /// to as any other (within one), and keeps what its previous target gave it as far as
 /// that balance allows (sticky). Members in member-id order; partitions in topic-name and
 /// partition order. Memory: one entry per partition subscribed to, whatever the members.
-pub fn uniform(
-    members: &BTreeMap<String, ConsumerMember>,
+pub fn uniform<M: Subscriber>(
+    members: &BTreeMap<String, M>,
     topics: &TopicsByName,
     previous: &BTreeMap<String, Assignment>,
 ) -> BTreeMap<String, Assignment> {
@@ -790,10 +803,10 @@ pub fn uniform(
     // The most a member keeps: with every member subscribing to the same topics, Kafka's
     // quotas (total / members, the first `total % members` over-quota slots one more);
     // otherwise its share of the partitions it may take, rounded up.
-    let first = members.values().next().map(|m| &m.subscribed_names);
+    let first = members.values().next().map(M::subscribed_names);
     let homogeneous = members
         .values()
-        .all(|member| Some(&member.subscribed_names) == first);
+        .all(|member| Some(member.subscribed_names()) == first);
     let min_quota = total / members.len();
     let mut over_quota_slots = total % members.len();
     let share = |id: &String| -> usize {

@@ -37,6 +37,7 @@ pub mod producers;
 pub mod quorum;
 pub mod release;
 pub mod sasl;
+pub mod share_groups;
 pub mod state;
 pub mod transactions;
 
@@ -179,6 +180,11 @@ pub struct Shared {
     pub(crate) events: Option<EventObserver>,
     /// The group coordinators' state (classic groups and committed offsets).
     groups: Mutex<groups::Groups>,
+    /// Share groups, their share partitions and sessions (taken before the state's lock
+    /// when both are needed).
+    share_groups: Mutex<share_groups::ShareGroups>,
+    /// Woken when a share group member joins, for [`share_groups::run_timers`].
+    pub(crate) share_groups_changed: Notify,
     /// Woken after every change to the groups, for the timers of [`groups::run_timers`].
     pub(crate) groups_changed: Notify,
     /// Woken when a transaction begins, for the timeouts of [`transactions::run_timers`].
@@ -221,6 +227,12 @@ impl Shared {
     /// The groups, locked. Never held across an await, nor together with [`Shared::state`].
     pub fn groups(&self) -> MutexGuard<'_, groups::Groups> {
         self.groups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The share groups, locked. Never held across an await; taken before
+    /// [`Shared::state`] when both are needed, never with [`Shared::groups`].
+    pub fn share_groups(&self) -> MutexGuard<'_, share_groups::ShareGroups> {
+        self.share_groups.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The SASL users, locked. Never held across an await.
@@ -417,6 +429,7 @@ pub struct ClusterBuilder {
     events: Option<EventObserver>,
     modelled: controllers::Modelled,
     group_limits: groups::GroupLimits,
+    share_config: share_groups::ShareConfig,
     transaction_limits: transactions::TxnLimits,
     release: Option<Release>,
     transaction_version: features::TransactionVersion,
@@ -451,6 +464,7 @@ impl Default for ClusterBuilder {
             events: None,
             modelled: controllers::Modelled::default(),
             group_limits: groups::GroupLimits::default(),
+            share_config: share_groups::ShareConfig::default(),
             transaction_limits: transactions::TxnLimits::default(),
             release: None,
             transaction_version: features::TransactionVersion::default(),
@@ -602,6 +616,13 @@ impl ClusterBuilder {
     /// 10,000 groups, 1,000 members a group, 64 MiB).
     pub fn group_limits(mut self, limits: groups::GroupLimits) -> Self {
         self.group_limits = limits;
+        self
+    }
+
+    /// Share groups' lock timeout, delivery-count limit, heartbeat interval and caps
+    /// (default: Kafka's).
+    pub fn share_config(mut self, config: share_groups::ShareConfig) -> Self {
+        self.share_config = config;
         self
     }
 
@@ -844,6 +865,11 @@ impl ClusterBuilder {
             observer: self.observer,
             events: self.events,
             groups: Mutex::new(groups::Groups::new(self.group_limits)),
+            share_groups: Mutex::new(share_groups::ShareGroups::new(
+                self.share_config,
+                self.group_limits,
+            )),
+            share_groups_changed: Notify::new(),
             groups_changed: Notify::new(),
             transactions_changed: Notify::new(),
             control,
@@ -873,6 +899,10 @@ impl ClusterBuilder {
             tokio::spawn(controllers::run_clock(Arc::clone(&shared), stopped.clone()));
         }
         tokio::spawn(groups::run_timers(Arc::clone(&shared), stopped.clone()));
+        tokio::spawn(share_groups::run_timers(
+            Arc::clone(&shared),
+            stopped.clone(),
+        ));
         tokio::spawn(transactions::run_timers(
             Arc::clone(&shared),
             stopped.clone(),

@@ -164,6 +164,15 @@ impl PartitionLog {
         (out, next)
     }
 
+    /// The stored batches from the one holding `offset` on (share groups acquire records
+    /// batch by batch).
+    pub fn batches_from(&self, offset: i64) -> impl Iterator<Item = &StoredBatch> {
+        let first = self
+            .batches
+            .partition_point(|batch| batch.next_offset <= offset);
+        self.batches.range(first..)
+    }
+
     /// The stored batches, oldest first.
     pub fn batches(&self) -> impl Iterator<Item = &StoredBatch> {
         self.batches.iter()

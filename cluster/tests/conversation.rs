@@ -107,7 +107,7 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         other
             .closed_after(
                 0,
-                kafka_codec::messages::ShareGroupHeartbeatRequest::default()
+                kafka_codec::messages::StreamsGroupHeartbeatRequest::default()
             )
             .await
     );
@@ -612,7 +612,7 @@ async fn the_request_observer_sees_answers_and_closes() {
         client
             .closed_after(
                 1,
-                kafka_codec::messages::ShareGroupHeartbeatRequest::default()
+                kafka_codec::messages::StreamsGroupHeartbeatRequest::default()
             )
             .await
     );
@@ -620,7 +620,7 @@ async fn the_request_observer_sees_answers_and_closes() {
         *seen.lock().unwrap(),
         [
             "ApiVersions v3 broker 0: answered",
-            "ShareGroupHeartbeat v1 broker 0: closed: ShareGroupHeartbeat v1 is not served",
+            "StreamsGroupHeartbeat v1 broker 0: closed: StreamsGroupHeartbeat v1 is not served",
         ]
     );
 }

@@ -459,3 +459,29 @@ fn listed_coordinator(listed: &str) -> &str {
 fn described_epoch(described: &str) -> &str {
     tool_row(described, "java-txn-a")[3]
 }
+
+/// Java kafka-clients 4.4's `KafkaShareConsumer` (`tools/clients/java`, `ClusterShareGroups`):
+/// two share consumers of one group share a one-partition topic, the AdminClient describes
+/// the group (both assigned the partition) and lists it as a share group, and 400 records
+/// are each consumed exactly once between the two. The same program passes against a real
+/// Kafka 4.4 broker (by hand: `java -cp "$(bash tools/clients/java-classpath.sh)"
+/// kafkacodec.clients.ClusterShareGroups $KAFKA_BROKER`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_share_consumers_consume_every_record_once() {
+    let cluster = Cluster::builder()
+        .share_config(kafka_codec_cluster::share_groups::ShareConfig {
+            // As for the KIP-848 members above: a member learns of its assignment at its
+            // next heartbeat, 5 s apart by default.
+            heartbeat_interval: Duration::from_millis(500),
+            ..Default::default()
+        })
+        .build()
+        .await
+        .expect("cluster");
+    java_program(
+        "kafkacodec.clients.ClusterShareGroups",
+        &cluster.bootstrap(),
+    )
+    .await;
+}

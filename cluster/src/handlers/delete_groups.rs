@@ -1,5 +1,6 @@
 //! DeleteGroups: removes groups with no members, their offsets with them
-//! (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP otherwise).
+//! (GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP otherwise); a share group with its share
+//! partitions' state.
 
 use super::Context;
 use kafka_codec::messages::delete_groups_response::DeletableGroupResult;
@@ -14,7 +15,13 @@ pub fn handle(context: &Context<'_>, request: &DeleteGroupsRequest) -> DeleteGro
         .iter()
         .map(|group_id| {
             let error = if context.coordinates(group_id) {
-                context.shared.groups().delete(group_id)
+                // A share group lives beside the others (one namespace); the two locks
+                // are never held together.
+                let error = context.shared.groups().delete(group_id);
+                match error {
+                    ErrorCode::GROUP_ID_NOT_FOUND => context.shared.share_groups().delete(group_id),
+                    error => error,
+                }
             } else {
                 ErrorCode::NOT_COORDINATOR
             };

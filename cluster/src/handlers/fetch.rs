@@ -179,7 +179,7 @@ pub(super) fn epoch_error(has_field: bool, theirs: i32, ours: i32) -> Option<Err
     }
 }
 
-fn concat(batches: &[Bytes]) -> Bytes {
+pub(super) fn concat(batches: &[Bytes]) -> Bytes {
     match batches {
         [] => Bytes::new(),
         [one] => one.clone(),

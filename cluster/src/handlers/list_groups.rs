@@ -1,6 +1,7 @@
 //! ListGroups: the groups this broker coordinates (clients ask every broker), filtered by
 //! state (v4+, case-insensitive as Kafka's) and type (v5+: "classic", or "consumer" for a
-//! KIP-848 group, whose state is its own: Empty, Assigning, Reconciling, Stable).
+//! KIP-848 group, whose state is its own: Empty, Assigning, Reconciling, Stable; "share"
+//! for a share group: Empty or Stable).
 
 use super::Context;
 use kafka_codec::messages::list_groups_response::ListedGroup;
@@ -11,8 +12,19 @@ pub const API: ApiKey = ApiKey::ListGroups;
 
 const CLASSIC: &str = "classic";
 const CONSUMER: &str = "consumer";
+/// A share group's type and protocol type.
+const SHARE: &str = "share";
 
 pub fn handle(context: &Context<'_>, request: &ListGroupsRequest) -> ListGroupsResponse {
+    // Share groups first: the two locks are never held together.
+    let share: Vec<(String, &'static str)> = context
+        .shared
+        .share_groups()
+        .groups
+        .iter()
+        .filter(|(id, _)| context.coordinates(id))
+        .map(|(id, group)| (id.clone(), group.state_name()))
+        .collect();
     let groups = context.shared.groups();
     let wanted = |filter: &[_], value: &str| {
         filter.is_empty()
@@ -25,15 +37,30 @@ pub fn handle(context: &Context<'_>, request: &ListGroupsRequest) -> ListGroupsR
         .iter()
         .filter(|(id, _)| context.coordinates(id))
         .map(|(id, group)| match &group.consumer {
-            Some(consumer) => (id, group, consumer.state_name(), CONSUMER),
-            None => (id, group, group.state.name(), CLASSIC),
+            Some(consumer) => (
+                id.clone(),
+                group.protocol_type.clone().unwrap_or_default(),
+                consumer.state_name(),
+                CONSUMER,
+            ),
+            None => (
+                id.clone(),
+                group.protocol_type.clone().unwrap_or_default(),
+                group.state.name(),
+                CLASSIC,
+            ),
         })
+        .chain(
+            share
+                .into_iter()
+                .map(|(id, state)| (id, SHARE.to_string(), state, SHARE)),
+        )
         .filter(|(_, _, state, _)| context.version < 4 || wanted(&request.states_filter, state))
         .filter(|(_, _, _, kind)| context.version < 5 || wanted(&request.types_filter, kind))
-        .map(|(id, group, state, kind)| {
+        .map(|(id, protocol_type, state, kind)| {
             ListedGroup::default()
-                .with_group_id(id.clone().into())
-                .with_protocol_type(group.protocol_type.clone().unwrap_or_default().into())
+                .with_group_id(id.into())
+                .with_protocol_type(protocol_type.into())
                 .with_group_state(state.into())
                 .with_group_type(kind.into())
         })

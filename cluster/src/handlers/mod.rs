@@ -47,6 +47,10 @@ mod produce;
 mod remove_raft_voter;
 mod sasl_authenticate;
 mod sasl_handshake;
+mod share_acknowledge;
+mod share_fetch;
+mod share_group_describe;
+mod share_group_heartbeat;
 mod sync_group;
 mod txn_offset_commit;
 
@@ -126,7 +130,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 44] = [
+const SERVED: [ApiKey; 48] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -150,6 +154,11 @@ const SERVED: [ApiKey; 44] = [
     // KIP-848 consumer groups.
     consumer_group_heartbeat::API,
     consumer_group_describe::API,
+    // KIP-932 share groups.
+    share_group_heartbeat::API,
+    share_group_describe::API,
+    share_fetch::API,
+    share_acknowledge::API,
     init_producer_id::API,
     describe_cluster::API,
     create_partitions::API,
@@ -222,6 +231,13 @@ pub async fn handle(
         Request::ConsumerGroupDescribe(body) => {
             consumer_group_describe::handle(context, body).into()
         }
+        Request::ShareGroupHeartbeat(body) => {
+            let client_id = request.header.client_id.as_deref().unwrap_or_default();
+            share_group_heartbeat::handle(context, body, client_id).into()
+        }
+        Request::ShareGroupDescribe(body) => share_group_describe::handle(context, body).into(),
+        Request::ShareFetch(body) => share_fetch::handle(context, body).await.into(),
+        Request::ShareAcknowledge(body) => share_acknowledge::handle(context, body).into(),
         Request::SyncGroup(body) => sync_group::handle(context, body).await.into(),
         Request::Heartbeat(body) => heartbeat::handle(context, body).into(),
         Request::LeaveGroup(body) => leave_group::handle(context, body).into(),

@@ -1,0 +1,143 @@
+//! ShareAcknowledge (KIP-932): a share group member accepts, releases or rejects (v2: renews)
+//! the records it acquired, in its share session (see
+//! [`share_groups`](crate::share_groups)); at session epoch -1 the session ends and what
+//! the member still holds is released. Epoch 0 cannot acknowledge (a session is opened by
+//! a ShareFetch): INVALID_SHARE_SESSION_EPOCH.
+
+use super::share_fetch::ack_batches;
+use super::Context;
+use crate::share_groups::{FINAL_EPOCH, INITIAL_EPOCH};
+use kafka_codec::messages::share_acknowledge_response::{
+    LeaderIdAndEpoch, NodeEndpoint, PartitionData, ShareAcknowledgeTopicResponse,
+};
+use kafka_codec::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
+use kafka_codec::{ApiKey, ErrorCode};
+use std::collections::BTreeSet;
+use std::time::Instant;
+
+pub const API: ApiKey = ApiKey::ShareAcknowledge;
+
+pub fn handle(
+    context: &Context<'_>,
+    request: &ShareAcknowledgeRequest,
+) -> ShareAcknowledgeResponse {
+    // The acquisition lock timeout (v2+; left at its default below, where the field is not).
+    let lock_ms = if context.version >= 2 {
+        let config = context.shared.share_groups().config;
+        i32::try_from(config.lock_timeout.as_millis()).unwrap_or(i32::MAX)
+    } else {
+        0
+    };
+    let refuse = |error: ErrorCode, message: &str| {
+        ShareAcknowledgeResponse::default()
+            .with_error_code(error.code())
+            .with_error_message(Some(message.to_string().into()))
+            .with_acquisition_lock_timeout_ms(lock_ms)
+    };
+    let (Some(group_id), Some(member_id)) =
+        (request.group_id.as_deref(), request.member_id.as_deref())
+    else {
+        return refuse(
+            ErrorCode::INVALID_REQUEST,
+            "GroupId and MemberId are required.",
+        );
+    };
+    if group_id.is_empty() || member_id.is_empty() {
+        return refuse(
+            ErrorCode::INVALID_REQUEST,
+            "GroupId and MemberId are required.",
+        );
+    }
+    let epoch = request.share_session_epoch;
+    if epoch == INITIAL_EPOCH {
+        return refuse(
+            ErrorCode::INVALID_SHARE_SESSION_EPOCH,
+            "A share session cannot be opened by ShareAcknowledge.",
+        );
+    }
+    let renewing = context.version >= 2 && request.is_renew_ack;
+    let now = Instant::now();
+    let mut share = context.shared.share_groups();
+    if epoch == FINAL_EPOCH {
+        if !share.has_session(group_id, member_id) {
+            return refuse(
+                ErrorCode::SHARE_SESSION_NOT_FOUND,
+                "The share session was not found.",
+            );
+        }
+    } else if let Err(error) = share.session(group_id, member_id, epoch, &[], &[]) {
+        return refuse(error, "The share session could not be used.");
+    }
+    let state = context.shared.state();
+    let mut leaders = BTreeSet::new();
+    let responses = request
+        .topics
+        .iter()
+        .map(|topic| {
+            let name = state
+                .topic_by_id(topic.topic_id)
+                .map(|(name, _)| name.clone());
+            let partitions = topic
+                .partitions
+                .iter()
+                .map(|partition| {
+                    let index = partition.partition_index;
+                    let answer = PartitionData::default().with_partition_index(index);
+                    let Some(name) = &name else {
+                        return answer.with_error_code(ErrorCode::UNKNOWN_TOPIC_ID.code());
+                    };
+                    let (leader, leader_epoch) =
+                        state.leader(name, index, context.shared.placement_brokers);
+                    let answer = answer.with_current_leader(
+                        LeaderIdAndEpoch::default()
+                            .with_leader_id(leader)
+                            .with_leader_epoch(leader_epoch),
+                    );
+                    if leader != context.node_id {
+                        leaders.insert(leader);
+                        return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
+                    }
+                    let batches = partition
+                        .acknowledgement_batches
+                        .iter()
+                        .map(|b| (b.first_offset, b.last_offset, b.acknowledge_types.to_vec()));
+                    let error = match ack_batches(batches, context.version, renewing) {
+                        None => ErrorCode::INVALID_REQUEST,
+                        Some(batches) => share.acknowledge(
+                            group_id,
+                            member_id,
+                            (topic.topic_id, index),
+                            &batches,
+                            now,
+                        ),
+                    };
+                    answer.with_error_code(error.code())
+                })
+                .collect();
+            ShareAcknowledgeTopicResponse::default()
+                .with_topic_id(topic.topic_id)
+                .with_partitions(partitions)
+        })
+        .collect();
+    drop(state);
+    if epoch == FINAL_EPOCH {
+        // Checked above, under the same lock.
+        let _ = share.session(group_id, member_id, epoch, &[], &[]);
+    }
+    let endpoints = leaders
+        .into_iter()
+        .filter_map(|node| {
+            let address = context.shared.address(node)?;
+            Some(
+                NodeEndpoint::default()
+                    .with_node_id(node)
+                    .with_host(address.ip().to_string().into())
+                    .with_port(i32::from(address.port())),
+            )
+        })
+        .collect();
+    ShareAcknowledgeResponse::default()
+        .with_acquisition_lock_timeout_ms(lock_ms)
+        .with_responses(responses)
+        .with_node_endpoints(endpoints)
+}

@@ -1,0 +1,1222 @@
+//! Share groups (KIP-932: ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch,
+//! ShareAcknowledge): members join a group as KIP-848 members do, but a partition may go to
+//! several members at once, and the records, not the partitions, are handed out: each
+//! ShareFetch acquires records for its member under a lock of its own, which the member
+//! accepts, releases (delivered again, its delivery count one higher) or rejects; a lock
+//! not acknowledged within its timeout is released as a release would, and a record
+//! delivered as often as the delivery-count limit is archived instead.
+//!
+//! Each (group, partition) keeps its share-partition start offset (the first record not
+//! yet done with: before it everything is accepted, rejected or archived) and the state of
+//! every record from there to the next one never acquired; at most
+//! [`ShareConfig::max_record_locks`] such records, so the memory is bounded whatever the
+//! log holds. The start is set by the first ShareFetch of the partition, at the log end
+//! (`share.auto.offset.reset=latest`, Kafka's default).
+//!
+//! Share sessions: a member's ShareFetch at session epoch 0 opens a session (replacing its
+//! old one) naming the partitions it fetches; each following request names the next
+//! epoch and adds or forgets partitions; epoch -1 closes it, releasing what the member
+//! still holds. The lock of [`Shared`](crate::Shared) is taken before the state's when a
+//! request needs both.
+
+use crate::consumer_groups::{uniform, Assignment, Subscriber, TopicsByName};
+use crate::groups::GroupLimits;
+use crate::state::PartitionLog;
+use kafka_codec::bytes::Bytes;
+use kafka_codec::{ErrorCode, Uuid};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// The only assignor of share groups (Kafka's `group.share.assignors`).
+pub const ASSIGNOR: &str = "simple";
+/// The member epoch of a member leaving.
+pub const LEAVE_EPOCH: i32 = -1;
+/// The share session epoch that opens a session.
+pub const INITIAL_EPOCH: i32 = 0;
+/// The share session epoch that closes one.
+pub const FINAL_EPOCH: i32 = -1;
+/// Records a ShareFetch v0 (which has no `MaxRecords`) acquires at most: the Java client's
+/// `max.poll.records` default.
+pub const DEFAULT_MAX_RECORDS: usize = 500;
+
+/// What a share group's coordinator and share-partition leaders are configured with, each
+/// Kafka's default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareConfig {
+    /// How long an acquired record stays locked to its member
+    /// (`group.share.record.lock.duration.ms`, 30 s).
+    pub lock_timeout: Duration,
+    /// Deliveries of one record before it is archived (`group.share.delivery.count.limit`, 5).
+    pub delivery_count_limit: i16,
+    /// Records in flight (acquired, or released and waiting) per share partition
+    /// (`group.share.partition.max.record.locks`, 2000).
+    pub max_record_locks: usize,
+    /// A member's session (`group.share.session.timeout.ms`, 45 s).
+    pub session_timeout: Duration,
+    /// How often a member is told to heartbeat (`group.share.heartbeat.interval.ms`, 5 s).
+    pub heartbeat_interval: Duration,
+    /// Share sessions held at once, over all members (`group.share.max.share.sessions`, 2000).
+    pub max_sessions: usize,
+    /// Partitions one share session may name (10,000; Kafka has no such cap): a session's
+    /// memory is bounded whatever its requests add.
+    pub max_session_partitions: usize,
+}
+
+impl Default for ShareConfig {
+    fn default() -> Self {
+        ShareConfig {
+            lock_timeout: Duration::from_secs(30),
+            delivery_count_limit: 5,
+            max_record_locks: 2000,
+            session_timeout: Duration::from_secs(45),
+            heartbeat_interval: Duration::from_secs(5),
+            max_sessions: 2000,
+            max_session_partitions: 10_000,
+        }
+    }
+}
+
+/// An acknowledgement's type, as the request's `AcknowledgeTypes` number them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckType {
+    /// An offset with no record (compacted away, or a transaction marker): done with.
+    Gap,
+    /// Processed: done with.
+    Accept,
+    /// Not processed: delivered again (to any member).
+    Release,
+    /// Unprocessable: never delivered again.
+    Reject,
+    /// Still being processed: the lock starts again (v2, `IsRenewAck`).
+    Renew,
+}
+
+impl AckType {
+    /// The type numbered `code` (Renew only from v2), or `None`.
+    pub fn from_code(code: i8, version: i16) -> Option<AckType> {
+        Some(match code {
+            0 => AckType::Gap,
+            1 => AckType::Accept,
+            2 => AckType::Release,
+            3 => AckType::Reject,
+            4 if version >= 2 => AckType::Renew,
+            _ => return None,
+        })
+    }
+}
+
+/// One acknowledgement batch: `first..=last` with one type for all or one per offset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AckBatch {
+    /// Its first offset.
+    pub first: i64,
+    /// Its last offset.
+    pub last: i64,
+    /// One type for the whole range, or one per offset.
+    pub types: Vec<AckType>,
+}
+
+/// Where a record stands in its share partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum RecordState {
+    /// Waiting to be acquired (again).
+    Available,
+    /// Locked to a member until the deadline.
+    Acquired { member: Arc<str>, until: Instant },
+    /// Accepted or a gap: done with.
+    Acknowledged,
+    /// Rejected, or delivered as often as the limit allows: done with.
+    Archived,
+}
+
+#[derive(Debug, Clone)]
+struct InFlight {
+    state: RecordState,
+    delivery_count: i16,
+}
+
+/// A partition as one share group consumes it.
+#[derive(Debug, Clone, Default)]
+pub struct SharePartition {
+    /// The share-partition start offset: every record before it is done with.
+    start: i64,
+    /// The first offset never acquired.
+    end: i64,
+    /// Every offset in `start..end`.
+    records: BTreeMap<i64, InFlight>,
+}
+
+/// Records acquired by a ShareFetch: the ranges (first, last, delivery count) and the
+/// stored batches holding them.
+#[derive(Debug, Clone, Default)]
+pub struct Acquired {
+    /// Contiguous ranges with one delivery count each, in offset order.
+    pub ranges: Vec<(i64, i64, i16)>,
+    /// The batches holding them, whole, in offset order.
+    pub batches: Vec<Bytes>,
+}
+
+impl SharePartition {
+    /// A share partition starting at `offset`.
+    fn starting_at(offset: i64) -> Self {
+        SharePartition {
+            start: offset,
+            end: offset,
+            records: BTreeMap::new(),
+        }
+    }
+
+    /// The share-partition start offset.
+    pub fn start_offset(&self) -> i64 {
+        self.start
+    }
+
+    /// Releases the locks past their deadline (a record at its delivery limit is archived).
+    fn expire(&mut self, now: Instant, limit: i16) {
+        for record in self.records.values_mut() {
+            if matches!(&record.state, RecordState::Acquired { until, .. } if *until <= now) {
+                record.state = released(record.delivery_count, limit);
+            }
+        }
+        self.advance();
+    }
+
+    /// Releases every lock `member` holds (its session or membership ended).
+    fn release_member(&mut self, member: &str, limit: i16) {
+        for record in self.records.values_mut() {
+            if matches!(&record.state, RecordState::Acquired { member: m, .. } if &**m == member) {
+                record.state = released(record.delivery_count, limit);
+            }
+        }
+        self.advance();
+    }
+
+    /// Moves the start past the records done with.
+    fn advance(&mut self) {
+        while let Some(entry) = self.records.first_entry() {
+            if matches!(
+                entry.get().state,
+                RecordState::Acknowledged | RecordState::Archived
+            ) {
+                entry.remove();
+                self.start += 1;
+            } else {
+                break;
+            }
+        }
+        if self.records.is_empty() {
+            self.start = self.end;
+        }
+    }
+
+    /// The next expiry of a lock held here.
+    fn next_deadline(&self) -> Option<Instant> {
+        self.records
+            .values()
+            .filter_map(|record| match &record.state {
+                RecordState::Acquired { until, .. } => Some(*until),
+                _ => None,
+            })
+            .min()
+    }
+
+    /// Moves the start to `offset` (AlterShareGroupOffsets, or a log start that passed it):
+    /// what lay before is dropped.
+    fn reset(&mut self, offset: i64) {
+        self.records.retain(|at, _| *at >= offset);
+        self.start = offset;
+        self.end = self.end.max(offset);
+        self.advance();
+    }
+
+    /// Acquires for `member` up to `max_records` records of `log` (whole batches unless
+    /// `strict`), the ones released before first, then new ones, within `max_bytes` of
+    /// batches (the first batch whole whatever its size).
+    #[allow(clippy::too_many_arguments)]
+    fn acquire(
+        &mut self,
+        log: &PartitionLog,
+        member: &Arc<str>,
+        max_records: usize,
+        strict: bool,
+        max_bytes: usize,
+        config: &ShareConfig,
+        now: Instant,
+    ) -> Acquired {
+        if log.log_start() > self.start {
+            self.reset(log.log_start());
+        }
+        let until = now + config.lock_timeout;
+        let mut offsets: Vec<(i64, i16)> = Vec::new();
+        for (offset, record) in self.records.range_mut(self.start..) {
+            if offsets.len() >= max_records {
+                break;
+            }
+            if record.state == RecordState::Available {
+                record.delivery_count = record.delivery_count.saturating_add(1);
+                record.state = RecordState::Acquired {
+                    member: Arc::clone(member),
+                    until,
+                };
+                offsets.push((*offset, record.delivery_count));
+            }
+        }
+        // New records, batch by batch, from the first never acquired on.
+        let mut bytes = 0usize;
+        let mut batches: Vec<Bytes> = Vec::new();
+        let high_watermark = log.high_watermark();
+        self.end = self.end.max(log.log_start());
+        for batch in log.batches_from(self.end) {
+            let in_flight = (self.end - self.start) as usize;
+            if offsets.len() >= max_records
+                || in_flight >= config.max_record_locks
+                || self.end >= high_watermark
+                || (bytes > 0 && bytes + batch.bytes.len() > max_bytes)
+            {
+                break;
+            }
+            let room = (max_records - offsets.len()).min(config.max_record_locks - in_flight);
+            let last = if strict {
+                batch.next_offset.min(self.end + room as i64)
+            } else {
+                batch.next_offset
+            };
+            for offset in self.end..last {
+                self.records.insert(
+                    offset,
+                    InFlight {
+                        state: RecordState::Acquired {
+                            member: Arc::clone(member),
+                            until,
+                        },
+                        delivery_count: 1,
+                    },
+                );
+                offsets.push((offset, 1));
+            }
+            self.end = last;
+            bytes += batch.bytes.len();
+            batches.push(batch.bytes.clone());
+        }
+        offsets.sort_unstable();
+        let mut ranges: Vec<(i64, i64, i16)> = Vec::new();
+        for (offset, count) in offsets {
+            match ranges.last_mut() {
+                Some((_, last, c)) if *last + 1 == offset && *c == count => *last = offset,
+                _ => ranges.push((offset, offset, count)),
+            }
+        }
+        // The batches of the records acquired again, before the new ones, each once.
+        let mut again: Vec<Bytes> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for (first, last, count) in &ranges {
+            if *count == 1 {
+                continue;
+            }
+            for batch in log.batches_from(*first) {
+                if batch.base_offset > *last {
+                    break;
+                }
+                if seen.insert(batch.base_offset) {
+                    again.push(batch.bytes.clone());
+                }
+            }
+        }
+        again.extend(batches);
+        Acquired {
+            ranges,
+            batches: again,
+        }
+    }
+
+    /// Applies `member`'s acknowledgements: all or nothing, INVALID_RECORD_STATE when an
+    /// offset is not acquired by it, INVALID_REQUEST for a malformed batch.
+    fn acknowledge(
+        &mut self,
+        member: &str,
+        batches: &[AckBatch],
+        config: &ShareConfig,
+        now: Instant,
+    ) -> ErrorCode {
+        let mut previous_last = i64::MIN;
+        for batch in batches {
+            let span = batch
+                .last
+                .checked_sub(batch.first)
+                .and_then(|d| d.checked_add(1));
+            let Some(span) = span.filter(|span| *span > 0) else {
+                return ErrorCode::INVALID_REQUEST;
+            };
+            if batch.first <= previous_last
+                || batch.types.is_empty()
+                || (batch.types.len() != 1 && batch.types.len() as i64 != span)
+            {
+                return ErrorCode::INVALID_REQUEST;
+            }
+            previous_last = batch.last;
+            // Every offset must be in flight and locked to this member.
+            if batch.first < self.start || batch.last >= self.end {
+                return ErrorCode::INVALID_RECORD_STATE;
+            }
+            let held = self.records.range(batch.first..=batch.last).all(|(_, r)| {
+                matches!(&r.state, RecordState::Acquired { member: m, .. } if &**m == member)
+            });
+            if !held {
+                return ErrorCode::INVALID_RECORD_STATE;
+            }
+        }
+        for batch in batches {
+            for (at, (_, record)) in self.records.range_mut(batch.first..=batch.last).enumerate() {
+                let kind = if batch.types.len() == 1 {
+                    batch.types[0]
+                } else {
+                    batch.types[at]
+                };
+                record.state = match kind {
+                    AckType::Gap | AckType::Accept => RecordState::Acknowledged,
+                    AckType::Reject => RecordState::Archived,
+                    AckType::Release => {
+                        released(record.delivery_count, config.delivery_count_limit)
+                    }
+                    AckType::Renew => RecordState::Acquired {
+                        member: Arc::from(member),
+                        until: now + config.lock_timeout,
+                    },
+                };
+            }
+        }
+        self.advance();
+        ErrorCode::NONE
+    }
+}
+
+/// A released record's state: available again, or archived at the delivery limit.
+fn released(delivery_count: i16, limit: i16) -> RecordState {
+    if delivery_count >= limit {
+        RecordState::Archived
+    } else {
+        RecordState::Available
+    }
+}
+
+/// One member of a share group.
+#[derive(Debug, Clone)]
+pub struct ShareMember {
+    /// Its id (chosen by the client).
+    pub id: String,
+    /// Its rack.
+    pub rack_id: Option<String>,
+    /// The client id of its requests.
+    pub client_id: String,
+    /// The host it heartbeats from.
+    pub client_host: String,
+    /// Its epoch.
+    pub epoch: i32,
+    /// Its epoch before the last change, which a heartbeat may still name.
+    pub previous_epoch: i32,
+    /// The topics it subscribes to, sorted.
+    pub subscribed_names: Vec<String>,
+    /// Its assignment.
+    pub assigned: Assignment,
+    /// The assignment it was last sent.
+    sent: Option<Assignment>,
+    session_deadline: Instant,
+}
+
+impl Subscriber for ShareMember {
+    fn subscribed_names(&self) -> &[String] {
+        &self.subscribed_names
+    }
+}
+
+/// A share group.
+#[derive(Debug, Clone, Default)]
+pub struct ShareGroup {
+    /// The group epoch.
+    pub epoch: i32,
+    /// The epoch of the assignment.
+    pub assignment_epoch: i32,
+    /// Members by id.
+    pub members: BTreeMap<String, ShareMember>,
+    /// The subscribed topics the assignment saw.
+    subscribed_topics: TopicsByName,
+    /// The partitions its members fetched, by topic id and index.
+    pub partitions: BTreeMap<(Uuid, i32), SharePartition>,
+}
+
+impl ShareGroup {
+    /// Kafka's share group states: `Empty` without members, else `Stable` (members take
+    /// their assignment at once: nothing to revoke when partitions are shared).
+    pub fn state_name(&self) -> &'static str {
+        if self.members.is_empty() {
+            "Empty"
+        } else {
+            "Stable"
+        }
+    }
+
+    fn subscribed(&self, topics: &TopicsByName) -> TopicsByName {
+        topics
+            .iter()
+            .filter(|(name, _)| {
+                self.members
+                    .values()
+                    .any(|member| member.subscribed_names.contains(name))
+            })
+            .map(|(name, topic)| (name.clone(), *topic))
+            .collect()
+    }
+
+    /// Assigns at the group epoch: the `uniform` assignor's balance and stickiness, and
+    /// then every topic with more subscribers than partitions shared out, its partitions
+    /// going round the members without one, so that every member subscribing gets work.
+    fn assign(&mut self, topics: &TopicsByName) {
+        self.subscribed_topics = self.subscribed(topics);
+        let previous: BTreeMap<String, Assignment> = self
+            .members
+            .iter()
+            .map(|(id, member)| (id.clone(), member.assigned.clone()))
+            .collect();
+        let mut targets = uniform(&self.members, &self.subscribed_topics, &previous);
+        for (name, (topic_id, partitions)) in &self.subscribed_topics {
+            let who: Vec<&String> = self
+                .members
+                .values()
+                .filter(|member| member.subscribed_names.contains(name))
+                .map(|member| &member.id)
+                .collect();
+            if *partitions <= 0 || who.len() <= *partitions as usize {
+                continue;
+            }
+            let mut next = 0i32;
+            for id in who {
+                let target = targets.entry(id.clone()).or_default();
+                if target.get(topic_id).is_none_or(BTreeSet::is_empty) {
+                    target.entry(*topic_id).or_default().insert(next);
+                    next = (next + 1) % partitions;
+                }
+            }
+        }
+        for (id, member) in &mut self.members {
+            member.assigned = targets.remove(id).unwrap_or_default();
+        }
+        self.assignment_epoch = self.epoch;
+    }
+
+    /// Removes members whose session ended; their locks are released.
+    fn expire(&mut self, now: Instant, topics: &TopicsByName, limit: i16) {
+        let due: Vec<String> = self
+            .members
+            .values()
+            .filter(|member| member.session_deadline <= now)
+            .map(|member| member.id.clone())
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        for id in &due {
+            self.remove(id, limit);
+        }
+        self.epoch += 1;
+        self.assign(topics);
+    }
+
+    fn remove(&mut self, id: &str, limit: i16) {
+        self.members.remove(id);
+        for partition in self.partitions.values_mut() {
+            partition.release_member(id, limit);
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        64 + self
+            .members
+            .values()
+            .map(|m| {
+                128 + m.id.len()
+                    + m.client_id.len()
+                    + m.client_host.len()
+                    + m.subscribed_names
+                        .iter()
+                        .map(|n| 16 + n.len())
+                        .sum::<usize>()
+                    + 8 * m.assigned.values().map(BTreeSet::len).sum::<usize>()
+            })
+            .sum::<usize>()
+            + self
+                .partitions
+                .values()
+                .map(|p| 64 + 48 * p.records.len())
+                .sum::<usize>()
+    }
+}
+
+/// A ShareGroupHeartbeat, as read from the request.
+#[derive(Debug, Clone)]
+pub struct Heartbeat {
+    /// The member id (chosen by the client).
+    pub member_id: String,
+    /// 0 to join, -1 to leave, else the member's epoch.
+    pub member_epoch: i32,
+    /// Its rack (null: unchanged).
+    pub rack_id: Option<String>,
+    /// Its subscription (null: unchanged).
+    pub subscribed_names: Option<Vec<String>>,
+    /// The client id of the request.
+    pub client_id: String,
+    /// The peer's host.
+    pub client_host: String,
+}
+
+/// A heartbeat's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeartbeatOutcome {
+    /// The error.
+    pub error: ErrorCode,
+    /// Why, for an error.
+    pub message: Option<String>,
+    /// The member's id.
+    pub member_id: Option<String>,
+    /// Its epoch.
+    pub member_epoch: i32,
+    /// Its assignment, when it changed or it joined.
+    pub assignment: Option<Assignment>,
+}
+
+impl HeartbeatOutcome {
+    /// An error answer.
+    pub fn error(error: ErrorCode, message: impl Into<String>) -> Self {
+        HeartbeatOutcome {
+            error,
+            message: Some(message.into()),
+            member_id: None,
+            member_epoch: 0,
+            assignment: None,
+        }
+    }
+}
+
+/// The request checks of Kafka's share group heartbeat, before any state is looked at.
+pub fn validate(group_id: &str, request: &Heartbeat) -> Result<(), HeartbeatOutcome> {
+    let invalid = |message: &str| Err(HeartbeatOutcome::error(ErrorCode::INVALID_REQUEST, message));
+    if group_id.is_empty() {
+        return invalid("GroupId can't be empty.");
+    }
+    if request.member_id.is_empty() {
+        return invalid("MemberId can't be empty.");
+    }
+    if request.rack_id.as_deref() == Some("") {
+        return invalid("RackId can't be empty.");
+    }
+    match request.member_epoch {
+        0 if request
+            .subscribed_names
+            .as_ref()
+            .is_none_or(|names| names.is_empty()) =>
+        {
+            invalid("SubscribedTopicNames cannot be null or empty when MemberEpoch is zero.")
+        }
+        epoch if epoch < LEAVE_EPOCH => invalid(&format!("MemberEpoch is invalid: {epoch}.")),
+        _ => Ok(()),
+    }
+}
+
+/// The share session of one member.
+#[derive(Debug, Clone)]
+struct Session {
+    /// The epoch its next request must name.
+    next_epoch: i32,
+    /// The partitions it fetches.
+    partitions: BTreeSet<(Uuid, i32)>,
+}
+
+/// A ShareFetch or ShareAcknowledge's session, once checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionOutcome {
+    /// The partitions to fetch from (a ShareAcknowledge fetches none).
+    Open(BTreeSet<(Uuid, i32)>),
+    /// The session closed (epoch -1): nothing is fetched.
+    Closed,
+}
+
+/// Every share group of the cluster, their share partitions and share sessions.
+#[derive(Debug)]
+pub struct ShareGroups {
+    /// Groups by id.
+    pub groups: BTreeMap<String, ShareGroup>,
+    sessions: BTreeMap<(String, String), Session>,
+    /// The timeouts and limits.
+    pub config: ShareConfig,
+    limits: GroupLimits,
+}
+
+impl ShareGroups {
+    /// None yet.
+    pub fn new(config: ShareConfig, limits: GroupLimits) -> Self {
+        ShareGroups {
+            groups: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+            config,
+            limits,
+        }
+    }
+
+    /// Bytes held, for the coordinator's cap.
+    pub fn bytes(&self) -> usize {
+        self.groups
+            .iter()
+            .map(|(id, group)| id.len() + group.bytes())
+            .sum::<usize>()
+            + self
+                .sessions
+                .iter()
+                .map(|((g, m), s)| 64 + g.len() + m.len() + 24 * s.partitions.len())
+                .sum::<usize>()
+    }
+
+    /// ShareGroupHeartbeat (the request checked by [`validate`]), `topics` being every
+    /// topic of the cluster.
+    pub fn heartbeat(
+        &mut self,
+        group_id: &str,
+        request: &Heartbeat,
+        topics: &TopicsByName,
+        now: Instant,
+    ) -> HeartbeatOutcome {
+        let joining = request.member_epoch == 0;
+        let limit = self.config.delivery_count_limit;
+        if !self.groups.contains_key(group_id) {
+            if !joining {
+                return HeartbeatOutcome::error(
+                    ErrorCode::GROUP_ID_NOT_FOUND,
+                    format!("Group {group_id} not found."),
+                );
+            }
+            if self.groups.len() >= self.limits.max_groups || self.bytes() >= self.limits.max_bytes
+            {
+                return HeartbeatOutcome::error(
+                    ErrorCode::GROUP_MAX_SIZE_REACHED,
+                    "The coordinator holds as many share groups as it may.",
+                );
+            }
+        }
+        // Sessions that ended and the timer has not reached yet end first.
+        self.expire(now, topics);
+        let group = self.groups.entry(group_id.into()).or_default();
+        let id = request.member_id.clone();
+        let mut bump = false;
+        match (group.members.get(&id), request.member_epoch) {
+            (None, LEAVE_EPOCH) | (None, 1..) => {
+                return HeartbeatOutcome::error(
+                    ErrorCode::UNKNOWN_MEMBER_ID,
+                    format!("Member {id} is not a member of group {group_id}."),
+                );
+            }
+            (Some(_), LEAVE_EPOCH) => {
+                group.remove(&id, limit);
+                group.epoch += 1;
+                group.assign(topics);
+                self.sessions.retain(|(g, m), _| g != group_id || *m != id);
+                return HeartbeatOutcome {
+                    error: ErrorCode::NONE,
+                    message: None,
+                    member_id: Some(id),
+                    member_epoch: LEAVE_EPOCH,
+                    assignment: None,
+                };
+            }
+            // Ahead of the coordinator, or behind it other than by the one epoch it may
+            // not have heard of yet: fenced (Kafka's messages).
+            (Some(member), epoch) if epoch > member.epoch => {
+                return HeartbeatOutcome::error(
+                    ErrorCode::FENCED_MEMBER_EPOCH,
+                    format!(
+                        "The share group member has a greater member epoch ({epoch}) than the \
+                         one known by the group coordinator ({}). The member must abandon all \
+                         its partitions and rejoin.",
+                        member.epoch
+                    ),
+                );
+            }
+            (Some(member), epoch)
+                if epoch != 0 && epoch < member.epoch && epoch != member.previous_epoch =>
+            {
+                return HeartbeatOutcome::error(
+                    ErrorCode::FENCED_MEMBER_EPOCH,
+                    format!(
+                        "The share group member has a smaller member epoch ({epoch}) than the \
+                         one known by the group coordinator ({}), and it does not match the \
+                         previous member epoch ({}). The member must abandon all its partitions \
+                         and rejoin.",
+                        member.epoch, member.previous_epoch
+                    ),
+                );
+            }
+            (None, _) => {
+                if group.members.len() >= self.limits.max_members {
+                    return HeartbeatOutcome::error(
+                        ErrorCode::GROUP_MAX_SIZE_REACHED,
+                        format!(
+                            "The share group has reached its maximum capacity of {} members.",
+                            self.limits.max_members
+                        ),
+                    );
+                }
+                group.members.insert(
+                    id.clone(),
+                    ShareMember {
+                        id: id.clone(),
+                        rack_id: None,
+                        client_id: String::new(),
+                        client_host: String::new(),
+                        epoch: 0,
+                        previous_epoch: 0,
+                        subscribed_names: Vec::new(),
+                        assigned: Assignment::new(),
+                        sent: None,
+                        session_deadline: now,
+                    },
+                );
+                bump = true;
+            }
+            (Some(_), _) => {}
+        }
+        let member = group.members.get_mut(&id).expect("inserted or found above");
+        member.client_id.clone_from(&request.client_id);
+        member.client_host.clone_from(&request.client_host);
+        member.session_deadline = now + self.config.session_timeout;
+        if let Some(rack) = &request.rack_id {
+            member.rack_id = Some(rack.clone());
+        }
+        if joining {
+            // A (re)join is sent its assignment whatever it was sent before.
+            member.sent = None;
+        }
+        if let Some(names) = &request.subscribed_names {
+            let mut names = names.clone();
+            names.sort();
+            names.dedup();
+            if names != member.subscribed_names {
+                member.subscribed_names = names;
+                bump = true;
+            }
+        }
+        if bump || group.subscribed(topics) != group.subscribed_topics {
+            group.epoch += 1;
+            group.assign(topics);
+        }
+        let assignment_epoch = group.assignment_epoch;
+        let member = group.members.get_mut(&id).expect("still a member");
+        if member.epoch != assignment_epoch {
+            member.previous_epoch = member.epoch;
+            member.epoch = assignment_epoch;
+        }
+        let changed = member.sent.as_ref() != Some(&member.assigned);
+        if changed {
+            member.sent = Some(member.assigned.clone());
+        }
+        HeartbeatOutcome {
+            error: ErrorCode::NONE,
+            message: None,
+            member_id: Some(id),
+            member_epoch: member.epoch,
+            assignment: changed.then(|| member.assigned.clone()),
+        }
+    }
+
+    /// The earliest end of a member's session in any group.
+    pub fn next_session_deadline(&self) -> Option<Instant> {
+        self.groups
+            .values()
+            .flat_map(|group| group.members.values())
+            .map(|member| member.session_deadline)
+            .min()
+    }
+
+    /// Removes the members whose session ended by `now` (their locks released, their
+    /// groups assigned again over `topics`, every topic of the cluster), and their share
+    /// sessions.
+    pub fn expire(&mut self, now: Instant, topics: &TopicsByName) {
+        let limit = self.config.delivery_count_limit;
+        let mut gone: Vec<(String, String)> = Vec::new();
+        for (group_id, group) in &mut self.groups {
+            let before: Vec<String> = group.members.keys().cloned().collect();
+            group.expire(now, topics, limit);
+            gone.extend(
+                before
+                    .into_iter()
+                    .filter(|id| !group.members.contains_key(id))
+                    .map(|id| (group_id.clone(), id)),
+            );
+        }
+        for key in gone {
+            self.sessions.remove(&key);
+        }
+    }
+
+    /// Whether `member_id` of `group_id` has a share session.
+    pub fn has_session(&self, group_id: &str, member_id: &str) -> bool {
+        self.sessions
+            .contains_key(&(group_id.to_string(), member_id.to_string()))
+    }
+
+    /// Checks and moves on `member_id`'s share session for a request at `epoch` naming
+    /// `added` and `forgotten` partitions (a ShareAcknowledge names none), as Kafka's
+    /// share session cache: epoch 0 opens a session (replacing the member's last), -1
+    /// closes it (releasing the member's locks), any other must be the session's next.
+    /// A session opened in a group not held makes the group (a ShareFetch may come before
+    /// its member's first heartbeat is answered), within the cap on groups
+    /// (GROUP_MAX_SIZE_REACHED); more partitions than a session may name: INVALID_REQUEST.
+    pub fn session(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        epoch: i32,
+        added: &[(Uuid, i32)],
+        forgotten: &[(Uuid, i32)],
+    ) -> Result<SessionOutcome, ErrorCode> {
+        let key = (group_id.to_string(), member_id.to_string());
+        match epoch {
+            INITIAL_EPOCH => {
+                if !self.sessions.contains_key(&key)
+                    && self.sessions.len() >= self.config.max_sessions
+                {
+                    return Err(ErrorCode::SHARE_SESSION_LIMIT_REACHED);
+                }
+                if !self.groups.contains_key(group_id) {
+                    if self.groups.len() >= self.limits.max_groups {
+                        return Err(ErrorCode::GROUP_MAX_SIZE_REACHED);
+                    }
+                    self.groups.insert(group_id.into(), ShareGroup::default());
+                }
+                let partitions: BTreeSet<(Uuid, i32)> = added.iter().copied().collect();
+                if partitions.len() > self.config.max_session_partitions {
+                    return Err(ErrorCode::INVALID_REQUEST);
+                }
+                self.sessions.insert(
+                    key,
+                    Session {
+                        next_epoch: 1,
+                        partitions: partitions.clone(),
+                    },
+                );
+                Ok(SessionOutcome::Open(partitions))
+            }
+            FINAL_EPOCH => {
+                if self.sessions.remove(&key).is_none() {
+                    return Err(ErrorCode::SHARE_SESSION_NOT_FOUND);
+                }
+                let limit = self.config.delivery_count_limit;
+                if let Some(group) = self.groups.get_mut(group_id) {
+                    for partition in group.partitions.values_mut() {
+                        partition.release_member(member_id, limit);
+                    }
+                }
+                Ok(SessionOutcome::Closed)
+            }
+            _ => {
+                let Some(session) = self.sessions.get_mut(&key) else {
+                    return Err(ErrorCode::SHARE_SESSION_NOT_FOUND);
+                };
+                if session.next_epoch != epoch {
+                    return Err(ErrorCode::INVALID_SHARE_SESSION_EPOCH);
+                }
+                let fresh: Vec<(Uuid, i32)> = added
+                    .iter()
+                    .filter(|partition| !session.partitions.contains(partition))
+                    .copied()
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect();
+                let gone = forgotten
+                    .iter()
+                    .filter(|partition| session.partitions.contains(partition))
+                    .count();
+                if (session.partitions.len() + fresh.len()).saturating_sub(gone)
+                    > self.config.max_session_partitions
+                {
+                    // Kafka has no such cap; the session stays as it was.
+                    return Err(ErrorCode::INVALID_REQUEST);
+                }
+                // After i32::MAX comes 1, as Kafka's session epochs wrap.
+                session.next_epoch = if epoch == i32::MAX { 1 } else { epoch + 1 };
+                for partition in forgotten {
+                    session.partitions.remove(partition);
+                }
+                session.partitions.extend(fresh);
+                Ok(SessionOutcome::Open(session.partitions.clone()))
+            }
+        }
+    }
+
+    /// The share partition of `group_id` for `partition`, made at `log`'s end on first use
+    /// (`share.auto.offset.reset=latest`); the group is made if it was not (its session
+    /// made it, but DeleteGroups may have removed it since).
+    fn partition(
+        &mut self,
+        group_id: &str,
+        partition: (Uuid, i32),
+        log: &PartitionLog,
+    ) -> &mut SharePartition {
+        self.groups
+            .entry(group_id.into())
+            .or_default()
+            .partitions
+            .entry(partition)
+            .or_insert_with(|| SharePartition::starting_at(log.high_watermark()))
+    }
+
+    /// Acquires records of `log` for `member_id`; see [`SharePartition`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn acquire(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        partition: (Uuid, i32),
+        log: &PartitionLog,
+        max_records: usize,
+        strict: bool,
+        max_bytes: usize,
+        now: Instant,
+    ) -> Acquired {
+        let config = self.config;
+        let member: Arc<str> = Arc::from(member_id);
+        let share = self.partition(group_id, partition, log);
+        share.expire(now, config.delivery_count_limit);
+        share.acquire(log, &member, max_records, strict, max_bytes, &config, now)
+    }
+
+    /// Applies `member_id`'s acknowledgements of `partition` (a partition never fetched by
+    /// the group has nothing acquired: INVALID_RECORD_STATE).
+    pub fn acknowledge(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        partition: (Uuid, i32),
+        batches: &[AckBatch],
+        now: Instant,
+    ) -> ErrorCode {
+        let config = self.config;
+        let Some(share) = self
+            .groups
+            .get_mut(group_id)
+            .and_then(|group| group.partitions.get_mut(&partition))
+        else {
+            return ErrorCode::INVALID_RECORD_STATE;
+        };
+        share.expire(now, config.delivery_count_limit);
+        share.acknowledge(member_id, batches, &config, now)
+    }
+
+    /// The earliest lock deadline of `group_id`'s partitions among `partitions`: a ShareFetch
+    /// waiting for records wakes then, when released records may be acquired again.
+    pub fn next_lock_deadline(
+        &self,
+        group_id: &str,
+        partitions: &BTreeSet<(Uuid, i32)>,
+    ) -> Option<Instant> {
+        let group = self.groups.get(group_id)?;
+        partitions
+            .iter()
+            .filter_map(|p| group.partitions.get(p))
+            .filter_map(SharePartition::next_deadline)
+            .min()
+    }
+
+    /// Moves `group_id`'s start offset of `partition` to `offset` (AlterShareGroupOffsets,
+    /// which Kafka allows only for a group without members).
+    pub fn set_start(&mut self, group_id: &str, partition: (Uuid, i32), offset: i64) {
+        self.groups
+            .entry(group_id.into())
+            .or_default()
+            .partitions
+            .entry(partition)
+            .and_modify(|share| share.reset(offset))
+            .or_insert_with(|| SharePartition::starting_at(offset));
+    }
+
+    /// Removes `group_id` and its sessions (DeleteGroups): refused with NON_EMPTY_GROUP
+    /// while it has members, GROUP_ID_NOT_FOUND if there is none.
+    pub fn delete(&mut self, group_id: &str) -> ErrorCode {
+        match self.groups.get(group_id) {
+            None => ErrorCode::GROUP_ID_NOT_FOUND,
+            Some(group) if !group.members.is_empty() => ErrorCode::NON_EMPTY_GROUP,
+            Some(_) => {
+                self.groups.remove(group_id);
+                self.sessions.retain(|(g, _), _| g != group_id);
+                ErrorCode::NONE
+            }
+        }
+    }
+}
+
+/// Every topic of `state` as the assignors see it.
+pub(crate) fn topics_by_name(state: &crate::state::State) -> TopicsByName {
+    state
+        .topics
+        .iter()
+        .map(|(name, topic)| (name.clone(), (topic.id, topic.partitions.len() as i32)))
+        .collect()
+}
+
+/// Removes share group members at the end of their session (45 s without a heartbeat), until
+/// the cluster stops; woken early by `Shared::share_groups_changed` when a member joins.
+pub async fn run_timers(shared: Arc<crate::Shared>, mut stop: watch::Receiver<()>) {
+    loop {
+        let changed = shared.share_groups_changed.notified();
+        let next = shared.share_groups().next_session_deadline();
+        let sleep = async {
+            match next {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = sleep => {
+                // Read before the share groups are locked (never the state's lock inside).
+                let topics = topics_by_name(&shared.state());
+                shared.share_groups().expire(Instant::now(), &topics);
+            }
+            () = changed => {}
+            _ = stop.changed() => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(id: &str, topics: &[&str]) -> (String, ShareMember) {
+        let member = ShareMember {
+            id: id.into(),
+            rack_id: None,
+            client_id: String::new(),
+            client_host: String::new(),
+            epoch: 0,
+            previous_epoch: 0,
+            subscribed_names: topics.iter().map(|t| t.to_string()).collect(),
+            assigned: Assignment::new(),
+            sent: None,
+            session_deadline: Instant::now(),
+        };
+        (id.into(), member)
+    }
+
+    #[test]
+    fn more_members_than_partitions_share_them() {
+        let topics: TopicsByName = [("a".to_string(), (Uuid([1; 16]), 2))].into();
+        let mut group = ShareGroup {
+            members: ["m1", "m2", "m3"]
+                .iter()
+                .map(|id| member(id, &["a"]))
+                .collect(),
+            ..ShareGroup::default()
+        };
+        group.assign(&topics);
+        let mut holders: BTreeMap<i32, usize> = BTreeMap::new();
+        for member in group.members.values() {
+            let mine = &member.assigned[&Uuid([1; 16])];
+            assert!(!mine.is_empty(), "{} has no partition", member.id);
+            for p in mine {
+                *holders.entry(*p).or_default() += 1;
+            }
+        }
+        assert_eq!(holders.len(), 2, "both partitions assigned: {holders:?}");
+        assert_eq!(holders.values().sum::<usize>(), 3, "{holders:?}");
+    }
+
+    #[test]
+    fn malformed_acknowledgements_are_refused_whole() {
+        let mut share = SharePartition::starting_at(0);
+        let config = ShareConfig::default();
+        let now = Instant::now();
+        share.end = 3;
+        for offset in 0..3 {
+            share.records.insert(
+                offset,
+                InFlight {
+                    state: RecordState::Acquired {
+                        member: Arc::from("m"),
+                        until: now + config.lock_timeout,
+                    },
+                    delivery_count: 1,
+                },
+            );
+        }
+        let batch = |first, last, types: &[AckType]| AckBatch {
+            first,
+            last,
+            types: types.to_vec(),
+        };
+        // Backwards, overlapping, types of the wrong length: nothing applied.
+        for bad in [
+            vec![batch(2, 1, &[AckType::Accept])],
+            vec![
+                batch(0, 1, &[AckType::Accept]),
+                batch(1, 2, &[AckType::Accept]),
+            ],
+            vec![batch(0, 2, &[AckType::Accept, AckType::Reject])],
+        ] {
+            assert_eq!(
+                share.acknowledge("m", &bad, &config, now),
+                ErrorCode::INVALID_REQUEST
+            );
+        }
+        // Another member's records, or offsets past those acquired.
+        assert_eq!(
+            share.acknowledge("other", &[batch(0, 0, &[AckType::Accept])], &config, now),
+            ErrorCode::INVALID_RECORD_STATE
+        );
+        assert_eq!(
+            share.acknowledge("m", &[batch(2, 3, &[AckType::Accept])], &config, now),
+            ErrorCode::INVALID_RECORD_STATE
+        );
+        assert_eq!(share.start_offset(), 0, "nothing was applied");
+        let mixed = [AckType::Accept, AckType::Release, AckType::Reject];
+        assert_eq!(
+            share.acknowledge("m", &[batch(0, 2, &mixed)], &config, now),
+            ErrorCode::NONE
+        );
+        assert_eq!(share.start_offset(), 1, "offset 1 was released, 0 accepted");
+        assert_eq!(share.records[&1].state, RecordState::Available);
+        assert_eq!(share.records[&2].state, RecordState::Archived);
+    }
+
+    #[test]
+    fn sessions_and_the_groups_they_make_are_capped() {
+        let config = ShareConfig {
+            max_session_partitions: 2,
+            ..ShareConfig::default()
+        };
+        let limits = GroupLimits {
+            max_groups: 1,
+            ..GroupLimits::default()
+        };
+        let mut share = ShareGroups::new(config, limits);
+        let topic = Uuid([7; 16]);
+        let two = [(topic, 0), (topic, 1)];
+        assert_eq!(
+            share.session("g", "m", INITIAL_EPOCH, &two, &[]),
+            Ok(SessionOutcome::Open(two.into_iter().collect()))
+        );
+        // A third partition is refused and the session stays as it was, at its epoch.
+        assert_eq!(
+            share.session("g", "m", 1, &[(topic, 2)], &[]),
+            Err(ErrorCode::INVALID_REQUEST)
+        );
+        assert_eq!(
+            share.session("g", "m", 1, &[(topic, 2)], &[(topic, 0)]),
+            Ok(SessionOutcome::Open(
+                [(topic, 1), (topic, 2)].into_iter().collect()
+            ))
+        );
+        // No second group: the cap on groups holds for those sessions make.
+        assert_eq!(
+            share.session("other", "m", INITIAL_EPOCH, &[], &[]),
+            Err(ErrorCode::GROUP_MAX_SIZE_REACHED)
+        );
+    }
+}

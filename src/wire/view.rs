@@ -293,6 +293,7 @@ impl ViewMode for Lazy {
         check(&mut d, cursor.version).map_err(|e| origin.error(Some(e)))?;
         let checked = ViewCursor::<Checked> {
             buf: cursor.buf,
+            frame: cursor.frame,
             at: Some(at),
             version: cursor.version,
             origin: (),
@@ -386,6 +387,9 @@ impl std::fmt::Debug for LazyOrigin<'_> {
 #[derive(Clone, Copy)]
 pub struct Walk<'a, M: ViewMode> {
     buf: &'a Bytes,
+    /// All the bytes the view may read (the frame), for the structs found in this walk.
+    frame: &'a [u8],
+    /// The bytes this walk may read: the frame, or a tagged field's value.
     bytes: &'a [u8],
     pos: usize,
     version: i16,
@@ -542,6 +546,17 @@ impl<'a, M: ViewMode> Walk<'a, M> {
     /// Steps over an array of fixed-width values `width` bytes each.
     #[inline]
     pub fn skip_fixed_array(&mut self, compact: bool, width: usize) {
+        // Nearly every such array (a replica list) is compact and short: a one-byte count,
+        // 0 for null, else the element count plus one.
+        if compact {
+            if let Some(&count) = self.bytes.get(self.pos) {
+                if count < 0x80 {
+                    let elements = usize::from(count.saturating_sub(1));
+                    self.pos += 1 + elements * width;
+                    return;
+                }
+            }
+        }
         let count = self.count(compact);
         self.skip(count.saturating_mul(width));
     }
@@ -771,6 +786,9 @@ impl<'a> Walk<'a, Checked> {
 /// origin; or a struct the version does not have, whose fields all read as their defaults.
 pub struct ViewCursor<'a, M: ViewMode> {
     buf: &'a Bytes,
+    /// The bytes the view may read (`M::bytes` of `buf`), found once per frame rather than
+    /// once per accessor.
+    frame: &'a [u8],
     at: Option<usize>,
     version: i16,
     origin: M::Origin<'a>,
@@ -791,6 +809,7 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
     pub fn new(buf: &'a Bytes, at: usize, version: i16, origin: M::Origin<'a>) -> Self {
         ViewCursor {
             buf,
+            frame: M::bytes(buf, origin),
             at: Some(at),
             version,
             origin,
@@ -803,6 +822,7 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
         static EMPTY: Bytes = Bytes::from_static(&[]);
         ViewCursor {
             buf: &EMPTY,
+            frame: &[],
             at: None,
             version,
             origin,
@@ -832,7 +852,8 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
     pub fn walk(&self) -> Option<Walk<'a, M>> {
         Some(Walk {
             buf: self.buf,
-            bytes: M::bytes(self.buf, self.origin),
+            frame: self.frame,
+            bytes: self.frame,
             pos: self.at?,
             version: self.version,
             compact: false,
@@ -993,12 +1014,15 @@ pub trait OwnedViaAccessors {
 #[doc(hidden)]
 #[inline]
 pub fn read_struct<'a, M: ViewMode, V: StructView<'a, Mode = M>>(walk: &mut Walk<'a, M>) -> V {
-    let view = V::from_cursor(ViewCursor::new(
-        walk.buf,
-        walk.pos,
-        walk.version,
-        walk.origin,
-    ));
+    // The frame's bytes travel with the walk: a struct found here reads them without
+    // looking them up again.
+    let view = V::from_cursor(ViewCursor {
+        buf: walk.buf,
+        frame: walk.frame,
+        at: Some(walk.pos),
+        version: walk.version,
+        origin: walk.origin,
+    });
     V::skip(walk);
     view
 }
@@ -1062,6 +1086,7 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
     fn walk_absent(&self) -> Walk<'a, M> {
         Walk {
             buf: self.buf,
+            frame: &[],
             bytes: &[],
             pos: 0,
             version: self.version,

@@ -29,6 +29,7 @@ pub mod consumer_groups;
 pub mod control;
 pub mod controllers;
 pub mod dispatch;
+pub mod fetch_sessions;
 pub mod groups;
 pub mod handlers;
 pub mod legacy;
@@ -147,6 +148,8 @@ pub struct Shared {
     pub super_users: Vec<String>,
     /// The listeners' TLS, if they serve TLS.
     pub(crate) tls: Option<TlsAcceptor>,
+    /// Each node's fetch sessions, in the order of `brokers` then `controllers`.
+    fetch_sessions: Vec<Mutex<fetch_sessions::FetchSessions>>,
 }
 
 /// A TLS listener's acceptor (of `kafka-codec-server`), shown by Debug without its keys.
@@ -168,6 +171,23 @@ impl Shared {
     /// The groups, locked. Never held across an await, nor together with [`Shared::state`].
     pub fn groups(&self) -> MutexGuard<'_, groups::Groups> {
         self.groups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Broker `node_id`'s fetch sessions, locked. Never held across an await, nor together
+    /// with another lock.
+    pub fn fetch_sessions(&self, node_id: i32) -> MutexGuard<'_, fetch_sessions::FetchSessions> {
+        // Every node that receives requests is listed; the first stands in for any other.
+        let slot = self
+            .brokers
+            .iter()
+            .chain(&self.controllers)
+            .position(|node| node.node_id == node_id)
+            .unwrap_or(0);
+        let mut sessions = self.fetch_sessions[slot]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        sessions.forget_if_stopped();
+        sessions
     }
 
     /// The SASL users, locked. Never held across an await.
@@ -338,6 +358,8 @@ pub struct ClusterBuilder {
     sasl_users: Vec<SaslUser>,
     super_users: Vec<String>,
     tls: Option<kafka_codec_server::tls::ListenTls>,
+    /// Each broker's fetch session slots and the partitions they hold.
+    fetch_session_limits: (usize, usize),
 }
 
 impl Default for ClusterBuilder {
@@ -372,6 +394,10 @@ impl Default for ClusterBuilder {
             sasl_users: Vec::new(),
             super_users: Vec::new(),
             tls: None,
+            fetch_session_limits: (
+                fetch_sessions::DEFAULT_SLOTS,
+                fetch_sessions::DEFAULT_MAX_PARTITIONS,
+            ),
         }
     }
 }
@@ -563,6 +589,14 @@ impl ClusterBuilder {
         self
     }
 
+    /// Each broker's fetch session cache: at most `slots` sessions (default 1000, Kafka's
+    /// `max.incremental.fetch.session.cache.slots`; 0: none, clients send full fetches)
+    /// holding at most `partitions` partitions in all (default 100,000).
+    pub fn fetch_sessions(mut self, slots: usize, partitions: usize) -> Self {
+        self.fetch_session_limits = (slots, partitions);
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
         let tls = match &self.tls {
@@ -666,6 +700,22 @@ impl ClusterBuilder {
             .map(|node| node.node_id)
             .collect();
         let control = control::Control::new(nodes, self.log_capacity, self.log_bytes);
+        // Each node's fetch sessions, forgotten whenever it is stopped.
+        let fetch_sessions = brokers
+            .iter()
+            .chain(&controller_nodes)
+            .map(|node| {
+                let seed = self
+                    .seed
+                    .map(|seed| seed ^ (node.node_id as u64).wrapping_add(1));
+                let (slots, partitions) = self.fetch_session_limits;
+                let mut sessions = fetch_sessions::FetchSessions::new(slots, partitions, seed);
+                if let Ok(switch) = control.switch(node.node_id) {
+                    sessions = sessions.follow(switch.subscribe());
+                }
+                Mutex::new(sessions)
+            })
+            .collect();
         for rule in self.rules {
             control.add(rule);
         }
@@ -710,6 +760,7 @@ impl ClusterBuilder {
             acls: Mutex::default(),
             super_users: self.super_users,
             tls,
+            fetch_sessions,
         });
         let node_ids: Vec<i32> = shared
             .brokers

@@ -284,6 +284,7 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
         Request::CreateAcls(_) | Request::DeleteAcls(_) | Request::AlterUserScramCredentials(_) => {
             vec![Need::cluster(op::ALTER)]
         }
+        Request::ElectLeaders(_) => vec![Need::cluster(op::ALTER)],
         _ => Vec::new(),
     }
 }

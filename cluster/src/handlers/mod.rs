@@ -27,6 +27,7 @@ mod describe_quorum;
 mod describe_topic_partitions;
 mod describe_transactions;
 mod describe_user_scram_credentials;
+mod elect_leaders;
 mod end_txn;
 mod fetch;
 mod find_coordinator;
@@ -115,7 +116,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 44] = [
+const SERVED: [ApiKey; 45] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -145,6 +146,7 @@ const SERVED: [ApiKey; 44] = [
     delete_records::API,
     offset_for_leader_epoch::API,
     describe_log_dirs::API,
+    elect_leaders::API,
     describe_configs::API,
     alter_configs::API,
     incremental_alter_configs::API,
@@ -228,6 +230,7 @@ pub async fn handle(
             offset_for_leader_epoch::handle(context, body).into()
         }
         Request::DescribeLogDirs(body) => describe_log_dirs::handle(context, body).into(),
+        Request::ElectLeaders(body) => elect_leaders::handle(context, body).into(),
         Request::DescribeConfigs(body) => describe_configs::handle(context, body).into(),
         Request::AlterConfigs(body) => alter_configs::handle(context, body).into(),
         Request::IncrementalAlterConfigs(body) => {

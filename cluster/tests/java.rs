@@ -214,3 +214,53 @@ async fn kafka_tool_with_input(class: &str, args: &[&str], input: String) -> Str
     print!("{stdout}");
     stdout
 }
+
+/// Kafka 4.4's `kafka-leader-election` (`LeaderElectionCommand`): a preferred election over
+/// every partition moves a moved leader back; naming a partition already on its preferred
+/// replica reports nothing to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and Kafka's jars (bash tools/kafka-broker/broker.sh fetch)"]
+async fn kafka_leader_election_moves_leaders_back_to_their_preferred_replicas() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    cluster.shared().state().add_topic("elect", 3, 3);
+    cluster.control().move_leader("elect", 0, 1).expect("moved");
+    let bootstrap = cluster.bootstrap();
+    let all = kafka_tool(
+        "org.apache.kafka.tools.LeaderElectionCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--election-type",
+            "PREFERRED",
+            "--all-topic-partitions",
+        ],
+    )
+    .await;
+    assert!(
+        all.contains("Successfully completed leader election (PREFERRED) for partitions elect-0"),
+        "{all}"
+    );
+    assert_eq!(cluster.shared().state().leader("elect", 0, 3), (0, 2));
+    let one = kafka_tool(
+        "org.apache.kafka.tools.LeaderElectionCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--election-type",
+            "PREFERRED",
+            "--topic",
+            "elect",
+            "--partition",
+            "1",
+        ],
+    )
+    .await;
+    assert!(
+        one.contains("Valid replica already elected for partitions elect-1"),
+        "{one}"
+    );
+}

@@ -35,6 +35,7 @@ pub mod handlers;
 pub mod legacy;
 pub mod producers;
 pub mod quorum;
+pub mod quotas;
 pub mod release;
 pub mod sasl;
 pub mod state;
@@ -148,6 +149,8 @@ pub struct Shared {
     pub super_users: Vec<String>,
     /// The listeners' TLS, if they serve TLS.
     pub(crate) tls: Option<TlsAcceptor>,
+    /// The client quotas (stored, not enforced).
+    client_quotas: Mutex<quotas::ClientQuotas>,
     /// Each node's fetch sessions, in the order of `brokers` then `controllers`.
     fetch_sessions: Vec<Mutex<fetch_sessions::FetchSessions>>,
 }
@@ -188,6 +191,11 @@ impl Shared {
             .unwrap_or_else(|e| e.into_inner());
         sessions.forget_if_stopped();
         sessions
+    }
+
+    /// The client quotas, locked. Never held across an await.
+    pub fn client_quotas(&self) -> MutexGuard<'_, quotas::ClientQuotas> {
+        self.client_quotas.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The SASL users, locked. Never held across an await.
@@ -761,6 +769,7 @@ impl ClusterBuilder {
             super_users: self.super_users,
             tls,
             fetch_sessions,
+            client_quotas: Mutex::default(),
         });
         let node_ids: Vec<i32> = shared
             .brokers

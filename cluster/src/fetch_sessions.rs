@@ -4,9 +4,10 @@
 //! answered with only the partitions that have news, and epoch -1 closes the session.
 //!
 //! The cache is bounded twice: by its slots (Kafka's
-//! `max.incremental.fetch.session.cache.slots`, 1000) and by the partitions all its sessions
-//! hold ([`FetchSessions::max_partitions`], the cluster's own cap: Kafka has none, but a
-//! test cluster must not let one client's requests grow it without end).
+//! `max.incremental.fetch.session.cache.slots`, 1000) and by the memory all its sessions
+//! hold, each partition counted with its topic name ([`FetchSessions::max_bytes`], the
+//! cluster's own cap: Kafka has none, but a test cluster must not let clients' requests
+//! grow it without end).
 
 use kafka_codec::messages::fetch_request::ForgottenTopic;
 use kafka_codec::messages::FetchRequest;
@@ -21,8 +22,9 @@ use tokio::time::Instant;
 /// Sessions a broker keeps by default (Kafka's `max.incremental.fetch.session.cache.slots`).
 pub const DEFAULT_SLOTS: usize = 1000;
 
-/// Partitions all of a broker's sessions hold together by default (the cluster's cap).
-pub const DEFAULT_MAX_PARTITIONS: usize = 100_000;
+/// Bytes all of a broker's sessions hold together by default (the cluster's cap): some
+/// 300,000 partitions of short topic names.
+pub const DEFAULT_MAX_BYTES: usize = 32 << 20;
 
 /// How long a session must go unused before any new one may take its slot, and how old it
 /// must be before a larger one may (Kafka's `MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS`).
@@ -64,6 +66,11 @@ pub struct Wanted {
 }
 
 impl Wanted {
+    /// What the partition costs a session to hold.
+    fn cost(&self) -> usize {
+        std::mem::size_of::<SessionPartition>() + self.topic.len()
+    }
+
     fn key(&self) -> (Uuid, &str, i32) {
         (self.topic_id, self.topic.as_str(), self.partition)
     }
@@ -115,6 +122,8 @@ struct Session {
     last_used: Instant,
     /// The epoch the next incremental fetch must carry.
     epoch: i32,
+    /// What its partitions cost, topic names included.
+    bytes: usize,
     /// In the order read: a partition that returned records moves to the end, so that the
     /// response limit serves every partition in turn.
     partitions: Vec<SessionPartition>,
@@ -145,8 +154,8 @@ pub enum Plan {
 #[derive(Debug)]
 pub struct FetchSessions {
     slots: usize,
-    max_partitions: usize,
-    partitions: usize,
+    max_bytes: usize,
+    held: usize,
     sessions: HashMap<i32, Session>,
     ids: SessionIds,
     /// The broker's up switch (`Control::stop_broker`): any change since the last look
@@ -155,13 +164,13 @@ pub struct FetchSessions {
 }
 
 impl FetchSessions {
-    /// A cache of `slots` sessions holding at most `max_partitions` partitions in all;
-    /// session ids derived from `seed` when given (else at random).
-    pub fn new(slots: usize, max_partitions: usize, seed: Option<u64>) -> Self {
+    /// A cache of `slots` sessions holding at most `max_bytes` in all; session ids derived
+    /// from `seed` when given (else at random).
+    pub fn new(slots: usize, max_bytes: usize, seed: Option<u64>) -> Self {
         FetchSessions {
             slots,
-            max_partitions,
-            partitions: 0,
+            max_bytes,
+            held: 0,
             sessions: HashMap::new(),
             ids: SessionIds::new(seed),
             switch: None,
@@ -195,20 +204,20 @@ impl FetchSessions {
         self.sessions.is_empty()
     }
 
-    /// Partitions held by all sessions.
-    pub fn partitions(&self) -> usize {
-        self.partitions
+    /// Bytes held by all sessions' partitions.
+    pub fn held_bytes(&self) -> usize {
+        self.held
     }
 
-    /// The cap on [`partitions`](Self::partitions).
-    pub fn max_partitions(&self) -> usize {
-        self.max_partitions
+    /// The cap on [`held_bytes`](Self::held_bytes).
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
     }
 
     /// Forgets every session, as a restarted broker has none.
     pub fn clear(&mut self) {
         self.sessions.clear();
-        self.partitions = 0;
+        self.held = 0;
     }
 
     /// Decides what `request` (at `version`) does, as Kafka's `FetchManager.newContext`
@@ -248,19 +257,19 @@ impl FetchSessions {
         if session.uses_topic_ids != (version >= 13) {
             return Err(ErrorCode::FETCH_SESSION_TOPIC_ID_ERROR);
         }
-        let before = session.partitions.len();
+        let before = session.bytes;
         update(
             session,
             wanted.iter().cloned(),
             &request.forgotten_topics_data,
         );
-        let after = session.partitions.len();
-        self.partitions = self.partitions.saturating_sub(before) + after;
-        if after == 0 {
+        session.bytes = session.partitions.iter().map(|p| p.wanted.cost()).sum();
+        self.held = self.held.saturating_sub(before) + session.bytes;
+        if session.partitions.is_empty() {
             self.remove(id);
             return Ok(Plan::Sessionless(wanted));
         }
-        if self.partitions > self.max_partitions {
+        if self.held > self.max_bytes {
             // The cluster's own bound: the client starts over with a full fetch, which gets a
             // session only if there is room.
             self.remove(id);
@@ -292,10 +301,11 @@ impl FetchSessions {
         now: Instant,
     ) -> i32 {
         let size = partitions.len();
-        if size > self.max_partitions {
+        let bytes: usize = partitions.iter().map(|(wanted, _)| wanted.cost()).sum();
+        if bytes > self.max_bytes {
             return INVALID_SESSION_ID;
         }
-        while self.partitions + size > self.max_partitions {
+        while self.held + bytes > self.max_bytes {
             if !self.evict(privileged, size, now) {
                 return INVALID_SESSION_ID;
             }
@@ -309,7 +319,7 @@ impl FetchSessions {
                 break id;
             }
         };
-        self.partitions += size;
+        self.held += bytes;
         self.sessions.insert(
             id,
             Session {
@@ -318,6 +328,7 @@ impl FetchSessions {
                 created: now,
                 last_used: now,
                 epoch: next_epoch(INITIAL_EPOCH),
+                bytes,
                 partitions: partitions
                     .into_iter()
                     .map(|(wanted, answered)| SessionPartition { wanted, answered })
@@ -375,7 +386,7 @@ impl FetchSessions {
 
     fn remove(&mut self, id: i32) {
         if let Some(session) = self.sessions.remove(&id) {
-            self.partitions = self.partitions.saturating_sub(session.partitions.len());
+            self.held = self.held.saturating_sub(session.bytes);
         }
     }
 
@@ -583,19 +594,20 @@ mod tests {
     }
 
     #[test]
-    fn partitions_held_are_bounded() {
+    fn memory_held_is_bounded() {
         let now = Instant::now();
-        let mut cache = FetchSessions::new(10, 4, None);
+        let each = wanted(1)[0].0.cost();
+        let mut cache = FetchSessions::new(10, 4 * each, None);
         assert_eq!(cache.open(wanted(5), false, false, now), INVALID_SESSION_ID);
         let id = cache.open(wanted(3), false, false, now);
         assert!(id > 0);
-        assert_eq!(cache.partitions(), 3);
+        assert_eq!(cache.held_bytes(), 3 * each);
         // Growing past the cap ends the session; the client starts over.
         assert_eq!(
             cache.plan(12, &incremental(id, 1, &[3, 4]), now).err(),
             Some(ErrorCode::FETCH_SESSION_ID_NOT_FOUND)
         );
-        assert_eq!((cache.len(), cache.partitions()), (0, 0));
+        assert_eq!((cache.len(), cache.held_bytes()), (0, 0));
         // An incremental that leaves a session empty closes it and is answered sessionless.
         let id = cache.open(wanted(1), false, false, now);
         let forget =
@@ -606,7 +618,7 @@ mod tests {
             cache.plan(12, &forget, now),
             Ok(Plan::Sessionless(_))
         ));
-        assert_eq!((cache.len(), cache.partitions()), (0, 0));
+        assert_eq!((cache.len(), cache.held_bytes()), (0, 0));
     }
 
     #[test]

@@ -366,7 +366,7 @@ pub struct ClusterBuilder {
     sasl_users: Vec<SaslUser>,
     super_users: Vec<String>,
     tls: Option<kafka_codec_server::tls::ListenTls>,
-    /// Each broker's fetch session slots and the partitions they hold.
+    /// Each broker's fetch session slots and the bytes they hold.
     fetch_session_limits: (usize, usize),
 }
 
@@ -404,7 +404,7 @@ impl Default for ClusterBuilder {
             tls: None,
             fetch_session_limits: (
                 fetch_sessions::DEFAULT_SLOTS,
-                fetch_sessions::DEFAULT_MAX_PARTITIONS,
+                fetch_sessions::DEFAULT_MAX_BYTES,
             ),
         }
     }
@@ -599,9 +599,9 @@ impl ClusterBuilder {
 
     /// Each broker's fetch session cache: at most `slots` sessions (default 1000, Kafka's
     /// `max.incremental.fetch.session.cache.slots`; 0: none, clients send full fetches)
-    /// holding at most `partitions` partitions in all (default 100,000).
-    pub fn fetch_sessions(mut self, slots: usize, partitions: usize) -> Self {
-        self.fetch_session_limits = (slots, partitions);
+    /// holding at most `bytes` of partitions in all, topic names included (default 32 MiB).
+    pub fn fetch_sessions(mut self, slots: usize, bytes: usize) -> Self {
+        self.fetch_session_limits = (slots, bytes);
         self
     }
 
@@ -716,8 +716,8 @@ impl ClusterBuilder {
                 let seed = self
                     .seed
                     .map(|seed| seed ^ (node.node_id as u64).wrapping_add(1));
-                let (slots, partitions) = self.fetch_session_limits;
-                let mut sessions = fetch_sessions::FetchSessions::new(slots, partitions, seed);
+                let (slots, bytes) = self.fetch_session_limits;
+                let mut sessions = fetch_sessions::FetchSessions::new(slots, bytes, seed);
                 if let Ok(switch) = control.switch(node.node_id) {
                     sessions = sessions.follow(switch.subscribe());
                 }

@@ -247,7 +247,7 @@ async fn an_empty_incremental_fetch_long_polls_and_is_woken_by_a_produce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_broker_forgets_its_sessions_and_a_full_cache_opens_none() {
     let cluster = Cluster::builder()
-        .fetch_sessions(1, 1000)
+        .fetch_sessions(1, 1 << 20)
         .build()
         .await
         .expect("cluster");

@@ -284,6 +284,9 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
         Request::CreateAcls(_) | Request::DeleteAcls(_) | Request::AlterUserScramCredentials(_) => {
             vec![Need::cluster(op::ALTER)]
         }
+        Request::ElectLeaders(_) => vec![Need::cluster(op::ALTER)],
+        Request::DescribeClientQuotas(_) => vec![Need::cluster(op::DESCRIBE_CONFIGS)],
+        Request::AlterClientQuotas(_) => vec![Need::cluster(op::ALTER_CONFIGS)],
         _ => Vec::new(),
     }
 }

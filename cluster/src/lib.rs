@@ -30,11 +30,13 @@ pub mod control;
 pub mod controllers;
 pub mod dispatch;
 pub mod features;
+pub mod fetch_sessions;
 pub mod groups;
 pub mod handlers;
 pub mod legacy;
 pub mod producers;
 pub mod quorum;
+pub mod quotas;
 pub mod release;
 pub mod sasl;
 pub mod share_groups;
@@ -206,6 +208,14 @@ pub struct Shared {
     pub super_users: Vec<String>,
     /// The listeners' TLS, if they serve TLS.
     pub(crate) tls: Option<TlsAcceptor>,
+    /// The client quotas (stored, not enforced).
+    client_quotas: Mutex<quotas::ClientQuotas>,
+    /// Each node's fetch sessions, by node id.
+    fetch_sessions: Mutex<std::collections::HashMap<i32, fetch_sessions::FetchSessions>>,
+    /// The slots and bytes of each node's fetch session cache.
+    fetch_session_limits: (usize, usize),
+    /// The seed of the session ids ([`ClusterBuilder::seed`]), if runs must repeat.
+    fetch_session_seed: Option<u64>,
 }
 
 /// A TLS listener's acceptor (of `kafka-codec-server`), shown by Debug without its keys.
@@ -233,6 +243,34 @@ impl Shared {
     /// [`Shared::state`] when both are needed, never with [`Shared::groups`].
     pub fn share_groups(&self) -> MutexGuard<'_, share_groups::ShareGroups> {
         self.share_groups.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Node `node_id`'s fetch sessions, locked (made at its first fetch: a broker added at
+    /// run time gets its own). Never held across an await, nor together with another lock.
+    pub fn fetch_sessions(&self, node_id: i32) -> fetch_sessions::NodeSessions<'_> {
+        let mut nodes = self
+            .fetch_sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let sessions = nodes.entry(node_id).or_insert_with(|| {
+            let seed = self
+                .fetch_session_seed
+                .map(|seed| seed ^ (node_id as u64).wrapping_add(1));
+            let (slots, bytes) = self.fetch_session_limits;
+            let sessions = fetch_sessions::FetchSessions::new(slots, bytes, seed);
+            // Forgotten whenever the node is stopped.
+            match self.control.watch_up(node_id) {
+                Ok(up) => sessions.follow(up),
+                Err(_) => sessions,
+            }
+        });
+        sessions.forget_if_stopped();
+        fetch_sessions::NodeSessions::new(nodes, node_id)
+    }
+
+    /// The client quotas, locked. Never held across an await.
+    pub fn client_quotas(&self) -> MutexGuard<'_, quotas::ClientQuotas> {
+        self.client_quotas.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The SASL users, locked. Never held across an await.
@@ -441,6 +479,8 @@ pub struct ClusterBuilder {
     sasl_users: Vec<SaslUser>,
     super_users: Vec<String>,
     tls: Option<kafka_codec_server::tls::ListenTls>,
+    /// Each broker's fetch session slots and the bytes they hold.
+    fetch_session_limits: (usize, usize),
 }
 
 impl Default for ClusterBuilder {
@@ -479,6 +519,10 @@ impl Default for ClusterBuilder {
             sasl_users: Vec::new(),
             super_users: Vec::new(),
             tls: None,
+            fetch_session_limits: (
+                fetch_sessions::DEFAULT_SLOTS,
+                fetch_sessions::DEFAULT_MAX_BYTES,
+            ),
         }
     }
 }
@@ -717,6 +761,14 @@ impl ClusterBuilder {
         self
     }
 
+    /// Each broker's fetch session cache: at most `slots` sessions (default 1000, Kafka's
+    /// `max.incremental.fetch.session.cache.slots`; 0: none, clients send full fetches)
+    /// holding at most `bytes` of partitions in all, topic names included (default 32 MiB).
+    pub fn fetch_sessions(mut self, slots: usize, bytes: usize) -> Self {
+        self.fetch_session_limits = (slots, bytes);
+        self
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
         let tls = match &self.tls {
@@ -880,6 +932,10 @@ impl ClusterBuilder {
             acls: Mutex::default(),
             super_users: self.super_users,
             tls,
+            fetch_sessions: Mutex::default(),
+            fetch_session_limits: self.fetch_session_limits,
+            fetch_session_seed: self.seed,
+            client_quotas: Mutex::default(),
         });
         let node_ids: Vec<i32> = shared
             .brokers()

@@ -485,3 +485,129 @@ async fn java_share_consumers_consume_every_record_once() {
     )
     .await;
 }
+
+/// Kafka 4.4's `kafka-leader-election` (`LeaderElectionCommand`): a preferred election over
+/// every partition moves a moved leader back; naming a partition already on its preferred
+/// replica reports nothing to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and Kafka's jars (bash tools/kafka-broker/broker.sh fetch)"]
+async fn kafka_leader_election_moves_leaders_back_to_their_preferred_replicas() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    cluster.shared().state().add_topic("elect", 3, 3);
+    cluster.control().move_leader("elect", 0, 1).expect("moved");
+    let bootstrap = cluster.bootstrap();
+    let all = kafka_tool(
+        "org.apache.kafka.tools.LeaderElectionCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--election-type",
+            "PREFERRED",
+            "--all-topic-partitions",
+        ],
+    )
+    .await;
+    assert!(
+        all.contains("Successfully completed leader election (PREFERRED) for partitions elect-0"),
+        "{all}"
+    );
+    assert_eq!(cluster.shared().state().leader("elect", 0, 3), (0, 2));
+    let one = kafka_tool(
+        "org.apache.kafka.tools.LeaderElectionCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--election-type",
+            "PREFERRED",
+            "--topic",
+            "elect",
+            "--partition",
+            "1",
+        ],
+    )
+    .await;
+    assert!(
+        one.contains("Valid replica already elected for partitions elect-1"),
+        "{one}"
+    );
+}
+
+/// Kafka 4.4's `kafka-configs` sets client quotas (`--alter --add-config` on a user and
+/// client id, and on the default client id) and describes them back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and Kafka's jars (bash tools/kafka-broker/broker.sh fetch)"]
+async fn kafka_configs_alters_and_describes_client_quotas() {
+    let cluster = Cluster::builder().build().await.expect("cluster");
+    let bootstrap = cluster.bootstrap();
+    let configs = |args: &'static [&'static str]| {
+        let mut all = vec!["--bootstrap-server", bootstrap.as_str()];
+        all.extend_from_slice(args);
+        all
+    };
+    let altered = kafka_tool(
+        "org.apache.kafka.tools.ConfigCommand",
+        &configs(&[
+            "--alter",
+            "--add-config",
+            "producer_byte_rate=1024,consumer_byte_rate=2048",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "alice",
+            "--entity-type",
+            "clients",
+            "--entity-name",
+            "app",
+        ]),
+    )
+    .await;
+    assert!(altered.contains("Completed updating config"), "{altered}");
+    kafka_tool(
+        "org.apache.kafka.tools.ConfigCommand",
+        &configs(&[
+            "--alter",
+            "--add-config",
+            "request_percentage=50",
+            "--entity-type",
+            "clients",
+            "--entity-default",
+        ]),
+    )
+    .await;
+    let described = kafka_tool(
+        "org.apache.kafka.tools.ConfigCommand",
+        &configs(&[
+            "--describe",
+            "--entity-type",
+            "users",
+            "--entity-name",
+            "alice",
+            "--entity-type",
+            "clients",
+            "--entity-name",
+            "app",
+        ]),
+    )
+    .await;
+    assert!(
+        described.contains("producer_byte_rate=1024.0")
+            && described.contains("consumer_byte_rate=2048.0"),
+        "{described}"
+    );
+    let defaults = kafka_tool(
+        "org.apache.kafka.tools.ConfigCommand",
+        &configs(&["--describe", "--entity-type", "clients", "--entity-default"]),
+    )
+    .await;
+    assert!(defaults.contains("request_percentage=50.0"), "{defaults}");
+    let stored = cluster
+        .shared()
+        .client_quotas()
+        .describe(&[], false)
+        .map(|found| found.len());
+    assert_eq!(stored, Ok(2));
+}

@@ -3,11 +3,13 @@
 //! `read_committed` (v4+) reads up to the last stable offset and names the aborted
 //! transactions of the range read, so the consumer drops their records; `read_uncommitted`
 //! reads to the high watermark and names none (null, as Kafka writes it).
-//! No fetch sessions yet: the answer's session id is 0, which tells a client the broker keeps
-//! none, so it sends full fetch requests (as Kafka does when its session cache is full).
+//! Fetch sessions (v7+, `fetch_sessions`): a full fetch opens one when the broker has room;
+//! an incremental fetch reads every partition of its session and answers with those that
+//! have news, and waits for `MinBytes` as a full one does.
 //! v0-v3 get the stored v2 batches converted to magic 0 or 1 (`legacy`), as Kafka 3.x did.
 
 use super::Context;
+use crate::fetch_sessions::{Answered, Plan, Wanted, INVALID_SESSION_ID};
 use crate::legacy;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::messages::fetch_response::{
@@ -24,24 +26,140 @@ pub const API: ApiKey = ApiKey::Fetch;
 pub(super) const READ_COMMITTED: i8 = 1;
 
 pub async fn handle(context: &Context<'_>, request: &FetchRequest) -> FetchResponse {
+    let plan = context.shared.fetch_sessions(context.node_id).plan(
+        context.version,
+        request,
+        Instant::now(),
+    );
+    let plan = match plan {
+        Ok(plan) => plan,
+        Err(error) => {
+            return FetchResponse::default()
+                .with_error_code(error.code())
+                .with_session_id(INVALID_SESSION_ID)
+        }
+    };
+    let wanted = match &plan {
+        Plan::Sessionless(wanted) | Plan::Full { wanted, .. } => wanted,
+        Plan::Incremental { wanted, .. } => wanted,
+    };
+    let read = wait_and_read(context, request, wanted).await;
+    match plan {
+        Plan::Sessionless(wanted) => respond(&wanted, read, None, INVALID_SESSION_ID),
+        Plan::Full {
+            wanted,
+            privileged,
+            uses_topic_ids,
+        } => {
+            let partitions = wanted
+                .iter()
+                .cloned()
+                .zip(read.iter().map(answered))
+                .collect();
+            let session_id = context.shared.fetch_sessions(context.node_id).open(
+                partitions,
+                privileged,
+                uses_topic_ids,
+                Instant::now(),
+            );
+            respond(&wanted, read, None, session_id)
+        }
+        Plan::Incremental {
+            session_id,
+            epoch,
+            wanted,
+        } => {
+            let news: Vec<_> = read
+                .iter()
+                .map(|data| {
+                    let records = data.records.as_ref().is_some_and(|r| !r.is_empty());
+                    (answered(data), records, data.error_code != 0)
+                })
+                .collect();
+            let included = context
+                .shared
+                .fetch_sessions(context.node_id)
+                .answer_incremental(session_id, epoch, &news);
+            match included {
+                Some(included) => respond(&wanted, read, Some(&included), session_id),
+                // Closed or evicted while this fetch waited: the client starts over.
+                None => FetchResponse::default()
+                    .with_error_code(ErrorCode::FETCH_SESSION_ID_NOT_FOUND.code())
+                    .with_session_id(INVALID_SESSION_ID),
+            }
+        }
+    }
+}
+
+/// Reads `wanted` until `MinBytes` are there, an error is, or `MaxWaitMs` passed (each
+/// append wakes it to read again): each partition's answer, in order.
+async fn wait_and_read(
+    context: &Context<'_>,
+    request: &FetchRequest,
+    wanted: &[Wanted],
+) -> Vec<PartitionData> {
     let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
     let deadline = Instant::now() + wait;
     let min_bytes = request.min_bytes.max(0) as usize;
     loop {
         // Registered before the state is read, so an append in between is not missed.
         let appended = context.shared.appended.notified();
-        let (response, bytes, errors) = read(context, request);
+        let (partitions, bytes, errors) = read(context, request, wanted);
         if bytes >= min_bytes || errors || Instant::now() >= deadline {
-            return response;
+            return partitions;
         }
         if tokio::time::timeout_at(deadline, appended).await.is_err() {
-            return read(context, request).0;
+            return read(context, request, wanted).0;
         }
     }
 }
 
-/// The response as the logs stand, its record bytes, and whether a partition failed.
-fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize, bool) {
+/// What a session remembers of a partition's answer.
+fn answered(data: &PartitionData) -> Answered {
+    Answered {
+        high_watermark: data.high_watermark,
+        log_start: data.log_start_offset,
+    }
+}
+
+/// The response: the partitions read (those `included`, if given), grouped by topic as
+/// Kafka groups them (a new topic entry whenever the topic changes from the one before).
+fn respond(
+    wanted: &[Wanted],
+    read: Vec<PartitionData>,
+    included: Option<&[bool]>,
+    session_id: i32,
+) -> FetchResponse {
+    let mut responses: Vec<FetchableTopicResponse> = Vec::new();
+    for (i, (wanted, data)) in wanted.iter().zip(read).enumerate() {
+        if included.is_some_and(|included| !included.get(i).copied().unwrap_or(true)) {
+            continue;
+        }
+        match responses.last_mut() {
+            Some(last)
+                if last.topic.as_str() == wanted.topic && last.topic_id == wanted.topic_id =>
+            {
+                last.partitions.push(data)
+            }
+            _ => responses.push(
+                FetchableTopicResponse::default()
+                    .with_topic(wanted.topic.as_str().into())
+                    .with_topic_id(wanted.topic_id)
+                    .with_partitions(vec![data]),
+            ),
+        }
+    }
+    FetchResponse::default()
+        .with_session_id(session_id)
+        .with_responses(responses)
+}
+
+/// Each partition's answer as the logs stand, the record bytes, and whether one failed.
+fn read(
+    context: &Context<'_>,
+    request: &FetchRequest,
+    wanted: &[Wanted],
+) -> (Vec<PartitionData>, usize, bool) {
     let state = context.shared.state();
     // v3+ caps the whole response; before, only each partition.
     let mut budget = if context.version >= 3 {
@@ -52,118 +170,117 @@ fn read(context: &Context<'_>, request: &FetchRequest) -> (FetchResponse, usize,
     let mut total = 0;
     let mut errors = false;
     let committed = context.version >= 4 && request.isolation_level == READ_COMMITTED;
-    let responses = request
-        .topics
+    // Consecutive partitions of one topic look it up once.
+    let mut last: Option<(&Wanted, Option<(&String, &crate::state::Topic)>)> = None;
+    let partitions = wanted
         .iter()
-        .map(|wanted| {
-            let found = if context.version >= 13 {
-                state.topic_by_id(wanted.topic_id)
-            } else {
-                state.topics.get_key_value(wanted.topic.as_str())
+        .map(|partition| {
+            let found = match last {
+                Some((previous, found))
+                    if previous.topic == partition.topic
+                        && previous.topic_id == partition.topic_id =>
+                {
+                    found
+                }
+                _ => {
+                    let found = if context.version >= 13 {
+                        state.topic_by_id(partition.topic_id)
+                    } else {
+                        state.topics.get_key_value(partition.topic.as_str())
+                    };
+                    last = Some((partition, found));
+                    found
+                }
             };
             let name = found.map(|(name, _)| name.as_str());
             let found = found.map(|(_, topic)| topic);
-            let partitions = wanted
-                .partitions
-                .iter()
-                .map(|partition| {
-                    let answer = PartitionData::default().with_partition_index(partition.partition);
-                    let log = found.and_then(|topic| topic.partition(partition.partition));
-                    let Some(log) = log else {
-                        errors = true;
-                        let error = if context.version >= 13 {
-                            ErrorCode::UNKNOWN_TOPIC_ID
-                        } else {
-                            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
-                        };
-                        return answer.with_error_code(error.code());
-                    };
-                    let answer = answer
-                        .with_high_watermark(log.high_watermark())
-                        .with_last_stable_offset(log.last_stable_offset())
-                        .with_log_start_offset(log.log_start());
-                    let (leader, epoch) = state.leader(
-                        name.unwrap_or_default(),
-                        partition.partition,
-                        context.shared.placement_brokers,
-                    );
-                    if leader != context.node_id {
-                        errors = true;
-                        return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
-                    }
-                    if let Some(error) =
-                        epoch_error(context.version >= 9, partition.current_leader_epoch, epoch)
+            let answer = PartitionData::default().with_partition_index(partition.partition);
+            let log = found.and_then(|topic| topic.partition(partition.partition));
+            let Some(log) = log else {
+                errors = true;
+                let error = if context.version >= 13 {
+                    ErrorCode::UNKNOWN_TOPIC_ID
+                } else {
+                    ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+                };
+                return answer.with_error_code(error.code());
+            };
+            let answer = answer
+                .with_high_watermark(log.high_watermark())
+                .with_last_stable_offset(log.last_stable_offset())
+                .with_log_start_offset(log.log_start());
+            let (leader, epoch) = state.leader(
+                name.unwrap_or_default(),
+                partition.partition,
+                context.shared.placement_brokers,
+            );
+            if leader != context.node_id {
+                errors = true;
+                return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
+            }
+            if let Some(error) =
+                epoch_error(context.version >= 9, partition.current_leader_epoch, epoch)
+            {
+                errors = true;
+                return answer.with_error_code(error.code());
+            }
+            let offset = partition.fetch_offset;
+            if offset < log.log_start() || offset > log.high_watermark() {
+                errors = true;
+                return answer.with_error_code(ErrorCode::OFFSET_OUT_OF_RANGE.code());
+            }
+            let limit = (partition.max_bytes.max(0) as usize).min(budget);
+            // Kafka returns the first batch whole even over the limits, so that a
+            // consumer always moves on; a spent response budget returns nothing.
+            let end = if committed {
+                log.last_stable_offset()
+            } else {
+                i64::MAX
+            };
+            let (batches, next) = if budget == 0 {
+                (Vec::new(), offset)
+            } else {
+                log.read_below(offset, limit, end)
+            };
+            let aborted = committed.then(|| {
+                log.txns
+                    .aborted_between(offset, next)
+                    .into_iter()
+                    .map(|txn| {
+                        AbortedTransaction::default()
+                            .with_producer_id(txn.producer_id)
+                            .with_first_offset(txn.first_offset)
+                    })
+                    .collect()
+            });
+            // v0-v3 read no v2 batch: each is converted down (legacy.rs).
+            let batches = match legacy::fetch_magic(context.version) {
+                None => batches,
+                Some(magic) => {
+                    match batches
+                        .iter()
+                        .filter_map(|batch| {
+                            legacy::down_convert_stored(batch, magic, offset).transpose()
+                        })
+                        .collect::<Result<Vec<_>, _>>()
                     {
-                        errors = true;
-                        return answer.with_error_code(error.code());
-                    }
-                    let offset = partition.fetch_offset;
-                    if offset < log.log_start() || offset > log.high_watermark() {
-                        errors = true;
-                        return answer.with_error_code(ErrorCode::OFFSET_OUT_OF_RANGE.code());
-                    }
-                    let limit = (partition.partition_max_bytes.max(0) as usize).min(budget);
-                    // Kafka returns the first batch whole even over the limits, so that a
-                    // consumer always moves on; a spent response budget returns nothing.
-                    let end = if committed {
-                        log.last_stable_offset()
-                    } else {
-                        i64::MAX
-                    };
-                    let (batches, next) = if budget == 0 {
-                        (Vec::new(), offset)
-                    } else {
-                        log.read_below(offset, limit, end)
-                    };
-                    let aborted = committed.then(|| {
-                        log.txns
-                            .aborted_between(offset, next)
-                            .into_iter()
-                            .map(|txn| {
-                                AbortedTransaction::default()
-                                    .with_producer_id(txn.producer_id)
-                                    .with_first_offset(txn.first_offset)
-                            })
-                            .collect()
-                    });
-                    // v0-v3 read no v2 batch: each is converted down (legacy.rs).
-                    let batches = match legacy::fetch_magic(context.version) {
-                        None => batches,
-                        Some(magic) => {
-                            match batches
-                                .iter()
-                                .filter_map(|batch| {
-                                    legacy::down_convert_stored(batch, magic, offset).transpose()
-                                })
-                                .collect::<Result<Vec<_>, _>>()
-                            {
-                                Ok(converted) => converted,
-                                Err(error) => {
-                                    errors = true;
-                                    return answer.with_error_code(error.code());
-                                }
-                            }
+                        Ok(converted) => converted,
+                        Err(error) => {
+                            errors = true;
+                            return answer.with_error_code(error.code());
                         }
-                    };
-                    let bytes = concat(&batches);
-                    budget = budget.saturating_sub(bytes.len());
-                    total += bytes.len();
-                    answer
-                        .with_aborted_transactions(aborted)
-                        .with_records(Some(bytes))
-                })
-                .collect();
-            FetchableTopicResponse::default()
-                .with_topic(wanted.topic.clone())
-                .with_topic_id(wanted.topic_id)
-                .with_partitions(partitions)
+                    }
+                }
+            };
+            let bytes = concat(&batches);
+            budget = budget.saturating_sub(bytes.len());
+            total += bytes.len();
+            answer
+                .with_aborted_transactions(aborted)
+                .with_records(Some(bytes))
         })
         .collect();
-    (
-        FetchResponse::default().with_responses(responses),
-        total,
-        errors,
-    )
+    (partitions, total, errors)
 }
 
 /// The error for a request naming leader epoch `theirs` (where the version has the field;

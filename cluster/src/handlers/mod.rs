@@ -5,6 +5,7 @@
 mod add_offsets_to_txn;
 mod add_partitions_to_txn;
 mod add_raft_voter;
+mod alter_client_quotas;
 mod alter_configs;
 mod alter_user_scram_credentials;
 mod api_versions;
@@ -18,6 +19,7 @@ mod delete_groups;
 mod delete_records;
 mod delete_topics;
 mod describe_acls;
+mod describe_client_quotas;
 mod describe_cluster;
 mod describe_configs;
 mod describe_groups;
@@ -27,6 +29,7 @@ mod describe_quorum;
 mod describe_topic_partitions;
 mod describe_transactions;
 mod describe_user_scram_credentials;
+mod elect_leaders;
 mod end_txn;
 mod fetch;
 mod find_coordinator;
@@ -130,7 +133,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 48] = [
+const SERVED: [ApiKey; 51] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -165,9 +168,12 @@ const SERVED: [ApiKey; 48] = [
     delete_records::API,
     offset_for_leader_epoch::API,
     describe_log_dirs::API,
+    elect_leaders::API,
     describe_configs::API,
     alter_configs::API,
     incremental_alter_configs::API,
+    describe_client_quotas::API,
+    alter_client_quotas::API,
     // Transactions.
     add_partitions_to_txn::API,
     add_offsets_to_txn::API,
@@ -255,6 +261,9 @@ pub async fn handle(
             offset_for_leader_epoch::handle(context, body).into()
         }
         Request::DescribeLogDirs(body) => describe_log_dirs::handle(context, body).into(),
+        Request::ElectLeaders(body) => elect_leaders::handle(context, body).into(),
+        Request::DescribeClientQuotas(body) => describe_client_quotas::handle(context, body).into(),
+        Request::AlterClientQuotas(body) => alter_client_quotas::handle(context, body).into(),
         Request::DescribeConfigs(body) => describe_configs::handle(context, body).into(),
         Request::AlterConfigs(body) => alter_configs::handle(context, body).into(),
         Request::IncrementalAlterConfigs(body) => {

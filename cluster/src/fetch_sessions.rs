@@ -520,6 +520,41 @@ impl SessionIds {
     }
 }
 
+/// One node's fetch sessions, held under the lock of every node's
+/// ([`crate::Shared::fetch_sessions`]).
+pub struct NodeSessions<'a> {
+    nodes: std::sync::MutexGuard<'a, HashMap<i32, FetchSessions>>,
+    node_id: i32,
+}
+
+impl<'a> NodeSessions<'a> {
+    /// `node_id`'s sessions in `nodes`, which holds them.
+    pub(crate) fn new(
+        nodes: std::sync::MutexGuard<'a, HashMap<i32, FetchSessions>>,
+        node_id: i32,
+    ) -> Self {
+        debug_assert!(nodes.contains_key(&node_id));
+        NodeSessions { nodes, node_id }
+    }
+}
+
+impl std::ops::Deref for NodeSessions<'_> {
+    type Target = FetchSessions;
+
+    fn deref(&self) -> &FetchSessions {
+        // Inserted by `Shared::fetch_sessions` under the same guard, never removed.
+        &self.nodes[&self.node_id]
+    }
+}
+
+impl std::ops::DerefMut for NodeSessions<'_> {
+    fn deref_mut(&mut self) -> &mut FetchSessions {
+        self.nodes
+            .get_mut(&self.node_id)
+            .expect("inserted by Shared::fetch_sessions under the same guard, never removed")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -626,40 +661,5 @@ mod tests {
         assert_eq!(next_epoch(0), 1);
         assert_eq!(next_epoch(i32::MAX), 1);
         assert_eq!(next_epoch(-1), -1);
-    }
-}
-
-/// One node's fetch sessions, held under the lock of every node's
-/// ([`crate::Shared::fetch_sessions`]).
-pub struct NodeSessions<'a> {
-    nodes: std::sync::MutexGuard<'a, HashMap<i32, FetchSessions>>,
-    node_id: i32,
-}
-
-impl<'a> NodeSessions<'a> {
-    /// `node_id`'s sessions in `nodes`, which holds them.
-    pub(crate) fn new(
-        nodes: std::sync::MutexGuard<'a, HashMap<i32, FetchSessions>>,
-        node_id: i32,
-    ) -> Self {
-        debug_assert!(nodes.contains_key(&node_id));
-        NodeSessions { nodes, node_id }
-    }
-}
-
-impl std::ops::Deref for NodeSessions<'_> {
-    type Target = FetchSessions;
-
-    fn deref(&self) -> &FetchSessions {
-        // Inserted by `Shared::fetch_sessions` under the same guard, never removed.
-        &self.nodes[&self.node_id]
-    }
-}
-
-impl std::ops::DerefMut for NodeSessions<'_> {
-    fn deref_mut(&mut self) -> &mut FetchSessions {
-        self.nodes
-            .get_mut(&self.node_id)
-            .expect("inserted by Shared::fetch_sessions under the same guard, never removed")
     }
 }

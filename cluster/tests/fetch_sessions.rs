@@ -286,3 +286,45 @@ async fn a_restarted_broker_forgets_its_sessions_and_a_full_cache_opens_none() {
     let reopened = call(&mut client, 12, fetch("r", Uuid::default(), &[(0, 0)])).await;
     assert!(reopened.session_id > 0);
 }
+
+/// A broker added at run time keeps sessions of its own: one it opened is unknown to the
+/// first broker, and the first broker's are unknown to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_added_at_run_time_has_its_own_sessions() {
+    let (cluster, _) = cluster_with("s", 2).await;
+    let added = cluster.add_broker(None).expect("a broker added");
+    cluster
+        .control()
+        .move_leader("s", 1, added.node_id)
+        .expect("partition 1 moved to the new broker");
+    let mut first = Client::connect(cluster.brokers()[0].address, "sessions").await;
+    let mut second = Client::connect(added.address, "sessions").await;
+    let on_first = call(&mut first, 12, fetch("s", Uuid::default(), &[(0, 0)])).await;
+    let on_second = call(&mut second, 12, fetch("s", Uuid::default(), &[(1, 0)])).await;
+    assert_eq!((on_first.error_code, on_second.error_code), (0, 0));
+    assert!(on_first.session_id > 0 && on_second.session_id > 0);
+    for (client, id) in [
+        (&mut first, on_second.session_id),
+        (&mut second, on_first.session_id),
+    ] {
+        if on_first.session_id == on_second.session_id {
+            break;
+        }
+        let elsewhere = call(client, 12, session(fetch("s", Uuid::default(), &[]), id, 1)).await;
+        assert_eq!(
+            elsewhere.error_code,
+            ErrorCode::FETCH_SESSION_ID_NOT_FOUND.code()
+        );
+    }
+    // Each broker's own session goes on.
+    let next = call(
+        &mut second,
+        12,
+        session(fetch("s", Uuid::default(), &[]), on_second.session_id, 1),
+    )
+    .await;
+    assert_eq!(
+        (next.error_code, next.session_id),
+        (0, on_second.session_id)
+    );
+}

@@ -4,7 +4,7 @@
 //! the member still holds is released. Epoch 0 cannot acknowledge (a session is opened by
 //! a ShareFetch): INVALID_SHARE_SESSION_EPOCH.
 
-use super::share_fetch::ack_batches;
+use super::share_fetch::{ack_batches, lock_timeout_ms, member_ids, MEMBER_IDS_REQUIRED};
 use super::Context;
 use crate::share_groups::{FINAL_EPOCH, INITIAL_EPOCH};
 use kafka_codec::messages::share_acknowledge_response::{
@@ -21,33 +21,17 @@ pub fn handle(
     context: &Context<'_>,
     request: &ShareAcknowledgeRequest,
 ) -> ShareAcknowledgeResponse {
-    // The acquisition lock timeout (v2+; left at its default below, where the field is not).
-    let lock_ms = if context.version >= 2 {
-        let config = context.shared.share_groups().config;
-        i32::try_from(config.lock_timeout.as_millis()).unwrap_or(i32::MAX)
-    } else {
-        0
-    };
+    let lock_ms = lock_timeout_ms(context, 2);
     let refuse = |error: ErrorCode, message: &str| {
         ShareAcknowledgeResponse::default()
             .with_error_code(error.code())
             .with_error_message(Some(message.to_string().into()))
             .with_acquisition_lock_timeout_ms(lock_ms)
     };
-    let (Some(group_id), Some(member_id)) =
-        (request.group_id.as_deref(), request.member_id.as_deref())
-    else {
-        return refuse(
-            ErrorCode::INVALID_REQUEST,
-            "GroupId and MemberId are required.",
-        );
+    let ids = member_ids(request.group_id.as_deref(), request.member_id.as_deref());
+    let Some((group_id, member_id)) = ids else {
+        return refuse(ErrorCode::INVALID_REQUEST, MEMBER_IDS_REQUIRED);
     };
-    if group_id.is_empty() || member_id.is_empty() {
-        return refuse(
-            ErrorCode::INVALID_REQUEST,
-            "GroupId and MemberId are required.",
-        );
-    }
     let epoch = request.share_session_epoch;
     if epoch == INITIAL_EPOCH {
         return refuse(

@@ -70,34 +70,44 @@ fn read_acks(
     )
 }
 
+/// The acquisition lock timeout a share answer reports, in ms: 0 (the field's default)
+/// below version `since`, which has no such field.
+pub(super) fn lock_timeout_ms(context: &Context<'_>, since: i16) -> i32 {
+    if context.version < since {
+        return 0;
+    }
+    let config = context.shared.share_groups().config;
+    i32::try_from(config.lock_timeout.as_millis()).unwrap_or(i32::MAX)
+}
+
+/// Kafka's message for a share request without its group or member id.
+pub(super) const MEMBER_IDS_REQUIRED: &str = "GroupId and MemberId are required.";
+
+/// The group and member ids a share request names, unless either is null or empty.
+pub(super) fn member_ids<'r>(
+    group_id: Option<&'r str>,
+    member_id: Option<&'r str>,
+) -> Option<(&'r str, &'r str)> {
+    match (group_id, member_id) {
+        (Some(group), Some(member)) if !group.is_empty() && !member.is_empty() => {
+            Some((group, member))
+        }
+        _ => None,
+    }
+}
+
 pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> ShareFetchResponse {
-    // The acquisition lock timeout (v1+; left at its default below, where the field is not).
-    let lock_ms = if context.version >= 1 {
-        let config = context.shared.share_groups().config;
-        i32::try_from(config.lock_timeout.as_millis()).unwrap_or(i32::MAX)
-    } else {
-        0
-    };
+    let lock_ms = lock_timeout_ms(context, 1);
     let refuse = |error: ErrorCode, message: &str| {
         ShareFetchResponse::default()
             .with_error_code(error.code())
             .with_error_message(Some(message.to_string().into()))
             .with_acquisition_lock_timeout_ms(lock_ms)
     };
-    let (Some(group_id), Some(member_id)) =
-        (request.group_id.as_deref(), request.member_id.as_deref())
-    else {
-        return refuse(
-            ErrorCode::INVALID_REQUEST,
-            "GroupId and MemberId are required.",
-        );
+    let ids = member_ids(request.group_id.as_deref(), request.member_id.as_deref());
+    let Some((group_id, member_id)) = ids else {
+        return refuse(ErrorCode::INVALID_REQUEST, MEMBER_IDS_REQUIRED);
     };
-    if group_id.is_empty() || member_id.is_empty() {
-        return refuse(
-            ErrorCode::INVALID_REQUEST,
-            "GroupId and MemberId are required.",
-        );
-    }
     let epoch = request.share_session_epoch;
     let renewing = context.version >= 2 && request.is_renew_ack;
     let has_acks = request.topics.iter().any(|t| {

@@ -37,28 +37,7 @@ async fn java_clients_produce_consume_in_classic_and_kip848_groups_and_administe
         .build()
         .await
         .expect("cluster");
-    let class_path = std::env::var("KAFKA_CLIENTS_JAVA").expect(
-        "KAFKA_CLIENTS_JAVA names the Java clients' class path (tools/clients/java-classpath.sh)",
-    );
-    let run = tokio::process::Command::new("java")
-        .args(["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"])
-        .arg(class_path)
-        .arg("kafkacodec.clients.ClusterClients")
-        .arg(cluster.bootstrap())
-        .kill_on_drop(true)
-        .output();
-    // A hang guard; the program has its own, shorter ones.
-    let output = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the Java clients finished")
-        .expect("java started");
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    assert!(
-        output.status.success(),
-        "the Java clients failed: {}",
-        output.status
-    );
+    support::java_program("kafkacodec.clients.ClusterClients", &[&cluster.bootstrap()]).await;
 
     let bootstrap = cluster.bootstrap();
     let topics = kafka_tool(
@@ -179,28 +158,11 @@ async fn java_producer_follows_a_moved_leader_and_retries_a_lost_answer_once() {
         .await
         .expect("cluster");
     let control = support::serve_control(&cluster).await;
-    let class_path = std::env::var("KAFKA_CLIENTS_JAVA").expect(
-        "KAFKA_CLIENTS_JAVA names the Java clients' class path (tools/clients/java-classpath.sh)",
-    );
-    let run = tokio::process::Command::new("java")
-        .args(["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"])
-        .arg(class_path)
-        .arg("kafkacodec.clients.ClusterFaults")
-        .arg(cluster.bootstrap())
-        .arg(control.to_string())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(Duration::from_secs(90), run)
-        .await
-        .expect("the Java clients finished")
-        .expect("java started");
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    assert!(
-        output.status.success(),
-        "the Java clients failed: {}",
-        output.status
-    );
+    support::java_program(
+        "kafkacodec.clients.ClusterFaults",
+        &[&cluster.bootstrap(), &control.to_string()],
+    )
+    .await;
     // Seen from the cluster too: the moved partition holds every record once and is led by
     // broker 1 at epoch 1; the idempotent producer's retried partition holds each record
     // once, the plain one each twice.
@@ -271,31 +233,6 @@ async fn kafka_tool_with_input(class: &str, args: &[&str], input: String) -> Str
     stdout
 }
 
-/// Runs `class` of the Java clients' module with `bootstrap`; its stdout, or a failed test
-/// with its stderr.
-async fn java_program(class: &str, bootstrap: &str) -> String {
-    let class_path = std::env::var("KAFKA_CLIENTS_JAVA").expect(
-        "KAFKA_CLIENTS_JAVA names the Java clients' class path (tools/clients/java-classpath.sh)",
-    );
-    let run = tokio::process::Command::new("java")
-        .args(["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"])
-        .arg(class_path)
-        .arg(class)
-        .arg(bootstrap)
-        .kill_on_drop(true)
-        .output();
-    // A hang guard; the program has its own, shorter ones.
-    let output = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the Java program finished")
-        .expect("java started");
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    print!("{stdout}");
-    assert!(output.status.success(), "{class} failed: {}", output.status);
-    stdout
-}
-
 /// Java kafka-clients' transactions (`tools/clients/java`, `ClusterTransactions`, which also
 /// passes against a real Kafka 4.4 broker): a committed and an aborted transaction, a
 /// consume-transform-produce step with `sendOffsetsToTransaction`, and a second producer with
@@ -313,7 +250,8 @@ async fn java_transactions_commit_abort_fence_and_kafka_transactions_describes_t
         .await
         .expect("cluster");
     let bootstrap = cluster.bootstrap();
-    let stdout = java_program("kafkacodec.clients.ClusterTransactions", &bootstrap).await;
+    let stdout =
+        support::java_program("kafkacodec.clients.ClusterTransactions", &[&bootstrap]).await;
     assert!(
         stdout.contains("fenced: ProducerFencedException"),
         "{stdout}"
@@ -394,9 +332,9 @@ async fn java_transactions_at_transaction_version_1() {
         .build()
         .await
         .expect("cluster");
-    let stdout = java_program(
+    let stdout = support::java_program(
         "kafkacodec.clients.ClusterTransactions",
-        &cluster.bootstrap(),
+        &[&cluster.bootstrap()],
     )
     .await;
     assert!(
@@ -479,9 +417,9 @@ async fn java_share_consumers_consume_every_record_once() {
         .build()
         .await
         .expect("cluster");
-    java_program(
+    support::java_program(
         "kafkacodec.clients.ClusterShareGroups",
-        &cluster.bootstrap(),
+        &[&cluster.bootstrap()],
     )
     .await;
 }

@@ -11,11 +11,12 @@
 //!     cargo test -p kafka-codec-cluster --test java_fetch_sessions -- --ignored
 //! ```
 
+mod support;
+
 use kafka_codec::{Request, Response};
 use kafka_codec_cluster::dispatch::Reply;
 use kafka_codec_cluster::Cluster;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// One Fetch as a broker saw it and answered it.
 #[derive(Debug, Clone, Copy)]
@@ -59,29 +60,11 @@ async fn the_java_consumer_fetches_incrementally_in_sessions() {
         .build()
         .await
         .expect("cluster");
-    let class_path = std::env::var("KAFKA_CLIENTS_JAVA").expect(
-        "KAFKA_CLIENTS_JAVA names the Java clients' class path (tools/clients/java-classpath.sh)",
-    );
-    let run = tokio::process::Command::new("java")
-        .args(["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"])
-        .arg(class_path)
-        .arg("kafkacodec.clients.ClusterFetchSessions")
-        .arg(cluster.bootstrap())
-        .arg("java-sessions")
-        .kill_on_drop(true)
-        .output();
-    // A hang guard; the program has its own, shorter ones.
-    let output = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the Java consumer finished")
-        .expect("java started");
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    print!("{}", String::from_utf8_lossy(&output.stdout));
-    assert!(
-        output.status.success(),
-        "the Java consumer failed: {}",
-        output.status
-    );
+    support::java_program(
+        "kafkacodec.clients.ClusterFetchSessions",
+        &[&cluster.bootstrap(), "java-sessions"],
+    )
+    .await;
 
     let seen = seen.lock().unwrap().clone();
     for fetch in &seen {

@@ -342,3 +342,28 @@ pub async fn http(
         kafka_codec::serde_json::from_str(body).expect("JSON"),
     )
 }
+
+/// Runs `class` of the Java clients' module (`tools/clients/java`, its class path in
+/// `KAFKA_CLIENTS_JAVA`) with `args`; its stdout, or a failed test with its stderr.
+pub async fn java_program(class: &str, args: &[&str]) -> String {
+    let class_path = std::env::var("KAFKA_CLIENTS_JAVA").expect(
+        "KAFKA_CLIENTS_JAVA names the Java clients' class path (tools/clients/java-classpath.sh)",
+    );
+    let run = tokio::process::Command::new("java")
+        .args(["-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"])
+        .arg(class_path)
+        .arg(class)
+        .args(args)
+        .kill_on_drop(true)
+        .output();
+    // A hang guard; the programs have their own, shorter ones.
+    let output = tokio::time::timeout(std::time::Duration::from_secs(120), run)
+        .await
+        .expect("the Java program finished")
+        .expect("java started");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    print!("{stdout}");
+    assert!(output.status.success(), "{class} failed: {}", output.status);
+    stdout
+}

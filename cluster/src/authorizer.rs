@@ -14,7 +14,8 @@
 //! (TOPIC_, GROUP_, CLUSTER_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED); Kafka answers the
 //! entries it may serve and refuses the others one by one, which this does for Metadata
 //! only ([`limit_metadata`]: a topic named and not describable is refused alone, and an
-//! answer for every topic lists the describable ones).
+//! answer for every topic lists the describable ones). ListTransactions and
+//! DescribeTopicPartitions are not filtered by what the principal may describe.
 
 use crate::acls::{operation, pattern_type, permission, resource_type, AclBinding, Acls};
 use crate::acls::{CLUSTER_NAME, WILDCARD};
@@ -30,6 +31,7 @@ mod op {
     pub const DELETE: i8 = 6;
     pub const ALTER: i8 = 7;
     pub const DESCRIBE: i8 = 8;
+    pub const CLUSTER_ACTION: i8 = 9;
     pub const DESCRIBE_CONFIGS: i8 = 10;
     pub const ALTER_CONFIGS: i8 = 11;
     pub const IDEMPOTENT_WRITE: i8 = 12;
@@ -55,6 +57,14 @@ impl Need {
     fn group(name: &str, operation: i8) -> Need {
         Need {
             resource_type: resource_type::GROUP,
+            name: name.to_owned(),
+            operation,
+        }
+    }
+
+    fn transactional_id(name: &str, operation: i8) -> Need {
+        Need {
+            resource_type: resource_type::TRANSACTIONAL_ID,
             name: name.to_owned(),
             operation,
         }
@@ -197,18 +207,22 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
             .map(|t| Need::topic(&t.name, op::DELETE))
             .collect(),
         Request::FindCoordinator(body) => {
-            // Key type 0 is a group; transactions are not served.
             let keys: Vec<&str> = if body.coordinator_keys.is_empty() {
                 vec![&body.key]
             } else {
                 body.coordinator_keys.iter().map(|k| &**k).collect()
             };
-            if body.key_type == 0 {
-                keys.into_iter()
+            match body.key_type {
+                0 => keys
+                    .into_iter()
                     .map(|k| Need::group(k, op::DESCRIBE))
-                    .collect()
-            } else {
-                Vec::new()
+                    .collect(),
+                1 => keys
+                    .into_iter()
+                    .map(|k| Need::transactional_id(k, op::DESCRIBE))
+                    .collect(),
+                // Other key types are refused by the handler.
+                _ => Vec::new(),
             }
         }
         Request::JoinGroup(body) => vec![Need::group(&body.group_id, op::READ)],
@@ -253,13 +267,99 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
             .chain(body.topics.iter().map(|t| Need::topic(&t.name, op::READ)))
             .collect(),
         Request::InitProducerId(body) => match &body.transactional_id {
-            Some(id) => vec![Need {
-                resource_type: resource_type::TRANSACTIONAL_ID,
-                name: id.to_string(),
-                operation: op::WRITE,
-            }],
+            Some(id) => vec![Need::transactional_id(id, op::WRITE)],
             None => vec![Need::cluster(op::IDEMPOTENT_WRITE)],
         },
+        // v4+ is a broker's verification, a cluster action; v0-v3 a producer's.
+        Request::AddPartitionsToTxn(body) if !body.transactions.is_empty() => {
+            vec![Need::cluster(op::CLUSTER_ACTION)]
+        }
+        Request::AddPartitionsToTxn(body) => std::iter::once(Need::transactional_id(
+            &body.v3_and_below_transactional_id,
+            op::WRITE,
+        ))
+        .chain(
+            body.v3_and_below_topics
+                .iter()
+                .map(|t| Need::topic(&t.name, op::WRITE)),
+        )
+        .collect(),
+        Request::AddOffsetsToTxn(body) => vec![
+            Need::transactional_id(&body.transactional_id, op::WRITE),
+            Need::group(&body.group_id, op::READ),
+        ],
+        Request::EndTxn(body) => vec![Need::transactional_id(&body.transactional_id, op::WRITE)],
+        Request::TxnOffsetCommit(body) => [
+            Need::transactional_id(&body.transactional_id, op::WRITE),
+            Need::group(&body.group_id, op::READ),
+        ]
+        .into_iter()
+        .chain(
+            body.topics
+                .iter()
+                .filter_map(|t| topic_named(&t.name, t.topic_id, op::READ)),
+        )
+        .collect(),
+        Request::DescribeTransactions(body) => body
+            .transactional_ids
+            .iter()
+            .map(|id| Need::transactional_id(id, op::DESCRIBE))
+            .collect(),
+        Request::DescribeProducers(body) => body
+            .topics
+            .iter()
+            .map(|t| Need::topic(&t.name, op::READ))
+            .collect(),
+        Request::ConsumerGroupHeartbeat(body) => {
+            std::iter::once(Need::group(&body.group_id, op::READ))
+                .chain(
+                    body.subscribed_topic_names
+                        .iter()
+                        .flatten()
+                        .map(|name| Need::topic(name, op::DESCRIBE)),
+                )
+                .collect()
+        }
+        Request::ConsumerGroupDescribe(body) => body
+            .group_ids
+            .iter()
+            .map(|g| Need::group(g, op::DESCRIBE))
+            .collect(),
+        Request::ShareGroupHeartbeat(body) => {
+            std::iter::once(Need::group(&body.group_id, op::READ))
+                .chain(
+                    body.subscribed_topic_names
+                        .iter()
+                        .flatten()
+                        .map(|name| Need::topic(name, op::DESCRIBE)),
+                )
+                .collect()
+        }
+        Request::ShareGroupDescribe(body) => body
+            .group_ids
+            .iter()
+            .map(|g| Need::group(g, op::DESCRIBE))
+            .collect(),
+        Request::ShareFetch(body) => body
+            .group_id
+            .iter()
+            .map(|g| Need::group(g, op::READ))
+            .chain(
+                body.topics
+                    .iter()
+                    .filter_map(|t| topic_named("", t.topic_id, op::READ)),
+            )
+            .collect(),
+        Request::ShareAcknowledge(body) => body
+            .group_id
+            .iter()
+            .map(|g| Need::group(g, op::READ))
+            .chain(
+                body.topics
+                    .iter()
+                    .filter_map(|t| topic_named("", t.topic_id, op::READ)),
+            )
+            .collect(),
         Request::DescribeConfigs(body) => body
             .resources
             .iter()

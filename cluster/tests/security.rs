@@ -1013,6 +1013,100 @@ async fn acls_are_enforced_when_sasl_is_on() {
     assert_eq!(produce_error(admin.call(9, produce("payments")).await), 0);
 }
 
+/// The transaction and KIP-848 group APIs are held to the ACLs as Kafka's brokers hold
+/// them: the transactional id first (WRITE; DESCRIBE to find its coordinator), then the
+/// group (READ), then the topics (DESCRIBE of a subscription).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transaction_and_consumer_group_apis_are_held_to_the_acls() {
+    use kafka_codec::messages::{
+        AddOffsetsToTxnRequest, ConsumerGroupHeartbeatRequest, CreateAclsRequest, EndTxnRequest,
+        FindCoordinatorRequest,
+    };
+    const TRANSACTIONAL_ID: i8 = 5;
+    let cluster = sasl_cluster().await;
+    let address = cluster.brokers()[0].address;
+    let mut admin = Client::connect(address, "admin").await;
+    assert!(
+        admin
+            .scram_login(Mechanism::ScramSha512, "carol", "carol-secret")
+            .await
+    );
+    let mut alice = Client::connect(address, "alice").await;
+    alice.handshake(1, "PLAIN").await;
+    assert_eq!(
+        alice
+            .authenticate(2, b"\0alice\0alice-secret")
+            .await
+            .error_code,
+        0
+    );
+    let txn_denied = ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code();
+    let group_denied = ErrorCode::GROUP_AUTHORIZATION_FAILED.code();
+    let find = FindCoordinatorRequest::default()
+        .with_key("tx".into())
+        .with_key_type(1);
+    let Response::FindCoordinator(found) = alice.call(3, find.clone()).await else {
+        panic!("not FindCoordinator")
+    };
+    assert_eq!(found.error_code, txn_denied);
+    let end = EndTxnRequest::default()
+        .with_transactional_id("tx".into())
+        .with_committed(true);
+    let Response::EndTxn(ended) = alice.call(3, end.clone()).await else {
+        panic!("not EndTxn")
+    };
+    assert_eq!(ended.error_code, txn_denied);
+    let heartbeat = ConsumerGroupHeartbeatRequest::default()
+        .with_group_id("g".into())
+        .with_member_epoch(0)
+        .with_rebalance_timeout_ms(10_000)
+        .with_subscribed_topic_names(Some(vec!["orders".into()]));
+    let Response::ConsumerGroupHeartbeat(beat) = alice.call(0, heartbeat.clone()).await else {
+        panic!("not ConsumerGroupHeartbeat")
+    };
+    assert_eq!(beat.error_code, group_denied);
+
+    // WRITE on the transactional id (which implies DESCRIBE) and READ on the group.
+    let Response::CreateAcls(granted) = admin
+        .call(
+            3,
+            CreateAclsRequest::default().with_creations(vec![
+                creation(TRANSACTIONAL_ID, "tx", LITERAL, "User:alice", WRITE, ALLOW),
+                creation(GROUP, "g", LITERAL, "User:alice", READ, ALLOW),
+            ]),
+        )
+        .await
+    else {
+        panic!("not CreateAcls")
+    };
+    assert!(granted.results.iter().all(|r| r.error_code == 0));
+    let Response::FindCoordinator(found) = alice.call(3, find).await else {
+        panic!("not FindCoordinator")
+    };
+    assert_eq!(found.error_code, 0);
+    // Past the ACLs: the transaction coordinator's own answer (no producer of that id).
+    let Response::EndTxn(ended) = alice.call(3, end).await else {
+        panic!("not EndTxn")
+    };
+    assert_ne!(ended.error_code, txn_denied);
+    // The group is allowed now, the subscribed topic not (DESCRIBE is needed).
+    let Response::ConsumerGroupHeartbeat(beat) = alice.call(0, heartbeat).await else {
+        panic!("not ConsumerGroupHeartbeat")
+    };
+    assert_eq!(
+        beat.error_code,
+        ErrorCode::TOPIC_AUTHORIZATION_FAILED.code()
+    );
+    // AddOffsetsToTxn: the id allowed, another group not.
+    let add = AddOffsetsToTxnRequest::default()
+        .with_transactional_id("tx".into())
+        .with_group_id("other".into());
+    let Response::AddOffsetsToTxn(added) = alice.call(3, add).await else {
+        panic!("not AddOffsetsToTxn")
+    };
+    assert_eq!(added.error_code, group_denied);
+}
+
 /// SASL_SSL: the listener speaks TLS with the certificate given (made now, signed by a CA
 /// made now), a client that trusts the CA logs in over it with PLAIN and is served; a client
 /// that does not start TLS is not served.

@@ -229,7 +229,10 @@ async fn a_real_kafka_broker_answers_the_same() {
         .as_nanos();
     let name = format!("share-{nanos}");
     // Kafka 4.4 batches assignments (KIP-1263: at most one a second by default); the
-    // cluster assigns at each heartbeat, as Kafka does with the interval at 0.
+    // cluster assigns at each heartbeat, as Kafka does with the interval at 0. And a fresh
+    // broker may initialize the share partition only after the scenario's first produce,
+    // so "latest" would start it past those records: "earliest" starts it where the
+    // cluster's "latest" does here, at the empty log's end, whenever it is initialized.
     let mut admin = Client::connect(broker, "admin").await;
     let Response::IncrementalAlterConfigs(altered) = admin
         .call(
@@ -238,9 +241,14 @@ async fn a_real_kafka_broker_answers_the_same() {
                 AlterConfigsResource::default()
                     .with_resource_type(GROUP_RESOURCE)
                     .with_resource_name(name.as_str().into())
-                    .with_configs(vec![AlterableConfig::default()
-                        .with_name("share.assignment.interval.ms".into())
-                        .with_value(Some("0".into()))]),
+                    .with_configs(vec![
+                        AlterableConfig::default()
+                            .with_name("share.assignment.interval.ms".into())
+                            .with_value(Some("0".into())),
+                        AlterableConfig::default()
+                            .with_name("share.auto.offset.reset".into())
+                            .with_value(Some("earliest".into())),
+                    ]),
             ]),
         )
         .await

@@ -52,6 +52,22 @@ class ExpectTest(unittest.TestCase):
             "inter-broker: no Fetch request in the log (sent: none)",
         ])
 
+    def test_a_stopping_broker_may_close_on_the_controllers_last_request(self):
+        closed = pair("StopReplica", 4, 3)
+        closed["response"] = None
+        closed["unanswered"] = "the server closed the connection first"
+
+        def unanswered(client, *lines):
+            problems = check_tap_log.check(client, self.log(*lines))[3]
+            return [p for p in problems if "unanswered" in p]
+
+        # Allowed once the broker asked to shut down, in the inter-broker proof only.
+        self.assertEqual(unanswered("inter-broker/ibp-3.9",
+                                    pair("ControlledShutdown", 3, 2), closed), [])
+        self.assertEqual(len(unanswered("inter-broker/ibp-3.9", closed)), 1)
+        self.assertEqual(len(unanswered("confluent-kafka",
+                                        pair("ControlledShutdown", 3, 2), closed)), 1)
+
     def test_a_response_alone_does_not_count_as_sent(self):
         line = pair("Produce", 0)
         line["event"] = "response"

@@ -311,35 +311,13 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
             .map(|t| Need::topic(&t.name, op::READ))
             .collect(),
         Request::ConsumerGroupHeartbeat(body) => {
-            std::iter::once(Need::group(&body.group_id, op::READ))
-                .chain(
-                    body.subscribed_topic_names
-                        .iter()
-                        .flatten()
-                        .map(|name| Need::topic(name, op::DESCRIBE)),
-                )
-                .collect()
+            member_needs(&body.group_id, body.subscribed_topic_names.iter().flatten())
         }
-        Request::ConsumerGroupDescribe(body) => body
-            .group_ids
-            .iter()
-            .map(|g| Need::group(g, op::DESCRIBE))
-            .collect(),
+        Request::ConsumerGroupDescribe(body) => groups_described(&body.group_ids),
         Request::ShareGroupHeartbeat(body) => {
-            std::iter::once(Need::group(&body.group_id, op::READ))
-                .chain(
-                    body.subscribed_topic_names
-                        .iter()
-                        .flatten()
-                        .map(|name| Need::topic(name, op::DESCRIBE)),
-                )
-                .collect()
+            member_needs(&body.group_id, body.subscribed_topic_names.iter().flatten())
         }
-        Request::ShareGroupDescribe(body) => body
-            .group_ids
-            .iter()
-            .map(|g| Need::group(g, op::DESCRIBE))
-            .collect(),
+        Request::ShareGroupDescribe(body) => groups_described(&body.group_ids),
         Request::ShareFetch(body) => body
             .group_id
             .iter()
@@ -389,6 +367,22 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
         Request::AlterClientQuotas(_) => vec![Need::cluster(op::ALTER_CONFIGS)],
         _ => Vec::new(),
     }
+}
+
+/// A KIP-848 or share group member's heartbeat: READ on the group, DESCRIBE on the topics
+/// it subscribes to.
+fn member_needs(group: &str, subscribed: impl Iterator<Item = impl AsRef<str>>) -> Vec<Need> {
+    std::iter::once(Need::group(group, op::READ))
+        .chain(subscribed.map(|name| Need::topic(name.as_ref(), op::DESCRIBE)))
+        .collect()
+}
+
+/// A group describe: DESCRIBE on each group.
+fn groups_described(groups: &[impl AsRef<str>]) -> Vec<Need> {
+    groups
+        .iter()
+        .map(|g| Need::group(g.as_ref(), op::DESCRIBE))
+        .collect()
 }
 
 /// A config resource's need: a topic's own (type 2), else the cluster's.

@@ -251,6 +251,7 @@ public final class ClusterFaultsMore {
             Properties props = consumerProps(name, group, protocol);
             // Little prefetched, so that records are still to come when the session expires.
             props.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, 512);
+            props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10);
             this.consumer = new KafkaConsumer<>(props);
             this.committed = committed;
             this.handedOut = handedOut;
@@ -317,9 +318,6 @@ public final class ClusterFaultsMore {
     private String expiredSession(String protocol) throws Exception {
         String topic = "java-expiry-" + protocol;
         String group = topic;
-        try (KafkaProducer<String, String> producer = producer(topic, true)) {
-            produce(producer, topic, 0, EXPIRY_RECORDS);
-        }
         Map<Where, Long> committed = new HashMap<>();
         Map<Where, Integer> handedOut = new HashMap<>();
         Set<Where> commitFailed = new HashSet<>();
@@ -330,9 +328,14 @@ public final class ClusterFaultsMore {
         try (a.consumer; b.consumer) {
             a.consumer.subscribe(List.of(topic), a);
             b.consumer.subscribe(List.of(topic), b);
-            pollUntil(a, b, () -> committed.size() >= EXPIRY_RECORDS / 2
-                    && !a.consumer.assignment().isEmpty() && !b.consumer.assignment().isEmpty(),
-                    group + ": half the records consumed, both members assigned");
+            // Both hold partitions before the records come, so that the session expires
+            // mid-consumption whatever the group's protocol takes to assign.
+            pollUntil(a, b, () -> !a.consumer.assignment().isEmpty() && !b.consumer.assignment().isEmpty(),
+                    group + ": both members assigned");
+            try (KafkaProducer<String, String> producer = producer(topic, true)) {
+                produce(producer, topic, 0, EXPIRY_RECORDS);
+            }
+            pollUntil(a, b, () -> committed.size() >= EXPIRY_RECORDS / 2, group + ": half the records consumed");
             String aId = a.memberId();
             String bId = b.memberId();
             int aGeneration = a.consumer.groupMetadata().generationId();
@@ -350,14 +353,27 @@ public final class ClusterFaultsMore {
             try (KafkaProducer<String, String> producer = producer(topic, true)) {
                 produce(producer, topic, EXPIRY_RECORDS, 2 * EXPIRY_RECORDS);
             }
-            pollUntil(a, b, () -> committed.size() >= 2 * EXPIRY_RECORDS, group + ": the second half consumed");
+            // Until the group has settled too (the partitions split between the two), so that
+            // no assignment is still being handed over when they close.
+            pollUntil(a, b, () -> committed.size() >= 2 * EXPIRY_RECORDS
+                    && a.consumer.assignment().size() == PARTITIONS / 2
+                    && b.consumer.assignment().size() == PARTITIONS / 2,
+                    group + ": the second half consumed, the group settled");
             String joined = rejoinedAs(protocol, group, a, aId, aGeneration, expiredAt);
             check(b.memberId().equals(bId), group + ": b's member id changed: " + bId + " -> " + b.memberId());
             check(b.lost == 0, group + ": b lost its partitions too");
+            // b leaves first, and a polls until it holds every partition: a member closed
+            // while an assignment is being handed to it logs a failed reconciliation.
+            b.consumer.close();
+            long deadline = System.nanoTime() + GUARD.toNanos();
+            while (a.consumer.assignment().size() != PARTITIONS) {
+                check(System.nanoTime() < deadline, "hang guard: " + group + ": a takes over b's partitions");
+                a.poll();
+            }
             summary = protocol + " group: a's session expired after " + atExpiry + " of " + EXPIRY_RECORDS
                     + " records, a lost its partitions and " + joined + ", b kept its member id; "
                     + failures.size() + " commit(s) failed " + new HashSet<>(failures) + ", "
-                    + commitFailed.size() + " record(s) handed out again";
+                    + handedOut.values().stream().filter(n -> n > 1).count() + " record(s) handed out again";
         }
         // No record lost or consumed twice: each record committed once, at each offset of
         // each partition; the group's offsets at each partition's end.

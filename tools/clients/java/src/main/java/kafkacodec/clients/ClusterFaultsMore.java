@@ -19,6 +19,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
@@ -133,7 +134,8 @@ public final class ClusterFaultsMore {
         Map<Long, String> consumed = new ConcurrentHashMap<>();
         AtomicReference<String> consumerFailed = new AtomicReference<>();
         AtomicBoolean stop = new AtomicBoolean();
-        Map<String, Double> consumerConnections = new ConcurrentHashMap<>();
+        // The consumer's count of connections opened, as of its latest poll.
+        AtomicLong consumerConnections = new AtomicLong();
         Thread consumerThread = new Thread(() -> {
             Properties props = consumerProps("java-restart-consumer", "java-restart", "classic");
             try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
@@ -152,19 +154,19 @@ public final class ClusterFaultsMore {
                     if (!records.isEmpty()) {
                         consumer.commitSync(GUARD);
                     }
-                    consumerConnections.put("created", connectionsCreated(consumer.metrics()));
+                    consumerConnections.set(connectionsCreated(consumer.metrics()));
                 }
             } catch (Exception e) {
                 consumerFailed.compareAndSet(null, "the consumer failed: " + e);
             }
         });
         consumerThread.start();
-        double producerBefore;
-        double consumerBefore;
+        long producerBefore;
+        long consumerBefore;
         long stoppedAt;
         long restartedAt;
         int ackedWhileDown;
-        double producerAfter;
+        long producerAfter;
         try (KafkaProducer<String, String> producer = producer("java-restart", true)) {
             int third = RESTART_RECORDS / 3;
             send(producer, topic, 0, third, acked, failed);
@@ -172,7 +174,7 @@ public final class ClusterFaultsMore {
                     "the consumer's first records");
             producer.flush();
             producerBefore = connectionsCreated(producer.metrics());
-            consumerBefore = consumerConnections.getOrDefault("created", 0.0);
+            consumerBefore = consumerConnections.get();
             call("POST", "/brokers/0/stop", null);
             // The stop closes the broker's connections from its own tasks: a moment for
             // that (a hang guard, not a measurement), then everything after is while down.
@@ -210,7 +212,7 @@ public final class ClusterFaultsMore {
         check(committed == RESTART_RECORDS, topic + ": the group committed " + committed);
 
         // What the clients did: new connections, seen by them and by the cluster.
-        double consumerAfter = consumerConnections.getOrDefault("created", 0.0);
+        long consumerAfter = consumerConnections.get();
         check(producerAfter > producerBefore, topic + ": the producer opened no new connection");
         check(consumerAfter > consumerBefore, topic + ": the consumer opened no new connection");
         List<Entry> log = log(stoppedAt);
@@ -230,8 +232,8 @@ public final class ClusterFaultsMore {
                     + " on a new connection to the restarted broker");
         }
         return "a broker stopped for 1 s and restarted (nothing acknowledged while down; producer connections "
-                + (long) producerBefore + " -> " + (long) producerAfter + ", consumer's "
-                + (long) consumerBefore + " -> " + (long) consumerAfter + "), " + RESTART_RECORDS
+                + producerBefore + " -> " + producerAfter + ", consumer's "
+                + consumerBefore + " -> " + consumerAfter + "), " + RESTART_RECORDS
                 + " records acknowledged once at 0.." + (RESTART_RECORDS - 1) + " and consumed once";
     }
 
@@ -420,11 +422,11 @@ public final class ClusterFaultsMore {
             // a was told by a request naming its old id (UNKNOWN_MEMBER_ID), then joined
             // without one.
             long told = since.stream()
-                    .filter(e -> e.clientId.equals(a.name) && e.request.contains("\"memberId\":\"" + aId + "\""))
+                    .filter(e -> e.clientId.equals(a.name) && e.rest.contains("\"memberId\":\"" + aId + "\""))
                     .mapToLong(e -> e.sequence).min().orElse(Long.MAX_VALUE);
             check(told != Long.MAX_VALUE, group + ": no request of a's old member after the expiry");
             boolean fresh = since.stream().anyMatch(e -> e.clientId.equals(a.name) && e.api.equals("JoinGroup")
-                    && e.sequence > told && e.request.contains("\"memberId\":\"\""));
+                    && e.sequence > told && e.rest.contains("\"memberId\":\"\""));
             check(fresh, group + ": a did not join again as a new member after it was told");
             int generation = a.consumer.groupMetadata().generationId();
             check(generation > aGeneration, group + ": the generation stayed at " + generation);
@@ -432,8 +434,8 @@ public final class ClusterFaultsMore {
         }
         // KIP-848: the member keeps its id and joins again at epoch 0.
         boolean rejoined = since.stream().anyMatch(e -> e.clientId.equals(a.name)
-                && e.api.equals("ConsumerGroupHeartbeat") && e.request.contains("\"memberId\":\"" + aId + "\"")
-                && e.request.contains("\"memberEpoch\":0,"));
+                && e.api.equals("ConsumerGroupHeartbeat") && e.rest.contains("\"memberId\":\"" + aId + "\"")
+                && e.rest.contains("\"memberEpoch\":0,"));
         check(rejoined, group + ": a did not heartbeat at member epoch 0 after its session expired");
         int epoch = a.consumer.groupMetadata().generationId();
         check(epoch > aGeneration, group + ": a's member epoch stayed at " + epoch);
@@ -628,12 +630,12 @@ public final class ClusterFaultsMore {
     }
 
     /** The client's count of connections it opened (its "connection-creation-total"). */
-    private static double connectionsCreated(Map<MetricName, ? extends Metric> metrics) {
+    private static long connectionsCreated(Map<MetricName, ? extends Metric> metrics) {
         for (Map.Entry<MetricName, ? extends Metric> metric : metrics.entrySet()) {
             MetricName name = metric.getKey();
             if (name.name().equals("connection-creation-total") && name.group().endsWith("-metrics")
                     && !name.group().contains("node")) {
-                return ((Number) metric.getValue().metricValue()).doubleValue();
+                return ((Number) metric.getValue().metricValue()).longValue();
             }
         }
         check(false, "the client has no connection-creation-total metric");
@@ -658,8 +660,8 @@ public final class ClusterFaultsMore {
         return offsets;
     }
 
-    /** One request log entry: its header, and the rest of the entry as written. */
-    private record Entry(long sequence, String api, String clientId, int broker, long connection, String request) {}
+    /** One request log entry: its header, and the rest of it (outcome, request) as written. */
+    private record Entry(long sequence, String api, String clientId, int broker, long connection, String rest) {}
 
     /** The request log after `sequence` (-1: all of it). */
     private List<Entry> log(long sequence) throws Exception {

@@ -7,8 +7,10 @@
 //! cluster holds more than its cap, the oldest batches go and the log start moves past them.
 
 mod cleaner;
+mod fencing;
 
 pub use cleaner::Cleaned;
+pub use fencing::{replicas_among, ReplicaView};
 
 use crate::configs::Overrides;
 use crate::producers::{PartitionProducers, ProducerIds};
@@ -224,6 +226,8 @@ pub struct State {
     /// Of a moved partition, where each epoch after 0 began (its high watermark when the
     /// leader moved), as Kafka's leader epoch cache records it.
     epoch_starts: BTreeMap<(String, i32), Vec<(i32, i64)>>,
+    /// Fenced brokers and what fencing them changed (`fencing.rs`).
+    fencing: fencing::Fencing,
 }
 
 impl State {
@@ -240,6 +244,7 @@ impl State {
             moved: BTreeMap::new(),
             successors: BTreeMap::new(),
             epoch_starts: BTreeMap::new(),
+            fencing: fencing::Fencing::default(),
             seed: None,
         }
     }
@@ -396,6 +401,9 @@ impl State {
             .map_or(0, |log| log.high_watermark());
         self.moved
             .insert((topic.to_owned(), partition), (leader, epoch + 1));
+        if leader >= 0 {
+            self.forget_offline(topic, Some(partition));
+        }
         self.epoch_starts
             .entry((topic.to_owned(), partition))
             .or_default()
@@ -434,6 +442,7 @@ impl State {
         self.configs.topics.remove(name);
         self.moved.retain(|(topic, _), _| topic != name);
         self.epoch_starts.retain(|(topic, _), _| topic != name);
+        self.forget_offline(name, None);
         if let Some(topic) = self.topics.remove(name) {
             self.bytes -= topic
                 .partitions

@@ -8,6 +8,7 @@
 
 mod cleaner;
 mod fencing;
+mod placement;
 
 pub use cleaner::Cleaned;
 pub use fencing::{replicas_among, ReplicaView};
@@ -190,6 +191,8 @@ pub struct Topic {
     pub partitions: Vec<PartitionLog>,
     /// Replicas per partition, as created.
     pub replication_factor: i16,
+    /// The brokers it was placed over (`placement.rs`); `None`: the cluster's first ones.
+    pub placement: Option<Vec<i32>>,
 }
 
 impl Topic {
@@ -331,6 +334,7 @@ impl State {
                 id,
                 partitions: (0..partitions).map(|_| PartitionLog::default()).collect(),
                 replication_factor,
+                placement: None,
             },
         );
         id
@@ -341,13 +345,14 @@ impl State {
         self.topics.iter().find(|(_, topic)| topic.id == id)
     }
 
-    /// The leader and leader epoch of `topic`'s `partition` among `brokers` brokers: broker
-    /// `p mod N` at epoch 0 until the leader is moved.
+    /// The leader and leader epoch of `topic`'s `partition` among `brokers` brokers: the
+    /// broker its placement gives it (`placement.rs`; `p mod N` over the first `brokers`
+    /// when never placed) at epoch 0 until the leader is moved.
     pub fn leader(&self, topic: &str, partition: i32, brokers: usize) -> (i32, i32) {
         if let Some(&moved) = self.moved.get(&(topic.to_owned(), partition)) {
             return moved;
         }
-        let mut leader = partition.rem_euclid(brokers.max(1) as i32);
+        let mut leader = self.placed_leader(topic, partition, brokers);
         // A chain of removals ends at a broker still there; the bound is a guard.
         for _ in 0..self.successors.len() {
             match self.successors.get(&leader) {

@@ -2,6 +2,8 @@
 //! controller fences a broker whose heartbeats stopped (`broker.session.timeout.ms`): it
 //! leaves Metadata's and DescribeCluster's brokers and every ISR, the partitions it led move
 //! to a replica left in the ISR or go offline, its groups move; restarted, it is unfenced.
+//! New topics are placed over the brokers usable at the time (added ones included, fenced
+//! ones left out), as Kafka's replica placer places them.
 //! In memory, on a current-thread runtime with the clock paused: the 9 s cost no wall time.
 
 mod support;
@@ -10,14 +12,15 @@ use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::describe_cluster_response::DescribeClusterResponse;
+use kafka_codec::messages::elect_leaders_request::TopicPartitions;
 use kafka_codec::messages::metadata_response::MetadataResponsePartition;
 use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{
-    CreateTopicsRequest, DescribeClusterRequest, FindCoordinatorRequest, MetadataRequest,
-    MetadataResponse, OffsetCommitRequest, ProduceRequest,
+    CreateTopicsRequest, DescribeClusterRequest, ElectLeadersRequest, FindCoordinatorRequest,
+    MetadataRequest, MetadataResponse, OffsetCommitRequest, ProduceRequest,
 };
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::{ErrorCode, Request, Response};
@@ -120,6 +123,20 @@ fn paused() -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
+impl Client {
+    /// Creates `name`: its error code.
+    async fn create(&mut self, name: &str, partitions: i32, replicas: i16) -> i16 {
+        let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
+            .with_name(name.into())
+            .with_num_partitions(partitions)
+            .with_replication_factor(replicas)]);
+        match self.call(7, request).await {
+            Response::CreateTopics(created) => created.topics[0].error_code,
+            other => panic!("not CreateTopics: {other:?}"),
+        }
+    }
+}
+
 /// Three brokers; topic "r" of 3 partitions with 2 replicas (`[p, p+1]`), "s" of 3 with 1.
 async fn cluster() -> (Cluster, Client) {
     let cluster = Cluster::builder()
@@ -132,14 +149,7 @@ async fn cluster() -> (Cluster, Client) {
         .expect("cluster");
     let mut client = Client::connect(&cluster, 0);
     for (name, replicas) in [("r", 2), ("s", 1)] {
-        let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-            .with_name(name.into())
-            .with_num_partitions(3)
-            .with_replication_factor(replicas)]);
-        let Response::CreateTopics(created) = client.call(7, request).await else {
-            panic!("not CreateTopics")
-        };
-        assert_eq!(created.topics[0].error_code, 0);
+        assert_eq!(client.create(name, 3, replicas).await, 0);
     }
     (cluster, client)
 }
@@ -338,6 +348,77 @@ fn the_session_timeout_is_the_builders_and_fencing_by_hand_needs_a_stopped_broke
         control.stop_broker(0).expect("stop");
         let last = control.fence_broker(0).expect("fenced");
         assert_eq!(last.stand_in, None);
+    });
+}
+
+#[test]
+fn new_topics_are_placed_over_the_brokers_usable_now() {
+    paused().block_on(async {
+        let (cluster, mut client) = cluster().await;
+        let control = cluster.control();
+        assert_eq!(control.add_broker(None).expect("added").node_id, 3);
+        // Over 0-3: broker 3 leads partition 3, and is a replica after 2.
+        assert_eq!(client.create("after-add", 4, 2).await, 0);
+        let metadata = client.metadata(12).await;
+        let placed: Vec<(i32, Vec<i32>)> = (0..4)
+            .map(|p| {
+                let (_, leader, _, replicas, _, _) = shown(&metadata, "after-add", p);
+                (leader, replicas)
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                (0, vec![0, 1]),
+                (1, vec![1, 2]),
+                (2, vec![2, 3]),
+                (3, vec![3, 0])
+            ]
+        );
+        let mut at_three = Client::connect(&cluster, 3);
+        assert_eq!(at_three.produce("after-add", 3).await, 0);
+        // The topics before it stay where they were.
+        assert_eq!(shown(&metadata, "r", 2).3, [2, 0]);
+
+        // Broker 1 fenced: left out of new topics, and counted out of the replicas.
+        control.stop_broker(1).expect("stop");
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert!(control.is_fenced(1));
+        assert_eq!(
+            client.create("too-many", 1, 4).await,
+            ErrorCode::INVALID_REPLICATION_FACTOR.code()
+        );
+        assert_eq!(client.create("after-fence", 3, 3).await, 0);
+        let metadata = client.metadata(12).await;
+        let placed: Vec<(i32, Vec<i32>, Vec<i32>)> = (0..3)
+            .map(|p| {
+                let (_, leader, _, replicas, isr, _) = shown(&metadata, "after-fence", p);
+                (leader, replicas, isr)
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                (0, vec![0, 2, 3], vec![0, 2, 3]),
+                (2, vec![2, 3, 0], vec![2, 3, 0]),
+                (3, vec![3, 0, 2], vec![3, 0, 2]),
+            ]
+        );
+
+        // The placed leader is the preferred one: moved away, ElectLeaders brings it back.
+        control.restart_broker(1).expect("restart");
+        control.move_leader("after-add", 3, 0).expect("moved");
+        let request = ElectLeadersRequest::default()
+            .with_election_type(0)
+            .with_topic_partitions(Some(vec![TopicPartitions::default()
+                .with_topic("after-add".into())
+                .with_partitions(vec![3].into())]));
+        let Response::ElectLeaders(elected) = client.call(2, request).await else {
+            panic!("not ElectLeaders")
+        };
+        let result = &elected.replica_election_results[0].partition_result[0];
+        assert_eq!(result.error_code, 0, "{:?}", result.error_message);
+        assert_eq!(control.leader("after-add", 3), (3, 2));
     });
 }
 

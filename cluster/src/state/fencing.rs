@@ -81,7 +81,16 @@ impl State {
                     .topics
                     .get(topic)
                     .map_or(1, |topic| topic.replication_factor);
-                replicas_among(brokers, leader.0, factor)
+                // Counted over the brokers it was placed on that are still there.
+                let placed: Vec<i32>;
+                let pool = match self.placement(topic) {
+                    Some(on) => {
+                        placed = on.iter().copied().filter(|n| brokers.contains(n)).collect();
+                        &placed[..]
+                    }
+                    None => brokers,
+                };
+                replicas_among(pool, leader.0, factor)
             }
         };
         let isr = match self.fencing.offline.get(&key) {

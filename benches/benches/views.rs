@@ -16,6 +16,9 @@
 //! bytes: they decode the whole message into `Vec`s of borrowed structs (and parse the record
 //! batches of a `records` field), which is what a routing read costs with them.
 //!
+//! - a hand-written reader (`views::hand_written`): the same fields read by plain safe code written
+//!   for this one layout, bounds-checked; a reference, not a lower bound.
+//!
 //! Also asserted before timing: the routing read allocates nothing (counting allocator), and
 //! all four read the same answer.
 
@@ -23,7 +26,7 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
 use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
 use kafka_codec::{view_message, Message};
-use kafka_codec_bench::views::{routes, Route};
+use kafka_codec_bench::views::{hand_written_route, routes, Route};
 use kafka_codec_bench::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
 use kafka_codec_test_support::counting_alloc::{self, CountingAllocator};
 use kafka_protocol::protocol::Decodable;
@@ -67,12 +70,21 @@ fn routing(
             "{name}: the routing read allocates nothing"
         );
     }
+    let hand_written = hand_written_route(name).expect("a views case");
+    assert_eq!(
+        view(bytes),
+        hand_written(bytes),
+        "{name}: and what the hand-written reader reads"
+    );
     let mut group = c.benchmark_group(format!("{name}/route"));
     group.bench_function("kafka-codec view", |b| b.iter(|| view(black_box(bytes))));
     group.bench_function("kafka-codec lazy view", |b| {
         b.iter(|| lazy(black_box(bytes)))
     });
     group.bench_function("kafka-codec", |b| b.iter(|| owned(black_box(bytes))));
+    group.bench_function("hand-written", |b| {
+        b.iter(|| hand_written(black_box(bytes)))
+    });
     group.bench_function("kafka-protocol", |b| b.iter(|| kp(black_box(bytes))));
     if let Some(krabka) = krabka {
         group.bench_function("krabka-protocol borrowed", |b| {

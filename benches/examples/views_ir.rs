@@ -10,14 +10,15 @@
 //!
 //! The Ir of one operation is (Ir at 11 − Ir at 1) / 10. Operations: `route-view`,
 //! `route-lazy`, `route-owned`, `route-kafka-protocol`, `route-krabka` (the five routing
-//! reads), `walk-view` (view + `to_owned`), `walk-lazy` (lazy view + `to_owned`),
+//! reads), `route-hand-written` (a hand-written reader of the same fields, `views::hand_written`), `walk-view` (view +
+//! `to_owned`), `walk-lazy` (lazy view + `to_owned`),
 //! `walk-lazy-accessors` (lazy view + `to_owned_via_accessors`), `walk-owned` (the owned
 //! decode).
 
 use bytes::Bytes;
 use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
 use kafka_codec::{view_message, Message, StructView, Viewable};
-use kafka_codec_bench::views::routes;
+use kafka_codec_bench::views::{hand_written_route, routes};
 use kafka_codec_bench::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
 use std::hint::black_box;
 
@@ -66,6 +67,7 @@ fn main() {
             "route-view" => view(bytes),
             "route-lazy" => lazy(bytes),
             "route-owned" => owned(bytes),
+            "route-hand-written" => hand_written_route(case).expect("a views case")(bytes),
             "route-kafka-protocol" => kp(bytes),
             "route-krabka" => krabka.expect("built with --features krabka")(bytes),
             how if how.starts_with("walk-") => {

@@ -300,3 +300,251 @@ pub fn routes(case: &str) -> Option<([Route; 4], Option<Route>)> {
         _ => return None,
     })
 }
+
+/// A hand-written routing read: plain safe code for exactly the fields a route needs and
+/// this one layout (no views, no version tests), as a programmer would write it without a
+/// codec: every read bounds-checked (`Option` and `?`), lengths and counts read as the owned
+/// decoder reads them, names checked as UTF-8. A reference for the views' routing reads
+/// (`views_ir ... route-hand-written`), not a proven lower bound: tighter code can beat it.
+mod hand_written {
+    /// A position in a body; `None` from any read past its end.
+    pub struct Cursor<'a> {
+        bytes: &'a [u8],
+        pos: usize,
+    }
+
+    impl<'a> Cursor<'a> {
+        pub fn new(bytes: &'a [u8]) -> Self {
+            Cursor { bytes, pos: 0 }
+        }
+
+        #[inline]
+        pub fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+            let value = *self.bytes.get(self.pos..)?.first_chunk::<N>()?;
+            self.pos += N;
+            Some(value)
+        }
+
+        #[inline]
+        pub fn skip(&mut self, len: usize) -> Option<()> {
+            let end = self.pos.checked_add(len)?;
+            (end <= self.bytes.len()).then(|| self.pos = end)
+        }
+
+        #[inline]
+        pub fn i32(&mut self) -> Option<i32> {
+            self.take().map(i32::from_be_bytes)
+        }
+
+        /// An unsigned varint of at most five bytes, as the owned decoder reads lengths.
+        #[inline]
+        pub fn uvarint(&mut self) -> Option<u32> {
+            let mut value = 0u32;
+            for shift in 0..5 {
+                let byte = *self.bytes.get(self.pos)?;
+                self.pos += 1;
+                value |= u32::from(byte & 0x7f) << (7 * shift);
+                if byte < 0x80 {
+                    return Some(value);
+                }
+            }
+            None
+        }
+
+        /// A compact length (`None` inside for null).
+        #[inline]
+        pub fn compact_len(&mut self) -> Option<Option<usize>> {
+            Some((self.uvarint()? as usize).checked_sub(1))
+        }
+
+        /// A compact nullable `bytes`/`records` value.
+        #[inline]
+        pub fn compact_bytes(&mut self) -> Option<Option<&'a [u8]>> {
+            let Some(len) = self.compact_len()? else {
+                return Some(None);
+            };
+            let start = self.pos;
+            self.skip(len)?;
+            Some(Some(&self.bytes[start..self.pos]))
+        }
+
+        /// A compact nullable string, checked as UTF-8.
+        #[inline]
+        pub fn compact_str(&mut self) -> Option<Option<&'a str>> {
+            self.compact_bytes()?
+                .map(|b| std::str::from_utf8(b).ok())
+                .map_or(Some(None), |s| s.map(Some))
+        }
+
+        /// An array of fixed-width values.
+        #[inline]
+        pub fn skip_compact_fixed_array(&mut self, width: usize) -> Option<()> {
+            let count = self.compact_len()?.unwrap_or(0);
+            self.skip(count.checked_mul(width)?)
+        }
+
+        /// A tagged section, unread.
+        #[inline]
+        pub fn skip_tagged(&mut self) -> Option<()> {
+            if self.bytes.get(self.pos) == Some(&0) {
+                self.pos += 1;
+                return Some(());
+            }
+            for _ in 0..self.uvarint()? {
+                self.uvarint()?;
+                let size = self.uvarint()? as usize;
+                self.skip(size)?;
+            }
+            Some(())
+        }
+    }
+
+    /// Produce v13: topic id, then each partition's index and records length.
+    pub fn produce(bytes: &[u8]) -> Option<u64> {
+        let mut c = Cursor::new(bytes);
+        let _transactional_id = c.compact_bytes()?;
+        c.skip(2 + 4)?; // acks, timeout
+        let mut sum = 0u64;
+        for _ in 0..c.compact_len()?.unwrap_or(0) {
+            sum ^= u64::from_be_bytes(c.take::<8>()?);
+            c.skip(8)?;
+            for _ in 0..c.compact_len()?.unwrap_or(0) {
+                sum += c.i32()? as u64;
+                sum += c.compact_bytes()?.map_or(0, <[u8]>::len) as u64;
+                c.skip_tagged()?;
+            }
+            c.skip_tagged()?;
+        }
+        c.skip_tagged()?; // the body's, read so that a cut body is refused
+        Some(sum)
+    }
+
+    /// Fetch v18: topic id, then each partition's index, error code, high watermark and
+    /// records length.
+    pub fn fetch(bytes: &[u8]) -> Option<u64> {
+        let mut c = Cursor::new(bytes);
+        c.skip(4 + 2 + 4)?; // throttle time, error code, session id
+        let mut sum = 0u64;
+        for _ in 0..c.compact_len()?.unwrap_or(0) {
+            sum ^= u64::from_be_bytes(c.take::<8>()?);
+            c.skip(8)?;
+            for _ in 0..c.compact_len()?.unwrap_or(0) {
+                sum += c.i32()? as u64;
+                sum += i16::from_be_bytes(c.take()?) as u64;
+                sum += i64::from_be_bytes(c.take()?) as u64;
+                c.skip(8 + 8)?; // last stable offset, log start offset
+                for _ in 0..c.compact_len()?.unwrap_or(0) {
+                    c.skip(8 + 8)?; // an aborted transaction
+                    c.skip_tagged()?;
+                }
+                c.skip(4)?; // preferred read replica
+                sum += c.compact_bytes()?.map_or(0, <[u8]>::len) as u64;
+                c.skip_tagged()?;
+            }
+            c.skip_tagged()?;
+        }
+        c.skip_tagged()?; // the body's (node endpoints)
+        Some(sum)
+    }
+
+    /// Metadata v13: each topic's name and its partitions' leader ids.
+    pub fn metadata(bytes: &[u8]) -> Option<u64> {
+        let mut c = Cursor::new(bytes);
+        c.skip(4)?; // throttle time
+        for _ in 0..c.compact_len()?.unwrap_or(0) {
+            c.skip(4)?; // node id
+            c.compact_bytes()?; // host
+            c.skip(4)?; // port
+            c.compact_bytes()?; // rack
+            c.skip_tagged()?;
+        }
+        c.compact_bytes()?; // cluster id
+        c.skip(4)?; // controller id
+        let mut sum = 0u64;
+        for _ in 0..c.compact_len()?.unwrap_or(0) {
+            c.skip(2)?; // error code
+            sum += c.compact_str()?.map_or(0, str::len) as u64;
+            c.skip(16 + 1)?; // topic id, is internal
+            for _ in 0..c.compact_len()?.unwrap_or(0) {
+                c.skip(2 + 4)?; // error code, partition index
+                sum += c.i32()? as u64;
+                c.skip(4)?; // leader epoch
+                for _ in 0..3 {
+                    c.skip_compact_fixed_array(4)?; // replicas, ISR, offline replicas
+                }
+                c.skip_tagged()?;
+            }
+            c.skip(4)?; // topic authorized operations
+            c.skip_tagged()?;
+        }
+        c.skip(2)?; // error code
+        c.skip_tagged()?;
+        Some(sum)
+    }
+}
+
+pub fn produce_route_hand_written(bytes: &Bytes) -> u64 {
+    hand_written::produce(bytes).expect("valid")
+}
+
+pub fn fetch_route_hand_written(bytes: &Bytes) -> u64 {
+    hand_written::fetch(bytes).expect("valid")
+}
+
+pub fn metadata_route_hand_written(bytes: &Bytes) -> u64 {
+    hand_written::metadata(bytes).expect("valid")
+}
+
+/// The hand-written routing read of a case (see `hand_written`).
+pub fn hand_written_route(case: &str) -> Option<Route> {
+    Some(match case {
+        "produce_request_v13" => produce_route_hand_written,
+        "fetch_response_v18" => fetch_route_hand_written,
+        crate::METADATA_SMALL => metadata_route_hand_written,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
+
+    /// The hand-written read (`hand_written`) reads what the views, the owned decode and
+    /// kafka-protocol read, on every case; a body cut anywhere is refused (`None`), never a
+    /// panic.
+    #[test]
+    fn hand_written_reads_what_every_route_reads() {
+        let cases = [
+            ("produce_request_v13", produce_request().bytes),
+            ("fetch_response_v18", fetch_response().bytes),
+            (
+                METADATA_SMALL,
+                metadata_response(METADATA_SMALL, 100, 10).bytes,
+            ),
+        ];
+        for (case, bytes) in cases {
+            let ([view, lazy, owned, kp], _) = routes(case).expect("a views case");
+            let hand_written = hand_written_route(case).expect("a views case");
+            let want = owned(&bytes);
+            for (name, route) in [
+                ("view", view),
+                ("lazy", lazy),
+                ("kp", kp),
+                ("hand-written", hand_written),
+            ] {
+                assert_eq!(route(&bytes), want, "{case}: {name}");
+            }
+            let read = match case {
+                "produce_request_v13" => hand_written::produce,
+                "fetch_response_v18" => hand_written::fetch,
+                _ => hand_written::metadata,
+            };
+            // Every cut of the small case; a spread of cuts of the large ones.
+            let step = (bytes.len() / 4096).max(1);
+            for cut in (0..bytes.len()).step_by(step) {
+                assert_eq!(read(&bytes[..cut]), None, "{case}: cut at {cut}");
+            }
+        }
+    }
+}

@@ -39,8 +39,8 @@ step_cluster_groups() {
         --test share_group_offsets \
         -- --ignored --nocapture &&
         KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test \
-            -p kafka-codec-cluster --test java --exact \
-            a_real_kafka_broker_answers_the_java_share_offsets_scenario -- --ignored &&
+            -p kafka-codec-cluster --test java -- --ignored --exact \
+            a_real_kafka_broker_answers_the_java_share_offsets_scenario &&
         "$(bash tools/clients/venv.sh)" tools/clients/cluster_txn_librdkafka.py "$KAFKA_BROKER"
 }
 step_quorum_describe() {

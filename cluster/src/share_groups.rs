@@ -888,6 +888,31 @@ impl ShareGroups {
         }
     }
 
+    /// Removes `member_id` of `group_id` as its session's end would (the control surface's
+    /// `expire_session`): its records and share session released, the group assigned again
+    /// over `topics` at its next epoch. GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID.
+    pub fn expire_member(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        topics: &TopicsByName,
+    ) -> Result<(), ErrorCode> {
+        let limit = self.config.delivery_count_limit;
+        let group = self
+            .groups
+            .get_mut(group_id)
+            .ok_or(ErrorCode::GROUP_ID_NOT_FOUND)?;
+        if !group.members.contains_key(member_id) {
+            return Err(ErrorCode::UNKNOWN_MEMBER_ID);
+        }
+        group.remove(member_id, limit);
+        group.epoch += 1;
+        group.assign(topics);
+        self.sessions
+            .remove(&(group_id.to_string(), member_id.to_string()));
+        Ok(())
+    }
+
     /// Whether `member_id` of `group_id` has a share session.
     pub fn has_session(&self, group_id: &str, member_id: &str) -> bool {
         self.sessions

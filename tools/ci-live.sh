@@ -31,8 +31,8 @@ step_clients() {
 # transactions' six scenarios take about half a second), and the librdkafka transactions
 # script the cluster's librdkafka test runs (about 9 s): the same summary from both. The
 # share group offsets scenario (describe, alter, delete) takes 0.2-5 s (a fresh broker makes
-# its share state topic first); the Java
-# AdminClient's and kafka-share-groups' one (tests/java.rs) 15-30 s, four JVMs (20 s here).
+# its share state topic first); the Java AdminClient's and kafka-share-groups' one
+# (tests/java.rs, four JVMs) about 20 s on a loaded machine.
 step_cluster_groups() {
     # `&&`: a step runs as an `if` condition, where `set -e` does not stop at a failure.
     cargo test -p kafka-codec-cluster --test groups --test consumer_groups \

@@ -29,12 +29,19 @@ step_clients() {
 # other member's fetch began, which then returns at its 10 s wait), DescribeTopicPartitions paging
 # and the transaction tests, their assertions as written, against the real broker (the
 # transactions' six scenarios take about half a second), and the librdkafka transactions
-# script the cluster's librdkafka test runs (about 9 s): the same summary from both.
+# script the cluster's librdkafka test runs (about 9 s): the same summary from both. The
+# share group offsets scenario (describe, alter, delete) takes 0.2-5 s (a fresh broker makes
+# its share state topic first); the Java AdminClient's and kafka-share-groups' one
+# (tests/java.rs, four JVMs) about 20 s on a loaded machine.
 step_cluster_groups() {
     # `&&`: a step runs as an `if` condition, where `set -e` does not stop at a failure.
     cargo test -p kafka-codec-cluster --test groups --test consumer_groups \
         --test describe_topic_partitions --test transactions --test share_groups \
+        --test share_group_offsets \
         -- --ignored --nocapture &&
+        KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test \
+            -p kafka-codec-cluster --test java -- --ignored --exact \
+            a_real_kafka_broker_answers_the_java_share_offsets_scenario &&
         "$(bash tools/clients/venv.sh)" tools/clients/cluster_txn_librdkafka.py "$KAFKA_BROKER"
 }
 step_quorum_describe() {

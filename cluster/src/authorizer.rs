@@ -338,6 +338,39 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
                     .filter_map(|t| topic_named("", t.topic_id, op::READ)),
             )
             .collect(),
+        // As Kafka's KafkaApis: DESCRIBE on the group and the topics to describe offsets;
+        // READ (altering) or DELETE (deleting) on the group and READ on the topics.
+        Request::DescribeShareGroupOffsets(body) => body
+            .groups
+            .iter()
+            .flat_map(|group| {
+                std::iter::once(Need::group(&group.group_id, op::DESCRIBE)).chain(
+                    group
+                        .topics
+                        .iter()
+                        .flatten()
+                        .map(|t| Need::topic(&t.topic_name, op::DESCRIBE)),
+                )
+            })
+            .collect(),
+        Request::AlterShareGroupOffsets(body) => {
+            std::iter::once(Need::group(&body.group_id, op::READ))
+                .chain(
+                    body.topics
+                        .iter()
+                        .map(|t| Need::topic(&t.topic_name, op::READ)),
+                )
+                .collect()
+        }
+        Request::DeleteShareGroupOffsets(body) => {
+            std::iter::once(Need::group(&body.group_id, op::DELETE))
+                .chain(
+                    body.topics
+                        .iter()
+                        .map(|t| Need::topic(&t.topic_name, op::READ)),
+                )
+                .collect()
+        }
         Request::DescribeConfigs(body) => body
             .resources
             .iter()
@@ -506,5 +539,59 @@ mod tests {
             host,
             &Need::topic("any", op::WRITE)
         ));
+    }
+
+    #[test]
+    fn share_group_offsets_need_what_kafka_asks() {
+        use kafka_codec::messages::{
+            alter_share_group_offsets_request as alter,
+            delete_share_group_offsets_request as delete,
+            describe_share_group_offsets_request as describe,
+        };
+        let state = State::new(crate::state::Retention::default());
+        let needs = |request: Request| -> Vec<(i8, String, i8)> {
+            needs(&request, &state)
+                .into_iter()
+                .map(|n| (n.resource_type, n.name, n.operation))
+                .collect()
+        };
+        let (group, topic) = (resource_type::GROUP, resource_type::TOPIC);
+        let described = kafka_codec::messages::DescribeShareGroupOffsetsRequest::default()
+            .with_groups(vec![
+                describe::DescribeShareGroupOffsetsRequestGroup::default()
+                    .with_group_id("g".into())
+                    .with_topics(Some(vec![
+                        describe::DescribeShareGroupOffsetsRequestTopic::default()
+                            .with_topic_name("t".into()),
+                    ])),
+            ]);
+        assert_eq!(
+            needs(described.into()),
+            [
+                (group, "g".into(), op::DESCRIBE),
+                (topic, "t".into(), op::DESCRIBE)
+            ]
+        );
+        let altered = kafka_codec::messages::AlterShareGroupOffsetsRequest::default()
+            .with_group_id("g".into())
+            .with_topics(vec![
+                alter::AlterShareGroupOffsetsRequestTopic::default().with_topic_name("t".into())
+            ]);
+        assert_eq!(
+            needs(altered.into()),
+            [(group, "g".into(), op::READ), (topic, "t".into(), op::READ)]
+        );
+        let deleted = kafka_codec::messages::DeleteShareGroupOffsetsRequest::default()
+            .with_group_id("g".into())
+            .with_topics(vec![
+                delete::DeleteShareGroupOffsetsRequestTopic::default().with_topic_name("t".into())
+            ]);
+        assert_eq!(
+            needs(deleted.into()),
+            [
+                (group, "g".into(), op::DELETE),
+                (topic, "t".into(), op::READ)
+            ]
+        );
     }
 }

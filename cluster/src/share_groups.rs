@@ -146,6 +146,10 @@ pub struct SharePartition {
     end: i64,
     /// Every offset in `start..end`.
     records: BTreeMap<i64, InFlight>,
+    /// The start offset as Kafka last persisted it (DescribeShareGroupOffsets reports it):
+    /// Kafka writes a share partition's state with the start offset from before the change
+    /// written, so an acknowledgement that moves the start is seen at the next write.
+    persisted_start: i64,
 }
 
 /// Records acquired by a ShareFetch: the ranges (first, last, delivery count) and the
@@ -165,6 +169,7 @@ impl SharePartition {
             start: offset,
             end: offset,
             records: BTreeMap::new(),
+            persisted_start: offset,
         }
     }
 
@@ -173,22 +178,47 @@ impl SharePartition {
         self.start
     }
 
+    /// The start offset as last persisted, which DescribeShareGroupOffsets reports (see
+    /// `persisted_start`).
+    pub fn persisted_start_offset(&self) -> i64 {
+        self.persisted_start
+    }
+
+    /// Records past the start already done with (accepted, rejected or archived): what a
+    /// share group's lag leaves out besides the records before the start.
+    pub fn done_past_start(&self) -> i64 {
+        self.records
+            .values()
+            .filter(|r| matches!(r.state, RecordState::Acknowledged | RecordState::Archived))
+            .count() as i64
+    }
+
     /// Releases the locks past their deadline (a record at its delivery limit is archived).
     fn expire(&mut self, now: Instant, limit: i16) {
+        let mut written = false;
         for record in self.records.values_mut() {
             if matches!(&record.state, RecordState::Acquired { until, .. } if *until <= now) {
                 record.state = released(record.delivery_count, limit);
+                written = true;
             }
+        }
+        if written {
+            self.persisted_start = self.start;
         }
         self.advance();
     }
 
     /// Releases every lock `member` holds (its session or membership ended).
     fn release_member(&mut self, member: &str, limit: i16) {
+        let mut written = false;
         for record in self.records.values_mut() {
             if matches!(&record.state, RecordState::Acquired { member: m, .. } if &**m == member) {
                 record.state = released(record.delivery_count, limit);
+                written = true;
             }
+        }
+        if written {
+            self.persisted_start = self.start;
         }
         self.advance();
     }
@@ -227,6 +257,7 @@ impl SharePartition {
     fn reset(&mut self, offset: i64) {
         self.records.retain(|at, _| *at >= offset);
         self.start = offset;
+        self.persisted_start = offset;
         self.end = self.end.max(offset);
         self.advance();
     }
@@ -367,6 +398,7 @@ impl SharePartition {
                 return ErrorCode::INVALID_RECORD_STATE;
             }
         }
+        self.persisted_start = self.start;
         for batch in batches {
             for (at, (_, record)) in self.records.range_mut(batch.first..=batch.last).enumerate() {
                 let kind = if batch.types.len() == 1 {
@@ -856,6 +888,31 @@ impl ShareGroups {
         }
     }
 
+    /// Removes `member_id` of `group_id` as its session's end would (the control surface's
+    /// `expire_session`): its records and share session released, the group assigned again
+    /// over `topics` at its next epoch. GROUP_ID_NOT_FOUND, UNKNOWN_MEMBER_ID.
+    pub fn expire_member(
+        &mut self,
+        group_id: &str,
+        member_id: &str,
+        topics: &TopicsByName,
+    ) -> Result<(), ErrorCode> {
+        let limit = self.config.delivery_count_limit;
+        let group = self
+            .groups
+            .get_mut(group_id)
+            .ok_or(ErrorCode::GROUP_ID_NOT_FOUND)?;
+        if !group.members.contains_key(member_id) {
+            return Err(ErrorCode::UNKNOWN_MEMBER_ID);
+        }
+        group.remove(member_id, limit);
+        group.epoch += 1;
+        group.assign(topics);
+        self.sessions
+            .remove(&(group_id.to_string(), member_id.to_string()));
+        Ok(())
+    }
+
     /// Whether `member_id` of `group_id` has a share session.
     pub fn has_session(&self, group_id: &str, member_id: &str) -> bool {
         self.sessions
@@ -1025,16 +1082,47 @@ impl ShareGroups {
             .min()
     }
 
-    /// Moves `group_id`'s start offset of `partition` to `offset` (AlterShareGroupOffsets,
-    /// which Kafka allows only for a group without members).
+    /// Starts `group_id`'s share partition `partition` afresh at `offset`
+    /// (AlterShareGroupOffsets, which Kafka allows only for a group without members: the
+    /// share state is initialized again, what was in flight forgotten).
     pub fn set_start(&mut self, group_id: &str, partition: (Uuid, i32), offset: i64) {
         self.groups
             .entry(group_id.into())
             .or_default()
             .partitions
-            .entry(partition)
-            .and_modify(|share| share.reset(offset))
-            .or_insert_with(|| SharePartition::starting_at(offset));
+            .insert(partition, SharePartition::starting_at(offset));
+    }
+
+    /// Makes `group_id` an empty share group if it is none yet (AlterShareGroupOffsets on a
+    /// group not held, as Kafka 4.4 does), within the cap on groups (GROUP_MAX_SIZE_REACHED).
+    pub fn make_group(&mut self, group_id: &str) -> Result<(), ErrorCode> {
+        if !self.groups.contains_key(group_id) {
+            if self.groups.len() >= self.limits.max_groups {
+                return Err(ErrorCode::GROUP_MAX_SIZE_REACHED);
+            }
+            self.groups.insert(group_id.into(), ShareGroup::default());
+        }
+        Ok(())
+    }
+
+    /// Forgets `group_id`'s share partitions of `topic` (DeleteShareGroupOffsets): each
+    /// starts again where `share.auto.offset.reset` says at its next fetch. Whether the group
+    /// held any.
+    pub fn forget_topic(&mut self, group_id: &str, topic: Uuid) -> bool {
+        let Some(group) = self.groups.get_mut(group_id) else {
+            return false;
+        };
+        let before = group.partitions.len();
+        group.partitions.retain(|(id, _), _| *id != topic);
+        group.partitions.len() != before
+    }
+
+    /// Forgets `group_id`'s share partition `partition` (AlterShareGroupOffsets to -1, the
+    /// uninitialized start: it starts again where `share.auto.offset.reset` says).
+    pub fn forget_partition(&mut self, group_id: &str, partition: (Uuid, i32)) {
+        if let Some(group) = self.groups.get_mut(group_id) {
+            group.partitions.remove(&partition);
+        }
     }
 
     /// Removes `group_id` and its sessions (DeleteGroups): refused with NON_EMPTY_GROUP

@@ -597,3 +597,77 @@ async fn kafka_configs_alters_and_describes_client_quotas() {
         .map(|found| found.len());
     assert_eq!(stored, Ok(2));
 }
+
+/// Java kafka-clients 4.4's AdminClient on a share group's offsets (`tools/clients/java`,
+/// `ClusterShareGroupOffsets`: alterShareGroupOffsets making the group, listShareGroupOffsets
+/// with the lag, a KafkaShareConsumer reading from the altered start, GroupNotEmptyException
+/// while it is a member, deleteShareGroupOffsets), then Kafka 4.4's `kafka-share-groups` on
+/// the group it left without offsets: `--reset-offsets --to-earliest --execute`,
+/// `--describe --offsets` (start 0, lag 10), `--delete-offsets`, and no offsets again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java, the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh)) and Kafka's jars (bash tools/kafka-broker/broker.sh fetch)"]
+async fn java_admin_and_kafka_share_groups_alter_describe_and_delete_share_offsets() {
+    let cluster = Cluster::builder()
+        .share_config(kafka_codec_cluster::share_groups::ShareConfig {
+            // As above: the member learns of its assignment at its next heartbeat.
+            heartbeat_interval: Duration::from_millis(500),
+            ..Default::default()
+        })
+        .build()
+        .await
+        .expect("cluster");
+    share_offsets_scenario(&cluster.bootstrap(), "java-share-offsets").await;
+}
+
+/// The same against a real Kafka 4.4 broker (`bash tools/ci-live.sh cluster_groups`), which
+/// passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT, java, KAFKA_CLIENTS_JAVA and Kafka's jars (bash tools/ci-live.sh cluster_groups)"]
+async fn a_real_kafka_broker_answers_the_java_share_offsets_scenario() {
+    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos();
+    share_offsets_scenario(&broker, &format!("java-share-offsets-{nanos}")).await;
+}
+
+async fn share_offsets_scenario(bootstrap: &str, name: &str) {
+    let (topic, group) = (format!("{name}-t"), format!("{name}-g"));
+    support::java_program(
+        "kafkacodec.clients.ClusterShareGroupOffsets",
+        &[bootstrap, &topic, &group],
+    )
+    .await;
+    let tool = |args: &[&str]| {
+        let mut all = vec!["--bootstrap-server", bootstrap, "--group", &group];
+        all.extend_from_slice(args);
+        let all: Vec<String> = all.into_iter().map(str::to_owned).collect();
+        async move {
+            let all: Vec<&str> = all.iter().map(String::as_str).collect();
+            kafka_tool(
+                "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+                &all,
+            )
+            .await
+        }
+    };
+    let reset = tool(&[
+        "--reset-offsets",
+        "--to-earliest",
+        "--execute",
+        "--topic",
+        &topic,
+    ])
+    .await;
+    assert_eq!(tool_row(&reset, &topic), [group.as_str(), &topic, "0", "0"]);
+    let described = tool(&["--describe", "--offsets"]).await;
+    assert_eq!(
+        tool_row(&described, &topic),
+        [group.as_str(), &topic, "0", "0", "10"]
+    );
+    let deleted = tool(&["--delete-offsets", "--topic", &topic]).await;
+    assert_eq!(tool_row(&deleted, &topic), [topic.as_str(), "Successful"]);
+    let none = format!("Share group '{group}' has no offset information.");
+    assert!(tool(&["--describe", "--offsets"]).await.contains(&none));
+}

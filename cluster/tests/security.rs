@@ -1191,3 +1191,67 @@ async fn sasl_over_tls_serves_a_client_that_trusts_the_certificate() {
         .ok();
     assert!(seen.is_empty() || seen[0] == 21, "{seen:?}");
 }
+
+/// The share group offsets APIs are held to the ACLs (DESCRIBE, READ or DELETE on the group
+/// first): without an ACL each is refused with GROUP_AUTHORIZATION_FAILED; the super user is
+/// answered (its alter makes the group; its delete finds no share state of the topic, which
+/// is the topic's error, not the request's).
+#[tokio::test]
+async fn share_group_offsets_apis_are_held_to_the_acls() {
+    use kafka_codec::messages::alter_share_group_offsets_request::AlterShareGroupOffsetsRequestTopic;
+    use kafka_codec::messages::delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic;
+    use kafka_codec::messages::describe_share_group_offsets_request::DescribeShareGroupOffsetsRequestGroup;
+    use kafka_codec::messages::{
+        AlterShareGroupOffsetsRequest, DeleteShareGroupOffsetsRequest,
+        DescribeShareGroupOffsetsRequest,
+    };
+    let cluster = sasl_cluster().await;
+    let address = cluster.brokers()[0].address;
+    let mut alice = Client::connect(address, "alice").await;
+    alice.handshake(1, "PLAIN").await;
+    let login = alice.authenticate(2, b"\0alice\0alice-secret").await;
+    assert_eq!(login.error_code, 0);
+    let mut admin = Client::connect(address, "admin").await;
+    assert!(
+        admin
+            .scram_login(Mechanism::ScramSha512, "carol", "carol-secret")
+            .await
+    );
+    let describe = DescribeShareGroupOffsetsRequest::default().with_groups(vec![
+        DescribeShareGroupOffsetsRequestGroup::default().with_group_id("g".into()),
+    ]);
+    let alter = AlterShareGroupOffsetsRequest::default()
+        .with_group_id("g".into())
+        .with_topics(vec![
+            AlterShareGroupOffsetsRequestTopic::default().with_topic_name("t".into())
+        ]);
+    let delete = DeleteShareGroupOffsetsRequest::default()
+        .with_group_id("g".into())
+        .with_topics(vec![
+            DeleteShareGroupOffsetsRequestTopic::default().with_topic_name("t".into())
+        ]);
+    let denied = ErrorCode::GROUP_AUTHORIZATION_FAILED.code();
+    for (client, expected) in [(&mut alice, denied), (&mut admin, 0)] {
+        let Response::DescribeShareGroupOffsets(described) = client.call(1, describe.clone()).await
+        else {
+            panic!("not DescribeShareGroupOffsets")
+        };
+        assert_eq!(described.groups[0].error_code, expected);
+        let Response::AlterShareGroupOffsets(altered) = client.call(0, alter.clone()).await else {
+            panic!("not AlterShareGroupOffsets")
+        };
+        assert_eq!(altered.error_code, expected);
+        let Response::DeleteShareGroupOffsets(deleted) = client.call(0, delete.clone()).await
+        else {
+            panic!("not DeleteShareGroupOffsets")
+        };
+        // The refusal fills the error fields of the entries named (here the topic's), where
+        // Kafka answers GROUP_AUTHORIZATION_FAILED at the top level with no topics.
+        let refused: Vec<i16> = deleted.responses.iter().map(|t| t.error_code).collect();
+        if expected == 0 {
+            assert_eq!(deleted.error_code, 0);
+        } else {
+            assert_eq!(refused, [expected]);
+        }
+    }
+}

@@ -829,3 +829,39 @@ async fn a_member_whose_session_ends_is_removed_and_its_records_released() {
     let (ranges, _) = acquired(&b.share_fetch(fetch(group, "b", 0, topic, 5, 0, &[])).await);
     assert_eq!(ranges, [(0, 1, 2)]);
 }
+
+#[tokio::test]
+async fn the_control_surface_expires_a_share_members_session() {
+    let cluster = Cluster::builder().build().await.expect("cluster");
+    let broker = cluster.brokers()[0].address;
+    let group = "expired";
+    let mut a = Client::connect(broker, "member-a").await;
+    let topic = create_topic(&mut a, "expired").await;
+    let joined = a.share_heartbeat(group, "a", 0, Some(&["expired"])).await;
+    assert_eq!(joined.error_code, 0);
+    let opened = a.share_fetch(fetch(group, "a", 0, topic, 5, 0, &[])).await;
+    assert_eq!(opened.error_code, 0);
+    a.call(9, produce("expired", 0, batch(0, 2))).await;
+    let (ranges, _) = acquired(&a.share_fetch(fetch(group, "a", 1, topic, 5, 0, &[])).await);
+    assert_eq!(ranges, [(0, 1, 1)]);
+
+    let control = cluster.control();
+    assert!(control.expire_session(group, "nobody").is_err());
+    assert!(control.expire_session("no-such-group", "a").is_err());
+    control.expire_session(group, "a").expect("expired");
+    // Gone from the group with its share session; its records go to the next member.
+    let again = a
+        .share_heartbeat(group, "a", joined.member_epoch, None)
+        .await;
+    assert_eq!(again.error_code, ErrorCode::UNKNOWN_MEMBER_ID.code());
+    let gone = a.share_fetch(fetch(group, "a", 2, topic, 5, 0, &[])).await;
+    assert_eq!(gone.error_code, ErrorCode::SHARE_SESSION_NOT_FOUND.code());
+    let mut b = Client::connect(broker, "member-b").await;
+    let b_joined = b.share_heartbeat(group, "b", 0, Some(&["expired"])).await;
+    assert!(
+        b_joined.member_epoch > joined.member_epoch,
+        "the group moved on"
+    );
+    let (ranges, _) = acquired(&b.share_fetch(fetch(group, "b", 0, topic, 5, 0, &[])).await);
+    assert_eq!(ranges, [(0, 1, 2)]);
+}

@@ -644,12 +644,22 @@ impl ControlHandle {
 
     /// Expires the session of `member_id` in `group_id` now, as its session timeout would:
     /// the member is removed and the group rebalances without it (its next Heartbeat, or
-    /// SyncGroup, is UNKNOWN_MEMBER_ID; the others' heartbeats REBALANCE_IN_PROGRESS).
+    /// SyncGroup, is UNKNOWN_MEMBER_ID; the others' heartbeats REBALANCE_IN_PROGRESS). In a
+    /// share group, the records it holds and its share session are released and the group
+    /// assigned again (its next ShareGroupHeartbeat: UNKNOWN_MEMBER_ID).
     pub fn expire_session(&self, group_id: &str, member_id: &str) -> Result<(), OperationError> {
-        let expired =
+        let mut expired =
             self.shared
                 .groups()
                 .expire_member(group_id, member_id, std::time::Instant::now());
+        if expired == Err(kafka_codec::ErrorCode::GROUP_ID_NOT_FOUND) {
+            // Read before the share groups are locked (never the state's lock inside).
+            let topics = crate::share_groups::topics_by_name(&self.shared.state());
+            let mut share = self.shared.share_groups();
+            if share.groups.contains_key(group_id) {
+                expired = share.expire_member(group_id, member_id, &topics);
+            }
+        }
         match expired {
             Ok(()) => {
                 self.shared.groups_changed.notify_one();

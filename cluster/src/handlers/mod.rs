@@ -7,6 +7,7 @@ mod add_partitions_to_txn;
 mod add_raft_voter;
 mod alter_client_quotas;
 mod alter_configs;
+mod alter_share_group_offsets;
 mod alter_user_scram_credentials;
 mod api_versions;
 mod consumer_group_describe;
@@ -17,6 +18,7 @@ mod create_topics;
 mod delete_acls;
 mod delete_groups;
 mod delete_records;
+mod delete_share_group_offsets;
 mod delete_topics;
 mod describe_acls;
 mod describe_client_quotas;
@@ -26,6 +28,7 @@ mod describe_groups;
 mod describe_log_dirs;
 mod describe_producers;
 mod describe_quorum;
+mod describe_share_group_offsets;
 mod describe_topic_partitions;
 mod describe_transactions;
 mod describe_user_scram_credentials;
@@ -132,7 +135,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 51] = [
+const SERVED: [ApiKey; 54] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -161,6 +164,9 @@ const SERVED: [ApiKey; 51] = [
     share_group_describe::API,
     share_fetch::API,
     share_acknowledge::API,
+    describe_share_group_offsets::API,
+    alter_share_group_offsets::API,
+    delete_share_group_offsets::API,
     init_producer_id::API,
     describe_cluster::API,
     create_partitions::API,
@@ -243,6 +249,15 @@ pub async fn handle(
         Request::ShareGroupDescribe(body) => share_group_describe::handle(context, body).into(),
         Request::ShareFetch(body) => share_fetch::handle(context, body).await.into(),
         Request::ShareAcknowledge(body) => share_acknowledge::handle(context, body).into(),
+        Request::DescribeShareGroupOffsets(body) => {
+            describe_share_group_offsets::handle(context, body).into()
+        }
+        Request::AlterShareGroupOffsets(body) => {
+            alter_share_group_offsets::handle(context, body).into()
+        }
+        Request::DeleteShareGroupOffsets(body) => {
+            delete_share_group_offsets::handle(context, body).into()
+        }
         Request::SyncGroup(body) => sync_group::handle(context, body).await.into(),
         Request::Heartbeat(body) => heartbeat::handle(context, body).into(),
         Request::LeaveGroup(body) => leave_group::handle(context, body).into(),

@@ -381,6 +381,19 @@ async fn groups_are_listed_described_and_committed_to_as_far_as_allowed() {
         ]
     );
 
+    // Only denied topics: refused without reaching the group, which is not created.
+    let Response::OffsetCommit(committed) = alice
+        .call(8, offset_commit("ok-fresh", &["denied"]))
+        .await
+    else {
+        panic!("not OffsetCommit")
+    };
+    assert_eq!(committed.topics[0].partitions[0].error_code, TOPIC_DENIED);
+    let Response::ListGroups(listed) = alice.call(4, ListGroupsRequest::default()).await else {
+        panic!("not ListGroups")
+    };
+    assert!(listed.groups.iter().all(|g| g.group_id.as_str() != "ok-fresh"));
+
     // DeleteGroups of both: the allowed one deleted (it has no members), the other refused.
     let Response::DeleteGroups(deleted) = alice
         .call(

@@ -1,7 +1,7 @@
 //! Authorization entry by entry, as Kafka's `KafkaApis` does it: the entries of a request
 //! (topics, groups, transactional ids, config resources) the principal may not touch are
 //! taken out before the handler runs and answered with their authorization error beside
-//! the handler's answer for the others (appended, as Kafka merges them); lists that Kafka
+//! the handler's answer for the others (before or after them, as Kafka merges them); lists that Kafka
 //! filters (ListGroups, ListTransactions, DescribeTopicPartitions and Metadata for every
 //! topic) lose what the principal may not describe; and the authorized operations a
 //! request asks for (`include_*_authorized_operations`) are computed from the ACLs.
@@ -296,31 +296,41 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                 }
             })
         }
+        // Kafka answers the denied topics first; with none left, without the coordinator.
         Request::OffsetCommit(body) => {
             let Some((kept, denied)) = split_off(&body.topics, |t| {
                 a.may_topic_named(&t.name, t.topic_id, op::READ)
             }) else {
                 return Verdict::as_sent();
             };
+            let denied: Vec<_> = denied
+                .into_iter()
+                .map(|t| {
+                    offset_commit_response::OffsetCommitResponseTopic::default()
+                        .with_name(t.name)
+                        .with_topic_id(t.topic_id)
+                        .with_partitions(
+                            t.partitions
+                                .iter()
+                                .map(|p| {
+                                    offset_commit_response::OffsetCommitResponsePartition::default()
+                                        .with_partition_index(p.partition_index)
+                                        .with_error_code(TOPIC_DENIED.code())
+                                })
+                                .collect(),
+                        )
+                })
+                .collect();
+            if kept.is_empty() {
+                return Verdict::Answer(Response::OffsetCommit(
+                    OffsetCommitResponse::default().with_topics(denied),
+                ));
+            }
             let mut body = body.clone();
             body.topics = kept;
             Verdict::with(Request::OffsetCommit(body), move |response| {
                 if let Response::OffsetCommit(answer) = response {
-                    answer.topics.extend(denied.into_iter().map(|t| {
-                        offset_commit_response::OffsetCommitResponseTopic::default()
-                            .with_name(t.name)
-                            .with_topic_id(t.topic_id)
-                            .with_partitions(
-                                t.partitions
-                                    .iter()
-                                    .map(|p| {
-                                        offset_commit_response::OffsetCommitResponsePartition::default()
-                                            .with_partition_index(p.partition_index)
-                                            .with_error_code(TOPIC_DENIED.code())
-                                    })
-                                    .collect(),
-                            )
-                    }));
+                    prepend(&mut answer.topics, denied);
                 }
             })
         }
@@ -330,25 +340,34 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
             }) else {
                 return Verdict::as_sent();
             };
+            let denied: Vec<_> = denied
+                .into_iter()
+                .map(|t| {
+                    txn_offset_commit_response::TxnOffsetCommitResponseTopic::default()
+                        .with_name(t.name)
+                        .with_topic_id(t.topic_id)
+                        .with_partitions(
+                            t.partitions
+                                .iter()
+                                .map(|p| {
+                                    txn_offset_commit_response::TxnOffsetCommitResponsePartition::default()
+                                        .with_partition_index(p.partition_index)
+                                        .with_error_code(TOPIC_DENIED.code())
+                                })
+                                .collect(),
+                        )
+                })
+                .collect();
+            if kept.is_empty() {
+                return Verdict::Answer(Response::TxnOffsetCommit(
+                    TxnOffsetCommitResponse::default().with_topics(denied),
+                ));
+            }
             let mut body = body.clone();
             body.topics = kept;
             Verdict::with(Request::TxnOffsetCommit(body), move |response| {
                 if let Response::TxnOffsetCommit(answer) = response {
-                    answer.topics.extend(denied.into_iter().map(|t| {
-                        txn_offset_commit_response::TxnOffsetCommitResponseTopic::default()
-                            .with_name(t.name)
-                            .with_topic_id(t.topic_id)
-                            .with_partitions(
-                                t.partitions
-                                    .iter()
-                                    .map(|p| {
-                                        txn_offset_commit_response::TxnOffsetCommitResponsePartition::default()
-                                            .with_partition_index(p.partition_index)
-                                            .with_error_code(TOPIC_DENIED.code())
-                                    })
-                                    .collect(),
-                            )
-                    }));
+                    prepend(&mut answer.topics, denied);
                 }
             })
         }
@@ -361,7 +380,7 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
             body.topics = kept;
             Verdict::with(Request::OffsetDelete(body), move |response| {
                 if let Response::OffsetDelete(answer) = response {
-                    answer.topics.extend(denied.into_iter().map(|t| {
+                    let denied = denied.into_iter().map(|t| {
                         offset_delete_response::OffsetDeleteResponseTopic::default()
                             .with_name(t.name)
                             .with_partitions(
@@ -374,7 +393,8 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                                     })
                                     .collect(),
                             )
-                    }));
+                    });
+                    prepend(&mut answer.topics, denied.collect());
                 }
             })
         }
@@ -436,7 +456,6 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                             .with_name(t.name)
                             .with_error_code(TOPIC_DENIED.code())
                             .with_error_message(Some(AUTHORIZATION_FAILED.into()))
-                            .with_topic_config_error_code(TOPIC_DENIED.code())
                     }));
                 }
             })
@@ -461,24 +480,21 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                     delete_topics_response::DeletableTopicResult::default()
                         .with_name(Some(name))
                         .with_error_code(TOPIC_DENIED.code())
+                        .with_error_message(Some(TOPIC_DENIED_MESSAGE.into()))
                 }));
             }
             if let Some((kept, refused)) = topics {
                 body.topics = kept;
                 denied.extend(refused.into_iter().map(|t| {
-                    // A topic named by id that may not even be described is not said to
-                    // exist (Kafka: UNKNOWN_TOPIC_ID).
-                    let name = a.topic_name(t.name.as_deref().unwrap_or_default(), t.topic_id);
-                    let error = match (&t.name, &name) {
-                        (None, Some(name)) if !a.may_topic(name, op::DESCRIBE) => {
-                            ErrorCode::UNKNOWN_TOPIC_ID
-                        }
-                        _ => TOPIC_DENIED,
-                    };
+                    // Named by id: its name only if it may be described.
+                    let name = a
+                        .topic_name(t.name.as_deref().unwrap_or_default(), t.topic_id)
+                        .filter(|name| t.name.is_some() || a.may_topic(name, op::DESCRIBE));
                     delete_topics_response::DeletableTopicResult::default()
-                        .with_name(t.name)
+                        .with_name(name.map(Into::into))
                         .with_topic_id(t.topic_id)
-                        .with_error_code(error.code())
+                        .with_error_code(TOPIC_DENIED.code())
+                        .with_error_message(Some(TOPIC_DENIED_MESSAGE.into()))
                 }));
             }
             Verdict::with(Request::DeleteTopics(body), move |response| {
@@ -500,7 +516,6 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                         create_partitions_response::CreatePartitionsTopicResult::default()
                             .with_name(t.name)
                             .with_error_code(TOPIC_DENIED.code())
-                            .with_error_message(Some(AUTHORIZATION_FAILED.into()))
                     }));
                 }
             })
@@ -594,16 +609,19 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                     if let Response::DescribeGroups(answer) = response {
                         if include {
                             for group in &mut answer.groups {
-                                group.authorized_operations =
-                                    a.operations(resource_type::GROUP, &group.group_id);
+                                if group.error_code == 0 {
+                                    group.authorized_operations =
+                                        a.operations(resource_type::GROUP, &group.group_id);
+                                }
                             }
                         }
-                        answer.groups.extend(denied.into_iter().map(|g| {
+                        let denied = denied.into_iter().map(|g| {
                             describe_groups_response::DescribedGroup::default()
                                 .with_group_id(g)
                                 .with_error_code(GROUP_DENIED.code())
                                 .with_authorized_operations(NOT_ASKED)
-                        }));
+                        });
+                        prepend(&mut answer.groups, denied.collect());
                     }
                     false
                 })),
@@ -813,11 +831,12 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                                 }
                             }
                         }
-                        answer.groups.extend(denied.into_iter().map(|g| {
+                        let denied = denied.into_iter().map(|g| {
                             consumer_group_describe_response::DescribedGroup::default()
                                 .with_group_id(g)
                                 .with_error_code(GROUP_DENIED.code())
-                        }));
+                        });
+                        prepend(&mut answer.groups, denied.collect());
                     }
                     false
                 })),
@@ -827,8 +846,17 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
     }
 }
 
-/// Kafka's message for a topic it refuses to create or grow.
+/// Kafka's message for a topic it refuses to create.
 const AUTHORIZATION_FAILED: &str = "Authorization failed.";
+
+/// Kafka's message for TOPIC_AUTHORIZATION_FAILED (a topic it refuses to delete).
+const TOPIC_DENIED_MESSAGE: &str = "Topic authorization failed.";
+
+/// `first` before what `list` holds (Kafka answers the denied entries of some APIs first).
+fn prepend<T>(list: &mut Vec<T>, mut first: Vec<T>) {
+    first.append(list);
+    *list = first;
+}
 
 /// A DescribeTopicPartitions answer for a topic that may not be described: refused, with
 /// no id and no partitions (existing or not).

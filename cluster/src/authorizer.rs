@@ -160,23 +160,11 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
             .iter()
             .map(|t| Need::topic(&t.topic, op::DESCRIBE))
             .collect(),
-        Request::FindCoordinator(body) => {
-            let keys: Vec<&str> = if body.coordinator_keys.is_empty() {
-                vec![&body.key]
-            } else {
-                body.coordinator_keys.iter().map(|k| &**k).collect()
-            };
-            match body.key_type {
-                0 => keys
-                    .into_iter()
-                    .map(|k| Need::group(k, op::DESCRIBE))
-                    .collect(),
-                1 => keys
-                    .into_iter()
-                    .map(|k| Need::transactional_id(k, op::DESCRIBE))
-                    .collect(),
-                // Other key types are refused by the handler.
-                _ => Vec::new(),
+        // v0-v3's one key; v4+'s keys are per entry.
+        Request::FindCoordinator(body) if body.coordinator_keys.is_empty() => {
+            match coordinator_need(body.key_type, &body.key) {
+                Some(need) => vec![need],
+                None => Vec::new(),
             }
         }
         Request::JoinGroup(body) => vec![Need::group(&body.group_id, op::READ)],
@@ -266,6 +254,16 @@ fn groups_described(groups: &[impl AsRef<str>]) -> Vec<Need> {
         .iter()
         .map(|g| Need::group(g.as_ref(), op::DESCRIBE))
         .collect()
+}
+
+/// What finding the coordinator of `key` needs: DESCRIBE on the group or transactional id
+/// (other key types are refused by the handler).
+fn coordinator_need(key_type: i8, key: &str) -> Option<Need> {
+    match key_type {
+        0 => Some(Need::group(key, op::DESCRIBE)),
+        1 => Some(Need::transactional_id(key, op::DESCRIBE)),
+        _ => None,
+    }
 }
 
 /// A config resource's need: a topic's own (type 2), else the cluster's.

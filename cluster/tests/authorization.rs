@@ -480,6 +480,34 @@ async fn lists_leave_out_what_may_not_be_described() {
         panic!("not ListTransactions")
     };
     assert_eq!(listed.transaction_states.len(), 2);
+    // FindCoordinator v4+: each key on its own.
+    let Response::FindCoordinator(found) = alice
+        .call(
+            4,
+            FindCoordinatorRequest::default()
+                .with_key_type(1)
+                .with_coordinator_keys(vec!["ok-txn".into(), "no-txn".into()]),
+        )
+        .await
+    else {
+        panic!("not FindCoordinator")
+    };
+    let found: Vec<(&str, i16, i32)> = found
+        .coordinators
+        .iter()
+        .map(|c| (c.key.as_str(), c.error_code, c.node_id))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("ok-txn", 0, 0),
+            (
+                "no-txn",
+                ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code(),
+                -1
+            )
+        ]
+    );
     let Response::DescribeTransactions(described) = alice
         .call(
             0,
@@ -784,4 +812,53 @@ async fn a_real_kafka_broker_authorizes_the_same() {
     .await;
     println!("broker:  {broker}");
     assert_eq!(ours, broker);
+}
+
+/// The Java AdminClient's side (`tools/clients/java`, `ClusterAuthz`): DescribeTopicPartitions
+/// with authorized operations for an allowed and a denied topic, the topics listed, the
+/// transactions listed (filtered) and described (one refused), against a real Kafka 4.4
+/// broker with `StandardAuthorizer` and against this cluster. The outcomes must be equal.
+#[tokio::test]
+#[ignore = "needs a Kafka broker with an authorizer and SASL and the Java clients: \
+            KAFKA_BROKER, KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS, KAFKA_CLIENTS_JAVA \
+            (bash tools/ci-live.sh cluster_authz)"]
+async fn the_java_admin_client_meets_the_same_acls_as_at_a_real_broker() {
+    let env = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
+    let (user, password) = broker_plain_user(&env("KAFKA_SASL_USERS"));
+    let prefix = format!("authz-java-{}", std::process::id());
+    let cluster = Cluster::builder()
+        .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
+        .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
+        .super_user("User:admin")
+        .build()
+        .await
+        .expect("cluster");
+    let bootstrap = cluster.brokers()[0].address.to_string();
+    let ours = support::java_program(
+        "kafkacodec.clients.ClusterAuthz",
+        &[
+            &bootstrap,
+            "admin",
+            "admin-secret",
+            &bootstrap,
+            &user,
+            &password,
+            &prefix,
+        ],
+    )
+    .await;
+    let broker = support::java_program(
+        "kafkacodec.clients.ClusterAuthz",
+        &[
+            &env("KAFKA_BROKER"),
+            "-",
+            "-",
+            &env("KAFKA_BROKER_SASL_PLAINTEXT"),
+            &user,
+            &password,
+            &prefix,
+        ],
+    )
+    .await;
+    assert_eq!(ours.trim(), broker.trim());
 }

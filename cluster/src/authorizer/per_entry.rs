@@ -658,6 +658,27 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                 }
             })
         }
+        // v4+: each key answered on its own, a denied one with no node.
+        Request::FindCoordinator(body) if !body.coordinator_keys.is_empty() => {
+            let key_type = body.key_type;
+            Verdict::finish(move |a, response| {
+                if let Response::FindCoordinator(answer) = response {
+                    for coordinator in &mut answer.coordinators {
+                        let Some(need) = super::coordinator_need(key_type, &coordinator.key) else {
+                            continue;
+                        };
+                        if !a.may(&need) {
+                            *coordinator = find_coordinator_response::Coordinator::default()
+                                .with_key(std::mem::take(&mut coordinator.key))
+                                .with_node_id(-1)
+                                .with_host("".into())
+                                .with_port(-1)
+                                .with_error_code(need.denied().code());
+                        }
+                    }
+                }
+            })
+        }
         Request::ListTransactions(_) => Verdict::finish(|a, response| {
             if let Response::ListTransactions(answer) = response {
                 answer

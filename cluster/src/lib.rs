@@ -148,6 +148,8 @@ pub struct Shared {
     pub placement_brokers: usize,
     /// The host brokers listen on (an added one too).
     pub(crate) host: String,
+    /// How long a stopped broker stays unfenced ([`ClusterBuilder::broker_session_timeout`]).
+    pub(crate) broker_session_timeout: Duration,
     /// Brokers have no listener ([`ClusterBuilder::in_memory`]).
     pub(crate) in_memory: bool,
     /// The node id the next added broker gets.
@@ -481,6 +483,7 @@ pub struct ClusterBuilder {
     tls: Option<kafka_codec_server::tls::ListenTls>,
     /// Each broker's fetch session slots and the bytes they hold.
     fetch_session_limits: (usize, usize),
+    broker_session_timeout: Duration,
 }
 
 impl Default for ClusterBuilder {
@@ -523,11 +526,22 @@ impl Default for ClusterBuilder {
                 fetch_sessions::DEFAULT_SLOTS,
                 fetch_sessions::DEFAULT_MAX_BYTES,
             ),
+            // Kafka's `broker.session.timeout.ms` default.
+            broker_session_timeout: Duration::from_secs(9),
         }
     }
 }
 
 impl ClusterBuilder {
+    /// How long a stopped broker keeps its partitions before it is fenced (default 9 s,
+    /// Kafka's `broker.session.timeout.ms`): then it leaves Metadata's brokers and every
+    /// ISR, and its partitions get new leaders or go offline
+    /// ([`ControlHandle::fence_broker`](control::ControlHandle::fence_broker)).
+    pub fn broker_session_timeout(mut self, timeout: Duration) -> Self {
+        self.broker_session_timeout = timeout;
+        self
+    }
+
     /// How many brokers (at least one, unless there are controllers: a cluster of
     /// controllers alone is what `kafka-codec quorum serve` runs).
     pub fn brokers(mut self, brokers: usize) -> Self {
@@ -887,6 +901,7 @@ impl ClusterBuilder {
             next_broker_id: std::sync::atomic::AtomicI32::new(brokers.len() as i32),
             brokers: std::sync::RwLock::new(Arc::new(brokers)),
             host: self.host.clone(),
+            broker_session_timeout: self.broker_session_timeout,
             in_memory: self.in_memory,
             controllers: controller_nodes,
             quorum: quorum.map(Mutex::new),

@@ -7,8 +7,11 @@
 //! cluster holds more than its cap, the oldest batches go and the log start moves past them.
 
 mod cleaner;
+mod fencing;
+mod placement;
 
 pub use cleaner::Cleaned;
+pub use fencing::{replicas_among, ReplicaView};
 
 use crate::configs::Overrides;
 use crate::producers::{PartitionProducers, ProducerIds};
@@ -188,6 +191,8 @@ pub struct Topic {
     pub partitions: Vec<PartitionLog>,
     /// Replicas per partition, as created.
     pub replication_factor: i16,
+    /// The brokers it was placed over (`placement.rs`); `None`: the cluster's first ones.
+    pub placement: Option<Vec<i32>>,
 }
 
 impl Topic {
@@ -224,6 +229,8 @@ pub struct State {
     /// Of a moved partition, where each epoch after 0 began (its high watermark when the
     /// leader moved), as Kafka's leader epoch cache records it.
     epoch_starts: BTreeMap<(String, i32), Vec<(i32, i64)>>,
+    /// Fenced brokers and what fencing them changed (`fencing.rs`).
+    fencing: fencing::Fencing,
 }
 
 impl State {
@@ -240,6 +247,7 @@ impl State {
             moved: BTreeMap::new(),
             successors: BTreeMap::new(),
             epoch_starts: BTreeMap::new(),
+            fencing: fencing::Fencing::default(),
             seed: None,
         }
     }
@@ -326,6 +334,7 @@ impl State {
                 id,
                 partitions: (0..partitions).map(|_| PartitionLog::default()).collect(),
                 replication_factor,
+                placement: None,
             },
         );
         id
@@ -336,13 +345,14 @@ impl State {
         self.topics.iter().find(|(_, topic)| topic.id == id)
     }
 
-    /// The leader and leader epoch of `topic`'s `partition` among `brokers` brokers: broker
-    /// `p mod N` at epoch 0 until the leader is moved.
+    /// The leader and leader epoch of `topic`'s `partition` among `brokers` brokers: the
+    /// broker its placement gives it (`placement.rs`; `p mod N` over the first `brokers`
+    /// when never placed) at epoch 0 until the leader is moved.
     pub fn leader(&self, topic: &str, partition: i32, brokers: usize) -> (i32, i32) {
         if let Some(&moved) = self.moved.get(&(topic.to_owned(), partition)) {
             return moved;
         }
-        let mut leader = partition.rem_euclid(brokers.max(1) as i32);
+        let mut leader = self.placed_leader(topic, partition, brokers);
         // A chain of removals ends at a broker still there; the bound is a guard.
         for _ in 0..self.successors.len() {
             match self.successors.get(&leader) {
@@ -396,6 +406,9 @@ impl State {
             .map_or(0, |log| log.high_watermark());
         self.moved
             .insert((topic.to_owned(), partition), (leader, epoch + 1));
+        if leader >= 0 {
+            self.forget_offline(topic, Some(partition));
+        }
         self.epoch_starts
             .entry((topic.to_owned(), partition))
             .or_default()
@@ -434,6 +447,7 @@ impl State {
         self.configs.topics.remove(name);
         self.moved.retain(|(topic, _), _| topic != name);
         self.epoch_starts.retain(|(topic, _), _| topic != name);
+        self.forget_offline(name, None);
         if let Some(topic) = self.topics.remove(name) {
             self.bytes -= topic
                 .partitions

@@ -182,6 +182,54 @@ async fn java_producer_follows_a_moved_leader_and_retries_a_lost_answer_once() {
     );
 }
 
+/// More faults through the HTTP control (`ClusterFaultsMore`): the leader broker stopped for
+/// a second and restarted while a producer and a consumer run (both reconnect, every record
+/// acknowledged and consumed once); a member's session expired mid-consumption in a classic
+/// and in a KIP-848 group (it is told, joins again, and with per-record commits no record is
+/// lost or consumed twice); a transactional producer fenced mid-transaction (its commit
+/// raises ProducerFencedException, read_committed sees none of it, a new instance commits).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_clients_recover_from_a_restart_an_expired_session_and_a_fence() {
+    let cluster = Cluster::builder()
+        .brokers(2)
+        .group_limits(GroupLimits {
+            // As above: a KIP-848 member learns of its fencing at its next heartbeat.
+            consumer_heartbeat_interval: Duration::from_millis(500),
+            ..GroupLimits::default()
+        })
+        .build()
+        .await
+        .expect("cluster");
+    let control = support::serve_control(&cluster).await;
+    let stdout = support::java_program(
+        "kafkacodec.clients.ClusterFaultsMore",
+        &[&cluster.bootstrap(), &control.to_string()],
+    )
+    .await;
+    assert!(stdout.contains("ProducerFencedException"), "{stdout}");
+    // Seen from the cluster: broker 0 is up again and holds every record once; the fenced
+    // transaction's partitions hold its records and an abort marker, then the new
+    // instance's records and a commit marker; the groups' offsets are at the ends.
+    let control = cluster.control();
+    assert!(control.is_up(0));
+    let state = cluster.shared().state();
+    assert_eq!(
+        state.topics["java-restart"].partitions[0].high_watermark(),
+        600
+    );
+    let fenced: i64 = state.topics["java-fence"]
+        .partitions
+        .iter()
+        .map(|partition| partition.high_watermark())
+        .sum();
+    assert_eq!(
+        fenced,
+        30 + 10 + 4,
+        "records and a marker per partition each time"
+    );
+}
+
 /// Runs one of Kafka's command-line tools (`class` of the jars in `KAFKA_LIB_DIR`, by
 /// default where `tools/kafka-broker/broker.sh fetch` copies them, as the CLI's quorum tests
 /// find them) with `args`; its stdout, or a failed test with its stderr.

@@ -12,7 +12,9 @@
 //! and consuming none twice with committed offsets
 //! (`tools/clients/cluster_group_expiry_librdkafka.py`); and its transactional producer
 //! commits and aborts, consumes-transforms-produces, and is fenced over HTTP, read back by
-//! read_committed consumers (`tools/clients/cluster_txn_librdkafka.py`).
+//! read_committed consumers (`tools/clients/cluster_txn_librdkafka.py`); and a leader
+//! stopped for good is fenced after the broker session timeout, its partition led by the
+//! other in-sync replica, which the producer follows (`tools/clients/cluster_fence_librdkafka.py`).
 //! Needs the clients' venv:
 //!
 //! ```text
@@ -52,6 +54,28 @@ async fn librdkafka_follows_a_moved_leader_and_a_restarted_broker() {
     run_client_script(
         "cluster_faults_librdkafka.py",
         &[cluster.bootstrap(), control.to_string(), "2000".into()],
+    )
+    .await;
+}
+
+/// A leader stopped for good and fenced once the broker session timeout (here 1 s) passes:
+/// librdkafka's idempotent producer refreshes its metadata, sends the rest to the other
+/// in-sync replica, now the leader, and every record lands once
+/// (`tools/clients/cluster_fence_librdkafka.py` checks the request log, the brokers listed
+/// and every record read back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_follows_the_leader_of_a_fenced_broker() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .broker_session_timeout(std::time::Duration::from_secs(1))
+        .build()
+        .await
+        .expect("cluster");
+    let control = support::serve_control(&cluster).await;
+    run_client_script(
+        "cluster_fence_librdkafka.py",
+        &[cluster.bootstrap(), control.to_string(), "1000".into()],
     )
     .await;
 }

@@ -53,6 +53,12 @@ pub struct ClusterCommand {
     #[arg(long, value_name = "1|2", default_value_t = 2,
           value_parser = clap::value_parser!(i16).range(1..=2))]
     transaction_version: i16,
+    /// How long a stopped broker (`POST /brokers/ID/stop` on --control) keeps its
+    /// partitions before it is fenced, as Kafka's `broker.session.timeout.ms`: then it leaves
+    /// Metadata and every ISR, and its partitions get new leaders from the ISR or go
+    /// offline. Restarting it unfences it.
+    #[arg(long, value_name = "MS", default_value_t = 9000)]
+    broker_session_timeout_ms: u64,
     /// Require SASL and add a user: `plain:USER:PASS`, `scram-sha-256:USER:PASS` or
     /// `scram-sha-512:USER:PASS` (repeat for more users). All three mechanisms are offered;
     /// a user logs in with its own. Without it no client authenticates.
@@ -142,7 +148,9 @@ impl Run for ClusterCommand {
             .build()
             .map_err(|e| Failure::Peer(format!("cannot start the cluster's threads: {e}")))?;
         runtime.block_on(async {
-            let mut builder = Cluster::builder();
+            let mut builder = Cluster::builder().broker_session_timeout(
+                std::time::Duration::from_millis(self.broker_session_timeout_ms),
+            );
             if let Some(version) = TransactionVersion::from_level(self.transaction_version) {
                 builder = builder.transaction_version(version);
             }

@@ -278,6 +278,47 @@ fn faults_from_a_file_and_the_control_surface_over_http() {
 }
 
 #[test]
+fn a_broker_stopped_past_the_session_timeout_is_fenced() {
+    let Started {
+        _running,
+        mut log,
+        bootstrap,
+    } = start(&[
+        "--brokers",
+        "2",
+        "--control",
+        "127.0.0.1:0",
+        "--broker-session-timeout-ms",
+        "200",
+    ]);
+    let mut second = String::new();
+    log.read_line(&mut second).unwrap();
+    let control = second
+        .trim_end()
+        .strip_prefix("kafka-codec cluster: control on http://")
+        .unwrap_or_else(|| panic!("second line: {second:?}"))
+        .to_owned();
+    let first = bootstrap.split(',').next().unwrap().to_owned();
+    assert_eq!(metadata(&first).brokers.len(), 2);
+    let (status, body) = http(&control, "POST /brokers/1/stop HTTP/1.1\r\n\r\n");
+    assert!(status.contains(" 200 "), "{status} {body}");
+    // Fenced once the 200 ms pass; the loop's bound is a hang guard.
+    let mut fenced = false;
+    for _ in 0..300 {
+        let (_, body) = http(&control, "GET /brokers HTTP/1.1\r\n\r\n");
+        if body.contains(r#""fenced":true"#) {
+            fenced = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(fenced, "broker 1 never fenced");
+    let listed: Vec<i32> = metadata(&first).brokers.iter().map(|b| b.node_id).collect();
+    assert_eq!(listed, [0]);
+    assert_usage_error(&["cluster", "--broker-session-timeout-ms", "soon"]);
+}
+
+#[test]
 fn a_malformed_faults_file_is_a_usage_error_naming_the_key() {
     let faults = temp_file(
         "bad-faults.json",

@@ -299,6 +299,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                     "id": broker.node_id,
                     "address": broker.address.to_string(),
                     "up": control.is_up(broker.node_id),
+                    "fenced": control.is_fenced(broker.node_id),
                     "latencyMs": control.latency(broker.node_id).as_millis() as u64,
                 }))
                 .collect::<Vec<_>>())),
@@ -336,6 +337,20 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                 return bad(format!("broker id {id:?} is not a number"));
             };
             let done = match (*operation, method) {
+                ("fence", "POST") => {
+                    return match control.fence_broker(node) {
+                        Ok(fenced) => ok(json!({
+                            "id": fenced.node_id,
+                            "standIn": fenced.stand_in,
+                            "movedLeaders": fenced.moved_leaders.iter().map(|(topic, partition, leader)| json!({
+                                "topic": topic, "partition": partition, "leader": leader,
+                            })).collect::<Vec<_>>(),
+                            "movedGroups": fenced.moved_groups,
+                        })),
+                        Err(e @ super::OperationError::Up(_)) => conflict(e),
+                        Err(e) => not_found(e),
+                    };
+                }
                 ("stop", "POST") => control.stop_broker(node),
                 ("restart", "POST") => control.restart_broker(node),
                 ("latency", "PUT") => {
@@ -348,12 +363,13 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                         Err(why) => return bad(why),
                     }
                 }
-                ("stop" | "restart", _) => return allowed("POST"),
+                ("stop" | "restart" | "fence", _) => return allowed("POST"),
                 ("latency", _) => return allowed("PUT"),
                 _ => return not_found(format!("no operation {operation:?}")),
             };
             match done {
                 Ok(()) => ok(json!({ "id": node, "up": control.is_up(node),
+                    "fenced": control.is_fenced(node),
                     "latencyMs": control.latency(node).as_millis() as u64 })),
                 Err(e) => not_found(e),
             }

@@ -12,6 +12,7 @@
 
 mod apply;
 mod brokers;
+mod fencing;
 pub mod http;
 pub mod json;
 mod log;
@@ -19,6 +20,7 @@ mod voters;
 
 pub use apply::intercept;
 pub use brokers::RemovedBroker;
+pub use fencing::FencedBroker;
 pub use log::{LoggedRequest, RequestLog};
 pub use voters::QuorumView;
 
@@ -271,6 +273,8 @@ pub enum OperationError {
     NodeIdTaken(i32),
     /// The node is stopped: it does not fetch.
     Stopped(i32),
+    /// The broker is up: only a stopped broker is fenced.
+    Up(i32),
 }
 
 impl fmt::Display for OperationError {
@@ -299,6 +303,9 @@ impl fmt::Display for OperationError {
             }
             OperationError::Listen(why) => write!(f, "cannot listen: {why}"),
             OperationError::Stopped(node) => write!(f, "node {node} is stopped"),
+            OperationError::Up(node) => {
+                write!(f, "broker {node} is up: only a stopped broker is fenced")
+            }
             OperationError::NodeIdTaken(node) => {
                 write!(f, "the next broker id, {node}, is a controller's")
             }
@@ -328,6 +335,9 @@ pub struct Control {
     /// Transactional ids whose coordinator was moved, and where to; the others are
     /// coordinated by [`transactions::coordinator`](crate::transactions::coordinator)'s rule.
     transaction_coordinators: Mutex<BTreeMap<String, i32>>,
+    /// Of each fenced broker, the broker coordinating the groups and transactional ids its
+    /// rule names that were not seen before it was fenced (`fencing.rs`).
+    stand_ins: Mutex<BTreeMap<i32, i32>>,
 }
 
 /// One node's switches.
@@ -354,6 +364,7 @@ impl Control {
             successors: Mutex::default(),
             coordinators: Mutex::default(),
             transaction_coordinators: Mutex::default(),
+            stand_ins: Mutex::default(),
         }
     }
 
@@ -497,7 +508,9 @@ impl Control {
             .get(transactional_id)
             .copied()
             .unwrap_or_else(|| {
-                self.successor(crate::transactions::coordinator(transactional_id, brokers))
+                self.stand_in(
+                    self.successor(crate::transactions::coordinator(transactional_id, brokers)),
+                )
             })
     }
 
@@ -509,7 +522,15 @@ impl Control {
             .unwrap_or_else(|e| e.into_inner())
             .get(group_id)
             .copied()
-            .unwrap_or_else(|| self.successor(groups::coordinator(group_id, brokers)))
+            .unwrap_or_else(|| {
+                self.stand_in(self.successor(groups::coordinator(group_id, brokers)))
+            })
+    }
+
+    /// Who coordinates for `node_id` while it is fenced, else `node_id`.
+    fn stand_in(&self, node_id: i32) -> i32 {
+        let stand_ins = self.stand_ins.lock().unwrap_or_else(|e| e.into_inner());
+        stand_ins.get(&node_id).copied().unwrap_or(node_id)
     }
 
     /// Broker `node_id`'s latency.

@@ -37,19 +37,24 @@ impl ControlHandle {
     /// Stops node `node_id` ([`Control::stop_broker`](super::Control::stop_broker)); a
     /// controller (or a broker, an observer) also stops fetching and voting in the quorum:
     /// the high watermark then needs a majority of the voters left, and a stopped leader
-    /// is replaced at the next epoch if they are a majority (DescribeQuorum shows it).
+    /// is replaced at the next epoch if they are a majority (DescribeQuorum shows it). A
+    /// broker not restarted within the broker session timeout is then fenced
+    /// ([`fence_broker`](Self::fence_broker)).
     pub fn stop_broker(&self, node_id: i32) -> Result<(), OperationError> {
         self.shared.control.stop_broker(node_id)?;
         self.set_running(node_id, false);
+        self.fence_when_session_ends(node_id);
         Ok(())
     }
 
     /// Restarts node `node_id` ([`Control::restart_broker`](super::Control::restart_broker));
     /// in the quorum it fetches again and catches up (a stopped leader rejoins as a
-    /// follower if another was elected).
+    /// follower if another was elected). A fenced broker is unfenced: in its partitions'
+    /// ISR again, leading the offline partitions it was the last in-sync replica of.
     pub fn restart_broker(&self, node_id: i32) -> Result<(), OperationError> {
         self.shared.control.restart_broker(node_id)?;
         self.set_running(node_id, true);
+        self.unfence(node_id);
         Ok(())
     }
 

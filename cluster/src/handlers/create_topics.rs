@@ -58,7 +58,16 @@ fn create(
             format!("Number of partitions must be positive, not {partitions}."),
         );
     }
-    let brokers = context.shared.brokers().len();
+    // Kafka's replica placer places over the unfenced brokers, those added included.
+    let usable: Vec<i32> = {
+        let state = context.shared.state();
+        context
+            .broker_ids()
+            .into_iter()
+            .filter(|&node| !state.is_fenced(node))
+            .collect()
+    };
+    let brokers = usable.len();
     if replication_factor <= 0 {
         return refuse(
             ErrorCode::INVALID_REPLICATION_FACTOR,
@@ -84,7 +93,9 @@ fn create(
     let id = if validate_only {
         state.new_id()
     } else {
-        state.add_topic(name, partitions, replication_factor)
+        let id = state.add_topic(name, partitions, replication_factor);
+        state.place_topic(name, usable);
+        id
     };
     result
         .with_topic_id(id)

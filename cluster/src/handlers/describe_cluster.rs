@@ -1,7 +1,9 @@
 //! DescribeCluster: the cluster id, the brokers and the controller id a KRaft broker gives
 //! admin clients (a live broker, as Metadata names it: `Shared::controller_for_clients`). A broker answers only for the broker
 //! endpoint type: asking it for controllers is MISMATCHED_ENDPOINT_TYPE, as Kafka's brokers
-//! answer. No broker is ever fenced here, so v2's `IncludeFencedBrokers` changes nothing.
+//! answer. A fenced broker (stopped for the broker session timeout) is left out, as Kafka's
+//! brokers leave it out, unless v2's `IncludeFencedBrokers` asks for it: then it is listed
+//! with `IsFenced`.
 //!
 //! On a controller it is the other way round (KIP-919, what `--bootstrap-controller` asks):
 //! only the controller endpoint type (2) is answered, with every served controller's
@@ -37,16 +39,29 @@ pub fn handle(context: &Context<'_>, request: &DescribeClusterRequest) -> Descri
                 .into(),
             ));
     }
-    let brokers = shared
-        .brokers()
-        .iter()
-        .map(|broker| {
-            DescribeClusterBroker::default()
-                .with_broker_id(broker.node_id)
-                .with_host(broker.address.ip().to_string().as_str().into())
-                .with_port(i32::from(broker.address.port()))
-        })
-        .collect();
+    let include_fenced = context.version >= 2 && request.include_fenced_brokers;
+    let brokers = {
+        let state = shared.state();
+        shared
+            .brokers()
+            .iter()
+            .filter_map(|broker| {
+                let fenced = state.is_fenced(broker.node_id);
+                if fenced && !include_fenced {
+                    return None;
+                }
+                let listed = DescribeClusterBroker::default()
+                    .with_broker_id(broker.node_id)
+                    .with_host(broker.address.ip().to_string().as_str().into())
+                    .with_port(i32::from(broker.address.port()));
+                Some(if context.version >= 2 {
+                    listed.with_is_fenced(fenced)
+                } else {
+                    listed
+                })
+            })
+            .collect()
+    };
     DescribeClusterResponse::default()
         .with_endpoint_type(BROKER_ENDPOINT)
         .with_cluster_id(shared.cluster_id.as_str().into())

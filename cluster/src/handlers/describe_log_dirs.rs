@@ -1,7 +1,8 @@
 //! DescribeLogDirs: the broker's one log directory (in memory, named `in-memory`) and the
 //! replicas it holds, each with its size in bytes and no lag (every append is committed on
-//! every replica at once). A broker holds the replicas Metadata names it for: partition `p`
-//! on its leader `p mod N` and the next `replication factor - 1` brokers. Null topics: every
+//! every replica at once). A broker holds the replicas Metadata names it for
+//! (`State::replica_view`: the leader and the next brokers it was placed over, as many as
+//! the replication factor). Null topics: every
 //! replica; named topics: those of them it holds. Total and usable bytes (v4+) are the
 //! cluster's retention cap and what is left of it.
 
@@ -20,13 +21,12 @@ pub const LOG_DIR: &str = "in-memory";
 
 pub fn handle(context: &Context<'_>, request: &DescribeLogDirsRequest) -> DescribeLogDirsResponse {
     let state = context.shared.state();
-    let brokers = context.shared.placement_brokers as i32;
+    let brokers = context.shared.placement_brokers;
+    let nodes = context.broker_ids();
     let held = |name: &str, index: i32| -> Option<DescribeLogDirsPartition> {
-        let topic = state.topics.get(name)?;
-        let log = topic.partition(index)?;
-        let (leader, _) = state.leader(name, index, brokers as usize);
-        let behind_leader = (context.node_id - leader).rem_euclid(brokers);
-        (behind_leader < i32::from(topic.replication_factor)).then(|| {
+        let log = state.topics.get(name)?.partition(index)?;
+        let view = state.replica_view(name, index, &nodes, brokers);
+        view.replicas.contains(&context.node_id).then(|| {
             DescribeLogDirsPartition::default()
                 .with_partition_index(index)
                 .with_partition_size(log.bytes() as i64)

@@ -9,7 +9,6 @@
 //! whose topic is not in the list asked for: INVALID_REQUEST for every topic named.
 
 use super::Context;
-use crate::state::Topic;
 use kafka_codec::messages::describe_topic_partitions_response::{
     Cursor, DescribeTopicPartitionsResponsePartition, DescribeTopicPartitionsResponseTopic,
 };
@@ -116,7 +115,7 @@ pub fn handle(
         // in Kafka (which skips the indexes it does not hold).
         let partitions: Vec<_> = (start..upper)
             .filter(|index| *index >= 0)
-            .map(|index| partition(context, &state, &name, topic, index, brokers))
+            .map(|index| partition(context, &state, &name, index, brokers))
             .collect();
         remaining -= partitions.len() as i32;
         answer.topics.push(
@@ -141,18 +140,19 @@ fn partition(
     context: &Context<'_>,
     state: &crate::state::State,
     name: &str,
-    topic: &Topic,
     index: i32,
     brokers: usize,
 ) -> DescribeTopicPartitionsResponsePartition {
-    let (leader, epoch) = state.leader(name, index, brokers);
-    let replicas = Context::replicas(&context.shared.brokers(), leader, topic.replication_factor);
+    let view = state.replica_view(name, index, &context.broker_ids(), brokers);
+    let (leader, epoch) = view.leader;
     DescribeTopicPartitionsResponsePartition::default()
         .with_partition_index(index)
         .with_leader_id(leader)
         .with_leader_epoch(epoch)
-        .with_replica_nodes(replicas.clone().into())
-        .with_isr_nodes(replicas.into())
+        .with_replica_nodes(view.replicas.into())
+        .with_isr_nodes(view.isr.into())
+        // Replicas on fenced brokers, as Kafka lists them.
+        .with_offline_replicas(view.offline.into())
         // Eligible leader replicas (KIP-966) are off, as by default: empty, not null.
         .with_eligible_leader_replicas(Some(Vec::new().into()))
         .with_last_known_elr(Some(Vec::new().into()))

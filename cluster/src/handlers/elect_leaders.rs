@@ -1,7 +1,7 @@
 //! ElectLeaders: moves a partition's leadership back to its preferred replica (election
 //! type 0), or, when its leader is down, to a replica that is up (1, unclean), as Kafka's
-//! KRaft controller elects them. A partition's replicas are the brokers from `p mod N` on,
-//! as placed at creation; the first is the preferred one. A move bumps the leader epoch,
+//! KRaft controller elects them. A partition's replicas are those placed at creation
+//! (`State::placed_replicas`); the first is the preferred one. A move bumps the leader epoch,
 //! through the same `State::move_leader` as the control surface's moves.
 //!
 //! Per partition: ELECTION_NOT_NEEDED when the preferred replica leads already (preferred)
@@ -95,13 +95,9 @@ fn elect(
         let message = format!("No such partition as {topic}-{partition}");
         return Some((ErrorCode::UNKNOWN_TOPIC_OR_PARTITION, message));
     }
-    let replication_factor = found.replication_factor;
     let refuse = |error: ErrorCode| Some((error, message(error).to_owned()));
-    let count = brokers.max(1) as i32;
-    let preferred = partition.rem_euclid(count);
-    let replicas: Vec<i32> = (0..i32::from(replication_factor).clamp(1, count))
-        .map(|i| (preferred + i).rem_euclid(count))
-        .collect();
+    let replicas = state.placed_replicas(topic, partition, brokers);
+    let preferred = replicas[0];
     let (leader, _) = state.leader(topic, partition, brokers);
     let to = if election == PREFERRED {
         if leader == preferred {

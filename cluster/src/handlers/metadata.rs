@@ -1,5 +1,10 @@
 //! Metadata: the brokers, the cluster id, and the topics asked for (all of them for a null
 //! list, or an empty one at v0) with each partition's leader and replicas.
+//!
+//! Fenced brokers are left out of the brokers, as Kafka's `KRaftMetadataCache` lists only
+//! unfenced ones; an offline partition (leader -1) is LEADER_NOT_AVAILABLE, and replicas on
+//! fenced brokers are listed as offline (v5+). v0 lists only unfenced replicas, and a
+//! partition missing some is REPLICA_NOT_AVAILABLE, as Kafka filters for v0.
 
 use super::Context;
 use crate::state::{State, Topic};
@@ -13,9 +18,11 @@ pub const API: ApiKey = ApiKey::Metadata;
 
 pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataResponse {
     let shared = context.shared;
+    let state = shared.state();
     let brokers = shared
         .brokers()
         .iter()
+        .filter(|broker| !state.is_fenced(broker.node_id))
         .map(|broker| {
             MetadataResponseBroker::default()
                 .with_node_id(broker.node_id)
@@ -23,7 +30,6 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
                 .with_port(i32::from(broker.address.port()))
         })
         .collect();
-    let state = shared.state();
     let everything = match &request.topics {
         None => true,
         Some(topics) => context.version == 0 && topics.is_empty(),
@@ -80,18 +86,37 @@ fn describe(
     topic: &Topic,
 ) -> MetadataResponseTopic {
     let brokers = context.shared.placement_brokers;
-    let nodes = context.shared.brokers();
+    let nodes = context.broker_ids();
     let partitions = (0..topic.partitions.len() as i32)
         .map(|index| {
-            let (leader, epoch) = state.leader(name, index, brokers);
-            let replicas = Context::replicas(&nodes, leader, topic.replication_factor);
-            // The leader epoch is in v7+ only.
-            MetadataResponsePartition::default()
+            let view = state.replica_view(name, index, &nodes, brokers);
+            let (leader, epoch) = view.leader;
+            let (mut replicas, mut isr) = (view.replicas, view.isr);
+            let mut error = ErrorCode::NONE;
+            if context.version == 0 {
+                let listed = replicas.len() + isr.len();
+                replicas.retain(|node| !view.offline.contains(node));
+                isr.retain(|node| !view.offline.contains(node));
+                if listed != replicas.len() + isr.len() {
+                    error = ErrorCode::REPLICA_NOT_AVAILABLE;
+                }
+            }
+            if leader < 0 {
+                error = ErrorCode::LEADER_NOT_AVAILABLE;
+            }
+            let partition = MetadataResponsePartition::default()
+                .with_error_code(error.code())
                 .with_partition_index(index)
                 .with_leader_id(leader)
+                // The leader epoch is in v7+ only.
                 .with_leader_epoch(if context.version >= 7 { epoch } else { -1 })
-                .with_replica_nodes(replicas.clone().into())
-                .with_isr_nodes(replicas.into())
+                .with_replica_nodes(replicas.into())
+                .with_isr_nodes(isr.into());
+            if context.version >= 5 {
+                partition.with_offline_replicas(view.offline.into())
+            } else {
+                partition
+            }
         })
         .collect();
     MetadataResponseTopic::default()

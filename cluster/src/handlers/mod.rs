@@ -89,18 +89,17 @@ impl Context<'_> {
     /// replication factor and the brokers allow (Metadata and DescribeTopicPartitions list
     /// them).
     pub fn replicas(brokers: &[BrokerAddress], leader: i32, replication_factor: i16) -> Vec<i32> {
-        let after = brokers
+        let ids: Vec<i32> = brokers.iter().map(|broker| broker.node_id).collect();
+        crate::state::replicas_among(&ids, leader, replication_factor)
+    }
+
+    /// The node ids of the brokers now, in node id order (fenced ones included: replica
+    /// lists name them).
+    pub fn broker_ids(&self) -> Vec<i32> {
+        self.shared
+            .brokers()
             .iter()
-            .position(|broker| broker.node_id == leader)
-            .map_or(0, |at| at + 1);
-        let others = brokers[after..]
-            .iter()
-            .chain(&brokers[..after])
             .map(|broker| broker.node_id)
-            .filter(|&node| node != leader);
-        std::iter::once(leader)
-            .chain(others)
-            .take(usize::try_from(replication_factor).unwrap_or(0).max(1))
             .collect()
     }
 

@@ -1,0 +1,155 @@
+//! Fencing a stopped broker once its session times out, as Kafka's KRaft controller fences a
+//! broker whose heartbeats stopped for `broker.session.timeout.ms` (9 s by default,
+//! [`ClusterBuilder::broker_session_timeout`](crate::ClusterBuilder::broker_session_timeout)),
+//! and unfencing it when it comes back. What happens to its partitions is `State`'s
+//! (`state/fencing.rs`); here the timer, the brokers listed, and its coordinatorships: the
+//! groups and transactional ids it coordinates move to a stand-in, as the leadership of
+//! their `__consumer_offsets` and `__transaction_state` partitions moves on Kafka.
+
+use super::{ControlHandle, OperationError};
+
+/// What fencing a broker did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FencedBroker {
+    /// The broker fenced.
+    pub node_id: i32,
+    /// The partitions it led: topic, partition, new leader (-1: offline, no other replica
+    /// was in the ISR).
+    pub moved_leaders: Vec<(String, i32, i32)>,
+    /// The groups it coordinated, now coordinated by `stand_in`.
+    pub moved_groups: Vec<String>,
+    /// The broker that coordinates what it did (`None`: no other broker is unfenced, so
+    /// nothing moved).
+    pub stand_in: Option<i32>,
+}
+
+impl ControlHandle {
+    /// Fences stopped broker `node_id` now, as the controller does once its session timed
+    /// out: it leaves Metadata's and DescribeCluster's brokers and every ISR, each partition
+    /// it led moves to the first replica left in the ISR (or goes offline, leader -1, when
+    /// none is left), its leader epoch bumped, and its groups and transactional ids move to
+    /// the next unfenced broker. Restarting it unfences it. A broker that is up is refused
+    /// (`OperationError::Up`); one fenced already is fenced again with nothing to move.
+    pub fn fence_broker(&self, node_id: i32) -> Result<FencedBroker, OperationError> {
+        let shared = &self.shared;
+        if !shared.is_broker(node_id) {
+            return Err(OperationError::NoSuchBroker(node_id));
+        }
+        if self.is_up(node_id) {
+            return Err(OperationError::Up(node_id));
+        }
+        let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();
+        let placement = shared.placement_brokers;
+        let (moved_leaders, stand_in) = {
+            let mut state = shared.state();
+            let moved = state.fence_broker(node_id, &brokers, placement);
+            // The next unfenced broker after it in node id order.
+            let after = brokers
+                .iter()
+                .position(|&b| b == node_id)
+                .map_or(0, |at| at + 1);
+            let stand_in = brokers[after..]
+                .iter()
+                .chain(&brokers[..after])
+                .copied()
+                .find(|&b| b != node_id && !state.is_fenced(b));
+            (moved, stand_in)
+        };
+        let mut moved_groups = Vec::new();
+        if let Some(stand_in) = stand_in {
+            moved_groups = shared
+                .groups()
+                .groups
+                .keys()
+                .filter(|group| self.coordinator(group, placement) == node_id)
+                .cloned()
+                .collect();
+            let transactional_ids: Vec<String> = shared
+                .state()
+                .transactions
+                .by_id
+                .keys()
+                .filter(|id| self.transaction_coordinator(id, placement) == node_id)
+                .cloned()
+                .collect();
+            self.lock(&self.coordinators)
+                .extend(moved_groups.iter().map(|group| (group.clone(), stand_in)));
+            self.lock(&self.transaction_coordinators)
+                .extend(transactional_ids.into_iter().map(|id| (id, stand_in)));
+            // Ids not seen yet whose rule names it go to the stand-in too.
+            let mut stand_ins = self.lock(&self.stand_ins);
+            for to in stand_ins.values_mut() {
+                if *to == node_id {
+                    *to = stand_in;
+                }
+            }
+            stand_ins.insert(node_id, stand_in);
+        }
+        {
+            let mut groups = shared.groups();
+            for group in &moved_groups {
+                groups.coordinator_moved(group);
+            }
+        }
+        shared.groups_changed.notify_one();
+        shared.appended.notify_waiters();
+        Ok(FencedBroker {
+            node_id,
+            moved_leaders,
+            moved_groups,
+            stand_in,
+        })
+    }
+
+    /// Whether broker `node_id` is fenced.
+    pub fn is_fenced(&self, node_id: i32) -> bool {
+        self.shared.state().is_fenced(node_id)
+    }
+
+    /// Fences `node_id` once the broker session timeout passes, unless it is restarted (or
+    /// removed, or the cluster dropped) first. Needs the runtime serving the cluster (a
+    /// call from elsewhere arms no timer).
+    pub(crate) fn fence_when_session_ends(&self, node_id: i32) {
+        if !self.shared.is_broker(node_id) {
+            return;
+        }
+        let (Ok(runtime), Ok(mut up)) = (
+            tokio::runtime::Handle::try_current(),
+            self.watch_up(node_id),
+        ) else {
+            return;
+        };
+        let handle = self.clone();
+        let timeout = self.shared.broker_session_timeout;
+        let mut dropped = self.shared.stop.clone();
+        runtime.spawn(async move {
+            tokio::select! {
+                () = tokio::time::sleep(timeout) => {
+                    // Up again or removed in the meantime: nothing to fence.
+                    let _ = handle.fence_broker(node_id);
+                }
+                _ = up.wait_for(|&up| up) => {}
+                _ = dropped.changed() => {}
+            }
+        });
+    }
+
+    /// Unfences `node_id` as it comes back: in its partitions' ISR again, leading the
+    /// offline partitions it was the last in-sync replica of, and coordinating again the
+    /// ids not seen yet that its rule names (those moved while it was fenced stay moved, as
+    /// a leadership stays until a preferred leader election).
+    pub(crate) fn unfence(&self, node_id: i32) {
+        let back = self
+            .shared
+            .state()
+            .unfence_broker(node_id, self.shared.placement_brokers);
+        self.lock(&self.stand_ins).remove(&node_id);
+        if !back.is_empty() {
+            self.shared.appended.notify_waiters();
+        }
+    }
+
+    fn lock<'a, T>(&self, mutex: &'a std::sync::Mutex<T>) -> std::sync::MutexGuard<'a, T> {
+        mutex.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

@@ -1,0 +1,260 @@
+//! Fenced brokers, as Kafka's KRaft controller fences a broker whose heartbeats stopped for
+//! `broker.session.timeout.ms`: it leaves the ISR of every partition, each partition it led
+//! gets a new leader from the replicas left in the ISR (its leader epoch bumped through
+//! [`State::move_leader`]), and a partition with none left goes offline (leader -1, its ISR
+//! the last replica that was in it, as Kafka keeps one when eligible leader replicas are
+//! off). When the broker comes back it is unfenced: it is in the ISR of its partitions again
+//! (here at once: every append is committed at once, so it has nothing to catch up) and
+//! leads again only the offline partitions it was the last in-sync replica of; preferred
+//! leaders return through ElectLeaders.
+
+use super::State;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What fencing changed, kept beside the topics.
+#[derive(Debug, Default)]
+pub struct Fencing {
+    /// The brokers fenced now.
+    fenced: BTreeSet<i32>,
+    /// The replicas of each partition a fence moved or took offline, as they were then:
+    /// the list stays put while the leader moves within it (the default list is counted
+    /// from the leader).
+    pinned: BTreeMap<(String, i32), Vec<i32>>,
+    /// Offline partitions, each with the last replica in its ISR (the one that may lead it
+    /// again).
+    offline: BTreeMap<(String, i32), i32>,
+}
+
+/// A partition's replicas as Metadata and DescribeTopicPartitions list them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaView {
+    /// The leader (-1: offline) and its epoch.
+    pub leader: (i32, i32),
+    /// Its replicas, the preferred one first.
+    pub replicas: Vec<i32>,
+    /// The in-sync replicas.
+    pub isr: Vec<i32>,
+    /// The replicas on fenced (or removed) brokers.
+    pub offline: Vec<i32>,
+}
+
+/// The replicas of a partition led by `leader` among `brokers` (the brokers now, in node
+/// id order): the leader and the brokers after it in turn, as many as the replication
+/// factor and the brokers allow.
+pub fn replicas_among(brokers: &[i32], leader: i32, replication_factor: i16) -> Vec<i32> {
+    let after = brokers
+        .iter()
+        .position(|&node| node == leader)
+        .map_or(0, |at| at + 1);
+    let others = brokers[after..]
+        .iter()
+        .chain(&brokers[..after])
+        .copied()
+        .filter(|&node| node != leader);
+    std::iter::once(leader)
+        .chain(others)
+        .take(usize::try_from(replication_factor).unwrap_or(0).max(1))
+        .collect()
+}
+
+impl State {
+    /// Whether broker `node_id` is fenced.
+    pub fn is_fenced(&self, node_id: i32) -> bool {
+        self.fencing.fenced.contains(&node_id)
+    }
+
+    /// `topic`'s `partition` (which must exist) as Metadata lists it, among `brokers` (the
+    /// brokers now, in node id order).
+    pub fn replica_view(
+        &self,
+        topic: &str,
+        partition: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> ReplicaView {
+        let leader = self.leader(topic, partition, placement_brokers);
+        let key = (topic.to_owned(), partition);
+        let replicas = match self.fencing.pinned.get(&key) {
+            Some(pinned) => pinned.clone(),
+            None => {
+                let factor = self
+                    .topics
+                    .get(topic)
+                    .map_or(1, |topic| topic.replication_factor);
+                // Counted over the brokers it was placed on that are still there.
+                let placed: Vec<i32>;
+                let pool = match self.placement(topic) {
+                    Some(on) => {
+                        placed = on.iter().copied().filter(|n| brokers.contains(n)).collect();
+                        &placed[..]
+                    }
+                    None => brokers,
+                };
+                replicas_among(pool, leader.0, factor)
+            }
+        };
+        let isr = match self.fencing.offline.get(&key) {
+            Some(&last) => vec![last],
+            None => replicas
+                .iter()
+                .copied()
+                .filter(|node| !self.is_fenced(*node))
+                .collect(),
+        };
+        let offline = replicas
+            .iter()
+            .copied()
+            .filter(|node| self.is_fenced(*node) || !brokers.contains(node))
+            .collect();
+        ReplicaView {
+            leader,
+            replicas,
+            isr,
+            offline,
+        }
+    }
+
+    /// Fences broker `node_id` (among `brokers`, the brokers now): each partition it leads
+    /// moves to the first replica left in its ISR, or goes offline (leader -1), its epoch
+    /// bumped either way. Topic, partition and new leader (-1: offline) of each; nothing
+    /// when it was fenced already.
+    pub fn fence_broker(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32, i32)> {
+        if !self.fencing.fenced.insert(node_id) {
+            return Vec::new();
+        }
+        let mut led = Vec::new();
+        for (name, topic) in &self.topics {
+            for index in 0..topic.partitions.len() as i32 {
+                if self.leader(name, index, placement_brokers).0 == node_id {
+                    led.push((name.clone(), index));
+                }
+            }
+        }
+        let mut moved = Vec::new();
+        for (name, index) in led {
+            let view = self.replica_view(&name, index, brokers, placement_brokers);
+            let to = view.isr.first().copied().unwrap_or(-1);
+            let key = (name.clone(), index);
+            self.fencing.pinned.insert(key.clone(), view.replicas);
+            self.move_leader(&name, index, to, placement_brokers);
+            if to < 0 {
+                self.fencing.offline.insert(key, node_id);
+            }
+            moved.push((name, index, to));
+        }
+        moved
+    }
+
+    /// Unfences broker `node_id`: it is in its partitions' ISR again, and leads again (at a
+    /// bumped epoch) the offline partitions whose last in-sync replica it was. Those
+    /// partitions; nothing when it was not fenced.
+    pub fn unfence_broker(&mut self, node_id: i32, placement_brokers: usize) -> Vec<(String, i32)> {
+        if !self.fencing.fenced.remove(&node_id) {
+            return Vec::new();
+        }
+        let back: Vec<(String, i32)> = self
+            .fencing
+            .offline
+            .iter()
+            .filter(|(_, &last)| last == node_id)
+            .map(|(key, _)| key.clone())
+            .collect();
+        for (name, index) in &back {
+            self.move_leader(name, *index, node_id, placement_brokers);
+        }
+        back
+    }
+
+    /// What fencing kept of a partition that now has a leader (ElectLeaders' unclean
+    /// election, a move) or of a topic deleted.
+    pub(super) fn forget_offline(&mut self, topic: &str, partition: Option<i32>) {
+        match partition {
+            Some(index) => {
+                self.fencing.offline.remove(&(topic.to_owned(), index));
+            }
+            None => {
+                self.fencing.offline.retain(|(name, _), _| name != topic);
+                self.fencing.pinned.retain(|(name, _), _| name != topic);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::Retention;
+
+    #[test]
+    fn replicas_follow_the_leader_in_node_order() {
+        assert_eq!(replicas_among(&[0, 1, 2], 1, 2), [1, 2]);
+        assert_eq!(replicas_among(&[0, 1, 2], 2, 3), [2, 0, 1]);
+        assert_eq!(replicas_among(&[0, 1, 2], 0, 9), [0, 1, 2]);
+        // A leader that is no longer a broker still comes first.
+        assert_eq!(replicas_among(&[0, 2], 1, 2), [1, 0]);
+    }
+
+    #[test]
+    fn a_fenced_leader_hands_over_to_the_isr_or_the_partition_goes_offline() {
+        let mut state = State::new(Retention::default());
+        // Three brokers: "r" has two replicas ([p mod 3, the next]), "s" one.
+        state.add_topic("r", 3, 2);
+        state.add_topic("s", 3, 1);
+        let brokers = [0, 1, 2];
+        let moved = state.fence_broker(1, &brokers, 3);
+        assert_eq!(
+            moved,
+            [("r".to_owned(), 1, 2), ("s".to_owned(), 1, -1)],
+            "r-1 [1, 2] moves to 2, s-1 [1] goes offline"
+        );
+        assert!(state.fence_broker(1, &brokers, 3).is_empty());
+        let view = state.replica_view("r", 1, &brokers, 3);
+        assert_eq!(view.leader, (2, 1));
+        assert_eq!(
+            (view.replicas, view.isr, view.offline),
+            (vec![1, 2], vec![2], vec![1])
+        );
+        // r-0 [0, 1]: a follower fenced leaves the ISR, the leader stays at its epoch.
+        let view = state.replica_view("r", 0, &brokers, 3);
+        assert_eq!(view.leader, (0, 0));
+        assert_eq!((view.isr, view.offline), (vec![0], vec![1]));
+        let view = state.replica_view("s", 1, &brokers, 3);
+        assert_eq!(view.leader, (-1, 1));
+        assert_eq!((view.replicas, view.isr), (vec![1], vec![1]));
+
+        // Back: in the ISR again, leading the offline partition only.
+        assert_eq!(state.unfence_broker(1, 3), [("s".to_owned(), 1)]);
+        assert_eq!(state.leader("s", 1, 3), (1, 2));
+        let view = state.replica_view("r", 1, &brokers, 3);
+        assert_eq!(view.leader, (2, 1));
+        assert_eq!((view.isr, view.offline), (vec![1, 2], vec![]));
+        assert!(state.unfence_broker(1, 3).is_empty());
+    }
+
+    #[test]
+    fn the_last_isr_replica_alone_brings_an_offline_partition_back() {
+        let mut state = State::new(Retention::default());
+        state.add_topic("t", 1, 2);
+        let brokers = [0, 1];
+        // The follower first, then the leader: offline, its ISR the leader.
+        assert!(state.fence_broker(1, &brokers, 2).is_empty());
+        assert_eq!(
+            state.fence_broker(0, &brokers, 2),
+            [("t".to_owned(), 0, -1)]
+        );
+        assert_eq!(state.replica_view("t", 0, &brokers, 2).isr, [0]);
+        // The follower's return changes nothing (it was out of the ISR), the leader's does.
+        assert!(state.unfence_broker(1, 2).is_empty());
+        assert_eq!(state.leader("t", 0, 2), (-1, 1));
+        assert_eq!(state.replica_view("t", 0, &brokers, 2).isr, [0]);
+        assert_eq!(state.unfence_broker(0, 2), [("t".to_owned(), 0)]);
+        let view = state.replica_view("t", 0, &brokers, 2);
+        assert_eq!(view.leader, (0, 2));
+        assert_eq!(view.isr, [0, 1]);
+    }
+}

@@ -15,7 +15,7 @@ say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 # KAFKA_TAP_TLS_* (all written by broker.sh). The step tap_sasl is defined below but not run by
 # default (see there); `bash tools/ci-live.sh tap_sasl` runs it by name.
 steps=(live_broker clients cluster_groups quorum_describe quorum_kafka_tool tap tap_tls tap_mtls pcap
-    tap_deny cluster_configs)
+    tap_deny cluster_configs cluster_authz)
 step_live_broker() { cargo test --test live live_broker:: -- --ignored --nocapture --skip clients_; }
 # librdkafka, kafka-python and aiokafka produce known records with every codec; the test
 # fetches their batches with our framing and reads them (tools/clients/produce_known.py).
@@ -93,6 +93,25 @@ step_tap_deny() { bash tools/clients/tap-deny-proof.sh; }
 # The in-memory cluster's DescribeConfigs (topic and broker configs, sources, synonyms,
 # types) equal, config by config, to this broker's, through kafka-python's admin client.
 step_cluster_configs() { bash tools/clients/cluster-configs-proof.sh; }
+# ACLs entry by entry: librdkafka's producer, consumer and admin client as a user with ACLs
+# on some topics and groups and not others, against this broker's SASL_PLAINTEXT listener
+# (StandardAuthorizer) and against the in-memory cluster, the outcomes compared
+# (tools/clients/cluster_authz_compare.py via cluster/tests/authorization.rs). It removes
+# the ACLs it creates, so the steps after it meet none.
+# The Java AdminClient's side too (ClusterAuthz: DescribeTopicPartitions with authorized
+# operations, ListTransactions filtered, DescribeTransactions), with the Java module the tap
+# step built (built here when this step runs alone). About 10 s in all.
+step_cluster_authz() {
+    local java=$PWD/tools/clients/java/target
+    local java_cp
+    if [ -f "$java/java-clients.jar" ] && [ -f "$java/classpath" ]; then
+        java_cp="$java/java-clients.jar:$(cat "$java/classpath")"
+    else
+        java_cp=$(bash tools/clients/java-classpath.sh)
+    fi
+    KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) KAFKA_CLIENTS_JAVA=$java_cp \
+        cargo test -p kafka-codec-cluster --test authorization -- --ignored --nocapture
+}
 # The same without TLS, against the SASL_PLAINTEXT listener. Not in the default list: TLS
 # adds only the transport to what it checks; by name, `bash tools/ci-live.sh tap_sasl`.
 step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
@@ -101,7 +120,7 @@ step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 
 # Build first, so the broker does not idle through a compile.
 cargo test --test live --no-run
-cargo test -p kafka-codec-cluster --test groups --test consumer_groups --test describe_topic_partitions --test transactions --no-run
+cargo test -p kafka-codec-cluster --test groups --test consumer_groups --test describe_topic_partitions --test transactions --test authorization --no-run
 cargo test -p kafka-codec-cli --test quorum --no-run
 cargo build -p kafka-codec-cli
 

@@ -8,20 +8,22 @@
 //! does (LITERAL: the name or `*`; PREFIXED: a prefix of the name), its principal is the
 //! caller or `User:*`, and its host is the caller's address or `*`.
 //!
-//! Off when SASL is off (every request allowed, as a cluster without an authorizer). A
-//! request that needs something the principal lacks is refused whole, with the error of
-//! the first resource denied in every error field the response has for the entries named
-//! (TOPIC_, GROUP_, CLUSTER_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED); Kafka answers the
-//! entries it may serve and refuses the others one by one, which this does for Metadata
-//! only ([`limit_metadata`]: a topic named and not describable is refused alone, and an
-//! answer for every topic lists the describable ones). ListTransactions and
-//! DescribeTopicPartitions are not filtered by what the principal may describe.
+//! Off when SASL is off (every request allowed, as a cluster without an authorizer). Two
+//! steps, as Kafka takes them: [`needs`] is what a request needs as a whole (the group of
+//! an OffsetCommit, the transactional id of an EndTxn, the cluster for the ACL APIs): one
+//! denied and the request is refused whole, with that error in every error field of the
+//! response (TOPIC_, GROUP_, CLUSTER_ or TRANSACTIONAL_ID_AUTHORIZATION_FAILED). Then
+//! [`split`] (`per_entry`): the entries the principal may not touch are answered with their
+//! error beside the others' answers, lists are filtered, and authorized operations computed.
 
 use crate::acls::{operation, pattern_type, permission, resource_type, AclBinding, Acls};
 use crate::acls::{CLUSTER_NAME, WILDCARD};
 use crate::state::State;
 use kafka_codec::{ErrorCode, Request};
 use std::net::IpAddr;
+
+mod per_entry;
+pub use per_entry::{split, Authority, Finish, Verdict, NOT_ASKED};
 
 /// `AclOperation` codes the requests need.
 mod op {
@@ -147,125 +149,34 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
         name.map(|name| Need::topic(&name, operation))
     };
     match request {
-        Request::Produce(body) => {
-            let mut needs: Vec<Need> = body
-                .topic_data
-                .iter()
-                .filter_map(|t| topic_named(&t.name, t.topic_id, op::WRITE))
-                .collect();
-            if let Some(id) = &body.transactional_id {
-                needs.push(Need {
-                    resource_type: resource_type::TRANSACTIONAL_ID,
-                    name: id.to_string(),
-                    operation: op::WRITE,
-                });
-            }
-            needs
-        }
-        Request::Fetch(body) => body
-            .topics
+        // The topics: per entry (`per_entry::split`).
+        Request::Produce(body) => body
+            .transactional_id
             .iter()
-            .filter_map(|t| topic_named(&t.topic, t.topic_id, op::READ))
-            .collect(),
-        Request::ListOffsets(body) => body
-            .topics
-            .iter()
-            .map(|t| Need::topic(&t.name, op::DESCRIBE))
+            .map(|id| Need::transactional_id(id, op::WRITE))
             .collect(),
         Request::OffsetForLeaderEpoch(body) => body
             .topics
             .iter()
             .map(|t| Need::topic(&t.topic, op::DESCRIBE))
             .collect(),
-        // Per topic, after the handler: see `limit_metadata`.
-        Request::Metadata(_) => Vec::new(),
-        Request::CreateTopics(body) => body
-            .topics
-            .iter()
-            .map(|t| Need::topic(&t.name, op::CREATE))
-            .collect(),
-        Request::DeleteTopics(body) => body
-            .topic_names
-            .iter()
-            .map(|name| Need::topic(name, op::DELETE))
-            .chain(body.topics.iter().filter_map(|t| {
-                topic_named(
-                    t.name.as_deref().unwrap_or_default(),
-                    t.topic_id,
-                    op::DELETE,
-                )
-            }))
-            .collect(),
-        Request::CreatePartitions(body) => body
-            .topics
-            .iter()
-            .map(|t| Need::topic(&t.name, op::ALTER))
-            .collect(),
-        Request::DeleteRecords(body) => body
-            .topics
-            .iter()
-            .map(|t| Need::topic(&t.name, op::DELETE))
-            .collect(),
-        Request::FindCoordinator(body) => {
-            let keys: Vec<&str> = if body.coordinator_keys.is_empty() {
-                vec![&body.key]
-            } else {
-                body.coordinator_keys.iter().map(|k| &**k).collect()
-            };
-            match body.key_type {
-                0 => keys
-                    .into_iter()
-                    .map(|k| Need::group(k, op::DESCRIBE))
-                    .collect(),
-                1 => keys
-                    .into_iter()
-                    .map(|k| Need::transactional_id(k, op::DESCRIBE))
-                    .collect(),
-                // Other key types are refused by the handler.
-                _ => Vec::new(),
+        // v0-v3's one key; v4+'s keys are per entry.
+        Request::FindCoordinator(body) if body.coordinator_keys.is_empty() => {
+            match coordinator_need(body.key_type, &body.key) {
+                Some(need) => vec![need],
+                None => Vec::new(),
             }
         }
         Request::JoinGroup(body) => vec![Need::group(&body.group_id, op::READ)],
         Request::SyncGroup(body) => vec![Need::group(&body.group_id, op::READ)],
         Request::Heartbeat(body) => vec![Need::group(&body.group_id, op::READ)],
         Request::LeaveGroup(body) => vec![Need::group(&body.group_id, op::READ)],
-        Request::OffsetCommit(body) => std::iter::once(Need::group(&body.group_id, op::READ))
-            .chain(
-                body.topics
-                    .iter()
-                    .filter_map(|t| topic_named(&t.name, t.topic_id, op::READ)),
-            )
-            .collect(),
-        Request::OffsetFetch(body) => {
-            let mut needs = Vec::new();
-            if !body.group_id.is_empty() {
-                needs.push(Need::group(&body.group_id, op::DESCRIBE));
-                for topic in body.topics.iter().flatten() {
-                    needs.push(Need::topic(&topic.name, op::DESCRIBE));
-                }
-            }
-            for group in &body.groups {
-                needs.push(Need::group(&group.group_id, op::DESCRIBE));
-                for topic in group.topics.iter().flatten() {
-                    needs.extend(topic_named(&topic.name, topic.topic_id, op::DESCRIBE));
-                }
-            }
-            needs
+        Request::OffsetCommit(body) => vec![Need::group(&body.group_id, op::READ)],
+        // v0-v7's one group; v8+'s groups are per entry.
+        Request::OffsetFetch(body) if body.groups.is_empty() => {
+            vec![Need::group(&body.group_id, op::DESCRIBE)]
         }
-        Request::DescribeGroups(body) => body
-            .groups
-            .iter()
-            .map(|g| Need::group(g, op::DESCRIBE))
-            .collect(),
-        Request::ListGroups(_) => vec![Need::cluster(op::DESCRIBE)],
-        Request::DeleteGroups(body) => body
-            .groups_names
-            .iter()
-            .map(|g| Need::group(g, op::DELETE))
-            .collect(),
-        Request::OffsetDelete(body) => std::iter::once(Need::group(&body.group_id, op::DELETE))
-            .chain(body.topics.iter().map(|t| Need::topic(&t.name, op::READ)))
-            .collect(),
+        Request::OffsetDelete(body) => vec![Need::group(&body.group_id, op::DELETE)],
         Request::InitProducerId(body) => match &body.transactional_id {
             Some(id) => vec![Need::transactional_id(id, op::WRITE)],
             None => vec![Need::cluster(op::IDEMPOTENT_WRITE)],
@@ -274,46 +185,22 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
         Request::AddPartitionsToTxn(body) if !body.transactions.is_empty() => {
             vec![Need::cluster(op::CLUSTER_ACTION)]
         }
-        Request::AddPartitionsToTxn(body) => std::iter::once(Need::transactional_id(
+        Request::AddPartitionsToTxn(body) => vec![Need::transactional_id(
             &body.v3_and_below_transactional_id,
             op::WRITE,
-        ))
-        .chain(
-            body.v3_and_below_topics
-                .iter()
-                .map(|t| Need::topic(&t.name, op::WRITE)),
-        )
-        .collect(),
+        )],
         Request::AddOffsetsToTxn(body) => vec![
             Need::transactional_id(&body.transactional_id, op::WRITE),
             Need::group(&body.group_id, op::READ),
         ],
         Request::EndTxn(body) => vec![Need::transactional_id(&body.transactional_id, op::WRITE)],
-        Request::TxnOffsetCommit(body) => [
+        Request::TxnOffsetCommit(body) => vec![
             Need::transactional_id(&body.transactional_id, op::WRITE),
             Need::group(&body.group_id, op::READ),
-        ]
-        .into_iter()
-        .chain(
-            body.topics
-                .iter()
-                .filter_map(|t| topic_named(&t.name, t.topic_id, op::READ)),
-        )
-        .collect(),
-        Request::DescribeTransactions(body) => body
-            .transactional_ids
-            .iter()
-            .map(|id| Need::transactional_id(id, op::DESCRIBE))
-            .collect(),
-        Request::DescribeProducers(body) => body
-            .topics
-            .iter()
-            .map(|t| Need::topic(&t.name, op::READ))
-            .collect(),
+        ],
         Request::ConsumerGroupHeartbeat(body) => {
             member_needs(&body.group_id, body.subscribed_topic_names.iter().flatten())
         }
-        Request::ConsumerGroupDescribe(body) => groups_described(&body.group_ids),
         Request::ShareGroupHeartbeat(body) => {
             member_needs(&body.group_id, body.subscribed_topic_names.iter().flatten())
         }
@@ -371,24 +258,8 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
                 )
                 .collect()
         }
-        Request::DescribeConfigs(body) => body
-            .resources
-            .iter()
-            .map(|r| config_need(r.resource_type, &r.resource_name, op::DESCRIBE_CONFIGS))
-            .collect(),
-        Request::AlterConfigs(body) => body
-            .resources
-            .iter()
-            .map(|r| config_need(r.resource_type, &r.resource_name, op::ALTER_CONFIGS))
-            .collect(),
-        Request::IncrementalAlterConfigs(body) => body
-            .resources
-            .iter()
-            .map(|r| config_need(r.resource_type, &r.resource_name, op::ALTER_CONFIGS))
-            .collect(),
-        Request::DescribeCluster(_) | Request::DescribeLogDirs(_) => {
-            vec![Need::cluster(op::DESCRIBE)]
-        }
+        // DescribeCluster needs nothing (its authorized operations: `per_entry`).
+        Request::DescribeLogDirs(_) => vec![Need::cluster(op::DESCRIBE)],
         Request::DescribeAcls(_) | Request::DescribeUserScramCredentials(_) => {
             vec![Need::cluster(op::DESCRIBE)]
         }
@@ -416,6 +287,16 @@ fn groups_described(groups: &[impl AsRef<str>]) -> Vec<Need> {
         .iter()
         .map(|g| Need::group(g.as_ref(), op::DESCRIBE))
         .collect()
+}
+
+/// What finding the coordinator of `key` needs: DESCRIBE on the group or transactional id
+/// (other key types are refused by the handler).
+fn coordinator_need(key_type: i8, key: &str) -> Option<Need> {
+    match key_type {
+        0 => Some(Need::group(key, op::DESCRIBE)),
+        1 => Some(Need::transactional_id(key, op::DESCRIBE)),
+        _ => None,
+    }
 }
 
 /// A config resource's need: a topic's own (type 2), else the cluster's.

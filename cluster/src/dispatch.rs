@@ -86,16 +86,38 @@ async fn decide(
         // Kafka closes the connection on an API or version it does not serve.
         return Reply::Close(format!("{api} v{} is not served", request.api_version));
     }
-    if let Some(reply) = authorize(shared, peer, request, session) {
+    let authority = authorizer::Authority::new(shared, session.user(), peer.ip());
+    if let Some(reply) = refuse_whole(shared, &authority, request) {
         return reply;
     }
-    let context = handlers::Context {
-        shared,
-        node_id,
-        version: request.api_version,
-        peer,
-    };
-    let mut response = handlers::handle(&context, request, session).await;
+    let (mut response, finish) =
+        match authorizer::split(&request.body, request.api_version, &authority) {
+            authorizer::Verdict::Answer(body) => (Some(body), None),
+            authorizer::Verdict::Handle {
+                request: allowed,
+                finish,
+            } => {
+                let context = handlers::Context {
+                    shared,
+                    node_id,
+                    version: request.api_version,
+                    peer,
+                };
+                let response = match allowed {
+                    // The entries the principal may touch, the others answered by `finish`.
+                    Some(body) => {
+                        let allowed = IncomingRequest {
+                            header: request.header.clone(),
+                            body,
+                            api_version: request.api_version,
+                        };
+                        handlers::handle(&context, &allowed, session).await
+                    }
+                    None => handlers::handle(&context, request, session).await,
+                };
+                (response, finish)
+            }
+        };
     if let (Some(Response::Metadata(body)), Some(user), Request::Metadata(asked)) =
         (&mut response, session.user(), &request.body)
     {
@@ -112,6 +134,14 @@ async fn decide(
             every_topic,
             body,
         );
+    }
+    let close = match (finish, &mut response) {
+        (Some(finish), Some(body)) => finish(&authority, body),
+        _ => false,
+    };
+    if close {
+        // Kafka closes the connection of a Produce with acks 0 it refused in part.
+        return Reply::Close(format!("{api} is not authorized for every entry"));
     }
     if !request.expects_response() {
         return Reply::Nothing;
@@ -161,23 +191,21 @@ fn sasl_gate(request: &IncomingRequest, session: &mut Session) -> Option<Reply> 
     }
 }
 
-/// The ACL check in front of every handler (see [`authorizer`]): with SASL on, a request
+/// The ACL check of what a request needs as a whole, in front of every handler (see
+/// [`authorizer::needs`]; entry by entry: [`authorizer::split`]): with SASL on, a request
 /// that needs an operation the connection's principal may not do is answered with the
-/// authorization error of the first one denied, in every error field the response has for
-/// the entries named. `None`: allowed (or SASL off).
-fn authorize(
+/// authorization error of the first one denied, in every error field the response has.
+/// `None`: allowed (or SASL off).
+fn refuse_whole(
     shared: &Shared,
-    peer: SocketAddr,
+    authority: &authorizer::Authority<'_>,
     request: &IncomingRequest,
-    session: &Session,
 ) -> Option<Reply> {
-    let user = session.user()?;
-    let principal = format!("User:{user}");
+    if !authority.enforced() {
+        return None;
+    }
     let needs = authorizer::needs(&request.body, &shared.state());
-    let acls = shared.acls();
-    let denied = needs.iter().find(|need| {
-        !authorizer::allowed(&acls, &shared.super_users, &principal, peer.ip(), need)
-    })?;
+    let denied = needs.iter().find(|need| !authority.may(need))?;
     let error = denied.denied();
     let refused = kafka_codec::error_response(&request.body, request.api_version, error, None);
     Some(match refused {

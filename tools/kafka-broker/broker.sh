@@ -399,9 +399,15 @@ advertised.listeners=PLAINTEXT://127.0.0.1:$broker_port,CONTROLLER://127.0.0.1:$
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,MTLS:SSL,SELFSIGNED:SSL
 inter.broker.listener.name=PLAINTEXT
 # The SASL listeners are for clients only: PLAIN users are listed in the JAAS config below,
-# SCRAM users were created when the storage was formatted (--add-scram). No authorizer, so a
-# user who logs in may do anything.
+# SCRAM users were created when the storage was formatted (--add-scram).
 sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512
+# ACLs, for the cluster's authorization proof (tools/clients/cluster_authz_compare.py, which
+# removes the ones it creates): a resource no ACL names is open to everyone, so whoever meets
+# no ACL may do anything, as without an authorizer; the principal of the PLAINTEXT and
+# CONTROLLER listeners (the broker itself, and the live steps' admin) is a super user.
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+allow.everyone.if.no.acl.found=true
+super.users=User:ANONYMOUS
 listener.name.sasl_ssl.plain.sasl.jaas.config=$plain_jaas
 listener.name.sasl_plaintext.plain.sasl.jaas.config=$plain_jaas
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;

@@ -10,10 +10,10 @@ use crate::sasl::{Gate, Session};
 use crate::{Event, Shared};
 use kafka_codec::bytes::{Buf, BufMut, BytesMut};
 use kafka_codec::conn::{Direction, ServerConnection};
-use kafka_codec::split_frame;
 use kafka_codec::wire::Segments;
 use kafka_codec_server::accept::Acceptor;
 use kafka_codec_server::budget::Charge;
+use kafka_codec_server::frames::{FrameError, FrameReader};
 use kafka_codec_server::metrics::{Evicted, Undecoded};
 use kafka_codec_server::registry::Member;
 use kafka_codec_server::stream::{accept_tls, read_chunk, Stream};
@@ -216,48 +216,69 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
 ) {
     let mut connection = ServerConnection::new().with_options(shared.options);
-    let mut received = BytesMut::new();
-    // What `received` holds, charged to the budget before it is held.
+    // Each frame in a buffer of its own: a produced batch the partition keeps is a slice of
+    // its request's frame, not a copy (handlers/produce.rs).
+    let mut frames = FrameReader::new(shared.options.limits.max_frame_size);
+    // What `frames` holds, charged to the budget before it is held.
     let mut charge: Charge = shared.budget.none();
     let mut queue = Segments::new();
     let mut session = Session::new(shared.sasl);
     loop {
+        let Some(frame) = frames.next_frame() else {
+            let read = match frames.read(&mut stream).await {
+                Ok(0) => return,
+                Ok(read) => read,
+                Err(FrameError::Io(e)) => {
+                    return tell(shared, node_id, peer, &format!("read failed: {e}"))
+                }
+                Err(e) => {
+                    shared
+                        .metrics
+                        .undecoded(Direction::ToServer, Undecoded::Error);
+                    return tell(
+                        shared,
+                        node_id,
+                        peer,
+                        &format!("closing the connection: {e}"),
+                    );
+                }
+            };
+            member.touch();
+            shared.metrics.bytes(Direction::ToServer, read);
+            let Some(more) = shared.budget.reserve(read).await else {
+                return;
+            };
+            charge.absorb(more);
+            charge.shrink_to(frames.held());
+            member.set_held(charge.bytes());
+            continue;
+        };
+        charge.shrink_to(frames.held());
+        member.set_held(charge.bytes());
         // After a SaslHandshake v0 the client sends raw SASL tokens, size-prefixed frames
         // with no header, and each answer is one too (an empty one for PLAIN).
-        let next = if session.gate() == Gate::RawTokens {
-            match split_frame(&mut received, &shared.options.limits) {
-                Ok(Some(token)) => {
-                    charge.shrink_to(received.len());
-                    member.set_held(charge.bytes());
-                    let Ok(answer) = session.step(&shared.users(), &token) else {
-                        // Kafka closes a raw-token connection without an answer.
-                        return;
-                    };
-                    let mut out = BytesMut::with_capacity(4 + answer.len());
-                    out.put_u32(answer.len() as u32);
-                    out.extend_from_slice(&answer);
-                    if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
-                        return;
-                    }
-                    shared.metrics.bytes(Direction::ToClient, out.len());
-                    member.touch();
-                    continue;
-                }
-                Ok(None) => Ok(None),
-                Err(_) => return,
+        if session.gate() == Gate::RawTokens {
+            let Ok(answer) = session.step(&shared.users(), &frame) else {
+                // Kafka closes a raw-token connection without an answer.
+                return;
+            };
+            let mut out = BytesMut::with_capacity(4 + answer.len());
+            out.put_u32(answer.len() as u32);
+            out.extend_from_slice(&answer);
+            if stream.write_all(&out).await.is_err() || stream.flush().await.is_err() {
+                return;
             }
-        } else {
-            connection.receive(&mut received)
-        };
-        match next {
-            Ok(Some(request)) => {
+            shared.metrics.bytes(Direction::ToClient, out.len());
+            member.touch();
+            continue;
+        }
+        match connection.decode_request(frame) {
+            Ok(request) => {
                 let counted = shared
                     .metrics
                     .request(request.api_key().key(), request.api_version);
                 let started = Instant::now();
                 member.completed_request();
-                charge.shrink_to(received.len());
-                member.set_held(charge.bytes());
                 let response =
                     match dispatch(shared, node_id, id, peer, &request, &mut session).await {
                         Reply::Respond(response) => response,
@@ -294,22 +315,6 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
                     .await;
                     return;
                 }
-            }
-            Ok(None) => {
-                let chunk = match read_chunk(&mut stream).await {
-                    Ok(chunk) if chunk.is_empty() => return,
-                    Ok(chunk) => chunk,
-                    Err(e) => return tell(shared, node_id, peer, &format!("read failed: {e}")),
-                };
-                member.touch();
-                shared.metrics.bytes(Direction::ToServer, chunk.len());
-                let Some(more) = shared.budget.reserve(chunk.len()).await else {
-                    return;
-                };
-                charge.absorb(more);
-                charge.shrink_to(received.len() + chunk.len());
-                member.set_held(charge.bytes());
-                received.extend_from_slice(&chunk);
             }
             Err(e) => {
                 shared

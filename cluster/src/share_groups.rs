@@ -21,8 +21,7 @@
 
 use crate::consumer_groups::{uniform, Assignment, Subscriber, TopicsByName};
 use crate::groups::GroupLimits;
-use crate::state::PartitionLog;
-use kafka_codec::bytes::Bytes;
+use crate::state::{PartitionLog, StoredBatch};
 use kafka_codec::{ErrorCode, Uuid};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -159,7 +158,7 @@ pub struct Acquired {
     /// Contiguous ranges with one delivery count each, in offset order.
     pub ranges: Vec<(i64, i64, i16)>,
     /// The batches holding them, whole, in offset order.
-    pub batches: Vec<Bytes>,
+    pub batches: Vec<StoredBatch>,
 }
 
 impl SharePartition {
@@ -296,7 +295,7 @@ impl SharePartition {
         }
         // New records, batch by batch, from the first never acquired on.
         let mut bytes = 0usize;
-        let mut batches: Vec<Bytes> = Vec::new();
+        let mut batches: Vec<StoredBatch> = Vec::new();
         let high_watermark = log.high_watermark();
         self.end = self.end.max(log.log_start());
         for batch in log.batches_from(self.end) {
@@ -304,7 +303,7 @@ impl SharePartition {
             if offsets.len() >= max_records
                 || in_flight >= config.max_record_locks
                 || self.end >= high_watermark
-                || (bytes > 0 && bytes + batch.bytes.len() > max_bytes)
+                || (bytes > 0 && bytes + batch.len() > max_bytes)
             {
                 break;
             }
@@ -328,8 +327,8 @@ impl SharePartition {
                 offsets.push((offset, 1));
             }
             self.end = last;
-            bytes += batch.bytes.len();
-            batches.push(batch.bytes.clone());
+            bytes += batch.len();
+            batches.push(batch.clone());
         }
         offsets.sort_unstable();
         let mut ranges: Vec<(i64, i64, i16)> = Vec::new();
@@ -340,7 +339,7 @@ impl SharePartition {
             }
         }
         // The batches of the records acquired again, before the new ones, each once.
-        let mut again: Vec<Bytes> = Vec::new();
+        let mut again: Vec<StoredBatch> = Vec::new();
         let mut seen = BTreeSet::new();
         for (first, last, count) in &ranges {
             if *count == 1 {
@@ -351,7 +350,7 @@ impl SharePartition {
                     break;
                 }
                 if seen.insert(batch.base_offset) {
-                    again.push(batch.bytes.clone());
+                    again.push(batch.clone());
                 }
             }
         }

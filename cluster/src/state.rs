@@ -1,8 +1,11 @@
 //! The cluster's state: topics, their partitions and each partition's log, in memory. The
 //! handlers change it; nothing here knows of connections or the wire.
 //!
-//! A log is a queue of whole record batches, each stored as the bytes a Fetch returns (the
-//! producer's batch with its base offset rewritten), so a fetch copies nothing. Retention is
+//! A log is a queue of whole record batches. A produced batch is kept as it arrived, a slice
+//! of its request's frame (no copy while producing), and its base offset and partition
+//! leader epoch, fields outside the batch's CRC, are written as a Fetch copies it out
+//! ([`StoredBatch::write_to`]); a batch the cluster writes (a transaction marker, a
+//! compacted batch) is stored as written. Retention is
 //! by bytes, as Kafka's `retention.bytes` drops whole segments: when a partition or the
 //! cluster holds more than its cap, the oldest batches go and the log start moves past them.
 
@@ -16,7 +19,7 @@ pub use fencing::{replicas_among, ReplicaView};
 use crate::configs::Overrides;
 use crate::producers::{PartitionProducers, ProducerIds};
 use crate::transactions::{PartitionTxns, Transactions};
-use kafka_codec::bytes::Bytes;
+use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::Uuid;
 use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, VecDeque};
@@ -48,10 +51,81 @@ pub struct StoredBatch {
     pub base_offset: i64,
     /// One past the offset of its last record.
     pub next_offset: i64,
-    /// The batch as a Fetch returns it.
-    pub bytes: Bytes,
+    /// The batch: as the cluster wrote it, or as its producer sent it (`stamp`).
+    bytes: Bytes,
+    /// For a batch kept as its producer sent it: the partition leader epoch that, with
+    /// `base_offset`, is written over the producer's as the batch is read.
+    stamp: Option<i32>,
     /// Its largest record timestamp.
     pub max_timestamp: i64,
+}
+
+/// Where a v2 batch keeps its partition leader epoch (after base offset and length).
+const LEADER_EPOCH_AT: usize = 12;
+
+impl StoredBatch {
+    /// Its size.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether it has no bytes (never, for a batch a handler stored).
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The batch as a Fetch returns it (a copy, for a batch kept as its producer sent it).
+    pub fn bytes(&self) -> Bytes {
+        if self.stamp.is_none() {
+            return self.bytes.clone();
+        }
+        let mut out = BytesMut::with_capacity(self.len());
+        self.write_to(&mut out);
+        out.freeze()
+    }
+
+    /// Appends the batch as a Fetch returns it to `out`.
+    pub fn write_to(&self, out: &mut BytesMut) {
+        let start = out.len();
+        out.extend_from_slice(&self.bytes);
+        // A stored v2 batch is at least its 61-byte header (the produce handler checked).
+        if let Some(epoch) = self.stamp.filter(|_| self.len() >= LEADER_EPOCH_AT + 4) {
+            let header = &mut out[start..start + LEADER_EPOCH_AT + 4];
+            header[..8].copy_from_slice(&self.base_offset.to_be_bytes());
+            header[LEADER_EPOCH_AT..].copy_from_slice(&epoch.to_be_bytes());
+        }
+    }
+
+    /// `batches` one after the other, as a Fetch returns them.
+    pub fn concat(batches: &[StoredBatch]) -> Bytes {
+        match batches {
+            [] => Bytes::new(),
+            [one] => one.bytes(),
+            many => {
+                let mut out = BytesMut::with_capacity(many.iter().map(StoredBatch::len).sum());
+                for batch in many {
+                    batch.write_to(&mut out);
+                }
+                out.freeze()
+            }
+        }
+    }
+}
+
+/// A batch being appended to a log.
+#[derive(Debug)]
+pub enum NewBatch {
+    /// Written by the cluster with the base offset it was given.
+    Written(Bytes),
+    /// As its producer sent it: the base offset it gets and `leader_epoch` are written over
+    /// the producer's as it is read, so that it is not copied.
+    Received { batch: Bytes, leader_epoch: i32 },
+}
+
+impl From<Bytes> for NewBatch {
+    fn from(bytes: Bytes) -> Self {
+        NewBatch::Written(bytes)
+    }
 }
 
 /// One partition's log.
@@ -92,21 +166,28 @@ impl PartitionLog {
     }
 
     /// Stores a batch of `records` records, `make` writing it with the base offset it is
-    /// given; the base offset.
-    pub fn append(
+    /// given (or handing it over as received); the base offset.
+    pub fn append<B: Into<NewBatch>>(
         &mut self,
         records: i64,
         max_timestamp: i64,
-        make: impl FnOnce(i64) -> Bytes,
+        make: impl FnOnce(i64) -> B,
     ) -> i64 {
         let base_offset = self.high_watermark;
-        let bytes = make(base_offset);
+        let (bytes, stamp) = match make(base_offset).into() {
+            NewBatch::Written(bytes) => (bytes, None),
+            NewBatch::Received {
+                batch,
+                leader_epoch,
+            } => (batch, Some(leader_epoch)),
+        };
         self.high_watermark = base_offset + records;
         self.bytes += bytes.len();
         self.batches.push_back(StoredBatch {
             base_offset,
             next_offset: self.high_watermark,
             bytes,
+            stamp,
             max_timestamp,
         });
         base_offset
@@ -142,13 +223,13 @@ impl PartitionLog {
 
     /// The batches from the one holding `offset` on, up to `max_bytes` (the first batch is
     /// returned whole whatever its size, as Kafka does so that a consumer always moves on).
-    pub fn read(&self, offset: i64, max_bytes: usize) -> Vec<Bytes> {
+    pub fn read(&self, offset: i64, max_bytes: usize) -> Vec<StoredBatch> {
         self.read_below(offset, max_bytes, i64::MAX).0
     }
 
     /// [`read`](Self::read), stopping before the batch holding offset `end` (the last
     /// stable offset, for `read_committed`); also the offset after the last batch read.
-    pub fn read_below(&self, offset: i64, max_bytes: usize, end: i64) -> (Vec<Bytes>, i64) {
+    pub fn read_below(&self, offset: i64, max_bytes: usize, end: i64) -> (Vec<StoredBatch>, i64) {
         let first = self
             .batches
             .partition_point(|batch| batch.next_offset <= offset);
@@ -156,13 +237,12 @@ impl PartitionLog {
         let mut total = 0;
         let mut next = offset;
         for batch in self.batches.range(first..) {
-            if batch.next_offset > end || (!out.is_empty() && total + batch.bytes.len() > max_bytes)
-            {
+            if batch.next_offset > end || (!out.is_empty() && total + batch.len() > max_bytes) {
                 break;
             }
-            total += batch.bytes.len();
+            total += batch.len();
             next = batch.next_offset;
-            out.push(batch.bytes.clone());
+            out.push(batch.clone());
         }
         (out, next)
     }
@@ -482,13 +562,13 @@ impl State {
 
     /// Appends to `topic`'s `partition` (which must exist) and enforces retention; the base
     /// offset and the log start after retention.
-    pub fn append(
+    pub fn append<B: Into<NewBatch>>(
         &mut self,
         topic: &str,
         partition: usize,
         records: i64,
         max_timestamp: i64,
-        make: impl FnOnce(i64) -> Bytes,
+        make: impl FnOnce(i64) -> B,
     ) -> (i64, i64) {
         let log = &mut self
             .topics
@@ -560,6 +640,54 @@ mod tests {
         assert_eq!(log.read(0, 15).len(), 1);
         assert_eq!(log.read(0, 20).len(), 2);
         assert!(log.read(5, 100).is_empty());
+    }
+
+    #[test]
+    fn a_batch_kept_as_sent_reads_with_its_offset_and_epoch() {
+        use kafka_codec::records::{decode_batches, BatchReader, Compression, RecordBatchBuilder};
+        // As a producer sends it: base offset 0, no partition leader epoch (-1).
+        let sent = |value: &'static str| {
+            let mut builder = RecordBatchBuilder::new(Compression::None)
+                .producer(7, 0, 0)
+                .partition_leader_epoch(-1);
+            builder.append(1_000, None, Some(Bytes::from(value)));
+            builder.append(1_001, None, Some(Bytes::from(value)));
+            builder.build().encode_to_bytes().unwrap()
+        };
+        let mut log = PartitionLog::default();
+        log.append(3, 0, batch(10));
+        let first = sent("a");
+        let kept = first.clone();
+        log.append(2, 0, |_| NewBatch::Received {
+            batch: kept,
+            leader_epoch: 5,
+        });
+        log.append(2, 0, |_| NewBatch::Received {
+            batch: sent("b"),
+            leader_epoch: 6,
+        });
+        let read = log.read(3, usize::MAX);
+        assert_eq!(read.len(), 2);
+        // One batch alone, and both written one after the other, as a Fetch returns them.
+        let alone = read[0].bytes();
+        let both = StoredBatch::concat(&read);
+        assert_eq!(&both[..alone.len()], &alone[..]);
+        let decoded = decode_batches(&both).unwrap();
+        let offsets: Vec<i64> = decoded
+            .iter()
+            .flat_map(|batch| batch.records.iter().map(|record| record.offset))
+            .collect();
+        assert_eq!(offsets, [3, 4, 5, 6]);
+        let epochs: Vec<i32> = decoded.iter().map(|b| b.partition_leader_epoch).collect();
+        assert_eq!(epochs, [5, 6]);
+        // The fields are outside the CRC, which still holds; the records are as sent, and
+        // the producer's own bytes are left as they were.
+        for batch in BatchReader::new(both) {
+            batch.unwrap().verify_crc().unwrap();
+        }
+        assert_eq!(&alone[16..], &first[16..]);
+        assert_eq!(&first[..8], &0i64.to_be_bytes());
+        assert_eq!(&first[12..16], &(-1i32).to_be_bytes());
     }
 
     #[test]

@@ -90,7 +90,7 @@ async fn old_message_sets_are_stored_as_v2_and_read_back_in_each_fetch_versions_
     // Stored: one v2 batch per produce, with the producer's codec.
     let stored: Vec<(i8, Compression)> = cluster.shared().state().topics["old"].partitions[0]
         .batches()
-        .flat_map(|b| decode_batches(&b.bytes).expect("stored"))
+        .flat_map(|b| decode_batches(&b.bytes()).expect("stored"))
         .map(|b| (b.magic, b.compression))
         .collect();
     assert_eq!(stored, sets.iter().map(|s| (2, s.2)).collect::<Vec<_>>());

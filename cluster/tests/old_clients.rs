@@ -97,7 +97,7 @@ fn versions_and_codecs(cluster: &Cluster, topic: &str) -> (Vec<i16>, Vec<i16>, V
     let state = cluster.shared().state();
     let mut codecs: Vec<Compression> = state.topics[topic].partitions[0]
         .batches()
-        .flat_map(|stored| decode_batches(&stored.bytes).expect("stored batches decode"))
+        .flat_map(|stored| decode_batches(&stored.bytes()).expect("stored batches decode"))
         .inspect(|batch| assert_eq!(batch.magic, 2))
         .map(|batch| batch.compression)
         .collect();

@@ -3,7 +3,8 @@
 //! peers do: one memory budget for the process ([`budget`]), a cap on connections with
 //! eviction of the least useful ([`registry`]), an accept loop that backs off when the OS
 //! refuses ([`accept`]), TLS ([`tls`]), connections that hold no buffer while idle
-//! ([`stream`]), and the flags that set all of it ([`limits`]); what they count
+//! ([`stream`]), frames each read into a buffer of its own ([`frames`]), and the flags
+//! that set all of it ([`limits`]); what they count
 //! ([`metrics`]) and the HTTP endpoint that serves it to Prometheus ([`scrape`]); binding a
 //! listener from a typed `HOST:PORT` ([`listen`]), naming another protocol's bytes where a
 //! Kafka frame was expected ([`other_protocol`]), and how setting up fails ([`SetupError`]).
@@ -14,6 +15,7 @@
 pub mod accept;
 pub mod budget;
 pub mod error;
+pub mod frames;
 pub mod limits;
 pub mod listen;
 pub mod metrics;

@@ -76,10 +76,14 @@ pub fn listen_as(flag: &str, address: &str) -> Result<(TcpListener, SocketAddr),
 
 /// Writes one line to stderr for a long-running command (a request served, a scrape), and
 /// carries on if stderr is gone: `eprintln!` panics when its pipe is closed, which would end
-/// the connection being served rather than just the logging.
+/// the connection being served rather than just the logging. The line is formatted first
+/// and written at once: stderr is unbuffered, so writing it as formatted took one system
+/// call per piece (about 30 for a line of `kafka-codec cluster`, seen with strace).
 pub fn log_line(line: std::fmt::Arguments<'_>) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{line}");
+    let mut text = line.to_string();
+    text.push('\n');
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// `--listen HOST:PORT` split for a server built on the cluster crate (which binds it), with

@@ -11,6 +11,7 @@
 use super::Context;
 use crate::fetch_sessions::{Answered, Plan, Wanted, INVALID_SESSION_ID};
 use crate::legacy;
+use crate::state::StoredBatch;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::messages::fetch_response::{
     AbortedTransaction, FetchableTopicResponse, PartitionData,
@@ -254,17 +255,17 @@ fn read(
                     .collect()
             });
             // v0-v3 read no v2 batch: each is converted down (legacy.rs).
-            let batches = match legacy::fetch_magic(context.version) {
-                None => batches,
+            let bytes = match legacy::fetch_magic(context.version) {
+                None => StoredBatch::concat(&batches),
                 Some(magic) => {
                     match batches
                         .iter()
                         .filter_map(|batch| {
-                            legacy::down_convert_stored(batch, magic, offset).transpose()
+                            legacy::down_convert_stored(&batch.bytes(), magic, offset).transpose()
                         })
                         .collect::<Result<Vec<_>, _>>()
                     {
-                        Ok(converted) => converted,
+                        Ok(converted) => concat(&converted),
                         Err(error) => {
                             errors = true;
                             return answer.with_error_code(error.code());
@@ -272,7 +273,6 @@ fn read(
                     }
                 }
             };
-            let bytes = concat(&batches);
             budget = budget.saturating_sub(bytes.len());
             total += bytes.len();
             answer
@@ -296,7 +296,7 @@ pub(super) fn epoch_error(has_field: bool, theirs: i32, ours: i32) -> Option<Err
     }
 }
 
-pub(super) fn concat(batches: &[Bytes]) -> Bytes {
+fn concat(batches: &[Bytes]) -> Bytes {
     match batches {
         [] => Bytes::new(),
         [one] => one.clone(),

@@ -111,9 +111,7 @@ fn lookup(log: &PartitionLog, timestamp: i64) -> (i64, i64) {
 /// Produce never stores, are skipped).
 fn records(log: &PartitionLog) -> impl Iterator<Item = (i64, i64)> + '_ {
     log.batches().flat_map(|stored| {
-        let batch = BatchReader::new(stored.bytes.clone())
-            .next()
-            .and_then(Result::ok);
+        let batch = BatchReader::new(stored.bytes()).next().and_then(Result::ok);
         let decoded = batch.and_then(|batch| batch.decode().ok());
         decoded
             .map(|batch| {

@@ -1,13 +1,15 @@
 //! Produce: each partition's record batch appended to its log, with offsets assigned as
-//! Kafka assigns them: the batch's base offset field is rewritten to the log's end (and its
-//! partition leader epoch to the leader's), fields outside the batch's CRC, so the records
-//! and the CRC are stored as the producer sent them. A legacy message set (v0-v2) is
-//! converted to one v2 batch first (`legacy::up_convert_message_set`).
+//! Kafka assigns them: the batch's base offset field reads as the log's end (and its
+//! partition leader epoch as the leader's), fields outside the batch's CRC, so the records
+//! and the CRC are stored as the producer sent them; the batch itself is kept uncopied and
+//! the two fields are written as it is fetched (`state::StoredBatch`). A legacy message set
+//! (v0-v2) is converted to one v2 batch first (`legacy::up_convert_message_set`).
 
 use super::Context;
 use crate::legacy;
 use crate::producers::Check;
-use kafka_codec::bytes::{Bytes, BytesMut};
+use crate::state::NewBatch;
+use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::produce_request::PartitionProduceData;
 use kafka_codec::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
 use kafka_codec::messages::{ProduceRequest, ProduceResponse};
@@ -23,13 +25,16 @@ const IMPLICIT_ADD_FROM: i16 = 12;
 /// TRANSACTION_ABORTABLE from this version (KIP-890).
 const ABORTABLE_FROM: i16 = 11;
 
-/// Where a v2 batch keeps its partition leader epoch (after base offset and length).
-const LEADER_EPOCH_AT: usize = 12;
-
 pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceResponse {
     // Transactional records need the request's transactional id (v3+), or Kafka refuses the
     // whole request as unauthorized for it.
     let refused = request.transactional_id.is_none() && has_transactional_records(request);
+    let request_bytes = request
+        .topic_data
+        .iter()
+        .flat_map(|topic| &topic.partition_data)
+        .filter_map(|partition| partition.records.as_ref().map(Bytes::len))
+        .sum();
     let responses = request
         .topic_data
         .iter()
@@ -55,7 +60,13 @@ pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceRespons
                                 ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code(),
                             );
                     }
-                    produce(context, request.acks, name.as_deref(), partition)
+                    produce(
+                        context,
+                        request.acks,
+                        name.as_deref(),
+                        partition,
+                        request_bytes,
+                    )
                 })
                 .collect();
             TopicProduceResponse::default()
@@ -72,6 +83,7 @@ fn produce(
     acks: i16,
     topic: Option<&str>,
     data: &PartitionProduceData,
+    request_bytes: usize,
 ) -> PartitionProduceResponse {
     let answer = PartitionProduceResponse::default().with_index(data.index);
     let fail = |error: ErrorCode| answer.clone().with_error_code(error.code());
@@ -182,8 +194,21 @@ fn produce(
                 Err(error) => return fail(error),
             }
         }
-        let appended = state.append(topic, partition, records, header.max_timestamp, |base| {
-            rewrite_base_offset(batch.as_bytes(), base, epoch)
+        // The batch is a slice of its request's frame, which the connection read into a
+        // buffer of its own (broker.rs): kept as it is when it is most of the request, so
+        // that storing it copies nothing, else copied, so that a small batch does not hold
+        // a large request's memory once the rest of it is gone.
+        let sent = batch.as_bytes();
+        let kept = if sent.len().saturating_mul(2) >= request_bytes {
+            sent.clone()
+        } else {
+            Bytes::copy_from_slice(sent)
+        };
+        let appended = state.append(topic, partition, records, header.max_timestamp, |_| {
+            NewBatch::Received {
+                batch: kept,
+                leader_epoch: epoch,
+            }
         });
         if idempotent {
             if let Some(log) = state.topics.get_mut(topic) {
@@ -219,13 +244,4 @@ fn has_transactional_records(request: &ProduceRequest) -> bool {
             })
         })
     })
-}
-
-/// `batch` with its base offset set to `base` and its partition leader epoch to the
-/// leader's `epoch`.
-fn rewrite_base_offset(batch: &Bytes, base: i64, epoch: i32) -> Bytes {
-    let mut out = BytesMut::from(&batch[..]);
-    out[..8].copy_from_slice(&base.to_be_bytes());
-    out[LEADER_EPOCH_AT..LEADER_EPOCH_AT + 4].copy_from_slice(&epoch.to_be_bytes());
-    out.freeze()
 }

@@ -10,6 +10,7 @@ use super::Context;
 use crate::share_groups::{
     AckBatch, AckType, Acquired, SessionOutcome, DEFAULT_MAX_RECORDS, FINAL_EPOCH, INITIAL_EPOCH,
 };
+use crate::state::StoredBatch;
 use kafka_codec::messages::share_fetch_request::AcknowledgementBatch;
 use kafka_codec::messages::share_fetch_response::{
     AcquiredRecords, LeaderIdAndEpoch, NodeEndpoint, PartitionData, ShareFetchableTopicResponse,
@@ -324,7 +325,7 @@ fn respond(
         {
             leaders.insert(answer.leader.0);
         }
-        let records = super::fetch::concat(&answer.acquired.batches);
+        let records = StoredBatch::concat(&answer.acquired.batches);
         let partition = PartitionData::default()
             .with_partition_index(index)
             .with_error_code(answer.error.unwrap_or(ErrorCode::NONE).code())

@@ -162,7 +162,7 @@ fn cleaned(index: usize, log: &PartitionLog, batches: usize, records: usize) -> 
 /// The stored batches of `log`, decoded one at a time (each within the crate's
 /// decompression cap); a batch that does not decode is kept as it is.
 fn decoded(stored: &StoredBatch) -> Option<Vec<RecordBatch>> {
-    BatchReader::with_options(stored.bytes.clone(), ReadOptions::default())
+    BatchReader::with_options(stored.bytes(), ReadOptions::default())
         .map(|batch| batch.and_then(|b| b.decode()).ok())
         .collect()
 }
@@ -188,7 +188,7 @@ fn compact_log(log: &mut PartitionLog, tombstone_age: i64, now_ms: i64) -> (usiz
         let mut batch = match decoded(&stored) {
             Some(mut batches) if batches.len() == 1 => batches.remove(0),
             _ => {
-                bytes += stored.bytes.len();
+                bytes += stored.len();
                 kept.push_back(stored);
                 continue;
             }
@@ -211,7 +211,7 @@ fn compact_log(log: &mut PartitionLog, tombstone_age: i64, now_ms: i64) -> (usiz
         batch.records.retain(|_| flags.next().unwrap_or(true));
         let removed = count - batch.records.len();
         if removed == 0 {
-            bytes += stored.bytes.len();
+            bytes += stored.len();
             kept.push_back(stored);
             continue;
         }
@@ -228,11 +228,13 @@ fn compact_log(log: &mut PartitionLog, tombstone_age: i64, now_ms: i64) -> (usiz
                 bytes += rewritten.len();
                 kept.push_back(StoredBatch {
                     bytes: rewritten,
+                    // Written with its base offset and leader epoch.
+                    stamp: None,
                     ..stored
                 });
             }
             Err(_) => {
-                bytes += stored.bytes.len();
+                bytes += stored.len();
                 kept.push_back(stored);
             }
         }
@@ -281,7 +283,7 @@ mod tests {
     fn records(state: &State) -> Vec<(i64, String, Option<String>)> {
         state.topics["t"].partitions[0]
             .batches()
-            .flat_map(|b| decode_batches(&b.bytes).unwrap())
+            .flat_map(|b| decode_batches(&b.bytes()).unwrap())
             .flat_map(|b| b.records)
             .map(|r| {
                 (

@@ -141,7 +141,11 @@ def main():
     settings = args.setting or list(SETTINGS)
     os.makedirs(args.out, exist_ok=True)
     prefix = f"oldcmp-{int(time.time())}-"
-    # Before any run: both sides' runs of a setting share its class path.
+    # Before any run: both sides' runs of a setting share java-old's jar and class path.
+    if any(s.startswith("java-") for s in settings) and not os.path.exists(
+            os.path.join(args.java_old, "target", "java-old-clients.jar")):
+        subprocess.run(["mvn", "-q", "-B", "-f", os.path.join(args.java_old, "pom.xml"),
+                        "package"], check=True, capture_output=True)
     classpaths = {s: java_classpath(args.java_old, s.removeprefix("java-"))
                   for s in settings if s.startswith("java-")}
 

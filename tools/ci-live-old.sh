@@ -21,7 +21,8 @@ steps=(tap_old tap_inter_broker)
 # kafka-python with api_version (0, 8, 2), (0, 9) and (0, 10, 1), librdkafka with
 # api.version.request=false and broker.version.fallback=0.9.0, Java kafka-clients 0.9.0.1,
 # 0.10.0.1 and 0.10.2.2, through a tap in front of a 3.9 KRaft node
-# (tools/clients/tap-proof-old.sh).
+# (tools/clients/tap-proof-old.sh); then the old clients' results against the broker and
+# against the cluster, compared (tools/clients/compare_old_clients.py).
 step_tap_old() {
     # A broker left over from an interrupted run of this checkout would hold the ports. (No
     # `set -e` in here: the step runs as a condition.)
@@ -34,6 +35,17 @@ step_tap_old() {
         . "$("${broker[@]}" envfile)"
         set +a
         bash tools/clients/tap-proof-old.sh
+    ) || status=$?
+    # The old clients of cluster/tests/old_clients.rs (kafka-python at api_version (0, 9) and
+    # (0, 10), kafka-clients 0.10.2.2 and 0.11.0.3) against this broker and against
+    # `kafka-codec cluster --as-version 3.9`, their observable results compared (about 30 s).
+    (
+        set -a
+        # shellcheck disable=SC1090
+        . "$("${broker[@]}" envfile)"
+        set +a
+        python3 tools/clients/compare_old_clients.py "$KAFKA_BROKER" \
+            --python "$(bash tools/clients/venv.sh)"
     ) || status=$?
     if [ $status != 0 ]; then
         say "broker log: target/kafka-broker-3.9/logs/server.log" >&2

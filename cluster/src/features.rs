@@ -4,8 +4,10 @@
 //! version 2 (KIP-890: Produce v12 adds partitions, EndTxn v5 bumps the epoch) only when
 //! `transaction.version` is finalized at 2 or more.
 //!
-//! The names, ranges and levels (and their order) are those of a real broker's answer,
-//! committed as fixtures in `tests/data/` and compared by `tests/features.rs`.
+//! The names, ranges and levels (and their order) of each KRaft release are read from that
+//! release's own classes (`release-features.tsv`, written and checked by
+//! `tools/release-features/run.sh`); those of 3.9 and 4.4 are also compared with real
+//! brokers' answers, committed in `tests/data/`, by `tests/features.rs`.
 
 use crate::release::Release;
 use kafka_codec::messages::api_versions_response::{FinalizedFeatureKey, SupportedFeatureKey};
@@ -51,58 +53,53 @@ impl TransactionVersion {
 /// node here answers the same.
 pub const FINALIZED_EPOCH: i64 = 1;
 
-/// One release's features: `(name, min, max)` supported, `(name, level)` finalized.
+/// The feature levels of every KRaft release line, read from each release's own classes by
+/// `tools/release-features/run.sh` (CI checks the file against them).
+const TABLE: &str = include_str!("../release-features.tsv");
+
+/// One release's features: `(name, min, max)` supported, `(name, level)` finalized, each in
+/// the order its brokers list them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Features {
-    supported: &'static [(&'static str, i16, i16)],
+    supported: Vec<(&'static str, i16, i16)>,
     finalized: Vec<(&'static str, i16)>,
 }
-
-/// Kafka 4.4 (tests/data/kafka-4.4-api-versions-v4.hex), in its order.
-const SUPPORTED_4_4: &[(&str, i16, i16)] = &[
-    ("group.version", 0, 1),
-    ("kraft.version", 0, 1),
-    ("metadata.version", 7, 33),
-    ("share.version", 0, 2),
-    ("streams.version", 0, 1),
-    ("transaction.version", 0, 2),
-    ("eligible.leader.replicas.version", 0, 1),
-];
-
-/// Kafka 3.9 (tests/data/kafka-3.9-api-versions-v4.hex).
-const SUPPORTED_3_9: &[(&str, i16, i16)] = &[("kraft.version", 0, 1), ("metadata.version", 1, 21)];
 
 impl Features {
     /// What a broker of `release` (`None`: the newest) answers, freshly formatted as
     /// `kafka-storage format --standalone` leaves it, with `transaction_version` finalized
-    /// where the release has the feature. Known for 4.4 and 3.9 (read from their brokers);
-    /// releases before KIP-584 (2.7) had none, and the ZooKeeper releases after it
-    /// finalized none; the KRaft releases 3.3-3.8 and 4.0-4.3 are answered without
-    /// features too, for now (their levels have not been read from their brokers).
+    /// where the release has the feature (4.0 and later). The KRaft releases (3.3-4.4) answer
+    /// `release-features.tsv`, whose 3.9 and 4.4 rows `tests/features.rs` compares with
+    /// those brokers' captured answers; releases before KIP-584 (2.7) had no features, and
+    /// the ZooKeeper releases after it (2.7-3.2) defined none.
     pub fn of(release: Option<Release>, transaction_version: TransactionVersion) -> Features {
         let release = release.unwrap_or_else(Release::newest);
-        match release.name() {
-            "4.4" => Features {
-                supported: SUPPORTED_4_4,
-                finalized: vec![
-                    ("group.version", 1),
-                    ("kraft.version", 1),
-                    ("share.version", 2),
-                    ("metadata.version", 33),
-                    ("streams.version", 1),
-                    ("transaction.version", transaction_version.level()),
-                    ("eligible.leader.replicas.version", 1),
-                ],
-            },
-            "3.9" => Features {
-                supported: SUPPORTED_3_9,
-                finalized: vec![("kraft.version", 1), ("metadata.version", 21)],
-            },
-            _ => Features {
-                supported: &[],
-                finalized: Vec::new(),
-            },
+        let mut features = Features {
+            supported: Vec::new(),
+            finalized: Vec::new(),
+        };
+        for row in TABLE.lines().filter(|line| !line.starts_with('#')).skip(1) {
+            let cells: Vec<&'static str> = row.split('\t').collect();
+            let [line, kind, name, min, max] = cells[..] else {
+                panic!("release-features.tsv: not five cells: {row:?}");
+            };
+            if line != release.name() {
+                continue;
+            }
+            let level = |text: &str| -> i16 {
+                text.parse()
+                    .unwrap_or_else(|_| panic!("release-features.tsv: not a level: {row:?}"))
+            };
+            match kind {
+                "supported" => features.supported.push((name, level(min), level(max))),
+                "finalized" if name == "transaction.version" => {
+                    features.finalized.push((name, transaction_version.level()))
+                }
+                "finalized" => features.finalized.push((name, level(max))),
+                _ => panic!("release-features.tsv: unknown kind: {row:?}"),
+            }
         }
+        features
     }
 
     /// The level `name` is finalized at, if it is.
@@ -163,6 +160,42 @@ mod tests {
         }
         assert_eq!(TransactionVersion::from_level(0), None);
         assert_eq!(TransactionVersion::from_level(3), None);
+    }
+
+    #[test]
+    fn every_kraft_release_finalizes_its_newest_metadata_version() {
+        let kraft = ["3.3", "3.4", "3.5", "3.6", "3.7", "3.8", "3.9"]
+            .into_iter()
+            .chain(["4.0", "4.1", "4.2", "4.3", "4.4"]);
+        for name in kraft {
+            let release = Release::parse(name).unwrap();
+            let features = Features::of(Some(release), TransactionVersion::V2);
+            let (_, _, max) = features
+                .supported
+                .iter()
+                .find(|(feature, _, _)| *feature == "metadata.version")
+                .copied()
+                .unwrap_or_else(|| panic!("{name}: no metadata.version"));
+            assert_eq!(features.finalized("metadata.version"), Some(max), "{name}");
+        }
+        // The ZooKeeper releases define none.
+        let zookeeper = Features::of(Some(Release::parse("3.2").unwrap()), TransactionVersion::V2);
+        assert!(zookeeper.supported.is_empty() && zookeeper.finalized.is_empty());
+    }
+
+    #[test]
+    fn transaction_version_is_chosen_where_the_release_has_it() {
+        let release = Release::parse("4.0").unwrap();
+        for version in [TransactionVersion::V1, TransactionVersion::V2] {
+            let features = Features::of(Some(release), version);
+            assert_eq!(
+                features.finalized("transaction.version"),
+                Some(version.level())
+            );
+        }
+        let release = Release::parse("3.8").unwrap();
+        let features = Features::of(Some(release), TransactionVersion::V1);
+        assert_eq!(features.finalized("transaction.version"), None);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! The feature levels of ApiVersions v3+ against real brokers' answers: the supported and
+//! The feature levels of ApiVersions v3+ against real brokers' answers (which proves
+//! `release-features.tsv`, read from the releases' classes): the supported and
 //! finalized features of Kafka 4.4 and 3.9 as their brokers sent them (`tests/data/`,
 //! captured from `tools/kafka-broker/broker.sh`), on brokers and controllers, with
 //! `transaction.version` at 2 by default or 1 when chosen, and none before v3 or on a

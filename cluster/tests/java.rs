@@ -396,6 +396,37 @@ async fn java_transactions_at_transaction_version_1() {
     assert!(protocol.produce.iter().all(|&v| v <= 11), "{protocol:?}");
 }
 
+/// The same program against a cluster answering as Kafka 4.0 (`--as-version 4.0`): 4.0's
+/// brokers finalize transaction version 2 (`release-features.tsv`, from 4.0.2's classes), so
+/// the producer speaks it at 4.0's versions: Produce v12 (4.0's newest), EndTxn v5, no
+/// AddPartitionsToTxn. Before the table, 4.0 was answered without features and the
+/// producer fell back to version 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_transactions_against_kafka_4_0_use_its_transaction_version_2() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .as_version(kafka_codec_cluster::release::Release::parse("4.0").expect("4.0"))
+        .build()
+        .await
+        .expect("cluster");
+    let stdout = support::java_program(
+        "kafkacodec.clients.ClusterTransactions",
+        &[&cluster.bootstrap()],
+    )
+    .await;
+    assert!(
+        stdout.contains("fenced: ProducerFencedException"),
+        "{stdout}"
+    );
+    let protocol = transaction_protocol(&cluster);
+    assert_eq!(protocol.add_partitions, Vec::<i16>::new(), "{protocol:?}");
+    assert!(!protocol.end_txn.is_empty(), "{protocol:?}");
+    assert!(protocol.end_txn.iter().all(|&v| v == 5), "{protocol:?}");
+    assert!(!protocol.produce.is_empty(), "{protocol:?}");
+    assert!(protocol.produce.iter().all(|&v| v == 12), "{protocol:?}");
+}
+
 /// The versions of the transaction APIs a run sent, from the cluster's request log.
 #[derive(Debug)]
 struct TransactionProtocol {

@@ -10,7 +10,9 @@ themselves. Then the client produces five known records per codec of the old mes
 (produce_known.py's, without headers, which these formats do not carry), consumes all of them
 (in a consumer group where the versions have one, else by assignment), commits, reads the
 committed offset back, lists offsets, and makes the admin calls its versions allow. Any answer
-that does not match what was sent raises, so the run ends non-zero. Prints one JSON line.
+that does not match what was sent raises, so the run ends non-zero. Prints one JSON line, whose
+`observed` (the records consumed with their offsets and timestamps, the committed, end and
+beginning offsets, the group's state) compare_old_clients.py compares between servers.
 
 `SETTINGS` and `expected_records` import no client library: check_tap_log.py reads them with
 the system's python3.
@@ -85,6 +87,14 @@ def expected_records(name):
                 yield codec, r["key"] or b"", r["value"] or b""
 
 
+def observed_record(offset, key, value, timestamp):
+    """A consumed record as compare_old_clients.py compares it: offset, key and value in hex
+    (some known values are not text), and the timestamp the client reports (set by these
+    producers; none before magic 1)."""
+    return [offset, None if key is None else key.hex(), None if value is None else value.hex(),
+            timestamp]
+
+
 def check(what, got, want):
     if got != want:
         raise RuntimeError(f"{what}: got {got!r}, want {want!r}")
@@ -143,15 +153,20 @@ def run_kafka_python(name, bootstrap, topic, group):
         consumer.subscribe([topic])
     else:
         consumer.assign([partition])
-    got, deadline = [], time.monotonic() + TIMEOUT
+    got, consumed, deadline = [], [], time.monotonic() + TIMEOUT
     while len(got) < len(want) and time.monotonic() < deadline:
         for messages in consumer.poll(timeout_ms=500).values():
             got.extend((m.key or b"", m.value or b"") for m in messages)
+            consumed.extend(observed_record(m.offset, m.key, m.value, m.timestamp)
+                            for m in messages)
     check("records read", sorted(got), want)
     consumer.commit()
-    check("committed offset", consumer.committed(partition), len(want))
-    check("end offset", consumer.end_offsets([partition]), {partition: len(want)})
-    check("beginning offset", consumer.beginning_offsets([partition]), {partition: 0})
+    observed = {"consumed": sorted(consumed), "committed": consumer.committed(partition),
+                "end": consumer.end_offsets([partition])[partition],
+                "beginning": consumer.beginning_offsets([partition])[partition]}
+    check("committed offset", observed["committed"], len(want))
+    check("end offset", observed["end"], len(want))
+    check("beginning offset", observed["beginning"], 0)
     check("topic listed", topic in consumer.topics(), True)
     consumer.close()
     state = "assigned"
@@ -166,7 +181,7 @@ def run_kafka_python(name, bootstrap, topic, group):
         if setting.creates_topic:
             admin.delete_topics([topic])
         admin.close()
-    return len(want), state
+    return len(want), state, {**observed, "group": state}
 
 
 # librdkafka: api.version.request=false and a fallback before 0.10 pin its versions. (A
@@ -198,7 +213,7 @@ def run_confluent(name, bootstrap, topic, group):
     consumer = Consumer({**pinned, "group.id": group, "auto.offset.reset": "earliest",
                          "enable.auto.commit": False})
     consumer.subscribe([topic])
-    got, deadline = [], time.monotonic() + TIMEOUT
+    got, consumed, deadline = [], [], time.monotonic() + TIMEOUT
     while len(got) < len(want) and time.monotonic() < deadline:
         message = consumer.poll(0.5)
         if message is None:
@@ -206,10 +221,16 @@ def run_confluent(name, bootstrap, topic, group):
         if message.error():
             raise RuntimeError(f"consumer: {message.error()}")
         got.append((message.key() or b"", message.value() or b""))
+        consumed.append(observed_record(message.offset(), message.key(), message.value(),
+                                        message.timestamp()[1]))
     check("records read in the group", sorted(got), want)
     consumer.commit(asynchronous=False)
-    check("committed offset", consumer.committed([partition], TIMEOUT)[0].offset, len(want))
-    check("watermarks", consumer.get_watermark_offsets(partition, TIMEOUT), (0, len(want)))
+    low, high = consumer.get_watermark_offsets(partition, TIMEOUT)
+    observed = {"consumed": sorted(consumed),
+                "committed": consumer.committed([partition], TIMEOUT)[0].offset,
+                "end": high, "beginning": low}
+    check("committed offset", observed["committed"], len(want))
+    check("watermarks", (low, high), (0, len(want)))
     check("topic listed", topic in consumer.list_topics(topic, timeout=TIMEOUT).topics, True)
     consumer.close()
 
@@ -218,7 +239,8 @@ def run_confluent(name, bootstrap, topic, group):
     offsets = admin.list_consumer_group_offsets(
         [ConsumerGroupTopicPartitions(group, [partition])])[group].result(TIMEOUT)
     check("group offset", offsets.topic_partitions[0].offset, len(want))
-    return len(want), str(description.state)
+    state = str(description.state)
+    return len(want), state, {**observed, "group": state}
 
 
 RUNS = {"kafka-python": run_kafka_python, "confluent-kafka": run_confluent}
@@ -246,9 +268,9 @@ def main():
     if setting.client not in RUNS:
         parser.error(f"{args.setting} runs as java/OldWorkload.java; here only --create-only")
     group = f"{args.topic}-group"
-    count, state = RUNS[setting.client](args.setting, args.bootstrap, args.topic, group)
+    count, state, observed = RUNS[setting.client](args.setting, args.bootstrap, args.topic, group)
     print(json.dumps({"client": args.setting, "pin": setting.pin, "topic": args.topic,
-                      "records": count, "groups": {group: state}}))
+                      "records": count, "groups": {group: state}, "observed": observed}))
 
 
 if __name__ == "__main__":

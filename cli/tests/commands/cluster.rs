@@ -394,8 +394,13 @@ fn transaction_version_is_the_one_apiversions_finalizes() {
     assert_eq!(finalized(&[]), Some(2), "Kafka 4.4's default");
     assert_eq!(finalized(&["--transaction-version", "1"]), Some(1));
     assert_eq!(finalized(&["--transaction-version", "2"]), Some(2));
-    // 3.9 had no transaction version.
+    // 3.9 had no transaction version; 4.0 finalized 2, as 4.4 (release-features.tsv).
     assert_eq!(finalized(&["--as-version", "3.9"]), None);
+    assert_eq!(finalized(&["--as-version", "4.0"]), Some(2));
+    assert_eq!(
+        finalized(&["--as-version", "4.0", "--transaction-version", "1"]),
+        Some(1)
+    );
     assert_usage_error(&["cluster", "--transaction-version", "0"]);
     assert_usage_error(&["cluster", "--transaction-version", "3"]);
 }

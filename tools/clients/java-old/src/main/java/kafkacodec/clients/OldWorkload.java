@@ -30,7 +30,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * codec of the old message formats (acks=all) and three with acks=0, consumes all of them in
  * a consumer group, commits and reads the committed offset back, then lists the topics and
  * the topic's partitions. The keys and values are NAME-CODEC-I and "NAME CODEC record I xxx...",
- * as tools/clients/check_tap_log.py expects them. Prints one JSON line.
+ * as tools/clients/check_tap_log.py expects them. Prints one JSON line, whose {@code observed}
+ * (the records as consumed, with offsets and timestamp types, and the committed offset)
+ * tools/clients/compare_old_clients.py compares between servers.
  *
  * <p>Usage: java -cp ... kafkacodec.clients.OldWorkload BOOTSTRAP TOPIC NAME
  */
@@ -86,6 +88,9 @@ public final class OldWorkload {
         props.put("value.deserializer", ByteArrayDeserializer.class.getName());
         Set<String> got = new TreeSet<>();
         List<String> all = new ArrayList<>();
+        // What compare_old_clients.py compares between servers: each record as consumed.
+        List<String> consumed = new ArrayList<>();
+        long committedOffset;
         int topics;
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
             subscribe(consumer, topic);
@@ -98,6 +103,8 @@ public final class OldWorkload {
                     String value = new String(record.value(), StandardCharsets.UTF_8);
                     all.add(value);
                     got.add(value);
+                    consumed.add("[" + record.offset() + "," + json(record.key()) + ","
+                            + json(record.value()) + "," + json(timestampType(record)) + "]");
                 }
             }
             if (all.size() != sent.size() || !got.equals(sent)) {
@@ -108,6 +115,7 @@ public final class OldWorkload {
             if (committed == null || committed.offset() != sent.size()) {
                 fail("group " + group + " committed " + committed + ", want " + sent.size());
             }
+            committedOffset = committed.offset();
             Map<String, List<PartitionInfo>> listed = consumer.listTopics();
             if (!listed.containsKey(topic)) {
                 fail("listTopics does not name " + topic + ": " + listed.keySet());
@@ -118,8 +126,9 @@ public final class OldWorkload {
             }
             topics = listed.size();
         }
-        System.out.printf("{\"client\":\"%s\",\"topic\":\"%s\",\"records\":%d,\"group\":\"%s\",\"topicsListed\":%d}%n",
-                name, topic, sent.size(), group, topics);
+        System.out.printf("{\"client\":\"%s\",\"topic\":\"%s\",\"records\":%d,\"group\":\"%s\",\"topicsListed\":%d,"
+                + "\"observed\":{\"consumed\":[%s],\"committed\":%d}}%n",
+                name, topic, sent.size(), group, topics, String.join(",", consumed), committedOffset);
     }
 
     /**
@@ -134,6 +143,25 @@ public final class OldWorkload {
             method = KafkaConsumer.class.getMethod("subscribe", List.class);
         }
         method.invoke(consumer, Collections.singletonList(topic));
+    }
+
+    /**
+     * The record's timestamp type (CreateTime: set by the producer, whose clock differs
+     * between runs, so the type is compared and not the time); 0.9 records have none.
+     */
+    private static String timestampType(ConsumerRecord<?, ?> record) {
+        try {
+            return String.valueOf(ConsumerRecord.class.getMethod("timestampType").invoke(record));
+        } catch (ReflectiveOperationException e) {
+            return null;
+        }
+    }
+
+    /** A JSON string of these ASCII keys and values, or null. */
+    private static String json(Object text) {
+        if (text == null) return "null";
+        String value = text instanceof byte[] ? new String((byte[]) text, StandardCharsets.UTF_8) : text.toString();
+        return "\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }
 
     private static Properties producerProps(String bootstrap, String acks) {

@@ -6,7 +6,7 @@
 //! rest of it is read straight into that buffer. So a large frame is copied by the kernel
 //! only, and a `Bytes` slice of it (a produced record batch the server keeps) holds no
 //! memory beyond its own frame. Between frames the reader holds no buffer, as
-//! [`read_chunk`](crate::stream::read_chunk) holds none while it waits.
+//! [`read_chunk`] holds none while it waits.
 
 use crate::stream::{read_chunk, CHUNK};
 use kafka_codec::bytes::{Buf, BufMut, Bytes};

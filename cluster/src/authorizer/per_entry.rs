@@ -188,13 +188,42 @@ impl Verdict {
 }
 
 /// `items` split into those `keep` accepts and the others, or `None` when none is denied.
+/// The common case, nothing denied, clones nothing.
 fn split_off<T: Clone>(items: &[T], keep: impl Fn(&T) -> bool) -> Option<(Vec<T>, Vec<T>)> {
+    if items.iter().all(&keep) {
+        return None;
+    }
     let (kept, denied): (Vec<T>, Vec<T>) = items.iter().cloned().partition(|item| keep(item));
     (!denied.is_empty()).then_some((kept, denied))
 }
 
 const TOPIC_DENIED: ErrorCode = ErrorCode::TOPIC_AUTHORIZATION_FAILED;
 const GROUP_DENIED: ErrorCode = ErrorCode::GROUP_AUTHORIZATION_FAILED;
+
+/// The three config APIs split alike: each resource needs `$operation` on itself (a topic)
+/// or the cluster, and a denied one is answered with its resource's authorization error.
+macro_rules! config_resources {
+    ($a:expr, $body:expr, $api:ident, $answers:ident, $operation:expr, $answer:ty) => {{
+        let Some((kept, denied)) = split_off(&$body.resources, |r| {
+            $a.may(&config_need(r.resource_type, &r.resource_name, $operation))
+        }) else {
+            return Verdict::as_sent();
+        };
+        let mut body = $body.clone();
+        body.resources = kept;
+        Verdict::with(Request::$api(body), move |response| {
+            if let Response::$api(answer) = response {
+                answer.$answers.extend(denied.into_iter().map(|r| {
+                    let error = config_need(r.resource_type, &r.resource_name, 0).denied();
+                    <$answer>::default()
+                        .with_error_code(error.code())
+                        .with_resource_type(r.resource_type)
+                        .with_resource_name(r.resource_name)
+                }));
+            }
+        })
+    }};
+}
 
 /// Per API: which entries `authority` may not touch, and how they are answered.
 pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verdict {
@@ -521,76 +550,34 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
             })
         }
         Request::DescribeConfigs(body) => {
-            let Some((kept, denied)) = split_off(&body.resources, |r| {
-                a.may(&config_need(
-                    r.resource_type,
-                    &r.resource_name,
-                    op::DESCRIBE_CONFIGS,
-                ))
-            }) else {
-                return Verdict::as_sent();
-            };
-            let mut body = body.clone();
-            body.resources = kept;
-            Verdict::with(Request::DescribeConfigs(body), move |response| {
-                if let Response::DescribeConfigs(answer) = response {
-                    answer.results.extend(denied.into_iter().map(|r| {
-                        let error = config_need(r.resource_type, &r.resource_name, 0).denied();
-                        describe_configs_response::DescribeConfigsResult::default()
-                            .with_error_code(error.code())
-                            .with_resource_type(r.resource_type)
-                            .with_resource_name(r.resource_name)
-                    }));
-                }
-            })
+            config_resources!(
+                a,
+                body,
+                DescribeConfigs,
+                results,
+                op::DESCRIBE_CONFIGS,
+                describe_configs_response::DescribeConfigsResult
+            )
         }
         Request::AlterConfigs(body) => {
-            let Some((kept, denied)) = split_off(&body.resources, |r| {
-                a.may(&config_need(
-                    r.resource_type,
-                    &r.resource_name,
-                    op::ALTER_CONFIGS,
-                ))
-            }) else {
-                return Verdict::as_sent();
-            };
-            let mut body = body.clone();
-            body.resources = kept;
-            Verdict::with(Request::AlterConfigs(body), move |response| {
-                if let Response::AlterConfigs(answer) = response {
-                    answer.responses.extend(denied.into_iter().map(|r| {
-                        let error = config_need(r.resource_type, &r.resource_name, 0).denied();
-                        alter_configs_response::AlterConfigsResourceResponse::default()
-                            .with_error_code(error.code())
-                            .with_resource_type(r.resource_type)
-                            .with_resource_name(r.resource_name)
-                    }));
-                }
-            })
+            config_resources!(
+                a,
+                body,
+                AlterConfigs,
+                responses,
+                op::ALTER_CONFIGS,
+                alter_configs_response::AlterConfigsResourceResponse
+            )
         }
         Request::IncrementalAlterConfigs(body) => {
-            let Some((kept, denied)) = split_off(&body.resources, |r| {
-                a.may(&config_need(
-                    r.resource_type,
-                    &r.resource_name,
-                    op::ALTER_CONFIGS,
-                ))
-            }) else {
-                return Verdict::as_sent();
-            };
-            let mut body = body.clone();
-            body.resources = kept;
-            Verdict::with(Request::IncrementalAlterConfigs(body), move |response| {
-                if let Response::IncrementalAlterConfigs(answer) = response {
-                    answer.responses.extend(denied.into_iter().map(|r| {
-                        let error = config_need(r.resource_type, &r.resource_name, 0).denied();
-                        incremental_alter_configs_response::AlterConfigsResourceResponse::default()
-                            .with_error_code(error.code())
-                            .with_resource_type(r.resource_type)
-                            .with_resource_name(r.resource_name)
-                    }));
-                }
-            })
+            config_resources!(
+                a,
+                body,
+                IncrementalAlterConfigs,
+                responses,
+                op::ALTER_CONFIGS,
+                incremental_alter_configs_response::AlterConfigsResourceResponse
+            )
         }
         Request::DescribeGroups(body) => {
             let include = body.include_authorized_operations;

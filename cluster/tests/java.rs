@@ -170,12 +170,7 @@ async fn java_producer_follows_a_moved_leader_and_retries_a_lost_answer_once() {
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    support::java_program(
-        "kafkacodec.clients.ClusterFaults",
-        &[&cluster.bootstrap(), &control.to_string()],
-    )
-    .await;
+    support::java_control_program(&cluster, "kafkacodec.clients.ClusterFaults").await;
     // Seen from the cluster too: the moved partition holds every record once and is led by
     // broker 1 at epoch 1; the idempotent producer's retried partition holds each record
     // once, the plain one each twice.
@@ -211,12 +206,8 @@ async fn java_clients_recover_from_a_restart_an_expired_session_and_a_fence() {
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    let stdout = support::java_program(
-        "kafkacodec.clients.ClusterFaultsMore",
-        &[&cluster.bootstrap(), &control.to_string()],
-    )
-    .await;
+    let stdout =
+        support::java_control_program(&cluster, "kafkacodec.clients.ClusterFaultsMore").await;
     assert!(stdout.contains("ProducerFencedException"), "{stdout}");
     // Seen from the cluster: broker 0 is up again and holds every record once; the fenced
     // transaction's partitions hold its records and an abort marker, then the new

@@ -146,6 +146,20 @@ pub async fn client_script_output(script: &str, args: &[String]) -> String {
     stdout
 }
 
+/// Runs `script` of `tools/clients` against `cluster` with its control surface served (see
+/// [`serve_control`]): the script's arguments are the bootstrap servers, the control
+/// surface's address, then `args`.
+pub async fn run_control_script(
+    cluster: &kafka_codec_cluster::Cluster,
+    script: &str,
+    args: &[&str],
+) {
+    let control = serve_control(cluster).await;
+    let mut all = vec![cluster.bootstrap(), control.to_string()];
+    all.extend(args.iter().map(|arg| (*arg).to_owned()));
+    run_client_script(script, &all).await;
+}
+
 /// A batch of `count` records, keys and values numbered from `first`.
 pub fn batch(first: usize, count: usize) -> Bytes {
     let mut builder = RecordBatchBuilder::new(Compression::None);
@@ -373,6 +387,13 @@ pub async fn java_program(class: &str, args: &[&str]) -> String {
     print!("{stdout}");
     assert!(output.status.success(), "{class} failed: {}", output.status);
     stdout
+}
+
+/// [`java_program`] `class` against `cluster` with its control surface served: its
+/// arguments are the bootstrap servers and the control surface's address. Its stdout.
+pub async fn java_control_program(cluster: &kafka_codec_cluster::Cluster, class: &str) -> String {
+    let control = serve_control(cluster).await;
+    java_program(class, &[&cluster.bootstrap(), &control.to_string()]).await
 }
 
 /// A CreateTopics request for `names`, each of `partitions` partitions with `replication`

@@ -1,7 +1,7 @@
 # What the scripts that read a committed table out of Kafka's jars share
 # (release-api-versions, release-features, config-defaults, password-configs: each
-# `run.sh write|check`): the mode and the tools they need, the jars fetched once per
-# pom.xml, and the write or the check of the table. Sourced, not run; the sourcing script
+# `run.sh write|check`): the mode and the tools they need, the release lines pom.xml lists,
+# the jars fetched once per pom.xml, and the write or the check of the table. Sourced, not run; the sourcing script
 # sets `here` (its folder, holding pom.xml, whose name prefixes the messages) and `repo`
 # first.
 
@@ -23,6 +23,23 @@ pinned_kafka_version() {
     [ "$version" = "$pom_version" ] ||
         die "tools/kafka-version says $version but ${here#"$repo"/}/pom.xml says $pom_version"
     printf '%s\n' "$version"
+}
+
+# pom_releases ARTIFACT NAMED_BY: "LINE:VERSION" for each artifactItem of ARTIFACT in
+# $here/pom.xml, in its order; LINE is the item's destFileName without ".jar" (NAMED_BY
+# destFileName) or the last folder of its outputDirectory (NAMED_BY outputDirectory).
+pom_releases() {
+    python3 - "$here/pom.xml" "$1" "$2" <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+pom, artifact, named_by = sys.argv[1:]
+ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+for item in ET.parse(pom).getroot().iterfind(".//m:artifactItem", ns):
+    if item.findtext("m:artifactId", namespaces=ns) == artifact:
+        name = item.findtext(f"m:{named_by}", namespaces=ns)
+        line = name.removesuffix(".jar") if named_by == "destFileName" else name.rsplit("/", 1)[1]
+        print(f"{line}:{item.findtext('m:version', namespaces=ns)}")
+PY
 }
 
 # fetch_jars LIB GOAL [ARG...]: `mvn GOAL ARG...` of $here/pom.xml copies the jars into LIB,

@@ -20,16 +20,7 @@ mode=${1:-}
 jar_table_mode "$mode"
 
 # The release lines, oldest first, and the release each is read from, as pom.xml names them.
-mapfile -t releases < <(python3 - "$here/pom.xml" <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-for item in ET.parse(sys.argv[1]).getroot().iterfind(".//m:artifactItem", ns):
-    if item.findtext("m:artifactId", namespaces=ns) == "kafka-clients":
-        line = item.findtext("m:destFileName", namespaces=ns).removesuffix(".jar")
-        print(f"{line}:{item.findtext('m:version', namespaces=ns)}")
-PY
-)
+mapfile -t releases < <(pom_releases kafka-clients destFileName)
 [ "${#releases[@]}" -gt 0 ] || die "pom.xml names no kafka-clients release"
 
 # The jars, once per pom.xml content.

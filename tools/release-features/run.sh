@@ -21,16 +21,7 @@ jar_table_mode "$mode"
 
 # The release lines, oldest first, and the release each is read from, as pom.xml names them
 # (the kafka-server-common of each line).
-mapfile -t releases < <(python3 - "$here/pom.xml" <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-for item in ET.parse(sys.argv[1]).getroot().iterfind(".//m:artifactItem", ns):
-    if item.findtext("m:artifactId", namespaces=ns) == "kafka-server-common":
-        line = item.findtext("m:outputDirectory", namespaces=ns).rsplit("/", 1)[1]
-        print(f"{line}:{item.findtext('m:version', namespaces=ns)}")
-PY
-)
+mapfile -t releases < <(pom_releases kafka-server-common outputDirectory)
 [ "${#releases[@]}" -gt 0 ] || die "pom.xml names no release"
 
 # The jars, once per pom.xml content.

@@ -24,10 +24,11 @@ Prints one summary line; exits non-zero on any difference.
 import sys
 import time
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from cluster_control import Control
+from rdkafka_group import SpreadProducer, group_consumer
 
 bootstrap, control = sys.argv[1], Control(sys.argv[2])
 count = int(sys.argv[3]) if len(sys.argv) > 3 else 400
@@ -50,24 +51,11 @@ def guard(what):
 admin = AdminClient({"bootstrap.servers": bootstrap})
 for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
     future.result(timeout=20)
-producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"})
-
-
-def produce(first, last):
-    for i in range(first, last):
-        producer.produce(topic, key=f"key-{i}", value=f"value-{i}", partition=i % partitions)
-        producer.poll(0)
-    if producer.flush(30) != 0:
-        sys.exit("producer did not flush in 30 s")
+producer = SpreadProducer(bootstrap, topic, partitions)
 
 
 def consumer(name):
-    return Consumer({
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "client.id": name,
-        "enable.auto.commit": False,
-        "auto.offset.reset": "earliest",
+    return group_consumer(bootstrap, group, name, **{
         # Only the control surface ends a session here: far longer than the test.
         "session.timeout.ms": 30000,
         # Rebalances are noticed by heartbeats: faster than the 3 s default.
@@ -107,7 +95,7 @@ def poll(who, c):
     committed[where] = (who, index)
 
 
-produce(0, count)
+producer.produce(0, count)
 a, b = consumer("expiry-a"), consumer("expiry-b")
 a.subscribe([topic])
 b.subscribe([topic])
@@ -132,7 +120,7 @@ while len(committed) < count or not a.assignment() or not b.assignment() \
           f"assignments {a.assignment()} {b.assignment()}")
     poll("a", a)
     poll("b", b)
-produce(count, 2 * count)
+producer.produce(count, 2 * count)
 total = 2 * count
 while len(committed) < total:
     guard(f"consumed {len(committed)} of {total}")

@@ -3,7 +3,7 @@
 //! gets a new leader from the replicas left in the ISR (its leader epoch bumped through
 //! [`State::move_leader`]), and a partition with none left goes offline (leader -1, its ISR
 //! the last replica that was in it, as Kafka keeps one when eligible leader replicas are
-//! off). When the broker comes back it is unfenced: it is in the ISR of its partitions again
+//! off; with them on, `elr.rs` takes over). When the broker comes back it is unfenced: it is in the ISR of its partitions again
 //! (here at once: every append is committed at once, so it has nothing to catch up) and
 //! leads again only the offline partitions it was the last in-sync replica of; preferred
 //! leaders return through ElectLeaders.
@@ -15,11 +15,11 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Default)]
 pub struct Fencing {
     /// The brokers fenced now.
-    fenced: BTreeSet<i32>,
+    pub(super) fenced: BTreeSet<i32>,
     /// The replicas of each partition a fence moved or took offline, as they were then:
     /// the list stays put while the leader moves within it (the default list is counted
     /// from the leader).
-    pinned: BTreeMap<(String, i32), Vec<i32>>,
+    pub(super) pinned: BTreeMap<(String, i32), Vec<i32>>,
     /// Offline partitions, each with the last replica in its ISR (the one that may lead it
     /// again).
     offline: BTreeMap<(String, i32), i32>,
@@ -101,6 +101,8 @@ impl State {
                 .filter(|node| !self.is_fenced(*node))
                 .collect(),
         };
+        // With eligible leader replicas on, the ISR `elr.rs` keeps where it differs.
+        let isr = self.kept_isr(&key).map_or(isr, <[i32]>::to_vec);
         let offline = replicas
             .iter()
             .copied()
@@ -126,6 +128,9 @@ impl State {
     ) -> Vec<(String, i32, i32)> {
         if !self.fencing.fenced.insert(node_id) {
             return Vec::new();
+        }
+        if self.eligible_leader_replicas_enabled() {
+            return self.fence_broker_elr(node_id, brokers, placement_brokers);
         }
         let mut led = Vec::new();
         for (name, topic) in &self.topics {
@@ -173,6 +178,7 @@ impl State {
     /// What fencing kept of a partition that now has a leader (ElectLeaders' unclean
     /// election, a move) or of a topic deleted.
     pub(super) fn forget_offline(&mut self, topic: &str, partition: Option<i32>) {
+        self.forget_eligible_leaders(topic, partition);
         match partition {
             Some(index) => {
                 self.fencing.offline.remove(&(topic.to_owned(), index));

@@ -225,3 +225,23 @@ async fn without_elr_the_isr_keeps_its_last_member() {
     unfence(&cluster, 1);
     assert_eq!(describe(&mut client).await, shown(-1, 1, &[0], &[], &[]));
 }
+
+/// The Java AdminClient's `describeTopics` (DescribeTopicPartitions) reads the ELR and last
+/// known ELR of a partition whose brokers were fenced over the HTTP control
+/// (`tools/clients/java`'s `ClusterElr`, which checks each state). About 3 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_admin_describes_eligible_leader_replicas() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let control = support::serve_control(&cluster).await;
+    let shown = support::java_program(
+        "kafkacodec.clients.ClusterElr",
+        &[&cluster.bootstrap(), &control.to_string()],
+    )
+    .await;
+    assert!(shown.contains("both fenced: leader - isr [] elr [0] lastKnownElr [0]"));
+}

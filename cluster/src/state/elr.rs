@@ -232,16 +232,20 @@ impl State {
         }
     }
 
-    /// Fences `node_id` (already marked fenced) with ELR on: each partition whose ISR it
-    /// is in loses it. The partitions whose leader changed, with the new one (-1: none).
+    /// Fences `node_id` with ELR on: each partition whose ISR it is in loses it. The
+    /// partitions whose leader changed, with the new one (-1: none); nothing when it was
+    /// fenced already.
     pub(super) fn fence_broker_elr(
         &mut self,
         node_id: i32,
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32, i32)> {
-        // The partitions as they were before: what fencing derives counts it out already.
-        self.fencing.fenced.remove(&node_id);
+        if self.is_fenced(node_id) {
+            return Vec::new();
+        }
+        // The partitions as they were before (what fencing derives counts it out once
+        // fenced).
         let holding: Vec<(String, i32, Partition)> = self
             .registrations(brokers, placement_brokers)
             .into_iter()
@@ -279,15 +283,17 @@ impl State {
         }
         let before = self.registrations(brokers, placement_brokers);
         self.fencing.fenced.remove(&node_id);
-        self.unfence_broker_elr(node_id, before, brokers, placement_brokers)
+        let back = self.elect_leaderless(node_id, before, brokers, placement_brokers);
+        // Every append is committed at once here: it has caught up already.
+        self.rejoin_isrs(brokers, placement_brokers);
+        back
     }
 
-    /// Unfences `node_id` (already marked unfenced; `before`, every partition as it was)
-    /// with ELR on: the partitions without a leader elect one (from the ISR, else the ELR,
-    /// else the last known leader, else, with unclean leader election, any unfenced
-    /// replica), then every unfenced replica of a partition with a leader rejoins its ISR.
-    /// The partitions that got a leader.
-    fn unfence_broker_elr(
+    /// `node_id` just unfenced (`before`, every partition as it was) with ELR on: the
+    /// partitions without a leader elect one (from the ISR, else the ELR, else the last
+    /// known leader, else, with unclean leader election, any unfenced replica), as Kafka's
+    /// controller does as it unfences a broker. The partitions that got a leader.
+    fn elect_leaderless(
         &mut self,
         node_id: i32,
         before: Vec<(String, i32, Partition)>,
@@ -295,18 +301,29 @@ impl State {
         placement_brokers: usize,
     ) -> Vec<(String, i32)> {
         let mut back = Vec::new();
-        for (name, index, mut before) in before {
-            if before.leader < 0 {
-                let change = self.change_for(&name, &before, before.isr.clone());
-                let after = before.changed(&change, |replica| {
-                    replica == node_id || self.active(replica, brokers)
-                });
-                if after.leader >= 0 {
-                    back.push((name.clone(), index));
-                }
-                self.settle(&name, index, &before, after, placement_brokers);
-                before = self.registration(&name, index, brokers, placement_brokers);
+        for (name, index, before) in before {
+            if before.leader >= 0 {
+                continue;
             }
+            let change = self.change_for(&name, &before, before.isr.clone());
+            let after = before.changed(&change, |replica| {
+                replica == node_id || self.active(replica, brokers)
+            });
+            if after.leader >= 0 {
+                back.push((name.clone(), index));
+            }
+            self.settle(&name, index, &before, after, placement_brokers);
+        }
+        back
+    }
+
+    /// With ELR on, every unfenced replica of a partition with a leader rejoins its ISR,
+    /// as the leader's AlterPartition adds a follower that caught up.
+    pub fn rejoin_isrs(&mut self, brokers: &[i32], placement_brokers: usize) {
+        if !self.eligible_leaders.enabled {
+            return;
+        }
+        for (name, index, before) in self.registrations(brokers, placement_brokers) {
             if before.leader < 0 {
                 continue;
             }
@@ -323,7 +340,6 @@ impl State {
             let after = before.changed(&change, |replica| self.active(replica, brokers));
             self.settle(&name, index, &before, after, placement_brokers);
         }
-        back
     }
 
     /// Every partition, by topic and index, as the controller holds it.

@@ -126,11 +126,11 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32, i32)> {
-        if !self.fencing.fenced.insert(node_id) {
-            return Vec::new();
-        }
         if self.eligible_leader_replicas_enabled() {
             return self.fence_broker_elr(node_id, brokers, placement_brokers);
+        }
+        if !self.fencing.fenced.insert(node_id) {
+            return Vec::new();
         }
         let mut led = Vec::new();
         for (name, topic) in &self.topics {

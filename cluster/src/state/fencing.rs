@@ -3,7 +3,7 @@
 //! gets a new leader from the replicas left in the ISR (its leader epoch bumped through
 //! [`State::move_leader`]), and a partition with none left goes offline (leader -1, its ISR
 //! the last replica that was in it, as Kafka keeps one when eligible leader replicas are
-//! off; with them on, `elr.rs` takes over). When the broker comes back it is unfenced: it is in the ISR of its partitions again
+//! off). When the broker comes back it is unfenced: it is in the ISR of its partitions again
 //! (here at once: every append is committed at once, so it has nothing to catch up) and
 //! leads again only the offline partitions it was the last in-sync replica of; preferred
 //! leaders return through ElectLeaders.
@@ -126,6 +126,7 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32, i32)> {
+        // With eligible leader replicas on (Kafka 4.1 and later), `elr.rs`.
         if self.eligible_leader_replicas_enabled() {
             return self.fence_broker_elr(node_id, brokers, placement_brokers);
         }

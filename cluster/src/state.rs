@@ -10,10 +10,12 @@
 //! cluster holds more than its cap, the oldest batches go and the log start moves past them.
 
 mod cleaner;
+mod elr;
 mod fencing;
 mod placement;
 
 pub use cleaner::Cleaned;
+pub use elr::{Change, Partition};
 pub use fencing::{replicas_among, ReplicaView};
 
 use crate::configs::Overrides;
@@ -311,6 +313,8 @@ pub struct State {
     epoch_starts: BTreeMap<(String, i32), Vec<(i32, i64)>>,
     /// Fenced brokers and what fencing them changed (`fencing.rs`).
     fencing: fencing::Fencing,
+    /// Eligible leader replicas (KIP-966) where kept (`elr.rs`).
+    eligible_leaders: elr::EligibleLeaders,
 }
 
 impl State {
@@ -328,6 +332,7 @@ impl State {
             successors: BTreeMap::new(),
             epoch_starts: BTreeMap::new(),
             fencing: fencing::Fencing::default(),
+            eligible_leaders: elr::EligibleLeaders::default(),
             seed: None,
         }
     }

@@ -139,10 +139,12 @@ impl ControlHandle {
     /// ids not seen yet that its rule names (those moved while it was fenced stay moved, as
     /// a leadership stays until a preferred leader election).
     pub(crate) fn unfence(&self, node_id: i32) {
-        let back = self
-            .shared
-            .state()
-            .unfence_broker(node_id, self.shared.placement_brokers);
+        let brokers: Vec<i32> = self.shared.brokers().iter().map(|b| b.node_id).collect();
+        let back = self.shared.state().unfence_broker_among(
+            node_id,
+            &brokers,
+            self.shared.placement_brokers,
+        );
         self.lock(&self.stand_ins).remove(&node_id);
         if !back.is_empty() {
             self.shared.appended.notify_waiters();

@@ -15,11 +15,11 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Default)]
 pub struct Fencing {
     /// The brokers fenced now.
-    fenced: BTreeSet<i32>,
+    pub(super) fenced: BTreeSet<i32>,
     /// The replicas of each partition a fence moved or took offline, as they were then:
     /// the list stays put while the leader moves within it (the default list is counted
     /// from the leader).
-    pinned: BTreeMap<(String, i32), Vec<i32>>,
+    pub(super) pinned: BTreeMap<(String, i32), Vec<i32>>,
     /// Offline partitions, each with the last replica in its ISR (the one that may lead it
     /// again).
     offline: BTreeMap<(String, i32), i32>,
@@ -101,6 +101,8 @@ impl State {
                 .filter(|node| !self.is_fenced(*node))
                 .collect(),
         };
+        // With eligible leader replicas on, the ISR `elr.rs` keeps where it differs.
+        let isr = self.kept_isr(&key).map_or(isr, <[i32]>::to_vec);
         let offline = replicas
             .iter()
             .copied()
@@ -124,6 +126,10 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32, i32)> {
+        // With eligible leader replicas on (Kafka 4.1 and later), `elr.rs`.
+        if self.eligible_leader_replicas_enabled() {
+            return self.fence_broker_elr(node_id, brokers, placement_brokers);
+        }
         if !self.fencing.fenced.insert(node_id) {
             return Vec::new();
         }
@@ -173,6 +179,7 @@ impl State {
     /// What fencing kept of a partition that now has a leader (ElectLeaders' unclean
     /// election, a move) or of a topic deleted.
     pub(super) fn forget_offline(&mut self, topic: &str, partition: Option<i32>) {
+        self.forget_eligible_leaders(topic, partition);
         match partition {
             Some(index) => {
                 self.fencing.offline.remove(&(topic.to_owned(), index));

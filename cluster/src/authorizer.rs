@@ -299,11 +299,15 @@ fn coordinator_need(key_type: i8, key: &str) -> Option<Need> {
     }
 }
 
-/// A config resource's need: a topic's own (type 2), else the cluster's.
+/// A config resource's need: a topic's own (type 2), a group's own (type 32), else the
+/// cluster's.
 fn config_need(config_resource_type: i8, name: &str, operation: i8) -> Need {
     const TOPIC_CONFIGS: i8 = 2;
+    const GROUP_CONFIGS: i8 = 32;
     if config_resource_type == TOPIC_CONFIGS {
         Need::topic(name, operation)
+    } else if config_resource_type == GROUP_CONFIGS {
+        Need::group(name, operation)
     } else {
         Need::cluster(operation)
     }

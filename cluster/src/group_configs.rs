@@ -548,6 +548,21 @@ pub struct GroupSettings {
     pub consumer_heartbeat_interval: Option<Duration>,
 }
 
+impl Default for GroupSettings {
+    /// A group that sets none of them.
+    fn default() -> Self {
+        GroupSettings::of(None)
+    }
+}
+
+/// Hands `group`'s share group configs, as they are now, to the share groups (the config
+/// APIs call it after a change; the share groups' lock before the state's, as everywhere).
+pub fn apply(shared: &crate::Shared, group: &str) {
+    let mut share = shared.share_groups();
+    let state = shared.state();
+    share.set_settings(group, GroupSettings::of(state.configs.groups.get(group)));
+}
+
 impl GroupSettings {
     /// What `overrides` (a group's) set.
     pub fn of(overrides: Option<&BTreeMap<String, String>>) -> GroupSettings {

@@ -64,11 +64,19 @@ fn alter(
     }
     match target {
         Some(target) => target.replace(&mut state, overrides, validate_only),
-        None => crate::group_configs::replace(
-            &mut state.configs.groups,
-            resource.resource_name.as_str(),
-            overrides,
-            validate_only,
-        ),
+        None => {
+            let group = resource.resource_name.as_str();
+            crate::group_configs::replace(
+                &mut state.configs.groups,
+                group,
+                overrides,
+                validate_only,
+            )?;
+            drop(state);
+            if !validate_only {
+                crate::group_configs::apply(context.shared, group);
+            }
+            Ok(())
+        }
     }
 }

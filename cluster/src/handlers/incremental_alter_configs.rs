@@ -164,5 +164,10 @@ fn alter_group(
             }
         }
     }
-    crate::group_configs::replace(&mut state.configs.groups, group, props, validate_only)
+    crate::group_configs::replace(&mut state.configs.groups, group, props, validate_only)?;
+    drop(state);
+    if !validate_only {
+        crate::group_configs::apply(context.shared, group);
+    }
+    Ok(())
 }

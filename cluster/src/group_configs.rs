@@ -555,12 +555,22 @@ impl Default for GroupSettings {
     }
 }
 
-/// Hands `group`'s share group configs, as they are now, to the share groups (the config
-/// APIs call it after a change; the share groups' lock before the state's, as everywhere).
+/// Hands `group`'s configs, as they are now, to the share groups and the KIP-848 groups
+/// (the config APIs call it after a change; the share groups' lock before the state's, as
+/// everywhere, and the groups' never with the state's).
 pub fn apply(shared: &crate::Shared, group: &str) {
-    let mut share = shared.share_groups();
-    let state = shared.state();
-    share.set_settings(group, GroupSettings::of(state.configs.groups.get(group)));
+    let settings = {
+        let mut share = shared.share_groups();
+        let state = shared.state();
+        let settings = GroupSettings::of(state.configs.groups.get(group));
+        share.set_settings(group, settings);
+        settings
+    };
+    shared.groups().set_consumer_timeouts(
+        group,
+        settings.consumer_session_timeout,
+        settings.consumer_heartbeat_interval,
+    );
 }
 
 impl GroupSettings {
@@ -647,6 +657,63 @@ mod tests {
         assert!(validate(&props(&[("share.auto.offset.reset", "by_duration:PT1H")])).is_ok());
         assert!(validate(&props(&[("share.isolation.level", "read_committed")])).is_ok());
         assert!(validate(&props(&[("share.isolation.level", "READ_COMMITTED")])).is_err());
+    }
+
+    #[test]
+    fn a_kip_848_groups_session_timeout_is_its_own() {
+        use crate::consumer_groups::Heartbeat;
+        use crate::groups::{GroupLimits, Groups};
+        let mut groups = Groups::new(GroupLimits::default());
+        let settings = GroupSettings::of(Some(&props(&[
+            ("consumer.session.timeout.ms", "50000"),
+            ("consumer.heartbeat.interval.ms", "6000"),
+        ])));
+        groups.set_consumer_timeouts(
+            "long",
+            settings.consumer_session_timeout,
+            settings.consumer_heartbeat_interval,
+        );
+        assert_eq!(
+            groups.consumer_timeouts("long"),
+            (Duration::from_secs(50), Duration::from_secs(6))
+        );
+        assert_eq!(
+            groups.consumer_timeouts("usual"),
+            (Duration::from_secs(45), Duration::from_secs(5))
+        );
+        let topics = crate::consumer_groups::TopicsByName::new();
+        let now = std::time::Instant::now();
+        for group in ["long", "usual"] {
+            let join = Heartbeat {
+                member_id: format!("{group}-member"),
+                member_epoch: 0,
+                instance_id: None,
+                rack_id: None,
+                rebalance_timeout_ms: 60_000,
+                subscribed_names: Some(vec!["t".to_owned()]),
+                subscribed_regex: None,
+                server_assignor: None,
+                owned: None,
+                client_id: "c".to_owned(),
+                client_host: "/127.0.0.1".to_owned(),
+            };
+            let joined = groups.consumer_heartbeat(group, &join, &topics, now);
+            assert_eq!(joined.error, ErrorCode::NONE, "{joined:?}");
+        }
+        let members = |groups: &Groups, group: &str| {
+            groups.groups[group]
+                .consumer
+                .as_ref()
+                .map_or(0, |c| c.members.len())
+        };
+        // 46 s on: the usual group's member is gone, the long one's is not.
+        groups.expire(now + Duration::from_secs(46));
+        assert_eq!(
+            (members(&groups, "long"), members(&groups, "usual")),
+            (1, 0)
+        );
+        groups.expire(now + Duration::from_secs(51));
+        assert_eq!(members(&groups, "long"), 0);
     }
 
     #[test]

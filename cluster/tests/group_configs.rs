@@ -21,8 +21,8 @@ use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_codec::messages::{
-    AlterConfigsRequest, CreateTopicsRequest, DeleteGroupsRequest, DescribeConfigsRequest,
-    IncrementalAlterConfigsRequest, OffsetCommitRequest,
+    AlterConfigsRequest, ConsumerGroupHeartbeatRequest, CreateTopicsRequest, DeleteGroupsRequest,
+    DescribeConfigsRequest, IncrementalAlterConfigsRequest, OffsetCommitRequest,
 };
 use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::configs::{source, GROUP};
@@ -500,6 +500,29 @@ async fn a_groups_configs_outlive_the_group() {
         (value.as_deref(), from),
         (Some("50000"), source::GROUP_CONFIG)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kip_848_member_is_told_its_groups_heartbeat_interval() {
+    let (_cluster, mut client) = cluster().await;
+    let set = [("consumer.heartbeat.interval.ms", SET, Some("6000"))];
+    assert_eq!(client.alter_group("own", &set, false).await.0, 0);
+    let mut intervals = Vec::new();
+    for group in ["own", "usual"] {
+        let request = ConsumerGroupHeartbeatRequest::default()
+            .with_group_id(group.into())
+            .with_member_id(format!("{group}-member").as_str().into())
+            .with_member_epoch(0)
+            .with_rebalance_timeout_ms(60_000)
+            .with_subscribed_topic_names(Some(vec!["t".into()]))
+            .with_topic_partitions(Some(Vec::new()));
+        let Response::ConsumerGroupHeartbeat(joined) = client.call(1, request).await else {
+            panic!("not ConsumerGroupHeartbeat")
+        };
+        assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+        intervals.push(joined.heartbeat_interval_ms);
+    }
+    assert_eq!(intervals, [6000, 5000]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -273,6 +273,25 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
     }
 }
 
+/// The answer to a request refused whole for `denied`, where Kafka answers it otherwise
+/// than with the error in every error field (`kafka_codec::error_response`):
+/// DeleteShareGroupOffsets refused on its group carries GROUP_AUTHORIZATION_FAILED and
+/// Kafka's message at the top level only, no topics (Kafka's
+/// `DeleteShareGroupOffsetsRequest.getErrorResponse`). `None`: the usual answer.
+pub fn top_level_refusal(request: &Request, denied: &Need) -> Option<kafka_codec::Response> {
+    match request {
+        Request::DeleteShareGroupOffsets(_) if denied.resource_type == resource_type::GROUP => {
+            Some(
+                kafka_codec::messages::DeleteShareGroupOffsetsResponse::default()
+                    .with_error_code(ErrorCode::GROUP_AUTHORIZATION_FAILED.code())
+                    .with_error_message(Some("Group authorization failed.".into()))
+                    .into(),
+            )
+        }
+        _ => None,
+    }
+}
+
 /// A KIP-848 or share group member's heartbeat: READ on the group, DESCRIBE on the topics
 /// it subscribes to.
 fn member_needs(group: &str, subscribed: impl Iterator<Item = impl AsRef<str>>) -> Vec<Need> {

@@ -1222,6 +1222,32 @@ impl ShareGroups {
             .insert(partition, SharePartition::starting_at(offset));
     }
 
+    /// The check AlterShareGroupOffsets and DeleteShareGroupOffsets make of their group, as
+    /// Kafka 4.4: a share group without members. A group not held is made when `make`
+    /// (AlterShareGroupOffsets, within the cap on groups: GROUP_MAX_SIZE_REACHED), else
+    /// GROUP_ID_NOT_FOUND; one with members NON_EMPTY_GROUP; each with Kafka's message.
+    pub fn without_members(
+        &mut self,
+        group_id: &str,
+        make: bool,
+    ) -> Result<(), (ErrorCode, String)> {
+        if make {
+            self.make_group(group_id)
+                .map_err(|error| (error, "Too many groups.".to_owned()))?;
+        }
+        match self.groups.get(group_id) {
+            None => Err((
+                ErrorCode::GROUP_ID_NOT_FOUND,
+                format!("Group {group_id} not found."),
+            )),
+            Some(group) if !group.members.is_empty() => Err((
+                ErrorCode::NON_EMPTY_GROUP,
+                format!("Group {group_id} is not empty."),
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
     /// Makes `group_id` an empty share group if it is none yet (AlterShareGroupOffsets on a
     /// group not held, as Kafka 4.4 does), within the cap on groups (GROUP_MAX_SIZE_REACHED).
     pub fn make_group(&mut self, group_id: &str) -> Result<(), ErrorCode> {

@@ -84,6 +84,24 @@ pub(super) fn lock_timeout_ms(context: &Context<'_>, since: i16, group_id: Optio
     i32::try_from(config.lock_timeout.as_millis()).unwrap_or(i32::MAX)
 }
 
+/// The checks the share offsets APIs make of their group id before anything else: empty
+/// (INVALID_GROUP_ID), or not coordinated here (NOT_COORDINATOR, no message).
+pub(super) fn offsets_group_refusal(
+    context: &Context<'_>,
+    group_id: &str,
+) -> Option<(ErrorCode, Option<String>)> {
+    if group_id.is_empty() {
+        return Some((
+            ErrorCode::INVALID_GROUP_ID,
+            Some("The group id is empty.".to_owned()),
+        ));
+    }
+    if !context.coordinates(group_id) {
+        return Some((ErrorCode::NOT_COORDINATOR, None));
+    }
+    None
+}
+
 /// Kafka's message for a share request without its group or member id.
 pub(super) const MEMBER_IDS_REQUIRED: &str = "GroupId and MemberId are required.";
 

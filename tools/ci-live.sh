@@ -91,8 +91,15 @@ step_pcap() { bash tools/clients/pcap-proof.sh; }
 # with the allowed one in the same requests; nothing of the denied topic reaches the broker.
 step_tap_deny() { bash tools/clients/tap-deny-proof.sh; }
 # The in-memory cluster's DescribeConfigs (topic and broker configs, sources, synonyms,
-# types) equal, config by config, to this broker's, through kafka-python's admin client.
-step_cluster_configs() { bash tools/clients/cluster-configs-proof.sh; }
+# types) equal, config by config, to this broker's, through kafka-python's admin client;
+# then a group's configs (ConfigResource GROUP) through the Java AdminClient
+# (ClusterGroupConfigs via cluster/tests/group_configs.rs: described, set, refused,
+# deleted, the group deleted), the same lines from both (about 10 s).
+step_cluster_configs() {
+    bash tools/clients/cluster-configs-proof.sh &&
+        KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test \
+            -p kafka-codec-cluster --test group_configs -- --ignored
+}
 # ACLs entry by entry: librdkafka's producer, consumer and admin client as a user with ACLs
 # on some topics and groups and not others, against this broker's SASL_PLAINTEXT listener
 # (StandardAuthorizer) and against the in-memory cluster, the outcomes compared

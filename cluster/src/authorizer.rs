@@ -273,6 +273,25 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
     }
 }
 
+/// The answer to a request refused whole for `denied`, where Kafka answers it otherwise
+/// than with the error in every error field (`kafka_codec::error_response`):
+/// DeleteShareGroupOffsets refused on its group carries GROUP_AUTHORIZATION_FAILED and
+/// Kafka's message at the top level only, no topics (Kafka's
+/// `DeleteShareGroupOffsetsRequest.getErrorResponse`). `None`: the usual answer.
+pub fn top_level_refusal(request: &Request, denied: &Need) -> Option<kafka_codec::Response> {
+    match request {
+        Request::DeleteShareGroupOffsets(_) if denied.resource_type == resource_type::GROUP => {
+            Some(
+                kafka_codec::messages::DeleteShareGroupOffsetsResponse::default()
+                    .with_error_code(ErrorCode::GROUP_AUTHORIZATION_FAILED.code())
+                    .with_error_message(Some("Group authorization failed.".into()))
+                    .into(),
+            )
+        }
+        _ => None,
+    }
+}
+
 /// A KIP-848 or share group member's heartbeat: READ on the group, DESCRIBE on the topics
 /// it subscribes to.
 fn member_needs(group: &str, subscribed: impl Iterator<Item = impl AsRef<str>>) -> Vec<Need> {
@@ -299,11 +318,15 @@ fn coordinator_need(key_type: i8, key: &str) -> Option<Need> {
     }
 }
 
-/// A config resource's need: a topic's own (type 2), else the cluster's.
+/// A config resource's need: a topic's own (type 2), a group's own (type 32), else the
+/// cluster's.
 fn config_need(config_resource_type: i8, name: &str, operation: i8) -> Need {
     const TOPIC_CONFIGS: i8 = 2;
+    const GROUP_CONFIGS: i8 = 32;
     if config_resource_type == TOPIC_CONFIGS {
         Need::topic(name, operation)
+    } else if config_resource_type == GROUP_CONFIGS {
+        Need::group(name, operation)
     } else {
         Need::cluster(operation)
     }

@@ -20,6 +20,8 @@ const TABLE: &str = include_str!("../config-defaults.tsv");
 pub const TOPIC: i8 = 2;
 /// A broker (resource name: its id; empty: the cluster-wide dynamic defaults).
 pub const BROKER: i8 = 4;
+/// A group, by id (Kafka 4.0+; `crate::group_configs`).
+pub const GROUP: i8 = 32;
 
 /// Kafka's `DescribeConfigsResponse.ConfigSource` codes.
 pub mod source {
@@ -33,6 +35,8 @@ pub mod source {
     pub const STATIC_BROKER_CONFIG: i8 = 4;
     /// Kafka's default.
     pub const DEFAULT_CONFIG: i8 = 5;
+    /// A group's own override (`crate::group_configs`).
+    pub const GROUP_CONFIG: i8 = 8;
 }
 
 /// A config's type, as Kafka's ConfigDef types it.
@@ -59,7 +63,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    fn parse(text: &str) -> Option<Kind> {
+    pub(crate) fn parse(text: &str) -> Option<Kind> {
         Some(match text {
             "BOOLEAN" => Kind::Boolean,
             "STRING" => Kind::String,
@@ -173,6 +177,8 @@ pub struct Overrides {
     /// Per broker resource name (a broker id, or empty for every broker), its dynamic
     /// overrides.
     pub brokers: BTreeMap<String, BTreeMap<String, String>>,
+    /// Per group id, its overrides (`crate::group_configs`).
+    pub groups: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Overrides {

@@ -207,7 +207,10 @@ fn refuse_whole(
     let needs = authorizer::needs(&request.body, &shared.state());
     let denied = needs.iter().find(|need| !authority.may(need))?;
     let error = denied.denied();
-    let refused = kafka_codec::error_response(&request.body, request.api_version, error, None);
+    let refused = match authorizer::top_level_refusal(&request.body, denied) {
+        Some(body) => Ok(body),
+        None => kafka_codec::error_response(&request.body, request.api_version, error, None),
+    };
     Some(match refused {
         Ok(body) if request.expects_response() => Reply::Respond(Box::new(request.respond(body))),
         // Kafka closes the connection of a Produce with acks 0 that it refuses.

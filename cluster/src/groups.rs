@@ -695,6 +695,10 @@ pub struct Groups {
     bytes: usize,
     ids: RandomState,
     minted: u64,
+    /// Per group id, the KIP-848 session timeout and heartbeat interval its configs set
+    /// (`consumer.session.timeout.ms`, `consumer.heartbeat.interval.ms`;
+    /// `crate::group_configs`), kept in step by the config APIs.
+    consumer_timeouts: BTreeMap<String, (Option<Duration>, Option<Duration>)>,
 }
 
 impl Groups {
@@ -706,7 +710,36 @@ impl Groups {
             bytes: 0,
             ids: RandomState::new(),
             minted: 0,
+            consumer_timeouts: BTreeMap::new(),
         }
+    }
+
+    /// Takes `group_id`'s KIP-848 session timeout and heartbeat interval as its configs now
+    /// set them (`None`: the coordinator's).
+    pub fn set_consumer_timeouts(
+        &mut self,
+        group_id: &str,
+        session: Option<Duration>,
+        heartbeat: Option<Duration>,
+    ) {
+        if session.is_none() && heartbeat.is_none() {
+            self.consumer_timeouts.remove(group_id);
+        } else {
+            self.consumer_timeouts
+                .insert(group_id.to_owned(), (session, heartbeat));
+        }
+    }
+
+    /// `group_id`'s KIP-848 session timeout and heartbeat interval: its configs', else the
+    /// coordinator's ([`GroupLimits`]).
+    pub fn consumer_timeouts(&self, group_id: &str) -> (Duration, Duration) {
+        let own = self.consumer_timeouts.get(group_id);
+        (
+            own.and_then(|o| o.0)
+                .unwrap_or(self.limits.consumer_session_timeout),
+            own.and_then(|o| o.1)
+                .unwrap_or(self.limits.consumer_heartbeat_interval),
+        )
     }
 
     /// Bytes the groups hold, as counted against [`GroupLimits::max_bytes`].
@@ -815,7 +848,7 @@ impl Groups {
         // Kafka's v0 member ids: a random UUID in its base64 form.
         let fresh = kafka_codec::Uuid(self.mint_uuid()).to_string();
         let max_members = self.limits.max_members;
-        let session = self.limits.consumer_session_timeout;
+        let session = self.consumer_timeouts(group_id).0;
         let group = self.groups.get_mut(group_id).expect("inserted above");
         if joining
             && group.consumer.as_ref().map_or(0, |c| c.members.len()) >= max_members

@@ -31,6 +31,7 @@ pub mod controllers;
 pub mod dispatch;
 pub mod features;
 pub mod fetch_sessions;
+pub mod group_configs;
 pub mod groups;
 pub mod handlers;
 pub mod legacy;

@@ -10,8 +10,13 @@
 //! yet done with: before it everything is accepted, rejected or archived) and the state of
 //! every record from there to the next one never acquired; at most
 //! [`ShareConfig::max_record_locks`] such records, so the memory is bounded whatever the
-//! log holds. The start is set by the first ShareFetch of the partition, at the log end
-//! (`share.auto.offset.reset=latest`, Kafka's default).
+//! log holds. The start is set by the first ShareFetch of the partition, where the group's
+//! `share.auto.offset.reset` says (the log end by default, as Kafka's `latest`; `earliest`:
+//! the log start; `by_duration:D`: the first record stamped at most D ago, else the log end).
+//!
+//! A group's configs (`crate::group_configs`) override the cluster-wide lock duration and
+//! delivery-count limit for that group, and `share.isolation.level=read_committed` acquires
+//! only to the last stable offset, the records of aborted transactions archived unseen.
 //!
 //! Share sessions: a member's ShareFetch at session epoch 0 opens a session (replacing its
 //! old one) naming the partitions it fetches; each following request names the next
@@ -20,6 +25,7 @@
 //! request needs both.
 
 use crate::consumer_groups::{uniform, Assignment, Subscriber, TopicsByName};
+use crate::group_configs::{GroupSettings, ShareReset};
 use crate::groups::GroupLimits;
 use crate::state::{PartitionLog, StoredBatch};
 use kafka_codec::{ErrorCode, Uuid};
@@ -273,6 +279,7 @@ impl SharePartition {
         strict: bool,
         max_bytes: usize,
         config: &ShareConfig,
+        read_committed: bool,
         now: Instant,
     ) -> Acquired {
         if log.log_start() > self.start {
@@ -296,10 +303,30 @@ impl SharePartition {
         // New records, batch by batch, from the first never acquired on.
         let mut bytes = 0usize;
         let mut batches: Vec<StoredBatch> = Vec::new();
-        let high_watermark = log.high_watermark();
+        // read_committed: only what is stable (Kafka's share partition reads to the LSO).
+        let high_watermark = if read_committed {
+            log.last_stable_offset()
+        } else {
+            log.high_watermark()
+        };
         self.end = self.end.max(log.log_start());
         for batch in log.batches_from(self.end) {
             let in_flight = (self.end - self.start) as usize;
+            if read_committed && batch.next_offset <= high_watermark && aborted(log, batch) {
+                // Never delivered: archived, as Kafka 4.4 archives an aborted transaction's
+                // records for a read_committed share group.
+                for offset in self.end.max(batch.base_offset)..batch.next_offset {
+                    self.records.insert(
+                        offset,
+                        InFlight {
+                            state: RecordState::Archived,
+                            delivery_count: 0,
+                        },
+                    );
+                }
+                self.end = batch.next_offset;
+                continue;
+            }
             if offsets.len() >= max_records
                 || in_flight >= config.max_record_locks
                 || self.end >= high_watermark
@@ -424,6 +451,79 @@ impl SharePartition {
 }
 
 /// A released record's state: available again, or archived at the delivery limit.
+/// Whether `batch` is a transactional data batch of a transaction that was aborted.
+fn aborted(log: &PartitionLog, batch: &StoredBatch) -> bool {
+    // A v2 batch's attributes and producer id, at their fixed places in its header.
+    const ATTRIBUTES_AT: usize = 21;
+    const PRODUCER_ID_AT: usize = 43;
+    const TRANSACTIONAL: i16 = 0x10;
+    const CONTROL: i16 = 0x20;
+    let bytes = batch.bytes();
+    let (Some(attributes), Some(producer_id)) = (
+        bytes.get(ATTRIBUTES_AT..ATTRIBUTES_AT + 2),
+        bytes.get(PRODUCER_ID_AT..PRODUCER_ID_AT + 8),
+    ) else {
+        return false;
+    };
+    let attributes = i16::from_be_bytes([attributes[0], attributes[1]]);
+    if attributes & TRANSACTIONAL == 0 || attributes & CONTROL != 0 {
+        return false;
+    }
+    let producer_id = i64::from_be_bytes(producer_id.try_into().unwrap_or([0xff; 8]));
+    log.txns
+        .aborted_between(batch.base_offset, batch.next_offset)
+        .iter()
+        .any(|txn| txn.producer_id == producer_id && txn.first_offset <= batch.base_offset)
+}
+
+/// Where a share partition with no state starts, by the group's reset strategy.
+fn reset_offset(log: &PartitionLog, reset: ShareReset) -> i64 {
+    match reset {
+        ShareReset::Earliest => log.log_start(),
+        ShareReset::Latest => log.high_watermark(),
+        ShareReset::ByDuration(ago) => {
+            let ago = i64::try_from(ago.as_millis()).unwrap_or(i64::MAX);
+            let since = crate::state::now_ms().saturating_sub(ago);
+            first_at_or_after(log, since).unwrap_or_else(|| log.high_watermark())
+        }
+    }
+}
+
+/// The offset of the first record stamped at or after `timestamp` (ms), as Kafka's
+/// offset-for-timestamp lookup finds it.
+fn first_at_or_after(log: &PartitionLog, timestamp: i64) -> Option<i64> {
+    let batch = log
+        .batches()
+        .find(|batch| batch.max_timestamp >= timestamp)?;
+    let decoded = kafka_codec::records::BatchReader::new(batch.bytes())
+        .next()
+        .and_then(Result::ok)
+        .and_then(|batch| batch.decode().ok());
+    let Some(decoded) = decoded else {
+        return Some(batch.base_offset);
+    };
+    decoded
+        .records
+        .iter()
+        .find(|record| decoded.record_timestamp(record) >= timestamp)
+        .map(|record| record.offset)
+        .or(Some(batch.next_offset))
+}
+
+/// `config` as `settings` (one group's configs) override it.
+fn effective(config: ShareConfig, settings: Option<&GroupSettings>) -> ShareConfig {
+    let mut config = config;
+    if let Some(settings) = settings {
+        if let Some(lock) = settings.record_lock_duration {
+            config.lock_timeout = lock;
+        }
+        if let Some(limit) = settings.delivery_count_limit {
+            config.delivery_count_limit = limit;
+        }
+    }
+    config
+}
+
 fn released(delivery_count: i16, limit: i16) -> RecordState {
     if delivery_count >= limit {
         RecordState::Archived
@@ -681,6 +781,9 @@ pub struct ShareGroups {
     /// The timeouts and limits.
     pub config: ShareConfig,
     limits: GroupLimits,
+    /// Per group id, what its configs set (`crate::group_configs`), kept in step by the
+    /// config APIs.
+    settings: BTreeMap<String, GroupSettings>,
 }
 
 impl ShareGroups {
@@ -691,7 +794,22 @@ impl ShareGroups {
             sessions: BTreeMap::new(),
             config,
             limits,
+            settings: BTreeMap::new(),
         }
+    }
+
+    /// Takes `group_id`'s configs as its group configs now set them.
+    pub fn set_settings(&mut self, group_id: &str, settings: GroupSettings) {
+        if settings == GroupSettings::default() {
+            self.settings.remove(group_id);
+        } else {
+            self.settings.insert(group_id.to_owned(), settings);
+        }
+    }
+
+    /// The timeouts and limits of `group_id`: the cluster's, as its configs override them.
+    pub fn config_of(&self, group_id: &str) -> ShareConfig {
+        effective(self.config, self.settings.get(group_id))
     }
 
     /// Bytes held, for the coordinator's cap.
@@ -717,7 +835,7 @@ impl ShareGroups {
         now: Instant,
     ) -> HeartbeatOutcome {
         let joining = request.member_epoch == 0;
-        let limit = self.config.delivery_count_limit;
+        let limit = self.config_of(group_id).delivery_count_limit;
         if !self.groups.contains_key(group_id) {
             if !joining {
                 return HeartbeatOutcome::error(
@@ -870,9 +988,9 @@ impl ShareGroups {
     /// groups assigned again over `topics`, every topic of the cluster), and their share
     /// sessions.
     pub fn expire(&mut self, now: Instant, topics: &TopicsByName) {
-        let limit = self.config.delivery_count_limit;
         let mut gone: Vec<(String, String)> = Vec::new();
         for (group_id, group) in &mut self.groups {
+            let limit = effective(self.config, self.settings.get(group_id)).delivery_count_limit;
             let before: Vec<String> = group.members.keys().cloned().collect();
             group.expire(now, topics, limit);
             gone.extend(
@@ -896,7 +1014,7 @@ impl ShareGroups {
         member_id: &str,
         topics: &TopicsByName,
     ) -> Result<(), ErrorCode> {
-        let limit = self.config.delivery_count_limit;
+        let limit = self.config_of(group_id).delivery_count_limit;
         let group = self
             .groups
             .get_mut(group_id)
@@ -964,7 +1082,7 @@ impl ShareGroups {
                 if self.sessions.remove(&key).is_none() {
                     return Err(ErrorCode::SHARE_SESSION_NOT_FOUND);
                 }
-                let limit = self.config.delivery_count_limit;
+                let limit = self.config_of(group_id).delivery_count_limit;
                 if let Some(group) = self.groups.get_mut(group_id) {
                     for partition in group.partitions.values_mut() {
                         partition.release_member(member_id, limit);
@@ -1007,21 +1125,22 @@ impl ShareGroups {
         }
     }
 
-    /// The share partition of `group_id` for `partition`, made at `log`'s end on first use
-    /// (`share.auto.offset.reset=latest`); the group is made if it was not (its session
-    /// made it, but DeleteGroups may have removed it since).
+    /// The share partition of `group_id` for `partition`, made where `reset` says on first
+    /// use (`share.auto.offset.reset`); the group is made if it was not (its session made
+    /// it, but DeleteGroups may have removed it since).
     fn partition(
         &mut self,
         group_id: &str,
         partition: (Uuid, i32),
         log: &PartitionLog,
+        reset: ShareReset,
     ) -> &mut SharePartition {
         self.groups
             .entry(group_id.into())
             .or_default()
             .partitions
             .entry(partition)
-            .or_insert_with(|| SharePartition::starting_at(log.high_watermark()))
+            .or_insert_with(|| SharePartition::starting_at(reset_offset(log, reset)))
     }
 
     /// Acquires records of `log` for `member_id`; see [`SharePartition`].
@@ -1037,11 +1156,22 @@ impl ShareGroups {
         max_bytes: usize,
         now: Instant,
     ) -> Acquired {
-        let config = self.config;
+        let config = self.config_of(group_id);
+        let settings = self.settings.get(group_id).copied().unwrap_or_default();
         let member: Arc<str> = Arc::from(member_id);
-        let share = self.partition(group_id, partition, log);
+        let share = self.partition(group_id, partition, log, settings.share_reset);
         share.expire(now, config.delivery_count_limit);
-        share.acquire(log, &member, max_records, strict, max_bytes, &config, now)
+        let read_committed = settings.read_committed;
+        share.acquire(
+            log,
+            &member,
+            max_records,
+            strict,
+            max_bytes,
+            &config,
+            read_committed,
+            now,
+        )
     }
 
     /// Applies `member_id`'s acknowledgements of `partition` (a partition never fetched by
@@ -1054,7 +1184,7 @@ impl ShareGroups {
         batches: &[AckBatch],
         now: Instant,
     ) -> ErrorCode {
-        let config = self.config;
+        let config = self.config_of(group_id);
         let Some(share) = self
             .groups
             .get_mut(group_id)
@@ -1090,6 +1220,32 @@ impl ShareGroups {
             .or_default()
             .partitions
             .insert(partition, SharePartition::starting_at(offset));
+    }
+
+    /// The check AlterShareGroupOffsets and DeleteShareGroupOffsets make of their group, as
+    /// Kafka 4.4: a share group without members. A group not held is made when `make`
+    /// (AlterShareGroupOffsets, within the cap on groups: GROUP_MAX_SIZE_REACHED), else
+    /// GROUP_ID_NOT_FOUND; one with members NON_EMPTY_GROUP; each with Kafka's message.
+    pub fn without_members(
+        &mut self,
+        group_id: &str,
+        make: bool,
+    ) -> Result<(), (ErrorCode, String)> {
+        if make {
+            self.make_group(group_id)
+                .map_err(|error| (error, "Too many groups.".to_owned()))?;
+        }
+        match self.groups.get(group_id) {
+            None => Err((
+                ErrorCode::GROUP_ID_NOT_FOUND,
+                format!("Group {group_id} not found."),
+            )),
+            Some(group) if !group.members.is_empty() => Err((
+                ErrorCode::NON_EMPTY_GROUP,
+                format!("Group {group_id} is not empty."),
+            )),
+            Some(_) => Ok(()),
+        }
     }
 
     /// Makes `group_id` an empty share group if it is none yet (AlterShareGroupOffsets on a

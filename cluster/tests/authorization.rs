@@ -816,3 +816,62 @@ async fn the_java_admin_client_meets_the_same_acls_as_at_a_real_broker() {
     .await;
     assert_eq!(ours.trim(), broker.trim());
 }
+
+/// A DeleteShareGroupOffsets refused on its group: GROUP_AUTHORIZATION_FAILED and Kafka's
+/// message at the top level, no topics (Kafka's `DeleteShareGroupOffsetsRequest`
+/// `getErrorResponse`); and a group's configs (ConfigResource GROUP) described or altered
+/// only with DESCRIBE_CONFIGS or ALTER_CONFIGS on the group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_offsets_and_group_configs_are_refused_as_kafka_refuses_them() {
+    use kafka_codec::messages::delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic;
+    use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
+    let (_cluster, _admin, mut alice) = setup().await;
+    let Response::DeleteShareGroupOffsets(refused) = alice
+        .call(
+            0,
+            DeleteShareGroupOffsetsRequest::default()
+                .with_group_id("no-group".into())
+                .with_topics(vec![DeleteShareGroupOffsetsRequestTopic::default()
+                    .with_topic_name("allowed".into())]),
+        )
+        .await
+    else {
+        panic!("not DeleteShareGroupOffsets")
+    };
+    assert_eq!(refused.error_code, GROUP_DENIED);
+    assert_eq!(
+        refused.error_message.as_ref().map(|m| m.as_str()),
+        Some("Group authorization failed.")
+    );
+    assert!(refused.responses.is_empty());
+
+    let Response::DescribeConfigs(described) = alice
+        .call(
+            4,
+            DescribeConfigsRequest::default().with_resources(
+                ["ok-group", "no-group"]
+                    .map(|group| {
+                        DescribeConfigsResource::default()
+                            .with_resource_type(32)
+                            .with_resource_name(group.into())
+                    })
+                    .to_vec(),
+            ),
+        )
+        .await
+    else {
+        panic!("not DescribeConfigs")
+    };
+    let codes: Vec<(String, i16)> = described
+        .results
+        .iter()
+        .map(|r| (r.resource_name.as_str().to_owned(), r.error_code))
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("ok-group".to_owned(), 0),
+            ("no-group".to_owned(), GROUP_DENIED)
+        ]
+    );
+}

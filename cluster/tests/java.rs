@@ -685,3 +685,28 @@ async fn share_offsets_scenario(bootstrap: &str, name: &str) {
     let none = format!("Share group '{group}' has no offset information.");
     assert!(tool(&["--describe", "--offsets"]).await.contains(&none));
 }
+
+/// `ClusterShareGroupReset`: the AdminClient sets a share group's `share.auto.offset.reset`
+/// to `earliest` (a GROUP config) before the group exists, and a Java `KafkaShareConsumer`
+/// of it gets every record produced before it subscribed, each once. The same program passes
+/// against a real Kafka 4.4 broker (by hand: `java -cp "$(bash
+/// tools/clients/java-classpath.sh)" kafkacodec.clients.ClusterShareGroupReset $KAFKA_BROKER
+/// TOPIC GROUP`, about 10 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn a_java_share_consumer_of_an_earliest_group_gets_the_older_records() {
+    let cluster = Cluster::builder()
+        .share_config(kafka_codec_cluster::share_groups::ShareConfig {
+            // As above: the member learns of its assignment at its next heartbeat.
+            heartbeat_interval: Duration::from_millis(500),
+            ..Default::default()
+        })
+        .build()
+        .await
+        .expect("cluster");
+    support::java_program(
+        "kafkacodec.clients.ClusterShareGroupReset",
+        &[&cluster.bootstrap(), "reset-t", "reset-g"],
+    )
+    .await;
+}

@@ -11,7 +11,6 @@ mod support;
 use kafka_codec::messages::alter_share_group_offsets_request::{
     AlterShareGroupOffsetsRequestPartition, AlterShareGroupOffsetsRequestTopic,
 };
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::delete_share_group_offsets_request::DeleteShareGroupOffsetsRequestTopic;
 use kafka_codec::messages::describe_share_group_offsets_request::{
     DescribeShareGroupOffsetsRequestGroup, DescribeShareGroupOffsetsRequestTopic,
@@ -22,16 +21,15 @@ use kafka_codec::messages::share_acknowledge_request::{
 use kafka_codec::messages::share_fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::{
     AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse, ApiVersionsRequest,
-    CreateTopicsRequest, DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse,
-    DescribeShareGroupOffsetsRequest, FindCoordinatorRequest, ListGroupsRequest,
-    ShareAcknowledgeRequest, ShareFetchRequest, ShareGroupHeartbeatRequest,
+    DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse,
+    DescribeShareGroupOffsetsRequest, ListGroupsRequest, ShareAcknowledgeRequest,
+    ShareFetchRequest, ShareGroupHeartbeatRequest,
 };
 use kafka_codec::{ApiKey, ErrorCode, Response, Uuid};
 use kafka_codec_cluster::release::Release;
 use kafka_codec_cluster::Cluster;
 use std::net::SocketAddr;
-use std::time::Duration;
-use support::{batch, produce, Client};
+use support::{batch, coordinator_ready, create_topic, produce, Client};
 
 /// A partition as DescribeShareGroupOffsets answers it: index, start offset, lag, error.
 type Described = (i32, i64, i64, i16);
@@ -184,37 +182,6 @@ fn deleted(answer: &DeleteShareGroupOffsetsResponse) -> Vec<(String, bool, i16)>
             )
         })
         .collect()
-}
-
-/// Waits until the broker coordinates `group` (a real broker may be loading it).
-async fn coordinator_ready(client: &mut Client, group: &str) {
-    tokio::time::timeout(support::GUARD, async {
-        loop {
-            let request =
-                FindCoordinatorRequest::default().with_coordinator_keys(vec![group.into()]);
-            let Response::FindCoordinator(found) = client.call(6, request).await else {
-                panic!("not FindCoordinator")
-            };
-            if found.coordinators[0].error_code == 0 {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await
-    .expect("the coordinator loaded");
-}
-
-async fn create_topic(client: &mut Client, name: &str) -> Uuid {
-    let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-        .with_name(name.into())
-        .with_num_partitions(1)
-        .with_replication_factor(1)]);
-    let Response::CreateTopics(created) = client.call(7, request).await else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
-    created.topics[0].topic_id
 }
 
 /// A ShareFetch of partition 0 of `topic` at session `epoch`, waiting up to 2 s.

@@ -11,7 +11,6 @@
 
 mod support;
 
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::incremental_alter_configs_request::{
     AlterConfigsResource, AlterableConfig,
 };
@@ -22,10 +21,10 @@ use kafka_codec::messages::share_fetch_request::{
     AcknowledgementBatch, FetchPartition, FetchTopic,
 };
 use kafka_codec::messages::{
-    ApiVersionsRequest, ConsumerGroupHeartbeatRequest, CreateTopicsRequest, DeleteGroupsRequest,
-    FindCoordinatorRequest, IncrementalAlterConfigsRequest, ListGroupsRequest,
-    ShareAcknowledgeRequest, ShareAcknowledgeResponse, ShareFetchRequest, ShareFetchResponse,
-    ShareGroupDescribeRequest, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse,
+    ApiVersionsRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest,
+    IncrementalAlterConfigsRequest, ListGroupsRequest, ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse, ShareFetchRequest, ShareFetchResponse, ShareGroupDescribeRequest,
+    ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse,
 };
 use kafka_codec::records::decode_batches;
 use kafka_codec::{ApiKey, ErrorCode, Response, Uuid};
@@ -34,7 +33,7 @@ use kafka_codec_cluster::share_groups::ShareConfig;
 use kafka_codec_cluster::Cluster;
 use std::net::SocketAddr;
 use std::time::Duration;
-use support::{batch, produce, Client};
+use support::{batch, coordinator_ready, create_topic, produce, Client};
 
 /// ConfigResource type GROUP.
 const GROUP_RESOURCE: i8 = 32;
@@ -164,48 +163,6 @@ fn acquired(answer: &ShareFetchResponse) -> (Vec<(i64, i64, i16)>, Vec<i64>) {
 
 fn ack_error(answer: &ShareFetchResponse) -> i16 {
     answer.responses[0].partitions[0].acknowledge_error_code
-}
-
-/// Waits until the broker coordinates `group` (a real broker answers
-/// COORDINATOR_NOT_AVAILABLE while it creates `__consumer_offsets`, then
-/// COORDINATOR_LOAD_IN_PROGRESS while it loads the group's partition).
-async fn coordinator_ready(client: &mut Client, group: &str) {
-    tokio::time::timeout(support::GUARD, async {
-        loop {
-            let Response::FindCoordinator(found) = client
-                .call(
-                    6,
-                    FindCoordinatorRequest::default().with_coordinator_keys(vec![group.into()]),
-                )
-                .await
-            else {
-                panic!("not FindCoordinator")
-            };
-            if found.coordinators[0].error_code == 0 {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await
-    .expect("the coordinator loaded");
-}
-
-async fn create_topic(client: &mut Client, name: &str) -> Uuid {
-    let Response::CreateTopics(created) = client
-        .call(
-            7,
-            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-                .with_name(name.into())
-                .with_num_partitions(1)
-                .with_replication_factor(1)]),
-        )
-        .await
-    else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
-    created.topics[0].topic_id
 }
 
 #[tokio::test]

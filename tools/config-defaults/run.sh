@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cluster/config-defaults.tsv: the topic and broker configs a Kafka broker describes, with
 # the defaults of the pinned Kafka (tools/kafka-version), read from its ConfigDefs by
-# ConfigDefaults.java. The cluster's DescribeConfigs answers from it. Needs Java 17+ and mvn;
+# ConfigDefaults.java. The cluster's DescribeConfigs answers from it. Likewise
+# cluster/group-configs.tsv, the per-group configs (GroupConfigDefaults.java). Needs Java 17+ and mvn;
 # the jars (about 40 MB) are copied once into target/config-defaults/lib.
 #
 #   tools/config-defaults/run.sh write   # rewrite the file from the jars
@@ -23,12 +24,22 @@ version=$(pinned_kafka_version)
 fetch_jars "$lib" dependency:copy-dependencies -DincludeScope=runtime
 
 new=$(mktemp)
-trap 'rm -f "$new" "$new.err"' EXIT
+group_file=$repo/cluster/group-configs.tsv
+group_new=$(mktemp)
+trap 'rm -f "$new" "$new.err" "$group_new"' EXIT
 {
     printf '# The configs Kafka %s brokers describe, with their defaults, read from its ConfigDefs by tools/config-defaults/run.sh; do not edit. `\\N`: no value (none, or sensitive).\n' "$version"
     printf 'scope\tname\ttype\tdefault\tsensitive\tread-only\tfrom\n'
     java -cp "$lib/*" "$here/ConfigDefaults.java" 2>"$new.err" ||
         { cat "$new.err" >&2; die "ConfigDefaults.java failed"; }
 } >"$new"
+{
+    printf '# The per-group configs (ConfigResource GROUP) of Kafka %s, read from its GroupConfig by tools/config-defaults/run.sh; do not edit. `\\N`: no value; `-`: none.\n' "$version"
+    printf 'name\ttype\tdefault\tinternal\tbroker-synonym\tsynonym-default\tvalidator\tmin-config\tmin\tmax-config\tmax\n'
+    java -cp "$lib/*" "$here/GroupConfigDefaults.java" 2>"$new.err" ||
+        { cat "$new.err" >&2; die "GroupConfigDefaults.java failed"; }
+} >"$group_new"
 
 write_or_check "$mode" "$new" "$file" "Kafka $version's jars" "$(($(wc -l <"$new") - 2)) configs"
+write_or_check "$mode" "$group_new" "$group_file" "Kafka $version's jars" \
+    "$(($(wc -l <"$group_new") - 2)) group configs"

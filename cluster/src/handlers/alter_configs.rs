@@ -1,10 +1,12 @@
 //! AlterConfigs: replaces all of a topic's overrides (or a broker's dynamic overrides; the
 //! empty broker name: every broker's) with the configs given, each checked by name and type
 //! (INVALID_CONFIG), all or none; `validate_only` checks without changing anything. A broker
-//! config that needs a restart is INVALID_CONFIG too.
+//! config that needs a restart is INVALID_CONFIG too. A group's configs (resource type 32,
+//! from `--as-version 4.0`) are replaced the same way, checked as Kafka checks a group's
+//! (`crate::group_configs`).
 
 use super::Context;
-use crate::configs::Target;
+use crate::configs::{Target, GROUP};
 use kafka_codec::messages::alter_configs_request::AlterConfigsResource;
 use kafka_codec::messages::alter_configs_response::AlterConfigsResourceResponse;
 use kafka_codec::messages::{AlterConfigsRequest, AlterConfigsResponse};
@@ -21,7 +23,8 @@ pub fn handle(context: &Context<'_>, request: &AlterConfigsRequest) -> AlterConf
                 .with_resource_type(resource.resource_type)
                 .with_resource_name(resource.resource_name.clone());
             match alter(context, resource, request.validate_only) {
-                Ok(()) => answer,
+                // Kafka writes no message for a success (ApiError.NONE).
+                Ok(()) => answer.with_error_message(None),
                 Err((error, message)) => answer
                     .with_error_code(error.code())
                     .with_error_message(Some(message.as_str().into())),
@@ -37,12 +40,18 @@ fn alter(
     validate_only: bool,
 ) -> Result<(), (ErrorCode, String)> {
     let mut state = context.shared.state();
-    let target = Target::resolve(
-        &state,
-        &context.shared.brokers(),
-        resource.resource_type,
-        resource.resource_name.as_str(),
-    )?;
+    let group =
+        resource.resource_type == GROUP && crate::group_configs::offered(context.shared.release);
+    let target = if group {
+        None
+    } else {
+        Some(Target::resolve(
+            &state,
+            &context.shared.brokers(),
+            resource.resource_type,
+            resource.resource_name.as_str(),
+        )?)
+    };
     let mut overrides = std::collections::BTreeMap::new();
     for config in &resource.configs {
         let Some(value) = &config.value else {
@@ -53,5 +62,21 @@ fn alter(
         };
         overrides.insert(config.name.as_str().to_owned(), value.as_str().to_owned());
     }
-    target.replace(&mut state, overrides, validate_only)
+    match target {
+        Some(target) => target.replace(&mut state, overrides, validate_only),
+        None => {
+            let group = resource.resource_name.as_str();
+            crate::group_configs::replace(
+                &mut state.configs.groups,
+                group,
+                overrides,
+                validate_only,
+            )?;
+            drop(state);
+            if !validate_only {
+                crate::group_configs::apply(context.shared, group);
+            }
+            Ok(())
+        }
+    }
 }

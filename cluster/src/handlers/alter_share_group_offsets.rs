@@ -17,10 +17,13 @@ use std::collections::BTreeMap;
 
 pub const API: ApiKey = ApiKey::AlterShareGroupOffsets;
 
-fn refused(error: ErrorCode, message: String) -> AlterShareGroupOffsetsResponse {
-    AlterShareGroupOffsetsResponse::default()
-        .with_error_code(error.code())
-        .with_error_message(Some(message.into()))
+/// The whole request refused (no message: the field's default, as for NOT_COORDINATOR).
+fn refused(error: ErrorCode, message: Option<String>) -> AlterShareGroupOffsetsResponse {
+    let answer = AlterShareGroupOffsetsResponse::default().with_error_code(error.code());
+    match message {
+        Some(message) => answer.with_error_message(Some(message.into())),
+        None => answer,
+    }
 }
 
 pub fn handle(
@@ -28,12 +31,8 @@ pub fn handle(
     request: &AlterShareGroupOffsetsRequest,
 ) -> AlterShareGroupOffsetsResponse {
     let group_id = request.group_id.as_str();
-    if group_id.is_empty() {
-        return refused(ErrorCode::INVALID_GROUP_ID, "The group id is empty.".into());
-    }
-    if !context.coordinates(group_id) {
-        return AlterShareGroupOffsetsResponse::default()
-            .with_error_code(ErrorCode::NOT_COORDINATOR.code());
+    if let Some((error, message)) = super::share_fetch::offsets_group_refusal(context, group_id) {
+        return refused(error, message);
     }
     // Each topic's id and partition count.
     let held: BTreeMap<String, (Uuid, usize)> = {
@@ -51,22 +50,12 @@ pub fn handle(
     if context.shared.groups().groups.contains_key(group_id) {
         return refused(
             ErrorCode::GROUP_ID_NOT_FOUND,
-            format!("Group {group_id} is not a share group."),
+            Some(format!("Group {group_id} is not a share group.")),
         );
     }
     let mut share = context.shared.share_groups();
-    if let Err(error) = share.make_group(group_id) {
-        return refused(error, "Too many groups.".into());
-    }
-    if share
-        .groups
-        .get(group_id)
-        .is_some_and(|group| !group.members.is_empty())
-    {
-        return refused(
-            ErrorCode::NON_EMPTY_GROUP,
-            format!("Group {group_id} is not empty."),
-        );
+    if let Err((error, message)) = share.without_members(group_id, true) {
+        return refused(error, Some(message));
     }
     // The topics not held first, as Kafka answers them before asking its coordinator.
     let (unknown, known): (Vec<_>, Vec<_>) = request

@@ -75,7 +75,12 @@ pub fn handle(
         context.shared.groups_changed.notify_one();
         outcome
     };
-    let interval = context.shared.groups().limits.consumer_heartbeat_interval;
+    // The group's own (`consumer.heartbeat.interval.ms`), else the coordinator's.
+    let interval = context
+        .shared
+        .groups()
+        .consumer_timeouts(&request.group_id)
+        .1;
     let interval_ms = i32::try_from(interval.as_millis()).unwrap_or(i32::MAX);
     let response = ConsumerGroupHeartbeatResponse::default()
         .with_error_code(outcome.error.code())

@@ -13,10 +13,13 @@ use std::collections::BTreeMap;
 
 pub const API: ApiKey = ApiKey::DeleteShareGroupOffsets;
 
-fn refused(error: ErrorCode, message: String) -> DeleteShareGroupOffsetsResponse {
-    DeleteShareGroupOffsetsResponse::default()
-        .with_error_code(error.code())
-        .with_error_message(Some(message.into()))
+/// The whole request refused (no message: the field's default, as for NOT_COORDINATOR).
+fn refused(error: ErrorCode, message: Option<String>) -> DeleteShareGroupOffsetsResponse {
+    let answer = DeleteShareGroupOffsetsResponse::default().with_error_code(error.code());
+    match message {
+        Some(message) => answer.with_error_message(Some(message.into())),
+        None => answer,
+    }
 }
 
 pub fn handle(
@@ -24,12 +27,8 @@ pub fn handle(
     request: &DeleteShareGroupOffsetsRequest,
 ) -> DeleteShareGroupOffsetsResponse {
     let group_id = request.group_id.as_str();
-    if group_id.is_empty() {
-        return refused(ErrorCode::INVALID_GROUP_ID, "The group id is empty.".into());
-    }
-    if !context.coordinates(group_id) {
-        return DeleteShareGroupOffsetsResponse::default()
-            .with_error_code(ErrorCode::NOT_COORDINATOR.code());
+    if let Some((error, message)) = super::share_fetch::offsets_group_refusal(context, group_id) {
+        return refused(error, message);
     }
     let ids: BTreeMap<String, Uuid> = {
         let state = context.shared.state();
@@ -43,20 +42,8 @@ pub fn handle(
             .collect()
     };
     let mut share = context.shared.share_groups();
-    match share.groups.get(group_id) {
-        None => {
-            return refused(
-                ErrorCode::GROUP_ID_NOT_FOUND,
-                format!("Group {group_id} not found."),
-            )
-        }
-        Some(group) if !group.members.is_empty() => {
-            return refused(
-                ErrorCode::NON_EMPTY_GROUP,
-                format!("Group {group_id} is not empty."),
-            )
-        }
-        Some(_) => {}
+    if let Err((error, message)) = share.without_members(group_id, false) {
+        return refused(error, Some(message));
     }
     let mut deleted = Vec::new();
     let mut failed = Vec::new();

@@ -3,11 +3,14 @@
 //! overrides, else Kafka's defaults; its id as a static setting). Sources, read-only flags,
 //! types (v3+) and synonyms (v1+, when asked: the levels that give the config a value, for a
 //! topic its override, then its primary broker synonym's default) as Kafka reports them; sensitive values are never shown; no
-//! documentation is returned. An unknown topic is UNKNOWN_TOPIC_OR_PARTITION; another
-//! resource type, or a broker id not in the cluster, INVALID_REQUEST.
+//! documentation is returned. A group's configs (resource type 32, from `--as-version 4.0`;
+//! `crate::group_configs`): each not internal and each the group sets, its override (source
+//! GROUP_CONFIG) or its broker synonym's value, any group id. An unknown topic is
+//! UNKNOWN_TOPIC_OR_PARTITION; another resource type, a broker id not in the cluster, or an
+//! empty group id, INVALID_REQUEST.
 
 use super::Context;
-use crate::configs::{self, definitions, source, Definition, BROKER, TOPIC};
+use crate::configs::{self, definitions, source, Definition, BROKER, GROUP, TOPIC};
 use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_codec::messages::describe_configs_response::{
     DescribeConfigsResourceResult, DescribeConfigsResult, DescribeConfigsSynonym,
@@ -138,6 +141,38 @@ fn describe(
                     describer.entry(config, definition, value, source, synonyms)
                 })
                 .collect())
+        }
+        GROUP if crate::group_configs::offered(context.shared.release) => {
+            if name.is_empty() {
+                return Err((
+                    ErrorCode::INVALID_REQUEST,
+                    "Group name must not be empty".to_owned(),
+                ));
+            }
+            let brokers = [
+                state.configs.brokers.get(&context.node_id.to_string()),
+                state.configs.brokers.get(""),
+            ];
+            Ok(
+                crate::group_configs::describe(state.configs.groups.get(name), brokers)
+                    .into_iter()
+                    .filter(|described| wanted(&described.definition.name))
+                    .map(|described| {
+                        let synonyms = described
+                            .synonyms
+                            .iter()
+                            .map(|(name, value, level)| (name.as_str(), value.clone(), *level))
+                            .collect();
+                        describer.entry(
+                            &described.definition.name,
+                            &described.definition.as_definition(),
+                            described.value,
+                            described.source,
+                            synonyms,
+                        )
+                    })
+                    .collect(),
+            )
         }
         other => Err((
             ErrorCode::INVALID_REQUEST,

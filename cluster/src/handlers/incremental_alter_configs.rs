@@ -2,10 +2,12 @@
 //! the empty broker name: every broker's) one config at a time: SET, DELETE (back to the
 //! default), APPEND and SUBTRACT (list configs only: a value added once, or removed, from the
 //! current list). The result is checked as AlterConfigs checks it (INVALID_CONFIG), all or
-//! none per resource; `validate_only` changes nothing.
+//! none per resource; `validate_only` changes nothing. A group's configs (resource type 32,
+//! from `--as-version 4.0`): SET and DELETE, checked as Kafka checks a group's configs
+//! (`crate::group_configs`).
 
 use super::Context;
-use crate::configs::{Kind, Target};
+use crate::configs::{Kind, Target, GROUP};
 use kafka_codec::messages::incremental_alter_configs_request::AlterConfigsResource;
 use kafka_codec::messages::incremental_alter_configs_response::AlterConfigsResourceResponse;
 use kafka_codec::messages::{IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse};
@@ -31,7 +33,8 @@ pub fn handle(
                 .with_resource_type(resource.resource_type)
                 .with_resource_name(resource.resource_name.clone());
             match alter(context, resource, request.validate_only) {
-                Ok(()) => answer,
+                // Kafka writes no message for a success (ApiError.NONE).
+                Ok(()) => answer.with_error_message(None),
                 Err((error, message)) => answer
                     .with_error_code(error.code())
                     .with_error_message(Some(message.as_str().into())),
@@ -46,6 +49,9 @@ fn alter(
     resource: &AlterConfigsResource,
     validate_only: bool,
 ) -> Result<(), (ErrorCode, String)> {
+    if resource.resource_type == GROUP && crate::group_configs::offered(context.shared.release) {
+        return alter_group(context, resource, validate_only);
+    }
     let mut state = context.shared.state();
     let target = Target::resolve(
         &state,
@@ -111,4 +117,57 @@ fn alter(
         }
     }
     target.replace(&mut state, overrides, validate_only)
+}
+
+/// A group's configs (`crate::group_configs`): SET and DELETE on its overrides, then Kafka's
+/// check of all it would hold; APPEND and SUBTRACT are refused as Kafka's controller refuses
+/// them for a group (it knows no list type for group configs).
+fn alter_group(
+    context: &Context<'_>,
+    resource: &AlterConfigsResource,
+    validate_only: bool,
+) -> Result<(), (ErrorCode, String)> {
+    let group = resource.resource_name.as_str();
+    let mut state = context.shared.state();
+    let mut props = state.configs.groups.get(group).cloned().unwrap_or_default();
+    for config in &resource.configs {
+        let name = config.name.as_str();
+        match (config.config_operation, &config.value) {
+            (SET, Some(value)) => {
+                props.insert(name.to_owned(), value.as_str().to_owned());
+            }
+            (SET, None) => {
+                return Err((
+                    ErrorCode::INVALID_REQUEST,
+                    format!("SET {name} without a value"),
+                ))
+            }
+            (DELETE, _) => {
+                props.remove(name);
+            }
+            (APPEND | SUBTRACT, _) => {
+                let op = if config.config_operation == APPEND {
+                    "APPEND"
+                } else {
+                    "SUBTRACT"
+                };
+                return Err((
+                    ErrorCode::INVALID_CONFIG,
+                    format!("Can't {op} to key {name} because its type is not LIST."),
+                ));
+            }
+            (other, _) => {
+                return Err((
+                    ErrorCode::INVALID_REQUEST,
+                    format!("config operation {other} is not SET, DELETE, APPEND or SUBTRACT"),
+                ))
+            }
+        }
+    }
+    crate::group_configs::replace(&mut state.configs.groups, group, props, validate_only)?;
+    drop(state);
+    if !validate_only {
+        crate::group_configs::apply(context.shared, group);
+    }
+    Ok(())
 }

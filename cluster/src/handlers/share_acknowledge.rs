@@ -21,7 +21,7 @@ pub fn handle(
     context: &Context<'_>,
     request: &ShareAcknowledgeRequest,
 ) -> ShareAcknowledgeResponse {
-    let lock_ms = lock_timeout_ms(context, 2);
+    let lock_ms = lock_timeout_ms(context, 2, request.group_id.as_deref());
     let refuse = |error: ErrorCode, message: &str| {
         ShareAcknowledgeResponse::default()
             .with_error_code(error.code())

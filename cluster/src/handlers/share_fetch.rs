@@ -72,13 +72,34 @@ fn read_acks(
 }
 
 /// The acquisition lock timeout a share answer reports, in ms: 0 (the field's default)
-/// below version `since`, which has no such field.
-pub(super) fn lock_timeout_ms(context: &Context<'_>, since: i16) -> i32 {
+/// below version `since`, which has no such field; the group's own when its configs set one.
+pub(super) fn lock_timeout_ms(context: &Context<'_>, since: i16, group_id: Option<&str>) -> i32 {
     if context.version < since {
         return 0;
     }
-    let config = context.shared.share_groups().config;
+    let config = context
+        .shared
+        .share_groups()
+        .config_of(group_id.unwrap_or_default());
     i32::try_from(config.lock_timeout.as_millis()).unwrap_or(i32::MAX)
+}
+
+/// The checks the share offsets APIs make of their group id before anything else: empty
+/// (INVALID_GROUP_ID), or not coordinated here (NOT_COORDINATOR, no message).
+pub(super) fn offsets_group_refusal(
+    context: &Context<'_>,
+    group_id: &str,
+) -> Option<(ErrorCode, Option<String>)> {
+    if group_id.is_empty() {
+        return Some((
+            ErrorCode::INVALID_GROUP_ID,
+            Some("The group id is empty.".to_owned()),
+        ));
+    }
+    if !context.coordinates(group_id) {
+        return Some((ErrorCode::NOT_COORDINATOR, None));
+    }
+    None
 }
 
 /// Kafka's message for a share request without its group or member id.
@@ -98,7 +119,7 @@ pub(super) fn member_ids<'r>(
 }
 
 pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> ShareFetchResponse {
-    let lock_ms = lock_timeout_ms(context, 1);
+    let lock_ms = lock_timeout_ms(context, 1, request.group_id.as_deref());
     let refuse = |error: ErrorCode, message: &str| {
         ShareFetchResponse::default()
             .with_error_code(error.code())

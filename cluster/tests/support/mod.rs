@@ -416,3 +416,40 @@ pub fn create_topics(
             .collect(),
     )
 }
+
+/// Makes topic `name` of one partition (CreateTopics v7); its id.
+pub async fn create_topic(client: &mut Client, name: &str) -> kafka_codec::Uuid {
+    use kafka_codec::messages::create_topics_request::CreatableTopic;
+    let request = kafka_codec::messages::CreateTopicsRequest::default().with_topics(vec![
+        CreatableTopic::default()
+            .with_name(name.into())
+            .with_num_partitions(1)
+            .with_replication_factor(1),
+    ]);
+    let Response::CreateTopics(created) = client.call(7, request).await else {
+        panic!("not CreateTopics")
+    };
+    assert_eq!(created.topics[0].error_code, 0);
+    created.topics[0].topic_id
+}
+
+/// Waits until the broker coordinates `group` (a real broker answers
+/// COORDINATOR_NOT_AVAILABLE while it creates `__consumer_offsets`, then
+/// COORDINATOR_LOAD_IN_PROGRESS while it loads the group's partition).
+pub async fn coordinator_ready(client: &mut Client, group: &str) {
+    tokio::time::timeout(GUARD, async {
+        loop {
+            let request = kafka_codec::messages::FindCoordinatorRequest::default()
+                .with_coordinator_keys(vec![group.into()]);
+            let Response::FindCoordinator(found) = client.call(6, request).await else {
+                panic!("not FindCoordinator")
+            };
+            if found.coordinators[0].error_code == 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("the coordinator loaded");
+}

@@ -1,11 +1,18 @@
-//! CreateTopics: new topics with empty logs, checked as Kafka checks them (name, partition
-//! count, replication factor against the brokers there are).
+//! CreateTopics: new topics with empty logs, checked as Kafka checks them (name, configs,
+//! partition count, replication factor against the brokers there are). The configs given
+//! become the topic's overrides (what DescribeConfigs shows as TOPIC_CONFIG and what
+//! retention, compaction and Produce follow); v5+ answers every config of the new topic as
+//! DescribeConfigs would, with its partition count and replication factor. A refused topic
+//! is answered as Kafka answers it: no id, -1 partitions and replicas, no configs.
 
 use super::Context;
+use crate::configs::check_topic_configs;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
+use kafka_codec::messages::create_topics_response::CreatableTopicConfigs;
 use kafka_codec::messages::create_topics_response::CreatableTopicResult;
 use kafka_codec::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_codec::{ApiKey, ErrorCode};
+use std::collections::BTreeMap;
 
 pub const API: ApiKey = ApiKey::CreateTopics;
 
@@ -34,10 +41,24 @@ fn create(
             .clone()
             .with_error_code(error.code())
             .with_error_message(Some(message.into()))
+            .with_configs(Some(Vec::new()))
     };
     if let Some(problem) = invalid_name(name) {
         return refuse(ErrorCode::INVALID_TOPIC_EXCEPTION, problem);
     }
+    // Kafka checks the configs before the partition count and replication factor.
+    let given = wanted.configs.iter().map(|config| {
+        (
+            config.name.as_str(),
+            config.value.as_ref().map(|v| v.as_str()),
+        )
+    });
+    if let Err(message) = check_topic_configs(given.clone()) {
+        return refuse(ErrorCode::INVALID_CONFIG, message);
+    }
+    let overrides: BTreeMap<String, String> = given
+        .filter_map(|(name, value)| Some((name.to_owned(), value?.to_owned())))
+        .collect();
     let (partitions, replication_factor) = if wanted.assignments.is_empty() {
         let partitions = match wanted.num_partitions {
             -1 => DEFAULT_PARTITIONS,
@@ -90,18 +111,32 @@ fn create(
             format!("Topic '{name}' already exists."),
         );
     }
+    let configs = super::describe_configs::topic_configs(&state, context.node_id, &overrides)
+        .into_iter()
+        .map(|entry| {
+            CreatableTopicConfigs::default()
+                .with_name(entry.name)
+                .with_value(entry.value)
+                .with_read_only(entry.read_only)
+                .with_config_source(entry.config_source)
+                .with_is_sensitive(entry.is_sensitive)
+        })
+        .collect();
     let id = if validate_only {
         state.new_id()
     } else {
         let id = state.add_topic(name, partitions, replication_factor);
         state.place_topic(name, usable);
+        if !overrides.is_empty() {
+            state.configs.topics.insert(name.to_owned(), overrides);
+        }
         id
     };
     result
         .with_topic_id(id)
         .with_num_partitions(partitions)
         .with_replication_factor(replication_factor)
-        .with_configs(Some(Vec::new()))
+        .with_configs(Some(configs))
 }
 
 /// Why Kafka would refuse `name` as a topic name, if it would.

@@ -146,6 +146,30 @@ fn describe(
     }
 }
 
+/// Every config of a topic whose overrides are `overrides`, as DescribeConfigs v1 describes
+/// them without synonyms: what CreateTopics v5+ returns for a topic it creates (or would).
+pub(crate) fn topic_configs(
+    state: &crate::state::State,
+    node_id: i32,
+    overrides: &BTreeMap<String, String>,
+) -> Vec<DescribeConfigsResourceResult> {
+    let describer = Describer {
+        version: 1,
+        include_synonyms: false,
+    };
+    let brokers = [
+        state.configs.brokers.get(&node_id.to_string()),
+        state.configs.brokers.get(""),
+    ];
+    definitions()
+        .topic
+        .iter()
+        .map(|(config, definition)| {
+            describer.topic(config, definition, overrides.get(config), brokers)
+        })
+        .collect()
+}
+
 struct Describer {
     version: i16,
     include_synonyms: bool,

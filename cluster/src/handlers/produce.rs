@@ -152,6 +152,22 @@ fn produce(
         if there.is_none_or(|partitions| partition >= partitions) {
             return fail(unknown);
         }
+        // The topic's `max.message.bytes` bounds a batch as sent (Kafka's log refuses a
+        // larger one before validating it), and with acks=all its `min.insync.replicas`
+        // the ISR (Kafka's leader refuses to append then).
+        let max_bytes = state.topic_config_number(topic, "max.message.bytes");
+        if max_bytes.is_some_and(|max| batch.as_bytes().len() as i64 > max) {
+            return fail(ErrorCode::MESSAGE_TOO_LARGE);
+        }
+        if acks == -1 {
+            let min_isr = state.topic_config_number(topic, "min.insync.replicas");
+            let nodes = context.broker_ids();
+            let view =
+                state.replica_view(topic, data.index, &nodes, context.shared.placement_brokers);
+            if min_isr.is_some_and(|min| (view.isr.len() as i64) < min) {
+                return fail(ErrorCode::NOT_ENOUGH_REPLICAS);
+            }
+        }
         // An idempotent producer's batch: a retry of one of its last five is answered with
         // the original's offset, and its epoch and sequence must follow on (producers.rs).
         let idempotent = header.producer_id >= 0;

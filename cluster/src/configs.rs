@@ -173,6 +173,70 @@ pub struct Overrides {
     /// Per broker resource name (a broker id, or empty for every broker), its dynamic
     /// overrides.
     pub brokers: BTreeMap<String, BTreeMap<String, String>>,
+    /// Every broker's static settings (as its `server.properties` gives them), those of
+    /// [`STATIC_SETTINGS`] that `ClusterBuilder::broker_config` set; DescribeConfigs shows
+    /// them as STATIC_BROKER_CONFIG.
+    pub statics: BTreeMap<String, String>,
+}
+
+/// The static broker settings the cluster follows: Metadata's topic auto-creation and the
+/// partitions and replicas a topic gets when CreateTopics (or auto-creation) names none.
+pub const STATIC_SETTINGS: [&str; 3] = [
+    "auto.create.topics.enable",
+    "num.partitions",
+    "default.replication.factor",
+];
+
+/// Checks a static broker setting as a Kafka broker checks its `server.properties` at
+/// start: one the cluster follows ([`STATIC_SETTINGS`]), of its type, and for the counts at
+/// least 1.
+pub fn check_static_setting(name: &str, value: &str) -> Result<(), String> {
+    if !STATIC_SETTINGS.contains(&name) {
+        return Err(format!(
+            "{name} is not a broker setting this cluster follows (it follows {})",
+            STATIC_SETTINGS.join(", ")
+        ));
+    }
+    let definition = &definitions().broker[name];
+    if !definition.kind.accepts(value) {
+        return Err(format!(
+            "{value:?} is not a valid {:?} for {name}",
+            definition.kind
+        ));
+    }
+    if definition.kind != Kind::Boolean && value.trim().parse::<i64>().is_ok_and(|n| n < 1) {
+        return Err(format!("{name} must be at least 1, not {}", value.trim()));
+    }
+    Ok(())
+}
+
+impl Overrides {
+    /// The broker setting `name`: its static value, else Kafka's default.
+    pub fn broker_setting(&self, name: &str) -> Option<String> {
+        self.statics
+            .get(name)
+            .cloned()
+            .or_else(|| definitions().broker.get(name)?.default.clone())
+    }
+
+    /// Whether Metadata creates the topics it is asked for (`auto.create.topics.enable`).
+    pub fn auto_create_topics(&self) -> bool {
+        self.broker_setting("auto.create.topics.enable")
+            .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"))
+    }
+
+    /// The partitions (`num.partitions`) and replication factor
+    /// (`default.replication.factor`) of a topic created without its own.
+    pub fn topic_defaults(&self) -> (i32, i16) {
+        let number = |name: &str| {
+            self.broker_setting(name)
+                .and_then(|value| value.trim().parse::<i64>().ok())
+                .unwrap_or(1)
+        };
+        let partitions = i32::try_from(number("num.partitions")).unwrap_or(i32::MAX);
+        let factor = i16::try_from(number("default.replication.factor")).unwrap_or(i16::MAX);
+        (partitions, factor)
+    }
 }
 
 impl Overrides {

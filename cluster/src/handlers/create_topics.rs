@@ -7,6 +7,7 @@
 
 use super::Context;
 use crate::configs::check_topic_configs;
+use crate::state::State;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::create_topics_response::CreatableTopicConfigs;
 use kafka_codec::messages::create_topics_response::CreatableTopicResult;
@@ -15,10 +16,6 @@ use kafka_codec::{ApiKey, ErrorCode};
 use std::collections::BTreeMap;
 
 pub const API: ApiKey = ApiKey::CreateTopics;
-
-/// Kafka's `num.partitions` and `default.replication.factor` defaults, for -1.
-const DEFAULT_PARTITIONS: i32 = 1;
-const DEFAULT_REPLICATION_FACTOR: i16 = 1;
 
 pub fn handle(context: &Context<'_>, request: &CreateTopicsRequest) -> CreateTopicsResponse {
     let topics = request
@@ -60,12 +57,14 @@ fn create(
         .filter_map(|(name, value)| Some((name.to_owned(), value?.to_owned())))
         .collect();
     let (partitions, replication_factor) = if wanted.assignments.is_empty() {
+        // -1: the brokers' `num.partitions` and `default.replication.factor`.
+        let (default_partitions, default_factor) = context.shared.state().configs.topic_defaults();
         let partitions = match wanted.num_partitions {
-            -1 => DEFAULT_PARTITIONS,
+            -1 => default_partitions,
             n => n,
         };
         let factor = match wanted.replication_factor {
-            -1 => DEFAULT_REPLICATION_FACTOR,
+            -1 => default_factor,
             n => n,
         };
         (partitions, factor)
@@ -137,6 +136,25 @@ fn create(
         .with_num_partitions(partitions)
         .with_replication_factor(replication_factor)
         .with_configs(Some(configs))
+}
+
+/// Creates `name` as Metadata's auto-creation does (Kafka's `AutoTopicCreationManager`
+/// sends a CreateTopics of it): the brokers' `num.partitions` and
+/// `default.replication.factor`, placed over the unfenced brokers as CreateTopics places.
+/// False when it cannot be (more replicas than unfenced brokers), as Kafka's creation fails.
+pub(crate) fn auto_create(context: &Context<'_>, state: &mut State, name: &str) -> bool {
+    let (partitions, factor) = state.configs.topic_defaults();
+    let usable: Vec<i32> = context
+        .broker_ids()
+        .into_iter()
+        .filter(|&node| !state.is_fenced(node))
+        .collect();
+    if partitions < 1 || factor < 1 || factor as usize > usable.len() {
+        return false;
+    }
+    state.add_topic(name, partitions, factor);
+    state.place_topic(name, usable);
+    true
 }
 
 /// Why Kafka would refuse `name` as a topic name, if it would.

@@ -120,6 +120,8 @@ fn describe(
                 .map(|(config, definition)| {
                     let (value, source) = if ID_CONFIGS.contains(&config.as_str()) {
                         (Some(id.to_string()), source::STATIC_BROKER_CONFIG)
+                    } else if let Some(value) = state.configs.statics.get(config) {
+                        (Some(value.clone()), source::STATIC_BROKER_CONFIG)
                     } else if let Some(value) = own.get(config) {
                         (Some(value.clone()), source::DYNAMIC_BROKER_CONFIG)
                     } else if let Some(value) = defaults.get(config) {

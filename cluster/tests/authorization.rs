@@ -793,6 +793,8 @@ async fn a_real_kafka_broker_authorizes_the_same() {
         .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
         .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
         .super_user("User:admin")
+        // As tools/kafka-broker/broker.sh sets the real broker.
+        .auto_create_topics(false)
         .build()
         .await
         .expect("cluster");
@@ -830,6 +832,8 @@ async fn the_java_admin_client_meets_the_same_acls_as_at_a_real_broker() {
         .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
         .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
         .super_user("User:admin")
+        // As tools/kafka-broker/broker.sh sets the real broker.
+        .auto_create_topics(false)
         .build()
         .await
         .expect("cluster");

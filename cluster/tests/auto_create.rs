@@ -116,6 +116,21 @@ async fn metadata_creates_an_unknown_topic_when_allowed() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_release_auto_creates_too() {
+    let release = kafka_codec_cluster::release::Release::parse("0.10").expect("release");
+    let cluster = Cluster::builder()
+        .as_version(release)
+        .build()
+        .await
+        .expect("cluster");
+    let mut client = Client::connect(cluster.brokers()[0].address, "auto-create").await;
+    let first = metadata(&mut client, 1, &["old"], true).await;
+    assert_eq!(summary(&first), vec![("old".into(), UNKNOWN, 0)]);
+    let next = metadata(&mut client, 1, &["old"], true).await;
+    assert_eq!(summary(&next), vec![("old".into(), 0, 1)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn broker_settings_turn_it_off_and_size_new_topics() {
     let off = Cluster::builder()
         .auto_create_topics(false)

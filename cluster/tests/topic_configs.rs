@@ -22,6 +22,9 @@ const TOPIC_CONFIG: i8 = 1;
 const DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
 const DEFAULT_CONFIG: i8 = 5;
 
+/// A topic's configs as a CreateTopics names them (a `None` value: null).
+type Configs<'a> = &'a [(&'a str, Option<&'a str>)];
+
 fn topic(
     name: &str,
     partitions: i32,
@@ -197,7 +200,7 @@ async fn validate_only_answers_the_configs_and_keeps_nothing() {
 async fn bad_configs_are_refused_with_kafkas_messages() {
     let (cluster, mut client) = cluster().await;
     // (configs, Kafka 4.4's message), each as a real broker answered it.
-    let cases: &[(&[(&str, Option<&str>)], &str)] = &[
+    let cases: &[(Configs, &str)] = &[
         (&[("no.such.config", Some("1"))], "Unknown topic config name: no.such.config"),
         (
             &[("retention.ms", Some("soon"))],
@@ -422,4 +425,75 @@ async fn cleanup_policy_and_retention_given_at_creation_take_effect() {
         cluster.shared().state().topics["short"].partitions[0].log_start(),
         1
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_append_time_topics_stamp_each_batch_as_it_is_appended() {
+    use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
+    use kafka_codec::messages::FetchRequest;
+    use kafka_codec::records::{BatchReader, TimestampType};
+    let (_cluster, mut client) = cluster().await;
+    let created = create(
+        &mut client,
+        7,
+        false,
+        vec![
+            topic(
+                "stamped",
+                1,
+                1,
+                &[("message.timestamp.type", Some("LogAppendTime"))],
+            ),
+            topic("created", 1, 1, &[]),
+        ],
+    )
+    .await;
+    assert!(created.iter().all(|t| t.error_code == 0));
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64
+    };
+    let mut appended = Vec::new();
+    for name in ["stamped", "created"] {
+        let before = now();
+        // Records of 2023, sent as create times.
+        let Response::Produce(answer) = client.call(9, produce(name, 0, batch(3, 10))).await else {
+            panic!("not Produce")
+        };
+        let partition = &answer.responses[0].partition_responses[0];
+        assert_eq!(partition.error_code, 0);
+        appended.push((before, partition.log_append_time_ms, now()));
+    }
+    let (before, stamp, after) = appended[0];
+    assert!((before..=after).contains(&stamp), "{appended:?}");
+    // A CreateTime topic answers -1, as Kafka does.
+    assert_eq!(appended[1].1, -1);
+
+    for (name, stamped) in [("stamped", true), ("created", false)] {
+        let request = FetchRequest::default()
+            .with_replica_id(-1)
+            .with_max_bytes(1 << 20)
+            .with_topics(vec![FetchTopic::default()
+                .with_topic(name.into())
+                .with_partitions(vec![FetchPartition::default()
+                    .with_fetch_offset(0)
+                    .with_partition_max_bytes(1 << 20)])]);
+        let Response::Fetch(answer) = client.call(11, request).await else {
+            panic!("not Fetch")
+        };
+        let records = answer.responses[0].partitions[0].records.clone().unwrap();
+        let raw = BatchReader::new(records).next().unwrap().unwrap();
+        raw.verify_crc().expect("a CRC that matches");
+        let decoded = raw.decode().unwrap();
+        assert_eq!(decoded.records.len(), 3);
+        if stamped {
+            assert_eq!(decoded.timestamp_type, TimestampType::LogAppendTime);
+            assert_eq!(raw.header().max_timestamp, stamp);
+        } else {
+            assert_eq!(decoded.timestamp_type, TimestampType::CreateTime);
+            assert_eq!(raw.header().max_timestamp, 1_700_000_000_002);
+        }
+    }
 }

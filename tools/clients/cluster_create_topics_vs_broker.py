@@ -3,8 +3,13 @@ and to kafka-codec's in-memory cluster, each answer's frame compared with the ot
 topic ids (random on both) are zeroed. The requests name configs Kafka takes (and returns with
 their values and sources), an unknown config, values of the wrong type and out of range, a
 null value, and `validate_only`; each topic name carries a per-run suffix so that a broker
-left with an earlier run's topics still answers the same. Prints one summary line; exits
-non-zero on any difference, showing both answers decoded.
+left with an earlier run's topics still answers the same. Then one batch (with create
+times of 2020) is produced (Produce v8) to the topic created with
+`message.timestamp.type=LogAppendTime` on each and fetched back (Fetch v11): the two stored
+batches must be equal byte for byte once the max timestamp and the CRC (which covers it) are
+set aside, each CRC must match its batch, and each max timestamp must be the append time the
+Produce answer gave. Prints one summary line; exits non-zero on any difference, showing
+both answers decoded.
 
     python cluster_create_topics_vs_broker.py BROKER_BOOTSTRAP CLUSTER_BOOTSTRAP
     python cluster_create_topics_vs_broker.py --show BOOTSTRAP   # one side's answers, decoded
@@ -165,6 +170,84 @@ def recv(sock, n):
     return bytes(data)
 
 
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def zigzag(n):
+    return uvarint((n << 1) ^ (n >> 63))
+
+
+def known_batch():
+    """A v2 batch of three records (keys, values, one header) with create times of 2020."""
+    records = bytearray()
+    for i in range(3):
+        body = bytes([0]) + zigzag(i * 7) + zigzag(i)
+        key, value = f"key-{i}".encode(), f"value-{i}".encode()
+        body += zigzag(len(key)) + key + zigzag(len(value)) + value
+        body += zigzag(1) + zigzag(1) + b"h" + zigzag(1) + b"x"
+        records += zigzag(len(body)) + body
+    after_crc = struct.pack(">hiqqqhii", 0, 2, 1_600_000_000_000, 1_600_000_000_014, -1, -1,
+                            -1, 3) + bytes(records)
+    head = struct.pack(">qiib", 0, 4 + 1 + 4 + len(after_crc), -1, 2)
+    return head + struct.pack(">I", crc32c(after_crc)) + after_crc
+
+
+def short_string(s):
+    data = s.encode()
+    return struct.pack(">h", len(data)) + data
+
+
+def header(api_key, version):
+    return struct.pack(">hhi", api_key, version, 9) + short_string("create-topics-proof")
+
+
+def produce_and_fetch(bootstrap, topic):
+    """(the Produce answer's log append time, the batch fetched back)."""
+    batch = known_batch()
+    produce = header(0, 8) + struct.pack(">hhii", -1, 1, 10_000, 1) + short_string(topic)
+    produce += struct.pack(">iii", 1, 0, len(batch)) + batch
+    fetch = header(1, 11) + struct.pack(">iiiibiii", -1, 500, 1, 1 << 20, 0, 0, -1, 1)
+    fetch += short_string(topic) + struct.pack(">iiiqqi", 1, 0, -1, 0, -1, 1 << 20)
+    fetch += struct.pack(">i", 0) + short_string("")
+    produced, fetched = exchange(bootstrap, [produce, fetch])
+    r = Reader(produced)
+    r.int(">i"), r.int(">i")
+    r.take(r.int(">h")), r.int(">i")
+    _, error, _, append_time = r.int(">i"), r.int(">h"), r.int(">q"), r.int(">q")
+    if error:
+        raise RuntimeError(f"{bootstrap}: Produce to {topic}: error {error}")
+    r = Reader(fetched)
+    r.int(">i"), r.int(">i"), r.int(">h"), r.int(">i"), r.int(">i")
+    r.take(r.int(">h")), r.int(">i")
+    _, error = r.int(">i"), r.int(">h")
+    r.int(">q"), r.int(">q"), r.int(">q")
+    aborted = r.int(">i")
+    r.take(16 * max(aborted, 0))
+    r.int(">i")
+    records = r.take(r.int(">i"))
+    if error:
+        raise RuntimeError(f"{bootstrap}: Fetch of {topic}: error {error}")
+    return append_time, records
+
+
+def stamped_difference(name, append_time, batch):
+    """Why `batch` is not a LogAppendTime batch stamped at `append_time`, if it is not."""
+    attributes, max_timestamp = struct.unpack(">h", batch[21:23])[0], struct.unpack(">q", batch[35:43])[0]
+    if not attributes & 0x08:
+        return f"{name}: the timestamp type attribute is not set ({attributes:#x})"
+    if max_timestamp != append_time:
+        return f"{name}: max timestamp {max_timestamp}, the Produce answer said {append_time}"
+    if struct.unpack(">I", batch[17:21])[0] != crc32c(batch[21:]):
+        return f"{name}: the CRC does not match the batch"
+    return None
+
+
 def main():
     frames = request(7)
     if sys.argv[1] == "--show":
@@ -184,8 +267,21 @@ def main():
             print("cluster:", json.dumps(our_answer, indent=1), file=sys.stderr)
     if differences:
         sys.exit(f"{differences} of {len(frames)} CreateTopics v7 answers differ")
+    stamped_topic = f"ct-many-{RUN}"
+    batches = []
+    for name, bootstrap in (("Kafka", sys.argv[1]), ("cluster", sys.argv[2])):
+        append_time, batch = produce_and_fetch(bootstrap, stamped_topic)
+        problem = stamped_difference(name, append_time, batch)
+        if problem:
+            sys.exit(f"LogAppendTime: {problem}")
+        batches.append(batch[:17] + batch[21:35] + batch[43:])
+    if batches[0] != batches[1]:
+        sys.exit(f"LogAppendTime: the stored batches differ beyond the max timestamp and CRC:\n"
+                 f"  Kafka   {batches[0].hex()}\n  cluster {batches[1].hex()}")
     print(f"CreateTopics v7 with configs: {len(frames)} answers ({topics} topics, "
-          f"{sum(len(f) for f in kafka)} bytes) equal to a real Kafka broker's, topic ids aside")
+          f"{sum(len(f) for f in kafka)} bytes) equal to a real Kafka broker's, topic ids aside; "
+          f"a batch produced to its LogAppendTime topic stored as Kafka stores it "
+          f"({len(batches[0]) + 12} bytes, the append time aside)")
 
 
 if __name__ == "__main__":

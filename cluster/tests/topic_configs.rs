@@ -92,7 +92,10 @@ async fn configs_given_at_creation_are_kept_returned_and_described() {
     )
     .await;
     let result = &created[0];
-    assert_eq!(result.error_code, 0);
+    assert_eq!(
+        (result.error_code, result.error_message.as_deref()),
+        (0, None)
+    );
     assert_eq!((result.num_partitions, result.replication_factor), (1, 1));
     assert_ne!(result.topic_id.0, [0; 16]);
     let configs = result.configs.as_ref().expect("configs at v7");

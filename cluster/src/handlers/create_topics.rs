@@ -32,7 +32,10 @@ fn create(
     validate_only: bool,
 ) -> CreatableTopicResult {
     let name = wanted.name.as_str();
-    let result = CreatableTopicResult::default().with_name(wanted.name.clone());
+    // A topic created has a null message (the schema's default is empty), as Kafka answers.
+    let result = CreatableTopicResult::default()
+        .with_name(wanted.name.clone())
+        .with_error_message(None);
     let refuse = |error: ErrorCode, message: String| {
         result
             .clone()

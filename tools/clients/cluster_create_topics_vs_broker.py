@@ -215,13 +215,20 @@ def produce_and_fetch(bootstrap, topic):
     fetch = header(1, 11) + struct.pack(">iiiibiii", -1, 500, 1, 1 << 20, 0, 0, -1, 1)
     fetch += short_string(topic) + struct.pack(">iiiqqi", 1, 0, -1, 0, -1, 1 << 20)
     fetch += struct.pack(">i", 0) + short_string("")
-    produced, fetched = exchange(bootstrap, [produce, fetch])
-    r = Reader(produced)
-    r.int(">i"), r.int(">i")
-    r.take(r.int(">h")), r.int(">i")
-    _, error, _, append_time = r.int(">i"), r.int(">h"), r.int(">q"), r.int(">q")
+    # A topic just created may not have its leader yet on the broker: NOT_LEADER_OR_FOLLOWER
+    # (6) or UNKNOWN_TOPIC_OR_PARTITION (3) until it does, as a client retries them.
+    for _ in range(50):
+        (produced,) = exchange(bootstrap, [produce])
+        r = Reader(produced)
+        r.int(">i"), r.int(">i")
+        r.take(r.int(">h")), r.int(">i")
+        _, error, _, append_time = r.int(">i"), r.int(">h"), r.int(">q"), r.int(">q")
+        if error not in (3, 6):
+            break
+        time.sleep(0.1)
     if error:
         raise RuntimeError(f"{bootstrap}: Produce to {topic}: error {error}")
+    (fetched,) = exchange(bootstrap, [fetch])
     r = Reader(fetched)
     r.int(">i"), r.int(">i"), r.int(">h"), r.int(">i"), r.int(">i")
     r.take(r.int(">h")), r.int(">i")

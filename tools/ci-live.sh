@@ -91,7 +91,10 @@ step_pcap() { bash tools/clients/pcap-proof.sh; }
 # with the allowed one in the same requests; nothing of the denied topic reaches the broker.
 step_tap_deny() { bash tools/clients/tap-deny-proof.sh; }
 # The in-memory cluster's DescribeConfigs (topic and broker configs, sources, synonyms,
-# types) equal, config by config, to this broker's, through kafka-python's admin client.
+# types) equal, config by config, to this broker's, through kafka-python's admin client; then
+# CreateTopics v7 with topic configs (taken, refused, validate_only) answered byte for byte as
+# this broker answers, and a batch produced to a LogAppendTime topic stored as it stores it
+# (tools/clients/cluster_create_topics_vs_broker.py, about a second).
 step_cluster_configs() { bash tools/clients/cluster-configs-proof.sh; }
 # ACLs entry by entry: librdkafka's producer, consumer and admin client as a user with ACLs
 # on some topics and groups and not others, against this broker's SASL_PLAINTEXT listener

@@ -91,10 +91,13 @@ step_pcap() { bash tools/clients/pcap-proof.sh; }
 # with the allowed one in the same requests; nothing of the denied topic reaches the broker.
 step_tap_deny() { bash tools/clients/tap-deny-proof.sh; }
 # The in-memory cluster's DescribeConfigs (topic and broker configs, sources, synonyms,
-# types) equal, config by config, to this broker's, through kafka-python's admin client;
-# then a group's configs (ConfigResource GROUP) through the Java AdminClient
-# (ClusterGroupConfigs via cluster/tests/group_configs.rs: described, set, refused,
-# deleted, the group deleted), the same lines from both (about 10 s).
+# types) equal, config by config, to this broker's, through kafka-python's admin client; then
+# CreateTopics v7 with topic configs (taken, refused, validate_only) answered byte for byte as
+# this broker answers, and a batch produced to a LogAppendTime topic stored as it stores it
+# (tools/clients/cluster_create_topics_vs_broker.py, about a second); then a group's configs
+# (ConfigResource GROUP) through the Java AdminClient (ClusterGroupConfigs via
+# cluster/tests/group_configs.rs: described, set, refused, deleted, the group deleted), the
+# same lines from both (about 10 s).
 step_cluster_configs() {
     bash tools/clients/cluster-configs-proof.sh &&
         KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test \

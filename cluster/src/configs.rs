@@ -179,6 +179,70 @@ pub struct Overrides {
     pub brokers: BTreeMap<String, BTreeMap<String, String>>,
     /// Per group id, its overrides (`crate::group_configs`).
     pub groups: BTreeMap<String, BTreeMap<String, String>>,
+    /// Every broker's static settings (as its `server.properties` gives them), those of
+    /// [`STATIC_SETTINGS`] that `ClusterBuilder::broker_config` set; DescribeConfigs shows
+    /// them as STATIC_BROKER_CONFIG.
+    pub statics: BTreeMap<String, String>,
+}
+
+/// The static broker settings the cluster follows: Metadata's topic auto-creation and the
+/// partitions and replicas a topic gets when CreateTopics (or auto-creation) names none.
+pub const STATIC_SETTINGS: [&str; 3] = [
+    "auto.create.topics.enable",
+    "num.partitions",
+    "default.replication.factor",
+];
+
+/// Checks a static broker setting as a Kafka broker checks its `server.properties` at
+/// start: one the cluster follows ([`STATIC_SETTINGS`]), of its type, and for the counts at
+/// least 1.
+pub fn check_static_setting(name: &str, value: &str) -> Result<(), String> {
+    if !STATIC_SETTINGS.contains(&name) {
+        return Err(format!(
+            "{name} is not a broker setting this cluster follows (it follows {})",
+            STATIC_SETTINGS.join(", ")
+        ));
+    }
+    let definition = &definitions().broker[name];
+    if !definition.kind.accepts(value) {
+        return Err(format!(
+            "{value:?} is not a valid {:?} for {name}",
+            definition.kind
+        ));
+    }
+    if definition.kind != Kind::Boolean && value.trim().parse::<i64>().is_ok_and(|n| n < 1) {
+        return Err(format!("{name} must be at least 1, not {}", value.trim()));
+    }
+    Ok(())
+}
+
+impl Overrides {
+    /// The broker setting `name`: its static value, else Kafka's default.
+    pub fn broker_setting(&self, name: &str) -> Option<String> {
+        self.statics
+            .get(name)
+            .cloned()
+            .or_else(|| definitions().broker.get(name)?.default.clone())
+    }
+
+    /// Whether Metadata creates the topics it is asked for (`auto.create.topics.enable`).
+    pub fn auto_create_topics(&self) -> bool {
+        self.broker_setting("auto.create.topics.enable")
+            .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"))
+    }
+
+    /// The partitions (`num.partitions`) and replication factor
+    /// (`default.replication.factor`) of a topic created without its own.
+    pub fn topic_defaults(&self) -> (i32, i16) {
+        let number = |name: &str| {
+            self.broker_setting(name)
+                .and_then(|value| value.trim().parse::<i64>().ok())
+                .unwrap_or(1)
+        };
+        let partitions = i32::try_from(number("num.partitions")).unwrap_or(i32::MAX);
+        let factor = i16::try_from(number("default.replication.factor")).unwrap_or(i16::MAX);
+        (partitions, factor)
+    }
 }
 
 impl Overrides {
@@ -226,6 +290,259 @@ pub fn check(
 
 /// The config eligible leader replicas are counted against.
 const MIN_ISR: &str = "min.insync.replicas";
+/// Checks a topic's configs as Kafka 4.4's controller checks those a CreateTopics,
+/// AlterConfigs or IncrementalAlterConfigs gives (`ControllerConfigurationValidator`, then
+/// `LogConfig`'s ConfigDef): every name must be a topic config, no value null, and each value
+/// of its type and within its validator. The message is Kafka's (compared byte for byte with
+/// a real broker's CreateTopics answers by `tools/clients/cluster_create_topics_vs_broker.py`).
+/// Kafka parses the values in its own definition order and names the first bad one; here
+/// they are checked in the order given.
+pub fn check_topic_configs<'a>(
+    configs: impl IntoIterator<Item = (&'a str, Option<&'a str>)> + Clone,
+) -> Result<(), String> {
+    let topic = &definitions().topic;
+    for (name, _) in configs.clone() {
+        if !topic.contains_key(name) {
+            return Err(format!("Unknown topic config name: {name}"));
+        }
+    }
+    for (name, value) in configs.clone() {
+        if value.is_none() {
+            return Err(format!(
+                "Null value not supported for topic configs: {name}"
+            ));
+        }
+    }
+    for (name, value) in configs {
+        let (Some(definition), Some(value)) = (topic.get(name), value) else {
+            continue;
+        };
+        check_topic_value(name, definition.kind, value).map_err(|(shown, why)| {
+            format!("Invalid value {shown} for configuration {name}: {why}")
+        })?;
+        if name == "remote.storage.enable" && value.trim().eq_ignore_ascii_case("true") {
+            // The cluster has no remote storage, as a broker without
+            // `remote.log.storage.system.enable`.
+            return Err(
+                "Tiered Storage functionality is disabled in the broker. Topic cannot be \
+                        configured with remote log storage."
+                    .to_owned(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What Kafka's validator of a topic config takes, beyond its type: facts read from a Kafka
+/// 4.4 broker's refusals (each config given values outside and at its bounds).
+enum Rule {
+    /// At least this.
+    AtLeast(i64),
+    /// Within these bounds, both included.
+    Between(i64, i64),
+    /// Within these bounds, or this one value (the gzip level's -1).
+    BetweenOr(i64, i64, i64),
+    /// One of these strings.
+    OneOf(&'static [&'static str]),
+    /// A list each of whose items is one of these.
+    ListOf(&'static [&'static str]),
+    /// `*`, or a list of `partition:broker` pairs (the throttled replica lists).
+    Replicas,
+}
+
+fn topic_rule(name: &str) -> Option<Rule> {
+    use Rule::*;
+    Some(match name {
+        "cleanup.policy" => ListOf(&["compact", "delete"]),
+        "compression.gzip.level" => BetweenOr(1, 9, -1),
+        "compression.lz4.level" => Between(1, 17),
+        "compression.type" => OneOf(&["uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"]),
+        "compression.zstd.level" => Between(-131_072, 22),
+        "message.timestamp.type" => OneOf(&["CreateTime", "LogAppendTime"]),
+        "max.decompressed.message.bytes" => Between(1, 2_147_483_639),
+        "min.cleanable.dirty.ratio" => Between(0, 1),
+        "follower.replication.throttled.replicas" | "leader.replication.throttled.replicas" => {
+            Replicas
+        }
+        "delete.retention.ms"
+        | "file.delete.delay.ms"
+        | "flush.ms"
+        | "index.interval.bytes"
+        | "max.message.bytes"
+        | "message.timestamp.after.max.ms"
+        | "message.timestamp.before.max.ms"
+        | "min.compaction.lag.ms"
+        | "segment.jitter.ms" => AtLeast(0),
+        "flush.messages" | "max.compaction.lag.ms" | "min.insync.replicas" | "segment.ms" => {
+            AtLeast(1)
+        }
+        "local.retention.bytes" | "local.retention.ms" => AtLeast(-2),
+        "remote.copy.lag.bytes" | "remote.copy.lag.ms" | "retention.ms" => AtLeast(-1),
+        "segment.bytes" => AtLeast(1_048_576),
+        "segment.index.bytes" => AtLeast(4),
+        _ => return None,
+    })
+}
+
+/// A parsed number, shown as Java shows it in Kafka's message.
+#[derive(Clone, Copy)]
+enum Number {
+    Integral(i64),
+    Double(f64),
+}
+
+impl Number {
+    fn below(self, bound: i64) -> bool {
+        match self {
+            Number::Integral(n) => n < bound,
+            Number::Double(d) => d < bound as f64,
+        }
+    }
+
+    fn above(self, bound: i64) -> bool {
+        match self {
+            Number::Integral(n) => n > bound,
+            Number::Double(d) => d > bound as f64,
+        }
+    }
+
+    fn equals(self, value: i64) -> bool {
+        match self {
+            Number::Integral(n) => n == value,
+            Number::Double(d) => d == value as f64,
+        }
+    }
+
+    fn shown(self) -> String {
+        match self {
+            Number::Integral(n) => n.to_string(),
+            Number::Double(d) => java_double(d),
+        }
+    }
+}
+
+/// `value` checked as Kafka's ConfigDef parses and validates it; on failure the value as
+/// Kafka's message shows it and why.
+fn check_topic_value(name: &str, kind: Kind, value: &str) -> Result<(), (String, String)> {
+    let trimmed = value.trim();
+    let not_a = |type_name: &str| {
+        (
+            value.to_owned(),
+            format!("Not a number of type {type_name}"),
+        )
+    };
+    let number = match kind {
+        Kind::Boolean if !kind.accepts(value) => {
+            return Err((
+                value.to_owned(),
+                "Expected value to be either true or false".to_owned(),
+            ))
+        }
+        Kind::Int => Some(Number::Integral(
+            trimmed.parse::<i32>().map_err(|_| not_a("INT"))?.into(),
+        )),
+        Kind::Short => Some(Number::Integral(
+            trimmed.parse::<i16>().map_err(|_| not_a("SHORT"))?.into(),
+        )),
+        Kind::Long => Some(Number::Integral(
+            trimmed.parse::<i64>().map_err(|_| not_a("LONG"))?,
+        )),
+        Kind::Double => Some(Number::Double(
+            trimmed.parse::<f64>().map_err(|_| not_a("DOUBLE"))?,
+        )),
+        _ => None,
+    };
+    let Some(rule) = topic_rule(name) else {
+        return Ok(());
+    };
+    let items = || {
+        trimmed
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+    };
+    match (rule, number) {
+        (Rule::AtLeast(min), Some(n)) if n.below(min) => {
+            Err((n.shown(), format!("Value must be at least {min}")))
+        }
+        (Rule::Between(min, _), Some(n)) if n.below(min) => {
+            Err((n.shown(), format!("Value must be at least {min}")))
+        }
+        (Rule::Between(_, max), Some(n)) if n.above(max) => {
+            Err((n.shown(), format!("Value must be no more than {max}")))
+        }
+        (Rule::BetweenOr(min, max, or), Some(n))
+            if !n.equals(or) && (n.below(min) || n.above(max)) =>
+        {
+            Err((
+                n.shown(),
+                format!("Value must be between {min} and {max} or equal to {or}"),
+            ))
+        }
+        (Rule::OneOf(allowed), _) if !allowed.contains(&trimmed) => Err((
+            trimmed.to_owned(),
+            format!("String must be one of: {}", allowed.join(", ")),
+        )),
+        (Rule::ListOf(allowed), _) => match items().find(|item| !allowed.contains(item)) {
+            Some(bad) => Err((
+                bad.to_owned(),
+                format!("String must be one of: {}", allowed.join(", ")),
+            )),
+            None => Ok(()),
+        },
+        (Rule::Replicas, _) => {
+            let items: Vec<&str> = items().collect();
+            let pair = |item: &str| {
+                item.split_once(':').is_some_and(|(partition, broker)| {
+                    [partition, broker]
+                        .iter()
+                        .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                })
+            };
+            if items == ["*"] || items.iter().all(|item| pair(item)) {
+                Ok(())
+            } else {
+                Err((
+                    format!("[{}]", items.join(", ")),
+                    format!(
+                        "{name} must be the literal '*' or a list of replicas in the following \
+                         format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."
+                    ),
+                ))
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `value` as Java's `Double.toString` writes it: plain with at least one decimal from 10^-3
+/// up to 10^7, else `d.dddE±n`, in both the shortest digits that read back the same.
+fn java_double(value: f64) -> String {
+    if value.is_nan() {
+        return "NaN".to_owned();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 { "Infinity" } else { "-Infinity" }.to_owned();
+    }
+    let magnitude = value.abs();
+    if magnitude == 0.0 || (1e-3..1e7).contains(&magnitude) {
+        let plain = format!("{value:?}");
+        return if plain.contains('.') {
+            plain
+        } else {
+            format!("{plain}.0")
+        };
+    }
+    // `{:e}` gives the shortest digits as `d.ddde-n`.
+    let scientific = format!("{value:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let mantissa = if mantissa.contains('.') {
+        mantissa.to_owned()
+    } else {
+        format!("{mantissa}.0")
+    };
+    format!("{mantissa}E{exponent}")
+}
 
 /// What an AlterConfigs or IncrementalAlterConfigs resource names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -298,9 +615,17 @@ impl Target {
         overrides: BTreeMap<String, String>,
         validate_only: bool,
     ) -> Result<(), Failure> {
+        let invalid = |message| (ErrorCode::INVALID_CONFIG, message);
+        if let Target::Topic(_) = self {
+            check_topic_configs(
+                overrides
+                    .iter()
+                    .map(|(n, v)| (n.as_str(), Some(v.as_str()))),
+            )
+            .map_err(invalid)?;
+        }
         for (name, value) in &overrides {
-            check(self.definitions(), name, value)
-                .map_err(|message| (ErrorCode::INVALID_CONFIG, message))?;
+            check(self.definitions(), name, value).map_err(invalid)?;
         }
         // With eligible leader replicas on (KIP-966), Kafka's controller refuses a
         // per-broker min.insync.replicas and the removal of the cluster-wide one, and a

@@ -485,6 +485,8 @@ pub struct ClusterBuilder {
     /// Each broker's fetch session slots and the bytes they hold.
     fetch_session_limits: (usize, usize),
     broker_session_timeout: Duration,
+    /// Static broker settings (`configs::STATIC_SETTINGS`), checked at build.
+    broker_settings: Vec<(String, String)>,
 }
 
 impl Default for ClusterBuilder {
@@ -529,6 +531,7 @@ impl Default for ClusterBuilder {
             ),
             // Kafka's `broker.session.timeout.ms` default.
             broker_session_timeout: Duration::from_secs(9),
+            broker_settings: Vec::new(),
         }
     }
 }
@@ -784,8 +787,34 @@ impl ClusterBuilder {
         self
     }
 
+    /// A static setting of every broker, as its `server.properties` would give it: one the
+    /// cluster follows, `auto.create.topics.enable` (Metadata's topic auto-creation, on by
+    /// default as in Kafka), `num.partitions` or `default.replication.factor` (what a topic
+    /// gets when CreateTopics gives -1, or when auto-created; 1 and 1 by default).
+    /// DescribeConfigs shows them as STATIC_BROKER_CONFIG. Checked by [`build`](Self::build)
+    /// (another name, a value not of its type or a count below 1: `InvalidInput`).
+    pub fn broker_config(mut self, name: &str, value: &str) -> Self {
+        self.broker_settings
+            .push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Whether Metadata creates the topics it is asked for (`auto.create.topics.enable`;
+    /// default true, as Kafka's).
+    pub fn auto_create_topics(self, enabled: bool) -> Self {
+        self.broker_config("auto.create.topics.enable", &enabled.to_string())
+    }
+
     /// Binds every broker and starts serving on the current tokio runtime.
     pub async fn build(self) -> io::Result<Cluster> {
+        for (name, value) in &self.broker_settings {
+            configs::check_static_setting(name, value).map_err(|message| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("broker config {message}"),
+                )
+            })?;
+        }
         let tls = match &self.tls {
             None => None,
             Some(tls) => tls
@@ -862,6 +891,7 @@ impl ClusterBuilder {
             brokers.iter().chain(&controller_nodes).map(|n| n.node_id),
         )?;
         let mut state = State::new(self.retention);
+        state.configs.statics = self.broker_settings.iter().cloned().collect();
         state.transactions = transactions::Transactions::new(self.transaction_limits);
         if let Some(seed) = self.seed {
             state.seed_ids(seed);

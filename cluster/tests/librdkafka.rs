@@ -14,7 +14,9 @@
 //! commits and aborts, consumes-transforms-produces, and is fenced over HTTP, read back by
 //! read_committed consumers (`tools/clients/cluster_txn_librdkafka.py`); and a leader
 //! stopped for good is fenced after the broker session timeout, its partition led by the
-//! other in-sync replica, which the producer follows (`tools/clients/cluster_fence_librdkafka.py`).
+//! other in-sync replica, which the producer follows (`tools/clients/cluster_fence_librdkafka.py`);
+//! and its producer sends to a topic never created, which Metadata creates, every record
+//! read back (`tools/clients/cluster_topics_librdkafka.py`).
 //! Needs the clients' venv:
 //!
 //! ```text
@@ -38,6 +40,21 @@ async fn librdkafka_produces_and_consumes_a_thousand_records() {
     run_client_script(
         "cluster_librdkafka.py",
         &[cluster.bootstrap(), "1000".into()],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_produces_to_a_topic_metadata_creates() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    run_client_script(
+        "cluster_topics_librdkafka.py",
+        &[cluster.bootstrap(), "500".into()],
     )
     .await;
 }

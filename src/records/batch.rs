@@ -48,6 +48,25 @@ pub(super) fn parse_header(bytes: &[u8]) -> BatchHeader {
     }
 }
 
+/// Offset of the max timestamp field in a v2 batch.
+const MAX_TIMESTAMP_OFFSET: usize = 35;
+
+/// A copy of the v2 batch `bytes` stamped with a log append time, as Kafka's log validator
+/// stamps a batch appended to a topic whose `message.timestamp.type` is LogAppendTime: the
+/// timestamp type attribute set, the max timestamp `append_time_ms`, the CRC recomputed;
+/// the records (and their deltas from the base timestamp) as they were, since a reader takes
+/// every record's timestamp from the max timestamp then.
+pub(super) fn with_log_append_time(bytes: &[u8], append_time_ms: i64) -> Bytes {
+    let mut out = bytes.to_vec();
+    let attributes = i16::from_be_bytes(be(&out, ATTRIBUTES_OFFSET)) | super::TIMESTAMP_TYPE_BIT;
+    out[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2].copy_from_slice(&attributes.to_be_bytes());
+    out[MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8]
+        .copy_from_slice(&append_time_ms.to_be_bytes());
+    let crc = crc32c::crc32c(&out[ATTRIBUTES_OFFSET..]);
+    out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+    Bytes::from(out)
+}
+
 /// Checks the CRC-32C of a whole v2 batch (`bytes` from its base offset to its end).
 pub(super) fn verify_crc(bytes: &[u8], header: &BatchHeader) -> Result<(), RecordsError> {
     let computed = crc32c::crc32c(&bytes[ATTRIBUTES_OFFSET..]);
@@ -1298,6 +1317,51 @@ mod tests {
     use super::*;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn a_log_append_time_stamp_changes_the_type_max_timestamp_and_crc_only() {
+        use crate::records::{BatchReader, Compression, RecordBatchBuilder, TimestampType};
+        for compression in [Compression::None, Compression::Gzip] {
+            let mut builder = RecordBatchBuilder::new(compression);
+            builder.append(1_000, Some(Bytes::from_static(b"a")), None);
+            builder.append(1_007, None, Some(Bytes::from_static(b"b")));
+            let sent = builder.build().encode_to_bytes().unwrap();
+            let raw = BatchReader::new(sent.clone()).next().unwrap().unwrap();
+            let stamped = raw.with_log_append_time(1_700_000_000_123).unwrap();
+            let read = BatchReader::new(stamped.clone()).next().unwrap().unwrap();
+            read.verify_crc().expect("the CRC is recomputed");
+            let header = read.header();
+            assert_eq!(header.max_timestamp, 1_700_000_000_123);
+            assert_eq!(header.base_timestamp, 1_000);
+            let decoded = read.decode().unwrap();
+            assert_eq!(decoded.timestamp_type, TimestampType::LogAppendTime);
+            let before = raw.decode().unwrap();
+            assert_eq!(
+                decoded
+                    .records
+                    .iter()
+                    .map(|r| (&r.key, &r.value))
+                    .collect::<Vec<_>>(),
+                before
+                    .records
+                    .iter()
+                    .map(|r| (&r.key, &r.value))
+                    .collect::<Vec<_>>()
+            );
+            // Every byte but the CRC, the attributes' timestamp type bit and the max
+            // timestamp is as sent.
+            let differs: Vec<usize> = (0..sent.len()).filter(|&i| sent[i] != stamped[i]).collect();
+            assert!(differs
+                .iter()
+                .all(|&i| (CRC_OFFSET..CRC_OFFSET + 4).contains(&i)
+                    || i == ATTRIBUTES_OFFSET + 1
+                    || (MAX_TIMESTAMP_OFFSET..MAX_TIMESTAMP_OFFSET + 8).contains(&i)));
+            assert_eq!(
+                stamped[ATTRIBUTES_OFFSET + 1] ^ sent[ATTRIBUTES_OFFSET + 1],
+                0x08
+            );
+        }
+    }
 
     /// Records of every shape: null and empty keys and values, headers with null values,
     /// deltas and lengths whose varints take one to five (ten) bytes.

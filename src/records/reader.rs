@@ -203,6 +203,14 @@ impl RawBatch {
         self.position
     }
 
+    /// A copy of this batch stamped with `append_time_ms` as Kafka's broker stamps a batch
+    /// appended to a LogAppendTime topic: the timestamp type attribute set, the max
+    /// timestamp the append time, the CRC recomputed (the records untouched). `None` for a
+    /// batch of magic 0 or 1, whose messages each carry their own timestamp.
+    pub fn with_log_append_time(&self, append_time_ms: i64) -> Option<Bytes> {
+        (self.header.magic == 2).then(|| batch::with_log_append_time(&self.bytes, append_time_ms))
+    }
+
     /// Checks the CRC (CRC-32C for magic 2, CRC-32 for 0/1).
     pub fn verify_crc(&self) -> Result<(), RecordsError> {
         let result = if self.header.magic == 2 {

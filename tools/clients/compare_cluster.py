@@ -845,8 +845,11 @@ def main():
     if args.against:
         other = args.against
     else:
+        # Auto-creation off, as tools/kafka-broker/broker.sh sets the real broker.
         cluster, other = start([args.kafka_codec, "cluster", "--brokers", "1", "--listen",
-                                "127.0.0.1:0"], os.path.join(args.out, "cluster.err"),
+                                "127.0.0.1:0", "--broker-config",
+                                "auto.create.topics.enable=false"],
+                               os.path.join(args.out, "cluster.err"),
                                r"^kafka-codec cluster: bootstrap (\S+)", "kafka-codec cluster")
     try:
         # Both servers at once: they share nothing (own tap, log and client processes), and

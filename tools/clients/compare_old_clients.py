@@ -42,7 +42,9 @@ TIMEOUT = 180  # a hang guard per client run; the workloads have their own, shor
 
 def start_cluster(kafka_codec, release, err):
     """`kafka-codec cluster` answering as `release`: (process, bootstrap)."""
+    # Auto-creation off, as tools/kafka-broker/broker.sh sets the real broker.
     command = [kafka_codec, "cluster", "--brokers", "1", "--listen", "127.0.0.1:0",
+               "--broker-config", "auto.create.topics.enable=false",
                "--as-version", release]
     with open(err, "w", encoding="utf-8") as stderr:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL,

@@ -53,6 +53,14 @@ pub struct ClusterCommand {
     #[arg(long, value_name = "1|2", default_value_t = 2,
           value_parser = clap::value_parser!(i16).range(1..=2))]
     transaction_version: i16,
+    /// A static setting of every broker, as in Kafka's `server.properties` (repeatable):
+    /// `auto.create.topics.enable=false` stops Metadata from creating the topics it is asked
+    /// for (on by default, as in Kafka); `num.partitions=N` and
+    /// `default.replication.factor=N` are what a topic gets when CreateTopics gives -1 or
+    /// Metadata creates it (1 and 1 by default). DescribeConfigs shows them as
+    /// STATIC_BROKER_CONFIG. Another name, or a bad value, is refused at start.
+    #[arg(long, value_name = "NAME=VALUE")]
+    broker_config: Vec<String>,
     /// How long a stopped broker (`POST /brokers/ID/stop` on --control) keeps its
     /// partitions before it is fenced, as Kafka's `broker.session.timeout.ms`: then it leaves
     /// Metadata and every ISR, and its partitions get new leaders from the ISR or go
@@ -138,6 +146,18 @@ impl Run for ClusterCommand {
             None => Vec::new(),
             Some(path) => read_faults(path)?,
         };
+        let broker_settings = self
+            .broker_config
+            .iter()
+            .map(|setting| {
+                let (name, value) = setting.split_once('=').ok_or_else(|| {
+                    Failure::Usage(format!("--broker-config {setting}: not NAME=VALUE"))
+                })?;
+                kafka_codec_cluster::configs::check_static_setting(name, value)
+                    .map_err(|e| Failure::Usage(format!("--broker-config {setting}: {e}")))?;
+                Ok((name.to_owned(), value.to_owned()))
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
         // Each connection holds one descriptor.
         let max_connections = self.limits.max_connections(raise_fd_limit(), 1);
         fix_mmap_threshold();
@@ -151,6 +171,9 @@ impl Run for ClusterCommand {
             let mut builder = Cluster::builder().broker_session_timeout(
                 std::time::Duration::from_millis(self.broker_session_timeout_ms),
             );
+            for (name, value) in &broker_settings {
+                builder = builder.broker_config(name, value);
+            }
             if let Some(version) = TransactionVersion::from_level(self.transaction_version) {
                 builder = builder.transaction_version(version);
             }

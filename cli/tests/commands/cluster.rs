@@ -421,3 +421,49 @@ fn requests_are_answered_after_stderr_is_closed() {
         assert_eq!(answered.brokers.len(), 1);
     }
 }
+
+#[test]
+fn broker_config_sets_auto_creation_and_the_default_partitions() {
+    use kafka_codec::messages::create_topics_request::CreatableTopic;
+    use kafka_codec::messages::metadata_request::MetadataRequestTopic;
+    let started = start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--broker-config",
+        "auto.create.topics.enable=false",
+        "--broker-config",
+        "num.partitions=2",
+    ]);
+    let address = started.bootstrap.as_str();
+    let ask = MetadataRequest::default()
+        .with_topics(Some(vec![
+            MetadataRequestTopic::default().with_name(Some("wanted".into()))
+        ]))
+        .with_allow_auto_topic_creation(true);
+    for _ in 0..2 {
+        let Response::Metadata(answer) = call(address, 12, ask.clone()).body else {
+            panic!("not Metadata")
+        };
+        assert_eq!(
+            answer.topics[0].error_code,
+            kafka_codec::ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code()
+        );
+    }
+    let create = kafka_codec::messages::CreateTopicsRequest::default().with_topics(vec![
+        CreatableTopic::default()
+            .with_name("sized".into())
+            .with_num_partitions(-1)
+            .with_replication_factor(-1),
+    ]);
+    let Response::CreateTopics(created) = call(address, 7, create).body else {
+        panic!("not CreateTopics")
+    };
+    assert_eq!(created.topics[0].num_partitions, 2);
+}
+
+#[test]
+fn a_broker_config_the_cluster_does_not_follow_is_a_usage_error() {
+    assert_usage_error(&["cluster", "--broker-config", "log.retention.hours=1"]);
+    assert_usage_error(&["cluster", "--broker-config", "num.partitions=0"]);
+    assert_usage_error(&["cluster", "--broker-config", "num.partitions"]);
+}

@@ -782,6 +782,9 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
             Verdict::Answer(Response::AddPartitionsToTxn(answer))
         }
         Request::Metadata(body) => {
+            if let Some(verdict) = metadata_creations(body, version, a) {
+                return verdict;
+            }
             let topics = body.include_topic_authorized_operations && version >= 8;
             let cluster = body.include_cluster_authorized_operations && (8..=10).contains(&version);
             if !topics && !cluster {
@@ -852,6 +855,93 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
         }
         _ => Verdict::as_sent(),
     }
+}
+
+/// A Metadata that would auto-create topics, as Kafka's `KafkaApis` authorizes it: a topic
+/// that does not exist is created only for a caller that may describe it and may CREATE on
+/// the cluster or on the topic; the others are left out of the request and answered after
+/// the rest, TOPIC_AUTHORIZATION_FAILED with no id (those that may be described first, as
+/// Kafka orders them). `None` when nothing is left out (the common case clones nothing).
+fn metadata_creations(body: &MetadataRequest, version: i16, a: &Authority<'_>) -> Option<Verdict> {
+    let named = body.topics.as_ref().filter(|topics| !topics.is_empty())?;
+    if !a.enforced() || (version >= 4 && !body.allow_auto_topic_creation) {
+        return None;
+    }
+    let missing: Vec<String> = {
+        let state = a.shared.state();
+        if !state.configs.auto_create_topics() {
+            return None;
+        }
+        named
+            .iter()
+            .filter_map(|topic| topic.name.as_deref())
+            .filter(|name| !state.topics.contains_key(*name))
+            .map(str::to_owned)
+            .collect()
+    };
+    if missing.is_empty() || a.may(&Need::cluster(op::CREATE)) {
+        return None;
+    }
+    let (mut refused_create, mut refused_describe) = (Vec::new(), Vec::new());
+    for name in missing {
+        if !a.may_topic(&name, op::DESCRIBE) {
+            refused_describe.push(name);
+        } else if !a.may_topic(&name, op::CREATE) {
+            refused_create.push(name);
+        }
+    }
+    if refused_create.is_empty() && refused_describe.is_empty() {
+        return None;
+    }
+    let mut kept = body.clone();
+    kept.topics = Some(
+        named
+            .iter()
+            .filter(|topic| {
+                topic.name.as_deref().is_none_or(|name| {
+                    !refused_create.iter().any(|r| r == name)
+                        && !refused_describe.iter().any(|r| r == name)
+                })
+            })
+            .cloned()
+            .collect(),
+    );
+    // The authorized operations, as the Metadata arm of `split` fills them.
+    let include_operations = body.include_topic_authorized_operations && version >= 8;
+    let include_cluster = body.include_cluster_authorized_operations && (8..=10).contains(&version);
+    Some(Verdict::Handle {
+        request: Some(Request::Metadata(kept)),
+        finish: Some(Box::new(move |a, response| {
+            if let Response::Metadata(answer) = response {
+                if include_cluster {
+                    answer.cluster_authorized_operations = a.cluster_operations();
+                }
+                if include_operations {
+                    for topic in &mut answer.topics {
+                        if topic.error_code != TOPIC_DENIED.code() {
+                            if let Some(name) = topic.name.as_deref() {
+                                topic.topic_authorized_operations =
+                                    a.operations(resource_type::TOPIC, name);
+                            }
+                        }
+                    }
+                }
+                answer
+                    .topics
+                    .extend(
+                        refused_create
+                            .into_iter()
+                            .chain(refused_describe)
+                            .map(|name| {
+                                metadata_response::MetadataResponseTopic::default()
+                                    .with_error_code(TOPIC_DENIED.code())
+                                    .with_name(Some(name.into()))
+                            }),
+                    );
+            }
+            false
+        })),
+    })
 }
 
 /// Kafka's message for a topic it refuses to create.

@@ -1,17 +1,21 @@
-//! CreateTopics: new topics with empty logs, checked as Kafka checks them (name, partition
-//! count, replication factor against the brokers there are).
+//! CreateTopics: new topics with empty logs, checked as Kafka checks them (name, configs,
+//! partition count, replication factor against the brokers there are). The configs given
+//! become the topic's overrides (what DescribeConfigs shows as TOPIC_CONFIG and what
+//! retention, compaction and Produce follow); v5+ answers every config of the new topic as
+//! DescribeConfigs would, with its partition count and replication factor. A refused topic
+//! is answered as Kafka answers it: no id, -1 partitions and replicas, no configs.
 
 use super::Context;
+use crate::configs::check_topic_configs;
+use crate::state::State;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
+use kafka_codec::messages::create_topics_response::CreatableTopicConfigs;
 use kafka_codec::messages::create_topics_response::CreatableTopicResult;
 use kafka_codec::messages::{CreateTopicsRequest, CreateTopicsResponse};
 use kafka_codec::{ApiKey, ErrorCode};
+use std::collections::BTreeMap;
 
 pub const API: ApiKey = ApiKey::CreateTopics;
-
-/// Kafka's `num.partitions` and `default.replication.factor` defaults, for -1.
-const DEFAULT_PARTITIONS: i32 = 1;
-const DEFAULT_REPLICATION_FACTOR: i16 = 1;
 
 pub fn handle(context: &Context<'_>, request: &CreateTopicsRequest) -> CreateTopicsResponse {
     let topics = request
@@ -28,23 +32,42 @@ fn create(
     validate_only: bool,
 ) -> CreatableTopicResult {
     let name = wanted.name.as_str();
-    let result = CreatableTopicResult::default().with_name(wanted.name.clone());
+    // A topic created has a null message (the schema's default is empty), as Kafka answers.
+    let result = CreatableTopicResult::default()
+        .with_name(wanted.name.clone())
+        .with_error_message(None);
     let refuse = |error: ErrorCode, message: String| {
         result
             .clone()
             .with_error_code(error.code())
             .with_error_message(Some(message.into()))
+            .with_configs(Some(Vec::new()))
     };
     if let Some(problem) = invalid_name(name) {
         return refuse(ErrorCode::INVALID_TOPIC_EXCEPTION, problem);
     }
+    // Kafka checks the configs before the partition count and replication factor.
+    let given = wanted.configs.iter().map(|config| {
+        (
+            config.name.as_str(),
+            config.value.as_ref().map(|v| v.as_str()),
+        )
+    });
+    if let Err(message) = check_topic_configs(given.clone()) {
+        return refuse(ErrorCode::INVALID_CONFIG, message);
+    }
+    let overrides: BTreeMap<String, String> = given
+        .filter_map(|(name, value)| Some((name.to_owned(), value?.to_owned())))
+        .collect();
     let (partitions, replication_factor) = if wanted.assignments.is_empty() {
+        // -1: the brokers' `num.partitions` and `default.replication.factor`.
+        let (default_partitions, default_factor) = context.shared.state().configs.topic_defaults();
         let partitions = match wanted.num_partitions {
-            -1 => DEFAULT_PARTITIONS,
+            -1 => default_partitions,
             n => n,
         };
         let factor = match wanted.replication_factor {
-            -1 => DEFAULT_REPLICATION_FACTOR,
+            -1 => default_factor,
             n => n,
         };
         (partitions, factor)
@@ -90,18 +113,51 @@ fn create(
             format!("Topic '{name}' already exists."),
         );
     }
+    let configs = super::describe_configs::topic_configs(&state, context.node_id, &overrides)
+        .into_iter()
+        .map(|entry| {
+            CreatableTopicConfigs::default()
+                .with_name(entry.name)
+                .with_value(entry.value)
+                .with_read_only(entry.read_only)
+                .with_config_source(entry.config_source)
+                .with_is_sensitive(entry.is_sensitive)
+        })
+        .collect();
     let id = if validate_only {
         state.new_id()
     } else {
         let id = state.add_topic(name, partitions, replication_factor);
         state.place_topic(name, usable);
+        if !overrides.is_empty() {
+            state.configs.topics.insert(name.to_owned(), overrides);
+        }
         id
     };
     result
         .with_topic_id(id)
         .with_num_partitions(partitions)
         .with_replication_factor(replication_factor)
-        .with_configs(Some(Vec::new()))
+        .with_configs(Some(configs))
+}
+
+/// Creates `name` as Metadata's auto-creation does (Kafka's `AutoTopicCreationManager`
+/// sends a CreateTopics of it): the brokers' `num.partitions` and
+/// `default.replication.factor`, placed over the unfenced brokers as CreateTopics places.
+/// False when it cannot be (more replicas than unfenced brokers), as Kafka's creation fails.
+pub(crate) fn auto_create(context: &Context<'_>, state: &mut State, name: &str) -> bool {
+    let (partitions, factor) = state.configs.topic_defaults();
+    let usable: Vec<i32> = context
+        .broker_ids()
+        .into_iter()
+        .filter(|&node| !state.is_fenced(node))
+        .collect();
+    if partitions < 1 || factor < 1 || factor as usize > usable.len() {
+        return false;
+    }
+    state.add_topic(name, partitions, factor);
+    state.place_topic(name, usable);
+    true
 }
 
 /// Why Kafka would refuse `name` as a topic name, if it would.

@@ -123,6 +123,8 @@ fn describe(
                 .map(|(config, definition)| {
                     let (value, source) = if ID_CONFIGS.contains(&config.as_str()) {
                         (Some(id.to_string()), source::STATIC_BROKER_CONFIG)
+                    } else if let Some(value) = state.configs.statics.get(config) {
+                        (Some(value.clone()), source::STATIC_BROKER_CONFIG)
                     } else if let Some(value) = own.get(config) {
                         (Some(value.clone()), source::DYNAMIC_BROKER_CONFIG)
                     } else if let Some(value) = defaults.get(config) {
@@ -179,6 +181,30 @@ fn describe(
             format!("resource type {other} is not described by this cluster"),
         )),
     }
+}
+
+/// Every config of a topic whose overrides are `overrides`, as DescribeConfigs v1 describes
+/// them without synonyms: what CreateTopics v5+ returns for a topic it creates (or would).
+pub(crate) fn topic_configs(
+    state: &crate::state::State,
+    node_id: i32,
+    overrides: &BTreeMap<String, String>,
+) -> Vec<DescribeConfigsResourceResult> {
+    let describer = Describer {
+        version: 1,
+        include_synonyms: false,
+    };
+    let brokers = [
+        state.configs.brokers.get(&node_id.to_string()),
+        state.configs.brokers.get(""),
+    ];
+    definitions()
+        .topic
+        .iter()
+        .map(|(config, definition)| {
+            describer.topic(config, definition, overrides.get(config), brokers)
+        })
+        .collect()
 }
 
 struct Describer {

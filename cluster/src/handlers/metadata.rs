@@ -5,7 +5,18 @@
 //! unfenced ones; an offline partition (leader -1) is LEADER_NOT_AVAILABLE, and replicas on
 //! fenced brokers are listed as offline (v5+). v0 lists only unfenced replicas, and a
 //! partition missing some is REPLICA_NOT_AVAILABLE, as Kafka filters for v0.
+//!
+//! A topic named that does not exist is created when the brokers' `auto.create.topics.enable`
+//! is on (Kafka's default) and the request allows it (v4+ `AllowAutoTopicCreation`; v0-v3
+//! always), with `num.partitions` and `default.replication.factor`; that first answer is
+//! UNKNOWN_TOPIC_OR_PARTITION with no partitions, as a Kafka 4.4 broker answers while its
+//! creation is under way, and the next Metadata finds it. A name Kafka could never hold is
+//! INVALID_TOPIC_EXCEPTION then; the internal topics' names are not created (Kafka would
+//! create them; the cluster keeps their state elsewhere). When ACLs are enforced, the
+//! authorizer leaves out of the creation the topics the caller may not CREATE
+//! (`authorizer/per_entry.rs`).
 
+use super::create_topics::{auto_create as auto_create_topic, invalid_name};
 use super::Context;
 use crate::state::{State, Topic};
 use kafka_codec::messages::metadata_response::{
@@ -16,9 +27,16 @@ use kafka_codec::{ApiKey, ErrorCode};
 
 pub const API: ApiKey = ApiKey::Metadata;
 
+/// Kafka's internal topics (`Topic.isInternal`), answered as internal and never created here.
+const INTERNAL_TOPICS: [&str; 3] = [
+    "__consumer_offsets",
+    "__transaction_state",
+    "__share_group_state",
+];
+
 pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataResponse {
     let shared = context.shared;
-    let state = shared.state();
+    let mut state = shared.state();
     let brokers = shared
         .brokers()
         .iter()
@@ -41,36 +59,48 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
             .map(|(name, topic)| describe(context, &state, name, topic))
             .collect()
     } else {
-        request
-            .topics
-            .iter()
-            .flatten()
-            .map(|wanted| {
-                let found = match &wanted.name {
-                    Some(name) => state
-                        .topics
-                        .get(name.as_str())
-                        .map(|topic| (name.as_str().to_owned(), topic)),
-                    None => state
-                        .topic_by_id(wanted.topic_id)
-                        .map(|(name, topic)| (name.clone(), topic)),
-                };
-                match found {
-                    Some((name, topic)) => describe(context, &state, &name, topic),
-                    None => {
-                        let error = if wanted.name.is_some() {
-                            ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
-                        } else {
-                            ErrorCode::UNKNOWN_TOPIC_ID
-                        };
-                        MetadataResponseTopic::default()
-                            .with_error_code(error.code())
-                            .with_name(wanted.name.clone())
-                            .with_topic_id(wanted.topic_id)
-                    }
+        let auto_create = state.configs.auto_create_topics()
+            && (context.version < 4 || request.allow_auto_topic_creation);
+        let mut answers = Vec::new();
+        for wanted in request.topics.iter().flatten() {
+            let found = match &wanted.name {
+                Some(name) => state
+                    .topics
+                    .get(name.as_str())
+                    .map(|topic| (name.as_str().to_owned(), topic)),
+                None => state
+                    .topic_by_id(wanted.topic_id)
+                    .map(|(name, topic)| (name.clone(), topic)),
+            };
+            if let Some((name, topic)) = found {
+                answers.push(describe(context, &state, &name, topic));
+                continue;
+            }
+            let mut error = if wanted.name.is_some() {
+                ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
+            } else {
+                ErrorCode::UNKNOWN_TOPIC_ID
+            };
+            let internal = wanted
+                .name
+                .as_deref()
+                .is_some_and(|name| INTERNAL_TOPICS.contains(&name));
+            if let (true, Some(name)) = (auto_create, wanted.name.as_deref()) {
+                if invalid_name(name).is_some() {
+                    error = ErrorCode::INVALID_TOPIC_EXCEPTION;
+                } else if !internal {
+                    auto_create_topic(context, &mut state, name);
                 }
-            })
-            .collect()
+            }
+            answers.push(
+                MetadataResponseTopic::default()
+                    .with_error_code(error.code())
+                    .with_name(wanted.name.clone())
+                    .with_topic_id(wanted.topic_id)
+                    .with_is_internal(internal),
+            );
+        }
+        answers
     };
     MetadataResponse::default()
         .with_brokers(brokers)

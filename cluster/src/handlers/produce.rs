@@ -3,7 +3,10 @@
 //! partition leader epoch as the leader's), fields outside the batch's CRC, so the records
 //! and the CRC are stored as the producer sent them; the batch itself is kept uncopied and
 //! the two fields are written as it is fetched (`state::StoredBatch`). A legacy message set
-//! (v0-v2) is converted to one v2 batch first (`legacy::up_convert_message_set`).
+//! (v0-v2) is converted to one v2 batch first (`legacy::up_convert_message_set`). A topic
+//! whose `message.timestamp.type` is LogAppendTime gets each batch stamped with the time it
+//! is appended (timestamp type attribute, max timestamp, CRC: a copy of the batch), answered
+//! in `LogAppendTimeMs` (v2+), as Kafka stamps and answers it.
 
 use super::Context;
 use crate::legacy;
@@ -144,6 +147,8 @@ fn produce(
     if header.is_control() || (header.producer_id >= 0 && header.base_sequence < 0) {
         return fail(ErrorCode::INVALID_RECORD);
     }
+    // -1 unless the topic's timestamps are its log's append times.
+    let mut append_time = -1;
     let (base_offset, log_start) = {
         let mut state = context.shared.state();
         // The topic may have gone (or come back smaller) since it was looked up: a
@@ -151,6 +156,22 @@ fn produce(
         let there = state.topics.get(topic).map(|t| t.partitions.len());
         if there.is_none_or(|partitions| partition >= partitions) {
             return fail(unknown);
+        }
+        // The topic's `max.message.bytes` bounds a batch as sent (Kafka's log refuses a
+        // larger one before validating it), and with acks=all its `min.insync.replicas`
+        // the ISR (Kafka's leader refuses to append then).
+        let max_bytes = state.topic_config_number(topic, "max.message.bytes");
+        if max_bytes.is_some_and(|max| batch.as_bytes().len() as i64 > max) {
+            return fail(ErrorCode::MESSAGE_TOO_LARGE);
+        }
+        if acks == -1 {
+            let min_isr = state.topic_config_number(topic, "min.insync.replicas");
+            let nodes = context.broker_ids();
+            let view =
+                state.replica_view(topic, data.index, &nodes, context.shared.placement_brokers);
+            if min_isr.is_some_and(|min| (view.isr.len() as i64) < min) {
+                return fail(ErrorCode::NOT_ENOUGH_REPLICAS);
+            }
         }
         // An idempotent producer's batch: a retry of one of its last five is answered with
         // the original's offset, and its epoch and sequence must follow on (producers.rs).
@@ -199,12 +220,27 @@ fn produce(
         // that storing it copies nothing, else copied, so that a small batch does not hold
         // a large request's memory once the rest of it is gone.
         let sent = batch.as_bytes();
-        let kept = if sent.len().saturating_mul(2) >= request_bytes {
-            sent.clone()
+        // A LogAppendTime topic's batch is stamped with the append time (a copy, its CRC
+        // recomputed), as Kafka's log validator stamps it.
+        let stamped = if log_append_time(&state, topic) {
+            let now = crate::state::now_ms();
+            batch
+                .with_log_append_time(now)
+                .map(|stamped| (stamped, now))
         } else {
-            Bytes::copy_from_slice(sent)
+            None
         };
-        let appended = state.append(topic, partition, records, header.max_timestamp, |_| {
+        let (kept, max_timestamp) = match stamped {
+            Some((stamped, now)) => {
+                append_time = now;
+                (stamped, now)
+            }
+            None if sent.len().saturating_mul(2) >= request_bytes => {
+                (sent.clone(), header.max_timestamp)
+            }
+            None => (Bytes::copy_from_slice(sent), header.max_timestamp),
+        };
+        let appended = state.append(topic, partition, records, max_timestamp, |_| {
             NewBatch::Received {
                 batch: kept,
                 leader_epoch: epoch,
@@ -229,6 +265,14 @@ fn produce(
     answer
         .with_base_offset(base_offset)
         .with_log_start_offset(log_start)
+        .with_log_append_time_ms(append_time)
+}
+
+/// Whether `topic`'s `message.timestamp.type` is LogAppendTime.
+fn log_append_time(state: &crate::state::State, topic: &str) -> bool {
+    state
+        .topic_config(topic, "message.timestamp.type")
+        .is_some_and(|value| value.trim() == "LogAppendTime")
 }
 
 /// Whether a batch of the request is transactional (its first header says; a batch that

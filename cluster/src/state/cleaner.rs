@@ -45,6 +45,21 @@ impl State {
             .or_else(|| definitions().topic.get(name)?.default.clone())
     }
 
+    /// `name`'s value for `topic` as a number: its override, else the cluster-wide dynamic
+    /// value of its broker synonym (`min.insync.replicas` is one from the start), else
+    /// Kafka's default; `None` when it has none or it does not parse.
+    pub fn topic_config_number(&self, topic: &str, name: &str) -> Option<i64> {
+        let own = self.configs.topics.get(topic).and_then(|o| o.get(name));
+        let cluster_wide = || {
+            let synonym = definitions().topic.get(name)?.synonym.as_ref()?;
+            self.configs.brokers.get("")?.get(synonym)
+        };
+        match own.or_else(cluster_wide) {
+            Some(value) => value.trim().parse().ok(),
+            None => self.topic_config(topic, name)?.trim().parse().ok(),
+        }
+    }
+
     fn topic_config_i64(&self, topic: &str, name: &str) -> i64 {
         self.topic_config(topic, name)
             .and_then(|value| value.trim().parse().ok())

@@ -40,7 +40,7 @@ pub use crate::view_struct;
 pub use crate::wire::view::{
     check_bool_array, check_bytes, check_bytes_array, check_count, check_fixed_array,
     check_fixed_array_field, check_str, check_str_array, check_struct, check_struct_array, Checked,
-    IntoOwned, Lazy, ViewCursor, ViewIter, ViewMode, Walk,
+    IntoOwned, Lazy, ViewCursor, ViewIter, ViewMark, ViewMode, Walk,
 };
 
 #[cfg(feature = "arbitrary")]

@@ -99,8 +99,11 @@
 //! code per struct and version, as the owned decoder is), and reading field `n` of a struct
 //! steps over the fields before it (fixed-width ones at a constant offset). A routing read
 //! (view + the few fields a router needs) allocates nothing and runs at about the owned
-//! decode's speed; `to_owned()` after the check costs 1.5–3× the owned decode
-//! (`benches/README.md`).
+//! decode's speed; `to_owned()` runs the owned decoder on the view's bytes (under no
+//! limits: they were checked), so it costs the owned decode, on top of the check
+//! (`benches/README.md`). A struct's last `bytes`/`records` field (a partition's records) is
+//! found when its array's iterator steps over the struct, and its accessor reads it from
+//! there without reading its length again.
 //!
 //! A **lazy view** (`LazyRequestFrame::new`, `LazyResponseFrame::new`, `LazyMessage::new`;
 //! the same generated view types in mode `Lazy`) checks only the framing and the header
@@ -113,8 +116,8 @@
 //! whole frame, kind, offset and field path alike (the owned decoder reads the frame again
 //! to say it: errors are rare). What no accessor reads is never checked, so a lazy view may
 //! read the good parts of a frame the owned decoder refuses (a limit or tagged-section
-//! order broken elsewhere); `to_owned()` of a lazy view checks the struct first and equals
-//! the owned decode. It allocates nothing either, and its routing reads are the fastest way
+//! order broken elsewhere); `to_owned()` of a lazy view runs the owned decoder on the
+//! struct's bytes (one pass), and so equals the owned decode and costs what it costs. It allocates nothing either, and its routing reads are the fastest way
 //! here to a few fields (`benches/README.md` has the numbers).
 //!
 //! Choose: an owned message where you read most fields or keep them; a checked view where a

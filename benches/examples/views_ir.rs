@@ -11,9 +11,11 @@
 //! The Ir of one operation is (Ir at 11 − Ir at 1) / 10. Operations: `route-view`,
 //! `route-lazy`, `route-owned`, `route-kafka-protocol`, `route-krabka` (the five routing
 //! reads), `route-hand-written` (a hand-written reader of the same fields, `views::hand_written`), `walk-view` (view +
-//! `to_owned`), `walk-lazy` (lazy view + `to_owned`),
+//! `to_owned`), `walk-view-check` (the checked view made, nothing read: `walk-view` less this is
+//! its `to_owned`), `walk-lazy` (lazy view + `to_owned`),
 //! `walk-lazy-accessors` (lazy view + `to_owned_via_accessors`), `walk-owned` (the owned
-//! decode).
+//! decode). Case `produce_request_v9_tap` with `tap-owned`, `tap-view`, `tap-lazy`: the tap's
+//! `--deny-topic` decision on a Produce v9 frame (`views::tap_decision`).
 
 use bytes::Bytes;
 use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
@@ -30,6 +32,10 @@ fn walk<M: Message + Viewable + kafka_codec::codegen::DecodeFields + 'static>(
     if how == "walk-view" {
         let view: M::View<'_> = view_message(bytes, version).expect("valid");
         std::mem::size_of_val(&black_box(view.to_owned_struct()))
+    } else if how == "walk-view-check" {
+        // The checked view made alone: what `walk-view` spends before `to_owned`.
+        let view: M::View<'_> = view_message(bytes, version).expect("valid");
+        std::mem::size_of_val(&black_box(view))
     } else if how == "walk-lazy" || how == "walk-lazy-accessors" {
         use kafka_codec::wire::view::OwnedViaAccessors;
         let message = kafka_codec::LazyMessage::new::<M>(bytes, version).expect("valid");
@@ -53,6 +59,22 @@ fn main() {
         std::process::exit(2);
     };
     let n: usize = n.parse().expect("a count");
+    if case == "produce_request_v9_tap" {
+        // The tap's `--deny-topic` decision on its bench traffic (`views::tap_decision`).
+        use kafka_codec_bench::views::tap_decision;
+        let frame = tap_decision::frame();
+        let read = match operation.as_str() {
+            "tap-owned" => tap_decision::owned,
+            "tap-view" => tap_decision::checked_view,
+            "tap-lazy" => tap_decision::lazy_view,
+            _ => panic!("unknown operation {operation}"),
+        };
+        let denied = (0..n)
+            .filter(|_| read(black_box(&frame)).expect("valid"))
+            .count();
+        println!("{denied}");
+        return;
+    }
     let (bytes, version) = match case.as_str() {
         "produce_request_v13" => (produce_request().bytes, 13),
         "fetch_response_v18" => (fetch_response().bytes, 18),

@@ -301,6 +301,92 @@ pub fn routes(case: &str) -> Option<([Route; 4], Option<Route>)> {
     })
 }
 
+/// The tap's `--deny-topic` decision (`named_topics` in `cli/src/commands/tap/policy.rs`):
+/// whether any topic a Produce request frame (header and body, no size prefix) names is
+/// denied, here every name starting `denied-`. Three readers of the same frame: the owned
+/// decode the tap uses, the checked view (which refuses what the owned decode refuses), and
+/// the lazy view (which checks only the header and the names it reads).
+pub mod tap_decision {
+    use bytes::{Bytes, BytesMut};
+    use kafka_codec::messages::produce_request::{
+        PartitionProduceData, ProduceRequestView, TopicProduceData,
+    };
+    use kafka_codec::messages::ProduceRequest;
+    use kafka_codec::records::{Compression, RecordBatchBuilder};
+    use kafka_codec::{
+        DecodeError, DecodeOptions, Framing, Lazy, LazyRequestFrame, Request, RequestFrame,
+        RequestFrameView,
+    };
+
+    fn denied(name: &str) -> bool {
+        name.starts_with("denied-")
+    }
+
+    /// The tap bench's traffic (`benches/tap.rs`): a Produce v9 request naming one topic,
+    /// one partition of 64 KiB of records, as the tap holds it (no size prefix).
+    pub fn frame() -> Bytes {
+        frame_naming("bench")
+    }
+
+    /// [`frame`] naming the topic `name`.
+    pub fn frame_naming(name: &str) -> Bytes {
+        frame_with(name, None)
+    }
+
+    /// [`frame`] naming the topic `name`, with a transactional id.
+    pub fn frame_with(name: &str, transactional_id: Option<&str>) -> Bytes {
+        let mut builder = RecordBatchBuilder::new(Compression::None);
+        for i in 0..64u8 {
+            builder.append(1_700_000_000_000, None, Some(vec![i; 1024].into()));
+        }
+        let records = builder.build().encode_to_bytes().expect("a batch");
+        let request = ProduceRequest::default()
+            .with_transactional_id(transactional_id.map(Into::into))
+            .with_acks(-1)
+            .with_timeout_ms(30_000)
+            .with_topic_data(vec![TopicProduceData::default()
+                .with_name(name.into())
+                .with_partition_data(vec![PartitionProduceData::default()
+                    .with_index(0)
+                    .with_records(Some(records))])]);
+        let mut out = BytesMut::new();
+        RequestFrame::new(request, 9, 1)
+            .with_client_id("bench")
+            .encode(&mut out, Framing::Bare)
+            .expect("encodes");
+        out.freeze()
+    }
+
+    pub fn owned(frame: &Bytes) -> Result<bool, DecodeError> {
+        let request = RequestFrame::decode_with(frame.clone(), &DecodeOptions::default())?;
+        Ok(match &request.body {
+            Request::Produce(r) => r.topic_data.iter().any(|t| denied(&t.name)),
+            _ => false,
+        })
+    }
+
+    pub fn checked_view(frame: &Bytes) -> Result<bool, DecodeError> {
+        let view = RequestFrameView::new(frame, &DecodeOptions::default())?;
+        Ok(match view.body::<ProduceRequestView<'_>>() {
+            Some(body) => body.topic_data().any(|t| denied(t.name())),
+            None => false,
+        })
+    }
+
+    pub fn lazy_view(frame: &Bytes) -> Result<bool, DecodeError> {
+        let view = LazyRequestFrame::new(frame, &DecodeOptions::default())?;
+        let Some(body) = view.body::<ProduceRequestView<'_, Lazy>>() else {
+            return Ok(false);
+        };
+        for topic in body.topic_data()? {
+            if denied(topic?.name()?) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
 /// A hand-written routing read: plain safe code for exactly the fields a route needs and
 /// this one layout (no views, no version tests), as a programmer would write it without a
 /// codec: every read bounds-checked (`Option` and `?`), lengths and counts read as the owned
@@ -509,6 +595,35 @@ pub fn hand_written_route(case: &str) -> Option<Route> {
 mod tests {
     use super::*;
     use crate::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
+
+    /// The three readers of the tap's decision agree on its traffic and on a denied name, and
+    /// refuse a frame cut short; a transactional id that is not UTF-8 is refused by the owned
+    /// decode and the checked view, and stepped over by the lazy view (what a lazy decision
+    /// leaves unchecked).
+    #[test]
+    fn the_tap_decision_reads_agree() {
+        use tap_decision::{checked_view, frame, frame_naming, frame_with, lazy_view, owned};
+        let (bytes, named) = (frame(), frame_naming("denied-orders"));
+        for read in [owned, checked_view, lazy_view] {
+            assert!(!read(&bytes).unwrap());
+            assert!(read(&named).unwrap());
+        }
+        // A transactional id that is not UTF-8: the lazy view steps over it by its length.
+        let with_id = frame_with("bench", Some("txn-id-a"));
+        let at = with_id.windows(8).position(|w| w == b"txn-id-a").unwrap();
+        let mut bad = with_id.to_vec();
+        bad[at] = 0xff;
+        let bad = Bytes::from(bad);
+        assert!(owned(&bad).is_err());
+        assert!(checked_view(&bad).is_err());
+        assert!(!lazy_view(&bad).unwrap());
+        // A frame cut inside its records: refused by all three, the lazy view when it steps
+        // over the topic to find its end.
+        let cut = bytes.slice(..bytes.len() - 100);
+        for read in [owned, checked_view, lazy_view] {
+            assert!(read(&cut).is_err());
+        }
+    }
 
     /// The hand-written read (`hand_written`) reads what the views, the owned decode and
     /// kafka-protocol read, on every case; a body cut anywhere is refused (`None`), never a

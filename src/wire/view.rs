@@ -4,8 +4,10 @@
 //! Each generated view (`codegen/src/emit/view.rs`) has, per struct, straight-line code for
 //! every version as the owned decoder has: `view_check`, which checks the struct's bytes as
 //! the owned decoder reads them; `view_skip_to`, which steps over its first fields to the one
-//! an accessor reads (fixed-width fields are constant steps the compiler folds); and
-//! `view_read_owned`, which reads the whole struct in one pass for `to_owned`.
+//! an accessor reads (fixed-width fields are constant steps the compiler folds), and says
+//! where the struct's last `bytes` field lies ([`ViewMark`]) when it steps over it; and
+//! `view_read_owned`, which reads the whole struct of a checked view in one pass (what its
+//! `to_owned` falls back on; `to_owned` runs the owned decoder, [`OwnedDecode`]).
 //!
 //! **Two modes, one generator** ([`ViewMode`]). A [`Checked`] view (the default) was made
 //! after `view_check` passed over the whole frame: it uses the owned decoder's own readers
@@ -38,6 +40,10 @@ use std::marker::PhantomData;
 /// A generated `view_check`: a struct's bytes at a version, checked from the decoder's
 /// position.
 pub type ViewCheck = fn(&mut Decoder<'_>, i16) -> Result<(), DecodeError>;
+
+/// The owned decoder of a struct (`DecodeFields::decode_fields`): what a lazy view's
+/// `to_owned` runs on its bytes.
+pub type OwnedDecode<T> = fn(&mut Decoder<'_>, i16) -> Result<T, DecodeError>;
 
 /// The elements of a `bool` array: `Vec<bool>` in the owned struct, one byte each.
 #[inline]
@@ -199,13 +205,27 @@ pub trait ViewMode: Copy + 'static + sealed::Sealed {
     fn finish<'a, T>(origin: Self::Origin<'a>, ok: bool, value: T) -> Self::Out<T>;
     #[doc(hidden)]
     fn limits<'a>(origin: Self::Origin<'a>) -> Option<&'a DecodeLimits>;
+    /// The owned struct at the cursor, decoded by the owned decoder `decode` (a lazy view's
+    /// errors are the owned decoder's; a checked view's bytes cannot fail, and `read`, the
+    /// view's own reader, stands behind it).
     #[doc(hidden)]
     fn to_owned<'a, T: Default>(
         cursor: ViewCursor<'a, Self>,
-        check: ViewCheck,
+        decode: OwnedDecode<T>,
         read: fn(&mut Walk<'a, Checked>) -> T,
     ) -> Self::Out<T>;
 }
+
+/// The limits a checked view's `to_owned` decodes under: none, its bytes were checked.
+const UNLIMITED: DecodeLimits = DecodeLimits {
+    max_frame_size: usize::MAX,
+    max_array_len: usize::MAX,
+    max_string_len: usize::MAX,
+    max_bytes_len: usize::MAX,
+    max_nesting: usize::MAX,
+    max_decompressed_batch_size: usize::MAX,
+    memory_budget: Some(usize::MAX),
+};
 
 mod sealed {
     pub trait Sealed {}
@@ -246,12 +266,23 @@ impl ViewMode for Checked {
     #[inline]
     fn to_owned<'a, T: Default>(
         cursor: ViewCursor<'a, Self>,
-        _: ViewCheck,
+        decode: OwnedDecode<T>,
         read: fn(&mut Walk<'a, Checked>) -> T,
     ) -> T {
-        match cursor.walk() {
-            Some(mut w) => read(&mut w),
-            None => T::default(),
+        let Some(at) = cursor.at else {
+            return T::default();
+        };
+        // The owned decoder is the faster reader (its arrays are reserved once, its structs
+        // built in place). The bytes were checked against the caller's limits when the view
+        // was made, so they are decoded here under none: this decode cannot fail. Should it
+        // (a bug), the view's own reader, which never fails, reads them instead.
+        let mut d = Decoder::with_limits_in(cursor.buf, at, cursor.frame.len(), UNLIMITED);
+        match decode(&mut d, cursor.version) {
+            Ok(value) => value,
+            Err(_) => match cursor.walk() {
+                Some(mut w) => read(&mut w),
+                None => T::default(),
+            },
         }
     }
 }
@@ -281,24 +312,18 @@ impl ViewMode for Lazy {
 
     fn to_owned<'a, T: Default>(
         cursor: ViewCursor<'a, Self>,
-        check: ViewCheck,
-        read: fn(&mut Walk<'a, Checked>) -> T,
+        decode: OwnedDecode<T>,
+        _: fn(&mut Walk<'a, Checked>) -> T,
     ) -> Result<T, DecodeError> {
         let origin = cursor.origin;
         let Some(at) = cursor.at else {
             return Ok(T::default());
         };
-        // The struct checked as the owned decoder reads it, then read as a checked view.
+        // Nothing of the struct was checked: the owned decoder reads it from its bytes in
+        // place, one pass that checks and builds at once (a check and then a checked read
+        // would be two), so a lazy `to_owned` costs what the owned decode costs.
         let mut d = Decoder::with_limits_in(cursor.buf, at, origin.end, origin.options.limits);
-        check(&mut d, cursor.version).map_err(|e| origin.error(Some(e)))?;
-        let checked = ViewCursor::<Checked> {
-            buf: cursor.buf,
-            frame: cursor.frame,
-            at: Some(at),
-            version: cursor.version,
-            origin: (),
-        };
-        Ok(<Checked as ViewMode>::to_owned(checked, check, read))
+        decode(&mut d, cursor.version).map_err(|e| origin.error(Some(e)))
     }
 }
 
@@ -425,32 +450,39 @@ impl<'a, M: ViewMode> Walk<'a, M> {
 
     #[inline]
     fn take<const N: usize>(&mut self) -> [u8; N] {
-        let value = match self
+        match self
             .bytes
             .get(self.pos..)
             .and_then(|rest| rest.first_chunk::<N>())
         {
-            Some(value) => *value,
-            None => {
-                self.bad = true;
-                [0; N]
+            Some(value) => {
+                // Within the bytes, so no overflow: a plain addition.
+                self.pos += N;
+                *value
             }
-        };
-        self.pos = self.pos.saturating_add(N);
-        value
+            None => self.past_end(N, [0; N]),
+        }
     }
 
     #[inline]
     fn slice(&mut self, len: usize) -> &'a [u8] {
         let start = self.pos;
-        self.pos = start.saturating_add(len);
-        match self.bytes.get(start..self.pos) {
-            Some(slice) => slice,
-            None => {
-                self.bad = true;
-                &[]
+        match self.bytes.get(start..).and_then(|rest| rest.get(..len)) {
+            Some(slice) => {
+                self.pos = start + len;
+                slice
             }
+            None => self.past_end(len, &[]),
         }
+    }
+
+    /// A read of `len` bytes past the end: the walk is bad, and steps on (saturating) so that
+    /// a lazy walk's later reads fail too.
+    #[cold]
+    fn past_end<T>(&mut self, len: usize, empty: T) -> T {
+        self.bad = true;
+        self.pos = self.pos.saturating_add(len);
+        empty
     }
 
     #[inline]
@@ -534,6 +566,27 @@ impl<'a, M: ViewMode> Walk<'a, M> {
         self.compact = compact;
         let len = self.len(false).unwrap_or(0);
         self.skip(len);
+    }
+
+    /// Steps over `bytes` or `records` as [`Walk::skip_bytes`] does, and says where its value
+    /// lies ([`ViewMark`]), so that the struct's view reads it without reading its length again.
+    #[inline]
+    pub fn skip_bytes_marked(&mut self, compact: bool) -> ViewMark {
+        self.compact = compact;
+        let mark = match self.len(false) {
+            None => ViewMark::NULL,
+            Some(len) => {
+                let at = self.pos;
+                self.skip(len);
+                ViewMark { at, end: self.pos }
+            }
+        };
+        // Marked only when read whole and within the walk's bytes (a tagged value's, where
+        // the walk is inside one); else the accessor walks to it as for any field.
+        if self.bad || mark.end > self.bytes.len() {
+            return ViewMark::UNKNOWN;
+        }
+        mark
     }
 
     /// An array's count (0 for null), bounded by the input so that any walk stays finite.
@@ -782,6 +835,30 @@ impl<'a> Walk<'a, Checked> {
     }
 }
 
+/// Where the value of a struct's last `bytes`/`records` field lies, found when the struct was
+/// stepped over (by its array's iterator, or as a field): its accessor then reads the value
+/// from here instead of walking to it and reading its length a second time. A records value
+/// is most of a Produce or Fetch partition, and its length was read twice per partition.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewMark {
+    at: usize,
+    end: usize,
+}
+
+impl ViewMark {
+    /// Not found: the accessor walks to the field.
+    pub const UNKNOWN: ViewMark = ViewMark {
+        at: usize::MAX,
+        end: 0,
+    };
+    /// The value is null on the wire.
+    pub const NULL: ViewMark = ViewMark {
+        at: usize::MAX - 1,
+        end: 0,
+    };
+}
+
 /// Where a struct starts in a view's bytes, the version it was written at and the mode's
 /// origin; or a struct the version does not have, whose fields all read as their defaults.
 pub struct ViewCursor<'a, M: ViewMode> {
@@ -792,6 +869,8 @@ pub struct ViewCursor<'a, M: ViewMode> {
     at: Option<usize>,
     version: i16,
     origin: M::Origin<'a>,
+    /// Where the struct's last `bytes` field lies, if found when it was stepped over.
+    mark: ViewMark,
 }
 
 impl<M: ViewMode> Clone for ViewCursor<'_, M> {
@@ -813,6 +892,7 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
             at: Some(at),
             version,
             origin,
+            mark: ViewMark::UNKNOWN,
         }
     }
 
@@ -826,6 +906,7 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
             at: None,
             version,
             origin,
+            mark: ViewMark::UNKNOWN,
         }
     }
 
@@ -860,6 +941,33 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
             bad: false,
             origin: self.origin,
         })
+    }
+
+    /// The struct's marked `bytes` field ([`ViewMark`]), as its walk would read it with
+    /// `nullable`: `None` when not marked (the accessor then walks to it). Clears `ok` where
+    /// the walk would mark itself bad: a null where the field cannot be null, a value over
+    /// the limit (lazy views).
+    #[doc(hidden)]
+    #[inline]
+    pub fn marked_bytes(&self, nullable: bool, ok: &mut bool) -> Option<Option<&'a [u8]>> {
+        match self.mark.at {
+            at if at == ViewMark::UNKNOWN.at => None,
+            at if at == ViewMark::NULL.at => {
+                if nullable {
+                    Some(None)
+                } else {
+                    *ok = false;
+                    Some(Some(&[]))
+                }
+            }
+            at => {
+                let value = self.frame.get(at..self.mark.end)?;
+                if M::limits(self.origin).is_some_and(|l| value.len() > l.max_bytes_len) {
+                    *ok = false;
+                }
+                Some(Some(value))
+            }
+        }
     }
 }
 
@@ -979,9 +1087,10 @@ pub trait StructView<'a>: Copy {
     fn check(d: &mut Decoder<'_>, version: i16) -> Result<(), DecodeError>;
     /// How the view reads: [`Checked`] or [`Lazy`].
     type Mode: ViewMode;
-    /// Steps over the whole struct, tagged section included.
+    /// Steps over the whole struct, tagged section included; where its last `bytes` field
+    /// lies.
     #[doc(hidden)]
-    fn skip(walk: &mut Walk<'a, Self::Mode>);
+    fn skip(walk: &mut Walk<'a, Self::Mode>) -> ViewMark;
     /// The owned struct.
     type Owned;
     #[doc(hidden)]
@@ -1016,15 +1125,17 @@ pub trait OwnedViaAccessors {
 pub fn read_struct<'a, M: ViewMode, V: StructView<'a, Mode = M>>(walk: &mut Walk<'a, M>) -> V {
     // The frame's bytes travel with the walk: a struct found here reads them without
     // looking them up again.
-    let view = V::from_cursor(ViewCursor {
+    let mut cursor = ViewCursor {
         buf: walk.buf,
         frame: walk.frame,
         at: Some(walk.pos),
         version: walk.version,
         origin: walk.origin,
-    });
-    V::skip(walk);
-    view
+        mark: ViewMark::UNKNOWN,
+    };
+    // Stepping over the struct finds where its last `bytes` field lies: handed to its view.
+    cursor.mark = V::skip(walk);
+    V::from_cursor(cursor)
 }
 
 /// A nullable struct: its marker byte, then the struct.
@@ -1293,7 +1404,7 @@ macro_rules! view_struct {
             }
             type Mode = M;
             #[inline]
-            fn skip(walk: &mut $crate::wire::view::Walk<'a, M>) {
+            fn skip(walk: &mut $crate::wire::view::Walk<'a, M>) -> $crate::wire::view::ViewMark {
                 $view::view_skip(walk)
             }
             type Owned = $owned;

@@ -515,6 +515,7 @@ pub(crate) const PRELUDE: &[&str] = &[
     "Versions",
     "Checked",
     "ViewCursor",
+    "ViewMark",
     "ViewIter",
     "ViewMode",
     "Bytes",

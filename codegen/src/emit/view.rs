@@ -318,37 +318,81 @@ fn emit_check(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     );
 }
 
-/// `view_skip_to` (over the fields before field `field`, or all of them) and `view_skip` (the
-/// whole struct).
+/// The field whose value a struct's skip marks for its accessor (`ViewMark`): its last
+/// `bytes`/`records` field that is positional in some version (a Produce or Fetch partition's
+/// records), whose length would otherwise be read once by the skip and again by the accessor.
+fn marked_field(cx: &Context<'_>, s: &Struct) -> Option<usize> {
+    s.fields.iter().rposition(|field| {
+        matches!(
+            field.ty,
+            FieldType::Primitive(Primitive::Bytes | Primitive::Records)
+        ) && !matches!(cx.when(cx.positional(field)), Cond::Never)
+    })
+}
+
+/// `view_skip_to` (over the fields before field `field`, or all of them; where the marked
+/// field's value lies, when it stepped over it) and `view_skip` (the whole struct).
 fn emit_skip(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+    let marked = marked_field(cx, s);
     let mut body = Code::new();
+    // A field in every version is marked where it is stepped over (`let`); one in some
+    // versions leaves the mark unknown in the others.
+    let always = marked
+        .is_some_and(|index| matches!(cx.when(cx.positional(&s.fields[index])), Cond::Always));
+    if marked.is_some() && !always {
+        body.line("let mut mark = ViewMark::UNKNOWN;");
+    }
     for (index, field) in s.fields.iter().enumerate() {
         let when = cx.when(cx.positional(field));
         if matches!(when, Cond::Never) {
             continue;
         }
-        body.line(format!("if field == {index} {{\n    return;\n}}"));
-        when.guard(&mut body, &skip_field(cx, field));
+        body.line(format!(
+            "if field == {index} {{\n    return ViewMark::UNKNOWN;\n}}"
+        ));
+        let skip = if marked == Some(index) {
+            let bind = if always { "let mark" } else { "mark" };
+            format!("{bind} = w.skip_bytes_marked({});", cx.compact(field))
+        } else {
+            skip_field(cx, field)
+        };
+        when.guard(&mut body, &skip);
     }
+    body.line(if marked.is_some() {
+        "mark"
+    } else {
+        "ViewMark::UNKNOWN"
+    });
     let body = with_bindings(cx, "w.version()", body.finish());
     let (w, field) = (super::binding(&body, "w"), super::binding(&body, "field"));
     code.line("#[doc(hidden)]");
     code.line("#[inline]");
+    if always {
+        // `let mark = ...; mark` where the marked field is the last one: kept in the one
+        // shape every struct's skip has.
+        code.line("#[allow(clippy::let_and_return)]");
+    }
     code.block(
-        format!("pub fn view_skip_to({w}: &mut Walk<'a, M>, {field}: usize)"),
+        format!("pub fn view_skip_to({w}: &mut Walk<'a, M>, {field}: usize) -> ViewMark"),
         |code| code.line(body),
     );
     code.blank();
     let mut body = Code::new();
-    body.line("Self::view_skip_to(w, usize::MAX);");
-    cx.when(cx.message.flexible_versions)
-        .guard(&mut body, "w.skip_tagged();");
+    let flexible = cx.when(cx.message.flexible_versions);
+    if matches!(flexible, Cond::Never) {
+        body.line("Self::view_skip_to(w, usize::MAX)");
+    } else {
+        body.line("let mark = Self::view_skip_to(w, usize::MAX);");
+        flexible.guard(&mut body, "w.skip_tagged();");
+        body.line("mark");
+    }
     let body = with_bindings(cx, "w.version()", body.finish());
     code.line("#[doc(hidden)]");
     code.line("#[inline]");
-    code.block("pub fn view_skip(w: &mut Walk<'a, M>)", |code| {
-        code.line(body)
-    });
+    code.block(
+        "pub fn view_skip(w: &mut Walk<'a, M>) -> ViewMark",
+        |code| code.line(body),
+    );
 }
 
 /// `view_read_owned`: the owned struct read in one pass from the walk, which ends past it.
@@ -442,7 +486,7 @@ fn emit_read_owned(code: &mut Code, cx: &Context<'_>, s: &Struct) {
 
 /// One accessor: the walk to the field and its read, whose `ok` the mode turns into the
 /// value (checked) or a `Result` (lazy).
-fn emit_accessor(code: &mut Code, cx: &Context<'_>, field: &Field, index: usize) {
+fn emit_accessor(code: &mut Code, cx: &Context<'_>, field: &Field, index: usize, marked: bool) {
     let ty = value_type(&field.ty);
     let ty = if field.is_optional() {
         format!("Option<{ty}>")
@@ -462,6 +506,21 @@ fn emit_accessor(code: &mut Code, cx: &Context<'_>, field: &Field, index: usize)
         "self.0.walk().and_then(|mut w| {{\n    Self::view_skip_to(&mut w, usize::MAX);\n    let found = w.tagged({});\n    ok = w.ok();\n    found.map(|mut w| {{\n        let value = {read};\n        ok = w.ok();\n        value\n    }})\n}})",
         field.tag.unwrap_or(0),
     );
+    // The marked field: read where the struct's skip found it, else walked to.
+    let at_positional = if marked {
+        let found = if field.is_optional() {
+            "value"
+        } else {
+            "value.unwrap_or(&[])"
+        };
+        format!(
+            "match self.0.marked_bytes({}, &mut ok) {{\n    Some(value) => Some({found}),\n    None => {},\n}}",
+            nullable(cx, field),
+            at_positional.replace('\n', "\n    ")
+        )
+    } else {
+        at_positional
+    };
     let value = positional.choose(&at_positional, &tagged.choose(&at_tagged, "None"));
     let body = if value == "None" {
         format!(
@@ -590,8 +649,9 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     code.blank();
     code.line(format!("#[cfg({cfg})]"));
     code.open(format!("impl<'a, M: ViewMode> {view}<'a, M>"));
+    let marked = marked_field(cx, s);
     for (index, field) in s.fields.iter().enumerate() {
-        emit_accessor(code, cx, field, index);
+        emit_accessor(code, cx, field, index, marked == Some(index));
         code.blank();
     }
     code.doc(" The raw bytes of the tagged field `tag`, known or not, if the struct has it.");
@@ -610,14 +670,16 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     code.blank();
     code.doc(&format!(
         " The owned `{name}`: equal to what the owned decoder reads from the same bytes.\n \
-         Strings and bytes share the input's buffer; arrays are collected. A lazy view checks\n \
-         the struct's bytes first, as the owned decoder would."
+         Strings and bytes share the input's buffer; arrays are collected. A lazy view runs\n \
+         the owned decoder on the struct's bytes (they were not checked)."
     ));
     // `#[inline]`, like every accessor: compiled only in a crate that calls it, not once per
     // struct in every dependent's build of the library.
     code.line("#[inline]");
     code.block(format!("pub fn to_owned(self) -> M::Out<{name}>"), |code| {
-        code.line("M::to_owned(self.0, Self::view_check, Self::view_read_owned)");
+        code.line(format!(
+            "M::to_owned(self.0, <{name} as DecodeFields>::decode_fields, Self::view_read_owned)"
+        ));
     });
     code.blank();
     emit_check(code, cx, s);

@@ -474,10 +474,10 @@ pub fn topic_names(body: &Request) -> Vec<String> {
 /// the requests it forwards unchanged need nothing but their names.
 ///
 /// The one place the tap reads a request's topic names from its bytes: today through the
-/// owned decode, which beat the views (`RequestFrameView`) when this was written, measured in
-/// `benches/README.md` ("Reading views on the tap's forwarding path"); a faster view would
-/// read the same names here (`RequestFrameView::new(frame, options)`, then the body's view per
-/// API), and nothing else would change.
+/// owned decode. The checked view (`RequestFrameView::new(frame, options)`, then the body's
+/// view per API) now reads the same names of a Produce v9 request in 1.6× fewer
+/// instructions, refusing what this refuses (`benches/README.md`, "The routing cut"): the
+/// switch, here and nowhere else, waits for the CLI to take on the `views` feature.
 fn named_topics(
     frame: &Bytes,
     options: &DecodeOptions,

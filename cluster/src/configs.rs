@@ -173,6 +173,36 @@ pub struct Overrides {
     /// Per broker resource name (a broker id, or empty for every broker), its dynamic
     /// overrides.
     pub brokers: BTreeMap<String, BTreeMap<String, String>>,
+    /// Every broker's static settings, as its `server.properties` gives them
+    /// ([`ClusterBuilder::broker_config`](crate::ClusterBuilder::broker_config)).
+    pub statics: BTreeMap<String, String>,
+}
+
+impl Overrides {
+    /// A broker config's static setting, else Kafka's default, parsed as `T` (`None`: a
+    /// config without a value, or one that does not parse).
+    pub fn static_or_default<T: std::str::FromStr>(&self, name: &str) -> Option<T> {
+        let value = match self.statics.get(name) {
+            Some(value) => value.clone(),
+            None => definitions().broker.get(name)?.default.clone()?,
+        };
+        value.trim().to_ascii_lowercase().parse().ok()
+    }
+}
+
+/// Checks a static broker setting: a known broker config (read-only ones included: they
+/// are set before the broker starts) and a value of its type.
+pub fn check_static(name: &str, value: &str) -> Result<(), String> {
+    let Some(definition) = definitions().broker.get(name) else {
+        return Err(format!("unknown broker config {name:?}"));
+    };
+    if !definition.kind.accepts(value) {
+        return Err(format!(
+            "{value:?} is not a valid {:?} for {name}",
+            definition.kind
+        ));
+    }
+    Ok(())
 }
 
 impl Overrides {

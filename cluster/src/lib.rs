@@ -150,6 +150,10 @@ pub struct Shared {
     pub(crate) host: String,
     /// How long a stopped broker stays unfenced ([`ClusterBuilder::broker_session_timeout`]).
     pub(crate) broker_session_timeout: Duration,
+    /// How often the automatic leader rebalance runs (`None`: off).
+    pub(crate) leader_rebalance: Option<Duration>,
+    /// How long an unfenced broker takes to rejoin the ISRs.
+    pub(crate) replica_catch_up: Duration,
     /// Brokers have no listener ([`ClusterBuilder::in_memory`]).
     pub(crate) in_memory: bool,
     /// The node id the next added broker gets.
@@ -484,6 +488,8 @@ pub struct ClusterBuilder {
     /// Each broker's fetch session slots and the bytes they hold.
     fetch_session_limits: (usize, usize),
     broker_session_timeout: Duration,
+    /// Static broker settings (`server.properties`), checked at build.
+    broker_configs: Vec<(String, String)>,
 }
 
 impl Default for ClusterBuilder {
@@ -528,6 +534,7 @@ impl Default for ClusterBuilder {
             ),
             // Kafka's `broker.session.timeout.ms` default.
             broker_session_timeout: Duration::from_secs(9),
+            broker_configs: Vec::new(),
         }
     }
 }
@@ -539,6 +546,19 @@ impl ClusterBuilder {
     /// ([`ControlHandle::fence_broker`](control::ControlHandle::fence_broker)).
     pub fn broker_session_timeout(mut self, timeout: Duration) -> Self {
         self.broker_session_timeout = timeout;
+        self
+    }
+
+    /// Sets broker config `name` to `value` on every broker, as their `server.properties`
+    /// would: DescribeConfigs shows it as a static setting (under dynamic overrides), and
+    /// topics take it where it is a topic config's broker synonym. Any broker config Kafka
+    /// 4.4 defines is taken (checked by type at [`build`](Self::build): an unknown name or a
+    /// bad value fails it); of them the cluster acts on `auto.leader.rebalance.enable` and
+    /// `leader.imbalance.check.interval.seconds` (the automatic leader rebalance,
+    /// `control/rebalance.rs`) and `replica.fetch.wait.max.ms` (how long an unfenced broker
+    /// takes to rejoin the ISRs, `control/fencing.rs`).
+    pub fn broker_config(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.broker_configs.push((name.into(), value.into()));
         self
     }
 
@@ -861,6 +881,13 @@ impl ClusterBuilder {
             brokers.iter().chain(&controller_nodes).map(|n| n.node_id),
         )?;
         let mut state = State::new(self.retention);
+        for (name, value) in &self.broker_configs {
+            configs::check_static(name, value)
+                .map_err(|why| io::Error::new(io::ErrorKind::InvalidInput, why))?;
+            state.configs.statics.insert(name.clone(), value.clone());
+        }
+        let leader_rebalance = control::rebalance::interval(&state.configs)?;
+        let replica_catch_up = control::rebalance::catch_up_delay(&state.configs);
         state.transactions = transactions::Transactions::new(self.transaction_limits);
         if let Some(seed) = self.seed {
             state.seed_ids(seed);
@@ -902,6 +929,8 @@ impl ClusterBuilder {
             brokers: std::sync::RwLock::new(Arc::new(brokers)),
             host: self.host.clone(),
             broker_session_timeout: self.broker_session_timeout,
+            leader_rebalance,
+            replica_catch_up,
             in_memory: self.in_memory,
             controllers: controller_nodes,
             quorum: quorum.map(Mutex::new),
@@ -968,6 +997,13 @@ impl ClusterBuilder {
         }
         if shared.quorum.is_some() {
             tokio::spawn(controllers::run_clock(Arc::clone(&shared), stopped.clone()));
+        }
+        if let Some(interval) = shared.leader_rebalance {
+            tokio::spawn(control::rebalance::run(
+                Arc::clone(&shared),
+                interval,
+                stopped.clone(),
+            ));
         }
         tokio::spawn(groups::run_timers(Arc::clone(&shared), stopped.clone()));
         tokio::spawn(share_groups::run_timers(

@@ -12,9 +12,11 @@
 mod cleaner;
 mod fencing;
 mod placement;
+mod rebalance;
 
 pub use cleaner::Cleaned;
 pub use fencing::{replicas_among, ReplicaView};
+pub use rebalance::MAX_ELECTIONS_PER_PASS;
 
 use crate::configs::Overrides;
 use crate::producers::{PartitionProducers, ProducerIds};

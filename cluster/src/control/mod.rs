@@ -16,6 +16,7 @@ mod fencing;
 pub mod http;
 pub mod json;
 mod log;
+pub(crate) mod rebalance;
 mod voters;
 
 pub use apply::intercept;

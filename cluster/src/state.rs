@@ -275,6 +275,9 @@ pub struct Topic {
     pub replication_factor: i16,
     /// The brokers it was placed over (`placement.rs`); `None`: the cluster's first ones.
     pub placement: Option<Vec<i32>>,
+    /// Partitions added later (CreatePartitions), each run with the brokers it was placed
+    /// over: the first partition of the run and those brokers.
+    pub grown: Vec<(i32, Vec<i32>)>,
 }
 
 impl Topic {
@@ -417,6 +420,7 @@ impl State {
                 partitions: (0..partitions).map(|_| PartitionLog::default()).collect(),
                 replication_factor,
                 placement: None,
+                grown: Vec::new(),
             },
         );
         id

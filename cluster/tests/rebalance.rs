@@ -468,3 +468,71 @@ async fn fencing_a_running_broker_over_http() {
     let (status, _) = support::http(control, "GET", "/leaders/rebalance", None).await;
     assert_eq!(status, 405);
 }
+
+#[test]
+fn new_partitions_are_placed_over_the_brokers_usable_now() {
+    use kafka_codec::messages::create_partitions_request::CreatePartitionsTopic;
+    use kafka_codec::messages::CreatePartitionsRequest;
+    paused().block_on(async {
+        let cluster = three_brokers().build().await.expect("cluster");
+        let control = cluster.control();
+        let mut client = Client::connect(&cluster, 0);
+        // Over 0-2: g-0 on [0, 1], g-1 on [1, 2].
+        client.create("g", 2, 2).await;
+        assert_eq!(control.add_broker(None).expect("added").node_id, 3);
+        // Over 0-3: four replicas of its one partition.
+        client.create("wide", 1, 4).await;
+        control.stop_broker(1).expect("stop");
+        control.fence_broker(1).expect("fenced");
+
+        let grow = |name: &str, count: i32| {
+            CreatePartitionsRequest::default()
+                .with_timeout_ms(1000)
+                .with_topics(vec![CreatePartitionsTopic::default()
+                    .with_name(name.into())
+                    .with_count(count)
+                    .with_assignments(None)])
+        };
+        let Response::CreatePartitions(grown) = client.call(3, grow("g", 5)).await else {
+            panic!("not CreatePartitions")
+        };
+        assert_eq!(grown.results[0].error_code, 0);
+        // g-2..g-4 over the usable brokers [0, 2, 3], partition p led by the (p mod 3)-th;
+        // the partitions before them stay where they were.
+        let placed: Vec<(i32, Vec<i32>, Vec<i32>)> = (0..5)
+            .map(|p| {
+                let view = control.partition("g", p).expect("a partition");
+                (view.leader.0, view.replicas, view.isr)
+            })
+            .collect();
+        assert_eq!(
+            placed,
+            [
+                (0, vec![0, 1], vec![0]),
+                (2, vec![1, 2], vec![2]),
+                (3, vec![3, 0], vec![3, 0]),
+                (0, vec![0, 2], vec![0, 2]),
+                (2, vec![2, 3], vec![2, 3]),
+            ]
+        );
+        let mut at_three = Client::connect(&cluster, 3);
+        assert_eq!(at_three.produce("g", 2).await, 0);
+        // Four replicas a partition, three brokers usable: refused, nothing added.
+        let Response::CreatePartitions(refused) = client.call(3, grow("wide", 2)).await else {
+            panic!("not CreatePartitions")
+        };
+        assert_eq!(
+            refused.results[0].error_code,
+            ErrorCode::INVALID_REPLICATION_FACTOR.code()
+        );
+        assert!(control.partition("wide", 1).is_err());
+        // Back (unfenced), 1 is usable again for the next ones: g-5 on [1, 2].
+        control.restart_broker(1).expect("restart");
+        let Response::CreatePartitions(grown) = client.call(3, grow("g", 6)).await else {
+            panic!("not CreatePartitions")
+        };
+        assert_eq!(grown.results[0].error_code, 0);
+        let view = control.partition("g", 5).expect("a partition");
+        assert_eq!((view.leader.0, view.replicas), (1, vec![1, 2]));
+    });
+}

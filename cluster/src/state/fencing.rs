@@ -97,7 +97,7 @@ impl State {
                     .map_or(1, |topic| topic.replication_factor);
                 // Counted over the brokers it was placed on that are still there.
                 let placed: Vec<i32>;
-                let pool = match self.placement(topic) {
+                let pool = match self.placement(topic, partition) {
                     Some(on) => {
                         placed = on.iter().copied().filter(|n| brokers.contains(n)).collect();
                         &placed[..]

@@ -536,3 +536,67 @@ fn new_partitions_are_placed_over_the_brokers_usable_now() {
         assert_eq!((view.leader.0, view.replicas), (1, vec![1, 2]));
     });
 }
+
+#[test]
+fn coordinators_moved_by_a_fence_come_back_with_the_rebalance() {
+    use kafka_codec::messages::offset_commit_request::{
+        OffsetCommitRequestPartition, OffsetCommitRequestTopic,
+    };
+    use kafka_codec::messages::OffsetCommitRequest;
+    paused().block_on(async {
+        let cluster = three_brokers().build().await.expect("cluster");
+        let control = cluster.control();
+        let mut client = Client::connect(&cluster, 0);
+        client.create("r", 1, 1).await;
+        // Two group ids broker 1 coordinates by Kafka's rule: one with a commit before the
+        // fence, one first seen while it is fenced.
+        let mut ids = Vec::new();
+        for n in 0.. {
+            let group = format!("group-{n}");
+            if coordinator(&mut client, &group).await == 1 {
+                ids.push(group);
+                if ids.len() == 2 {
+                    break;
+                }
+            }
+        }
+        let commit = OffsetCommitRequest::default()
+            .with_group_id(ids[0].as_str().into())
+            .with_generation_id_or_member_epoch(-1)
+            .with_topics(vec![OffsetCommitRequestTopic::default()
+                .with_name("r".into())
+                .with_partitions(vec![OffsetCommitRequestPartition::default()
+                    .with_partition_index(0)
+                    .with_committed_offset(1)])]);
+        let mut at_one = Client::connect(&cluster, 1);
+        let Response::OffsetCommit(committed) = at_one.call(8, commit).await else {
+            panic!("not OffsetCommit")
+        };
+        assert_eq!(committed.topics[0].partitions[0].error_code, 0);
+
+        control.stop_broker(1).expect("stop");
+        control.fence_broker(1).expect("fenced");
+        assert_eq!(coordinator(&mut client, &ids[0]).await, 2);
+        assert_eq!(coordinator(&mut client, &ids[1]).await, 2);
+        // Back, and caught up: still the stand-in's until the rebalance's check, as the
+        // leadership of their `__consumer_offsets` partitions stays moved until then.
+        control.restart_broker(1).expect("restart");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert!(!control.is_catching_up(1));
+        assert_eq!(coordinator(&mut client, &ids[0]).await, 2);
+        assert_eq!(coordinator(&mut client, &ids[1]).await, 2);
+        control.rebalance_leaders();
+        assert_eq!(coordinator(&mut client, &ids[0]).await, 1);
+        assert_eq!(coordinator(&mut client, &ids[1]).await, 1);
+    });
+}
+
+/// The coordinator FindCoordinator v3 names for `group`.
+async fn coordinator(client: &mut Client, group: &str) -> i32 {
+    let request = kafka_codec::messages::FindCoordinatorRequest::default().with_key(group.into());
+    let Response::FindCoordinator(found) = client.call(3, request).await else {
+        panic!("not FindCoordinator")
+    };
+    assert_eq!(found.error_code, 0);
+    found.node_id
+}

@@ -27,6 +27,13 @@ pub struct FencedBroker {
     pub stand_in: Option<i32>,
 }
 
+/// What a broker's fencing moved to its stand-in.
+#[derive(Debug, Default)]
+pub(crate) struct MovedAway {
+    groups: Vec<String>,
+    transactional_ids: Vec<String>,
+}
+
 impl ControlHandle {
     /// Fences stopped broker `node_id` now, as the controller does once its session timed
     /// out: it leaves Metadata's and DescribeCluster's brokers and every ISR, each partition
@@ -113,7 +120,11 @@ impl ControlHandle {
             self.lock(&self.coordinators)
                 .extend(moved_groups.iter().map(|group| (group.clone(), stand_in)));
             self.lock(&self.transaction_coordinators)
-                .extend(transactional_ids.into_iter().map(|id| (id, stand_in)));
+                .extend(transactional_ids.iter().map(|id| (id.clone(), stand_in)));
+            let mut fence_moved = self.lock(&self.fence_moved);
+            let moved = fence_moved.entry(node_id).or_default();
+            moved.groups.extend(moved_groups.iter().cloned());
+            moved.transactional_ids.extend(transactional_ids);
             // Ids not seen yet whose rule names it go to the stand-in too.
             let mut stand_ins = self.lock(&self.stand_ins);
             for to in stand_ins.values_mut() {
@@ -194,16 +205,15 @@ impl ControlHandle {
     }
 
     /// Unfences `node_id` as it comes back: leading the offline partitions it was the last
-    /// in-sync replica of, in its other partitions' ISRs once caught up (a timer), and
-    /// coordinating again the ids not seen yet that its rule names (those moved while it
-    /// was fenced stay moved, as a leadership stays until a preferred leader election).
+    /// in-sync replica of, and in its other partitions' ISRs once caught up (a timer). What
+    /// it coordinated stays with its stand-in, as the leadership of the coordinators'
+    /// partitions stays moved, until the leader rebalance (`rebalance.rs`).
     pub(crate) fn unfence(&self, node_id: i32) {
         let (back, ticket) = {
             let mut state = self.shared.state();
             let back = state.unfence_broker(node_id, self.shared.placement_brokers);
             (back, state.catch_up_ticket(node_id))
         };
-        self.lock(&self.stand_ins).remove(&node_id);
         if !back.is_empty() {
             self.shared.appended.notify_waiters();
         }
@@ -235,6 +245,56 @@ impl ControlHandle {
                 _ = dropped.changed() => {}
             }
         });
+    }
+
+    /// Gives the groups and transactional ids moved away by fencing back to each broker
+    /// that is unfenced and in sync again, and the ids not seen yet that its rule names, as
+    /// the preferred leader election gives it back the leadership of their
+    /// `__consumer_offsets` and `__transaction_state` partitions.
+    pub(crate) fn return_coordinators(&self) {
+        let back: Vec<(i32, MovedAway)> = {
+            let state = self.shared.state();
+            let mut fence_moved = self.lock(&self.fence_moved);
+            let ready: Vec<i32> = fence_moved
+                .keys()
+                .copied()
+                .filter(|&node| {
+                    self.shared.is_broker(node)
+                        && !state.is_fenced(node)
+                        && !state.is_catching_up(node)
+                })
+                .collect();
+            ready
+                .into_iter()
+                .filter_map(|node| fence_moved.remove(&node).map(|moved| (node, moved)))
+                .collect()
+        };
+        if back.is_empty() {
+            return;
+        }
+        let mut returned = Vec::new();
+        {
+            let mut coordinators = self.lock(&self.coordinators);
+            let mut transaction_coordinators = self.lock(&self.transaction_coordinators);
+            let mut stand_ins = self.lock(&self.stand_ins);
+            for (node, moved) in back {
+                stand_ins.remove(&node);
+                for group in moved.groups {
+                    if coordinators.insert(group.clone(), node) != Some(node) {
+                        returned.push(group);
+                    }
+                }
+                for id in moved.transactional_ids {
+                    transaction_coordinators.insert(id, node);
+                }
+            }
+        }
+        let mut groups = self.shared.groups();
+        for group in &returned {
+            groups.coordinator_moved(group);
+        }
+        drop(groups);
+        self.shared.groups_changed.notify_one();
     }
 
     fn lock<'a, T>(&self, mutex: &'a std::sync::Mutex<T>) -> std::sync::MutexGuard<'a, T> {

@@ -93,6 +93,7 @@ impl ControlHandle {
     }
 
     fn elect_preferred_pass(&self, max: usize) -> (Vec<(String, i32, i32)>, bool) {
+        self.return_coordinators();
         let brokers: Vec<i32> = self.shared.brokers().iter().map(|b| b.node_id).collect();
         let (moved, more) = self.shared.state().elect_preferred_leaders(
             &brokers,

@@ -59,6 +59,13 @@ pub struct ClusterCommand {
     /// offline. Restarting it unfences it.
     #[arg(long, value_name = "MS", default_value_t = 9000)]
     broker_session_timeout_ms: u64,
+    /// A broker config every broker starts with, as its `server.properties` line
+    /// (repeatable; any config Kafka 4.4 brokers define, checked by type; DescribeConfigs
+    /// shows it as a static setting). The cluster acts on `auto.leader.rebalance.enable`
+    /// and `leader.imbalance.check.interval.seconds` (the automatic leader rebalance) and
+    /// `replica.fetch.wait.max.ms` (how long an unfenced broker takes to rejoin the ISRs).
+    #[arg(long, value_name = "NAME=VALUE")]
+    broker_config: Vec<String>,
     /// Require SASL and add a user: `plain:USER:PASS`, `scram-sha-256:USER:PASS` or
     /// `scram-sha-512:USER:PASS` (repeat for more users). All three mechanisms are offered;
     /// a user logs in with its own. Without it no client authenticates.
@@ -102,6 +109,18 @@ impl Run for ClusterCommand {
                     .map_err(|e| Failure::Usage(format!("--sasl: {e}")))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let broker_configs = self
+            .broker_config
+            .iter()
+            .map(|line| {
+                let (name, value) = line.split_once('=').ok_or_else(|| {
+                    Failure::Usage(format!("--broker-config {line}: not NAME=VALUE"))
+                })?;
+                kafka_codec_cluster::configs::check_static(name, value)
+                    .map_err(|why| Failure::Usage(format!("--broker-config {line}: {why}")))?;
+                Ok((name.to_owned(), value.to_owned()))
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
         if self.brokers == 0 && self.controllers == 0 {
             return Err(Failure::Usage(
                 "--brokers 0 needs --controllers: a cluster has a node".into(),
@@ -166,6 +185,9 @@ impl Run for ClusterCommand {
             for principal in self.super_user {
                 builder = builder.super_user(principal);
             }
+            for (name, value) in broker_configs {
+                builder = builder.broker_config(name, value);
+            }
             if self.tls.listen_tls_cert.is_some() {
                 builder = builder.listen_tls(self.tls.clone());
             }
@@ -181,7 +203,11 @@ impl Run for ClusterCommand {
                 .on_request(log_request)
                 .build()
                 .await
-                .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+                .map_err(|e| match e.kind() {
+                    // A setting the builder refuses (a broker config's value out of range).
+                    std::io::ErrorKind::InvalidInput => Failure::Usage(e.to_string()),
+                    _ => Failure::Peer(format!("cannot listen on {}: {e}", self.listen)),
+                })?;
             let bootstrap = cluster.bootstrap();
             crate::common::log_line(format_args!(
                 "kafka-codec cluster: bootstrap {}",

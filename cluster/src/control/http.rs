@@ -9,10 +9,14 @@
 //! | `GET /log?api=NAME&after=SEQ` | the request log (filtered by API, after a sequence number) |
 //! | `GET /counts` | requests received, by API |
 //! | `DELETE /log` | forgets the log and the counts |
-//! | `GET /brokers` | each broker's id, address, whether it is up, its latency |
+//! | `GET /brokers` | each broker's id, address, whether it is up, fenced or catching up, its latency |
 //! | `POST /brokers` | `{}` or `{"port": N}`: adds a broker with the next id (on port N, else a free one) |
 //! | `DELETE /brokers/ID` | removes a broker, moving its leaderships and coordinatorships; the last one is refused (409) |
 //! | `POST /brokers/ID/stop`, `POST /brokers/ID/restart` | stops or restarts a broker |
+//! | `POST /brokers/ID/fence` | fences a stopped broker now; `?running=true`: one that runs (its heartbeats lost) |
+//! | `POST /brokers/ID/unfence` | unfences a running broker (its heartbeats back); a stopped one is refused (409) |
+//! | `POST /leaders/rebalance` | runs the automatic leader rebalance's check now: the leaders it moved |
+//! | `GET /topics/T/partitions` | each partition's leader, leader and partition epochs, replicas, ISR, offline replicas |
 //! | `PUT /brokers/ID/latency` | `{"ms": N}`: every answer of the broker N ms later |
 //! | `POST /leaders` | `{"topic": T, "partition": P, "leader": B}`: moves a leader |
 //! | `GET /groups` | each group's coordinator, state, generation, leader and members |

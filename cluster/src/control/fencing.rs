@@ -209,11 +209,12 @@ impl ControlHandle {
     /// it coordinated stays with its stand-in, as the leadership of the coordinators'
     /// partitions stays moved, until the leader rebalance (`rebalance.rs`).
     pub(crate) fn unfence(&self, node_id: i32) {
-        let (back, ticket) = {
-            let mut state = self.shared.state();
-            let back = state.unfence_broker(node_id, self.shared.placement_brokers);
-            (back, state.catch_up_ticket(node_id))
-        };
+        let back = self
+            .shared
+            .state()
+            .unfence_broker(node_id, self.shared.placement_brokers);
+        // Out of the ISRs until it has caught up (a ticket only if it was fenced).
+        let ticket = self.shared.state().catch_up_ticket(node_id);
         if !back.is_empty() {
             self.shared.appended.notify_waiters();
         }

@@ -112,15 +112,22 @@ impl State {
             None => replicas
                 .iter()
                 .copied()
-                .filter(|&node| self.in_sync(node) || (node == leader.0 && !self.is_fenced(node)))
+                .filter(|node| !self.is_fenced(*node))
                 .collect(),
         };
-        let partition_epoch = leader.1 + self.fencing.isr_changes.get(&key).copied().unwrap_or(0);
         let offline = replicas
             .iter()
             .copied()
             .filter(|node| self.is_fenced(*node) || !brokers.contains(node))
             .collect();
+        // A broker unfenced but not caught up is out of the ISR, unless it leads.
+        let isr = if self.fencing.catching_up.is_empty() {
+            isr
+        } else {
+            let caught_up = |node: &i32| *node == leader.0 || !self.is_catching_up(*node);
+            isr.into_iter().filter(caught_up).collect()
+        };
+        let partition_epoch = leader.1 + self.fencing.isr_changes.get(&key).copied().unwrap_or(0);
         ReplicaView {
             leader,
             replicas,
@@ -128,11 +135,6 @@ impl State {
             offline,
             partition_epoch,
         }
-    }
-
-    /// Whether broker `node_id` counts in the ISRs of its partitions: unfenced and caught up.
-    fn in_sync(&self, node_id: i32) -> bool {
-        !self.is_fenced(node_id) && !self.fencing.catching_up.contains_key(&node_id)
     }
 
     /// Whether broker `node_id` was unfenced and is not back in the ISRs yet.
@@ -199,18 +201,16 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32, i32)> {
-        if self.is_fenced(node_id) {
+        if !self.fencing.fenced.insert(node_id) {
             return Vec::new();
         }
         // The partitions whose ISR it leaves without a leader change (it follows them and
-        // was in sync): their partition epochs move on.
-        if self.in_sync(node_id) {
+        // was in sync, not catching up): their partition epochs move on.
+        if self.fencing.catching_up.remove(&node_id).is_none() {
             for key in self.followed_by(node_id, brokers, placement_brokers) {
                 *self.fencing.isr_changes.entry(key).or_default() += 1;
             }
         }
-        self.fencing.catching_up.remove(&node_id);
-        self.fencing.fenced.insert(node_id);
         let mut led = Vec::new();
         for (name, topic) in &self.topics {
             for index in 0..topic.partitions.len() as i32 {

@@ -354,6 +354,22 @@ fn mib(bytes: u64) -> f64 {
     bytes as f64 / MIB as f64
 }
 
+/// Shows a server's peak RSS after `what` beside its baseline and `bound` (what it was
+/// measured against), and fails the test above `bound`.
+fn assert_peak_rss(what: &str, usage: &Usage, baseline: u64, bound: u64) {
+    eprintln!(
+        "{what} peak RSS {:.1} MiB (baseline {:.1}, bound {:.1})",
+        mib(usage.peak_rss),
+        mib(baseline),
+        mib(bound)
+    );
+    assert!(
+        usage.peak_rss <= bound,
+        "{what} peak RSS {} > {bound}",
+        usage.peak_rss
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // An honest client
 
@@ -484,18 +500,8 @@ fn a_dense_frame_is_logged_within_the_line_cap() {
     // The frame is held once to be logged (and read once in chunks); its JSON never exceeds
     // the 1 MiB line cap.
     let bound = baseline + 2 * frame + 16 * MIB;
-    eprintln!(
-        "dense ListGroups ({:.1} MiB): tap peak RSS {:.1} MiB, baseline {:.1} MiB, bound {:.1} MiB",
-        mib(frame),
-        mib(usage.peak_rss),
-        mib(baseline),
-        mib(bound)
-    );
-    assert!(
-        usage.peak_rss <= bound,
-        "peak RSS {} > {bound}",
-        usage.peak_rss
-    );
+    let what = format!("dense ListGroups ({:.1} MiB): tap", mib(frame));
+    assert_peak_rss(&what, &usage, baseline, bound);
 }
 
 /// A Produce v9 request of one partition holding one zstd batch of `count` records of 7
@@ -566,19 +572,11 @@ fn records_of_a_tiny_produce_are_shown_record_by_record() {
     let usage = tap.stop();
     let decompressed = 7 * RECORDS as u64;
     let bound = baseline + request.len() as u64 + decompressed + 16 * MIB;
-    eprintln!(
-        "tap --records, a {}-byte Produce of {RECORDS} zstd records: peak RSS {:.1} MiB \
-         (baseline {:.1}, bound {:.1})",
-        request.len(),
-        mib(usage.peak_rss),
-        mib(baseline),
-        mib(bound)
+    let what = format!(
+        "tap --records, a {}-byte Produce of {RECORDS} zstd records:",
+        request.len()
     );
-    assert!(
-        usage.peak_rss <= bound,
-        "peak RSS {} > {bound}",
-        usage.peak_rss
-    );
+    assert_peak_rss(&what, &usage, baseline, bound);
 }
 
 #[test]
@@ -615,17 +613,8 @@ fn a_flood_of_empty_frames_is_charged_and_backpressured() {
     drop(flood);
     let usage = tap.stop();
     let bound = baseline + 16 * MIB + 16 * MIB;
-    eprintln!(
-        "{written} bytes of empty frames: tap peak RSS {:.1} MiB (baseline {:.1}, bound {:.1})",
-        mib(usage.peak_rss),
-        mib(baseline),
-        mib(bound)
-    );
-    assert!(
-        usage.peak_rss <= bound,
-        "peak RSS {} > {bound}",
-        usage.peak_rss
-    );
+    let what = format!("{written} bytes of empty frames: tap");
+    assert_peak_rss(&what, &usage, baseline, bound);
 }
 
 #[test]
@@ -744,17 +733,7 @@ fn partial_huge_frames_on_many_connections_stay_within_the_budget() {
     drop(streams);
     let usage = tap.stop();
     let bound = baseline + 64 * MIB + 24 * MIB;
-    eprintln!(
-        "8 x 95 MiB partial frames: tap peak RSS {:.1} MiB (baseline {:.1}, bound {:.1})",
-        mib(usage.peak_rss),
-        mib(baseline),
-        mib(bound)
-    );
-    assert!(
-        usage.peak_rss <= bound,
-        "peak RSS {} > {bound}",
-        usage.peak_rss
-    );
+    assert_peak_rss("8 x 95 MiB partial frames: tap", &usage, baseline, bound);
 }
 
 #[test]
@@ -784,16 +763,11 @@ fn quorum_serve_charges_partial_frames_to_its_budget() {
     }
     let usage = server.stop();
     let bound = start_rss + 32 * MIB + 16 * MIB;
-    eprintln!(
-        "quorum serve, 8 x 95 MiB partial frames: peak RSS {:.1} MiB (start {:.1}, bound {:.1})",
-        mib(usage.peak_rss),
-        mib(start_rss),
-        mib(bound)
-    );
-    assert!(
-        usage.peak_rss <= bound,
-        "peak RSS {} > {bound}",
-        usage.peak_rss
+    assert_peak_rss(
+        "quorum serve, 8 x 95 MiB partial frames:",
+        &usage,
+        start_rss,
+        bound,
     );
 }
 
@@ -1054,19 +1028,12 @@ fn ten_thousand_idle_slow_and_hostile_connections_and_an_honest_client() {
     // Per connection: a task, two sockets' registrations, a framer and a logger queue; the
     // budget covers what they hold.
     let bound = baseline + 256 * MIB + (IDLE + SLOW + HOSTILE) as u64 * 8 * 1024;
-    eprintln!(
+    let what = format!(
         "10,000 connections: honest client's 100 round trips took {honest:?}; tap RSS with all \
-         connected {:.1} MiB, peak {:.1} MiB (baseline {:.1}, bound {:.1})",
-        mib(connected),
-        mib(usage.peak_rss),
-        mib(baseline),
-        mib(bound)
+         connected {:.1} MiB,",
+        mib(connected)
     );
-    assert!(
-        usage.peak_rss <= bound,
-        "peak RSS {} > {bound}",
-        usage.peak_rss
-    );
+    assert_peak_rss(&what, &usage, baseline, bound);
 }
 
 #[test]

@@ -248,6 +248,9 @@ pub fn check(
     Ok(())
 }
 
+/// The config eligible leader replicas are counted against.
+const MIN_ISR: &str = "min.insync.replicas";
+
 /// What an AlterConfigs or IncrementalAlterConfigs resource names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
@@ -323,12 +326,41 @@ impl Target {
             check(self.definitions(), name, value)
                 .map_err(|message| (ErrorCode::INVALID_CONFIG, message))?;
         }
+        // With eligible leader replicas on (KIP-966), Kafka's controller refuses a
+        // per-broker min.insync.replicas and the removal of the cluster-wide one, and a
+        // change of either clears the ELRs it covers.
+        let min_isr_changed = self.overrides(state).get(MIN_ISR) != overrides.get(MIN_ISR);
+        if min_isr_changed && state.eligible_leader_replicas_enabled() {
+            match self {
+                Target::Broker(name) if !name.is_empty() => {
+                    return Err((
+                        ErrorCode::INVALID_CONFIG,
+                        "Broker-level min.insync.replicas cannot be altered while ELR is enabled."
+                            .to_owned(),
+                    ))
+                }
+                Target::Broker(_) if !overrides.contains_key(MIN_ISR) => {
+                    return Err((
+                        ErrorCode::INVALID_CONFIG,
+                        "Cluster-level min.insync.replicas cannot be removed while ELR is enabled."
+                            .to_owned(),
+                    ))
+                }
+                _ => {}
+            }
+        }
         if !validate_only {
             let map = match self {
                 Target::Topic(name) => state.configs.topics.entry(name.clone()),
                 Target::Broker(name) => state.configs.brokers.entry(name.clone()),
             };
             *map.or_default() = overrides;
+            if min_isr_changed {
+                match self {
+                    Target::Topic(name) => state.clear_eligible_leaders(Some(name)),
+                    Target::Broker(_) => state.clear_eligible_leaders(None),
+                }
+            }
         }
         Ok(())
     }

@@ -892,6 +892,12 @@ impl ClusterBuilder {
         if let Some(seed) = self.seed {
             state.seed_ids(seed);
         }
+        // Eligible leader replicas (KIP-966) where the release finalizes them (4.1 on).
+        state.set_eligible_leader_replicas(
+            features::Features::of(self.release, self.transaction_version)
+                .finalized("eligible.leader.replicas.version")
+                .is_some_and(|level| level >= 1),
+        );
         let cluster_id = cluster_id(&state);
         let quorum = (!controller_nodes.is_empty()).then(|| {
             let seed = self.seed.unwrap_or_else(|| {

@@ -10,11 +10,13 @@
 //! cluster holds more than its cap, the oldest batches go and the log start moves past them.
 
 mod cleaner;
+mod elr;
 mod fencing;
 mod placement;
 mod rebalance;
 
 pub use cleaner::Cleaned;
+pub use elr::{Change, Partition};
 pub use fencing::{replicas_among, ReplicaView};
 pub use rebalance::MAX_ELECTIONS_PER_PASS;
 
@@ -316,6 +318,8 @@ pub struct State {
     epoch_starts: BTreeMap<(String, i32), Vec<(i32, i64)>>,
     /// Fenced brokers and what fencing them changed (`fencing.rs`).
     fencing: fencing::Fencing,
+    /// Eligible leader replicas (KIP-966) where kept (`elr.rs`).
+    eligible_leaders: elr::EligibleLeaders,
 }
 
 impl State {
@@ -333,6 +337,7 @@ impl State {
             successors: BTreeMap::new(),
             epoch_starts: BTreeMap::new(),
             fencing: fencing::Fencing::default(),
+            eligible_leaders: elr::EligibleLeaders::default(),
             seed: None,
         }
     }

@@ -8,7 +8,6 @@
 mod support;
 
 use kafka_codec::messages::create_acls_request::AclCreation;
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::*;
 use kafka_codec::{ErrorCode, Response};
 use kafka_codec_cluster::sasl::{Mechanism, SaslUser};
@@ -79,29 +78,11 @@ async fn login(address: std::net::SocketAddr, user: &str) -> Client {
 /// `allowed`, do ALL on the groups and transactional ids prefixed `ok-`, CREATE topics
 /// prefixed `new-ok`, DESCRIBE the cluster.
 async fn setup() -> (Cluster, Client, Client) {
-    let cluster = Cluster::builder()
-        .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
-        .sasl(SaslUser::new(Mechanism::Plain, "alice", "alice-secret"))
-        .super_user("User:admin")
-        .build()
-        .await
-        .expect("cluster");
+    let cluster = sasl_cluster("alice", "alice-secret").await;
     let address = cluster.brokers()[0].address;
     let mut admin = login(address, "admin").await;
     let Response::CreateTopics(created) = admin
-        .call(
-            7,
-            CreateTopicsRequest::default().with_topics(
-                ["allowed", "denied"]
-                    .map(|name| {
-                        CreatableTopic::default()
-                            .with_name(name.into())
-                            .with_num_partitions(1)
-                            .with_replication_factor(1)
-                    })
-                    .to_vec(),
-            ),
-        )
+        .call(7, support::create_topics(&["allowed", "denied"], 1, 1))
         .await
     else {
         panic!("not CreateTopics")
@@ -161,6 +142,17 @@ async fn setup() -> (Cluster, Client, Client) {
     }
     let alice = login(address, "alice").await;
     (cluster, admin, alice)
+}
+
+/// A cluster with SASL/PLAIN users admin, a super user, and `user`.
+async fn sasl_cluster(user: &str, password: &str) -> Cluster {
+    Cluster::builder()
+        .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
+        .sasl(SaslUser::new(Mechanism::Plain, user, password))
+        .super_user("User:admin")
+        .build()
+        .await
+        .expect("cluster")
 }
 
 fn offset_commit(group: &str, topics: &[&str]) -> OffsetCommitRequest {
@@ -653,19 +645,7 @@ async fn admin_requests_are_served_for_the_entries_allowed() {
     let (_cluster, mut admin, mut alice) = setup().await;
     // CREATE on the prefix new-ok: the one topic created, the other refused.
     let Response::CreateTopics(created) = alice
-        .call(
-            7,
-            CreateTopicsRequest::default().with_topics(
-                ["new-ok-1", "new-no"]
-                    .map(|name| {
-                        CreatableTopic::default()
-                            .with_name(name.into())
-                            .with_num_partitions(1)
-                            .with_replication_factor(1)
-                    })
-                    .to_vec(),
-            ),
-        )
+        .call(7, support::create_topics(&["new-ok-1", "new-no"], 1, 1))
         .await
     else {
         panic!("not CreateTopics")
@@ -715,32 +695,20 @@ async fn admin_requests_are_served_for_the_entries_allowed() {
 /// Runs `tools/clients/cluster_authz_compare.py` (librdkafka) with the clients' venv python
 /// (`KAFKA_CLIENTS_PYTHON`) and returns the outcome line it prints.
 async fn authz_scenario(admin: String, user: String, name: &str) -> String {
-    let python = std::env::var("KAFKA_CLIENTS_PYTHON")
-        .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tools/clients/cluster_authz_compare.py");
     // A prefix of its own per run, so a broker's leftovers never meet this run.
     let prefix = format!("authz-{}", std::process::id());
-    let run = tokio::process::Command::new(python)
-        .arg(script)
-        .args([admin, user, name.to_owned(), prefix])
-        .kill_on_drop(true)
-        .output();
-    // A hang guard; the script's own timeouts are shorter.
-    let output = tokio::time::timeout(std::time::Duration::from_secs(120), run)
-        .await
-        .expect("the scenario finished")
-        .expect("the scenario started");
-    eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    assert!(
-        output.status.success(),
-        "the scenario failed: {}",
-        output.status
-    );
-    String::from_utf8(output.stdout)
-        .expect("UTF-8")
-        .trim()
-        .to_owned()
+    support::client_script_output(
+        "cluster_authz_compare.py",
+        &[admin, user, name.to_owned(), prefix],
+    )
+    .await
+    .trim()
+    .to_owned()
+}
+
+/// The environment variable `name`, which a live test needs.
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"))
 }
 
 /// The PLAIN user of the broker's SASL listeners (tools/kafka-broker/sasl-users).
@@ -787,15 +755,8 @@ fn sasl_plain(bootstrap: &str, user: &str, password: &str) -> String {
 #[ignore = "needs a Kafka broker with an authorizer and SASL: KAFKA_BROKER, \
             KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS (bash tools/ci-live.sh cluster_authz)"]
 async fn a_real_kafka_broker_authorizes_the_same() {
-    let env = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
     let (user, password) = broker_plain_user(&env("KAFKA_SASL_USERS"));
-    let cluster = Cluster::builder()
-        .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
-        .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
-        .super_user("User:admin")
-        .build()
-        .await
-        .expect("cluster");
+    let cluster = sasl_cluster(&user, &password).await;
     let bootstrap = cluster.brokers()[0].address.to_string();
     let ours = authz_scenario(
         sasl_plain(&bootstrap, "admin", "admin-secret"),
@@ -823,16 +784,9 @@ async fn a_real_kafka_broker_authorizes_the_same() {
             KAFKA_BROKER, KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS, KAFKA_CLIENTS_JAVA \
             (bash tools/ci-live.sh cluster_authz)"]
 async fn the_java_admin_client_meets_the_same_acls_as_at_a_real_broker() {
-    let env = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
     let (user, password) = broker_plain_user(&env("KAFKA_SASL_USERS"));
     let prefix = format!("authz-java-{}", std::process::id());
-    let cluster = Cluster::builder()
-        .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
-        .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
-        .super_user("User:admin")
-        .build()
-        .await
-        .expect("cluster");
+    let cluster = sasl_cluster(&user, &password).await;
     let bootstrap = cluster.brokers()[0].address.to_string();
     let ours = support::java_program(
         "kafkacodec.clients.ClusterAuthz",

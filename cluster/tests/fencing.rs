@@ -245,11 +245,12 @@ fn a_stopped_broker_is_fenced_after_the_session_timeout_and_unfenced_when_back()
             shown(&fenced, "r", 0),
             (0, 0, 0, vec![0, 1], vec![0], vec![1])
         );
-        // 1 the only replica: offline, the ISR keeps its last member.
+        // 1 the only replica: offline, its ISR empty, as Kafka 4.4 leaves it with eligible
+        // leader replicas on (1 is its ELR; `tests/elr.rs`).
         let offline = ErrorCode::LEADER_NOT_AVAILABLE.code();
         assert_eq!(
             shown(&fenced, "s", 1),
-            (offline, -1, 1, vec![1], vec![1], vec![1])
+            (offline, -1, 1, vec![1], vec![], vec![1])
         );
         assert_eq!(shown(&fenced, "s", 2), (0, 2, 0, vec![2], vec![2], vec![]));
         // v0 lists the live replicas only, and says some are missing.

@@ -23,17 +23,30 @@ use kafka_codec_cluster::groups::GroupLimits;
 use kafka_codec_cluster::Cluster;
 use std::time::Duration;
 
+/// Group limits whose KIP-848 members heartbeat every 500 ms. Kafka's test setups shorten
+/// the interval as well: a member learns of a new assignment (or of its fencing) at its next
+/// heartbeat, 5 s apart by default.
+fn frequent_consumer_heartbeats() -> GroupLimits {
+    GroupLimits {
+        consumer_heartbeat_interval: Duration::from_millis(500),
+        ..GroupLimits::default()
+    }
+}
+
+/// The same for share group members.
+fn frequent_share_heartbeats() -> kafka_codec_cluster::share_groups::ShareConfig {
+    kafka_codec_cluster::share_groups::ShareConfig {
+        heartbeat_interval: Duration::from_millis(500),
+        ..Default::default()
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
 async fn java_clients_produce_consume_in_classic_and_kip848_groups_and_administer() {
     let cluster = Cluster::builder()
         .brokers(3)
-        .group_limits(GroupLimits {
-            // Kafka's test setups shorten it as well: a member learns of a new assignment at
-            // its next heartbeat, 5 s apart by default.
-            consumer_heartbeat_interval: Duration::from_millis(500),
-            ..GroupLimits::default()
-        })
+        .group_limits(frequent_consumer_heartbeats())
         .build()
         .await
         .expect("cluster");
@@ -157,12 +170,7 @@ async fn java_producer_follows_a_moved_leader_and_retries_a_lost_answer_once() {
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    support::java_program(
-        "kafkacodec.clients.ClusterFaults",
-        &[&cluster.bootstrap(), &control.to_string()],
-    )
-    .await;
+    support::java_control_program(&cluster, "kafkacodec.clients.ClusterFaults").await;
     // Seen from the cluster too: the moved partition holds every record once and is led by
     // broker 1 at epoch 1; the idempotent producer's retried partition holds each record
     // once, the plain one each twice.
@@ -193,20 +201,13 @@ async fn java_producer_follows_a_moved_leader_and_retries_a_lost_answer_once() {
 async fn java_clients_recover_from_a_restart_an_expired_session_and_a_fence() {
     let cluster = Cluster::builder()
         .brokers(2)
-        .group_limits(GroupLimits {
-            // As above: a KIP-848 member learns of its fencing at its next heartbeat.
-            consumer_heartbeat_interval: Duration::from_millis(500),
-            ..GroupLimits::default()
-        })
+        // A KIP-848 member learns of its fencing at its next heartbeat.
+        .group_limits(frequent_consumer_heartbeats())
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    let stdout = support::java_program(
-        "kafkacodec.clients.ClusterFaultsMore",
-        &[&cluster.bootstrap(), &control.to_string()],
-    )
-    .await;
+    let stdout =
+        support::java_control_program(&cluster, "kafkacodec.clients.ClusterFaultsMore").await;
     assert!(stdout.contains("ProducerFencedException"), "{stdout}");
     // Seen from the cluster: broker 0 is up again and holds every record once; the fenced
     // transaction's partitions hold its records and an abort marker, then the new
@@ -298,19 +299,13 @@ async fn java_transactions_commit_abort_fence_and_kafka_transactions_describes_t
         .await
         .expect("cluster");
     let bootstrap = cluster.bootstrap();
-    let stdout =
-        support::java_program("kafkacodec.clients.ClusterTransactions", &[&bootstrap]).await;
-    assert!(
-        stdout.contains("fenced: ProducerFencedException"),
-        "{stdout}"
-    );
+    let (stdout, protocol) = run_transactions(&cluster).await;
     let producer_id = stdout
         .lines()
         .find_map(|line| line.strip_prefix("transactional id java-txn-a producer id "))
         .expect("the program names the producer id")
         .to_owned();
 
-    let protocol = transaction_protocol(&cluster);
     assert_eq!(protocol.add_partitions, Vec::<i16>::new(), "{protocol:?}");
     assert!(!protocol.end_txn.is_empty(), "{protocol:?}");
     assert!(protocol.end_txn.iter().all(|&v| v >= 5), "{protocol:?}");
@@ -380,16 +375,7 @@ async fn java_transactions_at_transaction_version_1() {
         .build()
         .await
         .expect("cluster");
-    let stdout = support::java_program(
-        "kafkacodec.clients.ClusterTransactions",
-        &[&cluster.bootstrap()],
-    )
-    .await;
-    assert!(
-        stdout.contains("fenced: ProducerFencedException"),
-        "{stdout}"
-    );
-    let protocol = transaction_protocol(&cluster);
+    let (_, protocol) = run_transactions(&cluster).await;
     assert!(!protocol.add_partitions.is_empty(), "{protocol:?}");
     assert!(!protocol.end_txn.is_empty(), "{protocol:?}");
     assert!(protocol.end_txn.iter().all(|&v| v <= 4), "{protocol:?}");
@@ -410,6 +396,17 @@ async fn java_transactions_against_kafka_4_0_use_its_transaction_version_2() {
         .build()
         .await
         .expect("cluster");
+    let (_, protocol) = run_transactions(&cluster).await;
+    assert_eq!(protocol.add_partitions, Vec::<i16>::new(), "{protocol:?}");
+    assert!(!protocol.end_txn.is_empty(), "{protocol:?}");
+    assert!(protocol.end_txn.iter().all(|&v| v == 5), "{protocol:?}");
+    assert!(!protocol.produce.is_empty(), "{protocol:?}");
+    assert!(protocol.produce.iter().all(|&v| v == 12), "{protocol:?}");
+}
+
+/// Runs `ClusterTransactions` against `cluster`: its stdout (which must tell of the
+/// fencing) and the versions of the transaction APIs it sent.
+async fn run_transactions(cluster: &Cluster) -> (String, TransactionProtocol) {
     let stdout = support::java_program(
         "kafkacodec.clients.ClusterTransactions",
         &[&cluster.bootstrap()],
@@ -419,12 +416,7 @@ async fn java_transactions_against_kafka_4_0_use_its_transaction_version_2() {
         stdout.contains("fenced: ProducerFencedException"),
         "{stdout}"
     );
-    let protocol = transaction_protocol(&cluster);
-    assert_eq!(protocol.add_partitions, Vec::<i16>::new(), "{protocol:?}");
-    assert!(!protocol.end_txn.is_empty(), "{protocol:?}");
-    assert!(protocol.end_txn.iter().all(|&v| v == 5), "{protocol:?}");
-    assert!(!protocol.produce.is_empty(), "{protocol:?}");
-    assert!(protocol.produce.iter().all(|&v| v == 12), "{protocol:?}");
+    (stdout, transaction_protocol(cluster))
 }
 
 /// The versions of the transaction APIs a run sent, from the cluster's request log.
@@ -487,12 +479,7 @@ fn described_epoch(described: &str) -> &str {
 #[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
 async fn java_share_consumers_consume_every_record_once() {
     let cluster = Cluster::builder()
-        .share_config(kafka_codec_cluster::share_groups::ShareConfig {
-            // As for the KIP-848 members above: a member learns of its assignment at its
-            // next heartbeat, 5 s apart by default.
-            heartbeat_interval: Duration::from_millis(500),
-            ..Default::default()
-        })
+        .share_config(frequent_share_heartbeats())
         .build()
         .await
         .expect("cluster");
@@ -639,11 +626,7 @@ async fn kafka_configs_alters_and_describes_client_quotas() {
 #[ignore = "needs java, the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh)) and Kafka's jars (bash tools/kafka-broker/broker.sh fetch)"]
 async fn java_admin_and_kafka_share_groups_alter_describe_and_delete_share_offsets() {
     let cluster = Cluster::builder()
-        .share_config(kafka_codec_cluster::share_groups::ShareConfig {
-            // As above: the member learns of its assignment at its next heartbeat.
-            heartbeat_interval: Duration::from_millis(500),
-            ..Default::default()
-        })
+        .share_config(frequent_share_heartbeats())
         .build()
         .await
         .expect("cluster");

@@ -58,12 +58,7 @@ async fn kafka_python_follows_moved_leaders_restarted_brokers_and_retries_once()
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    run_client_script(
-        "cluster_faults_kafka_python.py",
-        &[cluster.bootstrap(), control.to_string(), "1000".into()],
-    )
-    .await;
+    support::run_control_script(&cluster, "cluster_faults_kafka_python.py", &["1000"]).await;
     // Seen from the cluster too: the idempotent producer's partition holds each record once
     // and knows its producer id; the other holds each record twice.
     let state = cluster.shared().state();

@@ -52,12 +52,7 @@ async fn librdkafka_follows_a_moved_leader_and_a_restarted_broker() {
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    run_client_script(
-        "cluster_faults_librdkafka.py",
-        &[cluster.bootstrap(), control.to_string(), "2000".into()],
-    )
-    .await;
+    support::run_control_script(&cluster, "cluster_faults_librdkafka.py", &["2000"]).await;
 }
 
 /// A leader stopped for good and fenced once the broker session timeout (here 1 s) passes:
@@ -74,12 +69,7 @@ async fn librdkafka_follows_the_leader_of_a_fenced_broker() {
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    run_client_script(
-        "cluster_fence_librdkafka.py",
-        &[cluster.bootstrap(), control.to_string(), "1000".into()],
-    )
-    .await;
+    support::run_control_script(&cluster, "cluster_fence_librdkafka.py", &["1000"]).await;
 }
 
 /// A leader fenced while it runs (`POST /brokers/0/fence?running=true`), then unfenced,
@@ -125,12 +115,7 @@ async fn librdkafka_retries_a_lost_answer_once_idempotent_twice_without() {
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    run_client_script(
-        "cluster_retry_librdkafka.py",
-        &[cluster.bootstrap(), control.to_string(), "20".into()],
-    )
-    .await;
+    support::run_control_script(&cluster, "cluster_retry_librdkafka.py", &["20"]).await;
     // Seen from the cluster too: the idempotent producer's partition holds 20 records and
     // knows its producer id; the other holds each record twice.
     let state = cluster.shared().state();
@@ -153,12 +138,7 @@ async fn librdkafka_group_rebalances_after_an_expired_session_losing_nothing() {
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    run_client_script(
-        "cluster_group_expiry_librdkafka.py",
-        &[cluster.bootstrap(), control.to_string(), "400".into()],
-    )
-    .await;
+    support::run_control_script(&cluster, "cluster_group_expiry_librdkafka.py", &["400"]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -251,12 +231,7 @@ async fn librdkafka_transactions_commit_abort_and_are_fenced() {
         .build()
         .await
         .expect("cluster");
-    let control = support::serve_control(&cluster).await;
-    run_client_script(
-        "cluster_txn_librdkafka.py",
-        &[cluster.bootstrap(), control.to_string()],
-    )
-    .await;
+    support::run_control_script(&cluster, "cluster_txn_librdkafka.py", &[]).await;
 }
 
 /// The same transactions script without the control surface: the producer is fenced by a

@@ -21,38 +21,20 @@ Prints one summary line; exits non-zero on any difference.
     python cluster_faults_kafka_python.py BOOTSTRAP CONTROL_HOST:PORT [RECORDS]
 """
 
-import json
 import logging
 import sys
 import time
-import urllib.request
 
 import kafka
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
+from cluster_control import Control
+
 logging.basicConfig(level=logging.ERROR, stream=sys.stderr)
-bootstrap, control = sys.argv[1].split(","), sys.argv[2]
+bootstrap, control = sys.argv[1].split(","), Control(sys.argv[2])
 count = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
 deadline = time.monotonic() + 50  # a hang guard, under CI's one minute
-
-
-def call(method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"http://{control}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        return json.loads(answer.read())
-
-
-def log_of(api, after=None):
-    query = f"?api={api}" + ("" if after is None else f"&after={after}")
-    return call("GET", "/log" + query)
-
-
-def last_sequence():
-    entries = call("GET", "/log")
-    return entries[-1]["sequence"] if entries else -1
 
 
 def guard(what):
@@ -110,38 +92,38 @@ def wait_delivered(n, what):
 half = count // 2
 produce(0, half)
 wait_delivered(half // 2, "before the move")
-before_move = last_sequence()
-moved = call("POST", "/leaders", {"topic": topic, "partition": 0, "leader": 1})
+before_move = control.last_sequence()
+moved = control.call("POST", "/leaders", {"topic": topic, "partition": 0, "leader": 1})
 if moved["leaderEpoch"] != 1:
     sys.exit(f"the move answered {moved}")
 produce(half, count)
 producer.flush(30)
 wait_delivered(count, "after the move")
-after = [e for e in log_of("Produce", before_move) if e["clientId"] == "kp-faults"]
+after = [e for e in control.log_of("Produce", before_move) if e["clientId"] == "kp-faults"]
 to_old = [e for e in after if e["broker"] == 0]
 to_new = [e for e in after if e["broker"] == 1]
 if not to_old:
     sys.exit("no produce request met the old leader after the move: the fault never fired")
 if not to_new:
     sys.exit("no produce request reached the new leader after the move")
-if not [e for e in log_of("Metadata", before_move) if e["clientId"] == "kp-faults"]:
+if not [e for e in control.log_of("Metadata", before_move) if e["clientId"] == "kp-faults"]:
     sys.exit("the producer did not refresh its metadata after the move")
 if any(e["broker"] == 0 for e in after if e["sequence"] > to_new[0]["sequence"]):
     sys.exit("the producer went back to the old leader")
 
 # 2. The leader (now broker 1) stops with records waiting, and comes back.
-connections_before = {e["connection"] for e in log_of("Produce") if e["broker"] == 1}
-call("POST", "/brokers/1/stop")
-stopped_at = last_sequence()
+connections_before = {e["connection"] for e in control.log_of("Produce") if e["broker"] == 1}
+control.call("POST", "/brokers/1/stop")
+stopped_at = control.last_sequence()
 produce(count, count + 100)
 time.sleep(1.0)
 if len(delivered) != count:
     sys.exit(f"{len(delivered) - count} record(s) delivered while the leader was stopped")
-call("POST", "/brokers/1/restart")
+control.call("POST", "/brokers/1/restart")
 producer.flush(30)
 wait_delivered(count + 100, "after the restart")
 producer.close()
-reconnected = {e["connection"] for e in log_of("Produce", stopped_at) if e["broker"] == 1}
+reconnected = {e["connection"] for e in control.log_of("Produce", stopped_at) if e["broker"] == 1}
 if not reconnected or reconnected & connections_before:
     sys.exit(f"no new connection to the restarted broker: {reconnected} vs {connections_before}")
 total = count + 100
@@ -174,17 +156,17 @@ def retried(idempotent, n=20):
     # Connected and its metadata known before the fault is set (and, idempotent, its
     # producer id), so that the fault meets the first Produce.
     producer.partitions_for(topic)
-    before = last_sequence()
-    rule = call("POST", "/rules", {"match": {"api": "Produce", "clientId": client},
-                                   "action": {"applyThen": "disconnect"}})["ids"][0]
+    before = control.last_sequence()
+    rule = control.call("POST", "/rules", {"match": {"api": "Produce", "clientId": client},
+                                           "action": {"applyThen": "disconnect"}})["ids"][0]
     futures = [producer.send(topic, key=f"key-{i}".encode(), value=f"value-{i}".encode(),
                              partition=0) for i in range(n)]
     producer.flush(30)
     offsets = sorted(future.get(timeout=30).offset for future in futures)
     producer.close()
-    if any(r["id"] == rule for r in call("GET", "/rules")):
+    if any(r["id"] == rule for r in control.call("GET", "/rules")):
         sys.exit(f"{mode}: the rule is still in force: the fault never fired")
-    produces = [e for e in log_of("Produce", before) if e["clientId"] == client]
+    produces = [e for e in control.log_of("Produce", before) if e["clientId"] == client]
     if len(produces) < 2:
         sys.exit(f"{mode}: {len(produces)} produce request(s): the producer did not retry")
     first, retry = produces[0], produces[1]

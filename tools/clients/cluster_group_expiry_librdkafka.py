@@ -21,15 +21,16 @@ Prints one summary line; exits non-zero on any difference.
     python cluster_group_expiry_librdkafka.py BOOTSTRAP CONTROL_HOST:PORT [RECORDS]
 """
 
-import json
 import sys
 import time
-import urllib.request
 
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-bootstrap, control = sys.argv[1], sys.argv[2]
+from cluster_control import Control
+from rdkafka_group import SpreadProducer, group_consumer
+
+bootstrap, control = sys.argv[1], Control(sys.argv[2])
 count = int(sys.argv[3]) if len(sys.argv) > 3 else 400
 topic = "expiry-proof"
 group = "expiry-proof"
@@ -37,16 +38,8 @@ partitions = 4
 deadline = time.monotonic() + 50  # a hang guard, under CI's one minute
 
 
-def call(method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"http://{control}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        return json.loads(answer.read())
-
-
 def the_group():
-    found = [g for g in call("GET", "/groups") if g["group"] == group]
+    found = [g for g in control.call("GET", "/groups") if g["group"] == group]
     return found[0] if found else None
 
 
@@ -58,24 +51,11 @@ def guard(what):
 admin = AdminClient({"bootstrap.servers": bootstrap})
 for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
     future.result(timeout=20)
-producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"})
-
-
-def produce(first, last):
-    for i in range(first, last):
-        producer.produce(topic, key=f"key-{i}", value=f"value-{i}", partition=i % partitions)
-        producer.poll(0)
-    if producer.flush(30) != 0:
-        sys.exit("producer did not flush in 30 s")
+producer = SpreadProducer(bootstrap, topic, partitions)
 
 
 def consumer(name):
-    return Consumer({
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "client.id": name,
-        "enable.auto.commit": False,
-        "auto.offset.reset": "earliest",
+    return group_consumer(bootstrap, group, name, **{
         # Only the control surface ends a session here: far longer than the test.
         "session.timeout.ms": 30000,
         # Rebalances are noticed by heartbeats: faster than the 3 s default.
@@ -115,7 +95,7 @@ def poll(who, c):
     committed[where] = (who, index)
 
 
-produce(0, count)
+producer.produce(0, count)
 a, b = consumer("expiry-a"), consumer("expiry-b")
 a.subscribe([topic])
 b.subscribe([topic])
@@ -129,8 +109,8 @@ before = the_group()
 a_id, b_id = a.memberid(), b.memberid()
 if {m["member"] for m in before["members"]} != {a_id, b_id}:
     sys.exit(f"the group's members {before['members']} are not a {a_id} and b {b_id}")
-sequence = max(e["sequence"] for e in call("GET", "/log"))
-call("POST", "/sessions/expire", {"group": group, "member": a_id})
+sequence = max(e["sequence"] for e in control.call("GET", "/log"))
+control.call("POST", "/sessions/expire", {"group": group, "member": a_id})
 consumed_at_expiry = len(committed)
 
 # Both go on until every record is committed and both hold partitions again.
@@ -140,7 +120,7 @@ while len(committed) < count or not a.assignment() or not b.assignment() \
           f"assignments {a.assignment()} {b.assignment()}")
     poll("a", a)
     poll("b", b)
-produce(count, 2 * count)
+producer.produce(count, 2 * count)
 total = 2 * count
 while len(committed) < total:
     guard(f"consumed {len(committed)} of {total}")
@@ -155,7 +135,7 @@ if a_id in members or members != {a.memberid(), b_id}:
              f"b {b_id}")
 if after["generation"] <= before["generation"]:
     sys.exit(f"the generation did not move on: {before['generation']} -> {after['generation']}")
-since = call("GET", f"/log?after={sequence}")
+since = control.call("GET", f"/log?after={sequence}")
 joins = [e for e in since if e["api"] == "JoinGroup"]
 if not any(j["clientId"] == "expiry-b" and j["request"]["memberId"] == b_id for j in joins):
     sys.exit("b did not rejoin with its member id")

@@ -11,8 +11,10 @@ offsets. Prints one summary line; exits non-zero on any difference.
 import sys
 import time
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from rdkafka_group import SpreadProducer, group_consumer
 
 bootstrap = sys.argv[1]
 count = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
@@ -25,24 +27,11 @@ admin = AdminClient({"bootstrap.servers": bootstrap})
 for name, future in admin.create_topics([NewTopic(topic, partitions, 1)]).items():
     future.result(timeout=20)
 
-producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "acks": "all"})
-
-
-def produce(first, last):
-    for i in range(first, last):
-        producer.produce(topic, key=f"key-{i}", value=f"value-{i}", partition=i % partitions)
-        producer.poll(0)
-    if producer.flush(30) != 0:
-        sys.exit("producer did not flush in 30 s")
+producer = SpreadProducer(bootstrap, topic, partitions)
 
 
 def consumer(name):
-    return Consumer({
-        "bootstrap.servers": bootstrap,
-        "group.id": group,
-        "client.id": name,
-        "enable.auto.commit": False,
-        "auto.offset.reset": "earliest",
+    return group_consumer(bootstrap, group, name, **{
         # Rebalances are noticed by heartbeats: faster than the 3 s default.
         "heartbeat.interval.ms": 300,
         "session.timeout.ms": 10000,
@@ -64,7 +53,7 @@ def guard(what):
         sys.exit(f"hang guard: {what}")
 
 
-produce(0, count)
+producer.produce(0, count)
 a, b = consumer("consumer-a"), consumer("consumer-b")
 a.subscribe([topic], on_revoke=commit_on_revoke)
 b.subscribe([topic], on_revoke=commit_on_revoke)
@@ -115,7 +104,7 @@ while {tp.partition for tp in b.assignment()} != set(range(partitions)):
     guard(f"b holds {b.assignment()} after a left")
     poll("b", b)
 more = count // 2
-produce(count, count + more)
+producer.produce(count, count + more)
 while len(seen) < count + more:
     guard(f"b consumed {len(seen) - count} of {more} after taking over")
     poll("b", b)

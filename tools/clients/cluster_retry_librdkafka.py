@@ -21,30 +21,17 @@ difference.
     python cluster_retry_librdkafka.py BOOTSTRAP CONTROL_HOST:PORT [RECORDS]
 """
 
-import json
 import sys
 import time
-import urllib.request
 
 from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_BEGINNING
 from confluent_kafka.admin import AdminClient, NewTopic
 
-bootstrap, control = sys.argv[1], sys.argv[2]
+from cluster_control import Control
+
+bootstrap, control = sys.argv[1], Control(sys.argv[2])
 count = int(sys.argv[3]) if len(sys.argv) > 3 else 20
 deadline = time.monotonic() + 50  # a hang guard, under CI's one minute
-
-
-def call(method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"http://{control}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        return json.loads(answer.read())
-
-
-def last_sequence():
-    entries = call("GET", "/log")
-    return entries[-1]["sequence"] if entries else -1
 
 
 def records_of(entry):
@@ -70,9 +57,10 @@ def run(idempotent):
     # Connected and its metadata known before the fault is set, so that the fault meets
     # the first Produce and nothing else.
     producer.list_topics(topic, timeout=20)
-    before = last_sequence()
-    rule = call("POST", "/rules", {"match": {"api": "Produce", "clientId": f"retry-{mode}"},
-                                   "action": {"applyThen": "disconnect"}})["ids"][0]
+    before = control.last_sequence()
+    rule = control.call("POST", "/rules",
+                        {"match": {"api": "Produce", "clientId": f"retry-{mode}"},
+                         "action": {"applyThen": "disconnect"}})["ids"][0]
     delivered = []
 
     def on_delivery(error, message):
@@ -92,9 +80,9 @@ def run(idempotent):
 
     # The request log: the rule acted on the first Produce, applied and unanswered; the
     # same records went again on another connection and were answered.
-    if any(r["id"] == rule for r in call("GET", "/rules")):
+    if any(r["id"] == rule for r in control.call("GET", "/rules")):
         sys.exit(f"{mode}: the rule is still in force: the fault never fired")
-    produces = [e for e in call("GET", f"/log?api=Produce&after={before}")
+    produces = [e for e in control.call("GET", f"/log?api=Produce&after={before}")
                 if e["clientId"] == f"retry-{mode}"]
     if len(produces) < 2:
         sys.exit(f"{mode}: {len(produces)} produce request(s): the producer did not retry")

@@ -11,30 +11,16 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 lib=$repo/target/password-configs/lib
 file=$repo/schemas/password-configs.tsv
-
-die() { printf 'password-configs: error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=tools/jar-tables.sh
+. "$repo/tools/jar-tables.sh"
 
 mode=${1:-}
-[ "$mode" = write ] || [ "$mode" = check ] || die "usage: $0 write|check"
-command -v java >/dev/null || die "java (17+) is needed"
-command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars"
+jar_table_mode "$mode"
 
-version=$(tr -d '[:space:]' <"$repo/tools/kafka-version")
-pom_version=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$here/pom.xml")
-[ "$version" = "$pom_version" ] ||
-    die "tools/kafka-version says $version but tools/password-configs/pom.xml says $pom_version"
+version=$(pinned_kafka_version)
 
 # The jars, once per pom.xml content.
-stamp=$lib/.pom.sha256
-want=$(sha256sum "$here/pom.xml" | cut -d' ' -f1)
-if ! [ -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    rm -rf "$lib"
-    mkdir -p "$lib"
-    mvn -q -B -f "$here/pom.xml" dependency:copy-dependencies \
-        -DincludeScope=runtime -DoutputDirectory="$lib" >&2 ||
-        die "mvn dependency:copy-dependencies failed"
-    printf '%s\n' "$want" >"$stamp"
-fi
+fetch_jars "$lib" dependency:copy-dependencies -DincludeScope=runtime
 [ -f "$lib/kafka_2.13-$version.jar" ] || die "kafka_2.13-$version.jar missing in $lib"
 
 new=$(mktemp)
@@ -48,16 +34,4 @@ trap 'rm -f "$new"' EXIT
 } >"$new"
 rm -f "$new.err"
 
-case $mode in
-write)
-    cp "$new" "$file"
-    printf 'password-configs: wrote %s (%s configs)\n' "${file#"$repo"/}" "$(($(wc -l <"$file") - 2))"
-    ;;
-check)
-    if ! diff -u "$file" "$new" >&2; then
-        die "schemas/password-configs.tsv is not what Kafka $version's jars say; run tools/password-configs/run.sh write"
-    fi
-    printf 'password-configs: schemas/password-configs.tsv matches Kafka %s (%s configs)\n' \
-        "$version" "$(($(wc -l <"$file") - 2))"
-    ;;
-esac
+write_or_check "$mode" "$new" "$file" "Kafka $version's jars" "$(($(wc -l <"$new") - 2)) configs"

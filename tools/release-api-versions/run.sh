@@ -13,38 +13,18 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 lib=$repo/target/release-api-versions/lib
 file=$repo/cluster/release-api-versions.tsv
-
-die() { printf 'release-api-versions: error: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=tools/jar-tables.sh
+. "$repo/tools/jar-tables.sh"
 
 mode=${1:-}
-[ "$mode" = write ] || [ "$mode" = check ] || die "usage: $0 write|check"
-command -v java >/dev/null || die "java (17+) is needed"
-command -v javac >/dev/null || die "javac (17+) is needed"
-command -v mvn >/dev/null || die "mvn is needed to fetch Kafka's jars"
+jar_table_mode "$mode"
 
 # The release lines, oldest first, and the release each is read from, as pom.xml names them.
-mapfile -t releases < <(python3 - "$here/pom.xml" <<'PY'
-import sys
-import xml.etree.ElementTree as ET
-ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-for item in ET.parse(sys.argv[1]).getroot().iterfind(".//m:artifactItem", ns):
-    if item.findtext("m:artifactId", namespaces=ns) == "kafka-clients":
-        line = item.findtext("m:destFileName", namespaces=ns).removesuffix(".jar")
-        print(f"{line}:{item.findtext('m:version', namespaces=ns)}")
-PY
-)
+mapfile -t releases < <(pom_releases kafka-clients destFileName)
 [ "${#releases[@]}" -gt 0 ] || die "pom.xml names no kafka-clients release"
 
 # The jars, once per pom.xml content.
-stamp=$lib/.pom.sha256
-want=$(sha256sum "$here/pom.xml" | cut -d' ' -f1)
-if ! [ -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    rm -rf "$lib"
-    mkdir -p "$lib"
-    mvn -q -B -f "$here/pom.xml" dependency:copy -DoutputDirectory="$lib" >&2 ||
-        die "mvn dependency:copy failed"
-    printf '%s\n' "$want" >"$stamp"
-fi
+fetch_jars "$lib" dependency:copy
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -85,16 +65,4 @@ for key in sorted(cells):
     print("\t".join([str(key), names[key]] + [cells[key].get(line, "-") for line, _ in releases]))
 PY
 
-case $mode in
-write)
-    cp "$work/table" "$file"
-    printf 'release-api-versions: wrote %s (%s releases)\n' "${file#"$repo"/}" "${#releases[@]}"
-    ;;
-check)
-    if ! diff -u "$file" "$work/table" >&2; then
-        die "cluster/release-api-versions.tsv is not what the jars say; run $0 write"
-    fi
-    printf 'release-api-versions: %s matches the kafka-clients jars of %s releases\n' \
-        "${file#"$repo"/}" "${#releases[@]}"
-    ;;
-esac
+write_or_check "$mode" "$work/table" "$file" "the kafka-clients jars" "${#releases[@]} releases"

@@ -209,10 +209,12 @@ impl ControlHandle {
     /// it coordinated stays with its stand-in, as the leadership of the coordinators'
     /// partitions stays moved, until the leader rebalance (`rebalance.rs`).
     pub(crate) fn unfence(&self, node_id: i32) {
-        let back = self
-            .shared
-            .state()
-            .unfence_broker(node_id, self.shared.placement_brokers);
+        let brokers: Vec<i32> = self.shared.brokers().iter().map(|b| b.node_id).collect();
+        let back = self.shared.state().unfence_broker_among(
+            node_id,
+            &brokers,
+            self.shared.placement_brokers,
+        );
         // Out of the ISRs until it has caught up (a ticket only if it was fenced).
         let ticket = self.shared.state().catch_up_ticket(node_id);
         if !back.is_empty() {
@@ -224,7 +226,7 @@ impl ControlHandle {
     }
 
     /// Puts `node_id` back in the ISRs after the catch-up delay, unless it was fenced (and
-    /// perhaps unfenced again) meanwhile. Off the runtime (no timer can run), at once.
+    /// perhaps unfenced again) meanwhile. With no delay, or off the runtime, at once.
     fn catch_up_later(&self, node_id: i32, ticket: u64) {
         let handle = self.clone();
         let caught_up = move || {
@@ -234,11 +236,15 @@ impl ControlHandle {
                 state.caught_up(node_id, &brokers, handle.shared.placement_brokers);
             }
         };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            caught_up();
-            return;
-        };
         let delay = self.shared.replica_catch_up;
+        // No delay, or no runtime to run a timer: at once.
+        let runtime = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if !delay.is_zero() => runtime,
+            _ => {
+                caught_up();
+                return;
+            }
+        };
         let mut dropped = self.shared.stop.clone();
         runtime.spawn(async move {
             tokio::select! {

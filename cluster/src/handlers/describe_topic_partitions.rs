@@ -145,6 +145,7 @@ fn partition(
 ) -> DescribeTopicPartitionsResponsePartition {
     let view = state.replica_view(name, index, &context.broker_ids(), brokers);
     let (leader, epoch) = view.leader;
+    let (eligible, last_known) = state.eligible_leaders(name, index);
     DescribeTopicPartitionsResponsePartition::default()
         .with_partition_index(index)
         .with_leader_id(leader)
@@ -153,7 +154,8 @@ fn partition(
         .with_isr_nodes(view.isr.into())
         // Replicas on fenced brokers, as Kafka lists them.
         .with_offline_replicas(view.offline.into())
-        // Eligible leader replicas (KIP-966) are off, as by default: empty, not null.
-        .with_eligible_leader_replicas(Some(Vec::new().into()))
-        .with_last_known_elr(Some(Vec::new().into()))
+        // Eligible leader replicas (KIP-966, `state/elr.rs`): empty lists, never null, when
+        // there are none or ELR is off, as Kafka lists them.
+        .with_eligible_leader_replicas(Some(eligible.into()))
+        .with_last_known_elr(Some(last_known.into()))
 }

@@ -18,11 +18,11 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Default)]
 pub struct Fencing {
     /// The brokers fenced now.
-    fenced: BTreeSet<i32>,
+    pub(super) fenced: BTreeSet<i32>,
     /// The replicas of each partition a fence moved or took offline, as they were then:
     /// the list stays put while the leader moves within it (the default list is counted
     /// from the leader).
-    pinned: BTreeMap<(String, i32), Vec<i32>>,
+    pub(super) pinned: BTreeMap<(String, i32), Vec<i32>>,
     /// Offline partitions, each with the last replica in its ISR (the one that may lead it
     /// again).
     offline: BTreeMap<(String, i32), i32>,
@@ -115,6 +115,8 @@ impl State {
                 .filter(|node| !self.is_fenced(*node))
                 .collect(),
         };
+        // With eligible leader replicas on, the ISR `elr.rs` keeps where it differs.
+        let isr = self.kept_isr(&key).map_or(isr, <[i32]>::to_vec);
         let offline = replicas
             .iter()
             .copied()
@@ -140,6 +142,14 @@ impl State {
     /// Whether broker `node_id` was unfenced and is not back in the ISRs yet.
     pub fn is_catching_up(&self, node_id: i32) -> bool {
         self.fencing.catching_up.contains_key(&node_id)
+    }
+
+    /// Broker `node_id`, just unfenced, is out of the ISRs until [`caught_up`](Self::caught_up).
+    pub(super) fn start_catching_up(&mut self, node_id: i32) {
+        self.fencing.unfencings += 1;
+        self.fencing
+            .catching_up
+            .insert(node_id, self.fencing.unfencings);
     }
 
     /// The ticket of broker `node_id`'s unfencing while it catches up (a timer started then
@@ -181,10 +191,26 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32)> {
-        if self.fencing.catching_up.remove(&node_id).is_none() {
+        if !self.fencing.catching_up.contains_key(&node_id) {
             return Vec::new();
         }
-        let joined = self.followed_by(node_id, brokers, placement_brokers);
+        let followed = self.followed_by(node_id, brokers, placement_brokers);
+        let in_isr = |state: &State, (name, index): &(String, i32)| {
+            state
+                .replica_view(name, *index, brokers, placement_brokers)
+                .isr
+                .contains(&node_id)
+        };
+        let before: Vec<bool> = followed.iter().map(|key| in_isr(self, key)).collect();
+        self.fencing.catching_up.remove(&node_id);
+        // With eligible leader replicas on, the ISRs `elr.rs` keeps take it back too.
+        self.rejoin_isrs(brokers, placement_brokers);
+        let joined: Vec<(String, i32)> = followed
+            .into_iter()
+            .zip(before)
+            .filter(|(key, was)| !was && in_isr(self, key))
+            .map(|(key, _)| key)
+            .collect();
         for key in &joined {
             *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
         }
@@ -201,15 +227,42 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32, i32)> {
-        if !self.fencing.fenced.insert(node_id) {
+        if self.is_fenced(node_id) {
             return Vec::new();
         }
         // The partitions whose ISR it leaves without a leader change (it follows them and
-        // was in sync, not catching up): their partition epochs move on.
-        if self.fencing.catching_up.remove(&node_id).is_none() {
-            for key in self.followed_by(node_id, brokers, placement_brokers) {
-                *self.fencing.isr_changes.entry(key).or_default() += 1;
-            }
+        // is in their ISR): their partition epochs move on, whichever path fences it.
+        let shrunk: Vec<(String, i32)> = self
+            .followed_by(node_id, brokers, placement_brokers)
+            .into_iter()
+            .filter(|(name, index)| {
+                self.replica_view(name, *index, brokers, placement_brokers)
+                    .isr
+                    .contains(&node_id)
+            })
+            .collect();
+        // With eligible leader replicas on (Kafka 4.1 and later), `elr.rs`.
+        let moved = if self.eligible_leader_replicas_enabled() {
+            self.fence_broker_elr(node_id, brokers, placement_brokers)
+        } else {
+            self.fence_broker_plain(node_id, brokers, placement_brokers)
+        };
+        for key in shrunk {
+            *self.fencing.isr_changes.entry(key).or_default() += 1;
+        }
+        self.fencing.catching_up.remove(&node_id);
+        moved
+    }
+
+    /// [`fence_broker`](Self::fence_broker) with eligible leader replicas off.
+    fn fence_broker_plain(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32, i32)> {
+        if !self.fencing.fenced.insert(node_id) {
+            return Vec::new();
         }
         let mut led = Vec::new();
         for (name, topic) in &self.topics {
@@ -241,10 +294,7 @@ impl State {
         if !self.fencing.fenced.remove(&node_id) {
             return Vec::new();
         }
-        self.fencing.unfencings += 1;
-        self.fencing
-            .catching_up
-            .insert(node_id, self.fencing.unfencings);
+        self.start_catching_up(node_id);
         let back: Vec<(String, i32)> = self
             .fencing
             .offline
@@ -261,6 +311,7 @@ impl State {
     /// What fencing kept of a partition that now has a leader (ElectLeaders' unclean
     /// election, a move) or of a topic deleted.
     pub(super) fn forget_offline(&mut self, topic: &str, partition: Option<i32>) {
+        self.forget_eligible_leaders(topic, partition);
         match partition {
             Some(index) => {
                 self.fencing.offline.remove(&(topic.to_owned(), index));

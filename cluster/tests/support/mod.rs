@@ -115,6 +115,11 @@ impl Client {
 /// Runs `script` of `tools/clients` with the clients' venv python (`KAFKA_CLIENTS_PYTHON`)
 /// and `args`, shows its output, and fails the test unless it succeeded.
 pub async fn run_client_script(script: &str, args: &[String]) {
+    client_script_output(script, args).await;
+}
+
+/// [`run_client_script`], returning the script's stdout.
+pub async fn client_script_output(script: &str, args: &[String]) -> String {
     let python = std::env::var("KAFKA_CLIENTS_PYTHON")
         .expect("KAFKA_CLIENTS_PYTHON names the clients' venv python (tools/clients/venv.sh)");
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -126,17 +131,33 @@ pub async fn run_client_script(script: &str, args: &[String]) {
         .kill_on_drop(true)
         .output();
     // A hang guard; the script has its own, shorter one.
-    let output = tokio::time::timeout(Duration::from_secs(90), run)
+    let output = tokio::time::timeout(Duration::from_secs(120), run)
         .await
         .expect("the client finished")
         .expect("the client started");
     eprint!("{}", String::from_utf8_lossy(&output.stderr));
-    print!("{}", String::from_utf8_lossy(&output.stdout));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    print!("{stdout}");
     assert!(
         output.status.success(),
         "the client failed: {}",
         output.status
     );
+    stdout
+}
+
+/// Runs `script` of `tools/clients` against `cluster` with its control surface served (see
+/// [`serve_control`]): the script's arguments are the bootstrap servers, the control
+/// surface's address, then `args`.
+pub async fn run_control_script(
+    cluster: &kafka_codec_cluster::Cluster,
+    script: &str,
+    args: &[&str],
+) {
+    let control = serve_control(cluster).await;
+    let mut all = vec![cluster.bootstrap(), control.to_string()];
+    all.extend(args.iter().map(|arg| (*arg).to_owned()));
+    run_client_script(script, &all).await;
 }
 
 /// A batch of `count` records, keys and values numbered from `first`.
@@ -366,4 +387,32 @@ pub async fn java_program(class: &str, args: &[&str]) -> String {
     print!("{stdout}");
     assert!(output.status.success(), "{class} failed: {}", output.status);
     stdout
+}
+
+/// [`java_program`] `class` against `cluster` with its control surface served: its
+/// arguments are the bootstrap servers and the control surface's address. Its stdout.
+pub async fn java_control_program(cluster: &kafka_codec_cluster::Cluster, class: &str) -> String {
+    let control = serve_control(cluster).await;
+    java_program(class, &[&cluster.bootstrap(), &control.to_string()]).await
+}
+
+/// A CreateTopics request for `names`, each of `partitions` partitions with `replication`
+/// replicas.
+pub fn create_topics(
+    names: &[&str],
+    partitions: i32,
+    replication: i16,
+) -> kafka_codec::messages::CreateTopicsRequest {
+    use kafka_codec::messages::create_topics_request::CreatableTopic;
+    kafka_codec::messages::CreateTopicsRequest::default().with_topics(
+        names
+            .iter()
+            .map(|name| {
+                CreatableTopic::default()
+                    .with_name((*name).into())
+                    .with_num_partitions(partitions)
+                    .with_replication_factor(replication)
+            })
+            .collect(),
+    )
 }

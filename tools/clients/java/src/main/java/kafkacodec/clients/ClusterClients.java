@@ -1,5 +1,9 @@
 package kafkacodec.clients;
 
+import static kafkacodec.clients.PollingMember.GUARD;
+import static kafkacodec.clients.PollingMember.check;
+import static kafkacodec.clients.PollingMember.waitFor;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -13,7 +17,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -49,7 +52,6 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class ClusterClients {
     private static final int PARTITIONS = 4;
     private static final int RECORDS = 400;
-    private static final Duration GUARD = Duration.ofSeconds(40);
 
     private ClusterClients() {}
 
@@ -155,17 +157,15 @@ public final class ClusterClients {
     }
 
     /** One KIP-848 consumer polling on its own thread, committing after each poll. */
-    private static final class Member implements Runnable {
-        final String name;
+    private static final class Member extends PollingMember {
         final KafkaConsumer<String, String> consumer;
         final Map<String, String> consumed;
         final AtomicReference<Set<TopicPartition>> assignment = new AtomicReference<>(Set.of());
-        final AtomicReference<Throwable> failure = new AtomicReference<>();
         volatile boolean stop;
         final Thread thread;
 
         Member(String bootstrap, String name, Map<String, String> consumed) {
-            this.name = name;
+            super(name);
             this.consumed = consumed;
             this.consumer = consumer(bootstrap, "java-kip848", "consumer", name);
             this.thread = new Thread(this, name);
@@ -281,25 +281,5 @@ public final class ClusterClients {
         check(record.key() != null && record.value() != null && record.value().equals("v" + record.key().substring(1)),
                 "record at " + record.topic() + "-" + record.partition() + ":" + record.offset() + " is "
                         + record.key() + "=" + record.value());
-    }
-
-    private static void waitFor(String what, BooleanSupplier condition, Member... members) throws Exception {
-        long deadline = System.nanoTime() + GUARD.toNanos();
-        while (!condition.getAsBoolean()) {
-            for (Member member : members) {
-                if (member.failure.get() != null) {
-                    throw new IllegalStateException(member.name + " failed while waiting for: " + what,
-                            member.failure.get());
-                }
-            }
-            check(System.nanoTime() < deadline, "not within " + GUARD.toSeconds() + " s: " + what);
-            Thread.sleep(20);
-        }
-    }
-
-    private static void check(boolean ok, String what) {
-        if (!ok) {
-            throw new IllegalStateException(what);
-        }
     }
 }

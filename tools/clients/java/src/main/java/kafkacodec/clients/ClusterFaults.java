@@ -1,10 +1,5 @@
 package kafkacodec.clients;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -20,11 +15,8 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * Java kafka-clients meeting faults the in-memory cluster makes on cue, driven through its
@@ -45,20 +37,13 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>Usage: ClusterFaults BOOTSTRAP CONTROL_HOST:PORT
  */
-public final class ClusterFaults {
+public final class ClusterFaults extends FaultProof {
     private static final int RECORDS = 1000;
     private static final int RETRIED = 20;
-    private static final Duration GUARD = Duration.ofSeconds(30);
-    private static final Pattern SEQUENCE = Pattern.compile("\"sequence\":(\\d+)");
     private static final Pattern BROKER = Pattern.compile("\"broker\":(\\d+)");
 
-    private final HttpClient http = HttpClient.newHttpClient();
-    private final String bootstrap;
-    private final String control;
-
     private ClusterFaults(String bootstrap, String control) {
-        this.bootstrap = bootstrap;
-        this.control = control;
+        super(bootstrap, control);
     }
 
     public static void main(String[] args) throws Exception {
@@ -150,49 +135,6 @@ public final class ClusterFaults {
         return "without idempotence: " + end + " records in the log (each twice)";
     }
 
-    private KafkaProducer<String, String> producer(String clientId, boolean idempotent) {
-        Properties props = new Properties();
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        props.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotent);
-        props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        props.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 50);
-        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
-        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 25000);
-        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        if (!idempotent) {
-            // One request at a time, so the retried batch is the only duplicate.
-            props.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 1);
-        }
-        return new KafkaProducer<>(props);
-    }
-
-    private static void send(KafkaProducer<String, String> producer, String topic, int from, int to,
-            Queue<Long> acked, Queue<Exception> failed) {
-        for (int i = from; i < to; i++) {
-            producer.send(new ProducerRecord<>(topic, 0, "key-" + i, "value-" + i), (metadata, error) -> {
-                if (error != null) {
-                    failed.add(error);
-                } else {
-                    acked.add(metadata.offset());
-                }
-            });
-        }
-    }
-
-    private static void checkOffsets(Queue<Long> acked, long from, long to, String topic) {
-        List<Long> offsets = new ArrayList<>(acked);
-        Collections.sort(offsets);
-        List<Long> want = new ArrayList<>();
-        for (long offset = from; offset < to; offset++) {
-            want.add(offset);
-        }
-        check(offsets.equals(want), topic + ": acknowledged offsets are not " + from + ".." + (to - 1)
-                + " once each: " + offsets.size() + " acknowledgements from " + (offsets.isEmpty() ? "-" : offsets.get(0)));
-    }
-
     private long endOffset(String topic) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -201,42 +143,6 @@ public final class ClusterFaults {
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props)) {
             TopicPartition partition = new TopicPartition(topic, 0);
             return consumer.endOffsets(List.of(partition), GUARD).get(partition);
-        }
-    }
-
-    private long lastSequence() throws Exception {
-        Matcher matcher = SEQUENCE.matcher(call("GET", "/log", null));
-        long last = -1;
-        while (matcher.find()) {
-            last = Long.parseLong(matcher.group(1));
-        }
-        return last;
-    }
-
-    private String call(String method, String path, String body) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://" + control + path))
-                .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json");
-        request.method(method, body == null
-                ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofString(body));
-        HttpResponse<String> answer = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        check(answer.statusCode() / 100 == 2, method + " " + path + ": " + answer.statusCode() + " " + answer.body());
-        return answer.body();
-    }
-
-    private static void waitFor(java.util.function.BooleanSupplier done, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + GUARD.toNanos();
-        while (!done.getAsBoolean()) {
-            check(System.nanoTime() < deadline, "hang guard: " + what);
-            Thread.sleep(10);
-        }
-    }
-
-    private static void check(boolean ok, String why) {
-        if (!ok) {
-            System.err.println("ClusterFaults: " + why);
-            System.exit(1);
         }
     }
 }

@@ -1,9 +1,5 @@
 package kafkacodec.clients;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -73,21 +69,14 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *
  * <p>Usage: ClusterFaultsMore BOOTSTRAP CONTROL_HOST:PORT
  */
-public final class ClusterFaultsMore {
-    private static final Duration GUARD = Duration.ofSeconds(30);
+public final class ClusterFaultsMore extends FaultProof {
     /** The header of each request log entry, in the order the control surface writes it. */
     private static final Pattern ENTRY = Pattern.compile(
             "\\{\"sequence\":(\\d+),\"api\":\"(\\w+)\",\"version\":\\d+,\"correlationId\":-?\\d+,"
                     + "\"clientId\":(?:\"([^\"]*)\"|null),\"broker\":(-?\\d+),\"connection\":(\\d+)");
-    private static final Pattern SEQUENCE = Pattern.compile("\"sequence\":(\\d+)");
-
-    private final HttpClient http = HttpClient.newHttpClient();
-    private final String bootstrap;
-    private final String control;
 
     private ClusterFaultsMore(String bootstrap, String control) {
-        this.bootstrap = bootstrap;
-        this.control = control;
+        super(bootstrap, control);
     }
 
     public static void main(String[] args) throws Exception {
@@ -442,7 +431,7 @@ public final class ClusterFaultsMore {
         return "joined again at member epoch 0 (epoch " + aGeneration + " -> " + epoch + ")";
     }
 
-    private static void pollUntil(Member a, Member b, BooleanSupplier done, String what) throws InterruptedException {
+    private void pollUntil(Member a, Member b, BooleanSupplier done, String what) throws InterruptedException {
         long deadline = System.nanoTime() + GUARD.toNanos();
         while (!done.getAsBoolean()) {
             check(System.nanoTime() < deadline, "hang guard: " + what);
@@ -578,34 +567,6 @@ public final class ClusterFaultsMore {
         return props;
     }
 
-    private KafkaProducer<String, String> producer(String clientId, boolean idempotent) {
-        Properties props = new Properties();
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        props.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
-        props.put(ProducerConfig.ACKS_CONFIG, "all");
-        props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, idempotent);
-        props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        props.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 50);
-        props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
-        props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 25000);
-        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        return new KafkaProducer<>(props);
-    }
-
-    private static void send(KafkaProducer<String, String> producer, String topic, int from, int to,
-            Queue<Long> acked, Queue<Exception> failed) {
-        for (int i = from; i < to; i++) {
-            producer.send(new ProducerRecord<>(topic, 0, "key-" + i, "value-" + i), (metadata, error) -> {
-                if (error != null) {
-                    failed.add(error);
-                } else {
-                    acked.add(metadata.offset());
-                }
-            });
-        }
-    }
-
     /** Records from..to-1 spread over the topic's partitions, every one acknowledged. */
     private static void produce(KafkaProducer<String, String> producer, String topic, int from, int to)
             throws Exception {
@@ -618,19 +579,8 @@ public final class ClusterFaultsMore {
         }
     }
 
-    private static void checkOffsets(Queue<Long> acked, long from, long to, String topic) {
-        List<Long> offsets = new ArrayList<>(acked);
-        Collections.sort(offsets);
-        List<Long> want = new ArrayList<>();
-        for (long offset = from; offset < to; offset++) {
-            want.add(offset);
-        }
-        check(offsets.equals(want), topic + ": acknowledged offsets are not " + from + ".." + (to - 1)
-                + " once each: " + offsets.size() + " acknowledgements");
-    }
-
     /** The client's count of connections it opened (its "connection-creation-total"). */
-    private static long connectionsCreated(Map<MetricName, ? extends Metric> metrics) {
+    private long connectionsCreated(Map<MetricName, ? extends Metric> metrics) {
         for (Map.Entry<MetricName, ? extends Metric> metric : metrics.entrySet()) {
             MetricName name = metric.getKey();
             if (name.name().equals("connection-creation-total") && name.group().endsWith("-metrics")
@@ -683,41 +633,5 @@ public final class ClusterFaultsMore {
                     body.substring(spans.get(i)[1], end)));
         }
         return withRequests;
-    }
-
-    private long lastSequence() throws Exception {
-        Matcher matcher = SEQUENCE.matcher(call("GET", "/log", null));
-        long last = -1;
-        while (matcher.find()) {
-            last = Long.parseLong(matcher.group(1));
-        }
-        return last;
-    }
-
-    private String call(String method, String path, String body) throws Exception {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://" + control + path))
-                .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json");
-        request.method(method, body == null
-                ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofString(body));
-        HttpResponse<String> answer = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-        check(answer.statusCode() / 100 == 2, method + " " + path + ": " + answer.statusCode() + " " + answer.body());
-        return answer.body();
-    }
-
-    private static void waitFor(BooleanSupplier done, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + GUARD.toNanos();
-        while (!done.getAsBoolean()) {
-            check(System.nanoTime() < deadline, "hang guard: " + what);
-            Thread.sleep(10);
-        }
-    }
-
-    private static void check(boolean ok, String why) {
-        if (!ok) {
-            System.err.println("ClusterFaultsMore: " + why);
-            System.exit(1);
-        }
     }
 }

@@ -1,5 +1,9 @@
 package kafkacodec.clients;
 
+import static kafkacodec.clients.PollingMember.GUARD;
+import static kafkacodec.clients.PollingMember.check;
+import static kafkacodec.clients.PollingMember.waitFor;
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -9,8 +13,6 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.GroupListing;
@@ -42,7 +44,6 @@ public final class ClusterShareGroups {
     private static final String TOPIC = "java-share";
     private static final String GROUP = "java-share-group";
     private static final int RECORDS = 400;
-    private static final Duration GUARD = Duration.ofSeconds(40);
 
     private ClusterShareGroups() {}
 
@@ -61,17 +62,15 @@ public final class ClusterShareGroups {
     }
 
     /** One share consumer polling on its own thread, keeping every record it is handed. */
-    private static final class Member implements Runnable {
-        final String name;
+    private static final class Member extends PollingMember {
         final KafkaShareConsumer<String, String> consumer;
         final Map<String, Integer> seen = new ConcurrentHashMap<>();
         final AtomicInteger counted = new AtomicInteger();
         final AtomicBoolean stop = new AtomicBoolean();
-        final AtomicReference<Throwable> failure = new AtomicReference<>();
         final Thread thread;
 
         Member(String bootstrap, String name) {
-            this.name = name;
+            super(name);
             Properties props = new Properties();
             props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
             props.put(ConsumerConfig.GROUP_ID_CONFIG, GROUP);
@@ -180,25 +179,5 @@ public final class ClusterShareGroups {
         }
         System.out.println("share consumers: " + RECORDS + " records, each once: " + a.name + " " + a.counted.get()
                 + ", " + b.name + " " + b.counted.get());
-    }
-
-    private static void waitFor(String what, BooleanSupplier condition, Member... members) throws Exception {
-        long deadline = System.nanoTime() + GUARD.toNanos();
-        while (!condition.getAsBoolean()) {
-            for (Member member : members) {
-                if (member.failure.get() != null) {
-                    throw new IllegalStateException(member.name + " failed while waiting for: " + what,
-                            member.failure.get());
-                }
-            }
-            check(System.nanoTime() < deadline, "not within " + GUARD.toSeconds() + " s: " + what);
-            Thread.sleep(20);
-        }
-    }
-
-    private static void check(boolean ok, String what) {
-        if (!ok) {
-            throw new IllegalStateException(what);
-        }
     }
 }

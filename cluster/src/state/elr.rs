@@ -1,0 +1,552 @@
+//! Eligible leader replicas (KIP-966), as Kafka's KRaft controller keeps them when the
+//! cluster finalizes `eligible.leader.replicas.version` 1 (every freshly formatted cluster
+//! from Kafka 4.1 on; `release-features.tsv`). Older releases (`--as-version`) keep
+//! `fencing.rs`'s behaviour, where an offline partition's ISR keeps its last member.
+//!
+//! With ELR on, an ISR that shrinks below the topic's effective `min.insync.replicas`
+//! (`min(min.insync.replicas, replication factor)`; 1 by default, so only an ISR that empties
+//! counts) hands the replicas it loses to the ELR: they held every committed record when
+//! they left, so one may lead again when the ISR is empty. The ISR may then be empty (leader
+//! -1), the ELR naming the replicas that may come back as leader, and `LastKnownElr` the
+//! leader the partition had when it went offline. Any change leaves the ELR empty once the
+//! ISR reaches the minimum again; an unclean election empties it, and changing
+//! `min.insync.replicas` (for the topic or the cluster) clears the ELR and `LastKnownElr` of
+//! the partitions it covers, as Kafka's `ClearElrRecord` does, electing no one.
+//!
+//! Each event is one partition change as Kafka's `PartitionChangeBuilder` computes it
+//! ([`Partition::changed`]): fencing a broker removes it from the ISRs it is in; unfencing
+//! one elects leaders for the partitions that have none (it among the acceptable ones), and
+//! then (this model's catch-up at once) every unfenced replica of a led partition rejoins
+//! its ISR, as the leader's AlterPartition would add it. `tools/clients/java`'s
+//! `ElrReference` replays the same events through Kafka 4.4's own class
+//! (`tests/elr_reference.rs` compares the two).
+
+use super::State;
+use crate::configs::definitions;
+use std::collections::BTreeMap;
+
+/// What the cluster keeps for eligible leader replicas.
+#[derive(Debug, Default)]
+pub struct EligibleLeaders {
+    /// Whether `eligible.leader.replicas.version` is finalized at 1 or more.
+    enabled: bool,
+    /// The partitions whose ISR, ELR or last known ELR is not what `fencing.rs` derives
+    /// (every unfenced replica in the ISR, both lists empty).
+    kept: BTreeMap<(String, i32), Kept>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Kept {
+    /// Whether the partition has no leader (then always kept).
+    leaderless: bool,
+    isr: Vec<i32>,
+    elr: Vec<i32>,
+    last_known_elr: Vec<i32>,
+}
+
+/// A partition's replication state, as the controller's partition registration holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    /// Its replicas, the preferred one first.
+    pub replicas: Vec<i32>,
+    /// The in-sync replicas.
+    pub isr: Vec<i32>,
+    /// The eligible leader replicas.
+    pub elr: Vec<i32>,
+    /// The leader it had when it last went offline (while it has none).
+    pub last_known_elr: Vec<i32>,
+    /// Its leader, -1 for none.
+    pub leader: i32,
+}
+
+/// One change asked of a partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The ISR wanted (a fenced broker left out, a caught-up one added).
+    pub target_isr: Vec<i32>,
+    /// The topic's effective `min.insync.replicas`.
+    pub min_isr: usize,
+    /// `unclean.leader.election.enable` for the topic.
+    pub unclean: bool,
+    /// Whether eligible leader replicas are on.
+    pub elr: bool,
+}
+
+impl Partition {
+    /// The partition after `change`, a new leader chosen among those `acceptable` (unfenced
+    /// brokers) when its leader no longer qualifies. Its leader epoch goes up by one when
+    /// the leader differs.
+    pub fn changed(&self, change: &Change, acceptable: impl Fn(i32) -> bool) -> Partition {
+        let mut isr = change.target_isr.clone();
+        let mut elr = self.elr.clone();
+        if change.elr {
+            if isr.len() >= change.min_isr {
+                elr.clear();
+            } else {
+                // Whoever was in the ISR (or eligible already) and is not in the new one.
+                // Kafka collects them from a hash set of small integers: ascending order.
+                elr.extend(&self.isr);
+                elr.retain(|replica| !isr.contains(replica));
+                elr.sort_unstable();
+                elr.dedup();
+            }
+        }
+        let qualifies = |replica: i32, isr: &[i32], elr: &[i32]| {
+            (isr.contains(&replica) || (isr.is_empty() && elr.contains(&replica)))
+                && acceptable(replica)
+        };
+        // The leader it had when it went offline, when nothing else can lead (this is
+        // counted as an unclean election).
+        let last_known = change.elr
+            && isr.is_empty()
+            && elr.is_empty()
+            && self.last_known_elr.len() == 1
+            && acceptable(self.last_known_elr[0]);
+        let (leader, unclean) = if qualifies(self.leader, &isr, &elr) {
+            (self.leader, false)
+        } else if let Some(replica) = self
+            .replicas
+            .iter()
+            .copied()
+            .find(|&replica| qualifies(replica, &isr, &elr))
+        {
+            (replica, false)
+        } else if last_known {
+            (self.last_known_elr[0], true)
+        } else if let Some(replica) = self
+            .replicas
+            .iter()
+            .copied()
+            .find(|&replica| change.unclean && acceptable(replica))
+        {
+            (replica, true)
+        } else {
+            (-1, false)
+        };
+        let moved = leader != self.leader;
+        if moved && elr.contains(&leader) {
+            // Elected from the ELR: it is the ISR now.
+            isr = vec![leader];
+            elr.retain(|&replica| replica != leader);
+        }
+        if moved && unclean {
+            isr = vec![leader];
+        }
+        if (moved && unclean) || !change.elr {
+            elr.clear();
+        }
+        if isr.is_empty() && !change.elr {
+            // Without ELR an ISR never empties: its last member stays.
+            isr = self.isr.clone();
+        }
+        let mut last_known_elr = self.last_known_elr.clone();
+        if change.elr && moved {
+            if leader < 0 && self.last_known_elr.is_empty() {
+                last_known_elr = vec![self.leader];
+            } else if leader >= 0 {
+                last_known_elr.clear();
+            }
+        }
+        Partition {
+            replicas: self.replicas.clone(),
+            isr,
+            elr,
+            last_known_elr,
+            leader,
+        }
+    }
+}
+
+impl State {
+    /// Turns eligible leader replicas on or off (the cluster's finalized
+    /// `eligible.leader.replicas.version`); set once, before any topic.
+    pub fn set_eligible_leader_replicas(&mut self, enabled: bool) {
+        self.eligible_leaders.enabled = enabled;
+    }
+
+    /// Whether eligible leader replicas are on.
+    pub fn eligible_leader_replicas_enabled(&self) -> bool {
+        self.eligible_leaders.enabled
+    }
+
+    /// `topic`'s `partition`'s eligible leader replicas and last known ELR, as
+    /// DescribeTopicPartitions lists them (both empty when ELR is off).
+    pub fn eligible_leaders(&self, topic: &str, partition: i32) -> (Vec<i32>, Vec<i32>) {
+        match self
+            .eligible_leaders
+            .kept
+            .get(&(topic.to_owned(), partition))
+        {
+            Some(kept) => (kept.elr.clone(), kept.last_known_elr.clone()),
+            None => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// The ISR kept for `key` where it differs from what fencing derives.
+    pub(super) fn kept_isr(&self, key: &(String, i32)) -> Option<&[i32]> {
+        self.eligible_leaders
+            .kept
+            .get(key)
+            .map(|kept| kept.isr.as_slice())
+    }
+
+    /// Drops what is kept of `topic`'s `partition` (a leader moved by hand or elected
+    /// through ElectLeaders: its replicas catch up at once), or of the whole topic.
+    pub(super) fn forget_eligible_leaders(&mut self, topic: &str, partition: Option<i32>) {
+        let kept = &mut self.eligible_leaders.kept;
+        match partition {
+            Some(index) => {
+                kept.remove(&(topic.to_owned(), index));
+            }
+            None => kept.retain(|(name, _), _| name != topic),
+        }
+    }
+
+    /// Clears the ELR and last known ELR of `topic`'s partitions, or of every topic's, as a
+    /// change of `min.insync.replicas` does (Kafka's `ClearElrRecord`); no leader is elected.
+    pub fn clear_eligible_leaders(&mut self, topic: Option<&str>) {
+        if !self.eligible_leaders.enabled {
+            return;
+        }
+        for ((name, _), kept) in self.eligible_leaders.kept.iter_mut() {
+            if topic.is_none_or(|topic| topic == name) {
+                kept.elr.clear();
+                kept.last_known_elr.clear();
+            }
+        }
+        // What is left may be what fencing derives again; drop it then.
+        let derived: Vec<(String, i32)> = self
+            .eligible_leaders
+            .kept
+            .iter()
+            .filter(|(key, kept)| {
+                !kept.leaderless
+                    && kept.elr.is_empty()
+                    && kept.last_known_elr.is_empty()
+                    && kept.isr == self.derived_isr(key)
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in derived {
+            self.eligible_leaders.kept.remove(&key);
+        }
+    }
+
+    /// Fences `node_id` with ELR on: each partition whose ISR it is in loses it. The
+    /// partitions whose leader changed, with the new one (-1: none); nothing when it was
+    /// fenced already.
+    pub(super) fn fence_broker_elr(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32, i32)> {
+        if self.is_fenced(node_id) {
+            return Vec::new();
+        }
+        // The partitions as they were before (what fencing derives counts it out once
+        // fenced).
+        let holding: Vec<(String, i32, Partition)> = self
+            .registrations(brokers, placement_brokers)
+            .into_iter()
+            .filter(|(_, _, before)| before.isr.contains(&node_id))
+            .collect();
+        self.fencing.fenced.insert(node_id);
+        let mut moved = Vec::new();
+        for (name, index, before) in holding {
+            let mut target_isr = before.isr.clone();
+            target_isr.retain(|&replica| replica != node_id);
+            let change = self.change_for(&name, &before, target_isr);
+            let after = before.changed(&change, |replica| self.active(replica, brokers));
+            if after.leader != before.leader {
+                moved.push((name.clone(), index, after.leader));
+            }
+            self.settle(&name, index, &before, after, placement_brokers);
+        }
+        moved
+    }
+
+    /// Unfences broker `node_id` among `brokers` (the brokers now): with ELR on as
+    /// Kafka's controller does (below), else as `unfence_broker` does. The partitions that
+    /// got a leader back; nothing when it was not fenced.
+    pub fn unfence_broker_among(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32)> {
+        if !self.eligible_leaders.enabled {
+            return self.unfence_broker(node_id, placement_brokers);
+        }
+        if !self.is_fenced(node_id) {
+            return Vec::new();
+        }
+        let before = self.registrations(brokers, placement_brokers);
+        self.fencing.fenced.remove(&node_id);
+        let back = self.elect_leaderless(node_id, before, brokers, placement_brokers);
+        // Back in the ISRs once it has caught up (`State::caught_up`, a fetch round later).
+        self.start_catching_up(node_id);
+        back
+    }
+
+    /// `node_id` just unfenced (`before`, every partition as it was) with ELR on: the
+    /// partitions without a leader elect one (from the ISR, else the ELR, else the last
+    /// known leader, else, with unclean leader election, any unfenced replica), as Kafka's
+    /// controller does as it unfences a broker. The partitions that got a leader.
+    fn elect_leaderless(
+        &mut self,
+        node_id: i32,
+        before: Vec<(String, i32, Partition)>,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32)> {
+        let mut back = Vec::new();
+        for (name, index, before) in before {
+            if before.leader >= 0 {
+                continue;
+            }
+            let change = self.change_for(&name, &before, before.isr.clone());
+            let after = before.changed(&change, |replica| {
+                replica == node_id || self.active(replica, brokers)
+            });
+            if after.leader >= 0 {
+                back.push((name.clone(), index));
+            }
+            self.settle(&name, index, &before, after, placement_brokers);
+        }
+        back
+    }
+
+    /// With ELR on, every unfenced replica of a partition with a leader rejoins its ISR,
+    /// as the leader's AlterPartition adds a follower that caught up.
+    pub fn rejoin_isrs(&mut self, brokers: &[i32], placement_brokers: usize) {
+        if !self.eligible_leaders.enabled {
+            return;
+        }
+        for (name, index, before) in self.registrations(brokers, placement_brokers) {
+            if before.leader < 0 {
+                continue;
+            }
+            let target_isr: Vec<i32> = before
+                .replicas
+                .iter()
+                .copied()
+                .filter(|&replica| {
+                    before.isr.contains(&replica)
+                        || (self.active(replica, brokers) && !self.is_catching_up(replica))
+                })
+                .collect();
+            if target_isr == before.isr {
+                continue;
+            }
+            let change = self.change_for(&name, &before, target_isr);
+            let after = before.changed(&change, |replica| self.active(replica, brokers));
+            self.settle(&name, index, &before, after, placement_brokers);
+        }
+    }
+
+    /// Every partition, by topic and index, as the controller holds it.
+    fn registrations(
+        &self,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32, Partition)> {
+        self.topics
+            .iter()
+            .flat_map(|(name, topic)| {
+                (0..topic.partitions.len() as i32).map(move |index| (name.clone(), index))
+            })
+            .map(|(name, index)| {
+                let partition = self.registration(&name, index, brokers, placement_brokers);
+                (name, index, partition)
+            })
+            .collect()
+    }
+
+    /// Whether `replica` is a broker now and not fenced.
+    fn active(&self, replica: i32, brokers: &[i32]) -> bool {
+        brokers.contains(&replica) && !self.is_fenced(replica)
+    }
+
+    /// `topic`'s `partition` as the controller holds it.
+    fn registration(
+        &self,
+        topic: &str,
+        partition: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Partition {
+        let view = self.replica_view(topic, partition, brokers, placement_brokers);
+        let (elr, last_known_elr) = self.eligible_leaders(topic, partition);
+        Partition {
+            replicas: view.replicas,
+            isr: view.isr,
+            elr,
+            last_known_elr,
+            leader: view.leader.0,
+        }
+    }
+
+    fn change_for(&self, topic: &str, before: &Partition, target_isr: Vec<i32>) -> Change {
+        let min_isr = self
+            .effective_topic_config(topic, "min.insync.replicas")
+            .and_then(|value| value.trim().parse::<usize>().ok())
+            .unwrap_or(1);
+        let unclean = self
+            .effective_topic_config(topic, "unclean.leader.election.enable")
+            .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
+        Change {
+            target_isr,
+            min_isr: min_isr.min(before.replicas.len()),
+            unclean,
+            elr: self.eligible_leaders.enabled,
+        }
+    }
+
+    /// `name` for `topic` as the controller reads it: the topic's override, else the
+    /// cluster-wide one, else Kafka's default.
+    fn effective_topic_config(&self, topic: &str, name: &str) -> Option<String> {
+        let topic_override = self.configs.topics.get(topic).and_then(|o| o.get(name));
+        let definition = definitions().topic.get(name);
+        let cluster_override = definition
+            .and_then(|d| d.synonym.as_deref())
+            .and_then(|synonym| self.configs.brokers.get("")?.get(synonym));
+        topic_override
+            .or(cluster_override)
+            .cloned()
+            .or_else(|| definition?.default.clone())
+    }
+
+    /// The ISR fencing derives for `key`: its unfenced replicas.
+    fn derived_isr(&self, key: &(String, i32)) -> Vec<i32> {
+        match self.fencing.pinned.get(key) {
+            Some(replicas) => replicas
+                .iter()
+                .copied()
+                .filter(|&replica| !self.is_fenced(replica))
+                .collect(),
+            // Never moved by fencing: the placement's replicas, all kept in sync while
+            // unfenced; compared only through `settle`, which pins first.
+            None => Vec::new(),
+        }
+    }
+
+    /// Makes `after` the partition's state: a new leader through `move_leader` (its epoch
+    /// bumped, its replica list pinned), and what differs from fencing's derivation kept.
+    fn settle(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        before: &Partition,
+        after: Partition,
+        placement_brokers: usize,
+    ) {
+        let key = (topic.to_owned(), partition);
+        self.fencing
+            .pinned
+            .entry(key.clone())
+            .or_insert_with(|| before.replicas.clone());
+        if after.leader != before.leader {
+            self.move_leader(topic, partition, after.leader, placement_brokers);
+        }
+        let kept = Kept {
+            leaderless: after.leader < 0,
+            isr: after.isr,
+            elr: after.elr,
+            last_known_elr: after.last_known_elr,
+        };
+        // A partition without a leader is always kept: fencing would count a replica
+        // unfenced later into its ISR.
+        if !kept.leaderless
+            && kept.elr.is_empty()
+            && kept.last_known_elr.is_empty()
+            && kept.isr == self.derived_isr(&key)
+        {
+            self.eligible_leaders.kept.remove(&key);
+        } else {
+            self.eligible_leaders.kept.insert(key, kept);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Each expected state is what Kafka 4.4's `PartitionChangeBuilder` gave for the same
+    //! events (`tools/elr-reference`, trace quoted at each test; leader epochs left out).
+    use super::*;
+
+    fn partition(
+        replicas: &[i32],
+        isr: &[i32],
+        elr: &[i32],
+        lke: &[i32],
+        leader: i32,
+    ) -> Partition {
+        Partition {
+            replicas: replicas.to_vec(),
+            isr: isr.to_vec(),
+            elr: elr.to_vec(),
+            last_known_elr: lke.to_vec(),
+            leader,
+        }
+    }
+
+    fn change(target_isr: &[i32], min_isr: usize, unclean: bool) -> Change {
+        Change {
+            target_isr: target_isr.to_vec(),
+            min_isr,
+            unclean,
+            elr: true,
+        }
+    }
+
+    /// `scenario 0,1 1 0 1 0,1`, `fence 1`, `fence 0`, `unfence 0`.
+    #[test]
+    fn the_last_isr_member_fenced_enters_the_elr_and_is_the_last_known_leader() {
+        let p = partition(&[0, 1], &[0, 1], &[], &[], 0);
+        let p = p.changed(&change(&[0], 1, false), |r| r == 0);
+        assert_eq!(p, partition(&[0, 1], &[0], &[], &[], 0));
+        let p = p.changed(&change(&[], 1, false), |_| false);
+        assert_eq!(p, partition(&[0, 1], &[], &[0], &[0], -1));
+        // Back: elected from the ELR, the ISR is it alone, both lists empty again.
+        let p = p.changed(&change(&[], 1, false), |r| r == 0);
+        assert_eq!(p, partition(&[0, 1], &[0], &[], &[], 0));
+    }
+
+    /// `scenario 0,1 1 0 0 0,1`, `fence 1`, `fence 0`.
+    #[test]
+    fn without_elr_the_isr_keeps_its_last_member() {
+        let mut off = change(&[], 1, false);
+        off.elr = false;
+        let p = partition(&[0, 1], &[0], &[], &[], 0);
+        assert_eq!(
+            p.changed(&off, |_| false),
+            partition(&[0, 1], &[0], &[], &[], -1)
+        );
+    }
+
+    /// `scenario 0,1,2 2 0 1 0,1,2`, `fence 2`, `fence 1`, `unfence 1`.
+    #[test]
+    fn below_min_isr_the_replicas_leaving_become_eligible() {
+        // min.insync.replicas 2 of 3: the first follower out changes nothing else, the
+        // second enters the ELR.
+        let p = partition(&[0, 1, 2], &[0, 1, 2], &[], &[], 0);
+        let p = p.changed(&change(&[0, 1], 2, false), |r| r != 2);
+        assert_eq!(p, partition(&[0, 1, 2], &[0, 1], &[], &[], 0));
+        let p = p.changed(&change(&[0], 2, false), |r| r == 0);
+        assert_eq!(p, partition(&[0, 1, 2], &[0], &[1], &[], 0));
+        // Back to two in sync: the ELR empties.
+        let p = p.changed(&change(&[0, 1], 2, false), |r| r != 2);
+        assert_eq!(p, partition(&[0, 1, 2], &[0, 1], &[], &[], 0));
+    }
+
+    /// `scenario 0,1 1 1 1 0,1`, `fence 1`, `fence 0`, `unfence 1`.
+    #[test]
+    fn an_unclean_election_empties_the_elr_and_the_last_known_leader() {
+        let p = partition(&[0, 1], &[0], &[], &[], 0);
+        let p = p.changed(&change(&[], 1, true), |_| false);
+        assert_eq!(p, partition(&[0, 1], &[], &[0], &[0], -1));
+        let p = p.changed(&change(&[], 1, true), |r| r == 1);
+        assert_eq!(p, partition(&[0, 1], &[1], &[], &[], 1));
+    }
+}

@@ -1,0 +1,251 @@
+//! Eligible leader replicas (KIP-966) through the request path: brokers fenced and unfenced
+//! through the control surface, `min.insync.replicas` and `unclean.leader.election.enable`
+//! changed with IncrementalAlterConfigs, each partition read back with
+//! DescribeTopicPartitions v0 (leader, epoch, ISR, ELR, last known ELR) and Metadata. The
+//! expected states are what Kafka 4.4's `PartitionChangeBuilder` produced for the same events
+//! (`tools/elr-reference`'s `ElrReference` over the trace quoted at each test;
+//! `tests/elr_reference.rs` compares the two on random traces).
+
+mod support;
+
+use kafka_codec::messages::create_topics_request::CreatableTopic;
+use kafka_codec::messages::describe_topic_partitions_request::TopicRequest;
+use kafka_codec::messages::incremental_alter_configs_request::{
+    AlterConfigsResource, AlterableConfig,
+};
+use kafka_codec::messages::{
+    CreateTopicsRequest, DescribeTopicPartitionsRequest, IncrementalAlterConfigsRequest,
+    MetadataRequest,
+};
+use kafka_codec::wire::PrimitiveArray;
+use kafka_codec::{ErrorCode, Response};
+use kafka_codec_cluster::release::Release;
+use kafka_codec_cluster::Cluster;
+use support::Client;
+
+/// Leader, epoch, ISR, ELR, last known ELR, as `ElrReference` prints them.
+type Shown = (i32, i32, Vec<i32>, Vec<i32>, Vec<i32>);
+
+/// Four brokers; topic "e" of one partition on 0, 1 and 2 (broker 3, not a replica, stays
+/// up to answer).
+async fn cluster(release: Option<Release>) -> (Cluster, Client) {
+    // Followers rejoin the ISRs at once (no catch-up delay), as the reference's trace has
+    // them rejoin within the unfence.
+    let mut builder = Cluster::builder()
+        .brokers(4)
+        .broker_config("replica.fetch.wait.max.ms", "0");
+    if let Some(release) = release {
+        builder = builder.as_version(release);
+    }
+    let cluster = builder.build().await.expect("cluster");
+    let mut client = Client::connect(cluster.brokers()[3].address, "elr").await;
+    let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
+        .with_name("e".into())
+        .with_num_partitions(1)
+        .with_replication_factor(3)]);
+    let Response::CreateTopics(created) = client.call(5, request).await else {
+        panic!("not CreateTopics")
+    };
+    assert_eq!(created.topics[0].error_code, 0);
+    (cluster, client)
+}
+
+async fn describe(client: &mut Client) -> Shown {
+    let request = DescribeTopicPartitionsRequest::default()
+        .with_topics(vec![TopicRequest::default().with_name("e".into())])
+        .with_response_partition_limit(10);
+    let Response::DescribeTopicPartitions(described) = client.call(0, request).await else {
+        panic!("not DescribeTopicPartitions")
+    };
+    let p = &described.topics[0].partitions[0];
+    let list = |list: &Option<PrimitiveArray<i32>>| -> Vec<i32> {
+        list.as_ref().expect("a list, never null").iter().collect()
+    };
+    (
+        p.leader_id,
+        p.leader_epoch,
+        p.isr_nodes.iter().collect(),
+        list(&p.eligible_leader_replicas),
+        list(&p.last_known_elr),
+    )
+}
+
+/// Sets `name` on resource `kind`/`resource` (2 topic, 4 broker): its error code.
+async fn set(client: &mut Client, kind: i8, resource: &str, name: &str, value: &str) -> i16 {
+    let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
+        AlterConfigsResource::default()
+            .with_resource_type(kind)
+            .with_resource_name(resource.into())
+            .with_configs(vec![AlterableConfig::default()
+                .with_name(name.into())
+                .with_config_operation(0)
+                .with_value(Some(value.into()))]),
+    ]);
+    let Response::IncrementalAlterConfigs(altered) = client.call(1, request).await else {
+        panic!("not IncrementalAlterConfigs")
+    };
+    altered.responses[0].error_code
+}
+
+fn fence(cluster: &Cluster, node: i32) {
+    let control = cluster.control();
+    control.stop_broker(node).expect("stop");
+    control.fence_broker(node).expect("fence");
+}
+
+fn unfence(cluster: &Cluster, node: i32) {
+    cluster.control().restart_broker(node).expect("restart");
+}
+
+fn shown(leader: i32, epoch: i32, isr: &[i32], elr: &[i32], last_known: &[i32]) -> Shown {
+    (
+        leader,
+        epoch,
+        isr.to_vec(),
+        elr.to_vec(),
+        last_known.to_vec(),
+    )
+}
+
+/// Kafka 4.4's answers to the trace
+/// `scenario 0,1,2,3 2 0 1 0,1,2`, `fence 2`, `fence 1`, `fence 0`, `unfence 2`,
+/// `unfence 1`, `unfence 0`, `fence 0`, `fence 1`, `fence 2`, `min_isr 1`, `unfence 1`,
+/// `unclean 1`, `unfence 0`.
+#[tokio::test]
+async fn replicas_leaving_below_min_isr_may_lead_again_until_min_isr_changes() {
+    let (cluster, mut client) = cluster(None).await;
+    assert_eq!(
+        set(&mut client, 2, "e", "min.insync.replicas", "2").await,
+        0
+    );
+    assert_eq!(
+        describe(&mut client).await,
+        shown(0, 0, &[0, 1, 2], &[], &[])
+    );
+    fence(&cluster, 2);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0, 1], &[], &[]));
+    // Below min.insync.replicas: the replica leaving is eligible.
+    fence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[1], &[]));
+    // The ISR empties: no leader, the last ISR member eligible too, and the last leader
+    // known.
+    fence(&cluster, 0);
+    assert_eq!(
+        describe(&mut client).await,
+        shown(-1, 1, &[], &[0, 1], &[0])
+    );
+    // Metadata has no ELR: offline, with an empty ISR.
+    let all = MetadataRequest::default().with_topics(None);
+    let Response::Metadata(metadata) = client.call(12, all).await else {
+        panic!("not Metadata")
+    };
+    let topic = metadata
+        .topics
+        .iter()
+        .find(|t| t.name.as_deref() == Some("e"));
+    let p = &topic.expect("listed").partitions[0];
+    assert_eq!(p.error_code, ErrorCode::LEADER_NOT_AVAILABLE.code());
+    assert_eq!((p.leader_id, p.isr_nodes.len()), (-1, 0));
+    // 2 left the ISR before it shrank below the minimum: not eligible, nothing changes.
+    unfence(&cluster, 2);
+    assert_eq!(
+        describe(&mut client).await,
+        shown(-1, 1, &[], &[0, 1], &[0])
+    );
+    // 1 is eligible: it leads, and 2 rejoins the ISR (the minimum reached, the ELR empties).
+    unfence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(1, 2, &[1, 2], &[], &[]));
+    unfence(&cluster, 0);
+    assert_eq!(
+        describe(&mut client).await,
+        shown(1, 2, &[0, 1, 2], &[], &[])
+    );
+
+    // Offline again with 1 and 2 eligible; a min.insync.replicas change clears them.
+    fence(&cluster, 0);
+    fence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(2, 3, &[2], &[1], &[]));
+    fence(&cluster, 2);
+    assert_eq!(
+        describe(&mut client).await,
+        shown(-1, 4, &[], &[1, 2], &[2])
+    );
+    assert_eq!(
+        set(&mut client, 2, "e", "min.insync.replicas", "1").await,
+        0
+    );
+    assert_eq!(describe(&mut client).await, shown(-1, 4, &[], &[], &[]));
+    unfence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(-1, 4, &[], &[], &[]));
+    // Unclean leader election on: the next unfence elects the first replica up.
+    assert_eq!(
+        set(
+            &mut client,
+            2,
+            "e",
+            "unclean.leader.election.enable",
+            "true"
+        )
+        .await,
+        0
+    );
+    assert_eq!(describe(&mut client).await, shown(-1, 4, &[], &[], &[]));
+    unfence(&cluster, 0);
+    assert_eq!(describe(&mut client).await, shown(0, 5, &[0, 1], &[], &[]));
+}
+
+/// With ELR on, Kafka's controller refuses a per-broker `min.insync.replicas`.
+#[tokio::test]
+async fn a_per_broker_min_isr_is_refused_while_elr_is_on() {
+    let (_cluster, mut client) = cluster(None).await;
+    assert_eq!(
+        set(&mut client, 4, "0", "min.insync.replicas", "2").await,
+        ErrorCode::INVALID_CONFIG.code()
+    );
+    assert_eq!(set(&mut client, 4, "", "min.insync.replicas", "2").await, 0);
+    // Kafka 4.0 does not finalize eligible.leader.replicas.version: accepted.
+    let (_cluster, mut client) = cluster(Some(Release::parse("4.0").unwrap())).await;
+    assert_eq!(
+        set(&mut client, 4, "0", "min.insync.replicas", "2").await,
+        0
+    );
+}
+
+/// Kafka 4.4's answers to the same trace with ELR off (`scenario 0,1,2,3 2 0 0 0,1,2`,
+/// `fence 2`, `fence 1`, `fence 0`, `unfence 2`, `unfence 1`), as Kafka 4.0 runs.
+#[tokio::test]
+async fn without_elr_the_isr_keeps_its_last_member() {
+    let (cluster, mut client) = cluster(Some(Release::parse("4.0").unwrap())).await;
+    assert_eq!(
+        set(&mut client, 2, "e", "min.insync.replicas", "2").await,
+        0
+    );
+    fence(&cluster, 2);
+    fence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[], &[]));
+    fence(&cluster, 0);
+    assert_eq!(describe(&mut client).await, shown(-1, 1, &[0], &[], &[]));
+    unfence(&cluster, 2);
+    unfence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(-1, 1, &[0], &[], &[]));
+}
+
+/// The Java AdminClient's `describeTopics` (DescribeTopicPartitions) reads the ELR and last
+/// known ELR of a partition whose brokers were fenced over the HTTP control
+/// (`tools/clients/java`'s `ClusterElr`, which checks each state). About 3 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_admin_describes_eligible_leader_replicas() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    let control = support::serve_control(&cluster).await;
+    let shown = support::java_program(
+        "kafkacodec.clients.ClusterElr",
+        &[&cluster.bootstrap(), &control.to_string()],
+    )
+    .await;
+    assert!(shown.contains("both fenced: leader - isr [] elr [0] lastKnownElr [0]"));
+}

@@ -1,0 +1,213 @@
+package kafkacodec.elr;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.IntPredicate;
+import java.util.stream.Collectors;
+
+import org.apache.kafka.common.DirectoryId;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.metadata.PartitionChangeRecord;
+import org.apache.kafka.controller.PartitionChangeBuilder;
+import org.apache.kafka.metadata.LeaderRecoveryState;
+import org.apache.kafka.metadata.PartitionRegistration;
+import org.apache.kafka.server.common.MetadataVersion;
+
+/**
+ * Replays a trace of broker fences, unfences and config changes through Kafka 4.4's own
+ * partition change builder, as its controller's ReplicationControlManager applies them, and
+ * prints every partition after each event. cluster/tests/elr_reference.rs writes the trace
+ * (stdin) and compares the lines (stdout) with what the cluster's state shows.
+ *
+ * Trace lines:
+ *   scenario BROKERS MIN_ISR UNCLEAN ELR REPLICAS/REPLICAS/...   (a topic, every replica in
+ *                                                                  sync, the first leading)
+ *   fence B | unfence B | min_isr N | unclean 0|1
+ * Output, after the scenario line and after each event, one line per partition:
+ *   LEADER EPOCH ISR ELR LAST_KNOWN_ELR    (lists comma separated, "-" when empty)
+ */
+public final class ElrReference {
+    private static final MetadataVersion VERSION = MetadataVersion.latestProduction();
+    private static final Uuid TOPIC = new Uuid(1L, 1L);
+
+    private final Set<Integer> brokers;
+    private final Set<Integer> fenced = new TreeSet<>();
+    private final List<PartitionRegistration> partitions = new ArrayList<>();
+    private final boolean elr;
+    private int minIsr;
+    private boolean unclean;
+
+    private ElrReference(Set<Integer> brokers, int minIsr, boolean unclean, boolean elr, List<int[]> replicas) {
+        this.brokers = brokers;
+        this.minIsr = minIsr;
+        this.unclean = unclean;
+        this.elr = elr;
+        for (int[] list : replicas) {
+            partitions.add(new PartitionRegistration.Builder()
+                .setReplicas(list)
+                .setDirectories(DirectoryId.unassignedArray(list.length))
+                .setIsr(list)
+                .setLeader(list[0])
+                .setLeaderRecoveryState(LeaderRecoveryState.RECOVERED)
+                .setLeaderEpoch(0)
+                .setPartitionEpoch(0)
+                .build());
+        }
+    }
+
+    private boolean active(int broker) {
+        return brokers.contains(broker) && !fenced.contains(broker);
+    }
+
+    /** min.insync.replicas capped by the replication factor, as getTopicEffectiveMinIsr. */
+    private int effectiveMinIsr(PartitionRegistration partition) {
+        return Math.min(minIsr, partition.replicas.length);
+    }
+
+    private void change(int index, IntPredicate acceptable, List<Integer> targetIsr) {
+        PartitionRegistration partition = partitions.get(index);
+        PartitionChangeBuilder builder = new PartitionChangeBuilder(
+            partition, TOPIC, index, acceptable, VERSION, effectiveMinIsr(partition), elr);
+        if (unclean) {
+            builder.setElection(PartitionChangeBuilder.Election.UNCLEAN);
+        }
+        builder.setTargetIsr(targetIsr)
+            .setDefaultDirProvider(broker -> DirectoryId.UNASSIGNED)
+            .build()
+            .ifPresent(record -> partitions.set(index, partition.merge((PartitionChangeRecord) record.message())));
+    }
+
+    /** handleBrokerFenced: every partition whose ISR holds it loses it. */
+    private void fence(int broker) {
+        if (!fenced.add(broker)) {
+            return;
+        }
+        for (int index = 0; index < partitions.size(); index++) {
+            PartitionRegistration partition = partitions.get(index);
+            if (contains(partition.isr, broker)) {
+                List<Integer> target = Arrays.stream(partition.isr).filter(r -> r != broker).boxed()
+                    .collect(Collectors.toList());
+                change(index, r -> r != broker && active(r), target);
+            }
+        }
+    }
+
+    /**
+     * handleBrokerUnfenced: the partitions without a leader elect one, it among the acceptable
+     * leaders; then (the cluster's catch-up at once) the leader's AlterPartition adds every
+     * unfenced replica to the ISR.
+     */
+    private void unfence(int broker) {
+        if (!fenced.remove(broker)) {
+            return;
+        }
+        for (int index = 0; index < partitions.size(); index++) {
+            PartitionRegistration partition = partitions.get(index);
+            if (partition.leader < 0) {
+                change(index, r -> r == broker || active(r), toList(partition.isr));
+            }
+            partition = partitions.get(index);
+            if (partition.leader < 0) {
+                continue;
+            }
+            int[] isr = partition.isr;
+            List<Integer> target = Arrays.stream(partition.replicas)
+                .filter(r -> contains(isr, r) || active(r)).boxed().collect(Collectors.toList());
+            if (!target.equals(toList(isr))) {
+                change(index, this::active, target);
+            }
+        }
+    }
+
+    /** A changed min.insync.replicas: ClearElrRecord for the topic (with ELR on). */
+    private void setMinIsr(int value) {
+        if (value == minIsr) {
+            return;
+        }
+        minIsr = value;
+        if (!elr) {
+            return;
+        }
+        for (int index = 0; index < partitions.size(); index++) {
+            PartitionRegistration partition = partitions.get(index);
+            if (partition.elr.length == 0 && partition.lastKnownElr.length == 0) {
+                continue;
+            }
+            partitions.set(index, partition.merge(new PartitionChangeRecord()
+                .setPartitionId(index).setTopicId(TOPIC)
+                .setEligibleLeaderReplicas(List.of()).setLastKnownElr(List.of())));
+        }
+    }
+
+    private void print(PrintStream out) {
+        for (PartitionRegistration partition : partitions) {
+            out.println(partition.leader + " " + partition.leaderEpoch + " " + list(partition.isr) + " "
+                + list(partition.elr) + " " + list(partition.lastKnownElr));
+        }
+    }
+
+    private static boolean contains(int[] array, int value) {
+        return Arrays.stream(array).anyMatch(v -> v == value);
+    }
+
+    private static List<Integer> toList(int[] array) {
+        return Arrays.stream(array).boxed().collect(Collectors.toList());
+    }
+
+    private static String list(int[] array) {
+        if (array.length == 0) {
+            return "-";
+        }
+        return Arrays.stream(array).mapToObj(Integer::toString).collect(Collectors.joining(","));
+    }
+
+    private static int[] ints(String csv) {
+        return Arrays.stream(csv.split(",")).mapToInt(Integer::parseInt).toArray();
+    }
+
+    public static void main(String[] args) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+        ElrReference scenario = null;
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] words = line.trim().split(" ");
+            switch (words[0]) {
+                case "scenario": {
+                    Set<Integer> brokers = new TreeSet<>();
+                    Arrays.stream(ints(words[1])).forEach(brokers::add);
+                    List<int[]> replicas = Arrays.stream(words[5].split("/"))
+                        .map(ElrReference::ints).collect(Collectors.toList());
+                    scenario = new ElrReference(brokers, Integer.parseInt(words[2]), words[3].equals("1"),
+                        words[4].equals("1"), replicas);
+                    break;
+                }
+                case "fence":
+                    scenario.fence(Integer.parseInt(words[1]));
+                    break;
+                case "unfence":
+                    scenario.unfence(Integer.parseInt(words[1]));
+                    break;
+                case "min_isr":
+                    scenario.setMinIsr(Integer.parseInt(words[1]));
+                    break;
+                case "unclean":
+                    scenario.unclean = words[1].equals("1");
+                    break;
+                case "":
+                    continue;
+                default:
+                    throw new IllegalArgumentException("unknown trace line: " + line);
+            }
+            scenario.print(out);
+        }
+        out.flush();
+    }
+}

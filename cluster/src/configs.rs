@@ -185,17 +185,23 @@ pub struct Overrides {
     pub statics: BTreeMap<String, String>,
 }
 
-/// The static broker settings the cluster follows: Metadata's topic auto-creation and the
-/// partitions and replicas a topic gets when CreateTopics (or auto-creation) names none.
-pub const STATIC_SETTINGS: [&str; 3] = [
+/// The static broker settings the cluster follows: Metadata's topic auto-creation, the
+/// partitions and replicas a topic gets when CreateTopics (or auto-creation) names none, the
+/// automatic leader rebalance (`control/rebalance.rs`) and how long an unfenced broker takes
+/// to rejoin the ISRs (`control/fencing.rs`). Others are refused rather than taken and
+/// ignored.
+pub const STATIC_SETTINGS: [&str; 6] = [
     "auto.create.topics.enable",
     "num.partitions",
     "default.replication.factor",
+    "auto.leader.rebalance.enable",
+    "leader.imbalance.check.interval.seconds",
+    "replica.fetch.wait.max.ms",
 ];
 
 /// Checks a static broker setting as a Kafka broker checks its `server.properties` at
-/// start: one the cluster follows ([`STATIC_SETTINGS`]), of its type, and for the counts at
-/// least 1.
+/// start: one the cluster follows ([`STATIC_SETTINGS`]), of its type, the counts and the
+/// rebalance interval at least 1, the fetch wait at least 0.
 pub fn check_static_setting(name: &str, value: &str) -> Result<(), String> {
     if !STATIC_SETTINGS.contains(&name) {
         return Err(format!(
@@ -210,8 +216,15 @@ pub fn check_static_setting(name: &str, value: &str) -> Result<(), String> {
             definition.kind
         ));
     }
-    if definition.kind != Kind::Boolean && value.trim().parse::<i64>().is_ok_and(|n| n < 1) {
-        return Err(format!("{name} must be at least 1, not {}", value.trim()));
+    let least = match name {
+        "replica.fetch.wait.max.ms" => 0,
+        _ => 1,
+    };
+    if definition.kind != Kind::Boolean && value.trim().parse::<i64>().is_ok_and(|n| n < least) {
+        return Err(format!(
+            "{name} must be at least {least}, not {}",
+            value.trim()
+        ));
     }
     Ok(())
 }
@@ -223,6 +236,16 @@ impl Overrides {
             .get(name)
             .cloned()
             .or_else(|| definitions().broker.get(name)?.default.clone())
+    }
+
+    /// [`broker_setting`](Self::broker_setting) parsed as `T` (`None`: a config without a
+    /// value, or one that does not parse).
+    pub fn static_or_default<T: std::str::FromStr>(&self, name: &str) -> Option<T> {
+        self.broker_setting(name)?
+            .trim()
+            .to_ascii_lowercase()
+            .parse()
+            .ok()
     }
 
     /// Whether Metadata creates the topics it is asked for (`auto.create.topics.enable`).

@@ -151,6 +151,10 @@ pub struct Shared {
     pub(crate) host: String,
     /// How long a stopped broker stays unfenced ([`ClusterBuilder::broker_session_timeout`]).
     pub(crate) broker_session_timeout: Duration,
+    /// How often the automatic leader rebalance runs (`None`: off).
+    pub(crate) leader_rebalance: Option<Duration>,
+    /// How long an unfenced broker takes to rejoin the ISRs.
+    pub(crate) replica_catch_up: Duration,
     /// Brokers have no listener ([`ClusterBuilder::in_memory`]).
     pub(crate) in_memory: bool,
     /// The node id the next added broker gets.
@@ -788,11 +792,15 @@ impl ClusterBuilder {
     }
 
     /// A static setting of every broker, as its `server.properties` would give it: one the
-    /// cluster follows, `auto.create.topics.enable` (Metadata's topic auto-creation, on by
-    /// default as in Kafka), `num.partitions` or `default.replication.factor` (what a topic
-    /// gets when CreateTopics gives -1, or when auto-created; 1 and 1 by default).
-    /// DescribeConfigs shows them as STATIC_BROKER_CONFIG. Checked by [`build`](Self::build)
-    /// (another name, a value not of its type or a count below 1: `InvalidInput`).
+    /// cluster follows ([`configs::STATIC_SETTINGS`]): `auto.create.topics.enable`
+    /// (Metadata's topic auto-creation, on by default as in Kafka), `num.partitions` or
+    /// `default.replication.factor` (what a topic gets when CreateTopics gives -1, or when
+    /// auto-created; 1 and 1 by default), `auto.leader.rebalance.enable` and
+    /// `leader.imbalance.check.interval.seconds` (the automatic leader rebalance,
+    /// `control/rebalance.rs`), `replica.fetch.wait.max.ms` (how long an unfenced broker
+    /// takes to rejoin the ISRs, `control/fencing.rs`). DescribeConfigs shows them as
+    /// STATIC_BROKER_CONFIG (under dynamic overrides). Checked by [`build`](Self::build)
+    /// (another name, a value not of its type or out of range: `InvalidInput`).
     pub fn broker_config(mut self, name: &str, value: &str) -> Self {
         self.broker_settings
             .push((name.to_owned(), value.to_owned()));
@@ -892,6 +900,8 @@ impl ClusterBuilder {
         )?;
         let mut state = State::new(self.retention);
         state.configs.statics = self.broker_settings.iter().cloned().collect();
+        let leader_rebalance = control::rebalance::interval(&state.configs)?;
+        let replica_catch_up = control::rebalance::catch_up_delay(&state.configs);
         state.transactions = transactions::Transactions::new(self.transaction_limits);
         if let Some(seed) = self.seed {
             state.seed_ids(seed);
@@ -939,6 +949,8 @@ impl ClusterBuilder {
             brokers: std::sync::RwLock::new(Arc::new(brokers)),
             host: self.host.clone(),
             broker_session_timeout: self.broker_session_timeout,
+            leader_rebalance,
+            replica_catch_up,
             in_memory: self.in_memory,
             controllers: controller_nodes,
             quorum: quorum.map(Mutex::new),
@@ -1005,6 +1017,13 @@ impl ClusterBuilder {
         }
         if shared.quorum.is_some() {
             tokio::spawn(controllers::run_clock(Arc::clone(&shared), stopped.clone()));
+        }
+        if let Some(interval) = shared.leader_rebalance {
+            tokio::spawn(control::rebalance::run(
+                Arc::clone(&shared),
+                interval,
+                stopped.clone(),
+            ));
         }
         tokio::spawn(groups::run_timers(Arc::clone(&shared), stopped.clone()));
         tokio::spawn(share_groups::run_timers(

@@ -13,10 +13,12 @@ mod cleaner;
 mod elr;
 mod fencing;
 mod placement;
+mod rebalance;
 
 pub use cleaner::Cleaned;
 pub use elr::{Change, Partition};
 pub use fencing::{replicas_among, ReplicaView};
+pub use rebalance::MAX_ELECTIONS_PER_PASS;
 
 use crate::configs::Overrides;
 use crate::producers::{PartitionProducers, ProducerIds};
@@ -275,6 +277,9 @@ pub struct Topic {
     pub replication_factor: i16,
     /// The brokers it was placed over (`placement.rs`); `None`: the cluster's first ones.
     pub placement: Option<Vec<i32>>,
+    /// Partitions added later (CreatePartitions), each run with the brokers it was placed
+    /// over: the first partition of the run and those brokers.
+    pub grown: Vec<(i32, Vec<i32>)>,
 }
 
 impl Topic {
@@ -420,6 +425,7 @@ impl State {
                 partitions: (0..partitions).map(|_| PartitionLog::default()).collect(),
                 replication_factor,
                 placement: None,
+                grown: Vec::new(),
             },
         );
         id

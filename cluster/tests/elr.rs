@@ -29,7 +29,11 @@ type Shown = (i32, i32, Vec<i32>, Vec<i32>, Vec<i32>);
 /// Four brokers; topic "e" of one partition on 0, 1 and 2 (broker 3, not a replica, stays
 /// up to answer).
 async fn cluster(release: Option<Release>) -> (Cluster, Client) {
-    let mut builder = Cluster::builder().brokers(4);
+    // Followers rejoin the ISRs at once (no catch-up delay), as the reference's trace has
+    // them rejoin within the unfence.
+    let mut builder = Cluster::builder()
+        .brokers(4)
+        .broker_config("replica.fetch.wait.max.ms", "0");
     if let Some(release) = release {
         builder = builder.as_version(release);
     }

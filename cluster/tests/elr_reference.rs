@@ -130,6 +130,9 @@ impl Scenario {
             4..=7 => {
                 self.state
                     .unfence_broker_among(broker, &self.brokers, placement);
+                // Its followers catch up in the same step (on the cluster, a fetch round
+                // later), as the reference's unfence lets the other replicas rejoin.
+                self.state.caught_up(broker, &self.brokers, placement);
                 format!("unfence {broker}")
             }
             8 => {

@@ -278,13 +278,17 @@ fn a_stopped_broker_is_fenced_after_the_session_timeout_and_unfenced_when_back()
             ErrorCode::NOT_LEADER_OR_FOLLOWER.code()
         );
 
-        // Back: listed, in the ISR again, leading its offline partition at the next epoch;
-        // the partition it handed over stays with 2 (preferred leaders come back through
+        // Back: listed, leading its offline partition at the next epoch, and in the ISR
+        // again once caught up (`replica.fetch.wait.max.ms`, 500 ms); the partition it
+        // handed over stays with 2 (until the automatic rebalance, tests/rebalance.rs, or
         // ElectLeaders), and so does the group.
         control.restart_broker(1).expect("restart");
         assert!(!control.is_fenced(1));
         let back = client.metadata(12).await;
         assert_eq!(brokers(&back), [0, 1, 2]);
+        assert_eq!(shown(&back, "r", 1), (0, 2, 1, vec![1, 2], vec![2], vec![]));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let back = client.metadata(12).await;
         assert_eq!(
             shown(&back, "r", 1),
             (0, 2, 1, vec![1, 2], vec![1, 2], vec![])

@@ -15,8 +15,10 @@
 //! read_committed consumers (`tools/clients/cluster_txn_librdkafka.py`); and a leader
 //! stopped for good is fenced after the broker session timeout, its partition led by the
 //! other in-sync replica, which the producer follows (`tools/clients/cluster_fence_librdkafka.py`);
-//! and its producer sends to a topic never created, which Metadata creates, every record
-//! read back (`tools/clients/cluster_topics_librdkafka.py`).
+//! its producer sends to a topic never created, which Metadata creates, every record
+//! read back (`tools/clients/cluster_topics_librdkafka.py`); and a leader fenced while
+//! running and unfenced, which the producer follows away and, after the automatic leader
+//! rebalance, back (`tools/clients/cluster_rebalance_librdkafka.py`).
 //! Needs the clients' venv:
 //!
 //! ```text
@@ -85,6 +87,37 @@ async fn librdkafka_follows_the_leader_of_a_fenced_broker() {
         .await
         .expect("cluster");
     support::run_control_script(&cluster, "cluster_fence_librdkafka.py", &["1000"]).await;
+}
+
+/// A leader fenced while it runs (`POST /brokers/0/fence?running=true`), then unfenced,
+/// with Kafka 4.4's automatic leader rebalance checking every second: librdkafka's
+/// idempotent producer follows the leadership to broker 1 (the fenced broker refusing what
+/// it no longer leads) and back to broker 0, its preferred replica, once it caught up and
+/// the check ran; every record lands once (`tools/clients/cluster_rebalance_librdkafka.py`
+/// checks the request log, the partition's leader, epochs and ISR, and reads every record
+/// back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_follows_a_fenced_leader_away_and_the_rebalance_back() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .broker_config("leader.imbalance.check.interval.seconds", "1")
+        .build()
+        .await
+        .expect("cluster");
+    let control = support::serve_control(&cluster).await;
+    run_client_script(
+        "cluster_rebalance_librdkafka.py",
+        &[cluster.bootstrap(), control.to_string(), "900".into()],
+    )
+    .await;
+    // Seen from the cluster too: led by its preferred replica at epoch 2, all 900 there.
+    assert_eq!(cluster.control().leader("rebalance-proof", 0), (0, 2));
+    let state = cluster.shared().state();
+    assert_eq!(
+        state.topics["rebalance-proof"].partitions[0].high_watermark(),
+        900
+    );
 }
 
 /// A produce applied and its answer lost (`{"applyThen": "disconnect"}` over HTTP), retried

@@ -57,8 +57,11 @@ pub struct ClusterCommand {
     /// `auto.create.topics.enable=false` stops Metadata from creating the topics it is asked
     /// for (on by default, as in Kafka); `num.partitions=N` and
     /// `default.replication.factor=N` are what a topic gets when CreateTopics gives -1 or
-    /// Metadata creates it (1 and 1 by default). DescribeConfigs shows them as
-    /// STATIC_BROKER_CONFIG. Another name, or a bad value, is refused at start.
+    /// Metadata creates it (1 and 1 by default); `auto.leader.rebalance.enable` and
+    /// `leader.imbalance.check.interval.seconds` drive the automatic leader rebalance;
+    /// `replica.fetch.wait.max.ms` is how long an unfenced broker takes to rejoin the ISRs.
+    /// DescribeConfigs shows them as STATIC_BROKER_CONFIG. Another name, or a bad value, is
+    /// refused at start.
     #[arg(long, value_name = "NAME=VALUE")]
     broker_config: Vec<String>,
     /// How long a stopped broker (`POST /brokers/ID/stop` on --control) keeps its
@@ -204,7 +207,11 @@ impl Run for ClusterCommand {
                 .on_request(log_request)
                 .build()
                 .await
-                .map_err(|e| Failure::Peer(format!("cannot listen on {}: {e}", self.listen)))?;
+                .map_err(|e| match e.kind() {
+                    // A setting the builder refuses (a broker config's value out of range).
+                    std::io::ErrorKind::InvalidInput => Failure::Usage(e.to_string()),
+                    _ => Failure::Peer(format!("cannot listen on {}: {e}", self.listen)),
+                })?;
             let bootstrap = cluster.bootstrap();
             crate::common::log_line(format_args!(
                 "kafka-codec cluster: bootstrap {}",

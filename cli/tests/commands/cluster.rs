@@ -319,6 +319,73 @@ fn a_broker_stopped_past_the_session_timeout_is_fenced() {
 }
 
 #[test]
+fn broker_configs_set_the_automatic_leader_rebalance() {
+    use kafka_codec::messages::create_topics_request::CreatableTopic;
+    use kafka_codec::messages::CreateTopicsRequest;
+    let Started {
+        _running,
+        mut log,
+        bootstrap,
+    } = start(&[
+        "--brokers",
+        "2",
+        "--control",
+        "127.0.0.1:0",
+        "--broker-config",
+        "leader.imbalance.check.interval.seconds=1",
+        "--broker-config",
+        "replica.fetch.wait.max.ms=0",
+    ]);
+    let mut second = String::new();
+    log.read_line(&mut second).unwrap();
+    let control = second
+        .trim_end()
+        .strip_prefix("kafka-codec cluster: control on http://")
+        .unwrap_or_else(|| panic!("second line: {second:?}"))
+        .to_owned();
+    let first = bootstrap.split(',').next().unwrap().to_owned();
+    let create = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
+        .with_name("t".into())
+        .with_num_partitions(2)
+        .with_replication_factor(2)]);
+    let Response::CreateTopics(created) = call(&first, 7, create).body else {
+        panic!("not CreateTopics")
+    };
+    assert_eq!(created.topics[0].error_code, 0);
+    // Broker 1 fenced while running: t-1 goes to 0; unfenced, it is back at the next check.
+    let (status, body) = http(
+        &control,
+        "POST /brokers/1/fence?running=true HTTP/1.1\r\n\r\n",
+    );
+    assert!(status.contains(" 200 "), "{status} {body}");
+    let (status, body) = http(&control, "POST /brokers/1/unfence HTTP/1.1\r\n\r\n");
+    assert!(status.contains(" 200 "), "{status} {body}");
+    // The loop's bound is a hang guard: the check runs every second.
+    let mut back = false;
+    for _ in 0..300 {
+        let (_, body) = http(&control, "GET /topics/t/partitions HTTP/1.1\r\n\r\n");
+        if body.contains(r#""leader":1,"leaderEpoch":2"#) {
+            back = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(back, "t-1 never went back to broker 1");
+    assert_usage_error(&["cluster", "--broker-config", "leader.imbalance.check"]);
+    assert_usage_error(&["cluster", "--broker-config", "no.such.config=1"]);
+    assert_usage_error(&[
+        "cluster",
+        "--broker-config",
+        "auto.leader.rebalance.enable=yes",
+    ]);
+    assert_usage_error(&[
+        "cluster",
+        "--broker-config",
+        "leader.imbalance.check.interval.seconds=0",
+    ]);
+}
+
+#[test]
 fn a_malformed_faults_file_is_a_usage_error_naming_the_key() {
     let faults = temp_file(
         "bad-faults.json",

@@ -1,12 +1,16 @@
 //! Fencing a stopped broker once its session times out, as Kafka's KRaft controller fences a
 //! broker whose heartbeats stopped for `broker.session.timeout.ms` (9 s by default,
 //! [`ClusterBuilder::broker_session_timeout`](crate::ClusterBuilder::broker_session_timeout)),
-//! and unfencing it when it comes back. What happens to its partitions is `State`'s
-//! (`state/fencing.rs`); here the timer, the brokers listed, and its coordinatorships: the
+//! and unfencing it when it comes back; also fencing a running broker, as the controller
+//! fences one whose heartbeats stop arriving while its listener is up (and unfences it when
+//! they arrive again). What happens to its partitions is `State`'s (`state/fencing.rs`);
+//! here the timers (the session, and the unfenced broker's return to the ISRs, a follower
+//! fetch round later: `rebalance.rs`), the brokers listed, and its coordinatorships: the
 //! groups and transactional ids it coordinates move to a stand-in, as the leadership of
 //! their `__consumer_offsets` and `__transaction_state` partitions moves on Kafka.
 
 use super::{ControlHandle, OperationError};
+use crate::state::ReplicaView;
 
 /// What fencing a broker did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +27,13 @@ pub struct FencedBroker {
     pub stand_in: Option<i32>,
 }
 
+/// What a broker's fencing moved to its stand-in.
+#[derive(Debug, Default)]
+pub(crate) struct MovedAway {
+    groups: Vec<String>,
+    transactional_ids: Vec<String>,
+}
+
 impl ControlHandle {
     /// Fences stopped broker `node_id` now, as the controller does once its session timed
     /// out: it leaves Metadata's and DescribeCluster's brokers and every ISR, each partition
@@ -31,13 +42,47 @@ impl ControlHandle {
     /// the next unfenced broker. Restarting it unfences it. A broker that is up is refused
     /// (`OperationError::Up`); one fenced already is fenced again with nothing to move.
     pub fn fence_broker(&self, node_id: i32) -> Result<FencedBroker, OperationError> {
-        let shared = &self.shared;
-        if !shared.is_broker(node_id) {
+        if !self.shared.is_broker(node_id) {
             return Err(OperationError::NoSuchBroker(node_id));
         }
         if self.is_up(node_id) {
             return Err(OperationError::Up(node_id));
         }
+        Ok(self.fence(node_id))
+    }
+
+    /// Fences broker `node_id` while it runs, as the controller fences a broker whose
+    /// heartbeats stopped arriving although its listener is up (a network partition from
+    /// the controllers, a stalled heartbeat): everything [`fence_broker`](Self::fence_broker)
+    /// does, and the broker keeps answering, as a follower at the new leader epochs: a
+    /// Produce for a partition it led is NOT_LEADER_OR_FOLLOWER, a Fetch or ListOffsets
+    /// naming the old epoch FENCED_LEADER_EPOCH. [`unfence_broker`](Self::unfence_broker)
+    /// (its heartbeats back) or a restart unfences it.
+    pub fn fence_running_broker(&self, node_id: i32) -> Result<FencedBroker, OperationError> {
+        if !self.shared.is_broker(node_id) {
+            return Err(OperationError::NoSuchBroker(node_id));
+        }
+        Ok(self.fence(node_id))
+    }
+
+    /// Unfences running broker `node_id`, as the controller does when its heartbeats arrive
+    /// again: listed again at once, leading again the offline partitions it was the last
+    /// in-sync replica of, and back in the ISRs of the others once it has caught up (a
+    /// follower fetch round, `replica.fetch.wait.max.ms`, later). Nothing when it is not
+    /// fenced; a stopped broker sends no heartbeat (`OperationError::Stopped`: restart it).
+    pub fn unfence_broker(&self, node_id: i32) -> Result<(), OperationError> {
+        if !self.shared.is_broker(node_id) {
+            return Err(OperationError::NoSuchBroker(node_id));
+        }
+        if !self.is_up(node_id) {
+            return Err(OperationError::Stopped(node_id));
+        }
+        self.unfence(node_id);
+        Ok(())
+    }
+
+    fn fence(&self, node_id: i32) -> FencedBroker {
+        let shared = &self.shared;
         let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();
         let placement = shared.placement_brokers;
         let (moved_leaders, stand_in) = {
@@ -75,7 +120,11 @@ impl ControlHandle {
             self.lock(&self.coordinators)
                 .extend(moved_groups.iter().map(|group| (group.clone(), stand_in)));
             self.lock(&self.transaction_coordinators)
-                .extend(transactional_ids.into_iter().map(|id| (id, stand_in)));
+                .extend(transactional_ids.iter().map(|id| (id.clone(), stand_in)));
+            let mut fence_moved = self.lock(&self.fence_moved);
+            let moved = fence_moved.entry(node_id).or_default();
+            moved.groups.extend(moved_groups.iter().cloned());
+            moved.transactional_ids.extend(transactional_ids);
             // Ids not seen yet whose rule names it go to the stand-in too.
             let mut stand_ins = self.lock(&self.stand_ins);
             for to in stand_ins.values_mut() {
@@ -93,17 +142,38 @@ impl ControlHandle {
         }
         shared.groups_changed.notify_one();
         shared.appended.notify_waiters();
-        Ok(FencedBroker {
+        FencedBroker {
             node_id,
             moved_leaders,
             moved_groups,
             stand_in,
-        })
+        }
+    }
+
+    /// `topic`'s `partition` as Metadata shows it (leader and leader epoch, replicas, ISR,
+    /// offline replicas) with its partition epoch, which ISR changes bump too.
+    pub fn partition(&self, topic: &str, partition: i32) -> Result<ReplicaView, OperationError> {
+        let brokers: Vec<i32> = self.shared.brokers().iter().map(|b| b.node_id).collect();
+        let state = self.shared.state();
+        if state
+            .topics
+            .get(topic)
+            .and_then(|t| t.partition(partition))
+            .is_none()
+        {
+            return Err(OperationError::NoSuchPartition(topic.to_owned(), partition));
+        }
+        Ok(state.replica_view(topic, partition, &brokers, self.shared.placement_brokers))
     }
 
     /// Whether broker `node_id` is fenced.
     pub fn is_fenced(&self, node_id: i32) -> bool {
         self.shared.state().is_fenced(node_id)
+    }
+
+    /// Whether broker `node_id` was unfenced and is not back in the ISRs yet.
+    pub fn is_catching_up(&self, node_id: i32) -> bool {
+        self.shared.state().is_catching_up(node_id)
     }
 
     /// Fences `node_id` once the broker session timeout passes, unless it is restarted (or
@@ -134,10 +204,10 @@ impl ControlHandle {
         });
     }
 
-    /// Unfences `node_id` as it comes back: in its partitions' ISR again, leading the
-    /// offline partitions it was the last in-sync replica of, and coordinating again the
-    /// ids not seen yet that its rule names (those moved while it was fenced stay moved, as
-    /// a leadership stays until a preferred leader election).
+    /// Unfences `node_id` as it comes back: leading the offline partitions it was the last
+    /// in-sync replica of, and in its other partitions' ISRs once caught up (a timer). What
+    /// it coordinated stays with its stand-in, as the leadership of the coordinators'
+    /// partitions stays moved, until the leader rebalance (`rebalance.rs`).
     pub(crate) fn unfence(&self, node_id: i32) {
         let brokers: Vec<i32> = self.shared.brokers().iter().map(|b| b.node_id).collect();
         let back = self.shared.state().unfence_broker_among(
@@ -145,10 +215,93 @@ impl ControlHandle {
             &brokers,
             self.shared.placement_brokers,
         );
-        self.lock(&self.stand_ins).remove(&node_id);
+        // Out of the ISRs until it has caught up (a ticket only if it was fenced).
+        let ticket = self.shared.state().catch_up_ticket(node_id);
         if !back.is_empty() {
             self.shared.appended.notify_waiters();
         }
+        if let Some(ticket) = ticket {
+            self.catch_up_later(node_id, ticket);
+        }
+    }
+
+    /// Puts `node_id` back in the ISRs after the catch-up delay, unless it was fenced (and
+    /// perhaps unfenced again) meanwhile. With no delay, or off the runtime, at once.
+    fn catch_up_later(&self, node_id: i32, ticket: u64) {
+        let handle = self.clone();
+        let caught_up = move || {
+            let brokers: Vec<i32> = handle.shared.brokers().iter().map(|b| b.node_id).collect();
+            let mut state = handle.shared.state();
+            if state.catch_up_ticket(node_id) == Some(ticket) {
+                state.caught_up(node_id, &brokers, handle.shared.placement_brokers);
+            }
+        };
+        let delay = self.shared.replica_catch_up;
+        // No delay, or no runtime to run a timer: at once.
+        let runtime = match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if !delay.is_zero() => runtime,
+            _ => {
+                caught_up();
+                return;
+            }
+        };
+        let mut dropped = self.shared.stop.clone();
+        runtime.spawn(async move {
+            tokio::select! {
+                () = tokio::time::sleep(delay) => caught_up(),
+                _ = dropped.changed() => {}
+            }
+        });
+    }
+
+    /// Gives the groups and transactional ids moved away by fencing back to each broker
+    /// that is unfenced and in sync again, and the ids not seen yet that its rule names, as
+    /// the preferred leader election gives it back the leadership of their
+    /// `__consumer_offsets` and `__transaction_state` partitions.
+    pub(crate) fn return_coordinators(&self) {
+        let back: Vec<(i32, MovedAway)> = {
+            let state = self.shared.state();
+            let mut fence_moved = self.lock(&self.fence_moved);
+            let ready: Vec<i32> = fence_moved
+                .keys()
+                .copied()
+                .filter(|&node| {
+                    self.shared.is_broker(node)
+                        && !state.is_fenced(node)
+                        && !state.is_catching_up(node)
+                })
+                .collect();
+            ready
+                .into_iter()
+                .filter_map(|node| fence_moved.remove(&node).map(|moved| (node, moved)))
+                .collect()
+        };
+        if back.is_empty() {
+            return;
+        }
+        let mut returned = Vec::new();
+        {
+            let mut coordinators = self.lock(&self.coordinators);
+            let mut transaction_coordinators = self.lock(&self.transaction_coordinators);
+            let mut stand_ins = self.lock(&self.stand_ins);
+            for (node, moved) in back {
+                stand_ins.remove(&node);
+                for group in moved.groups {
+                    if coordinators.insert(group.clone(), node) != Some(node) {
+                        returned.push(group);
+                    }
+                }
+                for id in moved.transactional_ids {
+                    transaction_coordinators.insert(id, node);
+                }
+            }
+        }
+        let mut groups = self.shared.groups();
+        for group in &returned {
+            groups.coordinator_moved(group);
+        }
+        drop(groups);
+        self.shared.groups_changed.notify_one();
     }
 
     fn lock<'a, T>(&self, mutex: &'a std::sync::Mutex<T>) -> std::sync::MutexGuard<'a, T> {

@@ -9,10 +9,14 @@
 //! | `GET /log?api=NAME&after=SEQ` | the request log (filtered by API, after a sequence number) |
 //! | `GET /counts` | requests received, by API |
 //! | `DELETE /log` | forgets the log and the counts |
-//! | `GET /brokers` | each broker's id, address, whether it is up, its latency |
+//! | `GET /brokers` | each broker's id, address, whether it is up, fenced or catching up, its latency |
 //! | `POST /brokers` | `{}` or `{"port": N}`: adds a broker with the next id (on port N, else a free one) |
 //! | `DELETE /brokers/ID` | removes a broker, moving its leaderships and coordinatorships; the last one is refused (409) |
 //! | `POST /brokers/ID/stop`, `POST /brokers/ID/restart` | stops or restarts a broker |
+//! | `POST /brokers/ID/fence` | fences a stopped broker now; `?running=true`: one that runs (its heartbeats lost) |
+//! | `POST /brokers/ID/unfence` | unfences a running broker (its heartbeats back); a stopped one is refused (409) |
+//! | `POST /leaders/rebalance` | runs the automatic leader rebalance's check now: the leaders it moved |
+//! | `GET /topics/T/partitions` | each partition's leader, leader and partition epochs, replicas, ISR, offline replicas |
 //! | `PUT /brokers/ID/latency` | `{"ms": N}`: every answer of the broker N ms later |
 //! | `POST /leaders` | `{"topic": T, "partition": P, "leader": B}`: moves a leader |
 //! | `GET /groups` | each group's coordinator, state, generation, leader and members |
@@ -235,6 +239,36 @@ fn json_body(request: &HttpRequest) -> Result<Value, Answer> {
         .map_err(|e| bad(format!("the body is not JSON: {e}")))
 }
 
+/// Each partition of `topic` as Metadata shows it, with its partition epoch.
+fn topic_partitions(control: &ControlHandle, topic: &str) -> Answer {
+    let count = control
+        .shared
+        .state()
+        .topics
+        .get(topic)
+        .map(|t| t.partitions.len() as i32);
+    let Some(count) = count else {
+        return not_found(format!("no topic {topic:?}"));
+    };
+    let mut partitions = Vec::new();
+    for partition in 0..count {
+        // A topic deleted meanwhile: what is left.
+        let Ok(view) = control.partition(topic, partition) else {
+            break;
+        };
+        partitions.push(json!({
+            "partition": partition,
+            "leader": view.leader.0,
+            "leaderEpoch": view.leader.1,
+            "partitionEpoch": view.partition_epoch,
+            "replicas": view.replicas,
+            "isr": view.isr,
+            "offlineReplicas": view.offline,
+        }));
+    }
+    ok(json!({ "topic": topic, "partitions": partitions }))
+}
+
 /// Answers one request.
 fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
     let segments: Vec<&str> = request.path.trim_matches('/').split('/').collect();
@@ -300,6 +334,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                     "address": broker.address.to_string(),
                     "up": control.is_up(broker.node_id),
                     "fenced": control.is_fenced(broker.node_id),
+                    "catchingUp": control.is_catching_up(broker.node_id),
                     "latencyMs": control.latency(broker.node_id).as_millis() as u64,
                 }))
                 .collect::<Vec<_>>())),
@@ -338,7 +373,26 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
             };
             let done = match (*operation, method) {
                 ("fence", "POST") => {
-                    return match control.fence_broker(node) {
+                    let running = match request.query.as_slice() {
+                        [] => false,
+                        [(key, value)] if key == "running" => match value.as_str() {
+                            "true" => true,
+                            "false" => false,
+                            other => {
+                                return bad(format!("running: {other:?} is not true or false"))
+                            }
+                        },
+                        other => {
+                            let keys: Vec<&str> = other.iter().map(|(k, _)| k.as_str()).collect();
+                            return bad(format!("unknown parameters {keys:?} (known: running)"));
+                        }
+                    };
+                    let fenced = if running {
+                        control.fence_running_broker(node)
+                    } else {
+                        control.fence_broker(node)
+                    };
+                    return match fenced {
                         Ok(fenced) => ok(json!({
                             "id": fenced.node_id,
                             "standIn": fenced.stand_in,
@@ -353,6 +407,10 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                 }
                 ("stop", "POST") => control.stop_broker(node),
                 ("restart", "POST") => control.restart_broker(node),
+                ("unfence", "POST") => match control.unfence_broker(node) {
+                    Err(e @ super::OperationError::Stopped(_)) => return conflict(e),
+                    done => done,
+                },
                 ("latency", "PUT") => {
                     let body = match json_body(request) {
                         Ok(body) => body,
@@ -363,17 +421,32 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                         Err(why) => return bad(why),
                     }
                 }
-                ("stop" | "restart" | "fence", _) => return allowed("POST"),
+                ("stop" | "restart" | "fence" | "unfence", _) => return allowed("POST"),
                 ("latency", _) => return allowed("PUT"),
                 _ => return not_found(format!("no operation {operation:?}")),
             };
             match done {
                 Ok(()) => ok(json!({ "id": node, "up": control.is_up(node),
                     "fenced": control.is_fenced(node),
+                    "catchingUp": control.is_catching_up(node),
                     "latencyMs": control.latency(node).as_millis() as u64 })),
                 Err(e) => not_found(e),
             }
         }
+        ["leaders", "rebalance"] => match method {
+            "POST" => ok(json!({ "movedLeaders": control
+                .rebalance_leaders()
+                .iter()
+                .map(|(topic, partition, leader)| json!({
+                    "topic": topic, "partition": partition, "leader": leader,
+                }))
+                .collect::<Vec<_>>() })),
+            _ => allowed("POST"),
+        },
+        ["topics", topic, "partitions"] => match method {
+            "GET" => topic_partitions(control, topic),
+            _ => allowed("GET"),
+        },
         ["leaders"] => match method {
             "POST" => {
                 let body = match json_body(request) {

@@ -16,6 +16,7 @@ mod fencing;
 pub mod http;
 pub mod json;
 mod log;
+pub(crate) mod rebalance;
 mod voters;
 
 pub use apply::intercept;
@@ -338,6 +339,9 @@ pub struct Control {
     /// Of each fenced broker, the broker coordinating the groups and transactional ids its
     /// rule names that were not seen before it was fenced (`fencing.rs`).
     stand_ins: Mutex<BTreeMap<i32, i32>>,
+    /// Of each broker fenced, the groups and transactional ids its fencing moved away: back
+    /// at the leader rebalance once it is in sync again (`rebalance.rs`).
+    fence_moved: Mutex<BTreeMap<i32, fencing::MovedAway>>,
 }
 
 /// One node's switches.
@@ -365,6 +369,7 @@ impl Control {
             coordinators: Mutex::default(),
             transaction_coordinators: Mutex::default(),
             stand_ins: Mutex::default(),
+            fence_moved: Mutex::default(),
         }
     }
 

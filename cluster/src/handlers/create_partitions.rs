@@ -1,8 +1,12 @@
-//! CreatePartitions: more partitions for existing topics (never fewer), placed on the
-//! brokers as CreateTopics places them (partition `p` led by broker `p mod N`), or as the
-//! request assigns them; `validate_only` checks without changing anything. Errors as Kafka's
-//! controller gives them: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (not an increase),
-//! INVALID_REPLICA_ASSIGNMENT (a count or broker that does not fit), INVALID_REQUEST (a topic
+//! CreatePartitions: more partitions for existing topics (never fewer), placed as
+//! CreateTopics places a topic, over the brokers usable now (registered and unfenced, those
+//! added at run time included: partition `p` led by the `p mod n`-th, its replicas the next
+//! ones), as Kafka's controller runs its replica placer over the usable brokers for the new
+//! partitions; an assignment in the request is checked, not followed. `validate_only` checks
+//! without changing anything. Errors as Kafka's controller gives them:
+//! UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (not an increase),
+//! INVALID_REPLICA_ASSIGNMENT (a count or broker that does not fit),
+//! INVALID_REPLICATION_FACTOR (more replicas than usable brokers), INVALID_REQUEST (a topic
 //! named twice).
 
 use super::Context;
@@ -53,6 +57,12 @@ fn grow(
     validate_only: bool,
 ) -> Result<(), (ErrorCode, String)> {
     let mut state = context.shared.state();
+    // Kafka's replica placer places over the unfenced brokers, those added included.
+    let usable: Vec<i32> = context
+        .broker_ids()
+        .into_iter()
+        .filter(|&node| !state.is_fenced(node))
+        .collect();
     let Some(topic) = state.topics.get_mut(wanted.name.as_str()) else {
         return Err((
             ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
@@ -99,11 +109,21 @@ fn grow(
                 ));
             }
         }
+    } else if topic.replication_factor as usize > usable.len() {
+        return Err((
+            ErrorCode::INVALID_REPLICATION_FACTOR,
+            format!(
+                "{} replica(s) of each new partition wanted, {} broker(s) usable",
+                topic.replication_factor,
+                usable.len()
+            ),
+        ));
     }
     if !validate_only {
         topic
             .partitions
             .extend((0..added).map(|_| PartitionLog::default()));
+        state.place_partitions(wanted.name.as_str(), current, usable);
     }
     Ok(())
 }

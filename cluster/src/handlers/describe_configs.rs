@@ -1,6 +1,7 @@
 //! DescribeConfigs: a topic's configs (its overrides, else the defaults a Kafka broker with
 //! default settings gives them, from `config-defaults.tsv`) and a broker's (its dynamic
-//! overrides, else Kafka's defaults; its id as a static setting). Sources, read-only flags,
+//! overrides, else its static settings, `ClusterBuilder::broker_config` and its id, else
+//! Kafka's defaults). Sources, read-only flags,
 //! types (v3+) and synonyms (v1+, when asked: the levels that give the config a value, for a
 //! topic its override, then its primary broker synonym's default) as Kafka reports them; sensitive values are never shown; no
 //! documentation is returned. A group's configs (resource type 32, from `--as-version 4.0`;
@@ -74,6 +75,7 @@ fn describe(
             let brokers = [
                 state.configs.brokers.get(&context.node_id.to_string()),
                 state.configs.brokers.get(""),
+                Some(&state.configs.statics),
             ];
             Ok(definitions()
                 .topic
@@ -121,25 +123,34 @@ fn describe(
                 .iter()
                 .filter(|(config, _)| wanted(config))
                 .map(|(config, definition)| {
-                    let (value, source) = if ID_CONFIGS.contains(&config.as_str()) {
-                        (Some(id.to_string()), source::STATIC_BROKER_CONFIG)
-                    } else if let Some(value) = state.configs.statics.get(config) {
-                        (Some(value.clone()), source::STATIC_BROKER_CONFIG)
-                    } else if let Some(value) = own.get(config) {
-                        (Some(value.clone()), source::DYNAMIC_BROKER_CONFIG)
-                    } else if let Some(value) = defaults.get(config) {
-                        (Some(value.clone()), source::DYNAMIC_DEFAULT_BROKER_CONFIG)
-                    } else {
-                        (definition.default.clone(), source::DEFAULT_CONFIG)
-                    };
-                    // The levels that give it a value, as Kafka lists them.
-                    let mut synonyms = Vec::new();
-                    if value.is_some() {
-                        synonyms.push((config.as_str(), value.clone(), source));
-                    }
-                    if source != source::DEFAULT_CONFIG && definition.default.is_some() {
-                        synonyms.push((config, definition.default.clone(), source::DEFAULT_CONFIG));
-                    }
+                    // The levels that give it a value, the first winning, as Kafka lists
+                    // them: this broker's dynamic override, the cluster-wide one, its static
+                    // setting (the builder's, or its id), Kafka's default.
+                    let id_config = ID_CONFIGS
+                        .contains(&config.as_str())
+                        .then(|| id.to_string());
+                    let levels = [
+                        (own.get(config).cloned(), source::DYNAMIC_BROKER_CONFIG),
+                        (
+                            defaults.get(config).cloned(),
+                            source::DYNAMIC_DEFAULT_BROKER_CONFIG,
+                        ),
+                        (
+                            id_config.or_else(|| state.configs.statics.get(config).cloned()),
+                            source::STATIC_BROKER_CONFIG,
+                        ),
+                        (definition.default.clone(), source::DEFAULT_CONFIG),
+                    ];
+                    let synonyms: Vec<(&str, Option<String>, i8)> = levels
+                        .into_iter()
+                        .filter(|(value, _)| value.is_some())
+                        .map(|(value, level)| (config.as_str(), value, level))
+                        .collect();
+                    let (value, source) = synonyms
+                        .first()
+                        .map_or((None, source::DEFAULT_CONFIG), |(_, value, level)| {
+                            (value.clone(), *level)
+                        });
                     describer.entry(config, definition, value, source, synonyms)
                 })
                 .collect())
@@ -197,6 +208,7 @@ pub(crate) fn topic_configs(
     let brokers = [
         state.configs.brokers.get(&node_id.to_string()),
         state.configs.brokers.get(""),
+        Some(&state.configs.statics),
     ];
     definitions()
         .topic
@@ -225,14 +237,14 @@ impl Describer {
         name: &str,
         definition: &Definition,
         set: Option<&String>,
-        brokers: [Option<&BTreeMap<String, String>>; 2],
+        brokers: [Option<&BTreeMap<String, String>>; 3],
     ) -> DescribeConfigsResourceResult {
         let mut synonyms: Vec<(&str, Option<String>, i8)> = Vec::new();
         if let Some(value) = set {
             synonyms.push((name, Some(value.clone()), source::TOPIC_CONFIG));
         }
         if let Some(primary) = &definition.synonym {
-            let [own, cluster] = brokers;
+            let [own, cluster, statics] = brokers;
             let levels = [
                 (
                     own.and_then(|o| o.get(primary)).cloned(),
@@ -241,6 +253,10 @@ impl Describer {
                 (
                     cluster.and_then(|c| c.get(primary)).cloned(),
                     source::DYNAMIC_DEFAULT_BROKER_CONFIG,
+                ),
+                (
+                    statics.and_then(|s| s.get(primary)).cloned(),
+                    source::STATIC_BROKER_CONFIG,
                 ),
                 (
                     configs::definitions()

@@ -217,7 +217,15 @@ fn read(
             );
             if leader != context.node_id {
                 errors = true;
-                return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
+                let error = not_leader_error(
+                    context,
+                    &state,
+                    (name.unwrap_or_default(), partition.partition),
+                    context.version >= 9,
+                    partition.current_leader_epoch,
+                    epoch,
+                );
+                return answer.with_error_code(error.code());
             }
             if let Some(error) =
                 epoch_error(context.version >= 9, partition.current_leader_epoch, epoch)
@@ -281,6 +289,36 @@ fn read(
         })
         .collect();
     (partitions, total, errors)
+}
+
+/// What a broker that does not lead `topic`'s partition answers: a follower (one of its
+/// replicas, a fenced broker that led it among them) checks the leader epoch the request
+/// names first, as Kafka's `Partition` checks the epoch before leadership, so an older one
+/// is FENCED_LEADER_EPOCH and a newer one UNKNOWN_LEADER_EPOCH; otherwise (or on a broker
+/// that holds no replica) NOT_LEADER_OR_FOLLOWER.
+pub(super) fn not_leader_error(
+    context: &Context<'_>,
+    state: &crate::state::State,
+    (topic, partition): (&str, i32),
+    has_field: bool,
+    theirs: i32,
+    ours: i32,
+) -> ErrorCode {
+    let follower = || {
+        state
+            .replica_view(
+                topic,
+                partition,
+                &context.broker_ids(),
+                context.shared.placement_brokers,
+            )
+            .replicas
+            .contains(&context.node_id)
+    };
+    match epoch_error(has_field, theirs, ours) {
+        Some(error) if follower() => error,
+        _ => ErrorCode::NOT_LEADER_OR_FOLLOWER,
+    }
 }
 
 /// The error for a request naming leader epoch `theirs` (where the version has the field;

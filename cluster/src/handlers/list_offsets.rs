@@ -43,7 +43,15 @@ pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffset
                         context.shared.placement_brokers,
                     );
                     if leader != context.node_id {
-                        return answer.with_error_code(ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
+                        let error = super::fetch::not_leader_error(
+                            context,
+                            &state,
+                            (&topic.name, wanted.partition_index),
+                            context.version >= 4,
+                            wanted.current_leader_epoch,
+                            epoch,
+                        );
+                        return answer.with_error_code(error.code());
                     }
                     // v4+ names the leader epoch the client knows, as Fetch does.
                     if let Some(error) = super::fetch::epoch_error(

@@ -62,7 +62,14 @@ fn end_offset(
     }
     let (leader, current) = state.leader(topic, wanted.partition, context.shared.placement_brokers);
     if leader != context.node_id {
-        return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
+        return fail(super::fetch::not_leader_error(
+            context,
+            &state,
+            (topic, wanted.partition),
+            true,
+            wanted.current_leader_epoch,
+            current,
+        ));
     }
     match wanted.current_leader_epoch {
         NO_CURRENT_EPOCH => {}

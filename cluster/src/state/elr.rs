@@ -284,8 +284,8 @@ impl State {
         let before = self.registrations(brokers, placement_brokers);
         self.fencing.fenced.remove(&node_id);
         let back = self.elect_leaderless(node_id, before, brokers, placement_brokers);
-        // Every append is committed at once here: it has caught up already.
-        self.rejoin_isrs(brokers, placement_brokers);
+        // Back in the ISRs once it has caught up (`State::caught_up`, a fetch round later).
+        self.start_catching_up(node_id);
         back
     }
 
@@ -331,7 +331,10 @@ impl State {
                 .replicas
                 .iter()
                 .copied()
-                .filter(|&replica| before.isr.contains(&replica) || self.active(replica, brokers))
+                .filter(|&replica| {
+                    before.isr.contains(&replica)
+                        || (self.active(replica, brokers) && !self.is_catching_up(replica))
+                })
                 .collect();
             if target_isr == before.isr {
                 continue;

@@ -3,10 +3,13 @@
 //! gets a new leader from the replicas left in the ISR (its leader epoch bumped through
 //! [`State::move_leader`]), and a partition with none left goes offline (leader -1, its ISR
 //! the last replica that was in it, as Kafka keeps one when eligible leader replicas are
-//! off). When the broker comes back it is unfenced: it is in the ISR of its partitions again
-//! (here at once: every append is committed at once, so it has nothing to catch up) and
-//! leads again only the offline partitions it was the last in-sync replica of; preferred
-//! leaders return through ElectLeaders.
+//! off). When the broker comes back it is unfenced and leads again the offline partitions it
+//! was the last in-sync replica of at once (Kafka's controller elects it as it unfences it);
+//! it rejoins the ISR of its other partitions only once it has caught up
+//! ([`State::caught_up`], a follower fetch round later: `control/fencing.rs`), each such
+//! change bumping the partition epoch but not the leader epoch, as an ISR expansion does on
+//! Kafka. Preferred leaders return through the automatic rebalance (`rebalance.rs`) or
+//! ElectLeaders.
 
 use super::State;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,6 +26,14 @@ pub struct Fencing {
     /// Offline partitions, each with the last replica in its ISR (the one that may lead it
     /// again).
     offline: BTreeMap<(String, i32), i32>,
+    /// Brokers unfenced but not yet back in the ISRs (their followers still catching up),
+    /// each with the ticket of its unfencing (so a timer of an earlier one does nothing).
+    catching_up: BTreeMap<i32, u64>,
+    /// Unfencings so far: the next ticket.
+    unfencings: u64,
+    /// Of each partition, the ISR changes that moved no leader (a follower fenced, a broker
+    /// caught up): with the leader epoch, its partition epoch.
+    isr_changes: BTreeMap<(String, i32), i32>,
 }
 
 /// A partition's replicas as Metadata and DescribeTopicPartitions list them.
@@ -36,6 +47,9 @@ pub struct ReplicaView {
     pub isr: Vec<i32>,
     /// The replicas on fenced (or removed) brokers.
     pub offline: Vec<i32>,
+    /// The partition epoch, bumped by every leader or ISR change (the leader epoch by
+    /// leader changes only), as Kafka's controller bumps them.
+    pub partition_epoch: i32,
 }
 
 /// The replicas of a partition led by `leader` among `brokers` (the brokers now, in node
@@ -83,7 +97,7 @@ impl State {
                     .map_or(1, |topic| topic.replication_factor);
                 // Counted over the brokers it was placed on that are still there.
                 let placed: Vec<i32>;
-                let pool = match self.placement(topic) {
+                let pool = match self.placement(topic, partition) {
                     Some(on) => {
                         placed = on.iter().copied().filter(|n| brokers.contains(n)).collect();
                         &placed[..]
@@ -108,12 +122,99 @@ impl State {
             .copied()
             .filter(|node| self.is_fenced(*node) || !brokers.contains(node))
             .collect();
+        // A broker unfenced but not caught up is out of the ISR, unless it leads.
+        let isr = if self.fencing.catching_up.is_empty() {
+            isr
+        } else {
+            let caught_up = |node: &i32| *node == leader.0 || !self.is_catching_up(*node);
+            isr.into_iter().filter(caught_up).collect()
+        };
+        let partition_epoch = leader.1 + self.fencing.isr_changes.get(&key).copied().unwrap_or(0);
         ReplicaView {
             leader,
             replicas,
             isr,
             offline,
+            partition_epoch,
         }
+    }
+
+    /// Whether broker `node_id` was unfenced and is not back in the ISRs yet.
+    pub fn is_catching_up(&self, node_id: i32) -> bool {
+        self.fencing.catching_up.contains_key(&node_id)
+    }
+
+    /// Broker `node_id`, just unfenced, is out of the ISRs until [`caught_up`](Self::caught_up).
+    pub(super) fn start_catching_up(&mut self, node_id: i32) {
+        self.fencing.unfencings += 1;
+        self.fencing
+            .catching_up
+            .insert(node_id, self.fencing.unfencings);
+    }
+
+    /// The ticket of broker `node_id`'s unfencing while it catches up (a timer started then
+    /// ends it only if it is still the same unfencing).
+    pub fn catch_up_ticket(&self, node_id: i32) -> Option<u64> {
+        self.fencing.catching_up.get(&node_id).copied()
+    }
+
+    /// The partitions (of those with a leader) whose replicas include `node_id`, the leader
+    /// aside: those whose ISR it leaves when fenced or joins when caught up.
+    fn followed_by(
+        &self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32)> {
+        let mut followed = Vec::new();
+        for (name, topic) in &self.topics {
+            for index in 0..topic.partitions.len() as i32 {
+                let view = self.replica_view(name, index, brokers, placement_brokers);
+                if view.leader.0 >= 0
+                    && view.leader.0 != node_id
+                    && view.replicas.contains(&node_id)
+                {
+                    followed.push((name.clone(), index));
+                }
+            }
+        }
+        followed
+    }
+
+    /// Broker `node_id`, unfenced a while ago, has caught up: it is in the ISR of every
+    /// partition it follows again, each of whose partition epoch is bumped (its leader epoch
+    /// stays), as the leader's ISR expansion does on Kafka. Those partitions; nothing when
+    /// it was not catching up (fenced again meanwhile).
+    pub fn caught_up(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32)> {
+        if !self.fencing.catching_up.contains_key(&node_id) {
+            return Vec::new();
+        }
+        let followed = self.followed_by(node_id, brokers, placement_brokers);
+        let in_isr = |state: &State, (name, index): &(String, i32)| {
+            state
+                .replica_view(name, *index, brokers, placement_brokers)
+                .isr
+                .contains(&node_id)
+        };
+        let before: Vec<bool> = followed.iter().map(|key| in_isr(self, key)).collect();
+        self.fencing.catching_up.remove(&node_id);
+        // With eligible leader replicas on, the ISRs `elr.rs` keeps take it back too.
+        self.rejoin_isrs(brokers, placement_brokers);
+        let joined: Vec<(String, i32)> = followed
+            .into_iter()
+            .zip(before)
+            .filter(|(key, was)| !was && in_isr(self, key))
+            .map(|(key, _)| key)
+            .collect();
+        for key in &joined {
+            *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
+        }
+        joined
     }
 
     /// Fences broker `node_id` (among `brokers`, the brokers now): each partition it leads
@@ -126,10 +227,40 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32, i32)> {
-        // With eligible leader replicas on (Kafka 4.1 and later), `elr.rs`.
-        if self.eligible_leader_replicas_enabled() {
-            return self.fence_broker_elr(node_id, brokers, placement_brokers);
+        if self.is_fenced(node_id) {
+            return Vec::new();
         }
+        // The partitions whose ISR it leaves without a leader change (it follows them and
+        // is in their ISR): their partition epochs move on, whichever path fences it.
+        let shrunk: Vec<(String, i32)> = self
+            .followed_by(node_id, brokers, placement_brokers)
+            .into_iter()
+            .filter(|(name, index)| {
+                self.replica_view(name, *index, brokers, placement_brokers)
+                    .isr
+                    .contains(&node_id)
+            })
+            .collect();
+        // With eligible leader replicas on (Kafka 4.1 and later), `elr.rs`.
+        let moved = if self.eligible_leader_replicas_enabled() {
+            self.fence_broker_elr(node_id, brokers, placement_brokers)
+        } else {
+            self.fence_broker_plain(node_id, brokers, placement_brokers)
+        };
+        for key in shrunk {
+            *self.fencing.isr_changes.entry(key).or_default() += 1;
+        }
+        self.fencing.catching_up.remove(&node_id);
+        moved
+    }
+
+    /// [`fence_broker`](Self::fence_broker) with eligible leader replicas off.
+    fn fence_broker_plain(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32, i32)> {
         if !self.fencing.fenced.insert(node_id) {
             return Vec::new();
         }
@@ -156,13 +287,14 @@ impl State {
         moved
     }
 
-    /// Unfences broker `node_id`: it is in its partitions' ISR again, and leads again (at a
-    /// bumped epoch) the offline partitions whose last in-sync replica it was. Those
-    /// partitions; nothing when it was not fenced.
+    /// Unfences broker `node_id`: it leads again (at a bumped epoch) the offline partitions
+    /// whose last in-sync replica it was, and is out of the other ISRs until
+    /// [`caught_up`](Self::caught_up). Those partitions; nothing when it was not fenced.
     pub fn unfence_broker(&mut self, node_id: i32, placement_brokers: usize) -> Vec<(String, i32)> {
         if !self.fencing.fenced.remove(&node_id) {
             return Vec::new();
         }
+        self.start_catching_up(node_id);
         let back: Vec<(String, i32)> = self
             .fencing
             .offline
@@ -187,6 +319,9 @@ impl State {
             None => {
                 self.fencing.offline.retain(|(name, _), _| name != topic);
                 self.fencing.pinned.retain(|(name, _), _| name != topic);
+                self.fencing
+                    .isr_changes
+                    .retain(|(name, _), _| name != topic);
             }
         }
     }
@@ -234,13 +369,48 @@ mod tests {
         assert_eq!(view.leader, (-1, 1));
         assert_eq!((view.replicas, view.isr), (vec![1], vec![1]));
 
-        // Back: in the ISR again, leading the offline partition only.
+        // r-0's ISR shrank without a leader change: its partition epoch moved on alone.
+        assert_eq!(state.replica_view("r", 0, &brokers, 3).partition_epoch, 1);
+
+        // Back: leading the offline partition at once, out of the other ISRs until caught up.
         assert_eq!(state.unfence_broker(1, 3), [("s".to_owned(), 1)]);
         assert_eq!(state.leader("s", 1, 3), (1, 2));
+        assert!(state.is_catching_up(1));
         let view = state.replica_view("r", 1, &brokers, 3);
         assert_eq!(view.leader, (2, 1));
-        assert_eq!((view.isr, view.offline), (vec![1, 2], vec![]));
+        assert_eq!((view.isr, view.offline), (vec![2], vec![]));
         assert!(state.unfence_broker(1, 3).is_empty());
+        // Caught up: in the ISRs of the partitions it follows, each partition epoch bumped
+        // and each leader epoch kept.
+        assert_eq!(
+            state.caught_up(1, &brokers, 3),
+            [("r".to_owned(), 0), ("r".to_owned(), 1)]
+        );
+        let view = state.replica_view("r", 1, &brokers, 3);
+        assert_eq!(
+            (view.leader, view.isr, view.partition_epoch),
+            ((2, 1), vec![1, 2], 2)
+        );
+        let view = state.replica_view("r", 0, &brokers, 3);
+        assert_eq!(
+            (view.leader, view.isr, view.partition_epoch),
+            ((0, 0), vec![0, 1], 2)
+        );
+        assert!(state.caught_up(1, &brokers, 3).is_empty());
+    }
+
+    #[test]
+    fn fenced_while_catching_up_it_stays_out_of_the_isr() {
+        let mut state = State::new(Retention::default());
+        state.add_topic("r", 2, 2);
+        let brokers = [0, 1];
+        assert_eq!(state.fence_broker(1, &brokers, 2), [("r".to_owned(), 1, 0)]);
+        state.unfence_broker(1, 2);
+        // Fenced again before it caught up: no ISR change to count, nothing joins later.
+        assert!(state.fence_broker(1, &brokers, 2).is_empty());
+        assert!(state.caught_up(1, &brokers, 2).is_empty());
+        let view = state.replica_view("r", 0, &brokers, 2);
+        assert_eq!((view.isr, view.partition_epoch), (vec![0], 1));
     }
 
     #[test]
@@ -255,8 +425,10 @@ mod tests {
             [("t".to_owned(), 0, -1)]
         );
         assert_eq!(state.replica_view("t", 0, &brokers, 2).isr, [0]);
-        // The follower's return changes nothing (it was out of the ISR), the leader's does.
+        // The follower's return changes nothing (it was out of the ISR, and there is no
+        // leader to catch up with), the leader's does.
         assert!(state.unfence_broker(1, 2).is_empty());
+        assert!(state.caught_up(1, &brokers, 2).is_empty());
         assert_eq!(state.leader("t", 0, 2), (-1, 1));
         assert_eq!(state.replica_view("t", 0, &brokers, 2).isr, [0]);
         assert_eq!(state.unfence_broker(0, 2), [("t".to_owned(), 0)]);

@@ -1,6 +1,7 @@
 //! Where a new topic's partitions go: over the brokers registered and unfenced when it is
 //! created (those added at run time included, fenced ones left out), as Kafka's replica
-//! placer places over its usable brokers. Partition `p` of a topic placed over brokers `B`
+//! placer places over its usable brokers; partitions added later (CreatePartitions)
+//! likewise over the brokers usable then. Partition `p` of a topic placed over brokers `B`
 //! (in node id order) is led by `B[p mod |B|]`, and its replicas are that broker and the
 //! ones after it in `B`, as many as the replication factor. A stopped broker still within
 //! its session is placed on, as Kafka's controller, which does not know it stopped yet,
@@ -16,10 +17,20 @@ impl State {
         }
     }
 
+    /// Places partitions `first..` of `topic` (just added by CreatePartitions) over
+    /// `brokers`, the usable brokers now in node id order.
+    pub fn place_partitions(&mut self, topic: &str, first: i32, brokers: Vec<i32>) {
+        if let Some(found) = self.topics.get_mut(topic) {
+            if !brokers.is_empty() {
+                found.grown.push((first, brokers));
+            }
+        }
+    }
+
     /// The broker the placement gives `topic`'s `partition`: over the brokers it was placed
     /// on, else (a topic never placed) over the `brokers` the cluster started with.
     pub(super) fn placed_leader(&self, topic: &str, partition: i32, brokers: usize) -> i32 {
-        match self.placement(topic) {
+        match self.placement(topic, partition) {
             Some(placed) => placed[partition.rem_euclid(placed.len() as i32) as usize],
             None => partition.rem_euclid(brokers.max(1) as i32),
         }
@@ -30,7 +41,7 @@ impl State {
     pub fn placed_replicas(&self, topic: &str, partition: i32, brokers: usize) -> Vec<i32> {
         let factor = self.topics.get(topic).map_or(1, |t| t.replication_factor);
         let preferred = self.placed_leader(topic, partition, brokers);
-        match self.placement(topic) {
+        match self.placement(topic, partition) {
             Some(placed) => replicas_among(placed, preferred, factor),
             None => {
                 let all: Vec<i32> = (0..brokers.max(1) as i32).collect();
@@ -39,9 +50,19 @@ impl State {
         }
     }
 
-    /// The brokers `topic` was placed over, if it was.
-    pub(super) fn placement(&self, topic: &str) -> Option<&[i32]> {
-        self.topics.get(topic)?.placement.as_deref()
+    /// The brokers `topic`'s `partition` was placed over, if it was: those of the last
+    /// CreatePartitions run that added it, else the topic's.
+    pub(super) fn placement(&self, topic: &str, partition: i32) -> Option<&[i32]> {
+        let found = self.topics.get(topic)?;
+        match found
+            .grown
+            .iter()
+            .rev()
+            .find(|(first, _)| *first <= partition)
+        {
+            Some((_, brokers)) => Some(brokers),
+            None => found.placement.as_deref(),
+        }
     }
 }
 

@@ -100,21 +100,45 @@ impl StoredBatch {
         }
     }
 
-    /// `batches` one after the other, as a Fetch returns them.
+    /// `batches` one after the other, as a Fetch returns them: a batch the cluster wrote,
+    /// alone, as it is; otherwise a copy into this thread's answer buffer
+    /// ([`ANSWER_BUFFER`]), whose pages stay mapped from one answer to the next.
     pub fn concat(batches: &[StoredBatch]) -> Bytes {
+        let len = batches.iter().map(StoredBatch::len).sum();
         match batches {
             [] => Bytes::new(),
-            [one] => one.bytes(),
-            many => {
-                let mut out = BytesMut::with_capacity(many.iter().map(StoredBatch::len).sum());
+            [one] if one.stamp.is_none() => one.bytes.clone(),
+            many => ANSWER_BUFFER.with_borrow_mut(|buffer| {
+                // Takes back the whole allocation once the answers cut from it are gone
+                // (written and dropped); while one is still held, a new allocation.
+                buffer.reserve(len);
                 for batch in many {
-                    batch.write_to(&mut out);
+                    batch.write_to(buffer);
                 }
-                out.freeze()
-            }
+                let answer = buffer.split().freeze();
+                if buffer.capacity() + answer.len() > ANSWER_BUFFER_KEPT {
+                    // An unusually large answer: its memory goes with it.
+                    *buffer = BytesMut::new();
+                }
+                answer
+            }),
         }
     }
 }
+
+thread_local! {
+    /// Where Fetch answers are copied on this thread. A fresh buffer per answer (about
+    /// 1 MiB at a consumer's default limits, above glibc's mmap threshold, which
+    /// `kafka-codec cluster` fixes at 128 KiB) is a fresh mapping: the kernel faults in and
+    /// zeroes every page, and unmaps them when the answer is dropped, which cost more CPU
+    /// than the copy itself (benches/README.md). One buffer per thread rather than per
+    /// connection: the memory kept is bounded by the runtime's threads, not the clients.
+    static ANSWER_BUFFER: std::cell::RefCell<BytesMut> =
+        std::cell::RefCell::new(BytesMut::new());
+}
+
+/// The largest answer buffer a thread keeps between answers.
+const ANSWER_BUFFER_KEPT: usize = 4 << 20;
 
 /// A batch being appended to a log.
 #[derive(Debug)]
@@ -699,6 +723,53 @@ mod tests {
         assert_eq!(&alone[16..], &first[16..]);
         assert_eq!(&first[..8], &0i64.to_be_bytes());
         assert_eq!(&first[12..16], &(-1i32).to_be_bytes());
+    }
+
+    #[test]
+    fn answers_reuse_the_threads_buffer_once_dropped() {
+        use kafka_codec::records::{decode_batches, Compression, RecordBatchBuilder};
+        let sent = |records: usize| {
+            let mut builder = RecordBatchBuilder::new(Compression::None).producer(7, 0, 0);
+            for i in 0..records {
+                builder.append(i as i64, None, Some(Bytes::from(vec![b'v'; 100])));
+            }
+            builder.build().encode_to_bytes().unwrap()
+        };
+        let mut log = PartitionLog::default();
+        for leader_epoch in 0..4 {
+            log.append(100, 0, |_| NewBatch::Received {
+                batch: sent(100),
+                leader_epoch,
+            });
+        }
+        let offsets = |answer: &Bytes| -> Vec<i64> {
+            decode_batches(answer)
+                .unwrap()
+                .iter()
+                .map(|batch| batch.base_offset)
+                .collect()
+        };
+        let first = StoredBatch::concat(&log.read(0, usize::MAX));
+        assert_eq!(offsets(&first), [0, 100, 200, 300]);
+        let at = first.as_ptr();
+        drop(first);
+        // Once the answer is dropped, the next is written where it was.
+        let second = StoredBatch::concat(&log.read(100, usize::MAX));
+        assert_eq!(second.as_ptr(), at);
+        assert_eq!(offsets(&second), [100, 200, 300]);
+        // While one is held, the next goes elsewhere, and both stay as they were.
+        let third = StoredBatch::concat(&log.read(0, usize::MAX));
+        assert_ne!(third.as_ptr(), at);
+        assert_eq!(offsets(&third), [0, 100, 200, 300]);
+        assert_eq!(offsets(&second), [100, 200, 300]);
+        // One stored batch the cluster wrote is the stored bytes themselves.
+        let mut written = PartitionLog::default();
+        written.append(1, 0, batch(10));
+        let stored = written.read(0, usize::MAX);
+        assert_eq!(
+            StoredBatch::concat(&stored).as_ptr(),
+            stored[0].bytes().as_ptr()
+        );
     }
 
     #[test]

@@ -53,6 +53,27 @@ impl AsyncWrite for Stream {
         }
     }
 
+    // Forwarded, so that an answer of several buffers (a frame's head and the record
+    // batches it shares, `kafka_codec::wire::Segments`) goes out in one system call and one
+    // TCP segment rather than one write (and, with no Nagle delay, one packet) per buffer.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(tcp) => Pin::new(tcp).poll_write_vectored(cx, bufs),
+            Stream::Tls(tls, _) => Pin::new(tls.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Plain(tcp) => tcp.is_write_vectored(),
+            Stream::Tls(tls, _) => tls.is_write_vectored(),
+        }
+    }
+
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
@@ -207,6 +228,25 @@ impl AsyncWrite for WriteHalf {
         match self.get_mut() {
             WriteHalf::Plain(tcp) => Pin::new(tcp).poll_write(cx, data),
             WriteHalf::Tls(tls) => Pin::new(tls).poll_write(cx, data),
+        }
+    }
+
+    // Forwarded for the reason `Stream` forwards it.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            WriteHalf::Plain(tcp) => Pin::new(tcp).poll_write_vectored(cx, bufs),
+            WriteHalf::Tls(tls) => Pin::new(tls).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            WriteHalf::Plain(tcp) => tcp.is_write_vectored(),
+            WriteHalf::Tls(tls) => tls.is_write_vectored(),
         }
     }
 

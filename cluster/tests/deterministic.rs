@@ -5,54 +5,21 @@
 //! request log (every field but the wall-clock time) is the same, byte for byte, each time,
 //! at the same simulated times.
 
-use kafka_codec::bytes::{Bytes, BytesMut};
-use kafka_codec::conn::ClientConnection;
+mod support;
+
+use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::metadata_request::MetadataRequestTopic;
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{CreateTopicsRequest, FetchRequest, MetadataRequest, ProduceRequest};
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
-use kafka_codec::{ApiKey, ErrorCode, Request, Response};
+use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::control::json::logged_to_json;
 use kafka_codec_cluster::control::{Action, Match, Rule};
 use kafka_codec_cluster::Cluster;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-
-struct Client {
-    pipe: DuplexStream,
-    connection: ClientConnection,
-    received: BytesMut,
-}
-
-impl Client {
-    fn connect(cluster: &Cluster, node_id: i32) -> Client {
-        Client {
-            pipe: cluster.connect(node_id).expect("the broker is up"),
-            connection: ClientConnection::new().with_client_id("deterministic"),
-            received: BytesMut::new(),
-        }
-    }
-
-    /// The answer, or `None` if the connection closed.
-    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Option<Response> {
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body.into(), &mut out)
-            .expect("encode");
-        self.pipe.write_all(&out).await.ok()?;
-        loop {
-            if let Some(response) = self.connection.receive(&mut self.received).expect("decode") {
-                return Some(response.body);
-            }
-            match self.pipe.read_buf(&mut self.received).await {
-                Ok(0) | Err(_) => return None,
-                Ok(_) => {}
-            }
-        }
-    }
-}
+use support::pipe::{paused, PipeClient as Client};
 
 fn batch(first: usize) -> Bytes {
     let mut builder = RecordBatchBuilder::new(Compression::None);
@@ -88,12 +55,7 @@ fn produce_error(response: Option<Response>) -> i16 {
 
 /// The scenario, on a fresh runtime with its clock paused; the request log as text.
 fn scenario(seed: u64) -> String {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .expect("a runtime");
-    runtime.block_on(async {
+    paused().block_on(async {
         let cluster = Cluster::builder()
             .brokers(2)
             .in_memory()
@@ -113,7 +75,7 @@ fn scenario(seed: u64) -> String {
         let control = cluster.control();
         let mut first = Client::connect(&cluster, 0);
         let Some(Response::CreateTopics(created)) = first
-            .call(
+            .answer(
                 7,
                 CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
                     .with_name("events".into())
@@ -129,17 +91,17 @@ fn scenario(seed: u64) -> String {
             MetadataRequestTopic::default().with_name(Some("events".into())),
         ]));
         // Delayed 250 ms of simulated time.
-        first.call(12, metadata.clone()).await.expect("Metadata");
-        assert_eq!(produce_error(first.call(9, produce(0, 0)).await), 0);
+        first.answer(12, metadata.clone()).await.expect("Metadata");
+        assert_eq!(produce_error(first.answer(9, produce(0, 0)).await), 0);
         // The 2nd produce fails once; the retry passes.
         assert_eq!(
-            produce_error(first.call(9, produce(0, 2)).await),
+            produce_error(first.answer(9, produce(0, 2)).await),
             ErrorCode::NOT_LEADER_OR_FOLLOWER.code()
         );
-        assert_eq!(produce_error(first.call(9, produce(0, 2)).await), 0);
+        assert_eq!(produce_error(first.answer(9, produce(0, 2)).await), 0);
         // A long poll past the end waits its 500 ms out.
         let Some(Response::Fetch(_)) = first
-            .call(
+            .answer(
                 12,
                 FetchRequest::default()
                     .with_max_wait_ms(500)
@@ -159,23 +121,23 @@ fn scenario(seed: u64) -> String {
         // The leader moves; the old one refuses, the new one takes it.
         assert_eq!(control.move_leader("events", 0, 1), Ok(1));
         assert_eq!(
-            produce_error(first.call(9, produce(0, 4)).await),
+            produce_error(first.answer(9, produce(0, 4)).await),
             ErrorCode::NOT_LEADER_OR_FOLLOWER.code()
         );
         let mut second = Client::connect(&cluster, 1);
-        second.call(12, metadata).await.expect("Metadata");
+        second.answer(12, metadata).await.expect("Metadata");
         control.add(Rule::once(
             Match::api(ApiKey::Produce).broker(1),
             Action::ApplyThen(Box::new(Action::Disconnect)),
         ));
-        assert!(second.call(9, produce(0, 4)).await.is_none());
+        assert!(second.answer(9, produce(0, 4)).await.is_none());
         // Broker 1 stops and comes back; the client reconnects.
         control.stop_broker(1).expect("stop");
         assert!(cluster.connect(1).is_err());
         tokio::time::sleep(Duration::from_millis(100)).await;
         control.restart_broker(1).expect("restart");
         let mut again = Client::connect(&cluster, 1);
-        assert_eq!(produce_error(again.call(9, produce(0, 6)).await), 0);
+        assert_eq!(produce_error(again.answer(9, produce(0, 6)).await), 0);
         control
             .log()
             .entries()

@@ -8,8 +8,7 @@
 
 mod support;
 
-use kafka_codec::bytes::{Bytes, BytesMut};
-use kafka_codec::conn::ClientConnection;
+use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::describe_cluster_response::DescribeClusterResponse;
 use kafka_codec::messages::elect_leaders_request::TopicPartitions;
@@ -23,42 +22,13 @@ use kafka_codec::messages::{
     MetadataRequest, MetadataResponse, OffsetCommitRequest, ProduceRequest,
 };
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
-use kafka_codec::{ErrorCode, Request, Response};
+use kafka_codec::{ErrorCode, Response};
 use kafka_codec_cluster::control::OperationError;
 use kafka_codec_cluster::Cluster;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
-
-struct Client {
-    pipe: DuplexStream,
-    connection: ClientConnection,
-    received: BytesMut,
-}
+use support::pipe::{paused, PipeClient as Client};
 
 impl Client {
-    fn connect(cluster: &Cluster, node_id: i32) -> Client {
-        Client {
-            pipe: cluster.connect(node_id).expect("the broker is up"),
-            connection: ClientConnection::new().with_client_id("fencing"),
-            received: BytesMut::new(),
-        }
-    }
-
-    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body.into(), &mut out)
-            .expect("encode");
-        self.pipe.write_all(&out).await.expect("sent");
-        loop {
-            if let Some(response) = self.connection.receive(&mut self.received).expect("decode") {
-                return response.body;
-            }
-            let read = self.pipe.read_buf(&mut self.received).await.expect("read");
-            assert_ne!(read, 0, "the connection closed");
-        }
-    }
-
     async fn metadata(&mut self, version: i16) -> MetadataResponse {
         // v0's empty list is every topic (null is v1+).
         let all = if version == 0 { Some(Vec::new()) } else { None };
@@ -113,14 +83,6 @@ impl Client {
             other => panic!("not Produce: {other:?}"),
         }
     }
-}
-
-fn paused() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .expect("a runtime")
 }
 
 impl Client {

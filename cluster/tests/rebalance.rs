@@ -8,8 +8,7 @@
 
 mod support;
 
-use kafka_codec::bytes::{Bytes, BytesMut};
-use kafka_codec::conn::ClientConnection;
+use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
@@ -21,43 +20,14 @@ use kafka_codec::messages::{
 };
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::serde_json::json;
-use kafka_codec::{ErrorCode, Request, Response};
+use kafka_codec::{ErrorCode, Response};
 use kafka_codec_cluster::control::OperationError;
 use kafka_codec_cluster::{Cluster, ClusterBuilder};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
+use support::pipe::{paused, PipeClient as Client};
 use tokio::time::Instant;
 
-struct Client {
-    pipe: DuplexStream,
-    connection: ClientConnection,
-    received: BytesMut,
-}
-
 impl Client {
-    fn connect(cluster: &Cluster, node_id: i32) -> Client {
-        Client {
-            pipe: cluster.connect(node_id).expect("the broker is up"),
-            connection: ClientConnection::new().with_client_id("rebalance"),
-            received: BytesMut::new(),
-        }
-    }
-
-    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
-        let mut out = BytesMut::new();
-        self.connection
-            .send(version, &body.into(), &mut out)
-            .expect("encode");
-        self.pipe.write_all(&out).await.expect("sent");
-        loop {
-            if let Some(response) = self.connection.receive(&mut self.received).expect("decode") {
-                return response.body;
-            }
-            let read = self.pipe.read_buf(&mut self.received).await.expect("read");
-            assert_ne!(read, 0, "the connection closed");
-        }
-    }
-
     async fn create(&mut self, name: &str, partitions: i32, replicas: i16) {
         let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
             .with_name(name.into())
@@ -134,14 +104,6 @@ impl Client {
             other => panic!("not ListOffsets: {other:?}"),
         }
     }
-}
-
-fn paused() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .expect("a runtime")
 }
 
 fn three_brokers() -> ClusterBuilder {

@@ -5,6 +5,8 @@
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
 
+pub mod pipe;
+
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};

@@ -102,7 +102,7 @@ impl StoredBatch {
 
     /// `batches` one after the other, as a Fetch returns them: a batch the cluster wrote,
     /// alone, as it is; otherwise a copy into this thread's answer buffer
-    /// ([`ANSWER_BUFFER`]), whose pages stay mapped from one answer to the next.
+    /// (`ANSWER_BUFFER`), whose pages stay mapped from one answer to the next.
     pub fn concat(batches: &[StoredBatch]) -> Bytes {
         let len = batches.iter().map(StoredBatch::len).sum();
         match batches {

@@ -5,15 +5,9 @@
 
 mod support;
 
-use kafka_codec::messages::alter_configs_request::{AlterConfigsResource, AlterableConfig};
 use kafka_codec::messages::create_topics_request::CreatableTopic;
-use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_codec::messages::describe_configs_response::DescribeConfigsResult;
-use kafka_codec::messages::incremental_alter_configs_request as incremental;
-use kafka_codec::messages::{
-    AlterConfigsRequest, CreateTopicsRequest, DeleteTopicsRequest, DescribeConfigsRequest,
-    IncrementalAlterConfigsRequest,
-};
+use kafka_codec::messages::{CreateTopicsRequest, DeleteTopicsRequest};
 use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::configs::{definitions, source, BROKER, TOPIC};
 use kafka_codec_cluster::Cluster;
@@ -27,18 +21,8 @@ impl Client {
         name: &str,
         keys: Option<&[&str]>,
     ) -> DescribeConfigsResult {
-        let request = DescribeConfigsRequest::default()
-            .with_include_synonyms(version >= 1)
-            .with_resources(vec![DescribeConfigsResource::default()
-                .with_resource_type(resource_type)
-                .with_resource_name(name.into())
-                .with_configuration_keys(
-                    keys.map(|keys| keys.iter().map(|k| (*k).into()).collect()),
-                )]);
-        let Response::DescribeConfigs(described) = self.call(version, request).await else {
-            panic!("not DescribeConfigs")
-        };
-        described.results.into_iter().next().expect("one result")
+        self.describe_configs(version, resource_type, name, keys)
+            .await
     }
 
     async fn alter(
@@ -48,24 +32,9 @@ impl Client {
         name: &str,
         configs: &[(&str, &str)],
     ) -> i16 {
-        let request =
-            AlterConfigsRequest::default().with_resources(vec![AlterConfigsResource::default()
-                .with_resource_type(resource_type)
-                .with_resource_name(name.into())
-                .with_configs(
-                    configs
-                        .iter()
-                        .map(|(name, value)| {
-                            AlterableConfig::default()
-                                .with_name((*name).into())
-                                .with_value(Some((*value).into()))
-                        })
-                        .collect(),
-                )]);
-        let Response::AlterConfigs(altered) = self.call(version, request).await else {
-            panic!("not AlterConfigs")
-        };
-        altered.responses[0].error_code
+        self.alter_configs(version, resource_type, name, configs)
+            .await
+            .0
     }
 
     async fn incremental(
@@ -75,26 +44,9 @@ impl Client {
         name: &str,
         configs: &[(&str, i8, Option<&str>)],
     ) -> i16 {
-        let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
-            incremental::AlterConfigsResource::default()
-                .with_resource_type(resource_type)
-                .with_resource_name(name.into())
-                .with_configs(
-                    configs
-                        .iter()
-                        .map(|(name, operation, value)| {
-                            incremental::AlterableConfig::default()
-                                .with_name((*name).into())
-                                .with_config_operation(*operation)
-                                .with_value(value.map(Into::into))
-                        })
-                        .collect(),
-                ),
-        ]);
-        let Response::IncrementalAlterConfigs(altered) = self.call(version, request).await else {
-            panic!("not IncrementalAlterConfigs")
-        };
-        altered.responses[0].error_code
+        self.incremental_alter_configs(version, resource_type, name, configs, false)
+            .await
+            .0
     }
 }
 

@@ -12,26 +12,20 @@
 
 mod support;
 
-use kafka_codec::messages::alter_configs_request::{AlterConfigsResource, AlterableConfig};
 use kafka_codec::messages::create_topics_request::CreatableTopic;
-use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_codec::messages::describe_configs_response::DescribeConfigsResult;
-use kafka_codec::messages::incremental_alter_configs_request as incremental;
 use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_codec::messages::{
-    AlterConfigsRequest, ConsumerGroupHeartbeatRequest, CreateTopicsRequest, DeleteGroupsRequest,
-    DescribeConfigsRequest, IncrementalAlterConfigsRequest, OffsetCommitRequest,
+    ConsumerGroupHeartbeatRequest, CreateTopicsRequest, DeleteGroupsRequest, OffsetCommitRequest,
 };
 use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::configs::{source, GROUP};
 use kafka_codec_cluster::release::Release;
 use kafka_codec_cluster::Cluster;
+use support::configs::Op;
 use support::Client;
-
-/// (name, operation, value) of one IncrementalAlterConfigs entry.
-type Op<'a> = (&'a str, i8, Option<&'a str>);
 
 const SET: i8 = 0;
 const DELETE: i8 = 1;
@@ -44,18 +38,7 @@ impl Client {
         group: &str,
         keys: Option<&[&str]>,
     ) -> DescribeConfigsResult {
-        let request = DescribeConfigsRequest::default()
-            .with_include_synonyms(version >= 1)
-            .with_resources(vec![DescribeConfigsResource::default()
-                .with_resource_type(GROUP)
-                .with_resource_name(group.into())
-                .with_configuration_keys(
-                    keys.map(|keys| keys.iter().map(|k| (*k).into()).collect()),
-                )]);
-        let Response::DescribeConfigs(described) = self.call(version, request).await else {
-            panic!("not DescribeConfigs")
-        };
-        described.results.into_iter().next().expect("one result")
+        self.describe_configs(version, GROUP, group, keys).await
     }
 
     /// (error code, message) of an IncrementalAlterConfigs of `group`.
@@ -65,30 +48,8 @@ impl Client {
         configs: &[Op<'_>],
         validate_only: bool,
     ) -> (i16, Option<String>) {
-        let request = IncrementalAlterConfigsRequest::default()
-            .with_validate_only(validate_only)
-            .with_resources(vec![incremental::AlterConfigsResource::default()
-                .with_resource_type(GROUP)
-                .with_resource_name(group.into())
-                .with_configs(
-                    configs
-                        .iter()
-                        .map(|(name, operation, value)| {
-                            incremental::AlterableConfig::default()
-                                .with_name((*name).into())
-                                .with_config_operation(*operation)
-                                .with_value(value.map(Into::into))
-                        })
-                        .collect(),
-                )]);
-        let Response::IncrementalAlterConfigs(altered) = self.call(1, request).await else {
-            panic!("not IncrementalAlterConfigs")
-        };
-        let answer = &altered.responses[0];
-        (
-            answer.error_code,
-            answer.error_message.as_ref().map(|m| m.as_str().to_owned()),
-        )
+        self.incremental_alter_configs(1, GROUP, group, configs, validate_only)
+            .await
     }
 
     /// (error code, message) of a legacy AlterConfigs of `group`.
@@ -98,28 +59,7 @@ impl Client {
         group: &str,
         configs: &[(&str, &str)],
     ) -> (i16, Option<String>) {
-        let request =
-            AlterConfigsRequest::default().with_resources(vec![AlterConfigsResource::default()
-                .with_resource_type(GROUP)
-                .with_resource_name(group.into())
-                .with_configs(
-                    configs
-                        .iter()
-                        .map(|(name, value)| {
-                            AlterableConfig::default()
-                                .with_name((*name).into())
-                                .with_value(Some((*value).into()))
-                        })
-                        .collect(),
-                )]);
-        let Response::AlterConfigs(altered) = self.call(version, request).await else {
-            panic!("not AlterConfigs")
-        };
-        let answer = &altered.responses[0];
-        (
-            answer.error_code,
-            answer.error_message.as_ref().map(|m| m.as_str().to_owned()),
-        )
+        self.alter_configs(version, GROUP, group, configs).await
     }
 }
 

@@ -9,16 +9,12 @@ mod support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
-use kafka_codec::messages::create_topics_request::CreatableTopic;
-use kafka_codec::messages::incremental_alter_configs_request::{
-    AlterConfigsResource, AlterableConfig,
-};
 use kafka_codec::messages::share_fetch_request::{
     AcknowledgementBatch, FetchPartition, FetchTopic,
 };
 use kafka_codec::messages::{
-    AddPartitionsToTxnRequest, CreateTopicsRequest, EndTxnRequest, IncrementalAlterConfigsRequest,
-    InitProducerIdRequest, ShareFetchRequest, ShareFetchResponse, ShareGroupHeartbeatRequest,
+    AddPartitionsToTxnRequest, EndTxnRequest, InitProducerIdRequest, ShareFetchRequest,
+    ShareFetchResponse, ShareGroupHeartbeatRequest,
 };
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::{Response, Uuid};
@@ -30,29 +26,14 @@ const RELEASE: i8 = 2;
 
 impl Client {
     async fn set_group_configs(&mut self, group: &str, configs: &[(&str, &str)]) {
-        let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
-            AlterConfigsResource::default()
-                .with_resource_type(GROUP)
-                .with_resource_name(group.into())
-                .with_configs(
-                    configs
-                        .iter()
-                        .map(|(name, value)| {
-                            AlterableConfig::default()
-                                .with_name((*name).into())
-                                .with_value(Some((*value).into()))
-                        })
-                        .collect(),
-                ),
-        ]);
-        let Response::IncrementalAlterConfigs(altered) = self.call(1, request).await else {
-            panic!("not IncrementalAlterConfigs")
-        };
-        assert_eq!(
-            altered.responses[0].error_code, 0,
-            "{:?}",
-            altered.responses[0].error_message
-        );
+        let set: Vec<_> = configs
+            .iter()
+            .map(|(name, value)| (*name, 0, Some(*value)))
+            .collect();
+        let (error_code, message) = self
+            .incremental_alter_configs(1, GROUP, group, &set, false)
+            .await;
+        assert_eq!(error_code, 0, "{message:?}");
     }
 
     /// Joins `member` to share group `group` subscribed to `topic`.
@@ -122,20 +103,7 @@ fn acquired(answer: &ShareFetchResponse) -> Vec<(i64, i64, i16)> {
 async fn cluster_with_topic(name: &str) -> (Cluster, Client, Uuid) {
     let cluster = Cluster::builder().build().await.expect("cluster");
     let mut client = Client::connect(cluster.brokers()[0].address, "share-configs").await;
-    let Response::CreateTopics(created) = client
-        .call(
-            7,
-            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-                .with_name(name.into())
-                .with_num_partitions(1)
-                .with_replication_factor(1)]),
-        )
-        .await
-    else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
-    let id = created.topics[0].topic_id;
+    let id = support::create_topic(&mut client, name).await;
     (cluster, client, id)
 }
 

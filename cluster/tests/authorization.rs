@@ -47,32 +47,6 @@ fn bits(operations: &[i8]) -> i32 {
     operations.iter().fold(0, |bits, op| bits | 1 << op)
 }
 
-async fn login(address: std::net::SocketAddr, user: &str) -> Client {
-    let mut client = Client::connect(address, user).await;
-    let Response::SaslHandshake(shook) = client
-        .call(
-            1,
-            SaslHandshakeRequest::default().with_mechanism("PLAIN".into()),
-        )
-        .await
-    else {
-        panic!("not SaslHandshake")
-    };
-    assert_eq!(shook.error_code, 0);
-    let token = format!("\0{user}\0{user}-secret");
-    let Response::SaslAuthenticate(done) = client
-        .call(
-            2,
-            SaslAuthenticateRequest::default().with_auth_bytes(token.into_bytes().into()),
-        )
-        .await
-    else {
-        panic!("not SaslAuthenticate")
-    };
-    assert_eq!(done.error_code, 0, "{user} logs in");
-    client
-}
-
 /// A cluster where admin (a super user) created the topics `allowed` and `denied` and a
 /// group and a transaction for each prefix, and alice may: READ and WRITE the topic
 /// `allowed`, do ALL on the groups and transactional ids prefixed `ok-`, CREATE topics
@@ -80,7 +54,7 @@ async fn login(address: std::net::SocketAddr, user: &str) -> Client {
 async fn setup() -> (Cluster, Client, Client) {
     let cluster = sasl_cluster("alice", "alice-secret").await;
     let address = cluster.brokers()[0].address;
-    let mut admin = login(address, "admin").await;
+    let mut admin = support::login(address, "admin").await;
     let Response::CreateTopics(created) = admin
         .call(7, support::create_topics(&["allowed", "denied"], 1, 1))
         .await
@@ -140,7 +114,7 @@ async fn setup() -> (Cluster, Client, Client) {
         };
         assert_eq!(started.error_code, 0);
     }
-    let alice = login(address, "alice").await;
+    let alice = support::login(address, "alice").await;
     (cluster, admin, alice)
 }
 
@@ -221,7 +195,7 @@ async fn produce_fetch_and_list_offsets_serve_the_allowed_topic_and_refuse_the_o
 
     // Fetch of both: the allowed topic's three records, the denied refused with no high
     // watermark; ListOffsets the same split.
-    let mut alice = login(cluster.brokers()[0].address, "alice").await;
+    let mut alice = support::login(cluster.brokers()[0].address, "alice").await;
     let fetch = |topics: &[&str]| {
         use kafka_codec::messages::fetch_request::*;
         FetchRequest::default()

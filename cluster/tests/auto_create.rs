@@ -224,32 +224,6 @@ async fn broker_settings_turn_it_off_and_size_new_topics() {
     }
 }
 
-async fn login(address: std::net::SocketAddr, user: &str) -> Client {
-    let mut client = Client::connect(address, user).await;
-    let Response::SaslHandshake(shook) = client
-        .call(
-            1,
-            SaslHandshakeRequest::default().with_mechanism("PLAIN".into()),
-        )
-        .await
-    else {
-        panic!("not SaslHandshake")
-    };
-    assert_eq!(shook.error_code, 0);
-    let token = format!("\0{user}\0{user}-secret");
-    let Response::SaslAuthenticate(done) = client
-        .call(
-            2,
-            SaslAuthenticateRequest::default().with_auth_bytes(token.into_bytes().into()),
-        )
-        .await
-    else {
-        panic!("not SaslAuthenticate")
-    };
-    assert_eq!(done.error_code, 0, "{user} logs in");
-    client
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_acls_only_a_caller_allowed_to_create_creates() {
     const TOPIC: i8 = 2;
@@ -266,7 +240,7 @@ async fn with_acls_only_a_caller_allowed_to_create_creates() {
         .await
         .expect("cluster");
     let address = cluster.brokers()[0].address;
-    let mut admin = login(address, "admin").await;
+    let mut admin = support::login(address, "admin").await;
     let acl = |name: &str, pattern: i8, operation: i8| {
         AclCreation::default()
             .with_resource_type(TOPIC)
@@ -292,7 +266,7 @@ async fn with_acls_only_a_caller_allowed_to_create_creates() {
         panic!("not CreateAcls")
     };
     assert!(granted.results.iter().all(|r| r.error_code == 0));
-    let mut alice = login(address, "alice").await;
+    let mut alice = support::login(address, "alice").await;
     let answers = metadata(&mut alice, 12, &["t-no", "x-create-only", "t-ok-1"], true).await;
     // The one she may create first, then those refused creation, then those refused
     // description, as Kafka orders them.

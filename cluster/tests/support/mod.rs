@@ -456,3 +456,32 @@ pub async fn coordinator_ready(client: &mut Client, group: &str) {
     .await
     .expect("the coordinator loaded");
 }
+
+/// A client logged in to the broker at `address` as `user` with SASL PLAIN, its password
+/// `USER-secret`.
+pub async fn login(address: std::net::SocketAddr, user: &str) -> Client {
+    let mut client = Client::connect(address, user).await;
+    let Response::SaslHandshake(shook) = client
+        .call(
+            1,
+            kafka_codec::messages::SaslHandshakeRequest::default().with_mechanism("PLAIN".into()),
+        )
+        .await
+    else {
+        panic!("not SaslHandshake")
+    };
+    assert_eq!(shook.error_code, 0);
+    let token = format!("\0{user}\0{user}-secret");
+    let Response::SaslAuthenticate(done) = client
+        .call(
+            2,
+            kafka_codec::messages::SaslAuthenticateRequest::default()
+                .with_auth_bytes(token.into_bytes().into()),
+        )
+        .await
+    else {
+        panic!("not SaslAuthenticate")
+    };
+    assert_eq!(done.error_code, 0, "{user} logs in");
+    client
+}

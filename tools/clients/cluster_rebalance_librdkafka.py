@@ -17,35 +17,22 @@ non-zero on any difference.
     python cluster_rebalance_librdkafka.py BOOTSTRAP CONTROL_HOST:PORT [RECORDS]
 """
 
-import json
 import sys
 import time
-import urllib.request
 
-from confluent_kafka import Consumer, Producer, TopicPartition, OFFSET_BEGINNING
 from confluent_kafka.admin import AdminClient, NewTopic
 
-bootstrap, control = sys.argv[1], sys.argv[2]
+from cluster_control import Control
+from rdkafka_partition import PartitionProducer, read_back
+
+bootstrap, control = sys.argv[1], Control(sys.argv[2])
 count = int(sys.argv[3]) if len(sys.argv) > 3 else 900
 topic = "rebalance-proof"
 deadline = time.monotonic() + 30  # a hang guard
 
 
-def call(method, path, body=None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"http://{control}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        return json.loads(answer.read())
-
-
-def last_sequence():
-    entries = call("GET", "/log")
-    return entries[-1]["sequence"] if entries else -1
-
-
 def partition():
-    return call("GET", f"/topics/{topic}/partitions")["partitions"][0]
+    return control.call("GET", f"/topics/{topic}/partitions")["partitions"][0]
 
 
 admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -56,36 +43,12 @@ shown = partition()
 if (shown["leader"], shown["replicas"], shown["isr"]) != (0, [0, 1], [0, 1]):
     sys.exit(f"placed as {shown}, not leader 0 on [0, 1]")
 
-delivered = []
-
-
-def on_delivery(error, message):
-    if error is not None:
-        sys.exit(f"delivery failed: {error}")
-    delivered.append(message.offset())
-
-
-producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 2, "acks": "all",
-                     "enable.idempotence": True, "batch.num.messages": 50,
-                     "topic.metadata.refresh.interval.ms": 60000})
-
-
-def produce(first, last):
-    for i in range(first, last):
-        producer.produce(topic, key=f"key-{i}", value=f"value-{i}", partition=0,
-                         on_delivery=on_delivery)
-        producer.poll(0)
-
-
-def wait_delivered(n, what):
-    while len(delivered) < n:
-        if time.monotonic() > deadline:
-            sys.exit(f"{what}: {len(delivered)} of {n} delivered before the guard")
-        producer.poll(0.05)
+producer = PartitionProducer(bootstrap, topic, deadline, **{"enable.idempotence": True})
+produce, wait_delivered, delivered = producer.produce, producer.wait_delivered, producer.delivered
 
 
 def produce_requests(after):
-    return [e for e in call("GET", f"/log?after={after}") if e["api"] == "Produce"]
+    return control.log_of("Produce", after)
 
 
 third = count // 3
@@ -93,8 +56,8 @@ produce(0, third)
 wait_delivered(third, "before the fence")
 
 # Fenced while running: the leadership goes to broker 1 at leader epoch 1.
-fenced_at = last_sequence()
-fenced = call("POST", "/brokers/0/fence?running=true")
+fenced_at = control.last_sequence()
+fenced = control.call("POST", "/brokers/0/fence?running=true")
 if fenced["movedLeaders"] != [{"topic": topic, "partition": 0, "leader": 1}]:
     sys.exit(f"the fence moved {fenced['movedLeaders']}")
 shown = partition()
@@ -111,9 +74,9 @@ if to_fenced == 0:
     sys.exit("the producer never met the fenced broker's refusal (nothing to follow)")
 
 # Heartbeats back: unfenced, in the ISR once caught up, leader again at the next check.
-unfenced_at = last_sequence()
+unfenced_at = control.last_sequence()
 unfence_time = time.monotonic()
-call("POST", "/brokers/0/unfence")
+control.call("POST", "/brokers/0/unfence")
 while partition()["leader"] != 0:
     if time.monotonic() > deadline:
         sys.exit(f"the leadership never came back to broker 0: {partition()}")
@@ -124,8 +87,7 @@ if (shown["leaderEpoch"], shown["isr"]) != (2, [0, 1]):
     sys.exit(f"after the rebalance: {shown}")
 produce(2 * third, count)
 wait_delivered(count, "after the rebalance")
-if producer.flush(20) != 0:
-    sys.exit("producer did not flush")
+producer.flush(20)
 after_rebalance = produce_requests(unfenced_at)
 if not after_rebalance or after_rebalance[-1]["broker"] != 0:
     sys.exit(f"after the rebalance the producer should produce to broker 0: "
@@ -135,20 +97,7 @@ if after_rebalance[0]["broker"] != 1:
 if sorted(delivered) != list(range(count)) or delivered != sorted(delivered):
     sys.exit(f"delivered offsets are not 0..{count - 1} in order: {delivered[:5]}...")
 
-consumer = Consumer({"bootstrap.servers": bootstrap, "enable.auto.commit": False,
-                     "group.id": "unused-assign-only"})
-consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
-seen = []
-while len(seen) < count:
-    if time.monotonic() > deadline:
-        sys.exit(f"consumed {len(seen)} of {count} before the guard")
-    message = consumer.poll(1.0)
-    if message is None:
-        continue
-    if message.error():
-        sys.exit(f"consume failed: {message.error()}")
-    seen.append((message.offset(), message.key().decode()))
-consumer.close()
+seen = read_back(bootstrap, topic, count, deadline)
 if seen != [(i, f"key-{i}") for i in range(count)]:
     sys.exit("records lost, doubled or out of order")
 print(f"librdkafka {__import__('confluent_kafka').libversion()[0]}: leader 0 fenced while "

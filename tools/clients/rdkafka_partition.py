@@ -1,7 +1,8 @@
 """librdkafka's side of the fault proofs against kafka-codec's in-memory cluster
-(cluster_faults_librdkafka.py, cluster_fence_librdkafka.py, cluster_rebalance_librdkafka.py): numbered records (key-i,
-value-i) sent to partition 0 of a topic, and read back from its beginning. Any failure, or
-the hang guard's deadline passing, ends the program with one line."""
+(cluster_faults_librdkafka.py, cluster_fence_librdkafka.py,
+cluster_rebalance_librdkafka.py): numbered records (key-i, value-i) sent to partition 0 of
+a topic, and read back from its beginning. Any failure, or the hang guard's deadline
+passing, ends the program with one line."""
 
 import sys
 import time

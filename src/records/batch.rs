@@ -17,6 +17,7 @@ use bytes::Bytes;
 /// Offset of the CRC field in a v2 batch; the CRC covers everything after it.
 const CRC_OFFSET: usize = 17;
 const ATTRIBUTES_OFFSET: usize = 21;
+const MAX_TIMESTAMP_OFFSET: usize = 35;
 /// The smallest batch length of magic 2: the header after the length field.
 pub(super) const MIN_BATCH_LENGTH: i32 = (RECORD_BATCH_OVERHEAD - LOG_OVERHEAD) as i32;
 /// The fewest bytes one record takes: length, attributes, timestamp and offset deltas, key
@@ -40,16 +41,13 @@ pub(super) fn parse_header(bytes: &[u8]) -> BatchHeader {
         attributes: i16::from_be_bytes(be(bytes, ATTRIBUTES_OFFSET)),
         last_offset_delta: i32::from_be_bytes(be(bytes, 23)),
         base_timestamp: i64::from_be_bytes(be(bytes, 27)),
-        max_timestamp: i64::from_be_bytes(be(bytes, 35)),
+        max_timestamp: i64::from_be_bytes(be(bytes, MAX_TIMESTAMP_OFFSET)),
         producer_id: i64::from_be_bytes(be(bytes, 43)),
         producer_epoch: i16::from_be_bytes(be(bytes, 51)),
         base_sequence: i32::from_be_bytes(be(bytes, 53)),
         records_count: i32::from_be_bytes(be(bytes, 57)),
     }
 }
-
-/// Offset of the max timestamp field in a v2 batch.
-const MAX_TIMESTAMP_OFFSET: usize = 35;
 
 /// A copy of the v2 batch `bytes` stamped with a log append time, as Kafka's log validator
 /// stamps a batch appended to a topic whose `message.timestamp.type` is LogAppendTime: the

@@ -68,6 +68,25 @@ class ExpectTest(unittest.TestCase):
         self.assertEqual(len(unanswered("confluent-kafka",
                                         pair("ControlledShutdown", 3, 2), closed)), 1)
 
+    def test_a_response_cut_short_after_the_client_left_is_a_note(self):
+        def stats(end, partial=0):
+            empty = {"bytes": 0, "crc32c": "00000000"}
+            return {"received": empty, "forwarded": empty, "forwardedAsReceived": empty,
+                    "dropped": empty, "rewritten": 0, "frames": 0,
+                    "partialFrameBytes": partial, "end": end}
+
+        def cut(to_server_end):
+            close = {"event": "close", "connection": 1,
+                     "toServer": stats(to_server_end), "toClient": stats("eof", 179)}
+            path = self.log({"event": "connect", "connection": 1}, close)
+            return [p for p in check_tap_log.check("librdkafka", path)[3] if "inside" in p]
+
+        # The client ended its requests first: the broker stopped writing (not a problem).
+        self.assertEqual(cut("eof"), [])
+        # Otherwise a frame the server cut short is one.
+        self.assertEqual(cut("read failed: connection reset"), [
+            "librdkafka: connection 1 toClient: ended inside a frame (179 bytes of it)"])
+
     def test_a_response_alone_does_not_count_as_sent(self):
         line = pair("Produce", 0)
         line["event"] = "response"

@@ -260,6 +260,7 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
         }
         // DescribeCluster needs nothing (its authorized operations: `per_entry`).
         Request::DescribeLogDirs(_) => vec![Need::cluster(op::DESCRIBE)],
+        Request::AlterReplicaLogDirs(_) => vec![Need::cluster(op::ALTER)],
         Request::DescribeAcls(_) | Request::DescribeUserScramCredentials(_) => {
             vec![Need::cluster(op::DESCRIBE)]
         }
@@ -267,7 +268,10 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
             vec![Need::cluster(op::ALTER)]
         }
         Request::ElectLeaders(_) => vec![Need::cluster(op::ALTER)],
+        Request::AlterPartitionReassignments(_) => vec![Need::cluster(op::ALTER)],
+        Request::ListPartitionReassignments(_) => vec![Need::cluster(op::DESCRIBE)],
         Request::DescribeClientQuotas(_) => vec![Need::cluster(op::DESCRIBE_CONFIGS)],
+        Request::ListConfigResources(_) => vec![Need::cluster(op::DESCRIBE_CONFIGS)],
         Request::AlterClientQuotas(_) => vec![Need::cluster(op::ALTER_CONFIGS)],
         _ => Vec::new(),
     }

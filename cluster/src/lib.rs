@@ -198,6 +198,9 @@ pub struct Shared {
     pub(crate) groups_changed: Notify,
     /// Woken when a transaction begins, for the timeouts of [`transactions::run_timers`].
     pub(crate) transactions_changed: Notify,
+    /// Woken by every AlterPartitionReassignments, for its catch-up timer
+    /// (`handlers::run_reassignment_timers`).
+    pub(crate) reassignments_changed: Notify,
     /// The fault rules, the request log, each broker's switches.
     pub(crate) control: control::Control,
     /// Changes when the cluster is dropped: every task of it watches this and ends.
@@ -988,6 +991,7 @@ impl ClusterBuilder {
             share_groups_changed: Notify::new(),
             groups_changed: Notify::new(),
             transactions_changed: Notify::new(),
+            reassignments_changed: Notify::new(),
             control,
             stop: stopped.clone(),
             next_connection: std::sync::atomic::AtomicU64::new(1),
@@ -1031,6 +1035,10 @@ impl ClusterBuilder {
             stopped.clone(),
         ));
         tokio::spawn(transactions::run_timers(
+            Arc::clone(&shared),
+            stopped.clone(),
+        ));
+        tokio::spawn(handlers::run_reassignment_timers(
             Arc::clone(&shared),
             stopped.clone(),
         ));

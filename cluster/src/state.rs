@@ -13,11 +13,13 @@ mod cleaner;
 mod elr;
 mod fencing;
 mod placement;
+mod reassign;
 mod rebalance;
 
 pub use cleaner::Cleaned;
 pub use elr::{Change, Partition};
 pub use fencing::{replicas_among, ReplicaView};
+pub use reassign::{check_assignment, Ongoing, Refused};
 pub use rebalance::MAX_ELECTIONS_PER_PASS;
 
 use crate::configs::Overrides;
@@ -344,6 +346,8 @@ pub struct State {
     fencing: fencing::Fencing,
     /// Eligible leader replicas (KIP-966) where kept (`elr.rs`).
     eligible_leaders: elr::EligibleLeaders,
+    /// Partition reassignments and explicit replica lists (`reassign.rs`).
+    reassignments: reassign::Reassignments,
 }
 
 impl State {
@@ -362,6 +366,7 @@ impl State {
             epoch_starts: BTreeMap::new(),
             fencing: fencing::Fencing::default(),
             eligible_leaders: elr::EligibleLeaders::default(),
+            reassignments: reassign::Reassignments::default(),
             seed: None,
         }
     }
@@ -563,6 +568,7 @@ impl State {
         self.moved.retain(|(topic, _), _| topic != name);
         self.epoch_starts.retain(|(topic, _), _| topic != name);
         self.forget_offline(name, None);
+        self.forget_reassignments(name);
         if let Some(topic) = self.topics.remove(name) {
             self.bytes -= topic
                 .partitions

@@ -7,6 +7,8 @@ mod add_partitions_to_txn;
 mod add_raft_voter;
 mod alter_client_quotas;
 mod alter_configs;
+mod alter_partition_reassignments;
+mod alter_replica_log_dirs;
 mod alter_share_group_offsets;
 mod alter_user_scram_credentials;
 mod api_versions;
@@ -41,8 +43,10 @@ mod incremental_alter_configs;
 mod init_producer_id;
 mod join_group;
 mod leave_group;
+mod list_config_resources;
 mod list_groups;
 mod list_offsets;
+mod list_partition_reassignments;
 mod list_transactions;
 mod metadata;
 mod offset_commit;
@@ -59,6 +63,8 @@ mod share_group_describe;
 mod share_group_heartbeat;
 mod sync_group;
 mod txn_offset_commit;
+
+pub(crate) use alter_partition_reassignments::run_timers as run_reassignment_timers;
 
 use crate::sasl::Session;
 use crate::{BrokerAddress, Shared};
@@ -135,7 +141,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 54] = [
+const SERVED: [ApiKey; 58] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -173,10 +179,14 @@ const SERVED: [ApiKey; 54] = [
     delete_records::API,
     offset_for_leader_epoch::API,
     describe_log_dirs::API,
+    alter_replica_log_dirs::API,
     elect_leaders::API,
+    alter_partition_reassignments::API,
+    list_partition_reassignments::API,
     describe_configs::API,
     alter_configs::API,
     incremental_alter_configs::API,
+    list_config_resources::API,
     describe_client_quotas::API,
     alter_client_quotas::API,
     // Transactions.
@@ -275,7 +285,15 @@ pub async fn handle(
             offset_for_leader_epoch::handle(context, body).into()
         }
         Request::DescribeLogDirs(body) => describe_log_dirs::handle(context, body).into(),
+        Request::AlterReplicaLogDirs(body) => alter_replica_log_dirs::handle(context, body).into(),
         Request::ElectLeaders(body) => elect_leaders::handle(context, body).into(),
+        Request::AlterPartitionReassignments(body) => {
+            alter_partition_reassignments::handle(context, body).into()
+        }
+        Request::ListPartitionReassignments(body) => {
+            list_partition_reassignments::handle(context, body).into()
+        }
+        Request::ListConfigResources(body) => list_config_resources::handle(context, body).into(),
         Request::DescribeClientQuotas(body) => describe_client_quotas::handle(context, body).into(),
         Request::AlterClientQuotas(body) => alter_client_quotas::handle(context, body).into(),
         Request::DescribeConfigs(body) => describe_configs::handle(context, body).into(),

@@ -90,6 +90,10 @@ impl State {
         let key = (topic.to_owned(), partition);
         let replicas = match self.fencing.pinned.get(&key) {
             Some(pinned) => pinned.clone(),
+            None if self.assigned_replicas(topic, partition).is_some() => self
+                .assigned_replicas(topic, partition)
+                .map(<[i32]>::to_vec)
+                .unwrap_or_default(),
             None => {
                 let factor = self
                     .topics
@@ -129,6 +133,13 @@ impl State {
             let caught_up = |node: &i32| *node == leader.0 || !self.is_catching_up(*node);
             isr.into_iter().filter(caught_up).collect()
         };
+        // Replicas a reassignment adds are out of the ISR until caught up (`reassign.rs`).
+        let lagging = self.lagging_replicas(topic, partition);
+        let isr = if lagging.is_empty() {
+            isr
+        } else {
+            isr.into_iter().filter(|r| !lagging.contains(r)).collect()
+        };
         let partition_epoch = leader.1 + self.fencing.isr_changes.get(&key).copied().unwrap_or(0);
         ReplicaView {
             leader,
@@ -137,6 +148,12 @@ impl State {
             offline,
             partition_epoch,
         }
+    }
+
+    /// A change of `key`'s partition that moved no leader (its ISR or replicas): the
+    /// partition epoch moves on, the leader epoch stays.
+    pub(super) fn bump_partition_epoch(&mut self, key: &(String, i32)) {
+        *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
     }
 
     /// Whether broker `node_id` was unfenced and is not back in the ISRs yet.
@@ -214,6 +231,8 @@ impl State {
         for key in &joined {
             *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
         }
+        // A reassignment waiting for it may complete now.
+        self.complete_reassignments(brokers, placement_brokers);
         joined
     }
 

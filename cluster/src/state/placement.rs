@@ -39,6 +39,10 @@ impl State {
     /// The replicas the placement gives `topic`'s `partition`, the preferred leader first
     /// (ElectLeaders' preferred replica), whatever has moved since.
     pub fn placed_replicas(&self, topic: &str, partition: i32, brokers: usize) -> Vec<i32> {
+        // Replicas given explicitly (a reassignment) come first, as Kafka keeps them.
+        if let Some(assigned) = self.assigned_replicas(topic, partition) {
+            return assigned.to_vec();
+        }
         let factor = self.topics.get(topic).map_or(1, |t| t.replication_factor);
         let preferred = self.placed_leader(topic, partition, brokers);
         match self.placement(topic, partition) {

@@ -1,0 +1,327 @@
+//! AlterPartitionReassignments and ListPartitionReassignments on the paused clock: a
+//! reassignment adds its target's replicas (listed as adding, out of the ISR), completes a
+//! follower fetch round (`replica.fetch.wait.max.ms`) later with the removed leader handing
+//! over at a new leader epoch, cancels back to the replicas before, and refuses as Kafka
+//! 4.4's controller refuses (its errors and messages, read from `ReplicationControlManager`).
+
+mod support;
+
+use kafka_codec::messages::alter_partition_reassignments_request::{
+    ReassignablePartition, ReassignableTopic,
+};
+use kafka_codec::messages::create_topics_request::CreatableTopic;
+use kafka_codec::messages::list_partition_reassignments_request::ListPartitionReassignmentsTopics;
+use kafka_codec::messages::{
+    AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, CreateTopicsRequest,
+    ListPartitionReassignmentsRequest, MetadataRequest,
+};
+use kafka_codec::{ErrorCode, Response};
+use kafka_codec_cluster::Cluster;
+use std::time::Duration;
+use support::pipe::{paused, PipeClient as Client};
+
+/// (topic, partition, target or null for a cancel).
+type Target<'a> = (&'a str, i32, Option<&'a [i32]>);
+
+impl Client {
+    async fn create(&mut self, name: &str, partitions: i32, replicas: i16) {
+        let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
+            .with_name(name.into())
+            .with_num_partitions(partitions)
+            .with_replication_factor(replicas)]);
+        let Response::CreateTopics(created) = self.call(7, request).await else {
+            panic!("not CreateTopics")
+        };
+        assert_eq!(created.topics[0].error_code, 0);
+    }
+
+    async fn alter(
+        &mut self,
+        version: i16,
+        allow_factor_change: bool,
+        targets: &[Target<'_>],
+    ) -> AlterPartitionReassignmentsResponse {
+        let topics = targets
+            .iter()
+            .map(|(topic, partition, target)| {
+                ReassignableTopic::default()
+                    .with_name((*topic).into())
+                    .with_partitions(vec![ReassignablePartition::default()
+                        .with_partition_index(*partition)
+                        .with_replicas(target.map(|t| t.to_vec().into()))])
+            })
+            .collect();
+        let request = AlterPartitionReassignmentsRequest::default()
+            .with_allow_replication_factor_change(allow_factor_change)
+            .with_topics(topics);
+        match self.call(version, request).await {
+            Response::AlterPartitionReassignments(body) => body,
+            other => panic!("not AlterPartitionReassignments: {other:?}"),
+        }
+    }
+
+    /// (topic, partition, replicas, adding, removing) of every reassignment listed.
+    async fn list(
+        &mut self,
+        topics: Option<&[(&str, &[i32])]>,
+    ) -> Vec<(String, i32, Vec<i32>, Vec<i32>, Vec<i32>)> {
+        let request = ListPartitionReassignmentsRequest::default().with_topics(topics.map(|t| {
+            t.iter()
+                .map(|(name, partitions)| {
+                    ListPartitionReassignmentsTopics::default()
+                        .with_name((*name).into())
+                        .with_partition_indexes(partitions.to_vec().into())
+                })
+                .collect()
+        }));
+        let Response::ListPartitionReassignments(listed) = self.call(0, request).await else {
+            panic!("not ListPartitionReassignments")
+        };
+        assert_eq!(listed.error_code, 0);
+        listed
+            .topics
+            .iter()
+            .flat_map(|topic| {
+                topic.partitions.iter().map(|p| {
+                    (
+                        topic.name.to_string(),
+                        p.partition_index,
+                        p.replicas.iter().collect(),
+                        p.adding_replicas.iter().collect(),
+                        p.removing_replicas.iter().collect(),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Leader, leader epoch, replicas and ISR of `topic`'s `partition`, as Metadata lists
+    /// them.
+    async fn shown(&mut self, topic: &str, partition: i32) -> (i32, i32, Vec<i32>, Vec<i32>) {
+        let Response::Metadata(metadata) = self
+            .call(12, MetadataRequest::default().with_topics(None))
+            .await
+        else {
+            panic!("not Metadata")
+        };
+        let found = metadata
+            .topics
+            .iter()
+            .find(|t| t.name.as_deref() == Some(topic))
+            .expect("the topic");
+        let p = found
+            .partitions
+            .iter()
+            .find(|p| p.partition_index == partition)
+            .expect("the partition");
+        (
+            p.leader_id,
+            p.leader_epoch,
+            p.replica_nodes.iter().collect(),
+            p.isr_nodes.iter().collect(),
+        )
+    }
+}
+
+/// (topic, partition, error code, message) of every result.
+fn results(
+    response: &AlterPartitionReassignmentsResponse,
+) -> Vec<(String, i32, i16, Option<String>)> {
+    assert_eq!(
+        (response.error_code, response.error_message.as_deref()),
+        (0, None)
+    );
+    response
+        .responses
+        .iter()
+        .flat_map(|topic| {
+            topic.partitions.iter().map(|p| {
+                (
+                    topic.name.to_string(),
+                    p.partition_index,
+                    p.error_code,
+                    p.error_message.as_ref().map(|m| m.to_string()),
+                )
+            })
+        })
+        .collect()
+}
+
+fn ok(topic: &str, partition: i32) -> (String, i32, i16, Option<String>) {
+    (topic.to_owned(), partition, 0, None)
+}
+
+fn refused(
+    topic: &str,
+    partition: i32,
+    error: ErrorCode,
+    message: &str,
+) -> (String, i32, i16, Option<String>) {
+    (
+        topic.to_owned(),
+        partition,
+        error.code(),
+        Some(message.to_owned()),
+    )
+}
+
+#[test]
+fn a_reassignment_adds_catches_up_and_completes() {
+    paused().block_on(async {
+        let cluster = Cluster::builder()
+            .brokers(3)
+            .in_memory()
+            .seed(45)
+            .idle_timeout(None)
+            .broker_config("replica.fetch.wait.max.ms", "100")
+            .build()
+            .await
+            .expect("cluster");
+        let mut client = Client::connect(&cluster, 0);
+        // "r": partition p on [p, p+1]; r-0 on [0, 1] led by 0.
+        client.create("r", 3, 2).await;
+        assert_eq!(client.shown("r", 0).await, (0, 0, vec![0, 1], vec![0, 1]));
+
+        let answer = client.alter(0, true, &[("r", 0, Some(&[2, 1]))]).await;
+        assert_eq!(results(&answer), [ok("r", 0)]);
+        // The target, then the replica being removed; 2 out of the ISR while it catches up.
+        assert_eq!(
+            client.list(None).await,
+            [("r".to_owned(), 0, vec![2, 1, 0], vec![2], vec![0])]
+        );
+        assert_eq!(
+            client.shown("r", 0).await,
+            (0, 0, vec![2, 1, 0], vec![1, 0])
+        );
+        tokio::time::sleep(Duration::from_millis(99)).await;
+        assert_eq!(client.list(None).await.len(), 1);
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        // Complete: 0 is gone, its leadership with the target's first replica, at epoch 1.
+        assert!(client.list(None).await.is_empty());
+        assert_eq!(client.shown("r", 0).await, (2, 1, vec![2, 1], vec![2, 1]));
+        let mut at_two = Client::connect(&cluster, 2);
+        assert_eq!(at_two.shown("r", 0).await.0, 2);
+
+        // A target in sync already (r-1 on [1, 2] to [2]) completes at once; the leader
+        // epoch moves on as 1 leaves.
+        let answer = client.alter(1, true, &[("r", 1, Some(&[2]))]).await;
+        assert!(answer.allow_replication_factor_change);
+        assert_eq!(results(&answer), [ok("r", 1)]);
+        assert_eq!(client.shown("r", 1).await, (2, 1, vec![2], vec![2]));
+
+        // Adding only (r-2 on [2, 0] to [2, 0, 1]): the leader stays at its epoch.
+        let answer = client.alter(1, true, &[("r", 2, Some(&[2, 0, 1]))]).await;
+        assert_eq!(results(&answer), [ok("r", 2)]);
+        assert_eq!(
+            client
+                .list(Some(&[("r", &[0, 2, 7]), ("gone", &[0])]))
+                .await,
+            [("r".to_owned(), 2, vec![2, 0, 1], vec![1], vec![])]
+        );
+        tokio::time::sleep(Duration::from_millis(101)).await;
+        assert_eq!(
+            client.shown("r", 2).await,
+            (2, 0, vec![2, 0, 1], vec![2, 0, 1])
+        );
+        assert!(client.list(None).await.is_empty());
+    });
+}
+
+#[test]
+fn cancels_and_refusals_as_kafka_answers_them() {
+    paused().block_on(async {
+        let cluster = Cluster::builder()
+            .brokers(3)
+            .in_memory()
+            .seed(46)
+            .idle_timeout(None)
+            .build()
+            .await
+            .expect("cluster");
+        let mut client = Client::connect(&cluster, 1);
+        client.create("c", 2, 2).await;
+
+        let answer = client
+            .alter(
+                1,
+                true,
+                &[
+                    ("missing", 0, Some(&[0])),
+                    ("c", 5, Some(&[0])),
+                    ("c", 0, Some(&[])),
+                    ("c", 0, Some(&[9, 1, 1])),
+                    ("c", 0, Some(&[9, 1])),
+                    ("c", 0, None),
+                ],
+            )
+            .await;
+        assert_eq!(
+            results(&answer),
+            [
+                refused(
+                    "missing",
+                    0,
+                    ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                    "Unable to find a topic named missing."
+                ),
+                refused(
+                    "c",
+                    5,
+                    ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
+                    "Unable to find partition c:5."
+                ),
+                refused(
+                    "c",
+                    0,
+                    ErrorCode::INVALID_REPLICA_ASSIGNMENT,
+                    "The manual partition assignment includes an empty replica list."
+                ),
+                refused(
+                    "c",
+                    0,
+                    ErrorCode::INVALID_REPLICA_ASSIGNMENT,
+                    "The manual partition assignment includes the broker 1 more than once."
+                ),
+                refused(
+                    "c",
+                    0,
+                    ErrorCode::INVALID_REPLICA_ASSIGNMENT,
+                    "The manual partition assignment includes broker 9, but no such broker is registered."
+                ),
+                refused(
+                    "c",
+                    0,
+                    ErrorCode::NO_REASSIGNMENT_IN_PROGRESS,
+                    "No partition reassignment is in progress."
+                ),
+            ]
+        );
+        // v1 without a replication factor change.
+        let answer = client.alter(1, false, &[("c", 0, Some(&[2]))]).await;
+        assert!(!answer.allow_replication_factor_change);
+        assert_eq!(
+            results(&answer),
+            [refused(
+                "c",
+                0,
+                ErrorCode::INVALID_REPLICATION_FACTOR,
+                "The replication factor is changed from 2 to 1"
+            )]
+        );
+
+        // c-1 on [1, 2] to [0, 2]; cancelled before 0 catches up (500 ms, Kafka's default):
+        // back to Kafka's original replicas (the list less those added), 0 gone at a new
+        // leader epoch.
+        let answer = client.alter(0, true, &[("c", 1, Some(&[0, 2]))]).await;
+        assert_eq!(results(&answer), [ok("c", 1)]);
+        assert_eq!(client.shown("c", 1).await, (1, 0, vec![0, 2, 1], vec![2, 1]));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let answer = client.alter(0, true, &[("c", 1, None)]).await;
+        assert_eq!(results(&answer), [ok("c", 1)]);
+        assert!(client.list(None).await.is_empty());
+        assert_eq!(client.shown("c", 1).await, (1, 1, vec![2, 1], vec![2, 1]));
+        // Nothing completes later.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        assert_eq!(client.shown("c", 1).await, (1, 1, vec![2, 1], vec![2, 1]));
+    });
+}

@@ -15,7 +15,7 @@ say() { printf 'ci-live: %s (%ss)\n' "$*" "$(($(date +%s) - t0))"; }
 # KAFKA_TAP_TLS_* (all written by broker.sh). The step tap_sasl is defined below but not run by
 # default (see there); `bash tools/ci-live.sh tap_sasl` runs it by name.
 steps=(live_broker clients cluster_groups quorum_describe quorum_kafka_tool tap tap_tls tap_mtls pcap
-    tap_deny cluster_configs cluster_authz)
+    tap_deny cluster_configs cluster_authz cluster_reassign)
 step_live_broker() { cargo test --test live live_broker:: -- --ignored --nocapture --skip clients_; }
 # librdkafka, kafka-python and aiokafka produce known records with every codec; the test
 # fetches their batches with our framing and reads them (tools/clients/produce_known.py).
@@ -124,6 +124,12 @@ step_cluster_authz() {
 }
 # The same without TLS, against the SASL_PLAINTEXT listener. Not in the default list: TLS
 # adds only the transport to what it checks; by name, `bash tools/ci-live.sh tap_sasl`.
+# Kafka's AdminClient (tools/clients/ReassignmentsVsBroker.java, two JVMs at once: about 6 s)
+# against this broker and the in-memory cluster: partition reassignments and their errors,
+# AlterReplicaLogDirs, ListConfigResources; the same lines from both.
+step_cluster_reassign() {
+    cargo test -p kafka-codec-cluster --test reassignments -- --ignored --nocapture
+}
 step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 
 [ $# -gt 0 ] && steps=("$@")

@@ -3,6 +3,9 @@
 //! follower fetch round (`replica.fetch.wait.max.ms`) later with the removed leader handing
 //! over at a new leader epoch, cancels back to the replicas before, and refuses as Kafka
 //! 4.4's controller refuses (its errors and messages, read from `ReplicationControlManager`).
+//! The ignored test runs Kafka's AdminClient (`tools/clients/ReassignmentsVsBroker.java`)
+//! against a real Kafka 4.4 broker and the cluster and compares what each printed
+//! (`bash tools/ci-live.sh cluster_reassign`).
 
 mod support;
 
@@ -324,4 +327,50 @@ fn cancels_and_refusals_as_kafka_answers_them() {
         tokio::time::sleep(Duration::from_secs(1)).await;
         assert_eq!(client.shown("c", 1).await, (1, 1, vec![2, 1], vec![2, 1]));
     });
+}
+
+/// What `tools/clients/ReassignmentsVsBroker.java` prints against `bootstrap`, run with the
+/// broker's jars (`tools/kafka-broker/broker.sh fetch`) by Java's single-file source launch.
+async fn admin_client_lines(bootstrap: &str, run: &str) -> String {
+    let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let output = tokio::process::Command::new("java")
+        .arg("-cp")
+        .arg(format!("{repo}/target/kafka-broker/lib/*"))
+        .arg(format!("{repo}/tools/clients/ReassignmentsVsBroker.java"))
+        .arg(bootstrap)
+        .arg(run)
+        .output()
+        .await
+        .expect("java runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "ReassignmentsVsBroker against {bootstrap} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java, Kafka's jars and a Kafka 4.4 broker: KAFKA_BROKER (bash tools/ci-live.sh cluster_reassign)"]
+async fn the_admin_client_sees_what_a_real_kafka_broker_answers() {
+    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER");
+    let run = std::process::id().to_string();
+    let cluster = Cluster::builder()
+        .brokers(1)
+        .build()
+        .await
+        .expect("cluster");
+    let bootstrap = cluster.bootstrap();
+    // Both at once: each JVM compiles the program first, the slow part.
+    let (kafka, ours) = tokio::join!(
+        admin_client_lines(&broker, &run),
+        admin_client_lines(&bootstrap, &run)
+    );
+    eprintln!("{ours}");
+    assert!(
+        kafka.contains("alter cancel-none: NoReassignmentInProgressException"),
+        "{kafka}"
+    );
+    assert_eq!(ours, kafka);
 }

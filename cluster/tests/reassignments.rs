@@ -374,3 +374,116 @@ async fn the_admin_client_sees_what_a_real_kafka_broker_answers() {
     );
     assert_eq!(ours, kafka);
 }
+
+/// Runs Kafka 4.4's `kafka-reassign-partitions` (its class, with the jars
+/// `tools/kafka-broker/broker.sh fetch` copies) with `args`: its output, or what it printed
+/// when it failed.
+async fn reassign_tool(args: &[&str]) -> String {
+    let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let output = tokio::process::Command::new("java")
+        .arg("-cp")
+        .arg(format!("{repo}/target/kafka-broker/lib/*"))
+        .arg("org.apache.kafka.tools.reassign.ReassignPartitionsCommand")
+        .args(args)
+        .output()
+        .await
+        .expect("java runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "kafka-reassign-partitions {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    eprint!("{stdout}");
+    stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and Kafka's jars (bash tools/kafka-broker/broker.sh fetch)"]
+async fn kafka_reassign_partitions_executes_lists_and_verifies() {
+    // 45 s to catch up, so that the tool (a JVM start each, up to 10 s on a busy machine) sees
+    // the reassignment under way.
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .broker_config("replica.fetch.wait.max.ms", "45000")
+        .build()
+        .await
+        .expect("cluster");
+    // moved-0 on [0, 1], moved-1 on [1, 2].
+    cluster.shared().state().add_topic("moved", 2, 2);
+    let bootstrap = cluster.bootstrap();
+    let dir = std::env::temp_dir().join(format!("reassign-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let plan = dir.join("plan.json");
+    std::fs::write(
+        &plan,
+        r#"{"version":1,"partitions":[{"topic":"moved","partition":0,"replicas":[2,1]}]}"#,
+    )
+    .expect("the plan written");
+    let plan = plan.to_str().expect("a UTF-8 path");
+    let server = ["--bootstrap-server", &bootstrap];
+    let with = |more: &[&'static str]| -> Vec<String> {
+        server
+            .iter()
+            .map(|s| s.to_string())
+            .chain(more.iter().map(|s| s.to_string()))
+            .collect()
+    };
+    let run = |args: Vec<String>| async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        reassign_tool(&args).await
+    };
+
+    let mut execute = with(&["--execute", "--reassignment-json-file"]);
+    execute.push(plan.to_owned());
+    let executed = run(execute).await;
+    assert!(
+        executed.contains(r#"{"topic":"moved","partition":0,"replicas":[0,1]"#),
+        "the current assignment, for a rollback: {executed}"
+    );
+    assert!(executed.contains("Successfully started partition reassignment for moved-0"));
+
+    let listed = run(with(&["--list"])).await;
+    assert!(
+        listed.contains("moved-0: replicas: 2,1,0. adding: 2. removing: 0."),
+        "{listed}"
+    );
+    // `--preserve-throttles`: clearing them deletes the broker configs
+    // `leader.replication.throttled.rate` and `follower.replication.throttled.rate`, which the
+    // cluster does not know (cluster/README.md, not done yet).
+    let mut verify = with(&[
+        "--verify",
+        "--preserve-throttles",
+        "--reassignment-json-file",
+    ]);
+    verify.push(plan.to_owned());
+    let verified = run(verify.clone()).await;
+    assert!(
+        verified.contains("Reassignment of partition moved-0 is still in progress."),
+        "{verified}"
+    );
+
+    let control = cluster.control();
+    for _ in 0..600 {
+        if control.partition("moved", 0).expect("moved-0").replicas == [2, 1] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let verified = run(verify).await;
+    assert!(
+        verified.contains("Reassignment of partition moved-0 is completed."),
+        "{verified}"
+    );
+    let listed = run(with(&["--list"])).await;
+    assert!(
+        listed.contains("No partition reassignments found."),
+        "{listed}"
+    );
+    let view = cluster.control().partition("moved", 0).expect("moved-0");
+    assert_eq!(
+        (view.leader, view.replicas, view.isr),
+        ((2, 1), vec![2, 1], vec![2, 1])
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -45,7 +45,7 @@ pub fn handle(
                 .iter()
                 .map(|partition| {
                     let index = partition.partition_index;
-                    let outcome = if state.topics.get(name).is_none() {
+                    let outcome = if !state.topics.contains_key(name) {
                         Err((
                             ErrorCode::UNKNOWN_TOPIC_OR_PARTITION,
                             format!("Unable to find a topic named {name}."),

@@ -148,6 +148,7 @@ impl State {
     /// [`check_assignment`]), among `brokers` (the brokers now); `catch_up_at`: when the
     /// replicas it adds will be in sync. `allow_factor_change` false refuses another
     /// number of replicas than before. Completes at once when nothing has to catch up.
+    #[allow(clippy::too_many_arguments)]
     pub fn reassign(
         &mut self,
         topic: &str,
@@ -186,7 +187,7 @@ impl State {
             .collect();
         let mut replicas = target.to_vec();
         replicas.extend(removing.iter().copied());
-        if replicas == current && self.reassignments.ongoing.get(&key).is_none() {
+        if replicas == current && !self.reassignments.ongoing.contains_key(&key) {
             return Ok(());
         }
         // A replica still adding from an earlier reassignment stays out of the ISR.

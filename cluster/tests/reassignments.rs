@@ -12,7 +12,7 @@ mod support;
 use kafka_codec::messages::alter_partition_reassignments_request::{
     ReassignablePartition, ReassignableTopic,
 };
-use kafka_codec::messages::create_topics_request::CreatableTopic;
+use kafka_codec::messages::create_topics_request::{CreatableReplicaAssignment, CreatableTopic};
 use kafka_codec::messages::list_partition_reassignments_request::ListPartitionReassignmentsTopics;
 use kafka_codec::messages::{
     AlterPartitionReassignmentsRequest, AlterPartitionReassignmentsResponse, CreateTopicsRequest,
@@ -486,4 +486,88 @@ async fn kafka_reassign_partitions_executes_lists_and_verifies() {
         ((2, 1), vec![2, 1], vec![2, 1])
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn manual_assignments_are_followed_and_checked_as_kafka_checks_them() {
+    paused().block_on(async {
+        let cluster = Cluster::builder()
+            .brokers(3)
+            .in_memory()
+            .seed(47)
+            .idle_timeout(None)
+            .build()
+            .await
+            .expect("cluster");
+        let mut client = Client::connect(&cluster, 0);
+        let create = |name: &str, partitions: i32, factor: i16, assigned: &[(i32, &[i32])]| {
+            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
+                .with_name(name.into())
+                .with_num_partitions(partitions)
+                .with_replication_factor(factor)
+                .with_assignments(
+                    assigned
+                        .iter()
+                        .map(|(p, replicas)| {
+                            CreatableReplicaAssignment::default()
+                                .with_partition_index(*p)
+                                .with_broker_ids(replicas.to_vec().into())
+                        })
+                        .collect(),
+                )])
+        };
+        let invalid = ErrorCode::INVALID_REPLICA_ASSIGNMENT.code();
+        let refusals: [(CreateTopicsRequest, i16, &str); 6] = [
+            (
+                create("m", -1, 2, &[(0, &[0, 1])]),
+                ErrorCode::INVALID_REQUEST.code(),
+                "A manual partition assignment was specified, but replication factor was not set to -1.",
+            ),
+            (
+                create("m", 1, -1, &[(0, &[0, 1])]),
+                ErrorCode::INVALID_REQUEST.code(),
+                "A manual partition assignment was specified, but numPartitions was not set to -1.",
+            ),
+            (
+                create("m", -1, -1, &[(0, &[0]), (0, &[1])]),
+                invalid,
+                "Found multiple manual partition assignments for partition 0",
+            ),
+            (
+                create("m", -1, -1, &[(0, &[0, 5])]),
+                invalid,
+                "The manual partition assignment includes broker 5, but no such broker is registered.",
+            ),
+            (
+                create("m", -1, -1, &[(0, &[0, 1]), (1, &[2])]),
+                invalid,
+                "The manual partition assignment includes a partition with 1 replica(s), but this is not consistent with previous partitions, which have 2 replica(s).",
+            ),
+            (
+                create("m", -1, -1, &[(1, &[0])]),
+                invalid,
+                "partitions should be a consecutive 0-based integer sequence",
+            ),
+        ];
+        for (request, error, message) in refusals {
+            assert_eq!(outcome(&mut client, request).await, (error, Some(message.to_owned())));
+        }
+        // Followed: m-0 on [2, 0] led by 2, m-1 on [1, 2] led by 1.
+        let created = outcome(&mut client, create("m", -1, -1, &[(1, &[1, 2]), (0, &[2, 0])])).await;
+        assert_eq!(created.0, 0);
+        assert_eq!(client.shown("m", 0).await, (2, 0, vec![2, 0], vec![2, 0]));
+        assert_eq!(client.shown("m", 1).await, (1, 0, vec![1, 2], vec![1, 2]));
+    });
+}
+
+/// The error code and message of CreateTopics v7's one topic.
+async fn outcome(client: &mut Client, request: CreateTopicsRequest) -> (i16, Option<String>) {
+    let Response::CreateTopics(created) = client.call(7, request).await else {
+        panic!("not CreateTopics")
+    };
+    let topic = &created.topics[0];
+    (
+        topic.error_code,
+        topic.error_message.as_ref().map(|m| m.to_string()),
+    )
 }

@@ -124,6 +124,12 @@ fn grow(
             .partitions
             .extend((0..added).map(|_| PartitionLog::default()));
         state.place_partitions(wanted.name.as_str(), current, usable);
+        // Assignments given are followed: each new partition on its replicas, the first
+        // leading.
+        for (offset, assignment) in wanted.assignments.iter().flatten().enumerate() {
+            let replicas = assignment.broker_ids.iter().collect();
+            state.assign_replicas(wanted.name.as_str(), current + offset as i32, replicas);
+        }
     }
     Ok(())
 }

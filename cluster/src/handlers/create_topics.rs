@@ -72,8 +72,10 @@ fn create(
         };
         (partitions, factor)
     } else {
-        let factor = wanted.assignments[0].broker_ids.len() as i16;
-        (wanted.assignments.len() as i32, factor)
+        match check_assignments(context, wanted) {
+            Ok(counts) => counts,
+            Err((error, message)) => return refuse(error, message),
+        }
     };
     if partitions <= 0 {
         return refuse(
@@ -97,7 +99,8 @@ fn create(
             format!("Replication factor must be positive, not {replication_factor}."),
         );
     }
-    if replication_factor as usize > brokers {
+    // A manual assignment names its brokers itself (checked above).
+    if replication_factor as usize > brokers && wanted.assignments.is_empty() {
         return refuse(
             ErrorCode::INVALID_REPLICATION_FACTOR,
             format!(
@@ -129,6 +132,11 @@ fn create(
     } else {
         let id = state.add_topic(name, partitions, replication_factor);
         state.place_topic(name, usable);
+        // A manual assignment is followed: its replicas, the first leading.
+        for assignment in wanted.assignments.iter() {
+            let replicas = assignment.broker_ids.iter().collect();
+            state.assign_replicas(name, assignment.partition_index, replicas);
+        }
         if !overrides.is_empty() {
             state.configs.topics.insert(name.to_owned(), overrides);
         }
@@ -139,6 +147,64 @@ fn create(
         .with_num_partitions(partitions)
         .with_replication_factor(replication_factor)
         .with_configs(Some(configs))
+}
+
+/// Kafka's checks of a manual assignment (`ReplicationControlManager.createTopic`), in its
+/// order and with its messages: the counts left at -1, each partition once, each replica
+/// list valid (`state::check_assignment`) and as long as the first, some replica of each
+/// unfenced, the partitions 0 to n-1. The partition count and replication factor.
+fn check_assignments(
+    context: &Context<'_>,
+    wanted: &CreatableTopic,
+) -> Result<(i32, i16), (ErrorCode, String)> {
+    let invalid = |message: String| Err((ErrorCode::INVALID_REPLICA_ASSIGNMENT, message));
+    if wanted.replication_factor != -1 {
+        return Err((
+            ErrorCode::INVALID_REQUEST,
+            "A manual partition assignment was specified, but replication factor was not set to -1.".into(),
+        ));
+    }
+    if wanted.num_partitions != -1 {
+        return Err((
+            ErrorCode::INVALID_REQUEST,
+            "A manual partition assignment was specified, but numPartitions was not set to -1."
+                .into(),
+        ));
+    }
+    let registered = context.broker_ids();
+    let state = context.shared.state();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut factor: Option<usize> = None;
+    for assignment in wanted.assignments.iter() {
+        let index = assignment.partition_index;
+        if !seen.insert(index) {
+            return invalid(format!(
+                "Found multiple manual partition assignments for partition {index}"
+            ));
+        }
+        let replicas: Vec<i32> = assignment.broker_ids.iter().collect();
+        if let Err(message) = crate::state::check_assignment(&replicas, &registered) {
+            return invalid(message);
+        }
+        if let Some(previous) = factor.filter(|&f| f != replicas.len()) {
+            return invalid(format!(
+                "The manual partition assignment includes a partition with {} replica(s), but \
+                 this is not consistent with previous partitions, which have {previous} replica(s).",
+                replicas.len()
+            ));
+        }
+        factor = Some(replicas.len());
+        if replicas.iter().all(|&r| state.is_fenced(r)) {
+            return invalid(format!(
+                "All brokers specified in the manual partition assignment for partition {index} \
+                 are fenced or in controlled shutdown."
+            ));
+        }
+    }
+    if seen.iter().copied().ne(0..seen.len() as i32) {
+        return invalid("partitions should be a consecutive 0-based integer sequence".into());
+    }
+    Ok((seen.len() as i32, factor.unwrap_or(0) as i16))
 }
 
 /// Creates `name` as Metadata's auto-creation does (Kafka's `AutoTopicCreationManager`

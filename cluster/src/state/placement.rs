@@ -30,6 +30,13 @@ impl State {
     /// The broker the placement gives `topic`'s `partition`: over the brokers it was placed
     /// on, else (a topic never placed) over the `brokers` the cluster started with.
     pub(super) fn placed_leader(&self, topic: &str, partition: i32, brokers: usize) -> i32 {
+        // Replicas given explicitly: the first leads (a reassignment pins its leader).
+        if let Some(&first) = self
+            .assigned_replicas(topic, partition)
+            .and_then(<[i32]>::first)
+        {
+            return first;
+        }
         match self.placement(topic, partition) {
             Some(placed) => placed[partition.rem_euclid(placed.len() as i32) as usize],
             None => partition.rem_euclid(brokers.max(1) as i32),

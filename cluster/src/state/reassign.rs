@@ -376,6 +376,16 @@ impl State {
         }
     }
 
+    /// Replicas given explicitly at creation (CreateTopics, CreatePartitions): `topic`'s
+    /// `partition` is on them, the first its leader and preferred replica.
+    pub fn assign_replicas(&mut self, topic: &str, partition: i32, replicas: Vec<i32>) {
+        if !replicas.is_empty() {
+            self.reassignments
+                .assigned
+                .insert((topic.to_owned(), partition), replicas);
+        }
+    }
+
     /// What reassignments kept of a topic deleted.
     pub(super) fn forget_reassignments(&mut self, topic: &str) {
         self.reassignments

@@ -1140,8 +1140,8 @@ impl ShareGroups {
     }
 
     /// The share partition of `group_id` for `partition`, made where `reset` says on first
-    /// use (`share.auto.offset.reset`); the group is made if it was not (its session made
-    /// it, but DeleteGroups may have removed it since).
+    /// use (`share.auto.offset.reset`); the group is made if it was not (the ShareFetch
+    /// handler acquires only in a group [`held`](ShareGroups::holds)).
     fn partition(
         &mut self,
         group_id: &str,

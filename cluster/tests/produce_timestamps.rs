@@ -186,11 +186,6 @@ async fn records_outside_a_topics_timestamp_bounds_are_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (bash tools/ci-live.sh cluster_configs)"]
 async fn a_real_kafka_broker_refuses_the_same_records() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    let broker = tokio::net::lookup_host(broker)
-        .await
-        .expect("KAFKA_BROKER resolves")
-        .next()
-        .expect("an address");
+    let broker = support::live_broker().await;
     scenario(broker, &now_ms().to_string()).await;
 }

@@ -81,12 +81,7 @@ async fn a_share_fetch_in_no_group_is_answered_unknown_server_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (bash tools/ci-live.sh cluster_configs)"]
 async fn a_real_kafka_broker_answers_the_same() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    let broker = tokio::net::lookup_host(broker)
-        .await
-        .expect("KAFKA_BROKER resolves")
-        .next()
-        .expect("an address");
+    let broker = support::live_broker().await;
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("after 1970")

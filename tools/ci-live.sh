@@ -97,11 +97,16 @@ step_tap_deny() { bash tools/clients/tap-deny-proof.sh; }
 # (tools/clients/cluster_create_topics_vs_broker.py, about a second); then a group's configs
 # (ConfigResource GROUP) through the Java AdminClient (ClusterGroupConfigs via
 # cluster/tests/group_configs.rs: described, set, refused, deleted, the group deleted), the
-# same lines from both (about 10 s).
+# same lines from both (about 10 s). Then the cluster's own assertions against this broker:
+# a CreateTime topic's timestamp bounds (INVALID_TIMESTAMP, record errors; under a second)
+# and a ShareFetch in a group not held (UNKNOWN_SERVER_ERROR; about 6 s: the broker answers
+# at the fetch's 3 s wait).
 step_cluster_configs() {
     bash tools/clients/cluster-configs-proof.sh &&
         KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test \
-            -p kafka-codec-cluster --test group_configs -- --ignored
+            -p kafka-codec-cluster --test group_configs -- --ignored &&
+        cargo test -p kafka-codec-cluster --test produce_timestamps \
+            --test share_fetch_unknown_group -- --ignored
 }
 # ACLs entry by entry: librdkafka's producer, consumer and admin client as a user with ACLs
 # on some topics and groups and not others, against this broker's SASL_PLAINTEXT listener

@@ -542,6 +542,15 @@ pub struct GroupSettings {
     pub delivery_count_limit: Option<i16>,
     /// `share.isolation.level` is `read_committed`.
     pub read_committed: bool,
+    /// `share.session.timeout.ms`.
+    pub share_session_timeout: Option<Duration>,
+    /// `share.heartbeat.interval.ms`.
+    pub share_heartbeat_interval: Option<Duration>,
+    /// `share.partition.max.record.locks`.
+    pub max_record_locks: Option<usize>,
+    /// `share.renew.acknowledge.enable` (true unless set false, as Kafka's default): whether
+    /// a renew acknowledgement is taken.
+    pub renew_acknowledge: bool,
     /// `consumer.session.timeout.ms`.
     pub consumer_session_timeout: Option<Duration>,
     /// `consumer.heartbeat.interval.ms`.
@@ -589,6 +598,12 @@ impl GroupSettings {
             record_lock_duration: millis("share.record.lock.duration.ms"),
             delivery_count_limit: get("share.delivery.count.limit").and_then(|v| v.parse().ok()),
             read_committed: get("share.isolation.level") == Some("read_committed"),
+            share_session_timeout: millis("share.session.timeout.ms"),
+            share_heartbeat_interval: millis("share.heartbeat.interval.ms"),
+            max_record_locks: get("share.partition.max.record.locks").and_then(|v| v.parse().ok()),
+            // Kafka reads the boolean case-insensitively, as its validator takes it.
+            renew_acknowledge: !get("share.renew.acknowledge.enable")
+                .is_some_and(|v| v.eq_ignore_ascii_case("false")),
             consumer_session_timeout: millis("consumer.session.timeout.ms"),
             consumer_heartbeat_interval: millis("consumer.heartbeat.interval.ms"),
         }
@@ -714,6 +729,43 @@ mod tests {
         );
         groups.expire(now + Duration::from_secs(51));
         assert_eq!(members(&groups, "long"), 0);
+    }
+
+    #[test]
+    fn a_share_groups_session_timeout_is_its_own() {
+        use crate::share_groups::{Heartbeat, ShareConfig, ShareGroups};
+        let mut share = ShareGroups::new(
+            ShareConfig::default(),
+            crate::groups::GroupLimits::default(),
+        );
+        share.set_settings(
+            "long",
+            GroupSettings::of(Some(&props(&[("share.session.timeout.ms", "50000")]))),
+        );
+        assert_eq!(
+            share.config_of("long").session_timeout,
+            Duration::from_secs(50)
+        );
+        let topics = crate::consumer_groups::TopicsByName::new();
+        let now = std::time::Instant::now();
+        for group in ["long", "usual"] {
+            let join = Heartbeat {
+                member_id: format!("{group}-member"),
+                member_epoch: 0,
+                rack_id: None,
+                subscribed_names: Some(vec!["t".to_owned()]),
+                client_id: "c".to_owned(),
+                client_host: "/127.0.0.1".to_owned(),
+            };
+            let joined = share.heartbeat(group, &join, &topics, now);
+            assert_eq!(joined.error, ErrorCode::NONE, "{joined:?}");
+        }
+        let members = |share: &ShareGroups, group: &str| share.groups[group].members.len();
+        // 46 s on: the usual group's member (45 s) is gone, the long one's (50 s) is not.
+        share.expire(now + Duration::from_secs(46), &topics);
+        assert_eq!((members(&share, "long"), members(&share, "usual")), (1, 0));
+        share.expire(now + Duration::from_secs(51), &topics);
+        assert_eq!(members(&share, "long"), 0);
     }
 
     #[test]

@@ -389,12 +389,14 @@ impl SharePartition {
     }
 
     /// Applies `member`'s acknowledgements: all or nothing, INVALID_RECORD_STATE when an
-    /// offset is not acquired by it, INVALID_REQUEST for a malformed batch.
+    /// offset is not acquired by it or a renewal is not `renew_allowed` (the group's
+    /// `share.renew.acknowledge.enable`, checked after the state as Kafka's share partition
+    /// checks it), INVALID_REQUEST for a malformed batch.
     fn acknowledge(
         &mut self,
         member: &str,
         batches: &[AckBatch],
-        config: &ShareConfig,
+        (config, renew_allowed): (&ShareConfig, bool),
         now: Instant,
     ) -> ErrorCode {
         let mut previous_last = i64::MIN;
@@ -420,7 +422,7 @@ impl SharePartition {
             let held = self.records.range(batch.first..=batch.last).all(|(_, r)| {
                 matches!(&r.state, RecordState::Acquired { member: m, .. } if &**m == member)
             });
-            if !held {
+            if !held || (!renew_allowed && batch.types.contains(&AckType::Renew)) {
                 return ErrorCode::INVALID_RECORD_STATE;
             }
         }
@@ -519,6 +521,15 @@ fn effective(config: ShareConfig, settings: Option<&GroupSettings>) -> ShareConf
         }
         if let Some(limit) = settings.delivery_count_limit {
             config.delivery_count_limit = limit;
+        }
+        if let Some(timeout) = settings.share_session_timeout {
+            config.session_timeout = timeout;
+        }
+        if let Some(interval) = settings.share_heartbeat_interval {
+            config.heartbeat_interval = interval;
+        }
+        if let Some(locks) = settings.max_record_locks {
+            config.max_record_locks = locks;
         }
     }
     config
@@ -935,7 +946,8 @@ impl ShareGroups {
         let member = group.members.get_mut(&id).expect("inserted or found above");
         member.client_id.clone_from(&request.client_id);
         member.client_host.clone_from(&request.client_host);
-        member.session_deadline = now + self.config.session_timeout;
+        member.session_deadline =
+            now + effective(self.config, self.settings.get(group_id)).session_timeout;
         if let Some(rack) = &request.rack_id {
             member.rack_id = Some(rack.clone());
         }
@@ -1040,9 +1052,9 @@ impl ShareGroups {
     /// `added` and `forgotten` partitions (a ShareAcknowledge names none), as Kafka's
     /// share session cache: epoch 0 opens a session (replacing the member's last), -1
     /// closes it (releasing the member's locks), any other must be the session's next.
-    /// A session opened in a group not held makes the group (a ShareFetch may come before
-    /// its member's first heartbeat is answered), within the cap on groups
-    /// (GROUP_MAX_SIZE_REACHED); more partitions than a session may name: INVALID_REQUEST.
+    /// A session may name a group not held (it makes no group: its fetches are answered
+    /// UNKNOWN_SERVER_ERROR, see [`ShareGroups::holds`]); more partitions than a session may
+    /// name: INVALID_REQUEST.
     pub fn session(
         &mut self,
         group_id: &str,
@@ -1058,12 +1070,6 @@ impl ShareGroups {
                     && self.sessions.len() >= self.config.max_sessions
                 {
                     return Err(ErrorCode::SHARE_SESSION_LIMIT_REACHED);
-                }
-                if !self.groups.contains_key(group_id) {
-                    if self.groups.len() >= self.limits.max_groups {
-                        return Err(ErrorCode::GROUP_MAX_SIZE_REACHED);
-                    }
-                    self.groups.insert(group_id.into(), ShareGroup::default());
                 }
                 let partitions: BTreeSet<(Uuid, i32)> = added.iter().copied().collect();
                 if partitions.len() > self.config.max_session_partitions {
@@ -1125,9 +1131,17 @@ impl ShareGroups {
         }
     }
 
+    /// Whether `group_id` is a share group held here (a member heartbeated, or
+    /// AlterShareGroupOffsets made it): Kafka's share coordinator holds no state for
+    /// another, and its share-partition leader answers each partition fetched in it
+    /// UNKNOWN_SERVER_ERROR (compared with Kafka 4.4 in `tests/share_fetch_unknown_group.rs`).
+    pub fn holds(&self, group_id: &str) -> bool {
+        self.groups.contains_key(group_id)
+    }
+
     /// The share partition of `group_id` for `partition`, made where `reset` says on first
-    /// use (`share.auto.offset.reset`); the group is made if it was not (its session made
-    /// it, but DeleteGroups may have removed it since).
+    /// use (`share.auto.offset.reset`); the group is made if it was not (the ShareFetch
+    /// handler acquires only in a group [`held`](ShareGroups::holds)).
     fn partition(
         &mut self,
         group_id: &str,
@@ -1193,7 +1207,11 @@ impl ShareGroups {
             return ErrorCode::INVALID_RECORD_STATE;
         };
         share.expire(now, config.delivery_count_limit);
-        share.acknowledge(member_id, batches, &config, now)
+        let renew_allowed = self
+            .settings
+            .get(group_id)
+            .is_none_or(|settings| settings.renew_acknowledge);
+        share.acknowledge(member_id, batches, (&config, renew_allowed), now)
     }
 
     /// The earliest lock deadline of `group_id`'s partitions among `partitions`: a ShareFetch
@@ -1404,23 +1422,33 @@ mod tests {
             vec![batch(0, 2, &[AckType::Accept, AckType::Reject])],
         ] {
             assert_eq!(
-                share.acknowledge("m", &bad, &config, now),
+                share.acknowledge("m", &bad, (&config, true), now),
                 ErrorCode::INVALID_REQUEST
             );
         }
         // Another member's records, or offsets past those acquired.
         assert_eq!(
-            share.acknowledge("other", &[batch(0, 0, &[AckType::Accept])], &config, now),
+            share.acknowledge(
+                "other",
+                &[batch(0, 0, &[AckType::Accept])],
+                (&config, true),
+                now
+            ),
             ErrorCode::INVALID_RECORD_STATE
         );
         assert_eq!(
-            share.acknowledge("m", &[batch(2, 3, &[AckType::Accept])], &config, now),
+            share.acknowledge(
+                "m",
+                &[batch(2, 3, &[AckType::Accept])],
+                (&config, true),
+                now
+            ),
             ErrorCode::INVALID_RECORD_STATE
         );
         assert_eq!(share.start_offset(), 0, "nothing was applied");
         let mixed = [AckType::Accept, AckType::Release, AckType::Reject];
         assert_eq!(
-            share.acknowledge("m", &[batch(0, 2, &mixed)], &config, now),
+            share.acknowledge("m", &[batch(0, 2, &mixed)], (&config, true), now),
             ErrorCode::NONE
         );
         assert_eq!(share.start_offset(), 1, "offset 1 was released, 0 accepted");
@@ -1429,7 +1457,7 @@ mod tests {
     }
 
     #[test]
-    fn sessions_and_the_groups_they_make_are_capped() {
+    fn sessions_are_capped_and_make_no_group() {
         let config = ShareConfig {
             max_session_partitions: 2,
             ..ShareConfig::default()
@@ -1456,10 +1484,11 @@ mod tests {
                 [(topic, 1), (topic, 2)].into_iter().collect()
             ))
         );
-        // No second group: the cap on groups holds for those sessions make.
+        // A session in a group not held makes no group.
         assert_eq!(
             share.session("other", "m", INITIAL_EPOCH, &[], &[]),
-            Err(ErrorCode::GROUP_MAX_SIZE_REACHED)
+            Ok(SessionOutcome::Open(BTreeSet::new()))
         );
+        assert!(!share.holds("other") && !share.holds("g"));
     }
 }

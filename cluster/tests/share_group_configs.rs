@@ -36,8 +36,9 @@ impl Client {
         assert_eq!(error_code, 0, "{message:?}");
     }
 
-    /// Joins `member` to share group `group` subscribed to `topic`.
-    async fn join_share_group(&mut self, group: &str, member: &str, topic: &str) {
+    /// Joins `member` to share group `group` subscribed to `topic`; the heartbeat interval
+    /// answered.
+    async fn join_share_group(&mut self, group: &str, member: &str, topic: &str) -> i32 {
         let request = ShareGroupHeartbeatRequest::default()
             .with_group_id(group.into())
             .with_member_id(member.into())
@@ -47,6 +48,7 @@ impl Client {
             panic!("not ShareGroupHeartbeat")
         };
         assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+        joined.heartbeat_interval_ms
     }
 
     /// A ShareFetch of partition 0 of `topic` (no wait), carrying `acks`.
@@ -65,8 +67,8 @@ impl Client {
             .with_max_wait_ms(0)
             .with_min_bytes(1)
             .with_max_bytes(1 << 20)
-            .with_max_records(100)
-            .with_batch_size(100)
+            .with_max_records(500)
+            .with_batch_size(500)
             .with_topics(vec![FetchTopic::default()
                 .with_topic_id(topic)
                 .with_partitions(vec![FetchPartition::default()
@@ -296,4 +298,113 @@ async fn read_committed_groups_acquire_to_the_last_stable_offset_and_skip_aborte
             ("uncommitted", vec![(0, 6, 1)]),
         ]
     );
+}
+
+#[tokio::test]
+async fn a_groups_heartbeat_interval_is_answered_to_its_members() {
+    let (_cluster, mut client, _) = cluster_with_topic("t").await;
+    client
+        .set_group_configs("slow", &[("share.heartbeat.interval.ms", "6000")])
+        .await;
+    assert_eq!(client.join_share_group("slow", "m", "t").await, 6000);
+    assert_eq!(client.join_share_group("usual", "m", "t").await, 5000);
+}
+
+#[tokio::test]
+async fn a_groups_record_lock_limit_stops_acquisition() {
+    let (_cluster, mut client, topic) = cluster_with_topic("t").await;
+    // The least Kafka takes (group.share.min.partition.max.record.locks).
+    client
+        .set_group_configs(
+            "few",
+            &[
+                ("share.partition.max.record.locks", "100"),
+                ("share.auto.offset.reset", "earliest"),
+            ],
+        )
+        .await;
+    client
+        .set_group_configs("usual", &[("share.auto.offset.reset", "earliest")])
+        .await;
+    // 200 records in batches of 10.
+    for first in (0..200).step_by(10) {
+        let Response::Produce(_) = client.call(9, produce("t", 0, batch(first, 10))).await else {
+            panic!("not Produce")
+        };
+    }
+    client.join_share_group("few", "m", "t").await;
+    let answer = client.share_fetch_once("few", "m", 0, topic, &[]).await;
+    assert_eq!(acquired(&answer), [(0, 99, 1)]);
+    // At the limit: nothing more while those are held.
+    let answer = client.share_fetch_once("few", "m", 1, topic, &[]).await;
+    assert_eq!(acquired(&answer), []);
+    // Accepted, they free the locks for the rest.
+    let answer = client
+        .share_fetch_once("few", "m", 2, topic, &[(0, 99, 1)])
+        .await;
+    assert_eq!(acquired(&answer), [(100, 199, 1)]);
+    // A group with the cluster's limit (2000) takes all 200 at once.
+    client.join_share_group("usual", "m", "t").await;
+    let answer = client.share_fetch_once("usual", "m", 0, topic, &[]).await;
+    assert_eq!(acquired(&answer), [(0, 199, 1)]);
+}
+
+#[tokio::test]
+async fn a_group_without_renew_acknowledgements_refuses_them() {
+    const RENEW: i8 = 4;
+    const INVALID_RECORD_STATE: i16 = 121;
+    let (_cluster, mut client, topic) = cluster_with_topic("t").await;
+    client
+        .set_group_configs(
+            "no-renew",
+            &[
+                ("share.renew.acknowledge.enable", "false"),
+                ("share.auto.offset.reset", "earliest"),
+            ],
+        )
+        .await;
+    client
+        .set_group_configs("usual", &[("share.auto.offset.reset", "earliest")])
+        .await;
+    let Response::Produce(_) = client.call(9, produce("t", 0, batch(0, 2))).await else {
+        panic!("not Produce")
+    };
+    for (group, expected) in [("no-renew", INVALID_RECORD_STATE), ("usual", 0)] {
+        client.join_share_group(group, "m", "t").await;
+        let answer = client.share_fetch_once(group, "m", 0, topic, &[]).await;
+        assert_eq!(acquired(&answer), [(0, 1, 1)], "{group}");
+        // ShareFetch v2 renewing the lock of both records (IsRenewAck: it only acknowledges).
+        let renew = ShareFetchRequest::default()
+            .with_group_id(Some(group.into()))
+            .with_member_id(Some("m".into()))
+            .with_share_session_epoch(1)
+            .with_max_wait_ms(0)
+            .with_max_bytes(1 << 20)
+            .with_max_records(500)
+            .with_batch_size(500)
+            .with_is_renew_ack(true)
+            .with_topics(vec![FetchTopic::default()
+                .with_topic_id(topic)
+                .with_partitions(vec![FetchPartition::default()
+                    .with_partition_index(0)
+                    .with_acknowledgement_batches(vec![
+                        AcknowledgementBatch::default()
+                            .with_first_offset(0)
+                            .with_last_offset(1)
+                            .with_acknowledge_types(vec![RENEW].into()),
+                    ])])]);
+        let Response::ShareFetch(answer) = client.call(2, renew).await else {
+            panic!("not ShareFetch")
+        };
+        let partition = &answer.responses[0].partitions[0];
+        assert_eq!(partition.acknowledge_error_code, expected, "{group}");
+        // Refused, the records stay acquired (nothing else changed): accepting them works.
+        let answer = client
+            .share_fetch_once(group, "m", 2, topic, &[(0, 1, 1)])
+            .await;
+        assert_eq!(
+            answer.responses[0].partitions[0].acknowledge_error_code, 0,
+            "{group}"
+        );
+    }
 }

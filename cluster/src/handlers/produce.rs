@@ -14,7 +14,9 @@ use crate::producers::Check;
 use crate::state::NewBatch;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::produce_request::PartitionProduceData;
-use kafka_codec::messages::produce_response::{PartitionProduceResponse, TopicProduceResponse};
+use kafka_codec::messages::produce_response::{
+    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+};
 use kafka_codec::messages::{ProduceRequest, ProduceResponse};
 use kafka_codec::records::BatchReader;
 use kafka_codec::{ApiKey, ErrorCode};
@@ -203,6 +205,31 @@ fn produce(
                 return fail(error);
             }
         }
+        // A CreateTime topic's timestamp bounds, checked where Kafka's log validator checks
+        // them: after the transaction's, before the producer state's.
+        if !log_append_time(&state, topic) {
+            let bound = |name| state.topic_config_number(topic, name).unwrap_or(i64::MAX);
+            let bounds = (
+                bound("message.timestamp.before.max.ms"),
+                bound("message.timestamp.after.max.ms"),
+            );
+            let errors = timestamp_errors(&batch, crate::state::now_ms(), bounds);
+            if !errors.is_empty() {
+                let errors = if context.version >= RECORD_ERRORS_FROM {
+                    errors
+                } else {
+                    Vec::new()
+                };
+                let log_start = state.topics[topic].partitions[partition].log_start();
+                return fail(ErrorCode::INVALID_TIMESTAMP)
+                    .with_base_offset(-1)
+                    .with_log_start_offset(log_start)
+                    .with_error_message(Some(
+                        "One or more records have been rejected due to invalid timestamp".into(),
+                    ))
+                    .with_record_errors(errors);
+            }
+        }
         if idempotent {
             let log = &state.topics[topic].partitions[partition];
             match log.producers.check(&header) {
@@ -266,6 +293,45 @@ fn produce(
         .with_base_offset(base_offset)
         .with_log_start_offset(log_start)
         .with_log_append_time_ms(append_time)
+}
+
+/// The Produce version from which an answer names the records it refused.
+const RECORD_ERRORS_FROM: i16 = 8;
+
+/// The records of `batch` stamped outside `[now - before, now + after]` (a record without a
+/// timestamp, -1, passes), as Kafka's log validator names them: each record's index in the
+/// batch and its message. The arithmetic wraps as Java's does. A record that cannot be
+/// read ends the check (the batch is stored as sent, as before).
+fn timestamp_errors(
+    batch: &kafka_codec::records::RawBatch,
+    now: i64,
+    (before, after): (i64, i64),
+) -> Vec<BatchIndexAndErrorMessage> {
+    let Ok(records) = batch.records() else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    for (index, record) in records.map_while(Result::ok).enumerate() {
+        let stamp = record.timestamp;
+        let ago = now.wrapping_sub(stamp);
+        if stamp != -1 && (ago > before || ago.wrapping_neg() > after) {
+            errors.push(
+                BatchIndexAndErrorMessage::default()
+                    .with_batch_index(index as i32)
+                    .with_batch_index_error_message(Some(
+                        format!(
+                            "Timestamp {stamp} of message with offset {} is out of range. The \
+                             timestamp should be within [{}, {}]",
+                            record.offset,
+                            now.wrapping_sub(before),
+                            now.wrapping_add(after)
+                        )
+                        .into(),
+                    )),
+            );
+        }
+    }
+    errors
 }
 
 /// Whether `topic`'s `message.timestamp.type` is LogAppendTime.

@@ -302,6 +302,13 @@ fn acquire(
             errors = true;
             continue;
         }
+        if !share.holds(group_id) {
+            let answer = answers.entry(*key).or_default();
+            answer.leader = leader;
+            answer.error = Some(ErrorCode::UNKNOWN_SERVER_ERROR);
+            errors = true;
+            continue;
+        }
         if records >= max_records || (bytes > 0 && bytes >= max_bytes) {
             continue;
         }

@@ -55,7 +55,11 @@ pub fn handle(
         context.shared.share_groups_changed.notify_one();
         outcome
     };
-    let interval = context.shared.share_groups().config.heartbeat_interval;
+    let interval = context
+        .shared
+        .share_groups()
+        .config_of(group_id)
+        .heartbeat_interval;
     let interval_ms = i32::try_from(interval.as_millis()).unwrap_or(i32::MAX);
     let response = ShareGroupHeartbeatResponse::default()
         .with_error_code(outcome.error.code())

@@ -485,3 +485,13 @@ pub async fn login(address: std::net::SocketAddr, user: &str) -> Client {
     assert_eq!(done.error_code, 0, "{user} logs in");
     client
 }
+
+/// The address of the real Kafka broker `KAFKA_BROKER` names, for the ignored live tests.
+pub async fn live_broker() -> std::net::SocketAddr {
+    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
+    tokio::net::lookup_host(broker)
+        .await
+        .expect("KAFKA_BROKER resolves")
+        .next()
+        .expect("an address")
+}

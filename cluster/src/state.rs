@@ -344,6 +344,8 @@ pub struct State {
     fencing: fencing::Fencing,
     /// Eligible leader replicas (KIP-966) where kept (`elr.rs`).
     eligible_leaders: elr::EligibleLeaders,
+    /// How many topics were created so far: KIP-848 regexes resolve again after a creation.
+    pub topics_created: u64,
 }
 
 impl State {
@@ -363,6 +365,7 @@ impl State {
             fencing: fencing::Fencing::default(),
             eligible_leaders: elr::EligibleLeaders::default(),
             seed: None,
+            topics_created: 0,
         }
     }
 
@@ -442,6 +445,7 @@ impl State {
     /// CreateTopics does once its checks pass: the topic's new id.
     pub fn add_topic(&mut self, name: &str, partitions: i32, replication_factor: i16) -> Uuid {
         let id = self.new_id();
+        self.topics_created += 1;
         self.topics.insert(
             name.to_owned(),
             Topic {

@@ -884,15 +884,15 @@ impl ConsumerGroup {
     }
 }
 
-/// A group member as the assignors see it: the topics it subscribes to by name (share
+/// A group member as the assignors see it: the topics it subscribes to (share
 /// groups' members are assigned by the same [`uniform`] code).
 pub trait Subscriber {
     /// Its subscription, sorted.
-    fn subscribed_names(&self) -> &[String];
+    fn subscription(&self) -> &[String];
 }
 
 impl Subscriber for ConsumerMember {
-    fn subscribed_names(&self) -> &[String] {
+    fn subscription(&self) -> &[String] {
         &self.subscribed_topics
     }
 }
@@ -904,7 +904,7 @@ fn subscribers<'a, M: Subscriber>(
 ) -> impl Iterator<Item = &'a String> + 'a {
     members
         .iter()
-        .filter(move |(_, member)| member.subscribed_names().iter().any(|name| name == topic))
+        .filter(move |(_, member)| member.subscription().iter().any(|name| name == topic))
         .map(|(id, _)| id)
 }
 
@@ -978,10 +978,10 @@ pub fn uniform<M: Subscriber>(
     // The most a member keeps: with every member subscribing to the same topics, Kafka's
     // quotas (total / members, the first `total % members` over-quota slots one more);
     // otherwise its share of the partitions it may take, rounded up.
-    let first = members.values().next().map(M::subscribed_names);
+    let first = members.values().next().map(M::subscription);
     let homogeneous = members
         .values()
-        .all(|member| Some(member.subscribed_names()) == first);
+        .all(|member| Some(member.subscription()) == first);
     let min_quota = total / members.len();
     let mut over_quota_slots = total % members.len();
     let share = |id: &String| -> usize {

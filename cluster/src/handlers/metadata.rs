@@ -69,7 +69,7 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
             let by_name = wanted
                 .name
                 .as_deref()
-                .filter(|name| !(name.is_empty() && !wanted.topic_id.is_zero()));
+                .filter(|name| !name.is_empty() || wanted.topic_id.is_zero());
             let found = match by_name {
                 Some(name) => state.topics.get(name).map(|topic| (name.to_owned(), topic)),
                 None => state

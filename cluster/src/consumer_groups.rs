@@ -20,6 +20,15 @@ use kafka_codec::{ErrorCode, Uuid};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+pub mod topic_regex;
+
+/// Kafka's `group.consumer.regex.refresh.interval.ms` default: the regexes are resolved
+/// again at least this often.
+pub const REGEX_REFRESH_INTERVAL: Duration = Duration::from_secs(600);
+/// The least time between two resolutions of a group's regexes (fixed in Kafka's
+/// `GroupMetadataManager`, 10 s).
+pub const REGEX_REFRESH_MIN_INTERVAL: Duration = Duration::from_secs(10);
+
 /// Kafka's `group.consumer.session.timeout.ms` default.
 pub const SESSION_TIMEOUT: Duration = Duration::from_secs(45);
 /// Kafka's `group.consumer.heartbeat.interval.ms` default.
@@ -70,8 +79,10 @@ pub struct ConsumerMember {
     pub state: MemberState,
     /// The topics it subscribes to by name.
     pub subscribed_names: Vec<String>,
-    /// The regular expression it subscribes with (not served: refused at the heartbeat).
+    /// The regular expression it subscribes with (RE2J, [`topic_regex`]).
     pub subscribed_regex: Option<String>,
+    /// What it subscribes to: its names and the topics its regex resolved to, sorted.
+    pub subscribed_topics: Vec<String>,
     /// The server assignor it asks for.
     pub server_assignor: Option<String>,
     /// How long it may take to revoke.
@@ -93,11 +104,23 @@ impl ConsumerMember {
             + self.client_host.len()
             + self.subscribed_names.iter().map(String::len).sum::<usize>()
             + self.subscribed_regex.as_ref().map_or(0, String::len)
+            + self
+                .subscribed_topics
+                .iter()
+                .map(String::len)
+                .sum::<usize>()
             + 4 * (count(&self.assigned) + count(&self.revoking))
     }
 
     fn subscribes(&self, topic: &str) -> bool {
-        self.subscribed_names.iter().any(|name| name == topic)
+        self.subscribed_topics.iter().any(|name| name == topic)
+    }
+
+    /// Its regex, when it has one (an empty one is none, as Kafka reads it).
+    fn regex(&self) -> Option<&str> {
+        self.subscribed_regex
+            .as_deref()
+            .filter(|regex| !regex.is_empty())
     }
 }
 
@@ -118,6 +141,23 @@ pub struct ConsumerGroup {
     pub targets: BTreeMap<String, Assignment>,
     /// The subscribed topics as the target assignment saw them: a change moves the epoch on.
     subscribed_topics: TopicsByName,
+    /// The topics each regex of the members resolved to (Kafka's resolved regular
+    /// expressions).
+    pub resolved: BTreeMap<String, BTreeSet<String>>,
+    /// When the regexes were last resolved.
+    last_resolved: Option<Instant>,
+    /// [`TopicView::created`] when they were.
+    resolved_version: u64,
+}
+
+/// What the coordinator sees of the topics when it resolves regexes.
+pub struct TopicView<'a> {
+    /// How many topics the cluster has created so far (Kafka: the metadata image with new
+    /// topics): a newer count makes the regexes resolve again.
+    pub created: u64,
+    /// Whether the member whose heartbeat resolves may DESCRIBE a topic (ACLs on); Kafka
+    /// resolves with that member's request context.
+    pub may_describe: &'a dyn Fn(&str) -> bool,
 }
 
 /// A ConsumerGroupHeartbeat, read from any version.
@@ -217,15 +257,6 @@ pub fn validate(request: &Heartbeat, group_id: &str, version: i16) -> Result<(),
         return invalid("MemberId can't be empty.");
     }
     // An empty regex is none, as Kafka reads it (librdkafka sends "" beside its topic names).
-    if request
-        .subscribed_regex
-        .as_deref()
-        .is_some_and(|regex| !regex.is_empty())
-    {
-        // Regex subscriptions (Kafka's RE2J patterns, resolved asynchronously) are not
-        // served: refused rather than treated as no subscription.
-        return invalid("SubscribedTopicRegex is not served by this cluster.");
-    }
     if let Some(assignor) = &request.server_assignor {
         if !ASSIGNORS.contains(&assignor.as_str()) {
             return Err(HeartbeatOutcome::error(
@@ -283,6 +314,13 @@ impl ConsumerGroup {
                 .targets
                 .values()
                 .map(|target| 32 + 4 * count(target))
+                .sum::<usize>()
+            + self
+                .resolved
+                .iter()
+                .map(|(regex, topics)| {
+                    32 + regex.len() + topics.iter().map(|t| 16 + t.len()).sum::<usize>()
+                })
                 .sum::<usize>()
     }
 
@@ -343,8 +381,100 @@ impl ConsumerGroup {
             .collect()
     }
 
+    /// Each member's [`subscribed_topics`](ConsumerMember::subscribed_topics): its names
+    /// and what its regex resolved to; a resolution no member uses any more is dropped
+    /// (Kafka's regex tombstone).
+    fn update_subscriptions(&mut self) {
+        let used: BTreeSet<&str> = self
+            .members
+            .values()
+            .filter_map(ConsumerMember::regex)
+            .collect();
+        self.resolved
+            .retain(|regex, _| used.contains(regex.as_str()));
+        for member in self.members.values_mut() {
+            let mut topics = member.subscribed_names.clone();
+            if let Some(resolved) = member.regex().and_then(|regex| self.resolved.get(regex)) {
+                topics.extend(resolved.iter().cloned());
+            }
+            topics.sort();
+            topics.dedup();
+            member.subscribed_topics = topics;
+        }
+    }
+
+    /// Kafka's `maybeUpdateRegularExpressions` at a member's heartbeat: the members'
+    /// regexes are resolved against `topics` (whole names, those the member may DESCRIBE)
+    /// when one is new to the group (`new_regex`) or has no resolution, topics were created
+    /// since the last resolution, or the last is older than [`REGEX_REFRESH_INTERVAL`]; never
+    /// twice within [`REGEX_REFRESH_MIN_INTERVAL`]. Kafka resolves on its executor and
+    /// applies the result in a later write; here at once. Whether what they resolve to
+    /// changed.
+    fn refresh_regexes(
+        &mut self,
+        new_regex: bool,
+        topics: &TopicsByName,
+        view: &TopicView<'_>,
+        now: Instant,
+    ) -> bool {
+        let used: BTreeSet<String> = self
+            .members
+            .values()
+            .filter_map(ConsumerMember::regex)
+            .map(str::to_owned)
+            .collect();
+        let before = self.resolved.len();
+        self.resolved.retain(|regex, _| used.contains(regex));
+        let dropped = before != self.resolved.len();
+        if used.is_empty()
+            || self
+                .last_resolved
+                .is_some_and(|at| now <= at + REGEX_REFRESH_MIN_INTERVAL)
+        {
+            return dropped;
+        }
+        let due = new_regex
+            || used.len() != self.resolved.len()
+            || self.resolved_version < view.created
+            || self
+                .last_resolved
+                .is_none_or(|at| now > at + REGEX_REFRESH_INTERVAL);
+        if !due {
+            return dropped;
+        }
+        // Each was checked when first subscribed; one that no longer compiles (none should)
+        // resolves to nothing, as Kafka logs and ignores it.
+        let compiled: Vec<(&String, Option<regex::Regex>)> = used
+            .iter()
+            .map(|regex| (regex, topic_regex::compile(regex).ok()))
+            .collect();
+        let mut resolved: BTreeMap<String, BTreeSet<String>> = used
+            .iter()
+            .map(|regex| (regex.clone(), BTreeSet::new()))
+            .collect();
+        for name in topics.keys() {
+            let mut allowed = None;
+            for (regex, pattern) in &compiled {
+                if pattern.as_ref().is_some_and(|p| p.is_match(name))
+                    && *allowed.get_or_insert_with(|| (view.may_describe)(name))
+                {
+                    resolved
+                        .get_mut(*regex)
+                        .expect("one entry a regex")
+                        .insert(name.clone());
+                }
+            }
+        }
+        let changed = resolved != self.resolved;
+        self.resolved = resolved;
+        self.last_resolved = Some(now);
+        self.resolved_version = view.created;
+        changed || dropped
+    }
+
     /// Computes the target assignment at the group epoch.
     fn assign(&mut self, topics: &TopicsByName) {
+        self.update_subscriptions();
         self.subscribed_topics = self.subscribed(topics);
         let previous = std::mem::take(&mut self.targets);
         self.targets = match self.assignor() {
@@ -503,10 +633,12 @@ impl ConsumerGroup {
 
     /// A ConsumerGroupHeartbeat that [`validate`] accepted, `topics` being every topic of
     /// the cluster, `fresh_id` the id for a new v0 member and `session` the session timeout.
+    #[allow(clippy::too_many_arguments)]
     pub fn heartbeat(
         &mut self,
         request: &Heartbeat,
         topics: &TopicsByName,
+        view: &TopicView<'_>,
         fresh_id: impl FnOnce() -> String,
         session: Duration,
         now: Instant,
@@ -514,6 +646,27 @@ impl ConsumerGroup {
         if request.member_epoch < 0 {
             return self.leave(request, topics, session, now);
         }
+        // A regex other than the member's own is checked as Kafka checks one new to the
+        // group (one another member holds passed that check), after the member checks.
+        let requested_regex = request
+            .subscribed_regex
+            .as_deref()
+            .filter(|regex| !regex.is_empty());
+        let current_regex = self
+            .members
+            .get(&request.member_id)
+            .and_then(ConsumerMember::regex);
+        let refused_regex = requested_regex
+            .filter(|regex| Some(*regex) != current_regex)
+            .and_then(|regex| topic_regex::compile(regex).err())
+            .map(|message| HeartbeatOutcome::error(ErrorCode::INVALID_REGULAR_EXPRESSION, message));
+        let new_regex = requested_regex.is_some_and(|regex| {
+            Some(regex) != current_regex
+                && !self
+                    .members
+                    .values()
+                    .any(|member| member.regex() == Some(regex))
+        });
         let mut bump = false;
         let mut full = request.member_epoch == 0;
         let id = if request.member_epoch == 0 {
@@ -534,6 +687,12 @@ impl ConsumerGroup {
                             old.id
                         ),
                     );
+                }
+                Some(_) if refused_regex.is_some() => {
+                    return refused_regex.expect("checked");
+                }
+                None if refused_regex.is_some() => {
+                    return refused_regex.expect("checked");
                 }
                 Some(old) => {
                     // A static member back: it takes over the old member's assignment and
@@ -585,6 +744,7 @@ impl ConsumerGroup {
                             state: MemberState::Stable,
                             subscribed_names: Vec::new(),
                             subscribed_regex: None,
+                            subscribed_topics: Vec::new(),
                             server_assignor: None,
                             rebalance_timeout: Duration::ZERO,
                             assigned: Assignment::new(),
@@ -638,6 +798,9 @@ impl ConsumerGroup {
                     ),
                 );
             }
+            if let Some(refused) = refused_regex {
+                return refused;
+            }
             request.member_id.clone()
         };
         let member = self.members.get_mut(&id).expect("inserted or found above");
@@ -659,6 +822,13 @@ impl ConsumerGroup {
                 bump = true;
             }
         }
+        if let Some(regex) = &request.subscribed_regex {
+            let regex = Some(regex.clone()).filter(|regex| !regex.is_empty());
+            if regex != member.subscribed_regex {
+                member.subscribed_regex = regex;
+                bump = true;
+            }
+        }
         if request.server_assignor.is_some() && request.server_assignor != member.server_assignor {
             member.server_assignor.clone_from(&request.server_assignor);
             bump = true;
@@ -670,7 +840,12 @@ impl ConsumerGroup {
         {
             full = true;
         }
-        // A subscribed topic created, deleted or grown moves the epoch on too.
+        // What the regexes resolve to, and a subscribed topic created, deleted or grown, move
+        // the epoch on too.
+        if self.refresh_regexes(new_regex, topics, view, now) {
+            bump = true;
+        }
+        self.update_subscriptions();
         if bump || self.subscribed(topics) != self.subscribed_topics {
             self.epoch += 1;
             self.assign(topics);
@@ -709,16 +884,16 @@ impl ConsumerGroup {
     }
 }
 
-/// A group member as the assignors see it: the topics it subscribes to by name (share
+/// A group member as the assignors see it: the topics it subscribes to (share
 /// groups' members are assigned by the same [`uniform`] code).
 pub trait Subscriber {
     /// Its subscription, sorted.
-    fn subscribed_names(&self) -> &[String];
+    fn subscription(&self) -> &[String];
 }
 
 impl Subscriber for ConsumerMember {
-    fn subscribed_names(&self) -> &[String] {
-        &self.subscribed_names
+    fn subscription(&self) -> &[String] {
+        &self.subscribed_topics
     }
 }
 
@@ -729,7 +904,7 @@ fn subscribers<'a, M: Subscriber>(
 ) -> impl Iterator<Item = &'a String> + 'a {
     members
         .iter()
-        .filter(move |(_, member)| member.subscribed_names().iter().any(|name| name == topic))
+        .filter(move |(_, member)| member.subscription().iter().any(|name| name == topic))
         .map(|(id, _)| id)
 }
 
@@ -803,10 +978,10 @@ pub fn uniform<M: Subscriber>(
     // The most a member keeps: with every member subscribing to the same topics, Kafka's
     // quotas (total / members, the first `total % members` over-quota slots one more);
     // otherwise its share of the partitions it may take, rounded up.
-    let first = members.values().next().map(M::subscribed_names);
+    let first = members.values().next().map(M::subscription);
     let homogeneous = members
         .values()
-        .all(|member| Some(member.subscribed_names()) == first);
+        .all(|member| Some(member.subscription()) == first);
     let min_quota = total / members.len();
     let mut over_quota_slots = total % members.len();
     let share = |id: &String| -> usize {
@@ -901,6 +1076,7 @@ mod tests {
             state: MemberState::Stable,
             subscribed_names: topics.iter().map(|t| t.to_string()).collect(),
             subscribed_regex: None,
+            subscribed_topics: topics.iter().map(|t| t.to_string()).collect(),
             server_assignor: None,
             rebalance_timeout: Duration::ZERO,
             assigned: Assignment::new(),
@@ -931,6 +1107,168 @@ mod tests {
             }
         }
         all
+    }
+
+    /// A heartbeat of member `id` at `epoch` with a regex (and no names), owning `owned`.
+    fn regex_beat(id: &str, epoch: i32, regex: Option<&str>, owned: Assignment) -> Heartbeat {
+        Heartbeat {
+            member_id: id.into(),
+            member_epoch: epoch,
+            instance_id: None,
+            rack_id: None,
+            rebalance_timeout_ms: if epoch == 0 { 30_000 } else { -1 },
+            subscribed_names: (epoch == 0).then(Vec::new),
+            subscribed_regex: regex.map(str::to_owned),
+            server_assignor: None,
+            owned: Some(owned),
+            client_id: String::new(),
+            client_host: String::new(),
+        }
+    }
+
+    fn every(topic: u8, partitions: i32) -> Assignment {
+        [(Uuid([topic; 16]), (0..partitions).collect())]
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn a_regex_resolves_at_once_then_again_after_a_creation_at_most_every_ten_seconds() {
+        let start = Instant::now();
+        let at = |secs: u64| start + Duration::from_secs(secs);
+        let allow_all = |_: &str| true;
+        let view = |created: u64| TopicView {
+            created,
+            may_describe: &allow_all,
+        };
+        let mut group = ConsumerGroup::default();
+        let session = SESSION_TIMEOUT;
+        let one = topics(&[("orders.a", 1, 2), ("payments", 2, 1)]);
+        let regex = Some(r"orders\..*");
+        let joined = group.heartbeat(
+            &regex_beat("m", 0, regex, Assignment::new()),
+            &one,
+            &view(2),
+            String::new,
+            session,
+            at(0),
+        );
+        assert_eq!(joined.error, ErrorCode::NONE, "{joined:?}");
+        assert_eq!(
+            (joined.member_epoch, joined.assignment),
+            (1, Some(every(1, 2)))
+        );
+        assert_eq!(
+            group.resolved[r"orders\..*"],
+            BTreeSet::from(["orders.a".to_owned()])
+        );
+        // orders.b is created; within 10 s of the last resolution nothing moves.
+        let two = topics(&[("orders.a", 1, 2), ("orders.b", 3, 1), ("payments", 2, 1)]);
+        let owned = every(1, 2);
+        let early = group.heartbeat(
+            &regex_beat("m", 1, None, owned.clone()),
+            &two,
+            &view(3),
+            String::new,
+            session,
+            at(5),
+        );
+        assert_eq!((early.member_epoch, early.assignment), (1, None));
+        // After it, the creation makes the regex resolve again: a new epoch, orders.b too.
+        let later = group.heartbeat(
+            &regex_beat("m", 1, None, owned),
+            &two,
+            &view(3),
+            String::new,
+            session,
+            at(11),
+        );
+        let mut both = every(1, 2);
+        both.extend(every(3, 1));
+        assert_eq!(
+            (later.member_epoch, later.assignment),
+            (2, Some(both.clone()))
+        );
+        // A topic created that the regex does not match: resolved again, no new epoch.
+        let three = topics(&[
+            ("orders.a", 1, 2),
+            ("orders.b", 3, 1),
+            ("other", 4, 1),
+            ("payments", 2, 1),
+        ]);
+        let same = group.heartbeat(
+            &regex_beat("m", 2, None, both.clone()),
+            &three,
+            &view(4),
+            String::new,
+            session,
+            at(30),
+        );
+        assert_eq!((same.member_epoch, same.assignment), (2, None));
+        // orders.a deleted: it leaves the assignment at once (the topics, not the regex).
+        let four = topics(&[("orders.b", 3, 1), ("other", 4, 1), ("payments", 2, 1)]);
+        let fewer = group.heartbeat(
+            &regex_beat("m", 2, None, both),
+            &four,
+            &view(4),
+            String::new,
+            session,
+            at(31),
+        );
+        assert_eq!(fewer.member_epoch, 2, "revoking first");
+        assert_eq!(fewer.assignment, Some(every(3, 1)));
+    }
+
+    #[test]
+    fn names_and_a_regex_are_one_subscription_and_a_bad_regex_is_refused_as_kafka_refuses_it() {
+        let now = Instant::now();
+        let deny_payments = |name: &str| name != "orders.secret";
+        let view = TopicView {
+            created: 1,
+            may_describe: &deny_payments,
+        };
+        let all = topics(&[
+            ("orders.a", 1, 1),
+            ("orders.secret", 3, 1),
+            ("payments", 2, 1),
+        ]);
+        let mut group = ConsumerGroup::default();
+        let mut join = regex_beat("m", 0, Some("orders.*"), Assignment::new());
+        join.subscribed_names = Some(vec!["payments".into()]);
+        let joined = group.heartbeat(&join, &all, &view, String::new, SESSION_TIMEOUT, now);
+        let mut union = every(1, 1);
+        union.extend(every(2, 1));
+        // orders.secret is left out: the member may not DESCRIBE it.
+        assert_eq!(joined.assignment, Some(union));
+        assert_eq!(
+            group.members["m"].subscribed_topics,
+            ["orders.a", "payments"]
+        );
+        let bad = group.heartbeat(
+            &regex_beat("n", 0, Some("(a"), Assignment::new()),
+            &all,
+            &view,
+            String::new,
+            SESSION_TIMEOUT,
+            now,
+        );
+        assert_eq!(bad.error, ErrorCode::INVALID_REGULAR_EXPRESSION);
+        assert_eq!(
+            bad.message.as_deref(),
+            Some("SubscribedTopicRegex `(a` is not a valid regular expression: missing closing ).")
+        );
+        assert!(!group.members.contains_key("n"), "not joined");
+        // The member leaves: its regex's resolution goes with it.
+        let left = group.heartbeat(
+            &regex_beat("m", LEAVE_EPOCH, None, Assignment::new()),
+            &all,
+            &view,
+            String::new,
+            SESSION_TIMEOUT,
+            now,
+        );
+        assert_eq!(left.error, ErrorCode::NONE);
+        assert!(group.resolved.is_empty());
     }
 
     #[test]

@@ -712,7 +712,11 @@ mod tests {
                 client_id: "c".to_owned(),
                 client_host: "/127.0.0.1".to_owned(),
             };
-            let joined = groups.consumer_heartbeat(group, &join, &topics, now);
+            let view = crate::consumer_groups::TopicView {
+                created: 0,
+                may_describe: &|_| true,
+            };
+            let joined = groups.consumer_heartbeat(group, &join, &topics, &view, now);
             assert_eq!(joined.error, ErrorCode::NONE, "{joined:?}");
         }
         let members = |groups: &Groups, group: &str| {

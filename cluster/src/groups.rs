@@ -24,7 +24,9 @@
 //! (member ids, protocol metadata, assignments and committed offsets): a join or sync past it
 //! gets GROUP_MAX_SIZE_REACHED, a commit OFFSET_METADATA_TOO_LARGE.
 
-use crate::consumer_groups::{self, ConsumerGroup, Heartbeat, HeartbeatOutcome, TopicsByName};
+use crate::consumer_groups::{
+    self, ConsumerGroup, Heartbeat, HeartbeatOutcome, TopicView, TopicsByName,
+};
 use crate::Shared;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::ErrorCode;
@@ -799,6 +801,7 @@ impl Groups {
         group_id: &str,
         request: &Heartbeat,
         topics: &TopicsByName,
+        view: &TopicView<'_>,
         now: Instant,
     ) -> HeartbeatOutcome {
         let not_found = || {
@@ -868,7 +871,7 @@ impl Groups {
             group.protocol_type = Some("consumer".into());
         }
         let consumer = group.consumer.get_or_insert_with(ConsumerGroup::default);
-        let outcome = consumer.heartbeat(request, topics, || fresh, session, now);
+        let outcome = consumer.heartbeat(request, topics, view, || fresh, session, now);
         self.recount(group_id);
         outcome
     }

@@ -568,7 +568,7 @@ pub struct ShareMember {
 }
 
 impl Subscriber for ShareMember {
-    fn subscribed_names(&self) -> &[String] {
+    fn subscription(&self) -> &[String] {
         &self.subscribed_names
     }
 }

@@ -348,6 +348,8 @@ pub struct State {
     eligible_leaders: elr::EligibleLeaders,
     /// Partition reassignments and explicit replica lists (`reassign.rs`).
     reassignments: reassign::Reassignments,
+    /// How many topics were created so far: KIP-848 regexes resolve again after a creation.
+    pub topics_created: u64,
 }
 
 impl State {
@@ -368,6 +370,7 @@ impl State {
             eligible_leaders: elr::EligibleLeaders::default(),
             reassignments: reassign::Reassignments::default(),
             seed: None,
+            topics_created: 0,
         }
     }
 
@@ -447,6 +450,7 @@ impl State {
     /// CreateTopics does once its checks pass: the topic's new id.
     pub fn add_topic(&mut self, name: &str, partitions: i32, replication_factor: i16) -> Uuid {
         let id = self.new_id();
+        self.topics_created += 1;
         self.topics.insert(
             name.to_owned(),
             Topic {

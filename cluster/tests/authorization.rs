@@ -851,3 +851,61 @@ async fn share_offsets_and_group_configs_are_refused_as_kafka_refuses_them() {
         ]
     );
 }
+
+/// A KIP-848 member's SubscribedTopicRegex resolves to the topics it may DESCRIBE, as
+/// Kafka's `TopicRegexResolver` filters them with the member's request context: alice's
+/// `.*` is assigned `allowed` (READ implies DESCRIBE), not `denied`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_regex_subscription_resolves_to_the_topics_the_member_may_describe() {
+    let (_cluster, mut admin, mut alice) = setup().await;
+    let Response::Metadata(metadata) = admin
+        .call(
+            12,
+            MetadataRequest::default().with_topics(Some(
+                ["allowed", "denied"]
+                    .into_iter()
+                    .map(|name| {
+                        kafka_codec::messages::metadata_request::MetadataRequestTopic::default()
+                            .with_name(Some(name.into()))
+                    })
+                    .collect(),
+            )),
+        )
+        .await
+    else {
+        panic!("not Metadata")
+    };
+    let id = |name: &str| {
+        metadata
+            .topics
+            .iter()
+            .find(|t| t.name.as_deref() == Some(name))
+            .expect("the topic")
+            .topic_id
+    };
+    let Response::ConsumerGroupHeartbeat(joined) = alice
+        .call(
+            1,
+            ConsumerGroupHeartbeatRequest::default()
+                .with_group_id("ok-regex".into())
+                .with_member_id("m".into())
+                .with_member_epoch(0)
+                .with_rebalance_timeout_ms(30_000)
+                .with_subscribed_topic_regex(Some(".*".into()))
+                .with_topic_partitions(Some(Vec::new())),
+        )
+        .await
+    else {
+        panic!("not ConsumerGroupHeartbeat")
+    };
+    assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
+    let topics: Vec<_> = joined
+        .assignment
+        .expect("an assignment")
+        .topic_partitions
+        .iter()
+        .map(|tp| tp.topic_id)
+        .collect();
+    assert_eq!(topics, [id("allowed")]);
+    assert_ne!(id("allowed"), id("denied"));
+}

@@ -3,7 +3,12 @@
 //! [`consumer_groups`](crate::consumer_groups)).
 
 use super::Context;
-use crate::consumer_groups::{self, Assignment, Heartbeat, HeartbeatOutcome, TopicsByName};
+use crate::acls::resource_type;
+use crate::authorizer::{Authority, Need};
+use crate::consumer_groups::{
+    self, Assignment, Heartbeat, HeartbeatOutcome, TopicView, TopicsByName,
+};
+use crate::sasl::Session;
 use kafka_codec::messages::consumer_group_heartbeat_response::{
     Assignment as Assigned, TopicPartitions,
 };
@@ -13,10 +18,14 @@ use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::ConsumerGroupHeartbeat;
 
+/// `AclOperation.DESCRIBE`.
+const DESCRIBE: i8 = 8;
+
 pub fn handle(
     context: &Context<'_>,
     request: &ConsumerGroupHeartbeatRequest,
     client_id: &str,
+    session: &Session,
 ) -> ConsumerGroupHeartbeatResponse {
     let heartbeat = Heartbeat {
         member_id: request.member_id.to_string(),
@@ -58,18 +67,35 @@ pub fn handle(
         )
     } else {
         // Read before the groups are locked (the two locks are never held together).
-        let topics: TopicsByName = {
+        let (topics, created): (TopicsByName, u64) = {
             let state = context.shared.state();
-            state
+            let topics = state
                 .topics
                 .iter()
                 .map(|(name, topic)| (name.clone(), (topic.id, topic.partitions.len() as i32)))
-                .collect()
+                .collect();
+            (topics, state.topics_created)
+        };
+        // A regex resolves to the topics this member may DESCRIBE (ACLs on), as Kafka
+        // resolves with the heartbeat's request context. Only asked while resolving, with
+        // the groups locked; the ACLs' lock is never taken the other way round.
+        let authority = Authority::new(context.shared, session.user(), context.peer.ip());
+        let may_describe = |name: &str| {
+            authority.may(&Need {
+                resource_type: resource_type::TOPIC,
+                name: name.to_owned(),
+                operation: DESCRIBE,
+            })
+        };
+        let view = TopicView {
+            created,
+            may_describe: &may_describe,
         };
         let outcome = context.shared.groups().consumer_heartbeat(
             &request.group_id,
             &heartbeat,
             &topics,
+            &view,
             Instant::now(),
         );
         context.shared.groups_changed.notify_one();

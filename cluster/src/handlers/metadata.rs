@@ -63,11 +63,15 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
             && (context.version < 4 || request.allow_auto_topic_creation);
         let mut answers = Vec::new();
         for wanted in request.topics.iter().flatten() {
-            let found = match &wanted.name {
-                Some(name) => state
-                    .topics
-                    .get(name.as_str())
-                    .map(|topic| (name.as_str().to_owned(), topic)),
+            // By id when the name is null, or empty beside an id: Kafka's Java client asks
+            // for its assigned topic ids so, the name left at its default "" (a KIP-848
+            // consumer subscribed with a SubscriptionPattern).
+            let by_name = wanted
+                .name
+                .as_deref()
+                .filter(|name| !name.is_empty() || wanted.topic_id.is_zero());
+            let found = match by_name {
+                Some(name) => state.topics.get(name).map(|topic| (name.to_owned(), topic)),
                 None => state
                     .topic_by_id(wanted.topic_id)
                     .map(|(name, topic)| (name.clone(), topic)),
@@ -76,7 +80,7 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
                 answers.push(describe(context, &state, &name, topic));
                 continue;
             }
-            let mut error = if wanted.name.is_some() {
+            let mut error = if by_name.is_some() {
                 ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
             } else {
                 ErrorCode::UNKNOWN_TOPIC_ID
@@ -85,7 +89,7 @@ pub fn handle(context: &Context<'_>, request: &MetadataRequest) -> MetadataRespo
                 .name
                 .as_deref()
                 .is_some_and(|name| INTERNAL_TOPICS.contains(&name));
-            if let (true, Some(name)) = (auto_create, wanted.name.as_deref()) {
+            if let (true, Some(name)) = (auto_create, by_name) {
                 if invalid_name(name).is_some() {
                     error = ErrorCode::INVALID_TOPIC_EXCEPTION;
                 } else if !internal {

@@ -247,7 +247,7 @@ pub async fn handle(
         }
         Request::ConsumerGroupHeartbeat(body) => {
             let client_id = request.header.client_id.as_deref().unwrap_or_default();
-            consumer_group_heartbeat::handle(context, body, client_id).into()
+            consumer_group_heartbeat::handle(context, body, client_id, session).into()
         }
         Request::ConsumerGroupDescribe(body) => {
             consumer_group_describe::handle(context, body).into()

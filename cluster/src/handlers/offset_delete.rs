@@ -64,12 +64,13 @@ pub fn handle(context: &Context<'_>, request: &OffsetDeleteRequest) -> OffsetDel
             .with_error_code(ErrorCode::GROUP_ID_NOT_FOUND.code());
     };
     let subscribed = match group.state {
-        // A KIP-848 group: the topics its members subscribe to, whatever its state.
+        // A KIP-848 group: the topics its members subscribe to (names and what their
+        // regexes resolved to), whatever its state.
         _ if group.consumer.is_some() => group
             .consumer
             .iter()
             .flat_map(|consumer| consumer.members.values())
-            .flat_map(|member| member.subscribed_names.iter().cloned())
+            .flat_map(|member| member.subscribed_topics.iter().cloned())
             .collect(),
         GroupState::Empty => BTreeSet::new(),
         GroupState::Stable if group.protocol_type.as_deref() == Some("consumer") => {

@@ -523,7 +523,7 @@ fn named_topics(
             .any(|t| denied(t.name()))),
         ApiKey::DeleteTopics => any!(delete::DeleteTopicsRequestView<'_>, |r| r
             .topic_names()
-            .any(|name| denied(name))
+            .any(&mut *denied)
             || r.topics().any(|t| denied(t.name().unwrap_or("")))),
         ApiKey::CreatePartitions => any!(partitions::CreatePartitionsRequestView<'_>, |r| r
             .topics()

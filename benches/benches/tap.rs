@@ -2,7 +2,8 @@
 //! (issue 20): the throughput of pipelined Produce requests (64 KiB of records each) and the
 //! round-trip time of one small request at a time, direct, through the relay, and through
 //! the tap with its log off and on, and with `--deny-topic` denying none of the traffic's
-//! topics (issue 25: what deciding on each request costs).
+//! topics (issue 25: what deciding on each request costs); and that decision alone, in
+//! process, by the owned decode and by the views (`tap/decision`).
 //!
 //! The tap is the release binary (`cargo build --release -p kafka-codec-cli`, run first by
 //! this bench), or the one `KAFKA_CODEC_TAP` names; the relay is tokio's `copy_bidirectional`, one task per connection, on a
@@ -288,5 +289,27 @@ fn forwarding(c: &mut Criterion) {
     drop((tap_quiet, tap_logging, tap_rules));
 }
 
-criterion_group!(benches, forwarding);
+/// The `--deny-topic` decision alone (issue 25, "The tap on views" in benches/README.md): the
+/// topic names of the throughput case's Produce v9 request read by the owned decode (what
+/// `named_topics` in `cli/src/commands/tap/policy.rs` ran before), by the checked view (what
+/// it runs now) and by the lazy view (which checks less, so the tap does not use it), in
+/// one run (`views::tap_decision`, whose test holds the three to the same answers).
+fn decision(c: &mut Criterion) {
+    use kafka_codec_bench::views::tap_decision;
+    let frame = tap_decision::frame();
+    let mut group = c.benchmark_group("tap/decision");
+    for (name, read) in [
+        ("owned decode", tap_decision::owned as fn(&_) -> _),
+        ("checked view", tap_decision::checked_view),
+        ("lazy view", tap_decision::lazy_view),
+    ] {
+        assert_eq!(read(&frame), Ok(false), "{name}");
+        group.bench_function(BenchmarkId::from_parameter(name), |b| {
+            b.iter(|| read(std::hint::black_box(&frame)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, forwarding, decision);
 criterion_main!(benches);

@@ -16,8 +16,8 @@ use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::RawRequestHeader;
 use kafka_codec::serde_json::{json, Value};
 use kafka_codec::{
-    ApiKey, DecodeOptions, ErrorCode, Framing, Request, RequestFrame, Response, ResponseFrame,
-    Utf8Bytes, Uuid,
+    ApiKey, DecodeOptions, ErrorCode, Framing, Request, RequestFrame, RequestFrameView, Response,
+    ResponseFrame, Utf8Bytes, Uuid,
 };
 
 /// The APIs `--deny-topic` applies to (by topic), and that `--deny-api` denies per topic.
@@ -473,58 +473,66 @@ pub fn topic_names(body: &Request) -> Vec<String> {
 /// or a topic resource's name for the config APIs. `Rules::decide` asks this first, so that
 /// the requests it forwards unchanged need nothing but their names.
 ///
-/// The one place the tap reads a request's topic names from its bytes: today through the
-/// owned decode. The checked view (`RequestFrameView::new(frame, options)`, then the body's
-/// view per API) now reads the same names of a Produce v9 request in 1.6× fewer
-/// instructions, refusing what this refuses (`benches/README.md`, "The routing cut"): the
-/// switch, here and nowhere else, waits for the CLI to take on the `views` feature.
+/// The one place the tap reads a request's topic names from its bytes, through the checked
+/// view (`RequestFrameView`): it refuses what the owned decode refuses, with the owned
+/// decode's error, so a request the tap closed on before it still closes on, and it reads
+/// the names in place without building the request (fewer instructions per request:
+/// `benches/README.md`, "The tap on views"). A field the version lacks reads as its
+/// default, as the owned decode's does (a Produce v13 topic's name: "", so denied).
 fn named_topics(
     frame: &Bytes,
     options: &DecodeOptions,
     denied: &mut dyn FnMut(&str) -> bool,
 ) -> Result<bool, kafka_codec::DecodeError> {
-    let request = RequestFrame::decode_with(frame.clone(), options)?;
-    let mut resources = |resources: &mut dyn Iterator<Item = (i8, &Utf8Bytes)>| {
-        let mut any = false;
-        for (kind, name) in resources {
-            if kind == TOPIC_RESOURCE && denied(name) {
-                any = true;
-                break;
-            }
-        }
-        any
+    use kafka_codec::messages::{
+        alter_configs_request as alter, create_partitions_request as partitions,
+        create_topics_request as create, delete_records_request as records,
+        delete_topics_request as delete, describe_configs_request as describe,
+        fetch_request as fetch, incremental_alter_configs_request as incremental,
+        list_offsets_request as offsets, produce_request as produce,
     };
-    Ok(match &request.body {
-        Request::Produce(r) => r.topic_data.iter().any(|t| denied(&t.name)),
-        Request::Fetch(r) => r.topics.iter().any(|t| denied(&t.topic)),
-        Request::ListOffsets(r) => r.topics.iter().any(|t| denied(&t.name)),
-        Request::DeleteRecords(r) => r.topics.iter().any(|t| denied(&t.name)),
-        Request::CreateTopics(r) => r.topics.iter().any(|t| denied(&t.name)),
-        Request::DeleteTopics(r) => {
-            r.topic_names.iter().any(|name| denied(name))
-                || r.topics
-                    .iter()
-                    .any(|t| denied(t.name.as_deref().unwrap_or("")))
+    let view = RequestFrameView::new(frame, options)?;
+    // The frame's API is the view's: `body` of that API's view is always `Some`.
+    macro_rules! any {
+        ($view:ty, |$body:ident| $test:expr) => {
+            view.body::<$view>().is_some_and(|$body| $test)
+        };
+    }
+    macro_rules! resources {
+        ($view:ty) => {
+            any!($view, |r| r.resources().any(|c| c.resource_type()
+                == TOPIC_RESOURCE
+                && denied(c.resource_name())))
+        };
+    }
+    Ok(match view.api_key() {
+        ApiKey::Produce => any!(produce::ProduceRequestView<'_>, |r| r
+            .topic_data()
+            .any(|t| denied(t.name()))),
+        ApiKey::Fetch => any!(fetch::FetchRequestView<'_>, |r| r
+            .topics()
+            .any(|t| denied(t.topic()))),
+        ApiKey::ListOffsets => any!(offsets::ListOffsetsRequestView<'_>, |r| r
+            .topics()
+            .any(|t| denied(t.name()))),
+        ApiKey::DeleteRecords => any!(records::DeleteRecordsRequestView<'_>, |r| r
+            .topics()
+            .any(|t| denied(t.name()))),
+        ApiKey::CreateTopics => any!(create::CreateTopicsRequestView<'_>, |r| r
+            .topics()
+            .any(|t| denied(t.name()))),
+        ApiKey::DeleteTopics => any!(delete::DeleteTopicsRequestView<'_>, |r| r
+            .topic_names()
+            .any(&mut *denied)
+            || r.topics().any(|t| denied(t.name().unwrap_or("")))),
+        ApiKey::CreatePartitions => any!(partitions::CreatePartitionsRequestView<'_>, |r| r
+            .topics()
+            .any(|t| denied(t.name()))),
+        ApiKey::DescribeConfigs => resources!(describe::DescribeConfigsRequestView<'_>),
+        ApiKey::AlterConfigs => resources!(alter::AlterConfigsRequestView<'_>),
+        ApiKey::IncrementalAlterConfigs => {
+            resources!(incremental::IncrementalAlterConfigsRequestView<'_>)
         }
-        Request::CreatePartitions(r) => r.topics.iter().any(|t| denied(&t.name)),
-        Request::DescribeConfigs(r) => resources(
-            &mut r
-                .resources
-                .iter()
-                .map(|c| (c.resource_type, &c.resource_name)),
-        ),
-        Request::AlterConfigs(r) => resources(
-            &mut r
-                .resources
-                .iter()
-                .map(|c| (c.resource_type, &c.resource_name)),
-        ),
-        Request::IncrementalAlterConfigs(r) => resources(
-            &mut r
-                .resources
-                .iter()
-                .map(|c| (c.resource_type, &c.resource_name)),
-        ),
         // Not a topic API: `split` denies nothing in it.
         _ => false,
     })
@@ -694,6 +702,60 @@ fn encode_response(body: Response, version: i16, correlation_id: i32) -> Option<
 
 #[cfg(test)]
 mod tests {
+    /// The owned decode's reading of [`named_topics`], as the tap made it before it read
+    /// through the view: the reference the view's decisions are held to.
+    fn named_topics_owned(
+        frame: &Bytes,
+        options: &DecodeOptions,
+        denied: &mut dyn FnMut(&str) -> bool,
+    ) -> Result<bool, kafka_codec::DecodeError> {
+        let request = RequestFrame::decode_with(frame.clone(), options)?;
+        let mut resources = |resources: &mut dyn Iterator<Item = (i8, &Utf8Bytes)>| {
+            let mut any = false;
+            for (kind, name) in resources {
+                if kind == TOPIC_RESOURCE && denied(name) {
+                    any = true;
+                    break;
+                }
+            }
+            any
+        };
+        Ok(match &request.body {
+            Request::Produce(r) => r.topic_data.iter().any(|t| denied(&t.name)),
+            Request::Fetch(r) => r.topics.iter().any(|t| denied(&t.topic)),
+            Request::ListOffsets(r) => r.topics.iter().any(|t| denied(&t.name)),
+            Request::DeleteRecords(r) => r.topics.iter().any(|t| denied(&t.name)),
+            Request::CreateTopics(r) => r.topics.iter().any(|t| denied(&t.name)),
+            Request::DeleteTopics(r) => {
+                r.topic_names.iter().any(|name| denied(name))
+                    || r.topics
+                        .iter()
+                        .any(|t| denied(t.name.as_deref().unwrap_or("")))
+            }
+            Request::CreatePartitions(r) => r.topics.iter().any(|t| denied(&t.name)),
+            Request::DescribeConfigs(r) => resources(
+                &mut r
+                    .resources
+                    .iter()
+                    .map(|c| (c.resource_type, &c.resource_name)),
+            ),
+            Request::AlterConfigs(r) => resources(
+                &mut r
+                    .resources
+                    .iter()
+                    .map(|c| (c.resource_type, &c.resource_name)),
+            ),
+            Request::IncrementalAlterConfigs(r) => resources(
+                &mut r
+                    .resources
+                    .iter()
+                    .map(|c| (c.resource_type, &c.resource_name)),
+            ),
+            // Not a topic API: `split` denies nothing in it.
+            _ => false,
+        })
+    }
+
     use super::*;
     use kafka_codec::messages::{
         alter_configs_request as alter, create_partitions_request as partitions,
@@ -897,6 +959,150 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The options the tap decides with (lenient, and `--strict`), and tight limits, so that
+    /// the view and the owned decode meet their limit checks too.
+    fn deciding_options() -> [DecodeOptions; 3] {
+        let strict = DecodeOptions::default();
+        let lenient = DecodeOptions {
+            trailing_bytes: kafka_codec::TrailingBytes::Allow,
+            ..strict
+        };
+        let mut tight = lenient;
+        tight.limits.max_array_len = 1;
+        tight.limits.max_string_len = 7;
+        tight.limits.max_frame_size = 96;
+        [lenient, strict, tight]
+    }
+
+    /// The view's verdict on `frame` (`named_topics`) is the owned decode's, which the tap
+    /// ran before (`named_topics_owned`): the same denied-or-not, or the same error (so the
+    /// request the tap closed on then, it closes on now). Whether it was accepted.
+    fn same_verdict(frame: &Bytes, options: &DecodeOptions, what: &dyn Fn() -> String) -> bool {
+        let denied = |name: &str| name.is_empty() || name == "secret-a";
+        let view = named_topics(frame, options, &mut |name| denied(name));
+        let owned = named_topics_owned(frame, options, &mut |name| denied(name));
+        assert_eq!(view, owned, "{}", what());
+        view.is_ok()
+    }
+
+    /// On every topic API and version, hostile and odd frames get the same verdict from the
+    /// view as from the owned decode: the frame as sent, cut at every length, with bytes
+    /// after its body, at versions this crate does not know, a topic name that is not
+    /// UTF-8, and with seeded random bytes overwritten; under the tap's lenient and
+    /// `--strict` options and under tight limits.
+    #[test]
+    fn the_view_decides_as_the_owned_decode_did() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(25);
+        let (mut accepted, mut refused) = (0usize, 0usize);
+        let mut count = |ok: bool| {
+            if ok {
+                accepted += 1;
+            } else {
+                refused += 1;
+            }
+        };
+        for &api in TOPIC_APIS {
+            let valid = api.valid_versions();
+            for version in valid.min..=valid.max {
+                let mut bytes = BytesMut::new();
+                RequestFrame::new(sample(api, version), version, 7)
+                    .encode(&mut bytes, Framing::Bare)
+                    .unwrap();
+                let frame = bytes.freeze();
+                let mut frames: Vec<(String, Bytes)> = vec![("as sent".into(), frame.clone())];
+                for cut in 0..frame.len() {
+                    frames.push((format!("cut at {cut}"), frame.slice(..cut)));
+                }
+                let mut trailing = frame.to_vec();
+                trailing.extend_from_slice(&[0, 1, 2]);
+                frames.push(("3 bytes after the body".into(), trailing.into()));
+                for unknown in [valid.max + 1, valid.min - 1, i16::MAX, -1] {
+                    let mut odd = frame.to_vec();
+                    odd[2..4].copy_from_slice(&unknown.to_be_bytes());
+                    frames.push((format!("at version {unknown}"), odd.into()));
+                }
+                if let Some(at) = frame.windows(8).position(|w| w == b"secret-a") {
+                    let mut bad = frame.to_vec();
+                    bad[at + 1] = 0xff;
+                    frames.push(("a topic name not UTF-8".into(), bad.into()));
+                }
+                for round in 0..48 {
+                    let mut bad = frame.to_vec();
+                    for _ in 0..rng.gen_range(1..=3) {
+                        // The body, past the API key and version (the versions are above).
+                        let at = rng.gen_range(4..bad.len());
+                        bad[at] = rng.gen();
+                    }
+                    frames.push((format!("random bytes, round {round}"), bad.into()));
+                }
+                for (index, options) in deciding_options().iter().enumerate() {
+                    for (what, frame) in &frames {
+                        let what = || format!("{api} v{version}, options {index}: {what}");
+                        count(same_verdict(frame, options, &what));
+                    }
+                }
+            }
+        }
+        // Both verdicts were reached often: the frames were not all refused (or accepted).
+        assert!(
+            accepted > 1_000 && refused > 10_000,
+            "{accepted} / {refused}"
+        );
+    }
+
+    /// Through `Rules::decide`, with `--deny-topic`: a request cut short, at a version this
+    /// tool does not know, or naming a topic that is not UTF-8 is closed on, as before; one
+    /// naming no denied topic is forwarded, one naming a denied topic is split.
+    #[test]
+    fn decide_closes_on_what_it_cannot_read() {
+        let rules = Rules::new(
+            Vec::new(),
+            vec!["secret-a".to_owned()],
+            DecodeOptions::default(),
+        )
+        .unwrap();
+        let frame = |names: &[&str], version: i16| {
+            let mut bytes = BytesMut::new();
+            let body = produce::ProduceRequest::default()
+                .with_acks(-1)
+                .with_topic_data(
+                    names
+                        .iter()
+                        .map(|&name| {
+                            produce::TopicProduceData::default()
+                                .with_name(name.into())
+                                .with_partition_data(vec![produce::PartitionProduceData::default()])
+                        })
+                        .collect(),
+                );
+            RequestFrame::new(body, version, 7)
+                .encode(&mut bytes, Framing::Bare)
+                .unwrap();
+            bytes.freeze()
+        };
+        let allowed = frame(&["public"], 9);
+        assert!(matches!(rules.decide(allowed.clone()), Decision::Forward));
+        let decision = rules.decide(frame(&["public", "secret-a"], 9));
+        assert!(matches!(decision, Decision::Split { .. }), "{decision:?}");
+        let mut unknown = allowed.to_vec();
+        unknown[2..4].copy_from_slice(&99i16.to_be_bytes());
+        let mut not_utf8 = allowed.to_vec();
+        let at = not_utf8.windows(6).position(|w| w == b"public").unwrap();
+        not_utf8[at] = 0xff;
+        for (what, bad) in [
+            ("cut short", allowed.slice(..allowed.len() - 1)),
+            ("at version 99", unknown.into()),
+            ("a topic name not UTF-8", not_utf8.into()),
+        ] {
+            let decision = rules.decide(bad);
+            assert!(
+                matches!(decision, Decision::Close { .. }),
+                "{what}: {decision:?}"
+            );
+        }
     }
 
     /// `named_topics`, which lets `decide` forward a request before splitting it, finds a

@@ -42,6 +42,7 @@ pub mod release;
 pub mod sasl;
 pub mod share_groups;
 pub mod state;
+pub mod tokens;
 pub mod transactions;
 
 use control::{ControlHandle, Rule};
@@ -807,6 +808,16 @@ impl ClusterBuilder {
         self
     }
 
+    /// Turns delegation tokens on (KIP-48, with SASL on: see [`tokens`]): the secret key
+    /// their HMACs are computed with, Kafka's `delegation.token.secret.key` (a static
+    /// broker setting, as [`broker_config`](Self::broker_config) sets it; so are
+    /// `delegation.token.max.lifetime.ms`, `delegation.token.expiry.time.ms` and
+    /// `delegation.token.expiry.check.interval.ms`). Without it the token APIs answer
+    /// DELEGATION_TOKEN_AUTH_DISABLED.
+    pub fn delegation_token_secret_key(self, key: &str) -> Self {
+        self.broker_config(tokens::SECRET_KEY, key)
+    }
+
     /// Whether Metadata creates the topics it is asked for (`auto.create.topics.enable`;
     /// default true, as Kafka's).
     pub fn auto_create_topics(self, enabled: bool) -> Self {
@@ -900,6 +911,9 @@ impl ClusterBuilder {
         )?;
         let mut state = State::new(self.retention);
         state.configs.statics = self.broker_settings.iter().cloned().collect();
+        users.tokens = tokens::Tokens::new(tokens::TokenSettings::from_settings(|name| {
+            state.configs.broker_setting(name)
+        }));
         let leader_rebalance = control::rebalance::interval(&state.configs)?;
         let replica_catch_up = control::rebalance::catch_up_delay(&state.configs);
         state.transactions = transactions::Transactions::new(self.transaction_limits);

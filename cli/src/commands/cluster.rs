@@ -81,6 +81,13 @@ pub struct ClusterCommand {
     /// `super.users`.
     #[arg(long, value_name = "User:NAME", requires = "sasl")]
     super_user: Vec<String>,
+    /// With --sasl, delegation tokens (KIP-48) are served: the secret key their HMACs are
+    /// made with, Kafka's `delegation.token.secret.key` (their lifetimes: --broker-config
+    /// `delegation.token.max.lifetime.ms` and `delegation.token.expiry.time.ms`). A client
+    /// logs in with a token over SCRAM (`tokenauth=true`). Without it the token APIs answer
+    /// DELEGATION_TOKEN_AUTH_DISABLED.
+    #[arg(long, value_name = "KEY", requires = "sasl")]
+    delegation_token_secret_key: Option<String>,
     #[command(flatten)]
     tls: ListenTls,
     #[command(flatten)]
@@ -191,6 +198,9 @@ impl Run for ClusterCommand {
             }
             for principal in self.super_user {
                 builder = builder.super_user(principal);
+            }
+            if let Some(key) = &self.delegation_token_secret_key {
+                builder = builder.delegation_token_secret_key(key);
             }
             if self.tls.listen_tls_cert.is_some() {
                 builder = builder.listen_tls(self.tls.clone());

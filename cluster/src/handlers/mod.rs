@@ -13,6 +13,7 @@ mod api_versions;
 mod consumer_group_describe;
 mod consumer_group_heartbeat;
 mod create_acls;
+mod create_delegation_token;
 mod create_partitions;
 mod create_topics;
 mod delete_acls;
@@ -24,6 +25,7 @@ mod describe_acls;
 mod describe_client_quotas;
 mod describe_cluster;
 mod describe_configs;
+mod describe_delegation_token;
 mod describe_groups;
 mod describe_log_dirs;
 mod describe_producers;
@@ -34,6 +36,7 @@ mod describe_transactions;
 mod describe_user_scram_credentials;
 mod elect_leaders;
 mod end_txn;
+mod expire_delegation_token;
 mod fetch;
 mod find_coordinator;
 mod heartbeat;
@@ -51,6 +54,7 @@ mod offset_fetch;
 mod offset_for_leader_epoch;
 mod produce;
 mod remove_raft_voter;
+mod renew_delegation_token;
 mod sasl_authenticate;
 mod sasl_handshake;
 mod share_acknowledge;
@@ -135,7 +139,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 54] = [
+const SERVED: [ApiKey; 58] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -195,6 +199,11 @@ const SERVED: [ApiKey; 54] = [
     create_acls::API,
     describe_acls::API,
     delete_acls::API,
+    // Delegation tokens (KIP-48).
+    create_delegation_token::API,
+    renew_delegation_token::API,
+    expire_delegation_token::API,
+    describe_delegation_token::API,
 ];
 
 /// The APIs a controller serves: what admin tools send with `--bootstrap-controller`
@@ -305,6 +314,18 @@ pub async fn handle(
         Request::DescribeTransactions(body) => describe_transactions::handle(context, body).into(),
         Request::ListTransactions(body) => list_transactions::handle(context, body).into(),
         Request::DescribeProducers(body) => describe_producers::handle(context, body).into(),
+        Request::CreateDelegationToken(body) => {
+            create_delegation_token::handle(context, body, session).into()
+        }
+        Request::RenewDelegationToken(body) => {
+            renew_delegation_token::handle(context, body, session).into()
+        }
+        Request::ExpireDelegationToken(body) => {
+            expire_delegation_token::handle(context, body, session).into()
+        }
+        Request::DescribeDelegationToken(body) => {
+            describe_delegation_token::handle(context, body, session).into()
+        }
         _ => return None,
     })
 }

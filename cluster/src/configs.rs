@@ -188,8 +188,8 @@ pub struct Overrides {
 /// The static broker settings the cluster follows: Metadata's topic auto-creation, the
 /// partitions and replicas a topic gets when CreateTopics (or auto-creation) names none, the
 /// automatic leader rebalance (`control/rebalance.rs`) and how long an unfenced broker takes
-/// to rejoin the ISRs (`control/fencing.rs`). Others are refused rather than taken and
-/// ignored.
+/// to rejoin the ISRs (`control/fencing.rs`), the delegation tokens' key and lifetimes
+/// (`crate::tokens`). Others are refused rather than taken and ignored.
 pub const STATIC_SETTINGS: [&str; 10] = [
     "auto.create.topics.enable",
     "num.partitions",

@@ -799,7 +799,8 @@ impl ClusterBuilder {
     /// auto-created; 1 and 1 by default), `auto.leader.rebalance.enable` and
     /// `leader.imbalance.check.interval.seconds` (the automatic leader rebalance,
     /// `control/rebalance.rs`), `replica.fetch.wait.max.ms` (how long an unfenced broker
-    /// takes to rejoin the ISRs, `control/fencing.rs`). DescribeConfigs shows them as
+    /// takes to rejoin the ISRs, `control/fencing.rs`), the `delegation.token.*` settings
+    /// ([`tokens`]). DescribeConfigs shows them as
     /// STATIC_BROKER_CONFIG (under dynamic overrides). Checked by [`build`](Self::build)
     /// (another name, a value not of its type or out of range: `InvalidInput`).
     pub fn broker_config(mut self, name: &str, value: &str) -> Self {

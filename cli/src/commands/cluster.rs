@@ -59,7 +59,8 @@ pub struct ClusterCommand {
     /// `default.replication.factor=N` are what a topic gets when CreateTopics gives -1 or
     /// Metadata creates it (1 and 1 by default); `auto.leader.rebalance.enable` and
     /// `leader.imbalance.check.interval.seconds` drive the automatic leader rebalance;
-    /// `replica.fetch.wait.max.ms` is how long an unfenced broker takes to rejoin the ISRs.
+    /// `replica.fetch.wait.max.ms` is how long an unfenced broker takes to rejoin the ISRs;
+    /// `delegation.token.*` are the delegation tokens' key and lifetimes.
     /// DescribeConfigs shows them as STATIC_BROKER_CONFIG. Another name, or a bad value, is
     /// refused at start.
     #[arg(long, value_name = "NAME=VALUE")]

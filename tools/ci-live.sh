@@ -116,6 +116,8 @@ step_cluster_configs() {
 # The Java AdminClient's side too (ClusterAuthz: DescribeTopicPartitions with authorized
 # operations, ListTransactions filtered, DescribeTransactions), with the Java module the tap
 # step built (built here when this step runs alone). About 10 s in all.
+# And delegation tokens, the Java AdminClient's (DelegationTokens) at the broker and the
+# cluster, compared line for line: about 8 s more.
 step_cluster_authz() {
     local java=$PWD/tools/clients/java/target
     local java_cp

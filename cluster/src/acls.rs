@@ -30,6 +30,9 @@ pub mod operation {
     pub const ANY: i8 = 1;
     pub const ALL: i8 = 2;
     pub const READ: i8 = 3;
+    pub const DESCRIBE: i8 = 8;
+    pub const CREATE_TOKENS: i8 = 13;
+    pub const DESCRIBE_TOKENS: i8 = 14;
     /// The last one Kafka 4.4 knows (TWO_PHASE_COMMIT).
     pub const LAST: i8 = 15;
 }

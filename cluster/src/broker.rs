@@ -258,7 +258,7 @@ async fn converse<S: AsyncRead + AsyncWrite + Unpin>(
         // After a SaslHandshake v0 the client sends raw SASL tokens, size-prefixed frames
         // with no header, and each answer is one too (an empty one for PLAIN).
         if session.gate() == Gate::RawTokens {
-            let Ok(answer) = session.step(&shared.users(), &frame) else {
+            let Ok(answer) = session.step(&mut shared.users(), &frame) else {
                 // Kafka closes a raw-token connection without an answer.
                 return;
             };

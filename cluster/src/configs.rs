@@ -188,15 +188,20 @@ pub struct Overrides {
 /// The static broker settings the cluster follows: Metadata's topic auto-creation, the
 /// partitions and replicas a topic gets when CreateTopics (or auto-creation) names none, the
 /// automatic leader rebalance (`control/rebalance.rs`) and how long an unfenced broker takes
-/// to rejoin the ISRs (`control/fencing.rs`). Others are refused rather than taken and
-/// ignored.
-pub const STATIC_SETTINGS: [&str; 6] = [
+/// to rejoin the ISRs (`control/fencing.rs`), the delegation tokens' key and lifetimes
+/// (`crate::tokens`). Others are refused rather than taken and ignored.
+pub const STATIC_SETTINGS: [&str; 10] = [
     "auto.create.topics.enable",
     "num.partitions",
     "default.replication.factor",
     "auto.leader.rebalance.enable",
     "leader.imbalance.check.interval.seconds",
     "replica.fetch.wait.max.ms",
+    // Delegation tokens (`crate::tokens`).
+    crate::tokens::SECRET_KEY,
+    crate::tokens::MAX_LIFETIME_MS,
+    crate::tokens::EXPIRY_TIME_MS,
+    crate::tokens::CHECK_INTERVAL_MS,
 ];
 
 /// Checks a static broker setting as a Kafka broker checks its `server.properties` at
@@ -220,7 +225,9 @@ pub fn check_static_setting(name: &str, value: &str) -> Result<(), String> {
         "replica.fetch.wait.max.ms" => 0,
         _ => 1,
     };
-    if definition.kind != Kind::Boolean && value.trim().parse::<i64>().is_ok_and(|n| n < least) {
+    // A password is never parsed, nor repeated in an error.
+    let numeric = !matches!(definition.kind, Kind::Boolean | Kind::Password);
+    if numeric && value.trim().parse::<i64>().is_ok_and(|n| n < least) {
         return Err(format!(
             "{name} must be at least {least}, not {}",
             value.trim()

@@ -42,6 +42,7 @@ pub mod release;
 pub mod sasl;
 pub mod share_groups;
 pub mod state;
+pub mod tokens;
 pub mod transactions;
 
 use control::{ControlHandle, Rule};
@@ -801,13 +802,24 @@ impl ClusterBuilder {
     /// auto-created; 1 and 1 by default), `auto.leader.rebalance.enable` and
     /// `leader.imbalance.check.interval.seconds` (the automatic leader rebalance,
     /// `control/rebalance.rs`), `replica.fetch.wait.max.ms` (how long an unfenced broker
-    /// takes to rejoin the ISRs, `control/fencing.rs`). DescribeConfigs shows them as
+    /// takes to rejoin the ISRs, `control/fencing.rs`), the `delegation.token.*` settings
+    /// ([`tokens`]). DescribeConfigs shows them as
     /// STATIC_BROKER_CONFIG (under dynamic overrides). Checked by [`build`](Self::build)
     /// (another name, a value not of its type or out of range: `InvalidInput`).
     pub fn broker_config(mut self, name: &str, value: &str) -> Self {
         self.broker_settings
             .push((name.to_owned(), value.to_owned()));
         self
+    }
+
+    /// Turns delegation tokens on (KIP-48, with SASL on: see [`tokens`]): the secret key
+    /// their HMACs are computed with, Kafka's `delegation.token.secret.key` (a static
+    /// broker setting, as [`broker_config`](Self::broker_config) sets it; so are
+    /// `delegation.token.max.lifetime.ms`, `delegation.token.expiry.time.ms` and
+    /// `delegation.token.expiry.check.interval.ms`). Without it the token APIs answer
+    /// DELEGATION_TOKEN_AUTH_DISABLED.
+    pub fn delegation_token_secret_key(self, key: &str) -> Self {
+        self.broker_config(tokens::SECRET_KEY, key)
     }
 
     /// Whether Metadata creates the topics it is asked for (`auto.create.topics.enable`;
@@ -903,6 +915,9 @@ impl ClusterBuilder {
         )?;
         let mut state = State::new(self.retention);
         state.configs.statics = self.broker_settings.iter().cloned().collect();
+        users.tokens = tokens::Tokens::new(tokens::TokenSettings::from_settings(|name| {
+            state.configs.broker_setting(name)
+        }));
         let leader_rebalance = control::rebalance::interval(&state.configs)?;
         let replica_catch_up = control::rebalance::catch_up_delay(&state.configs);
         state.transactions = transactions::Transactions::new(self.transaction_limits);

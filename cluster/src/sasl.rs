@@ -22,6 +22,8 @@ use std::fmt;
 use std::num::NonZeroU32;
 use std::str::FromStr;
 
+use crate::tokens::Tokens;
+
 /// A SASL mechanism the cluster serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Mechanism {
@@ -255,11 +257,14 @@ impl ScramCredential {
     }
 }
 
-/// Who may log in: PLAIN passwords and SCRAM credentials by user and mechanism.
+/// Who may log in: PLAIN passwords and SCRAM credentials by user and mechanism, and the
+/// delegation tokens (SCRAM with the extension `tokenauth=true`).
 #[derive(Debug, Default)]
 pub struct Users {
     plain: BTreeMap<String, String>,
     scram: BTreeMap<String, BTreeMap<Mechanism, ScramCredential>>,
+    /// The delegation tokens (CreateDelegationToken and the others manage them).
+    pub tokens: Tokens,
 }
 
 impl Users {
@@ -366,8 +371,9 @@ pub enum Session {
         raw: bool,
         exchange: Box<ScramExchange>,
     },
-    /// Authenticated as `user`: everything is served.
-    Authenticated { user: String },
+    /// Authenticated as `user` (`token`: with a delegation token, `user` its owner):
+    /// everything is served.
+    Authenticated { user: String, token: bool },
     /// Refused: the connection closes once the answer is out.
     Failed,
 }
@@ -375,7 +381,10 @@ pub enum Session {
 /// What a SCRAM exchange remembers between the client's two messages.
 #[derive(Debug)]
 pub struct ScramExchange {
+    /// The principal's name: the user, or the token's owner.
     user: String,
+    /// Whether a delegation token logs in.
+    token: bool,
     gs2_header: String,
     client_first_bare: String,
     server_first: String,
@@ -426,9 +435,15 @@ impl Session {
     /// The authenticated user, once authenticated.
     pub fn user(&self) -> Option<&str> {
         match self {
-            Session::Authenticated { user } => Some(user),
+            Session::Authenticated { user, .. } => Some(user),
             _ => None,
         }
+    }
+
+    /// Whether the connection authenticated with a delegation token (Kafka's
+    /// `KafkaPrincipal.tokenAuthenticated`): it may not ask for tokens.
+    pub fn token_authenticated(&self) -> bool {
+        matches!(self, Session::Authenticated { token: true, .. })
     }
 
     /// Whether the connection must close once the last answer is written.
@@ -466,13 +481,13 @@ impl Session {
 
     /// Takes the client's next token and returns the server's, or why it refused (the
     /// session is then [`Session::Failed`]).
-    pub fn step(&mut self, users: &Users, token: &[u8]) -> Result<Vec<u8>, Refused> {
+    pub fn step(&mut self, users: &mut Users, token: &[u8]) -> Result<Vec<u8>, Refused> {
         let outcome = match std::mem::replace(self, Session::Failed) {
             Session::Chosen {
                 mechanism: Mechanism::Plain,
                 ..
             } => plain(users, token).map(|user| {
-                *self = Session::Authenticated { user };
+                *self = Session::Authenticated { user, token: false };
                 Vec::new()
             }),
             Session::Chosen { mechanism, raw } => {
@@ -493,6 +508,7 @@ impl Session {
             } => scram_final(mechanism, &exchange, token).inspect(|_| {
                 *self = Session::Authenticated {
                     user: exchange.user.clone(),
+                    token: exchange.token,
                 };
             }),
             other => {
@@ -567,7 +583,7 @@ fn sasl_name(text: &str) -> Option<String> {
 /// `y,,` (no channel binding; `p=` asks for one, which Kafka does not serve) with an
 /// optional `a=authzid`, and the bare part is `n=user,r=nonce[,extensions]`.
 fn scram_first(
-    users: &Users,
+    users: &mut Users,
     mechanism: Mechanism,
     token: &[u8],
 ) -> Result<ScramExchange, Refused> {
@@ -581,7 +597,7 @@ fn scram_first(
 
 /// [`scram_first`] with the server's half of the nonce given.
 fn scram_first_with(
-    users: &Users,
+    users: &mut Users,
     mechanism: Mechanism,
     token: &[u8],
     server_nonce: &str,
@@ -615,6 +631,14 @@ fn scram_first_with(
         .and_then(|f| f.strip_prefix("r="))
         .filter(|nonce| !nonce.is_empty())
         .ok_or_else(invalid)?;
+    // RFC 5802's extensions, as Kafka's `ScramExtensions` reads them: `key=value` after the
+    // nonce; `tokenauth=true` (any case, as Java's `Boolean.parseBoolean`) logs a
+    // delegation token in, the user being its id.
+    let token = bare_fields.any(|field| {
+        field
+            .split_once('=')
+            .is_some_and(|(key, value)| key == "tokenauth" && value.eq_ignore_ascii_case("true"))
+    });
     if authzid.as_deref().is_some_and(|a| a != user) {
         return Err(Refused {
             message: "Authentication failed: Client requested an authorization id that is \
@@ -622,7 +646,15 @@ fn scram_first_with(
                 .into(),
         });
     }
-    let credential = users.scram(&user, mechanism).ok_or_else(invalid)?.clone();
+    let (user, credential) = if token {
+        users
+            .tokens
+            .login(crate::state::now_ms(), &user, mechanism)
+            .ok_or_else(invalid)?
+    } else {
+        let credential = users.scram(&user, mechanism).ok_or_else(invalid)?.clone();
+        (user, credential)
+    };
     let nonce = format!("{client_nonce}{server_nonce}");
     let server_first = format!(
         "r={nonce},s={},i={}",
@@ -631,6 +663,7 @@ fn scram_first_with(
     );
     Ok(ScramExchange {
         user,
+        token,
         gs2_header: format!("{binding},{authzid},", authzid = authzid_text(text)),
         client_first_bare: bare.to_owned(),
         server_first,
@@ -721,12 +754,12 @@ mod tests {
     fn plain_checks_the_password_and_the_authorization_id() {
         let mut users = Users::default();
         users.add(&SaslUser::new(Mechanism::Plain, "alice", "right"));
-        let step = |token: &[u8]| {
+        let mut step = |token: &[u8]| {
             let mut session = Session::Chosen {
                 mechanism: Mechanism::Plain,
                 raw: false,
             };
-            let outcome = session.step(&users, token);
+            let outcome = session.step(&mut users, token);
             (outcome, session)
         };
         let (outcome, session) = step(b"\0alice\0right");
@@ -759,7 +792,7 @@ mod tests {
         let mut users = Users::default();
         users.set_scram("user", Mechanism::ScramSha256, credential);
         let exchange = scram_first_with(
-            &users,
+            &mut users,
             Mechanism::ScramSha256,
             b"n,,n=user,r=rOprNGfwEbeRWgbNEkqO",
             "%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0",
@@ -795,14 +828,16 @@ mod tests {
             mechanism: Mechanism::ScramSha256,
             raw: false,
         };
-        let first = session.step(&users, b"n,,n=alice,r=abc").unwrap();
+        let first = session.step(&mut users, b"n,,n=alice,r=abc").unwrap();
         let first = String::from_utf8(first).unwrap();
         assert!(first.starts_with("r=abc"), "{first}");
         let nonce = first.split(',').next().unwrap();
         // A proof of the right length that is not the user's.
         let proof = STANDARD.encode([7u8; 32]);
         let final_message = format!("c=biws,{nonce},p={proof}");
-        let refused = session.step(&users, final_message.as_bytes()).unwrap_err();
+        let refused = session
+            .step(&mut users, final_message.as_bytes())
+            .unwrap_err();
         assert_eq!(
             refused.message,
             "Authentication failed during authentication due to invalid credentials with SASL \
@@ -816,7 +851,7 @@ mod tests {
             raw: false,
         };
         assert_eq!(
-            session.step(&users, b"n,,n=mallory,r=abc").unwrap_err(),
+            session.step(&mut users, b"n,,n=mallory,r=abc").unwrap_err(),
             refused
         );
         // A user of the other SCRAM mechanism has no credential for this one.
@@ -824,14 +859,14 @@ mod tests {
             mechanism: Mechanism::ScramSha512,
             raw: false,
         };
-        assert!(session.step(&users, b"n,,n=alice,r=abc").is_err());
+        assert!(session.step(&mut users, b"n,,n=alice,r=abc").is_err());
         // Channel binding asked for (`p=`) is not served.
         let mut session = Session::Chosen {
             mechanism: Mechanism::ScramSha256,
             raw: false,
         };
         assert!(session
-            .step(&users, b"p=tls-unique,,n=alice,r=abc")
+            .step(&mut users, b"p=tls-unique,,n=alice,r=abc")
             .is_err());
     }
 }

@@ -909,3 +909,39 @@ async fn a_regex_subscription_resolves_to_the_topics_the_member_may_describe() {
     assert_eq!(topics, [id("allowed")]);
     assert_ne!(id("allowed"), id("denied"));
 }
+
+/// Delegation tokens through the Java AdminClient 4.4 (`tools/clients/java`,
+/// `DelegationTokens`): created with a renewer, described (every owner, another owner, the
+/// renewer), renewed, used to log in (SCRAM-SHA-512 with `tokenauth=true`: the topics are
+/// listed, tokens may not be asked for), expired at once, then gone (not described, not
+/// renewed, no login). Against a real Kafka 4.4 broker (`tools/kafka-broker/broker.sh`,
+/// whose config sets `delegation.token.secret.key`) and against this cluster: the lines
+/// printed must be equal. About 8 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Kafka broker with SASL and a delegation token key and the Java clients: \
+            KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS, KAFKA_CLIENTS_JAVA \
+            (bash tools/ci-live.sh cluster_authz)"]
+async fn the_java_admin_client_uses_delegation_tokens_as_at_a_real_broker() {
+    let (user, password) = broker_plain_user(&env("KAFKA_SASL_USERS"));
+    let broker = support::java_program(
+        "kafkacodec.clients.DelegationTokens",
+        &[&env("KAFKA_BROKER_SASL_PLAINTEXT"), &user, &password],
+    )
+    .await;
+    let cluster = Cluster::builder()
+        .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
+        // The broker lets everyone do what no ACL names (`allow.everyone.if.no.acl.found`):
+        // here the user (and the token's login, as the user) is a super user.
+        .super_user(format!("User:{user}"))
+        .delegation_token_secret_key("kafka-codec-delegation-token-key")
+        .build()
+        .await
+        .expect("cluster");
+    let ours = support::java_program(
+        "kafkacodec.clients.DelegationTokens",
+        &[&cluster.brokers()[0].address.to_string(), &user, &password],
+    )
+    .await;
+    assert!(broker.contains("created owner=User:"), "{broker}");
+    assert_eq!(ours.trim(), broker.trim());
+}

@@ -296,6 +296,8 @@ struct ScramClient {
     user: String,
     password: String,
     nonce: String,
+    /// RFC 5802 extensions after the nonce (`,tokenauth=true` for a delegation token).
+    extensions: String,
     client_first_bare: String,
     server_signature: Vec<u8>,
 }
@@ -307,6 +309,7 @@ impl ScramClient {
             user: user.into(),
             password: password.into(),
             nonce: "fyko+d2lbbFgONRv9qkxdawL".into(),
+            extensions: String::new(),
             client_first_bare: String::new(),
             server_signature: Vec::new(),
         }
@@ -334,7 +337,7 @@ impl ScramClient {
     }
 
     fn first(&mut self) -> Vec<u8> {
-        self.client_first_bare = format!("n={},r={}", self.user, self.nonce);
+        self.client_first_bare = format!("n={},r={}{}", self.user, self.nonce, self.extensions);
         format!("n,,{}", self.client_first_bare).into_bytes()
     }
 
@@ -437,8 +440,14 @@ impl Client {
 
     /// Logs in with SCRAM (handshake v1, authenticate v2); whether it succeeded.
     async fn scram_login(&mut self, mechanism: Mechanism, user: &str, password: &str) -> bool {
+        self.scram_login_with(ScramClient::new(mechanism, user, password))
+            .await
+    }
+
+    /// Logs in with this SCRAM client; whether it succeeded.
+    async fn scram_login_with(&mut self, mut scram: ScramClient) -> bool {
+        let mechanism = scram.mechanism;
         assert_eq!(self.handshake(1, mechanism.name()).await.error_code, 0);
-        let mut scram = ScramClient::new(mechanism, user, password);
         let first = self.authenticate(2, &scram.first()).await;
         if first.error_code != 0 {
             return false;
@@ -1249,6 +1258,452 @@ async fn share_group_offsets_apis_are_held_to_the_acls() {
         assert_eq!(deleted.error_code, expected);
         if expected != 0 {
             assert!(deleted.responses.is_empty());
+        }
+    }
+}
+
+// Delegation tokens (KIP-48): what Kafka 4.4's broker and controller answer (see
+// `src/tokens.rs` for where each rule comes from), and logging in with one.
+
+mod tokens {
+    use super::*;
+    use kafka_codec::messages::create_delegation_token_request::CreatableRenewers;
+    use kafka_codec::messages::describe_delegation_token_request::DescribeDelegationTokenOwner;
+    use kafka_codec::messages::{
+        CreateDelegationTokenRequest, CreateDelegationTokenResponse,
+        DescribeDelegationTokenRequest, DescribeDelegationTokenResponse,
+        ExpireDelegationTokenRequest, ExpireDelegationTokenResponse, RenewDelegationTokenRequest,
+        RenewDelegationTokenResponse,
+    };
+
+    const KEY: &str = "the cluster's token key";
+
+    async fn token_cluster(key: Option<&str>) -> Cluster {
+        let mut builder = Cluster::builder()
+            .sasl(SaslUser::new(Mechanism::Plain, "alice", "alice-secret"))
+            .sasl(SaslUser::new(Mechanism::Plain, "bob", "bob-secret"))
+            .sasl(SaslUser::new(Mechanism::Plain, "dave", "dave-secret"))
+            .sasl(SaslUser::new(Mechanism::Plain, "carol", "carol-secret"))
+            .super_user("User:carol");
+        if let Some(key) = key {
+            builder = builder.delegation_token_secret_key(key);
+        }
+        builder.build().await.expect("cluster")
+    }
+
+    fn now_ms() -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64
+    }
+
+    /// Kafka's HMAC of a token id: HmacSHA512 keyed with the secret key's UTF-8 bytes.
+    fn hmac_of(id: &str) -> Vec<u8> {
+        hmac::sign(
+            &hmac::Key::new(hmac::HMAC_SHA512, KEY.as_bytes()),
+            id.as_bytes(),
+        )
+        .as_ref()
+        .to_vec()
+    }
+
+    fn user(name: &str) -> (String, String) {
+        ("User".into(), name.into())
+    }
+
+    impl Client {
+        async fn create_token(
+            &mut self,
+            version: i16,
+            request: CreateDelegationTokenRequest,
+        ) -> CreateDelegationTokenResponse {
+            match self.call(version, request).await {
+                Response::CreateDelegationToken(body) => body,
+                other => panic!("not CreateDelegationToken: {other:?}"),
+            }
+        }
+
+        async fn renew_token(&mut self, hmac: &[u8], period: i64) -> RenewDelegationTokenResponse {
+            let request = RenewDelegationTokenRequest::default()
+                .with_hmac(hmac.to_vec().into())
+                .with_renew_period_ms(period);
+            match self.call(2, request).await {
+                Response::RenewDelegationToken(body) => body,
+                other => panic!("not RenewDelegationToken: {other:?}"),
+            }
+        }
+
+        async fn expire_token(
+            &mut self,
+            hmac: &[u8],
+            period: i64,
+        ) -> ExpireDelegationTokenResponse {
+            let request = ExpireDelegationTokenRequest::default()
+                .with_hmac(hmac.to_vec().into())
+                .with_expiry_time_period_ms(period);
+            match self.call(2, request).await {
+                Response::ExpireDelegationToken(body) => body,
+                other => panic!("not ExpireDelegationToken: {other:?}"),
+            }
+        }
+
+        async fn describe_tokens(
+            &mut self,
+            version: i16,
+            owners: Option<&[(String, String)]>,
+        ) -> DescribeDelegationTokenResponse {
+            let owners = owners.map(|owners| {
+                owners
+                    .iter()
+                    .map(|(kind, name)| {
+                        DescribeDelegationTokenOwner::default()
+                            .with_principal_type(kind.as_str().into())
+                            .with_principal_name(name.as_str().into())
+                    })
+                    .collect()
+            });
+            let request = DescribeDelegationTokenRequest::default().with_owners(owners);
+            match self.call(version, request).await {
+                Response::DescribeDelegationToken(body) => body,
+                other => panic!("not DescribeDelegationToken: {other:?}"),
+            }
+        }
+
+        /// The ids of the tokens a describe of every owner lists.
+        async fn token_ids(&mut self) -> Vec<String> {
+            let described = self.describe_tokens(3, None).await;
+            assert_eq!(described.error_code, 0);
+            described
+                .tokens
+                .iter()
+                .map(|token| token.token_id.to_string())
+                .collect()
+        }
+    }
+
+    fn renewer(name: &str) -> CreatableRenewers {
+        CreatableRenewers::default()
+            .with_principal_type("User".into())
+            .with_principal_name(name.into())
+    }
+
+    /// Logs in on a new connection with token `id` and its HMAC (base64) as password.
+    async fn token_login(
+        address: std::net::SocketAddr,
+        mechanism: Mechanism,
+        id: &str,
+        hmac: &[u8],
+    ) -> Option<Client> {
+        let mut client = Client::connect(address, "token").await;
+        let mut scram = ScramClient::new(mechanism, id, &STANDARD.encode(hmac));
+        scram.extensions = ",tokenauth=true".into();
+        client.scram_login_with(scram).await.then_some(client)
+    }
+
+    #[tokio::test]
+    async fn token_requests_need_a_sasl_login_and_a_secret_key() {
+        // SASL off: every token request is refused by the broker (timestamps -1).
+        let plain = Cluster::builder().build().await.expect("cluster");
+        let mut client = Client::connect(plain.brokers()[0].address, "plain").await;
+        let created = client
+            .create_token(3, CreateDelegationTokenRequest::default())
+            .await;
+        assert_eq!(
+            created.error_code,
+            ErrorCode::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED.code()
+        );
+        assert_eq!(
+            (
+                created.principal_name.as_str(),
+                created.token_requester_principal_name.as_str(),
+                created.issue_timestamp_ms,
+                created.expiry_timestamp_ms,
+                created.max_timestamp_ms,
+            ),
+            ("ANONYMOUS", "ANONYMOUS", -1, -1, -1)
+        );
+        let renewed = client.renew_token(b"x", 0).await;
+        assert_eq!(
+            (renewed.error_code, renewed.expiry_timestamp_ms),
+            (ErrorCode::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED.code(), -1)
+        );
+        let expired = client.expire_token(b"x", 0).await;
+        assert_eq!(
+            (expired.error_code, expired.expiry_timestamp_ms),
+            (ErrorCode::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED.code(), -1)
+        );
+        assert_eq!(
+            client.describe_tokens(3, None).await.error_code,
+            ErrorCode::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED.code()
+        );
+
+        // SASL on without a key: the controller's refusal (timestamps 0).
+        let cluster = token_cluster(None).await;
+        let mut alice = support::login(cluster.brokers()[0].address, "alice").await;
+        let created = alice
+            .create_token(3, CreateDelegationTokenRequest::default())
+            .await;
+        assert_eq!(
+            created.error_code,
+            ErrorCode::DELEGATION_TOKEN_AUTH_DISABLED.code()
+        );
+        assert_eq!(
+            (
+                created.principal_type.as_str(),
+                created.principal_name.as_str(),
+                created.token_requester_principal_name.as_str(),
+                created.issue_timestamp_ms,
+                created.max_timestamp_ms,
+            ),
+            ("User", "alice", "alice", 0, 0)
+        );
+        let renewed = alice.renew_token(b"x", 0).await;
+        assert_eq!(
+            (renewed.error_code, renewed.expiry_timestamp_ms),
+            (ErrorCode::DELEGATION_TOKEN_AUTH_DISABLED.code(), 0)
+        );
+        assert_eq!(
+            alice.expire_token(b"x", 0).await.error_code,
+            ErrorCode::DELEGATION_TOKEN_AUTH_DISABLED.code()
+        );
+        assert_eq!(
+            alice.describe_tokens(3, None).await.error_code,
+            ErrorCode::DELEGATION_TOKEN_AUTH_DISABLED.code()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_token_is_created_renewed_described_and_expired_as_kafka_does() {
+        let cluster = token_cluster(Some(KEY)).await;
+        let address = cluster.brokers()[0].address;
+        let mut alice = support::login(address, "alice").await;
+        let before = now_ms();
+        let created = alice
+            .create_token(
+                3,
+                CreateDelegationTokenRequest::default().with_renewers(vec![renewer("bob")]),
+            )
+            .await;
+        assert_eq!(created.error_code, 0, "{created:?}");
+        let id = created.token_id.to_string();
+        // A random UUID's text, as Kafka's `Uuid.toString`: 22 base64url characters.
+        assert_eq!(id.len(), 22, "{id}");
+        assert_eq!(created.hmac.as_ref(), hmac_of(&id).as_slice());
+        assert_eq!(
+            (
+                created.principal_name.as_str(),
+                created.token_requester_principal_name.as_str()
+            ),
+            ("alice", "alice")
+        );
+        let issued = created.issue_timestamp_ms;
+        assert!(issued >= before && issued <= now_ms());
+        // Kafka's defaults: valid for a day, at most a week.
+        assert_eq!(created.expiry_timestamp_ms, issued + 86_400_000);
+        assert_eq!(created.max_timestamp_ms, issued + 604_800_000);
+        // A shorter maximum asked for wins.
+        let short = alice
+            .create_token(
+                1,
+                CreateDelegationTokenRequest::default().with_max_lifetime_ms(60_000),
+            )
+            .await;
+        assert_eq!(short.error_code, 0);
+        assert_eq!(short.max_timestamp_ms, short.issue_timestamp_ms + 60_000);
+        assert_eq!(short.expiry_timestamp_ms, short.max_timestamp_ms);
+        let hmac = created.hmac.to_vec();
+
+        // Renewed by a renewer, not by anyone else.
+        let mut bob = support::login(address, "bob").await;
+        let before = now_ms();
+        let renewed = bob.renew_token(&hmac, 1000).await;
+        assert_eq!(renewed.error_code, 0);
+        assert!(renewed.expiry_timestamp_ms >= before + 1000);
+        assert!(renewed.expiry_timestamp_ms <= now_ms() + 1000);
+        let mut dave = support::login(address, "dave").await;
+        assert_eq!(
+            dave.renew_token(&hmac, 1000).await.error_code,
+            ErrorCode::DELEGATION_TOKEN_OWNER_MISMATCH.code()
+        );
+        assert_eq!(
+            dave.renew_token(b"not a token's", 1000).await.error_code,
+            ErrorCode::DELEGATION_TOKEN_NOT_FOUND.code()
+        );
+
+        // Described: to its owner and renewer, to a super user; not to another user without
+        // DESCRIBE on the token or DESCRIBE_TOKENS on its owner.
+        let mut both = vec![id.clone(), short.token_id.to_string()];
+        both.sort();
+        assert_eq!(alice.token_ids().await, both);
+        assert_eq!(bob.token_ids().await, vec![id.clone()]);
+        let mut carol = support::login(address, "carol").await;
+        assert_eq!(carol.token_ids().await, both);
+        assert!(dave.token_ids().await.is_empty());
+        let described = bob.describe_tokens(3, Some(&[user("bob")])).await;
+        let token = &described.tokens[0];
+        assert_eq!(
+            (
+                token.principal_name.as_str(),
+                token.token_requester_principal_name.as_str(),
+                token.issue_timestamp,
+                token.expiry_timestamp,
+                token.max_timestamp,
+                token.hmac.as_ref(),
+                token.renewers.len(),
+                token.renewers[0].principal_name.as_str(),
+            ),
+            (
+                "alice",
+                "alice",
+                issued,
+                renewed.expiry_timestamp_ms,
+                created.max_timestamp_ms,
+                hmac.as_slice(),
+                1,
+                "bob",
+            )
+        );
+        // Owners filter (an owner, requester or renewer among them); an empty list: none.
+        assert!(carol
+            .describe_tokens(3, Some(&[user("zed")]))
+            .await
+            .tokens
+            .is_empty());
+        assert!(carol.describe_tokens(3, Some(&[])).await.tokens.is_empty());
+        for version in 0..=3 {
+            let described = alice.describe_tokens(version, None).await;
+            assert_eq!(described.tokens.len(), 2, "v{version}");
+        }
+
+        // Logged in with the token (either SCRAM mechanism), the principal is its owner,
+        // and a token-authenticated connection may not ask for tokens.
+        for mechanism in [Mechanism::ScramSha256, Mechanism::ScramSha512] {
+            let mut client = token_login(address, mechanism, &id, &hmac)
+                .await
+                .expect("the token logs in");
+            let refused = client
+                .create_token(3, CreateDelegationTokenRequest::default())
+                .await;
+            assert_eq!(
+                refused.error_code,
+                ErrorCode::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED.code()
+            );
+            assert_eq!(refused.token_requester_principal_name.as_str(), "alice");
+            assert_eq!(
+                client.describe_tokens(3, None).await.error_code,
+                ErrorCode::DELEGATION_TOKEN_REQUEST_NOT_ALLOWED.code()
+            );
+        }
+        // A wrong HMAC, or the token id without `tokenauth`: refused.
+        assert!(
+            token_login(address, Mechanism::ScramSha512, &id, &hmac_of("other"))
+                .await
+                .is_none()
+        );
+        let mut client = Client::connect(address, "token").await;
+        assert!(
+            !client
+                .scram_login(Mechanism::ScramSha512, &id, &STANDARD.encode(&hmac))
+                .await
+        );
+
+        // Expired: by its owner; at once with a negative period, then gone.
+        assert_eq!(
+            dave.expire_token(&hmac, -1).await.error_code,
+            ErrorCode::DELEGATION_TOKEN_OWNER_MISMATCH.code()
+        );
+        let before = now_ms();
+        let expired = bob.expire_token(&hmac, 5000).await;
+        assert_eq!(expired.error_code, 0);
+        assert!(expired.expiry_timestamp_ms >= before + 5000);
+        let expired = alice.expire_token(&hmac, -1).await;
+        assert_eq!(expired.error_code, 0);
+        assert!(expired.expiry_timestamp_ms >= before && expired.expiry_timestamp_ms <= now_ms());
+        assert_eq!(alice.token_ids().await, vec![short.token_id.to_string()]);
+        assert_eq!(
+            alice.renew_token(&hmac, 0).await.error_code,
+            ErrorCode::DELEGATION_TOKEN_NOT_FOUND.code()
+        );
+        assert!(token_login(address, Mechanism::ScramSha512, &id, &hmac)
+            .await
+            .is_none());
+    }
+
+    #[tokio::test]
+    async fn another_owner_needs_create_tokens_and_renewers_must_be_users() {
+        let cluster = token_cluster(Some(KEY)).await;
+        let address = cluster.brokers()[0].address;
+        let for_bob = || {
+            CreateDelegationTokenRequest::default()
+                .with_owner_principal_type(Some("User".into()))
+                .with_owner_principal_name(Some("bob".into()))
+        };
+        let mut alice = support::login(address, "alice").await;
+        let refused = alice.create_token(3, for_bob()).await;
+        assert_eq!(
+            refused.error_code,
+            ErrorCode::DELEGATION_TOKEN_AUTHORIZATION_FAILED.code()
+        );
+        assert_eq!(
+            (
+                refused.principal_name.as_str(),
+                refused.token_requester_principal_name.as_str(),
+                refused.expiry_timestamp_ms
+            ),
+            ("bob", "alice", -1)
+        );
+        // A super user may; the token is bob's, carol asked for it.
+        let mut carol = support::login(address, "carol").await;
+        let created = carol.create_token(3, for_bob()).await;
+        assert_eq!(created.error_code, 0);
+        assert_eq!(
+            (
+                created.principal_name.as_str(),
+                created.token_requester_principal_name.as_str()
+            ),
+            ("bob", "carol")
+        );
+        // Its owner sees it and logs in as bob with it.
+        let mut bob = support::login(address, "bob").await;
+        assert_eq!(bob.token_ids().await, vec![created.token_id.to_string()]);
+        assert!(token_login(
+            address,
+            Mechanism::ScramSha256,
+            &created.token_id,
+            &created.hmac
+        )
+        .await
+        .is_some());
+        // An empty owner name: the caller.
+        let own = alice
+            .create_token(
+                3,
+                CreateDelegationTokenRequest::default()
+                    .with_owner_principal_type(Some("User".into()))
+                    .with_owner_principal_name(Some("".into())),
+            )
+            .await;
+        assert_eq!((own.error_code, own.principal_name.as_str()), (0, "alice"));
+        let group = alice
+            .create_token(
+                3,
+                CreateDelegationTokenRequest::default().with_renewers(vec![
+                    CreatableRenewers::default()
+                        .with_principal_type("Group".into())
+                        .with_principal_name("g".into()),
+                ]),
+            )
+            .await;
+        assert_eq!(group.error_code, ErrorCode::INVALID_PRINCIPAL_TYPE.code());
+        assert_eq!(group.issue_timestamp_ms, -1);
+        // Every version the crate knows.
+        for version in 0..=3 {
+            let created = alice
+                .create_token(version, CreateDelegationTokenRequest::default())
+                .await;
+            assert_eq!(created.error_code, 0, "v{version}");
+            assert_eq!(created.hmac.as_ref(), hmac_of(&created.token_id).as_slice());
         }
     }
 }

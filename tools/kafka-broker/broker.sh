@@ -408,6 +408,8 @@ sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
 allow.everyone.if.no.acl.found=true
 super.users=User:ANONYMOUS
+# Delegation tokens, for the cluster's token proof (cluster/tests/java_tokens.rs). Test-only.
+delegation.token.secret.key=kafka-codec-delegation-token-key
 listener.name.sasl_ssl.plain.sasl.jaas.config=$plain_jaas
 listener.name.sasl_plaintext.plain.sasl.jaas.config=$plain_jaas
 listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;

@@ -59,7 +59,8 @@ pub struct ClusterCommand {
     /// `default.replication.factor=N` are what a topic gets when CreateTopics gives -1 or
     /// Metadata creates it (1 and 1 by default); `auto.leader.rebalance.enable` and
     /// `leader.imbalance.check.interval.seconds` drive the automatic leader rebalance;
-    /// `replica.fetch.wait.max.ms` is how long an unfenced broker takes to rejoin the ISRs.
+    /// `replica.fetch.wait.max.ms` is how long an unfenced broker takes to rejoin the ISRs;
+    /// `delegation.token.*` are the delegation tokens' key and lifetimes.
     /// DescribeConfigs shows them as STATIC_BROKER_CONFIG. Another name, or a bad value, is
     /// refused at start.
     #[arg(long, value_name = "NAME=VALUE")]
@@ -81,6 +82,13 @@ pub struct ClusterCommand {
     /// `super.users`.
     #[arg(long, value_name = "User:NAME", requires = "sasl")]
     super_user: Vec<String>,
+    /// With --sasl, delegation tokens (KIP-48) are served: the secret key their HMACs are
+    /// made with, Kafka's `delegation.token.secret.key` (their lifetimes: --broker-config
+    /// `delegation.token.max.lifetime.ms` and `delegation.token.expiry.time.ms`). A client
+    /// logs in with a token over SCRAM (`tokenauth=true`). Without it the token APIs answer
+    /// DELEGATION_TOKEN_AUTH_DISABLED.
+    #[arg(long, value_name = "KEY", requires = "sasl")]
+    delegation_token_secret_key: Option<String>,
     #[command(flatten)]
     tls: ListenTls,
     #[command(flatten)]
@@ -191,6 +199,9 @@ impl Run for ClusterCommand {
             }
             for principal in self.super_user {
                 builder = builder.super_user(principal);
+            }
+            if let Some(key) = &self.delegation_token_secret_key {
+                builder = builder.delegation_token_secret_key(key);
             }
             if self.tls.listen_tls_cert.is_some() {
                 builder = builder.listen_tls(self.tls.clone());

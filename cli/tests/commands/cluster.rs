@@ -534,3 +534,21 @@ fn a_broker_config_the_cluster_does_not_follow_is_a_usage_error() {
     assert_usage_error(&["cluster", "--broker-config", "num.partitions=0"]);
     assert_usage_error(&["cluster", "--broker-config", "num.partitions"]);
 }
+
+#[test]
+fn a_delegation_token_key_needs_sasl() {
+    // Tokens are asked for and used over SASL logins only; the key without --sasl is a
+    // usage error (whose message never repeats the key).
+    let output = crate::support::run(
+        &[
+            "cluster",
+            "--delegation-token-secret-key",
+            "a-secret-key-value",
+        ],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("--sasl"), "{message}");
+    assert!(!message.contains("a-secret-key-value"), "{message}");
+}

@@ -15,6 +15,7 @@ mod api_versions;
 mod consumer_group_describe;
 mod consumer_group_heartbeat;
 mod create_acls;
+mod create_delegation_token;
 mod create_partitions;
 mod create_topics;
 mod delete_acls;
@@ -26,6 +27,7 @@ mod describe_acls;
 mod describe_client_quotas;
 mod describe_cluster;
 mod describe_configs;
+mod describe_delegation_token;
 mod describe_groups;
 mod describe_log_dirs;
 mod describe_producers;
@@ -36,6 +38,7 @@ mod describe_transactions;
 mod describe_user_scram_credentials;
 mod elect_leaders;
 mod end_txn;
+mod expire_delegation_token;
 mod fetch;
 mod find_coordinator;
 mod heartbeat;
@@ -55,6 +58,7 @@ mod offset_fetch;
 mod offset_for_leader_epoch;
 mod produce;
 mod remove_raft_voter;
+mod renew_delegation_token;
 mod sasl_authenticate;
 mod sasl_handshake;
 mod share_acknowledge;
@@ -205,6 +209,11 @@ const SERVED: [ApiKey; 58] = [
     create_acls::API,
     describe_acls::API,
     delete_acls::API,
+    // Delegation tokens (KIP-48).
+    create_delegation_token::API,
+    renew_delegation_token::API,
+    expire_delegation_token::API,
+    describe_delegation_token::API,
 ];
 
 /// The APIs a controller serves: what admin tools send with `--bootstrap-controller`
@@ -323,6 +332,18 @@ pub async fn handle(
         Request::DescribeTransactions(body) => describe_transactions::handle(context, body).into(),
         Request::ListTransactions(body) => list_transactions::handle(context, body).into(),
         Request::DescribeProducers(body) => describe_producers::handle(context, body).into(),
+        Request::CreateDelegationToken(body) => {
+            create_delegation_token::handle(context, body, session).into()
+        }
+        Request::RenewDelegationToken(body) => {
+            renew_delegation_token::handle(context, body, session).into()
+        }
+        Request::ExpireDelegationToken(body) => {
+            expire_delegation_token::handle(context, body, session).into()
+        }
+        Request::DescribeDelegationToken(body) => {
+            describe_delegation_token::handle(context, body, session).into()
+        }
         _ => return None,
     })
 }

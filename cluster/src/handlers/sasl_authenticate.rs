@@ -26,8 +26,8 @@ pub fn handle(
                 "SaslAuthenticate request received after successful authentication".into(),
             ));
     }
-    let users = context.shared.users();
-    match session.step(&users, &request.auth_bytes) {
+    let mut users = context.shared.users();
+    match session.step(&mut users, &request.auth_bytes) {
         Ok(token) => SaslAuthenticateResponse::default()
             .with_auth_bytes(token.into())
             .with_session_lifetime_ms(0),

@@ -227,7 +227,33 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32, i32)> {
-        if self.is_fenced(node_id) {
+        self.fence_broker_as(node_id, brokers, placement_brokers, false)
+    }
+
+    /// Broker `node_id` registers again after an unclean shutdown (its registration's
+    /// `PreviousBrokerEpoch` is not the epoch the controller knows): fenced (a new
+    /// registration is) as [`fence_broker`](Self::fence_broker) fences it, and with eligible
+    /// leader replicas on it also leaves every ELR, as Kafka's `handleBrokerUncleanShutdown`
+    /// does (it may have lost committed records), fenced already or not. Without ELR,
+    /// Kafka's `handleBrokerShutdown`: a fence. The partitions whose leader changed.
+    pub fn fence_broker_unclean(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32, i32)> {
+        let unclean = self.eligible_leader_replicas_enabled();
+        self.fence_broker_as(node_id, brokers, placement_brokers, unclean)
+    }
+
+    fn fence_broker_as(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+        unclean: bool,
+    ) -> Vec<(String, i32, i32)> {
+        if self.is_fenced(node_id) && !unclean {
             return Vec::new();
         }
         // The partitions whose ISR it leaves without a leader change (it follows them and
@@ -242,8 +268,13 @@ impl State {
             })
             .collect();
         // With eligible leader replicas on (Kafka 4.1 and later), `elr.rs`.
+        let mut shrunk = shrunk;
         let moved = if self.eligible_leader_replicas_enabled() {
-            self.fence_broker_elr(node_id, brokers, placement_brokers)
+            let (moved, elr_changed) =
+                self.fence_broker_elr(node_id, brokers, placement_brokers, unclean);
+            // An ELR change is a partition change too.
+            shrunk.extend(elr_changed);
+            moved
         } else {
             self.fence_broker_plain(node_id, brokers, placement_brokers)
         };

@@ -328,3 +328,28 @@ async fn a_crash_over_http_makes_the_restart_unclean() {
     let (status, _) = support::http(control, "GET", "/brokers/1/crash", None).await;
     assert_eq!(status, 405);
 }
+
+/// Kafka's controller writes a config record for every config a request names on a broker
+/// resource, changed or not (`ConfigurationControlManager.incrementalAlterConfigResource`
+/// skips an unchanged value only for a topic), and every `min.insync.replicas` record clears
+/// the ELRs (`createClearElrRecordsAsNeeded`): the cluster-wide value set again clears them,
+/// the topic's set again does not.
+#[tokio::test]
+async fn the_cluster_wide_min_isr_set_to_its_value_clears_the_elrs() {
+    let (cluster, mut client) = cluster(None).await;
+    assert_eq!(set(&mut client, 4, "", "min.insync.replicas", "1").await, 0);
+    assert_eq!(
+        set(&mut client, 2, "e", "min.insync.replicas", "3").await,
+        0
+    );
+    fence(&cluster, 2);
+    fence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[1, 2], &[]));
+    assert_eq!(
+        set(&mut client, 2, "e", "min.insync.replicas", "3").await,
+        0
+    );
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[1, 2], &[]));
+    assert_eq!(set(&mut client, 4, "", "min.insync.replicas", "1").await, 0);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[], &[]));
+}

@@ -118,11 +118,17 @@ impl Scenario {
         let broker = self.brokers[random.below(self.brokers.len())];
         // With ELR off, no unclean switch (the last kind).
         let kinds = if self.state.eligible_leader_replicas_enabled() {
-            12
+            13
         } else {
             11
         };
         let line = match random.below(kinds) {
+            11 => {
+                // The controller's periodic unclean election (ELR on: the switch is too).
+                self.state
+                    .elect_unclean_leaders(&self.brokers, placement, usize::MAX);
+                "elect_unclean".to_owned()
+            }
             9 | 10 => {
                 // Back from an unclean shutdown: registered again (fenced, out of the
                 // ELRs), then unfenced and caught up as `unfence`.
@@ -151,9 +157,20 @@ impl Scenario {
                 format!("min_isr {min_isr}")
             }
             _ => {
+                // 12 with ELR on.
                 let unclean = random.below(2) == 1;
                 self.set_config("unclean.leader.election.enable", &unclean.to_string());
-                format!("unclean {}", u8::from(unclean))
+                let line = format!("unclean {}", u8::from(unclean));
+                if !unclean {
+                    line
+                } else {
+                    // Switched on, the periodic task then elects the leaderless partitions
+                    // (nothing is elected as the switch is set).
+                    self.record(&line);
+                    self.state
+                        .elect_unclean_leaders(&self.brokers, placement, usize::MAX);
+                    "elect_unclean".to_owned()
+                }
             }
         };
         self.record(&line);
@@ -271,6 +288,26 @@ fn eligible_leader_replicas_follow_kafkas_partition_change_builder() {
         .lines()
         .filter(|line| line.starts_with("unclean_restart"))
         .count();
-    eprintln!("ELRs out of ascending order {unordered}, unclean restarts {unclean_restarts}");
-    assert!(unordered > 50 && unclean_restarts > 500);
+    // Periodic unclean elections that elected someone.
+    let electing: usize = scenarios
+        .iter()
+        .map(|scenario| {
+            let partitions = scenario.partitions as usize;
+            let states: Vec<&str> = scenario.shown.lines().collect();
+            let steps: Vec<&[&str]> = states.chunks(partitions).collect();
+            scenario
+                .trace
+                .lines()
+                .enumerate()
+                .filter(|(step, event)| {
+                    *event == "elect_unclean" && steps[*step - 1] != steps[*step]
+                })
+                .count()
+        })
+        .sum();
+    eprintln!(
+        "ELRs out of ascending order {unordered}, unclean restarts {unclean_restarts}, \
+         periodic unclean elections electing {electing}"
+    );
+    assert!(unordered > 50 && unclean_restarts > 500 && electing > 5);
 }

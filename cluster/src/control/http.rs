@@ -17,6 +17,7 @@
 //! | `POST /brokers/ID/fence` | fences a stopped broker now; `?running=true`: one that runs (its heartbeats lost) |
 //! | `POST /brokers/ID/unfence` | unfences a running broker (its heartbeats back); a stopped one is refused (409) |
 //! | `POST /leaders/rebalance` | runs the automatic leader rebalance's check now: the leaders it moved |
+//! | `POST /leaders/unclean` | runs the controller's periodic unclean leader election now (every 5 minutes on its own): the leaders it elected |
 //! | `GET /topics/T/partitions` | each partition's leader, leader and partition epochs, replicas, ISR, offline replicas |
 //! | `PUT /brokers/ID/latency` | `{"ms": N}`: every answer of the broker N ms later |
 //! | `POST /leaders` | `{"topic": T, "partition": P, "leader": B}`: moves a leader |
@@ -439,6 +440,16 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
         ["leaders", "rebalance"] => match method {
             "POST" => ok(json!({ "movedLeaders": control
                 .rebalance_leaders()
+                .iter()
+                .map(|(topic, partition, leader)| json!({
+                    "topic": topic, "partition": partition, "leader": leader,
+                }))
+                .collect::<Vec<_>>() })),
+            _ => allowed("POST"),
+        },
+        ["leaders", "unclean"] => match method {
+            "POST" => ok(json!({ "electedLeaders": control
+                .elect_unclean_leaders()
                 .iter()
                 .map(|(topic, partition, leader)| json!({
                     "topic": topic, "partition": partition, "leader": leader,

@@ -395,6 +395,70 @@ impl State {
         }
     }
 
+    /// One pass of Kafka's controller's periodic task `electUnclean`
+    /// (`maybeElectUncleanLeaders`, every `unclean.leader.election.interval.ms`, 5 minutes):
+    /// each partition without a leader whose topic has `unclean.leader.election.enable`
+    /// elects one as ElectLeaders' unclean election does (from the ISR, the ELR, the last
+    /// known leader, else the first unfenced replica, which is then the ISR alone); at most
+    /// `max`. The partitions that got a leader (topic, partition, leader), and whether more
+    /// were due.
+    pub fn elect_unclean_leaders(
+        &mut self,
+        brokers: &[i32],
+        placement_brokers: usize,
+        max: usize,
+    ) -> (Vec<(String, i32, i32)>, bool) {
+        let mut elected = Vec::new();
+        let mut tried = 0;
+        for (name, index, before) in self.registrations(brokers, placement_brokers) {
+            if before.leader >= 0 {
+                continue;
+            }
+            let change = self.change_for(&name, &before, before.isr.clone());
+            if !change.unclean {
+                continue;
+            }
+            if tried == max {
+                return (elected, true);
+            }
+            tried += 1;
+            let after = before.changed(&change, |replica| self.active(replica, brokers));
+            if after.leader < 0 {
+                continue;
+            }
+            elected.push((name.clone(), index, after.leader));
+            if self.eligible_leaders.enabled {
+                self.settle(&name, index, &before, after, placement_brokers);
+            } else {
+                // Fencing's derivation takes it from here (the others rejoin at once).
+                self.move_leader(&name, index, after.leader, placement_brokers);
+            }
+        }
+        (elected, false)
+    }
+
+    /// With eligible leader replicas off (releases before 4.1), the leader `fencing.rs`
+    /// falls back to when no in-sync replica can lead: with `unclean.leader.election.enable`
+    /// the first replica of `replicas` that is `acceptable`, as those releases' change
+    /// builder elects in the fence and unfence paths; else none.
+    pub(super) fn unclean_leader_without_elr(
+        &self,
+        topic: &str,
+        replicas: &[i32],
+        acceptable: impl Fn(i32) -> bool,
+    ) -> Option<i32> {
+        let unclean = self
+            .effective_topic_config(topic, "unclean.leader.election.enable")
+            .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
+        if !unclean {
+            return None;
+        }
+        replicas
+            .iter()
+            .copied()
+            .find(|&replica| acceptable(replica))
+    }
+
     /// Every partition, by topic and index, as the controller holds it.
     fn registrations(
         &self,

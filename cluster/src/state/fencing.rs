@@ -306,7 +306,16 @@ impl State {
         let mut moved = Vec::new();
         for (name, index) in led {
             let view = self.replica_view(&name, index, brokers, placement_brokers);
-            let to = view.isr.first().copied().unwrap_or(-1);
+            let to = view
+                .isr
+                .first()
+                .copied()
+                .or_else(|| {
+                    self.unclean_leader_without_elr(&name, &view.replicas, |replica| {
+                        brokers.contains(&replica) && !self.is_fenced(replica)
+                    })
+                })
+                .unwrap_or(-1);
             let key = (name.clone(), index);
             self.fencing.pinned.insert(key.clone(), view.replicas);
             self.move_leader(&name, index, to, placement_brokers);
@@ -335,6 +344,25 @@ impl State {
             .collect();
         for (name, index) in &back {
             self.move_leader(name, *index, node_id, placement_brokers);
+        }
+        // With unclean leader election, an offline partition it is a replica of elects the
+        // first replica that may lead, it or one unfenced.
+        let mut back = back;
+        let unclean: Vec<(String, i32, i32)> = self
+            .fencing
+            .offline
+            .keys()
+            .filter_map(|(name, index)| {
+                let replicas = self.fencing.pinned.get(&(name.clone(), *index))?;
+                let to = self.unclean_leader_without_elr(name, replicas, |replica| {
+                    !self.is_fenced(replica)
+                })?;
+                Some((name.clone(), *index, to))
+            })
+            .collect();
+        for (name, index, to) in unclean {
+            self.move_leader(&name, index, to, placement_brokers);
+            back.push((name, index));
         }
         back
     }

@@ -29,7 +29,7 @@ import org.apache.kafka.server.common.MetadataVersion;
  * Trace lines:
  *   scenario BROKERS MIN_ISR UNCLEAN ELR REPLICAS/REPLICAS/...   (a topic, every replica in
  *                                                                  sync, the first leading)
- *   fence B | unfence B | unclean_restart B | min_isr N | unclean 0|1
+ *   fence B | unfence B | unclean_restart B | elect_unclean | min_isr N | unclean 0|1
  * Output, after the scenario line and after each event, one line per partition:
  *   LEADER EPOCH ISR ELR LAST_KNOWN_ELR    (lists comma separated, "-" when empty)
  */
@@ -164,6 +164,23 @@ public final class ElrReference {
         unfence(broker);
     }
 
+    /**
+     * The controller's periodic task electUnclean (maybeElectUncleanLeaders): each
+     * partition without a leader, when unclean leader election is on, goes through electLeader
+     * with ElectionType.UNCLEAN (the target ISR its own, the active brokers acceptable).
+     */
+    private void electUnclean() {
+        if (!unclean) {
+            return;
+        }
+        for (int index = 0; index < partitions.size(); index++) {
+            PartitionRegistration partition = partitions.get(index);
+            if (partition.leader < 0) {
+                change(index, this::active, toList(partition.isr));
+            }
+        }
+    }
+
     /** A changed min.insync.replicas: ClearElrRecord for the topic (with ELR on). */
     private void setMinIsr(int value) {
         if (value == minIsr) {
@@ -232,6 +249,9 @@ public final class ElrReference {
                     break;
                 case "unclean_restart":
                     scenario.uncleanRestart(Integer.parseInt(words[1]));
+                    break;
+                case "elect_unclean":
+                    scenario.electUnclean();
                     break;
                 case "unfence":
                     scenario.unfence(Integer.parseInt(words[1]));

@@ -472,6 +472,40 @@ mod tests {
         assert_eq!((view.isr, view.partition_epoch), (vec![0], 1));
     }
 
+    /// With ELR off (releases before 4.1) and unclean leader election on, the unfence path
+    /// elects a replica out of the ISR. Kafka 4.4's `PartitionChangeBuilder` with ELR off
+    /// (`tools/elr-reference`): `scenario 0,1 1 1 0 0,1`, `fence 1`, `fence 0` (-1, ISR
+    /// [0]), `unfence 1` (1 at epoch 2, ISR [1]); with the switch off `unfence 1` elects
+    /// no one (`scenario 0,1 1 0 0 0,1`).
+    #[test]
+    fn without_elr_unclean_election_applies_as_a_broker_is_unfenced() {
+        for unclean in [true, false] {
+            let mut state = State::new(Retention::default());
+            state.add_topic("t", 1, 2);
+            state
+                .configs
+                .topics
+                .entry("t".to_owned())
+                .or_default()
+                .insert(
+                    "unclean.leader.election.enable".to_owned(),
+                    unclean.to_string(),
+                );
+            let brokers = [0, 1];
+            state.fence_broker(1, &brokers, 2);
+            state.fence_broker(0, &brokers, 2);
+            let view = state.replica_view("t", 0, &brokers, 2);
+            assert_eq!((view.leader, view.isr), ((-1, 1), vec![0]));
+            state.unfence_broker(1, 2);
+            let view = state.replica_view("t", 0, &brokers, 2);
+            if unclean {
+                assert_eq!((view.leader, view.isr), ((1, 2), vec![1]));
+            } else {
+                assert_eq!((view.leader, view.isr), ((-1, 1), vec![0]));
+            }
+        }
+    }
+
     #[test]
     fn the_last_isr_replica_alone_brings_an_offline_partition_back() {
         let mut state = State::new(Retention::default());

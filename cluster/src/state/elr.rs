@@ -25,6 +25,9 @@ use super::State;
 use crate::configs::definitions;
 use std::collections::BTreeMap;
 
+/// A partition whose leader changed: topic, partition, new leader (-1: none).
+type Moved = (String, i32, i32);
+
 /// What the cluster keeps for eligible leader replicas.
 #[derive(Debug, Default)]
 pub struct EligibleLeaders {
@@ -164,14 +167,14 @@ impl Partition {
     }
 }
 
-/// The iteration order of a `java.util.HashSet<Integer>` built as `new HashSet<>(first)` with
-/// the first `initial` of `items`, then given the rest by `add`: by bucket (`hash & (capacity
-/// - 1)`, an `Integer`'s hash being its value spread as `h ^ (h >>> 16)`), within a bucket in
-/// insertion order (a resize splits buckets keeping that order). The capacity starts at
-/// `max(initial / 0.75 + 1, 16)` rounded up to a power of two and doubles while the set
-/// holds more than three quarters of it. Broker ids below the capacity come out ascending;
-/// 16 and above do not (16 before 1). A bucket is never long enough here (8) for Java to
-/// make it a tree.
+/// The iteration order of a `java.util.HashSet<Integer>` built as `new HashSet<>(first)`
+/// with the first `initial` of `items`, then given the rest by `add`: by bucket
+/// (`hash & (capacity - 1)`, an `Integer`'s hash being its value spread as
+/// `h ^ (h >>> 16)`), within a bucket in insertion order (a resize splits buckets keeping
+/// that order). The capacity starts at `max(initial / 0.75 + 1, 16)` rounded up to a power
+/// of two and doubles while the set holds more than three quarters of it. Broker ids below
+/// the capacity come out ascending; 16 and above do not (16 before 1). A bucket is never
+/// long enough here (8) for Java to make it a tree.
 fn java_hash_set_order(items: impl IntoIterator<Item = i32>, initial: usize) -> Vec<i32> {
     let mut set: Vec<i32> = Vec::new();
     for item in items {
@@ -280,7 +283,7 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
         unclean: bool,
-    ) -> (Vec<(String, i32, i32)>, Vec<(String, i32)>) {
+    ) -> (Vec<Moved>, Vec<(String, i32)>) {
         if self.is_fenced(node_id) && !unclean {
             return (Vec::new(), Vec::new());
         }

@@ -645,6 +645,22 @@ impl Target {
         overrides: BTreeMap<String, String>,
         validate_only: bool,
     ) -> Result<(), Failure> {
+        // AlterConfigs names every config it sets.
+        let named = overrides.contains_key(MIN_ISR);
+        self.replace_naming(state, overrides, named, validate_only)
+    }
+
+    /// [`replace`](Self::replace) for a request that named `min.insync.replicas`
+    /// (`names_min_isr`) or not: Kafka's controller writes a config record for every config
+    /// a request names on a broker resource, changed or not (only a topic's unchanged ones
+    /// are skipped), and each `min.insync.replicas` record clears the ELRs.
+    pub fn replace_naming(
+        &self,
+        state: &mut State,
+        overrides: BTreeMap<String, String>,
+        names_min_isr: bool,
+        validate_only: bool,
+    ) -> Result<(), Failure> {
         let invalid = |message| (ErrorCode::INVALID_CONFIG, message);
         if let Target::Topic(_) = self {
             check_topic_configs(
@@ -686,7 +702,8 @@ impl Target {
                 Target::Broker(name) => state.configs.brokers.entry(name.clone()),
             };
             *map.or_default() = overrides;
-            if min_isr_changed {
+            let cluster_wide = matches!(self, Target::Broker(name) if name.is_empty());
+            if min_isr_changed || (cluster_wide && names_min_isr) {
                 match self {
                     Target::Topic(name) => state.clear_eligible_leaders(Some(name)),
                     Target::Broker(_) => state.clear_eligible_leaders(None),

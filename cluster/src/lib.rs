@@ -1044,6 +1044,10 @@ impl ClusterBuilder {
                 stopped.clone(),
             ));
         }
+        tokio::spawn(control::rebalance::run_unclean(
+            Arc::clone(&shared),
+            stopped.clone(),
+        ));
         tokio::spawn(groups::run_timers(Arc::clone(&shared), stopped.clone()));
         tokio::spawn(share_groups::run_timers(
             Arc::clone(&shared),

@@ -249,3 +249,107 @@ async fn java_admin_describes_eligible_leader_replicas() {
     .await;
     assert!(shown.contains("both fenced: leader - isr [] elr [0] lastKnownElr [0]"));
 }
+
+/// A broker crashed and restarted (`Control::crash_broker`, then `restart_broker`)
+/// registers without a clean shutdown: it leaves the ELRs, so it cannot lead from them.
+/// Kafka 4.4's answers to the trace `scenario 0,1,2,3 3 0 1 0,1,2`, `fence 2`, `fence 1`,
+/// `unclean_restart 1`, `unclean_restart 0`, `fence 0`, `fence 1`, `unclean_restart 1`,
+/// `unfence 0`.
+#[tokio::test]
+async fn a_broker_back_from_an_unclean_shutdown_leaves_the_elrs() {
+    let (cluster, mut client) = cluster(None).await;
+    assert_eq!(
+        set(&mut client, 2, "e", "min.insync.replicas", "3").await,
+        0
+    );
+    let crash_and_restart = |node: i32| {
+        let control = cluster.control();
+        control.crash_broker(node).expect("crash");
+        assert!(control.is_crashed(node));
+        control.restart_broker(node).expect("restart");
+        assert!(!control.is_crashed(node));
+    };
+    fence(&cluster, 2);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0, 1], &[2], &[]));
+    fence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[1, 2], &[]));
+    // 1 comes back uncleanly: out of the ELR, then in the ISR once caught up.
+    crash_and_restart(1);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0, 1], &[2], &[]));
+    // The leader crashes: 1 leads; 0, back, is in sync again but never eligible meanwhile.
+    crash_and_restart(0);
+    assert_eq!(describe(&mut client).await, shown(1, 1, &[0, 1], &[2], &[]));
+    fence(&cluster, 0);
+    fence(&cluster, 1);
+    assert_eq!(
+        describe(&mut client).await,
+        shown(-1, 2, &[], &[0, 1, 2], &[1])
+    );
+    // The last leader back uncleanly: out of the ELR, and not elected (the ELR is not empty,
+    // so the last known leader is not tried); the partition stays offline.
+    crash_and_restart(1);
+    assert_eq!(
+        describe(&mut client).await,
+        shown(-1, 2, &[], &[0, 2], &[1])
+    );
+    // 0, back cleanly, is eligible: it leads, 1 rejoins.
+    unfence(&cluster, 0);
+    assert_eq!(describe(&mut client).await, shown(0, 3, &[0, 1], &[2], &[]));
+}
+
+/// The same crash over HTTP: `POST /brokers/ID/crash`, then `restart`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_over_http_makes_the_restart_unclean() {
+    use kafka_codec::serde_json::json;
+    let (cluster, mut client) = cluster(None).await;
+    assert_eq!(
+        set(&mut client, 2, "e", "min.insync.replicas", "3").await,
+        0
+    );
+    fence(&cluster, 2);
+    fence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[1, 2], &[]));
+    let control = support::serve_control(&cluster).await;
+    let (status, answer) = support::http(control, "POST", "/brokers/1/crash", None).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        (&answer["up"], &answer["crashed"]),
+        (&json!(false), &json!(true))
+    );
+    let (status, answer) = support::http(control, "POST", "/brokers/1/restart", None).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        (&answer["up"], &answer["crashed"], &answer["fenced"]),
+        (&json!(true), &json!(false), &json!(false))
+    );
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0, 1], &[2], &[]));
+    let (status, _) = support::http(control, "POST", "/brokers/9/crash", None).await;
+    assert_eq!(status, 404);
+    let (status, _) = support::http(control, "GET", "/brokers/1/crash", None).await;
+    assert_eq!(status, 405);
+}
+
+/// Kafka's controller writes a config record for every config a request names on a broker
+/// resource, changed or not (`ConfigurationControlManager.incrementalAlterConfigResource`
+/// skips an unchanged value only for a topic), and every `min.insync.replicas` record clears
+/// the ELRs (`createClearElrRecordsAsNeeded`): the cluster-wide value set again clears them,
+/// the topic's set again does not.
+#[tokio::test]
+async fn the_cluster_wide_min_isr_set_to_its_value_clears_the_elrs() {
+    let (cluster, mut client) = cluster(None).await;
+    assert_eq!(set(&mut client, 4, "", "min.insync.replicas", "1").await, 0);
+    assert_eq!(
+        set(&mut client, 2, "e", "min.insync.replicas", "3").await,
+        0
+    );
+    fence(&cluster, 2);
+    fence(&cluster, 1);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[1, 2], &[]));
+    assert_eq!(
+        set(&mut client, 2, "e", "min.insync.replicas", "3").await,
+        0
+    );
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[1, 2], &[]));
+    assert_eq!(set(&mut client, 4, "", "min.insync.replicas", "1").await, 0);
+    assert_eq!(describe(&mut client).await, shown(0, 0, &[0], &[], &[]));
+}

@@ -51,10 +51,10 @@ struct Scenario {
 }
 
 impl Scenario {
-    fn new(brokers: usize, replication: i16, min_isr: usize, unclean: bool, elr: bool) -> Scenario {
+    fn new(ids: Vec<i32>, replication: i16, min_isr: usize, unclean: bool, elr: bool) -> Scenario {
         let mut state = State::new(Retention::default());
         state.set_eligible_leader_replicas(elr);
-        let ids: Vec<i32> = (0..brokers as i32).collect();
+        let brokers = ids.len();
         let partitions = brokers as i32;
         state.add_topic(TOPIC, partitions, replication);
         state.place_topic(TOPIC, ids.clone());
@@ -118,11 +118,27 @@ impl Scenario {
         let broker = self.brokers[random.below(self.brokers.len())];
         // With ELR off, no unclean switch (the last kind).
         let kinds = if self.state.eligible_leader_replicas_enabled() {
-            10
+            13
         } else {
-            9
+            11
         };
         let line = match random.below(kinds) {
+            11 => {
+                // The controller's periodic unclean election (ELR on: the switch is too).
+                self.state
+                    .elect_unclean_leaders(&self.brokers, placement, usize::MAX);
+                "elect_unclean".to_owned()
+            }
+            9 | 10 => {
+                // Back from an unclean shutdown: registered again (fenced, out of the
+                // ELRs), then unfenced and caught up as `unfence`.
+                self.state
+                    .fence_broker_unclean(broker, &self.brokers, placement);
+                self.state
+                    .unfence_broker_among(broker, &self.brokers, placement);
+                self.state.caught_up(broker, &self.brokers, placement);
+                format!("unclean_restart {broker}")
+            }
             0..=3 => {
                 self.state.fence_broker(broker, &self.brokers, placement);
                 format!("fence {broker}")
@@ -141,9 +157,20 @@ impl Scenario {
                 format!("min_isr {min_isr}")
             }
             _ => {
+                // 12 with ELR on.
                 let unclean = random.below(2) == 1;
                 self.set_config("unclean.leader.election.enable", &unclean.to_string());
-                format!("unclean {}", u8::from(unclean))
+                let line = format!("unclean {}", u8::from(unclean));
+                if !unclean {
+                    line
+                } else {
+                    // Switched on, the periodic task then elects the leaderless partitions
+                    // (nothing is elected as the switch is set).
+                    self.record(&line);
+                    self.state
+                        .elect_unclean_leaders(&self.brokers, placement, usize::MAX);
+                    "elect_unclean".to_owned()
+                }
             }
         };
         self.record(&line);
@@ -187,13 +214,20 @@ fn eligible_leader_replicas_follow_kafkas_partition_change_builder() {
     let mut scenarios = Vec::new();
     for index in 0..500 {
         let brokers = 2 + random.below(3);
+        // Every other scenario with broker ids Kafka's hash sets list out of ascending
+        // order (16 and up: by `id % 16`, then insertion).
+        let ids: Vec<i32> = if index % 2 == 1 {
+            [2, 16, 17, 33][..brokers].to_vec()
+        } else {
+            (0..brokers as i32).collect()
+        };
         let replication = 1 + random.below(brokers) as i16;
         let min_isr = 1 + random.below(brokers);
         // One in five with ELR off, as releases before 4.1 run (where the cluster leaves
         // `unclean.leader.election.enable` to ElectLeaders: never set there).
         let elr = index % 5 != 0;
         let unclean = elr && random.below(4) == 0;
-        let mut scenario = Scenario::new(brokers, replication, min_isr, unclean, elr);
+        let mut scenario = Scenario::new(ids, replication, min_isr, unclean, elr);
         for _ in 0..16 {
             scenario.event(&mut random);
         }
@@ -241,4 +275,39 @@ fn eligible_leader_replicas_follow_kafkas_partition_change_builder() {
         "partition states with an ELR {elr}, a last known ELR {last_known}, offline {offline}"
     );
     assert!(elr > 1000 && last_known > 1000 && offline > 1000);
+    // ELRs Kafka lists out of ascending order (ids 16 and up), and unclean restarts.
+    let unordered = expected
+        .lines()
+        .filter_map(|line| line.split(' ').nth(3))
+        .filter(|elr| {
+            let ids: Vec<i32> = elr.split(',').filter_map(|id| id.parse().ok()).collect();
+            ids.windows(2).any(|pair| pair[0] > pair[1])
+        })
+        .count();
+    let unclean_restarts = trace
+        .lines()
+        .filter(|line| line.starts_with("unclean_restart"))
+        .count();
+    // Periodic unclean elections that elected someone.
+    let electing: usize = scenarios
+        .iter()
+        .map(|scenario| {
+            let partitions = scenario.partitions as usize;
+            let states: Vec<&str> = scenario.shown.lines().collect();
+            let steps: Vec<&[&str]> = states.chunks(partitions).collect();
+            scenario
+                .trace
+                .lines()
+                .enumerate()
+                .filter(|(step, event)| {
+                    *event == "elect_unclean" && steps[*step - 1] != steps[*step]
+                })
+                .count()
+        })
+        .sum();
+    eprintln!(
+        "ELRs out of ascending order {unordered}, unclean restarts {unclean_restarts}, \
+         periodic unclean elections electing {electing}"
+    );
+    assert!(unordered > 50 && unclean_restarts > 500 && electing > 5);
 }

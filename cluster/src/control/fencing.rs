@@ -82,12 +82,25 @@ impl ControlHandle {
     }
 
     fn fence(&self, node_id: i32) -> FencedBroker {
+        self.fence_as(node_id, false)
+    }
+
+    /// `node_id` registers after an unclean shutdown: fenced, out of the ELRs.
+    pub(crate) fn fence_unclean(&self, node_id: i32) -> FencedBroker {
+        self.fence_as(node_id, true)
+    }
+
+    fn fence_as(&self, node_id: i32, unclean: bool) -> FencedBroker {
         let shared = &self.shared;
         let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();
         let placement = shared.placement_brokers;
         let (moved_leaders, stand_in) = {
             let mut state = shared.state();
-            let moved = state.fence_broker(node_id, &brokers, placement);
+            let moved = if unclean {
+                state.fence_broker_unclean(node_id, &brokers, placement)
+            } else {
+                state.fence_broker(node_id, &brokers, placement)
+            };
             // The next unfenced broker after it in node id order.
             let after = brokers
                 .iter()

@@ -13,9 +13,11 @@
 //! | `POST /brokers` | `{}` or `{"port": N}`: adds a broker with the next id (on port N, else a free one) |
 //! | `DELETE /brokers/ID` | removes a broker, moving its leaderships and coordinatorships; the last one is refused (409) |
 //! | `POST /brokers/ID/stop`, `POST /brokers/ID/restart` | stops or restarts a broker |
+//! | `POST /brokers/ID/crash` | stops a broker as a crash: its restart registers it without a clean shutdown (fenced, out of the ELRs, then unfenced) |
 //! | `POST /brokers/ID/fence` | fences a stopped broker now; `?running=true`: one that runs (its heartbeats lost) |
 //! | `POST /brokers/ID/unfence` | unfences a running broker (its heartbeats back); a stopped one is refused (409) |
 //! | `POST /leaders/rebalance` | runs the automatic leader rebalance's check now: the leaders it moved |
+//! | `POST /leaders/unclean` | runs the controller's periodic unclean leader election now (every 5 minutes on its own): the leaders it elected |
 //! | `GET /topics/T/partitions` | each partition's leader, leader and partition epochs, replicas, ISR, offline replicas |
 //! | `PUT /brokers/ID/latency` | `{"ms": N}`: every answer of the broker N ms later |
 //! | `POST /leaders` | `{"topic": T, "partition": P, "leader": B}`: moves a leader |
@@ -406,6 +408,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                     };
                 }
                 ("stop", "POST") => control.stop_broker(node),
+                ("crash", "POST") => control.crash_broker(node),
                 ("restart", "POST") => control.restart_broker(node),
                 ("unfence", "POST") => match control.unfence_broker(node) {
                     Err(e @ super::OperationError::Stopped(_)) => return conflict(e),
@@ -421,7 +424,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                         Err(why) => return bad(why),
                     }
                 }
-                ("stop" | "restart" | "fence" | "unfence", _) => return allowed("POST"),
+                ("stop" | "crash" | "restart" | "fence" | "unfence", _) => return allowed("POST"),
                 ("latency", _) => return allowed("PUT"),
                 _ => return not_found(format!("no operation {operation:?}")),
             };
@@ -429,6 +432,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                 Ok(()) => ok(json!({ "id": node, "up": control.is_up(node),
                     "fenced": control.is_fenced(node),
                     "catchingUp": control.is_catching_up(node),
+                    "crashed": control.is_crashed(node),
                     "latencyMs": control.latency(node).as_millis() as u64 })),
                 Err(e) => not_found(e),
             }
@@ -436,6 +440,16 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
         ["leaders", "rebalance"] => match method {
             "POST" => ok(json!({ "movedLeaders": control
                 .rebalance_leaders()
+                .iter()
+                .map(|(topic, partition, leader)| json!({
+                    "topic": topic, "partition": partition, "leader": leader,
+                }))
+                .collect::<Vec<_>>() })),
+            _ => allowed("POST"),
+        },
+        ["leaders", "unclean"] => match method {
+            "POST" => ok(json!({ "electedLeaders": control
+                .elect_unclean_leaders()
                 .iter()
                 .map(|(topic, partition, leader)| json!({
                     "topic": topic, "partition": partition, "leader": leader,

@@ -351,6 +351,8 @@ pub(crate) struct Node {
     /// Whether it is up (its accept loop and connections watch it).
     up: watch::Sender<bool>,
     latency: Duration,
+    /// Whether it stopped by crashing: it registers again without a clean shutdown.
+    crashed: bool,
 }
 
 #[derive(Debug, Default)]
@@ -452,6 +454,17 @@ impl Control {
         Ok(())
     }
 
+    /// Marks broker `node_id` crashed (or not): its next restart is unclean.
+    pub(crate) fn set_crashed(&self, node_id: i32, crashed: bool) -> Result<(), OperationError> {
+        self.with_node(node_id, |node| node.crashed = crashed)
+    }
+
+    /// Whether broker `node_id` stopped by crashing and was not restarted since.
+    pub fn is_crashed(&self, node_id: i32) -> bool {
+        self.with_node(node_id, |node| node.crashed)
+            .unwrap_or(false)
+    }
+
     /// Whether broker `node_id` is up.
     pub fn is_up(&self, node_id: i32) -> bool {
         self.with_node(node_id, |node| *node.up.borrow())
@@ -551,6 +564,7 @@ impl Node {
             id,
             up: watch::Sender::new(true),
             latency: Duration::ZERO,
+            crashed: false,
         }
     }
 }

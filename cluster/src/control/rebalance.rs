@@ -71,7 +71,61 @@ pub(crate) async fn run(shared: Arc<Shared>, interval: Duration, mut stop: watch
     }
 }
 
+/// How often Kafka's controller runs its periodic task `electUnclean`: its internal
+/// `unclean.leader.election.interval.ms` (`ReplicationConfigs`' default, 5 minutes). Setting
+/// `unclean.leader.election.enable` elects nothing at once on Kafka 4.4 (its documentation
+/// says to wait for this task or run an unclean ElectLeaders).
+pub const UNCLEAN_ELECTION_INTERVAL: Duration = Duration::from_secs(300);
+
+/// Runs the periodic unclean leader election every [`UNCLEAN_ELECTION_INTERVAL`] until the
+/// cluster is dropped (registered when the controller becomes active, as Kafka's is).
+pub(crate) async fn run_unclean(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
+    let control = ControlHandle {
+        shared: Arc::clone(&shared),
+    };
+    let mut next = UNCLEAN_ELECTION_INTERVAL;
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(next) => {}
+            _ = stop.changed() => return,
+        }
+        let (_, more) = control.elect_unclean_pass(MAX_ELECTIONS_PER_PASS);
+        next = if more {
+            AGAIN_AFTER
+        } else {
+            UNCLEAN_ELECTION_INTERVAL
+        };
+    }
+}
+
 impl ControlHandle {
+    /// Runs the controller's periodic unclean leader election now: each partition without
+    /// a leader whose topic has `unclean.leader.election.enable` elects one (the ISR, the
+    /// ELR, the last known leader, else the first unfenced replica). The partitions that
+    /// got a leader (topic, partition, leader).
+    pub fn elect_unclean_leaders(&self) -> Vec<(String, i32, i32)> {
+        let mut all = Vec::new();
+        loop {
+            let (elected, more) = self.elect_unclean_pass(MAX_ELECTIONS_PER_PASS);
+            all.extend(elected);
+            if !more {
+                return all;
+            }
+        }
+    }
+
+    fn elect_unclean_pass(&self, max: usize) -> (Vec<(String, i32, i32)>, bool) {
+        let brokers: Vec<i32> = self.shared.brokers().iter().map(|b| b.node_id).collect();
+        let (elected, more) =
+            self.shared
+                .state()
+                .elect_unclean_leaders(&brokers, self.shared.placement_brokers, max);
+        if !elected.is_empty() {
+            self.shared.appended.notify_waiters();
+        }
+        (elected, more)
+    }
+
     /// Runs the automatic leader rebalance's check now (whether or not the rebalance is on):
     /// every partition whose preferred replica does not lead, is in its ISR and is unfenced
     /// moves to it at a bumped leader epoch. The partitions moved (topic, partition, new

@@ -51,11 +51,31 @@ impl ControlHandle {
     /// in the quorum it fetches again and catches up (a stopped leader rejoins as a
     /// follower if another was elected). A fenced broker is unfenced: in its partitions'
     /// ISR again, leading the offline partitions it was the last in-sync replica of.
+    ///
+    /// A broker stopped by [`crash_broker`](Self::crash_broker) registers without a clean
+    /// shutdown: fenced by its registration and out of every ELR before it is unfenced
+    /// ([`fence_broker_unclean`](crate::state::State::fence_broker_unclean)).
     pub fn restart_broker(&self, node_id: i32) -> Result<(), OperationError> {
+        let crashed = self.shared.control.is_crashed(node_id);
         self.shared.control.restart_broker(node_id)?;
+        if crashed {
+            self.shared.control.set_crashed(node_id, false)?;
+            self.fence_unclean(node_id);
+        }
         self.set_running(node_id, true);
         self.unfence(node_id);
         Ok(())
+    }
+
+    /// Crashes broker `node_id`: stopped as [`stop_broker`](Self::stop_broker) stops it
+    /// (listener closed, connections dropped, fenced when its session times out), and its
+    /// [`restart_broker`](Self::restart_broker) registers it as Kafka's broker does after an
+    /// unclean shutdown (no `PreviousBrokerEpoch`): the controller fences it and, with
+    /// eligible leader replicas on, takes it out of every ELR (it may have lost committed
+    /// records), then its heartbeats unfence it.
+    pub fn crash_broker(&self, node_id: i32) -> Result<(), OperationError> {
+        self.stop_broker(node_id)?;
+        self.shared.control.set_crashed(node_id, true)
     }
 
     fn set_running(&self, node_id: i32, running: bool) {

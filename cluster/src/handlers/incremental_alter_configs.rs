@@ -116,7 +116,11 @@ fn alter(
             }
         }
     }
-    target.replace(&mut state, overrides, validate_only)
+    let names_min_isr = resource
+        .configs
+        .iter()
+        .any(|config| config.name.as_str() == "min.insync.replicas");
+    target.replace_naming(&mut state, overrides, names_min_isr, validate_only)
 }
 
 /// A group's configs (`crate::group_configs`): SET and DELETE on its overrides, then Kafka's

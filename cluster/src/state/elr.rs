@@ -25,6 +25,9 @@ use super::State;
 use crate::configs::definitions;
 use std::collections::BTreeMap;
 
+/// A partition whose leader changed: topic, partition, new leader (-1: none).
+type Moved = (String, i32, i32);
+
 /// What the cluster keeps for eligible leader replicas.
 #[derive(Debug, Default)]
 pub struct EligibleLeaders {
@@ -70,6 +73,9 @@ pub struct Change {
     pub unclean: bool,
     /// Whether eligible leader replicas are on.
     pub elr: bool,
+    /// A replica back from an unclean shutdown (Kafka's `setUncleanShutdownReplicas`): it
+    /// may have lost committed records, so it is no longer eligible.
+    pub unclean_shutdown: Option<i32>,
 }
 
 impl Partition {
@@ -83,12 +89,16 @@ impl Partition {
             if isr.len() >= change.min_isr {
                 elr.clear();
             } else {
-                // Whoever was in the ISR (or eligible already) and is not in the new one.
-                // Kafka collects them from a hash set of small integers: ascending order.
-                elr.extend(&self.isr);
-                elr.retain(|replica| !isr.contains(replica));
-                elr.sort_unstable();
-                elr.dedup();
+                // Whoever was eligible already or in the ISR and is not in the new one, nor
+                // back from an unclean shutdown, in the order of the `HashSet` Kafka
+                // collects them in (the old ELR first, then the old ISR).
+                elr =
+                    java_hash_set_order(self.elr.iter().chain(&self.isr).copied(), self.elr.len())
+                        .into_iter()
+                        .filter(|&replica| {
+                            !isr.contains(&replica) && change.unclean_shutdown != Some(replica)
+                        })
+                        .collect();
             }
         }
         let qualifies = |replica: i32, isr: &[i32], elr: &[i32]| {
@@ -155,6 +165,36 @@ impl Partition {
             leader,
         }
     }
+}
+
+/// The iteration order of a `java.util.HashSet<Integer>` built as `new HashSet<>(first)`
+/// with the first `initial` of `items`, then given the rest by `add`: by bucket
+/// (`hash & (capacity - 1)`, an `Integer`'s hash being its value spread as
+/// `h ^ (h >>> 16)`), within a bucket in insertion order (a resize splits buckets keeping
+/// that order). The capacity starts at `max(initial / 0.75 + 1, 16)` rounded up to a power
+/// of two and doubles while the set holds more than three quarters of it. Broker ids below
+/// the capacity come out ascending; 16 and above do not (16 before 1). A bucket is never
+/// long enough here (8) for Java to make it a tree.
+fn java_hash_set_order(items: impl IntoIterator<Item = i32>, initial: usize) -> Vec<i32> {
+    let mut set: Vec<i32> = Vec::new();
+    for item in items {
+        if !set.contains(&item) {
+            set.push(item);
+        }
+    }
+    let mut capacity = ((initial as f32 / 0.75) as usize + 1)
+        .max(16)
+        .next_power_of_two();
+    while set.len() * 4 > capacity * 3 {
+        capacity *= 2;
+    }
+    let bucket = |id: i32| {
+        let h = id as u32;
+        ((h ^ (h >> 16)) as usize) & (capacity - 1)
+    };
+    // A stable sort keeps insertion order within a bucket.
+    set.sort_by_key(|&id| bucket(id));
+    set
 }
 
 impl State {
@@ -232,38 +272,51 @@ impl State {
         }
     }
 
-    /// Fences `node_id` with ELR on: each partition whose ISR it is in loses it. The
-    /// partitions whose leader changed, with the new one (-1: none); nothing when it was
-    /// fenced already.
+    /// Fences `node_id` with ELR on: each partition whose ISR it is in loses it. With
+    /// `unclean` (it registered again after an unclean shutdown, Kafka's
+    /// `handleBrokerUncleanShutdown`) also each partition whose ELR holds it, and it leaves
+    /// the ELRs. The partitions whose leader changed, with the new one (-1: none), and
+    /// those whose ELR alone changed; nothing when it was fenced already and not `unclean`.
     pub(super) fn fence_broker_elr(
         &mut self,
         node_id: i32,
         brokers: &[i32],
         placement_brokers: usize,
-    ) -> Vec<(String, i32, i32)> {
-        if self.is_fenced(node_id) {
-            return Vec::new();
+        unclean: bool,
+    ) -> (Vec<Moved>, Vec<(String, i32)>) {
+        if self.is_fenced(node_id) && !unclean {
+            return (Vec::new(), Vec::new());
         }
         // The partitions as they were before (what fencing derives counts it out once
         // fenced).
         let holding: Vec<(String, i32, Partition)> = self
             .registrations(brokers, placement_brokers)
             .into_iter()
-            .filter(|(_, _, before)| before.isr.contains(&node_id))
+            .filter(|(_, _, before)| {
+                before.isr.contains(&node_id) || (unclean && before.elr.contains(&node_id))
+            })
             .collect();
         self.fencing.fenced.insert(node_id);
         let mut moved = Vec::new();
+        let mut elr_changed = Vec::new();
         for (name, index, before) in holding {
             let mut target_isr = before.isr.clone();
             target_isr.retain(|&replica| replica != node_id);
-            let change = self.change_for(&name, &before, target_isr);
-            let after = before.changed(&change, |replica| self.active(replica, brokers));
+            let mut change = self.change_for(&name, &before, target_isr);
+            if unclean {
+                change.unclean_shutdown = Some(node_id);
+            }
+            let after = before.changed(&change, |replica| {
+                replica != node_id && self.active(replica, brokers)
+            });
             if after.leader != before.leader {
                 moved.push((name.clone(), index, after.leader));
+            } else if !before.isr.contains(&node_id) && after != before {
+                elr_changed.push((name.clone(), index));
             }
             self.settle(&name, index, &before, after, placement_brokers);
         }
-        moved
+        (moved, elr_changed)
     }
 
     /// Unfences broker `node_id` among `brokers` (the brokers now): with ELR on as
@@ -345,6 +398,70 @@ impl State {
         }
     }
 
+    /// One pass of Kafka's controller's periodic task `electUnclean`
+    /// (`maybeElectUncleanLeaders`, every `unclean.leader.election.interval.ms`, 5 minutes):
+    /// each partition without a leader whose topic has `unclean.leader.election.enable`
+    /// elects one as ElectLeaders' unclean election does (from the ISR, the ELR, the last
+    /// known leader, else the first unfenced replica, which is then the ISR alone); at most
+    /// `max`. The partitions that got a leader (topic, partition, leader), and whether more
+    /// were due.
+    pub fn elect_unclean_leaders(
+        &mut self,
+        brokers: &[i32],
+        placement_brokers: usize,
+        max: usize,
+    ) -> (Vec<(String, i32, i32)>, bool) {
+        let mut elected = Vec::new();
+        let mut tried = 0;
+        for (name, index, before) in self.registrations(brokers, placement_brokers) {
+            if before.leader >= 0 {
+                continue;
+            }
+            let change = self.change_for(&name, &before, before.isr.clone());
+            if !change.unclean {
+                continue;
+            }
+            if tried == max {
+                return (elected, true);
+            }
+            tried += 1;
+            let after = before.changed(&change, |replica| self.active(replica, brokers));
+            if after.leader < 0 {
+                continue;
+            }
+            elected.push((name.clone(), index, after.leader));
+            if self.eligible_leaders.enabled {
+                self.settle(&name, index, &before, after, placement_brokers);
+            } else {
+                // Fencing's derivation takes it from here (the others rejoin at once).
+                self.move_leader(&name, index, after.leader, placement_brokers);
+            }
+        }
+        (elected, false)
+    }
+
+    /// With eligible leader replicas off (releases before 4.1), the leader `fencing.rs`
+    /// falls back to when no in-sync replica can lead: with `unclean.leader.election.enable`
+    /// the first replica of `replicas` that is `acceptable`, as those releases' change
+    /// builder elects in the fence and unfence paths; else none.
+    pub(super) fn unclean_leader_without_elr(
+        &self,
+        topic: &str,
+        replicas: &[i32],
+        acceptable: impl Fn(i32) -> bool,
+    ) -> Option<i32> {
+        let unclean = self
+            .effective_topic_config(topic, "unclean.leader.election.enable")
+            .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"));
+        if !unclean {
+            return None;
+        }
+        replicas
+            .iter()
+            .copied()
+            .find(|&replica| acceptable(replica))
+    }
+
     /// Every partition, by topic and index, as the controller holds it.
     fn registrations(
         &self,
@@ -400,6 +517,7 @@ impl State {
             min_isr: min_isr.min(before.replicas.len()),
             unclean,
             elr: self.eligible_leaders.enabled,
+            unclean_shutdown: None,
         }
     }
 
@@ -497,6 +615,7 @@ mod tests {
             min_isr,
             unclean,
             elr: true,
+            unclean_shutdown: None,
         }
     }
 
@@ -538,6 +657,28 @@ mod tests {
         // Back to two in sync: the ELR empties.
         let p = p.changed(&change(&[0, 1], 2, false), |r| r != 2);
         assert_eq!(p, partition(&[0, 1, 2], &[0, 1], &[], &[], 0));
+    }
+
+    /// `scenario 2,16,17,33 4 0 1 2,16,17,33`, `fence 33`, `fence 2`, `fence 17`,
+    /// `unclean_restart 2`.
+    #[test]
+    fn the_elr_is_in_kafkas_hash_set_order_and_loses_a_replica_back_from_an_unclean_shutdown() {
+        let replicas = [2, 16, 17, 33];
+        let p = partition(&replicas, &replicas, &[], &[], 2);
+        let p = p.changed(&change(&[2, 16, 17], 4, false), |r| r != 33);
+        assert_eq!(p, partition(&replicas, &[2, 16, 17], &[33], &[], 2));
+        let p = p.changed(&change(&[16, 17], 4, false), |r| r == 16 || r == 17);
+        assert_eq!(p, partition(&replicas, &[16, 17], &[33, 2], &[], 16));
+        // 33 and 17 share a bucket (id % 16 = 1): in the order they went in.
+        let p = p.changed(&change(&[16], 4, false), |r| r == 16);
+        assert_eq!(p, partition(&replicas, &[16], &[33, 17, 2], &[], 16));
+        // 2 registers again after an unclean shutdown: out of the ELR.
+        let mut shutdown = change(&[16], 4, false);
+        shutdown.unclean_shutdown = Some(2);
+        let p = p.changed(&shutdown, |r| r == 16);
+        // Unfenced and caught up, it rejoins the ISR (as Kafka printed after the restart).
+        let p = p.changed(&change(&[2, 16], 4, false), |r| r == 2 || r == 16);
+        assert_eq!(p, partition(&replicas, &[2, 16], &[33, 17], &[], 16));
     }
 
     /// `scenario 0,1 1 1 1 0,1`, `fence 1`, `fence 0`, `unfence 1`.

@@ -246,7 +246,33 @@ impl State {
         brokers: &[i32],
         placement_brokers: usize,
     ) -> Vec<(String, i32, i32)> {
-        if self.is_fenced(node_id) {
+        self.fence_broker_as(node_id, brokers, placement_brokers, false)
+    }
+
+    /// Broker `node_id` registers again after an unclean shutdown (its registration's
+    /// `PreviousBrokerEpoch` is not the epoch the controller knows): fenced (a new
+    /// registration is) as [`fence_broker`](Self::fence_broker) fences it, and with eligible
+    /// leader replicas on it also leaves every ELR, as Kafka's `handleBrokerUncleanShutdown`
+    /// does (it may have lost committed records), fenced already or not. Without ELR,
+    /// Kafka's `handleBrokerShutdown`: a fence. The partitions whose leader changed.
+    pub fn fence_broker_unclean(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32, i32)> {
+        let unclean = self.eligible_leader_replicas_enabled();
+        self.fence_broker_as(node_id, brokers, placement_brokers, unclean)
+    }
+
+    fn fence_broker_as(
+        &mut self,
+        node_id: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+        unclean: bool,
+    ) -> Vec<(String, i32, i32)> {
+        if self.is_fenced(node_id) && !unclean {
             return Vec::new();
         }
         // The partitions whose ISR it leaves without a leader change (it follows them and
@@ -261,8 +287,13 @@ impl State {
             })
             .collect();
         // With eligible leader replicas on (Kafka 4.1 and later), `elr.rs`.
+        let mut shrunk = shrunk;
         let moved = if self.eligible_leader_replicas_enabled() {
-            self.fence_broker_elr(node_id, brokers, placement_brokers)
+            let (moved, elr_changed) =
+                self.fence_broker_elr(node_id, brokers, placement_brokers, unclean);
+            // An ELR change is a partition change too.
+            shrunk.extend(elr_changed);
+            moved
         } else {
             self.fence_broker_plain(node_id, brokers, placement_brokers)
         };
@@ -294,7 +325,16 @@ impl State {
         let mut moved = Vec::new();
         for (name, index) in led {
             let view = self.replica_view(&name, index, brokers, placement_brokers);
-            let to = view.isr.first().copied().unwrap_or(-1);
+            let to = view
+                .isr
+                .first()
+                .copied()
+                .or_else(|| {
+                    self.unclean_leader_without_elr(&name, &view.replicas, |replica| {
+                        brokers.contains(&replica) && !self.is_fenced(replica)
+                    })
+                })
+                .unwrap_or(-1);
             let key = (name.clone(), index);
             self.fencing.pinned.insert(key.clone(), view.replicas);
             self.move_leader(&name, index, to, placement_brokers);
@@ -323,6 +363,25 @@ impl State {
             .collect();
         for (name, index) in &back {
             self.move_leader(name, *index, node_id, placement_brokers);
+        }
+        // With unclean leader election, an offline partition it is a replica of elects the
+        // first replica that may lead, it or one unfenced.
+        let mut back = back;
+        let unclean: Vec<(String, i32, i32)> = self
+            .fencing
+            .offline
+            .keys()
+            .filter_map(|(name, index)| {
+                let replicas = self.fencing.pinned.get(&(name.clone(), *index))?;
+                let to = self.unclean_leader_without_elr(name, replicas, |replica| {
+                    !self.is_fenced(replica)
+                })?;
+                Some((name.clone(), *index, to))
+            })
+            .collect();
+        for (name, index, to) in unclean {
+            self.move_leader(&name, index, to, placement_brokers);
+            back.push((name, index));
         }
         back
     }
@@ -430,6 +489,40 @@ mod tests {
         assert!(state.caught_up(1, &brokers, 2).is_empty());
         let view = state.replica_view("r", 0, &brokers, 2);
         assert_eq!((view.isr, view.partition_epoch), (vec![0], 1));
+    }
+
+    /// With ELR off (releases before 4.1) and unclean leader election on, the unfence path
+    /// elects a replica out of the ISR. Kafka 4.4's `PartitionChangeBuilder` with ELR off
+    /// (`tools/elr-reference`): `scenario 0,1 1 1 0 0,1`, `fence 1`, `fence 0` (-1, ISR
+    /// [0]), `unfence 1` (1 at epoch 2, ISR [1]); with the switch off `unfence 1` elects
+    /// no one (`scenario 0,1 1 0 0 0,1`).
+    #[test]
+    fn without_elr_unclean_election_applies_as_a_broker_is_unfenced() {
+        for unclean in [true, false] {
+            let mut state = State::new(Retention::default());
+            state.add_topic("t", 1, 2);
+            state
+                .configs
+                .topics
+                .entry("t".to_owned())
+                .or_default()
+                .insert(
+                    "unclean.leader.election.enable".to_owned(),
+                    unclean.to_string(),
+                );
+            let brokers = [0, 1];
+            state.fence_broker(1, &brokers, 2);
+            state.fence_broker(0, &brokers, 2);
+            let view = state.replica_view("t", 0, &brokers, 2);
+            assert_eq!((view.leader, view.isr), ((-1, 1), vec![0]));
+            state.unfence_broker(1, 2);
+            let view = state.replica_view("t", 0, &brokers, 2);
+            if unclean {
+                assert_eq!((view.leader, view.isr), ((1, 2), vec![1]));
+            } else {
+                assert_eq!((view.leader, view.isr), ((-1, 1), vec![0]));
+            }
+        }
     }
 
     #[test]

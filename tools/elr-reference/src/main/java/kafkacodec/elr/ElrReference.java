@@ -29,7 +29,7 @@ import org.apache.kafka.server.common.MetadataVersion;
  * Trace lines:
  *   scenario BROKERS MIN_ISR UNCLEAN ELR REPLICAS/REPLICAS/...   (a topic, every replica in
  *                                                                  sync, the first leading)
- *   fence B | unfence B | min_isr N | unclean 0|1
+ *   fence B | unfence B | unclean_restart B | elect_unclean | min_isr N | unclean 0|1
  * Output, after the scenario line and after each event, one line per partition:
  *   LEADER EPOCH ISR ELR LAST_KNOWN_ELR    (lists comma separated, "-" when empty)
  */
@@ -72,11 +72,19 @@ public final class ElrReference {
     }
 
     private void change(int index, IntPredicate acceptable, List<Integer> targetIsr) {
+        change(index, acceptable, targetIsr, -1);
+    }
+
+    /** One partition change; uncleanShutdown (unless -1) as setUncleanShutdownReplicas. */
+    private void change(int index, IntPredicate acceptable, List<Integer> targetIsr, int uncleanShutdown) {
         PartitionRegistration partition = partitions.get(index);
         PartitionChangeBuilder builder = new PartitionChangeBuilder(
             partition, TOPIC, index, acceptable, VERSION, effectiveMinIsr(partition), elr);
         if (unclean) {
             builder.setElection(PartitionChangeBuilder.Election.UNCLEAN);
+        }
+        if (uncleanShutdown >= 0) {
+            builder.setUncleanShutdownReplicas(List.of(uncleanShutdown));
         }
         builder.setTargetIsr(targetIsr)
             .setDefaultDirProvider(broker -> DirectoryId.UNASSIGNED)
@@ -122,6 +130,53 @@ public final class ElrReference {
                 .filter(r -> contains(isr, r) || active(r)).boxed().collect(Collectors.toList());
             if (!target.equals(toList(isr))) {
                 change(index, this::active, target);
+            }
+        }
+    }
+
+    /**
+     * A broker registered again after an unclean shutdown, then unfenced: the registration
+     * is fenced, and ClusterControlManager.registerBroker's shutdown handler runs
+     * handleBrokerShutdown(id, false): with ELR on, handleBrokerUncleanShutdown (the
+     * partitions whose ISR holds it, then those whose ELR does, it not acceptable as leader
+     * and out of the target ISR, setUncleanShutdownReplicas(it)); with ELR off, the
+     * partitions whose ISR holds it lose it. Then its heartbeat unfences it.
+     */
+    private void uncleanRestart(int broker) {
+        fenced.add(broker);
+        List<Integer> inIsr = new ArrayList<>();
+        List<Integer> inElr = new ArrayList<>();
+        for (int index = 0; index < partitions.size(); index++) {
+            PartitionRegistration partition = partitions.get(index);
+            if (contains(partition.isr, broker)) {
+                inIsr.add(index);
+            } else if (elr && contains(partition.elr, broker)) {
+                inElr.add(index);
+            }
+        }
+        inIsr.addAll(inElr);
+        for (int index : inIsr) {
+            int[] isr = partitions.get(index).isr;
+            List<Integer> target = Arrays.stream(isr).filter(r -> r != broker).boxed()
+                .collect(Collectors.toList());
+            change(index, r -> r != broker && active(r), target, elr ? broker : -1);
+        }
+        unfence(broker);
+    }
+
+    /**
+     * The controller's periodic task electUnclean (maybeElectUncleanLeaders): each
+     * partition without a leader, when unclean leader election is on, goes through electLeader
+     * with ElectionType.UNCLEAN (the target ISR its own, the active brokers acceptable).
+     */
+    private void electUnclean() {
+        if (!unclean) {
+            return;
+        }
+        for (int index = 0; index < partitions.size(); index++) {
+            PartitionRegistration partition = partitions.get(index);
+            if (partition.leader < 0) {
+                change(index, this::active, toList(partition.isr));
             }
         }
     }
@@ -191,6 +246,12 @@ public final class ElrReference {
                 }
                 case "fence":
                     scenario.fence(Integer.parseInt(words[1]));
+                    break;
+                case "unclean_restart":
+                    scenario.uncleanRestart(Integer.parseInt(words[1]));
+                    break;
+                case "elect_unclean":
+                    scenario.electUnclean();
                     break;
                 case "unfence":
                     scenario.unfence(Integer.parseInt(words[1]));

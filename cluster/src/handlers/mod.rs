@@ -145,7 +145,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 58] = [
+const SERVED: [ApiKey; 62] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,

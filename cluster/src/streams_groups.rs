@@ -637,11 +637,11 @@ impl StreamsGroup {
         if delay_over {
             self.assignment_delayed_until = None;
         }
-        if !due.is_empty() {
-            for id in &due {
-                self.members.remove(id);
-                self.targets.remove(id);
-            }
+        for id in &due {
+            self.members.remove(id);
+            self.targets.remove(id);
+        }
+        if !due.is_empty() || delay_over {
             self.epoch += 1;
         }
         if !due.is_empty() || delay_over {
@@ -664,10 +664,11 @@ impl StreamsGroup {
     /// it back): every member's tasks from the configured topology, empty when it is not
     /// ready.
     fn assign(&mut self, now: Instant) {
-        if self.assignment_delayed_until.is_some_and(|at| at > now) {
-            return;
-        }
-        let tasks = if self.configured.is_ready() {
+        // While the initial delay holds, the target is empty at the group epoch, so that
+        // members leave epoch 0 (a client at epoch 0 is joining) and get their tasks at
+        // the next epoch, once it is over.
+        let delayed = self.assignment_delayed_until.is_some_and(|at| at > now);
+        let tasks = if self.configured.is_ready() && !delayed {
             self.configured.tasks.clone()
         } else {
             BTreeMap::new()
@@ -1392,16 +1393,24 @@ mod tests {
         assert_eq!(active(&b), Vec::<i32>::new());
         assert_eq!(group.next_deadline(), Some(now + Duration::from_secs(3)));
         group.expire(now + Duration::from_secs(3));
-        // Still at epoch 0, they join again (with their topology) and are assigned.
-        assert_eq!((a.member_epoch, b.member_epoch), (0, 0));
-        let epoch = group.epoch;
-        let a = group.heartbeat("g", &join("a", "pa"), &topics, settings, now);
-        let b = group.heartbeat("g", &join("b", "pb"), &topics, settings, now);
-        assert_eq!(
-            group.epoch, epoch,
-            "joining again under one's id changes nothing"
+        // Meanwhile they are at the group epoch with no tasks; then at the next with them.
+        assert_eq!((a.member_epoch, b.member_epoch), (1, 2));
+        let (a_epoch, b_epoch) = (a.member_epoch, b.member_epoch);
+        let a = group.heartbeat(
+            "g",
+            &beat("a", a_epoch, &Tasks::new()),
+            &topics,
+            settings,
+            now,
         );
-        assert_eq!((a.member_epoch, b.member_epoch), (epoch, epoch));
+        let b = group.heartbeat(
+            "g",
+            &beat("b", b_epoch, &Tasks::new()),
+            &topics,
+            settings,
+            now,
+        );
+        assert_eq!((a.member_epoch, b.member_epoch), (3, 3));
         assert_eq!(a.statuses, vec![]);
         assert_eq!((active(&a).len(), active(&b).len()), (2, 2));
     }

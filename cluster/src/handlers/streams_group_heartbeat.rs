@@ -244,10 +244,16 @@ pub fn handle(
         .with_member_epoch(outcome.member_epoch)
         .with_heartbeat_interval_ms(ms(interval))
         .with_task_offset_interval_ms(ms(task_offset_interval))
-        .with_acceptable_recovery_lag_legacy(i32::try_from(recovery_lag).unwrap_or(i32::MAX))
-        .with_acceptable_recovery_lag(recovery_lag)
         .with_status((!statuses.is_empty()).then_some(statuses))
         .with_endpoint_information_epoch(outcome.endpoint_epoch);
+    // v0 carries the lag as an INT32, v1+ as an INT64 (a field outside its versions must
+    // keep its default to be written).
+    response = if context.version == 0 {
+        response
+            .with_acceptable_recovery_lag_legacy(i32::try_from(recovery_lag).unwrap_or(i32::MAX))
+    } else {
+        response.with_acceptable_recovery_lag(recovery_lag)
+    };
     if let Some(assignment) = &outcome.assignment {
         response = response
             .with_active_tasks(Some(task_ids(&assignment.active)))

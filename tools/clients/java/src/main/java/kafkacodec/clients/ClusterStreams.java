@@ -67,6 +67,10 @@ public final class ClusterStreams {
                     new NewTopic(INPUT, PARTITIONS, (short) 1),
                     new NewTopic(OUTPUT, PARTITIONS, (short) 1))).all().get();
             run(admin, bootstrap, app);
+        } catch (Exception e) {
+            // The Streams threads would keep the JVM up: exit at once with what failed.
+            e.printStackTrace();
+            System.exit(1);
         }
         System.out.println("java streams: every check passed");
         System.exit(0);

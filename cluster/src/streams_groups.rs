@@ -641,7 +641,9 @@ impl StreamsGroup {
             self.members.remove(id);
             self.targets.remove(id);
         }
-        if !due.is_empty() || delay_over {
+        // A delay over with nothing changed meanwhile still needs a new epoch for the
+        // members to move to.
+        if !due.is_empty() || (delay_over && self.epoch == self.assignment_epoch) {
             self.epoch += 1;
         }
         if !due.is_empty() || delay_over {
@@ -664,11 +666,20 @@ impl StreamsGroup {
     /// it back): every member's tasks from the configured topology, empty when it is not
     /// ready.
     fn assign(&mut self, now: Instant) {
-        // While the initial delay holds, the target is empty at the group epoch, so that
-        // members leave epoch 0 (a client at epoch 0 is joining) and get their tasks at
-        // the next epoch, once it is over.
-        let delayed = self.assignment_delayed_until.is_some_and(|at| at > now);
-        let tasks = if self.configured.is_ready() && !delayed {
+        // While the initial delay holds, the target is empty at the first epoch and stays
+        // there (members leave epoch 0, as a client at epoch 0 is joining); once it is over
+        // the tasks come at the group epoch then. As a Kafka 4.4 broker answers.
+        if self.assignment_delayed_until.is_some_and(|at| at > now) {
+            if self.assignment_epoch == 0 {
+                self.targets.clear();
+                self.assignment_epoch = self.epoch;
+            }
+            for id in self.members.keys() {
+                self.targets.entry(id.clone()).or_default();
+            }
+            return;
+        }
+        let tasks = if self.configured.is_ready() {
             self.configured.tasks.clone()
         } else {
             BTreeMap::new()
@@ -1053,7 +1064,11 @@ impl StreamsGroup {
         }
         let member = &self.members[&id];
         let changed = member.assigned != before;
-        if (joining || changed) && (!joining || member.assigned.count() > 0) {
+        // Kafka's endpoint epoch: moved on by a member with an endpoint whose tasks changed.
+        if (joining || changed)
+            && (!joining || member.assigned.count() > 0)
+            && member.user_endpoint.is_some()
+        {
             self.endpoint_epoch += 1;
         }
         let mut to_create = Vec::new();
@@ -1393,8 +1408,8 @@ mod tests {
         assert_eq!(active(&b), Vec::<i32>::new());
         assert_eq!(group.next_deadline(), Some(now + Duration::from_secs(3)));
         group.expire(now + Duration::from_secs(3));
-        // Meanwhile they are at the group epoch with no tasks; then at the next with them.
-        assert_eq!((a.member_epoch, b.member_epoch), (1, 2));
+        // Meanwhile both are at the first epoch with no tasks; then at the group's with them.
+        assert_eq!((a.member_epoch, b.member_epoch), (1, 1));
         let (a_epoch, b_epoch) = (a.member_epoch, b.member_epoch);
         let a = group.heartbeat(
             "g",
@@ -1410,7 +1425,7 @@ mod tests {
             settings,
             now,
         );
-        assert_eq!((a.member_epoch, b.member_epoch), (3, 3));
+        assert_eq!((a.member_epoch, b.member_epoch), (2, 2));
         assert_eq!(a.statuses, vec![]);
         assert_eq!((active(&a).len(), active(&b).len()), (2, 2));
     }

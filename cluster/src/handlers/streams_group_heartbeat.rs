@@ -242,7 +242,12 @@ pub fn handle(
     let mut response = response
         .with_member_id(outcome.member_id.into())
         .with_member_epoch(outcome.member_epoch)
-        .with_heartbeat_interval_ms(ms(interval))
+        // A member that left is told 0, as Kafka answers.
+        .with_heartbeat_interval_ms(if outcome.member_epoch < 0 {
+            0
+        } else {
+            ms(interval)
+        })
         .with_task_offset_interval_ms(ms(task_offset_interval))
         .with_status((!statuses.is_empty()).then_some(statuses))
         .with_endpoint_information_epoch(outcome.endpoint_epoch);

@@ -46,8 +46,9 @@ import org.apache.kafka.streams.kstream.Produced;
  * <p>Usage: ClusterStreams BOOTSTRAP [APPLICATION_ID]
  */
 public final class ClusterStreams {
-    private static final String INPUT = "java-streams-input";
-    private static final String OUTPUT = "java-streams-counts";
+    /** The topics, named after the application (so that runs against one broker differ). */
+    private static String INPUT;
+    private static String OUTPUT;
     private static final int PARTITIONS = 4;
     private static final int KEYS = 8;
     private static final int PER_KEY = 5;
@@ -62,6 +63,8 @@ public final class ClusterStreams {
         }
         String bootstrap = args[0];
         String app = args.length > 1 ? args[1] : "java-streams-app";
+        INPUT = app + "-input";
+        OUTPUT = app + "-counts";
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
             admin.createTopics(List.of(
                     new NewTopic(INPUT, PARTITIONS, (short) 1),

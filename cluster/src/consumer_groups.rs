@@ -372,12 +372,8 @@ impl ConsumerGroup {
             return;
         };
         match member.state {
-            MemberState::UnrevokedPartitions => {
-                // It moves on once it no longer owns what it must give up.
-                if !revoked(&member.revoking, owned) {
-                    return;
-                }
-            }
+            // It moves on once it no longer owns what it must give up.
+            MemberState::UnrevokedPartitions if !revoked(&member.revoking, owned) => return,
             MemberState::Stable if member.epoch == self.assignment_epoch => return,
             _ => {}
         }

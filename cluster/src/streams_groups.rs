@@ -492,8 +492,13 @@ impl HeartbeatOutcome {
 
 /// The request checks of Kafka's `throwIfStreamsGroupHeartbeatRequestIsInvalid`, before any
 /// state is looked at.
-pub fn validate(request: &Heartbeat, group_id: &str) -> Result<(), HeartbeatOutcome> {
-    let invalid = |message: &str| Err(HeartbeatOutcome::error(ErrorCode::INVALID_REQUEST, message));
+pub fn validate(request: &Heartbeat, group_id: &str) -> Result<(), Box<HeartbeatOutcome>> {
+    let invalid = |message: &str| {
+        Err(Box::new(HeartbeatOutcome::error(
+            ErrorCode::INVALID_REQUEST,
+            message,
+        )))
+    };
     if request.member_id.is_empty() {
         return invalid("MemberId can't be empty.");
     }
@@ -526,22 +531,22 @@ pub fn validate(request: &Heartbeat, group_id: &str) -> Result<(), HeartbeatOutc
         for sub in &topology.subtopologies {
             for changelog in &sub.changelog_topics {
                 if changelog.partitions != 0 {
-                    return Err(HeartbeatOutcome::error(
+                    return Err(Box::new(HeartbeatOutcome::error(
                         ErrorCode::STREAMS_INVALID_TOPOLOGY,
                         format!(
                             "Changelog topic {} must have an undefined partition count, but it is set to {}.",
                             changelog.name, changelog.partitions
                         ),
-                    ));
+                    )));
                 }
             }
             if !sub.source_topic_regex.is_empty() {
                 // Regex sources (resolved against the topics by Kafka) are not served:
                 // refused rather than treated as no source.
-                return Err(HeartbeatOutcome::error(
+                return Err(Box::new(HeartbeatOutcome::error(
                     ErrorCode::STREAMS_INVALID_TOPOLOGY,
                     "SourceTopicRegex is not served by this cluster.",
-                ));
+                )));
             }
         }
     } else if request.member_epoch == STATIC_LEAVE_EPOCH && request.instance_id.is_none() {
@@ -720,11 +725,7 @@ impl StreamsGroup {
             return;
         };
         match member.state {
-            MemberState::UnrevokedTasks => {
-                if !revoked(&member.revoking, owned) {
-                    return;
-                }
-            }
+            MemberState::UnrevokedTasks if !revoked(&member.revoking, owned) => return,
             MemberState::Stable if member.epoch == self.assignment_epoch => return,
             _ => {}
         }

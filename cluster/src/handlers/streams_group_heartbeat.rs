@@ -182,7 +182,7 @@ pub fn handle(
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(streams_groups::ACCEPTABLE_RECOVERY_LAG);
     let outcome = if let Err(refused) = streams_groups::validate(&heartbeat, &request.group_id) {
-        refused
+        *refused
     } else if !context.coordinates(&request.group_id) {
         HeartbeatOutcome::error(
             ErrorCode::NOT_COORDINATOR,

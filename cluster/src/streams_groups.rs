@@ -3,7 +3,7 @@
 //! asks for the internal topics it lacks (the broker then creates them), cuts it into tasks
 //! and assigns them itself (the [`sticky`](crate::streams_assignor) assignor), each member
 //! reconciling towards its target as a KIP-848 consumer does
-//! ([`next_step`](crate::consumer_groups::next_step), shared with consumer groups).
+//! ([`crate::consumer_groups::next_step`], shared with consumer groups).
 //!
 //! A group lives in [`Groups`](crate::groups::Groups) beside the classic and consumer ones,
 //! as [`Group::streams`](crate::groups::Group::streams): one map of groups, one coordinator

@@ -502,58 +502,31 @@ impl ConsumerGroup {
             return;
         };
         match member.state {
-            MemberState::UnrevokedPartitions => {
-                // It moves on once it no longer owns what it must give up.
-                let still_owned = owned.is_none_or(|owned| {
-                    member.revoking.iter().any(|(topic, partitions)| {
-                        owned
-                            .get(topic)
-                            .is_some_and(|held| !held.is_disjoint(partitions))
-                    })
-                });
-                if still_owned {
-                    return;
-                }
-            }
+            // It moves on once it no longer owns what it must give up.
+            MemberState::UnrevokedPartitions if !revoked(&member.revoking, owned) => return,
             MemberState::Stable if member.epoch == self.assignment_epoch => return,
             _ => {}
         }
         let target = self.targets.get(id).cloned().unwrap_or_default();
         let member = &self.members[id];
-        let mut keep = Assignment::new();
-        let mut revoke = Assignment::new();
-        for (topic, partitions) in &member.assigned {
-            for &index in partitions {
-                let into = if target.get(topic).is_some_and(|set| set.contains(&index)) {
-                    &mut keep
-                } else {
-                    &mut revoke
-                };
-                into.entry(*topic).or_default().insert(index);
-            }
-        }
         let rebalance_timeout = member.rebalance_timeout;
-        if !revoke.is_empty() {
-            let member = self.members.get_mut(id).expect("looked up above");
-            member.assigned = keep;
-            member.revoking = revoke;
-            member.state = MemberState::UnrevokedPartitions;
-            member.revocation_deadline = Some(now + rebalance_timeout);
-            return;
-        }
-        let mut unreleased = false;
-        for (topic, partitions) in &target {
-            for &index in partitions {
-                if keep.get(topic).is_some_and(|set| set.contains(&index)) {
-                    continue;
-                }
-                if self.held_by_other(id, topic, index) {
-                    unreleased = true;
-                } else {
-                    keep.entry(*topic).or_default().insert(index);
-                }
+        let step = next_step(&member.assigned, &target, |topic, index| {
+            self.held_by_other(id, topic, index)
+        });
+        let (keep, unreleased) = match step {
+            Step::Revoke { keep, revoke } => {
+                let member = self.members.get_mut(id).expect("looked up above");
+                member.assigned = keep;
+                member.revoking = revoke;
+                member.state = MemberState::UnrevokedPartitions;
+                member.revocation_deadline = Some(now + rebalance_timeout);
+                return;
             }
-        }
+            Step::Advance {
+                assigned,
+                unreleased,
+            } => (assigned, unreleased),
+        };
         let assignment_epoch = self.assignment_epoch;
         let member = self.members.get_mut(id).expect("looked up above");
         member.assigned = keep;
@@ -882,6 +855,82 @@ impl ConsumerGroup {
             Some(_) => ErrorCode::NONE,
         }
     }
+}
+
+/// What a member owns or is assigned, by key: partitions by topic id ([`Assignment`]), or a
+/// streams group's tasks by subtopology id.
+pub type Owned<K> = BTreeMap<K, BTreeSet<i32>>;
+
+/// The next step of a member towards its target (Kafka's `CurrentAssignmentBuilder`, which
+/// consumer and streams groups run alike).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step<K> {
+    /// It must first give up `revoke`, keeping `keep`, at its current epoch.
+    Revoke {
+        /// What it keeps meanwhile.
+        keep: Owned<K>,
+        /// What it must give up.
+        revoke: Owned<K>,
+    },
+    /// It moves to the target epoch, owning `assigned`: its target less what another
+    /// member still holds (`unreleased` when anything was held back).
+    Advance {
+        /// What it owns at the target epoch.
+        assigned: Owned<K>,
+        /// Whether part of its target is still held by another member.
+        unreleased: bool,
+    },
+}
+
+/// The step from `assigned` towards `target`; `held_by_other` says whether another member
+/// still owns (or is giving up) an item, which is then held back until released.
+pub fn next_step<K: Ord + Clone>(
+    assigned: &Owned<K>,
+    target: &Owned<K>,
+    held_by_other: impl Fn(&K, i32) -> bool,
+) -> Step<K> {
+    let mut keep = Owned::<K>::new();
+    let mut revoke = Owned::<K>::new();
+    for (key, items) in assigned {
+        for &index in items {
+            let into = if target.get(key).is_some_and(|set| set.contains(&index)) {
+                &mut keep
+            } else {
+                &mut revoke
+            };
+            into.entry(key.clone()).or_default().insert(index);
+        }
+    }
+    if !revoke.is_empty() {
+        return Step::Revoke { keep, revoke };
+    }
+    let mut unreleased = false;
+    for (key, items) in target {
+        for &index in items {
+            if keep.get(key).is_some_and(|set| set.contains(&index)) {
+                continue;
+            }
+            if held_by_other(key, index) {
+                unreleased = true;
+            } else {
+                keep.entry(key.clone()).or_default().insert(index);
+            }
+        }
+    }
+    Step::Advance {
+        assigned: keep,
+        unreleased,
+    }
+}
+
+/// Whether a member that must give up `revoking` no longer owns any of it, by what its
+/// heartbeat says it owns (`None`: unchanged, so not yet).
+pub fn revoked<K: Ord>(revoking: &Owned<K>, owned: Option<&Owned<K>>) -> bool {
+    owned.is_some_and(|owned| {
+        revoking
+            .iter()
+            .all(|(key, items)| owned.get(key).is_none_or(|held| held.is_disjoint(items)))
+    })
 }
 
 /// A group member as the assignors see it: the topics it subscribes to (share

@@ -27,6 +27,7 @@
 use crate::consumer_groups::{
     self, ConsumerGroup, Heartbeat, HeartbeatOutcome, TopicView, TopicsByName,
 };
+use crate::streams_groups::{self, StreamsGroup};
 use crate::Shared;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::ErrorCode;
@@ -285,6 +286,9 @@ pub struct Group {
     /// A KIP-848 consumer group's members and assignments (`None` for a classic group):
     /// such a group has no classic members, and shares the offsets above.
     pub consumer: Option<ConsumerGroup>,
+    /// A KIP-1071 streams group's members, topology and assignments (`None` otherwise):
+    /// such a group has no classic members, and shares the offsets above.
+    pub streams: Option<StreamsGroup>,
 }
 
 /// The wait of an empty group's first rebalance (Kafka's `InitialDelayedJoin`).
@@ -316,6 +320,7 @@ impl Group {
             sync_deadline: None,
             bytes: 0,
             consumer: None,
+            streams: None,
         }
     }
 
@@ -583,7 +588,8 @@ impl Group {
                             .sum::<usize>()
                 })
                 .sum::<usize>()
-            + self.consumer.as_ref().map_or(0, ConsumerGroup::bytes);
+            + self.consumer.as_ref().map_or(0, ConsumerGroup::bytes)
+            + self.streams.as_ref().map_or(0, StreamsGroup::bytes);
         self.bytes
     }
 
@@ -604,6 +610,7 @@ impl Group {
                     .as_ref()
                     .and_then(ConsumerGroup::next_deadline),
             )
+            .chain(self.streams.as_ref().and_then(StreamsGroup::next_deadline))
             .min()
     }
 
@@ -611,6 +618,9 @@ impl Group {
     fn expire(&mut self, now: Instant) {
         if let Some(consumer) = &mut self.consumer {
             consumer.expire(now, None);
+        }
+        if let Some(streams) = &mut self.streams {
+            streams.expire(now);
         }
         self.pending.retain(|_, deadline| *deadline > now);
         if self.sync_deadline.is_some_and(|deadline| deadline <= now) {
@@ -876,6 +886,94 @@ impl Groups {
         outcome
     }
 
+    /// StreamsGroupHeartbeat of `group_id` (the request checked by
+    /// [`validate`](crate::streams_groups::validate)), `topics` being every topic of the
+    /// cluster with its partition count: a streams group is made by a member joining
+    /// (epoch 0), and an empty classic or consumer group becomes one, keeping its offsets;
+    /// a group of another kind with members is not a streams group (Kafka's
+    /// `getOrCreateStreamsGroup` and `getStreamsGroupOrThrow`).
+    pub fn streams_heartbeat(
+        &mut self,
+        group_id: &str,
+        request: &streams_groups::Heartbeat,
+        topics: &BTreeMap<String, i32>,
+        settings: streams_groups::Settings,
+        now: Instant,
+    ) -> streams_groups::HeartbeatOutcome {
+        use streams_groups::HeartbeatOutcome as Outcome;
+        let joining = request.member_epoch == 0;
+        let incoming = 512
+            + request.member_id.len()
+            + request.instance_id.as_ref().map_or(0, String::len)
+            + request
+                .topology
+                .as_ref()
+                .map_or(0, |t| 64 * t.subtopologies.len());
+        if joining && !self.fits(incoming) {
+            return Outcome::error(
+                ErrorCode::GROUP_MAX_SIZE_REACHED,
+                "The coordinator holds as many bytes as it may.",
+            );
+        }
+        let other_kind = |group: &Group| {
+            !group.members.is_empty()
+                || group
+                    .consumer
+                    .as_ref()
+                    .is_some_and(|consumer| !consumer.members.is_empty())
+        };
+        match self.groups.get(group_id) {
+            None if !joining => {
+                return Outcome::error(
+                    ErrorCode::GROUP_ID_NOT_FOUND,
+                    format!("Streams group {group_id} not found."),
+                )
+            }
+            None => {
+                if self.groups.len() >= self.limits.max_groups {
+                    return Outcome::error(
+                        ErrorCode::GROUP_MAX_SIZE_REACHED,
+                        "The coordinator holds as many groups as it may.",
+                    );
+                }
+                let group = Group::new(self.limits.initial_rebalance_delay);
+                self.groups.insert(group_id.into(), group);
+            }
+            Some(group) if group.streams.is_none() && (!joining || other_kind(group)) => {
+                return Outcome::error(
+                    ErrorCode::GROUP_ID_NOT_FOUND,
+                    format!("Group {group_id} is not a streams group."),
+                );
+            }
+            Some(_) => {}
+        }
+        let max_members = self.limits.max_members;
+        let group = self.groups.get_mut(group_id).expect("inserted above");
+        if joining
+            && group.streams.as_ref().map_or(0, |s| s.members.len()) >= max_members
+            && !group
+                .streams
+                .as_ref()
+                .is_some_and(|s| s.members.contains_key(&request.member_id))
+        {
+            return Outcome::error(
+                ErrorCode::GROUP_MAX_SIZE_REACHED,
+                format!(
+                    "The streams group has reached its maximum capacity of {max_members} members."
+                ),
+            );
+        }
+        if group.streams.is_none() {
+            // An empty classic or consumer group becomes a streams group, its offsets kept.
+            group.consumer = None;
+            group.protocol_type = Some("streams".into());
+        }
+        let streams = group.streams.get_or_insert_with(StreamsGroup::default);
+        let outcome = streams.heartbeat(group_id, request, topics, settings, now);
+        self.recount(group_id);
+        outcome
+    }
+
     /// The earliest deadline of any group.
     pub fn next_deadline(&self) -> Option<Instant> {
         self.groups.values().filter_map(Group::next_deadline).min()
@@ -952,6 +1050,14 @@ impl Groups {
                 }
                 // An empty consumer group becomes a classic one, its offsets kept.
                 Some(_) => group.consumer = None,
+                None => {}
+            }
+            match &group.streams {
+                // Likewise a streams group.
+                Some(streams) if !streams.members.is_empty() => {
+                    return fail(ErrorCode::INCONSISTENT_GROUP_PROTOCOL);
+                }
+                Some(_) => group.streams = None,
                 None => {}
             }
         }
@@ -1199,7 +1305,11 @@ impl Groups {
         let consumer_member = group
             .consumer
             .as_mut()
-            .is_some_and(|consumer| consumer.remove_member(member_id));
+            .is_some_and(|consumer| consumer.remove_member(member_id))
+            || group
+                .streams
+                .as_mut()
+                .is_some_and(|streams| streams.remove_member(member_id, now));
         if consumer_member {
             // A KIP-848 member: gone, the group at its next epoch without it.
         } else if let Some(at) = group.member(member_id) {
@@ -1262,6 +1372,9 @@ impl Groups {
         };
         if let Some(consumer) = &group.consumer {
             return consumer.validate_commit(member_id, generation);
+        }
+        if let Some(streams) = &group.streams {
+            return streams.validate_commit(member_id, generation);
         }
         if generation >= 0 || !member_id.is_empty() || instance_id.is_some() {
             if let Err(error) = group.validate_member(member_id, instance_id) {
@@ -1340,7 +1453,11 @@ impl Groups {
                     || group
                         .consumer
                         .as_ref()
-                        .is_some_and(|consumer| !consumer.members.is_empty()) =>
+                        .is_some_and(|consumer| !consumer.members.is_empty())
+                    || group
+                        .streams
+                        .as_ref()
+                        .is_some_and(|streams| !streams.members.is_empty()) =>
             {
                 ErrorCode::NON_EMPTY_GROUP
             }

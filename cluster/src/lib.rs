@@ -42,6 +42,8 @@ pub mod release;
 pub mod sasl;
 pub mod share_groups;
 pub mod state;
+pub mod streams_assignor;
+pub mod streams_groups;
 pub mod tokens;
 pub mod transactions;
 

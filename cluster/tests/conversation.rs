@@ -107,7 +107,7 @@ async fn produce_fetch_and_list_offsets_round_trip() {
         other
             .closed_after(
                 0,
-                kafka_codec::messages::StreamsGroupHeartbeatRequest::default()
+                kafka_codec::messages::GetTelemetrySubscriptionsRequest::default()
             )
             .await
     );
@@ -611,8 +611,8 @@ async fn the_request_observer_sees_answers_and_closes() {
     assert!(
         client
             .closed_after(
-                1,
-                kafka_codec::messages::StreamsGroupHeartbeatRequest::default()
+                0,
+                kafka_codec::messages::GetTelemetrySubscriptionsRequest::default()
             )
             .await
     );
@@ -620,7 +620,7 @@ async fn the_request_observer_sees_answers_and_closes() {
         *seen.lock().unwrap(),
         [
             "ApiVersions v3 broker 0: answered",
-            "StreamsGroupHeartbeat v1 broker 0: closed: StreamsGroupHeartbeat v1 is not served",
+            "GetTelemetrySubscriptions v0 broker 0: closed: GetTelemetrySubscriptions v0 is not served",
         ]
     );
 }

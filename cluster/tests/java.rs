@@ -746,3 +746,19 @@ async fn a_real_kafka_broker_answers_the_java_regex_scenario() {
     )
     .await;
 }
+
+/// A Kafka Streams 4.4 application with `group.protocol=streams` (KIP-1071;
+/// `tools/clients/java`, `ClusterStreams`): two instances of a count by key share the four
+/// tasks of a 4-partition input (the changelog topic created by the coordinator's request,
+/// as Kafka's broker creates it), the expected counts come out, one instance leaves and the
+/// other takes over every task, counting on from the committed state. The same program
+/// passes against a real Kafka 4.4 broker (by hand: `java -cp "$(bash
+/// tools/clients/java-classpath.sh)" kafkacodec.clients.ClusterStreams $KAFKA_BROKER`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
+async fn java_streams_app_counts_by_key_and_one_instance_takes_over() {
+    let cluster = Cluster::builder().build().await.expect("cluster");
+    let out =
+        support::java_program("kafkacodec.clients.ClusterStreams", &[&cluster.bootstrap()]).await;
+    assert!(out.contains("summary: split 2+2, counts {key-0=10, key-1=10, key-2=10, key-3=10, key-4=10, key-5=10, key-6=10, key-7=10}, after close 4 tasks on one"), "{out}");
+}

@@ -26,6 +26,12 @@ pub fn handle(context: &Context<'_>, request: &CreateTopicsRequest) -> CreateTop
     CreateTopicsResponse::default().with_topics(topics)
 }
 
+/// Creates one topic as a CreateTopics of it would (the internal topics a streams group
+/// asks for are created so, as Kafka's `AutoTopicCreationManager` sends a CreateTopics).
+pub(crate) fn create_one(context: &Context<'_>, wanted: &CreatableTopic) -> CreatableTopicResult {
+    create(context, wanted, false)
+}
+
 fn create(
     context: &Context<'_>,
     wanted: &CreatableTopic,

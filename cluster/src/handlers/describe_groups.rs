@@ -20,12 +20,13 @@ pub fn handle(context: &Context<'_>, request: &DescribeGroupsRequest) -> Describ
             if !context.coordinates(group_id) {
                 return answer.with_error_code(ErrorCode::NOT_COORDINATOR.code());
             }
-            // A KIP-848 group is described by ConsumerGroupDescribe; here, as Kafka, it is
+            // A KIP-848 group is described by ConsumerGroupDescribe (a streams group by
+            // StreamsGroupDescribe); here, as Kafka, it is
             // not found (clients fall back from one API to the other on this error).
             let group = groups
                 .groups
                 .get(group_id.as_str())
-                .filter(|group| group.consumer.is_none());
+                .filter(|group| group.consumer.is_none() && group.streams.is_none());
             let Some(group) = group else {
                 let answer = answer.with_group_state("Dead".into());
                 return if context.version >= 6 {

@@ -12,6 +12,9 @@ pub const API: ApiKey = ApiKey::ListGroups;
 
 const CLASSIC: &str = "classic";
 const CONSUMER: &str = "consumer";
+/// A streams group's type (KIP-1071): its states Empty, NotReady, Assigning, Reconciling,
+/// Stable.
+const STREAMS: &str = "streams";
 /// A share group's type and protocol type.
 const SHARE: &str = "share";
 
@@ -36,14 +39,20 @@ pub fn handle(context: &Context<'_>, request: &ListGroupsRequest) -> ListGroupsR
         .groups
         .iter()
         .filter(|(id, _)| context.coordinates(id))
-        .map(|(id, group)| match &group.consumer {
-            Some(consumer) => (
+        .map(|(id, group)| match (&group.consumer, &group.streams) {
+            (Some(consumer), _) => (
                 id.clone(),
                 group.protocol_type.clone().unwrap_or_default(),
                 consumer.state_name(),
                 CONSUMER,
             ),
-            None => (
+            (_, Some(streams)) => (
+                id.clone(),
+                group.protocol_type.clone().unwrap_or_default(),
+                streams.state_name(),
+                STREAMS,
+            ),
+            (None, None) => (
                 id.clone(),
                 group.protocol_type.clone().unwrap_or_default(),
                 group.state.name(),

@@ -65,6 +65,8 @@ mod share_acknowledge;
 mod share_fetch;
 mod share_group_describe;
 mod share_group_heartbeat;
+mod streams_group_describe;
+mod streams_group_heartbeat;
 mod sync_group;
 mod txn_offset_commit;
 
@@ -145,7 +147,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 62] = [
+const SERVED: [ApiKey; 64] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -169,6 +171,9 @@ const SERVED: [ApiKey; 62] = [
     // KIP-848 consumer groups.
     consumer_group_heartbeat::API,
     consumer_group_describe::API,
+    // KIP-1071 streams groups.
+    streams_group_heartbeat::API,
+    streams_group_describe::API,
     // KIP-932 share groups.
     share_group_heartbeat::API,
     share_group_describe::API,
@@ -261,6 +266,11 @@ pub async fn handle(
         Request::ConsumerGroupDescribe(body) => {
             consumer_group_describe::handle(context, body).into()
         }
+        Request::StreamsGroupHeartbeat(body) => {
+            let client_id = request.header.client_id.as_deref().unwrap_or_default();
+            streams_group_heartbeat::handle(context, body, client_id).into()
+        }
+        Request::StreamsGroupDescribe(body) => streams_group_describe::handle(context, body).into(),
         Request::ShareGroupHeartbeat(body) => {
             let client_id = request.header.client_id.as_deref().unwrap_or_default();
             share_group_heartbeat::handle(context, body, client_id).into()

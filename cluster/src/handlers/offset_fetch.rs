@@ -49,12 +49,14 @@ fn fetch_group(
         (known, pending)
     };
     let groups = context.shared.groups();
-    let consumer = groups
-        .groups
-        .get(group_id)
-        .and_then(|group| group.consumer.as_ref());
-    if let (Some(consumer), Some((member_id, epoch))) = (consumer, member) {
-        let error = consumer.validate_member_epoch(member_id, epoch);
+    let group = groups.groups.get(group_id);
+    if let (Some(group), Some((member_id, epoch))) = (group, member) {
+        // KIP-848 and streams (KIP-1071) members alike.
+        let error = match (&group.consumer, &group.streams) {
+            (Some(consumer), _) => consumer.validate_member_epoch(member_id, epoch),
+            (_, Some(streams)) => streams.validate_member_epoch(member_id, epoch),
+            _ => ErrorCode::NONE,
+        };
         if error != ErrorCode::NONE {
             return (error, Vec::new());
         }

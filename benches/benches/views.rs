@@ -10,7 +10,8 @@
 //!   when made; each accessor reads and bounds-checks what it needs and returns a `Result`).
 //! - full walk: the checked view converted with `to_owned()`, the lazy view converted with
 //!   `to_owned()` (which checks, then reads) and read through every accessor
-//!   (`to_owned_via_accessors`), against the owned decode.
+//!   (`to_owned_via_accessors`), against the owned decode; also for DescribeQuorum v2 and v3
+//!   (the codec bench's message; kafka-protocol and krabka decode v2 only).
 //!
 //! Each group also times krabka-protocol 0.8's borrowed types (`DecodeBorrow`) on the same
 //! bytes: they decode the whole message into `Vec`s of borrowed structs (and parse the record
@@ -24,10 +25,14 @@
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
-use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
+use kafka_codec::messages::{
+    DescribeQuorumResponse, FetchResponse, MetadataResponse, ProduceRequest,
+};
 use kafka_codec::{view_message, Message};
 use kafka_codec_bench::views::{hand_written_route, routes, Route};
-use kafka_codec_bench::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
+use kafka_codec_bench::{
+    describe_quorum_response, fetch_response, metadata_response, produce_request, METADATA_SMALL,
+};
 use kafka_codec_test_support::counting_alloc::{self, CountingAllocator};
 use kafka_protocol::protocol::Decodable;
 use std::hint::black_box;
@@ -112,7 +117,7 @@ macro_rules! decodes {
         });
         #[cfg(not(feature = "krabka"))]
         let krabka: Option<Decode> = None;
-        (kp, krabka)
+        (Some(kp), krabka)
     }};
 }
 
@@ -121,7 +126,7 @@ fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFi
     name: &str,
     bytes: &Bytes,
     version: i16,
-    (kp, krabka): (Decode, Option<Decode>),
+    (kp, krabka): (Option<Decode>, Option<Decode>),
 ) {
     use kafka_codec::StructView;
     let mut group = c.benchmark_group(format!("{name}/walk"));
@@ -151,9 +156,11 @@ fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFi
     group.bench_function("kafka-codec", |b| {
         b.iter(|| M::decode(&mut black_box(bytes).clone(), version).expect("valid"))
     });
-    group.bench_function("kafka-protocol", |b| {
-        b.iter(|| kp(black_box(bytes), version))
-    });
+    if let Some(kp) = kp {
+        group.bench_function("kafka-protocol", |b| {
+            b.iter(|| kp(black_box(bytes), version))
+        });
+    }
     if let Some(krabka) = krabka {
         group.bench_function("krabka-protocol borrowed", |b| {
             b.iter(|| krabka(black_box(bytes), version))
@@ -200,6 +207,27 @@ fn views(c: &mut Criterion) {
         &fetch,
         18,
         decodes!(kp::FetchResponse, kr::fetch_response::FetchResponse<'_>),
+    );
+    // DescribeQuorum, the field-heavy shape of issue 25 (the codec bench's message): at v2
+    // beside both other crates, at v3 alone (neither decodes v3).
+    let quorum = describe_quorum_response();
+    full_walk::<DescribeQuorumResponse>(
+        c,
+        "describe_quorum_response_v2",
+        &quorum.bytes,
+        2,
+        decodes!(
+            kp::DescribeQuorumResponse,
+            kr::describe_quorum_response::DescribeQuorumResponse<'_>
+        ),
+    );
+    let quorum_v3 = quorum.message.encode_to_bytes(3).expect("encodes");
+    full_walk::<DescribeQuorumResponse>(
+        c,
+        "describe_quorum_response_v3",
+        &quorum_v3,
+        3,
+        (None, None),
     );
     full_walk::<MetadataResponse>(
         c,

@@ -14,14 +14,20 @@
 //! `to_owned`), `walk-view-check` (the checked view made, nothing read: `walk-view` less this is
 //! its `to_owned`), `walk-lazy` (lazy view + `to_owned`),
 //! `walk-lazy-accessors` (lazy view + `to_owned_via_accessors`), `walk-owned` (the owned
-//! decode). Case `produce_request_v9_tap` with `tap-owned`, `tap-view`, `tap-lazy`: the tap's
+//! decode). Cases `describe_quorum_response_v2` and `describe_quorum_response_v3` (the codec
+//! bench's DescribeQuorum response at versions 2 and 3) have the `walk-` operations only.
+//! Case `produce_request_v9_tap` with `tap-owned`, `tap-view`, `tap-lazy`: the tap's
 //! `--deny-topic` decision on a Produce v9 frame (`views::tap_decision`).
 
 use bytes::Bytes;
-use kafka_codec::messages::{FetchResponse, MetadataResponse, ProduceRequest};
+use kafka_codec::messages::{
+    DescribeQuorumResponse, FetchResponse, MetadataResponse, ProduceRequest,
+};
 use kafka_codec::{view_message, Message, StructView, Viewable};
 use kafka_codec_bench::views::{hand_written_route, routes};
-use kafka_codec_bench::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
+use kafka_codec_bench::{
+    describe_quorum_response, fetch_response, metadata_response, produce_request, METADATA_SMALL,
+};
 use std::hint::black_box;
 
 fn walk<M: Message + Viewable + kafka_codec::codegen::DecodeFields + 'static>(
@@ -73,6 +79,17 @@ fn main() {
             .filter(|_| read(black_box(&frame)).expect("valid"))
             .count();
         println!("{denied}");
+        return;
+    }
+    if let Some(version) = case.strip_prefix("describe_quorum_response_v") {
+        // The full walks alone: no routing read is defined for DescribeQuorum.
+        let version: i16 = version.parse().expect("a version");
+        let message = describe_quorum_response().message;
+        let bytes = message.encode_to_bytes(version).expect("encodes");
+        let sum: usize = (0..n)
+            .map(|_| walk::<DescribeQuorumResponse>(black_box(&bytes), version, operation))
+            .sum();
+        println!("{sum}");
         return;
     }
     let (bytes, version) = match case.as_str() {

@@ -4,8 +4,10 @@
 //! Each generated view (`codegen/src/emit/view.rs`) has, per struct, straight-line code for
 //! every version as the owned decoder has: `view_check`, which checks the struct's bytes as
 //! the owned decoder reads them; `view_skip_to`, which steps over its first fields to the one
-//! an accessor reads (fixed-width fields are constant steps the compiler folds), and says
-//! where the struct's last `bytes` field lies ([`ViewMark`]) when it steps over it; and
+//! an accessor reads (fixed-width fields are constant steps the compiler folds), and marks
+//! what it stepped over ([`ViewMark`]: where the struct's last `bytes` field lies, where its
+//! variable-width fields end and its tagged section starts), so that the accessors of a
+//! struct found by a step start where the step passed their field; and
 //! `view_read_owned`, which reads the whole struct of a checked view in one pass (what its
 //! `to_owned` falls back on; `to_owned` runs the owned decoder, [`OwnedDecode`]).
 //!
@@ -568,25 +570,46 @@ impl<'a, M: ViewMode> Walk<'a, M> {
         self.skip(len);
     }
 
-    /// Steps over `bytes` or `records` as [`Walk::skip_bytes`] does, and says where its value
+    /// Steps over `bytes` or `records` as [`Walk::skip_bytes`] does, and marks where its value
     /// lies ([`ViewMark`]), so that the struct's view reads it without reading its length again.
     #[inline]
-    pub fn skip_bytes_marked(&mut self, compact: bool) -> ViewMark {
+    pub fn skip_bytes_marked(&mut self, compact: bool, mark: &mut ViewMark) {
         self.compact = compact;
-        let mark = match self.len(false) {
-            None => ViewMark::NULL,
+        let (at, end) = match self.len(false) {
+            None => (ViewMark::NULL_AT, 0),
             Some(len) => {
                 let at = self.pos;
                 self.skip(len);
-                ViewMark { at, end: self.pos }
+                (at, self.pos)
             }
         };
         // Marked only when read whole and within the walk's bytes (a tagged value's, where
         // the walk is inside one); else the accessor walks to it as for any field.
-        if self.bad || mark.end > self.bytes.len() {
-            return ViewMark::UNKNOWN;
+        if !self.bad && end <= self.bytes.len() {
+            (mark.at, mark.end) = (at, end);
         }
-        mark
+    }
+
+    /// Marks where the walk is as the end of the struct's variable-width field `slot`
+    /// ([`ViewMark`]).
+    #[inline]
+    pub fn mark_after(&self, mark: &mut ViewMark, slot: usize) {
+        if let Some(after) = mark.after.get_mut(slot) {
+            *after = self.marked_pos();
+        }
+    }
+
+    /// Marks where the walk is as the start of the struct's tagged section.
+    #[inline]
+    pub fn mark_tagged(&self, mark: &mut ViewMark) {
+        mark.tagged = self.marked_pos();
+    }
+
+    /// The position as a mark holds it: unknown past what `u32` holds (frames that large are
+    /// then walked as before).
+    #[inline]
+    fn marked_pos(&self) -> u32 {
+        u32::try_from(self.pos).unwrap_or(NOT_MARKED)
     }
 
     /// An array's count (0 for null), bounded by the input so that any walk stays finite.
@@ -835,28 +858,46 @@ impl<'a> Walk<'a, Checked> {
     }
 }
 
-/// Where the value of a struct's last `bytes`/`records` field lies, found when the struct was
-/// stepped over (by its array's iterator, or as a field): its accessor then reads the value
-/// from here instead of walking to it and reading its length a second time. A records value
-/// is most of a Produce or Fetch partition, and its length was read twice per partition.
+/// What stepping over a struct found, handed to its view (by its array's iterator, or as a
+/// field) so that its accessors start where the step left off instead of walking from the
+/// struct's start again:
+///
+/// - where the value of its last `bytes`/`records` field lies: its accessor reads the value
+///   from here instead of reading its length a second time (a records value is most of a
+///   Produce or Fetch partition);
+/// - where each of its first [`VIEW_SLOTS`] variable-width fields (strings, bytes, arrays,
+///   structs) ends, and where its tagged section starts: an accessor starts at the last such
+///   place before its field and steps over fixed-width fields only, so reading every field
+///   of a struct is one pass, not one walk per field.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ViewMark {
     at: usize,
     end: usize,
+    /// Where the struct's variable-width fields end, in field order (`NOT_MARKED`: unknown).
+    after: [u32; VIEW_SLOTS],
+    /// Where its tagged section starts (`NOT_MARKED`: unknown).
+    tagged: u32,
 }
+
+/// How many variable-width fields of a struct a [`ViewMark`] remembers the end of: enough for
+/// every struct of the benchmarked shapes (a Metadata partition has three replica lists), few
+/// enough that a view stays small. An accessor past the last remembered one walks as before.
+pub const VIEW_SLOTS: usize = 4;
+
+/// A place a [`ViewMark`] does not know (or one past what `u32` holds).
+const NOT_MARKED: u32 = u32::MAX;
 
 impl ViewMark {
     /// Not found: the accessor walks to the field.
     pub const UNKNOWN: ViewMark = ViewMark {
         at: usize::MAX,
         end: 0,
+        after: [NOT_MARKED; VIEW_SLOTS],
+        tagged: NOT_MARKED,
     };
-    /// The value is null on the wire.
-    pub const NULL: ViewMark = ViewMark {
-        at: usize::MAX - 1,
-        end: 0,
-    };
+    /// Where the marked `bytes` value is null on the wire.
+    const NULL_AT: usize = usize::MAX - 1;
 }
 
 /// Where a struct starts in a view's bytes, the version it was written at and the mode's
@@ -943,6 +984,36 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
         })
     }
 
+    /// The walk from the end of the struct's variable-width field `slot` ([`ViewMark`]) and
+    /// `true`, or from the struct's start and `false` where that place is not marked (the
+    /// caller then steps from the start); `None` for a struct the version lacks.
+    #[doc(hidden)]
+    #[inline]
+    pub fn walk_after(&self, slot: usize) -> Option<(Walk<'a, M>, bool)> {
+        let at = self.mark.after.get(slot).copied().unwrap_or(NOT_MARKED);
+        self.walk_marked(at)
+    }
+
+    /// [`ViewCursor::walk_after`] from the start of the struct's tagged section.
+    #[doc(hidden)]
+    #[inline]
+    pub fn walk_tagged(&self) -> Option<(Walk<'a, M>, bool)> {
+        self.walk_marked(self.mark.tagged)
+    }
+
+    #[inline]
+    fn walk_marked(&self, at: u32) -> Option<(Walk<'a, M>, bool)> {
+        let mut walk = self.walk()?;
+        if at == NOT_MARKED {
+            return Some((walk, false));
+        }
+        // The place was reached by stepping over this struct's own fields in these bytes
+        // (the view is handed out only when that step was good), so walking from here reads
+        // what walking from the start would.
+        walk.pos = at as usize;
+        Some((walk, true))
+    }
+
     /// The struct's marked `bytes` field ([`ViewMark`]), as its walk would read it with
     /// `nullable`: `None` when not marked (the accessor then walks to it). Clears `ok` where
     /// the walk would mark itself bad: a null where the field cannot be null, a value over
@@ -952,7 +1023,7 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
     pub fn marked_bytes(&self, nullable: bool, ok: &mut bool) -> Option<Option<&'a [u8]>> {
         match self.mark.at {
             at if at == ViewMark::UNKNOWN.at => None,
-            at if at == ViewMark::NULL.at => {
+            at if at == ViewMark::NULL_AT => {
                 if nullable {
                     Some(None)
                 } else {

@@ -330,16 +330,38 @@ fn marked_field(cx: &Context<'_>, s: &Struct) -> Option<usize> {
     })
 }
 
-/// `view_skip_to` (over the fields before field `field`, or all of them; where the marked
-/// field's value lies, when it stepped over it) and `view_skip` (the whole struct).
+/// Whether `field` is variable-width and positional in some version: a place a struct's skip
+/// marks the end of (`ViewMark`), in field order.
+fn is_variable(cx: &Context<'_>, field: &Field) -> bool {
+    is_fixed(field).is_none() && !matches!(cx.when(cx.positional(field)), Cond::Never)
+}
+
+/// The mark slot of each field of `s` that is variable-width (`is_variable`), by field index.
+fn slots(cx: &Context<'_>, s: &Struct) -> Vec<Option<usize>> {
+    let mut next = 0;
+    s.fields
+        .iter()
+        .map(|field| {
+            is_variable(cx, field).then(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect()
+}
+
+/// `view_skip_to` (over the fields before field `field`, or all of them; what it stepped over
+/// marked: where the marked field's value lies, where each variable-width field ends and the
+/// tagged section starts) and `view_skip` (the whole struct).
 fn emit_skip(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let marked = marked_field(cx, s);
+    let slots = slots(cx, s);
+    let flexible = !matches!(cx.when(cx.message.flexible_versions), Cond::Never);
     let mut body = Code::new();
-    // A field in every version is marked where it is stepped over (`let`); one in some
-    // versions leaves the mark unknown in the others.
-    let always = marked
-        .is_some_and(|index| matches!(cx.when(cx.positional(&s.fields[index])), Cond::Always));
-    if marked.is_some() && !always {
+    // Marks are set where the step passes them; a field the version lacks leaves its end
+    // where the field before it ended, which is where its accessor's next field starts.
+    let marks = marked.is_some() || slots.iter().any(Option::is_some) || flexible;
+    if marks {
         body.line("let mut mark = ViewMark::UNKNOWN;");
     }
     for (index, field) in s.fields.iter().enumerate() {
@@ -351,27 +373,23 @@ fn emit_skip(code: &mut Code, cx: &Context<'_>, s: &Struct) {
             "if field == {index} {{\n    return ViewMark::UNKNOWN;\n}}"
         ));
         let skip = if marked == Some(index) {
-            let bind = if always { "let mark" } else { "mark" };
-            format!("{bind} = w.skip_bytes_marked({});", cx.compact(field))
+            format!("w.skip_bytes_marked({}, &mut mark);", cx.compact(field))
         } else {
             skip_field(cx, field)
         };
         when.guard(&mut body, &skip);
+        if let Some(slot) = slots[index] {
+            body.line(format!("w.mark_after(&mut mark, {slot});"));
+        }
     }
-    body.line(if marked.is_some() {
-        "mark"
-    } else {
-        "ViewMark::UNKNOWN"
-    });
+    if flexible {
+        body.line("w.mark_tagged(&mut mark);");
+    }
+    body.line(if marks { "mark" } else { "ViewMark::UNKNOWN" });
     let body = with_bindings(cx, "w.version()", body.finish());
     let (w, field) = (super::binding(&body, "w"), super::binding(&body, "field"));
     code.line("#[doc(hidden)]");
     code.line("#[inline]");
-    if always {
-        // `let mark = ...; mark` where the marked field is the last one: kept in the one
-        // shape every struct's skip has.
-        code.line("#[allow(clippy::let_and_return)]");
-    }
     code.block(
         format!("pub fn view_skip_to({w}: &mut Walk<'a, M>, {field}: usize) -> ViewMark"),
         |code| code.line(body),
@@ -484,9 +502,35 @@ fn emit_read_owned(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     );
 }
 
+/// Where field `index`'s accessor starts when the struct's skip marked it: the mark slot of
+/// the last variable-width field before it and the width of the fixed-width fields between
+/// (`None`: none lie between); `None` when no variable-width field lies before it (the walk
+/// from the struct's start is then fixed steps the compiler folds).
+fn after_mark(cx: &Context<'_>, s: &Struct, index: usize) -> Option<(usize, Option<String>)> {
+    let slots = slots(cx, s);
+    let last = (0..index).rev().find(|&j| slots[j].is_some())?;
+    let widths: Vec<String> = s.fields[last + 1..index]
+        .iter()
+        .filter_map(|field| {
+            let when = cx.when(cx.positional(field));
+            if matches!(when, Cond::Never) {
+                return None;
+            }
+            let width =
+                is_fixed(field).expect("only fixed-width fields after the last variable one");
+            Some(when.choose(&width.to_string(), "0").replace('\n', " "))
+        })
+        .collect();
+    Some((
+        slots[last]?,
+        (!widths.is_empty()).then(|| widths.join(" + ")),
+    ))
+}
+
 /// One accessor: the walk to the field and its read, whose `ok` the mode turns into the
 /// value (checked) or a `Result` (lazy).
-fn emit_accessor(code: &mut Code, cx: &Context<'_>, field: &Field, index: usize, marked: bool) {
+fn emit_accessor(code: &mut Code, cx: &Context<'_>, s: &Struct, index: usize, marked: bool) {
+    let field = &s.fields[index];
     let ty = value_type(&field.ty);
     let ty = if field.is_optional() {
         format!("Option<{ty}>")
@@ -499,11 +543,26 @@ fn emit_accessor(code: &mut Code, cx: &Context<'_>, field: &Field, index: usize,
         None => Cond::Never,
     };
     let read = read_view(cx, field, "w");
-    let at_positional = format!(
-        "self.0.walk().map(|mut w| {{\n    Self::view_skip_to(&mut w, {index});\n    let value = {read};\n    ok = w.ok();\n    value\n}})"
-    );
+    let at_positional = match after_mark(cx, s, index) {
+        // From the end of the last variable-width field before this one, where the struct's
+        // skip marked it: only fixed-width fields lie between.
+        Some((slot, fixed)) => {
+            let step = match fixed {
+                Some(fixed) => format!(
+                    "if found {{\n        w.skip({fixed});\n    }} else {{\n        Self::view_skip_to(&mut w, {index});\n    }}"
+                ),
+                None => format!("if !found {{\n        Self::view_skip_to(&mut w, {index});\n    }}"),
+            };
+            format!(
+                "self.0.walk_after({slot}).map(|(mut w, found)| {{\n    {step}\n    let value = {read};\n    ok = w.ok();\n    value\n}})"
+            )
+        }
+        None => format!(
+            "self.0.walk().map(|mut w| {{\n    Self::view_skip_to(&mut w, {index});\n    let value = {read};\n    ok = w.ok();\n    value\n}})"
+        ),
+    };
     let at_tagged = format!(
-        "self.0.walk().and_then(|mut w| {{\n    Self::view_skip_to(&mut w, usize::MAX);\n    let found = w.tagged({});\n    ok = w.ok();\n    found.map(|mut w| {{\n        let value = {read};\n        ok = w.ok();\n        value\n    }})\n}})",
+        "self.0.walk_tagged().and_then(|(mut w, found)| {{\n    if !found {{\n        Self::view_skip_to(&mut w, usize::MAX);\n    }}\n    let found = w.tagged({});\n    ok = w.ok();\n    found.map(|mut w| {{\n        let value = {read};\n        ok = w.ok();\n        value\n    }})\n}})",
         field.tag.unwrap_or(0),
     );
     // The marked field: read where the struct's skip found it, else walked to.
@@ -589,7 +648,7 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
         .filter_map(|f| f.tag.map(|t| t.to_string()))
         .collect();
     let unknown = format!(
-        "{{\n    let mut ok = true;\n    let fields = self.0.walk().map(|mut w| {{\n        Self::view_skip_to(&mut w, usize::MAX);\n        let section = w;\n        w.skip_tagged();\n        ok = w.ok();\n        section.unknown_tagged(|tag| [{}].contains(&tag))\n    }});\n    Lazy::finish(self.0.origin(), ok, fields.unwrap_or_default())?\n}}",
+        "{{\n    let mut ok = true;\n    let fields = self.0.walk_tagged().map(|(mut w, found)| {{\n        if !found {{\n            Self::view_skip_to(&mut w, usize::MAX);\n        }}\n        let section = w;\n        w.skip_tagged();\n        ok = w.ok();\n        section.unknown_tagged(|tag| [{}].contains(&tag))\n    }});\n    Lazy::finish(self.0.origin(), ok, fields.unwrap_or_default())?\n}}",
         known.join(", ")
     );
     let unknown = cx
@@ -650,15 +709,15 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     code.line(format!("#[cfg({cfg})]"));
     code.open(format!("impl<'a, M: ViewMode> {view}<'a, M>"));
     let marked = marked_field(cx, s);
-    for (index, field) in s.fields.iter().enumerate() {
-        emit_accessor(code, cx, field, index, marked == Some(index));
+    for index in 0..s.fields.len() {
+        emit_accessor(code, cx, s, index, marked == Some(index));
         code.blank();
     }
     code.doc(" The raw bytes of the tagged field `tag`, known or not, if the struct has it.");
     code.line("#[inline]");
     let flexible = cx.when(cx.message.flexible_versions);
     let raw = flexible.choose(
-        "let mut ok = true;\nlet raw = self.0.walk().and_then(|mut w| {\n    Self::view_skip_to(&mut w, usize::MAX);\n    let raw = w.raw_tagged(tag);\n    ok = w.ok();\n    raw\n});\nM::finish(self.0.origin(), ok, raw)",
+        "let mut ok = true;\nlet raw = self.0.walk_tagged().and_then(|(mut w, found)| {\n    if !found {\n        Self::view_skip_to(&mut w, usize::MAX);\n    }\n    let raw = w.raw_tagged(tag);\n    ok = w.ok();\n    raw\n});\nM::finish(self.0.origin(), ok, raw)",
         "M::finish(self.0.origin(), true, None)",
     );
     let raw = with_bindings(cx, "self.0.version()", raw);

@@ -25,8 +25,10 @@ KNOWN = {
 # brokers in ZooKeeper mode (their lists hold the ZooKeeper-only LeaderAndIsr, StopReplica,
 # UpdateMetadata and ControlledShutdown, and lack UnregisterBroker), which do not serve
 # DescribeTopicPartitions (its schema's listeners: broker, not zkBroker); the cluster answers
-# as a KRaft broker of that release, which does.
-KNOWN_ABSENT = {((3, 8), 75), ((3, 9), 75)}
+# as a KRaft broker of that release, which does. The same holds for 3.7 to 3.9 and
+# ListClientMetricsResources (74, KIP-714; listeners: broker only in kafka-clients 3.7.2 and
+# 3.9.1), which the cluster serves as ListConfigResources v0.
+KNOWN_ABSENT = {((3, 8), 75), ((3, 9), 75), ((3, 7), 74), ((3, 8), 74), ((3, 9), 74)}
 
 
 def release_tuple(name):

@@ -267,6 +267,13 @@ fn stricter_than_kafka(error: &kafka_codec::DecodeError) -> Option<&'static str>
         .any(|s| matches!(s, PathSegment::Tag(_)));
     match error.kind() {
         Kind::InvalidUtf8 => Some("string bytes that are not UTF-8 (Kafka reads them with U+FFFD replacements)"),
+        // Kafka reads an unsigned varint into an int: a compact length or count of 2^31 or
+        // more wraps negative and reads as null where the field is nullable (and is refused
+        // where it is not). No writer produces one; we refuse it as too long.
+        Kind::LengthExceedsInput { declared, .. } if *declared >= 1 << 31 => Some(
+            "a compact length of 2^31 or more (Kafka's int arithmetic wraps it negative: null \
+             where the field is nullable)",
+        ),
         Kind::TagOutOfOrder { .. } | Kind::DuplicateTag(_) => {
             Some("tagged fields out of order or repeated (Kafka reads them in any order)")
         }

@@ -236,10 +236,25 @@ async fn scenario(address: SocketAddr, name: &str) {
     coordinator_ready(&mut client, group).await;
     client.call(9, produce(t, 0, batch(0, 5))).await;
 
-    // No group yet: no share state, nothing to delete.
-    let (error, topics) = client
-        .describe_offsets(1, group, Some(&[(t, &[0]), (&missing, &[0])]))
-        .await;
+    // No group yet: no share state, nothing to delete. A real broker's group coordinator
+    // learns of a new topic from its own copy of the metadata image, a moment after the
+    // broker's request handlers do; until then it answers with a zero topic id. Ask again
+    // (at most 5 s) until it knows the topic, so the comparison is of settled answers.
+    let mut tries = 0;
+    let (error, topics) = loop {
+        let answer = client
+            .describe_offsets(1, group, Some(&[(t, &[0]), (&missing, &[0])]))
+            .await;
+        let settled = answer
+            .1
+            .iter()
+            .any(|(name, has_id, _)| name == t && *has_id);
+        tries += 1;
+        if settled || tries == 50 {
+            break answer;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
     assert_eq!(error, 0);
     assert_eq!(
         topics,

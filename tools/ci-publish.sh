@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 19, "a crate people can depend on": what a dependent and the registry see. Called by
-# .ci/run after clippy; runs alone too (`bash tools/ci-publish.sh`). Each part prints its
+# .ci/run after clippy; runs alone too (`bash tools/ci-publish.sh`); `--install-msrv` only
+# installs the MSRV toolchains (see there). Each part prints its
 # seconds; a check that cannot run here prints a SKIPPED line saying why, never passes
 # silently.
 set -euo pipefail
@@ -15,6 +16,36 @@ part() {
     [ -n "$1" ] && printf -- '\n--- %s\n' "$1"
     return 0
 }
+
+rust_version() { # $1: package name -> its rust-version, padded to a toolchain name (1.82 -> 1.82.0)
+    cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, sys
+v = next(p["rust_version"] for p in json.load(sys.stdin)["packages"] if p["name"] == sys.argv[1])
+print(v if v.count(".") == 2 else v + ".0")' "$1"
+}
+have_toolchain() { # $1: toolchain; installed, or installed now
+    rustup run "$1" rustc --version >/dev/null 2>&1 && return 0
+    timeout 600 rustup toolchain install "$1" --profile minimal >/dev/null 2>&1 &&
+        rustup run "$1" rustc --version >/dev/null 2>&1
+}
+# The packages whose rust-version the MSRV part builds with.
+msrv_packages=(kafka-codec kafka-codec-cli)
+
+# `--install-msrv`: only install the MSRV toolchains, and exit. .ci/run starts this in the
+# background before its first build, so the download (about 170 s for two toolchains, most
+# of it waiting on the network) overlaps the steps before this script's; the MSRV part below
+# then finds them installed (or installs them itself if that failed).
+if [ "${1:-}" = --install-msrv ]; then
+    for package in "${msrv_packages[@]}"; do
+        toolchain=$(rust_version "$package")
+        if have_toolchain "$toolchain"; then
+            echo "MSRV toolchain $toolchain installed (${SECONDS}s)"
+        else
+            echo "MSRV toolchain $toolchain could not be installed; the MSRV part tries again"
+        fi
+    done
+    exit 0
+fi
 
 part "relative links in README.md, benches/README.md and docs/*.md name existing files"
 python3 tools/check_doc_links.py
@@ -67,19 +98,8 @@ part "MSRV: each declared rust-version builds"
 # resolves its own lock, with cargo's rust-version-aware resolver (fallback: the newest
 # release whose rust-version each package accepts), in a copy of the tracked tree under
 # target/msrv, so the committed lock is left alone.
-rust_version() { # $1: package name -> its rust-version, padded to a toolchain name (1.82 -> 1.82.0)
-    cargo metadata --no-deps --format-version 1 | python3 -c '
-import json, sys
-v = next(p["rust_version"] for p in json.load(sys.stdin)["packages"] if p["name"] == sys.argv[1])
-print(v if v.count(".") == 2 else v + ".0")' "$1"
-}
-have_toolchain() { # $1: toolchain; installed, or installed now
-    rustup run "$1" rustc --version >/dev/null 2>&1 && return 0
-    timeout 600 rustup toolchain install "$1" --profile minimal >/dev/null 2>&1 &&
-        rustup run "$1" rustc --version >/dev/null 2>&1
-}
-lib_msrv=$(rust_version kafka-codec)
-cli_msrv=$(rust_version kafka-codec-cli)
+lib_msrv=$(rust_version "${msrv_packages[0]}")
+cli_msrv=$(rust_version "${msrv_packages[1]}")
 msrv_ws=target/msrv/ws
 rm -rf "$msrv_ws"
 mkdir -p "$msrv_ws"

@@ -62,7 +62,7 @@ step_tap_inter_broker() { bash tools/clients/tap-proof-inter-broker.sh; }
 [ $# -gt 0 ] && steps=("$@")
 
 # Build first, so no broker idles through a compile.
-cargo build -q -p kafka-codec-cli
+cargo build -q --bin kafka-codec # no -p: the features of the other CLI builds (tools/ci-live.sh)
 bash tools/clients/venv.sh >/dev/null
 "${broker[@]}" fetch
 say "built the CLI and the venv, fetched Kafka 3.9.1"

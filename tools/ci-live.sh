@@ -35,17 +35,17 @@ step_clients() {
 # (tests/java.rs, four JVMs) about 20 s on a loaded machine.
 step_cluster_groups() {
     # `&&`: a step runs as an `if` condition, where `set -e` does not stop at a failure.
-    cargo test -p kafka-codec-cluster --test groups --test consumer_groups \
+    cargo test --test groups --test consumer_groups \
         --test describe_topic_partitions --test transactions --test share_groups \
         --test share_group_offsets \
         -- --ignored --nocapture &&
         KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test \
-            -p kafka-codec-cluster --test java -- --ignored --exact \
+            --test java -- --ignored --exact \
             a_real_kafka_broker_answers_the_java_share_offsets_scenario &&
         "$(bash tools/clients/venv.sh)" tools/clients/cluster_txn_librdkafka.py "$KAFKA_BROKER"
 }
 step_quorum_describe() {
-    cargo test -p kafka-codec-cli --test quorum -- --ignored --exact \
+    cargo test --test quorum -- --ignored --exact \
         quorum_live::quorum_describe_reads_a_real_kafka_controller --nocapture
 }
 # Kafka's kafka-metadata-quorum against `kafka-codec quorum serve` and against the
@@ -53,7 +53,7 @@ step_quorum_describe() {
 # remove-controller held between current and committed by the control surface,
 # add-controller): needs the jars broker.sh fetched, not the broker itself. One cargo run.
 step_quorum_kafka_tool() {
-    cargo test -p kafka-codec-cli --test quorum -- --ignored --nocapture \
+    cargo test --test quorum -- --ignored --nocapture \
         quorum_live::kafka_metadata_quorum_reads_and_reconfigures_
 }
 
@@ -104,8 +104,8 @@ step_tap_deny() { bash tools/clients/tap-deny-proof.sh; }
 step_cluster_configs() {
     bash tools/clients/cluster-configs-proof.sh &&
         KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test \
-            -p kafka-codec-cluster --test group_configs -- --ignored &&
-        cargo test -p kafka-codec-cluster --test produce_timestamps \
+            --test group_configs -- --ignored &&
+        cargo test --test produce_timestamps \
             --test share_fetch_unknown_group -- --ignored
 }
 # ACLs entry by entry: librdkafka's producer, consumer and admin client as a user with ACLs
@@ -127,7 +127,7 @@ step_cluster_authz() {
         java_cp=$(bash tools/clients/java-classpath.sh)
     fi
     KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) KAFKA_CLIENTS_JAVA=$java_cp \
-        cargo test -p kafka-codec-cluster --test authorization -- --ignored --nocapture
+        cargo test --test authorization -- --ignored --nocapture
 }
 # The same without TLS, against the SASL_PLAINTEXT listener. Not in the default list: TLS
 # adds only the transport to what it checks; by name, `bash tools/ci-live.sh tap_sasl`.
@@ -136,18 +136,22 @@ step_cluster_authz() {
 # against this broker and the in-memory cluster: partition reassignments and their errors,
 # AlterReplicaLogDirs, ListConfigResources; the same lines from both.
 step_cluster_reassign() {
-    cargo test -p kafka-codec-cluster --test reassignments -- --ignored --exact \
+    cargo test --test reassignments -- --ignored --exact \
         the_admin_client_sees_what_a_real_kafka_broker_answers --nocapture
 }
 step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 
 [ $# -gt 0 ] && steps=("$@")
 
-# Build first, so the broker does not idle through a compile.
+# Build first, so the broker does not idle through a compile. No `-p`: the default members'
+# features, those `cargo test` in .ci/run built with, so these reuse its build (a `-p`
+# rebuilt the library with that package's features alone); `--test quorum` also selects the
+# library's own quorum test, whose tests the filters below leave out. The CLI build shares
+# the fuzz-seeds run's features in .ci/run.
 cargo test --test live --no-run
-cargo test -p kafka-codec-cluster --test groups --test consumer_groups --test describe_topic_partitions --test transactions --test authorization --no-run
-cargo test -p kafka-codec-cli --test quorum --no-run
-cargo build -p kafka-codec-cli
+cargo test --test groups --test consumer_groups --test describe_topic_partitions --test transactions --test authorization --no-run
+cargo test --test quorum --no-run
+cargo build --bin kafka-codec
 
 cleanup() {
     bash "$broker" stop || true

@@ -23,4 +23,4 @@ KAFKA_ORACLE_JAR="$jars" KAFKA_CODEC_SEED="$seed" \
 # The error responses `tap --deny-api/--deny-topic` builds, one per API and version: Kafka's
 # classes read each and find its error codes where this crate put them (a few seconds).
 KAFKA_ORACLE_JAR="$jars" \
-  cargo test -p kafka-codec-cli --bin kafka-codec tap::policy -- --ignored --nocapture
+  cargo test --bin kafka-codec tap::policy -- --ignored --nocapture

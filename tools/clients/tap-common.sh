@@ -9,7 +9,7 @@ tap_address=
 # Builds the CLI, the venv and, if `java` is among the arguments, the Java client. Sets
 # `tap` and `py`.
 tap_build() {
-    cargo build -q -p kafka-codec-cli
+    cargo build -q --bin kafka-codec # no -p: the features of the other CLI builds (tools/ci-live.sh)
     tap=$repo/target/debug/kafka-codec
     py=$(bash "$here/venv.sh")
     if printf '%s\n' "$@" | grep -qx java; then

@@ -70,7 +70,7 @@ rm -rf "$out"
 mkdir -p "$out"
 # shellcheck source=tap-common.sh
 . "$here/tap-common.sh"
-cargo build -q -p kafka-codec-cli
+cargo build -q --bin kafka-codec # no -p: the features of the other CLI builds (tools/ci-live.sh)
 if [ $tls = 1 ] && ! "$repo/target/debug/kafka-codec" tap --help | grep -q -e '--listen-tls-cert'; then
     echo "tap-proof-tls: kafka-codec tap has no --listen-tls-cert: it does not speak TLS yet" \
         "(issue 20); nothing to prove. (--no-tls runs the proof on SASL_PLAINTEXT.)" >&2

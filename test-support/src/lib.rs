@@ -4,5 +4,6 @@
 //!
 //! Only `std` is used (see `Cargo.toml`).
 
+pub mod alloc_limit;
 pub mod counting_alloc;
 pub mod dense;

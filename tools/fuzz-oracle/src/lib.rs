@@ -42,6 +42,16 @@ use std::sync::OnceLock;
 /// 0, and the budget check below then holds trivially.
 pub use kafka_codec_test_support::counting_alloc;
 
+/// The fuzz targets' global allocator, [`alloc_limit::LimitedAllocator`] at [`MALLOC_LIMIT`]:
+/// libFuzzer's own `-malloc_limit_mb` needs a sanitizer's malloc hooks, which CI's
+/// `--sanitizer none` build lacks.
+pub use kafka_codec_test_support::alloc_limit;
+
+/// The most one allocation may ask for in a fuzz target: an input is at most 64 KiB
+/// (`-max_len=65536` in `.ci/fuzz.sh`), and no length or count it holds may make a decoder
+/// reserve over 1024 times that (`-malloc_limit_mb=64` there, for sanitizer builds).
+pub const MALLOC_LIMIT: usize = 64 << 20;
+
 /// Runs `decode` and checks that the heap it took at its peak (above what was live before)
 /// stays within the memory budget `limits` give an input of `input_len` bytes.
 fn within_budget<T>(limits: &DecodeLimits, input_len: usize, decode: impl FnOnce() -> T) -> T {

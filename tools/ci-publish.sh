@@ -60,8 +60,12 @@ fi
 
 part "cargo publish --dry-run --workspace (the bench crate is publish = false)"
 # --allow-dirty: earlier CI steps may leave files behind; what is packaged is set by each
-# manifest's `include` list, not by the state of the tree.
-cargo publish --dry-run --workspace --allow-dirty 2>&1 |
+# manifest's `include` list, not by the state of the tree. --no-verify: the verification
+# built every package from its .crate (kafka-codec three times over: from its own package,
+# then as the others' dependency with and without the CLI's `views`), which the next part
+# builds too (kafka-codec there: by default, with the CLI's features, and with a client's
+# few); see tools/package-check.sh.
+cargo publish --dry-run --workspace --allow-dirty --no-verify 2>&1 |
     grep -vE '^warning: ignoring (test|example|bench) ' # each unshipped test target, by name
 
 part "a fresh dependent builds from the packaged .crate files"
@@ -73,19 +77,32 @@ RUSTDOCFLAGS="-D warnings" cargo doc -q --workspace --exclude kafka-codec-bench 
 
 part "docs.rs build: --cfg docsrs, feature labels"
 docsrs_toolchain=()
+docsrs_env=()
+# With stable, the rustc of the part above: RUSTDOCFLAGS reach only rustdoc, so the
+# dependencies it checked are reused from its target directory rather than checked again
+# (and this documentation replaces its kafka-codec pages, which nothing reads after it).
+docsrs_target=target
 if rustup run nightly rustc --version >/dev/null 2>&1; then
     docsrs_toolchain=(+nightly)
+    # Another rustc: nothing to reuse, and its artifacts kept apart.
+    docsrs_target=target/docsrs
 else
     # As .ci/fuzz.sh does for its nightly flags; the labels are checked below either way.
-    echo "no nightly toolchain: building the docs.rs docs with stable and RUSTC_BOOTSTRAP=1"
-    export RUSTC_BOOTSTRAP=1
+    # For rustdoc only, through a wrapper: build scripts that probe for nightly features
+    # rerun when RUSTC_BOOTSTRAP changes (proc-macro2's does), which would rebuild every
+    # dependency here and again in each later step sharing this target directory.
+    echo "no nightly toolchain: building the docs.rs docs with stable and RUSTC_BOOTSTRAP=1 (rustdoc only)"
+    rustdoc_bootstrap=$(mktemp)
+    printf '#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec rustdoc "$@"\n' >"$rustdoc_bootstrap"
+    chmod +x "$rustdoc_bootstrap"
+    docsrs_env=(RUSTDOC="$rustdoc_bootstrap")
 fi
-RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo "${docsrs_toolchain[@]}" doc -q -p kafka-codec \
-    --all-features --no-deps --target-dir target/docsrs
-unset RUSTC_BOOTSTRAP
+env "${docsrs_env[@]}" RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo "${docsrs_toolchain[@]}" doc -q \
+    -p kafka-codec --all-features --no-deps --target-dir "$docsrs_target"
+[ ${#docsrs_env[@]} = 0 ] || rm -f "$rustdoc_bootstrap"
 # The labels themselves: a feature-gated module and a per-API item must carry one.
 for page in conn/tokio/index.html messages/metadata_request/index.html; do
-    if ! grep -q 'Available on <strong>crate feature' "target/docsrs/doc/kafka_codec/$page"; then
+    if ! grep -q 'Available on <strong>crate feature' "$docsrs_target/doc/kafka_codec/$page"; then
         echo "docs.rs build: no feature label on $page" >&2
         exit 1
     fi

@@ -464,6 +464,14 @@ impl State {
         id
     }
 
+    /// Every topic's name by its id (the describes name the topics of an assignment).
+    pub fn topic_names_by_id(&self) -> BTreeMap<Uuid, String> {
+        self.topics
+            .iter()
+            .map(|(name, topic)| (topic.id, name.clone()))
+            .collect()
+    }
+
     /// The topic with `id`, and its name.
     pub fn topic_by_id(&self, id: Uuid) -> Option<(&String, &Topic)> {
         self.topics.iter().find(|(_, topic)| topic.id == id)

@@ -15,11 +15,9 @@ use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::offset_for_leader_epoch_request::{
     OffsetForLeaderPartition, OffsetForLeaderTopic,
 };
-use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{
     CreatePartitionsRequest, CreateTopicsRequest, DeleteRecordsRequest, DescribeClusterRequest,
     DescribeLogDirsRequest, FetchRequest, MetadataRequest, OffsetForLeaderEpochRequest,
-    ProduceRequest,
 };
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::{ApiKey, ErrorCode, Response, VersionRange};
@@ -60,16 +58,8 @@ async fn produce(client: &mut Client, topic: &str, partition: i32, records: usiz
             ..Record::default()
         });
     }
-    let request = ProduceRequest::default()
-        .with_acks(-1)
-        .with_timeout_ms(1000)
-        .with_topic_data(vec![TopicProduceData::default()
-            .with_name(topic.into())
-            .with_partition_data(vec![PartitionProduceData::default()
-                .with_index(partition)
-                .with_records(Some(
-                    builder.build().encode_to_bytes().expect("batch"),
-                ))])]);
+    let records = builder.build().encode_to_bytes().expect("batch");
+    let request = support::produce(topic, partition, records);
     let Response::Produce(produced) = client.call(9, request).await else {
         panic!("not Produce")
     };

@@ -4,15 +4,14 @@
 
 mod support;
 
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_codec::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_codec::messages::{
-    CreateTopicsRequest, DescribeClusterRequest, FetchRequest, FindCoordinatorRequest,
-    MetadataRequest, MetadataResponse, OffsetCommitRequest, OffsetFetchRequest,
+    DescribeClusterRequest, FetchRequest, FindCoordinatorRequest, MetadataRequest,
+    MetadataResponse, OffsetCommitRequest, OffsetFetchRequest,
 };
 use kafka_codec::records::BatchReader;
 use kafka_codec::serde_json::json;
@@ -26,26 +25,7 @@ use support::{batch, http, produce, Client, Outcome, GUARD};
 use tokio::net::TcpStream;
 
 async fn cluster_with_topic(brokers: usize, partitions: i32) -> Cluster {
-    let cluster = Cluster::builder()
-        .brokers(brokers)
-        .build()
-        .await
-        .expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address, "brokers-test").await;
-    let Response::CreateTopics(created) = client
-        .call(
-            7,
-            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-                .with_name("events".into())
-                .with_num_partitions(partitions)
-                .with_replication_factor(1)]),
-        )
-        .await
-    else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
-    cluster
+    support::cluster_with_topic(brokers, partitions, "brokers-test").await
 }
 
 async fn metadata(client: &mut Client) -> MetadataResponse {
@@ -316,19 +296,7 @@ async fn a_removed_broker_is_gone_and_what_it_led_and_coordinated_moves() {
     }
 
     // A topic created now is led by brokers still there.
-    let Response::CreateTopics(created) = client
-        .call(
-            7,
-            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-                .with_name("later".into())
-                .with_num_partitions(3)
-                .with_replication_factor(2)]),
-        )
-        .await
-    else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
+    support::make_topic(&mut client, 7, "later", 3, 2).await;
     let now = metadata(&mut client).await;
     let later = now
         .topics

@@ -6,37 +6,17 @@ mod support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::alter_configs_request::{AlterConfigsResource, AlterableConfig};
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_codec::messages::{AlterConfigsRequest, CreateTopicsRequest, FetchRequest};
+use kafka_codec::messages::{AlterConfigsRequest, FetchRequest};
 use kafka_codec::records::{decode_batches, Compression, RecordBatchBuilder};
 use kafka_codec::serde_json::json;
 use kafka_codec::Response;
 use kafka_codec_cluster::control::OperationError;
 use kafka_codec_cluster::Cluster;
-use support::{http, produce, Client};
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
+use support::{http, now_ms, produce, Client};
 
 async fn topic_with_configs(client: &mut Client, name: &str, configs: &[(&str, &str)]) {
-    let Response::CreateTopics(created) = client
-        .call(
-            5,
-            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-                .with_name(name.into())
-                .with_num_partitions(1)
-                .with_replication_factor(1)]),
-        )
-        .await
-    else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
+    support::make_topic(client, 5, name, 1, 1).await;
     let request =
         AlterConfigsRequest::default().with_resources(vec![AlterConfigsResource::default()
             .with_resource_type(2)

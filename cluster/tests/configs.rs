@@ -5,9 +5,8 @@
 
 mod support;
 
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::describe_configs_response::DescribeConfigsResult;
-use kafka_codec::messages::{CreateTopicsRequest, DeleteTopicsRequest};
+use kafka_codec::messages::DeleteTopicsRequest;
 use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::configs::{definitions, source, BROKER, TOPIC};
 use kafka_codec_cluster::Cluster;
@@ -64,19 +63,7 @@ async fn cluster_with_topic(name: &str) -> (Cluster, Client) {
         .await
         .expect("cluster");
     let mut client = Client::connect(cluster.brokers()[0].address, "configs-test").await;
-    let Response::CreateTopics(created) = client
-        .call(
-            5,
-            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-                .with_name(name.into())
-                .with_num_partitions(1)
-                .with_replication_factor(1)]),
-        )
-        .await
-    else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
+    support::make_topic(&mut client, 5, name, 1, 1).await;
     (cluster, client)
 }
 

@@ -11,9 +11,6 @@ mod support;
 
 use kafka_codec::messages::consumer_group_heartbeat_request::TopicPartitions;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
-use kafka_codec::messages::incremental_alter_configs_request::{
-    AlterConfigsResource, AlterableConfig,
-};
 use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
@@ -22,8 +19,8 @@ use kafka_codec::messages::offset_fetch_request::{
 };
 use kafka_codec::messages::{
     ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse,
-    CreateTopicsRequest, DescribeGroupsRequest, FindCoordinatorRequest,
-    IncrementalAlterConfigsRequest, ListGroupsRequest, OffsetCommitRequest, OffsetFetchRequest,
+    CreateTopicsRequest, DescribeGroupsRequest, FindCoordinatorRequest, ListGroupsRequest,
+    OffsetCommitRequest, OffsetFetchRequest,
 };
 use kafka_codec::{ErrorCode, Response, Uuid};
 use kafka_codec_cluster::Cluster;
@@ -175,37 +172,17 @@ async fn kip848_members_join_reconcile_commit_and_leave_as_kafka_runs_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (bash tools/ci-live.sh cluster_groups)"]
 async fn a_real_kafka_broker_answers_the_same() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    let broker = tokio::net::lookup_host(broker)
-        .await
-        .expect("KAFKA_BROKER resolves")
-        .next()
-        .expect("an address");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
+    let broker = support::live_broker().await;
+    let nanos = support::nanos();
     let name = format!("kip848-{nanos}");
     // Kafka 4.4 batches assignments (KIP-1263: at most one a second by default); the
     // cluster assigns at each heartbeat, as Kafka does with the interval at 0.
     let mut admin = Client::connect(broker, "admin").await;
-    let Response::IncrementalAlterConfigs(altered) = admin
-        .call(
-            1,
-            IncrementalAlterConfigsRequest::default().with_resources(vec![
-                AlterConfigsResource::default()
-                    .with_resource_type(GROUP_RESOURCE)
-                    .with_resource_name(name.as_str().into())
-                    .with_configs(vec![AlterableConfig::default()
-                        .with_name("consumer.assignment.interval.ms".into())
-                        .with_value(Some("0".into()))]),
-            ]),
-        )
-        .await
-    else {
-        panic!("not IncrementalAlterConfigs")
-    };
-    assert_eq!(altered.responses[0].error_code, 0);
+    let set = [("consumer.assignment.interval.ms", 0, Some("0"))];
+    let altered = admin
+        .incremental_alter_configs(1, GROUP_RESOURCE, &name, &set, false)
+        .await;
+    assert_eq!(altered.0, 0);
     let (topic, coordinator) = prepare(broker, &name, &name).await;
     scenario(coordinator, &name, &name, topic).await;
 }

@@ -78,16 +78,8 @@ async fn describe_topic_partitions_pages_as_kafka_does() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (bash tools/ci-live.sh cluster_groups)"]
 async fn a_real_kafka_broker_answers_the_same() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    let broker = tokio::net::lookup_host(broker)
-        .await
-        .expect("KAFKA_BROKER resolves")
-        .next()
-        .expect("an address");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
+    let broker = support::live_broker().await;
+    let nanos = support::nanos();
     scenario(broker, &format!("dtp-{nanos}")).await;
 }
 

@@ -7,13 +7,10 @@
 
 mod support;
 
-use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::metadata_request::MetadataRequestTopic;
-use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{CreateTopicsRequest, FetchRequest, MetadataRequest, ProduceRequest};
-use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::control::json::logged_to_json;
 use kafka_codec_cluster::control::{Action, Match, Rule};
@@ -21,29 +18,8 @@ use kafka_codec_cluster::Cluster;
 use std::time::Duration;
 use support::pipe::{paused, PipeClient as Client};
 
-fn batch(first: usize) -> Bytes {
-    let mut builder = RecordBatchBuilder::new(Compression::None);
-    for i in first..first + 2 {
-        builder.append_record(Record {
-            offset: (i - first) as i64,
-            timestamp: 1_700_000_000_000 + i as i64,
-            key: Some(Bytes::from(format!("key-{i}"))),
-            value: Some(Bytes::from(format!("value-{i}"))),
-            ..Record::default()
-        });
-    }
-    builder.build().encode_to_bytes().expect("a batch")
-}
-
 fn produce(partition: i32, first: usize) -> ProduceRequest {
-    ProduceRequest::default()
-        .with_acks(-1)
-        .with_timeout_ms(1000)
-        .with_topic_data(vec![TopicProduceData::default()
-            .with_name("events".into())
-            .with_partition_data(vec![PartitionProduceData::default()
-                .with_index(partition)
-                .with_records(Some(batch(first)))])])
+    support::produce("events", partition, support::batch(first, 2))
 }
 
 fn produce_error(response: Option<Response>) -> i16 {

@@ -8,23 +8,14 @@
 
 mod support;
 
-use kafka_codec::messages::create_topics_request::CreatableTopic;
-use kafka_codec::messages::describe_topic_partitions_request::TopicRequest;
-use kafka_codec::messages::incremental_alter_configs_request::{
-    AlterConfigsResource, AlterableConfig,
-};
-use kafka_codec::messages::{
-    CreateTopicsRequest, DescribeTopicPartitionsRequest, IncrementalAlterConfigsRequest,
-    MetadataRequest,
-};
-use kafka_codec::wire::PrimitiveArray;
+use kafka_codec::messages::MetadataRequest;
 use kafka_codec::{ErrorCode, Response};
 use kafka_codec_cluster::release::Release;
 use kafka_codec_cluster::Cluster;
 use support::Client;
 
 /// Leader, epoch, ISR, ELR, last known ELR, as `ElrReference` prints them.
-type Shown = (i32, i32, Vec<i32>, Vec<i32>, Vec<i32>);
+type Shown = support::ElrState;
 
 /// Four brokers; topic "e" of one partition on 0, 1 and 2 (broker 3, not a replica, stays
 /// up to answer).
@@ -39,52 +30,21 @@ async fn cluster(release: Option<Release>) -> (Cluster, Client) {
     }
     let cluster = builder.build().await.expect("cluster");
     let mut client = Client::connect(cluster.brokers()[3].address, "elr").await;
-    let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-        .with_name("e".into())
-        .with_num_partitions(1)
-        .with_replication_factor(3)]);
-    let Response::CreateTopics(created) = client.call(5, request).await else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
+    support::make_topic(&mut client, 5, "e", 1, 3).await;
     (cluster, client)
 }
 
 async fn describe(client: &mut Client) -> Shown {
-    let request = DescribeTopicPartitionsRequest::default()
-        .with_topics(vec![TopicRequest::default().with_name("e".into())])
-        .with_response_partition_limit(10);
-    let Response::DescribeTopicPartitions(described) = client.call(0, request).await else {
-        panic!("not DescribeTopicPartitions")
-    };
-    let p = &described.topics[0].partitions[0];
-    let list = |list: &Option<PrimitiveArray<i32>>| -> Vec<i32> {
-        list.as_ref().expect("a list, never null").iter().collect()
-    };
-    (
-        p.leader_id,
-        p.leader_epoch,
-        p.isr_nodes.iter().collect(),
-        list(&p.eligible_leader_replicas),
-        list(&p.last_known_elr),
-    )
+    support::elr_state(client, "e").await
 }
 
 /// Sets `name` on resource `kind`/`resource` (2 topic, 4 broker): its error code.
 async fn set(client: &mut Client, kind: i8, resource: &str, name: &str, value: &str) -> i16 {
-    let request = IncrementalAlterConfigsRequest::default().with_resources(vec![
-        AlterConfigsResource::default()
-            .with_resource_type(kind)
-            .with_resource_name(resource.into())
-            .with_configs(vec![AlterableConfig::default()
-                .with_name(name.into())
-                .with_config_operation(0)
-                .with_value(Some(value.into()))]),
-    ]);
-    let Response::IncrementalAlterConfigs(altered) = client.call(1, request).await else {
-        panic!("not IncrementalAlterConfigs")
-    };
-    altered.responses[0].error_code
+    let set = [(name, 0, Some(value))];
+    client
+        .incremental_alter_configs(1, kind, resource, &set, false)
+        .await
+        .0
 }
 
 fn fence(cluster: &Cluster, node: i32) {

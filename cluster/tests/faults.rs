@@ -6,13 +6,12 @@ mod support;
 
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::ClientConnection;
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_codec::messages::metadata_request::MetadataRequestTopic;
 use kafka_codec::messages::{
-    ApiVersionsRequest, CreateTopicsRequest, FetchRequest, FindCoordinatorRequest,
-    InitProducerIdRequest, JoinGroupRequest, MetadataRequest, MetadataResponse, SyncGroupRequest,
+    ApiVersionsRequest, FetchRequest, FindCoordinatorRequest, InitProducerIdRequest,
+    JoinGroupRequest, MetadataRequest, MetadataResponse, SyncGroupRequest,
 };
 use kafka_codec::records::{BatchReader, Compression, Record, RecordBatchBuilder};
 use kafka_codec::serde_json::json;
@@ -43,26 +42,7 @@ fn metadata(topic: &str) -> MetadataRequest {
 }
 
 async fn cluster_with_topic(brokers: usize, partitions: i32) -> Cluster {
-    let cluster = Cluster::builder()
-        .brokers(brokers)
-        .build()
-        .await
-        .expect("cluster");
-    let mut client = Client::connect(cluster.brokers()[0].address, "faults-test").await;
-    let Response::CreateTopics(created) = client
-        .call(
-            7,
-            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-                .with_name("events".into())
-                .with_num_partitions(partitions)
-                .with_replication_factor(1)]),
-        )
-        .await
-    else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
-    cluster
+    support::cluster_with_topic(brokers, partitions, "faults-test").await
 }
 
 async fn api_versions(client: &mut Client, version: i16) -> i16 {

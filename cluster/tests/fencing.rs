@@ -8,25 +8,21 @@
 
 mod support;
 
-use kafka_codec::bytes::Bytes;
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::describe_cluster_response::DescribeClusterResponse;
 use kafka_codec::messages::elect_leaders_request::TopicPartitions;
 use kafka_codec::messages::metadata_response::MetadataResponsePartition;
 use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
-use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{
-    CreateTopicsRequest, DescribeClusterRequest, ElectLeadersRequest, FindCoordinatorRequest,
-    MetadataRequest, MetadataResponse, OffsetCommitRequest, ProduceRequest,
+    DescribeClusterRequest, ElectLeadersRequest, FindCoordinatorRequest, MetadataRequest,
+    MetadataResponse, OffsetCommitRequest,
 };
-use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::{ErrorCode, Response};
 use kafka_codec_cluster::control::OperationError;
 use kafka_codec_cluster::Cluster;
 use std::time::Duration;
-use support::pipe::{paused, PipeClient as Client};
+use support::pipe::{paused, paused_cluster, PipeClient as Client};
 
 impl Client {
     async fn metadata(&mut self, version: i16) -> MetadataResponse {
@@ -63,21 +59,7 @@ impl Client {
     }
 
     async fn produce(&mut self, topic: &str, partition: i32) -> i16 {
-        let mut builder = RecordBatchBuilder::new(Compression::None);
-        builder.append_record(Record {
-            value: Some(Bytes::from_static(b"v")),
-            ..Record::default()
-        });
-        let request = ProduceRequest::default()
-            .with_acks(-1)
-            .with_timeout_ms(1000)
-            .with_topic_data(vec![TopicProduceData::default()
-                .with_name(topic.into())
-                .with_partition_data(vec![PartitionProduceData::default()
-                    .with_index(partition)
-                    .with_records(Some(
-                        builder.build().encode_to_bytes().expect("batch"),
-                    ))])]);
+        let request = support::produce(topic, partition, support::one_record());
         match self.call(9, request).await {
             Response::Produce(p) => p.responses[0].partition_responses[0].error_code,
             other => panic!("not Produce: {other:?}"),
@@ -88,10 +70,7 @@ impl Client {
 impl Client {
     /// Creates `name`: its error code.
     async fn create(&mut self, name: &str, partitions: i32, replicas: i16) -> i16 {
-        let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-            .with_name(name.into())
-            .with_num_partitions(partitions)
-            .with_replication_factor(replicas)]);
+        let request = support::create_topics(&[name], partitions, replicas);
         match self.call(7, request).await {
             Response::CreateTopics(created) => created.topics[0].error_code,
             other => panic!("not CreateTopics: {other:?}"),
@@ -101,14 +80,7 @@ impl Client {
 
 /// Three brokers; topic "r" of 3 partitions with 2 replicas (`[p, p+1]`), "s" of 3 with 1.
 async fn cluster() -> (Cluster, Client) {
-    let cluster = Cluster::builder()
-        .brokers(3)
-        .in_memory()
-        .seed(30)
-        .idle_timeout(None)
-        .build()
-        .await
-        .expect("cluster");
+    let cluster = paused_cluster(3, 30).build().await.expect("cluster");
     let mut client = Client::connect(&cluster, 0);
     for (name, replicas) in [("r", 2), ("s", 1)] {
         assert_eq!(client.create(name, 3, replicas).await, 0);
@@ -397,14 +369,7 @@ async fn fencing_over_http() {
         .await
         .expect("cluster");
     let mut client = support::Client::connect(cluster.brokers()[0].address, "fencing").await;
-    let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-        .with_name("t".into())
-        .with_num_partitions(2)
-        .with_replication_factor(2)]);
-    let Response::CreateTopics(created) = client.call(7, request).await else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
+    support::make_topic(&mut client, 7, "t", 2, 2).await;
     let control = support::serve_control(&cluster).await;
     let (status, answer) = support::http(control, "POST", "/brokers/1/fence", None).await;
     assert_eq!(status, 409, "{answer}");

@@ -12,13 +12,12 @@
 
 mod support;
 
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::describe_configs_response::DescribeConfigsResult;
 use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_codec::messages::{
-    ConsumerGroupHeartbeatRequest, CreateTopicsRequest, DeleteGroupsRequest, OffsetCommitRequest,
+    ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, OffsetCommitRequest,
 };
 use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::configs::{source, GROUP};
@@ -394,19 +393,7 @@ async fn legacy_alter_configs_replaces_a_groups_overrides_as_kafka_does() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_groups_configs_outlive_the_group() {
     let (_cluster, mut client) = cluster().await;
-    let Response::CreateTopics(created) = client
-        .call(
-            5,
-            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-                .with_name("t".into())
-                .with_num_partitions(1)
-                .with_replication_factor(1)]),
-        )
-        .await
-    else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
+    support::make_topic(&mut client, 5, "t", 1, 1).await;
     let set = [("consumer.session.timeout.ms", SET, Some("50000"))];
     assert_eq!(client.alter_group("g", &set, false).await.0, 0);
     let commit = OffsetCommitRequest::default()
@@ -491,11 +478,8 @@ async fn kafka_3_9_has_no_group_config_resource_and_4_0_has() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a Kafka broker (KAFKA_BROKER=HOST:PORT) and java (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh)); bash tools/ci-live.sh cluster_configs"]
 async fn the_java_admin_client_sees_the_same_group_configs_as_on_a_real_broker() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
+    let broker = support::live_bootstrap();
+    let nanos = support::nanos();
     let (group, topic) = (
         format!("group-configs-{nanos}"),
         format!("group-configs-{nanos}-t"),

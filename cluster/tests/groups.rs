@@ -35,7 +35,7 @@ use kafka_codec_cluster::groups::{coordinator, GroupLimits};
 use kafka_codec_cluster::Cluster;
 use std::net::SocketAddr;
 use std::time::Duration;
-use support::{Client, GUARD};
+use support::{live_broker, Client, GUARD};
 
 impl Client {
     async fn commit(
@@ -250,22 +250,9 @@ async fn prepare(bootstrap: SocketAddr, group: &str) -> SocketAddr {
     address
 }
 
-/// The broker of `KAFKA_BROKER` (written by tools/kafka-broker/broker.sh).
-async fn live_broker() -> SocketAddr {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    tokio::net::lookup_host(broker)
-        .await
-        .expect("KAFKA_BROKER resolves")
-        .next()
-        .expect("an address")
-}
-
 /// A group id not used before on a broker that keeps its groups.
 fn fresh_group(prefix: &str) -> &'static str {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
+    let nanos = support::nanos();
     Box::leak(format!("{prefix}-{nanos}").into_boxed_str())
 }
 

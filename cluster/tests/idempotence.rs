@@ -5,12 +5,8 @@
 mod support;
 
 use kafka_codec::bytes::Bytes;
-use kafka_codec::messages::create_topics_request::CreatableTopic;
-use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::produce_response::PartitionProduceResponse;
-use kafka_codec::messages::{
-    CreateTopicsRequest, InitProducerIdRequest, InitProducerIdResponse, ProduceRequest,
-};
+use kafka_codec::messages::{InitProducerIdRequest, InitProducerIdResponse};
 use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::producers::BATCHES_RETAINED;
@@ -48,14 +44,7 @@ impl Client {
             });
         }
         let records = builder.build().encode_to_bytes().expect("a batch");
-        let request = ProduceRequest::default()
-            .with_acks(-1)
-            .with_timeout_ms(1000)
-            .with_topic_data(vec![TopicProduceData::default()
-                .with_name("t".into())
-                .with_partition_data(vec![PartitionProduceData::default()
-                    .with_index(0)
-                    .with_records(Some(records))])]);
+        let request = support::produce("t", 0, records);
         match self.call(9, request).await {
             Response::Produce(body) => body.responses[0].partition_responses[0].clone(),
             other => panic!("not Produce: {other:?}"),
@@ -66,19 +55,7 @@ impl Client {
 async fn cluster_with_topic() -> (Cluster, Client) {
     let cluster = Cluster::builder().build().await.expect("cluster");
     let mut client = Client::connect(cluster.brokers()[0].address, "idempotence-test").await;
-    let Response::CreateTopics(created) = client
-        .call(
-            5,
-            CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-                .with_name("t".into())
-                .with_num_partitions(1)
-                .with_replication_factor(1)]),
-        )
-        .await
-    else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
+    support::make_topic(&mut client, 5, "t", 1, 1).await;
     (cluster, client)
 }
 

@@ -638,11 +638,8 @@ async fn java_admin_and_kafka_share_groups_alter_describe_and_delete_share_offse
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT, java, KAFKA_CLIENTS_JAVA and Kafka's jars (bash tools/ci-live.sh cluster_groups)"]
 async fn a_real_kafka_broker_answers_the_java_share_offsets_scenario() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
+    let broker = support::live_bootstrap();
+    let nanos = support::nanos();
     share_offsets_scenario(&broker, &format!("java-share-offsets-{nanos}")).await;
 }
 
@@ -735,11 +732,8 @@ async fn java_consumers_subscribe_by_pattern_and_pick_up_new_topics() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT, java and KAFKA_CLIENTS_JAVA (bash tools/kafka-broker/broker.sh start)"]
 async fn a_real_kafka_broker_answers_the_java_regex_scenario() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
+    let broker = support::live_bootstrap();
+    let nanos = support::nanos();
     support::java_program(
         "kafkacodec.clients.ClusterRegexConsumers",
         &[&broker, &format!("java-regex-{nanos}")],

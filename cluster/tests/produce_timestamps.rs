@@ -14,17 +14,10 @@ use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::Response;
 use kafka_codec_cluster::Cluster;
 use std::net::SocketAddr;
-use support::{produce, Client};
+use support::{now_ms, produce, Client};
 
 const INVALID_TIMESTAMP: i16 = 32;
 const HOUR: i64 = 3_600_000;
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_millis() as i64
-}
 
 /// One batch of records stamped at `stamps` (ms).
 fn stamped(stamps: &[i64]) -> Bytes {

@@ -21,21 +21,14 @@ use kafka_codec::messages::{
 use kafka_codec::{ErrorCode, Response};
 use kafka_codec_cluster::Cluster;
 use std::time::Duration;
-use support::pipe::{paused, PipeClient as Client};
+use support::pipe::{paused, paused_cluster, PipeClient as Client};
 
 /// (topic, partition, target or null for a cancel).
 type Target<'a> = (&'a str, i32, Option<&'a [i32]>);
 
 impl Client {
     async fn create(&mut self, name: &str, partitions: i32, replicas: i16) {
-        let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-            .with_name(name.into())
-            .with_num_partitions(partitions)
-            .with_replication_factor(replicas)]);
-        let Response::CreateTopics(created) = self.call(7, request).await else {
-            panic!("not CreateTopics")
-        };
-        assert_eq!(created.topics[0].error_code, 0);
+        support::make_topic(self, 7, name, partitions, replicas).await;
     }
 
     async fn alter(
@@ -171,11 +164,7 @@ fn refused(
 #[test]
 fn a_reassignment_adds_catches_up_and_completes() {
     paused().block_on(async {
-        let cluster = Cluster::builder()
-            .brokers(3)
-            .in_memory()
-            .seed(45)
-            .idle_timeout(None)
+        let cluster = paused_cluster(3, 45)
             .broker_config("replica.fetch.wait.max.ms", "100")
             .build()
             .await
@@ -233,11 +222,7 @@ fn a_reassignment_adds_catches_up_and_completes() {
 #[test]
 fn cancels_and_refusals_as_kafka_answers_them() {
     paused().block_on(async {
-        let cluster = Cluster::builder()
-            .brokers(3)
-            .in_memory()
-            .seed(46)
-            .idle_timeout(None)
+        let cluster = paused_cluster(3, 46)
             .build()
             .await
             .expect("cluster");
@@ -354,7 +339,7 @@ async fn admin_client_lines(bootstrap: &str, run: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs java, Kafka's jars and a Kafka 4.4 broker: KAFKA_BROKER (bash tools/ci-live.sh cluster_reassign)"]
 async fn the_admin_client_sees_what_a_real_kafka_broker_answers() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER");
+    let broker = support::live_bootstrap();
     let run = std::process::id().to_string();
     let cluster = Cluster::builder()
         .brokers(1)
@@ -491,11 +476,7 @@ async fn kafka_reassign_partitions_executes_lists_and_verifies() {
 #[test]
 fn manual_assignments_are_followed_and_checked_as_kafka_checks_them() {
     paused().block_on(async {
-        let cluster = Cluster::builder()
-            .brokers(3)
-            .in_memory()
-            .seed(47)
-            .idle_timeout(None)
+        let cluster = paused_cluster(3, 47)
             .build()
             .await
             .expect("cluster");

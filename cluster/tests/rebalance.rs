@@ -8,35 +8,23 @@
 
 mod support;
 
-use kafka_codec::bytes::Bytes;
-use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::list_offsets_request::{ListOffsetsPartition, ListOffsetsTopic};
-use kafka_codec::messages::produce_request::{PartitionProduceData, TopicProduceData};
 use kafka_codec::messages::{
-    CreateTopicsRequest, DescribeConfigsRequest, FetchRequest, ListOffsetsRequest, MetadataRequest,
-    MetadataResponse, ProduceRequest,
+    DescribeConfigsRequest, FetchRequest, ListOffsetsRequest, MetadataRequest, MetadataResponse,
 };
-use kafka_codec::records::{Compression, Record, RecordBatchBuilder};
 use kafka_codec::serde_json::json;
 use kafka_codec::{ErrorCode, Response};
 use kafka_codec_cluster::control::OperationError;
 use kafka_codec_cluster::{Cluster, ClusterBuilder};
 use std::time::Duration;
-use support::pipe::{paused, PipeClient as Client};
+use support::pipe::{paused, paused_cluster, PipeClient as Client};
 use tokio::time::Instant;
 
 impl Client {
     async fn create(&mut self, name: &str, partitions: i32, replicas: i16) {
-        let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-            .with_name(name.into())
-            .with_num_partitions(partitions)
-            .with_replication_factor(replicas)]);
-        let Response::CreateTopics(created) = self.call(7, request).await else {
-            panic!("not CreateTopics")
-        };
-        assert_eq!(created.topics[0].error_code, 0);
+        support::make_topic(self, 7, name, partitions, replicas).await;
     }
 
     async fn metadata(&mut self) -> MetadataResponse {
@@ -50,21 +38,7 @@ impl Client {
     }
 
     async fn produce(&mut self, topic: &str, partition: i32) -> i16 {
-        let mut builder = RecordBatchBuilder::new(Compression::None);
-        builder.append_record(Record {
-            value: Some(Bytes::from_static(b"v")),
-            ..Record::default()
-        });
-        let request = ProduceRequest::default()
-            .with_acks(-1)
-            .with_timeout_ms(1000)
-            .with_topic_data(vec![TopicProduceData::default()
-                .with_name(topic.into())
-                .with_partition_data(vec![PartitionProduceData::default()
-                    .with_index(partition)
-                    .with_records(Some(
-                        builder.build().encode_to_bytes().expect("batch"),
-                    ))])]);
+        let request = support::produce(topic, partition, support::one_record());
         match self.call(9, request).await {
             Response::Produce(p) => p.responses[0].partition_responses[0].error_code,
             other => panic!("not Produce: {other:?}"),
@@ -107,11 +81,7 @@ impl Client {
 }
 
 fn three_brokers() -> ClusterBuilder {
-    Cluster::builder()
-        .brokers(3)
-        .in_memory()
-        .seed(31)
-        .idle_timeout(None)
+    paused_cluster(3, 31)
 }
 
 /// Leader, leader epoch, partition epoch, ISR, as the control surface shows them.
@@ -363,14 +333,7 @@ async fn fencing_a_running_broker_over_http() {
         .await
         .expect("cluster");
     let mut client = support::Client::connect(cluster.brokers()[0].address, "rebalance").await;
-    let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-        .with_name("t".into())
-        .with_num_partitions(2)
-        .with_replication_factor(2)]);
-    let Response::CreateTopics(created) = client.call(7, request).await else {
-        panic!("not CreateTopics")
-    };
-    assert_eq!(created.topics[0].error_code, 0);
+    support::make_topic(&mut client, 7, "t", 2, 2).await;
     let control = support::serve_control(&cluster).await;
     let (status, answer) =
         support::http(control, "POST", "/brokers/1/fence?running=true", None).await;

@@ -1266,6 +1266,7 @@ async fn share_group_offsets_apis_are_held_to_the_acls() {
 // `src/tokens.rs` for where each rule comes from), and logging in with one.
 
 mod tokens {
+    use super::support::now_ms;
     use super::*;
     use kafka_codec::messages::create_delegation_token_request::CreatableRenewers;
     use kafka_codec::messages::describe_delegation_token_request::DescribeDelegationTokenOwner;
@@ -1289,13 +1290,6 @@ mod tokens {
             builder = builder.delegation_token_secret_key(key);
         }
         builder.build().await.expect("cluster")
-    }
-
-    fn now_ms() -> i64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64
     }
 
     /// Kafka's HMAC of a token id: HmacSHA512 keyed with the secret key's UTF-8 bytes.

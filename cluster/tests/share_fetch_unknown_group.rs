@@ -82,10 +82,7 @@ async fn a_share_fetch_in_no_group_is_answered_unknown_server_error() {
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (bash tools/ci-live.sh cluster_configs)"]
 async fn a_real_kafka_broker_answers_the_same() {
     let broker = support::live_broker().await;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
+    let nanos = support::nanos();
     support::coordinator_ready(&mut Client::connect(broker, "ready").await, "ready").await;
     scenario(broker, &nanos.to_string()).await;
 }

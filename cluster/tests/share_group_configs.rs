@@ -111,10 +111,7 @@ async fn cluster_with_topic(name: &str) -> (Cluster, Client, Uuid) {
 
 /// Two records stamped now (the helper's batches are stamped in 2023).
 fn fresh_batch() -> Bytes {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_millis() as i64;
+    let now = support::now_ms();
     let mut builder = RecordBatchBuilder::new(Compression::None);
     for i in 0..2 {
         builder.append_record(Record {
@@ -205,18 +202,7 @@ async fn a_groups_delivery_count_limit_and_lock_duration_are_its_own() {
 
 /// A transactional batch of `count` records of `producer` at `epoch` from `sequence`.
 fn txn_batch(producer: i64, epoch: i16, sequence: i32, count: usize) -> Bytes {
-    let mut builder = RecordBatchBuilder::new(Compression::None)
-        .producer(producer, epoch, sequence)
-        .transactional(true);
-    for i in 0..count {
-        builder.append_record(Record {
-            offset: i as i64,
-            timestamp: 1_700_000_000_000,
-            value: Some(Bytes::from(format!("txn-{sequence}-{i}"))),
-            ..Record::default()
-        });
-    }
-    builder.build().encode_to_bytes().expect("a batch")
+    support::txn_batch(producer, epoch, sequence, count, "txn")
 }
 
 impl Client {

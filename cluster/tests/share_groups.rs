@@ -11,9 +11,6 @@
 
 mod support;
 
-use kafka_codec::messages::incremental_alter_configs_request::{
-    AlterConfigsResource, AlterableConfig,
-};
 use kafka_codec::messages::share_acknowledge_request::{
     AcknowledgePartition, AcknowledgeTopic, AcknowledgementBatch as AckBatch,
 };
@@ -21,10 +18,9 @@ use kafka_codec::messages::share_fetch_request::{
     AcknowledgementBatch, FetchPartition, FetchTopic,
 };
 use kafka_codec::messages::{
-    ApiVersionsRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest,
-    IncrementalAlterConfigsRequest, ListGroupsRequest, ShareAcknowledgeRequest,
-    ShareAcknowledgeResponse, ShareFetchRequest, ShareFetchResponse, ShareGroupDescribeRequest,
-    ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse,
+    ApiVersionsRequest, ConsumerGroupHeartbeatRequest, DeleteGroupsRequest, ListGroupsRequest,
+    ShareAcknowledgeRequest, ShareAcknowledgeResponse, ShareFetchRequest, ShareFetchResponse,
+    ShareGroupDescribeRequest, ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse,
 };
 use kafka_codec::records::decode_batches;
 use kafka_codec::{ApiKey, ErrorCode, Response, Uuid};
@@ -174,16 +170,8 @@ async fn two_members_share_a_partitions_records() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (bash tools/ci-live.sh cluster_groups)"]
 async fn a_real_kafka_broker_answers_the_same() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    let broker = tokio::net::lookup_host(broker)
-        .await
-        .expect("KAFKA_BROKER resolves")
-        .next()
-        .expect("an address");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
+    let broker = support::live_broker().await;
+    let nanos = support::nanos();
     let name = format!("share-{nanos}");
     // Kafka 4.4 batches assignments (KIP-1263: at most one a second by default); the
     // cluster assigns at each heartbeat, as Kafka does with the interval at 0. And a fresh
@@ -191,28 +179,14 @@ async fn a_real_kafka_broker_answers_the_same() {
     // so "latest" would start it past those records: "earliest" starts it where the
     // cluster's "latest" does here, at the empty log's end, whenever it is initialized.
     let mut admin = Client::connect(broker, "admin").await;
-    let Response::IncrementalAlterConfigs(altered) = admin
-        .call(
-            1,
-            IncrementalAlterConfigsRequest::default().with_resources(vec![
-                AlterConfigsResource::default()
-                    .with_resource_type(GROUP_RESOURCE)
-                    .with_resource_name(name.as_str().into())
-                    .with_configs(vec![
-                        AlterableConfig::default()
-                            .with_name("share.assignment.interval.ms".into())
-                            .with_value(Some("0".into())),
-                        AlterableConfig::default()
-                            .with_name("share.auto.offset.reset".into())
-                            .with_value(Some("earliest".into())),
-                    ]),
-            ]),
-        )
-        .await
-    else {
-        panic!("not IncrementalAlterConfigs")
-    };
-    assert_eq!(altered.responses[0].error_code, 0);
+    let set = [
+        ("share.assignment.interval.ms", 0, Some("0")),
+        ("share.auto.offset.reset", 0, Some("earliest")),
+    ];
+    let altered = admin
+        .incremental_alter_configs(1, GROUP_RESOURCE, &name, &set, false)
+        .await;
+    assert_eq!(altered.0, 0);
     scenario(broker, &name, &name).await;
 }
 
@@ -546,16 +520,8 @@ async fn session_and_member_epochs_are_checked() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (bash tools/ci-live.sh cluster_groups)"]
 async fn a_real_kafka_broker_checks_the_same_epochs() {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    let broker = tokio::net::lookup_host(broker)
-        .await
-        .expect("KAFKA_BROKER resolves")
-        .next()
-        .expect("an address");
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("after 1970")
-        .as_nanos();
+    let broker = support::live_broker().await;
+    let nanos = support::nanos();
     let name = format!("share-epochs-{nanos}");
     epochs_scenario(broker, &name, &name, &format!("consumers-{nanos}")).await;
 }

@@ -393,10 +393,7 @@ async fn cleanup_policy_and_retention_given_at_creation_take_effect() {
     )
     .await;
     assert!(created.iter().all(|t| t.error_code == 0));
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
+    let now = support::now_ms();
     let keyed = |timestamp: i64, key: &str| {
         let mut builder = RecordBatchBuilder::new(Compression::None);
         builder.append(
@@ -452,12 +449,7 @@ async fn log_append_time_topics_stamp_each_batch_as_it_is_appended() {
     )
     .await;
     assert!(created.iter().all(|t| t.error_code == 0));
-    let now = || {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis() as i64
-    };
+    let now = || support::now_ms();
     let mut appended = Vec::new();
     for name in ["stamped", "created"] {
         let before = now();

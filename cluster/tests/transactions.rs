@@ -24,13 +24,11 @@ use kafka_codec::messages::{
     FetchRequest, FindCoordinatorRequest, InitProducerIdRequest, ListOffsetsRequest,
     ListTransactionsRequest, OffsetFetchRequest, TxnOffsetCommitRequest,
 };
-use kafka_codec::records::{
-    decode_batches, Compression, ControlRecord, Record, RecordBatchBuilder,
-};
+use kafka_codec::records::{decode_batches, ControlRecord};
 use kafka_codec::{ErrorCode, Response};
 use kafka_codec_cluster::transactions::{coordinator, TxnLimits};
 use kafka_codec_cluster::Cluster;
-use support::Client;
+use support::{live_broker, Client};
 
 thread_local! {
     /// A suffix for every name of a test (topic, transactional ids, groups): empty against
@@ -52,18 +50,7 @@ fn topic() -> String {
 /// A transactional batch of `count` records from `producer` at `epoch`, first sequence
 /// `sequence`.
 fn txn_batch(producer: i64, epoch: i16, sequence: i32, count: usize) -> Bytes {
-    let mut builder = RecordBatchBuilder::new(Compression::None)
-        .producer(producer, epoch, sequence)
-        .transactional(true);
-    for i in 0..count {
-        builder.append_record(Record {
-            offset: i as i64,
-            timestamp: 1_700_000_000_000,
-            value: Some(Bytes::from(format!("value-{sequence}-{i}"))),
-            ..Record::default()
-        });
-    }
-    builder.build().encode_to_bytes().expect("a batch")
+    support::txn_batch(producer, epoch, sequence, count, "value")
 }
 
 fn fetch(partition: i32, offset: i64, isolation: i8) -> FetchRequest {
@@ -1078,16 +1065,6 @@ async fn the_caps_refuse_with_a_clear_error() {
     );
 }
 
-/// The broker of `KAFKA_BROKER` (written by tools/kafka-broker/broker.sh).
-async fn live_broker() -> std::net::SocketAddr {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    tokio::net::lookup_host(broker)
-        .await
-        .expect("KAFKA_BROKER resolves")
-        .next()
-        .expect("an address")
-}
-
 #[tokio::test]
 #[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (tools/kafka-broker/broker.sh start)"]
 async fn a_real_kafka_broker_answers_the_same() {
@@ -1149,10 +1126,7 @@ async fn a_real_kafka_broker_answers_the_same() {
         ("fencing", 4),
         ("verify_only", 5),
     ] {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .expect("after 1970")
-            .as_nanos();
+        let nanos = support::nanos();
         RUN.with(|run| *run.borrow_mut() = format!("-{name}-{nanos}"));
         let mut client = Client::connect(broker, "txn-live").await;
         client.create_topic(2).await;

@@ -9,64 +9,29 @@
 
 mod support;
 
-use kafka_codec::messages::create_topics_request::CreatableTopic;
-use kafka_codec::messages::describe_topic_partitions_request::TopicRequest;
 use kafka_codec::messages::incremental_alter_configs_request::{
     AlterConfigsResource, AlterableConfig,
 };
-use kafka_codec::messages::{
-    CreateTopicsRequest, DescribeTopicPartitionsRequest, IncrementalAlterConfigsRequest,
-};
+use kafka_codec::messages::IncrementalAlterConfigsRequest;
 use kafka_codec::Response;
-use kafka_codec_cluster::Cluster;
 use std::time::Duration;
-use support::pipe::{paused, PipeClient as Client};
+use support::pipe::{paused, paused_cluster, PipeClient as Client};
 
 /// Leader, epoch, ISR, ELR, last known ELR.
-type Shown = (i32, i32, Vec<i32>, Vec<i32>, Vec<i32>);
+type Shown = support::ElrState;
 
 async fn describe(client: &mut Client) -> Shown {
-    let request = DescribeTopicPartitionsRequest::default()
-        .with_topics(vec![TopicRequest::default().with_name("e".into())])
-        .with_response_partition_limit(10);
-    let Response::DescribeTopicPartitions(described) = client.call(0, request).await else {
-        panic!("not DescribeTopicPartitions")
-    };
-    let p = &described.topics[0].partitions[0];
-    let list = |list: &Option<kafka_codec::wire::PrimitiveArray<i32>>| -> Vec<i32> {
-        list.as_ref().expect("a list").iter().collect()
-    };
-    (
-        p.leader_id,
-        p.leader_epoch,
-        p.isr_nodes.iter().collect(),
-        list(&p.eligible_leader_replicas),
-        list(&p.last_known_elr),
-    )
+    support::elr_state(client, "e").await
 }
 
 #[test]
 fn leaderless_partitions_are_elected_uncleanly_by_the_periodic_task() {
     paused().block_on(async {
         let start = tokio::time::Instant::now();
-        let cluster = Cluster::builder()
-            .brokers(4)
-            .in_memory()
-            .seed(30)
-            .idle_timeout(None)
-            .build()
-            .await
-            .expect("cluster");
+        let cluster = paused_cluster(4, 30).build().await.expect("cluster");
         let control = cluster.control();
         let mut client = Client::connect(&cluster, 3);
-        let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-            .with_name("e".into())
-            .with_num_partitions(1)
-            .with_replication_factor(3)]);
-        let Response::CreateTopics(created) = client.call(5, request).await else {
-            panic!("not CreateTopics")
-        };
-        assert_eq!(created.topics[0].error_code, 0);
+        support::make_topic(&mut client, 5, "e", 1, 3).await;
         for node in [2, 1, 0] {
             control.stop_broker(node).expect("stop");
             control.fence_broker(node).expect("fence");
@@ -111,24 +76,10 @@ fn leaderless_partitions_are_elected_uncleanly_by_the_periodic_task() {
 #[test]
 fn the_periodic_unclean_election_runs_over_http() {
     paused().block_on(async {
-        let cluster = Cluster::builder()
-            .brokers(2)
-            .in_memory()
-            .seed(30)
-            .idle_timeout(None)
-            .build()
-            .await
-            .expect("cluster");
+        let cluster = paused_cluster(2, 30).build().await.expect("cluster");
         let control = cluster.control();
         let mut client = Client::connect(&cluster, 1);
-        let request = CreateTopicsRequest::default().with_topics(vec![CreatableTopic::default()
-            .with_name("e".into())
-            .with_num_partitions(1)
-            .with_replication_factor(2)]);
-        let Response::CreateTopics(created) = client.call(5, request).await else {
-            panic!("not CreateTopics")
-        };
-        assert_eq!(created.topics[0].error_code, 0);
+        support::make_topic(&mut client, 5, "e", 1, 2).await;
         let http = support::serve_control(&cluster).await;
         let (status, answer) = support::http(http, "POST", "/leaders/unclean", None).await;
         assert_eq!(status, 200, "{answer}");

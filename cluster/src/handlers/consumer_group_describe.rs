@@ -8,7 +8,7 @@ use kafka_codec::messages::consumer_group_describe_response::{
     Assignment as Described, DescribedGroup, Member, TopicPartitions,
 };
 use kafka_codec::messages::{ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse};
-use kafka_codec::{ApiKey, ErrorCode, Uuid};
+use kafka_codec::{ApiKey, Uuid};
 use std::collections::BTreeMap;
 
 pub const API: ApiKey = ApiKey::ConsumerGroupDescribe;
@@ -34,34 +34,24 @@ pub fn handle(
     context: &Context<'_>,
     request: &ConsumerGroupDescribeRequest,
 ) -> ConsumerGroupDescribeResponse {
-    let names: BTreeMap<Uuid, String> = {
-        let state = context.shared.state();
-        state
-            .topics
-            .iter()
-            .map(|(name, topic)| (topic.id, name.clone()))
-            .collect()
-    };
+    let names = context.shared.state().topic_names_by_id();
     let groups = context.shared.groups();
     let described_groups = request
         .group_ids
         .iter()
         .map(|group_id| {
             let answer = DescribedGroup::default().with_group_id(group_id.clone());
-            if !context.coordinates(group_id) {
-                return answer.with_error_code(ErrorCode::NOT_COORDINATOR.code());
-            }
             let group = groups.groups.get(group_id.as_str());
-            let Some(consumer) = group.and_then(|group| group.consumer.as_ref()) else {
-                let message = if group.is_some() {
-                    format!("Group {group_id} is not a consumer group.")
-                } else {
-                    format!("Group {group_id} not found.")
+            let found = group.and_then(|group| group.consumer.as_ref());
+            let consumer =
+                match context.group_to_describe(group_id, "consumer", found, group.is_some()) {
+                    Ok(consumer) => consumer,
+                    Err((code, message)) => {
+                        return answer
+                            .with_error_code(code)
+                            .with_error_message(message.map(Into::into))
+                    }
                 };
-                return answer
-                    .with_error_code(ErrorCode::GROUP_ID_NOT_FOUND.code())
-                    .with_error_message(Some(message.into()));
-            };
             let members = consumer
                 .members
                 .values()

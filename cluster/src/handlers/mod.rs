@@ -126,6 +126,34 @@ impl Context<'_> {
             == self.node_id
     }
 
+    /// The group a describe of `kind` groups (consumer, share, streams) answers for
+    /// `group_id`: `found` (the group of that kind, if held) when this broker coordinates it;
+    /// otherwise the error code and message of its entry: NOT_COORDINATOR, or
+    /// GROUP_ID_NOT_FOUND with Kafka's message, which tells a group of another kind
+    /// (`other_kind`) from none.
+    pub fn group_to_describe<'g, G>(
+        &self,
+        group_id: &str,
+        kind: &str,
+        found: Option<&'g G>,
+        other_kind: bool,
+    ) -> Result<&'g G, (i16, Option<String>)> {
+        if !self.coordinates(group_id) {
+            return Err((kafka_codec::ErrorCode::NOT_COORDINATOR.code(), None));
+        }
+        found.ok_or_else(|| {
+            let message = if other_kind {
+                format!("Group {group_id} is not a {kind} group.")
+            } else {
+                format!("Group {group_id} not found.")
+            };
+            (
+                kafka_codec::ErrorCode::GROUP_ID_NOT_FOUND.code(),
+                Some(message),
+            )
+        })
+    }
+
     /// Whether this broker coordinates `transactional_id` (others answer NOT_COORDINATOR):
     /// by Kafka's rule unless the control surface moved it.
     pub fn coordinates_transaction(&self, transactional_id: &str) -> bool {

@@ -7,8 +7,7 @@ use kafka_codec::messages::share_group_describe_response::{
     Assignment as Described, DescribedGroup, Member, TopicPartitions,
 };
 use kafka_codec::messages::{ShareGroupDescribeRequest, ShareGroupDescribeResponse};
-use kafka_codec::{ApiKey, ErrorCode, Uuid};
-use std::collections::BTreeMap;
+use kafka_codec::ApiKey;
 
 pub const API: ApiKey = ApiKey::ShareGroupDescribe;
 
@@ -16,14 +15,7 @@ pub fn handle(
     context: &Context<'_>,
     request: &ShareGroupDescribeRequest,
 ) -> ShareGroupDescribeResponse {
-    let names: BTreeMap<Uuid, String> = {
-        let state = context.shared.state();
-        state
-            .topics
-            .iter()
-            .map(|(name, topic)| (topic.id, name.clone()))
-            .collect()
-    };
+    let names = context.shared.state().topic_names_by_id();
     let other_kind: Vec<bool> = {
         let groups = context.shared.groups();
         request
@@ -39,18 +31,14 @@ pub fn handle(
         .zip(other_kind)
         .map(|(group_id, other_kind)| {
             let answer = DescribedGroup::default().with_group_id(group_id.clone());
-            if !context.coordinates(group_id) {
-                return answer.with_error_code(ErrorCode::NOT_COORDINATOR.code());
-            }
-            let Some(group) = share.groups.get(group_id.as_str()) else {
-                let message = if other_kind {
-                    format!("Group {group_id} is not a share group.")
-                } else {
-                    format!("Group {group_id} not found.")
-                };
-                return answer
-                    .with_error_code(ErrorCode::GROUP_ID_NOT_FOUND.code())
-                    .with_error_message(Some(message.into()));
+            let found = share.groups.get(group_id.as_str());
+            let group = match context.group_to_describe(group_id, "share", found, other_kind) {
+                Ok(group) => group,
+                Err((code, message)) => {
+                    return answer
+                        .with_error_code(code)
+                        .with_error_message(message.map(Into::into))
+                }
             };
             let members = group
                 .members

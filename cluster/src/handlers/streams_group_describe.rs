@@ -9,7 +9,7 @@ use kafka_codec::messages::streams_group_describe_response::{
     TopicInfo as DescribedTopic, Topology,
 };
 use kafka_codec::messages::{StreamsGroupDescribeRequest, StreamsGroupDescribeResponse};
-use kafka_codec::{ApiKey, ErrorCode};
+use kafka_codec::ApiKey;
 use std::collections::BTreeMap;
 
 pub const API: ApiKey = ApiKey::StreamsGroupDescribe;
@@ -69,20 +69,17 @@ pub fn handle(
         .iter()
         .map(|group_id| {
             let answer = DescribedGroup::default().with_group_id(group_id.clone());
-            if !context.coordinates(group_id) {
-                return answer.with_error_code(ErrorCode::NOT_COORDINATOR.code());
-            }
             let group = groups.groups.get(group_id.as_str());
-            let Some(streams) = group.and_then(|group| group.streams.as_ref()) else {
-                let message = if group.is_some() {
-                    format!("Group {group_id} is not a streams group.")
-                } else {
-                    format!("Group {group_id} not found.")
+            let found = group.and_then(|group| group.streams.as_ref());
+            let streams =
+                match context.group_to_describe(group_id, "streams", found, group.is_some()) {
+                    Ok(streams) => streams,
+                    Err((code, message)) => {
+                        return answer
+                            .with_error_code(code)
+                            .with_error_message(message.map(Into::into))
+                    }
                 };
-                return answer
-                    .with_error_code(ErrorCode::GROUP_ID_NOT_FOUND.code())
-                    .with_error_message(Some(message.into()));
-            };
             let topology = streams.topology.as_ref().map(|topology| {
                 let mut counts = counts.clone();
                 for topic in &streams.configured.to_create {

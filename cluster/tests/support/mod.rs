@@ -1,6 +1,7 @@
 //! What the cluster's tests talk through: the crate's own client connection over TCP, one
 //! request and its answer at a time. Each test file adds the calls of its own APIs in an
-//! `impl Client` of its own.
+//! `impl Client` of its own; a helper two test files need lives here, once (over either
+//! client where it can: [`Calls`]).
 
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
@@ -488,10 +489,132 @@ pub async fn login(address: std::net::SocketAddr, user: &str) -> Client {
 
 /// The address of the real Kafka broker `KAFKA_BROKER` names, for the ignored live tests.
 pub async fn live_broker() -> std::net::SocketAddr {
-    let broker = std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker");
-    tokio::net::lookup_host(broker)
+    tokio::net::lookup_host(live_bootstrap())
         .await
         .expect("KAFKA_BROKER resolves")
         .next()
         .expect("an address")
+}
+
+/// `KAFKA_BROKER`, the HOST:PORT of the real Kafka broker of the ignored live tests (written
+/// by `tools/kafka-broker/broker.sh`), as the clients' bootstrap servers.
+pub fn live_bootstrap() -> String {
+    std::env::var("KAFKA_BROKER").expect("KAFKA_BROKER=HOST:PORT of a Kafka broker")
+}
+
+/// Nanoseconds since 1970: a suffix for names not used before on a real broker, which keeps
+/// its topics and groups from one run to the next.
+pub fn nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos()
+}
+
+/// The wall clock in milliseconds since 1970, as record timestamps and retention count it.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_millis() as i64
+}
+
+/// A batch of one record: value `v`, no key, timestamp 0.
+pub fn one_record() -> Bytes {
+    let mut builder = RecordBatchBuilder::new(Compression::None);
+    builder.append_record(Record {
+        value: Some(Bytes::from_static(b"v")),
+        ..Record::default()
+    });
+    builder.build().encode_to_bytes().expect("batch")
+}
+
+/// One request and the body of its answer, over either client: [`Client`] (TCP) or
+/// [`pipe::PipeClient`] (in memory), so that a helper serves the tests of both.
+#[allow(async_fn_in_trait)]
+pub trait Calls {
+    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response;
+}
+
+impl Calls for Client {
+    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
+        Client::call(self, version, body).await
+    }
+}
+
+/// Makes topic `name` of `partitions` partitions with `replication` replicas (CreateTopics
+/// `version`); fails the test unless it was made.
+pub async fn make_topic(
+    client: &mut impl Calls,
+    version: i16,
+    name: &str,
+    partitions: i32,
+    replication: i16,
+) {
+    let request = create_topics(&[name], partitions, replication);
+    let Response::CreateTopics(created) = client.call(version, request).await else {
+        panic!("not CreateTopics")
+    };
+    assert_eq!(created.topics[0].error_code, 0);
+}
+
+/// A cluster of `brokers` brokers with topic "events" of `partitions` partitions (one
+/// replica each), made by a client named `client_id`.
+pub async fn cluster_with_topic(
+    brokers: usize,
+    partitions: i32,
+    client_id: &str,
+) -> kafka_codec_cluster::Cluster {
+    let cluster = kafka_codec_cluster::Cluster::builder()
+        .brokers(brokers)
+        .build()
+        .await
+        .expect("cluster");
+    let mut client = Client::connect(cluster.brokers()[0].address, client_id).await;
+    make_topic(&mut client, 7, "events", partitions, 1).await;
+    cluster
+}
+
+/// Leader, leader epoch, ISR, ELR and last known ELR of a partition, as Kafka's
+/// `tools/elr-reference` prints them.
+pub type ElrState = (i32, i32, Vec<i32>, Vec<i32>, Vec<i32>);
+
+/// The [`ElrState`] of `topic`'s partition 0 as DescribeTopicPartitions v0 answers it (the
+/// ELR lists are never null at v0).
+pub async fn elr_state(client: &mut impl Calls, topic: &str) -> ElrState {
+    use kafka_codec::messages::describe_topic_partitions_request::TopicRequest;
+    let request = kafka_codec::messages::DescribeTopicPartitionsRequest::default()
+        .with_topics(vec![TopicRequest::default().with_name(topic.into())])
+        .with_response_partition_limit(10);
+    let Response::DescribeTopicPartitions(described) = client.call(0, request).await else {
+        panic!("not DescribeTopicPartitions")
+    };
+    let p = &described.topics[0].partitions[0];
+    let list = |list: &Option<kafka_codec::wire::PrimitiveArray<i32>>| -> Vec<i32> {
+        list.as_ref().expect("a list, never null").iter().collect()
+    };
+    (
+        p.leader_id,
+        p.leader_epoch,
+        p.isr_nodes.iter().collect(),
+        list(&p.eligible_leader_replicas),
+        list(&p.last_known_elr),
+    )
+}
+
+/// A transactional batch of `count` records of `producer` at `epoch`, first sequence
+/// `sequence`; values `PREFIX-SEQUENCE-I`, stamped in 2023.
+pub fn txn_batch(producer: i64, epoch: i16, sequence: i32, count: usize, prefix: &str) -> Bytes {
+    let mut builder = RecordBatchBuilder::new(Compression::None)
+        .producer(producer, epoch, sequence)
+        .transactional(true);
+    for i in 0..count {
+        builder.append_record(Record {
+            offset: i as i64,
+            timestamp: 1_700_000_000_000,
+            value: Some(Bytes::from(format!("{prefix}-{sequence}-{i}"))),
+            ..Record::default()
+        });
+    }
+    builder.build().encode_to_bytes().expect("a batch")
 }

@@ -58,3 +58,20 @@ pub fn paused() -> tokio::runtime::Runtime {
         .build()
         .expect("a runtime")
 }
+
+impl super::Calls for PipeClient {
+    async fn call(&mut self, version: i16, body: impl Into<Request>) -> Response {
+        PipeClient::call(self, version, body).await
+    }
+}
+
+/// A cluster of `brokers` brokers on the in-memory transport, its randomness from `seed`,
+/// that never closes an idle connection (on the paused clock a test's client idles for
+/// simulated minutes): the deterministic tests' cluster, to build or configure further.
+pub fn paused_cluster(brokers: usize, seed: u64) -> kafka_codec_cluster::ClusterBuilder {
+    Cluster::builder()
+        .brokers(brokers)
+        .in_memory()
+        .seed(seed)
+        .idle_timeout(None)
+}

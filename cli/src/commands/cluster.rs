@@ -172,9 +172,11 @@ impl Run for ClusterCommand {
         // Each connection holds one descriptor.
         let max_connections = self.limits.max_connections(raise_fd_limit(), 1);
         fix_mmap_threshold();
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
-            .thread_name("kafka-codec-cluster")
+        // One thread serves every connection: a request's work is short and under the
+        // cluster's one state lock anyway, so more workers mostly added wake-ups between
+        // threads (and their stacks and allocator arenas, and a hand-off before the first
+        // answer); the clients beside it get the other cores.
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| Failure::Peer(format!("cannot start the cluster's threads: {e}")))?;

@@ -24,6 +24,7 @@
 pub mod acls;
 pub mod authorizer;
 pub mod broker;
+pub mod clock;
 pub mod configs;
 pub mod consumer_groups;
 pub mod control;
@@ -1000,7 +1001,13 @@ impl ClusterBuilder {
             idle_timeout: self.idle_timeout,
             observer: self.observer,
             events: self.events,
-            groups: Mutex::new(groups::Groups::new(self.group_limits)),
+            groups: Mutex::new({
+                let mut groups = groups::Groups::new(self.group_limits);
+                if let Some(seed) = self.seed {
+                    groups.seed_ids(seed);
+                }
+                groups
+            }),
             share_groups: Mutex::new(share_groups::ShareGroups::new(
                 self.share_config,
                 self.group_limits,

@@ -670,7 +670,7 @@ impl ControlHandle {
         let mut expired =
             self.shared
                 .groups()
-                .expire_member(group_id, member_id, std::time::Instant::now());
+                .expire_member(group_id, member_id, crate::clock::now());
         if expired == Err(kafka_codec::ErrorCode::GROUP_ID_NOT_FOUND) {
             // Read before the share groups are locked (never the state's lock inside).
             let topics = crate::share_groups::topics_by_name(&self.shared.state());

@@ -841,6 +841,29 @@ impl ClusterBuilder {
                 )
             })?;
         }
+        // Both internal topics are placed alike (`configs::TRANSACTIONS_REPLICATION_FACTOR`).
+        let factor = |name: &str| {
+            self.broker_settings
+                .iter()
+                .rev()
+                .find(|(set, _)| set == name)
+                .map_or(3, |(_, value)| value.trim().parse::<i64>().unwrap_or(3))
+        };
+        let (offsets, transactions) = (
+            factor(configs::OFFSETS_REPLICATION_FACTOR),
+            factor(configs::TRANSACTIONS_REPLICATION_FACTOR),
+        );
+        if offsets != transactions {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "broker config {} ({offsets}) and {} ({transactions}) must be equal: the \
+                     cluster places both internal topics alike",
+                    configs::OFFSETS_REPLICATION_FACTOR,
+                    configs::TRANSACTIONS_REPLICATION_FACTOR
+                ),
+            ));
+        }
         let tls = match &self.tls {
             None => None,
             Some(tls) => tls

@@ -245,27 +245,32 @@ impl ControlHandle {
     /// perhaps unfenced again) meanwhile. With no delay, or off the runtime, at once.
     fn catch_up_later(&self, node_id: i32, ticket: u64) {
         let handle = self.clone();
+        // One fetch round; whether another is needed (partitions it has not rejoined).
         let caught_up = move || {
             let brokers: Vec<i32> = handle.shared.brokers().iter().map(|b| b.node_id).collect();
             let mut state = handle.shared.state();
-            if state.catch_up_ticket(node_id) == Some(ticket) {
-                state.caught_up(node_id, &brokers, handle.shared.placement_brokers);
+            if state.catch_up_ticket(node_id) != Some(ticket) {
+                return false;
             }
+            state.caught_up(node_id, &brokers, handle.shared.placement_brokers);
+            state.catch_up_ticket(node_id) == Some(ticket)
         };
         let delay = self.shared.replica_catch_up;
         // No delay, or no runtime to run a timer: at once.
         let runtime = match tokio::runtime::Handle::try_current() {
             Ok(runtime) if !delay.is_zero() => runtime,
             _ => {
-                caught_up();
+                while caught_up() {}
                 return;
             }
         };
         let mut dropped = self.shared.stop.clone();
         runtime.spawn(async move {
-            tokio::select! {
-                () = tokio::time::sleep(delay) => caught_up(),
-                _ = dropped.changed() => {}
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => if !caught_up() { return },
+                    _ = dropped.changed() => return,
+                }
             }
         });
     }

@@ -806,7 +806,10 @@ impl ClusterBuilder {
     /// `leader.imbalance.check.interval.seconds` (the automatic leader rebalance,
     /// `control/rebalance.rs`), `replica.fetch.wait.max.ms` (how long an unfenced broker
     /// takes to rejoin the ISRs, `control/fencing.rs`), the `delegation.token.*` settings
-    /// ([`tokens`]). DescribeConfigs shows them as
+    /// ([`tokens`]), `offsets.topic.replication.factor` and
+    /// `transaction.state.log.replication.factor` (equal: the replicas of the coordinators'
+    /// internal partitions, which may take over a fenced coordinator, `control/fencing.rs`).
+    /// DescribeConfigs shows them as
     /// STATIC_BROKER_CONFIG (under dynamic overrides). Checked by [`build`](Self::build)
     /// (another name, a value not of its type or out of range: `InvalidInput`).
     pub fn broker_config(mut self, name: &str, value: &str) -> Self {

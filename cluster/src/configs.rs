@@ -189,8 +189,9 @@ pub struct Overrides {
 /// partitions and replicas a topic gets when CreateTopics (or auto-creation) names none, the
 /// automatic leader rebalance (`control/rebalance.rs`) and how long an unfenced broker takes
 /// to rejoin the ISRs (`control/fencing.rs`), the delegation tokens' key and lifetimes
-/// (`crate::tokens`). Others are refused rather than taken and ignored.
-pub const STATIC_SETTINGS: [&str; 10] = [
+/// (`crate::tokens`), the replicas of the coordinators' internal partitions (who takes over a
+/// fenced coordinator, `control/fencing.rs`). Others are refused rather than taken and ignored.
+pub const STATIC_SETTINGS: [&str; 12] = [
     "auto.create.topics.enable",
     "num.partitions",
     "default.replication.factor",
@@ -202,7 +203,16 @@ pub const STATIC_SETTINGS: [&str; 10] = [
     crate::tokens::MAX_LIFETIME_MS,
     crate::tokens::EXPIRY_TIME_MS,
     crate::tokens::CHECK_INTERVAL_MS,
+    OFFSETS_REPLICATION_FACTOR,
+    TRANSACTIONS_REPLICATION_FACTOR,
 ];
+
+/// The replicas of each `__consumer_offsets` partition (Kafka's default 3).
+pub const OFFSETS_REPLICATION_FACTOR: &str = "offsets.topic.replication.factor";
+/// The replicas of each `__transaction_state` partition (Kafka's default 3). The cluster
+/// places both internal topics alike (the same partition count and hash), so the two must be
+/// set alike.
+pub const TRANSACTIONS_REPLICATION_FACTOR: &str = "transaction.state.log.replication.factor";
 
 /// Checks a static broker setting as a Kafka broker checks its `server.properties` at
 /// start: one the cluster follows ([`STATIC_SETTINGS`]), of its type, the counts and the
@@ -259,6 +269,15 @@ impl Overrides {
     pub fn auto_create_topics(&self) -> bool {
         self.broker_setting("auto.create.topics.enable")
             .is_some_and(|value| value.trim().eq_ignore_ascii_case("true"))
+    }
+
+    /// The replicas of each coordinator's internal partition
+    /// ([`OFFSETS_REPLICATION_FACTOR`], equal to [`TRANSACTIONS_REPLICATION_FACTOR`]): the
+    /// coordinator and the brokers after it, as many as there are.
+    pub fn coordinator_replication_factor(&self) -> i16 {
+        self.broker_setting(OFFSETS_REPLICATION_FACTOR)
+            .and_then(|value| value.trim().parse::<i16>().ok())
+            .unwrap_or(3)
     }
 
     /// The partitions (`num.partitions`) and replication factor

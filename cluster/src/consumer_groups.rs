@@ -1113,7 +1113,7 @@ mod tests {
     use super::*;
 
     fn member(id: &str, topics: &[&str]) -> (String, ConsumerMember) {
-        let now = Instant::now();
+        let now = crate::clock::now();
         let member = ConsumerMember {
             id: id.into(),
             instance_id: None,
@@ -1183,7 +1183,7 @@ mod tests {
 
     #[test]
     fn a_regex_resolves_at_once_then_again_after_a_creation_at_most_every_ten_seconds() {
-        let start = Instant::now();
+        let start = crate::clock::now();
         let at = |secs: u64| start + Duration::from_secs(secs);
         let allow_all = |_: &str| true;
         let view = |created: u64| TopicView {
@@ -1270,7 +1270,7 @@ mod tests {
 
     #[test]
     fn names_and_a_regex_are_one_subscription_and_a_bad_regex_is_refused_as_kafka_refuses_it() {
-        let now = Instant::now();
+        let now = crate::clock::now();
         let deny_payments = |name: &str| name != "orders.secret";
         let view = TopicView {
             created: 1,

@@ -596,7 +596,7 @@ mod tests {
 
     #[test]
     fn a_full_cache_evicts_as_kafka_does() {
-        let now = Instant::now();
+        let now = Instant::from_std(crate::clock::now());
         let mut cache = FetchSessions::new(2, 1000, Some(7));
         let small = cache.open(wanted(1), false, false, now);
         let large = cache.open(wanted(3), false, false, now);
@@ -630,7 +630,7 @@ mod tests {
 
     #[test]
     fn memory_held_is_bounded() {
-        let now = Instant::now();
+        let now = Instant::from_std(crate::clock::now());
         let each = wanted(1)[0].0.cost();
         let mut cache = FetchSessions::new(10, 4 * each, None);
         assert_eq!(cache.open(wanted(5), false, false, now), INVALID_SESSION_ID);

@@ -697,7 +697,7 @@ mod tests {
             (Duration::from_secs(45), Duration::from_secs(5))
         );
         let topics = crate::consumer_groups::TopicsByName::new();
-        let now = std::time::Instant::now();
+        let now = crate::clock::now();
         for group in ["long", "usual"] {
             let join = Heartbeat {
                 member_id: format!("{group}-member"),
@@ -751,7 +751,7 @@ mod tests {
             Duration::from_secs(50)
         );
         let topics = crate::consumer_groups::TopicsByName::new();
-        let now = std::time::Instant::now();
+        let now = crate::clock::now();
         for group in ["long", "usual"] {
             let join = Heartbeat {
                 member_id: format!("{group}-member"),

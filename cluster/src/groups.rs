@@ -706,6 +706,8 @@ pub struct Groups {
     pub limits: GroupLimits,
     bytes: usize,
     ids: RandomState,
+    /// With a seed ([`Groups::seed_ids`]), member ids are derived from it and a counter.
+    seed: Option<u64>,
     minted: u64,
     /// Per group id, the KIP-848 session timeout and heartbeat interval its configs set
     /// (`consumer.session.timeout.ms`, `consumer.heartbeat.interval.ms`;
@@ -721,9 +723,16 @@ impl Groups {
             limits,
             bytes: 0,
             ids: RandomState::new(),
+            seed: None,
             minted: 0,
             consumer_timeouts: BTreeMap::new(),
         }
+    }
+
+    /// Derives the member ids minted from here on from `seed` (and how many were minted
+    /// before), so that runs with the same seed name the same members.
+    pub fn seed_ids(&mut self, seed: u64) {
+        self.seed = Some(seed);
     }
 
     /// Takes `group_id`'s KIP-848 session timeout and heartbeat interval as its configs now
@@ -792,7 +801,15 @@ impl Groups {
         self.minted += 1;
         let mut id = [0u8; 16];
         for (half, bytes) in id.chunks_mut(8).enumerate() {
-            let mut hasher = self.ids.build_hasher();
+            let mut hasher = match self.seed {
+                // Fixed keys: the same on every run of a build.
+                Some(seed) => {
+                    let mut hasher = std::hash::DefaultHasher::new();
+                    hasher.write_u64(seed);
+                    hasher
+                }
+                None => self.ids.build_hasher(),
+            };
             hasher.write_u64(self.minted);
             hasher.write_usize(half);
             bytes.copy_from_slice(&hasher.finish().to_be_bytes());
@@ -1594,7 +1611,7 @@ pub async fn run_timers(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
             }
         };
         tokio::select! {
-            () = sleep => shared.groups().expire(Instant::now()),
+            () = sleep => shared.groups().expire(crate::clock::now()),
             () = changed => {}
             _ = stop.changed() => return,
         }

@@ -24,6 +24,7 @@
 pub mod acls;
 pub mod authorizer;
 pub mod broker;
+pub mod clock;
 pub mod configs;
 pub mod consumer_groups;
 pub mod control;
@@ -805,7 +806,10 @@ impl ClusterBuilder {
     /// `leader.imbalance.check.interval.seconds` (the automatic leader rebalance,
     /// `control/rebalance.rs`), `replica.fetch.wait.max.ms` (how long an unfenced broker
     /// takes to rejoin the ISRs, `control/fencing.rs`), the `delegation.token.*` settings
-    /// ([`tokens`]). DescribeConfigs shows them as
+    /// ([`tokens`]), `offsets.topic.replication.factor` and
+    /// `transaction.state.log.replication.factor` (equal: the replicas of the coordinators'
+    /// internal partitions, which may take over a fenced coordinator, `control/fencing.rs`).
+    /// DescribeConfigs shows them as
     /// STATIC_BROKER_CONFIG (under dynamic overrides). Checked by [`build`](Self::build)
     /// (another name, a value not of its type or out of range: `InvalidInput`).
     pub fn broker_config(mut self, name: &str, value: &str) -> Self {
@@ -839,6 +843,29 @@ impl ClusterBuilder {
                     format!("broker config {message}"),
                 )
             })?;
+        }
+        // Both internal topics are placed alike (`configs::TRANSACTIONS_REPLICATION_FACTOR`).
+        let factor = |name: &str| {
+            self.broker_settings
+                .iter()
+                .rev()
+                .find(|(set, _)| set == name)
+                .map_or(3, |(_, value)| value.trim().parse::<i64>().unwrap_or(3))
+        };
+        let (offsets, transactions) = (
+            factor(configs::OFFSETS_REPLICATION_FACTOR),
+            factor(configs::TRANSACTIONS_REPLICATION_FACTOR),
+        );
+        if offsets != transactions {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "broker config {} ({offsets}) and {} ({transactions}) must be equal: the \
+                     cluster places both internal topics alike",
+                    configs::OFFSETS_REPLICATION_FACTOR,
+                    configs::TRANSACTIONS_REPLICATION_FACTOR
+                ),
+            ));
         }
         let tls = match &self.tls {
             None => None,
@@ -1000,7 +1027,13 @@ impl ClusterBuilder {
             idle_timeout: self.idle_timeout,
             observer: self.observer,
             events: self.events,
-            groups: Mutex::new(groups::Groups::new(self.group_limits)),
+            groups: Mutex::new({
+                let mut groups = groups::Groups::new(self.group_limits);
+                if let Some(seed) = self.seed {
+                    groups.seed_ids(seed);
+                }
+                groups
+            }),
             share_groups: Mutex::new(share_groups::ShareGroups::new(
                 self.share_config,
                 self.group_limits,

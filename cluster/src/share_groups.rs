@@ -1338,7 +1338,7 @@ pub async fn run_timers(shared: Arc<crate::Shared>, mut stop: watch::Receiver<()
             () = sleep => {
                 // Read before the share groups are locked (never the state's lock inside).
                 let topics = topics_by_name(&shared.state());
-                shared.share_groups().expire(Instant::now(), &topics);
+                shared.share_groups().expire(crate::clock::now(), &topics);
             }
             () = changed => {}
             _ = stop.changed() => return,
@@ -1361,7 +1361,7 @@ mod tests {
             subscribed_names: topics.iter().map(|t| t.to_string()).collect(),
             assigned: Assignment::new(),
             sent: None,
-            session_deadline: Instant::now(),
+            session_deadline: crate::clock::now(),
         };
         (id.into(), member)
     }
@@ -1393,7 +1393,7 @@ mod tests {
     fn malformed_acknowledgements_are_refused_whole() {
         let mut share = SharePartition::starting_at(0);
         let config = ShareConfig::default();
-        let now = Instant::now();
+        let now = crate::clock::now();
         share.end = 3;
         for offset in 0..3 {
             share.records.insert(

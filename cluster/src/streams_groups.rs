@@ -1321,7 +1321,7 @@ mod tests {
 
     #[test]
     fn members_join_reconcile_leave_and_expire() {
-        let now = Instant::now();
+        let now = crate::clock::now();
         let mut group = StreamsGroup::default();
         let topics = topics(true);
         // The first member gets every task.
@@ -1389,7 +1389,7 @@ mod tests {
 
     #[test]
     fn the_first_assignment_waits_for_the_initial_delay() {
-        let now = Instant::now();
+        let now = crate::clock::now();
         let settings = Settings {
             initial_delay: Duration::from_secs(3),
             ..SETTINGS
@@ -1433,7 +1433,7 @@ mod tests {
 
     #[test]
     fn missing_topics_leave_the_group_not_ready_and_internal_ones_are_asked_for() {
-        let now = Instant::now();
+        let now = crate::clock::now();
         let mut group = StreamsGroup::default();
         let a = group.heartbeat("g", &join("a", "pa"), &BTreeMap::new(), SETTINGS, now);
         assert_eq!(a.statuses[0].code, status::MISSING_SOURCE_TOPICS);
@@ -1462,7 +1462,7 @@ mod tests {
 
     #[test]
     fn a_different_topology_is_refused() {
-        let now = Instant::now();
+        let now = crate::clock::now();
         let mut group = StreamsGroup::default();
         group.heartbeat("g", &join("a", "pa"), &topics(true), SETTINGS, now);
         let mut other = join("b", "pb");

@@ -832,7 +832,7 @@ pub async fn run_timers(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
             () = sleep => {
                 let aborted = shared
                     .state()
-                    .abort_timed_out(Instant::now(), shared.placement_brokers);
+                    .abort_timed_out(crate::clock::now(), shared.placement_brokers);
                 if aborted {
                     shared.appended.notify_waiters();
                 }

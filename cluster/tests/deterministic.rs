@@ -3,14 +3,20 @@
 //! seed. A scenario with faults (an error on the n-th produce, a delay, a long poll, a moved
 //! leader, an apply-then-disconnect, a stopped and restarted broker) runs 20 times and its
 //! request log (every field but the wall-clock time) is the same, byte for byte, each time,
-//! at the same simulated times.
+//! at the same simulated times. Group sessions (45 s, classic and KIP-848) run out in
+//! simulated time too: the cluster reads "now" from tokio's clock (`kafka_codec_cluster::clock`).
 
 mod support;
 
+use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
+use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_codec::messages::metadata_request::MetadataRequestTopic;
-use kafka_codec::messages::{CreateTopicsRequest, FetchRequest, MetadataRequest, ProduceRequest};
+use kafka_codec::messages::{
+    ConsumerGroupHeartbeatRequest, CreateTopicsRequest, FetchRequest, FindCoordinatorRequest,
+    HeartbeatRequest, JoinGroupRequest, MetadataRequest, ProduceRequest, SyncGroupRequest,
+};
 use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::control::json::logged_to_json;
 use kafka_codec_cluster::control::{Action, Match, Rule};
@@ -27,6 +33,77 @@ fn produce_error(response: Option<Response>) -> i16 {
         Some(Response::Produce(p)) => p.responses[0].partition_responses[0].error_code,
         other => panic!("not a Produce answer: {other:?}"),
     }
+}
+
+/// The coordinator of `group` (FindCoordinator v3).
+async fn coordinator(client: &mut Client, group: &str) -> i32 {
+    let Some(Response::FindCoordinator(found)) = client
+        .answer(3, FindCoordinatorRequest::default().with_key(group.into()))
+        .await
+    else {
+        panic!("not FindCoordinator")
+    };
+    assert_eq!(found.error_code, 0);
+    found.node_id
+}
+
+/// A classic consumer member of `group` with a 45 s session (Kafka's default), joined and
+/// synced at its coordinator: the connection, the generation and the member id.
+async fn classic_member(cluster: &Cluster, group: &str) -> (Client, i32, String) {
+    let mut any = Client::connect(cluster, 0);
+    let mut client = Client::connect(cluster, coordinator(&mut any, group).await);
+    let join = JoinGroupRequest::default()
+        .with_group_id(group.into())
+        .with_session_timeout_ms(45_000)
+        .with_rebalance_timeout_ms(45_000)
+        .with_protocol_type("consumer".into())
+        .with_protocols(vec![JoinGroupRequestProtocol::default()
+            .with_name("range".into())
+            .with_metadata(Bytes::from_static(b"\0\0\0\0\0\0\0\0\0\0"))]);
+    let Some(Response::JoinGroup(joined)) = client.answer(3, join).await else {
+        panic!("not JoinGroup")
+    };
+    assert_eq!(joined.error_code, 0);
+    let member = joined.member_id.to_string();
+    let sync = SyncGroupRequest::default()
+        .with_group_id(group.into())
+        .with_generation_id(joined.generation_id)
+        .with_member_id(member.as_str().into());
+    let Some(Response::SyncGroup(synced)) = client.answer(3, sync).await else {
+        panic!("not SyncGroup")
+    };
+    assert_eq!(synced.error_code, 0);
+    (client, joined.generation_id, member)
+}
+
+/// The error of a classic Heartbeat.
+async fn heartbeat(client: &mut Client, group: &str, generation: i32, member: &str) -> i16 {
+    let request = HeartbeatRequest::default()
+        .with_group_id(group.into())
+        .with_generation_id(generation)
+        .with_member_id(member.into());
+    let Some(Response::Heartbeat(answer)) = client.answer(3, request).await else {
+        panic!("not Heartbeat")
+    };
+    answer.error_code
+}
+
+/// The error and epoch of a ConsumerGroupHeartbeat v1 of member `a` (epoch 0 joins).
+async fn consumer_heartbeat(client: &mut Client, group: &str, epoch: i32) -> (i16, i32) {
+    let mut request = ConsumerGroupHeartbeatRequest::default()
+        .with_group_id(group.into())
+        .with_member_id("a".into())
+        .with_member_epoch(epoch);
+    if epoch == 0 {
+        request = request
+            .with_rebalance_timeout_ms(30_000)
+            .with_subscribed_topic_names(Some(vec!["events".into()]))
+            .with_topic_partitions(Some(Vec::new()));
+    }
+    let Some(Response::ConsumerGroupHeartbeat(answer)) = client.answer(1, request).await else {
+        panic!("not ConsumerGroupHeartbeat")
+    };
+    (answer.error_code, answer.member_epoch)
 }
 
 /// The scenario, on a fresh runtime with its clock paused; the request log as text.
@@ -114,6 +191,14 @@ fn scenario(seed: u64) -> String {
         control.restart_broker(1).expect("restart");
         let mut again = Client::connect(&cluster, 1);
         assert_eq!(produce_error(again.answer(9, produce(0, 6)).await), 0);
+        // A classic member's 45 s session runs out in simulated time; its next heartbeat is
+        // refused.
+        let (mut member, generation, id) = classic_member(&cluster, "g").await;
+        tokio::time::sleep(Duration::from_secs(46)).await;
+        assert_eq!(
+            heartbeat(&mut member, "g", generation, &id).await,
+            ErrorCode::UNKNOWN_MEMBER_ID.code()
+        );
         control
             .log()
             .entries()
@@ -139,7 +224,7 @@ fn twenty_runs_log_the_same_requests_at_the_same_simulated_times() {
         .lines()
         .map(|line| kafka_codec::serde_json::from_str(line).unwrap())
         .collect();
-    assert_eq!(entries.len(), 10, "{first}");
+    assert_eq!(entries.len(), 14, "{first}");
     let at = |i: usize| entries[i]["atMs"].as_f64().unwrap();
     // Simulated time: the delayed Metadata (entry 1) holds the connection 250 ms, the long
     // poll (entry 5) 500 ms, the stop 100 ms; nothing else takes any.
@@ -152,6 +237,53 @@ fn twenty_runs_log_the_same_requests_at_the_same_simulated_times() {
         .as_str()
         .unwrap()
         .contains("error NOT_LEADER_OR_FOLLOWER"));
+    // The member's refused heartbeat comes 46 s after its SyncGroup.
+    assert_eq!(entries[12]["api"], "SyncGroup");
+    assert_eq!(entries[13]["api"], "Heartbeat");
+    assert_eq!(at(13) - at(12), 46_000.0);
     // Another seed: other topic ids, the same requests.
     assert_eq!(scenario(8).lines().count(), entries.len());
+}
+
+/// A classic member's and a KIP-848 member's 45 s sessions (Kafka's defaults) each last 45 s
+/// of simulated time, not less (a heartbeat at 44 s keeps each), and end without one: 180 s
+/// of sessions on the paused clock. Before the cluster read tokio's clock, the group timer
+/// woke at the simulated deadline, compared it with the real time and spun until 45 real
+/// seconds had passed (this test took 45 s and failed its guard).
+#[test]
+fn sessions_expire_in_simulated_time() {
+    let wall = std::time::Instant::now();
+    paused().block_on(async {
+        let cluster = Cluster::builder()
+            .brokers(1)
+            .in_memory()
+            .seed(3)
+            .idle_timeout(None)
+            .build()
+            .await
+            .expect("cluster");
+        let (mut classic, generation, id) = classic_member(&cluster, "classic").await;
+        let mut any = Client::connect(&cluster, 0);
+        let mut modern = Client::connect(&cluster, coordinator(&mut any, "modern").await);
+        let (error, epoch) = consumer_heartbeat(&mut modern, "modern", 0).await;
+        assert_eq!(error, 0);
+        tokio::time::sleep(Duration::from_secs(44)).await;
+        assert_eq!(heartbeat(&mut classic, "classic", generation, &id).await, 0);
+        assert_eq!(consumer_heartbeat(&mut modern, "modern", epoch).await.0, 0);
+        tokio::time::sleep(Duration::from_secs(46)).await;
+        assert_eq!(
+            heartbeat(&mut classic, "classic", generation, &id).await,
+            ErrorCode::UNKNOWN_MEMBER_ID.code()
+        );
+        assert_eq!(
+            consumer_heartbeat(&mut modern, "modern", epoch).await.0,
+            ErrorCode::UNKNOWN_MEMBER_ID.code()
+        );
+    });
+    // A hang guard, not a timing: 90 s of sessions must not take real time.
+    assert!(
+        wall.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        wall.elapsed()
+    );
 }

@@ -212,16 +212,37 @@ fn a_stopped_broker_is_fenced_after_the_session_timeout_and_unfenced_when_back()
             ErrorCode::NOT_LEADER_OR_FOLLOWER.code()
         );
 
-        // Back: listed, leading its offline partition at the next epoch, and in the ISR
-        // again once caught up (`replica.fetch.wait.max.ms`, 500 ms); the partition it
-        // handed over stays with 2 (until the automatic rebalance, tests/rebalance.rs, or
-        // ElectLeaders), and so does the group.
+        // Back: listed, leading its offline partition at the next epoch, and in each ISR
+        // again once caught up on that partition; the partition it handed over stays with 2
+        // (until the automatic rebalance, tests/rebalance.rs, or ElectLeaders), and so does
+        // the group.
         control.restart_broker(1).expect("restart");
         assert!(!control.is_fenced(1));
         let back = client.metadata(12).await;
         assert_eq!(brokers(&back), [0, 1, 2]);
         assert_eq!(shown(&back, "r", 1), (0, 2, 1, vec![1, 2], vec![2], vec![]));
+        // Each partition on its own: after one fetch round (`replica.fetch.wait.max.ms`,
+        // 500 ms) r-0, which took no record while 1 was away; r-1, which took one, a round
+        // later, once that round's fetch brought it. Each rejoin bumps the partition epoch,
+        // not the leader epoch.
+        let epoch = |p| control.partition("r", p).expect("r").partition_epoch;
+        let (r0, r1) = (epoch(0), epoch(1));
+        // Just past each round (a timer due at the same simulated instant may run after).
+        tokio::time::sleep(Duration::from_millis(501)).await;
+        let round = client.metadata(12).await;
+        assert_eq!(
+            shown(&round, "r", 0),
+            (0, 0, 0, vec![0, 1], vec![0, 1], vec![])
+        );
+        assert_eq!(
+            shown(&round, "r", 1),
+            (0, 2, 1, vec![1, 2], vec![2], vec![])
+        );
+        assert_eq!((epoch(0), epoch(1)), (r0 + 1, r1));
+        assert!(control.is_catching_up(1));
         tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!control.is_catching_up(1));
+        assert_eq!((epoch(0), epoch(1)), (r0 + 1, r1 + 1));
         let back = client.metadata(12).await;
         assert_eq!(
             shown(&back, "r", 1),

@@ -18,7 +18,10 @@
 //! its producer sends to a topic never created, which Metadata creates, every record
 //! read back (`tools/clients/cluster_topics_librdkafka.py`); and a leader fenced while
 //! running and unfenced, which the producer follows away and, after the automatic leader
-//! rebalance, back (`tools/clients/cluster_rebalance_librdkafka.py`).
+//! rebalance, back (`tools/clients/cluster_rebalance_librdkafka.py`); and a group whose
+//! coordinator is stopped and fenced with no other replica of its internal partition waits
+//! (COORDINATOR_NOT_AVAILABLE) and resumes from its committed offset once the broker is
+//! restarted (`tools/clients/cluster_coordinator_librdkafka.py`).
 //! Needs the clients' venv:
 //!
 //! ```text
@@ -264,4 +267,23 @@ async fn librdkafka_transactions_fenced_by_a_new_instance() {
         .await
         .expect("cluster");
     run_client_script("cluster_txn_librdkafka.py", &[cluster.bootstrap()]).await;
+}
+
+/// With one replica of the internal topics, the group's coordinator (broker 1) stopped and
+/// fenced after a 1 s broker session: librdkafka's consumer keeps asking broker 0 for the
+/// coordinator (COORDINATOR_NOT_AVAILABLE), is handed nothing, and once broker 1 is
+/// restarted joins it and reads the rest from the committed offset, every record once
+/// (`tools/clients/cluster_coordinator_librdkafka.py`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_waits_for_a_leaderless_coordinator_and_resumes() {
+    let cluster = Cluster::builder()
+        .brokers(2)
+        .broker_session_timeout(std::time::Duration::from_secs(1))
+        .broker_config("offsets.topic.replication.factor", "1")
+        .broker_config("transaction.state.log.replication.factor", "1")
+        .build()
+        .await
+        .expect("cluster");
+    support::run_control_script(&cluster, "cluster_coordinator_librdkafka.py", &["200"]).await;
 }

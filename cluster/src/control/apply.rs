@@ -24,7 +24,7 @@ where
     F: FnOnce() -> Fut,
     Fut: Future<Output = Reply>,
 {
-    let received = Instant::now();
+    let received = Instant::from_std(crate::clock::now());
     let control = &shared.control;
     // A request read just as its broker was stopped: a stopped broker answers nothing.
     if !control.is_up(caller.node_id) {

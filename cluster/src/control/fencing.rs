@@ -101,19 +101,19 @@ impl ControlHandle {
             } else {
                 state.fence_broker(node_id, &brokers, placement)
             };
-            // The next unfenced broker after it in node id order.
-            let after = brokers
-                .iter()
-                .position(|&b| b == node_id)
-                .map_or(0, |at| at + 1);
-            let stand_in = brokers[after..]
-                .iter()
-                .chain(&brokers[..after])
-                .copied()
+            // The next unfenced broker after it in node id order among the other replicas of
+            // its internal partitions (`offsets.topic.replication.factor`), as Kafka's
+            // controller elects one of them; none: they have no leader.
+            let factor = state.configs.coordinator_replication_factor();
+            let stand_in = crate::state::replicas_among(&brokers, node_id, factor)
+                .into_iter()
                 .find(|&b| b != node_id && !state.is_fenced(b));
             (moved, stand_in)
         };
         let mut moved_groups = Vec::new();
+        if stand_in.is_none() {
+            self.lock(&self.leaderless).insert(node_id);
+        }
         if let Some(stand_in) = stand_in {
             moved_groups = shared
                 .groups()
@@ -222,6 +222,9 @@ impl ControlHandle {
     /// it coordinated stays with its stand-in, as the leadership of the coordinators'
     /// partitions stays moved, until the leader rebalance (`rebalance.rs`).
     pub(crate) fn unfence(&self, node_id: i32) {
+        // It leads its internal partitions again, as the offline partitions it was the last
+        // in-sync replica of.
+        self.lock(&self.leaderless).remove(&node_id);
         let brokers: Vec<i32> = self.shared.brokers().iter().map(|b| b.node_id).collect();
         let back = self.shared.state().unfence_broker_among(
             node_id,
@@ -242,27 +245,32 @@ impl ControlHandle {
     /// perhaps unfenced again) meanwhile. With no delay, or off the runtime, at once.
     fn catch_up_later(&self, node_id: i32, ticket: u64) {
         let handle = self.clone();
+        // One fetch round; whether another is needed (partitions it has not rejoined).
         let caught_up = move || {
             let brokers: Vec<i32> = handle.shared.brokers().iter().map(|b| b.node_id).collect();
             let mut state = handle.shared.state();
-            if state.catch_up_ticket(node_id) == Some(ticket) {
-                state.caught_up(node_id, &brokers, handle.shared.placement_brokers);
+            if state.catch_up_ticket(node_id) != Some(ticket) {
+                return false;
             }
+            state.caught_up(node_id, &brokers, handle.shared.placement_brokers);
+            state.catch_up_ticket(node_id) == Some(ticket)
         };
         let delay = self.shared.replica_catch_up;
         // No delay, or no runtime to run a timer: at once.
         let runtime = match tokio::runtime::Handle::try_current() {
             Ok(runtime) if !delay.is_zero() => runtime,
             _ => {
-                caught_up();
+                while caught_up() {}
                 return;
             }
         };
         let mut dropped = self.shared.stop.clone();
         runtime.spawn(async move {
-            tokio::select! {
-                () = tokio::time::sleep(delay) => caught_up(),
-                _ = dropped.changed() => {}
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => if !caught_up() { return },
+                    _ = dropped.changed() => return,
+                }
             }
         });
     }

@@ -64,7 +64,7 @@ impl RequestLog {
     pub(crate) fn new(capacity: usize, byte_cap: usize) -> Self {
         RequestLog {
             inner: Mutex::default(),
-            started: Instant::now(),
+            started: Instant::from_std(crate::clock::now()),
             capacity,
             byte_cap,
         }
@@ -108,7 +108,8 @@ impl RequestLog {
                 node_id: caller.node_id,
                 connection: caller.connection,
                 at,
-                time: SystemTime::now() - Instant::now().saturating_duration_since(received),
+                time: SystemTime::now()
+                    - Instant::from_std(crate::clock::now()).saturating_duration_since(received),
                 request: Arc::new(request.clone()),
                 outcome,
             },
@@ -178,14 +179,24 @@ mod tests {
         // Room for three by count, two by bytes.
         let log = RequestLog::new(3, 2 * size);
         for id in 0..5 {
-            log.record(&caller, &request(id), Instant::now(), "answered".into());
+            log.record(
+                &caller,
+                &request(id),
+                Instant::from_std(crate::clock::now()),
+                "answered".into(),
+            );
         }
         let held: Vec<i32> = log.entries().iter().map(|e| e.correlation_id).collect();
         assert_eq!(held, [3, 4]);
         assert_eq!(log.count(ApiKey::Metadata), 5);
         let by_count = RequestLog::new(3, usize::MAX);
         for id in 0..5 {
-            by_count.record(&caller, &request(id), Instant::now(), "answered".into());
+            by_count.record(
+                &caller,
+                &request(id),
+                Instant::from_std(crate::clock::now()),
+                "answered".into(),
+            );
         }
         let held: Vec<u64> = by_count.entries().iter().map(|e| e.sequence).collect();
         assert_eq!(held, [2, 3, 4]);

@@ -29,7 +29,7 @@ use crate::state::Cleaned;
 use crate::{groups, BrokerAddress, Shared};
 use kafka_codec::conn::IncomingRequest;
 use kafka_codec::{ApiKey, ErrorCode, Response};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -342,6 +342,10 @@ pub struct Control {
     /// Of each broker fenced, the groups and transactional ids its fencing moved away: back
     /// at the leader rebalance once it is in sync again (`rebalance.rs`).
     fence_moved: Mutex<BTreeMap<i32, fencing::MovedAway>>,
+    /// Fenced brokers whose `__consumer_offsets` and `__transaction_state` partitions have no
+    /// leader (no other replica unfenced to take them, `fencing.rs`): what they coordinate
+    /// has no coordinator until they are unfenced. A lock of its own, taken alone.
+    leaderless: Mutex<BTreeSet<i32>>,
 }
 
 /// One node's switches.
@@ -372,6 +376,7 @@ impl Control {
             transaction_coordinators: Mutex::default(),
             stand_ins: Mutex::default(),
             fence_moved: Mutex::default(),
+            leaderless: Mutex::default(),
         }
     }
 
@@ -545,6 +550,18 @@ impl Control {
             })
     }
 
+    /// Whether coordinator `node_id`'s `__consumer_offsets` and `__transaction_state`
+    /// partitions have a leader: not while it is fenced with no other replica to lead them.
+    /// FindCoordinator then answers COORDINATOR_NOT_AVAILABLE, as Kafka's `KafkaApis` does
+    /// for a partition with no live leader, and `node_id` itself NOT_COORDINATOR.
+    pub fn coordinator_available(&self, node_id: i32) -> bool {
+        !self
+            .leaderless
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&node_id)
+    }
+
     /// Who coordinates for `node_id` while it is fenced, else `node_id`.
     fn stand_in(&self, node_id: i32) -> i32 {
         let stand_ins = self.stand_ins.lock().unwrap_or_else(|e| e.into_inner());
@@ -670,7 +687,7 @@ impl ControlHandle {
         let mut expired =
             self.shared
                 .groups()
-                .expire_member(group_id, member_id, std::time::Instant::now());
+                .expire_member(group_id, member_id, crate::clock::now());
         if expired == Err(kafka_codec::ErrorCode::GROUP_ID_NOT_FOUND) {
             // Read before the share groups are locked (never the state's lock inside).
             let topics = crate::share_groups::topics_by_name(&self.shared.state());

@@ -6,7 +6,6 @@ use super::Context;
 use crate::transactions::fenced_for;
 use kafka_codec::messages::{AddOffsetsToTxnRequest, AddOffsetsToTxnResponse};
 use kafka_codec::{ApiKey, ErrorCode};
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::AddOffsetsToTxn;
 
@@ -25,7 +24,7 @@ pub fn handle(context: &Context<'_>, request: &AddOffsetsToTxnRequest) -> AddOff
             request.producer_epoch,
             &[],
             &[request.group_id.to_string()],
-            Instant::now(),
+            crate::clock::now(),
         );
         context.shared.transactions_changed.notify_one();
         outcome.err().unwrap_or(ErrorCode::NONE)

@@ -14,7 +14,6 @@ use kafka_codec::messages::add_partitions_to_txn_response::{
 };
 use kafka_codec::messages::{AddPartitionsToTxnRequest, AddPartitionsToTxnResponse};
 use kafka_codec::{ApiKey, ErrorCode};
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::AddPartitionsToTxn;
 
@@ -120,7 +119,7 @@ fn add(
             epoch,
             &wanted,
             &[],
-            Instant::now(),
+            crate::clock::now(),
         );
         let error = outcome.err().unwrap_or(ErrorCode::NONE);
         vec![fenced_for(error, context.version, FENCED_FROM); wanted.len()]

@@ -33,7 +33,7 @@ pub fn handle(
     let allow_factor_change = context.version < 1 || request.allow_replication_factor_change;
     let brokers = context.broker_ids();
     let placement_brokers = context.shared.placement_brokers;
-    let catch_up_at = Instant::now() + context.shared.replica_catch_up;
+    let catch_up_at = Instant::from_std(crate::clock::now()) + context.shared.replica_catch_up;
     let mut state = context.shared.state();
     let responses = request
         .topics
@@ -131,7 +131,7 @@ pub async fn run_timers(shared: Arc<Shared>, mut stop: watch::Receiver<()>) {
             () = sleep => {
                 let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();
                 let completed = shared.state().reassignments_caught_up(
-                    Instant::now(),
+                    Instant::from_std(crate::clock::now()),
                     &brokers,
                     shared.placement_brokers,
                 );

@@ -14,7 +14,6 @@ use kafka_codec::messages::consumer_group_heartbeat_response::{
 };
 use kafka_codec::messages::{ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse};
 use kafka_codec::{ApiKey, ErrorCode};
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::ConsumerGroupHeartbeat;
 
@@ -96,7 +95,7 @@ pub fn handle(
             &heartbeat,
             &topics,
             &view,
-            Instant::now(),
+            crate::clock::now(),
         );
         context.shared.groups_changed.notify_one();
         outcome

@@ -30,7 +30,7 @@ pub async fn handle(context: &Context<'_>, request: &FetchRequest) -> FetchRespo
     let plan = context.shared.fetch_sessions(context.node_id).plan(
         context.version,
         request,
-        Instant::now(),
+        Instant::from_std(crate::clock::now()),
     );
     let plan = match plan {
         Ok(plan) => plan,
@@ -61,7 +61,7 @@ pub async fn handle(context: &Context<'_>, request: &FetchRequest) -> FetchRespo
                 partitions,
                 privileged,
                 uses_topic_ids,
-                Instant::now(),
+                Instant::from_std(crate::clock::now()),
             );
             respond(&wanted, read, None, session_id)
         }
@@ -100,13 +100,13 @@ async fn wait_and_read(
     wanted: &[Wanted],
 ) -> Vec<PartitionData> {
     let wait = Duration::from_millis(request.max_wait_ms.max(0) as u64);
-    let deadline = Instant::now() + wait;
+    let deadline = Instant::from_std(crate::clock::now()) + wait;
     let min_bytes = request.min_bytes.max(0) as usize;
     loop {
         // Registered before the state is read, so an append in between is not missed.
         let appended = context.shared.appended.notified();
         let (partitions, bytes, errors) = read(context, request, wanted);
-        if bytes >= min_bytes || errors || Instant::now() >= deadline {
+        if bytes >= min_bytes || errors || Instant::from_std(crate::clock::now()) >= deadline {
             return partitions;
         }
         if tokio::time::timeout_at(deadline, appended).await.is_err() {

@@ -28,8 +28,14 @@ fn find(
         _ => return error(ErrorCode::INVALID_REQUEST, "unknown coordinator key type"),
     };
     // A coordinator is always a broker of the cluster now: a removed one's groups and
-    // transactional ids went to its successor.
-    let Some(address) = context.shared.address(node) else {
+    // transactional ids went to its successor. A fenced one whose internal partitions no
+    // other replica could take over has no leader there: Kafka's `KafkaApis` finds no live
+    // leader and answers COORDINATOR_NOT_AVAILABLE.
+    let address = context
+        .shared
+        .address(node)
+        .filter(|_| context.shared.control.coordinator_available(node));
+    let Some(address) = address else {
         return error(
             ErrorCode::COORDINATOR_NOT_AVAILABLE,
             "The coordinator is not available.",

@@ -3,7 +3,6 @@
 use super::Context;
 use kafka_codec::messages::{HeartbeatRequest, HeartbeatResponse};
 use kafka_codec::{ApiKey, ErrorCode};
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::Heartbeat;
 
@@ -14,7 +13,7 @@ pub fn handle(context: &Context<'_>, request: &HeartbeatRequest) -> HeartbeatRes
             request.generation_id,
             &request.member_id,
             request.group_instance_id.as_deref(),
-            Instant::now(),
+            crate::clock::now(),
         );
         context.shared.groups_changed.notify_one();
         error

@@ -8,7 +8,6 @@ use crate::groups::{Answer, JoinOutcome, JoinRequest};
 use kafka_codec::messages::join_group_response::JoinGroupResponseMember;
 use kafka_codec::messages::{JoinGroupRequest, JoinGroupResponse};
 use kafka_codec::{ApiKey, ErrorCode};
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::JoinGroup;
 
@@ -51,7 +50,7 @@ pub async fn handle(
         require_known_member_id: context.version >= 4,
         can_skip_assignment: context.version >= 9,
     };
-    let answer = context.shared.groups().join(join, Instant::now());
+    let answer = context.shared.groups().join(join, crate::clock::now());
     context.shared.groups_changed.notify_one();
     let outcome = match answer {
         Answer::Now(outcome) => outcome,

@@ -5,7 +5,6 @@ use super::Context;
 use kafka_codec::messages::leave_group_response::MemberResponse;
 use kafka_codec::messages::{LeaveGroupRequest, LeaveGroupResponse};
 use kafka_codec::{ApiKey, ErrorCode};
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::LeaveGroup;
 
@@ -31,7 +30,7 @@ pub fn handle(context: &Context<'_>, request: &LeaveGroupRequest) -> LeaveGroupR
         context
             .shared
             .groups()
-            .leave(&request.group_id, &leaving, Instant::now());
+            .leave(&request.group_id, &leaving, crate::clock::now());
     context.shared.groups_changed.notify_one();
     if context.version < 3 {
         // One member: its error is the response's.

@@ -118,12 +118,13 @@ impl Context<'_> {
             .collect()
     }
 
-    /// Whether this broker coordinates `group_id` (others answer NOT_COORDINATOR).
+    /// Whether this broker coordinates `group_id` (others answer NOT_COORDINATOR, and so
+    /// does this one while its `__consumer_offsets` partitions have no leader: fenced, no
+    /// other replica to take them).
     pub fn coordinates(&self, group_id: &str) -> bool {
-        self.shared
-            .control
-            .coordinator(group_id, self.shared.placement_brokers)
-            == self.node_id
+        let control = &self.shared.control;
+        control.coordinator(group_id, self.shared.placement_brokers) == self.node_id
+            && control.coordinator_available(self.node_id)
     }
 
     /// The group a describe of `kind` groups (consumer, share, streams) answers for
@@ -157,10 +158,10 @@ impl Context<'_> {
     /// Whether this broker coordinates `transactional_id` (others answer NOT_COORDINATOR):
     /// by Kafka's rule unless the control surface moved it.
     pub fn coordinates_transaction(&self, transactional_id: &str) -> bool {
-        self.shared
-            .control
-            .transaction_coordinator(transactional_id, self.shared.placement_brokers)
+        let control = &self.shared.control;
+        control.transaction_coordinator(transactional_id, self.shared.placement_brokers)
             == self.node_id
+            && control.coordinator_available(self.node_id)
     }
 
     /// The leader and leader epoch of `topic`'s `partition`: [`leader_of`](Self::leader_of)

@@ -194,7 +194,7 @@ fn produce(
                 topic,
                 data.index,
                 context.version >= IMPLICIT_ADD_FROM,
-                std::time::Instant::now(),
+                crate::clock::now(),
             ) {
                 // A partition not in the transaction: v11+ (KIP-890) names it
                 // TRANSACTION_ABORTABLE, as Kafka 4.4 answers (compared in

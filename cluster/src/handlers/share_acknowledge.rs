@@ -13,7 +13,6 @@ use kafka_codec::messages::share_acknowledge_response::{
 use kafka_codec::messages::{ShareAcknowledgeRequest, ShareAcknowledgeResponse};
 use kafka_codec::{ApiKey, ErrorCode};
 use std::collections::BTreeSet;
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::ShareAcknowledge;
 
@@ -40,7 +39,7 @@ pub fn handle(
         );
     }
     let renewing = context.version >= 2 && request.is_renew_ack;
-    let now = Instant::now();
+    let now = crate::clock::now();
     let mut share = context.shared.share_groups();
     if epoch == FINAL_EPOCH {
         if !share.has_session(group_id, member_id) {

@@ -158,7 +158,7 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
         .flat_map(|t| t.partitions.iter().map(move |p| (t.topic_id, p)))
         .collect();
     let mut answers: BTreeMap<(Uuid, i32), Answer> = BTreeMap::new();
-    let now = std::time::Instant::now();
+    let now = crate::clock::now();
     // The session, and the acknowledgements (before the session's end releases the rest).
     let session = {
         let mut share = context.shared.share_groups();
@@ -232,7 +232,8 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
     };
     let strict = context.version >= 2 && request.share_acquire_mode == RECORD_LIMIT;
     let max_bytes = request.max_bytes.max(0) as usize;
-    let deadline = Instant::now() + Duration::from_millis(request.max_wait_ms.max(0) as u64);
+    let deadline = Instant::from_std(crate::clock::now())
+        + Duration::from_millis(request.max_wait_ms.max(0) as u64);
     let acked = !answers.is_empty();
     loop {
         let appended = context.shared.appended.notified();
@@ -244,13 +245,13 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
             (max_records, strict, max_bytes),
             &mut answers,
         );
-        let now = Instant::now();
+        let now = Instant::from_std(crate::clock::now());
         if fetching.is_empty() || acked || errors || bytes > 0 || now >= deadline {
             break;
         }
         let until = wake.map_or(deadline, |at| deadline.min(at.into()));
         let _ = tokio::time::timeout_at(until, appended).await;
-        if Instant::now() >= deadline {
+        if Instant::from_std(crate::clock::now()) >= deadline {
             acquire(
                 context,
                 group_id,
@@ -278,7 +279,7 @@ fn acquire(
 ) -> (usize, bool, Option<std::time::Instant>) {
     let mut share = context.shared.share_groups();
     let state = context.shared.state();
-    let now = std::time::Instant::now();
+    let now = crate::clock::now();
     let mut bytes = 0usize;
     let mut records = 0usize;
     let mut errors = false;

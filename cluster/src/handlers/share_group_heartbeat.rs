@@ -9,7 +9,6 @@ use kafka_codec::messages::share_group_heartbeat_response::{
 };
 use kafka_codec::messages::{ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse};
 use kafka_codec::{ApiKey, ErrorCode};
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::ShareGroupHeartbeat;
 
@@ -46,11 +45,12 @@ pub fn handle(
         )
     } else {
         let topics = share_groups::topics_by_name(&context.shared.state());
-        let outcome =
-            context
-                .shared
-                .share_groups()
-                .heartbeat(group_id, &heartbeat, &topics, Instant::now());
+        let outcome = context.shared.share_groups().heartbeat(
+            group_id,
+            &heartbeat,
+            &topics,
+            crate::clock::now(),
+        );
         // A new member's session may end before the timer's next wake.
         context.shared.share_groups_changed.notify_one();
         outcome

@@ -17,7 +17,7 @@ use kafka_codec::messages::streams_group_heartbeat_response::{
 use kafka_codec::messages::{StreamsGroupHeartbeatRequest, StreamsGroupHeartbeatResponse};
 use kafka_codec::{ApiKey, ErrorCode};
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub const API: ApiKey = ApiKey::StreamsGroupHeartbeat;
 
@@ -194,7 +194,7 @@ pub fn handle(
             &heartbeat,
             &topics,
             settings,
-            Instant::now(),
+            crate::clock::now(),
         );
         context.shared.groups_changed.notify_one();
         outcome

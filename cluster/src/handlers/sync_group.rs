@@ -7,7 +7,6 @@ use crate::groups::{Answer, SyncOutcome};
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::{SyncGroupRequest, SyncGroupResponse};
 use kafka_codec::{ApiKey, ErrorCode};
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::SyncGroup;
 
@@ -31,7 +30,7 @@ pub async fn handle(context: &Context<'_>, request: &SyncGroupRequest) -> SyncGr
                 .iter()
                 .map(|given| (given.member_id.to_string(), given.assignment.clone()))
                 .collect(),
-            Instant::now(),
+            crate::clock::now(),
         );
         context.shared.groups_changed.notify_one();
         match answer {

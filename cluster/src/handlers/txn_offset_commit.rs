@@ -15,7 +15,6 @@ use kafka_codec::messages::txn_offset_commit_response::{
 };
 use kafka_codec::messages::{TxnOffsetCommitRequest, TxnOffsetCommitResponse};
 use kafka_codec::{ApiKey, ErrorCode};
-use std::time::Instant;
 
 pub const API: ApiKey = ApiKey::TxnOffsetCommit;
 
@@ -113,7 +112,7 @@ pub fn handle(context: &Context<'_>, request: &TxnOffsetCommitRequest) -> TxnOff
                 group,
                 staged,
                 context.version >= IMPLICIT_FROM,
-                Instant::now(),
+                crate::clock::now(),
             )
             .err()
             .unwrap_or(ErrorCode::NONE)

@@ -380,13 +380,14 @@ impl State {
             if before.leader < 0 {
                 continue;
             }
+            let key = (name.clone(), index);
             let target_isr: Vec<i32> = before
                 .replicas
                 .iter()
                 .copied()
                 .filter(|&replica| {
                     before.isr.contains(&replica)
-                        || (self.active(replica, brokers) && !self.is_catching_up(replica))
+                        || (self.active(replica, brokers) && !self.is_catching_up_on(replica, &key))
                 })
                 .collect();
             if target_isr == before.isr {

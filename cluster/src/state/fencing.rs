@@ -34,6 +34,12 @@ pub struct Fencing {
     /// Of each partition, the ISR changes that moved no leader (a follower fenced, a broker
     /// caught up): with the leader epoch, its partition epoch.
     isr_changes: BTreeMap<(String, i32), i32>,
+    /// Of each fenced (or catching up) broker, the end offset of each partition it followed
+    /// when it left: one it missed records of catches up a fetch round later than one it
+    /// missed nothing of.
+    left_at: BTreeMap<i32, BTreeMap<(String, i32), i64>>,
+    /// Of each broker catching up, the partitions whose ISR it rejoined already.
+    rejoined: BTreeMap<i32, BTreeSet<(String, i32)>>,
 }
 
 /// A partition's replicas as Metadata and DescribeTopicPartitions list them.
@@ -126,11 +132,12 @@ impl State {
             .copied()
             .filter(|node| self.is_fenced(*node) || !brokers.contains(node))
             .collect();
-        // A broker unfenced but not caught up is out of the ISR, unless it leads.
+        // A broker unfenced but not caught up on this partition is out of its ISR, unless it
+        // leads.
         let isr = if self.fencing.catching_up.is_empty() {
             isr
         } else {
-            let caught_up = |node: &i32| *node == leader.0 || !self.is_catching_up(*node);
+            let caught_up = |node: &i32| *node == leader.0 || !self.is_catching_up_on(*node, &key);
             isr.into_iter().filter(caught_up).collect()
         };
         // Replicas a reassignment adds are out of the ISR until caught up (`reassign.rs`).
@@ -161,8 +168,19 @@ impl State {
         self.fencing.catching_up.contains_key(&node_id)
     }
 
+    /// Whether broker `node_id` is catching up and has not rejoined `key`'s ISR yet.
+    pub fn is_catching_up_on(&self, node_id: i32, key: &(String, i32)) -> bool {
+        self.is_catching_up(node_id)
+            && !self
+                .fencing
+                .rejoined
+                .get(&node_id)
+                .is_some_and(|rejoined| rejoined.contains(key))
+    }
+
     /// Broker `node_id`, just unfenced, is out of the ISRs until [`caught_up`](Self::caught_up).
     pub(super) fn start_catching_up(&mut self, node_id: i32) {
+        self.fencing.rejoined.remove(&node_id);
         self.fencing.unfencings += 1;
         self.fencing
             .catching_up
@@ -198,10 +216,14 @@ impl State {
         followed
     }
 
-    /// Broker `node_id`, unfenced a while ago, has caught up: it is in the ISR of every
-    /// partition it follows again, each of whose partition epoch is bumped (its leader epoch
-    /// stays), as the leader's ISR expansion does on Kafka. Those partitions; nothing when
-    /// it was not catching up (fenced again meanwhile).
+    /// A follower fetch round of broker `node_id`, unfenced a while ago: it rejoins the ISR
+    /// of each partition it follows whose end it has reached (each partition on its own, its
+    /// partition epoch bumped, its leader epoch not, as the leader's ISR expansion does on
+    /// Kafka once the follower's fetch offset reaches its end). At the first round that is
+    /// the partitions that took no record since it left; the others' missed records come in
+    /// that round's fetch, and they rejoin at the next. The partitions rejoined; nothing when
+    /// it was not catching up (fenced again meanwhile). It is caught up once it rejoined
+    /// them all ([`is_catching_up`](Self::is_catching_up) false).
     pub fn caught_up(
         &mut self,
         node_id: i32,
@@ -219,7 +241,24 @@ impl State {
                 .contains(&node_id)
         };
         let before: Vec<bool> = followed.iter().map(|key| in_isr(self, key)).collect();
-        self.fencing.catching_up.remove(&node_id);
+        // What it fetched up to this round: every partition's end (the next round's fetch
+        // reaches the end of those that took records meanwhile).
+        let left_at = self.fencing.left_at.remove(&node_id).unwrap_or_default();
+        let (at_end, behind): (Vec<_>, Vec<_>) = followed.iter().cloned().partition(|key| {
+            left_at
+                .get(key)
+                .is_none_or(|&at| at == self.end_offset(key))
+        });
+        if behind.is_empty() {
+            self.fencing.catching_up.remove(&node_id);
+            self.fencing.rejoined.remove(&node_id);
+        } else {
+            self.fencing
+                .rejoined
+                .entry(node_id)
+                .or_default()
+                .extend(at_end);
+        }
         // With eligible leader replicas on, the ISRs `elr.rs` keeps take it back too.
         self.rejoin_isrs(brokers, placement_brokers);
         let joined: Vec<(String, i32)> = followed
@@ -301,7 +340,30 @@ impl State {
             *self.fencing.isr_changes.entry(key).or_default() += 1;
         }
         self.fencing.catching_up.remove(&node_id);
+        self.fencing.rejoined.remove(&node_id);
+        // Where it stopped following each partition (the earliest, if fenced again before it
+        // caught up).
+        let followed = self.followed_by(node_id, brokers, placement_brokers);
+        let ends: Vec<((String, i32), i64)> = followed
+            .into_iter()
+            .map(|key| {
+                let end = self.end_offset(&key);
+                (key, end)
+            })
+            .collect();
+        let left_at = self.fencing.left_at.entry(node_id).or_default();
+        for (key, end) in ends {
+            left_at.entry(key).or_insert(end);
+        }
         moved
+    }
+
+    /// The offset the next record of `key`'s partition gets (0: no such partition).
+    fn end_offset(&self, (name, index): &(String, i32)) -> i64 {
+        self.topics
+            .get(name)
+            .and_then(|topic| topic.partition(*index))
+            .map_or(0, |partition| partition.high_watermark())
     }
 
     /// [`fence_broker`](Self::fence_broker) with eligible leader replicas off.

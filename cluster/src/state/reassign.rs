@@ -428,7 +428,7 @@ mod tests {
         // Three brokers; t-0 on [0, 1], led by 0.
         state.add_topic("t", 1, 2);
         let brokers = [0, 1, 2];
-        let now = Instant::now();
+        let now = Instant::from_std(crate::clock::now());
         let later = now + Duration::from_millis(500);
         state
             .reassign("t", 0, &[2, 1], true, &brokers, 3, later)
@@ -468,7 +468,7 @@ mod tests {
         let mut state = State::new(Retention::default());
         state.add_topic("t", 2, 2);
         let brokers = [0, 1, 2];
-        let at = Instant::now();
+        let at = Instant::from_std(crate::clock::now());
         // t-0 on [0, 1] to [1]: in sync already; 0 leaves, 1 leads at a new epoch.
         state.reassign("t", 0, &[1], true, &brokers, 3, at).unwrap();
         assert!(state.reassignment("t", 0).is_none());

@@ -71,6 +71,8 @@ mod streams_group_describe;
 mod streams_group_heartbeat;
 mod sync_group;
 mod txn_offset_commit;
+mod unregister_broker;
+mod update_features;
 
 pub(crate) use alter_partition_reassignments::run_timers as run_reassignment_timers;
 
@@ -149,7 +151,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 66] = [
+const SERVED: [ApiKey; 68] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -221,6 +223,9 @@ const SERVED: [ApiKey; 66] = [
     renew_delegation_token::API,
     expire_delegation_token::API,
     describe_delegation_token::API,
+    // Features (KIP-584) and broker registrations.
+    update_features::API,
+    unregister_broker::API,
     // Client metrics (KIP-714): left out unless telemetry is on (`with_telemetry`).
     get_telemetry_subscriptions::API,
     push_telemetry::API,
@@ -331,6 +336,8 @@ pub async fn handle(
             list_partition_reassignments::handle(context, body).into()
         }
         Request::ListConfigResources(body) => list_config_resources::handle(context, body).into(),
+        Request::UpdateFeatures(body) => update_features::handle(context, body).into(),
+        Request::UnregisterBroker(body) => unregister_broker::handle(context, body).into(),
         Request::GetTelemetrySubscriptions(body) => {
             let client_id = request.header.client_id.as_deref().unwrap_or_default();
             get_telemetry_subscriptions::handle(context, body, client_id).into()

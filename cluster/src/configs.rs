@@ -37,6 +37,8 @@ pub mod source {
     pub const DEFAULT_CONFIG: i8 = 5;
     /// A group's own override (`crate::group_configs`).
     pub const GROUP_CONFIG: i8 = 8;
+    /// A client metrics subscription's own value.
+    pub const CLIENT_METRICS_CONFIG: i8 = 7;
 }
 
 /// A config's type, as Kafka's ConfigDef types it.

@@ -63,6 +63,8 @@ const TABLE: &str = include_str!("../release-features.tsv");
 pub struct Features {
     supported: Vec<(&'static str, i16, i16)>,
     finalized: Vec<(&'static str, i16)>,
+    /// The epoch they were finalized at.
+    epoch: i64,
 }
 
 impl Features {
@@ -77,6 +79,7 @@ impl Features {
         let mut features = Features {
             supported: Vec::new(),
             finalized: Vec::new(),
+            epoch: FINALIZED_EPOCH,
         };
         for row in TABLE.lines().filter(|line| !line.starts_with('#')).skip(1) {
             let cells: Vec<&'static str> = row.split('\t').collect();
@@ -110,6 +113,19 @@ impl Features {
             .map(|&(_, level)| level)
     }
 
+    /// The supported range of `name`, if it is a feature of the release.
+    pub fn supported(&self, name: &str) -> Option<(i16, i16)> {
+        self.supported
+            .iter()
+            .find(|(supported, _, _)| *supported == name)
+            .map(|&(_, min, max)| (min, max))
+    }
+
+    /// The finalized features, in the order ApiVersions lists them.
+    pub fn finalized_levels(&self) -> impl Iterator<Item = (&'static str, i16)> + '_ {
+        self.finalized.iter().copied()
+    }
+
     /// `response` with the features an ApiVersions of `version` carries: none below v3 (the
     /// fields are v3+); at v3 the supported features whose range starts at 0 are left out,
     /// as Kafka leaves them out for clients that predate KIP-1022 (they read a minimum of 0
@@ -141,8 +157,56 @@ impl Features {
             .collect();
         response
             .with_supported_features(supported)
-            .with_finalized_features_epoch(FINALIZED_EPOCH)
+            .with_finalized_features_epoch(self.epoch)
             .with_finalized_features(finalized)
+    }
+}
+
+/// The levels UpdateFeatures finalized since the cluster started, over the release's.
+#[derive(Debug, Clone, Default)]
+pub struct Updates {
+    /// Feature name and its new level (0: no longer finalized), in the order first changed.
+    levels: Vec<(String, i16)>,
+    /// Updates applied: each moves the finalized epoch on, as Kafka's metadata offset moves.
+    applied: i64,
+}
+
+impl Updates {
+    /// `features` with these updates.
+    pub fn apply(&self, features: &Features) -> Features {
+        let mut features = features.clone();
+        for (name, level) in &self.levels {
+            let position = features.finalized.iter().position(|(n, _)| n == name);
+            match (position, *level) {
+                (Some(i), 0) => {
+                    features.finalized.remove(i);
+                }
+                (Some(i), level) => features.finalized[i].1 = level,
+                (None, 0) => {}
+                (None, level) => {
+                    // A feature finalized for the first time: its name from the supported
+                    // list (every updatable feature is there).
+                    if let Some(&(known, _, _)) =
+                        features.supported.iter().find(|(n, _, _)| n == name)
+                    {
+                        features.finalized.push((known, level));
+                    }
+                }
+            }
+        }
+        features.epoch = FINALIZED_EPOCH + self.applied;
+        features
+    }
+
+    /// Records one UpdateFeatures' new levels.
+    pub fn set(&mut self, levels: impl IntoIterator<Item = (String, i16)>) {
+        for (name, level) in levels {
+            match self.levels.iter_mut().find(|(n, _)| *n == name) {
+                Some(entry) => entry.1 = level,
+                None => self.levels.push((name, level)),
+            }
+        }
+        self.applied += 1;
     }
 }
 

@@ -24,6 +24,7 @@
 pub mod acls;
 pub mod authorizer;
 pub mod broker;
+pub mod client_metrics;
 pub mod clock;
 pub mod configs;
 pub mod consumer_groups;
@@ -224,6 +225,11 @@ pub struct Shared {
     pub(crate) tls: Option<TlsAcceptor>,
     /// The client quotas (stored, not enforced).
     client_quotas: Mutex<quotas::ClientQuotas>,
+    /// Client metrics subscriptions and instances (KIP-714).
+    client_metrics: Mutex<client_metrics::ClientMetrics>,
+    /// The feature levels UpdateFeatures finalized, replacing [`Shared::features`]' (a
+    /// level of 0 removes the feature), and the epoch they were finalized at.
+    feature_updates: Mutex<features::Updates>,
     /// Each node's fetch sessions, by node id.
     fetch_sessions: Mutex<std::collections::HashMap<i32, fetch_sessions::FetchSessions>>,
     /// The slots and bytes of each node's fetch session cache.
@@ -280,6 +286,29 @@ impl Shared {
         });
         sessions.forget_if_stopped();
         fetch_sessions::NodeSessions::new(nodes, node_id)
+    }
+
+    /// The client metrics subscriptions and instances, locked. Never held across an await,
+    /// nor together with another lock.
+    pub fn client_metrics(&self) -> MutexGuard<'_, client_metrics::ClientMetrics> {
+        self.client_metrics
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The finalized feature levels now: the release's, with UpdateFeatures' changes.
+    pub fn finalized_features(&self) -> features::Features {
+        self.feature_updates
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .apply(&self.features)
+    }
+
+    /// UpdateFeatures' changes, locked. Never held across an await.
+    pub(crate) fn feature_updates(&self) -> MutexGuard<'_, features::Updates> {
+        self.feature_updates
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
     /// The client quotas, locked. Never held across an await.
@@ -382,6 +411,13 @@ impl Cluster {
             .map(|broker| broker.address.to_string())
             .collect::<Vec<_>>()
             .join(",")
+    }
+
+    /// The client metrics pushes the cluster kept (with
+    /// [`ClusterBuilder::client_telemetry`]): the last 64, at most 8 MiB together, oldest
+    /// first.
+    pub fn telemetry_pushes(&self) -> Vec<client_metrics::Push> {
+        self.shared.client_metrics().pushes()
     }
 
     /// The brokers now (those added at run time included, those removed left out).
@@ -498,6 +534,8 @@ pub struct ClusterBuilder {
     broker_session_timeout: Duration,
     /// Static broker settings (`configs::STATIC_SETTINGS`), checked at build.
     broker_settings: Vec<(String, String)>,
+    /// Whether GetTelemetrySubscriptions and PushTelemetry are served.
+    client_telemetry: bool,
 }
 
 impl Default for ClusterBuilder {
@@ -543,6 +581,7 @@ impl Default for ClusterBuilder {
             // Kafka's `broker.session.timeout.ms` default.
             broker_session_timeout: Duration::from_secs(9),
             broker_settings: Vec::new(),
+            client_telemetry: false,
         }
     }
 }
@@ -623,6 +662,15 @@ impl ClusterBuilder {
     /// 256 MiB), as the tap's `--memory-budget`.
     pub fn memory_budget(mut self, bytes: usize) -> Self {
         self.memory_budget = bytes;
+        self
+    }
+
+    /// Serve client metrics (KIP-714: GetTelemetrySubscriptions and PushTelemetry), as a
+    /// Kafka broker does only when a metrics reporter that receives client telemetry is
+    /// configured (default off, as Kafka's default: a Java client then pushes nothing).
+    /// Pushes are kept for [`Cluster::telemetry_pushes`].
+    pub fn client_telemetry(mut self, on: bool) -> Self {
+        self.client_telemetry = on;
         self
     }
 
@@ -1004,9 +1052,12 @@ impl ClusterBuilder {
             quorum_moved: Notify::new(),
             controller_advertised,
             cluster_id,
-            advertised: match self.release {
-                Some(release) => release.limit(&handlers::advertised()),
-                None => handlers::advertised(),
+            advertised: {
+                let served = handlers::advertised_with_telemetry(self.client_telemetry);
+                match self.release {
+                    Some(release) => release.limit(&served),
+                    None => served,
+                }
             },
             release: self.release,
             features: features::Features::of(self.release, self.transaction_version),
@@ -1054,6 +1105,8 @@ impl ClusterBuilder {
             fetch_session_limits: self.fetch_session_limits,
             fetch_session_seed: self.seed,
             client_quotas: Mutex::default(),
+            client_metrics: Mutex::default(),
+            feature_updates: Mutex::default(),
         });
         let node_ids: Vec<i32> = shared
             .brokers()

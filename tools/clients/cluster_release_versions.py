@@ -29,6 +29,9 @@ KNOWN = {
 # ListClientMetricsResources (74, KIP-714; listeners: broker only in kafka-clients 3.7.2 and
 # 3.9.1), which the cluster serves as ListConfigResources v0.
 KNOWN_ABSENT = {((3, 8), 75), ((3, 9), 75), ((3, 7), 74), ((3, 8), 74), ((3, 9), 74)}
+# UnregisterBroker (64): a KRaft broker of 2.8 to 3.9 lists it (the release table), the
+# ZooKeeper-mode brokers kafka-python recorded do not.
+KNOWN_ABSENT |= {(release, 64) for release in [(2, 8)] + [(3, minor) for minor in range(10)]}
 
 
 def release_tuple(name):

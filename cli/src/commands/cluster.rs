@@ -53,6 +53,11 @@ pub struct ClusterCommand {
     #[arg(long, value_name = "1|2", default_value_t = 2,
           value_parser = clap::value_parser!(i16).range(1..=2))]
     transaction_version: i16,
+    /// Serve client metrics (KIP-714: GetTelemetrySubscriptions, PushTelemetry), as a Kafka
+    /// broker does only with a client telemetry receiver configured; off by default, as
+    /// Kafka's default. Subscriptions are CLIENT_METRICS config resources.
+    #[arg(long)]
+    client_telemetry: bool,
     /// A static setting of every broker, as in Kafka's `server.properties` (repeatable):
     /// `auto.create.topics.enable=false` stops Metadata from creating the topics it is asked
     /// for (on by default, as in Kafka); `num.partitions=N` and
@@ -190,6 +195,7 @@ impl Run for ClusterCommand {
             if let Some(version) = TransactionVersion::from_level(self.transaction_version) {
                 builder = builder.transaction_version(version);
             }
+            builder = builder.client_telemetry(self.client_telemetry);
             if let Some(release) = self.as_version {
                 builder = builder.as_version(release);
             }

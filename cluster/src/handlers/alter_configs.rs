@@ -39,6 +39,21 @@ fn alter(
     resource: &AlterConfigsResource,
     validate_only: bool,
 ) -> Result<(), (ErrorCode, String)> {
+    if resource.resource_type == crate::client_metrics::RESOURCE_TYPE
+        && crate::client_metrics::offered(context.shared.release)
+    {
+        // AlterConfigs replaces the subscription's configs with those named.
+        let mut configs = std::collections::BTreeMap::new();
+        for config in &resource.configs {
+            let value = config.value.as_ref().map_or("", |v| v.as_str());
+            configs.insert(config.name.as_str().to_owned(), value.to_owned());
+        }
+        return context.shared.client_metrics().replace(
+            resource.resource_name.as_str(),
+            configs,
+            validate_only,
+        );
+    }
     let mut state = context.shared.state();
     let group =
         resource.resource_type == GROUP && crate::group_configs::offered(context.shared.release);

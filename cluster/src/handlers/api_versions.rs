@@ -8,8 +8,25 @@ use kafka_codec::ApiKey;
 
 pub const API: ApiKey = ApiKey::ApiVersions;
 
-pub fn handle(context: &Context<'_>, _request: &ApiVersionsRequest) -> ApiVersionsResponse {
+pub fn handle(context: &Context<'_>, request: &ApiVersionsRequest) -> ApiVersionsResponse {
+    // Client metrics subscriptions match on the software name and version (v3+).
+    if context.version >= 3
+        && context
+            .shared
+            .advertised
+            .get(ApiKey::PushTelemetry.key())
+            .is_some()
+    {
+        context.shared.client_metrics().software(
+            context.peer,
+            request.client_software_name.as_str(),
+            request.client_software_version.as_str(),
+        );
+    }
     let response = ApiVersionsResponse::default()
         .with_api_keys(context.shared.advertised_on(context.node_id).to_api_keys());
-    context.shared.features.write(response, context.version)
+    context
+        .shared
+        .finalized_features()
+        .write(response, context.version)
 }

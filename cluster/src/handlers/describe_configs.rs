@@ -155,6 +155,53 @@ fn describe(
                 })
                 .collect())
         }
+        crate::client_metrics::RESOURCE_TYPE
+            if crate::client_metrics::offered(context.shared.release) =>
+        {
+            if name.is_empty() {
+                return Err((
+                    ErrorCode::INVALID_REQUEST,
+                    "Client metrics subscription name must not be empty".to_owned(),
+                ));
+            }
+            drop(state);
+            // Every config, set or at its default (Kafka describes a subscription that does
+            // not exist as all defaults), its own value as the one synonym.
+            let set = context.shared.client_metrics().configs(name);
+            Ok(crate::client_metrics::CONFIGS
+                .iter()
+                .filter(|(config, _)| wanted(config))
+                .map(|&(config, default)| {
+                    let definition = Definition {
+                        kind: if config == crate::client_metrics::INTERVAL_MS {
+                            configs::Kind::Int
+                        } else {
+                            configs::Kind::List
+                        },
+                        default: Some(default.to_owned()),
+                        sensitive: false,
+                        read_only: false,
+                        synonym: None,
+                    };
+                    match set.get(config) {
+                        Some(value) => describer.entry(
+                            config,
+                            &definition,
+                            Some(value.clone()),
+                            source::CLIENT_METRICS_CONFIG,
+                            vec![(config, Some(value.clone()), source::CLIENT_METRICS_CONFIG)],
+                        ),
+                        None => describer.entry(
+                            config,
+                            &definition,
+                            Some(default.to_owned()),
+                            source::DEFAULT_CONFIG,
+                            Vec::new(),
+                        ),
+                    }
+                })
+                .collect())
+        }
         GROUP if crate::group_configs::offered(context.shared.release) => {
             if name.is_empty() {
                 return Err((

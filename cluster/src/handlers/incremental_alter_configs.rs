@@ -52,6 +52,11 @@ fn alter(
     if resource.resource_type == GROUP && crate::group_configs::offered(context.shared.release) {
         return alter_group(context, resource, validate_only);
     }
+    if resource.resource_type == crate::client_metrics::RESOURCE_TYPE
+        && crate::client_metrics::offered(context.shared.release)
+    {
+        return alter_client_metrics(context, resource, validate_only);
+    }
     let mut state = context.shared.state();
     let target = Target::resolve(
         &state,
@@ -121,6 +126,79 @@ fn alter(
         .iter()
         .any(|config| config.name.as_str() == "min.insync.replicas");
     target.replace_naming(&mut state, overrides, names_min_isr, validate_only)
+}
+
+/// A client metrics subscription's configs (`crate::client_metrics`): SET, DELETE, and
+/// APPEND/SUBTRACT on its list configs (`metrics`, `match`), then Kafka's check of all it
+/// would hold; no configs left deletes the subscription.
+fn alter_client_metrics(
+    context: &Context<'_>,
+    resource: &AlterConfigsResource,
+    validate_only: bool,
+) -> Result<(), (ErrorCode, String)> {
+    let name = resource.resource_name.as_str();
+    let mut metrics = context.shared.client_metrics();
+    let mut configs = metrics.configs(name);
+    for config in &resource.configs {
+        let key = config.name.as_str();
+        let value = config.value.as_ref().map(|v| v.as_str());
+        match config.config_operation {
+            SET => {
+                configs.insert(key.to_owned(), value.unwrap_or_default().to_owned());
+            }
+            DELETE => {
+                configs.remove(key);
+            }
+            APPEND | SUBTRACT => {
+                if key == crate::client_metrics::INTERVAL_MS
+                    || !crate::client_metrics::CONFIGS
+                        .iter()
+                        .any(|(n, _)| *n == key)
+                {
+                    let op = if config.config_operation == APPEND {
+                        "APPEND"
+                    } else {
+                        "SUBTRACT"
+                    };
+                    return Err((
+                        ErrorCode::INVALID_CONFIG,
+                        format!("Can't {op} to key {key} because its type is not LIST."),
+                    ));
+                }
+                let mut items: Vec<String> = configs
+                    .get(key)
+                    .map(|current| {
+                        current
+                            .split(',')
+                            .map(str::trim)
+                            .filter(|item| !item.is_empty())
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for change in value.unwrap_or_default().split(',').map(str::trim) {
+                    if change.is_empty() {
+                        continue;
+                    }
+                    if config.config_operation == APPEND {
+                        if !items.iter().any(|item| item == change) {
+                            items.push(change.to_owned());
+                        }
+                    } else {
+                        items.retain(|item| item != change);
+                    }
+                }
+                configs.insert(key.to_owned(), items.join(","));
+            }
+            other => {
+                return Err((
+                    ErrorCode::INVALID_REQUEST,
+                    format!("config operation {other} is not SET, DELETE, APPEND or SUBTRACT"),
+                ))
+            }
+        }
+    }
+    metrics.replace(name, configs, validate_only)
 }
 
 /// A group's configs (`crate::group_configs`): SET and DELETE on its overrides, then Kafka's

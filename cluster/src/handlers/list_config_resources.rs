@@ -4,9 +4,8 @@
 //! (4) and topics (2); no types asked for means every type the version knows, and a type it
 //! does not know is UNSUPPORTED_VERSION with nothing listed. Groups: those holding group
 //! configs (name order); brokers and broker loggers: the unfenced brokers, by node id;
-//! topics: every topic (name order; Kafka's hash set has no order). The cluster has no
-//! client metrics resources (CLIENT_METRICS configs are not served), so v0 always answers
-//! an empty list. DESCRIBE_CONFIGS on the cluster when ACLs are enforced.
+//! topics: every topic (name order; Kafka's hash set has no order); client metrics
+//! subscriptions (`crate::client_metrics`) in name order. DESCRIBE_CONFIGS on the cluster when ACLs are enforced.
 
 use super::Context;
 use kafka_codec::messages::list_config_resources_response::ConfigResource;
@@ -49,6 +48,13 @@ pub fn handle(
             asked.contains(&t)
         }
     };
+    // Taken before the state: the two locks are never held together.
+    let subscriptions: Vec<String> =
+        if wanted(CLIENT_METRICS) && crate::client_metrics::offered(context.shared.release) {
+            context.shared.client_metrics().names().cloned().collect()
+        } else {
+            Vec::new()
+        };
     let state = context.shared.state();
     let resource = |name: String, kind: i8| {
         ConfigResource::default()
@@ -61,7 +67,7 @@ pub fn handle(
         .filter(|node| !state.is_fenced(*node))
         .collect();
     let mut listed = Vec::new();
-    // Kafka's order: groups, client metrics (none here), broker loggers, brokers, topics.
+    // Kafka's order: groups, client metrics, broker loggers, brokers, topics.
     if wanted(GROUP) {
         listed.extend(
             state
@@ -71,6 +77,11 @@ pub fn handle(
                 .map(|g| resource(g.clone(), GROUP)),
         );
     }
+    listed.extend(
+        subscriptions
+            .into_iter()
+            .map(|name| resource(name, CLIENT_METRICS)),
+    );
     if wanted(BROKER_LOGGER) {
         listed.extend(
             brokers

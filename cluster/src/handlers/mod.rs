@@ -41,6 +41,7 @@ mod end_txn;
 mod expire_delegation_token;
 mod fetch;
 mod find_coordinator;
+mod get_telemetry_subscriptions;
 mod heartbeat;
 mod incremental_alter_configs;
 mod init_producer_id;
@@ -57,6 +58,7 @@ mod offset_delete;
 mod offset_fetch;
 mod offset_for_leader_epoch;
 mod produce;
+mod push_telemetry;
 mod remove_raft_voter;
 mod renew_delegation_token;
 mod sasl_authenticate;
@@ -69,6 +71,8 @@ mod streams_group_describe;
 mod streams_group_heartbeat;
 mod sync_group;
 mod txn_offset_commit;
+mod unregister_broker;
+mod update_features;
 
 pub(crate) use alter_partition_reassignments::run_timers as run_reassignment_timers;
 
@@ -176,7 +180,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 64] = [
+const SERVED: [ApiKey; 68] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -248,6 +252,12 @@ const SERVED: [ApiKey; 64] = [
     renew_delegation_token::API,
     expire_delegation_token::API,
     describe_delegation_token::API,
+    // Features (KIP-584) and broker registrations.
+    update_features::API,
+    unregister_broker::API,
+    // Client metrics (KIP-714): left out unless telemetry is on (`with_telemetry`).
+    get_telemetry_subscriptions::API,
+    push_telemetry::API,
 ];
 
 /// The APIs a controller serves: what admin tools send with `--bootstrap-controller`
@@ -260,9 +270,22 @@ pub const CONTROLLER_SERVED: [ApiKey; 5] = [
     remove_raft_voter::API,
 ];
 
-/// What ApiVersions lists.
+/// What ApiVersions lists by default (client telemetry off, as on a Kafka broker without a
+/// client telemetry receiver).
 pub fn advertised() -> SupportedVersions {
-    SupportedVersions::stable(SERVED)
+    advertised_with_telemetry(false)
+}
+
+/// What ApiVersions lists, GetTelemetrySubscriptions and PushTelemetry included only with
+/// `telemetry`: Kafka lists them only when a metrics reporter that receives client
+/// telemetry is configured.
+pub fn advertised_with_telemetry(telemetry: bool) -> SupportedVersions {
+    let telemetry_apis = [get_telemetry_subscriptions::API, push_telemetry::API].map(ApiKey::key);
+    SupportedVersions::from_ranges(
+        SupportedVersions::stable(SERVED)
+            .iter()
+            .filter(|(key, _)| telemetry || !telemetry_apis.contains(key)),
+    )
 }
 
 /// The handler's answer to `request`; `None` for an API with no handler (never advertised,
@@ -342,6 +365,16 @@ pub async fn handle(
             list_partition_reassignments::handle(context, body).into()
         }
         Request::ListConfigResources(body) => list_config_resources::handle(context, body).into(),
+        Request::UpdateFeatures(body) => update_features::handle(context, body).into(),
+        Request::UnregisterBroker(body) => unregister_broker::handle(context, body).into(),
+        Request::GetTelemetrySubscriptions(body) => {
+            let client_id = request.header.client_id.as_deref().unwrap_or_default();
+            get_telemetry_subscriptions::handle(context, body, client_id).into()
+        }
+        Request::PushTelemetry(body) => {
+            let client_id = request.header.client_id.as_deref().unwrap_or_default();
+            push_telemetry::handle(context, body, client_id).into()
+        }
         Request::DescribeClientQuotas(body) => describe_client_quotas::handle(context, body).into(),
         Request::AlterClientQuotas(body) => alter_client_quotas::handle(context, body).into(),
         Request::DescribeConfigs(body) => describe_configs::handle(context, body).into(),

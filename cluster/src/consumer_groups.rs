@@ -16,9 +16,13 @@
 //! (`UNRELEASED_PARTITIONS`). A member that does not revoke within its rebalance timeout,
 //! or does not heartbeat within the session timeout, is removed.
 
+use crate::group_members::{self, Member, Membership};
 use kafka_codec::{ErrorCode, Uuid};
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::{Deref, DerefMut};
 use std::time::{Duration, Instant};
+
+pub use crate::group_members::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
 
 pub mod topic_regex;
 
@@ -35,12 +39,6 @@ pub const SESSION_TIMEOUT: Duration = Duration::from_secs(45);
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
 /// The assignors served, the first being the default (Kafka's `group.consumer.assignors`).
 pub const ASSIGNORS: [&str; 2] = ["uniform", "range"];
-/// The member epoch of a member leaving for good.
-pub const LEAVE_EPOCH: i32 = -1;
-/// The member epoch of a static member leaving for now (it may come back with its
-/// assignment within its session timeout).
-pub const STATIC_LEAVE_EPOCH: i32 = -2;
-
 /// Partitions by topic id.
 pub type Assignment = BTreeMap<Uuid, BTreeSet<i32>>;
 
@@ -61,20 +59,9 @@ pub enum MemberState {
 /// One member of a consumer group.
 #[derive(Debug, Clone)]
 pub struct ConsumerMember {
-    /// Its id (v1+: chosen by the client; v0: by the coordinator).
-    pub id: String,
-    /// Its `group.instance.id` (static membership).
-    pub instance_id: Option<String>,
-    /// Its rack.
-    pub rack_id: Option<String>,
-    /// The client id of its requests.
-    pub client_id: String,
-    /// The host it heartbeats from.
-    pub client_host: String,
-    /// Its epoch ([`STATIC_LEAVE_EPOCH`] while a static member is away).
-    pub epoch: i32,
-    /// Its epoch before the last change, which a heartbeat may still name.
-    pub previous_epoch: i32,
+    /// Who it is, its epochs and deadlines (its id, v1+: chosen by the client; v0: by the
+    /// coordinator).
+    pub membership: Membership,
     /// Where it is in reconciling.
     pub state: MemberState,
     /// The topics it subscribes to by name.
@@ -85,23 +72,51 @@ pub struct ConsumerMember {
     pub subscribed_topics: Vec<String>,
     /// The server assignor it asks for.
     pub server_assignor: Option<String>,
-    /// How long it may take to revoke.
-    pub rebalance_timeout: Duration,
     /// What it owns now.
     pub assigned: Assignment,
     /// What it must give up.
     pub revoking: Assignment,
-    session_deadline: Instant,
-    revocation_deadline: Option<Instant>,
+}
+
+impl Member for ConsumerMember {
+    fn membership(&self) -> &Membership {
+        &self.membership
+    }
+    fn membership_mut(&mut self) -> &mut Membership {
+        &mut self.membership
+    }
+}
+
+impl Deref for ConsumerMember {
+    type Target = Membership;
+    fn deref(&self) -> &Membership {
+        &self.membership
+    }
+}
+
+impl DerefMut for ConsumerMember {
+    fn deref_mut(&mut self) -> &mut Membership {
+        &mut self.membership
+    }
 }
 
 impl ConsumerMember {
+    /// A member joining with nothing yet.
+    fn new(membership: Membership) -> Self {
+        ConsumerMember {
+            membership,
+            state: MemberState::Stable,
+            subscribed_names: Vec::new(),
+            subscribed_regex: None,
+            subscribed_topics: Vec::new(),
+            server_assignor: None,
+            assigned: Assignment::new(),
+            revoking: Assignment::new(),
+        }
+    }
+
     fn bytes(&self) -> usize {
-        128 + self.id.len()
-            + self.instance_id.as_ref().map_or(0, String::len)
-            + self.rack_id.as_ref().map_or(0, String::len)
-            + self.client_id.len()
-            + self.client_host.len()
+        128 + self.membership.bytes()
             + self.subscribed_names.iter().map(String::len).sum::<usize>()
             + self.subscribed_regex.as_ref().map_or(0, String::len)
             + self
@@ -326,24 +341,12 @@ impl ConsumerGroup {
 
     /// The earliest session or revocation deadline.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.members
-            .values()
-            .flat_map(|member| [Some(member.session_deadline), member.revocation_deadline])
-            .flatten()
-            .min()
+        group_members::next_deadline(&self.members)
     }
 
     /// Removes members whose session expired or who did not revoke in time.
     pub fn expire(&mut self, now: Instant, topics: Option<&TopicsByName>) {
-        let due: Vec<String> = self
-            .members
-            .values()
-            .filter(|member| {
-                member.session_deadline <= now
-                    || member.revocation_deadline.is_some_and(|at| at <= now)
-            })
-            .map(|member| member.id.clone())
-            .collect();
+        let due = group_members::due(&self.members, now);
         if due.is_empty() {
             return;
         }
@@ -487,11 +490,8 @@ impl ConsumerGroup {
     /// Whether partition `index` of `topic` is owned or being revoked by a member other
     /// than `except`.
     fn held_by_other(&self, except: &str, topic: &Uuid, index: i32) -> bool {
-        self.members.values().any(|member| {
-            member.id != except
-                && [&member.assigned, &member.revoking]
-                    .iter()
-                    .any(|held| held.get(topic).is_some_and(|set| set.contains(&index)))
+        group_members::held_by_other(&self.members, except, topic, index, |member| {
+            [&member.assigned, &member.revoking]
         })
     }
 
@@ -532,10 +532,7 @@ impl ConsumerGroup {
         member.assigned = keep;
         member.revoking.clear();
         member.revocation_deadline = None;
-        if member.epoch != assignment_epoch {
-            member.previous_epoch = member.epoch;
-            member.epoch = assignment_epoch;
-        }
+        member.advance_to(assignment_epoch);
         member.state = if unreleased {
             MemberState::UnreleasedPartitions
         } else {
@@ -552,43 +549,18 @@ impl ConsumerGroup {
         session: Duration,
         now: Instant,
     ) -> HeartbeatOutcome {
-        let found = match &request.instance_id {
-            Some(instance) => {
-                let by_instance = self
-                    .members
-                    .values()
-                    .find(|member| member.instance_id.as_deref() == Some(instance));
-                match by_instance {
-                    None => {
-                        return HeartbeatOutcome::error(
-                            ErrorCode::UNKNOWN_MEMBER_ID,
-                            format!("Instance id {instance} is unknown."),
-                        )
-                    }
-                    Some(member) if member.id != request.member_id => {
-                        return HeartbeatOutcome::error(
-                            ErrorCode::FENCED_INSTANCE_ID,
-                            format!("Instance id {instance} is in use by another member."),
-                        )
-                    }
-                    Some(member) => member.id.clone(),
-                }
-            }
-            None => match self.members.get(&request.member_id) {
-                Some(member) => member.id.clone(),
-                None => {
-                    return HeartbeatOutcome::error(
-                        ErrorCode::UNKNOWN_MEMBER_ID,
-                        format!("Member {} is not a member of the group.", request.member_id),
-                    )
-                }
-            },
+        let found = match group_members::leaving(
+            &self.members,
+            &request.member_id,
+            request.instance_id.as_deref(),
+            || format!("Member {} is not a member of the group.", request.member_id),
+        ) {
+            Ok(found) => found,
+            Err((error, message)) => return HeartbeatOutcome::error(error, message),
         };
         if request.member_epoch == STATIC_LEAVE_EPOCH {
             let member = self.members.get_mut(&found).expect("found above");
-            member.previous_epoch = member.epoch;
-            member.epoch = STATIC_LEAVE_EPOCH;
-            member.session_deadline = now + session;
+            group_members::leave_for_now(member, session, now);
         } else {
             self.members.remove(&found);
             self.targets.remove(&found);
@@ -643,24 +615,15 @@ impl ConsumerGroup {
         let mut bump = false;
         let mut full = request.member_epoch == 0;
         let id = if request.member_epoch == 0 {
-            let replaced = request.instance_id.as_ref().and_then(|instance| {
-                self.members
-                    .values()
-                    .find(|member| member.instance_id.as_deref() == Some(instance))
-                    .cloned()
-            });
+            let replaced = match group_members::static_rejoin(
+                &self.members,
+                &request.member_id,
+                request.instance_id.as_deref(),
+            ) {
+                Ok(replaced) => replaced,
+                Err((error, message)) => return HeartbeatOutcome::error(error, message),
+            };
             match replaced {
-                Some(old) if old.epoch != STATIC_LEAVE_EPOCH && old.id != request.member_id => {
-                    return HeartbeatOutcome::error(
-                        ErrorCode::UNRELEASED_INSTANCE_ID,
-                        format!(
-                            "Static member {} with instance id {} cannot join the group because the instance id is owned by member {}.",
-                            request.member_id,
-                            request.instance_id.as_deref().unwrap_or_default(),
-                            old.id
-                        ),
-                    );
-                }
                 Some(_) if refused_regex.is_some() => {
                     return refused_regex.expect("checked");
                 }
@@ -678,20 +641,9 @@ impl ConsumerGroup {
                     self.members.remove(&old.id);
                     let target = self.targets.remove(&old.id).unwrap_or_default();
                     self.targets.insert(id.clone(), target);
-                    let epoch = if old.epoch == STATIC_LEAVE_EPOCH {
-                        old.previous_epoch
-                    } else {
-                        old.epoch
-                    };
-                    self.members.insert(
-                        id.clone(),
-                        ConsumerMember {
-                            id: id.clone(),
-                            epoch,
-                            previous_epoch: epoch,
-                            ..old
-                        },
-                    );
+                    let membership = group_members::take_over(&old.membership, id.clone());
+                    self.members
+                        .insert(id.clone(), ConsumerMember { membership, ..old });
                     id
                 }
                 None => {
@@ -706,25 +658,11 @@ impl ConsumerGroup {
                     }
                     self.members.insert(
                         id.clone(),
-                        ConsumerMember {
-                            id: id.clone(),
-                            instance_id: request.instance_id.clone(),
-                            rack_id: None,
-                            client_id: String::new(),
-                            client_host: String::new(),
-                            epoch: 0,
-                            previous_epoch: 0,
-                            state: MemberState::Stable,
-                            subscribed_names: Vec::new(),
-                            subscribed_regex: None,
-                            subscribed_topics: Vec::new(),
-                            server_assignor: None,
-                            rebalance_timeout: Duration::ZERO,
-                            assigned: Assignment::new(),
-                            revoking: Assignment::new(),
-                            session_deadline: now,
-                            revocation_deadline: None,
-                        },
+                        ConsumerMember::new(Membership::new(
+                            id.clone(),
+                            request.instance_id.clone(),
+                            now,
+                        )),
                     );
                     bump = true;
                     id
@@ -759,17 +697,14 @@ impl ConsumerGroup {
                     })
                 })
             };
-            if received > member.epoch
-                || (received < member.epoch
-                    && !(received == member.previous_epoch && owned_within(&member.assigned)))
-            {
-                return HeartbeatOutcome::error(
-                    ErrorCode::FENCED_MEMBER_EPOCH,
-                    format!(
-                        "The consumer group member has a smaller member epoch ({received}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
-                        member.epoch
-                    ),
-                );
+            if let Err((error, message)) = group_members::check_epoch(
+                member,
+                received,
+                owned_within(&member.assigned),
+                "consumer",
+                false,
+            ) {
+                return HeartbeatOutcome::error(error, message);
             }
             if let Some(refused) = refused_regex {
                 return refused;
@@ -777,15 +712,11 @@ impl ConsumerGroup {
             request.member_id.clone()
         };
         let member = self.members.get_mut(&id).expect("inserted or found above");
-        member.client_id.clone_from(&request.client_id);
-        member.client_host.clone_from(&request.client_host);
-        member.session_deadline = now + session;
+        member.heard(&request.client_id, &request.client_host, now + session);
         if let Some(rack) = &request.rack_id {
             member.rack_id = Some(rack.clone());
         }
-        if request.rebalance_timeout_ms >= 0 {
-            member.rebalance_timeout = Duration::from_millis(request.rebalance_timeout_ms as u64);
-        }
+        member.set_rebalance_timeout(request.rebalance_timeout_ms);
         if let Some(names) = &request.subscribed_names {
             let mut names = names.clone();
             names.sort();
@@ -841,19 +772,12 @@ impl ConsumerGroup {
     /// `ConsumerGroup.validateOffsetCommit`): with epoch -1, only to a group with no members;
     /// else a known member at its current epoch (STALE_MEMBER_EPOCH otherwise).
     pub fn validate_commit(&self, member_id: &str, epoch: i32) -> ErrorCode {
-        if epoch < 0 && self.members.is_empty() {
-            return ErrorCode::NONE;
-        }
-        self.validate_member_epoch(member_id, epoch)
+        group_members::validate_commit(&self.members, member_id, epoch)
     }
 
     /// A known member at its current epoch (OffsetFetch v9+ with a member id).
     pub fn validate_member_epoch(&self, member_id: &str, epoch: i32) -> ErrorCode {
-        match self.members.get(member_id) {
-            None => ErrorCode::UNKNOWN_MEMBER_ID,
-            Some(member) if member.epoch != epoch => ErrorCode::STALE_MEMBER_EPOCH,
-            Some(_) => ErrorCode::NONE,
-        }
+        group_members::validate_member_epoch(&self.members, member_id, epoch)
     }
 }
 
@@ -1113,25 +1037,10 @@ mod tests {
     use super::*;
 
     fn member(id: &str, topics: &[&str]) -> (String, ConsumerMember) {
-        let now = Instant::now();
         let member = ConsumerMember {
-            id: id.into(),
-            instance_id: None,
-            rack_id: None,
-            client_id: String::new(),
-            client_host: String::new(),
-            epoch: 0,
-            previous_epoch: 0,
-            state: MemberState::Stable,
             subscribed_names: topics.iter().map(|t| t.to_string()).collect(),
-            subscribed_regex: None,
             subscribed_topics: topics.iter().map(|t| t.to_string()).collect(),
-            server_assignor: None,
-            rebalance_timeout: Duration::ZERO,
-            assigned: Assignment::new(),
-            revoking: Assignment::new(),
-            session_deadline: now,
-            revocation_deadline: None,
+            ..ConsumerMember::new(Membership::new(id.into(), None, Instant::now()))
         };
         (id.into(), member)
     }

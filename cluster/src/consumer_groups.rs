@@ -7,8 +7,12 @@
 //! rule, one store of committed offsets, one byte count.
 //!
 //! Epochs: the group epoch moves on whenever what the assignment depends on changes (a
-//! member joins or leaves, a subscription or the subscribed topics' partitions change); the
-//! target assignment is then computed at once, so its epoch equals the group epoch. A
+//! member leaves, a subscription or the subscribed topics' partitions change); a member
+//! joining moves it on by what it subscribes to, and a new group's first member once more
+//! (a Kafka 4.4 broker answers its first member epoch 2). A regex new to the group is
+//! resolved after the heartbeat that brings it, as Kafka's executor does: the group moves
+//! on when the resolution reaches it, at a later heartbeat. The
+//! target assignment is computed at once, so its epoch equals the group epoch. A
 //! member moves to the target epoch only when it owns nothing another member must still
 //! give up: a partition taken from it is first revoked (the member keeps its epoch and is
 //! sent its assignment without that partition, in state `UNREVOKED_PARTITIONS`), and a
@@ -16,10 +20,9 @@
 //! (`UNRELEASED_PARTITIONS`). A member that does not revoke within its rebalance timeout,
 //! or does not heartbeat within the session timeout, is removed.
 
-use crate::group_members::{self, Member, Membership};
+use crate::group_members::{self, Membership};
 use kafka_codec::{ErrorCode, Uuid};
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::{Deref, DerefMut};
 use std::time::{Duration, Instant};
 
 pub use crate::group_members::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
@@ -78,27 +81,7 @@ pub struct ConsumerMember {
     pub revoking: Assignment,
 }
 
-impl Member for ConsumerMember {
-    fn membership(&self) -> &Membership {
-        &self.membership
-    }
-    fn membership_mut(&mut self) -> &mut Membership {
-        &mut self.membership
-    }
-}
-
-impl Deref for ConsumerMember {
-    type Target = Membership;
-    fn deref(&self) -> &Membership {
-        &self.membership
-    }
-}
-
-impl DerefMut for ConsumerMember {
-    fn deref_mut(&mut self) -> &mut Membership {
-        &mut self.membership
-    }
-}
+group_members::impl_member!(ConsumerMember);
 
 impl ConsumerMember {
     /// A member joining with nothing yet.
@@ -163,6 +146,9 @@ pub struct ConsumerGroup {
     last_resolved: Option<Instant>,
     /// [`TopicView::created`] when they were.
     resolved_version: u64,
+    /// A resolution made and not yet applied: Kafka resolves on its executor and writes the
+    /// result after the heartbeat that asked for it, so members see it at a later one.
+    pending: Option<BTreeMap<String, BTreeSet<String>>>,
 }
 
 /// What the coordinator sees of the topics when it resolves regexes.
@@ -410,9 +396,10 @@ impl ConsumerGroup {
     /// regexes are resolved against `topics` (whole names, those the member may DESCRIBE)
     /// when one is new to the group (`new_regex`) or has no resolution, topics were created
     /// since the last resolution, or the last is older than [`REGEX_REFRESH_INTERVAL`]; never
-    /// twice within [`REGEX_REFRESH_MIN_INTERVAL`]. Kafka resolves on its executor and
-    /// applies the result in a later write; here at once. Whether what they resolve to
-    /// changed.
+    /// twice within [`REGEX_REFRESH_MIN_INTERVAL`], nor while one is pending. Kafka resolves
+    /// on its executor and applies the result in a later write: the result waits in
+    /// `pending` for the group's next heartbeat ([`Self::apply_resolution`]). Whether a
+    /// resolution no member uses was dropped.
     fn refresh_regexes(
         &mut self,
         new_regex: bool,
@@ -430,6 +417,7 @@ impl ConsumerGroup {
         self.resolved.retain(|regex, _| used.contains(regex));
         let dropped = before != self.resolved.len();
         if used.is_empty()
+            || self.pending.is_some()
             || self
                 .last_resolved
                 .is_some_and(|at| now <= at + REGEX_REFRESH_MIN_INTERVAL)
@@ -468,11 +456,24 @@ impl ConsumerGroup {
                 }
             }
         }
-        let changed = resolved != self.resolved;
-        self.resolved = resolved;
+        self.pending = Some(resolved);
         self.last_resolved = Some(now);
         self.resolved_version = view.created;
-        changed || dropped
+        dropped
+    }
+
+    /// Applies the resolution made at an earlier heartbeat, for the regexes still used.
+    fn apply_resolution(&mut self) {
+        let Some(mut resolved) = self.pending.take() else {
+            return;
+        };
+        let used: BTreeSet<&str> = self
+            .members
+            .values()
+            .filter_map(ConsumerMember::regex)
+            .collect();
+        resolved.retain(|regex, _| used.contains(regex.as_str()));
+        self.resolved = resolved;
     }
 
     /// Computes the target assignment at the group epoch.
@@ -509,7 +510,6 @@ impl ConsumerGroup {
         }
         let target = self.targets.get(id).cloned().unwrap_or_default();
         let member = &self.members[id];
-        let rebalance_timeout = member.rebalance_timeout;
         let step = next_step(&member.assigned, &target, |topic, index| {
             self.held_by_other(id, topic, index)
         });
@@ -519,7 +519,7 @@ impl ConsumerGroup {
                 member.assigned = keep;
                 member.revoking = revoke;
                 member.state = MemberState::UnrevokedPartitions;
-                member.revocation_deadline = Some(now + rebalance_timeout);
+                member.must_revoke(now);
                 return;
             }
             Step::Advance {
@@ -531,8 +531,7 @@ impl ConsumerGroup {
         let member = self.members.get_mut(id).expect("looked up above");
         member.assigned = keep;
         member.revoking.clear();
-        member.revocation_deadline = None;
-        member.advance_to(assignment_epoch);
+        member.reconciled(assignment_epoch);
         member.state = if unreleased {
             MemberState::UnreleasedPartitions
         } else {
@@ -588,6 +587,9 @@ impl ConsumerGroup {
         session: Duration,
         now: Instant,
     ) -> HeartbeatOutcome {
+        // What the regexes resolved to since the last heartbeat; the group moves on below if
+        // it changed the subscribed topics.
+        self.apply_resolution();
         if request.member_epoch < 0 {
             return self.leave(request, topics, session, now);
         }
@@ -613,6 +615,7 @@ impl ConsumerGroup {
                     .any(|member| member.regex() == Some(regex))
         });
         let mut bump = false;
+        let mut reassign = false;
         let mut full = request.member_epoch == 0;
         let id = if request.member_epoch == 0 {
             let replaced = match group_members::static_rejoin(
@@ -656,6 +659,13 @@ impl ConsumerGroup {
                     if self.members.remove(&id).is_some() {
                         self.targets.remove(&id);
                     }
+                    // A new member moves the group on only by what it subscribes to (one
+                    // with a regex alone waits for its resolution), but a group's very first
+                    // member always does, as a Kafka 4.4 broker answers.
+                    if self.epoch == 0 && self.members.is_empty() {
+                        self.epoch += 1;
+                        reassign = true;
+                    }
                     self.members.insert(
                         id.clone(),
                         ConsumerMember::new(Membership::new(
@@ -664,7 +674,6 @@ impl ConsumerGroup {
                             now,
                         )),
                     );
-                    bump = true;
                     id
                 }
             }
@@ -729,8 +738,12 @@ impl ConsumerGroup {
         if let Some(regex) = &request.subscribed_regex {
             let regex = Some(regex.clone()).filter(|regex| !regex.is_empty());
             if regex != member.subscribed_regex {
+                // Kafka's REGEX_UPDATED_AND_RESOLVED: a regex the group has resolved moves it
+                // on now; a new one once resolved, at a later heartbeat.
+                bump |= regex
+                    .as_ref()
+                    .is_none_or(|regex| self.resolved.contains_key(regex));
                 member.subscribed_regex = regex;
-                bump = true;
             }
         }
         if request.server_assignor.is_some() && request.server_assignor != member.server_assignor {
@@ -752,6 +765,8 @@ impl ConsumerGroup {
         self.update_subscriptions();
         if bump || self.subscribed(topics) != self.subscribed_topics {
             self.epoch += 1;
+            self.assign(topics);
+        } else if reassign {
             self.assign(topics);
         }
         let before = self.members[&id].assigned.clone();
@@ -1091,7 +1106,8 @@ mod tests {
     }
 
     #[test]
-    fn a_regex_resolves_at_once_then_again_after_a_creation_at_most_every_ten_seconds() {
+    fn a_regex_resolves_after_the_heartbeat_that_brings_it_then_again_after_a_creation_at_most_every_ten_seconds(
+    ) {
         let start = Instant::now();
         let at = |secs: u64| start + Duration::from_secs(secs);
         let allow_all = |_: &str| true;
@@ -1103,6 +1119,22 @@ mod tests {
         let session = SESSION_TIMEOUT;
         let one = topics(&[("orders.a", 1, 2), ("payments", 2, 1)]);
         let regex = Some(r"orders\..*");
+        let beat = |group: &mut ConsumerGroup,
+                    epoch: i32,
+                    owned: Assignment,
+                    topics: &TopicsByName,
+                    created: u64,
+                    secs: u64| {
+            group.heartbeat(
+                &regex_beat("m", epoch, None, owned),
+                topics,
+                &view(created),
+                String::new,
+                session,
+                at(secs),
+            )
+        };
+        // The group's first member, its regex not resolved yet: epoch 1, nothing.
         let joined = group.heartbeat(
             &regex_beat("m", 0, regex, Assignment::new()),
             &one,
@@ -1114,38 +1146,30 @@ mod tests {
         assert_eq!(joined.error, ErrorCode::NONE, "{joined:?}");
         assert_eq!(
             (joined.member_epoch, joined.assignment),
-            (1, Some(every(1, 2)))
+            (1, Some(Assignment::new()))
+        );
+        assert!(group.resolved.is_empty(), "resolved after this heartbeat");
+        // orders.b is created; the next heartbeat sees the resolution made before it.
+        let two = topics(&[("orders.a", 1, 2), ("orders.b", 3, 1), ("payments", 2, 1)]);
+        let resolved = beat(&mut group, 1, Assignment::new(), &two, 3, 5);
+        assert_eq!(
+            (resolved.member_epoch, resolved.assignment),
+            (2, Some(every(1, 2)))
         );
         assert_eq!(
             group.resolved[r"orders\..*"],
             BTreeSet::from(["orders.a".to_owned()])
         );
-        // orders.b is created; within 10 s of the last resolution nothing moves.
-        let two = topics(&[("orders.a", 1, 2), ("orders.b", 3, 1), ("payments", 2, 1)]);
+        // After 10 s, the creation makes the regex resolve again, seen a heartbeat later.
         let owned = every(1, 2);
-        let early = group.heartbeat(
-            &regex_beat("m", 1, None, owned.clone()),
-            &two,
-            &view(3),
-            String::new,
-            session,
-            at(5),
-        );
-        assert_eq!((early.member_epoch, early.assignment), (1, None));
-        // After it, the creation makes the regex resolve again: a new epoch, orders.b too.
-        let later = group.heartbeat(
-            &regex_beat("m", 1, None, owned),
-            &two,
-            &view(3),
-            String::new,
-            session,
-            at(11),
-        );
+        let asked = beat(&mut group, 2, owned.clone(), &two, 3, 11);
+        assert_eq!((asked.member_epoch, asked.assignment), (2, None));
+        let later = beat(&mut group, 2, owned, &two, 3, 12);
         let mut both = every(1, 2);
         both.extend(every(3, 1));
         assert_eq!(
             (later.member_epoch, later.assignment),
-            (2, Some(both.clone()))
+            (3, Some(both.clone()))
         );
         // A topic created that the regex does not match: resolved again, no new epoch.
         let three = topics(&[
@@ -1154,26 +1178,14 @@ mod tests {
             ("other", 4, 1),
             ("payments", 2, 1),
         ]);
-        let same = group.heartbeat(
-            &regex_beat("m", 2, None, both.clone()),
-            &three,
-            &view(4),
-            String::new,
-            session,
-            at(30),
-        );
-        assert_eq!((same.member_epoch, same.assignment), (2, None));
+        for secs in [30, 31] {
+            let same = beat(&mut group, 3, both.clone(), &three, 4, secs);
+            assert_eq!((same.member_epoch, same.assignment), (3, None));
+        }
         // orders.a deleted: it leaves the assignment at once (the topics, not the regex).
         let four = topics(&[("orders.b", 3, 1), ("other", 4, 1), ("payments", 2, 1)]);
-        let fewer = group.heartbeat(
-            &regex_beat("m", 2, None, both),
-            &four,
-            &view(4),
-            String::new,
-            session,
-            at(31),
-        );
-        assert_eq!(fewer.member_epoch, 2, "revoking first");
+        let fewer = beat(&mut group, 3, both, &four, 4, 32);
+        assert_eq!(fewer.member_epoch, 3, "revoking first");
         assert_eq!(fewer.assignment, Some(every(3, 1)));
     }
 
@@ -1194,10 +1206,19 @@ mod tests {
         let mut join = regex_beat("m", 0, Some("orders.*"), Assignment::new());
         join.subscribed_names = Some(vec!["payments".into()]);
         let joined = group.heartbeat(&join, &all, &view, String::new, SESSION_TIMEOUT, now);
+        assert_eq!(joined.assignment, Some(every(2, 1)), "the names at once");
+        let resolved = group.heartbeat(
+            &regex_beat("m", joined.member_epoch, None, every(2, 1)),
+            &all,
+            &view,
+            String::new,
+            SESSION_TIMEOUT,
+            now,
+        );
         let mut union = every(1, 1);
         union.extend(every(2, 1));
         // orders.secret is left out: the member may not DESCRIBE it.
-        assert_eq!(joined.assignment, Some(union));
+        assert_eq!(resolved.assignment, Some(union));
         assert_eq!(
             group.members["m"].subscribed_topics,
             ["orders.a", "payments"]

@@ -89,6 +89,17 @@ impl Membership {
         }
     }
 
+    /// It must revoke within its rebalance timeout from `now`, at its current epoch.
+    pub fn must_revoke(&mut self, now: Instant) {
+        self.revocation_deadline = Some(now + self.rebalance_timeout);
+    }
+
+    /// It revoked what it had to, and moves to `epoch`.
+    pub fn reconciled(&mut self, epoch: i32) {
+        self.revocation_deadline = None;
+        self.advance_to(epoch);
+    }
+
     /// Whether its session ended or it did not revoke in time.
     fn due(&self, now: Instant) -> bool {
         self.session_deadline <= now || self.revocation_deadline.is_some_and(|at| at <= now)
@@ -102,6 +113,35 @@ pub trait Member: Clone {
     /// Its membership, to change.
     fn membership_mut(&mut self) -> &mut Membership;
 }
+
+/// [`Member`], and `Deref` to its [`Membership`] (so `member.epoch` reads as before), for a
+/// member type with a `membership` field.
+macro_rules! impl_member {
+    ($member:ty) => {
+        impl $crate::group_members::Member for $member {
+            fn membership(&self) -> &$crate::group_members::Membership {
+                &self.membership
+            }
+            fn membership_mut(&mut self) -> &mut $crate::group_members::Membership {
+                &mut self.membership
+            }
+        }
+
+        impl ::std::ops::Deref for $member {
+            type Target = $crate::group_members::Membership;
+            fn deref(&self) -> &Self::Target {
+                &self.membership
+            }
+        }
+
+        impl ::std::ops::DerefMut for $member {
+            fn deref_mut(&mut self) -> &mut Self::Target {
+                &mut self.membership
+            }
+        }
+    };
+}
+pub(crate) use impl_member;
 
 /// Why a heartbeat is refused: the error and Kafka's message.
 pub type Refusal = (ErrorCode, String);

@@ -26,12 +26,11 @@
 
 use crate::consumer_groups::{uniform, Assignment, Subscriber, TopicsByName};
 use crate::group_configs::{GroupSettings, ShareReset};
-use crate::group_members::{self, Member, Membership};
+use crate::group_members::{self, Membership};
 use crate::groups::GroupLimits;
 use crate::state::{PartitionLog, StoredBatch};
 use kafka_codec::{ErrorCode, Uuid};
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -558,27 +557,7 @@ pub struct ShareMember {
     sent: Option<Assignment>,
 }
 
-impl Member for ShareMember {
-    fn membership(&self) -> &Membership {
-        &self.membership
-    }
-    fn membership_mut(&mut self) -> &mut Membership {
-        &mut self.membership
-    }
-}
-
-impl Deref for ShareMember {
-    type Target = Membership;
-    fn deref(&self) -> &Membership {
-        &self.membership
-    }
-}
-
-impl DerefMut for ShareMember {
-    fn deref_mut(&mut self) -> &mut Membership {
-        &mut self.membership
-    }
-}
+group_members::impl_member!(ShareMember);
 
 impl Subscriber for ShareMember {
     fn subscription(&self) -> &[String] {

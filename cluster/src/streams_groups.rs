@@ -18,11 +18,10 @@
 //! not served), copartition enforcement, source topic regexes.
 
 use crate::consumer_groups::{next_step, revoked, Owned, Step, STATIC_LEAVE_EPOCH};
-use crate::group_members::{self, Member, Membership};
+use crate::group_members::{self, Membership};
 use crate::streams_assignor;
 use kafka_codec::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::{Deref, DerefMut};
 use std::time::{Duration, Instant};
 
 /// Kafka's `group.streams.session.timeout.ms` default.
@@ -344,27 +343,7 @@ pub struct StreamsMember {
     pub revoking: Tasks,
 }
 
-impl Member for StreamsMember {
-    fn membership(&self) -> &Membership {
-        &self.membership
-    }
-    fn membership_mut(&mut self) -> &mut Membership {
-        &mut self.membership
-    }
-}
-
-impl Deref for StreamsMember {
-    type Target = Membership;
-    fn deref(&self) -> &Membership {
-        &self.membership
-    }
-}
-
-impl DerefMut for StreamsMember {
-    fn deref_mut(&mut self) -> &mut Membership {
-        &mut self.membership
-    }
-}
+group_members::impl_member!(StreamsMember);
 
 impl StreamsMember {
     fn bytes(&self) -> usize {
@@ -720,7 +699,6 @@ impl StreamsGroup {
         }
         let target = self.targets.get(id).cloned().unwrap_or_default();
         let member = &self.members[id];
-        let rebalance_timeout = member.rebalance_timeout;
         let step = next_step(&member.assigned.active, &target.active, |sub, index| {
             self.held_by_other(id, sub, index)
         });
@@ -734,7 +712,7 @@ impl StreamsGroup {
                 member.assigned.warmup = intersect(&member.assigned.warmup, &target.warmup);
                 member.revoking = revoke;
                 member.state = MemberState::UnrevokedTasks;
-                member.revocation_deadline = Some(now + rebalance_timeout);
+                member.must_revoke(now);
             }
             Step::Advance {
                 assigned,
@@ -746,8 +724,7 @@ impl StreamsGroup {
                     warmup: target.warmup,
                 };
                 member.revoking.clear();
-                member.revocation_deadline = None;
-                member.advance_to(assignment_epoch);
+                member.reconciled(assignment_epoch);
                 member.state = if unreleased {
                     MemberState::UnreleasedTasks
                 } else {

@@ -7,8 +7,12 @@
 //! rule, one store of committed offsets, one byte count.
 //!
 //! Epochs: the group epoch moves on whenever what the assignment depends on changes (a
-//! member joins or leaves, a subscription or the subscribed topics' partitions change); the
-//! target assignment is then computed at once, so its epoch equals the group epoch. A
+//! member leaves, a subscription or the subscribed topics' partitions change); a member
+//! joining moves it on by what it subscribes to, and a new group's first member once more
+//! (a Kafka 4.4 broker answers its first member epoch 2). A regex new to the group is
+//! resolved after the heartbeat that brings it, as Kafka's executor does: the group moves
+//! on when the resolution reaches it, at a later heartbeat. The
+//! target assignment is computed at once, so its epoch equals the group epoch. A
 //! member moves to the target epoch only when it owns nothing another member must still
 //! give up: a partition taken from it is first revoked (the member keeps its epoch and is
 //! sent its assignment without that partition, in state `UNREVOKED_PARTITIONS`), and a
@@ -16,9 +20,12 @@
 //! (`UNRELEASED_PARTITIONS`). A member that does not revoke within its rebalance timeout,
 //! or does not heartbeat within the session timeout, is removed.
 
+use crate::group_members::{self, Membership};
 use kafka_codec::{ErrorCode, Uuid};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
+
+pub use crate::group_members::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
 
 pub mod topic_regex;
 
@@ -35,12 +42,6 @@ pub const SESSION_TIMEOUT: Duration = Duration::from_secs(45);
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
 /// The assignors served, the first being the default (Kafka's `group.consumer.assignors`).
 pub const ASSIGNORS: [&str; 2] = ["uniform", "range"];
-/// The member epoch of a member leaving for good.
-pub const LEAVE_EPOCH: i32 = -1;
-/// The member epoch of a static member leaving for now (it may come back with its
-/// assignment within its session timeout).
-pub const STATIC_LEAVE_EPOCH: i32 = -2;
-
 /// Partitions by topic id.
 pub type Assignment = BTreeMap<Uuid, BTreeSet<i32>>;
 
@@ -61,20 +62,9 @@ pub enum MemberState {
 /// One member of a consumer group.
 #[derive(Debug, Clone)]
 pub struct ConsumerMember {
-    /// Its id (v1+: chosen by the client; v0: by the coordinator).
-    pub id: String,
-    /// Its `group.instance.id` (static membership).
-    pub instance_id: Option<String>,
-    /// Its rack.
-    pub rack_id: Option<String>,
-    /// The client id of its requests.
-    pub client_id: String,
-    /// The host it heartbeats from.
-    pub client_host: String,
-    /// Its epoch ([`STATIC_LEAVE_EPOCH`] while a static member is away).
-    pub epoch: i32,
-    /// Its epoch before the last change, which a heartbeat may still name.
-    pub previous_epoch: i32,
+    /// Who it is, its epochs and deadlines (its id, v1+: chosen by the client; v0: by the
+    /// coordinator).
+    pub membership: Membership,
     /// Where it is in reconciling.
     pub state: MemberState,
     /// The topics it subscribes to by name.
@@ -85,23 +75,31 @@ pub struct ConsumerMember {
     pub subscribed_topics: Vec<String>,
     /// The server assignor it asks for.
     pub server_assignor: Option<String>,
-    /// How long it may take to revoke.
-    pub rebalance_timeout: Duration,
     /// What it owns now.
     pub assigned: Assignment,
     /// What it must give up.
     pub revoking: Assignment,
-    session_deadline: Instant,
-    revocation_deadline: Option<Instant>,
 }
 
+group_members::impl_member!(ConsumerMember);
+
 impl ConsumerMember {
+    /// A member joining with nothing yet.
+    fn new(membership: Membership) -> Self {
+        ConsumerMember {
+            membership,
+            state: MemberState::Stable,
+            subscribed_names: Vec::new(),
+            subscribed_regex: None,
+            subscribed_topics: Vec::new(),
+            server_assignor: None,
+            assigned: Assignment::new(),
+            revoking: Assignment::new(),
+        }
+    }
+
     fn bytes(&self) -> usize {
-        128 + self.id.len()
-            + self.instance_id.as_ref().map_or(0, String::len)
-            + self.rack_id.as_ref().map_or(0, String::len)
-            + self.client_id.len()
-            + self.client_host.len()
+        128 + self.membership.bytes()
             + self.subscribed_names.iter().map(String::len).sum::<usize>()
             + self.subscribed_regex.as_ref().map_or(0, String::len)
             + self
@@ -148,6 +146,9 @@ pub struct ConsumerGroup {
     last_resolved: Option<Instant>,
     /// [`TopicView::created`] when they were.
     resolved_version: u64,
+    /// A resolution made and not yet applied: Kafka resolves on its executor and writes the
+    /// result after the heartbeat that asked for it, so members see it at a later one.
+    pending: Option<BTreeMap<String, BTreeSet<String>>>,
 }
 
 /// What the coordinator sees of the topics when it resolves regexes.
@@ -326,24 +327,12 @@ impl ConsumerGroup {
 
     /// The earliest session or revocation deadline.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.members
-            .values()
-            .flat_map(|member| [Some(member.session_deadline), member.revocation_deadline])
-            .flatten()
-            .min()
+        group_members::next_deadline(&self.members)
     }
 
     /// Removes members whose session expired or who did not revoke in time.
     pub fn expire(&mut self, now: Instant, topics: Option<&TopicsByName>) {
-        let due: Vec<String> = self
-            .members
-            .values()
-            .filter(|member| {
-                member.session_deadline <= now
-                    || member.revocation_deadline.is_some_and(|at| at <= now)
-            })
-            .map(|member| member.id.clone())
-            .collect();
+        let due = group_members::due(&self.members, now);
         if due.is_empty() {
             return;
         }
@@ -407,9 +396,10 @@ impl ConsumerGroup {
     /// regexes are resolved against `topics` (whole names, those the member may DESCRIBE)
     /// when one is new to the group (`new_regex`) or has no resolution, topics were created
     /// since the last resolution, or the last is older than [`REGEX_REFRESH_INTERVAL`]; never
-    /// twice within [`REGEX_REFRESH_MIN_INTERVAL`]. Kafka resolves on its executor and
-    /// applies the result in a later write; here at once. Whether what they resolve to
-    /// changed.
+    /// twice within [`REGEX_REFRESH_MIN_INTERVAL`], nor while one is pending. Kafka resolves
+    /// on its executor and applies the result in a later write: the result waits in
+    /// `pending` for the group's next heartbeat ([`Self::apply_resolution`]). Whether a
+    /// resolution no member uses was dropped.
     fn refresh_regexes(
         &mut self,
         new_regex: bool,
@@ -427,6 +417,7 @@ impl ConsumerGroup {
         self.resolved.retain(|regex, _| used.contains(regex));
         let dropped = before != self.resolved.len();
         if used.is_empty()
+            || self.pending.is_some()
             || self
                 .last_resolved
                 .is_some_and(|at| now <= at + REGEX_REFRESH_MIN_INTERVAL)
@@ -465,11 +456,24 @@ impl ConsumerGroup {
                 }
             }
         }
-        let changed = resolved != self.resolved;
-        self.resolved = resolved;
+        self.pending = Some(resolved);
         self.last_resolved = Some(now);
         self.resolved_version = view.created;
-        changed || dropped
+        dropped
+    }
+
+    /// Applies the resolution made at an earlier heartbeat, for the regexes still used.
+    fn apply_resolution(&mut self) {
+        let Some(mut resolved) = self.pending.take() else {
+            return;
+        };
+        let used: BTreeSet<&str> = self
+            .members
+            .values()
+            .filter_map(ConsumerMember::regex)
+            .collect();
+        resolved.retain(|regex, _| used.contains(regex.as_str()));
+        self.resolved = resolved;
     }
 
     /// Computes the target assignment at the group epoch.
@@ -487,11 +491,8 @@ impl ConsumerGroup {
     /// Whether partition `index` of `topic` is owned or being revoked by a member other
     /// than `except`.
     fn held_by_other(&self, except: &str, topic: &Uuid, index: i32) -> bool {
-        self.members.values().any(|member| {
-            member.id != except
-                && [&member.assigned, &member.revoking]
-                    .iter()
-                    .any(|held| held.get(topic).is_some_and(|set| set.contains(&index)))
+        group_members::held_by_other(&self.members, except, topic, index, |member| {
+            [&member.assigned, &member.revoking]
         })
     }
 
@@ -509,7 +510,6 @@ impl ConsumerGroup {
         }
         let target = self.targets.get(id).cloned().unwrap_or_default();
         let member = &self.members[id];
-        let rebalance_timeout = member.rebalance_timeout;
         let step = next_step(&member.assigned, &target, |topic, index| {
             self.held_by_other(id, topic, index)
         });
@@ -519,7 +519,7 @@ impl ConsumerGroup {
                 member.assigned = keep;
                 member.revoking = revoke;
                 member.state = MemberState::UnrevokedPartitions;
-                member.revocation_deadline = Some(now + rebalance_timeout);
+                member.must_revoke(now);
                 return;
             }
             Step::Advance {
@@ -531,11 +531,7 @@ impl ConsumerGroup {
         let member = self.members.get_mut(id).expect("looked up above");
         member.assigned = keep;
         member.revoking.clear();
-        member.revocation_deadline = None;
-        if member.epoch != assignment_epoch {
-            member.previous_epoch = member.epoch;
-            member.epoch = assignment_epoch;
-        }
+        member.reconciled(assignment_epoch);
         member.state = if unreleased {
             MemberState::UnreleasedPartitions
         } else {
@@ -552,43 +548,18 @@ impl ConsumerGroup {
         session: Duration,
         now: Instant,
     ) -> HeartbeatOutcome {
-        let found = match &request.instance_id {
-            Some(instance) => {
-                let by_instance = self
-                    .members
-                    .values()
-                    .find(|member| member.instance_id.as_deref() == Some(instance));
-                match by_instance {
-                    None => {
-                        return HeartbeatOutcome::error(
-                            ErrorCode::UNKNOWN_MEMBER_ID,
-                            format!("Instance id {instance} is unknown."),
-                        )
-                    }
-                    Some(member) if member.id != request.member_id => {
-                        return HeartbeatOutcome::error(
-                            ErrorCode::FENCED_INSTANCE_ID,
-                            format!("Instance id {instance} is in use by another member."),
-                        )
-                    }
-                    Some(member) => member.id.clone(),
-                }
-            }
-            None => match self.members.get(&request.member_id) {
-                Some(member) => member.id.clone(),
-                None => {
-                    return HeartbeatOutcome::error(
-                        ErrorCode::UNKNOWN_MEMBER_ID,
-                        format!("Member {} is not a member of the group.", request.member_id),
-                    )
-                }
-            },
+        let found = match group_members::leaving(
+            &self.members,
+            &request.member_id,
+            request.instance_id.as_deref(),
+            || format!("Member {} is not a member of the group.", request.member_id),
+        ) {
+            Ok(found) => found,
+            Err((error, message)) => return HeartbeatOutcome::error(error, message),
         };
         if request.member_epoch == STATIC_LEAVE_EPOCH {
             let member = self.members.get_mut(&found).expect("found above");
-            member.previous_epoch = member.epoch;
-            member.epoch = STATIC_LEAVE_EPOCH;
-            member.session_deadline = now + session;
+            group_members::leave_for_now(member, session, now);
         } else {
             self.members.remove(&found);
             self.targets.remove(&found);
@@ -616,6 +587,9 @@ impl ConsumerGroup {
         session: Duration,
         now: Instant,
     ) -> HeartbeatOutcome {
+        // What the regexes resolved to since the last heartbeat; the group moves on below if
+        // it changed the subscribed topics.
+        self.apply_resolution();
         if request.member_epoch < 0 {
             return self.leave(request, topics, session, now);
         }
@@ -641,26 +615,18 @@ impl ConsumerGroup {
                     .any(|member| member.regex() == Some(regex))
         });
         let mut bump = false;
+        let mut reassign = false;
         let mut full = request.member_epoch == 0;
         let id = if request.member_epoch == 0 {
-            let replaced = request.instance_id.as_ref().and_then(|instance| {
-                self.members
-                    .values()
-                    .find(|member| member.instance_id.as_deref() == Some(instance))
-                    .cloned()
-            });
+            let replaced = match group_members::static_rejoin(
+                &self.members,
+                &request.member_id,
+                request.instance_id.as_deref(),
+            ) {
+                Ok(replaced) => replaced,
+                Err((error, message)) => return HeartbeatOutcome::error(error, message),
+            };
             match replaced {
-                Some(old) if old.epoch != STATIC_LEAVE_EPOCH && old.id != request.member_id => {
-                    return HeartbeatOutcome::error(
-                        ErrorCode::UNRELEASED_INSTANCE_ID,
-                        format!(
-                            "Static member {} with instance id {} cannot join the group because the instance id is owned by member {}.",
-                            request.member_id,
-                            request.instance_id.as_deref().unwrap_or_default(),
-                            old.id
-                        ),
-                    );
-                }
                 Some(_) if refused_regex.is_some() => {
                     return refused_regex.expect("checked");
                 }
@@ -678,20 +644,9 @@ impl ConsumerGroup {
                     self.members.remove(&old.id);
                     let target = self.targets.remove(&old.id).unwrap_or_default();
                     self.targets.insert(id.clone(), target);
-                    let epoch = if old.epoch == STATIC_LEAVE_EPOCH {
-                        old.previous_epoch
-                    } else {
-                        old.epoch
-                    };
-                    self.members.insert(
-                        id.clone(),
-                        ConsumerMember {
-                            id: id.clone(),
-                            epoch,
-                            previous_epoch: epoch,
-                            ..old
-                        },
-                    );
+                    let membership = group_members::take_over(&old.membership, id.clone());
+                    self.members
+                        .insert(id.clone(), ConsumerMember { membership, ..old });
                     id
                 }
                 None => {
@@ -704,29 +659,21 @@ impl ConsumerGroup {
                     if self.members.remove(&id).is_some() {
                         self.targets.remove(&id);
                     }
+                    // A new member moves the group on only by what it subscribes to (one
+                    // with a regex alone waits for its resolution), but a group's very first
+                    // member always does, as a Kafka 4.4 broker answers.
+                    if self.epoch == 0 && self.members.is_empty() {
+                        self.epoch += 1;
+                        reassign = true;
+                    }
                     self.members.insert(
                         id.clone(),
-                        ConsumerMember {
-                            id: id.clone(),
-                            instance_id: request.instance_id.clone(),
-                            rack_id: None,
-                            client_id: String::new(),
-                            client_host: String::new(),
-                            epoch: 0,
-                            previous_epoch: 0,
-                            state: MemberState::Stable,
-                            subscribed_names: Vec::new(),
-                            subscribed_regex: None,
-                            subscribed_topics: Vec::new(),
-                            server_assignor: None,
-                            rebalance_timeout: Duration::ZERO,
-                            assigned: Assignment::new(),
-                            revoking: Assignment::new(),
-                            session_deadline: now,
-                            revocation_deadline: None,
-                        },
+                        ConsumerMember::new(Membership::new(
+                            id.clone(),
+                            request.instance_id.clone(),
+                            now,
+                        )),
                     );
-                    bump = true;
                     id
                 }
             }
@@ -759,17 +706,14 @@ impl ConsumerGroup {
                     })
                 })
             };
-            if received > member.epoch
-                || (received < member.epoch
-                    && !(received == member.previous_epoch && owned_within(&member.assigned)))
-            {
-                return HeartbeatOutcome::error(
-                    ErrorCode::FENCED_MEMBER_EPOCH,
-                    format!(
-                        "The consumer group member has a smaller member epoch ({received}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
-                        member.epoch
-                    ),
-                );
+            if let Err((error, message)) = group_members::check_epoch(
+                member,
+                received,
+                owned_within(&member.assigned),
+                "consumer",
+                false,
+            ) {
+                return HeartbeatOutcome::error(error, message);
             }
             if let Some(refused) = refused_regex {
                 return refused;
@@ -777,15 +721,11 @@ impl ConsumerGroup {
             request.member_id.clone()
         };
         let member = self.members.get_mut(&id).expect("inserted or found above");
-        member.client_id.clone_from(&request.client_id);
-        member.client_host.clone_from(&request.client_host);
-        member.session_deadline = now + session;
+        member.heard(&request.client_id, &request.client_host, now + session);
         if let Some(rack) = &request.rack_id {
             member.rack_id = Some(rack.clone());
         }
-        if request.rebalance_timeout_ms >= 0 {
-            member.rebalance_timeout = Duration::from_millis(request.rebalance_timeout_ms as u64);
-        }
+        member.set_rebalance_timeout(request.rebalance_timeout_ms);
         if let Some(names) = &request.subscribed_names {
             let mut names = names.clone();
             names.sort();
@@ -798,8 +738,12 @@ impl ConsumerGroup {
         if let Some(regex) = &request.subscribed_regex {
             let regex = Some(regex.clone()).filter(|regex| !regex.is_empty());
             if regex != member.subscribed_regex {
+                // Kafka's REGEX_UPDATED_AND_RESOLVED: a regex the group has resolved moves it
+                // on now; a new one once resolved, at a later heartbeat.
+                bump |= regex
+                    .as_ref()
+                    .is_none_or(|regex| self.resolved.contains_key(regex));
                 member.subscribed_regex = regex;
-                bump = true;
             }
         }
         if request.server_assignor.is_some() && request.server_assignor != member.server_assignor {
@@ -822,6 +766,8 @@ impl ConsumerGroup {
         if bump || self.subscribed(topics) != self.subscribed_topics {
             self.epoch += 1;
             self.assign(topics);
+        } else if reassign {
+            self.assign(topics);
         }
         let before = self.members[&id].assigned.clone();
         self.reconcile(&id, request.owned.as_ref(), now);
@@ -841,19 +787,12 @@ impl ConsumerGroup {
     /// `ConsumerGroup.validateOffsetCommit`): with epoch -1, only to a group with no members;
     /// else a known member at its current epoch (STALE_MEMBER_EPOCH otherwise).
     pub fn validate_commit(&self, member_id: &str, epoch: i32) -> ErrorCode {
-        if epoch < 0 && self.members.is_empty() {
-            return ErrorCode::NONE;
-        }
-        self.validate_member_epoch(member_id, epoch)
+        group_members::validate_commit(&self.members, member_id, epoch)
     }
 
     /// A known member at its current epoch (OffsetFetch v9+ with a member id).
     pub fn validate_member_epoch(&self, member_id: &str, epoch: i32) -> ErrorCode {
-        match self.members.get(member_id) {
-            None => ErrorCode::UNKNOWN_MEMBER_ID,
-            Some(member) if member.epoch != epoch => ErrorCode::STALE_MEMBER_EPOCH,
-            Some(_) => ErrorCode::NONE,
-        }
+        group_members::validate_member_epoch(&self.members, member_id, epoch)
     }
 }
 
@@ -1113,25 +1052,10 @@ mod tests {
     use super::*;
 
     fn member(id: &str, topics: &[&str]) -> (String, ConsumerMember) {
-        let now = crate::clock::now();
         let member = ConsumerMember {
-            id: id.into(),
-            instance_id: None,
-            rack_id: None,
-            client_id: String::new(),
-            client_host: String::new(),
-            epoch: 0,
-            previous_epoch: 0,
-            state: MemberState::Stable,
             subscribed_names: topics.iter().map(|t| t.to_string()).collect(),
-            subscribed_regex: None,
             subscribed_topics: topics.iter().map(|t| t.to_string()).collect(),
-            server_assignor: None,
-            rebalance_timeout: Duration::ZERO,
-            assigned: Assignment::new(),
-            revoking: Assignment::new(),
-            session_deadline: now,
-            revocation_deadline: None,
+            ..ConsumerMember::new(Membership::new(id.into(), None, crate::clock::now()))
         };
         (id.into(), member)
     }
@@ -1182,7 +1106,8 @@ mod tests {
     }
 
     #[test]
-    fn a_regex_resolves_at_once_then_again_after_a_creation_at_most_every_ten_seconds() {
+    fn a_regex_resolves_after_the_heartbeat_that_brings_it_then_again_after_a_creation_at_most_every_ten_seconds(
+    ) {
         let start = crate::clock::now();
         let at = |secs: u64| start + Duration::from_secs(secs);
         let allow_all = |_: &str| true;
@@ -1194,6 +1119,22 @@ mod tests {
         let session = SESSION_TIMEOUT;
         let one = topics(&[("orders.a", 1, 2), ("payments", 2, 1)]);
         let regex = Some(r"orders\..*");
+        let beat = |group: &mut ConsumerGroup,
+                    epoch: i32,
+                    owned: Assignment,
+                    topics: &TopicsByName,
+                    created: u64,
+                    secs: u64| {
+            group.heartbeat(
+                &regex_beat("m", epoch, None, owned),
+                topics,
+                &view(created),
+                String::new,
+                session,
+                at(secs),
+            )
+        };
+        // The group's first member, its regex not resolved yet: epoch 1, nothing.
         let joined = group.heartbeat(
             &regex_beat("m", 0, regex, Assignment::new()),
             &one,
@@ -1205,38 +1146,30 @@ mod tests {
         assert_eq!(joined.error, ErrorCode::NONE, "{joined:?}");
         assert_eq!(
             (joined.member_epoch, joined.assignment),
-            (1, Some(every(1, 2)))
+            (1, Some(Assignment::new()))
+        );
+        assert!(group.resolved.is_empty(), "resolved after this heartbeat");
+        // orders.b is created; the next heartbeat sees the resolution made before it.
+        let two = topics(&[("orders.a", 1, 2), ("orders.b", 3, 1), ("payments", 2, 1)]);
+        let resolved = beat(&mut group, 1, Assignment::new(), &two, 3, 5);
+        assert_eq!(
+            (resolved.member_epoch, resolved.assignment),
+            (2, Some(every(1, 2)))
         );
         assert_eq!(
             group.resolved[r"orders\..*"],
             BTreeSet::from(["orders.a".to_owned()])
         );
-        // orders.b is created; within 10 s of the last resolution nothing moves.
-        let two = topics(&[("orders.a", 1, 2), ("orders.b", 3, 1), ("payments", 2, 1)]);
+        // After 10 s, the creation makes the regex resolve again, seen a heartbeat later.
         let owned = every(1, 2);
-        let early = group.heartbeat(
-            &regex_beat("m", 1, None, owned.clone()),
-            &two,
-            &view(3),
-            String::new,
-            session,
-            at(5),
-        );
-        assert_eq!((early.member_epoch, early.assignment), (1, None));
-        // After it, the creation makes the regex resolve again: a new epoch, orders.b too.
-        let later = group.heartbeat(
-            &regex_beat("m", 1, None, owned),
-            &two,
-            &view(3),
-            String::new,
-            session,
-            at(11),
-        );
+        let asked = beat(&mut group, 2, owned.clone(), &two, 3, 11);
+        assert_eq!((asked.member_epoch, asked.assignment), (2, None));
+        let later = beat(&mut group, 2, owned, &two, 3, 12);
         let mut both = every(1, 2);
         both.extend(every(3, 1));
         assert_eq!(
             (later.member_epoch, later.assignment),
-            (2, Some(both.clone()))
+            (3, Some(both.clone()))
         );
         // A topic created that the regex does not match: resolved again, no new epoch.
         let three = topics(&[
@@ -1245,26 +1178,14 @@ mod tests {
             ("other", 4, 1),
             ("payments", 2, 1),
         ]);
-        let same = group.heartbeat(
-            &regex_beat("m", 2, None, both.clone()),
-            &three,
-            &view(4),
-            String::new,
-            session,
-            at(30),
-        );
-        assert_eq!((same.member_epoch, same.assignment), (2, None));
+        for secs in [30, 31] {
+            let same = beat(&mut group, 3, both.clone(), &three, 4, secs);
+            assert_eq!((same.member_epoch, same.assignment), (3, None));
+        }
         // orders.a deleted: it leaves the assignment at once (the topics, not the regex).
         let four = topics(&[("orders.b", 3, 1), ("other", 4, 1), ("payments", 2, 1)]);
-        let fewer = group.heartbeat(
-            &regex_beat("m", 2, None, both),
-            &four,
-            &view(4),
-            String::new,
-            session,
-            at(31),
-        );
-        assert_eq!(fewer.member_epoch, 2, "revoking first");
+        let fewer = beat(&mut group, 3, both, &four, 4, 32);
+        assert_eq!(fewer.member_epoch, 3, "revoking first");
         assert_eq!(fewer.assignment, Some(every(3, 1)));
     }
 
@@ -1285,10 +1206,19 @@ mod tests {
         let mut join = regex_beat("m", 0, Some("orders.*"), Assignment::new());
         join.subscribed_names = Some(vec!["payments".into()]);
         let joined = group.heartbeat(&join, &all, &view, String::new, SESSION_TIMEOUT, now);
+        assert_eq!(joined.assignment, Some(every(2, 1)), "the names at once");
+        let resolved = group.heartbeat(
+            &regex_beat("m", joined.member_epoch, None, every(2, 1)),
+            &all,
+            &view,
+            String::new,
+            SESSION_TIMEOUT,
+            now,
+        );
         let mut union = every(1, 1);
         union.extend(every(2, 1));
         // orders.secret is left out: the member may not DESCRIBE it.
-        assert_eq!(joined.assignment, Some(union));
+        assert_eq!(resolved.assignment, Some(union));
         assert_eq!(
             group.members["m"].subscribed_topics,
             ["orders.a", "payments"]

@@ -34,6 +34,7 @@ pub mod dispatch;
 pub mod features;
 pub mod fetch_sessions;
 pub mod group_configs;
+pub mod group_members;
 pub mod groups;
 pub mod handlers;
 pub mod legacy;

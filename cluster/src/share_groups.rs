@@ -26,6 +26,7 @@
 
 use crate::consumer_groups::{uniform, Assignment, Subscriber, TopicsByName};
 use crate::group_configs::{GroupSettings, ShareReset};
+use crate::group_members::{self, Membership};
 use crate::groups::GroupLimits;
 use crate::state::{PartitionLog, StoredBatch};
 use kafka_codec::{ErrorCode, Uuid};
@@ -37,7 +38,7 @@ use tokio::sync::watch;
 /// The only assignor of share groups (Kafka's `group.share.assignors`).
 pub const ASSIGNOR: &str = "simple";
 /// The member epoch of a member leaving.
-pub const LEAVE_EPOCH: i32 = -1;
+pub const LEAVE_EPOCH: i32 = group_members::LEAVE_EPOCH;
 /// The share session epoch that opens a session.
 pub const INITIAL_EPOCH: i32 = 0;
 /// The share session epoch that closes one.
@@ -546,26 +547,17 @@ fn released(delivery_count: i16, limit: i16) -> RecordState {
 /// One member of a share group.
 #[derive(Debug, Clone)]
 pub struct ShareMember {
-    /// Its id (chosen by the client).
-    pub id: String,
-    /// Its rack.
-    pub rack_id: Option<String>,
-    /// The client id of its requests.
-    pub client_id: String,
-    /// The host it heartbeats from.
-    pub client_host: String,
-    /// Its epoch.
-    pub epoch: i32,
-    /// Its epoch before the last change, which a heartbeat may still name.
-    pub previous_epoch: i32,
+    /// Who it is (its id chosen by the client, no instance id), its epochs and session.
+    pub membership: Membership,
     /// The topics it subscribes to, sorted.
     pub subscribed_names: Vec<String>,
     /// Its assignment.
     pub assigned: Assignment,
     /// The assignment it was last sent.
     sent: Option<Assignment>,
-    session_deadline: Instant,
 }
+
+group_members::impl_member!(ShareMember);
 
 impl Subscriber for ShareMember {
     fn subscription(&self) -> &[String] {
@@ -649,12 +641,7 @@ impl ShareGroup {
 
     /// Removes members whose session ended; their locks are released.
     fn expire(&mut self, now: Instant, topics: &TopicsByName, limit: i16) {
-        let due: Vec<String> = self
-            .members
-            .values()
-            .filter(|member| member.session_deadline <= now)
-            .map(|member| member.id.clone())
-            .collect();
+        let due = group_members::due(&self.members, now);
         if due.is_empty() {
             return;
         }
@@ -889,30 +876,11 @@ impl ShareGroups {
             }
             // Ahead of the coordinator, or behind it other than by the one epoch it may
             // not have heard of yet: fenced (Kafka's messages).
-            (Some(member), epoch) if epoch > member.epoch => {
-                return HeartbeatOutcome::error(
-                    ErrorCode::FENCED_MEMBER_EPOCH,
-                    format!(
-                        "The share group member has a greater member epoch ({epoch}) than the \
-                         one known by the group coordinator ({}). The member must abandon all \
-                         its partitions and rejoin.",
-                        member.epoch
-                    ),
-                );
-            }
-            (Some(member), epoch)
-                if epoch != 0 && epoch < member.epoch && epoch != member.previous_epoch =>
-            {
-                return HeartbeatOutcome::error(
-                    ErrorCode::FENCED_MEMBER_EPOCH,
-                    format!(
-                        "The share group member has a smaller member epoch ({epoch}) than the \
-                         one known by the group coordinator ({}), and it does not match the \
-                         previous member epoch ({}). The member must abandon all its partitions \
-                         and rejoin.",
-                        member.epoch, member.previous_epoch
-                    ),
-                );
+            (Some(member), epoch) if epoch != 0 => {
+                let checked = group_members::check_epoch(member, epoch, true, "share", true);
+                if let Err((error, message)) = checked {
+                    return HeartbeatOutcome::error(error, message);
+                }
             }
             (None, _) => {
                 if group.members.len() >= self.limits.max_members {
@@ -927,16 +895,10 @@ impl ShareGroups {
                 group.members.insert(
                     id.clone(),
                     ShareMember {
-                        id: id.clone(),
-                        rack_id: None,
-                        client_id: String::new(),
-                        client_host: String::new(),
-                        epoch: 0,
-                        previous_epoch: 0,
+                        membership: Membership::new(id.clone(), None, now),
                         subscribed_names: Vec::new(),
                         assigned: Assignment::new(),
                         sent: None,
-                        session_deadline: now,
                     },
                 );
                 bump = true;
@@ -944,10 +906,8 @@ impl ShareGroups {
             (Some(_), _) => {}
         }
         let member = group.members.get_mut(&id).expect("inserted or found above");
-        member.client_id.clone_from(&request.client_id);
-        member.client_host.clone_from(&request.client_host);
-        member.session_deadline =
-            now + effective(self.config, self.settings.get(group_id)).session_timeout;
+        let session = effective(self.config, self.settings.get(group_id)).session_timeout;
+        member.heard(&request.client_id, &request.client_host, now + session);
         if let Some(rack) = &request.rack_id {
             member.rack_id = Some(rack.clone());
         }
@@ -970,10 +930,7 @@ impl ShareGroups {
         }
         let assignment_epoch = group.assignment_epoch;
         let member = group.members.get_mut(&id).expect("still a member");
-        if member.epoch != assignment_epoch {
-            member.previous_epoch = member.epoch;
-            member.epoch = assignment_epoch;
-        }
+        member.advance_to(assignment_epoch);
         let changed = member.sent.as_ref() != Some(&member.assigned);
         if changed {
             member.sent = Some(member.assigned.clone());
@@ -991,8 +948,7 @@ impl ShareGroups {
     pub fn next_session_deadline(&self) -> Option<Instant> {
         self.groups
             .values()
-            .flat_map(|group| group.members.values())
-            .map(|member| member.session_deadline)
+            .filter_map(|group| group_members::next_deadline(&group.members))
             .min()
     }
 
@@ -1352,16 +1308,10 @@ mod tests {
 
     fn member(id: &str, topics: &[&str]) -> (String, ShareMember) {
         let member = ShareMember {
-            id: id.into(),
-            rack_id: None,
-            client_id: String::new(),
-            client_host: String::new(),
-            epoch: 0,
-            previous_epoch: 0,
+            membership: Membership::new(id.into(), None, crate::clock::now()),
             subscribed_names: topics.iter().map(|t| t.to_string()).collect(),
             assigned: Assignment::new(),
             sent: None,
-            session_deadline: crate::clock::now(),
         };
         (id.into(), member)
     }

@@ -18,6 +18,7 @@
 //! not served), copartition enforcement, source topic regexes.
 
 use crate::consumer_groups::{next_step, revoked, Owned, Step, STATIC_LEAVE_EPOCH};
+use crate::group_members::{self, Membership};
 use crate::streams_assignor;
 use kafka_codec::ErrorCode;
 use std::collections::{BTreeMap, BTreeSet};
@@ -323,20 +324,9 @@ pub enum MemberState {
 /// One member of a streams group.
 #[derive(Debug, Clone)]
 pub struct StreamsMember {
-    /// Its id (chosen by the client).
-    pub id: String,
-    /// Its `group.instance.id`.
-    pub instance_id: Option<String>,
-    /// Its rack.
-    pub rack_id: Option<String>,
-    /// The client id of its requests.
-    pub client_id: String,
-    /// The host it heartbeats from.
-    pub client_host: String,
-    /// Its epoch ([`STATIC_LEAVE_EPOCH`] while a static member is away).
-    pub epoch: i32,
-    /// Its epoch before the last change.
-    pub previous_epoch: i32,
+    /// Who it is (its id chosen by the client), its epochs and deadlines
+    /// ([`STATIC_LEAVE_EPOCH`] while a static member is away).
+    pub membership: Membership,
     /// Where it is in reconciling.
     pub state: MemberState,
     /// The epoch of the topology it runs.
@@ -347,23 +337,17 @@ pub struct StreamsMember {
     pub user_endpoint: Option<(String, u16)>,
     /// Its client tags.
     pub client_tags: Vec<(String, String)>,
-    /// How long it may take to revoke.
-    pub rebalance_timeout: Duration,
     /// What it owns now.
     pub assigned: TaskTuple,
     /// Active tasks it must give up.
     pub revoking: Tasks,
-    session_deadline: Instant,
-    revocation_deadline: Option<Instant>,
 }
+
+group_members::impl_member!(StreamsMember);
 
 impl StreamsMember {
     fn bytes(&self) -> usize {
-        160 + self.id.len()
-            + self.instance_id.as_ref().map_or(0, String::len)
-            + self.rack_id.as_ref().map_or(0, String::len)
-            + self.client_id.len()
-            + self.client_host.len()
+        160 + self.membership.bytes()
             + self.process_id.len()
             + self
                 .user_endpoint
@@ -618,10 +602,8 @@ impl StreamsGroup {
 
     /// The earliest session, revocation or assignment deadline.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.members
-            .values()
-            .flat_map(|member| [Some(member.session_deadline), member.revocation_deadline])
-            .flatten()
+        group_members::next_deadline(&self.members)
+            .into_iter()
             .chain(self.assignment_delayed_until)
             .min()
     }
@@ -629,15 +611,7 @@ impl StreamsGroup {
     /// Does what is due: removes members whose session expired or who did not revoke in
     /// time, and assigns once the initial delay is over.
     pub fn expire(&mut self, now: Instant) {
-        let due: Vec<String> = self
-            .members
-            .values()
-            .filter(|member| {
-                member.session_deadline <= now
-                    || member.revocation_deadline.is_some_and(|at| at <= now)
-            })
-            .map(|member| member.id.clone())
-            .collect();
+        let due = group_members::due(&self.members, now);
         let delay_over = self.assignment_delayed_until.is_some_and(|at| at <= now);
         if delay_over {
             self.assignment_delayed_until = None;
@@ -706,14 +680,8 @@ impl StreamsGroup {
     /// Whether active task `index` of `subtopology` is owned or being revoked by a member
     /// other than `except`.
     fn held_by_other(&self, except: &str, subtopology: &String, index: i32) -> bool {
-        self.members.values().any(|member| {
-            member.id != except
-                && [&member.assigned.active, &member.revoking]
-                    .iter()
-                    .any(|held| {
-                        held.get(subtopology)
-                            .is_some_and(|set| set.contains(&index))
-                    })
+        group_members::held_by_other(&self.members, except, subtopology, index, |member| {
+            [&member.assigned.active, &member.revoking]
         })
     }
 
@@ -731,7 +699,6 @@ impl StreamsGroup {
         }
         let target = self.targets.get(id).cloned().unwrap_or_default();
         let member = &self.members[id];
-        let rebalance_timeout = member.rebalance_timeout;
         let step = next_step(&member.assigned.active, &target.active, |sub, index| {
             self.held_by_other(id, sub, index)
         });
@@ -745,7 +712,7 @@ impl StreamsGroup {
                 member.assigned.warmup = intersect(&member.assigned.warmup, &target.warmup);
                 member.revoking = revoke;
                 member.state = MemberState::UnrevokedTasks;
-                member.revocation_deadline = Some(now + rebalance_timeout);
+                member.must_revoke(now);
             }
             Step::Advance {
                 assigned,
@@ -757,11 +724,7 @@ impl StreamsGroup {
                     warmup: target.warmup,
                 };
                 member.revoking.clear();
-                member.revocation_deadline = None;
-                if member.epoch != assignment_epoch {
-                    member.previous_epoch = member.epoch;
-                    member.epoch = assignment_epoch;
-                }
+                member.reconciled(assignment_epoch);
                 member.state = if unreleased {
                     MemberState::UnreleasedTasks
                 } else {
@@ -780,46 +743,23 @@ impl StreamsGroup {
         session: Duration,
         now: Instant,
     ) -> HeartbeatOutcome {
-        let found = match &request.instance_id {
-            Some(instance) => {
-                let by_instance = self
-                    .members
-                    .values()
-                    .find(|member| member.instance_id.as_deref() == Some(instance));
-                match by_instance {
-                    None => {
-                        return HeartbeatOutcome::error(
-                            ErrorCode::UNKNOWN_MEMBER_ID,
-                            format!("Instance id {instance} is unknown."),
-                        )
-                    }
-                    Some(member) if member.id != request.member_id => {
-                        return HeartbeatOutcome::error(
-                            ErrorCode::FENCED_INSTANCE_ID,
-                            format!("Instance id {instance} is in use by another member."),
-                        )
-                    }
-                    Some(member) => member.id.clone(),
-                }
-            }
-            None => match self.members.get(&request.member_id) {
-                Some(member) => member.id.clone(),
-                None => {
-                    return HeartbeatOutcome::error(
-                        ErrorCode::UNKNOWN_MEMBER_ID,
-                        format!(
-                            "Member {} is not a member of group {group_id}.",
-                            request.member_id
-                        ),
-                    )
-                }
+        let found = match group_members::leaving(
+            &self.members,
+            &request.member_id,
+            request.instance_id.as_deref(),
+            || {
+                format!(
+                    "Member {} is not a member of group {group_id}.",
+                    request.member_id
+                )
             },
+        ) {
+            Ok(found) => found,
+            Err((error, message)) => return HeartbeatOutcome::error(error, message),
         };
         if request.member_epoch == STATIC_LEAVE_EPOCH {
             let member = self.members.get_mut(&found).expect("found above");
-            member.previous_epoch = member.epoch;
-            member.epoch = STATIC_LEAVE_EPOCH;
-            member.session_deadline = now + session;
+            group_members::leave_for_now(member, session, now);
         } else {
             self.members.remove(&found);
             self.targets.remove(&found);
@@ -868,42 +808,23 @@ impl StreamsGroup {
                 }
                 Some(_) => {}
             }
-            let replaced = request.instance_id.as_ref().and_then(|instance| {
-                self.members
-                    .values()
-                    .find(|member| member.instance_id.as_deref() == Some(instance))
-                    .cloned()
-            });
+            let replaced = match group_members::static_rejoin(
+                &self.members,
+                &id,
+                request.instance_id.as_deref(),
+            ) {
+                Ok(replaced) => replaced,
+                Err((error, message)) => return HeartbeatOutcome::error(error, message),
+            };
             match replaced {
-                Some(old) if old.epoch != STATIC_LEAVE_EPOCH && old.id != id => {
-                    return HeartbeatOutcome::error(
-                        ErrorCode::UNRELEASED_INSTANCE_ID,
-                        format!(
-                            "Static member {id} with instance id {} cannot join the group because the instance id is owned by member {}.",
-                            request.instance_id.as_deref().unwrap_or_default(),
-                            old.id
-                        ),
-                    );
-                }
                 Some(old) => {
                     // A static member back: it takes over the old member's tasks and epoch.
                     self.members.remove(&old.id);
                     let target = self.targets.remove(&old.id).unwrap_or_default();
                     self.targets.insert(id.clone(), target);
-                    let epoch = if old.epoch == STATIC_LEAVE_EPOCH {
-                        old.previous_epoch
-                    } else {
-                        old.epoch
-                    };
-                    self.members.insert(
-                        id.clone(),
-                        StreamsMember {
-                            id: id.clone(),
-                            epoch,
-                            previous_epoch: epoch,
-                            ..old
-                        },
-                    );
+                    let membership = group_members::take_over(&old.membership, id.clone());
+                    self.members
+                        .insert(id.clone(), StreamsMember { membership, ..old });
                 }
                 // A member joining again under its id (as a member still at epoch 0 does,
                 // with its topology, while the first assignment waits) stays as it is,
@@ -913,73 +834,49 @@ impl StreamsGroup {
                     self.members.insert(
                         id.clone(),
                         StreamsMember {
-                            id: id.clone(),
-                            instance_id: request.instance_id.clone(),
-                            rack_id: None,
-                            client_id: String::new(),
-                            client_host: String::new(),
-                            epoch: 0,
-                            previous_epoch: 0,
+                            membership: Membership::new(
+                                id.clone(),
+                                request.instance_id.clone(),
+                                now,
+                            ),
                             state: MemberState::Stable,
                             topology_epoch: topology.epoch,
                             process_id: String::new(),
                             user_endpoint: None,
                             client_tags: Vec::new(),
-                            rebalance_timeout: Duration::ZERO,
                             assigned: TaskTuple::default(),
                             revoking: Tasks::new(),
-                            session_deadline: now,
-                            revocation_deadline: None,
                         },
                     );
                     bump = true;
                 }
             }
         } else {
-            match self.members.get(&id) {
-                None => {
-                    return HeartbeatOutcome::error(
-                        ErrorCode::UNKNOWN_MEMBER_ID,
-                        format!("Member {id} is not a member of group {group_id}."),
-                    )
-                }
-                // Kafka's `throwIfStreamsGroupMemberEpochIsInvalid`: ahead of the member's
-                // epoch, or behind it and not its previous one, is fenced.
-                Some(member) if request.member_epoch > member.epoch => {
-                    return HeartbeatOutcome::error(
-                        ErrorCode::FENCED_MEMBER_EPOCH,
-                        format!(
-                            "The streams group member has a greater member epoch ({}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
-                            request.member_epoch, member.epoch
-                        ),
-                    )
-                }
-                Some(member)
-                    if request.member_epoch < member.epoch
-                        && request.member_epoch != member.previous_epoch =>
-                {
-                    return HeartbeatOutcome::error(
-                        ErrorCode::FENCED_MEMBER_EPOCH,
-                        format!(
-                            "The streams group member has a smaller member epoch ({}) than the one known by the group coordinator ({}). The member must abandon all its partitions and rejoin.",
-                            request.member_epoch, member.epoch
-                        ),
-                    )
-                }
-                Some(_) => {}
+            let Some(member) = self.members.get(&id) else {
+                return HeartbeatOutcome::error(
+                    ErrorCode::UNKNOWN_MEMBER_ID,
+                    format!("Member {id} is not a member of group {group_id}."),
+                );
+            };
+            // Kafka's `throwIfStreamsGroupMemberEpochIsInvalid`: ahead of the member's
+            // epoch, or behind it and not its previous one, is fenced.
+            if let Err((error, message)) =
+                group_members::check_epoch(member, request.member_epoch, true, "streams", false)
+            {
+                return HeartbeatOutcome::error(error, message);
             }
         }
         let member = self.members.get_mut(&id).expect("present above");
-        member.client_id.clone_from(&request.client_id);
-        member.client_host.clone_from(&request.client_host);
-        member.session_deadline = now + settings.session;
+        member.heard(
+            &request.client_id,
+            &request.client_host,
+            now + settings.session,
+        );
         if request.rack_id.is_some() && request.rack_id != member.rack_id {
             member.rack_id.clone_from(&request.rack_id);
             bump = true;
         }
-        if request.rebalance_timeout_ms >= 0 {
-            member.rebalance_timeout = Duration::from_millis(request.rebalance_timeout_ms as u64);
-        }
+        member.set_rebalance_timeout(request.rebalance_timeout_ms);
         if let Some(topology) = &request.topology {
             member.topology_epoch = topology.epoch;
         }
@@ -1131,19 +1028,12 @@ impl StreamsGroup {
 
     /// Whether an OffsetCommit of `member_id` at `epoch` may commit, as for consumer groups.
     pub fn validate_commit(&self, member_id: &str, epoch: i32) -> ErrorCode {
-        if epoch < 0 && self.members.is_empty() {
-            return ErrorCode::NONE;
-        }
-        self.validate_member_epoch(member_id, epoch)
+        group_members::validate_commit(&self.members, member_id, epoch)
     }
 
     /// A known member at its current epoch (OffsetFetch v9+ with a member id).
     pub fn validate_member_epoch(&self, member_id: &str, epoch: i32) -> ErrorCode {
-        match self.members.get(member_id) {
-            None => ErrorCode::UNKNOWN_MEMBER_ID,
-            Some(member) if member.epoch != epoch => ErrorCode::STALE_MEMBER_EPOCH,
-            Some(_) => ErrorCode::NONE,
-        }
+        group_members::validate_member_epoch(&self.members, member_id, epoch)
     }
 }
 

@@ -899,7 +899,23 @@ async fn a_regex_subscription_resolves_to_the_topics_the_member_may_describe() {
         panic!("not ConsumerGroupHeartbeat")
     };
     assert_eq!(joined.error_code, 0, "{:?}", joined.error_message);
-    let topics: Vec<_> = joined
+    // Resolved after the joining heartbeat (with its context), as Kafka's executor does: the
+    // member sees its topics at the next one.
+    let Response::ConsumerGroupHeartbeat(resolved) = alice
+        .call(
+            1,
+            ConsumerGroupHeartbeatRequest::default()
+                .with_group_id("ok-regex".into())
+                .with_member_id("m".into())
+                .with_member_epoch(joined.member_epoch)
+                .with_topic_partitions(Some(Vec::new())),
+        )
+        .await
+    else {
+        panic!("not ConsumerGroupHeartbeat")
+    };
+    assert_eq!(resolved.error_code, 0, "{:?}", resolved.error_message);
+    let topics: Vec<_> = resolved
         .assignment
         .expect("an assignment")
         .topic_partitions

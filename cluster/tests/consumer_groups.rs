@@ -3,8 +3,9 @@
 //! only after its owner revoked it, member epochs are checked (FENCED_MEMBER_EPOCH,
 //! UNKNOWN_MEMBER_ID, one epoch of lag allowed), OffsetCommit and OffsetFetch check member
 //! epochs (STALE_MEMBER_EPOCH), ListGroups and ConsumerGroupDescribe show the group, members
-//! leave, and a static member comes back with its assignment. The same scenario, each
-//! assertion as written, runs against a real Kafka 4.4 broker
+//! leave, and a static member comes back with its assignment; group epochs on a first join,
+//! a subscription change and a regex subscription (resolved at a later heartbeat). The same
+//! scenarios, each assertion as written, run against a real Kafka 4.4 broker
 //! (`bash tools/ci-live.sh cluster_groups`).
 
 mod support;
@@ -24,7 +25,7 @@ use kafka_codec::messages::{
 };
 use kafka_codec::{ErrorCode, Response, Uuid};
 use kafka_codec_cluster::Cluster;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::time::Duration;
 use support::{Client, GUARD};
@@ -175,16 +176,20 @@ async fn a_real_kafka_broker_answers_the_same() {
     let broker = support::live_broker().await;
     let nanos = support::nanos();
     let name = format!("kip848-{nanos}");
-    // Kafka 4.4 batches assignments (KIP-1263: at most one a second by default); the
-    // cluster assigns at each heartbeat, as Kafka does with the interval at 0.
+    unbatched(broker, &name).await;
+    let (topic, coordinator) = prepare(broker, &name, &name).await;
+    scenario(coordinator, &name, &name, topic).await;
+}
+
+/// Kafka 4.4 batches assignments (KIP-1263: at most one a second by default); the cluster
+/// assigns at each heartbeat, as Kafka does with `group`'s interval at 0, which this sets.
+async fn unbatched(broker: SocketAddr, group: &str) {
     let mut admin = Client::connect(broker, "admin").await;
     let set = [("consumer.assignment.interval.ms", 0, Some("0"))];
     let altered = admin
-        .incremental_alter_configs(1, GROUP_RESOURCE, &name, &set, false)
+        .incremental_alter_configs(1, GROUP_RESOURCE, group, &set, false)
         .await;
     assert_eq!(altered.0, 0);
-    let (topic, coordinator) = prepare(broker, &name, &name).await;
-    scenario(coordinator, &name, &name, topic).await;
 }
 
 async fn scenario(address: SocketAddr, group: &str, topic_name: &str, topic: Uuid) {
@@ -566,4 +571,243 @@ fn every_pattern_is_read_as_kafka_s_re2j_reads_it() {
         wrong.len(),
         wrong.join("\n")
     );
+}
+
+/// What an answer assigns, by topic name (`None`: no assignment in the answer).
+fn by_name(
+    answer: &ConsumerGroupHeartbeatResponse,
+    names: &BTreeMap<Uuid, &str>,
+) -> Option<BTreeMap<String, Vec<i32>>> {
+    assert_eq!(answer.error_code, 0, "{:?}", answer.error_message);
+    answer.assignment.as_ref().map(|assignment| {
+        let mut by_name: BTreeMap<String, Vec<i32>> = BTreeMap::new();
+        for tp in &assignment.topic_partitions {
+            let name = names.get(&tp.topic_id).expect("a topic of the scenario");
+            let partitions = by_name.entry(name.to_string()).or_default();
+            partitions.extend(tp.partitions.iter());
+            partitions.sort_unstable();
+        }
+        by_name
+    })
+}
+
+/// A member as the scenario drives it: its id, epoch and what it owns (its last
+/// assignment, acknowledged with each heartbeat as a client does).
+struct Driven<'a> {
+    client: Client,
+    group: &'a str,
+    id: &'static str,
+    epoch: i32,
+    owned: Vec<TopicPartitions>,
+}
+
+impl Driven<'_> {
+    /// Sends `request` (a plain heartbeat at the member's epoch when `None`), naming what
+    /// the member owns once it has joined.
+    async fn beat(
+        &mut self,
+        request: Option<ConsumerGroupHeartbeatRequest>,
+    ) -> ConsumerGroupHeartbeatResponse {
+        let request = request.unwrap_or_else(|| {
+            ConsumerGroupHeartbeatRequest::default()
+                .with_group_id(self.group.into())
+                .with_member_id(self.id.into())
+                .with_member_epoch(self.epoch)
+        });
+        let request = if request.member_epoch > 0 {
+            request.with_topic_partitions(Some(self.owned.clone()))
+        } else {
+            request
+        };
+        let answer = self.client.cg_heartbeat(request).await;
+        if answer.error_code == 0 {
+            self.epoch = answer.member_epoch;
+            if let Some(assignment) = &answer.assignment {
+                self.owned = assignment
+                    .topic_partitions
+                    .iter()
+                    .map(|tp| {
+                        TopicPartitions::default()
+                            .with_topic_id(tp.topic_id)
+                            .with_partitions(tp.partitions.clone())
+                    })
+                    .collect();
+            }
+        }
+        answer
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_epochs_subscriptions_and_regexes_move_as_kafka_4_4_moves_them() {
+    let cluster = Cluster::builder()
+        .brokers(1)
+        .build()
+        .await
+        .expect("cluster");
+    epochs_scenario(cluster.brokers()[0].address, "epochs").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Kafka broker: KAFKA_BROKER=HOST:PORT (bash tools/ci-live.sh cluster_groups)"]
+async fn a_real_kafka_broker_answers_the_same_group_epochs_subscriptions_and_regexes() {
+    let broker = support::live_broker().await;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_nanos();
+    let group = format!("epochs-{nanos}");
+    unbatched(broker, &group).await;
+    epochs_scenario(broker, &group).await;
+}
+
+/// Topics `GROUP-t1` (4 partitions), `GROUP-t2` and `GROUP-rx1` (2 each); a member joins
+/// by name, changes its subscription, a second joins and the first revokes, a third joins
+/// with a regex: every epoch and assignment as a Kafka 4.4 broker answers them (its
+/// group's assignment interval at 0).
+async fn epochs_scenario(bootstrap: SocketAddr, group: &str) {
+    let (t1, coordinator) = prepare(bootstrap, &format!("{group}-t1"), group).await;
+    let mut names: BTreeMap<Uuid, &str> = BTreeMap::from([(t1, "t1")]);
+    let mut admin = Client::connect(bootstrap, "admin").await;
+    for (name, count) in [("t2", 2), ("rx1", 2)] {
+        let request = support::create_topics(&[&format!("{group}-{name}")], count, 1);
+        let Response::CreateTopics(created) = admin.call(7, request).await else {
+            panic!("not CreateTopics")
+        };
+        assert_eq!(created.topics[0].error_code, 0);
+        names.insert(created.topics[0].topic_id, name);
+    }
+    let (t1n, t2n, rxn) = (
+        format!("{group}-t1"),
+        format!("{group}-t2"),
+        format!("{group}-rx1"),
+    );
+    // A real broker's group coordinator learns of new topics a moment after its request
+    // handlers: another group's member is assigned all three before the scenario starts.
+    let warm_group = format!("{group}-warm");
+    let mut warm = Driven {
+        client: Client::connect(coordinator, "warm").await,
+        group: &warm_group,
+        id: "warm",
+        epoch: 0,
+        owned: Vec::new(),
+    };
+    let all = Some(vec![
+        t1n.as_str().into(),
+        t2n.as_str().into(),
+        rxn.as_str().into(),
+    ]);
+    let mut answer = warm
+        .beat(Some(
+            join(&warm_group, "warm", &t1n).with_subscribed_topic_names(all),
+        ))
+        .await;
+    tokio::time::timeout(GUARD, async {
+        while by_name(&answer, &names).is_none_or(|topics| topics.len() < 3) {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            answer = warm.beat(None).await;
+        }
+    })
+    .await
+    .expect("the coordinator knows the topics before the guard");
+    let driven = |client, id| Driven {
+        client,
+        group,
+        id,
+        epoch: 0,
+        owned: Vec::new(),
+    };
+    let mut a = driven(Client::connect(coordinator, "a").await, "a");
+    let mut b = driven(Client::connect(coordinator, "b").await, "b");
+    let mut c = driven(Client::connect(coordinator, "c").await, "c");
+    let assignment = |pairs: &[(&str, &[i32])]| {
+        Some(
+            pairs
+                .iter()
+                .map(|(name, partitions)| (name.to_string(), partitions.to_vec()))
+                .collect::<BTreeMap<_, _>>(),
+        )
+    };
+
+    // The group's first member: epoch 2 (its first member and its subscription each move
+    // a new group on), every partition at once, the default heartbeat interval.
+    let joined = a.beat(Some(join(group, "a", &t1n))).await;
+    assert_eq!(joined.member_epoch, 2);
+    assert_eq!(joined.heartbeat_interval_ms, 5_000);
+    assert_eq!(
+        by_name(&joined, &names),
+        assignment(&[("t1", &[0, 1, 2, 3])])
+    );
+    let same = a.beat(None).await;
+    assert_eq!((same.member_epoch, by_name(&same, &names)), (2, None));
+
+    // A new subscription: the next epoch, and the new topic's partitions, in that answer.
+    let both = Some(vec![t1n.as_str().into(), t2n.as_str().into()]);
+    let request = ConsumerGroupHeartbeatRequest::default()
+        .with_group_id(group.into())
+        .with_member_id("a".into())
+        .with_member_epoch(2)
+        .with_subscribed_topic_names(both.clone());
+    let resubscribed = a.beat(Some(request)).await;
+    assert_eq!(resubscribed.member_epoch, 3);
+    assert_eq!(
+        by_name(&resubscribed, &names),
+        assignment(&[("t1", &[0, 1, 2, 3]), ("t2", &[0, 1])])
+    );
+
+    // A second member with the same subscription: the next epoch, nothing until a revokes
+    // half of its six partitions (which three is the assignor's choice).
+    let joined = b
+        .beat(Some(
+            join(group, "b", &t1n).with_subscribed_topic_names(both),
+        ))
+        .await;
+    assert_eq!(joined.member_epoch, 4);
+    assert_eq!(by_name(&joined, &names), assignment(&[]));
+    let told = a.beat(None).await;
+    assert_eq!(told.member_epoch, 3);
+    let kept = by_name(&told, &names).expect("what a keeps");
+    assert_eq!(kept.values().map(Vec::len).sum::<usize>(), 3, "{kept:?}");
+    let revoked = a.beat(None).await;
+    assert_eq!((revoked.member_epoch, by_name(&revoked, &names)), (4, None));
+    let given = b.beat(None).await;
+    assert_eq!(given.member_epoch, 4);
+    let mut everything = by_name(&given, &names).expect("b's partitions");
+    for (topic, partitions) in &kept {
+        everything
+            .entry(topic.clone())
+            .or_default()
+            .extend(partitions);
+    }
+    everything.values_mut().for_each(|p| p.sort_unstable());
+    assert_eq!(
+        Some(everything),
+        assignment(&[("t1", &[0, 1, 2, 3]), ("t2", &[0, 1])]),
+        "each partition to one of them"
+    );
+
+    // A member subscribing with a regex alone: the group stays at its epoch, and the member
+    // is at it with nothing; Kafka resolves the regex after answering, and the member gets
+    // the matching topic, at the next epoch, at a later heartbeat.
+    let request = join(group, "c", &t1n)
+        .with_subscribed_topic_names(None)
+        .with_subscribed_topic_regex(Some(format!("{group}-rx.*").into()));
+    let joined = c.beat(Some(request)).await;
+    assert_eq!(joined.member_epoch, 4);
+    assert_eq!(by_name(&joined, &names), assignment(&[]));
+    let mut resolved = c.beat(None).await;
+    tokio::time::timeout(GUARD, async {
+        while resolved.assignment.is_none() {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            resolved = c.beat(None).await;
+        }
+    })
+    .await
+    .expect("the regex resolved before the guard");
+    assert_eq!(resolved.member_epoch, 5);
+    assert_eq!(by_name(&resolved, &names), assignment(&[("rx1", &[0, 1])]));
+    for member in [&mut a, &mut b] {
+        let moved = member.beat(None).await;
+        assert_eq!((moved.member_epoch, by_name(&moved, &names)), (5, None));
+    }
 }

@@ -1071,7 +1071,7 @@ const VIA_ACCESSORS_RESERVE: usize = 256;
 
 /// The owned elements of a lazy view's struct array, each read through its accessors
 /// (`to_owned_via_accessors`), collected with room reserved once for the count (up to
-/// [`VIA_ACCESSORS_RESERVE`]) rather than grown from empty as a `collect` of `Result`s is.
+/// 256 elements) rather than grown from empty as a `collect` of `Result`s is.
 #[doc(hidden)]
 #[inline]
 pub fn collect_via_accessors<'a, V>(

@@ -103,7 +103,10 @@
 //! limits: they were checked), so it costs the owned decode, on top of the check
 //! (`benches/README.md`). A struct's last `bytes`/`records` field (a partition's records) is
 //! found when its array's iterator steps over the struct, and its accessor reads it from
-//! there without reading its length again.
+//! there without reading its length again; that step also marks where the struct's first
+//! variable-width fields end, so its other accessors start there. A message's root view is
+//! not found by a step: `marked()` on it (one step over the body) gives the same to a reader
+//! of fields after a large array.
 //!
 //! A **lazy view** (`LazyRequestFrame::new`, `LazyResponseFrame::new`, `LazyMessage::new`;
 //! the same generated view types in mode `Lazy`) checks only the framing and the header

@@ -13,11 +13,14 @@
 //! reads), `route-hand-written` (a hand-written reader of the same fields, `views::hand_written`), `walk-view` (view +
 //! `to_owned`), `walk-view-check` (the checked view made, nothing read: `walk-view` less this is
 //! its `to_owned`), `walk-lazy` (lazy view + `to_owned`),
-//! `walk-lazy-accessors` (lazy view + `to_owned_via_accessors`), `walk-owned` (the owned
-//! decode). Cases `describe_quorum_response_v2` and `describe_quorum_response_v3` (the codec
+//! `walk-lazy-accessors` (lazy view + `to_owned_via_accessors`), `walk-fields` (every field
+//! read through the lazy view's accessors, nothing built: `views::full_walk`), `walk-owned`
+//! (the owned decode). Cases `describe_quorum_response_v2` and `describe_quorum_response_v3` (the codec
 //! bench's DescribeQuorum response at versions 2 and 3) have the `walk-` operations only.
 //! Case `produce_request_v9_tap` with `tap-owned`, `tap-view`, `tap-lazy`: the tap's
-//! `--deny-topic` decision on a Produce v9 frame (`views::tap_decision`).
+//! `--deny-topic` decision on a Produce v9 frame (`views::tap_decision`). Cases
+//! `quorum_serve_describe_quorum` and `quorum_serve_add_raft_voter` with `quorum-owned`,
+//! `quorum-view`, `quorum-lazy`: `quorum serve`'s request reading (`views::quorum_serve`).
 
 use bytes::Bytes;
 use kafka_codec::messages::{
@@ -31,11 +34,16 @@ use kafka_codec_bench::{
 use std::hint::black_box;
 
 fn walk<M: Message + Viewable + kafka_codec::codegen::DecodeFields + 'static>(
+    case: &str,
     bytes: &Bytes,
     version: i16,
     how: &str,
 ) -> usize {
-    if how == "walk-view" {
+    if how == "walk-fields" {
+        // Every field read through the lazy view's accessors, nothing built.
+        let case = kafka_codec_bench::views::full_walk::of(case).expect("a walk case");
+        case(bytes, version).expect("valid") as usize
+    } else if how == "walk-view" {
         let view: M::View<'_> = view_message(bytes, version).expect("valid");
         std::mem::size_of_val(&black_box(view.to_owned_struct()))
     } else if how == "walk-view-check" {
@@ -81,13 +89,33 @@ fn main() {
         println!("{denied}");
         return;
     }
+    if let Some(api) = case.strip_prefix("quorum_serve_") {
+        // `quorum serve`'s request reading (`views::quorum_serve`).
+        use kafka_codec_bench::views::quorum_serve;
+        let frame = match api {
+            "describe_quorum" => quorum_serve::describe_quorum(),
+            "add_raft_voter" => quorum_serve::add_raft_voter(),
+            _ => panic!("unknown case {case}"),
+        };
+        let read = match operation.as_str() {
+            "quorum-owned" => quorum_serve::owned,
+            "quorum-view" => quorum_serve::checked_view,
+            "quorum-lazy" => quorum_serve::lazy_view,
+            _ => panic!("unknown operation {operation}"),
+        };
+        let sum = (0..n).fold(0u64, |sum, _| {
+            sum.wrapping_add(read(black_box(&frame)).expect("valid"))
+        });
+        println!("{sum}");
+        return;
+    }
     if let Some(version) = case.strip_prefix("describe_quorum_response_v") {
         // The full walks alone: no routing read is defined for DescribeQuorum.
         let version: i16 = version.parse().expect("a version");
         let message = describe_quorum_response().message;
         let bytes = message.encode_to_bytes(version).expect("encodes");
         let sum: usize = (0..n)
-            .map(|_| walk::<DescribeQuorumResponse>(black_box(&bytes), version, operation))
+            .map(|_| walk::<DescribeQuorumResponse>(case, black_box(&bytes), version, operation))
             .sum();
         println!("{sum}");
         return;
@@ -111,9 +139,11 @@ fn main() {
             "route-krabka" => krabka.expect("built with --features krabka")(bytes),
             how if how.starts_with("walk-") => {
                 (match version {
-                    18 => walk::<FetchResponse>(bytes, version, how),
-                    _ if case.starts_with("produce") => walk::<ProduceRequest>(bytes, version, how),
-                    _ => walk::<MetadataResponse>(bytes, version, how),
+                    18 => walk::<FetchResponse>(case, bytes, version, how),
+                    _ if case.starts_with("produce") => {
+                        walk::<ProduceRequest>(case, bytes, version, how)
+                    }
+                    _ => walk::<MetadataResponse>(case, bytes, version, how),
                 }) as u64
             }
             _ => panic!("unknown operation {operation}"),

@@ -387,6 +387,318 @@ pub mod tap_decision {
     }
 }
 
+/// `kafka-codec quorum serve`'s request reading (issue 25 item 4): the requests its
+/// controller answers read whole (every field: the quorum model takes them all), by the
+/// owned frame decode the cluster's transport runs, by the checked view
+/// (`RequestFrameView`) and by the lazy view (`LazyRequestFrame`), summed. DescribeQuorum v2
+/// (what `kafka-metadata-quorum` polls) and AddRaftVoter v1 (`add-controller`), frames as
+/// the transport holds them (no size prefix). `views_ir quorum_serve_<api> quorum-owned|
+/// quorum-view|quorum-lazy`.
+pub mod quorum_serve {
+    use bytes::{Bytes, BytesMut};
+    use kafka_codec::messages::add_raft_voter_request::{AddRaftVoterRequestView, Listener};
+    use kafka_codec::messages::describe_quorum_request::{
+        DescribeQuorumRequestView, PartitionData, TopicData,
+    };
+    use kafka_codec::messages::{AddRaftVoterRequest, DescribeQuorumRequest};
+    use kafka_codec::{
+        DecodeError, DecodeOptions, Framing, Lazy, LazyRequestFrame, Request, RequestFrame,
+        RequestFrameView, Uuid,
+    };
+
+    type Sum = Result<u64, DecodeError>;
+
+    fn bare(frame: RequestFrame) -> Bytes {
+        let mut out = BytesMut::new();
+        frame
+            .with_client_id("kafka-metadata-quorum")
+            .encode(&mut out, Framing::Bare)
+            .expect("encodes");
+        out.freeze()
+    }
+
+    /// A DescribeQuorum v2 request for the metadata partition.
+    pub fn describe_quorum() -> Bytes {
+        let request = DescribeQuorumRequest::default().with_topics(vec![TopicData::default()
+            .with_topic_name("__cluster_metadata".into())
+            .with_partitions(vec![PartitionData::default().with_partition_index(0)])]);
+        bare(RequestFrame::new(request, 2, 7))
+    }
+
+    /// An AddRaftVoter v1 request adding controller 4 with one listener.
+    pub fn add_raft_voter() -> Bytes {
+        let request = AddRaftVoterRequest::default()
+            .with_cluster_id(Some("kafka-codec-quorum".into()))
+            .with_timeout_ms(30_000)
+            .with_voter_id(4)
+            .with_voter_directory_id(Uuid([7; 16]))
+            .with_listeners(vec![Listener::default()
+                .with_name("CONTROLLER".into())
+                .with_host("controller-4.invalid".into())
+                .with_port(9093)])
+            .with_ack_when_committed(true);
+        bare(RequestFrame::new(request, 1, 7))
+    }
+
+    fn uuid(id: Uuid) -> u64 {
+        let (high, low) = id.halves();
+        (high ^ low) as u64
+    }
+
+    pub fn owned(frame: &Bytes) -> Sum {
+        let request = RequestFrame::decode_with(frame.clone(), &DecodeOptions::default())?;
+        let mut sum = request.header.correlation_id as u64;
+        match &request.body {
+            Request::DescribeQuorum(body) => {
+                for topic in &body.topics {
+                    sum += topic.topic_name.len() as u64;
+                    for partition in &topic.partitions {
+                        sum += partition.partition_index as u64;
+                    }
+                }
+            }
+            Request::AddRaftVoter(body) => {
+                sum += body.cluster_id.as_ref().map_or(1, |s| s.len()) as u64;
+                sum += body.timeout_ms as u64 + body.voter_id as u64;
+                sum ^= uuid(body.voter_directory_id);
+                for listener in &body.listeners {
+                    sum += listener.name.len() as u64 + listener.host.len() as u64;
+                    sum += listener.port as u64;
+                }
+                sum += body.ack_when_committed as u64;
+            }
+            _ => {}
+        }
+        Ok(sum)
+    }
+
+    pub fn checked_view(frame: &Bytes) -> Sum {
+        let view = RequestFrameView::new(frame, &DecodeOptions::default())?;
+        let mut sum = view.header().correlation_id() as u64;
+        if let Some(body) = view.body::<DescribeQuorumRequestView<'_>>() {
+            for topic in body.topics() {
+                sum += topic.topic_name().len() as u64;
+                for partition in topic.partitions() {
+                    sum += partition.partition_index() as u64;
+                }
+            }
+        } else if let Some(body) = view.body::<AddRaftVoterRequestView<'_>>() {
+            sum += body.cluster_id().map_or(1, str::len) as u64;
+            sum += body.timeout_ms() as u64 + body.voter_id() as u64;
+            sum ^= uuid(body.voter_directory_id());
+            for listener in body.listeners() {
+                sum += listener.name().len() as u64 + listener.host().len() as u64;
+                sum += listener.port() as u64;
+            }
+            sum += body.ack_when_committed() as u64;
+        }
+        Ok(sum)
+    }
+
+    pub fn lazy_view(frame: &Bytes) -> Sum {
+        let view = LazyRequestFrame::new(frame, &DecodeOptions::default())?;
+        let mut sum = view.header().correlation_id() as u64;
+        if let Some(body) = view.body::<DescribeQuorumRequestView<'_, Lazy>>() {
+            for topic in body.topics()? {
+                let topic = topic?;
+                sum += topic.topic_name()?.len() as u64;
+                for partition in topic.partitions()? {
+                    sum += partition?.partition_index()? as u64;
+                }
+            }
+        } else if let Some(body) = view.body::<AddRaftVoterRequestView<'_, Lazy>>() {
+            sum += body.cluster_id()?.map_or(1, str::len) as u64;
+            sum += body.timeout_ms()? as u64 + body.voter_id()? as u64;
+            sum ^= uuid(body.voter_directory_id()?);
+            for listener in body.listeners()? {
+                let listener = listener?;
+                sum += listener.name()?.len() as u64 + listener.host()?.len() as u64;
+                sum += listener.port()? as u64;
+            }
+            sum += body.ack_when_committed()? as u64;
+        }
+        Ok(sum)
+    }
+}
+
+/// A full walk of every field through a lazy view's accessors (issue 25: "a full walk of
+/// every field through the view no slower than the owned decode"): each field of each struct
+/// read by its accessor, tagged ones by tag, and folded into a sum so that nothing is
+/// optimised away; nothing is built and nothing allocated. The owned decode it is set
+/// against reads every field too (and builds the message). Fields the version lacks are not
+/// read (their accessors return defaults without reading). `views_ir <case> walk-fields`.
+pub mod full_walk {
+    use bytes::Bytes;
+    use kafka_codec::messages::describe_quorum_response::{
+        DescribeQuorumResponseView, ReplicaStateView,
+    };
+    use kafka_codec::messages::fetch_response::FetchResponseView;
+    use kafka_codec::messages::metadata_response::MetadataResponseView;
+    use kafka_codec::messages::produce_request::ProduceRequestView;
+    use kafka_codec::messages::{
+        DescribeQuorumResponse, FetchResponse, MetadataResponse, ProduceRequest,
+    };
+    use kafka_codec::{DecodeError, Lazy, LazyMessage, Uuid};
+
+    type Sum = Result<u64, DecodeError>;
+
+    fn text(value: Option<&str>) -> u64 {
+        value.map_or(1, |s| s.len() as u64)
+    }
+
+    fn uuid(id: Uuid) -> u64 {
+        let (high, low) = id.halves();
+        (high ^ low) as u64
+    }
+
+    pub fn produce(bytes: &Bytes, _: i16) -> Sum {
+        let message = LazyMessage::new::<ProduceRequest>(bytes, 13)?;
+        let view: ProduceRequestView<'_, Lazy> = message.view().expect("its view");
+        let mut sum = text(view.transactional_id()?);
+        sum += view.acks()? as u64 + view.timeout_ms()? as u64;
+        for topic in view.topic_data()? {
+            let topic = topic?;
+            sum ^= uuid(topic.topic_id()?);
+            for partition in topic.partition_data()? {
+                let partition = partition?;
+                sum += partition.index()? as u64;
+                sum += partition.records()?.map_or(1, <[u8]>::len) as u64;
+            }
+        }
+        Ok(sum)
+    }
+
+    pub fn fetch(bytes: &Bytes, _: i16) -> Sum {
+        let message = LazyMessage::new::<FetchResponse>(bytes, 18)?;
+        let view: FetchResponseView<'_, Lazy> = message.view().expect("its view");
+        let mut sum = view.throttle_time_ms()? as u64;
+        sum += view.error_code()? as u64 + view.session_id()? as u64;
+        for topic in view.responses()? {
+            let topic = topic?;
+            sum ^= uuid(topic.topic_id()?);
+            for p in topic.partitions()? {
+                let p = p?;
+                sum += p.partition_index()? as u64 + p.error_code()? as u64;
+                sum += p.high_watermark()? as u64 + p.last_stable_offset()? as u64;
+                sum += p.log_start_offset()? as u64;
+                let diverging = p.diverging_epoch()?;
+                sum += diverging.epoch()? as u64 + diverging.end_offset()? as u64;
+                let leader = p.current_leader()?;
+                sum += leader.leader_id()? as u64 + leader.leader_epoch()? as u64;
+                let snapshot = p.snapshot_id()?;
+                sum += snapshot.end_offset()? as u64 + snapshot.epoch()? as u64;
+                if let Some(aborted) = p.aborted_transactions()? {
+                    for a in aborted {
+                        let a = a?;
+                        sum += a.producer_id()? as u64 + a.first_offset()? as u64;
+                    }
+                }
+                sum += p.preferred_read_replica()? as u64;
+                sum += p.records()?.map_or(1, <[u8]>::len) as u64;
+            }
+        }
+        for node in view.node_endpoints()? {
+            let node = node?;
+            sum += node.node_id()? as u64 + node.host()?.len() as u64;
+            sum += node.port()? as u64 + text(node.rack()?);
+        }
+        Ok(sum)
+    }
+
+    pub fn metadata(bytes: &Bytes, _: i16) -> Sum {
+        let message = LazyMessage::new::<MetadataResponse>(bytes, 13)?;
+        let view: MetadataResponseView<'_, Lazy> = message.view().expect("its view");
+        let mut sum = view.throttle_time_ms()? as u64;
+        for broker in view.brokers()? {
+            let broker = broker?;
+            sum += broker.node_id()? as u64 + broker.host()?.len() as u64;
+            sum += broker.port()? as u64 + text(broker.rack()?);
+        }
+        sum += text(view.cluster_id()?) + view.controller_id()? as u64;
+        for topic in view.topics()? {
+            let topic = topic?;
+            sum += topic.error_code()? as u64 + text(topic.name()?);
+            sum ^= uuid(topic.topic_id()?);
+            sum += topic.is_internal()? as u64;
+            for p in topic.partitions()? {
+                let p = p?;
+                sum += p.error_code()? as u64 + p.partition_index()? as u64;
+                sum += p.leader_id()? as u64 + p.leader_epoch()? as u64;
+                for node in p.replica_nodes()? {
+                    sum += node? as u64;
+                }
+                for node in p.isr_nodes()? {
+                    sum += node? as u64;
+                }
+                for node in p.offline_replicas()? {
+                    sum += node? as u64;
+                }
+            }
+            sum += topic.topic_authorized_operations()? as u64;
+        }
+        sum += view.error_code()? as u64;
+        Ok(sum)
+    }
+
+    /// A full walk of a message at a version.
+    pub type Walk = fn(&Bytes, i16) -> Sum;
+
+    /// The walk of a case of `views_ir` (and the bench).
+    pub fn of(case: &str) -> Option<Walk> {
+        Some(match case {
+            "produce_request_v13" => produce,
+            "fetch_response_v18" => fetch,
+            crate::METADATA_SMALL => metadata,
+            _ if case.starts_with("describe_quorum_response_v") => describe_quorum,
+            _ => return None,
+        })
+    }
+
+    fn replica(replica: ReplicaStateView<'_, Lazy>) -> Sum {
+        let mut sum = replica.replica_id()? as u64 ^ uuid(replica.replica_directory_id()?);
+        sum += replica.log_end_offset()? as u64 + replica.last_fetch_timestamp()? as u64;
+        sum += replica.last_caught_up_timestamp()? as u64;
+        Ok(sum)
+    }
+
+    pub fn describe_quorum(bytes: &Bytes, version: i16) -> Sum {
+        let message = LazyMessage::new::<DescribeQuorumResponse>(bytes, version)?;
+        let view: DescribeQuorumResponseView<'_, Lazy> = message.view().expect("its view");
+        let mut sum = view.error_code()? as u64 + text(view.error_message()?);
+        for topic in view.topics()? {
+            let topic = topic?;
+            sum += topic.topic_name()?.len() as u64;
+            for p in topic.partitions()? {
+                let p = p?;
+                sum += p.partition_index()? as u64 + p.error_code()? as u64;
+                sum += text(p.error_message()?) + p.leader_id()? as u64;
+                sum += p.leader_epoch()? as u64 + p.high_watermark()? as u64;
+                for voter in p.current_voters()? {
+                    sum += replica(voter?)?;
+                }
+                if let Some(committed) = p.committed_voters()? {
+                    for voter in committed {
+                        sum += replica(voter?)?;
+                    }
+                }
+                for observer in p.observers()? {
+                    sum += replica(observer?)?;
+                }
+            }
+        }
+        for node in view.nodes()? {
+            let node = node?;
+            sum += node.node_id()? as u64;
+            for listener in node.listeners()? {
+                let listener = listener?;
+                sum += listener.name()?.len() as u64 + listener.host()?.len() as u64;
+                sum += listener.port()? as u64;
+            }
+        }
+        Ok(sum)
+    }
+}
+
 /// A hand-written routing read: plain safe code for exactly the fields a route needs and
 /// this one layout (no views, no version tests), as a programmer would write it without a
 /// codec: every read bounds-checked (`Option` and `?`), lengths and counts read as the owned
@@ -595,6 +907,56 @@ pub fn hand_written_route(case: &str) -> Option<Route> {
 mod tests {
     use super::*;
     use crate::{fetch_response, metadata_response, produce_request, METADATA_SMALL};
+
+    /// The three readers of `quorum serve`'s requests read the same sums, and refuse a frame
+    /// cut short.
+    #[test]
+    fn the_quorum_serve_reads_agree() {
+        use quorum_serve::{add_raft_voter, checked_view, describe_quorum, lazy_view, owned};
+        for frame in [describe_quorum(), add_raft_voter()] {
+            let sum = owned(&frame).unwrap();
+            assert_eq!(checked_view(&frame).unwrap(), sum);
+            assert_eq!(lazy_view(&frame).unwrap(), sum);
+            let cut = frame.slice(..frame.len() - 3);
+            for read in [owned, checked_view, lazy_view] {
+                assert!(read(&cut).is_err());
+            }
+        }
+    }
+
+    /// Each full walk reads its case whole, and fails (not panics) on the case cut short.
+    #[test]
+    fn the_full_walks_read_every_case() {
+        use crate::describe_quorum_response;
+        let quorum = describe_quorum_response().message;
+        let cases = [
+            ("produce_request_v13", produce_request().bytes, 13),
+            ("fetch_response_v18", fetch_response().bytes, 18),
+            (
+                METADATA_SMALL,
+                metadata_response(METADATA_SMALL, 100, 10).bytes,
+                13,
+            ),
+            (
+                "describe_quorum_response_v2",
+                quorum.encode_to_bytes(2).unwrap(),
+                2,
+            ),
+            (
+                "describe_quorum_response_v3",
+                quorum.encode_to_bytes(3).unwrap(),
+                3,
+            ),
+        ];
+        for (case, bytes, version) in cases {
+            let walk = full_walk::of(case).unwrap();
+            assert!(walk(&bytes, version).is_ok(), "{case}");
+            assert!(
+                walk(&bytes.slice(..bytes.len() - 2), version).is_err(),
+                "{case}"
+            );
+        }
+    }
 
     /// The three readers of the tap's decision agree on its traffic and on a denied name, and
     /// refuse a frame cut short; a transactional id that is not UTF-8 is refused by the owned

@@ -1014,6 +1014,28 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
         Some((walk, true))
     }
 
+    /// The cursor with the marks one step over its struct (`skip`, the view's generated
+    /// `view_skip`) finds, where it has none: a message's root view is not made by a step, so
+    /// without this each accessor after its first variable-width field walks from its start
+    /// (reading a field after a large array steps over the whole array again). A step that
+    /// fails (a lazy view's bad bytes) marks nothing: the accessors then walk and report the
+    /// error as before.
+    #[doc(hidden)]
+    #[inline]
+    pub fn marked(self, skip: fn(&mut Walk<'a, M>) -> ViewMark) -> Self {
+        if self.mark != ViewMark::UNKNOWN {
+            return self;
+        }
+        let Some(mut walk) = self.walk() else {
+            return self;
+        };
+        let mark = skip(&mut walk);
+        if !walk.ok() {
+            return self;
+        }
+        ViewCursor { mark, ..self }
+    }
+
     /// The struct's marked `bytes` field ([`ViewMark`]), as its walk would read it with
     /// `nullable`: `None` when not marked (the accessor then walks to it). Clears `ok` where
     /// the walk would mark itself bad: a null where the field cannot be null, a value over
@@ -1040,6 +1062,29 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
             }
         }
     }
+}
+
+/// How many elements [`collect_via_accessors`] reserves room for at most before it reads
+/// them: a wire count is not checked against the memory budget here, so the room reserved
+/// up front is bounded by a constant, not by what a hostile count says.
+const VIA_ACCESSORS_RESERVE: usize = 256;
+
+/// The owned elements of a lazy view's struct array, each read through its accessors
+/// (`to_owned_via_accessors`), collected with room reserved once for the count (up to
+/// 256 elements) rather than grown from empty as a `collect` of `Result`s is.
+#[doc(hidden)]
+#[inline]
+pub fn collect_via_accessors<'a, V>(
+    elements: ViewIter<'a, V, Lazy>,
+) -> Result<Vec<V::Owned>, DecodeError>
+where
+    V: OwnedViaAccessors + ViewValue<'a, Lazy>,
+{
+    let mut owned = Vec::with_capacity(elements.remaining().min(VIA_ACCESSORS_RESERVE));
+    for element in elements {
+        owned.push(element?.to_owned_via_accessors()?);
+    }
+    Ok(owned)
 }
 
 /// `part` as a `Bytes` that shares `buf` when it is a slice of it (no copy), else a copy (a

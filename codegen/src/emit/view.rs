@@ -603,18 +603,24 @@ fn emit_accessor(code: &mut Code, cx: &Context<'_>, s: &Struct, index: usize, ma
 
 /// The owned value of `field` read through its lazy accessor (`?` on each `Result`).
 fn through_accessor(field: &Field) -> String {
-    let get = format!("self.{}()?", field_ident(field));
+    let get = format!("this.{}()?", field_ident(field));
     let optional = field.is_optional();
     match &field.ty {
         FieldType::Struct(_) if optional => {
             format!("{get}.map(|v| v.to_owned_via_accessors()).transpose()?")
         }
         FieldType::Struct(_) => format!("{get}.to_owned_via_accessors()?"),
-        FieldType::Array(element) => {
-            let each = match element.as_ref() {
-                FieldType::Struct(_) => "e.and_then(|e| e.to_owned_via_accessors())",
-                _ => "e.map(|e| e.into_owned(buf))",
-            };
+        // Struct elements into a `Vec` reserved once for the count (a `collect` of `Result`s
+        // grows it from empty).
+        FieldType::Array(element) if matches!(element.as_ref(), FieldType::Struct(_)) => {
+            if optional {
+                format!("{get}.map(collect_via_accessors).transpose()?")
+            } else {
+                format!("collect_via_accessors({get})?")
+            }
+        }
+        FieldType::Array(_) => {
+            let each = "e.map(|e| e.into_owned(buf))";
             let collect = format!("map(|e| {each}).collect::<Result<_, DecodeError>>()");
             if optional {
                 format!("{get}.map(|i| i.{collect}).transpose()?")
@@ -648,7 +654,7 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
         .filter_map(|f| f.tag.map(|t| t.to_string()))
         .collect();
     let unknown = format!(
-        "{{\n    let mut ok = true;\n    let fields = self.0.walk_tagged().map(|(mut w, found)| {{\n        if !found {{\n            Self::view_skip_to(&mut w, usize::MAX);\n        }}\n        let section = w;\n        w.skip_tagged();\n        ok = w.ok();\n        section.unknown_tagged(|tag| [{}].contains(&tag))\n    }});\n    Lazy::finish(self.0.origin(), ok, fields.unwrap_or_default())?\n}}",
+        "{{\n    let mut ok = true;\n    let fields = this.0.walk_tagged().map(|(mut w, found)| {{\n        if !found {{\n            Self::view_skip_to(&mut w, usize::MAX);\n        }}\n        let section = w;\n        w.skip_tagged();\n        ok = w.ok();\n        section.unknown_tagged(|tag| [{}].contains(&tag))\n    }});\n    Lazy::finish(this.0.origin(), ok, fields.unwrap_or_default())?\n}}",
         known.join(", ")
     );
     let unknown = cx
@@ -658,8 +664,11 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
     body.close_with(")");
     let mut body = body.finish();
     if super::uses_ident(&body, "buf") {
-        body = format!("let buf = self.0.buf();\n{body}");
+        body = format!("let buf = this.0.buf();\n{body}");
     }
+    // One step over the struct marks where its fields lie, if no step did (the root), so
+    // that each accessor below starts where it passed.
+    let body = format!("let this = self.marked();\n{body}");
     let body = with_bindings(cx, "self.0.version()", body);
     code.line(format!("#[cfg({cfg})]"));
     code.open(format!("impl<'a> {view}<'a, Lazy>"));
@@ -713,6 +722,18 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
         emit_accessor(code, cx, s, index, marked == Some(index));
         code.blank();
     }
+    code.doc(
+        " This view after one step over its struct that marks where its fields lie, if no step\n \
+         did (a message's root view): then every accessor starts where that step passed its\n \
+         field instead of walking from the struct's start. Worth it before reading fields that\n \
+         follow a large array, or several fields of a root; a view found by an array's\n \
+         iterator or a struct field is marked already.",
+    );
+    code.line("#[inline]");
+    code.block("pub fn marked(self) -> Self", |code| {
+        code.line("Self(self.0.marked(Self::view_skip))");
+    });
+    code.blank();
     code.doc(" The raw bytes of the tagged field `tag`, known or not, if the struct has it.");
     code.line("#[inline]");
     let flexible = cx.when(cx.message.flexible_versions);

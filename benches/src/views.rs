@@ -555,14 +555,16 @@ pub mod full_walk {
         let message = LazyMessage::new::<ProduceRequest>(bytes, 13)?;
         let view: ProduceRequestView<'_, Lazy> = message.view().expect("its view");
         let mut sum = text(view.transactional_id()?);
-        sum += view.acks()? as u64 + view.timeout_ms()? as u64;
+        sum = sum
+            .wrapping_add(view.acks()? as u64)
+            .wrapping_add(view.timeout_ms()? as u64);
         for topic in view.topic_data()? {
             let topic = topic?;
             sum ^= uuid(topic.topic_id()?);
             for partition in topic.partition_data()? {
                 let partition = partition?;
-                sum += partition.index()? as u64;
-                sum += partition.records()?.map_or(1, <[u8]>::len) as u64;
+                sum = sum.wrapping_add(partition.index()? as u64);
+                sum = sum.wrapping_add(partition.records()?.map_or(1, <[u8]>::len) as u64);
             }
         }
         Ok(sum)
@@ -572,35 +574,53 @@ pub mod full_walk {
         let message = LazyMessage::new::<FetchResponse>(bytes, 18)?;
         let view: FetchResponseView<'_, Lazy> = message.view().expect("its view");
         let mut sum = view.throttle_time_ms()? as u64;
-        sum += view.error_code()? as u64 + view.session_id()? as u64;
+        sum = sum
+            .wrapping_add(view.error_code()? as u64)
+            .wrapping_add(view.session_id()? as u64);
         for topic in view.responses()? {
             let topic = topic?;
             sum ^= uuid(topic.topic_id()?);
             for p in topic.partitions()? {
                 let p = p?;
-                sum += p.partition_index()? as u64 + p.error_code()? as u64;
-                sum += p.high_watermark()? as u64 + p.last_stable_offset()? as u64;
-                sum += p.log_start_offset()? as u64;
+                sum = sum
+                    .wrapping_add(p.partition_index()? as u64)
+                    .wrapping_add(p.error_code()? as u64);
+                sum = sum
+                    .wrapping_add(p.high_watermark()? as u64)
+                    .wrapping_add(p.last_stable_offset()? as u64);
+                sum = sum.wrapping_add(p.log_start_offset()? as u64);
                 let diverging = p.diverging_epoch()?;
-                sum += diverging.epoch()? as u64 + diverging.end_offset()? as u64;
+                sum = sum
+                    .wrapping_add(diverging.epoch()? as u64)
+                    .wrapping_add(diverging.end_offset()? as u64);
                 let leader = p.current_leader()?;
-                sum += leader.leader_id()? as u64 + leader.leader_epoch()? as u64;
+                sum = sum
+                    .wrapping_add(leader.leader_id()? as u64)
+                    .wrapping_add(leader.leader_epoch()? as u64);
                 let snapshot = p.snapshot_id()?;
-                sum += snapshot.end_offset()? as u64 + snapshot.epoch()? as u64;
+                sum = sum
+                    .wrapping_add(snapshot.end_offset()? as u64)
+                    .wrapping_add(snapshot.epoch()? as u64);
                 if let Some(aborted) = p.aborted_transactions()? {
                     for a in aborted {
                         let a = a?;
-                        sum += a.producer_id()? as u64 + a.first_offset()? as u64;
+                        sum = sum
+                            .wrapping_add(a.producer_id()? as u64)
+                            .wrapping_add(a.first_offset()? as u64);
                     }
                 }
-                sum += p.preferred_read_replica()? as u64;
-                sum += p.records()?.map_or(1, <[u8]>::len) as u64;
+                sum = sum.wrapping_add(p.preferred_read_replica()? as u64);
+                sum = sum.wrapping_add(p.records()?.map_or(1, <[u8]>::len) as u64);
             }
         }
         for node in view.node_endpoints()? {
             let node = node?;
-            sum += node.node_id()? as u64 + node.host()?.len() as u64;
-            sum += node.port()? as u64 + text(node.rack()?);
+            sum = sum
+                .wrapping_add(node.node_id()? as u64)
+                .wrapping_add(node.host()?.len() as u64);
+            sum = sum
+                .wrapping_add(node.port()? as u64)
+                .wrapping_add(text(node.rack()?));
         }
         Ok(sum)
     }
@@ -611,32 +631,44 @@ pub mod full_walk {
         let mut sum = view.throttle_time_ms()? as u64;
         for broker in view.brokers()? {
             let broker = broker?;
-            sum += broker.node_id()? as u64 + broker.host()?.len() as u64;
-            sum += broker.port()? as u64 + text(broker.rack()?);
+            sum = sum
+                .wrapping_add(broker.node_id()? as u64)
+                .wrapping_add(broker.host()?.len() as u64);
+            sum = sum
+                .wrapping_add(broker.port()? as u64)
+                .wrapping_add(text(broker.rack()?));
         }
-        sum += text(view.cluster_id()?) + view.controller_id()? as u64;
+        sum = sum
+            .wrapping_add(text(view.cluster_id()?))
+            .wrapping_add(view.controller_id()? as u64);
         for topic in view.topics()? {
             let topic = topic?;
-            sum += topic.error_code()? as u64 + text(topic.name()?);
+            sum = sum
+                .wrapping_add(topic.error_code()? as u64)
+                .wrapping_add(text(topic.name()?));
             sum ^= uuid(topic.topic_id()?);
-            sum += topic.is_internal()? as u64;
+            sum = sum.wrapping_add(topic.is_internal()? as u64);
             for p in topic.partitions()? {
                 let p = p?;
-                sum += p.error_code()? as u64 + p.partition_index()? as u64;
-                sum += p.leader_id()? as u64 + p.leader_epoch()? as u64;
+                sum = sum
+                    .wrapping_add(p.error_code()? as u64)
+                    .wrapping_add(p.partition_index()? as u64);
+                sum = sum
+                    .wrapping_add(p.leader_id()? as u64)
+                    .wrapping_add(p.leader_epoch()? as u64);
                 for node in p.replica_nodes()? {
-                    sum += node? as u64;
+                    sum = sum.wrapping_add(node? as u64);
                 }
                 for node in p.isr_nodes()? {
-                    sum += node? as u64;
+                    sum = sum.wrapping_add(node? as u64);
                 }
                 for node in p.offline_replicas()? {
-                    sum += node? as u64;
+                    sum = sum.wrapping_add(node? as u64);
                 }
             }
-            sum += topic.topic_authorized_operations()? as u64;
+            sum = sum.wrapping_add(topic.topic_authorized_operations()? as u64);
         }
-        sum += view.error_code()? as u64;
+        sum = sum.wrapping_add(view.error_code()? as u64);
         Ok(sum)
     }
 
@@ -656,43 +688,53 @@ pub mod full_walk {
 
     fn replica(replica: ReplicaStateView<'_, Lazy>) -> Sum {
         let mut sum = replica.replica_id()? as u64 ^ uuid(replica.replica_directory_id()?);
-        sum += replica.log_end_offset()? as u64 + replica.last_fetch_timestamp()? as u64;
-        sum += replica.last_caught_up_timestamp()? as u64;
+        sum = sum
+            .wrapping_add(replica.log_end_offset()? as u64)
+            .wrapping_add(replica.last_fetch_timestamp()? as u64);
+        sum = sum.wrapping_add(replica.last_caught_up_timestamp()? as u64);
         Ok(sum)
     }
 
     pub fn describe_quorum(bytes: &Bytes, version: i16) -> Sum {
         let message = LazyMessage::new::<DescribeQuorumResponse>(bytes, version)?;
         let view: DescribeQuorumResponseView<'_, Lazy> = message.view().expect("its view");
-        let mut sum = view.error_code()? as u64 + text(view.error_message()?);
+        let mut sum = (view.error_code()? as u64).wrapping_add(text(view.error_message()?));
         for topic in view.topics()? {
             let topic = topic?;
-            sum += topic.topic_name()?.len() as u64;
+            sum = sum.wrapping_add(topic.topic_name()?.len() as u64);
             for p in topic.partitions()? {
                 let p = p?;
-                sum += p.partition_index()? as u64 + p.error_code()? as u64;
-                sum += text(p.error_message()?) + p.leader_id()? as u64;
-                sum += p.leader_epoch()? as u64 + p.high_watermark()? as u64;
+                sum = sum
+                    .wrapping_add(p.partition_index()? as u64)
+                    .wrapping_add(p.error_code()? as u64);
+                sum = sum
+                    .wrapping_add(text(p.error_message()?))
+                    .wrapping_add(p.leader_id()? as u64);
+                sum = sum
+                    .wrapping_add(p.leader_epoch()? as u64)
+                    .wrapping_add(p.high_watermark()? as u64);
                 for voter in p.current_voters()? {
-                    sum += replica(voter?)?;
+                    sum = sum.wrapping_add(replica(voter?)?);
                 }
                 if let Some(committed) = p.committed_voters()? {
                     for voter in committed {
-                        sum += replica(voter?)?;
+                        sum = sum.wrapping_add(replica(voter?)?);
                     }
                 }
                 for observer in p.observers()? {
-                    sum += replica(observer?)?;
+                    sum = sum.wrapping_add(replica(observer?)?);
                 }
             }
         }
         for node in view.nodes()? {
             let node = node?;
-            sum += node.node_id()? as u64;
+            sum = sum.wrapping_add(node.node_id()? as u64);
             for listener in node.listeners()? {
                 let listener = listener?;
-                sum += listener.name()?.len() as u64 + listener.host()?.len() as u64;
-                sum += listener.port()? as u64;
+                sum = sum
+                    .wrapping_add(listener.name()?.len() as u64)
+                    .wrapping_add(listener.host()?.len() as u64);
+                sum = sum.wrapping_add(listener.port()? as u64);
             }
         }
         Ok(sum)

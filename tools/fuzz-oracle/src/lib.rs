@@ -37,9 +37,10 @@ use serde_json::Value;
 use std::fmt::Debug;
 use std::sync::OnceLock;
 
-/// The counting allocator, shared with the crate's tests. The fuzz targets and
-/// `tests/regressions.rs` install it as their global allocator; elsewhere its counters stay
-/// 0, and the budget check below then holds trivially.
+/// The counting allocator, shared with the crate's tests. The fuzz targets that check the
+/// decoders' memory budget (`request_frame`, `response`, `views`) and `tests/regressions.rs`
+/// install it as their global allocator; elsewhere its counters stay 0, and the budget check
+/// below then holds trivially.
 pub use kafka_codec_test_support::counting_alloc;
 
 /// The fuzz targets' global allocator, [`alloc_limit::LimitedAllocator`] at [`MALLOC_LIMIT`]:

@@ -90,28 +90,12 @@ fn alter(
                     .cloned()
                     .or_else(|| definition.default.clone())
                     .unwrap_or_default();
-                let mut items: Vec<String> = current
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|item| !item.is_empty())
-                    .map(str::to_owned)
-                    .collect();
-                let changes: Vec<&str> = value
-                    .unwrap_or_default()
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|item| !item.is_empty())
-                    .collect();
-                for change in changes {
-                    if config.config_operation == APPEND {
-                        if !items.iter().any(|item| item == change) {
-                            items.push(change.to_owned());
-                        }
-                    } else {
-                        items.retain(|item| item != change);
-                    }
-                }
-                overrides.insert(name.to_owned(), items.join(","));
+                let changed = change_list(
+                    &current,
+                    value.unwrap_or_default(),
+                    config.config_operation == APPEND,
+                );
+                overrides.insert(name.to_owned(), changed);
             }
             other => {
                 return Err((
@@ -165,30 +149,12 @@ fn alter_client_metrics(
                         format!("Can't {op} to key {key} because its type is not LIST."),
                     ));
                 }
-                let mut items: Vec<String> = configs
-                    .get(key)
-                    .map(|current| {
-                        current
-                            .split(',')
-                            .map(str::trim)
-                            .filter(|item| !item.is_empty())
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                for change in value.unwrap_or_default().split(',').map(str::trim) {
-                    if change.is_empty() {
-                        continue;
-                    }
-                    if config.config_operation == APPEND {
-                        if !items.iter().any(|item| item == change) {
-                            items.push(change.to_owned());
-                        }
-                    } else {
-                        items.retain(|item| item != change);
-                    }
-                }
-                configs.insert(key.to_owned(), items.join(","));
+                let changed = change_list(
+                    configs.get(key).map_or("", String::as_str),
+                    value.unwrap_or_default(),
+                    config.config_operation == APPEND,
+                );
+                configs.insert(key.to_owned(), changed);
             }
             other => {
                 return Err((
@@ -252,4 +218,24 @@ fn alter_group(
         crate::group_configs::apply(context.shared, group);
     }
     Ok(())
+}
+
+/// A LIST config's value after APPEND (`append`) or SUBTRACT of the comma-separated
+/// `changes`: an item is appended once, and subtracting removes every copy.
+fn change_list(current: &str, changes: &str, append: bool) -> String {
+    let mut items: Vec<&str> = current
+        .split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .collect();
+    for change in changes.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        if append {
+            if !items.contains(&change) {
+                items.push(change);
+            }
+        } else {
+            items.retain(|item| *item != change);
+        }
+    }
+    items.join(",")
 }

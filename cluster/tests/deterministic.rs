@@ -8,14 +8,12 @@
 
 mod support;
 
-use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
-use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_codec::messages::metadata_request::MetadataRequestTopic;
 use kafka_codec::messages::{
     ConsumerGroupHeartbeatRequest, CreateTopicsRequest, FetchRequest, FindCoordinatorRequest,
-    HeartbeatRequest, JoinGroupRequest, MetadataRequest, ProduceRequest, SyncGroupRequest,
+    HeartbeatRequest, MetadataRequest, ProduceRequest, SyncGroupRequest,
 };
 use kafka_codec::{ApiKey, ErrorCode, Response};
 use kafka_codec_cluster::control::json::logged_to_json;
@@ -52,14 +50,7 @@ async fn coordinator(client: &mut Client, group: &str) -> i32 {
 async fn classic_member(cluster: &Cluster, group: &str) -> (Client, i32, String) {
     let mut any = Client::connect(cluster, 0);
     let mut client = Client::connect(cluster, coordinator(&mut any, group).await);
-    let join = JoinGroupRequest::default()
-        .with_group_id(group.into())
-        .with_session_timeout_ms(45_000)
-        .with_rebalance_timeout_ms(45_000)
-        .with_protocol_type("consumer".into())
-        .with_protocols(vec![JoinGroupRequestProtocol::default()
-            .with_name("range".into())
-            .with_metadata(Bytes::from_static(b"\0\0\0\0\0\0\0\0\0\0"))]);
+    let join = support::classic_join(group);
     let Some(Response::JoinGroup(joined)) = client.answer(3, join).await else {
         panic!("not JoinGroup")
     };

@@ -10,18 +10,18 @@
 mod support;
 
 use kafka_codec::messages::create_topics_request::CreatableTopic;
-use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
 use kafka_codec::messages::offset_commit_request::{
     OffsetCommitRequestPartition, OffsetCommitRequestTopic,
 };
 use kafka_codec::messages::offset_fetch_request::OffsetFetchRequestTopic;
 use kafka_codec::messages::{
     CreateTopicsRequest, FindCoordinatorRequest, FindCoordinatorResponse, InitProducerIdRequest,
-    JoinGroupRequest, OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest,
+    OffsetCommitRequest, OffsetFetchRequest, SyncGroupRequest,
 };
 use kafka_codec::{ErrorCode, Response};
 use kafka_codec_cluster::Cluster;
 use std::time::Duration;
+use support::classic_join;
 use support::pipe::{paused, PipeClient as Client};
 
 /// The first of `prefix0`, `prefix1`, ... Kafka's hash places on broker `node` of `brokers`.
@@ -58,19 +58,6 @@ async fn find(client: &mut Client, version: i16, key_type: i8, key: &str) -> (i1
         Some(c) if version >= 4 => (c.error_code, c.node_id, c.host.to_string()),
         _ => (error_code, node_id, host.to_string()),
     }
-}
-
-fn join(group: &str) -> JoinGroupRequest {
-    JoinGroupRequest::default()
-        .with_group_id(group.into())
-        .with_session_timeout_ms(45_000)
-        .with_rebalance_timeout_ms(45_000)
-        .with_protocol_type("consumer".into())
-        .with_protocols(vec![JoinGroupRequestProtocol::default()
-            .with_name("range".into())
-            .with_metadata(kafka_codec::bytes::Bytes::from_static(
-                b"\0\0\0\0\0\0\0\0\0\0",
-            ))])
 }
 
 /// The committed offset of `events`-0 (`None`: the request failed, with its error).
@@ -120,7 +107,7 @@ fn a_coordinator_without_a_leader_is_not_available_until_its_broker_returns() {
         assert_eq!(find(&mut zero, 3, 0, &group).await.1, 1);
         // A member at broker 1 commits offset 5 of events-0.
         let mut one = Client::connect(&cluster, 1);
-        let Some(Response::JoinGroup(joined)) = one.answer(3, join(&group)).await else {
+        let Some(Response::JoinGroup(joined)) = one.answer(3, classic_join(&group)).await else {
             panic!("not JoinGroup")
         };
         assert_eq!(joined.error_code, 0);
@@ -165,7 +152,7 @@ fn a_coordinator_without_a_leader_is_not_available_until_its_broker_returns() {
         // The live broker does not coordinate them.
         let not_coordinator = ErrorCode::NOT_COORDINATOR.code();
         assert_eq!(committed(&mut zero, &group).await, Err(not_coordinator));
-        let Some(Response::JoinGroup(refused)) = zero.answer(3, join(&group)).await else {
+        let Some(Response::JoinGroup(refused)) = zero.answer(3, classic_join(&group)).await else {
             panic!("not JoinGroup")
         };
         assert_eq!(refused.error_code, not_coordinator);

@@ -618,3 +618,17 @@ pub fn txn_batch(producer: i64, epoch: i16, sequence: i32, count: usize, prefix:
     }
     builder.build().encode_to_bytes().expect("a batch")
 }
+
+/// A classic consumer member's first JoinGroup for `group`: Kafka's default 45 s session
+/// and rebalance timeouts, one `range` protocol with empty subscription metadata.
+pub fn classic_join(group: &str) -> kafka_codec::messages::JoinGroupRequest {
+    use kafka_codec::messages::join_group_request::JoinGroupRequestProtocol;
+    kafka_codec::messages::JoinGroupRequest::default()
+        .with_group_id(group.into())
+        .with_session_timeout_ms(45_000)
+        .with_rebalance_timeout_ms(45_000)
+        .with_protocol_type("consumer".into())
+        .with_protocols(vec![JoinGroupRequestProtocol::default()
+            .with_name("range".into())
+            .with_metadata(Bytes::from_static(b"\0\0\0\0\0\0\0\0\0\0"))])
+}

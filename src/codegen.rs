@@ -45,6 +45,9 @@ pub use crate::wire::view::{
     check_fixed_array_field, check_str, check_str_array, check_struct, check_struct_array, Checked,
     IntoOwned, Lazy, ViewCursor, ViewIter, ViewMark, ViewMode, Walk,
 };
+#[cfg(feature = "views")]
+#[doc(no_inline)]
+pub use crate::wire::view::{collect_fields, collect_values, TaggedSection, ViewArray, ViewValue};
 
 #[cfg(feature = "arbitrary")]
 #[doc(no_inline)]

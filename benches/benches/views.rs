@@ -10,8 +10,9 @@
 //!   when made; each accessor reads and bounds-checks what it needs and returns a `Result`).
 //! - full walk: the checked view converted with `to_owned()`, the lazy view converted with
 //!   `to_owned()` (which checks, then reads) and read through every accessor
-//!   (`to_owned_via_accessors`), and every field read through the lazy view's accessors with
-//!   nothing built (`views::full_walk`), against the owned decode; also for DescribeQuorum v2 and v3
+//!   (`to_owned_via_accessors`), and every field read with nothing built, through each
+//!   struct's `fields()` (`views::full_walk`) and through one accessor per field
+//!   (`views::full_walk_accessors`), against the owned decode; also for DescribeQuorum v2 and v3
 //!   (the codec bench's message; kafka-protocol and krabka decode v2 only).
 //!
 //! Each group also times krabka-protocol 0.8's borrowed types (`DecodeBorrow`) on the same
@@ -156,6 +157,10 @@ fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFi
     });
     group.bench_function("kafka-codec lazy view every field", |b| {
         let walk = kafka_codec_bench::views::full_walk::of(name).expect("a walk case");
+        b.iter(|| walk(black_box(bytes), version).expect("valid"))
+    });
+    group.bench_function("kafka-codec lazy view every field, accessors", |b| {
+        let walk = kafka_codec_bench::views::full_walk_accessors::of(name).expect("a walk case");
         b.iter(|| walk(black_box(bytes), version).expect("valid"))
     });
     group.bench_function("kafka-codec", |b| {

@@ -63,6 +63,18 @@ impl Compression {
         Compression::ALL.into_iter().find(|c| c.name() == name)
     }
 
+    /// Decompresses `input`, one compressed payload outside a record batch (client
+    /// telemetry's pushed metrics, which Kafka reads with the codec's magic 2 input stream),
+    /// at most `cap` bytes of output: corrupt data, a codec not compiled in or more than
+    /// `cap` bytes is an error.
+    pub fn decompress_payload(
+        self,
+        input: &[u8],
+        cap: usize,
+    ) -> Result<Vec<u8>, super::RecordsError> {
+        decompress(self, 2, input, cap).map_err(|kind| super::RecordsError::new(kind, 0))
+    }
+
     /// Every codec, `None` first.
     pub const ALL: [Compression; 5] = [
         Compression::None,

@@ -270,10 +270,7 @@ impl<T: FixedWidth> PrimitiveArray<T> {
     /// The elements, front to back (or back to front: `rev()`).
     #[inline]
     pub fn iter(&self) -> Iter<'_, T> {
-        Iter {
-            chunks: self.as_be_bytes().chunks_exact(T::WIDTH),
-            element: PhantomData,
-        }
+        Iter::over(self.as_be_bytes())
     }
 
     /// The elements in a `Vec`.
@@ -315,6 +312,25 @@ impl<T: FixedWidth> DoubleEndedIterator for Iter<'_, T> {
 
 impl<T: FixedWidth> ExactSizeIterator for Iter<'_, T> {}
 impl<T: FixedWidth> FusedIterator for Iter<'_, T> {}
+
+impl<'a, T: FixedWidth> Iter<'a, T> {
+    /// The elements of `bytes`, each `T::WIDTH` big-endian bytes (a trailing part is ignored:
+    /// callers pass whole elements).
+    pub(crate) fn over(bytes: &'a [u8]) -> Self {
+        Iter {
+            chunks: bytes.chunks_exact(T::WIDTH),
+            element: PhantomData,
+        }
+    }
+}
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter")
+            .field("remaining_bytes", &self.chunks.len())
+            .finish()
+    }
+}
 
 impl<T> Clone for Iter<'_, T> {
     fn clone(&self) -> Self {

@@ -7,7 +7,8 @@
 //! an accessor reads (fixed-width fields are constant steps the compiler folds), and marks
 //! what it stepped over ([`ViewMark`]: where the struct's last `bytes` field lies, where its
 //! variable-width fields end and its tagged section starts), so that the accessors of a
-//! struct found by a step start where the step passed their field; and
+//! struct found by a step start where the step passed their field; `view_step`, the same step
+//! marking nothing (over array elements, whose marks nobody reads); and
 //! `view_read_owned`, which reads the whole struct of a checked view in one pass (what its
 //! `to_owned` falls back on; `to_owned` runs the owned decoder, [`OwnedDecode`]).
 //!
@@ -207,6 +208,9 @@ pub trait ViewMode: Copy + 'static + sealed::Sealed {
     fn finish<'a, T>(origin: Self::Origin<'a>, ok: bool, value: T) -> Self::Out<T>;
     #[doc(hidden)]
     fn limits<'a>(origin: Self::Origin<'a>) -> Option<&'a DecodeLimits>;
+    /// An accessor's value as a `Result` (a checked one is always `Ok`).
+    #[doc(hidden)]
+    fn result<T>(out: Self::Out<T>) -> Result<T, DecodeError>;
     /// The owned struct at the cursor, decoded by the owned decoder `decode` (a lazy view's
     /// errors are the owned decoder's; a checked view's bytes cannot fail, and `read`, the
     /// view's own reader, stands behind it).
@@ -266,6 +270,11 @@ impl ViewMode for Checked {
     }
 
     #[inline]
+    fn result<T>(out: T) -> Result<T, DecodeError> {
+        Ok(out)
+    }
+
+    #[inline]
     fn to_owned<'a, T: Default>(
         cursor: ViewCursor<'a, Self>,
         decode: OwnedDecode<T>,
@@ -310,6 +319,11 @@ impl ViewMode for Lazy {
     #[inline]
     fn limits<'a>(origin: Self::Origin<'a>) -> Option<&'a DecodeLimits> {
         Some(&origin.options.limits)
+    }
+
+    #[inline]
+    fn result<T>(out: Result<T, DecodeError>) -> Result<T, DecodeError> {
+        out
     }
 
     fn to_owned<'a, T: Default>(
@@ -509,31 +523,18 @@ impl<'a, M: ViewMode> Walk<'a, M> {
                 return u64::from(a & 0x7f) | u64::from(b & 0x7f) << 7 | u64::from(c) << 14;
             }
         }
-        self.uvarint_long()
-    }
-
-    #[inline(never)]
-    fn uvarint_long(&mut self) -> u64 {
-        let mut value = 0u64;
-        // The owned decoder reads lengths, counts and tags as 32-bit varints: five bytes
-        // at most, of which it keeps the low 32 bits.
-        for shift in 0..5 {
-            let Some(&byte) = self.bytes.get(self.pos) else {
-                self.bad = true;
-                return 0;
-            };
-            self.pos += 1;
-            value |= u64::from(byte & 0x7f) << (7 * shift);
-            if byte & 0x80 == 0 {
-                return value & u64::from(u32::MAX);
-            }
-        }
-        self.bad = true;
-        0
+        // The rare long varint, read apart from the walk: a call that took the walk by
+        // reference would keep it in memory (not registers) in every loop that steps.
+        let (value, pos, bad) = uvarint_long(self.bytes, self.pos);
+        self.pos = pos;
+        self.bad |= bad;
+        value
     }
 
     /// A length prefix; `None` for null (negative).
-    #[inline]
+    // Always inlined: every string, bytes and array read starts here, and a call would keep
+    // the walk in memory rather than registers (LLVM outlined it in Fetch's walk otherwise).
+    #[inline(always)]
     fn len(&mut self, classic_i16: bool) -> Option<usize> {
         let len = if self.compact {
             self.uvarint() as i64 - 1
@@ -655,7 +656,7 @@ impl<'a, M: ViewMode> Walk<'a, M> {
     #[inline]
     pub fn skip_struct_array<V: StructView<'a, Mode = M>>(&mut self, compact: bool) {
         for _ in 0..self.count(compact) {
-            V::skip(self);
+            V::step(self);
         }
     }
 
@@ -663,7 +664,7 @@ impl<'a, M: ViewMode> Walk<'a, M> {
     #[inline]
     pub fn skip_struct<V: StructView<'a, Mode = M>>(&mut self, nullable: bool) {
         if !nullable || self.take::<1>()[0] as i8 >= 0 {
-            V::skip(self);
+            V::step(self);
         }
     }
 
@@ -675,18 +676,10 @@ impl<'a, M: ViewMode> Walk<'a, M> {
             self.pos += 1;
             return;
         }
-        self.skip_tagged_entries();
-    }
-
-    #[inline(never)]
-    fn skip_tagged_entries(&mut self) {
-        let count = self.uvarint();
-        for _ in 0..count.min(self.bytes.len() as u64) {
-            self.uvarint();
-            let size = self.uvarint();
-            // Bounds-checked: a section may end the bytes a lazy view reads.
-            self.slice(size as usize);
-        }
+        // Apart from the walk, as `uvarint_long`.
+        let (pos, bad) = tagged_entries_end(self.bytes, self.pos);
+        self.pos = pos;
+        self.bad |= bad;
     }
 
     /// Finds tagged field `tag` in the section (the walk is at it, and ends past the entries
@@ -900,6 +893,53 @@ impl ViewMark {
     const NULL_AT: usize = usize::MAX - 1;
 }
 
+/// A varint that is not one of the short ones `Walk::uvarint` reads inline, at `pos` in
+/// `bytes`: its value, where it ends, and whether it was bad (past the end, or longer than five
+/// bytes; the value is then 0).
+#[inline(never)]
+fn uvarint_long(bytes: &[u8], mut pos: usize) -> (u64, usize, bool) {
+    let mut value = 0u64;
+    // The owned decoder reads lengths, counts and tags as 32-bit varints: five bytes
+    // at most, of which it keeps the low 32 bits.
+    for shift in 0..5 {
+        let Some(&byte) = bytes.get(pos) else {
+            return (0, pos, true);
+        };
+        pos += 1;
+        value |= u64::from(byte & 0x7f) << (7 * shift);
+        if byte & 0x80 == 0 {
+            return (value & u64::from(u32::MAX), pos, false);
+        }
+    }
+    (0, pos, true)
+}
+
+/// Where the tagged section at `pos` in `bytes` (not the empty one) ends, and whether a read
+/// of it was bad (bounds-checked: a section may end the bytes a lazy view reads).
+#[inline(never)]
+fn tagged_entries_end(bytes: &[u8], pos: usize) -> (usize, bool) {
+    let mut w = Walk::<Checked> {
+        buf: &EMPTY,
+        frame: bytes,
+        bytes,
+        pos,
+        version: 0,
+        compact: false,
+        bad: false,
+        origin: (),
+    };
+    let count = w.uvarint();
+    for _ in 0..count.min(bytes.len() as u64) {
+        w.uvarint();
+        let size = w.uvarint();
+        w.slice(size as usize);
+    }
+    (w.pos, w.bad)
+}
+
+/// No input: what a struct the version lacks reads from.
+static EMPTY: Bytes = Bytes::from_static(&[]);
+
 /// Where a struct starts in a view's bytes, the version it was written at and the mode's
 /// origin; or a struct the version does not have, whose fields all read as their defaults.
 pub struct ViewCursor<'a, M: ViewMode> {
@@ -940,7 +980,6 @@ impl<'a, M: ViewMode> ViewCursor<'a, M> {
     /// A struct the version lacks: every field reads as its default.
     #[inline]
     pub fn absent(version: i16, origin: M::Origin<'a>) -> Self {
-        static EMPTY: Bytes = Bytes::from_static(&[]);
         ViewCursor {
             buf: &EMPTY,
             frame: &[],
@@ -1207,6 +1246,9 @@ pub trait StructView<'a>: Copy {
     /// lies.
     #[doc(hidden)]
     fn skip(walk: &mut Walk<'a, Self::Mode>) -> ViewMark;
+    /// Steps over the whole struct as [`StructView::skip`] does, marking nothing.
+    #[doc(hidden)]
+    fn step(walk: &mut Walk<'a, Self::Mode>);
     /// The owned struct.
     type Owned;
     #[doc(hidden)]
@@ -1220,9 +1262,21 @@ pub trait StructView<'a>: Copy {
 /// generically.
 pub trait Viewable: Sized {
     /// The struct's checked view.
-    type View<'a>: StructView<'a, Owned = Self, Mode = Checked>;
+    type View<'a>: StructView<'a, Owned = Self, Mode = Checked> + OwnedViaFields<Owned = Self>;
     /// The struct's lazy view.
-    type LazyView<'a>: StructView<'a, Owned = Self, Mode = Lazy> + OwnedViaAccessors<Owned = Self>;
+    type LazyView<'a>: StructView<'a, Owned = Self, Mode = Lazy>
+        + OwnedViaAccessors<Owned = Self>
+        + OwnedViaFields<Owned = Self>;
+}
+
+/// A view's owned struct built from its `fields()` (the generated `to_owned_via_fields`):
+/// what the proofs compare with the owned decode.
+#[doc(hidden)]
+pub trait OwnedViaFields {
+    /// The owned struct.
+    type Owned;
+    /// Every field read by `fields()` in one pass, nested structs and arrays through theirs.
+    fn to_owned_via_fields(self) -> Result<Self::Owned, DecodeError>;
 }
 
 /// A lazy view's owned struct read through its accessors alone (the generated
@@ -1504,6 +1558,15 @@ macro_rules! view_struct {
                 $view::to_owned_via_accessors(self)
             }
         }
+        impl<'a, M: $crate::wire::view::ViewMode> $crate::wire::view::OwnedViaFields
+            for $view<'a, M>
+        {
+            type Owned = $owned;
+            #[inline]
+            fn to_owned_via_fields(self) -> Result<$owned, $crate::wire::DecodeError> {
+                $view::to_owned_via_fields(self)
+            }
+        }
         impl $crate::wire::view::Viewable for $owned {
             type View<'a> = $view<'a, $crate::wire::view::Checked>;
             type LazyView<'a> = $view<'a, $crate::wire::view::Lazy>;
@@ -1523,6 +1586,10 @@ macro_rules! view_struct {
             fn skip(walk: &mut $crate::wire::view::Walk<'a, M>) -> $crate::wire::view::ViewMark {
                 $view::view_skip(walk)
             }
+            #[inline]
+            fn step(walk: &mut $crate::wire::view::Walk<'a, M>) {
+                $view::view_step(walk)
+            }
             type Owned = $owned;
             #[inline]
             fn from_cursor(cursor: $crate::wire::view::ViewCursor<'a, M>) -> Self {
@@ -1534,4 +1601,351 @@ macro_rules! view_struct {
             }
         }
     };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every field of a struct in one pass (the generated `fields()` and `XxxFields` structs)
+
+/// An array of fixed-width numbers or uuids in a struct's fields (`fields()`): its bytes on
+/// the wire, read whole in one step; iterating it reads each value from them and cannot fail.
+#[derive(Clone, Copy)]
+pub struct ViewArray<'a, T> {
+    bytes: &'a [u8],
+    element: PhantomData<T>,
+}
+
+impl<T> Default for ViewArray<'_, T> {
+    #[inline]
+    fn default() -> Self {
+        ViewArray {
+            bytes: &[],
+            element: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: FixedWidth> ViewArray<'a, T> {
+    /// How many values it holds.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.bytes.len() / T::WIDTH
+    }
+
+    /// Whether it holds none.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Its values' bytes as on the wire (big-endian, `T::WIDTH` each).
+    #[inline]
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The value at `index`, if there is one.
+    #[inline]
+    pub fn get(&self, index: usize) -> Option<T> {
+        let at = index.checked_mul(T::WIDTH)?;
+        self.bytes
+            .get(at..at.checked_add(T::WIDTH)?)
+            .map(T::from_be_slice)
+    }
+
+    /// Its values in order.
+    #[inline]
+    pub fn iter(&self) -> ViewArrayIter<'a, T> {
+        ViewArrayIter::over(self.bytes)
+    }
+}
+
+impl<'a, T: FixedWidth> IntoIterator for ViewArray<'a, T> {
+    type Item = T;
+    type IntoIter = ViewArrayIter<'a, T>;
+    #[inline]
+    fn into_iter(self) -> ViewArrayIter<'a, T> {
+        self.iter()
+    }
+}
+
+impl<T: FixedWidth + std::fmt::Debug> std::fmt::Debug for ViewArray<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// The values of a [`ViewArray`]: the same iterator as a
+/// [`PrimitiveArray`](crate::PrimitiveArray)'s.
+pub type ViewArrayIter<'a, T> = super::array::Iter<'a, T>;
+
+impl<'a, T: FixedWidth> IntoOwned<'a> for ViewArray<'a, T> {
+    type Owned = PrimitiveArray<T>;
+    /// As the owned decoder makes it: inline when short, else sharing `buf`.
+    #[inline]
+    fn into_owned(self, buf: &'a Bytes) -> PrimitiveArray<T> {
+        if self.bytes.len() <= INLINE_CAPACITY {
+            PrimitiveArray::from_be_slice(self.bytes)
+        } else {
+            PrimitiveArray::from_be_bytes(share(buf, self.bytes))
+        }
+        .unwrap_or_default()
+    }
+}
+
+/// The tagged section of a struct read by `fields()` (empty in versions before the message's
+/// flexible ones): any tagged field, known or not, by tag.
+#[derive(Clone, Copy)]
+pub struct TaggedSection<'a, M: ViewMode> {
+    /// The section's bytes (its count, then its fields), found once by `fields()`; empty where
+    /// the struct has none. A slice rather than the walk that read it: a fields struct is
+    /// copied with every array element, and two words copy faster than a walk's eight.
+    bytes: &'a [u8],
+    mode: PhantomData<M>,
+}
+
+impl<M: ViewMode> std::fmt::Debug for TaggedSection<'_, M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaggedSection").finish_non_exhaustive()
+    }
+}
+
+impl<'a, M: ViewMode> TaggedSection<'a, M> {
+    /// No section (a version before the flexible ones, or a struct the version lacks).
+    #[doc(hidden)]
+    #[inline]
+    pub fn none() -> Self {
+        TaggedSection {
+            bytes: &[],
+            mode: PhantomData,
+        }
+    }
+
+    /// A walk over the section's bytes alone, which `fields()` read whole (every entry's size
+    /// within them), so no read of it can fail; `buf` is what its values share.
+    #[inline]
+    fn walk(&self, buf: &'a Bytes) -> Walk<'a, Checked> {
+        Walk {
+            buf,
+            frame: self.bytes,
+            bytes: self.bytes,
+            pos: 0,
+            version: 0,
+            compact: false,
+            bad: false,
+            origin: (),
+        }
+    }
+
+    /// The raw bytes of tagged field `tag`, if the section has it (the section was read whole
+    /// by `fields()`, so this cannot fail).
+    #[inline]
+    pub fn raw(&self, tag: u32) -> Option<&'a [u8]> {
+        if self.bytes.is_empty() {
+            return None;
+        }
+        self.walk(&EMPTY).raw_tagged(tag)
+    }
+
+    /// The tagged fields `known` does not know, as the owned decoder keeps them (sharing
+    /// `buf`, the input the section is part of).
+    #[doc(hidden)]
+    pub fn unknown(&self, buf: &'a Bytes, known: impl Fn(u32) -> bool) -> TaggedFields {
+        if self.bytes.is_empty() {
+            return TaggedFields::new();
+        }
+        self.walk(buf).unknown_tagged(known)
+    }
+}
+
+impl<'a, M: ViewMode> Walk<'a, M> {
+    /// What reports this walk's errors.
+    #[doc(hidden)]
+    #[inline]
+    pub fn origin(&self) -> M::Origin<'a> {
+        self.origin
+    }
+
+    /// Marks the walk bad if a step (which does not check) went past its bytes: what a read
+    /// of every field ends with, so that its value is never made of bytes cut short.
+    #[doc(hidden)]
+    #[inline]
+    pub fn check_within(&mut self) {
+        self.bad |= self.pos > self.bytes.len();
+    }
+
+    /// An array's elements as an iterator that reads them as it goes, the walk stepped past
+    /// them with `skip` (one element each); `None` for null where `nullable`.
+    #[doc(hidden)]
+    #[inline]
+    pub fn read_array_then<T>(
+        &mut self,
+        compact: bool,
+        nullable: bool,
+        mut skip: impl FnMut(&mut Self),
+    ) -> Option<ViewIter<'a, T, M>> {
+        self.compact = compact;
+        let elements = if nullable {
+            ViewIter::<T, M>::read_nullable(self)?
+        } else {
+            ViewIter::<T, M>::read(self)
+        };
+        for _ in 0..elements.left {
+            skip(self);
+        }
+        Some(elements)
+    }
+
+    /// The next `N` bytes, with one bounds check, and the walk past them: a run of
+    /// consecutive fixed-width fields (`fields()` reads each from it at a constant offset);
+    /// `None` where fewer are left, and the walk stays (its fields are then read one by one,
+    /// which marks the walk bad where they run short).
+    #[doc(hidden)]
+    #[inline]
+    pub fn fixed_run<const N: usize>(&mut self) -> Option<&'a [u8; N]> {
+        let run = self.bytes.get(self.pos..)?.first_chunk::<N>()?;
+        self.pos += N;
+        Some(run)
+    }
+
+    /// Like [`Walk::fixed_run`], for a run that ends a struct in a flexible version: the
+    /// run's `N` bytes and the tagged section after them when it is empty (the zero byte;
+    /// `M` = `N` + 1 bytes), with one bounds check. `None` (too few bytes, or tagged fields to
+    /// read) leaves the walk as it was.
+    #[doc(hidden)]
+    #[inline]
+    pub fn fixed_run_untagged<const N: usize, const S: usize>(
+        &mut self,
+    ) -> Option<(&'a [u8; N], TaggedSection<'a, M>)> {
+        const { assert!(S == N + 1, "the run and one count byte") };
+        let bytes = self.bytes.get(self.pos..)?.first_chunk::<S>()?;
+        let (run, section @ [0]) = bytes.split_first_chunk::<N>()? else {
+            return None;
+        };
+        self.pos += S;
+        Some((
+            run,
+            TaggedSection {
+                bytes: section,
+                mode: PhantomData,
+            },
+        ))
+    }
+
+    /// An array of fixed-width values, read whole in one step; `None` for null where
+    /// `nullable` (a null where it cannot be marks the walk bad).
+    #[doc(hidden)]
+    #[inline]
+    pub fn read_fixed_array<T: FixedWidth>(
+        &mut self,
+        compact: bool,
+        nullable: bool,
+    ) -> Option<ViewArray<'a, T>> {
+        // Nearly every such array (a replica list) is compact and short: a one-byte count.
+        let count = match self.bytes.get(self.pos) {
+            Some(&count) if compact && count < 0x80 => {
+                self.pos += 1;
+                usize::from(count).checked_sub(1)
+            }
+            _ => {
+                self.compact = compact;
+                self.len(false)
+            }
+        };
+        let Some(count) = count else {
+            // Null: `None` where the field may be null, else the walk is bad.
+            self.bad |= !nullable;
+            return (!nullable).then(ViewArray::default);
+        };
+        if self.limits().is_some_and(|l| count > l.max_array_len) {
+            self.bad = true;
+        }
+        let bytes = self.slice(count.saturating_mul(T::WIDTH));
+        Some(ViewArray {
+            bytes,
+            element: PhantomData,
+        })
+    }
+
+    /// A nested struct read by `read`, after its marker where `nullable` (`None` for null).
+    #[doc(hidden)]
+    #[inline]
+    pub fn read_struct_with<T>(
+        &mut self,
+        nullable: bool,
+        read: impl FnOnce(&mut Self) -> T,
+    ) -> Option<T> {
+        if nullable && (self.take::<1>()[0] as i8) < 0 {
+            return None;
+        }
+        Some(read(self))
+    }
+
+    /// The struct's tagged section, read once: `each` reads each field's value (a walk bounded
+    /// by it) by its tag; the walk ends past the section.
+    #[doc(hidden)]
+    #[inline]
+    pub fn read_tagged_section(
+        &mut self,
+        mut each: impl FnMut(u32, &mut Walk<'a, M>),
+    ) -> TaggedSection<'a, M> {
+        let start = self.pos;
+        // Nearly every section is empty: the zero byte.
+        if let Some(empty @ [0]) = self.bytes.get(start..).and_then(<[u8]>::first_chunk::<1>) {
+            self.pos += 1;
+            return TaggedSection {
+                bytes: empty,
+                mode: PhantomData,
+            };
+        }
+        let count = self.uvarint().min(self.bytes.len() as u64);
+        for _ in 0..count {
+            let tag = self.uvarint() as u32;
+            let size = self.uvarint() as usize;
+            let at = self.pos;
+            self.slice(size);
+            if self.bad {
+                break;
+            }
+            let mut value = Walk {
+                pos: at,
+                bytes: self.bytes.get(..self.pos).unwrap_or_default(),
+                ..*self
+            };
+            each(tag, &mut value);
+            self.bad |= value.bad;
+        }
+        TaggedSection {
+            bytes: self.bytes.get(start..self.pos).unwrap_or_default(),
+            mode: PhantomData,
+        }
+    }
+}
+
+/// The owned values of an array of a struct's fields (`fields()`), each converted by
+/// `convert`.
+#[doc(hidden)]
+pub fn collect_fields<'a, T, O, M: ViewMode>(
+    elements: ViewIter<'a, T, M>,
+    mut convert: impl FnMut(T) -> Result<O, DecodeError>,
+) -> Result<Vec<O>, DecodeError>
+where
+    T: ViewValue<'a, M>,
+{
+    let mut owned = Vec::with_capacity(elements.remaining().min(VIA_ACCESSORS_RESERVE));
+    for element in elements {
+        owned.push(convert(M::result(element)?)?);
+    }
+    Ok(owned)
+}
+
+/// The owned values of an array of strings, `bytes` or booleans in a struct's fields.
+#[doc(hidden)]
+pub fn collect_values<'a, T, M: ViewMode>(
+    elements: ViewIter<'a, T, M>,
+    buf: &'a Bytes,
+) -> Result<Vec<T::Owned>, DecodeError>
+where
+    T: ViewValue<'a, M> + IntoOwned<'a>,
+{
+    collect_fields(elements, |value: T| Ok(value.into_owned(buf)))
 }

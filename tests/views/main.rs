@@ -10,7 +10,9 @@
 //! - the same bytes through the lazy views (only the header checked when made), read through
 //!   every accessor (`to_owned_via_accessors`) and converted with `to_owned`: what the owned
 //!   decoder accepts reads the same; every error an accessor returns is the owned decoder's
-//!   error for the whole input (kind, offset, path), and bytes cut short always meet one.
+//!   error for the whole input (kind, offset, path), and bytes cut short always meet one;
+//! - every struct's `fields()` (all its fields in one pass), checked and lazy, converted to
+//!   the owned message (`to_owned_via_fields`): the same as above, on the same bytes.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -19,7 +21,7 @@ use arbitrary::Unstructured;
 use bytes::Bytes;
 use kafka_codec::messages::{RequestHeader, ResponseHeader};
 use kafka_codec::random::{Random, RandomOptions};
-use kafka_codec::wire::view::OwnedViaAccessors;
+use kafka_codec::wire::view::{OwnedViaAccessors, OwnedViaFields};
 use kafka_codec::{
     view_message, ApiKey, Checked, DecodeError, DecodeLimits, DecodeOptions, Framing, LazyMessage,
     LazyRequestFrame, LazyResponseFrame, Message, MessageCodec, MessageKind, RequestFrame,
@@ -65,6 +67,21 @@ fn lazy<M: MessageCodec + Viewable + 'static>(
         }
         Err(e) => (Err(e.clone()), Err(e)),
     }
+}
+
+/// The owned message built from `fields()` (every field of each struct read in one pass) of
+/// the checked view and of the lazy view of `bytes` at `version`.
+fn fields<M: MessageCodec + Viewable + 'static>(
+    bytes: &Bytes,
+    version: i16,
+) -> (Result<M, DecodeError>, Result<M, DecodeError>) {
+    let checked =
+        view_message::<M::View<'_>>(bytes, version).and_then(OwnedViaFields::to_owned_via_fields);
+    let lazy = LazyMessage::new::<M>(bytes, version).and_then(|message| {
+        let view = message.view::<M::LazyView<'_>>().expect("its own view");
+        view.to_owned_via_fields()
+    });
+    (checked, lazy)
 }
 
 /// A lazy read's outcome against the owned decode's: what the owned decoder accepts reads
@@ -253,6 +270,12 @@ impl Proof {
                 "lazy view read {through:?} and converted to {converted:?}, the original is {message:?}"
             ));
         }
+        let (checked_fields, lazy_fields) = fields::<M>(&bytes, version);
+        if checked_fields.as_ref() != Ok(&message) || lazy_fields.as_ref() != Ok(&message) {
+            return Err(format!(
+                "fields() read {checked_fields:?} (checked) and {lazy_fields:?} (lazy), the original is {message:?}"
+            ));
+        }
         // Hostile variants of the same bytes: cut short, one byte changed.
         for _ in 0..8 {
             let mut bad = bytes.to_vec();
@@ -279,6 +302,13 @@ impl Proof {
                     "{what}: lazy to_owned {converted:?}, owned {owned:?}"
                 ));
             }
+            let (checked_fields, lazy_fields) = fields::<M>(&bad, version);
+            if checked_fields != owned {
+                return Err(format!(
+                    "{what}: checked fields() {checked_fields:?}, owned {owned:?}"
+                ));
+            }
+            lazy_agrees(&format!("{what}: fields()"), &lazy_fields, &owned, cut)?;
         }
         // Whole frames, with default and with tight options.
         for options in [DecodeOptions::default(), tight_options(rng)] {
@@ -354,8 +384,15 @@ impl ViewableMessageVisitor for Golden {
             let bytes = Bytes::from(support::unhex(hex).expect("hex"));
             let (view, owned) = both::<M>(&bytes, version as i16);
             let (through, converted) = lazy::<M>(&bytes, version as i16);
+            let (checked_fields, lazy_fields) = fields::<M>(&bytes, version as i16);
             self.cases += 1;
-            if view != owned || owned.is_err() || through != owned || converted != owned {
+            if view != owned
+                || owned.is_err()
+                || through != owned
+                || converted != owned
+                || checked_fields != owned
+                || lazy_fields != owned
+            {
                 self.failures.push(format!(
                     "{file}:{}: view {view:?}, lazy {through:?}, owned {owned:?}",
                     number + 1
@@ -410,6 +447,10 @@ fn tagged_fields_lengths_defaults_and_the_body_type() {
     assert_eq!(view.finalized_features_epoch(), 5);
     assert_eq!(view.raw_tagged_field(1), Some(&5i64.to_be_bytes()[..]));
     assert_eq!(view.raw_tagged_field(0), None);
+    // The same through `fields()`, whose tagged section is the slice it found once.
+    let section = view.fields().tagged_section;
+    assert_eq!(section.raw(1), Some(&5i64.to_be_bytes()[..]));
+    assert_eq!((section.raw(0), section.raw(3)), (None, None));
     assert_eq!(view.throttle_time_ms(), 9);
     // Version 0 has neither the throttle time nor tags: their defaults (-1 for the epoch).
     let bytes = message.encode_to_bytes(0).unwrap();
@@ -418,6 +459,7 @@ fn tagged_fields_lengths_defaults_and_the_body_type() {
         (view.throttle_time_ms(), view.finalized_features_epoch()),
         (0, -1)
     );
+    assert_eq!(view.fields().tagged_section.raw(1), None);
     assert_eq!(
         view.to_owned(),
         ApiVersionsResponse::decode(&mut bytes.clone(), 0).unwrap()

@@ -6,7 +6,7 @@
 //! type rather than once per field.
 
 use super::code::Code;
-use super::runs::{pieces, Piece, Run};
+use super::runs::{pieces, run_scrutinee, run_takes_tags, Piece, Run};
 use super::{
     binding, field_default, field_ident, field_inits, if_else, primitive_suffix, tagged_fields,
     Cond, Context,
@@ -23,7 +23,7 @@ fn read_primitive(p: Primitive, compact: &str) -> String {
 }
 
 /// The function that makes a fixed-width value from its big-endian bytes.
-fn from_be_bytes(p: Primitive) -> String {
+pub(crate) fn from_be_bytes(p: Primitive) -> String {
     match p {
         Primitive::Bool => "wire::bool_from_byte".into(),
         Primitive::Uuid => "Uuid".into(),
@@ -186,18 +186,8 @@ fn field_value(cx: &Context<'_>, field: &Field) -> String {
 fn decode_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run, tags: Option<&str>) {
     let fields = &s.fields[run.fields.clone()];
     let len = run.len;
-    let take = match tags {
-        Some(_) => format!("d.fixed_run_untagged::<{len}, {}>()", len + 1),
-        None => format!("d.fixed_run::<{len}>()"),
-    };
+    let scrutinee = run_scrutinee(body, cx, run, "d", tags.is_some());
     let versions = cx.when(run.versions);
-    let scrutinee = match versions {
-        Cond::Always => take,
-        _ => {
-            body.line(format!("let run = {};", versions.choose(&take, "None")));
-            "run".to_string()
-        }
-    };
     let mut locals: Vec<String> = fields.iter().map(local_ident).collect();
     if tags.is_some() {
         locals.push("unknown_tagged_fields".into());
@@ -297,17 +287,7 @@ pub(crate) fn emit_decode(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     let mut body = Code::new();
     let tags = read_tagged_section(cx, s);
     let pieces = pieces(cx, s);
-    // A run that ends the struct can take the tagged section's count with it where every
-    // version the run serves is flexible and the struct knows no tags (the count is then
-    // nearly always the zero byte of no fields).
-    let run_takes_tags = match pieces.last() {
-        Some(Piece::Run(run)) => {
-            !cx.is_never_flexible()
-                && tagged_fields(s).is_empty()
-                && cx.message.flexible_versions.contains_range(&run.versions)
-        }
-        _ => false,
-    };
+    let run_takes_tags = run_takes_tags(cx, s, &pieces);
     let last = pieces.len().saturating_sub(1);
     for (at, piece) in pieces.into_iter().enumerate() {
         let field = match piece {

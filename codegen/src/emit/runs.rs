@@ -7,7 +7,8 @@
 //! version (and a short input, which must still name the field that is short) field by field
 //! as before.
 
-use super::Context;
+use super::code::Code;
+use super::{tagged_fields, Cond, Context};
 use crate::model::{Field, FieldType, Primitive, Struct, Versions};
 use std::ops::Range;
 
@@ -124,4 +125,45 @@ fn layout(cx: &Context<'_>, s: &Struct, fields: Range<usize>) -> Option<Run> {
         present,
         len,
     })
+}
+
+/// What a run's fields are matched on (`Some(run)` or `None`): `{reader}.fixed_run::<N>()`, or
+/// with `untagged` `{reader}.fixed_run_untagged::<N, N + 1>()` (the run and an empty tagged
+/// section's count), where every version has the run's layout; else `run`, bound in `body` to
+/// that where the version has the layout and to `None` where not.
+pub(crate) fn run_scrutinee(
+    body: &mut Code,
+    cx: &Context<'_>,
+    run: &Run,
+    reader: &str,
+    untagged: bool,
+) -> String {
+    let len = run.len;
+    let take = if untagged {
+        format!("{reader}.fixed_run_untagged::<{len}, {}>()", len + 1)
+    } else {
+        format!("{reader}.fixed_run::<{len}>()")
+    };
+    let versions = cx.when(run.versions);
+    match versions {
+        Cond::Always => take,
+        _ => {
+            body.line(format!("let run = {};", versions.choose(&take, "None")));
+            "run".to_string()
+        }
+    }
+}
+
+/// Whether the struct's last piece, a run that ends it, takes the tagged section's count with
+/// it: where every version the run serves is flexible and the struct knows no tags (the count
+/// is then nearly always the zero byte of no fields).
+pub(crate) fn run_takes_tags(cx: &Context<'_>, s: &Struct, pieces: &[Piece<'_>]) -> bool {
+    match pieces.last() {
+        Some(Piece::Run(run)) => {
+            !cx.is_never_flexible()
+                && tagged_fields(s).is_empty()
+                && cx.message.flexible_versions.contains_range(&run.versions)
+        }
+        _ => false,
+    }
 }

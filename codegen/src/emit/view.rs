@@ -8,6 +8,7 @@
 //! Everything is `#[inline]`, so a dependent compiles only the views it uses.
 
 use super::code::Code;
+use super::runs::{pieces, run_scrutinee, run_takes_tags, Piece, Run};
 use super::{
     decode_cfg, default_is_null, field_default, field_ident, is_primitive_array, snake_case,
     tagged_fields, Cond, Context,
@@ -258,14 +259,20 @@ fn with_bindings(cx: &Context<'_>, source: &str, body: String) -> String {
     }
 }
 
-/// `view_check`: the struct's bytes checked as the owned decoder reads them, straight-line
-/// per version; consecutive fixed-width fields are one `skip`.
-fn emit_check(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+/// The statements over a struct's positional fields in order: each run of consecutive
+/// fixed-width fields one `skip` statement (`skip` of the sum of their widths, by version),
+/// every other field `each` of it, guarded by its versions.
+fn stepped_fields(
+    cx: &Context<'_>,
+    s: &Struct,
+    skip: impl Fn(&str) -> String,
+    each: impl Fn(&Field) -> String,
+) -> Code {
     let mut body = Code::new();
     let mut fixed: Vec<String> = Vec::new();
     let flush = |body: &mut Code, fixed: &mut Vec<String>| {
         if !fixed.is_empty() {
-            body.line(format!("d.skip({})?;", fixed.join(" + ")));
+            body.line(skip(&fixed.join(" + ")));
             fixed.clear();
         }
     };
@@ -279,9 +286,21 @@ fn emit_check(code: &mut Code, cx: &Context<'_>, s: &Struct) {
             continue;
         }
         flush(&mut body, &mut fixed);
-        when.guard(&mut body, &check_field(cx, field));
+        when.guard(&mut body, &each(field));
     }
     flush(&mut body, &mut fixed);
+    body
+}
+
+/// `view_check`: the struct's bytes checked as the owned decoder reads them, straight-line
+/// per version; consecutive fixed-width fields are one `skip`.
+fn emit_check(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+    let mut body = stepped_fields(
+        cx,
+        s,
+        |widths| format!("d.skip({widths})?;"),
+        |field| check_field(cx, field),
+    );
     let flexible = cx.when(cx.message.flexible_versions);
     if !matches!(flexible, Cond::Never) {
         let tagged = tagged_fields(s);
@@ -411,6 +430,29 @@ fn emit_skip(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         "pub fn view_skip(w: &mut Walk<'a, M>) -> ViewMark",
         |code| code.line(body),
     );
+    code.blank();
+    emit_step(code, cx, s);
+}
+
+/// `view_step`: one step over the whole struct that marks nothing, for the steps whose marks
+/// nobody reads (over the elements of an array, to the field after it): without the marks'
+/// bookkeeping it is small enough to inline, and consecutive fixed-width fields are one step.
+fn emit_step(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+    let mut body = stepped_fields(
+        cx,
+        s,
+        |widths| format!("w.skip({widths});"),
+        |field| skip_field(cx, field),
+    );
+    cx.when(cx.message.flexible_versions)
+        .guard(&mut body, "w.skip_tagged();");
+    let body = with_bindings(cx, "w.version()", body.finish());
+    let w = super::binding(&body, "w");
+    code.line("#[doc(hidden)]");
+    code.line("#[inline]");
+    code.block(format!("pub fn view_step({w}: &mut Walk<'a, M>)"), |code| {
+        code.line(body)
+    });
 }
 
 /// `view_read_owned`: the owned struct read in one pass from the walk, which ends past it.
@@ -686,6 +728,453 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
     code.close();
 }
 
+/// The fields struct of struct `name` (`fields()`).
+fn fields_name(name: &str) -> String {
+    format!("{name}Fields")
+}
+
+/// The type of one value of `ty` in a fields struct: nested structs as their fields, arrays of
+/// structs as iterators of their fields, arrays of fixed-width values as `ViewArray`s.
+fn fields_value_type(ty: &FieldType) -> String {
+    match ty {
+        FieldType::Struct(name) => format!("{}<'a, M>", fields_name(name)),
+        FieldType::Array(element) => match element.as_ref() {
+            FieldType::Struct(name) => format!("ViewIter<'a, {}<'a, M>, M>", fields_name(name)),
+            element if is_primitive_array(ty) => format!("ViewArray<'a, {}>", value_type(element)),
+            element => format!("ViewIter<'a, {}, M>", value_type(element)),
+        },
+        _ => value_type(ty),
+    }
+}
+
+fn fields_type(field: &Field) -> String {
+    let ty = fields_value_type(&field.ty);
+    if field.is_optional() {
+        format!("Option<{ty}>")
+    } else {
+        ty
+    }
+}
+
+/// The expression reading `field`'s value for its fields struct from the walk `w` (a
+/// `&mut Walk`), leaving the walk past it: an `Option` of the value for optional fields.
+fn read_fields_value(cx: &Context<'_>, field: &Field) -> String {
+    let (c, n) = (cx.compact(field), nullable(cx, field));
+    let optional = field.is_optional();
+    let (read, always) = match &field.ty {
+        FieldType::Struct(name) => {
+            let read = format!("{}::<M>::view_read_fields", view_name(name));
+            if !optional {
+                return format!("{read}(w)");
+            }
+            (format!("w.read_struct_with({n}, {read})"), false)
+        }
+        FieldType::Array(element) => {
+            let skip = match element.as_ref() {
+                FieldType::Struct(name) => format!("{}::<M>::view_step(w);", view_name(name)),
+                FieldType::Primitive(Primitive::String) => format!("w.skip_str({c});"),
+                FieldType::Primitive(Primitive::Bytes | Primitive::Records) => {
+                    format!("w.skip_bytes({c});")
+                }
+                element if is_primitive_array(&field.ty) => {
+                    let read = format!(
+                        "w.read_fixed_array::<{}>({c}, {})",
+                        value_type(element),
+                        if optional { n.as_str() } else { "false" }
+                    );
+                    return if optional {
+                        read
+                    } else {
+                        format!("{read}.unwrap_or_default()")
+                    };
+                }
+                FieldType::Primitive(_) => "w.skip(1);".into(),
+                FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
+            };
+            let read = format!(
+                "w.read_array_then({c}, {}, |w| {{\n    {skip}\n}})",
+                if optional { n.as_str() } else { "false" }
+            );
+            (read, true)
+        }
+        _ => return read_view(cx, field, "w"),
+    };
+    if optional {
+        read
+    } else if always {
+        format!("{read}.unwrap_or_else(|| ViewIter::empty(w.origin()))")
+    } else {
+        read
+    }
+}
+
+/// The value of `field` in its fields struct where the version lacks it (`origin` in scope).
+fn fields_default(field: &Field) -> String {
+    if default_is_null(field) {
+        return "None".into();
+    }
+    let value = match (&field.ty, &field.default) {
+        (FieldType::Array(_), _) if is_primitive_array(&field.ty) => "ViewArray::default()".into(),
+        (FieldType::Array(_), _) => "ViewIter::empty(origin)".into(),
+        (FieldType::Struct(name), _) => {
+            format!("{}::<M>::view_default_fields(origin)", view_name(name))
+        }
+        (FieldType::Primitive(Primitive::String), DefaultValue::String(s)) => format!("{s:?}"),
+        (FieldType::Primitive(Primitive::String), _) => "\"\"".into(),
+        (FieldType::Primitive(Primitive::Bytes | Primitive::Records), _) => "&[]".into(),
+        (FieldType::Primitive(Primitive::Uuid), DefaultValue::Uuid(bytes)) if *bytes != [0; 16] => {
+            let bytes: Vec<String> = bytes.iter().map(u8::to_string).collect();
+            format!("Uuid([{}])", bytes.join(", "))
+        }
+        (FieldType::Primitive(Primitive::Uuid), _) => "Uuid::ZERO".into(),
+        _ => return super::field_default(field),
+    };
+    if field.is_optional() {
+        format!("Some({value})")
+    } else {
+        value
+    }
+}
+
+/// The fields struct of `s` (`{Name}Fields`), its `ViewValue` (an array of them reads each
+/// element's fields in one pass), and the view's `view_read_fields`/`view_default_fields`.
+fn emit_fields_struct(code: &mut Code, s: &Struct, cfg: &str) {
+    let (name, fields, view) = (&s.name, fields_name(&s.name), view_name(&s.name));
+    code.blank();
+    code.doc(&format!(
+        " Every field of a `{name}` read in one pass by its view's `fields()`: plain values,\n \
+         strings and bytes borrowed from the frame, nested structs as their own fields, arrays\n \
+         of structs as iterators of their fields (each element read in one pass as it goes),\n \
+         arrays of numbers as [`ViewArray`]s. A field the version\n \
+         lacks holds its default."
+    ));
+    code.line(format!("#[cfg({cfg})]"));
+    code.line("#[derive(Clone, Debug)]");
+    code.line("#[non_exhaustive]");
+    code.open(format!("pub struct {fields}<'a, M: ViewMode = Checked>"));
+    for field in &s.fields {
+        code.doc(&format!(" `{}`, versions {}.", field.name, field.versions));
+        code.line(format!(
+            "pub {}: {},",
+            field_ident(field),
+            fields_type(field)
+        ));
+    }
+    code.doc(" The struct's tagged section: any tagged field by tag.");
+    code.line("pub tagged_section: TaggedSection<'a, M>,");
+    code.close();
+    code.blank();
+    code.line(format!("#[cfg({cfg})]"));
+    code.open(format!(
+        "impl<'a, M: ViewMode> ViewValue<'a, M> for {fields}<'a, M>"
+    ));
+    code.line("#[inline]");
+    code.block("fn read(w: &mut Walk<'a, M>) -> Self", |code| {
+        code.line(format!("{view}::<M>::view_read_fields(w)"));
+    });
+    code.close();
+}
+
+/// A run of consecutive fixed-width fields (`runs`, as the owned decoder groups them) read
+/// for `view_read_fields` with one bounds check where the version has the run's layout and the
+/// bytes hold it, each field at its constant offset; otherwise field by field as before (which
+/// marks the walk bad where they run short). Binds the fields' locals, as the per-field code
+/// does (a value, or an `Option` where some version lacks the field), and their inits. With
+/// `tags` (the section's read, which follows the run), the run also takes an empty tagged
+/// section's zero byte and binds `tagged_section`.
+fn read_fields_run(
+    body: &mut Code,
+    inits: &mut Vec<String>,
+    cx: &Context<'_>,
+    s: &Struct,
+    run: &Run,
+    tags: Option<&str>,
+) {
+    let local = |field: &Field| format!("f_{}", snake_case(&field.name));
+    let len = run.len;
+    let scrutinee = run_scrutinee(body, cx, run, "w", tags.is_some());
+    let (mut locals, mut from_run, mut one_by_one) = (Vec::new(), Vec::new(), Vec::new());
+    for index in run.fields.clone() {
+        let field = &s.fields[index];
+        let ident = field_ident(field);
+        let positional = cx.when(cx.positional(field));
+        let read = read_view(cx, field, "w");
+        let at = run.slot(index).map(|(offset, p)| {
+            let width = p.fixed_width().expect("fixed width");
+            format!(
+                "{}(wire::read_at::<{offset}, {width}, {len}>(run))",
+                super::decode::from_be_bytes(p)
+            )
+        });
+        match positional {
+            Cond::Never => {
+                inits.push(format!("{ident}: {},", fields_default(field)));
+                continue;
+            }
+            Cond::Always => {
+                from_run.push(at.expect("a field of every version is in the run's layout"));
+                one_by_one.push(read);
+                inits.push(format!("{ident}: {},", local(field)));
+            }
+            Cond::Expr(..) => {
+                from_run.push(at.map_or_else(|| "None".into(), |at| format!("Some({at})")));
+                one_by_one.push(positional.choose(&format!("Some({read})"), "None"));
+                inits.push(format!(
+                    "{ident}: {}.unwrap_or({}),",
+                    local(field),
+                    fields_default(field)
+                ));
+            }
+        }
+        locals.push(local(field));
+    }
+    let pattern = match tags {
+        Some(tags) => {
+            locals.push("tagged_section".into());
+            from_run.push("section".into());
+            one_by_one.push(tags.into());
+            "Some((run, section))"
+        }
+        None => "Some(run)",
+    };
+    let tuple = |values: &[String]| {
+        let lines: String = values.iter().map(|value| format!("{value},\n")).collect();
+        format!("(\n{})", super::indented(&lines))
+    };
+    body.open(format!("let {} = match {scrutinee}", tuple(&locals)));
+    body.line(format!("{pattern} => {},", tuple(&from_run)));
+    body.line(format!("None => {},", tuple(&one_by_one)));
+    body.close_with(";");
+}
+
+/// `view_read_fields` (every field read in one pass, the walk left past the struct) and
+/// `view_default_fields` (every field's default, for a struct the version lacks).
+fn emit_read_fields(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+    let fields = fields_name(&s.name);
+    let local = |field: &Field| format!("f_{}", snake_case(&field.name));
+    let flexible = cx.when(cx.message.flexible_versions);
+    let mut body = Code::new();
+    let mut arms = String::new();
+    let mut inits = Vec::new();
+    let pieces = pieces(cx, s);
+    // As in the owned decoder: a run that ends the struct takes an empty section with it.
+    let run_takes_tags = run_takes_tags(cx, s, &pieces);
+    let empty_section =
+        flexible.choose("w.read_tagged_section(|_, _| {})", "TaggedSection::none()");
+    let last = pieces.len().saturating_sub(1);
+    for (at, piece) in pieces.into_iter().enumerate() {
+        let field = match piece {
+            Piece::Field(field) => field,
+            Piece::Run(run) => {
+                let tags = (run_takes_tags && at == last).then_some(empty_section.as_str());
+                read_fields_run(&mut body, &mut inits, cx, s, &run, tags);
+                continue;
+            }
+        };
+        let positional = cx.when(cx.positional(field));
+        let tagged = match field.tag {
+            Some(_) => cx.when(field.tagged_versions),
+            None => Cond::Never,
+        };
+        let read = read_fields_value(cx, field);
+        let ident = field_ident(field);
+        let default = fields_default(field);
+        match (&positional, &tagged) {
+            (Cond::Never, Cond::Never) => inits.push(format!("{ident}: {default},")),
+            (Cond::Always, Cond::Never) => {
+                body.line(format!("let {} = {read};", local(field)));
+                inits.push(format!("{ident}: {},", local(field)));
+            }
+            _ => {
+                let mutable = if matches!(tagged, Cond::Never) {
+                    ""
+                } else {
+                    "mut "
+                };
+                body.line(format!(
+                    "let {mutable}{} = {};",
+                    local(field),
+                    positional.choose(&format!("Some({read})"), "None")
+                ));
+                if !matches!(tagged, Cond::Never) {
+                    let tag = field.tag.expect("tagged");
+                    let test = match tagged.and(&format!("tag == {tag}")) {
+                        Some(test) => test,
+                        None => unreachable!("a tagged field is tagged in some version"),
+                    };
+                    // An `if` chain: a `match` of one arm is what clippy calls a single match.
+                    if !arms.is_empty() {
+                        arms += " else ";
+                    }
+                    arms += &format!(
+                        "if {test} {{\n    {} = Some({});\n}}",
+                        local(field),
+                        read.replace('\n', "\n    ")
+                    );
+                }
+                // A call only where the default needs one (an empty iterator, nested defaults).
+                let or = if default == "ViewArray::default()" {
+                    "unwrap_or_default()".to_string()
+                } else if default.contains("::") && default.contains('(') {
+                    format!("unwrap_or_else(|| {default})")
+                } else {
+                    format!("unwrap_or({default})")
+                };
+                inits.push(format!("{ident}: {}.{or},", local(field)));
+            }
+        }
+    }
+    let section = if arms.is_empty() {
+        "w.read_tagged_section(|_, _| {})".to_string()
+    } else {
+        format!(
+            "w.read_tagged_section(|tag, w| {{\n{}}})",
+            super::indented(&arms)
+        )
+    };
+    if !run_takes_tags {
+        body.line(format!(
+            "let tagged_section = {};",
+            flexible.choose(&section, "TaggedSection::none()")
+        ));
+    }
+    body.line("w.check_within();");
+    body.open(&fields);
+    for init in inits {
+        body.line(init);
+    }
+    body.line("tagged_section,");
+    body.close();
+    let body = body.finish();
+    let body = if super::uses_ident(&body, "origin") {
+        format!("let origin = w.origin();\n{body}")
+    } else {
+        body
+    };
+    let body = with_bindings(cx, "w.version()", body);
+    code.line("#[doc(hidden)]");
+    code.line("#[inline]");
+    code.block(
+        format!("pub fn view_read_fields(w: &mut Walk<'a, M>) -> {fields}<'a, M>"),
+        |code| code.line(body),
+    );
+    code.blank();
+    let mut body = Code::new();
+    body.open(&fields);
+    for field in &s.fields {
+        body.line(format!(
+            "{}: {},",
+            field_ident(field),
+            fields_default(field)
+        ));
+    }
+    body.line("tagged_section: TaggedSection::none(),");
+    body.close();
+    let body = body.finish();
+    let origin = super::binding(&body, "origin");
+    code.line("#[doc(hidden)]");
+    code.line("#[inline]");
+    code.block(
+        format!("pub fn view_default_fields({origin}: M::Origin<'a>) -> {fields}<'a, M>"),
+        |code| code.line(body),
+    );
+}
+
+/// The owned value of `field` from its fields struct `f`, converted (`?` on each `Result`).
+fn owned_from_fields(field: &Field) -> String {
+    let get = format!("f.{}", field_ident(field));
+    let optional = field.is_optional();
+    match &field.ty {
+        FieldType::Struct(name) => {
+            let convert = format!("{}::<M>::view_fields_owned", view_name(name));
+            if optional {
+                format!("{get}.map(|v| {convert}(v, buf)).transpose()?")
+            } else {
+                format!("{convert}({get}, buf)?")
+            }
+        }
+        FieldType::Array(element) => {
+            let collect = match element.as_ref() {
+                FieldType::Struct(name) => format!(
+                    "collect_fields(a, |v| {}::<M>::view_fields_owned(v, buf))",
+                    view_name(name)
+                ),
+                _ if is_primitive_array(&field.ty) => return format!("{get}.into_owned(buf)"),
+                _ => "collect_values(a, buf)".into(),
+            };
+            if optional {
+                format!("{get}.map(|a| {collect}).transpose()?")
+            } else {
+                format!("{{\n    let a = {get};\n    {collect}?\n}}")
+            }
+        }
+        FieldType::Primitive(Primitive::String | Primitive::Bytes | Primitive::Records) => {
+            format!("{get}.into_owned(buf)")
+        }
+        FieldType::Primitive(_) => get,
+    }
+}
+
+/// `fields()`, its owned conversion (`view_fields_owned`, `to_owned_via_fields`: the proof
+/// that it reads what the owned decoder reads).
+fn emit_fields_call(code: &mut Code, s: &Struct) {
+    let (name, fields) = (&s.name, fields_name(&s.name));
+    code.doc(&format!(
+        " Every field of the struct read in one pass (`{fields}`): one walk and one `Result`\n \
+         for the whole struct where the accessors take one each. Its arrays of structs iterate\n \
+         their elements' fields, each read in one pass as the iterator goes."
+    ));
+    code.line("#[inline]");
+    code.block(format!("pub fn fields(&self) -> M::Out<{fields}<'a, M>>"), |code| {
+        code.line(
+            "let mut ok = true;\nlet value = match self.0.walk() {\n    Some(mut w) => {\n        let value = Self::view_read_fields(&mut w);\n        ok = w.ok();\n        value\n    }\n    None => Self::view_default_fields(self.0.origin()),\n};\nM::finish(self.0.origin(), ok, value)",
+        );
+    });
+    code.blank();
+    let mut body = Code::new();
+    body.open(format!("Ok({name}"));
+    for field in &s.fields {
+        body.line(format!(
+            "{}: {},",
+            field_ident(field),
+            owned_from_fields(field)
+        ));
+    }
+    let known: Vec<String> = s
+        .fields
+        .iter()
+        .filter_map(|f| f.tag.map(|t| t.to_string()))
+        .collect();
+    body.line(format!(
+        "unknown_tagged_fields: f.tagged_section.unknown(buf, |tag| [{}].contains(&tag)),",
+        known.join(", ")
+    ));
+    body.close_with(")");
+    let body = body.finish();
+    let buf = super::binding(&body, "buf");
+    code.line("#[doc(hidden)]");
+    code.line("#[inline]");
+    code.block(
+        format!(
+            "pub fn view_fields_owned(f: {fields}<'a, M>, {buf}: &'a Bytes) -> Result<{name}, DecodeError>"
+        ),
+        |code| code.line(body),
+    );
+    code.blank();
+    code.doc(&format!(
+        " The owned `{name}` built from `fields()`: the proof that it reads what the owned\n \
+         decoder reads."
+    ));
+    code.line("#[doc(hidden)]");
+    code.line("#[inline]");
+    code.block(
+        format!("pub fn to_owned_via_fields(self) -> Result<{name}, DecodeError>"),
+        |code| {
+            code.line("Self::view_fields_owned(M::result(self.fields())?, self.0.buf())");
+        },
+    );
+}
+
 pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: bool) {
     let Some(cfg) = view_cfg(cx.message.kind) else {
         return;
@@ -762,14 +1251,19 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
         ));
     });
     code.blank();
+    emit_fields_call(code, s);
+    code.blank();
     emit_check(code, cx, s);
     code.blank();
     emit_skip(code, cx, s);
     code.blank();
     emit_read_owned(code, cx, s);
+    code.blank();
+    emit_read_fields(code, cx, s);
     code.close();
     code.blank();
     emit_through_accessors(code, cx, s, &cfg);
+    emit_fields_struct(code, s, &cfg);
 }
 
 /// `request_view_check(key)` / `response_view_check(key)`: the check of an API's body and its

@@ -67,15 +67,24 @@ struct Shared {
 #[derive(Debug)]
 pub struct Registry {
     max: usize,
+    /// Where "now" comes from: the monotonic clock, or the one a caller gives (the
+    /// in-memory cluster's, paused in its tests, so an idle timeout passes in simulated time).
+    clock: fn() -> Instant,
     started: Instant,
     members: Mutex<HashMap<u64, Arc<Shared>>>,
 }
 
 impl Registry {
     pub fn new(max_connections: usize) -> Arc<Registry> {
+        Registry::with_clock(max_connections, Instant::now)
+    }
+
+    /// A registry whose activity times (and so [`Member::last_activity`]) read `clock`.
+    pub fn with_clock(max_connections: usize, clock: fn() -> Instant) -> Arc<Registry> {
         Arc::new(Registry {
             max: max_connections.max(1),
-            started: Instant::now(),
+            clock,
+            started: clock(),
             members: Mutex::new(HashMap::new()),
         })
     }
@@ -94,7 +103,8 @@ impl Registry {
     }
 
     fn now_ms(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+        let elapsed = (self.clock)().saturating_duration_since(self.started);
+        u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
     }
 
     /// Registers connection `id`; at the cap, first tells the connection that has gone
@@ -173,7 +183,8 @@ impl Member {
         self.shared.last_activity.store(now, Ordering::Relaxed);
     }
 
-    /// When the last byte passed either way (or the connection was accepted).
+    /// When the last byte passed either way (or the connection was accepted), on the
+    /// registry's clock.
     pub fn last_activity(&self) -> Instant {
         self.registry.started
             + std::time::Duration::from_millis(self.shared.last_activity.load(Ordering::Relaxed))

@@ -10,6 +10,7 @@ mod pinned;
 use crate::error::SetupError;
 pub use explain::{ClientFlags, Side, CONTROLLER, UPSTREAM};
 use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
@@ -58,9 +59,15 @@ pub struct UpstreamTls {
     pub upstream_tls_key: Option<PathBuf>,
 }
 
-/// The crypto every config here uses.
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+/// The crypto every config here uses: the process's default provider, which
+/// `ClientConfig::builder` installs from rustls's crate features (ring, the one this crate
+/// turns on) unless the program installed its own. `rustls::crypto::ring::default_provider`
+/// is deprecated from rustls 0.23.48; these two calls are in every 0.23 release.
+fn provider() -> Result<Arc<CryptoProvider>, SetupError> {
+    drop(ClientConfig::builder());
+    CryptoProvider::get_default()
+        .map(Arc::clone)
+        .ok_or_else(|| SetupError::Usage("TLS: no rustls crypto provider installed".to_owned()))
 }
 
 fn unreadable(flag: &str, path: &Path, e: impl std::fmt::Display) -> SetupError {
@@ -145,7 +152,8 @@ impl ListenTls {
         let cert = ("--listen-tls-cert", cert.as_path());
         let key = ("--listen-tls-key", key.as_path());
         let (chain, private) = identity(cert, key)?;
-        let builder = ServerConfig::builder_with_provider(provider())
+        let provider = provider()?;
+        let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
             .map_err(|e| SetupError::Input(format!("TLS: {e}")))?;
         let builder = match &self.listen_tls_client_ca {
@@ -153,7 +161,7 @@ impl ListenTls {
             Some(path) => {
                 let flag = "--listen-tls-client-ca";
                 let (roots, pins) = trusted(flag, path)?;
-                let verifier = pinned::client_verifier(roots, pins, provider())
+                let verifier = pinned::client_verifier(roots, pins, provider)
                     .map_err(|e| unreadable(flag, path, e))?;
                 builder.with_client_cert_verifier(verifier)
             }
@@ -302,11 +310,13 @@ fn client(
             ))
         })?;
     }
-    let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider())
-        .build()
-        .map_err(|e| SetupError::Input(format!("TLS: {e}")))?;
-    let verifier = pinned::ServerVerifier::new(webpki, pins, provider());
-    let builder = ClientConfig::builder_with_provider(provider())
+    let provider = provider()?;
+    let webpki =
+        WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(&provider))
+            .build()
+            .map_err(|e| SetupError::Input(format!("TLS: {e}")))?;
+    let verifier = pinned::ServerVerifier::new(webpki, pins, Arc::clone(&provider));
+    let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| SetupError::Input(format!("TLS: {e}")))?
         .dangerous()

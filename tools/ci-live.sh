@@ -35,13 +35,12 @@ step_clients() {
 # (tests/java.rs, four JVMs) about 20 s on a loaded machine.
 step_cluster_groups() {
     # `&&`: a step runs as an `if` condition, where `set -e` does not stop at a failure.
-    cargo test --test groups --test consumer_groups \
-        --test describe_topic_partitions --test transactions --test share_groups \
-        --test share_group_offsets \
-        -- --ignored --nocapture &&
+    # The cluster's tests are one binary (cluster/tests/main.rs): a filter per file's module.
+    cargo test --test cluster -- --ignored --nocapture groups:: consumer_groups:: \
+        describe_topic_partitions:: transactions:: share_groups:: share_group_offsets:: &&
         KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test \
-            --test java -- --ignored --exact \
-            a_real_kafka_broker_answers_the_java_share_offsets_scenario &&
+            --test cluster -- --ignored --exact \
+            java::a_real_kafka_broker_answers_the_java_share_offsets_scenario &&
         "$(bash tools/clients/venv.sh)" tools/clients/cluster_txn_librdkafka.py "$KAFKA_BROKER"
 }
 step_quorum_describe() {
@@ -101,12 +100,21 @@ step_tap_deny() { bash tools/clients/tap-deny-proof.sh; }
 # a CreateTime topic's timestamp bounds (INVALID_TIMESTAMP, record errors; under a second)
 # and a ShareFetch in a group not held (UNKNOWN_SERVER_ERROR; about 6 s: the broker answers
 # at the fetch's 3 s wait).
+# And the streams group answers (cluster/tests/streams_topology_kafka.rs):
+# StreamsGroupTopologyDescriptionUpdate, StreamsGroupDescribe's topology description and
+# the heartbeat's error paths, this broker's answers against the committed fixture (well
+# under a second).
+# And UpdateFeatures' steps (cluster/tests/update_features.rs: refusals, validate-only, v0,
+# downgrades and back) compared with their recording: about a second; they end where they
+# began. Alone: while they run, features other tests need are downgraded.
 step_cluster_configs() {
     bash tools/clients/cluster-configs-proof.sh &&
         KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test \
-            --test group_configs -- --ignored &&
-        cargo test --test produce_timestamps \
-            --test share_fetch_unknown_group -- --ignored
+            --test cluster -- --ignored group_configs:: &&
+        cargo test --test cluster -- --ignored produce_timestamps:: \
+            share_fetch_unknown_group:: \
+            streams_topology_kafka::kafka_answers_streams_topology_updates &&
+        cargo test --test cluster -- --ignored update_features::
 }
 # ACLs entry by entry: librdkafka's producer, consumer and admin client as a user with ACLs
 # on some topics and groups and not others, against this broker's SASL_PLAINTEXT listener
@@ -118,6 +126,10 @@ step_cluster_configs() {
 # step built (built here when this step runs alone). About 10 s in all.
 # And delegation tokens, the Java AdminClient's (DelegationTokens) at the broker and the
 # cluster, compared line for line: about 8 s more.
+# And refusals request by request (cluster/tests/acl_refusals.rs): 124 requests (every version
+# served) of a user with ACLs on one topic only, compared with their recording; under a second. Alone: its ACL on
+# the cluster would refuse the other tests' user cluster operations. It removes what it makes
+# (and what a failed run left).
 step_cluster_authz() {
     local java=$PWD/tools/clients/java/target
     local java_cp
@@ -127,7 +139,8 @@ step_cluster_authz() {
         java_cp=$(bash tools/clients/java-classpath.sh)
     fi
     KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) KAFKA_CLIENTS_JAVA=$java_cp \
-        cargo test --test authorization -- --ignored --nocapture
+        cargo test --test cluster -- --ignored --nocapture authorization:: &&
+        cargo test --test cluster -- --ignored acl_refusals::
 }
 # The same without TLS, against the SASL_PLAINTEXT listener. Not in the default list: TLS
 # adds only the transport to what it checks; by name, `bash tools/ci-live.sh tap_sasl`.
@@ -135,9 +148,15 @@ step_cluster_authz() {
 # at load 25, 9 s of CPU)
 # against this broker and the in-memory cluster: partition reassignments and their errors,
 # AlterReplicaLogDirs, ListConfigResources; the same lines from both.
+# Then client telemetry (cluster/tests/telemetry.rs): subscriptions, GetTelemetrySubscriptions
+# and PushTelemetry through every check, at this broker and the cluster, every field compared.
+# It turns on broker.sh's receiver (KAFKA_TELEMETRY=1 above) with the dynamic config
+# `metric.reporters`, which Kafka keeps on until it stops: hence last, after the Java clients.
+# And librdkafka's pushes kept by the cluster. About 4 s in all.
 step_cluster_reassign() {
-    cargo test --test reassignments -- --ignored --exact \
-        the_admin_client_sees_what_a_real_kafka_broker_answers --nocapture
+    cargo test --test cluster -- --ignored --exact \
+        reassignments::the_admin_client_sees_what_a_real_kafka_broker_answers --nocapture &&
+        KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) cargo test --test cluster -- --ignored telemetry::
 }
 step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 
@@ -149,7 +168,7 @@ step_tap_sasl() { bash tools/clients/tap-proof-tls.sh --no-tls; }
 # library's own quorum test, whose tests the filters below leave out. The CLI build shares
 # the fuzz-seeds run's features in .ci/run.
 cargo test --test live --no-run
-cargo test --test groups --test consumer_groups --test describe_topic_partitions --test transactions --test authorization --no-run
+cargo test --test cluster --no-run
 cargo test --test quorum --no-run
 cargo build --bin kafka-codec
 
@@ -161,7 +180,7 @@ trap cleanup EXIT
 
 # A broker left over from an interrupted run of this checkout would hold the ports.
 bash "$broker" stop
-bash "$broker" start >/dev/null
+KAFKA_TELEMETRY=1 bash "$broker" start >/dev/null
 set -a
 # shellcheck disable=SC1090
 . "$(bash "$broker" envfile)"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 19, "a crate people can depend on": what a dependent and the registry see. Called by
 # .ci/run after clippy; runs alone too (`bash tools/ci-publish.sh`); `--install-msrv` only
-# installs the MSRV toolchains (see there). Each part prints its
+# installs the MSRV toolchains (see there); `--msrv` runs only the MSRV part and `--no-msrv`
+# every part but that one (.ci/run runs the MSRV part in the background). Each part prints its
 # seconds; a check that cannot run here prints a SKIPPED line saying why, never passes
 # silently.
 set -euo pipefail
@@ -46,7 +47,10 @@ if [ "${1:-}" = --install-msrv ]; then
     done
     exit 0
 fi
+mode=${1:-all}
+case $mode in all | --msrv | --no-msrv) ;; *) echo "usage: $0 [--install-msrv|--msrv|--no-msrv]" >&2; exit 2 ;; esac
 
+if [ "$mode" != --msrv ]; then
 part "relative links in README.md, benches/README.md and docs/*.md name existing files"
 python3 tools/check_doc_links.py
 
@@ -108,7 +112,9 @@ for page in conn/tokio/index.html messages/metadata_request/index.html; do
     fi
 done
 echo "feature labels present"
+fi
 
+if [ "$mode" != --no-msrv ]; then
 part "MSRV: each declared rust-version builds"
 # The committed Cargo.lock follows the newest releases, some of which need a newer Rust than
 # the declared minimum; a dependent on that Rust gets older releases. The MSRV build therefore
@@ -136,7 +142,9 @@ msrv_check "$lib_msrv" -p kafka-codec --lib --all-features
 msrv_check "$lib_msrv" -p kafka-codec --lib
 msrv_check "$cli_msrv" -p kafka-codec-cli
 rm -rf "$msrv_ws"
+fi
 
+if [ "$mode" != --msrv ]; then
 part "semver: the public API against the latest release tag"
 latest_tag=$(git tag --list 'v*' --sort=-version:refname | head -1)
 if [ -z "$latest_tag" ]; then
@@ -150,6 +158,7 @@ else
     echo "cargo semver-checks check-release -p kafka-codec --baseline-rev $latest_tag"
     PATH="$PWD/$tools_root/bin:$PATH" cargo semver-checks check-release -p kafka-codec \
         --baseline-rev "$latest_tag"
+fi
 fi
 
 part ""

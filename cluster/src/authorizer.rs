@@ -150,7 +150,8 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
     };
     match request {
         // The topics: per entry (`per_entry::split`).
-        Request::Produce(body) => body
+        // Its transactional id only for transactional records (Kafka ignores it otherwise).
+        Request::Produce(body) if crate::handlers::has_transactional_records(body) => body
             .transactional_id
             .iter()
             .map(|id| Need::transactional_id(id, op::WRITE))
@@ -205,6 +206,9 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
             member_needs(&body.group_id, body.subscribed_topic_names.iter().flatten())
         }
         Request::ShareGroupDescribe(body) => groups_described(&body.group_ids),
+        Request::StreamsGroupTopologyDescriptionUpdate(body) => {
+            vec![Need::group(&body.group_id, op::READ)]
+        }
         Request::ShareFetch(body) => body
             .group_id
             .iter()
@@ -273,6 +277,12 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
         Request::DescribeClientQuotas(_) => vec![Need::cluster(op::DESCRIBE_CONFIGS)],
         Request::ListConfigResources(_) => vec![Need::cluster(op::DESCRIBE_CONFIGS)],
         Request::AlterClientQuotas(_) => vec![Need::cluster(op::ALTER_CONFIGS)],
+        // Forwarded to the controller, whose `ControllerApis` asks for ALTER on the cluster.
+        Request::UpdateFeatures(_) | Request::UnregisterBroker(_) => {
+            vec![Need::cluster(op::ALTER)]
+        }
+        // GetTelemetrySubscriptions and PushTelemetry need nothing: Kafka's `KafkaApis`
+        // hands them to its `ClientMetricsManager` without asking the authorizer (KIP-714).
         _ => Vec::new(),
     }
 }
@@ -281,7 +291,8 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
 /// than with the error in every error field (`kafka_codec::error_response`):
 /// DeleteShareGroupOffsets refused on its group carries GROUP_AUTHORIZATION_FAILED and
 /// Kafka's message at the top level only, no topics (Kafka's
-/// `DeleteShareGroupOffsetsRequest.getErrorResponse`). `None`: the usual answer.
+/// `DeleteShareGroupOffsetsRequest.getErrorResponse`); UpdateFeatures its error at the top
+/// level, no results. `None`: the usual answer.
 pub fn top_level_refusal(request: &Request, denied: &Need) -> Option<kafka_codec::Response> {
     match request {
         Request::DeleteShareGroupOffsets(_) if denied.resource_type == resource_type::GROUP => {
@@ -292,8 +303,117 @@ pub fn top_level_refusal(request: &Request, denied: &Need) -> Option<kafka_codec
                     .into(),
             )
         }
+        // `getErrorResponse`: the top-level error with its exception's (default) message.
+        Request::StreamsGroupTopologyDescriptionUpdate(_) => Some(
+            kafka_codec::messages::StreamsGroupTopologyDescriptionUpdateResponse::default()
+                .with_error_code(ErrorCode::GROUP_AUTHORIZATION_FAILED.code())
+                .with_error_message(Some("Group authorization failed.".into()))
+                .into(),
+        ),
+        // `UpdateFeaturesResponse.createWithErrors`: the top-level error, no results. Kafka's
+        // message names its own request object ("Request … needs ALTER permission."),
+        // nothing a client can read; none here.
+        Request::UpdateFeatures(_) => Some(
+            kafka_codec::messages::UpdateFeaturesResponse::default()
+                .with_error_code(denied.denied().code())
+                .with_error_message(None)
+                .into(),
+        ),
         _ => None,
     }
+}
+
+/// What Kafka's own error response of `request` (its `getErrorResponse`) sets beyond the
+/// error in every error field, for a request refused whole: InitProducerId's producer epoch
+/// -1, JoinGroup's null protocol name (v7+), and the ACL APIs' (Describe, Create, Delete)
+/// message that the request
+/// "needs" the operation denied (Kafka prints its request object there; the API and version
+/// stand for it here). Compared with a live 4.4 broker by `tests/acl_refusals.rs`.
+pub fn finish_refusal(
+    request: &Request,
+    version: i16,
+    denied: &Need,
+    response: &mut kafka_codec::Response,
+) {
+    use kafka_codec::Response;
+    let needs = || {
+        let operation = match denied.operation {
+            op::ALTER => "ALTER",
+            op::DESCRIBE => "DESCRIBE",
+            _ => return None,
+        };
+        let api = request.api_key();
+        Some(format!(
+            "Request Request(apiKey={api}, apiVersion={version}) needs {operation} permission."
+        ))
+    };
+    match response {
+        Response::InitProducerId(answer) => answer.producer_epoch = -1,
+        Response::JoinGroup(answer) if version >= 7 => answer.protocol_name = None,
+        Response::DescribeAcls(answer) => answer.error_message = needs().map(Into::into),
+        Response::CreateAcls(answer) => {
+            for result in &mut answer.results {
+                result.error_message = needs().map(Into::into);
+            }
+        }
+        Response::DeleteAcls(answer) => {
+            for result in &mut answer.filter_results {
+                result.error_message = needs().map(Into::into);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Kafka's `authorizeByResourceType` (`StandardAuthorizer`): whether `principal` at `host`
+/// may do `wanted` on some resource of `resource_type`: a super user may; else an ALLOW
+/// (the operation or ALL) whose pattern no DENY covers (a DENY of the literal `*`, of the
+/// same literal name, or of a prefix of the name).
+pub fn allowed_on_some(
+    acls: &Acls,
+    super_users: &[String],
+    principal: &str,
+    host: IpAddr,
+    resource_type: i8,
+    wanted: i8,
+) -> bool {
+    if super_users.iter().any(|user| user == principal) {
+        return true;
+    }
+    let host = host.to_string();
+    let applying: Vec<&AclBinding> = acls
+        .all()
+        .filter(|acl| {
+            acl.resource_type == resource_type
+                && (acl.principal == principal || acl.principal == "User:*")
+                && (acl.host == host || acl.host == WILDCARD)
+                && (acl.operation == wanted || acl.operation == operation::ALL)
+        })
+        .collect();
+    let denies = |acl: &AclBinding| acl.permission == permission::DENY;
+    if applying.iter().any(|acl| {
+        denies(acl) && acl.pattern_type == pattern_type::LITERAL && acl.resource_name == WILDCARD
+    }) {
+        return false;
+    }
+    let covered = |name: &str, literal: bool| {
+        applying.iter().any(|acl| {
+            denies(acl)
+                && match acl.pattern_type {
+                    pattern_type::PREFIXED => name.starts_with(acl.resource_name.as_str()),
+                    pattern_type::LITERAL => literal && acl.resource_name == name,
+                    _ => false,
+                }
+        })
+    };
+    applying.iter().any(|acl| {
+        acl.permission == permission::ALLOW
+            && match acl.pattern_type {
+                pattern_type::LITERAL => !covered(&acl.resource_name, true),
+                pattern_type::PREFIXED => !covered(&acl.resource_name, false),
+                _ => false,
+            }
+    })
 }
 
 /// A KIP-848 or share group member's heartbeat: READ on the group, DESCRIBE on the topics

@@ -14,7 +14,7 @@
 use kafka_codec::{ErrorCode, Uuid};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// `ClientMetricsConfigs`' names, defaults and bounds.
 pub const METRICS: &str = "metrics";
@@ -43,6 +43,9 @@ const INSTANCE_EXPIRY_MS: u64 = 60_000;
 /// The pushes kept for tests, and the bytes they may hold together.
 const PUSHES_KEPT: usize = 64;
 const PUSH_BYTES_KEPT: usize = 8 << 20;
+/// The most a pushed payload may decompress to, per byte `telemetry.max.bytes` allows (the
+/// cluster's own bound; Kafka has none).
+const DECOMPRESSED_PER_BYTE: usize = 32;
 /// Software names and versions kept per client address (ApiVersions v3+ sends them).
 const SOFTWARE_KEPT: usize = 16_384;
 
@@ -199,11 +202,11 @@ struct Instance {
     subscription_version: u64,
     metrics: Vec<String>,
     push_interval_ms: i32,
-    last_get: Option<u64>,
-    last_push: Option<u64>,
+    last_get: Option<Instant>,
+    last_push: Option<Instant>,
     terminating: bool,
     last_error: ErrorCode,
-    last_used: u64,
+    last_used: Instant,
 }
 
 /// One accepted PushTelemetry, as the cluster's receiver keeps it.
@@ -244,7 +247,6 @@ pub struct ClientMetrics {
     software: HashMap<SocketAddr, (String, String)>,
     pushes: VecDeque<Push>,
     push_bytes: usize,
-    start: Instant,
 }
 
 impl Default for ClientMetrics {
@@ -263,12 +265,7 @@ impl ClientMetrics {
             software: HashMap::new(),
             pushes: VecDeque::new(),
             push_bytes: 0,
-            start: crate::clock::now(),
         }
-    }
-
-    fn now_ms(&self) -> u64 {
-        crate::clock::now().duration_since(self.start).as_millis() as u64
     }
 
     /// The subscriptions' names, in name order (ListConfigResources).
@@ -337,7 +334,7 @@ impl ClientMetrics {
 
     /// `createClientInstance`: the union of the matching subscriptions' metrics (just `*`
     /// if one has it), the smallest of their intervals, and the id computed from both.
-    fn evaluate(&self, id: Uuid, client: Client, now: u64) -> Instance {
+    fn evaluate(&self, id: Uuid, client: Client, now: Instant) -> Instance {
         let mut interval = INTERVAL_MS_DEFAULT;
         let mut all = false;
         let mut metrics = Vec::new();
@@ -372,11 +369,18 @@ impl ClientMetrics {
 
     /// `clientInstance`: the cached instance, re-evaluated if the subscriptions changed
     /// since, or a new one (also for one unused longer than Kafka's cache keeps it).
-    fn instance(&mut self, id: Uuid, client_id: &str, peer: SocketAddr, now: u64) -> &mut Instance {
+    fn instance(
+        &mut self,
+        id: Uuid,
+        client_id: &str,
+        peer: SocketAddr,
+        now: Instant,
+    ) -> &mut Instance {
         let fresh = match self.instances.get(&id) {
             Some(instance) => {
                 let expiry = INSTANCE_EXPIRY_MS.max(3 * instance.push_interval_ms as u64);
-                if now.saturating_sub(instance.last_used) > expiry {
+                if now.saturating_duration_since(instance.last_used) > Duration::from_millis(expiry)
+                {
                     Some(self.evaluate(id, self.client(id, client_id, peer), now))
                 } else if instance.subscription_version < self.version {
                     Some(self.evaluate(id, instance.client.clone(), now))
@@ -414,7 +418,7 @@ impl ClientMetrics {
         peer: SocketAddr,
         candidate: Uuid,
     ) -> Result<Subscribed, ErrorCode> {
-        let now = self.now_ms();
+        let now = crate::clock::now();
         let id = if id.is_zero() {
             self.new_instance_id(candidate)
         } else {
@@ -424,7 +428,7 @@ impl ClientMetrics {
         // `maybeUpdateGetRequestTimestamp`: one request per push interval, unless the
         // last push was refused for its subscription id or compression type.
         let last = instance.last_get.max(instance.last_push);
-        let elapsed_ok = last.is_none_or(|last| now - last >= instance.push_interval_ms as u64);
+        let elapsed_ok = last.is_none_or(|last| elapsed(now, last, instance.push_interval_ms));
         if elapsed_ok {
             instance.last_get = Some(now);
         } else if instance.last_error != ErrorCode::UNKNOWN_SUBSCRIPTION_ID
@@ -472,7 +476,7 @@ impl ClientMetrics {
         if id.is_zero() || id == Uuid::from_halves(0, 1) {
             return Err(ErrorCode::INVALID_REQUEST);
         }
-        let now = self.now_ms();
+        let now = crate::clock::now();
         let instance = self.instance(id, client_id, peer, now);
         let checked = check_push(
             instance,
@@ -487,6 +491,17 @@ impl ClientMetrics {
         if let Err(error) = checked {
             instance.last_error = error;
             return Err(error);
+        }
+        // The receiver's turn (`ClientTelemetryExporterPlugin`): it decompresses the metrics,
+        // and a failure is INVALID_RECORD. Kafka does not bound the output; here it is at most
+        // `DECOMPRESSED_PER_BYTE` times `telemetry.max.bytes`.
+        if !metrics.is_empty() {
+            let cap = (max_bytes.max(0) as usize).saturating_mul(DECOMPRESSED_PER_BYTE);
+            let codec = kafka_codec::records::Compression::from_id(compression_type as u8);
+            if codec.is_none_or(|codec| codec.decompress_payload(metrics, cap).is_err()) {
+                instance.last_error = ErrorCode::INVALID_RECORD;
+                return Err(ErrorCode::INVALID_RECORD);
+            }
         }
         instance.last_error = ErrorCode::NONE;
         if !metrics.is_empty() {
@@ -518,10 +533,16 @@ impl ClientMetrics {
     }
 }
 
+/// Whether an interval of `interval_ms` passed from `last` to `now` (both on the cluster's
+/// clock).
+fn elapsed(now: Instant, last: Instant, interval_ms: i32) -> bool {
+    now.saturating_duration_since(last) >= Duration::from_millis(interval_ms.max(0) as u64)
+}
+
 /// `validatePushRequest`'s checks, in its order.
 fn check_push(
     instance: &mut Instance,
-    now: u64,
+    now: Instant,
     subscription_id: i32,
     terminating: bool,
     compression_type: i8,
@@ -536,7 +557,7 @@ fn check_push(
     let accept = instance.last_get > instance.last_push
         || instance
             .last_push
-            .is_none_or(|last| now - last >= instance.push_interval_ms as u64);
+            .is_none_or(|last| elapsed(now, last, instance.push_interval_ms));
     if accept {
         instance.last_push = Some(now);
     } else if !terminating {
@@ -677,7 +698,7 @@ mod tests {
         assert_eq!(got.requested_metrics, ["*"]);
         assert_eq!(got.push_interval_ms, 1000);
         let sub = got.subscription_id;
-        let push = |m: &mut ClientMetrics| m.push(id, "c", peer(), sub, false, 4, b"m", 10);
+        let push = |m: &mut ClientMetrics| m.push(id, "c", peer(), sub, false, 0, b"m", 10);
         assert_eq!(push(&mut metrics), Ok(()));
         tokio::time::advance(std::time::Duration::from_millis(999)).await;
         assert_eq!(

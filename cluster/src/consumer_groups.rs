@@ -1,6 +1,9 @@
 //! KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe): the coordinator
 //! assigns the partitions itself (the `uniform` and `range` assignors) and each member
-//! reconciles towards its target assignment, as Kafka's group coordinator runs it.
+//! reconciles towards its target assignment, as Kafka's group coordinator runs it. The
+//! assignors place every partition where Kafka 4.4's do for the same members, topics and
+//! previous targets ([`kafka_uniform`], [`range`]; `tests/assignor_reference.rs` compares them
+//! with Kafka's classes); like Kafka 4.4's, they do not look at racks.
 //!
 //! A group lives in [`Groups`](crate::groups::Groups) beside the classic ones, as
 //! [`Group::consumer`](crate::groups::Group::consumer): one map of groups, one coordinator
@@ -27,6 +30,8 @@ use std::time::{Duration, Instant};
 
 pub use crate::group_members::{LEAVE_EPOCH, STATIC_LEAVE_EPOCH};
 
+pub mod java_order;
+pub mod kafka_uniform;
 pub mod topic_regex;
 
 /// Kafka's `group.consumer.regex.refresh.interval.ms` default: the regexes are resolved
@@ -137,6 +142,10 @@ pub struct ConsumerGroup {
     pub members: BTreeMap<String, ConsumerMember>,
     /// Each member's target assignment.
     pub targets: BTreeMap<String, Assignment>,
+    /// Each member's target as Kafka's coordinator reads it back, in its hash order, which
+    /// the next homogeneous `uniform` assignment walks ([`kafka_uniform`]); an entry whose
+    /// contents no longer match [`targets`](Self::targets) is ignored.
+    java_targets: BTreeMap<String, kafka_uniform::JavaAssignment>,
     /// The subscribed topics as the target assignment saw them: a change moves the epoch on.
     subscribed_topics: TopicsByName,
     /// The topics each regex of the members resolved to (Kafka's resolved regular
@@ -481,11 +490,115 @@ impl ConsumerGroup {
         self.update_subscriptions();
         self.subscribed_topics = self.subscribed(topics);
         let previous = std::mem::take(&mut self.targets);
+        let homogeneous = self.members.values().all(|member| {
+            self.members
+                .values()
+                .next()
+                .map(|first| &first.subscribed_topics)
+                == Some(&member.subscribed_topics)
+        });
         self.targets = match self.assignor() {
             "range" => range(&self.members, &self.subscribed_topics),
-            _ => uniform(&self.members, &self.subscribed_topics, &previous),
+            _ if homogeneous => self.uniform_homogeneous(&previous),
+            _ => self.uniform_heterogeneous(&previous),
         };
         self.assignment_epoch = self.epoch;
+    }
+
+    /// Kafka's `uniform` assignment when every member subscribes to the same topics, in
+    /// Kafka's hash order ([`kafka_uniform`]), so that it places partitions as Kafka does.
+    fn uniform_homogeneous(
+        &mut self,
+        previous: &BTreeMap<String, Assignment>,
+    ) -> BTreeMap<String, Assignment> {
+        let known = std::mem::take(&mut self.java_targets);
+        // The previous target as read back: kept from the last assignment when it still
+        // says the same (a static member's replacement inherits a target under a new id).
+        let replayed: BTreeMap<&str, kafka_uniform::JavaAssignment> = previous
+            .iter()
+            .filter(|(_, target)| !target.is_empty())
+            .map(|(id, target)| {
+                let same = known.get(id).filter(|java| {
+                    let contents: Assignment = java
+                        .iter()
+                        .map(|(topic, set)| (*topic, set.items().copied().collect()))
+                        .collect();
+                    contents == *target
+                });
+                let java = same
+                    .cloned()
+                    .unwrap_or_else(|| kafka_uniform::from_contents(target));
+                (id.as_str(), java)
+            })
+            .collect();
+        let order = kafka_uniform::member_order(self.members.keys().map(String::as_str));
+        let topics: Vec<(Uuid, i32)> = order
+            .first()
+            .map(|first| {
+                kafka_uniform::topic_order(&self.members[*first].subscribed_topics, |name| {
+                    self.subscribed_topics.get(name).map(|(id, _)| *id)
+                })
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|id| {
+                self.subscribed_topics
+                    .values()
+                    .find(|(topic, _)| *topic == id)
+                    .copied()
+            })
+            .collect();
+        let specs: Vec<kafka_uniform::Spec<'_>> = order
+            .iter()
+            .map(|id| kafka_uniform::Spec {
+                id,
+                previous: replayed.get(id),
+            })
+            .collect();
+        let mut targets = BTreeMap::new();
+        for (id, java) in kafka_uniform::assign(&specs, &topics) {
+            let target: Assignment = java
+                .iter()
+                .filter(|(_, set)| !set.is_empty())
+                .map(|(topic, set)| (*topic, set.items().copied().collect()))
+                .collect();
+            self.java_targets
+                .insert(id.clone(), kafka_uniform::replayed(&java));
+            targets.insert(id, target);
+        }
+        targets
+    }
+
+    /// Kafka's `uniform` assignment when members subscribe to different topics
+    /// ([`kafka_uniform::assign_heterogeneous`]). What the next homogeneous assignment walks
+    /// is rebuilt from the contents ([`kafka_uniform::from_contents`]).
+    fn uniform_heterogeneous(
+        &mut self,
+        previous: &BTreeMap<String, Assignment>,
+    ) -> BTreeMap<String, Assignment> {
+        let order = kafka_uniform::member_order(self.members.keys().map(String::as_str));
+        let partitions: BTreeMap<Uuid, i32> = self.subscribed_topics.values().copied().collect();
+        let members: Vec<kafka_uniform::Subscribed<'_>> = order
+            .iter()
+            .map(|id| kafka_uniform::Subscribed {
+                id,
+                topics: self.members[*id]
+                    .subscribed_topics
+                    .iter()
+                    .filter_map(|name| self.subscribed_topics.get(name).map(|(id, _)| *id))
+                    .collect(),
+                previous: previous.get(*id),
+            })
+            .collect();
+        let targets: BTreeMap<String, Assignment> =
+            kafka_uniform::assign_heterogeneous(&members, &partitions)
+                .into_iter()
+                .collect();
+        self.java_targets = targets
+            .iter()
+            .map(|(id, target)| (id.clone(), kafka_uniform::from_contents(target)))
+            .collect();
+        targets
     }
 
     /// Whether partition `index` of `topic` is owned or being revoked by a member other
@@ -897,7 +1010,9 @@ fn subscribers<'a, M: Subscriber>(
 }
 
 /// Kafka's `range` assignor: for each topic, its partitions cut into contiguous ranges, one
-/// a subscribed member (in member-id order), the first `partitions % members` one larger.
+/// a subscribed member, the first `partitions % members` one larger. Members in Kafka's
+/// order: static members first by instance id, then the others by member id (Java's stable
+/// sort of its member map's order, [`kafka_uniform::member_order`]).
 pub fn range(
     members: &BTreeMap<String, ConsumerMember>,
     topics: &TopicsByName,
@@ -906,8 +1021,21 @@ pub fn range(
         .keys()
         .map(|id| (id.clone(), Assignment::new()))
         .collect();
+    let mut order = kafka_uniform::member_order(members.keys().map(String::as_str));
+    let instance = |id: &str| members[id].membership.instance_id.as_deref();
+    let java = |text: &str| text.encode_utf16().collect::<Vec<u16>>();
+    order.sort_by(|a, b| match (instance(a), instance(b)) {
+        (Some(x), Some(y)) => java(x).cmp(&java(y)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => java(a).cmp(&java(b)),
+    });
     for (name, (topic_id, partitions)) in topics {
-        let subscribed: Vec<&String> = subscribers(members, name).collect();
+        let subscribed: Vec<&str> = order
+            .iter()
+            .copied()
+            .filter(|id| members[*id].subscribes(name))
+            .collect();
         if subscribed.is_empty() {
             continue;
         }
@@ -929,7 +1057,8 @@ pub fn range(
     targets
 }
 
-/// Kafka's `uniform` assignor: every member gets as many partitions of what it subscribes
+/// A balanced sticky assignor, for share groups (consumer groups take Kafka's own `uniform`
+/// placement, [`kafka_uniform`]): every member gets as many partitions of what it subscribes
 /// to as any other (within one), and keeps what its previous target gave it as far as
 /// that balance allows (sticky). Members in member-id order; partitions in topic-name and
 /// partition order. Memory: one entry per partition subscribed to, whatever the members.

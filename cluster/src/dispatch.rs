@@ -209,7 +209,12 @@ fn refuse_whole(
     let error = denied.denied();
     let refused = match authorizer::top_level_refusal(&request.body, denied) {
         Some(body) => Ok(body),
-        None => kafka_codec::error_response(&request.body, request.api_version, error, None),
+        None => kafka_codec::error_response(&request.body, request.api_version, error, None).map(
+            |mut body| {
+                authorizer::finish_refusal(&request.body, request.api_version, denied, &mut body);
+                body
+            },
+        ),
     };
     Some(match refused {
         Ok(body) if request.expects_response() => Reply::Respond(Box::new(request.respond(body))),

@@ -9,6 +9,7 @@
 //! `tools/release-features/run.sh`); those of 3.9 and 4.4 are also compared with real
 //! brokers' answers, committed in `tests/data/`, by `tests/features.rs`.
 
+use crate::consumer_groups::java_order::JavaHashMap;
 use crate::release::Release;
 use kafka_codec::messages::api_versions_response::{FinalizedFeatureKey, SupportedFeatureKey};
 use kafka_codec::messages::ApiVersionsResponse;
@@ -193,6 +194,15 @@ impl Updates {
                     }
                 }
             }
+        }
+        if !self.levels.is_empty() {
+            // Kafka lists updated levels in the order of the `HashMap` it copies them into,
+            // sized for them (`new HashMap<>(n)`).
+            let mut map = JavaHashMap::with_capacity(features.finalized.len());
+            for &(name, level) in &features.finalized {
+                map.insert(name.to_owned(), (name, level));
+            }
+            features.finalized = map.iter().map(|(_, &entry)| entry).collect();
         }
         features.epoch = FINALIZED_EPOCH + self.applied;
         features

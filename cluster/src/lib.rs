@@ -683,7 +683,8 @@ impl ClusterBuilder {
     }
 
     /// Closes a connection with no byte either way for this long (default 600 s; `None`:
-    /// never).
+    /// never), timed on the cluster's clock ([`clock`]): on a paused runtime it passes in
+    /// simulated time.
     pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.idle_timeout = timeout;
         self
@@ -1064,7 +1065,8 @@ impl ClusterBuilder {
             features: features::Features::of(self.release, self.transaction_version),
             metrics: Metrics::new(Arc::clone(&budget), self.max_connections),
             budget,
-            registry: Registry::new(self.max_connections),
+            // The idle timeout waits on the runtime's clock: activity is timed on it too.
+            registry: Registry::with_clock(self.max_connections, clock::now),
             options: DecodeOptions {
                 limits: DecodeLimits {
                     max_frame_size: self.max_frame,

@@ -18,13 +18,17 @@
 //! delivery-count limit for that group, and `share.isolation.level=read_committed` acquires
 //! only to the last stable offset, the records of aborted transactions archived unseen.
 //!
+//! The group's partitions are assigned as Kafka 4.4's `simple` assignor assigns them
+//! ([`simple`]), at once whenever the group epoch moves on.
+//!
 //! Share sessions: a member's ShareFetch at session epoch 0 opens a session (replacing its
 //! old one) naming the partitions it fetches; each following request names the next
 //! epoch and adds or forgets partitions; epoch -1 closes it, releasing what the member
 //! still holds. The lock of [`Shared`](crate::Shared) is taken before the state's when a
 //! request needs both.
 
-use crate::consumer_groups::{uniform, Assignment, Subscriber, TopicsByName};
+use crate::consumer_groups::kafka_uniform::{self, contents, JavaAssignment};
+use crate::consumer_groups::{Assignment, Subscriber, TopicsByName};
 use crate::group_configs::{GroupSettings, ShareReset};
 use crate::group_members::{self, Membership};
 use crate::groups::GroupLimits;
@@ -35,6 +39,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
+pub mod simple;
+
 /// The only assignor of share groups (Kafka's `group.share.assignors`).
 pub const ASSIGNOR: &str = "simple";
 /// The member epoch of a member leaving.
@@ -43,6 +49,10 @@ pub const LEAVE_EPOCH: i32 = group_members::LEAVE_EPOCH;
 pub const INITIAL_EPOCH: i32 = 0;
 /// The share session epoch that closes one.
 pub const FINAL_EPOCH: i32 = -1;
+/// Kafka's message for an acknowledgement of offsets its share partition has no record of
+/// in flight (INVALID_RECORD_STATE; tests/leaderless_coordinator_groups_kafka.rs).
+pub const NOT_IN_FLIGHT: &str =
+    "Batch record not found. The request batch offsets are not found in the cache.";
 /// Records a ShareFetch v0 (which has no `MaxRecords`) acquires at most: the Java client's
 /// `max.poll.records` default.
 pub const DEFAULT_MAX_RECORDS: usize = 500;
@@ -576,6 +586,10 @@ pub struct ShareGroup {
     pub members: BTreeMap<String, ShareMember>,
     /// The subscribed topics the assignment saw.
     subscribed_topics: TopicsByName,
+    /// Each member's target as Kafka's coordinator reads it back, in its hash order, which
+    /// the next assignment walks ([`simple`]); one whose contents no longer match the
+    /// member's assignment is rebuilt from them.
+    java_targets: BTreeMap<String, JavaAssignment>,
     /// The partitions its members fetched, by topic id and index.
     pub partitions: BTreeMap<(Uuid, i32), SharePartition>,
 }
@@ -603,38 +617,47 @@ impl ShareGroup {
             .collect()
     }
 
-    /// Assigns at the group epoch: the `uniform` assignor's balance and stickiness, and
-    /// then every topic with more subscribers than partitions shared out, its partitions
-    /// going round the members without one, so that every member subscribing gets work.
+    /// Assigns at the group epoch as Kafka 4.4's `simple` assignor does ([`simple`]), from
+    /// each member's previous target.
     fn assign(&mut self, topics: &TopicsByName) {
         self.subscribed_topics = self.subscribed(topics);
-        let previous: BTreeMap<String, Assignment> = self
+        let known = std::mem::take(&mut self.java_targets);
+        let previous: BTreeMap<&str, JavaAssignment> = self
             .members
             .iter()
-            .map(|(id, member)| (id.clone(), member.assigned.clone()))
+            .filter(|(_, member)| !member.assigned.is_empty() || known.contains_key(&member.id))
+            .map(|(id, member)| {
+                let same = known
+                    .get(id)
+                    .filter(|java| contents(java) == member.assigned)
+                    .cloned();
+                let java = same.unwrap_or_else(|| kafka_uniform::from_contents(&member.assigned));
+                (id.as_str(), java)
+            })
             .collect();
-        let mut targets = uniform(&self.members, &self.subscribed_topics, &previous);
-        for (name, (topic_id, partitions)) in &self.subscribed_topics {
-            let who: Vec<&String> = self
-                .members
-                .values()
-                .filter(|member| member.subscribed_names.contains(name))
-                .map(|member| &member.id)
-                .collect();
-            if *partitions <= 0 || who.len() <= *partitions as usize {
-                continue;
+        let order = kafka_uniform::member_order(self.members.keys().map(String::as_str));
+        let first = self.members.values().next().map(|m| &m.subscribed_names);
+        let homogeneous = self
+            .members
+            .values()
+            .all(|member| Some(&member.subscribed_names) == first);
+        let members: Vec<simple::Member<'_>> = order
+            .iter()
+            .map(|id| simple::Member {
+                id,
+                topics: kafka_uniform::topic_ids(&self.members[*id].subscribed_names, |name| {
+                    self.subscribed_topics.get(name).map(|(topic, _)| *topic)
+                }),
+                previous: previous.get(id),
+            })
+            .collect();
+        let partitions: BTreeMap<Uuid, i32> = topics.values().copied().collect();
+        for (id, java) in simple::assign(&members, &partitions, homogeneous) {
+            let java = kafka_uniform::replayed(&java);
+            if let Some(member) = self.members.get_mut(&id) {
+                member.assigned = contents(&java);
             }
-            let mut next = 0i32;
-            for id in who {
-                let target = targets.entry(id.clone()).or_default();
-                if target.get(topic_id).is_none_or(BTreeSet::is_empty) {
-                    target.entry(*topic_id).or_default().insert(next);
-                    next = (next + 1) % partitions;
-                }
-            }
-        }
-        for (id, member) in &mut self.members {
-            member.assigned = targets.remove(id).unwrap_or_default();
+            self.java_targets.insert(id, java);
         }
         self.assignment_epoch = self.epoch;
     }
@@ -678,6 +701,18 @@ impl ShareGroup {
                 .partitions
                 .values()
                 .map(|p| 64 + 48 * p.records.len())
+                .sum::<usize>()
+            // The targets as Kafka reads them back: a table per topic, an entry per partition.
+            + self
+                .java_targets
+                .iter()
+                .map(|(id, target)| {
+                    64 + id.len()
+                        + target
+                            .iter()
+                            .map(|(_, set)| 64 + 16 * set.len())
+                            .sum::<usize>()
+                })
                 .sum::<usize>()
     }
 }
@@ -1145,7 +1180,8 @@ impl ShareGroups {
     }
 
     /// Applies `member_id`'s acknowledgements of `partition` (a partition never fetched by
-    /// the group has nothing acquired: INVALID_RECORD_STATE).
+    /// the group has nothing acquired: INVALID_RECORD_STATE), with Kafka's message when an
+    /// offset acknowledged is not in flight at all ([`NOT_IN_FLIGHT`]).
     pub fn acknowledge(
         &mut self,
         group_id: &str,
@@ -1153,21 +1189,27 @@ impl ShareGroups {
         partition: (Uuid, i32),
         batches: &[AckBatch],
         now: Instant,
-    ) -> ErrorCode {
+    ) -> (ErrorCode, Option<&'static str>) {
         let config = self.config_of(group_id);
         let Some(share) = self
             .groups
             .get_mut(group_id)
             .and_then(|group| group.partitions.get_mut(&partition))
         else {
-            return ErrorCode::INVALID_RECORD_STATE;
+            return (ErrorCode::INVALID_RECORD_STATE, Some(NOT_IN_FLIGHT));
         };
         share.expire(now, config.delivery_count_limit);
         let renew_allowed = self
             .settings
             .get(group_id)
             .is_none_or(|settings| settings.renew_acknowledge);
-        share.acknowledge(member_id, batches, (&config, renew_allowed), now)
+        let error = share.acknowledge(member_id, batches, (&config, renew_allowed), now);
+        let outside = batches
+            .iter()
+            .any(|batch| batch.first < share.start || batch.last >= share.end);
+        let message =
+            (error == ErrorCode::INVALID_RECORD_STATE && outside).then_some(NOT_IN_FLIGHT);
+        (error, message)
     }
 
     /// The earliest lock deadline of `group_id`'s partitions among `partitions`: a ShareFetch
@@ -1336,7 +1378,6 @@ mod tests {
             }
         }
         assert_eq!(holders.len(), 2, "both partitions assigned: {holders:?}");
-        assert_eq!(holders.values().sum::<usize>(), 3, "{holders:?}");
     }
 
     #[test]

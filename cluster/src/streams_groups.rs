@@ -15,7 +15,8 @@
 //! Not modelled: the assignment interval (`streams.assignment.interval.ms`: Kafka may batch
 //! assignments; here each is computed at once), warm-up tasks (never assigned here), task
 //! offsets and lags, topology descriptions (StreamsGroupTopologyDescriptionUpdate, key 93,
-//! not served), copartition enforcement, source topic regexes.
+//! refused as a Kafka 4.4 broker without a topology description plugin refuses it: see its
+//! handler), copartition enforcement, source topic regexes.
 
 use crate::consumer_groups::{next_step, revoked, Owned, Step, STATIC_LEAVE_EPOCH};
 use crate::group_members::{self, Membership};

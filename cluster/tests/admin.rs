@@ -2,7 +2,7 @@
 //! DescribeCluster, CreatePartitions, DeleteRecords, OffsetForLeaderEpoch, DescribeLogDirs,
 //! with the error codes Kafka gives for their failure cases.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_partitions_request::{

@@ -10,7 +10,7 @@
 //! types asked for, or every type it knows, in Kafka's order (groups with configs, broker
 //! loggers, brokers, topics); a type it does not know: UNSUPPORTED_VERSION, nothing listed.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::alter_replica_log_dirs_request::{
     AlterReplicaLogDir, AlterReplicaLogDirTopic,

@@ -5,7 +5,7 @@
 //! authorized operations asked for are computed from the ACLs. That a real Kafka 4.4 broker
 //! gives the same answers is the live comparison's (`tools/clients/cluster_authz_compare.py`).
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::create_acls_request::AclCreation;
 use kafka_codec::messages::*;
@@ -687,21 +687,6 @@ fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"))
 }
 
-/// The PLAIN user of the broker's SASL listeners (tools/kafka-broker/sasl-users).
-fn broker_plain_user(users_file: &str) -> (String, String) {
-    let users = std::fs::read_to_string(users_file).expect("the SASL users file");
-    users
-        .lines()
-        .filter(|line| !line.starts_with('#'))
-        .find_map(
-            |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
-                ["PLAIN", user, password] => Some((user.to_owned(), password.to_owned())),
-                _ => None,
-            },
-        )
-        .expect("a PLAIN user")
-}
-
 /// A librdkafka config as the JSON object the script reads.
 fn config(pairs: &[(&str, &str)]) -> String {
     let quote = |text: &str| format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""));
@@ -731,7 +716,7 @@ fn sasl_plain(bootstrap: &str, user: &str, password: &str) -> String {
 #[ignore = "needs a Kafka broker with an authorizer and SASL: KAFKA_BROKER, \
             KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS (bash tools/ci-live.sh cluster_authz)"]
 async fn a_real_kafka_broker_authorizes_the_same() {
-    let (user, password) = broker_plain_user(&env("KAFKA_SASL_USERS"));
+    let (user, password) = support::broker_plain_user(&env("KAFKA_SASL_USERS"));
     let cluster = sasl_cluster(&user, &password).await;
     let bootstrap = cluster.brokers()[0].address.to_string();
     let ours = authz_scenario(
@@ -760,7 +745,7 @@ async fn a_real_kafka_broker_authorizes_the_same() {
             KAFKA_BROKER, KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS, KAFKA_CLIENTS_JAVA \
             (bash tools/ci-live.sh cluster_authz)"]
 async fn the_java_admin_client_meets_the_same_acls_as_at_a_real_broker() {
-    let (user, password) = broker_plain_user(&env("KAFKA_SASL_USERS"));
+    let (user, password) = support::broker_plain_user(&env("KAFKA_SASL_USERS"));
     let prefix = format!("authz-java-{}", std::process::id());
     let cluster = sasl_cluster(&user, &password).await;
     let bootstrap = cluster.brokers()[0].address.to_string();
@@ -938,7 +923,7 @@ async fn a_regex_subscription_resolves_to_the_topics_the_member_may_describe() {
             KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_SASL_USERS, KAFKA_CLIENTS_JAVA \
             (bash tools/ci-live.sh cluster_authz)"]
 async fn the_java_admin_client_uses_delegation_tokens_as_at_a_real_broker() {
-    let (user, password) = broker_plain_user(&env("KAFKA_SASL_USERS"));
+    let (user, password) = support::broker_plain_user(&env("KAFKA_SASL_USERS"));
     let broker = support::java_program(
         "kafkacodec.clients.DelegationTokens",
         &[&env("KAFKA_BROKER_SASL_PLAINTEXT"), &user, &password],

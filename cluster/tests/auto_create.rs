@@ -6,7 +6,7 @@
 //! INVALID_TOPIC_EXCEPTION, an internal topic's name is answered as internal. With ACLs, a
 //! caller without CREATE (on the cluster or the topic) creates nothing.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::create_acls_request::AclCreation;
 use kafka_codec::messages::create_topics_request::CreatableTopic;

@@ -2,7 +2,7 @@
 //! this crate's own client connection: what Metadata, DescribeCluster, FindCoordinator,
 //! Produce and Fetch answer before and after.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::offset_commit_request::{

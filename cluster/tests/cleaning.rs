@@ -2,7 +2,7 @@
 //! applied from the control surface (in process and over HTTP) and, for a topic's own
 //! retention overrides, on every produce.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::alter_configs_request::{AlterConfigsResource, AlterableConfig};

@@ -4,7 +4,7 @@
 //! Kafka's order, and the pushes kept. The push interval of a client no subscription
 //! matches is Kafka's default of 5 minutes, so "too early" needs no clock.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::{
     ApiVersionsRequest, GetTelemetrySubscriptionsRequest, GetTelemetrySubscriptionsResponse,
@@ -161,7 +161,9 @@ async fn subscriptions_are_config_resources_and_pushes_are_checked() {
         [(id, &b"metrics"[..], false), (id, &b"last"[..], true)]
     );
 
-    // A subscription matching this client id: set, then appended to.
+    // A subscription matching this client id: set, then set again with more metrics
+    // (APPEND is refused: Kafka's controller knows no LIST type for client metrics configs,
+    // as a Kafka 4.4 broker answered in cluster/tests/telemetry.rs).
     let set = client
         .incremental_alter_configs(
             1,
@@ -185,7 +187,27 @@ async fn subscriptions_are_config_resources_and_pushes_are_checked() {
             false,
         )
         .await;
-    assert_eq!(appended.0, 0);
+    assert_eq!(
+        appended,
+        (
+            ErrorCode::INVALID_CONFIG.code(),
+            Some("Can't APPEND to key metrics because its type is not LIST.".into())
+        )
+    );
+    let set = client
+        .incremental_alter_configs(
+            1,
+            CLIENT_METRICS,
+            "producers",
+            &[(
+                "metrics",
+                0,
+                Some("org.apache.kafka.producer.,org.apache.kafka.consumer.fetch,b,a"),
+            )],
+            false,
+        )
+        .await;
+    assert_eq!(set, (0, None));
     // Refusals: Kafka's codes and messages (`ClientMetricsConfigs.validate`).
     let refused = client
         .incremental_alter_configs(

@@ -4,7 +4,7 @@
 //! DescribeClientQuotas finds them by exact name, default or any entity, strictly or not,
 //! and refuses a bad filter whole.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::alter_client_quotas_request::{EntityData, EntryData, OpData};
 use kafka_codec::messages::describe_client_quotas_request::ComponentData;

@@ -3,7 +3,7 @@
 //! committed `config-defaults.tsv` holds (read from Kafka's ConfigDefs by
 //! `tools/config-defaults/run.sh`, checked against the jars in CI).
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::describe_configs_response::DescribeConfigsResult;
 use kafka_codec::messages::DeleteTopicsRequest;
@@ -12,7 +12,31 @@ use kafka_codec_cluster::configs::{definitions, source, BROKER, TOPIC};
 use kafka_codec_cluster::Cluster;
 use support::Client;
 
-impl Client {
+trait ConfigsCalls {
+    async fn describe(
+        &mut self,
+        version: i16,
+        resource_type: i8,
+        name: &str,
+        keys: Option<&[&str]>,
+    ) -> DescribeConfigsResult;
+    async fn alter(
+        &mut self,
+        version: i16,
+        resource_type: i8,
+        name: &str,
+        configs: &[(&str, &str)],
+    ) -> i16;
+    async fn incremental(
+        &mut self,
+        version: i16,
+        resource_type: i8,
+        name: &str,
+        configs: &[(&str, i8, Option<&str>)],
+    ) -> i16;
+}
+
+impl ConfigsCalls for Client {
     async fn describe(
         &mut self,
         version: i16,

@@ -8,7 +8,7 @@
 //! scenarios, each assertion as written, run against a real Kafka 4.4 broker
 //! (`bash tools/ci-live.sh cluster_groups`).
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::consumer_group_heartbeat_request::TopicPartitions;
 use kafka_codec::messages::create_topics_request::CreatableTopic;

@@ -5,7 +5,7 @@
 //! (Rust and HTTP) seen as current voters at once and as committed voters once the high
 //! watermark passes them.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::add_raft_voter_request::Listener;
 use kafka_codec::messages::describe_quorum_request::{PartitionData, TopicData};

@@ -2,7 +2,7 @@
 //! topics created, batches produced and fetched back byte for byte, offsets listed, and the
 //! error codes Kafka gives for the failure cases.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::messages::create_topics_request::CreatableTopic;

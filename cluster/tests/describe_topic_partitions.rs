@@ -4,7 +4,7 @@
 //! assertion as written, runs against a real Kafka 4.4 broker
 //! (`bash tools/ci-live.sh cluster_groups`).
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::describe_topic_partitions_request::{Cursor, TopicRequest};

@@ -6,7 +6,7 @@
 //! at the same simulated times. Group sessions (45 s, classic and KIP-848) run out in
 //! simulated time too: the cluster reads "now" from tokio's clock (`kafka_codec_cluster::clock`).
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};

@@ -1,11 +1,11 @@
 //! ElectLeaders through this crate's own client: preferred elections move a moved leader
-//! back (bumping the leader epoch), unclean ones move a stopped leader's partitions to a
-//! replica that is up, and the per-partition errors are Kafka's (ELECTION_NOT_NEEDED,
+//! back (bumping the leader epoch), unclean ones are needed only where a partition has no
+//! leader, and the per-partition errors are Kafka's (ELECTION_NOT_NEEDED,
 //! PREFERRED_LEADER_NOT_AVAILABLE, ELIGIBLE_LEADERS_NOT_AVAILABLE,
 //! UNKNOWN_TOPIC_OR_PARTITION); null partitions elect everywhere and list only what moved
 //! or failed otherwise.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::elect_leaders_request::TopicPartitions;
 use kafka_codec::messages::{ElectLeadersRequest, ElectLeadersResponse};
@@ -115,41 +115,46 @@ async fn preferred_and_unclean_elections_as_kafka_answers_them() {
     );
 
     // Null partitions: every partition; those already led by their preferred replica are
-    // left out. Partition 2 of "e" moved to broker 0 while its preferred replica, broker 2,
-    // is stopped: not available.
+    // left out. Partition 2 of "e" moved to broker 0; its preferred replica, broker 2, is
+    // stopped but not fenced yet: elected, as Kafka's controller elects it
+    // (tests/elect_leaders_preferred_kafka.rs).
     cluster.control().move_leader("e", 2, 0).expect("moved");
     cluster.control().stop_broker(2).expect("stopped");
     let everything = call(&mut client, 1, elect(PREFERRED, None)).await;
-    assert_eq!(
-        results(&everything),
-        vec![(
-            "e".into(),
-            2,
-            ErrorCode::PREFERRED_LEADER_NOT_AVAILABLE.code(),
-            Some("The preferred leader was not available.".into())
-        )]
-    );
-    assert_eq!(leader("e", 2), (0, 1));
+    assert_eq!(results(&everything), vec![("e".into(), 2, 0, None)]);
+    assert_eq!(leader("e", 2), (2, 2));
 
-    // Unclean: partitions whose leader is up need none; "e"-1 moved to the stopped broker 2
-    // goes to its first replica that is up (1, of 1, 2, 0); "single"-2 has no other replica.
+    // Unclean: a partition with a leader needs none, as on Kafka's controller, even where
+    // the leader is the stopped broker 2 that is not fenced yet ("e"-1 moved there, and
+    // "single"-2, broker 2's alone).
     cluster.control().move_leader("e", 1, 2).expect("moved");
-    let unclean = call(
-        &mut client,
-        2,
-        elect(UNCLEAN, Some(&[("e", &[0, 1]), ("single", &[2])])),
-    )
-    .await;
+    let wanted: &[(&str, &[i32])] = &[("e", &[0, 1]), ("single", &[2])];
+    let unclean = call(&mut client, 2, elect(UNCLEAN, Some(wanted))).await;
+    let not_needed_at = |topic: &str, partition| {
+        (
+            topic.to_owned(),
+            partition,
+            ErrorCode::ELECTION_NOT_NEEDED.code(),
+            not_needed.clone(),
+        )
+    };
     assert_eq!(
         results(&unclean),
         vec![
-            (
-                "e".into(),
-                0,
-                ErrorCode::ELECTION_NOT_NEEDED.code(),
-                not_needed
-            ),
-            ("e".into(), 1, 0, None),
+            not_needed_at("e", 0),
+            not_needed_at("e", 1),
+            not_needed_at("single", 2)
+        ]
+    );
+    // Fenced, broker 2 hands "e"-1 to its ISR (0); "single"-2 has no leader and no other
+    // replica to elect (the unclean elections themselves: tests/elect_leaders_unclean.rs).
+    cluster.control().fence_broker(2).expect("fenced");
+    let unclean = call(&mut client, 2, elect(UNCLEAN, Some(wanted))).await;
+    assert_eq!(
+        results(&unclean),
+        vec![
+            not_needed_at("e", 0),
+            not_needed_at("e", 1),
             (
                 "single".into(),
                 2,
@@ -158,13 +163,29 @@ async fn preferred_and_unclean_elections_as_kafka_answers_them() {
             ),
         ]
     );
-    assert_eq!(leader("e", 1), (1, 2));
+    assert_eq!(leader("e", 1), (0, 2));
+    // Fenced, its preferred partition "e"-2 went to the ISR too, and cannot come back.
+    assert_eq!(leader("e", 2).0, 0);
+    let fenced = call(&mut client, 1, elect(PREFERRED, Some(&[("e", &[2])]))).await;
+    assert_eq!(
+        results(&fenced),
+        vec![(
+            "e".into(),
+            2,
+            ErrorCode::PREFERRED_LEADER_NOT_AVAILABLE.code(),
+            Some("The preferred leader was not available.".into())
+        )]
+    );
 
-    // v0 (no election type) elects preferred leaders: broker 2 is back, so "e"-2 returns.
+    // v0 (no election type) elects preferred leaders: broker 2 is back and in the ISR again
+    // (a follower fetch round after its restart), so "e"-2 returns.
     cluster.control().restart_broker(2).expect("restarted");
+    while cluster.control().is_catching_up(2) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let v0 = call(&mut client, 0, elect(PREFERRED, Some(&[("e", &[2])]))).await;
     assert_eq!(results(&v0), vec![("e".into(), 2, 0, None)]);
-    assert_eq!(leader("e", 2), (2, 2));
+    assert_eq!(leader("e", 2), (2, 4));
 
     // An election type Kafka does not know.
     let unknown = call(&mut client, 2, elect(5, Some(&[("e", &[0])]))).await;

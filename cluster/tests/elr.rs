@@ -6,7 +6,7 @@
 //! (`tools/elr-reference`'s `ElrReference` over the trace quoted at each test;
 //! `tests/elr_reference.rs` compares the two on random traces).
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::MetadataRequest;
 use kafka_codec::{ErrorCode, Response};

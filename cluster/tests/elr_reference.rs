@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! KAFKA_ELR_REFERENCE=$(bash tools/elr-reference/classpath.sh) \
-//!     cargo test -p kafka-codec-cluster --test elr_reference -- --ignored
+//!     cargo test -p kafka-codec-cluster --test cluster -- --ignored elr_reference::
 //! ```
 //!
 //! About 2 s after the Java build (500 scenarios of 4 partitions, 16 events each).

@@ -2,7 +2,7 @@
 //! a fault rule, each way of matching, the request log, and the cluster operations (stop and
 //! restart a broker, latency, move a leader), in process and over HTTP.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::conn::ClientConnection;

@@ -5,7 +5,7 @@
 //! `transaction.version` at 2 by default or 1 when chosen, and none before v3 or on a
 //! release before features.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::{ApiVersionsRequest, ApiVersionsResponse, ResponseHeader};

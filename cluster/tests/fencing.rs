@@ -6,7 +6,7 @@
 //! ones left out), as Kafka's replica placer places them.
 //! In memory, on a current-thread runtime with the clock paused: the 9 s cost no wall time.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::describe_cluster_response::DescribeClusterResponse;
 use kafka_codec::messages::elect_leaders_request::TopicPartitions;
@@ -24,7 +24,15 @@ use kafka_codec_cluster::Cluster;
 use std::time::Duration;
 use support::pipe::{paused, paused_cluster, PipeClient as Client};
 
-impl Client {
+trait FencingCalls {
+    async fn metadata(&mut self, version: i16) -> MetadataResponse;
+    async fn describe_cluster(&mut self, version: i16, fenced: bool) -> DescribeClusterResponse;
+    async fn coordinator(&mut self, group: &str) -> i32;
+    async fn produce(&mut self, topic: &str, partition: i32) -> i16;
+    async fn create(&mut self, name: &str, partitions: i32, replicas: i16) -> i16;
+}
+
+impl FencingCalls for Client {
     async fn metadata(&mut self, version: i16) -> MetadataResponse {
         // v0's empty list is every topic (null is v1+).
         let all = if version == 0 { Some(Vec::new()) } else { None };
@@ -65,9 +73,7 @@ impl Client {
             other => panic!("not Produce: {other:?}"),
         }
     }
-}
 
-impl Client {
     /// Creates `name`: its error code.
     async fn create(&mut self, name: &str, partitions: i32, replicas: i16) -> i16 {
         let request = support::create_topics(&[name], partitions, replicas);

@@ -4,7 +4,7 @@
 //! (and is woken by a produce), epoch -1 closes the session, and the session errors are
 //! Kafka's. The cache's eviction rule and bounds are tested in `src/fetch_sessions.rs`.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic, ForgottenTopic};
 use kafka_codec::messages::{FetchRequest, FetchResponse};

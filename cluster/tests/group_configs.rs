@@ -7,10 +7,10 @@
 //!
 //! ```text
 //! KAFKA_BROKER=HOST:PORT KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) \
-//!     cargo test -p kafka-codec-cluster --test group_configs -- --ignored
+//!     cargo test -p kafka-codec-cluster --test cluster -- --ignored group_configs::
 //! ```
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::describe_configs_response::DescribeConfigsResult;
 use kafka_codec::messages::offset_commit_request::{

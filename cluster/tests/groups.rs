@@ -6,7 +6,7 @@
 //! each case (the librdkafka run in `tests/librdkafka.rs` drives the same paths with a real
 //! client).
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::{BufMut, Bytes, BytesMut};
 use kafka_codec::messages::create_topics_request::CreatableTopic;

@@ -2,7 +2,7 @@
 //! version, then batches with producer ids, sent again (duplicates), out of order, with a
 //! newer and an older epoch, checked as Kafka's `ProducerStateManager` checks them.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::produce_response::PartitionProduceResponse;
@@ -13,7 +13,22 @@ use kafka_codec_cluster::producers::BATCHES_RETAINED;
 use kafka_codec_cluster::Cluster;
 use support::Client;
 
-impl Client {
+trait IdempotenceCalls {
+    async fn init(
+        &mut self,
+        version: i16,
+        request: InitProducerIdRequest,
+    ) -> InitProducerIdResponse;
+    async fn produce(
+        &mut self,
+        id: i64,
+        epoch: i16,
+        sequence: i32,
+        count: usize,
+    ) -> PartitionProduceResponse;
+}
+
+impl IdempotenceCalls for Client {
     async fn init(
         &mut self,
         version: i16,

@@ -14,10 +14,10 @@
 //! ```text
 //! bash tools/kafka-broker/broker.sh fetch
 //! KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) \
-//!     cargo test -p kafka-codec-cluster --test java -- --ignored
+//!     cargo test -p kafka-codec-cluster --test cluster -- --ignored java::
 //! ```
 
-mod support;
+use crate::support;
 
 use kafka_codec_cluster::groups::GroupLimits;
 use kafka_codec_cluster::Cluster;
@@ -715,7 +715,7 @@ async fn a_java_share_consumer_of_an_earliest_group_gets_the_older_records() {
 /// neither matches is not; a pattern RE2J refuses fails the poll with Kafka's message. About
 /// 25 s (Kafka resolves a group's regexes at most every 10 s), so `.ci/run` skips it; by
 /// hand: `KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) cargo test -p
-/// kafka-codec-cluster --test java -- --ignored java_consumers_subscribe_by_pattern`.
+/// kafka-codec-cluster --test cluster -- --ignored java::java_consumers_subscribe_by_pattern`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs java and the Java clients' class path (KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh))"]
 async fn java_consumers_subscribe_by_pattern_and_pick_up_new_topics() {

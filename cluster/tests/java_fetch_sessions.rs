@@ -8,10 +8,10 @@
 //!
 //! ```text
 //! KAFKA_CLIENTS_JAVA=$(bash tools/clients/java-classpath.sh) \
-//!     cargo test -p kafka-codec-cluster --test java_fetch_sessions -- --ignored
+//!     cargo test -p kafka-codec-cluster --test cluster -- --ignored java_fetch_sessions::
 //! ```
 
-mod support;
+use crate::support;
 
 use kafka_codec::{Request, Response};
 use kafka_codec_cluster::dispatch::Reply;

@@ -5,10 +5,10 @@
 //!
 //! ```text
 //! KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) \
-//!     cargo test -p kafka-codec-cluster --test kafka_python -- --ignored
+//!     cargo test -p kafka-codec-cluster --test cluster -- --ignored kafka_python::
 //! ```
 
-mod support;
+use crate::support;
 
 use kafka_codec_cluster::groups::GroupLimits;
 use kafka_codec_cluster::Cluster;

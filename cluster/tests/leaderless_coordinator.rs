@@ -7,7 +7,7 @@
 //! the broker coordinates them again with their offsets. On tokio's paused clock (the 9 s
 //! broker session passes in simulated time), over the in-memory transport.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::create_topics_request::CreatableTopic;
 use kafka_codec::messages::offset_commit_request::{

@@ -3,7 +3,7 @@
 //! batches at the offsets the log assigns, read back by Fetch v0-v3 as magic 0/1 and by
 //! Fetch v4+ as the stored v2 batches; and the errors Kafka's validator gives.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};

@@ -26,10 +26,10 @@
 //!
 //! ```text
 //! KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) \
-//!     cargo test -p kafka-codec-cluster --test librdkafka -- --ignored
+//!     cargo test -p kafka-codec-cluster --test cluster -- --ignored librdkafka::
 //! ```
 
-mod support;
+use crate::support;
 
 use kafka_codec_cluster::Cluster;
 use support::run_client_script;

@@ -8,12 +8,12 @@
 //!
 //! ```text
 //! KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh) \
-//!     cargo test -p kafka-codec-cluster --test old_clients -- --ignored
+//!     cargo test -p kafka-codec-cluster --test cluster -- --ignored old_clients::
 //! ```
 //!
 //! The Java tests also need Java 17 and Maven (kafka-clients from Maven Central).
 
-mod support;
+use crate::support;
 
 use kafka_codec::records::{decode_batches, Compression};
 use kafka_codec::ApiKey;

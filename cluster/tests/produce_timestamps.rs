@@ -5,7 +5,7 @@
 //! Kafka's message naming the allowed range); nothing is appended. The same scenario runs
 //! against a real Kafka broker (ignored; `bash tools/ci-live.sh cluster_configs`).
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};

@@ -7,7 +7,7 @@
 //! against a real Kafka 4.4 broker and the cluster and compares what each printed
 //! (`bash tools/ci-live.sh cluster_reassign`).
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::alter_partition_reassignments_request::{
     ReassignablePartition, ReassignableTopic,

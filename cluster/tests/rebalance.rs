@@ -6,7 +6,7 @@
 //! partition epochs bumped and leader epochs kept. In memory, on a current-thread runtime
 //! with the clock paused: the minutes cost no wall time.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::describe_configs_request::DescribeConfigsResource;
 use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
@@ -22,7 +22,15 @@ use std::time::Duration;
 use support::pipe::{paused, paused_cluster, PipeClient as Client};
 use tokio::time::Instant;
 
-impl Client {
+trait RebalanceCalls {
+    async fn create(&mut self, name: &str, partitions: i32, replicas: i16);
+    async fn metadata(&mut self) -> MetadataResponse;
+    async fn produce(&mut self, topic: &str, partition: i32) -> i16;
+    async fn fetch(&mut self, topic: &str, partition: i32, epoch: i32) -> i16;
+    async fn list_offsets(&mut self, topic: &str, partition: i32, epoch: i32) -> i16;
+}
+
+impl RebalanceCalls for Client {
     async fn create(&mut self, name: &str, partitions: i32, replicas: i16) {
         support::make_topic(self, 7, name, partitions, replicas).await;
     }

@@ -6,7 +6,7 @@
 //! aiokafka (`tests/librdkafka.rs`, `kafka_python.rs`, `aiokafka.rs`), and its messages
 //! against RFC 7677's example (`src/sasl.rs`).
 
-mod support;
+use crate::support;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;

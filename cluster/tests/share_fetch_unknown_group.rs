@@ -4,7 +4,7 @@
 //! holds no state for the group. The same scenario runs against a real Kafka broker
 //! (ignored; `bash tools/ci-live.sh cluster_configs`).
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::share_fetch_request::{FetchPartition, FetchTopic};
 use kafka_codec::messages::{ShareFetchRequest, ShareFetchResponse};

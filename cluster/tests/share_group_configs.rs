@@ -5,7 +5,7 @@
 //! `share.isolation.level=read_committed` acquiring to the last stable offset, an aborted
 //! transaction's records never delivered.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;

@@ -6,7 +6,7 @@
 //! scenario runs, each assertion as written, against a real Kafka 4.4 broker too (`bash
 //! tools/ci-live.sh cluster_groups`), which passes.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::alter_share_group_offsets_request::{
     AlterShareGroupOffsetsRequestPartition, AlterShareGroupOffsetsRequestTopic,
@@ -37,7 +37,27 @@ type Described = (i32, i64, i64, i16);
 /// A topic as DescribeShareGroupOffsets answers it: name, whether it has an id, partitions.
 type DescribedTopic = (String, bool, Vec<Described>);
 
-impl Client {
+trait ShareOffsetsCalls {
+    async fn describe_offsets(
+        &mut self,
+        version: i16,
+        group: &str,
+        topics: Option<&[(&str, &[i32])]>,
+    ) -> (i16, Vec<DescribedTopic>);
+    async fn alter_offsets(
+        &mut self,
+        group: &str,
+        offsets: &[(&str, i32, i64)],
+    ) -> AlterShareGroupOffsetsResponse;
+    async fn delete_offsets(
+        &mut self,
+        group: &str,
+        topics: &[&str],
+    ) -> DeleteShareGroupOffsetsResponse;
+    async fn share_heartbeat(&mut self, group: &str, member: &str, epoch: i32, topic: &str) -> i32;
+}
+
+impl ShareOffsetsCalls for Client {
     /// DescribeShareGroupOffsets at `version` of `group`'s `topics` (`None`: every one).
     async fn describe_offsets(
         &mut self,

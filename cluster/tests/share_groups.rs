@@ -9,7 +9,7 @@
 //! assertion as written, against a real Kafka 4.4 broker (`bash tools/ci-live.sh
 //! cluster_groups`; with the group's `share.assignment.interval.ms` at 0), which passes.
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::share_acknowledge_request::{
     AcknowledgePartition, AcknowledgeTopic, AcknowledgementBatch as AckBatch,

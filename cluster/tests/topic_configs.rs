@@ -5,7 +5,7 @@
 //! for the same configs; `tools/clients/cluster_create_topics_vs_broker.py` (the live step
 //! `cluster_configs`) compares the whole CreateTopics v7 answers byte for byte.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::create_topics_request::{CreatableTopic, CreatableTopicConfig};

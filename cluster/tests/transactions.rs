@@ -3,7 +3,7 @@
 //! versions 1 and 2, timeouts, fencing (by a new instance and by the control surface) and
 //! the caps.
 
-mod support;
+use crate::support;
 
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::add_partitions_to_txn_request::{

@@ -7,7 +7,7 @@
 //! `fence 2`, `fence 1`, `fence 0`, `unfence 1`, `unclean 1`, `elect_unclean`
 //! (`tools/elr-reference`).
 
-mod support;
+use crate::support;
 
 use kafka_codec::messages::incremental_alter_configs_request::{
     AlterConfigsResource, AlterableConfig,

@@ -3,7 +3,7 @@
 # PartitionChangeBuilder) and prints the class path to run it with on stdout:
 #
 #   KAFKA_ELR_REFERENCE=$(bash tools/elr-reference/classpath.sh) \
-#       cargo test -p kafka-codec-cluster --test elr_reference -- --ignored
+#       cargo test -p kafka-codec-cluster --test cluster -- --ignored elr_reference::
 #
 # Maven's output goes to target/mvn.log, shown only if the build fails.
 set -euo pipefail

@@ -53,6 +53,13 @@
 #   KAFKA_MTLS_PORT        MTLS listener port (default: broker port + 102)
 #   KAFKA_SELF_SIGNED_PORT SELFSIGNED listener port (default: broker port + 103)
 #   KAFKA_START_TIMEOUT    seconds to wait for both listeners to answer (default 90)
+#   KAFKA_TELEMETRY        1 (pinned release only): compile telemetry/TelemetryLog.java, a
+#                          metrics reporter that receives client telemetry, onto the broker's
+#                          classpath, each push a line in logs/telemetry.log. The broker still
+#                          starts without it configured (ApiVersions as a default node's);
+#                          setting the dynamic broker config `metric.reporters` to
+#                          kafkacodec.TelemetryLog turns it on (GetTelemetrySubscriptions and
+#                          PushTelemetry advertised from then until the broker stops).
 #   KAFKA_HEAP             JVM heap (default 512m)
 #   KAFKA_INTER_BROKER_PROTOCOL_VERSION  --zookeeper only: the broker's
 #                          inter.broker.protocol.version (default: Kafka's, the newest); an
@@ -64,6 +71,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tools/kafka-broker/common.sh
+. "$here/common.sh"
 repo=$(cd "$here/../.." && pwd)
 
 # The setup: the pinned release in KRaft mode (current), or 3.9 in KRaft or ZooKeeper mode.
@@ -147,23 +156,6 @@ cmd_fetch() {
     printf '%s\n' "$want" >"$stamp"
 }
 
-# True if something accepts TCP connections on 127.0.0.1:$1.
-port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# True if 127.0.0.1:$1 answers an ApiVersions v0 request (correlation id 7) with a frame
-# that carries the same correlation id: the listener is processing requests, not merely bound.
-answers_api_versions() {
-    local got
-    # shellcheck disable=SC2016 # expanded by the inner shell
-    got=$(timeout 3 bash -c '
-        exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
-        # size 10 | api key 18 | version 0 | correlation id 7 | client id null
-        printf "\x00\x00\x00\x0a\x00\x12\x00\x00\x00\x00\x00\x07\xff\xff" >&3
-        head -c 8 <&3 | od -An -tx1 | tr -d " \n"
-    ' _ "$1" 2>/dev/null) || return 1
-    [ "${#got}" -eq 16 ] && [ "${got:8:8}" = 00000007 ]
-}
-
 # True if the pid file names a live process that is our broker (a stale pid may have been
 # reused by something else, which `stop` must not kill).
 # pid_alive [PIDFILE MARKER]: the same for another process of ours (ZooKeeper), whose
@@ -172,9 +164,8 @@ pid_alive() {
     local pidfile=${1:-$run/pid} marker=${2:-$run/server.properties} pid
     [ -f "$pidfile" ] || return 1
     pid=$(cat "$pidfile")
-    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
     # Before exec the inner shell holds the pid; after it, java with our config on its line.
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -e "$marker" -e "$pidfile"
+    is_our_process "$pid" "$marker" "$pidfile"
 }
 
 # The SASL and TLS-only listeners sit 100-103 above the broker port: each pair of the search
@@ -517,7 +508,16 @@ java_args() {
         -Djava.awt.headless=true
         "${log_config[@]}"
         -Dkafka.logs.dir="$logs"
-        -cp "$lib/*")
+        -cp "$lib/*${telemetry_classes:+:$telemetry_classes}")
+}
+
+# KAFKA_TELEMETRY=1: the telemetry receiver, compiled against the broker's jars (1-4 s of
+# javac, beside the storage format) into $home/telemetry, which is then telemetry_classes.
+telemetry_classes=
+compile_telemetry() {
+    rm -rf "$home/telemetry"
+    mkdir -p "$home/telemetry"
+    javac -nowarn -d "$home/telemetry" -cp "$lib/*" "$here/telemetry/TelemetryLog.java"
 }
 
 show_logs() {
@@ -526,23 +526,6 @@ show_logs() {
         [ -f "$logs/$file" ] || continue
         say "last lines of $logs/$file:"
         tail -n 30 "$logs/$file" >&2 2>/dev/null || true
-    done
-}
-
-# launch PIDFILE OUT ARGS...: runs ARGS with stdout and stderr in OUT, and waits until
-# PIDFILE names it.
-launch() {
-    local pidfile=$1 out=$2 _
-    shift 2
-    # setsid: the process gets its own session, so a Ctrl-C or the end of the calling job
-    # does not hit it; `stop` ends it by pid. The inner shell writes its own pid (which exec
-    # hands to java), since setsid may fork.
-    # shellcheck disable=SC2016 # expanded by the inner shell
-    setsid bash -c 'echo $$ >"$1"; shift; exec "$@" >"$0" 2>&1 </dev/null' \
-        "$out" "$pidfile" "$@" &
-    for _ in $(seq 1 50); do
-        [ -s "$pidfile" ] && break
-        sleep 0.1
     done
 }
 
@@ -595,6 +578,15 @@ cmd_start() {
         tls_job=$!
     fi
     write_config
+    local telemetry_job=
+    if [ "${KAFKA_TELEMETRY:-0}" = 1 ]; then
+        [ $release = current ] || die "KAFKA_TELEMETRY=1 needs the pinned release"
+        command -v javac >/dev/null || die "javac is needed for KAFKA_TELEMETRY=1"
+        compile_telemetry &
+        telemetry_job=$!
+        telemetry_classes=$home/telemetry
+        echo "kafka.codec.telemetry.log=$logs/telemetry.log" >>"$run/server.properties"
+    fi
     if [ $zookeeper = 1 ]; then
         start_zookeeper
     else
@@ -614,6 +606,9 @@ cmd_start() {
     fi
     if [ -n "$tls_job" ]; then
         wait "$tls_job" || die "no TLS material for the SASL_SSL listener"
+    fi
+    if [ -n "$telemetry_job" ]; then
+        wait "$telemetry_job" || die "compiling telemetry/TelemetryLog.java failed"
     fi
     java_args server
     launch "$run/pid" "$logs/kafka.out" "${jvm[@]}" kafka.Kafka "$run/server.properties"

@@ -12,6 +12,7 @@
 
 use super::{allowed, op, Need};
 use crate::acls::resource_type;
+use crate::consumer_groups::java_order::JavaHashSet;
 use crate::Shared;
 use kafka_codec::messages::*;
 use kafka_codec::{ErrorCode, Request, Response};
@@ -41,8 +42,33 @@ impl<'a> Authority<'a> {
         self.principal.is_some()
     }
 
-    /// Whether the caller may do `need` (the ACLs locked for this answer only).
+    /// Whether the caller may do `need` (the ACLs locked for this answer only). IDEMPOTENT_WRITE
+    /// on the cluster is also granted by WRITE on any topic, as Kafka grants an idempotent
+    /// producer's InitProducerId (KIP-679).
     pub fn may(&self, need: &Need) -> bool {
+        if self.may_exactly(need) {
+            return true;
+        }
+        match &self.principal {
+            Some((principal, host))
+                if need.resource_type == resource_type::CLUSTER
+                    && need.operation == op::IDEMPOTENT_WRITE =>
+            {
+                super::allowed_on_some(
+                    &self.shared.acls(),
+                    &self.shared.super_users,
+                    principal,
+                    *host,
+                    resource_type::TOPIC,
+                    op::WRITE,
+                )
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the ACLs grant `need` itself.
+    fn may_exactly(&self, need: &Need) -> bool {
         match &self.principal {
             None => true,
             Some((principal, host)) => allowed(
@@ -66,7 +92,7 @@ impl<'a> Authority<'a> {
         supported_operations(resource_type)
             .iter()
             .filter(|&&operation| {
-                self.may(&Need {
+                self.may_exactly(&Need {
                     resource_type,
                     name: name.to_owned(),
                     operation,
@@ -203,7 +229,8 @@ const GROUP_DENIED: ErrorCode = ErrorCode::GROUP_AUTHORIZATION_FAILED;
 /// The three config APIs split alike: each resource needs `$operation` on itself (a topic)
 /// or the cluster, and a denied one is answered with its resource's authorization error.
 macro_rules! config_resources {
-    ($a:expr, $body:expr, $api:ident, $answers:ident, $operation:expr, $answer:ty) => {{
+    ($a:expr, $body:expr, $api:ident, $answers:ident, $operation:expr, $answer:ty,
+     $message:expr) => {{
         let Some((kept, denied)) = split_off(&$body.resources, |r| {
             $a.may(&config_need(r.resource_type, &r.resource_name, $operation))
         }) else {
@@ -215,8 +242,10 @@ macro_rules! config_resources {
             if let Response::$api(answer) = response {
                 answer.$answers.extend(denied.into_iter().map(|r| {
                     let error = config_need(r.resource_type, &r.resource_name, 0).denied();
+                    let message: fn(ErrorCode) -> Option<&'static str> = $message;
                     <$answer>::default()
                         .with_error_code(error.code())
+                        .with_error_message(message(error).map(Into::into))
                         .with_resource_type(r.resource_type)
                         .with_resource_name(r.resource_name)
                 }));
@@ -285,10 +314,13 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                                 t.partitions
                                     .iter()
                                     .map(|p| {
+                                        // Kafka's error partitions carry empty records,
+                                        // not null ones.
                                         fetch_response::PartitionData::default()
                                             .with_partition_index(p.partition)
                                             .with_error_code(TOPIC_DENIED.code())
                                             .with_high_watermark(-1)
+                                            .with_records(Some(Default::default()))
                                     })
                                     .collect(),
                             )
@@ -476,6 +508,15 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
             else {
                 return Verdict::as_sent();
             };
+            // Kafka's controller answers the denied topics in the order of its `HashSet` of
+            // every name the request holds.
+            let mut names = JavaHashSet::new();
+            for topic in &body.topics {
+                names.add(topic.name.to_string());
+            }
+            let rank: Vec<&String> = names.items().collect();
+            let mut denied = denied;
+            denied.sort_by_key(|t| rank.iter().position(|name| *name == t.name.as_str()));
             let mut body = body.clone();
             body.topics = kept;
             Verdict::with(Request::CreateTopics(body), move |response| {
@@ -556,7 +597,9 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                 DescribeConfigs,
                 results,
                 op::DESCRIBE_CONFIGS,
-                describe_configs_response::DescribeConfigsResult
+                describe_configs_response::DescribeConfigsResult,
+                // The error's own message, the cluster's too.
+                |error| Some(error_message(error))
             )
         }
         Request::AlterConfigs(body) => {
@@ -566,7 +609,9 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                 AlterConfigs,
                 responses,
                 op::ALTER_CONFIGS,
-                alter_configs_response::AlterConfigsResourceResponse
+                alter_configs_response::AlterConfigsResourceResponse,
+                // A topic's with the error's message, a broker's with none.
+                |error| { (error == TOPIC_DENIED).then(|| error_message(error)) }
             )
         }
         Request::IncrementalAlterConfigs(body) => {
@@ -576,7 +621,9 @@ pub fn split(request: &Request, version: i16, authority: &Authority<'_>) -> Verd
                 IncrementalAlterConfigs,
                 responses,
                 op::ALTER_CONFIGS,
-                incremental_alter_configs_response::AlterConfigsResourceResponse
+                incremental_alter_configs_response::AlterConfigsResourceResponse,
+                // As AlterConfigs.
+                |error| { (error == TOPIC_DENIED).then(|| error_message(error)) }
             )
         }
         Request::DescribeGroups(body) => {
@@ -942,6 +989,16 @@ fn metadata_creations(body: &MetadataRequest, version: i16, a: &Authority<'_>) -
             false
         })),
     })
+}
+
+/// Kafka's message (`Errors.message()`) of an authorization error.
+fn error_message(error: ErrorCode) -> &'static str {
+    match error {
+        TOPIC_DENIED => TOPIC_DENIED_MESSAGE,
+        ErrorCode::GROUP_AUTHORIZATION_FAILED => "Group authorization failed.",
+        // A config resource is a topic, a group or the cluster's (broker, client metrics).
+        _ => "Cluster authorization failed.",
+    }
 }
 
 /// Kafka's message for a topic it refuses to create.

@@ -111,9 +111,6 @@ impl ControlHandle {
             (moved, stand_in)
         };
         let mut moved_groups = Vec::new();
-        if stand_in.is_none() {
-            self.lock(&self.leaderless).insert(node_id);
-        }
         if let Some(stand_in) = stand_in {
             moved_groups = shared
                 .groups()
@@ -222,9 +219,6 @@ impl ControlHandle {
     /// it coordinated stays with its stand-in, as the leadership of the coordinators'
     /// partitions stays moved, until the leader rebalance (`rebalance.rs`).
     pub(crate) fn unfence(&self, node_id: i32) {
-        // It leads its internal partitions again, as the offline partitions it was the last
-        // in-sync replica of.
-        self.lock(&self.leaderless).remove(&node_id);
         let brokers: Vec<i32> = self.shared.brokers().iter().map(|b| b.node_id).collect();
         let back = self.shared.state().unfence_broker_among(
             node_id,

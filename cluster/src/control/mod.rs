@@ -25,11 +25,11 @@ pub use fencing::FencedBroker;
 pub use log::{LoggedRequest, RequestLog};
 pub use voters::QuorumView;
 
-use crate::state::Cleaned;
+use crate::state::{Cleaned, State};
 use crate::{groups, BrokerAddress, Shared};
 use kafka_codec::conn::IncomingRequest;
 use kafka_codec::{ApiKey, ErrorCode, Response};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -342,10 +342,6 @@ pub struct Control {
     /// Of each broker fenced, the groups and transactional ids its fencing moved away: back
     /// at the leader rebalance once it is in sync again (`rebalance.rs`).
     fence_moved: Mutex<BTreeMap<i32, fencing::MovedAway>>,
-    /// Fenced brokers whose `__consumer_offsets` and `__transaction_state` partitions have no
-    /// leader (no other replica unfenced to take them, `fencing.rs`): what they coordinate
-    /// has no coordinator until they are unfenced. A lock of its own, taken alone.
-    leaderless: Mutex<BTreeSet<i32>>,
 }
 
 /// One node's switches.
@@ -376,7 +372,6 @@ impl Control {
             transaction_coordinators: Mutex::default(),
             stand_ins: Mutex::default(),
             fence_moved: Mutex::default(),
-            leaderless: Mutex::default(),
         }
     }
 
@@ -551,15 +546,13 @@ impl Control {
     }
 
     /// Whether coordinator `node_id`'s `__consumer_offsets` and `__transaction_state`
-    /// partitions have a leader: not while it is fenced with no other replica to lead them.
+    /// partitions have a leader in `state`: not while it is fenced and their leadership went
+    /// nowhere (no stand-in: no other replica was unfenced to take them, `fencing.rs`).
     /// FindCoordinator then answers COORDINATOR_NOT_AVAILABLE, as Kafka's `KafkaApis` does
-    /// for a partition with no live leader, and `node_id` itself NOT_COORDINATOR.
-    pub fn coordinator_available(&self, node_id: i32) -> bool {
-        !self
-            .leaderless
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&node_id)
+    /// for a partition with no live leader, and `node_id` itself NOT_COORDINATOR. Read from
+    /// the fenced brokers each time, so it follows fencing and unfencing by any path.
+    pub fn coordinator_available(&self, node_id: i32, state: &State) -> bool {
+        !state.is_fenced(node_id) || self.stand_in(node_id) != node_id
     }
 
     /// Who coordinates for `node_id` while it is fenced, else `node_id`.

@@ -82,7 +82,7 @@ fn add(
                 .is_none_or(|t| t.partition(*index).is_none())
         })
         .collect();
-    let errors: Vec<ErrorCode> = if !context.coordinates_transaction(transactional_id) {
+    let errors: Vec<ErrorCode> = if !context.coordinates_transaction_in(&state, transactional_id) {
         vec![ErrorCode::NOT_COORDINATOR; wanted.len()]
     } else if unknown.iter().any(|u| *u) {
         unknown

@@ -34,7 +34,13 @@ pub fn handle(
     context: &Context<'_>,
     request: &ConsumerGroupDescribeRequest,
 ) -> ConsumerGroupDescribeResponse {
-    let names = context.shared.state().topic_names_by_id();
+    let (names, available) = {
+        let state = context.shared.state();
+        (
+            state.topic_names_by_id(),
+            context.coordinator_available_in(&state),
+        )
+    };
     let groups = context.shared.groups();
     let described_groups = request
         .group_ids
@@ -43,15 +49,20 @@ pub fn handle(
             let answer = DescribedGroup::default().with_group_id(group_id.clone());
             let group = groups.groups.get(group_id.as_str());
             let found = group.and_then(|group| group.consumer.as_ref());
-            let consumer =
-                match context.group_to_describe(group_id, "consumer", found, group.is_some()) {
-                    Ok(consumer) => consumer,
-                    Err((code, message)) => {
-                        return answer
-                            .with_error_code(code)
-                            .with_error_message(message.map(Into::into))
-                    }
-                };
+            let consumer = match context.group_to_describe(
+                group_id,
+                "consumer",
+                found,
+                group.is_some(),
+                available,
+            ) {
+                Ok(consumer) => consumer,
+                Err((code, message)) => {
+                    return answer
+                        .with_error_code(code)
+                        .with_error_message(message.map(Into::into))
+                }
+            };
             let members = consumer
                 .members
                 .values()

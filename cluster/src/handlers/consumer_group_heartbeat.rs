@@ -60,10 +60,12 @@ pub fn handle(
     {
         refused
     } else if !context.coordinates(&request.group_id) {
-        HeartbeatOutcome::error(
-            ErrorCode::NOT_COORDINATOR,
-            "This is not the group's coordinator.",
-        )
+        // Kafka's group coordinator service answers NOT_COORDINATOR with no message
+        // (tests/leaderless_coordinator_kafka.rs).
+        HeartbeatOutcome {
+            message: None,
+            ..HeartbeatOutcome::error(ErrorCode::NOT_COORDINATOR, "")
+        }
     } else {
         // Read before the groups are locked (the two locks are never held together).
         let (topics, created): (TopicsByName, u64) = {

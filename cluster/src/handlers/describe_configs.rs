@@ -53,11 +53,13 @@ fn describe(
 ) -> Result<Vec<DescribeConfigsResourceResult>, Failure> {
     let name = resource.resource_name.as_str();
     let state = context.shared.state();
+    // Null or empty keys: every config (Kafka's `ConfigHelper`, as a 4.4 broker answers an
+    // empty list for a client metrics subscription).
     let wanted = |config: &str| {
         resource
             .configuration_keys
             .as_ref()
-            .is_none_or(|keys| keys.iter().any(|key| key.as_str() == config))
+            .is_none_or(|keys| keys.is_empty() || keys.iter().any(|key| key.as_str() == config))
     };
     let describer = Describer {
         version: context.version,

@@ -11,13 +11,15 @@ use kafka_codec::{ApiKey, ErrorCode};
 pub const API: ApiKey = ApiKey::DescribeGroups;
 
 pub fn handle(context: &Context<'_>, request: &DescribeGroupsRequest) -> DescribeGroupsResponse {
+    // Read before the groups are locked (the two locks are never held together).
+    let available = context.coordinator_available();
     let groups = context.shared.groups();
     let described = request
         .groups
         .iter()
         .map(|group_id| {
             let answer = DescribedGroup::default().with_group_id(group_id.clone());
-            if !context.coordinates(group_id) {
+            if !context.coordinates_if(group_id, available) {
                 return answer.with_error_code(ErrorCode::NOT_COORDINATOR.code());
             }
             // A KIP-848 group is described by ConsumerGroupDescribe (a streams group by

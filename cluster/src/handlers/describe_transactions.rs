@@ -24,7 +24,7 @@ pub fn handle(
                 .with_producer_id(-1)
                 .with_producer_epoch(-1)
                 .with_transaction_start_time_ms(-1);
-            if !context.coordinates_transaction(id) {
+            if !context.coordinates_transaction_in(&state, id) {
                 return answer.with_error_code(ErrorCode::NOT_COORDINATOR.code());
             }
             let (Some(txn), Some((producer_id, epoch))) = (

@@ -31,10 +31,11 @@ fn find(
     // transactional ids went to its successor. A fenced one whose internal partitions no
     // other replica could take over has no leader there: Kafka's `KafkaApis` finds no live
     // leader and answers COORDINATOR_NOT_AVAILABLE.
-    let address = context
-        .shared
-        .address(node)
-        .filter(|_| context.shared.control.coordinator_available(node));
+    let available = {
+        let state = context.shared.state();
+        context.shared.control.coordinator_available(node, &state)
+    };
+    let address = context.shared.address(node).filter(|_| available);
     let Some(address) = address else {
         return error(
             ErrorCode::COORDINATOR_NOT_AVAILABLE,
@@ -57,7 +58,12 @@ pub fn handle(context: &Context<'_>, request: &FindCoordinatorRequest) -> FindCo
             .coordinator_keys
             .iter()
             .map(|key| {
-                let (node, host, port, error, message) = find(context, request.key_type, key);
+                let (node, host, port, error, mut message) = find(context, request.key_type, key);
+                if error != ErrorCode::INVALID_REQUEST {
+                    // Kafka's batched answer sets no message, found or not (its old one is
+                    // `Errors.message()`; tests/leaderless_coordinator_kafka.rs).
+                    message = Some(String::new());
+                }
                 Coordinator::default()
                     .with_key(key.clone())
                     .with_node_id(node)

@@ -112,9 +112,9 @@ fn alter(
     target.replace_naming(&mut state, overrides, names_min_isr, validate_only)
 }
 
-/// A client metrics subscription's configs (`crate::client_metrics`): SET, DELETE, and
-/// APPEND/SUBTRACT on its list configs (`metrics`, `match`), then Kafka's check of all it
-/// would hold; no configs left deletes the subscription.
+/// A client metrics subscription's configs (`crate::client_metrics`): SET and DELETE
+/// (APPEND and SUBTRACT refused, as Kafka's controller refuses them), then Kafka's check of
+/// all it would hold; no configs left deletes the subscription.
 fn alter_client_metrics(
     context: &Context<'_>,
     resource: &AlterConfigsResource,
@@ -133,28 +133,10 @@ fn alter_client_metrics(
             DELETE => {
                 configs.remove(key);
             }
+            // Kafka's controller knows no config types for CLIENT_METRICS resources, so no
+            // key is a LIST to it (a 4.4 broker refuses APPEND to `metrics` so).
             APPEND | SUBTRACT => {
-                if key == crate::client_metrics::INTERVAL_MS
-                    || !crate::client_metrics::CONFIGS
-                        .iter()
-                        .any(|(n, _)| *n == key)
-                {
-                    let op = if config.config_operation == APPEND {
-                        "APPEND"
-                    } else {
-                        "SUBTRACT"
-                    };
-                    return Err((
-                        ErrorCode::INVALID_CONFIG,
-                        format!("Can't {op} to key {key} because its type is not LIST."),
-                    ));
-                }
-                let changed = change_list(
-                    configs.get(key).map_or("", String::as_str),
-                    value.unwrap_or_default(),
-                    config.config_operation == APPEND,
-                );
-                configs.insert(key.to_owned(), changed);
+                return Err(not_a_list(config.config_operation, key));
             }
             other => {
                 return Err((
@@ -194,15 +176,7 @@ fn alter_group(
                 props.remove(name);
             }
             (APPEND | SUBTRACT, _) => {
-                let op = if config.config_operation == APPEND {
-                    "APPEND"
-                } else {
-                    "SUBTRACT"
-                };
-                return Err((
-                    ErrorCode::INVALID_CONFIG,
-                    format!("Can't {op} to key {name} because its type is not LIST."),
-                ));
+                return Err(not_a_list(config.config_operation, name));
             }
             (other, _) => {
                 return Err((
@@ -238,4 +212,17 @@ fn change_list(current: &str, changes: &str, append: bool) -> String {
         }
     }
     items.join(",")
+}
+
+/// Kafka's refusal of APPEND or SUBTRACT on a key it knows no LIST type for.
+fn not_a_list(operation: i8, key: &str) -> (ErrorCode, String) {
+    let op = if operation == APPEND {
+        "APPEND"
+    } else {
+        "SUBTRACT"
+    };
+    (
+        ErrorCode::INVALID_CONFIG,
+        format!("Can't {op} to key {key} because its type is not LIST."),
+    )
 }

@@ -34,7 +34,7 @@ pub fn handle(context: &Context<'_>, request: &InitProducerIdRequest) -> InitPro
             if transactional_id.is_empty() {
                 return fail(ErrorCode::INVALID_REQUEST);
             }
-            if !context.coordinates_transaction(transactional_id) {
+            if !context.coordinates_transaction_in(&state, transactional_id) {
                 return fail(ErrorCode::NOT_COORDINATOR);
             }
             if !(1..=MAX_TRANSACTION_TIMEOUT_MS).contains(&request.transaction_timeout_ms) {

@@ -19,13 +19,15 @@ const STREAMS: &str = "streams";
 const SHARE: &str = "share";
 
 pub fn handle(context: &Context<'_>, request: &ListGroupsRequest) -> ListGroupsResponse {
+    // Read before the groups are locked (the two locks are never held together).
+    let available = context.coordinator_available();
     // Share groups first: the two locks are never held together.
     let share: Vec<(String, &'static str)> = context
         .shared
         .share_groups()
         .groups
         .iter()
-        .filter(|(id, _)| context.coordinates(id))
+        .filter(|(id, _)| context.coordinates_if(id, available))
         .map(|(id, group)| (id.clone(), group.state_name()))
         .collect();
     let groups = context.shared.groups();
@@ -38,7 +40,7 @@ pub fn handle(context: &Context<'_>, request: &ListGroupsRequest) -> ListGroupsR
     let listed = groups
         .groups
         .iter()
-        .filter(|(id, _)| context.coordinates(id))
+        .filter(|(id, _)| context.coordinates_if(id, available))
         .map(|(id, group)| match (&group.consumer, &group.streams) {
             (Some(consumer), _) => (
                 id.clone(),

@@ -51,7 +51,7 @@ pub fn handle(
         .iter()
         .filter(|(id, txn)| {
             txn.state != TxnState::Dead
-                && context.coordinates_transaction(id)
+                && context.coordinates_transaction_in(&state, id)
                 && (states.is_empty() || states.contains(&txn.state))
                 && (producers.is_empty() || producers.contains(&txn.producer_id))
                 && (duration < 0 || now - txn.started.map_or(-1, |(_, at)| at) >= duration)

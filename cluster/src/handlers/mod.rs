@@ -69,12 +69,14 @@ mod share_group_describe;
 mod share_group_heartbeat;
 mod streams_group_describe;
 mod streams_group_heartbeat;
+mod streams_group_topology_description_update;
 mod sync_group;
 mod txn_offset_commit;
 mod unregister_broker;
 mod update_features;
 
 pub(crate) use alter_partition_reassignments::run_timers as run_reassignment_timers;
+pub(crate) use produce::has_transactional_records;
 
 use crate::sasl::Session;
 use crate::{BrokerAddress, Shared};
@@ -124,26 +126,53 @@ impl Context<'_> {
 
     /// Whether this broker coordinates `group_id` (others answer NOT_COORDINATOR, and so
     /// does this one while its `__consumer_offsets` partitions have no leader: fenced, no
-    /// other replica to take them).
+    /// other replica to take them). It locks the state: a handler that holds the state asks
+    /// [`coordinator_available_in`](Self::coordinator_available_in), one that holds the
+    /// groups reads it before and asks [`coordinates_if`](Self::coordinates_if).
     pub fn coordinates(&self, group_id: &str) -> bool {
-        let control = &self.shared.control;
-        control.coordinator(group_id, self.shared.placement_brokers) == self.node_id
-            && control.coordinator_available(self.node_id)
+        self.coordinates_if(group_id, self.coordinator_available())
+    }
+
+    /// Whether this broker coordinates `group_id`, `available` being what
+    /// [`coordinator_available`](Self::coordinator_available) answered.
+    pub fn coordinates_if(&self, group_id: &str, available: bool) -> bool {
+        available
+            && self
+                .shared
+                .control
+                .coordinator(group_id, self.shared.placement_brokers)
+                == self.node_id
+    }
+
+    /// Whether this broker's `__consumer_offsets` and `__transaction_state` partitions have
+    /// a leader (it), read from the fenced brokers now. It locks the state.
+    pub fn coordinator_available(&self) -> bool {
+        self.coordinator_available_in(&self.shared.state())
+    }
+
+    /// [`coordinator_available`](Self::coordinator_available) for a handler that holds the
+    /// state.
+    pub fn coordinator_available_in(&self, state: &crate::state::State) -> bool {
+        self.shared
+            .control
+            .coordinator_available(self.node_id, state)
     }
 
     /// The group a describe of `kind` groups (consumer, share, streams) answers for
     /// `group_id`: `found` (the group of that kind, if held) when this broker coordinates it;
     /// otherwise the error code and message of its entry: NOT_COORDINATOR, or
     /// GROUP_ID_NOT_FOUND with Kafka's message, which tells a group of another kind
-    /// (`other_kind`) from none.
+    /// (`other_kind`) from none. `available`: what
+    /// [`coordinator_available`](Self::coordinator_available) answered.
     pub fn group_to_describe<'g, G>(
         &self,
         group_id: &str,
         kind: &str,
         found: Option<&'g G>,
         other_kind: bool,
+        available: bool,
     ) -> Result<&'g G, (i16, Option<String>)> {
-        if !self.coordinates(group_id) {
+        if !self.coordinates_if(group_id, available) {
             return Err((kafka_codec::ErrorCode::NOT_COORDINATOR.code(), None));
         }
         found.ok_or_else(|| {
@@ -160,12 +189,24 @@ impl Context<'_> {
     }
 
     /// Whether this broker coordinates `transactional_id` (others answer NOT_COORDINATOR):
-    /// by Kafka's rule unless the control surface moved it.
+    /// by Kafka's rule unless the control surface moved it, and while its
+    /// `__transaction_state` partitions have a leader. It locks the state: a handler that
+    /// holds it asks [`coordinates_transaction_in`](Self::coordinates_transaction_in).
     pub fn coordinates_transaction(&self, transactional_id: &str) -> bool {
+        self.coordinates_transaction_in(&self.shared.state(), transactional_id)
+    }
+
+    /// [`coordinates_transaction`](Self::coordinates_transaction) for a handler that holds
+    /// the state.
+    pub fn coordinates_transaction_in(
+        &self,
+        state: &crate::state::State,
+        transactional_id: &str,
+    ) -> bool {
         let control = &self.shared.control;
         control.transaction_coordinator(transactional_id, self.shared.placement_brokers)
             == self.node_id
-            && control.coordinator_available(self.node_id)
+            && self.coordinator_available_in(state)
     }
 
     /// The leader and leader epoch of `topic`'s `partition`: [`leader_of`](Self::leader_of)
@@ -180,7 +221,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 68] = [
+const SERVED: [ApiKey; 69] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -207,6 +248,7 @@ const SERVED: [ApiKey; 68] = [
     // KIP-1071 streams groups.
     streams_group_heartbeat::API,
     streams_group_describe::API,
+    streams_group_topology_description_update::API,
     // KIP-932 share groups.
     share_group_heartbeat::API,
     share_group_describe::API,
@@ -323,6 +365,9 @@ pub async fn handle(
             streams_group_heartbeat::handle(context, body, client_id).into()
         }
         Request::StreamsGroupDescribe(body) => streams_group_describe::handle(context, body).into(),
+        Request::StreamsGroupTopologyDescriptionUpdate(body) => {
+            streams_group_topology_description_update::handle(context, body).into()
+        }
         Request::ShareGroupHeartbeat(body) => {
             let client_id = request.header.client_id.as_deref().unwrap_or_default();
             share_group_heartbeat::handle(context, body, client_id).into()

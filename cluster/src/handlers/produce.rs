@@ -350,8 +350,9 @@ fn log_append_time(state: &crate::state::State, topic: &str) -> bool {
 }
 
 /// Whether a batch of the request is transactional (its first header says; a batch that
-/// does not parse is refused later, per partition).
-fn has_transactional_records(request: &ProduceRequest) -> bool {
+/// does not parse is refused later, per partition). The authorizer asks too: Kafka needs
+/// WRITE on the transactional id only for transactional records.
+pub(crate) fn has_transactional_records(request: &ProduceRequest) -> bool {
     request.topic_data.iter().any(|topic| {
         topic.partition_data.iter().any(|partition| {
             partition.records.as_ref().is_some_and(|records| {

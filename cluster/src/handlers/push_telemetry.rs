@@ -1,7 +1,8 @@
 //! PushTelemetry (KIP-714): a client's metrics, checked as Kafka 4.4's `ClientMetricsManager`
 //! checks them (`crate::client_metrics`: a reserved instance id, a push after the client said
 //! it was terminating, one before its interval, an unknown subscription id or compression
-//! type, more than `telemetry.max.bytes`) and kept for `Cluster::telemetry_pushes`.
+//! type, more than `telemetry.max.bytes`; then metrics that do not decompress) and kept for
+//! `Cluster::telemetry_pushes`.
 
 use super::Context;
 use kafka_codec::messages::{PushTelemetryRequest, PushTelemetryResponse};

@@ -27,29 +27,27 @@ pub fn handle(
             .with_error_message(Some(message.to_string().into()))
             .with_acquisition_lock_timeout_ms(lock_ms)
     };
+    // A share session that cannot be used: Kafka's error response, no message and no lock
+    // timeout (tests/leaderless_coordinator_groups_kafka.rs).
+    let session_refused =
+        |error: ErrorCode| ShareAcknowledgeResponse::default().with_error_code(error.code());
     let ids = member_ids(request.group_id.as_deref(), request.member_id.as_deref());
     let Some((group_id, member_id)) = ids else {
         return refuse(ErrorCode::INVALID_REQUEST, MEMBER_IDS_REQUIRED);
     };
     let epoch = request.share_session_epoch;
     if epoch == INITIAL_EPOCH {
-        return refuse(
-            ErrorCode::INVALID_SHARE_SESSION_EPOCH,
-            "A share session cannot be opened by ShareAcknowledge.",
-        );
+        return session_refused(ErrorCode::INVALID_SHARE_SESSION_EPOCH);
     }
     let renewing = context.version >= 2 && request.is_renew_ack;
     let now = crate::clock::now();
     let mut share = context.shared.share_groups();
     if epoch == FINAL_EPOCH {
         if !share.has_session(group_id, member_id) {
-            return refuse(
-                ErrorCode::SHARE_SESSION_NOT_FOUND,
-                "The share session was not found.",
-            );
+            return session_refused(ErrorCode::SHARE_SESSION_NOT_FOUND);
         }
     } else if let Err(error) = share.session(group_id, member_id, epoch, &[], &[]) {
-        return refuse(error, "The share session could not be used.");
+        return session_refused(error);
     }
     let state = context.shared.state();
     let mut leaders = BTreeSet::new();
@@ -84,8 +82,8 @@ pub fn handle(
                         .acknowledgement_batches
                         .iter()
                         .map(|b| (b.first_offset, b.last_offset, b.acknowledge_types.to_vec()));
-                    let error = match ack_batches(batches, context.version, renewing) {
-                        None => ErrorCode::INVALID_REQUEST,
+                    let (error, message) = match ack_batches(batches, context.version, renewing) {
+                        None => (ErrorCode::INVALID_REQUEST, None),
                         Some(batches) => share.acknowledge(
                             group_id,
                             member_id,
@@ -94,7 +92,9 @@ pub fn handle(
                             now,
                         ),
                     };
-                    answer.with_error_code(error.code())
+                    answer
+                        .with_error_code(error.code())
+                        .with_error_message(message.map(Into::into))
                 })
                 .collect();
             ShareAcknowledgeTopicResponse::default()

@@ -32,6 +32,7 @@ const RECORD_LIMIT: i8 = 1;
 struct Answer {
     error: Option<ErrorCode>,
     ack_error: Option<ErrorCode>,
+    ack_message: Option<&'static str>,
     leader: (i32, i32),
     acquired: Acquired,
 }
@@ -126,6 +127,10 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
             .with_error_message(Some(message.to_string().into()))
             .with_acquisition_lock_timeout_ms(lock_ms)
     };
+    // A share session that cannot be used: Kafka's error response, no message and no lock
+    // timeout (tests/leaderless_coordinator_groups_kafka.rs).
+    let session_refused =
+        |error: ErrorCode| ShareFetchResponse::default().with_error_code(error.code());
     let ids = member_ids(request.group_id.as_deref(), request.member_id.as_deref());
     let Some((group_id, member_id)) = ids else {
         return refuse(ErrorCode::INVALID_REQUEST, MEMBER_IDS_REQUIRED);
@@ -163,17 +168,14 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
     let session = {
         let mut share = context.shared.share_groups();
         if epoch == FINAL_EPOCH && !share.has_session(group_id, member_id) {
-            return refuse(
-                ErrorCode::SHARE_SESSION_NOT_FOUND,
-                "The share session was not found.",
-            );
+            return session_refused(ErrorCode::SHARE_SESSION_NOT_FOUND);
         }
         let session = if epoch == FINAL_EPOCH {
             None
         } else {
             match share.session(group_id, member_id, epoch, &named, &forgotten) {
                 Ok(session) => Some(session),
-                Err(error) => return refuse(error, "The share session could not be used."),
+                Err(error) => return session_refused(error),
             }
         };
         let state = context.shared.state();
@@ -200,15 +202,16 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
                     answer.ack_error = Some(ErrorCode::NOT_LEADER_OR_FOLLOWER);
                     continue;
                 }
-                let error = match read_acks(
+                let (error, message) = match read_acks(
                     &partition.acknowledgement_batches,
                     context.version,
                     renewing,
                 ) {
-                    None => ErrorCode::INVALID_REQUEST,
+                    None => (ErrorCode::INVALID_REQUEST, None),
                     Some(batches) => share.acknowledge(group_id, member_id, key, &batches, now),
                 };
                 answer.ack_error = Some(error);
+                answer.ack_message = message;
             }
         }
         drop(state);
@@ -235,6 +238,7 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
     let deadline = Instant::from_std(crate::clock::now())
         + Duration::from_millis(request.max_wait_ms.max(0) as u64);
     let acked = !answers.is_empty();
+    let waits = request.max_wait_ms > 0;
     loop {
         let appended = context.shared.appended.notified();
         let (bytes, errors, wake) = acquire(
@@ -242,7 +246,7 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
             group_id,
             member_id,
             &fetching,
-            (max_records, strict, max_bytes),
+            (max_records, strict, max_bytes, waits),
             &mut answers,
         );
         let now = Instant::from_std(crate::clock::now());
@@ -257,7 +261,7 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
                 group_id,
                 member_id,
                 &fetching,
-                (max_records, strict, max_bytes),
+                (max_records, strict, max_bytes, waits),
                 &mut answers,
             );
             break;
@@ -268,13 +272,13 @@ pub async fn handle(context: &Context<'_>, request: &ShareFetchRequest) -> Share
 
 /// Acquires for the member from each partition of `fetching` this broker leads (errors
 /// noted in `answers`); the record bytes acquired, whether a partition failed, and the next
-/// lock expiry of these partitions.
+/// lock expiry of these partitions. `waits`: whether the fetch waits at all (MaxWaitMs > 0).
 fn acquire(
     context: &Context<'_>,
     group_id: &str,
     member_id: &str,
     fetching: &BTreeSet<(Uuid, i32)>,
-    (max_records, strict, max_bytes): (usize, bool, usize),
+    (max_records, strict, max_bytes, waits): (usize, bool, usize, bool),
     answers: &mut BTreeMap<(Uuid, i32), Answer>,
 ) -> (usize, bool, Option<std::time::Instant>) {
     let mut share = context.shared.share_groups();
@@ -304,6 +308,13 @@ fn acquire(
             continue;
         }
         if !share.holds(group_id) {
+            // Kafka reads a share partition's state from its share coordinator before the
+            // partition is fetched, asynchronously: a fetch that does not wait is answered
+            // first, without the partition (tests/leaderless_coordinator_groups_kafka.rs); one
+            // that waits learns that no state is held (tests/share_fetch_unknown_group.rs).
+            if !waits {
+                continue;
+            }
             let answer = answers.entry(*key).or_default();
             answer.leader = leader;
             answer.error = Some(ErrorCode::UNKNOWN_SERVER_ERROR);
@@ -359,6 +370,7 @@ fn respond(
             .with_partition_index(index)
             .with_error_code(answer.error.unwrap_or(ErrorCode::NONE).code())
             .with_acknowledge_error_code(answer.ack_error.unwrap_or(ErrorCode::NONE).code())
+            .with_acknowledge_error_message(answer.ack_message.map(Into::into))
             .with_current_leader(
                 LeaderIdAndEpoch::default()
                     .with_leader_id(answer.leader.0)

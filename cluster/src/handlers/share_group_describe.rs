@@ -7,7 +7,7 @@ use kafka_codec::messages::share_group_describe_response::{
     Assignment as Described, DescribedGroup, Member, TopicPartitions,
 };
 use kafka_codec::messages::{ShareGroupDescribeRequest, ShareGroupDescribeResponse};
-use kafka_codec::ApiKey;
+use kafka_codec::{ApiKey, ErrorCode};
 
 pub const API: ApiKey = ApiKey::ShareGroupDescribe;
 
@@ -15,7 +15,13 @@ pub fn handle(
     context: &Context<'_>,
     request: &ShareGroupDescribeRequest,
 ) -> ShareGroupDescribeResponse {
-    let names = context.shared.state().topic_names_by_id();
+    let (names, available) = {
+        let state = context.shared.state();
+        (
+            state.topic_names_by_id(),
+            context.coordinator_available_in(&state),
+        )
+    };
     let other_kind: Vec<bool> = {
         let groups = context.shared.groups();
         request
@@ -32,14 +38,23 @@ pub fn handle(
         .map(|(group_id, other_kind)| {
             let answer = DescribedGroup::default().with_group_id(group_id.clone());
             let found = share.groups.get(group_id.as_str());
-            let group = match context.group_to_describe(group_id, "share", found, other_kind) {
-                Ok(group) => group,
-                Err((code, message)) => {
-                    return answer
-                        .with_error_code(code)
-                        .with_error_message(message.map(Into::into))
-                }
-            };
+            let group =
+                match context.group_to_describe(group_id, "share", found, other_kind, available) {
+                    Ok(group) => group,
+                    Err((code, message)) => {
+                        // Unlike the other describes, Kafka's share group describe names
+                        // NOT_COORDINATOR with the error's own message
+                        // (tests/leaderless_coordinator_groups_kafka.rs).
+                        let message = if code == ErrorCode::NOT_COORDINATOR.code() {
+                            Some("This is not the correct coordinator.".to_owned())
+                        } else {
+                            message
+                        };
+                        return answer
+                            .with_error_code(code)
+                            .with_error_message(message.map(Into::into));
+                    }
+                };
             let members = group
                 .members
                 .values()

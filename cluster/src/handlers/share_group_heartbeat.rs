@@ -33,10 +33,12 @@ pub fn handle(
     let outcome = if let Err(refused) = share_groups::validate(group_id, &heartbeat) {
         refused
     } else if !context.coordinates(group_id) {
-        HeartbeatOutcome::error(
-            ErrorCode::NOT_COORDINATOR,
-            "This is not the group's coordinator.",
-        )
+        // Kafka's group coordinator service answers NOT_COORDINATOR with no message
+        // (tests/leaderless_coordinator_groups_kafka.rs).
+        HeartbeatOutcome {
+            message: None,
+            ..HeartbeatOutcome::error(ErrorCode::NOT_COORDINATOR, "")
+        }
     } else if context.shared.groups().groups.contains_key(group_id) {
         // One namespace for every kind of group, as Kafka's coordinator keeps them.
         HeartbeatOutcome::error(

@@ -63,6 +63,8 @@ pub fn handle(
             .map(|(name, topic)| (name.clone(), topic.partitions.len() as i32))
             .collect()
     };
+    // Read before the groups are locked (the two locks are never held together).
+    let available = context.coordinator_available();
     let groups = context.shared.groups();
     let described = request
         .group_ids
@@ -71,15 +73,20 @@ pub fn handle(
             let answer = DescribedGroup::default().with_group_id(group_id.clone());
             let group = groups.groups.get(group_id.as_str());
             let found = group.and_then(|group| group.streams.as_ref());
-            let streams =
-                match context.group_to_describe(group_id, "streams", found, group.is_some()) {
-                    Ok(streams) => streams,
-                    Err((code, message)) => {
-                        return answer
-                            .with_error_code(code)
-                            .with_error_message(message.map(Into::into))
-                    }
-                };
+            let streams = match context.group_to_describe(
+                group_id,
+                "streams",
+                found,
+                group.is_some(),
+                available,
+            ) {
+                Ok(streams) => streams,
+                Err((code, message)) => {
+                    return answer
+                        .with_error_code(code)
+                        .with_error_message(message.map(Into::into))
+                }
+            };
             let topology = streams.topology.as_ref().map(|topology| {
                 let mut counts = counts.clone();
                 for topic in &streams.configured.to_create {

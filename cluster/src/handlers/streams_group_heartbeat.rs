@@ -184,10 +184,12 @@ pub fn handle(
     let outcome = if let Err(refused) = streams_groups::validate(&heartbeat, &request.group_id) {
         *refused
     } else if !context.coordinates(&request.group_id) {
-        HeartbeatOutcome::error(
-            ErrorCode::NOT_COORDINATOR,
-            "This is not the group's coordinator.",
-        )
+        // No message: Kafka 4.4 answers NOT_COORDINATOR with a null one
+        // (tests/data/streams-not-coordinator-kafka-4.4.txt).
+        HeartbeatOutcome {
+            error: ErrorCode::NOT_COORDINATOR,
+            ..HeartbeatOutcome::default()
+        }
     } else {
         let outcome = context.shared.groups().streams_heartbeat(
             &request.group_id,

@@ -51,6 +51,10 @@ pub fn handle(context: &Context<'_>, request: &TxnOffsetCommitRequest) -> TxnOff
     let mut state = context.shared.state();
     // Each partition's own error (unknown, metadata too large), and the offsets to stage.
     let mut errors: Vec<Vec<ErrorCode>> = Vec::new();
+    // Topics the cluster does not hold: Kafka's `KafkaApis` answers them before it asks the
+    // coordinator, so their error stands whatever the group's
+    // (tests/leaderless_coordinator_groups_kafka.rs).
+    let mut unknown_topics: Vec<bool> = Vec::new();
     let mut staged = Vec::new();
     for topic in &request.topics {
         let found = if by_id {
@@ -63,6 +67,7 @@ pub fn handle(context: &Context<'_>, request: &TxnOffsetCommitRequest) -> TxnOff
                 .get(topic.name.as_str())
                 .map(|t| (topic.name.to_string(), t.partitions.len()))
         };
+        unknown_topics.push(found.is_none());
         let mut topic_errors = Vec::new();
         for partition in &topic.partitions {
             let metadata = partition.committed_metadata.as_deref().unwrap_or_default();
@@ -130,13 +135,16 @@ pub fn handle(context: &Context<'_>, request: &TxnOffsetCommitRequest) -> TxnOff
         .topics
         .iter()
         .zip(errors)
-        .map(|(topic, errors)| {
+        .zip(unknown_topics)
+        .map(|((topic, errors), unknown)| {
             let partitions = topic
                 .partitions
                 .iter()
                 .zip(errors)
                 .map(|(partition, error)| {
-                    let error = if error == ErrorCode::NONE || group_error != ErrorCode::NONE {
+                    let error = if unknown {
+                        error
+                    } else if error == ErrorCode::NONE || group_error != ErrorCode::NONE {
                         shared_error
                     } else {
                         error

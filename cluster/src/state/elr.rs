@@ -426,19 +426,70 @@ impl State {
                 return (elected, true);
             }
             tried += 1;
-            let after = before.changed(&change, |replica| self.active(replica, brokers));
-            if after.leader < 0 {
-                continue;
-            }
-            elected.push((name.clone(), index, after.leader));
-            if self.eligible_leaders.enabled {
-                self.settle(&name, index, &before, after, placement_brokers);
-            } else {
-                // Fencing's derivation takes it from here (the others rejoin at once).
-                self.move_leader(&name, index, after.leader, placement_brokers);
+            if let Some(leader) =
+                self.elect(&name, index, &before, &change, brokers, placement_brokers)
+            {
+                elected.push((name.clone(), index, leader));
             }
         }
         (elected, false)
+    }
+
+    /// ElectLeaders' unclean election of `topic`'s `partition` (which must exist), as Kafka's
+    /// controller's `electLeader` with `ElectionType.UNCLEAN`: none is needed while it has a
+    /// leader (a stopped broker leads until it is fenced); else a leader from the ISR, the
+    /// ELR, the last known leader, else any unfenced replica whatever the topic's
+    /// `unclean.leader.election.enable`, through the same change as the periodic task's. The
+    /// new leader, or ELECTION_NOT_NEEDED / ELIGIBLE_LEADERS_NOT_AVAILABLE.
+    pub fn elect_unclean_leader(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Result<i32, kafka_codec::ErrorCode> {
+        let before = self.registration(topic, partition, brokers, placement_brokers);
+        if before.leader >= 0 {
+            return Err(kafka_codec::ErrorCode::ELECTION_NOT_NEEDED);
+        }
+        let mut change = self.change_for(topic, &before, before.isr.clone());
+        change.unclean = true;
+        self.elect(
+            topic,
+            partition,
+            &before,
+            &change,
+            brokers,
+            placement_brokers,
+        )
+        .ok_or(kafka_codec::ErrorCode::ELIGIBLE_LEADERS_NOT_AVAILABLE)
+    }
+
+    /// Elects a leader for `topic`'s `partition` (`before`, with no leader) by `change`
+    /// among the unfenced brokers, and makes it the partition's: with ELR on through
+    /// `settle` (its ISR, ELR and last known leader kept), else through `move_leader`,
+    /// fencing's derivation taking it from there (the other replicas rejoin at once). Either
+    /// way the leader epoch goes up once. The leader, if one qualified.
+    fn elect(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        before: &Partition,
+        change: &Change,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Option<i32> {
+        let after = before.changed(change, |replica| self.active(replica, brokers));
+        let leader = after.leader;
+        if leader < 0 {
+            return None;
+        }
+        if self.eligible_leaders.enabled {
+            self.settle(topic, partition, before, after, placement_brokers);
+        } else {
+            self.move_leader(topic, partition, leader, placement_brokers);
+        }
+        Some(leader)
     }
 
     /// With eligible leader replicas off (releases before 4.1), the leader `fencing.rs`

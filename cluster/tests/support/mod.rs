@@ -1,9 +1,10 @@
 //! What the cluster's tests talk through: the crate's own client connection over TCP, one
 //! request and its answer at a time. Each test file adds the calls of its own APIs in an
-//! `impl Client` of its own; a helper two test files need lives here, once (over either
-//! client where it can: [`Calls`]).
+//! `impl Client` of its own (the files are modules of one crate, `main.rs`: where another file
+//! already names a call so, a trait of the file's own, as in `fencing.rs`); a helper two test
+//! files need lives here, once (over either client where it can: [`Calls`]).
 
-// Each test file is its own crate and uses only some of these.
+// Some are used only by ignored tests' helpers.
 #![allow(dead_code)]
 
 pub mod configs;
@@ -368,6 +369,45 @@ pub async fn http(
     )
 }
 
+/// `tools/kafka-broker/cluster.sh`: the real Kafka cluster of the live comparisons.
+pub const KAFKA_CLUSTER_SCRIPT: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tools/kafka-broker/cluster.sh"
+);
+
+/// Starts a real Kafka cluster of a controller and `brokers` brokers (`cluster.sh --brokers
+/// N start`), gives `work` the brokers' node ids and addresses, and stops the cluster after,
+/// whether `work` passed or not.
+pub fn with_kafka_cluster<T>(
+    brokers: usize,
+    work: impl FnOnce(Vec<(i32, SocketAddr)>) -> T + std::panic::UnwindSafe,
+) -> T {
+    let script = |args: &[&str]| {
+        std::process::Command::new("bash")
+            .arg(KAFKA_CLUSTER_SCRIPT)
+            .args(args)
+            .output()
+            .expect("cluster.sh")
+    };
+    let started = script(&["--brokers", &brokers.to_string(), "start"]);
+    if !started.status.success() {
+        script(&["stop"]);
+        panic!("cluster.sh: {}", String::from_utf8_lossy(&started.stderr));
+    }
+    // KAFKA_CLUSTER_BROKER_<node>=<address> lines.
+    let addresses = String::from_utf8_lossy(&started.stdout)
+        .lines()
+        .filter_map(|line| line.strip_prefix("KAFKA_CLUSTER_BROKER_")?.split_once('='))
+        .map(|(node, address)| {
+            let node = node.parse().expect("a node id");
+            (node, address.parse().expect("an address"))
+        })
+        .collect();
+    let result = std::panic::catch_unwind(|| work(addresses));
+    script(&["stop"]);
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
 /// Runs `class` of the Java clients' module (`tools/clients/java`, its class path in
 /// `KAFKA_CLIENTS_JAVA`) with `args`; its stdout, or a failed test with its stderr.
 pub async fn java_program(class: &str, args: &[&str]) -> String {
@@ -631,4 +671,72 @@ pub fn classic_join(group: &str) -> kafka_codec::messages::JoinGroupRequest {
         .with_protocols(vec![JoinGroupRequestProtocol::default()
             .with_name("range".into())
             .with_metadata(Bytes::from_static(b"\0\0\0\0\0\0\0\0\0\0"))])
+}
+
+/// The lines of a recorded fixture (`tests/data/<name>`), comments and blank lines left out.
+pub fn fixture_lines(name: &str) -> Vec<String> {
+    std::fs::read_to_string(fixture_path(name))
+        .unwrap_or_else(|e| panic!("the fixture {name}: {e}"))
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `tests/data/<name>`.
+pub fn fixture_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+/// What a live comparison got: with `KAFKA_CODEC_RECORD` set, written to the fixture
+/// `name` under `header` (comment lines, each ending in a newline) and `true`; else `false`,
+/// for the caller to compare.
+pub fn recorded(name: &str, header: &str, got: &[String]) -> bool {
+    if std::env::var_os("KAFKA_CODEC_RECORD").is_none() {
+        return false;
+    }
+    let mut text = header.to_owned();
+    for line in got {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(fixture_path(name), text).expect("write the fixture");
+    true
+}
+
+/// Asserts that `got` (what `what` answered) are the lines `want` (what Kafka answered),
+/// listing every line that differs.
+pub fn assert_same_lines(got: &[String], want: &[String], what: &str) {
+    let differing: Vec<String> = want
+        .iter()
+        .zip(got)
+        .filter(|(w, g)| w != g)
+        .map(|(w, g)| format!("  Kafka:   {w}\n  {what}: {g}"))
+        .collect();
+    assert!(
+        differing.is_empty() && got.len() == want.len(),
+        "{} of {} answers differ ({} lines against {}):\n{}",
+        differing.len(),
+        want.len(),
+        got.len(),
+        want.len(),
+        differing.join("\n")
+    );
+}
+
+/// The PLAIN user and password of the broker's SASL listeners (tools/kafka-broker/sasl-users).
+pub fn broker_plain_user(users_file: &str) -> (String, String) {
+    let users = std::fs::read_to_string(users_file).expect("the SASL users file");
+    users
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .find_map(
+            |line| match line.split_whitespace().collect::<Vec<_>>()[..] {
+                ["PLAIN", user, password] => Some((user.to_owned(), password.to_owned())),
+                _ => None,
+            },
+        )
+        .expect("a PLAIN user")
 }

@@ -278,7 +278,9 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
         Request::ListConfigResources(_) => vec![Need::cluster(op::DESCRIBE_CONFIGS)],
         Request::AlterClientQuotas(_) => vec![Need::cluster(op::ALTER_CONFIGS)],
         // Forwarded to the controller, whose `ControllerApis` asks for ALTER on the cluster.
-        Request::UpdateFeatures(_) | Request::UnregisterBroker(_) => {
+        Request::UpdateFeatures(_)
+        | Request::UnregisterBroker(_)
+        | Request::UnregisterController(_) => {
             vec![Need::cluster(op::ALTER)]
         }
         // GetTelemetrySubscriptions and PushTelemetry need nothing: Kafka's `KafkaApis`

@@ -61,4 +61,5 @@ mod telemetry;
 mod topic_configs;
 mod transactions;
 mod unclean_election;
+mod unregister_controller;
 mod update_features;

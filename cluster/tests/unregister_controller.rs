@@ -1,0 +1,319 @@
+//! UnregisterController (key 94, v0) compared with Kafka 4.4.
+//! `data/unregister-controller-kafka-4.4.txt` holds what a real cluster of two controllers
+//! (both voters) and one broker (`tools/kafka-broker/cluster.sh --controllers 2 --brokers 1`)
+//! answered, through the broker (which forwards it), the active controller and the other
+//! one, for an id nothing holds, the broker's id, the active controller's and the other
+//! voter's (a second's wait after each success); then what DescribeCluster (controller
+//! endpoints) and DescribeQuorum (the voters) show. Node ids, ports and the cluster id are placeholders. The plain test
+//! sends the same to a cluster of two controllers and one broker; the ignored one compares
+//! a live Kafka with the file (`KAFKA_CODEC_RECORD=1` rewrites it).
+//!
+//! `data/unregister-controller-acl-kafka-4.4.txt`: the same request from a SASL user without
+//! ALTER on the cluster (`tools/kafka-broker/broker.sh`: `StandardAuthorizer`, the cluster
+//! carrying an ACL for another user so that `allow.everyone.if.no.acl.found` does not apply).
+
+use crate::support;
+
+use kafka_codec::messages::describe_quorum_request::{PartitionData, TopicData};
+use kafka_codec::messages::{
+    DescribeClusterRequest, DescribeQuorumRequest, UnregisterControllerRequest,
+};
+use kafka_codec::serde_json::Value;
+use kafka_codec::{Response, ResponseFrame};
+use std::net::SocketAddr;
+use support::{Calls, Client};
+
+/// The recorded answers (`tests/data/`).
+const FIXTURE: &str = "unregister-controller-kafka-4.4.txt";
+
+/// An id no node holds.
+const UNKNOWN: i32 = 99;
+
+/// The node ids the lines name: the broker, the active controller, the other controller.
+#[derive(Debug, Clone, Copy)]
+struct Nodes {
+    broker: i32,
+    active: i32,
+    voter: i32,
+}
+
+impl Nodes {
+    fn id(&self, target: &str) -> i32 {
+        match target {
+            "unknown" => UNKNOWN,
+            "broker-id" => self.broker,
+            "active" => self.active,
+            "voter" => self.voter,
+            other => panic!("no target {other}"),
+        }
+    }
+
+    /// `json` with each node id (as a number, or after `ID `/`node ` in a message) named by
+    /// its role.
+    fn placeholders(&self, json: &mut Value) {
+        match json {
+            Value::Object(fields) => {
+                for (name, value) in fields.iter_mut() {
+                    match name.as_str() {
+                        "brokerId" | "controllerId" | "leaderId" | "replicaId" => {
+                            if let Some(id) = value.as_i64() {
+                                *value = Value::String(self.role(id as i32));
+                            }
+                        }
+                        "port" => *value = Value::String("<port>".into()),
+                        "clusterId" => *value = Value::String("<cluster-id>".into()),
+                        _ => self.placeholders(value),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| self.placeholders(item)),
+            Value::String(text) => {
+                for (id, role) in [
+                    (self.broker, "broker-id"),
+                    (self.active, "active"),
+                    (self.voter, "voter"),
+                ] {
+                    for word in ["ID ", "node ", "controller "] {
+                        *text = text.replace(&format!("{word}{id} "), &format!("{word}<{role}> "));
+                        *text = text.replace(&format!("{word}{id}."), &format!("{word}<{role}>."));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn role(&self, id: i32) -> String {
+        match id {
+            _ if id == self.broker => "<broker-id>".into(),
+            _ if id == self.active => "<active>".into(),
+            _ if id == self.voter => "<voter>".into(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// The body of `answer` as Kafka's JSON, node ids by role.
+fn body_json(answer: Response, version: i16, nodes: &Nodes) -> Value {
+    let mut frame = ResponseFrame::new(answer, version, 0)
+        .to_json()
+        .expect("json");
+    let mut body = frame["body"].take();
+    nodes.placeholders(&mut body);
+    body
+}
+
+fn unregister(id: i32) -> UnregisterControllerRequest {
+    UnregisterControllerRequest::default().with_controller_id(id)
+}
+
+/// The lines of one run: each listener (`broker`, `controller`: the active one, `follower`:
+/// the other) asked to unregister each target, the voter last; then what the active
+/// controller describes. `settle` runs after each success and before the describes: Kafka's
+/// unregistered controller registers again at once (some 50 ms on the live cluster), and
+/// until it has, a second UnregisterController of it is CONTROLLER_ID_NOT_REGISTERED; the
+/// live half waits that out, the cluster has no such window.
+async fn answers<F: std::future::Future<Output = ()>>(
+    broker: &mut impl Calls,
+    active: &mut impl Calls,
+    follower: &mut impl Calls,
+    nodes: &Nodes,
+    settle: impl Fn() -> F,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for target in ["unknown", "broker-id", "active"] {
+        for (listener, client) in [
+            ("broker", &mut *broker as &mut dyn CallsDyn),
+            ("controller", &mut *active),
+            ("follower", &mut *follower),
+        ] {
+            let answer = client
+                .call_dyn(0, unregister(nodes.id(target)).into())
+                .await;
+            lines.push(format!(
+                "UnregisterController v0 {listener} {target}\t{}",
+                body_json(answer, 0, nodes)
+            ));
+        }
+    }
+    for (listener, client) in [
+        ("follower", &mut *follower as &mut dyn CallsDyn),
+        ("broker", &mut *broker),
+        ("controller", &mut *active),
+    ] {
+        let answer = client.call_dyn(0, unregister(nodes.voter).into()).await;
+        lines.push(format!(
+            "UnregisterController v0 {listener} voter\t{}",
+            body_json(answer, 0, nodes)
+        ));
+        settle().await;
+    }
+    let described = active
+        .call_dyn(
+            1,
+            DescribeClusterRequest::default()
+                .with_endpoint_type(2)
+                .into(),
+        )
+        .await;
+    // Both list the controllers in node id order; which role comes first depends on the
+    // ids (the live leader is elected at random), so the line lists them by role.
+    let Response::DescribeCluster(mut described) = described else {
+        panic!("not DescribeCluster")
+    };
+    let ids: Vec<i32> = described.brokers.iter().map(|c| c.broker_id).collect();
+    assert!(ids.is_sorted(), "controllers not in node id order: {ids:?}");
+    described.brokers.sort_by_key(|c| nodes.role(c.broker_id));
+    lines.push(format!(
+        "DescribeCluster v1 controller after\t{}",
+        body_json(described.into(), 1, nodes)
+    ));
+    let quorum = DescribeQuorumRequest::default().with_topics(vec![TopicData::default()
+        .with_topic_name("__cluster_metadata".into())
+        .with_partitions(vec![PartitionData::default().with_partition_index(0)])]);
+    let Response::DescribeQuorum(quorum) = active.call_dyn(2, quorum.into()).await else {
+        panic!("not DescribeQuorum")
+    };
+    let partition = &quorum.topics[0].partitions[0];
+    let mut voters: Vec<String> = partition
+        .current_voters
+        .iter()
+        .map(|voter| nodes.role(voter.replica_id))
+        .collect();
+    voters.sort();
+    lines.push(format!(
+        "DescribeQuorum v2 controller after\terror {} leader {} voters {}",
+        partition.error_code,
+        nodes.role(partition.leader_id),
+        voters.join(",")
+    ));
+    lines
+}
+
+/// [`Calls`] as a trait object, for a list of clients of different kinds.
+trait CallsDyn {
+    fn call_dyn(
+        &mut self,
+        version: i16,
+        body: kafka_codec::Request,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + '_>>;
+}
+
+impl<C: Calls> CallsDyn for C {
+    fn call_dyn(
+        &mut self,
+        version: i16,
+        body: kafka_codec::Request,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Response> + '_>> {
+        Box::pin(self.call(version, body))
+    }
+}
+
+async fn connect(address: SocketAddr) -> Client {
+    Client::connect(address, "unregister-controller").await
+}
+
+#[tokio::test]
+async fn the_cluster_unregisters_controllers_as_kafka_does() {
+    let cluster = kafka_codec_cluster::Cluster::builder()
+        .brokers(1)
+        .controllers(2)
+        .build()
+        .await
+        .expect("cluster");
+    let controllers = cluster.controllers();
+    let nodes = Nodes {
+        broker: 0,
+        active: controllers[0].node_id,
+        voter: controllers[1].node_id,
+    };
+    let mut broker = connect(cluster.brokers()[0].address).await;
+    let mut active = connect(controllers[0].address).await;
+    let mut follower = connect(controllers[1].address).await;
+    let got = answers(&mut broker, &mut active, &mut follower, &nodes, || async {}).await;
+    support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "cluster");
+}
+
+#[test]
+#[ignore = "starts a real Kafka cluster (two controllers, one broker; ~30 s): \
+            tools/kafka-broker/cluster.sh --controllers 2 --brokers 1"]
+fn kafka_unregisters_controllers_as_recorded() {
+    let script = |args: &[&str]| {
+        std::process::Command::new("bash")
+            .arg(support::KAFKA_CLUSTER_SCRIPT)
+            .args(args)
+            .output()
+            .expect("cluster.sh")
+    };
+    let started = script(&["--controllers", "2", "--brokers", "1", "start"]);
+    if !started.status.success() {
+        script(&["stop"]);
+        panic!("cluster.sh: {}", String::from_utf8_lossy(&started.stderr));
+    }
+    let env = String::from_utf8_lossy(&started.stdout).into_owned();
+    let result = std::panic::catch_unwind(|| {
+        tokio::runtime::Runtime::new()
+            .expect("runtime")
+            .block_on(live(&env))
+    });
+    script(&["stop"]);
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+}
+
+async fn live(env: &str) {
+    let address = |name: &str| -> SocketAddr {
+        env.lines()
+            .find_map(|line| line.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("{name} in cluster.sh's env"))
+            .parse()
+            .expect("an address")
+    };
+    let broker_address = address("KAFKA_CLUSTER_BROKER_3");
+    let controllers = [
+        (1, address("KAFKA_CLUSTER_CONTROLLER_1")),
+        (2, address("KAFKA_CLUSTER_CONTROLLER_2")),
+    ];
+    let mut first = connect(controllers[0].1).await;
+    // The leader, once elected and known to controller 1.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    let leader = loop {
+        let Response::DescribeCluster(described) = first
+            .call(1, DescribeClusterRequest::default().with_endpoint_type(2))
+            .await
+        else {
+            panic!("not DescribeCluster")
+        };
+        if described.controller_id > 0 && described.brokers.len() == 2 {
+            break described.controller_id;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no leader");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let (active_address, follower_address, voter) = if leader == 1 {
+        (controllers[0].1, controllers[1].1, 2)
+    } else {
+        (controllers[1].1, controllers[0].1, 1)
+    };
+    let nodes = Nodes {
+        broker: 3,
+        active: leader,
+        voter,
+    };
+    let mut broker = connect(broker_address).await;
+    let mut active = connect(active_address).await;
+    let mut follower = connect(follower_address).await;
+    let settle = || tokio::time::sleep(std::time::Duration::from_secs(1));
+    let got = answers(&mut broker, &mut active, &mut follower, &nodes, settle).await;
+    let header = "# What Kafka 4.4 answered to UnregisterController v0 (two controllers, both\n\
+                  # voters, and one broker: tools/kafka-broker/cluster.sh --controllers 2\n\
+                  # --brokers 1), through the broker, the active controller and the other one\n\
+                  # (a second's wait after each success: the controller registers again), then\n\
+                  # DescribeCluster and DescribeQuorum; recorded by KAFKA_CODEC_RECORD=1 cargo\n\
+                  # test -p kafka-codec-cluster --test cluster -- unregister_controller::\n\
+                  # --ignored. One line per request: API, version, listener, target <TAB> the\n\
+                  # answer's body as Kafka's JSON (node ids by role), or a summary.\n";
+    if support::recorded(FIXTURE, header, &got) {
+        return;
+    }
+    support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "live");
+}

@@ -91,6 +91,7 @@ async fn controllers_advertise_and_answer_what_admin_tools_send() {
         ApiKey::DescribeQuorum,
         ApiKey::AddRaftVoter,
         ApiKey::RemoveRaftVoter,
+        ApiKey::UnregisterController,
     ]
     .into_iter()
     .map(|api| {

@@ -45,6 +45,7 @@ mod leaderless_coordinator_kafka;
 mod legacy_formats;
 mod librdkafka;
 mod old_clients;
+mod produce_legacy_versions_kafka;
 mod produce_timestamps;
 mod reassignments;
 mod rebalance;

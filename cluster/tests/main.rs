@@ -9,6 +9,7 @@ mod acl_refusals;
 mod admin;
 mod admin_resources;
 mod aiokafka;
+mod api_versions_kafka;
 mod assignor_reference;
 mod authorization;
 mod auto_create;

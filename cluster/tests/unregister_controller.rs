@@ -8,6 +8,11 @@
 //! sends the same to a cluster of two controllers and one broker; the ignored one compares
 //! a live Kafka with the file (`KAFKA_CODEC_RECORD=1` rewrites it).
 //!
+//! `data/unregister-controller-observer-kafka-4.4.txt`: a registered controller that is not a
+//! voter (an observer of `tools/kafka-broker/broker.sh`'s dynamic quorum, started by hand:
+//! the ignored test's doc comment; the cluster's controller removed from the voters): Kafka
+//! does not look at the voter set, it succeeds too.
+//!
 //! `data/unregister-controller-acl-kafka-4.4.txt`: the same request from a SASL user without
 //! ALTER on the cluster (`tools/kafka-broker/broker.sh`: `StandardAuthorizer`, the cluster
 //! carrying an ACL for another user so that `allow.everyone.if.no.acl.found` does not apply).
@@ -38,7 +43,9 @@ const UNKNOWN: i32 = 99;
 struct Nodes {
     broker: i32,
     active: i32,
+    /// The other controller, named `other` in the lines (`voter`, `observer`).
     voter: i32,
+    other: &'static str,
 }
 
 impl Nodes {
@@ -47,7 +54,7 @@ impl Nodes {
             "unknown" => UNKNOWN,
             "broker-id" => self.broker,
             "active" => self.active,
-            "voter" => self.voter,
+            other if other == self.other => self.voter,
             other => panic!("no target {other}"),
         }
     }
@@ -80,7 +87,7 @@ impl Nodes {
                 for (id, role) in [
                     (self.broker, "broker-id"),
                     (self.active, "active"),
-                    (self.voter, "voter"),
+                    (self.voter, self.other),
                 ] {
                     for word in ["ID ", "node ", "controller "] {
                         *text = text.replace(&format!("{word}{id} "), &format!("{word}<{role}> "));
@@ -96,7 +103,7 @@ impl Nodes {
         match id {
             _ if id == self.broker => "<broker-id>".into(),
             _ if id == self.active => "<active>".into(),
-            _ if id == self.voter => "<voter>".into(),
+            _ if id == self.voter => format!("<{}>", self.other),
             other => other.to_string(),
         }
     }
@@ -157,6 +164,15 @@ async fn answers<F: std::future::Future<Output = ()>>(
         ));
         settle().await;
     }
+    lines.extend(describes(active, nodes).await);
+    lines
+}
+
+/// What the active controller shows after: DescribeCluster's controllers (in node id order,
+/// checked, then by role) and DescribeQuorum's leader and voters, and whether the other
+/// controller is among the observers.
+async fn describes(active: &mut impl CallsDyn, nodes: &Nodes) -> Vec<String> {
+    let mut lines = Vec::new();
     let described = active
         .call_dyn(
             1,
@@ -184,6 +200,10 @@ async fn answers<F: std::future::Future<Output = ()>>(
         panic!("not DescribeQuorum")
     };
     let partition = &quorum.topics[0].partitions[0];
+    let observes = partition
+        .observers
+        .iter()
+        .any(|o| o.replica_id == nodes.voter);
     let mut voters: Vec<String> = partition
         .current_voters
         .iter()
@@ -191,10 +211,11 @@ async fn answers<F: std::future::Future<Output = ()>>(
         .collect();
     voters.sort();
     lines.push(format!(
-        "DescribeQuorum v2 controller after\terror {} leader {} voters {}",
+        "DescribeQuorum v2 controller after\terror {} leader {} voters {} {} observes {observes}",
         partition.error_code,
         nodes.role(partition.leader_id),
-        voters.join(",")
+        voters.join(","),
+        nodes.role(nodes.voter)
     ));
     lines
 }
@@ -235,6 +256,7 @@ async fn the_cluster_unregisters_controllers_as_kafka_does() {
         broker: 0,
         active: controllers[0].node_id,
         voter: controllers[1].node_id,
+        other: "voter",
     };
     let mut broker = connect(cluster.brokers()[0].address).await;
     let mut active = connect(controllers[0].address).await;
@@ -307,6 +329,7 @@ async fn live(env: &str) {
         broker: 3,
         active: leader,
         voter,
+        other: "voter",
     };
     let mut broker = connect(broker_address).await;
     let mut active = connect(active_address).await;
@@ -347,6 +370,7 @@ async fn acl_answers(user: &mut impl Calls, admin: &mut impl Calls) -> Vec<Strin
         broker: -1,
         active: -1,
         voter: -1,
+        other: "voter",
     };
     let mut lines = Vec::new();
     for (who, client) in [
@@ -462,4 +486,117 @@ async fn kafka_refuses_without_alter_on_the_cluster_as_recorded() {
         return;
     }
     support::assert_same_lines(&got, &support::fixture_lines(ACL_FIXTURE), "live");
+}
+
+const OBSERVER_FIXTURE: &str = "unregister-controller-observer-kafka-4.4.txt";
+
+/// The lines of the observer fixture: a registered controller that is not a voter
+/// unregistered through the broker, then through the active controller (a second's wait
+/// after each on the live side), then what the active controller shows.
+async fn observer_answers<F: std::future::Future<Output = ()>>(
+    broker: &mut impl Calls,
+    active: &mut impl Calls,
+    nodes: &Nodes,
+    settle: impl Fn() -> F,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (listener, client) in [
+        ("broker", &mut *broker as &mut dyn CallsDyn),
+        ("controller", &mut *active),
+    ] {
+        let answer = client.call_dyn(0, unregister(nodes.voter).into()).await;
+        lines.push(format!(
+            "UnregisterController v0 {listener} observer\t{}",
+            body_json(answer, 0, nodes)
+        ));
+        settle().await;
+    }
+    lines.extend(describes(active, nodes).await);
+    lines
+}
+
+#[tokio::test]
+async fn the_cluster_unregisters_a_controller_that_is_not_a_voter_as_kafka_does() {
+    let cluster = kafka_codec_cluster::Cluster::builder()
+        .brokers(1)
+        .controllers(2)
+        .build()
+        .await
+        .expect("cluster");
+    let controllers = cluster.controllers();
+    // 3001 leaves the voters (committed once it has fetched twice) and observes.
+    let control = cluster.control();
+    control.set_quorum_fetching(false).expect("fetching");
+    control
+        .remove_voter(controllers[1].node_id)
+        .expect("removed");
+    control.quorum_fetch(controllers[1].node_id).expect("fetch");
+    let view = control.quorum_fetch(controllers[1].node_id).expect("fetch");
+    assert_eq!(view.committed_voters, Some(vec![controllers[0].node_id]));
+    let nodes = Nodes {
+        broker: 0,
+        active: controllers[0].node_id,
+        voter: controllers[1].node_id,
+        other: "observer",
+    };
+    let mut broker = connect(cluster.brokers()[0].address).await;
+    let mut active = connect(controllers[0].address).await;
+    let got = observer_answers(&mut broker, &mut active, &nodes, || async {}).await;
+    support::assert_same_lines(&got, &support::fixture_lines(OBSERVER_FIXTURE), "cluster");
+}
+
+/// A Kafka 4.4 node of `tools/kafka-broker/broker.sh` (node 1, a dynamic quorum of one
+/// voter) and a second controller (node 2) that joined it as an observer, started by hand:
+///
+/// ```sh
+/// D=target/observer-ctl L=target/kafka-broker/lib; mkdir -p $D/data
+/// cat >$D/server.properties <<EOF
+/// process.roles=controller
+/// node.id=2
+/// listeners=CONTROLLER://127.0.0.1:19690
+/// controller.listener.names=CONTROLLER
+/// listener.security.protocol.map=CONTROLLER:PLAINTEXT
+/// controller.quorum.bootstrap.servers=$KAFKA_CONTROLLER
+/// log.dirs=$D/data
+/// EOF
+/// java -cp "$L/*" kafka.tools.StorageTool format --config $D/server.properties \
+///     --cluster-id a2Fma2EtY29kZWMtbGl2ZQ --no-initial-controllers
+/// java -cp "$L/*" kafka.Kafka $D/server.properties &
+/// KAFKA_OBSERVER_CONTROLLER=127.0.0.1:19690 cargo test -p kafka-codec-cluster --test \
+///     cluster -- unregister_controller::kafka_unregisters_an_observer --ignored
+/// ```
+#[tokio::test]
+#[ignore = "needs a Kafka 4.4 node and a controller observing its quorum: KAFKA_BROKER, \
+            KAFKA_CONTROLLER, KAFKA_OBSERVER_CONTROLLER (see the doc comment)"]
+async fn kafka_unregisters_an_observer_controller_as_recorded() {
+    let address = |name: &str| -> SocketAddr {
+        std::env::var(name)
+            .unwrap_or_else(|_| panic!("{name} is not set"))
+            .parse()
+            .expect("an address")
+    };
+    let _observer = address("KAFKA_OBSERVER_CONTROLLER");
+    let nodes = Nodes {
+        // broker.sh's node is both broker and the active controller.
+        broker: -2,
+        active: 1,
+        voter: 2,
+        other: "observer",
+    };
+    let mut broker = connect(support::live_broker().await).await;
+    let mut active = connect(address("KAFKA_CONTROLLER")).await;
+    let settle = || tokio::time::sleep(std::time::Duration::from_secs(1));
+    let got = observer_answers(&mut broker, &mut active, &nodes, settle).await;
+    let header =
+        "# What Kafka 4.4 answered to UnregisterController v0 of a registered controller\n\
+                  # that is not a voter (node 2, joined as an observer to the dynamic quorum of\n\
+                  # tools/kafka-broker/broker.sh's node 1; how: the ignored test's doc comment),\n\
+                  # through the broker, then the active controller (a second's wait after each:\n\
+                  # it registers again), then DescribeCluster and DescribeQuorum; recorded by\n\
+                  # KAFKA_CODEC_RECORD=1 cargo test -p kafka-codec-cluster --test cluster --\n\
+                  # unregister_controller::kafka_unregisters_an_observer --ignored.\n";
+    if support::recorded(OBSERVER_FIXTURE, header, &got) {
+        return;
+    }
+    support::assert_same_lines(&got, &support::fixture_lines(OBSERVER_FIXTURE), "live");
 }

@@ -4,9 +4,10 @@
 //! answered, through the broker (which forwards it), the active controller and the other
 //! one, for an id nothing holds, the broker's id, the active controller's and the other
 //! voter's (a second's wait after each success); then what DescribeCluster (controller
-//! endpoints) and DescribeQuorum (the voters) show. Node ids, ports and the cluster id are placeholders. The plain test
-//! sends the same to a cluster of two controllers and one broker; the ignored one compares
-//! a live Kafka with the file (`KAFKA_CODEC_RECORD=1` rewrites it).
+//! endpoints) and DescribeQuorum (the voters) show. Node ids, ports and the cluster id are
+//! placeholders. The plain test sends the same to a cluster of two controllers and one
+//! broker; the ignored one compares a live Kafka with the file (`KAFKA_CODEC_RECORD=1`
+//! rewrites it).
 //!
 //! `data/unregister-controller-observer-kafka-4.4.txt`: a registered controller that is not a
 //! voter (an observer of `tools/kafka-broker/broker.sh`'s dynamic quorum, started by hand:

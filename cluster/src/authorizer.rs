@@ -278,6 +278,10 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
         Request::ListConfigResources(_) => vec![Need::cluster(op::DESCRIBE_CONFIGS)],
         Request::AlterClientQuotas(_) => vec![Need::cluster(op::ALTER_CONFIGS)],
         // Forwarded to the controller, whose `ControllerApis` asks for ALTER on the cluster.
+        // Kafka's `ControllerApis`: DESCRIBE on the cluster for DescribeQuorum, ALTER for a
+        // voter change.
+        Request::DescribeQuorum(_) => vec![Need::cluster(op::DESCRIBE)],
+        Request::AddRaftVoter(_) | Request::RemoveRaftVoter(_) => vec![Need::cluster(op::ALTER)],
         Request::UpdateFeatures(_)
         | Request::UnregisterBroker(_)
         | Request::UnregisterController(_) => {

@@ -166,6 +166,11 @@ async fn answers<F: std::future::Future<Output = ()>>(
         settle().await;
     }
     lines.extend(describes(active, nodes).await);
+    // A broker forwards DescribeQuorum to the active controller.
+    lines.push(format!(
+        "DescribeQuorum v2 broker after\t{}",
+        quorum_summary(broker, nodes).await
+    ));
     lines
 }
 
@@ -194,10 +199,20 @@ async fn describes(active: &mut impl CallsDyn, nodes: &Nodes) -> Vec<String> {
         "DescribeCluster v1 controller after\t{}",
         body_json(described.into(), 1, nodes)
     ));
+    lines.push(format!(
+        "DescribeQuorum v2 controller after\t{}",
+        quorum_summary(active, nodes).await
+    ));
+    lines
+}
+
+/// DescribeQuorum v2's error, leader and voters by role, and whether the other controller is
+/// among the observers.
+async fn quorum_summary(client: &mut (impl CallsDyn + ?Sized), nodes: &Nodes) -> String {
     let quorum = DescribeQuorumRequest::default().with_topics(vec![TopicData::default()
         .with_topic_name("__cluster_metadata".into())
         .with_partitions(vec![PartitionData::default().with_partition_index(0)])]);
-    let Response::DescribeQuorum(quorum) = active.call_dyn(2, quorum.into()).await else {
+    let Response::DescribeQuorum(quorum) = client.call_dyn(2, quorum.into()).await else {
         panic!("not DescribeQuorum")
     };
     let partition = &quorum.topics[0].partitions[0];
@@ -211,14 +226,13 @@ async fn describes(active: &mut impl CallsDyn, nodes: &Nodes) -> Vec<String> {
         .map(|voter| nodes.role(voter.replica_id))
         .collect();
     voters.sort();
-    lines.push(format!(
-        "DescribeQuorum v2 controller after\terror {} leader {} voters {} {} observes {observes}",
+    format!(
+        "error {} leader {} voters {} {} observes {observes}",
         partition.error_code,
         nodes.role(partition.leader_id),
         voters.join(","),
         nodes.role(nodes.voter)
-    ));
-    lines
+    )
 }
 
 /// [`Calls`] as a trait object, for a list of clients of different kinds.

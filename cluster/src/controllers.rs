@@ -168,7 +168,8 @@ pub(crate) fn advance(shared: &Shared, quorum: &mut Quorum, now: i64) {
 
 /// A voter change on controller `node_id`, as AddRaftVoter and RemoveRaftVoter (and only
 /// they) make one: refused NOT_LEADER_OR_FOLLOWER unless it leads the quorum, else `change`
-/// runs the leader model's checks and the answer waits for the change to commit.
+/// runs the leader model's checks and the answer waits for the change to commit. A broker
+/// (`node_id` not a controller) forwards it to the leader, as Kafka's brokers do.
 pub(crate) async fn change_voters(
     shared: &Shared,
     node_id: i32,
@@ -184,14 +185,15 @@ pub(crate) async fn change_voters(
         };
         let now = now_ms();
         advance(shared, &mut quorum, now);
-        if quorum.leader().leader_id() != node_id {
+        let leader = quorum.leader().leader_id();
+        if shared.is_controller(node_id) && leader != node_id {
             return Err(not_leader());
         }
         let cluster_id = quorum.cluster_id().to_owned();
         let accepted = change(&mut quorum, &cluster_id, now);
         if let Ok(pending) = &accepted {
             shared.event(Event::Quorum(&format!(
-                "controller {node_id} appended a VotersRecord at offset {}; the change is \
+                "controller {leader} appended a VotersRecord at offset {}; the change is \
                  answered once it commits",
                 pending.offset()
             )));

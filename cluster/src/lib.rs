@@ -1038,6 +1038,7 @@ impl ClusterBuilder {
         for rule in self.rules {
             control.add(rule);
         }
+        let has_controllers = !controller_nodes.is_empty();
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             appended: Notify::new(),
@@ -1055,7 +1056,7 @@ impl ClusterBuilder {
             controller_advertised,
             cluster_id,
             advertised: {
-                let served = handlers::advertised_with_telemetry(self.client_telemetry);
+                let served = handlers::advertised_with(self.client_telemetry, has_controllers);
                 match self.release {
                     Some(release) => release.limit(&served),
                     None => served,

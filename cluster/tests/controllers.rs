@@ -91,6 +91,7 @@ async fn controllers_advertise_and_answer_what_admin_tools_send() {
         ApiKey::DescribeQuorum,
         ApiKey::AddRaftVoter,
         ApiKey::RemoveRaftVoter,
+        ApiKey::UnregisterController,
     ]
     .into_iter()
     .map(|api| {
@@ -140,7 +141,8 @@ async fn controllers_advertise_and_answer_what_admin_tools_send() {
         };
         assert_eq!(body.error_code, ErrorCode::MISMATCHED_ENDPOINT_TYPE.code());
     }
-    // A broker does not serve DescribeQuorum, and refuses controller endpoints.
+    // A broker forwards DescribeQuorum to the leader (v0-v2: the provisional v3 is not
+    // listed on brokers), and refuses controller endpoints.
     let mut broker = Client::connect(cluster.brokers()[0].address, "t").await;
     let Response::DescribeCluster(body) = broker
         .call(1, DescribeClusterRequest::default().with_endpoint_type(2))
@@ -149,7 +151,12 @@ async fn controllers_advertise_and_answer_what_admin_tools_send() {
         panic!("not DescribeCluster")
     };
     assert_eq!(body.error_code, ErrorCode::MISMATCHED_ENDPOINT_TYPE.code());
-    assert!(broker.closed_after(2, describe_quorum_request()).await);
+    let Response::DescribeQuorum(forwarded) = broker.call(2, describe_quorum_request()).await
+    else {
+        panic!("not DescribeQuorum")
+    };
+    assert_eq!(forwarded.topics[0].partitions[0].leader_id, 3000);
+    assert!(broker.closed_after(3, describe_quorum_request()).await);
     // A broker names a live broker as the controller, as a KRaft broker does (never a
     // controller, which clients cannot reach through it): 0, then 1 once 0 is stopped.
     let mut second = Client::connect(cluster.brokers()[1].address, "t").await;

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # A real Kafka cluster of one KRaft controller (node 1) and two brokers (nodes 2 and 3; with
-# --brokers N, nodes 2 to N+1) on 127.0.0.1, for the live comparisons that need a broker to
+# --brokers N, nodes 2 to N+1; with --controllers M before it, M controllers, nodes 1 to M, all
+# voters, node 1 leading once elected, and the brokers after them) on 127.0.0.1, for the live comparisons that need a broker to
 # go while another stays (cluster/tests/leaderless_coordinator_kafka.rs,
 # cluster/tests/elect_leaders_unclean.rs). The internal topics have one replica
 # (offsets.topic.replication.factor=1 and the transaction log's alike, two partitions each),
 # so a partition on a stopped broker has no leader. Same jars as broker.sh (its `fetch`).
 #
-#   tools/kafka-broker/cluster.sh [--brokers N] start  # format, start all, wait for the brokers
+#   tools/kafka-broker/cluster.sh [--controllers M] [--brokers N] start  # format, start all,
+#                                                 # wait for the brokers
 #   tools/kafka-broker/cluster.sh stop-broker N   # stop broker N gracefully: it is fenced
 #   tools/kafka-broker/cluster.sh kill-broker N   # SIGKILL broker N: fenced only once its
 #                                                 # session times out (9 s)
@@ -15,8 +17,8 @@
 #   tools/kafka-broker/cluster.sh env             # the addresses (also in $home/run/env)
 #
 # `start` writes KAFKA_CLUSTER_CONTROLLER, KAFKA_CLUSTER_BROKER_2, KAFKA_CLUSTER_BROKER_3 (...)
-# to $home/run/env. Ports: the first free block of N+1 from 19592 (or KAFKA_CLUSTER_PORT),
-# the controller's first. State in <repo>/target/kafka-cluster (KAFKA_CLUSTER_HOME).
+# to $home/run/env (with --controllers M, also KAFKA_CLUSTER_CONTROLLER_1 to _M). Ports: the
+# first free block of M+N from 19592 (or KAFKA_CLUSTER_PORT), the controllers' first. State in <repo>/target/kafka-cluster (KAFKA_CLUSTER_HOME).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,7 +43,7 @@ pid_alive() {
 
 block_busy() {
     local port
-    for port in $(seq "$1" $(($1 + brokers))); do
+    for port in $(seq "$1" $(($1 + controllers + brokers - 1))); do
         port_busy "$port" && return 0
     done
     return 1
@@ -50,8 +52,9 @@ block_busy() {
 choose_ports() {
     local base=${KAFKA_CLUSTER_PORT:-19592}
     while block_busy "$base"; do
-        [ -n "${KAFKA_CLUSTER_PORT:-}" ] && die "port $base (or one of the next $brokers) is taken"
-        base=$((base + brokers + 1))
+        [ -n "${KAFKA_CLUSTER_PORT:-}" ] &&
+            die "port $base (or one of the next $((controllers + brokers - 1))) is taken"
+        base=$((base + controllers + brokers))
         [ "$base" -lt 19700 ] || die "no free block of ports in 19592-19700"
     done
     controller_port=$base
@@ -63,7 +66,7 @@ broker_port() { echo $((controller_port + $1 - 1)); }
 config() {
     local node=$1 role=$2 listeners
     if [ "$role" = controller ]; then
-        listeners="listeners=CONTROLLER://127.0.0.1:$controller_port"
+        listeners="listeners=CONTROLLER://127.0.0.1:$(broker_port "$node")"
     else
         local port
         port=$(broker_port "$node")
@@ -78,7 +81,7 @@ node.id=$node
 $listeners
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 controller.listener.names=CONTROLLER
-controller.quorum.voters=1@127.0.0.1:$controller_port
+controller.quorum.voters=$voters
 log.dirs=$run/data-$node
 num.partitions=1
 default.replication.factor=1
@@ -109,11 +112,12 @@ cmd_start() {
     done
     bash "$here/broker.sh" fetch
     choose_ports
+    voters=$(for node in $(seq 1 "$controllers"); do printf '%s@127.0.0.1:%s\n' "$node" "$(broker_port "$node")"; done | paste -sd,)
     rm -rf "$run"
     mkdir -p "$run" "$logs"
-    config 1 controller
-    for node in $(seq 2 $((brokers + 1))); do config "$node" broker; done
-    for node in $(seq 1 $((brokers + 1))); do
+    for node in $(seq 1 "$controllers"); do config "$node" controller; done
+    for node in $(seq $((controllers + 1)) $((controllers + brokers))); do config "$node" broker; done
+    for node in $(seq 1 $((controllers + brokers))); do
         cat >"$run/log4j2-$node.properties" <<EOF
 status = warn
 appender.file.type = File
@@ -131,11 +135,16 @@ EOF
             >"$logs/format-$node.out" 2>&1 &
     done
     wait || die "formatting failed (see $logs/format-*.out)"
-    for node in $(seq 1 $((brokers + 1))); do launch_node "$node"; done
-    for node in $(seq 2 $((brokers + 1))); do wait_for "$node"; done
+    for node in $(seq 1 $((controllers + brokers))); do launch_node "$node"; done
+    for node in $(seq $((controllers + 1)) $((controllers + brokers))); do wait_for "$node"; done
     {
         echo "KAFKA_CLUSTER_CONTROLLER=127.0.0.1:$controller_port"
-        for node in $(seq 2 $((brokers + 1))); do
+        if [ "$controllers" -gt 1 ]; then
+            for node in $(seq 1 "$controllers"); do
+                echo "KAFKA_CLUSTER_CONTROLLER_$node=127.0.0.1:$(broker_port "$node")"
+            done
+        fi
+        for node in $(seq $((controllers + 1)) $((controllers + brokers))); do
             echo "KAFKA_CLUSTER_BROKER_$node=127.0.0.1:$(broker_port "$node")"
         done
     } >"$run/env"
@@ -188,10 +197,16 @@ cmd_stop() {
 
 # Whether $1 names a broker node of the running cluster.
 broker_arg() {
-    [[ ${1:-} =~ ^[2-9]$ ]] && [ -f "$run/$1.properties" ] ||
-        die "no broker ${1:-} (brokers are nodes 2 and up)"
+    [[ ${1:-} =~ ^[2-9]$ ]] && grep -qx 'process.roles=broker' "$run/$1.properties" 2>/dev/null ||
+        die "no broker ${1:-} (brokers are the nodes after the controllers)"
 }
 
+controllers=1
+if [ "${1:-}" = --controllers ]; then
+    [[ ${2:-} =~ ^[1-3]$ ]] || die "--controllers takes 1 to 3"
+    controllers=$2
+    shift 2
+fi
 brokers=2
 if [ "${1:-}" = --brokers ]; then
     [[ ${2:-} =~ ^[1-8]$ ]] || die "--brokers takes 1 to 8"

@@ -31,7 +31,7 @@ pub struct ClusterCommand {
     /// How many KRaft controllers (node ids 3000, 3001, …), each on a listener of its own,
     /// all voters, the first leading: they answer what Kafka's controllers answer admin
     /// tools with `--bootstrap-controller` (DescribeCluster, DescribeQuorum v0-v3,
-    /// AddRaftVoter, RemoveRaftVoter), on the crate's KRaft leader model. The second stderr
+    /// AddRaftVoter, RemoveRaftVoter, UnregisterController), on the crate's KRaft leader model. The second stderr
     /// line names them.
     #[arg(long, value_name = "M", default_value_t = 0,
           value_parser = clap::value_parser!(u16).range(0..=16))]

@@ -1,4 +1,5 @@
-//! AddRaftVoter (controllers only): the leader model's checks in Kafka's order (see
+//! AddRaftVoter (controllers, and brokers, which forward it to the leader, when the cluster
+//! has controllers): the leader model's checks in Kafka's order (see
 //! `LeaderState::handle_add_raft_voter`), the new voter probed as Kafka's leader probes it
 //! (a controller of this cluster with exactly that id and directory id answers), then the
 //! new voter set is appended and the answer waits until the high watermark passes it (or

@@ -1,4 +1,5 @@
-//! DescribeQuorum (controllers only): the leader describes the metadata partition from the
+//! DescribeQuorum (controllers, and brokers, which forward it to the leader, when the cluster
+//! has controllers): the leader describes the metadata partition from the
 //! crate's leader model, v0-v3 (v3's committed voters are provisional, as the crate keeps
 //! them); another controller answers NOT_LEADER_OR_FOLLOWER on the partition, as Kafka's
 //! `KafkaRaftClient` does on a follower; a request for another partition gets
@@ -18,7 +19,10 @@ pub fn handle(context: &Context<'_>, request: &DescribeQuorumRequest) -> Describ
     };
     let now = now_ms();
     advance(context.shared, &mut quorum, now);
-    if quorum.leader().leader_id() != context.node_id {
+    // A broker forwards it to the leader (Kafka's brokers forward it to the active
+    // controller).
+    let forwarded = !context.shared.is_controller(context.node_id);
+    if !forwarded && quorum.leader().leader_id() != context.node_id {
         return not_leader_response();
     }
     quorum

@@ -73,6 +73,7 @@ mod streams_group_topology_description_update;
 mod sync_group;
 mod txn_offset_commit;
 mod unregister_broker;
+mod unregister_controller;
 mod update_features;
 
 pub(crate) use alter_partition_reassignments::run_timers as run_reassignment_timers;
@@ -221,7 +222,7 @@ impl Context<'_> {
 
 /// The APIs served, each at every stable version this crate knows (a version still in
 /// development upstream is left out, as Kafka's `unstable.api.versions.enable=false` does).
-const SERVED: [ApiKey; 69] = [
+const SERVED: [ApiKey; 70] = [
     api_versions::API,
     metadata::API,
     describe_topic_partitions::API,
@@ -297,6 +298,7 @@ const SERVED: [ApiKey; 69] = [
     // Features (KIP-584) and broker registrations.
     update_features::API,
     unregister_broker::API,
+    unregister_controller::API,
     // Client metrics (KIP-714): left out unless telemetry is on (`with_telemetry`).
     get_telemetry_subscriptions::API,
     push_telemetry::API,
@@ -304,29 +306,41 @@ const SERVED: [ApiKey; 69] = [
 
 /// The APIs a controller serves: what admin tools send with `--bootstrap-controller`
 /// (`controllers::advertised` lists them, DescribeQuorum's provisional v3 included).
-pub const CONTROLLER_SERVED: [ApiKey; 5] = [
+pub const CONTROLLER_SERVED: [ApiKey; 6] = [
     api_versions::API,
     describe_cluster::API,
+    describe_quorum::API,
+    add_raft_voter::API,
+    remove_raft_voter::API,
+    unregister_controller::API,
+];
+
+/// The controllers' APIs a broker forwards to the active controller, as Kafka 4.4's brokers
+/// do (its `ControllerApis` answers them): listed on brokers when the cluster has
+/// controllers, at their stable versions (DescribeQuorum v0-v2, as Kafka's brokers list it).
+pub const FORWARDED_TO_CONTROLLERS: [ApiKey; 3] = [
     describe_quorum::API,
     add_raft_voter::API,
     remove_raft_voter::API,
 ];
 
 /// What ApiVersions lists by default (client telemetry off, as on a Kafka broker without a
-/// client telemetry receiver).
+/// client telemetry receiver; no controllers).
 pub fn advertised() -> SupportedVersions {
-    advertised_with_telemetry(false)
+    advertised_with(false, false)
 }
 
 /// What ApiVersions lists, GetTelemetrySubscriptions and PushTelemetry included only with
-/// `telemetry`: Kafka lists them only when a metrics reporter that receives client
-/// telemetry is configured.
-pub fn advertised_with_telemetry(telemetry: bool) -> SupportedVersions {
+/// `telemetry` (Kafka lists them only when a metrics reporter that receives client
+/// telemetry is configured), [`FORWARDED_TO_CONTROLLERS`] only with `controllers`.
+pub fn advertised_with(telemetry: bool, controllers: bool) -> SupportedVersions {
     let telemetry_apis = [get_telemetry_subscriptions::API, push_telemetry::API].map(ApiKey::key);
+    let forwarded = SupportedVersions::stable(FORWARDED_TO_CONTROLLERS);
     SupportedVersions::from_ranges(
         SupportedVersions::stable(SERVED)
             .iter()
-            .filter(|(key, _)| telemetry || !telemetry_apis.contains(key)),
+            .filter(|(key, _)| telemetry || !telemetry_apis.contains(key))
+            .chain(forwarded.iter().filter(|_| controllers)),
     )
 }
 
@@ -412,6 +426,7 @@ pub async fn handle(
         Request::ListConfigResources(body) => list_config_resources::handle(context, body).into(),
         Request::UpdateFeatures(body) => update_features::handle(context, body).into(),
         Request::UnregisterBroker(body) => unregister_broker::handle(context, body).into(),
+        Request::UnregisterController(body) => unregister_controller::handle(context, body).into(),
         Request::GetTelemetrySubscriptions(body) => {
             let client_id = request.header.client_id.as_deref().unwrap_or_default();
             get_telemetry_subscriptions::handle(context, body, client_id).into()

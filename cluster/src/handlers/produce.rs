@@ -63,7 +63,8 @@ pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceRespons
                             .with_index(partition.index)
                             .with_error_code(
                                 ErrorCode::TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code(),
-                            );
+                            )
+                            .with_base_offset(-1);
                     }
                     produce(
                         context,
@@ -91,7 +92,14 @@ fn produce(
     request_bytes: usize,
 ) -> PartitionProduceResponse {
     let answer = PartitionProduceResponse::default().with_index(data.index);
-    let fail = |error: ErrorCode| answer.clone().with_error_code(error.code());
+    // Kafka answers a refused partition with base offset -1 (`PartitionResponse(error)`,
+    // `LogAppendInfo.UNKNOWN_LOG_APPEND_INFO`), not the schema's default 0.
+    let fail = |error: ErrorCode| {
+        answer
+            .clone()
+            .with_error_code(error.code())
+            .with_base_offset(-1)
+    };
     if !matches!(acks, -1..=1) {
         return fail(ErrorCode::INVALID_REQUIRED_ACKS);
     }

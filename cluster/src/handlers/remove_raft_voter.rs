@@ -1,4 +1,5 @@
-//! RemoveRaftVoter (controllers only): the leader model's checks in Kafka's order (see
+//! RemoveRaftVoter (controllers, and brokers, which forward it to the leader, when the
+//! cluster has controllers): the leader model's checks in Kafka's order (see
 //! `LeaderState::handle_remove_raft_voter`), then the voter set without the voter is
 //! appended and the answer waits until the high watermark passes it (or
 //! `VOTER_CHANGE_TIMEOUT_MS`: REQUEST_TIMED_OUT). The leader may remove itself: once that

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The cluster benchmark of issue 29 ("fast and light"): `kafka-codec cluster` (release
-# build), franz-go's kfake (one broker, default settings: benches/cluster/kfake) and a real
+# The cluster benchmark of issue 29 ("fast and light"): `kafka-codec cluster` (the `dist`
+# profile's build, as `cargo install --path cli --profile dist` installs it), franz-go's
+# kfake (one broker, default settings: benches/cluster/kfake) and a real
 # Kafka 4.4 broker (tools/kafka-broker's jars), a fresh server every round, interleaved,
 # librdkafka (confluent-kafka) producing and consuming. Prints the table benches/README.md
 # shows. Slow (minutes): not part of CI.
@@ -19,7 +20,7 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 servers=${SERVERS:-kafka-codec,kfake,kafka}
 out=${OUT:-$target/cluster-bench.json}
 
-cargo build --release -q -p kafka-codec-cli --manifest-path "$repo/Cargo.toml" >&2
+cargo build --profile dist -q -p kafka-codec-cli --manifest-path "$repo/Cargo.toml" >&2
 (cd "$here/kfake" && go build -o "$target/kfake-bench" .) >&2
 python=$(bash "$repo/tools/clients/venv.sh")
 kafka_lib=
@@ -32,7 +33,7 @@ if [[ ,$servers, == *,kafka,* ]]; then
     kafka_lib=${KAFKA_BROKER_HOME:-$repo/target/kafka-broker}/lib
 fi
 
-"$python" "$here/bench.py" --ours "$target/release/kafka-codec" --kfake "$target/kfake-bench" \
+"$python" "$here/bench.py" --ours "$target/dist/kafka-codec" --kfake "$target/kfake-bench" \
     --kafka-lib "$kafka_lib" --servers "$servers" --rounds "${ROUNDS:-5}" \
     --records "${RECORDS:-1000000}" --size "${SIZE:-100}" --out "$out"
 "$python" "$here/bench.py" --report "$out"

@@ -228,6 +228,9 @@ pub use wire::view::{Checked, Lazy, StructView, ViewIter, ViewMode, Viewable};
 /// What a view's `fields()` holds: arrays of numbers, and the struct's tagged section.
 #[cfg(feature = "views")]
 pub use wire::view::{TaggedSection, ViewArray, ViewArrayIter};
+/// What a view's `walk` hands every field to, in wire order.
+#[cfg(feature = "views")]
+pub use wire::view::{ViewScalar, ViewVisitor};
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,
     ParseUuidError, PathSegment, PrimitiveArray, RawTaggedField, TaggedFields, Utf8Bytes, Uuid,

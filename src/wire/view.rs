@@ -26,9 +26,9 @@
 //! sees a bad walk (its bytes were checked); a lazy accessor turns one into the owned
 //! decoder's error for the whole frame ([`LazyOrigin`]). Steps over fields (`skip_*`) read
 //! only lengths and counts, every count bounded by the frame's length, so any walk is
-//! finite and proportional to the frame. No `unsafe` here: strings are checked as UTF-8 when
-//! read (`str::from_utf8`), so no walk, even over hostile bytes, can make a `&str` of bytes
-//! that are not UTF-8.
+//! finite and proportional to the frame. Strings are checked as UTF-8 when read (`utf8`:
+//! `is_ascii`, else `str::from_utf8`), so no walk, even over hostile bytes, can make a `&str`
+//! of bytes that are not UTF-8; the one `unsafe` block is that check's ASCII case.
 
 use super::array::{FixedWidth, INLINE_CAPACITY};
 use super::{DecodeError, DecodeErrorKind, DecodeLimits, Decoder, TaggedFields, Utf8Bytes, Uuid};
@@ -1204,7 +1204,7 @@ impl<'a, M: ViewMode> ViewNullable<'a, M> for &'a str {
         }
         // A checked view's bytes were checked when it was made; checked again here, in safe
         // code (see the module). A lazy view's are checked here only.
-        match std::str::from_utf8(walk.slice(len)) {
+        match utf8(walk.slice(len)) {
             Ok(value) => Some(value),
             Err(_) => {
                 walk.bad = true;
@@ -1212,6 +1212,22 @@ impl<'a, M: ViewMode> ViewNullable<'a, M> for &'a str {
             }
         }
     }
+}
+
+/// `bytes` as a `&str` if they are UTF-8. Names, hosts and ids are nearly always ASCII:
+/// `is_ascii` checks a word at a time, inlined, where `str::from_utf8` is a call that walks a
+/// short string byte by byte; only text that is not ASCII pays for the general check (as
+/// `Utf8Bytes::from_utf8` does for the owned decoder).
+#[inline]
+fn utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    if bytes.is_ascii() {
+        // SAFETY: every byte is below 0x80, and each such byte is a complete one-byte UTF-8
+        // sequence (UTF-8's ASCII subset), so the whole slice is valid UTF-8.
+        // `utf8_agrees_with_str_from_utf8` (below) compares this with `str::from_utf8` on
+        // every byte value and on mixed strings.
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes)
 }
 
 impl<'a, M: ViewMode> ViewValue<'a, M> for &'a [u8] {
@@ -2108,5 +2124,28 @@ impl<'a, M: ViewMode> Walk<'a, M> {
     #[inline]
     pub fn rest(&self) -> &'a [u8] {
         self.bytes.get(self.pos..).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod utf8_tests {
+    use super::utf8;
+
+    #[test]
+    fn utf8_agrees_with_str_from_utf8() {
+        let mut cases: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        cases.extend((0..=255u8).map(|b| vec![b'a', b, b'z', b'0', b'1', b'2', b'3', b'4', b'5']));
+        cases.push(b"topic-42".to_vec());
+        cases.push("h\u{e9}llo \u{1f600}".as_bytes().to_vec());
+        cases.push(vec![0xe2, 0x82]);
+        cases.push(vec![0xed, 0xa0, 0x80]);
+        cases.push(Vec::new());
+        for case in cases {
+            assert_eq!(
+                utf8(&case).ok(),
+                std::str::from_utf8(&case).ok(),
+                "{case:02x?}"
+            );
+        }
     }
 }

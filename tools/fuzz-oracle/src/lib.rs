@@ -698,6 +698,7 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                     let body = frame
                         .body::<M::LazyView<'_>>()
                         .expect("the frame's own API");
+                    walk_agrees(&body);
                     let body = body.to_owned_via_accessors()?;
                     let body = body.encode_to_vec(frame.api_version());
                     let header = frame.header().to_owned();
@@ -742,6 +743,7 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                         let body = frame
                             .body::<M::LazyView<'_>>()
                             .expect("the frame's own API");
+                        walk_agrees(&body);
                         let body = body.to_owned_via_accessors()?.encode_to_vec(version);
                         let header = frame.header().to_owned();
                         Ok((
@@ -755,6 +757,19 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
             });
             (view, owned, lazy)
         }
+    }
+    /// A visitor that takes nothing: `walk` reads every field in wire order regardless.
+    struct Nothing;
+    impl kafka_codec::ViewVisitor<'_> for Nothing {}
+    /// A lazy body's `walk` (every field, in wire order) never panics and fails exactly where
+    /// reading every field through the accessors fails, with the same error.
+    fn walk_agrees<'a, V>(body: &V)
+    where
+        V: StructView<'a, Mode = kafka_codec::Lazy> + OwnedViaAccessors,
+    {
+        let walked = body.walk_struct(&mut Nothing);
+        let read = body.to_owned_via_accessors().map(|_| ());
+        assert_eq!(walked, read, "walk and the accessors disagree");
     }
     impl kafka_codec::ViewableMessageVisitor for Walk<'_> {
         fn visit<M: MessageCodec + Random + kafka_codec::Viewable + 'static>(&mut self) {

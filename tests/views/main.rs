@@ -279,9 +279,9 @@ impl Proof {
                 "fields() read {checked_fields:?} (checked) and {lazy_fields:?} (lazy), the original is {message:?}"
             ));
         }
-        walk::check::<M>(&bytes, version, false)?;
+        walk::check::<M>(&bytes, version, false, true)?;
         // Hostile variants of the same bytes: cut short, one byte changed.
-        for _ in 0..8 {
+        for hostile in 0..8 {
             let mut bad = bytes.to_vec();
             if bad.is_empty() || rng.gen() {
                 bad.truncate(rng.gen_range(0..=bad.len()));
@@ -313,7 +313,8 @@ impl Proof {
                 ));
             }
             lazy_agrees(&format!("{what}: fields()"), &lazy_fields, &owned, cut)?;
-            walk::check::<M>(&bad, version, cut).map_err(|e| format!("{what}: {e}"))?;
+            walk::check::<M>(&bad, version, cut, hostile == 0)
+                .map_err(|e| format!("{what}: {e}"))?;
         }
         // Whole frames, with default and with tight options.
         for options in [DecodeOptions::default(), tight_options(rng)] {
@@ -390,7 +391,7 @@ impl ViewableMessageVisitor for Golden {
             let (view, owned) = both::<M>(&bytes, version as i16);
             let (through, converted) = lazy::<M>(&bytes, version as i16);
             let (checked_fields, lazy_fields) = fields::<M>(&bytes, version as i16);
-            let walked = walk::check::<M>(&bytes, version as i16, false);
+            let walked = walk::check::<M>(&bytes, version as i16, false, true);
             self.cases += 1;
             if view != owned
                 || owned.is_err()

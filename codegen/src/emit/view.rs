@@ -1447,8 +1447,11 @@ fn emit_visit(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         let field = match piece {
             Piece::Field(field) => field,
             Piece::Run(run) => {
-                let section =
-                    (run_takes_tags && at == last).then(|| flexible.choose(unknown_only, ""));
+                let section = (run_takes_tags && at == last).then(|| {
+                    let mut section = Code::new();
+                    flexible.guard(&mut section, unknown_only);
+                    section.finish()
+                });
                 visit_run(&mut body, cx, s, &run, section.as_deref());
                 continue;
             }

@@ -1345,14 +1345,17 @@ fn visit_value(cx: &Context<'_>, field: &Field) -> String {
                 "v.begin_struct(\"{name}\");\n{}::<M>::view_visit(w, v);\nv.end_struct(\"{name}\");",
                 view_name(struct_name)
             );
-            if optional {
-                format!(
-                    "if !{n} || w.struct_present() {{\n{}}} else {{\n    v.null(\"{name}\");\n}}",
-                    super::indented(&inner)
-                )
-            } else {
-                inner
-            }
+            // The marker where the version lets the struct be null (`nullable`, folded).
+            let test = match cx.when(field.nullable_versions.intersect(&field.versions)) {
+                _ if !optional => return inner,
+                Cond::Never => return inner,
+                Cond::Always => "w.struct_present()".to_string(),
+                cond => format!("{} || w.struct_present()", cond.not().to_bool()),
+            };
+            format!(
+                "if {test} {{\n{}}} else {{\n    v.null(\"{name}\");\n}}",
+                super::indented(&inner)
+            )
         }
         FieldType::Array(element) if is_primitive_array(&field.ty) => format!(
             "v.fixed_array(\"{name}\", w.read_fixed_array::<{}>({c}, {nullable_or_false}));",

@@ -47,7 +47,9 @@ pub use crate::wire::view::{
 };
 #[cfg(feature = "views")]
 #[doc(no_inline)]
-pub use crate::wire::view::{collect_fields, collect_values, TaggedSection, ViewArray, ViewValue};
+pub use crate::wire::view::{
+    collect_fields, collect_values, TaggedSection, ViewArray, ViewValue, ViewVisitor,
+};
 
 #[cfg(feature = "arbitrary")]
 #[doc(no_inline)]

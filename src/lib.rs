@@ -124,6 +124,18 @@
 //! that each level of nesting is stepped over once per level above it (a fields struct
 //! holds the fields after an array, so the array is stepped over to reach them).
 //!
+//! To read every field of a **whole message once, in wire order**, call `walk(&mut
+//! visitor)` on its view with a `ViewVisitor`: each field is handed over as it lies on the
+//! wire (`visitor.i32("LeaderId", 7)`, `string`, `bytes`, a `ViewArray` for an array of
+//! numbers, `begin_struct`/`end_struct` around nested structs and array elements,
+//! `begin_array`/`end_array` around arrays, unknown tagged fields by tag), so each byte is
+//! read once and a struct's later fields are read where its arrays' elements ended. Nothing
+//! is allocated; the visitor's methods default to doing nothing and are inlined into the
+//! generated walk. A lazy view's walk returns the owned decoder's error at its end (values
+//! read past a fault may have been handed over before it). Where it pays against `fields()`:
+//! messages with nested arrays (Metadata, DescribeQuorum); `benches/README.md`, branch
+//! `walk11`.
+//!
 //! A **lazy view** (`LazyRequestFrame::new`, `LazyResponseFrame::new`, `LazyMessage::new`;
 //! the same generated view types in mode `Lazy`) checks only the framing and the header
 //! when made, so it skips the check's pass over the body. Each accessor then returns a
@@ -228,6 +240,9 @@ pub use wire::view::{Checked, Lazy, StructView, ViewIter, ViewMode, Viewable};
 /// What a view's `fields()` holds: arrays of numbers, and the struct's tagged section.
 #[cfg(feature = "views")]
 pub use wire::view::{TaggedSection, ViewArray, ViewArrayIter};
+/// What a view's `walk` hands every field to, in wire order.
+#[cfg(feature = "views")]
+pub use wire::view::{ViewScalar, ViewVisitor};
 pub use wire::{
     DecodeError, DecodeErrorKind, DecodeLimits, EncodeError, EncodeErrorKind, FieldPath,
     ParseUuidError, PathSegment, PrimitiveArray, RawTaggedField, TaggedFields, Utf8Bytes, Uuid,

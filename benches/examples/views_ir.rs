@@ -15,7 +15,8 @@
 //! its `to_owned`), `walk-lazy` (lazy view + `to_owned`),
 //! `walk-lazy-accessors` (lazy view + `to_owned_via_accessors`), `walk-fields` (every field
 //! read through the lazy views' `fields()`, nothing built: `views::full_walk`),
-//! `walk-accessors` (the same through one accessor per field: `views::full_walk_accessors`), `walk-owned`
+//! `walk-accessors` (the same through one accessor per field: `views::full_walk_accessors`),
+//! `walk-visit` (every field handed to a visitor in wire order by `walk`: `views::full_visit`), `walk-owned`
 //! (the owned decode). Cases `describe_quorum_response_v2` and `describe_quorum_response_v3` (the codec
 //! bench's DescribeQuorum response at versions 2 and 3) have the `walk-` operations only.
 //! Case `produce_request_v9_tap` with `tap-owned`, `tap-view`, `tap-lazy`: the tap's
@@ -43,6 +44,10 @@ fn walk<M: Message + Viewable + kafka_codec::codegen::DecodeFields + 'static>(
     if how == "walk-fields" {
         // Every field read through the lazy views' `fields()`, nothing built.
         let case = kafka_codec_bench::views::full_walk::of(case).expect("a walk case");
+        case(bytes, version).expect("valid") as usize
+    } else if how == "walk-visit" {
+        // Every field handed to a visitor in wire order by the lazy view's `walk`.
+        let case = kafka_codec_bench::views::full_visit::of(case).expect("a walk case");
         case(bytes, version).expect("valid") as usize
     } else if how == "walk-accessors" {
         // The same fields read through one lazy accessor each, nothing built.

@@ -747,6 +747,116 @@ pub mod full_walk {
     }
 }
 
+/// Every field of a message handed to a visitor in wire order by the lazy root view's
+/// `walk` (`ViewVisitor`): each byte read once, nothing built. The visitor sums every value
+/// as [`full_walk`] does (numbers added, strings and bytes by length, 1 for null, uuids by
+/// their halves' xor), but knows no field by name: `views_ir <case> walk-visit`.
+pub mod full_visit {
+    use bytes::Bytes;
+    use kafka_codec::codegen::DecodeFields;
+    use kafka_codec::messages::{
+        DescribeQuorumResponse, FetchResponse, MetadataResponse, ProduceRequest,
+    };
+    use kafka_codec::{
+        DecodeError, LazyMessage, Message, StructView, Uuid, ViewArray, ViewScalar, ViewVisitor,
+        Viewable,
+    };
+
+    type Sum = Result<u64, DecodeError>;
+
+    /// The sum of every value it is handed.
+    #[derive(Default)]
+    pub struct Summer(pub u64);
+
+    impl Summer {
+        #[inline]
+        fn add(&mut self, value: u64) {
+            self.0 = self.0.wrapping_add(value);
+        }
+    }
+
+    impl<'a> ViewVisitor<'a> for Summer {
+        #[inline]
+        fn bool(&mut self, _: &'static str, value: bool) {
+            self.add(value as u64);
+        }
+        #[inline]
+        fn i8(&mut self, _: &'static str, value: i8) {
+            self.add(value as u64);
+        }
+        #[inline]
+        fn i16(&mut self, _: &'static str, value: i16) {
+            self.add(value as u64);
+        }
+        #[inline]
+        fn u16(&mut self, _: &'static str, value: u16) {
+            self.add(value as u64);
+        }
+        #[inline]
+        fn i32(&mut self, _: &'static str, value: i32) {
+            self.add(value as u64);
+        }
+        #[inline]
+        fn u32(&mut self, _: &'static str, value: u32) {
+            self.add(value as u64);
+        }
+        #[inline]
+        fn i64(&mut self, _: &'static str, value: i64) {
+            self.add(value as u64);
+        }
+        #[inline]
+        fn f64(&mut self, _: &'static str, value: f64) {
+            self.add(value.to_bits());
+        }
+        #[inline]
+        fn uuid(&mut self, _: &'static str, value: Uuid) {
+            let (high, low) = value.halves();
+            self.0 ^= (high ^ low) as u64;
+        }
+        #[inline]
+        fn string(&mut self, _: &'static str, value: Option<&'a str>) {
+            self.add(value.map_or(1, |s| s.len() as u64));
+        }
+        #[inline]
+        fn bytes(&mut self, _: &'static str, value: Option<&'a [u8]>) {
+            self.add(value.map_or(1, <[u8]>::len) as u64);
+        }
+        #[inline]
+        fn fixed_array<T: ViewScalar>(
+            &mut self,
+            field: &'static str,
+            values: Option<ViewArray<'a, T>>,
+        ) {
+            for value in values.unwrap_or_default() {
+                value.visit(field, self);
+            }
+        }
+    }
+
+    /// Every field of `M` at `version` from `bytes`, summed.
+    pub fn sum<M: Message + Viewable + DecodeFields + 'static>(bytes: &Bytes, version: i16) -> Sum {
+        let message = LazyMessage::new::<M>(bytes, version)?;
+        let view: M::LazyView<'_> = message.view().expect("its view");
+        let mut summer = Summer::default();
+        view.walk_struct(&mut summer)?;
+        Ok(summer.0)
+    }
+
+    /// A full walk of a message at a version.
+    pub type Walk = fn(&Bytes, i16) -> Sum;
+
+    /// The walk of a case of `views_ir` (and the bench).
+    pub fn of(case: &str) -> Option<Walk> {
+        Some(match case {
+            "produce_request_v13" => sum::<ProduceRequest>,
+            "fetch_response_v18" => sum::<FetchResponse>,
+            crate::METADATA_SMALL => sum::<MetadataResponse>,
+            _ if case.starts_with("describe_quorum_response_v") => sum::<DescribeQuorumResponse>,
+            _ => return None,
+        })
+    }
+}
+
 /// The walk of [`full_walk`] through a lazy view's accessors, one per field (each a walk to
 /// its field and a `Result`), tagged ones by tag: what a walk took before `fields()`; the same
 /// sums. `views_ir <case> walk-accessors`.

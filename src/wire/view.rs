@@ -26,9 +26,9 @@
 //! sees a bad walk (its bytes were checked); a lazy accessor turns one into the owned
 //! decoder's error for the whole frame ([`LazyOrigin`]). Steps over fields (`skip_*`) read
 //! only lengths and counts, every count bounded by the frame's length, so any walk is
-//! finite and proportional to the frame. No `unsafe` here: strings are checked as UTF-8 when
-//! read (`str::from_utf8`), so no walk, even over hostile bytes, can make a `&str` of bytes
-//! that are not UTF-8.
+//! finite and proportional to the frame. Strings are checked as UTF-8 when read (`utf8`:
+//! `is_ascii`, else `str::from_utf8`), so no walk, even over hostile bytes, can make a `&str`
+//! of bytes that are not UTF-8; the one `unsafe` block is that check's ASCII case.
 
 use super::array::{FixedWidth, INLINE_CAPACITY};
 use super::{DecodeError, DecodeErrorKind, DecodeLimits, Decoder, TaggedFields, Utf8Bytes, Uuid};
@@ -1204,7 +1204,7 @@ impl<'a, M: ViewMode> ViewNullable<'a, M> for &'a str {
         }
         // A checked view's bytes were checked when it was made; checked again here, in safe
         // code (see the module). A lazy view's are checked here only.
-        match std::str::from_utf8(walk.slice(len)) {
+        match utf8(walk.slice(len)) {
             Ok(value) => Some(value),
             Err(_) => {
                 walk.bad = true;
@@ -1212,6 +1212,22 @@ impl<'a, M: ViewMode> ViewNullable<'a, M> for &'a str {
             }
         }
     }
+}
+
+/// `bytes` as a `&str` if they are UTF-8. Names, hosts and ids are nearly always ASCII:
+/// `is_ascii` checks a word at a time, inlined, where `str::from_utf8` is a call that walks a
+/// short string byte by byte; only text that is not ASCII pays for the general check (as
+/// `Utf8Bytes::from_utf8` does for the owned decoder).
+#[inline]
+fn utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    if bytes.is_ascii() {
+        // SAFETY: every byte is below 0x80, and each such byte is a complete one-byte UTF-8
+        // sequence (UTF-8's ASCII subset), so the whole slice is valid UTF-8.
+        // `utf8_agrees_with_str_from_utf8` (below) compares this with `str::from_utf8` on
+        // every byte value and on mixed strings.
+        return Ok(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes)
 }
 
 impl<'a, M: ViewMode> ViewValue<'a, M> for &'a [u8] {
@@ -1256,6 +1272,11 @@ pub trait StructView<'a>: Copy {
     /// The owned struct, equal to what the owned decoder reads from the same bytes (a lazy
     /// view checks them first: a `Result`).
     fn to_owned_struct(&self) -> <Self::Mode as ViewMode>::Out<Self::Owned>;
+    /// Every field handed to `visitor` in wire order: the view's `walk` ([`ViewVisitor`]).
+    fn walk_struct<V: ViewVisitor<'a> + ?Sized>(
+        &self,
+        visitor: &mut V,
+    ) -> <Self::Mode as ViewMode>::Out<()>;
 }
 
 /// An owned struct that has views: `M::View<'a>` (checked) and `M::LazyView<'a>` name them
@@ -1598,6 +1619,13 @@ macro_rules! view_struct {
             #[inline]
             fn to_owned_struct(&self) -> <M as $crate::wire::view::ViewMode>::Out<$owned> {
                 $view::to_owned(*self)
+            }
+            #[inline]
+            fn walk_struct<V: $crate::wire::view::ViewVisitor<'a> + ?Sized>(
+                &self,
+                visitor: &mut V,
+            ) -> <M as $crate::wire::view::ViewMode>::Out<()> {
+                $view::walk(self, visitor)
             }
         }
     };
@@ -1948,4 +1976,176 @@ where
     T: ViewValue<'a, M> + IntoOwned<'a>,
 {
     collect_fields(elements, |value: T| Ok(value.into_owned(buf)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every field in wire order (the generated `walk`)
+
+/// What a view's `walk` hands every field of the message to, in the order the fields lie on
+/// the wire: each byte is read once, and a struct's later fields are read after its arrays'
+/// elements, where the walk already is (a fields struct, `fields()`, must step over an array
+/// to reach the fields after it, and its elements are then read again).
+///
+/// `field` is the field's name in Kafka's schema (`"TopicName"`). A nested struct comes as
+/// [`begin_struct`](Self::begin_struct), its fields, [`end_struct`](Self::end_struct); an
+/// array of structs, strings, bytes or booleans as [`begin_array`](Self::begin_array) with its
+/// length, each element (a struct as above, a value named by the array's field), then
+/// [`end_array`](Self::end_array); an array of numbers or uuids whole as a [`ViewArray`]. A
+/// struct's tagged fields come at the end of its fields, in the order of its tagged section;
+/// tagged fields the schema does not know as [`unknown_tagged`](Self::unknown_tagged). Fields
+/// the version lacks do not come at all. Every method does nothing unless overridden.
+///
+/// A checked view's walk cannot fail. A lazy view's walk returns the owned decoder's error
+/// where the bytes are bad, but only at its end: the visitor may have been handed values read
+/// past the fault (zeros, empty strings) before it; keep what it collected only on `Ok`.
+#[allow(unused_variables)]
+pub trait ViewVisitor<'a> {
+    /// A `bool`.
+    #[inline]
+    fn bool(&mut self, field: &'static str, value: bool) {}
+    /// An `int8`.
+    #[inline]
+    fn i8(&mut self, field: &'static str, value: i8) {}
+    /// An `int16`.
+    #[inline]
+    fn i16(&mut self, field: &'static str, value: i16) {}
+    /// A `uint16`.
+    #[inline]
+    fn u16(&mut self, field: &'static str, value: u16) {}
+    /// An `int32`.
+    #[inline]
+    fn i32(&mut self, field: &'static str, value: i32) {}
+    /// A `uint32`.
+    #[inline]
+    fn u32(&mut self, field: &'static str, value: u32) {}
+    /// An `int64`.
+    #[inline]
+    fn i64(&mut self, field: &'static str, value: i64) {}
+    /// A `float64`.
+    #[inline]
+    fn f64(&mut self, field: &'static str, value: f64) {}
+    /// A `uuid`.
+    #[inline]
+    fn uuid(&mut self, field: &'static str, value: Uuid) {}
+    /// A `string` (`None` for null), checked UTF-8.
+    #[inline]
+    fn string(&mut self, field: &'static str, value: Option<&'a str>) {}
+    /// A `bytes` value (`None` for null).
+    #[inline]
+    fn bytes(&mut self, field: &'static str, value: Option<&'a [u8]>) {}
+    /// A `records` value (`None` for null): [`bytes`](Self::bytes) unless overridden.
+    #[inline]
+    fn records(&mut self, field: &'static str, value: Option<&'a [u8]>) {
+        self.bytes(field, value);
+    }
+    /// An array of numbers or uuids, whole (`None` for null).
+    #[inline]
+    fn fixed_array<T: ViewScalar>(
+        &mut self,
+        field: &'static str,
+        values: Option<ViewArray<'a, T>>,
+    ) {
+    }
+    /// The start of an array of `len` structs, strings, bytes or booleans.
+    #[inline]
+    fn begin_array(&mut self, field: &'static str, len: usize) {}
+    /// The end of the array [`begin_array`](Self::begin_array) started.
+    #[inline]
+    fn end_array(&mut self, field: &'static str) {}
+    /// The start of a struct: a struct field, or an element of an array of structs.
+    #[inline]
+    fn begin_struct(&mut self, field: &'static str) {}
+    /// The end of the struct [`begin_struct`](Self::begin_struct) started.
+    #[inline]
+    fn end_struct(&mut self, field: &'static str) {}
+    /// A null array or struct.
+    #[inline]
+    fn null(&mut self, field: &'static str) {}
+    /// A tagged field the schema does not know at the version: its tag and raw value.
+    #[inline]
+    fn unknown_tagged(&mut self, tag: u32, value: &'a [u8]) {}
+}
+
+/// A value an array of numbers or uuids holds ([`ViewVisitor::fixed_array`]).
+pub trait ViewScalar: FixedWidth + sealed::Sealed {
+    /// Hands the value to the visitor's method of its type.
+    fn visit<'a, V: ViewVisitor<'a> + ?Sized>(self, field: &'static str, visitor: &mut V);
+}
+
+macro_rules! view_scalars {
+    ($($ty:ty => $method:ident;)*) => {$(
+        impl sealed::Sealed for $ty {}
+        impl ViewScalar for $ty {
+            #[inline]
+            fn visit<'a, V: ViewVisitor<'a> + ?Sized>(self, field: &'static str, visitor: &mut V) {
+                visitor.$method(field, self);
+            }
+        }
+    )*};
+}
+
+view_scalars! {
+    i8 => i8;
+    i16 => i16;
+    u16 => u16;
+    i32 => i32;
+    u32 => u32;
+    i64 => i64;
+    f64 => f64;
+    Uuid => uuid;
+}
+
+impl<'a, M: ViewMode> Walk<'a, M> {
+    /// An array's count for `walk` (0 past the input, so that any walk stays finite); `None`
+    /// for null where `nullable` (a null where it cannot be marks the walk bad).
+    #[doc(hidden)]
+    #[inline]
+    pub fn visit_count(&mut self, compact: bool, nullable: bool) -> Option<usize> {
+        self.compact = compact;
+        let Some(count) = self.len(false) else {
+            self.bad |= !nullable;
+            return (!nullable).then_some(0);
+        };
+        if self.limits().is_some_and(|l| count > l.max_array_len) {
+            self.bad = true;
+        }
+        Some(count.min(self.bytes.len()))
+    }
+
+    /// Whether a nullable struct is there (its marker byte), for `walk`.
+    #[doc(hidden)]
+    #[inline]
+    pub fn struct_present(&mut self) -> bool {
+        self.take::<1>()[0] as i8 >= 0
+    }
+
+    /// The bytes left to this walk (a tagged field's value, inside its section).
+    #[doc(hidden)]
+    #[inline]
+    pub fn rest(&self) -> &'a [u8] {
+        self.bytes.get(self.pos..).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod utf8_tests {
+    use super::utf8;
+
+    #[test]
+    fn utf8_agrees_with_str_from_utf8() {
+        let mut cases: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        cases.extend((0..=255u8).map(|b| vec![b'a', b, b'z', b'0', b'1', b'2', b'3', b'4', b'5']));
+        cases.push(b"topic-42".to_vec());
+        cases.push("h\u{e9}llo \u{1f600}".as_bytes().to_vec());
+        cases.push(vec![0xe2, 0x82]);
+        cases.push(vec![0xed, 0xa0, 0x80]);
+        cases.push(Vec::new());
+        for case in cases {
+            assert_eq!(
+                utf8(&case).ok(),
+                std::str::from_utf8(&case).ok(),
+                "{case:02x?}"
+            );
+        }
+    }
 }

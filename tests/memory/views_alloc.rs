@@ -220,4 +220,38 @@ fn metadata_response_v13_routing_read_allocates_nothing() {
         Ok(sum)
     });
     assert_eq!(lazily.unwrap(), expected);
+
+    // The same fields handed to a visitor by `walk` (every field, in wire order), checked
+    // and lazy: nothing allocated either.
+    let walked = no_heap("metadata, walked", || {
+        let view: MetadataResponseView<'_> = view_message(&bytes, 13).unwrap();
+        let mut names = NamesAndLeaders(0);
+        view.walk(&mut names);
+        names.0
+    });
+    assert_eq!(walked, expected);
+    let walked = no_heap("metadata, walked lazily", || -> Result<_, DecodeError> {
+        let message = LazyMessage::new::<MetadataResponse>(&bytes, 13)?;
+        let view: MetadataResponseView<'_, Lazy> = message.view().unwrap();
+        let mut names = NamesAndLeaders(0);
+        view.walk(&mut names)?;
+        Ok(names.0)
+    });
+    assert_eq!(walked.unwrap(), expected);
+}
+
+/// Sums the topic names' lengths and the partitions' leader ids a walk hands over.
+struct NamesAndLeaders(u64);
+
+impl<'a> kafka_codec::ViewVisitor<'a> for NamesAndLeaders {
+    fn string(&mut self, field: &'static str, value: Option<&'a str>) {
+        if field == "Name" {
+            self.0 += value.map_or(0, str::len) as u64;
+        }
+    }
+    fn i32(&mut self, field: &'static str, value: i32) {
+        if field == "LeaderId" {
+            self.0 += value as u64;
+        }
+    }
 }

@@ -12,10 +12,13 @@
 //!   decoder accepts reads the same; every error an accessor returns is the owned decoder's
 //!   error for the whole input (kind, offset, path), and bytes cut short always meet one;
 //! - every struct's `fields()` (all its fields in one pass), checked and lazy, converted to
-//!   the owned message (`to_owned_via_fields`): the same as above, on the same bytes.
+//!   the owned message (`to_owned_via_fields`): the same as above, on the same bytes;
+//! - every message's `walk` (every field handed to a visitor in wire order), checked and lazy,
+//!   written as JSON: the owned decode's JSON, or its error (`walk.rs`).
 
 #[path = "../support/mod.rs"]
 mod support;
+mod walk;
 
 use arbitrary::Unstructured;
 use bytes::Bytes;
@@ -276,8 +279,9 @@ impl Proof {
                 "fields() read {checked_fields:?} (checked) and {lazy_fields:?} (lazy), the original is {message:?}"
             ));
         }
+        walk::check::<M>(&bytes, version, false, true)?;
         // Hostile variants of the same bytes: cut short, one byte changed.
-        for _ in 0..8 {
+        for hostile in 0..8 {
             let mut bad = bytes.to_vec();
             if bad.is_empty() || rng.gen() {
                 bad.truncate(rng.gen_range(0..=bad.len()));
@@ -309,6 +313,8 @@ impl Proof {
                 ));
             }
             lazy_agrees(&format!("{what}: fields()"), &lazy_fields, &owned, cut)?;
+            walk::check::<M>(&bad, version, cut, hostile == 0)
+                .map_err(|e| format!("{what}: {e}"))?;
         }
         // Whole frames, with default and with tight options.
         for options in [DecodeOptions::default(), tight_options(rng)] {
@@ -385,6 +391,7 @@ impl ViewableMessageVisitor for Golden {
             let (view, owned) = both::<M>(&bytes, version as i16);
             let (through, converted) = lazy::<M>(&bytes, version as i16);
             let (checked_fields, lazy_fields) = fields::<M>(&bytes, version as i16);
+            let walked = walk::check::<M>(&bytes, version as i16, false, true);
             self.cases += 1;
             if view != owned
                 || owned.is_err()
@@ -392,9 +399,10 @@ impl ViewableMessageVisitor for Golden {
                 || converted != owned
                 || checked_fields != owned
                 || lazy_fields != owned
+                || walked.is_err()
             {
                 self.failures.push(format!(
-                    "{file}:{}: view {view:?}, lazy {through:?}, owned {owned:?}",
+                    "{file}:{}: view {view:?}, lazy {through:?}, owned {owned:?}, walk {walked:?}",
                     number + 1
                 ));
             }

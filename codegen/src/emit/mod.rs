@@ -521,6 +521,7 @@ pub(crate) const PRELUDE: &[&str] = &[
     "ViewArray",
     "ViewValue",
     "TaggedSection",
+    "ViewVisitor",
     "Bytes",
     "DecodeError",
     "DecodeErrorKind",

@@ -1253,6 +1253,8 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     code.blank();
     emit_fields_call(code, s);
     code.blank();
+    emit_walk_call(code, s);
+    code.blank();
     emit_check(code, cx, s);
     code.blank();
     emit_skip(code, cx, s);
@@ -1260,6 +1262,8 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     emit_read_owned(code, cx, s);
     code.blank();
     emit_read_fields(code, cx, s);
+    code.blank();
+    emit_visit(code, cx, s);
     code.close();
     code.blank();
     emit_through_accessors(code, cx, s, &cfg);
@@ -1301,4 +1305,215 @@ pub(crate) fn emit_spec_lookup(code: &mut Code, set: &SchemaSet, kind: MessageKi
     code.line("_ => None,");
     code.close();
     code.close();
+}
+
+/// The visitor's method for one value of primitive `p` (`ViewVisitor`).
+fn visit_method(p: Primitive) -> &'static str {
+    match p {
+        Primitive::String => "string",
+        Primitive::Records => "records",
+        p => super::primitive_suffix(p),
+    }
+}
+
+/// Statements reading one value of `field` from the walk `w` and handing it to the visitor
+/// `v` (`view_visit`: in wire order, nested structs and arrays' elements as they come).
+fn visit_value(cx: &Context<'_>, field: &Field) -> String {
+    let (c, n) = (cx.compact(field), nullable(cx, field));
+    let name = &field.name;
+    let optional = field.is_optional();
+    let nullable_or_false = if optional { n.as_str() } else { "false" };
+    match &field.ty {
+        FieldType::Primitive(p @ (Primitive::String | Primitive::Bytes | Primitive::Records)) => {
+            let read = read_view(cx, field, "w");
+            let read = if optional {
+                read
+            } else {
+                format!("Some({read})")
+            };
+            format!("v.{}(\"{name}\", {read});", visit_method(*p))
+        }
+        FieldType::Primitive(p) => {
+            format!(
+                "v.{}(\"{name}\", {});",
+                visit_method(*p),
+                read_view(cx, field, "w")
+            )
+        }
+        FieldType::Struct(struct_name) => {
+            let inner = format!(
+                "v.begin_struct(\"{name}\");\n{}::<M>::view_visit(w, v);\nv.end_struct(\"{name}\");",
+                view_name(struct_name)
+            );
+            // The marker where the version lets the struct be null (`nullable`, folded).
+            let test = match cx.when(field.nullable_versions.intersect(&field.versions)) {
+                _ if !optional => return inner,
+                Cond::Never => return inner,
+                Cond::Always => "w.struct_present()".to_string(),
+                cond => format!("{} || w.struct_present()", cond.not().to_bool()),
+            };
+            format!(
+                "if {test} {{\n{}}} else {{\n    v.null(\"{name}\");\n}}",
+                super::indented(&inner)
+            )
+        }
+        FieldType::Array(element) if is_primitive_array(&field.ty) => format!(
+            "v.fixed_array(\"{name}\", w.read_fixed_array::<{}>({c}, {nullable_or_false}));",
+            value_type(element)
+        ),
+        FieldType::Array(element) => {
+            let each = match element.as_ref() {
+                FieldType::Struct(struct_name) => format!(
+                    "v.begin_struct(\"{name}\");\n{}::<M>::view_visit(w, v);\nv.end_struct(\"{name}\");",
+                    view_name(struct_name)
+                ),
+                FieldType::Primitive(p @ (Primitive::String | Primitive::Bytes | Primitive::Records)) => {
+                    format!(
+                        "v.{}(\"{name}\", Some(w.read_value::<{}>({c})));",
+                        visit_method(*p),
+                        value_type(element)
+                    )
+                }
+                FieldType::Primitive(p) => format!(
+                    "v.{}(\"{name}\", w.read_value::<{}>({c}));",
+                    visit_method(*p),
+                    value_type(element)
+                ),
+                FieldType::Array(_) => unreachable!("arrays of arrays are refused by validation"),
+            };
+            // A bad walk stops the array (its values are thrown away with the error), so
+            // that bytes cut short never cost more than the elements that are there.
+            format!(
+                "match w.visit_count({c}, {nullable_or_false}) {{\n    Some(count) => {{\n        v.begin_array(\"{name}\", count);\n        for _ in 0..count {{\n            if !w.ok() {{\n                break;\n            }}\n{}        }}\n        v.end_array(\"{name}\");\n    }}\n    None => v.null(\"{name}\"),\n}}",
+                super::indented(&super::indented(&super::indented(&each)))
+            )
+        }
+    }
+}
+
+/// A run of consecutive fixed-width fields for `view_visit`: one bounds check where the
+/// version has the run's layout and the bytes hold it, each field handed to the visitor from
+/// its constant offset; otherwise field by field. With `untagged`, the run also takes an
+/// empty tagged section's zero byte, and the one-by-one path reads the section (`section`).
+fn visit_run(body: &mut Code, cx: &Context<'_>, s: &Struct, run: &Run, section: Option<&str>) {
+    let len = run.len;
+    let scrutinee = run_scrutinee(body, cx, run, "w", section.is_some());
+    let (mut from_run, mut one_by_one) = (Code::new(), Code::new());
+    for index in run.fields.clone() {
+        let field = &s.fields[index];
+        let positional = cx.when(cx.positional(field));
+        if matches!(positional, Cond::Never) {
+            continue;
+        }
+        if let Some((offset, p)) = run.slot(index) {
+            let width = p.fixed_width().expect("fixed width");
+            from_run.line(format!(
+                "v.{}(\"{}\", {}(wire::read_at::<{offset}, {width}, {len}>(run)));",
+                visit_method(p),
+                field.name,
+                super::decode::from_be_bytes(p)
+            ));
+        }
+        positional.guard(&mut one_by_one, &visit_value(cx, field));
+    }
+    if let Some(section) = section {
+        one_by_one.line(section);
+    }
+    let pattern = if section.is_some() {
+        "Some((run, _))"
+    } else {
+        "Some(run)"
+    };
+    let (from_run, one_by_one) = (from_run.finish(), one_by_one.finish());
+    let pattern = if from_run.trim().is_empty() {
+        pattern.replace("run", "_")
+    } else {
+        pattern.into()
+    };
+    body.open(format!("match {scrutinee}"));
+    body.block(format!("{pattern} =>"), |code| code.line(&from_run));
+    body.block("None =>", |code| code.line(&one_by_one));
+    body.close();
+}
+
+/// `view_visit`: every field of the struct handed to the visitor `v` in wire order, the walk
+/// left past the struct.
+fn emit_visit(code: &mut Code, cx: &Context<'_>, s: &Struct) {
+    let flexible = cx.when(cx.message.flexible_versions);
+    let mut body = Code::new();
+    let mut arms = String::new();
+    let pieces = pieces(cx, s);
+    let run_takes_tags = run_takes_tags(cx, s, &pieces);
+    let unknown_only = "w.read_tagged_section(|tag, w| v.unknown_tagged(tag, w.rest()));";
+    let last = pieces.len().saturating_sub(1);
+    for (at, piece) in pieces.into_iter().enumerate() {
+        let field = match piece {
+            Piece::Field(field) => field,
+            Piece::Run(run) => {
+                let section = (run_takes_tags && at == last).then(|| {
+                    let mut section = Code::new();
+                    flexible.guard(&mut section, unknown_only);
+                    section.finish()
+                });
+                visit_run(&mut body, cx, s, &run, section.as_deref());
+                continue;
+            }
+        };
+        let positional = cx.when(cx.positional(field));
+        positional.guard(&mut body, &visit_value(cx, field));
+        if let Some(tag) = field.tag {
+            let tagged = cx.when(field.tagged_versions);
+            if let Some(test) = tagged.and(&format!("tag == {tag}")) {
+                if !arms.is_empty() {
+                    arms += " else ";
+                }
+                arms += &format!(
+                    "if {test} {{\n{}}}",
+                    super::indented(&visit_value(cx, field))
+                );
+            }
+        }
+    }
+    if !run_takes_tags {
+        let section = if arms.is_empty() {
+            unknown_only.to_string()
+        } else {
+            format!(
+                "w.read_tagged_section(|tag, w| {{\n{}}});",
+                super::indented(&format!(
+                    "{arms} else {{\n    v.unknown_tagged(tag, w.rest());\n}}"
+                ))
+            )
+        };
+        flexible.guard(&mut body, &section);
+    }
+    body.line("w.check_within();");
+    let body = with_bindings(cx, "w.version()", body.finish());
+    let v = super::binding(&body, "v");
+    code.line("#[doc(hidden)]");
+    code.line("#[inline]");
+    code.block(
+        format!("pub fn view_visit<V: ViewVisitor<'a> + ?Sized>(w: &mut Walk<'a, M>, {v}: &mut V)"),
+        |code| code.line(body),
+    );
+}
+
+/// `walk`: every field of the struct handed to a visitor in wire order.
+fn emit_walk_call(code: &mut Code, s: &Struct) {
+    code.doc(&format!(
+        " Every field of the `{}` handed to `visitor` in wire order ([`ViewVisitor`]): each byte\n \
+         read once, nested structs and arrays' elements as they come. A lazy view's walk\n \
+         returns the owned decoder's error at its end where the bytes are bad (the visitor may\n \
+         have been handed values read past the fault before it).",
+        s.name
+    ));
+    code.line("#[inline]");
+    code.block(
+        "pub fn walk<V: ViewVisitor<'a> + ?Sized>(&self, visitor: &mut V) -> M::Out<()>",
+        |code| {
+            code.line(
+                "let ok = match self.0.walk() {\n    Some(mut w) => {\n        Self::view_visit(&mut w, visitor);\n        w.ok()\n    }\n    None => true,\n};\nM::finish(self.0.origin(), ok, ())",
+            );
+        },
+    );
 }

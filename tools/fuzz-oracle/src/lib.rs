@@ -698,6 +698,7 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                     let body = frame
                         .body::<M::LazyView<'_>>()
                         .expect("the frame's own API");
+                    walk_agrees(&body, owned.as_ref().err());
                     let body = body.to_owned_via_accessors()?;
                     let body = body.encode_to_vec(frame.api_version());
                     let header = frame.header().to_owned();
@@ -742,6 +743,7 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                         let body = frame
                             .body::<M::LazyView<'_>>()
                             .expect("the frame's own API");
+                        walk_agrees(&body, owned.as_ref().err());
                         let body = body.to_owned_via_accessors()?.encode_to_vec(version);
                         let header = frame.header().to_owned();
                         Ok((
@@ -754,6 +756,30 @@ fn check_view(input: &[u8], response: Option<(ApiKey, i16)>, options: &DecodeOpt
                 )
             });
             (view, owned, lazy)
+        }
+    }
+    /// A visitor that takes nothing: `walk` reads every field in wire order regardless.
+    struct Nothing;
+    impl kafka_codec::ViewVisitor<'_> for Nothing {}
+    /// A lazy body's `walk` (every field, in wire order) never panics, fails wherever reading
+    /// every field through the accessors fails, with the same error, and any error it returns
+    /// is the owned decoder's (`owned`). It may refuse more than the accessors: a tagged field
+    /// given twice, which it reads each time, where the accessors read it once.
+    fn walk_agrees<'a, V>(body: &V, owned: Option<&DecodeError>)
+    where
+        V: StructView<'a, Mode = kafka_codec::Lazy> + OwnedViaAccessors,
+    {
+        let walked = body.walk_struct(&mut Nothing);
+        let read = body.to_owned_via_accessors().map(|_| ());
+        if read.is_err() {
+            assert_eq!(walked, read, "walk and the accessors disagree");
+        }
+        if let Err(e) = &walked {
+            assert_eq!(
+                Some(e),
+                owned,
+                "the walk's error is not the owned decoder's"
+            );
         }
     }
     impl kafka_codec::ViewableMessageVisitor for Walk<'_> {

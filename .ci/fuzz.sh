@@ -11,8 +11,9 @@
 #
 # No sanitizer by default (FUZZ_SANITIZER=address for one): the ASan build of the targets took
 # about 13 minutes of a fresh-clone CI run, for a check that finds memory errors only unsafe
-# code can make; our crates have none (the dependencies' unsafe code and zstd-sys's C, which
-# ASan instruments too, are left to the ASan campaigns of fuzz/README.md). Without a
+# code can make; our crates have a few small blocks, each with a proof comment and a test
+# (`grep -rn unsafe src`), and they, the dependencies' unsafe code and zstd-sys's C are left
+# to the ASan campaigns of fuzz/README.md. Without a
 # sanitizer, libFuzzer's -malloc_limit_mb sees no allocation (it needs the sanitizer's malloc
 # hooks); the targets' global allocator (kafka_codec_fuzz_oracle::alloc_limit, at
 # MALLOC_LIMIT) aborts on one over 64 MiB instead.

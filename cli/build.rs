@@ -1,17 +1,17 @@
 //! Links the `kafka-codec` binary of the `dist` profile (the workspace's Cargo.toml) so that
-//! an idle `kafka-codec cluster` keeps less of it in memory, on x86_64 Linux (glibc):
+//! an idle `kafka-codec cluster` keeps less of it in memory, on x86_64 Linux (glibc): the
+//! functions that start and idle run are placed together (`dist-symbol-order.txt`, written by
+//! `benches/cluster/startup_order.py`), since the kernel maps the pages around each faulting
+//! address and startup code spread over the whole text kept most of it resident. The order
+//! file needs rust-lld, the target's default linker from rustc 1.90 on; with an older rustc,
+//! or `KAFKA_CODEC_NO_SYMBOL_ORDER` set, it is left out.
 //!
-//! - as a fixed-address (non-PIE) executable: a position-independent one has every pointer
-//!   in its read-only data (vtables, string tables: about 22,000) relocated by the loader at
-//!   each start, which reads the relocation table (0.7 MiB) and copies the pages it writes
-//!   into private memory (0.5 MiB) before `main` runs;
-//! - with the functions that start and idle run placed together (`dist-symbol-order.txt`,
-//!   written by `benches/cluster/startup_order.py`): the kernel maps the pages around each
-//!   faulting address, so startup code spread over the whole text kept most of it resident.
-//!   The order file needs rust-lld, the target's default linker from rustc 1.90 on; with an
-//!   older rustc, or `KAFKA_CODEC_NO_SYMBOL_ORDER` set, it is left out.
+//! It stays a position-independent executable, so the loader still places it at a random
+//! address (ASLR): `kafka-codec` also runs `tap`, in front of real brokers, and a
+//! fixed-address link saved only 0.5 MiB more (the relocated read-only data).
 //!
-//! Measured in benches/README.md (branch `rss11`). Other profiles keep the defaults.
+//! Measured in benches/README.md (branches `rss11`, and "PIE kept" after it). Other profiles
+//! keep the defaults.
 
 use std::path::{Path, PathBuf};
 
@@ -23,9 +23,6 @@ fn main() {
     if target != "x86_64-unknown-linux-gnu" || profile_directory().as_deref() != Some("dist") {
         return;
     }
-    // After rustc's own `-pie`; the last of the two wins. The code is position-independent
-    // either way; only the link changes.
-    println!("cargo:rustc-link-arg-bin=kafka-codec=-no-pie");
     let order = Path::new(env!("CARGO_MANIFEST_DIR")).join("dist-symbol-order.txt");
     if order.is_file()
         && std::env::var_os("KAFKA_CODEC_NO_SYMBOL_ORDER").is_none()

@@ -16,34 +16,13 @@ A binary named `kfake…` gets kfake-bench's arguments (`-port N`), any other
 import argparse
 import os
 import signal
-import socket
 import statistics
-import struct
 import subprocess
 import time
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def answered(port):
-    body = struct.pack(">hhih", 18, 0, 7, 5) + b"bench"
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-            s.sendall(struct.pack(">i", len(body)) + body)
-            head = b""
-            while len(head) < 10:
-                chunk = s.recv(10 - len(head))
-                if not chunk:
-                    return False
-                head += chunk
-            _size, correlation, error = struct.unpack(">iih", head)
-            return correlation == 7 and error == 0
-    except OSError:
-        return False
+# The same start-up probe and port choice as the benchmark (this script's directory is on
+# sys.path when it runs).
+from bench import api_versions_answered, free_port
 
 
 def smaps(pid, exe):
@@ -108,7 +87,7 @@ def one(name, exe, wait, cold):
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL, start_new_session=True)
     try:
-        while not answered(port):
+        while not api_versions_answered(port, time.monotonic() + 1):
             if proc.poll() is not None:
                 raise RuntimeError(f"{name} exited ({proc.returncode})")
             if time.monotonic() - started > 60:

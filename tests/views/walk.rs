@@ -229,3 +229,32 @@ pub fn check<M: MessageCodec + Viewable + 'static>(
         (lazy, owned) => Err(format!("lazy walk {:?}, owned {owned:?}", lazy.map(|_| ()))),
     }
 }
+
+/// The `views` fuzz target's finding, kept: a tagged field given twice, the second copy too
+/// short for its type. The owned decoder refuses the frame; a lazy walk reads both copies and
+/// must refuse it with the owned decoder's error (a lazy accessor reads the first copy only and
+/// answers from it), and the checked view is refused when made.
+#[test]
+fn a_tagged_field_given_twice_is_refused_by_the_walk_as_by_the_owned_decoder() {
+    use kafka_codec::messages::ApiVersionsResponse;
+    use kafka_codec::Message;
+
+    let message = ApiVersionsResponse::default().with_throttle_time_ms(9);
+    let mut bytes = message.encode_to_vec(3).unwrap();
+    // The body ends with its empty tagged section (a count of zero): two copies of tag 1
+    // (FinalizedFeaturesEpoch, an int64) instead, the first whole, the second two bytes long.
+    assert_eq!(bytes.pop(), Some(0));
+    bytes.extend_from_slice(&[2, 1, 8]);
+    bytes.extend_from_slice(&5i64.to_be_bytes());
+    bytes.extend_from_slice(&[1, 2, 0, 0]);
+    let bytes = Bytes::from(bytes);
+    let owned = ApiVersionsResponse::decode(&mut bytes.clone(), 3);
+    let error = owned
+        .as_ref()
+        .expect_err("the owned decoder accepted it")
+        .to_string();
+    assert!(error.contains("tagged field 1 appears twice"), "{error}");
+    check::<ApiVersionsResponse>(&bytes, 3, true, true).unwrap();
+    let view = view_message::<<ApiVersionsResponse as Viewable>::View<'_>>(&bytes, 3);
+    assert_eq!(view.err(), owned.err());
+}

@@ -507,19 +507,7 @@ fn emit_read_owned(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         };
         body.line(format!("let {} = {value};", local(field)));
     }
-    let known: Vec<String> = s
-        .fields
-        .iter()
-        .filter_map(|f| f.tag.map(|t| t.to_string()))
-        .collect();
-    let unknown = if known.is_empty() {
-        "section.unknown_tagged(|_| false)".to_string()
-    } else {
-        format!(
-            "section.unknown_tagged(|tag| [{}].contains(&tag))",
-            known.join(", ")
-        )
-    };
+    let unknown = format!("section.unknown_tagged({})", known_tag(s));
     body.line(format!(
         "let unknown_tagged_fields = {};",
         flexible.choose(&unknown, "TaggedFields::new()")
@@ -690,14 +678,9 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
             through_accessor(field)
         ));
     }
-    let known: Vec<String> = s
-        .fields
-        .iter()
-        .filter_map(|f| f.tag.map(|t| t.to_string()))
-        .collect();
     let unknown = format!(
-        "{{\n    let mut ok = true;\n    let fields = this.0.walk_tagged().map(|(mut w, found)| {{\n        if !found {{\n            Self::view_skip_to(&mut w, usize::MAX);\n        }}\n        let section = w;\n        w.skip_tagged();\n        ok = w.ok();\n        section.unknown_tagged(|tag| [{}].contains(&tag))\n    }});\n    Lazy::finish(this.0.origin(), ok, fields.unwrap_or_default())?\n}}",
-        known.join(", ")
+        "{{\n    let mut ok = true;\n    let fields = this.0.walk_tagged().map(|(mut w, found)| {{\n        if !found {{\n            Self::view_skip_to(&mut w, usize::MAX);\n        }}\n        let section = w;\n        w.skip_tagged();\n        ok = w.ok();\n        section.unknown_tagged({})\n    }});\n    Lazy::finish(this.0.origin(), ok, fields.unwrap_or_default())?\n}}",
+        known_tag(s)
     );
     let unknown = cx
         .when(cx.message.flexible_versions)
@@ -1140,14 +1123,9 @@ fn emit_fields_call(code: &mut Code, s: &Struct) {
             owned_from_fields(field)
         ));
     }
-    let known: Vec<String> = s
-        .fields
-        .iter()
-        .filter_map(|f| f.tag.map(|t| t.to_string()))
-        .collect();
     body.line(format!(
-        "unknown_tagged_fields: f.tagged_section.unknown(buf, |tag| [{}].contains(&tag)),",
-        known.join(", ")
+        "unknown_tagged_fields: f.tagged_section.unknown(buf, {}),",
+        known_tag(s)
     ));
     body.close_with(")");
     let body = body.finish();
@@ -1516,4 +1494,19 @@ fn emit_walk_call(code: &mut Code, s: &Struct) {
             );
         },
     );
+}
+
+/// The closure that tells a struct's own tags from unknown ones in its tagged section, for
+/// the three readers that collect the unknown ones.
+fn known_tag(s: &Struct) -> String {
+    let known: Vec<String> = s
+        .fields
+        .iter()
+        .filter_map(|f| f.tag.map(|t| t.to_string()))
+        .collect();
+    if known.is_empty() {
+        "|_| false".to_owned()
+    } else {
+        format!("|tag| [{}].contains(&tag)", known.join(", "))
+    }
 }

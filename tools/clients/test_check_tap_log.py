@@ -87,6 +87,22 @@ class ExpectTest(unittest.TestCase):
         self.assertEqual(cut("read failed: connection reset"), [
             "librdkafka: connection 1 toClient: ended inside a frame (179 bytes of it)"])
 
+    def test_a_connection_the_client_left_unused_is_a_note(self):
+        def judged(error):
+            path = self.log({"event": "connect", "connection": 7, "error": error})
+            _, _, _, problems, notes, _ = check_tap_log.check("compare", path)
+            return [p for p in problems if "connection" in p or error in p], \
+                [n for n in notes if error in n]
+
+        # Closed unused: a note, and no "never closed" (a failed start logs no close).
+        self.assertEqual(judged(check_tap_log.CLIENT_LEFT_UNUSED),
+                         ([], [f"compare: {self.dir.name}/log0.jsonl:1: "
+                               f"{check_tap_log.CLIENT_LEFT_UNUSED}"]))
+        # Any other failed start is a problem, still without "never closed".
+        problems, notes = judged("cannot connect upstream: refused")
+        self.assertEqual((len(problems), notes), (1, []))
+        self.assertNotIn("never closed", problems[0])
+
     def test_a_response_alone_does_not_count_as_sent(self):
         line = pair("Produce", 0)
         line["event"] = "response"

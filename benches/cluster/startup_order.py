@@ -13,7 +13,9 @@ text kept about 8 MiB of it resident; grouped, about 1.8 MiB (benches/README.md,
 
 The names are the binary's own (mangled, with their hashes), which hold as long as the
 toolchain, Cargo.lock and the `dist` profile do; the linker skips a name it does not find
-(the script prints how many of the file's names the given binary has). Needs valgrind.
+(`--check` prints how many of the file's names the given binary has). The toolchain is
+written beside the file (`dist-symbol-order.rustc`), and a dist build with another rustc
+warns. Needs valgrind.
 """
 
 import argparse
@@ -85,7 +87,12 @@ def main():
     names = [name for name in called(args.binary, args.idle) if name in symbols]
     with open(args.out, "w") as f:
         f.write("\n".join(names) + "\n")
-    print(f"{len(names)} functions written to {args.out}")
+    # The toolchain the names belong to: cli/build.rs warns when a dist build uses another.
+    rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True,
+                           check=True).stdout
+    with open(os.path.splitext(args.out)[0] + ".rustc", "w") as f:
+        f.write(rustc)
+    print(f"{len(names)} functions written to {args.out}, for {rustc.strip()}")
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ mod produce_timestamps;
 mod reassignments;
 mod rebalance;
 mod release;
+mod remove_broker_kafka;
 mod security;
 mod share_assignor_reference;
 mod share_fetch_unknown_group;

@@ -20,7 +20,7 @@ pub(crate) mod rebalance;
 mod voters;
 
 pub use apply::intercept;
-pub use brokers::RemovedBroker;
+pub use brokers::{ReassignedAndRemoved, RemovedBroker};
 pub use fencing::FencedBroker;
 pub use log::{LoggedRequest, RequestLog};
 pub use voters::QuorumView;

@@ -16,9 +16,10 @@ pub fn handle(
 ) -> UnregisterBrokerResponse {
     let id = request.broker_id;
     if context.broker_ids().contains(&id) {
+        // Kafka 4.4 answers an empty message, not null.
         return UnregisterBrokerResponse::default()
             .with_error_code(0)
-            .with_error_message(None);
+            .with_error_message(Some("".into()));
     }
     UnregisterBrokerResponse::default()
         .with_error_code(ErrorCode::BROKER_ID_NOT_REGISTERED.code())

@@ -408,6 +408,26 @@ impl State {
         moved
     }
 
+    /// Broker `node_id` is unregistered: the replicas lists that name it keep naming it
+    /// (Kafka's controller reassigns nothing), although the replicas of a partition placed
+    /// by default are counted over the brokers listed.
+    pub fn keep_replicas_of(&mut self, node_id: i32, brokers: &[i32], placement_brokers: usize) {
+        let mut kept = Vec::new();
+        for (name, topic) in &self.topics {
+            for index in 0..topic.partitions.len() as i32 {
+                let key = (name.clone(), index);
+                if self.fencing.pinned.contains_key(&key) {
+                    continue;
+                }
+                let view = self.replica_view(name, index, brokers, placement_brokers);
+                if view.replicas.contains(&node_id) {
+                    kept.push((key, view.replicas));
+                }
+            }
+        }
+        self.fencing.pinned.extend(kept);
+    }
+
     /// Unfences broker `node_id`: it leads again (at a bumped epoch) the offline partitions
     /// whose last in-sync replica it was, and is out of the other ISRs until
     /// [`caught_up`](Self::caught_up). Those partitions; nothing when it was not fenced.

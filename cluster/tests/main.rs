@@ -45,6 +45,7 @@ mod leaderless_coordinator_groups_kafka;
 mod leaderless_coordinator_kafka;
 mod legacy_formats;
 mod librdkafka;
+mod move_leader_kafka;
 mod old_clients;
 mod produce_legacy_versions_kafka;
 mod produce_timestamps;

@@ -447,3 +447,68 @@ fn kafka_removes_a_broker_as_recorded() {
         support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "live");
     }
 }
+
+/// Over HTTP: `DELETE /brokers/ID` removes a broker as Kafka does (what it alone held goes
+/// offline and stays so; no replicas list loses it); the last broker is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_over_http_removes_a_broker_as_kafka_does() {
+    use kafka_codec::messages::MetadataRequest;
+    let cluster = support::cluster_with_topic(3, 3, "remove-http").await;
+    let control = support::serve_control(&cluster).await;
+    // Of each partition of "events": leader, replica count, replicas.
+    let leaders = |metadata: &kafka_codec::messages::MetadataResponse| {
+        let mut partitions: Vec<(i32, i32, Vec<i32>)> = Vec::new();
+        for p in &metadata.topics[0].partitions {
+            let replicas: Vec<i32> = p.replica_nodes.iter().collect();
+            partitions.push((p.partition_index, p.leader_id, replicas));
+        }
+        partitions.sort();
+        let described: Vec<(i32, i32, Vec<i32>)> = partitions
+            .into_iter()
+            .map(|(_, leader, replicas)| (leader, replicas.len() as i32, replicas))
+            .collect();
+        described
+    };
+    let mut client = support::Client::connect(cluster.brokers()[0].address, "remove-http").await;
+    let Response::Metadata(before) = client
+        .call(12, MetadataRequest::default().with_topics(None))
+        .await
+    else {
+        panic!("not Metadata")
+    };
+    let before = leaders(&before);
+    let (gone, _, _) = before[2].clone();
+    let (status, answer) =
+        support::http(control, "DELETE", &format!("/brokers/{gone}"), None).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["id"], gone);
+    assert_eq!(
+        answer["movedLeaders"],
+        kafka_codec::serde_json::json!([{"topic": "events", "partition": 2, "leader": -1}])
+    );
+    let Response::Metadata(after) = client
+        .call(12, MetadataRequest::default().with_topics(None))
+        .await
+    else {
+        panic!("not Metadata")
+    };
+    assert!(!after.brokers.iter().any(|b| b.node_id == gone));
+    let error = after.topics[0]
+        .partitions
+        .iter()
+        .find(|p| p.partition_index == 2)
+        .map(|p| p.error_code);
+    assert_eq!(
+        error,
+        Some(kafka_codec::ErrorCode::LEADER_NOT_AVAILABLE.code())
+    );
+    let after = leaders(&after);
+    assert_eq!(after[2], (-1, 1, vec![gone]), "offline, its replica kept");
+    assert_eq!(after[..2], before[..2]);
+    let (status, _) = support::http(control, "DELETE", &format!("/brokers/{gone}"), None).await;
+    assert_eq!(status, 404);
+    let (status, _) = support::http(control, "DELETE", "/brokers/1", None).await;
+    assert_eq!(status, 200);
+    let (status, answer) = support::http(control, "DELETE", "/brokers/0", None).await;
+    assert_eq!(status, 409, "{answer}");
+}

@@ -199,7 +199,7 @@ async fn an_added_broker_is_listed_serves_and_leads_what_is_moved_to_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_removed_broker_is_gone_and_what_it_led_and_coordinated_moves() {
+async fn a_broker_reassigned_and_removed_is_gone_and_what_it_led_and_coordinated_moves() {
     let cluster = cluster_with_topic(3, 3).await;
     let control = cluster.control();
     let gone = cluster.brokers()[1].address;
@@ -226,7 +226,7 @@ async fn a_removed_broker_is_gone_and_what_it_led_and_coordinated_moves() {
     };
     assert_eq!(committed.topics[0].partitions[0].error_code, 0);
 
-    let removed = cluster.remove_broker(1).expect("removed");
+    let removed = control.reassign_and_remove_broker(1).expect("removed");
     assert_eq!(removed.node_id, 1);
     let [(topic, index, leader)] = &removed.moved_leaders[..] else {
         panic!("one partition moved: {removed:?}")
@@ -310,23 +310,44 @@ async fn a_removed_broker_is_gone_and_what_it_led_and_coordinated_moves() {
     }
 
     assert_eq!(
-        cluster.remove_broker(1).unwrap_err(),
+        control.reassign_and_remove_broker(1).unwrap_err(),
         OperationError::NoSuchBroker(1)
     );
     assert!(control.stop_broker(1).is_err());
     // Over HTTP: the next one goes, the last is refused.
     let http_control = support::serve_control(&cluster).await;
-    let (status, answer) = http(http_control, "DELETE", "/brokers/2", None).await;
+    let reassign = "reassign-and-remove";
+    let (status, answer) = http(
+        http_control,
+        "POST",
+        &format!("/brokers/2/{reassign}"),
+        None,
+    )
+    .await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["successor"], 0);
-    let (status, answer) = http(http_control, "DELETE", "/brokers/0", None).await;
+    let (status, answer) = http(
+        http_control,
+        "POST",
+        &format!("/brokers/0/{reassign}"),
+        None,
+    )
+    .await;
     assert_eq!(status, 409, "{answer}");
     assert!(
         answer["error"].as_str().unwrap().contains("last broker"),
         "{answer}"
     );
-    let (status, _) = http(http_control, "DELETE", "/brokers/7", None).await;
+    let (status, _) = http(
+        http_control,
+        "POST",
+        &format!("/brokers/7/{reassign}"),
+        None,
+    )
+    .await;
     assert_eq!(status, 404);
+    let (status, _) = http(http_control, "GET", &format!("/brokers/0/{reassign}"), None).await;
+    assert_eq!(status, 405);
     // Everything is led by the one left: broker 1's share went to 2, then 2's to 0.
     let now = metadata(&mut client).await;
     for index in 0..3 {

@@ -75,7 +75,7 @@ async fn preferred_and_unclean_elections_as_kafka_answers_them() {
     let mut client = Client::connect(cluster.brokers()[1].address, "elections").await;
 
     // Partition 0 moved off its preferred replica (broker 0) to broker 1, at epoch 1.
-    cluster.control().move_leader("e", 0, 1).expect("moved");
+    cluster.control().elect_leader("e", 0, 1).expect("moved");
     let answer = call(
         &mut client,
         2,
@@ -118,7 +118,7 @@ async fn preferred_and_unclean_elections_as_kafka_answers_them() {
     // left out. Partition 2 of "e" moved to broker 0; its preferred replica, broker 2, is
     // stopped but not fenced yet: elected, as Kafka's controller elects it
     // (tests/elect_leaders_preferred_kafka.rs).
-    cluster.control().move_leader("e", 2, 0).expect("moved");
+    cluster.control().elect_leader("e", 2, 0).expect("moved");
     cluster.control().stop_broker(2).expect("stopped");
     let everything = call(&mut client, 1, elect(PREFERRED, None)).await;
     assert_eq!(results(&everything), vec![("e".into(), 2, 0, None)]);
@@ -127,7 +127,7 @@ async fn preferred_and_unclean_elections_as_kafka_answers_them() {
     // Unclean: a partition with a leader needs none, as on Kafka's controller, even where
     // the leader is the stopped broker 2 that is not fenced yet ("e"-1 moved there, and
     // "single"-2, broker 2's alone).
-    cluster.control().move_leader("e", 1, 2).expect("moved");
+    cluster.control().elect_leader("e", 1, 2).expect("moved");
     let wanted: &[(&str, &[i32])] = &[("e", &[0, 1]), ("single", &[2])];
     let unclean = call(&mut client, 2, elect(UNCLEAN, Some(wanted))).await;
     let not_needed_at = |topic: &str, partition| {

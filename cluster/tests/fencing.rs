@@ -373,7 +373,7 @@ fn new_topics_are_placed_over_the_brokers_usable_now() {
 
         // The placed leader is the preferred one: moved away, ElectLeaders brings it back.
         control.restart_broker(1).expect("restart");
-        control.move_leader("after-add", 3, 0).expect("moved");
+        control.elect_leader("after-add", 3, 0).expect("moved");
         let request = ElectLeadersRequest::default()
             .with_election_type(0)
             .with_topic_partitions(Some(vec![TopicPartitions::default()

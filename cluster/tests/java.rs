@@ -502,7 +502,10 @@ async fn kafka_leader_election_moves_leaders_back_to_their_preferred_replicas() 
         .await
         .expect("cluster");
     cluster.shared().state().add_topic("elect", 3, 3);
-    cluster.control().move_leader("elect", 0, 1).expect("moved");
+    cluster
+        .control()
+        .elect_leader("elect", 0, 1)
+        .expect("moved");
     let bootstrap = cluster.bootstrap();
     let all = kafka_tool(
         "org.apache.kafka.tools.LeaderElectionCommand",

@@ -189,7 +189,7 @@ fn the_interval_and_the_off_switch_are_broker_configs() {
         let mut client = Client::connect(&cluster, 0);
         client.create("t", 3, 3).await;
         tokio::time::sleep_until(start + Duration::from_secs(6)).await;
-        assert_eq!(control.move_leader("t", 0, 1).expect("moved"), 1);
+        assert_eq!(control.elect_leader("t", 0, 1).expect("moved"), 1);
         tokio::time::sleep_until(start + Duration::from_millis(9_990)).await;
         assert_eq!(control.leader("t", 0), (1, 1));
         tokio::time::sleep_until(start + Duration::from_millis(10_010)).await;
@@ -218,7 +218,7 @@ fn the_interval_and_the_off_switch_are_broker_configs() {
         assert_eq!(control.leader_rebalance_interval(), None);
         let mut client = Client::connect(&cluster, 0);
         client.create("t", 3, 3).await;
-        control.move_leader("t", 0, 1).expect("moved");
+        control.elect_leader("t", 0, 1).expect("moved");
         tokio::time::sleep(Duration::from_secs(3600)).await;
         assert_eq!(control.leader("t", 0), (1, 1));
         assert_eq!(

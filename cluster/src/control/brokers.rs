@@ -6,9 +6,25 @@ use crate::BrokerAddress;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-/// What removing a broker did.
+/// What removing a broker did ([`ControlHandle::remove_broker`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemovedBroker {
+    /// The broker removed.
+    pub node_id: i32,
+    /// The partitions it led when it was shut down: topic, partition, new leader (the first
+    /// replica left in the ISR; -1: none, the partition is offline). Empty when it was
+    /// fenced already.
+    pub moved_leaders: Vec<(String, i32, i32)>,
+    /// The groups it coordinated, now coordinated by `stand_in`.
+    pub moved_groups: Vec<String>,
+    /// The broker that coordinates what it did, as fencing it chose one (`None`: none).
+    pub stand_in: Option<i32>,
+}
+
+/// What reassigning a broker's partitions away and removing it did
+/// ([`ControlHandle::reassign_and_remove_broker`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReassignedAndRemoved {
     /// The broker removed.
     pub node_id: i32,
     /// The broker that takes what the placement rules would give the removed one from now on
@@ -81,12 +97,91 @@ impl ControlHandle {
         Ok(broker)
     }
 
-    /// Removes broker `node_id`: its listener closes and its connections are dropped for
-    /// good; the partitions it led move to the brokers left (up ones first), each at a
-    /// bumped leader epoch as [`move_leader`](Self::move_leader) bumps it; the groups and
-    /// transactional ids it coordinated move to a successor (a group's waiting JoinGroup or
-    /// SyncGroup is answered NOT_COORDINATOR). Removing the last broker is refused.
+    /// Removes broker `node_id` as an operator removes a Kafka broker: it is shut down (its
+    /// listener closes and its connections are dropped for good; a controlled shutdown, so
+    /// it is fenced at once, as [`fence_broker`](Self::fence_broker) fences it: each
+    /// partition it led moves to the first replica left in its ISR at a bumped leader epoch,
+    /// or goes offline, leader -1, when none is left; it leaves every ISR; its groups and
+    /// transactional ids move to a stand-in) and then unregistered (UnregisterBroker): it
+    /// leaves DescribeCluster's brokers, fenced ones included, and the quorum's observers.
+    /// As on Kafka 4.4 (`tests/remove_broker_kafka.rs`, recorded from a live cluster) its
+    /// partitions are not reassigned: their replicas lists keep its id, it stays among their
+    /// offline replicas, an offline partition stays offline (its ELR, with eligible leader
+    /// replicas on, still names it) and a Produce to it is NOT_LEADER_OR_FOLLOWER. Moving
+    /// its partitions to the brokers left, as kfake's `RemoveNode` does, is a reassignment:
+    /// [`reassign_and_remove_broker`](Self::reassign_and_remove_broker). Removing the last
+    /// broker is refused.
     pub fn remove_broker(&self, node_id: i32) -> Result<RemovedBroker, OperationError> {
+        let shared = &self.shared;
+        {
+            let brokers = shared.brokers();
+            if !brokers.iter().any(|broker| broker.node_id == node_id) {
+                return Err(OperationError::NoSuchBroker(node_id));
+            }
+            if brokers.len() == 1 {
+                return Err(OperationError::LastBroker(node_id));
+            }
+        }
+        // The controlled shutdown: stopped, then fenced at once.
+        self.stop_broker(node_id)?;
+        let fenced = self.fence(node_id);
+        // Its replicas lists keep its id once it is no longer a broker.
+        {
+            let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();
+            shared
+                .state()
+                .keep_replicas_of(node_id, &brokers, shared.placement_brokers);
+        }
+        self.unregister(node_id);
+        shared.groups_changed.notify_one();
+        shared.appended.notify_waiters();
+        Ok(RemovedBroker {
+            node_id,
+            moved_leaders: fenced.moved_leaders,
+            moved_groups: fenced.moved_groups,
+            stand_in: fenced.stand_in,
+        })
+    }
+
+    /// Broker `node_id` leaves the brokers listed, its switch and the quorum's observers.
+    fn unregister(&self, node_id: i32) {
+        let shared = &self.shared;
+        {
+            let mut brokers = shared.brokers.write().unwrap_or_else(|e| e.into_inner());
+            let now: Vec<BrokerAddress> = brokers
+                .iter()
+                .filter(|broker| broker.node_id != node_id)
+                .cloned()
+                .collect();
+            *brokers = Arc::new(now);
+        }
+        // Its switch goes down, then goes: the accept loop and connections watching it end.
+        {
+            let mut nodes = self.nodes();
+            if let Some(index) = nodes.iter().position(|node| node.id == node_id) {
+                nodes[index].up.send_replace(false);
+                nodes.remove(index);
+            }
+        }
+        // It no longer reads the metadata log.
+        if let Some(mut quorum) = shared.quorum() {
+            let _ = quorum.set_running(node_id, false, crate::controllers::now_ms());
+        }
+    }
+
+    /// What kfake's `RemoveNode` does, which Kafka does only through a reassignment: every
+    /// partition broker `node_id` led moves to the brokers left (up ones first), each at a
+    /// bumped leader epoch as [`move_leader`](Self::move_leader) bumps it, and replicas
+    /// lists of partitions placed by default name only brokers still there, as after
+    /// `kafka-reassign-partitions` moved its replicas away; the groups and transactional ids it coordinated move to a successor
+    /// (a group's waiting JoinGroup or SyncGroup is answered NOT_COORDINATOR), which also
+    /// takes what the coordinator rule would give it later; then it is removed: its listener
+    /// closes and its connections are dropped for good. Removing the last broker is
+    /// refused. [`remove_broker`](Self::remove_broker) removes one as Kafka does.
+    pub fn reassign_and_remove_broker(
+        &self,
+        node_id: i32,
+    ) -> Result<ReassignedAndRemoved, OperationError> {
         let shared = &self.shared;
         let live: Vec<i32> = {
             let mut brokers = shared.brokers.write().unwrap_or_else(|e| e.into_inner());
@@ -145,21 +240,10 @@ impl ControlHandle {
                 groups.coordinator_moved(group);
             }
         }
-        // Its switch goes down, then goes: the accept loop and connections watching it end.
-        {
-            let mut nodes = self.nodes();
-            if let Some(index) = nodes.iter().position(|node| node.id == node_id) {
-                nodes[index].up.send_replace(false);
-                nodes.remove(index);
-            }
-        }
-        // It no longer reads the metadata log.
-        if let Some(mut quorum) = shared.quorum() {
-            let _ = quorum.set_running(node_id, false, crate::controllers::now_ms());
-        }
+        self.unregister(node_id);
         shared.groups_changed.notify_one();
         shared.appended.notify_waiters();
-        Ok(RemovedBroker {
+        Ok(ReassignedAndRemoved {
             node_id,
             successor,
             moved_leaders,

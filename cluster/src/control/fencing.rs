@@ -81,7 +81,7 @@ impl ControlHandle {
         Ok(())
     }
 
-    fn fence(&self, node_id: i32) -> FencedBroker {
+    pub(super) fn fence(&self, node_id: i32) -> FencedBroker {
         self.fence_as(node_id, false)
     }
 

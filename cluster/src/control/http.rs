@@ -11,7 +11,8 @@
 //! | `DELETE /log` | forgets the log and the counts |
 //! | `GET /brokers` | each broker's id, address, whether it is up, fenced or catching up, its latency |
 //! | `POST /brokers` | `{}` or `{"port": N}`: adds a broker with the next id (on port N, else a free one) |
-//! | `DELETE /brokers/ID` | removes a broker, moving its leaderships and coordinatorships; the last one is refused (409) |
+//! | `DELETE /brokers/ID` | removes a broker as Kafka does (shut down, fenced, unregistered: its partitions keep it among their replicas, those it alone held go offline); the last one is refused (409) |
+//! | `POST /brokers/ID/reassign-and-remove` | kfake's `RemoveNode`: its leaderships and coordinatorships move to the brokers left (a reassignment), then it is removed; the last one is refused (409) |
 //! | `POST /brokers/ID/stop`, `POST /brokers/ID/restart` | stops or restarts a broker |
 //! | `POST /brokers/ID/crash` | stops a broker as a crash: its restart registers it without a clean shutdown (fenced, out of the ELRs, then unfenced) |
 //! | `POST /brokers/ID/fence` | fences a stopped broker now; `?running=true`: one that runs (its heartbeats lost) |
@@ -357,7 +358,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                 "DELETE" => match control.remove_broker(node) {
                     Ok(removed) => ok(json!({
                         "id": removed.node_id,
-                        "successor": removed.successor,
+                        "standIn": removed.stand_in,
                         "movedLeaders": removed.moved_leaders.iter().map(|(topic, partition, leader)| json!({
                             "topic": topic, "partition": partition, "leader": leader,
                         })).collect::<Vec<_>>(),
@@ -407,6 +408,20 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                         Err(e) => not_found(e),
                     };
                 }
+                ("reassign-and-remove", "POST") => {
+                    return match control.reassign_and_remove_broker(node) {
+                        Ok(removed) => ok(json!({
+                            "id": removed.node_id,
+                            "successor": removed.successor,
+                            "movedLeaders": removed.moved_leaders.iter().map(|(topic, partition, leader)| json!({
+                                "topic": topic, "partition": partition, "leader": leader,
+                            })).collect::<Vec<_>>(),
+                            "movedGroups": removed.moved_groups,
+                        })),
+                        Err(e @ super::OperationError::LastBroker(_)) => conflict(e),
+                        Err(e) => not_found(e),
+                    };
+                }
                 ("stop", "POST") => control.stop_broker(node),
                 ("crash", "POST") => control.crash_broker(node),
                 ("restart", "POST") => control.restart_broker(node),
@@ -424,7 +439,9 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                         Err(why) => return bad(why),
                     }
                 }
-                ("stop" | "crash" | "restart" | "fence" | "unfence", _) => return allowed("POST"),
+                ("stop" | "crash" | "restart" | "fence" | "unfence" | "reassign-and-remove", _) => {
+                    return allowed("POST")
+                }
                 ("latency", _) => return allowed("PUT"),
                 _ => return not_found(format!("no operation {operation:?}")),
             };

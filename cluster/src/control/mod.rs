@@ -20,7 +20,7 @@ pub(crate) mod rebalance;
 mod voters;
 
 pub use apply::intercept;
-pub use brokers::RemovedBroker;
+pub use brokers::{ReassignedAndRemoved, RemovedBroker};
 pub use fencing::FencedBroker;
 pub use log::{LoggedRequest, RequestLog};
 pub use voters::QuorumView;
@@ -596,8 +596,41 @@ impl std::ops::Deref for ControlHandle {
 impl ControlHandle {
     /// Moves the leadership of `topic`'s `partition` to broker `to`, bumping its leader
     /// epoch: the old leader then answers NOT_LEADER_OR_FOLLOWER, and a request naming the
-    /// old epoch FENCED_LEADER_EPOCH, until the client refreshes its metadata. The new epoch.
+    /// old epoch FENCED_LEADER_EPOCH, until the client refreshes its metadata. As Kafka 4.4
+    /// shows the same move made by a reassignment putting `to` first among the replicas and
+    /// a preferred election (`tests/move_leader_kafka.rs`): the replicas list starts with
+    /// `to` (so it stays the preferred leader), the others in their order, the ISR's order
+    /// kept, and the partition epoch moves on by two. The new epoch.
     pub fn move_leader(&self, topic: &str, partition: i32, to: i32) -> Result<i32, OperationError> {
+        let brokers = self.shared.placement_brokers;
+        if !self.shared.is_broker(to) {
+            return Err(OperationError::NoSuchBroker(to));
+        }
+        // The brokers listed, read before the state is locked (as everywhere).
+        let listed: Vec<i32> = self.shared.brokers().iter().map(|b| b.node_id).collect();
+        let mut state = self.shared.state();
+        let exists = state
+            .topics
+            .get(topic)
+            .is_some_and(|t| t.partition(partition).is_some());
+        if !exists {
+            return Err(OperationError::NoSuchPartition(topic.to_owned(), partition));
+        }
+        Ok(state.move_leader_reassigned(topic, partition, to, &listed, brokers))
+    }
+
+    /// Makes broker `to` the leader of `topic`'s `partition` in place, as Kafka's controller
+    /// elects another replica when the leader's broker is fenced: the leader epoch moves on
+    /// and the preferred replica stays what it was, so a preferred ElectLeaders or the
+    /// automatic leader rebalance moves the leadership back. For a leader off its preferred
+    /// replica; [`move_leader`](Self::move_leader) is an operator's move, which makes `to`
+    /// the preferred replica. The new epoch.
+    pub fn elect_leader(
+        &self,
+        topic: &str,
+        partition: i32,
+        to: i32,
+    ) -> Result<i32, OperationError> {
         let brokers = self.shared.placement_brokers;
         if !self.shared.is_broker(to) {
             return Err(OperationError::NoSuchBroker(to));

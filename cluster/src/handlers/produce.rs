@@ -15,7 +15,8 @@ use crate::state::NewBatch;
 use kafka_codec::bytes::Bytes;
 use kafka_codec::messages::produce_request::PartitionProduceData;
 use kafka_codec::messages::produce_response::{
-    BatchIndexAndErrorMessage, PartitionProduceResponse, TopicProduceResponse,
+    BatchIndexAndErrorMessage, LeaderIdAndEpoch, NodeEndpoint, PartitionProduceResponse,
+    TopicProduceResponse,
 };
 use kafka_codec::messages::{ProduceRequest, ProduceResponse};
 use kafka_codec::records::BatchReader;
@@ -26,6 +27,10 @@ pub const API: ApiKey = ApiKey::Produce;
 /// Transaction version 2 (KIP-890) from this version: a transactional batch adds its
 /// partition to the transaction.
 const IMPLICIT_ADD_FROM: i16 = 12;
+
+/// A NOT_LEADER_OR_FOLLOWER names the current leader, and the response its endpoint, from
+/// this version (KIP-951).
+const CURRENT_LEADER_FROM: i16 = 10;
 
 /// TRANSACTION_ABORTABLE from this version (KIP-890).
 const ABORTABLE_FROM: i16 = 11;
@@ -80,8 +85,32 @@ pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceRespons
                 .with_topic_id(topic.topic_id)
                 .with_partition_responses(partitions)
         })
+        .collect::<Vec<_>>();
+    // The endpoints of the leaders NOT_LEADER_OR_FOLLOWER answers name (v10+).
+    let mut leaders: Vec<i32> = responses
+        .iter()
+        .flat_map(|topic| &topic.partition_responses)
+        .filter(|p| p.error_code == ErrorCode::NOT_LEADER_OR_FOLLOWER.code())
+        .map(|p| p.current_leader.leader_id)
+        .filter(|&leader| leader >= 0)
         .collect();
-    ProduceResponse::default().with_responses(responses)
+    leaders.sort_unstable();
+    leaders.dedup();
+    let endpoints = leaders
+        .into_iter()
+        .filter_map(|node| {
+            let address = context.shared.address(node)?;
+            Some(
+                NodeEndpoint::default()
+                    .with_node_id(node)
+                    .with_host(address.ip().to_string().into())
+                    .with_port(i32::from(address.port())),
+            )
+        })
+        .collect();
+    ProduceResponse::default()
+        .with_responses(responses)
+        .with_node_endpoints(endpoints)
 }
 
 fn produce(
@@ -120,7 +149,17 @@ fn produce(
     };
     let (leader, epoch) = context.leader(topic, data.index);
     if leader != context.node_id {
-        return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
+        // v10+ (KIP-951) names the leader the broker knows, and its epoch (-1 and the
+        // epoch when the partition has none), as a Kafka 4.4 broker answers.
+        let refused = fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
+        if context.version < CURRENT_LEADER_FROM {
+            return refused;
+        }
+        return refused.with_current_leader(
+            LeaderIdAndEpoch::default()
+                .with_leader_id(leader)
+                .with_leader_epoch(epoch),
+        );
     }
     // v3+ carries exactly one v2 batch; v0-v2 a magic 0/1 message set, which is stored as
     // one v2 batch (legacy.rs), as a Kafka whose log format is newer than the producer's does.

@@ -34,6 +34,9 @@ pub struct Fencing {
     /// Of each partition, the ISR changes that moved no leader (a follower fenced, a broker
     /// caught up): with the leader epoch, its partition epoch.
     isr_changes: BTreeMap<(String, i32), i32>,
+    /// Of each partition whose replicas a leader move reordered, the order of its ISR
+    /// before (a reassignment that reorders the replicas leaves the ISR's order alone).
+    isr_order: BTreeMap<(String, i32), Vec<i32>>,
     /// Of each fenced (or catching up) broker, the end offset of each partition it followed
     /// when it left: one it missed records of catches up a fetch round later than one it
     /// missed nothing of.
@@ -126,7 +129,10 @@ impl State {
                 .collect(),
         };
         // With eligible leader replicas on, the ISR `elr.rs` keeps where it differs.
-        let isr = self.kept_isr(&key).map_or(isr, <[i32]>::to_vec);
+        let mut isr = self.kept_isr(&key).map_or(isr, <[i32]>::to_vec);
+        if let Some(order) = self.fencing.isr_order.get(&key) {
+            isr.sort_by_key(|node| order.iter().position(|o| o == node).unwrap_or(order.len()));
+        }
         let offline = replicas
             .iter()
             .copied()
@@ -408,6 +414,58 @@ impl State {
         moved
     }
 
+    /// Moves the leader of `topic`'s `partition` (which must exist) to `to` as an operator
+    /// does on Kafka, by a reassignment that puts `to` first among the replicas (the others
+    /// in their order; the ISR's order kept), then a preferred leader election: the
+    /// partition epoch moves on twice, the leader epoch once (`tests/move_leader_kafka.rs`,
+    /// recorded from Kafka 4.4), and `to` is the preferred replica from then on. A broker
+    /// that is not a replica (or a partition being reassigned) is made leader in place,
+    /// the replicas as they are. The new leader epoch.
+    pub fn move_leader_reassigned(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        to: i32,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> i32 {
+        let view = self.replica_view(topic, partition, brokers, placement_brokers);
+        if view.replicas.contains(&to) && view.replicas[0] != to {
+            let key = (topic.to_owned(), partition);
+            let replicas: Vec<i32> = std::iter::once(to)
+                .chain(view.replicas.iter().copied().filter(|&r| r != to))
+                .collect();
+            // The new order is the partition's placement from now on: `to` is its
+            // preferred replica (ElectLeaders, the automatic rebalance).
+            if self.reorder_replicas(key.clone(), replicas) {
+                self.fencing.pinned.remove(&key);
+                self.fencing.isr_order.insert(key.clone(), view.isr);
+                self.bump_partition_epoch(&key);
+            }
+        }
+        self.move_leader(topic, partition, to, placement_brokers)
+    }
+
+    /// Broker `node_id` is unregistered: the replicas lists that name it keep naming it
+    /// (Kafka's controller reassigns nothing), although the replicas of a partition placed
+    /// by default are counted over the brokers listed.
+    pub fn keep_replicas_of(&mut self, node_id: i32, brokers: &[i32], placement_brokers: usize) {
+        let mut kept = Vec::new();
+        for (name, topic) in &self.topics {
+            for index in 0..topic.partitions.len() as i32 {
+                let key = (name.clone(), index);
+                if self.fencing.pinned.contains_key(&key) {
+                    continue;
+                }
+                let view = self.replica_view(name, index, brokers, placement_brokers);
+                if view.replicas.contains(&node_id) {
+                    kept.push((key, view.replicas));
+                }
+            }
+        }
+        self.fencing.pinned.extend(kept);
+    }
+
     /// Unfences broker `node_id`: it leads again (at a bumped epoch) the offline partitions
     /// whose last in-sync replica it was, and is out of the other ISRs until
     /// [`caught_up`](Self::caught_up). Those partitions; nothing when it was not fenced.
@@ -459,6 +517,7 @@ impl State {
             None => {
                 self.fencing.offline.retain(|(name, _), _| name != topic);
                 self.fencing.pinned.retain(|(name, _), _| name != topic);
+                self.fencing.isr_order.retain(|(name, _), _| name != topic);
                 self.fencing
                     .isr_changes
                     .retain(|(name, _), _| name != topic);

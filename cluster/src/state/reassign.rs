@@ -110,6 +110,16 @@ impl State {
         }
     }
 
+    /// `key`'s replicas from now on, as a reassignment that only reorders them completes at
+    /// once; `false` (nothing done) while a reassignment of it is under way.
+    pub(super) fn reorder_replicas(&mut self, key: (String, i32), replicas: Vec<i32>) -> bool {
+        if self.reassignments.ongoing.contains_key(&key) {
+            return false;
+        }
+        self.reassignments.assigned.insert(key, replicas);
+        true
+    }
+
     /// The replicas `topic`'s `partition` is adding that have not caught up yet (out of
     /// its ISR).
     pub(super) fn lagging_replicas(&self, topic: &str, partition: i32) -> &[i32] {

@@ -17,6 +17,7 @@ mod brokers;
 mod cleaning;
 mod client_metrics;
 mod client_quotas;
+mod combined_quorum;
 mod configs;
 mod consumer_groups;
 mod controllers;

@@ -332,7 +332,7 @@ pub fn top_level_refusal(request: &Request, denied: &Need) -> Option<kafka_codec
 /// What Kafka's own error response of `request` (its `getErrorResponse`) sets beyond the
 /// error in every error field, for a request refused whole: InitProducerId's producer epoch
 /// -1, JoinGroup's null protocol name (v7+), and the ACL APIs' (Describe, Create, Delete)
-/// and UnregisterController's message that the request
+/// and UnregisterController's and UnregisterBroker's message that the request
 /// "needs" the operation denied (Kafka prints its request object there; the API and version
 /// stand for it here). Compared with a live 4.4 broker by `tests/acl_refusals.rs`.
 pub fn finish_refusal(
@@ -357,8 +357,10 @@ pub fn finish_refusal(
         Response::InitProducerId(answer) => answer.producer_epoch = -1,
         Response::JoinGroup(answer) if version >= 7 => answer.protocol_name = None,
         Response::DescribeAcls(answer) => answer.error_message = needs().map(Into::into),
-        // Refused by the controller it is forwarded to, with the same message.
+        // Refused by the controller it is forwarded to, with the same message (both
+        // recorded: tests/data/unregister-{controller-acl,broker}-kafka-4.4.txt).
         Response::UnregisterController(answer) => answer.error_message = needs().map(Into::into),
+        Response::UnregisterBroker(answer) => answer.error_message = needs().map(Into::into),
         Response::CreateAcls(answer) => {
             for result in &mut answer.results {
                 result.error_message = needs().map(Into::into);

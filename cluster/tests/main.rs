@@ -64,5 +64,6 @@ mod telemetry;
 mod topic_configs;
 mod transactions;
 mod unclean_election;
+mod unregister_broker;
 mod unregister_controller;
 mod update_features;

@@ -16,9 +16,11 @@ pub fn handle(
 ) -> UnregisterBrokerResponse {
     let id = request.broker_id;
     if context.broker_ids().contains(&id) {
+        // Kafka's success carries the schema's default message, an empty string (not null;
+        // recorded: tests/data/unregister-broker-kafka-4.4.txt).
         return UnregisterBrokerResponse::default()
             .with_error_code(0)
-            .with_error_message(None);
+            .with_error_message(Some("".into()));
     }
     UnregisterBrokerResponse::default()
         .with_error_code(ErrorCode::BROKER_ID_NOT_REGISTERED.code())

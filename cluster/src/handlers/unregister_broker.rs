@@ -1,8 +1,12 @@
 //! UnregisterBroker (KIP-500): Kafka's controller removes a broker's registration, or
 //! answers BROKER_ID_NOT_REGISTERED ("Broker ID N is not currently registered") for an id it
-//! does not know. A running broker registers again at its next heartbeat, so unregistering
-//! one of the cluster's brokers (running or stopped; a stopped one is already out of
-//! Metadata once fenced) succeeds and changes nothing a client sees.
+//! does not know; success carries an empty message, and a refusal for want of ALTER on the
+//! cluster Kafka's "needs ALTER permission" message (`authorizer::finish_refusal`), as a live
+//! 4.4 node answered (`tests/unregister_broker.rs`). Unregistering one of the cluster's
+//! brokers succeeds and changes nothing a client sees. Not modelled: a Kafka 4.4 broker
+//! that is unregistered while it runs does not register again (its heartbeats are refused
+//! STALE_BROKER_EPOCH, seen on `broker.sh`'s node for minutes after) and drops out of
+//! Metadata until it restarts.
 
 use super::Context;
 use kafka_codec::messages::{UnregisterBrokerRequest, UnregisterBrokerResponse};

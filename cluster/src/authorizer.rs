@@ -293,6 +293,9 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
     }
 }
 
+/// Kafka's message for CLUSTER_AUTHORIZATION_FAILED.
+const CLUSTER_AUTHORIZATION_FAILED: &str = "Cluster authorization failed.";
+
 /// The answer to a request refused whole for `denied`, where Kafka answers it otherwise
 /// than with the error in every error field (`kafka_codec::error_response`):
 /// DeleteShareGroupOffsets refused on its group carries GROUP_AUTHORIZATION_FAILED and
@@ -314,6 +317,28 @@ pub fn top_level_refusal(request: &Request, denied: &Need) -> Option<kafka_codec
             kafka_codec::messages::StreamsGroupTopologyDescriptionUpdateResponse::default()
                 .with_error_code(ErrorCode::GROUP_AUTHORIZATION_FAILED.code())
                 .with_error_message(Some("Group authorization failed.".into()))
+                .into(),
+        ),
+        // Kafka's `ControllerApis` (on a combined node, or the controller a broker forwards
+        // to): the top-level error with its exception's (default) message, no topics, for
+        // DescribeQuorum; the same message for a voter change (recorded:
+        // tests/data/combined-quorum-acl-kafka-4.4.txt).
+        Request::DescribeQuorum(_) => Some(
+            kafka_codec::messages::DescribeQuorumResponse::default()
+                .with_error_code(denied.denied().code())
+                .with_error_message(Some(CLUSTER_AUTHORIZATION_FAILED.into()))
+                .into(),
+        ),
+        Request::AddRaftVoter(_) => Some(
+            kafka_codec::messages::AddRaftVoterResponse::default()
+                .with_error_code(denied.denied().code())
+                .with_error_message(Some(CLUSTER_AUTHORIZATION_FAILED.into()))
+                .into(),
+        ),
+        Request::RemoveRaftVoter(_) => Some(
+            kafka_codec::messages::RemoveRaftVoterResponse::default()
+                .with_error_code(denied.denied().code())
+                .with_error_message(Some(CLUSTER_AUTHORIZATION_FAILED.into()))
                 .into(),
         ),
         // `UpdateFeaturesResponse.createWithErrors`: the top-level error, no results. Kafka's

@@ -163,6 +163,16 @@ impl Features {
     }
 }
 
+impl Features {
+    /// These features at epoch `offset` when that is higher: the offset of the metadata
+    /// log's last record, as Kafka's brokers answer (the offset of their metadata image,
+    /// which moves with every record, not only with features).
+    pub fn at_least_epoch(mut self, offset: i64) -> Features {
+        self.epoch = self.epoch.max(offset);
+        self
+    }
+}
+
 /// The levels UpdateFeatures finalized since the cluster started, over the release's.
 #[derive(Debug, Clone, Default)]
 pub struct Updates {

@@ -306,6 +306,27 @@ impl Shared {
             .apply(&self.features)
     }
 
+    /// The offset of the metadata log's last record (the KRaft quorum's), after moving the
+    /// quorum to now; `None` without a quorum.
+    pub fn metadata_offset(&self) -> Option<i64> {
+        let mut quorum = self.quorum()?;
+        controllers::advance(self, &mut quorum, controllers::now_ms());
+        Some(quorum.leader().log_end_offset() - 1)
+    }
+
+    /// Appends a record to the metadata log (a change the controller writes, such as a
+    /// feature level), so that the epoch ApiVersions shows moves on.
+    pub(crate) fn append_metadata_record(&self) {
+        if let Some(mut quorum) = self.quorum() {
+            let now = controllers::now_ms();
+            controllers::advance(self, &mut quorum, now);
+            let _ = quorum.leader_mut().append_data(1);
+            for event in quorum.after_request(now) {
+                self.event(Event::Quorum(&event));
+            }
+        }
+    }
+
     /// UpdateFeatures' changes, locked. Never held across an await.
     pub(crate) fn feature_updates(&self) -> MutexGuard<'_, features::Updates> {
         self.feature_updates

@@ -32,6 +32,7 @@ mod elr_reference;
 mod error_responses;
 mod faults;
 mod features;
+mod features_epoch;
 mod fencing;
 mod fetch_sessions;
 mod group_configs;

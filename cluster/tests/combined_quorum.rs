@@ -6,7 +6,8 @@
 //! `data/combined-quorum-kafka-4.4.txt` holds what a live `broker.sh` node answered on its
 //! broker listener: DescribeQuorum every version it lists, and for partitions it does not
 //! have; the AddRaftVoter and RemoveRaftVoter refusals (an unknown voter, the leader itself,
-//! a wrong cluster id, no `CONTROLLER` listener, the leader under a wrong directory id).
+//! a wrong cluster id, no `CONTROLLER` listener, the leader under a wrong directory id), and
+//! UnregisterController of the node itself (the active controller) and of an unknown id.
 //! Run-dependent values are placeholders: the node id and its directory id (by role), ports,
 //! the high watermark, log end offsets and fetch timestamps. The plain test sends the same
 //! to a cluster of one broker and no controllers; the ignored one compares the live node
@@ -16,7 +17,9 @@ use crate::support;
 
 use kafka_codec::messages::add_raft_voter_request::Listener;
 use kafka_codec::messages::describe_quorum_request::{PartitionData, TopicData};
-use kafka_codec::messages::{AddRaftVoterRequest, DescribeQuorumRequest, RemoveRaftVoterRequest};
+use kafka_codec::messages::{
+    AddRaftVoterRequest, DescribeQuorumRequest, RemoveRaftVoterRequest, UnregisterControllerRequest,
+};
 use kafka_codec::serde_json::Value;
 use kafka_codec::{Request, Response, ResponseFrame, Uuid};
 use std::net::SocketAddr;
@@ -170,7 +173,7 @@ async fn answers<F: std::future::Future<Output = ()>>(
             add(None, UNKNOWN, other_directory, "CONTROLLER").into(),
         ));
     }
-    let more: [(&str, i16, Request); 7] = [
+    let more: [(&str, i16, Request); 9] = [
         (
             "AddRaftVoter unknown-ack-false",
             1,
@@ -207,6 +210,21 @@ async fn answers<F: std::future::Future<Output = ()>>(
             "RemoveRaftVoter wrong-cluster-id",
             0,
             remove(Some("wrong"), leader.id, leader.directory).into(),
+        ),
+        // The combined node is the active controller.
+        (
+            "UnregisterController leader",
+            0,
+            UnregisterControllerRequest::default()
+                .with_controller_id(leader.id)
+                .into(),
+        ),
+        (
+            "UnregisterController unknown",
+            0,
+            UnregisterControllerRequest::default()
+                .with_controller_id(UNKNOWN)
+                .into(),
         ),
     ];
     requests.extend(
@@ -253,7 +271,7 @@ async fn a_combined_kafka_node_answers_the_quorum_apis_as_recorded() {
     let got = answers(&mut client, settle).await;
     let header = "# What Kafka 4.4's combined node (process.roles=broker,controller,\n\
                   # tools/kafka-broker/broker.sh) answered on its broker listener to\n\
-                  # DescribeQuorum, AddRaftVoter and RemoveRaftVoter; recorded by\n\
+                  # DescribeQuorum, AddRaftVoter, RemoveRaftVoter and UnregisterController; recorded by\n\
                   # KAFKA_CODEC_RECORD=1 cargo test -p kafka-codec-cluster --test cluster --\n\
                   # combined_quorum:: --ignored. One line per request: API, version, case <TAB>\n\
                   # the answer's body as Kafka's JSON; the node id and its directory id by\n\

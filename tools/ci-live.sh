@@ -47,7 +47,8 @@ step_quorum_describe() {
     cargo test --test quorum -- --ignored --exact \
         quorum_live::quorum_describe_reads_a_real_kafka_controller --nocapture
 }
-# Kafka's kafka-metadata-quorum against `kafka-codec quorum serve` and against the
+# Kafka's kafka-metadata-quorum against `kafka-codec quorum serve`, against a `kafka-codec
+# cluster` without controllers through its broker (combined quorum), and against the
 # controllers of `kafka-codec cluster --controllers 3` (describe --status and --replication,
 # remove-controller held between current and committed by the control surface,
 # add-controller): needs the jars broker.sh fetched, not the broker itself. One cargo run.

@@ -293,6 +293,9 @@ pub fn needs(request: &Request, state: &State) -> Vec<Need> {
     }
 }
 
+/// Kafka's message for CLUSTER_AUTHORIZATION_FAILED.
+const CLUSTER_AUTHORIZATION_FAILED: &str = "Cluster authorization failed.";
+
 /// The answer to a request refused whole for `denied`, where Kafka answers it otherwise
 /// than with the error in every error field (`kafka_codec::error_response`):
 /// DeleteShareGroupOffsets refused on its group carries GROUP_AUTHORIZATION_FAILED and
@@ -316,6 +319,28 @@ pub fn top_level_refusal(request: &Request, denied: &Need) -> Option<kafka_codec
                 .with_error_message(Some("Group authorization failed.".into()))
                 .into(),
         ),
+        // Kafka's `ControllerApis` (on a combined node, or the controller a broker forwards
+        // to): the top-level error with its exception's (default) message, no topics, for
+        // DescribeQuorum; the same message for a voter change (recorded:
+        // tests/data/combined-quorum-acl-kafka-4.4.txt).
+        Request::DescribeQuorum(_) => Some(
+            kafka_codec::messages::DescribeQuorumResponse::default()
+                .with_error_code(denied.denied().code())
+                .with_error_message(Some(CLUSTER_AUTHORIZATION_FAILED.into()))
+                .into(),
+        ),
+        Request::AddRaftVoter(_) => Some(
+            kafka_codec::messages::AddRaftVoterResponse::default()
+                .with_error_code(denied.denied().code())
+                .with_error_message(Some(CLUSTER_AUTHORIZATION_FAILED.into()))
+                .into(),
+        ),
+        Request::RemoveRaftVoter(_) => Some(
+            kafka_codec::messages::RemoveRaftVoterResponse::default()
+                .with_error_code(denied.denied().code())
+                .with_error_message(Some(CLUSTER_AUTHORIZATION_FAILED.into()))
+                .into(),
+        ),
         // `UpdateFeaturesResponse.createWithErrors`: the top-level error, no results. Kafka's
         // message names its own request object ("Request … needs ALTER permission."),
         // nothing a client can read; none here.
@@ -332,7 +357,7 @@ pub fn top_level_refusal(request: &Request, denied: &Need) -> Option<kafka_codec
 /// What Kafka's own error response of `request` (its `getErrorResponse`) sets beyond the
 /// error in every error field, for a request refused whole: InitProducerId's producer epoch
 /// -1, JoinGroup's null protocol name (v7+), and the ACL APIs' (Describe, Create, Delete)
-/// and UnregisterController's message that the request
+/// and UnregisterController's and UnregisterBroker's message that the request
 /// "needs" the operation denied (Kafka prints its request object there; the API and version
 /// stand for it here). Compared with a live 4.4 broker by `tests/acl_refusals.rs`.
 pub fn finish_refusal(
@@ -357,8 +382,10 @@ pub fn finish_refusal(
         Response::InitProducerId(answer) => answer.producer_epoch = -1,
         Response::JoinGroup(answer) if version >= 7 => answer.protocol_name = None,
         Response::DescribeAcls(answer) => answer.error_message = needs().map(Into::into),
-        // Refused by the controller it is forwarded to, with the same message.
+        // Refused by the controller it is forwarded to, with the same message (both
+        // recorded: tests/data/unregister-{controller-acl,broker}-kafka-4.4.txt).
         Response::UnregisterController(answer) => answer.error_message = needs().map(Into::into),
+        Response::UnregisterBroker(answer) => answer.error_message = needs().map(Into::into),
         Response::CreateAcls(answer) => {
             for result in &mut answer.results {
                 result.error_message = needs().map(Into::into);

@@ -48,10 +48,11 @@ impl TransactionVersion {
     }
 }
 
-/// The epoch the cluster's features were finalized at. Kafka's is the metadata log offset of
-/// the last feature level record (41 on a freshly formatted 4.4 broker, other numbers on its
-/// controller); clients only compare epochs, keeping the features of the highest, and every
-/// node here answers the same.
+/// The least epoch the cluster's features are finalized at. Kafka's broker answers the
+/// offset of its metadata image, which moves with every record; ApiVersions answers the
+/// offset of the cluster's metadata log ([`Features::at_least_epoch`]) when that is higher,
+/// which it is but before the log's first record. Clients only compare epochs, keeping the
+/// features of the highest, and every node here answers the same.
 pub const FINALIZED_EPOCH: i64 = 1;
 
 /// The feature levels of every KRaft release line, read from each release's own classes by
@@ -160,6 +161,16 @@ impl Features {
             .with_supported_features(supported)
             .with_finalized_features_epoch(self.epoch)
             .with_finalized_features(finalized)
+    }
+}
+
+impl Features {
+    /// These features at epoch `offset` when that is higher: the offset of the metadata
+    /// log's last record, as Kafka's brokers answer (the offset of their metadata image,
+    /// which moves with every record, not only with features).
+    pub fn at_least_epoch(mut self, offset: i64) -> Features {
+        self.epoch = self.epoch.max(offset);
+        self
     }
 }
 

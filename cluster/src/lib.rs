@@ -167,7 +167,8 @@ pub struct Shared {
     next_broker_id: std::sync::atomic::AtomicI32,
     /// The controllers, in node id order (the first leads at the start).
     pub controllers: Vec<BrokerAddress>,
-    /// The controllers' KRaft quorum (`None` without controllers).
+    /// The KRaft quorum: of the controllers, or without them of the brokers (combined
+    /// nodes); `None` only with neither.
     pub(crate) quorum: Option<Mutex<quorum::Quorum>>,
     /// Woken whenever the quorum moved (a fetch, an append, a voter change), for voter
     /// changes waiting to commit.
@@ -305,6 +306,27 @@ impl Shared {
             .apply(&self.features)
     }
 
+    /// The offset of the metadata log's last record (the KRaft quorum's), after moving the
+    /// quorum to now; `None` without a quorum.
+    pub fn metadata_offset(&self) -> Option<i64> {
+        let mut quorum = self.quorum()?;
+        controllers::advance(self, &mut quorum, controllers::now_ms());
+        Some(quorum.leader().log_end_offset() - 1)
+    }
+
+    /// Appends a record to the metadata log (a change the controller writes, such as a
+    /// feature level), so that the epoch ApiVersions shows moves on.
+    pub(crate) fn append_metadata_record(&self) {
+        if let Some(mut quorum) = self.quorum() {
+            let now = controllers::now_ms();
+            controllers::advance(self, &mut quorum, now);
+            let _ = quorum.leader_mut().append_data(1);
+            for event in quorum.after_request(now) {
+                self.event(Event::Quorum(&event));
+            }
+        }
+    }
+
     /// UpdateFeatures' changes, locked. Never held across an await.
     pub(crate) fn feature_updates(&self) -> MutexGuard<'_, features::Updates> {
         self.feature_updates
@@ -327,7 +349,8 @@ impl Shared {
         self.acls.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The controllers' quorum, locked (`None` without controllers). Never held across an
+    /// The KRaft quorum, locked (the controllers', or the brokers' as combined nodes when
+    /// there are no controllers; `None` only with neither). Never held across an
     /// await, nor together with another lock.
     pub fn quorum(&self) -> Option<MutexGuard<'_, quorum::Quorum>> {
         self.quorum
@@ -606,7 +629,10 @@ impl ClusterBuilder {
 
     /// How many KRaft controllers (default none), each on a listener of its own, running
     /// the crate's leader model ([`quorum`]): all are voters and the first leads. They
-    /// answer what Kafka's controllers answer admin tools (see [`controllers`]).
+    /// answer what Kafka's controllers answer admin tools (see [`controllers`]). With none,
+    /// the brokers are the voters, as combined nodes (`process.roles=broker,controller`)
+    /// are, the first leading, and answer DescribeQuorum, AddRaftVoter and RemoveRaftVoter
+    /// from that quorum.
     pub fn controllers(mut self, controllers: usize) -> Self {
         self.controllers = controllers;
         self
@@ -1010,7 +1036,14 @@ impl ClusterBuilder {
                 .is_some_and(|level| level >= 1),
         );
         let cluster_id = cluster_id(&state);
-        let quorum = (!controller_nodes.is_empty()).then(|| {
+        // Without controllers the brokers are the voters (combined mode,
+        // `process.roles=broker,controller`, as `tools/kafka-broker/broker.sh` runs Kafka).
+        let (voters, observers) = if controller_nodes.is_empty() {
+            (&brokers[..], &[][..])
+        } else {
+            (&controller_nodes[..], &brokers[..])
+        };
+        let quorum = (!voters.is_empty()).then(|| {
             let seed = self.seed.unwrap_or_else(|| {
                 let id = state.new_id();
                 u64::from_be_bytes(id.as_bytes()[..8].try_into().expect("8 bytes"))
@@ -1018,8 +1051,8 @@ impl ClusterBuilder {
             controllers::quorum(
                 seed,
                 &self.host,
-                &controller_nodes,
-                &brokers,
+                voters,
+                observers,
                 &self.modelled,
                 self.quorum_fetch_interval,
                 &cluster_id,
@@ -1038,7 +1071,6 @@ impl ClusterBuilder {
         for rule in self.rules {
             control.add(rule);
         }
-        let has_controllers = !controller_nodes.is_empty();
         let shared = Arc::new(Shared {
             state: Mutex::new(state),
             appended: Notify::new(),
@@ -1056,7 +1088,9 @@ impl ClusterBuilder {
             controller_advertised,
             cluster_id,
             advertised: {
-                let served = handlers::advertised_with(self.client_telemetry, has_controllers);
+                // Brokers forward the quorum APIs to the controllers, or answer them as
+                // combined nodes: listed either way, as Kafka's brokers list them.
+                let served = handlers::advertised_with(self.client_telemetry);
                 match self.release {
                     Some(release) => release.limit(&served),
                     None => served,

@@ -22,8 +22,9 @@ use support::Client;
 const FIXTURE: &str = "api-versions-kafka-4.4.txt";
 
 /// What a Kafka 4.4 broker listener lists and the cluster's brokers do not serve
-/// (DescribeQuorum, AddRaftVoter and RemoveRaftVoter, which a broker forwards to the active
-/// controller, are listed when the cluster has controllers, as here).
+/// (DescribeQuorum, AddRaftVoter and RemoveRaftVoter are listed with or without controllers:
+/// a broker forwards them to the active controller, or without controllers answers them as
+/// a combined node, as `broker.sh`'s does).
 const NOT_SERVED_ON_BROKERS: [(ApiKey, &str); 6] = [
     (
         ApiKey::WriteTxnMarkers,
@@ -245,6 +246,14 @@ async fn the_cluster_lists_what_kafka_4_4_lists_but_for_the_gaps_named() {
         compare(&ours, &theirs, "broker", &broker_gaps, versions);
         compare(&ours, &theirs, "controller", &controller_gaps, versions);
     }
+    // Without controllers (combined nodes, as the recorded one is), the broker lists the same.
+    let cluster = Cluster::builder()
+        .as_version(Release::parse("4.4").expect("a release"))
+        .build()
+        .await
+        .expect("cluster");
+    let ours = listed("broker", cluster.brokers()[0].address).await;
+    compare(&ours, &theirs, "broker", &broker_gaps, true);
 }
 
 #[tokio::test]

@@ -220,7 +220,7 @@ pub fn not_leader_response() -> DescribeQuorumResponse {
 
 fn error_partition(partition_index: i32, error_code: i16) -> PartitionData {
     let message = match error_code {
-        ERROR_UNKNOWN_TOPIC_OR_PARTITION => "the quorum is described only for __cluster_metadata-0",
+        ERROR_UNKNOWN_TOPIC_OR_PARTITION => "This server does not host this topic-partition.",
         ERROR_NOT_LEADER_OR_FOLLOWER => "this node is not the quorum leader",
         _ => "",
     };

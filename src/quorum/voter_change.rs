@@ -7,7 +7,7 @@
 //! request timeout (`controller.quorum.request.timeout.ms`) runs out first. The record stays
 //! in the log either way. [`PendingVoterChange::poll`] tells the caller which of these holds.
 
-use super::{Endpoints, LeaderState, QuorumError, Rejection, ReplicaKey, VoterNode};
+use super::{Endpoints, LeaderState, QuorumError, Rejection, ReplicaKey, VoterNode, VoterSet};
 use crate::messages::{
     AddRaftVoterRequest, AddRaftVoterResponse, RemoveRaftVoterRequest, RemoveRaftVoterResponse,
 };
@@ -170,9 +170,18 @@ impl LeaderState {
         let key = voter_key(request.voter_id, request.voter_directory_id, "remove")?;
         self.check_reconfigurable()
             .map_err(VoterChangeError::from_quorum)?;
-        let offset = self
-            .remove_voter(&key)
-            .map_err(VoterChangeError::from_quorum)?;
+        let voters = kafka_voter_keys(self.current_voter_set());
+        let offset = self.remove_voter(&key).map_err(|error| match error {
+            // Kafka 4.4's wording (recorded: cluster/tests/data/combined-quorum-kafka-4.4.txt).
+            QuorumError::NotAVoter(key) => VoterChangeError::new(
+                ErrorCode::VOTER_NOT_FOUND,
+                format!(
+                    "Cannot remove voter {} from the set of voters {voters}",
+                    kafka_key(&key)
+                ),
+            ),
+            other => VoterChangeError::from_quorum(other),
+        })?;
         Ok(PendingVoterChange {
             offset,
             deadline_ms: now_ms.saturating_add(timeout_ms),
@@ -202,17 +211,35 @@ impl LeaderState {
         let key = voter_key(request.voter_id, request.voter_directory_id, "add")?;
         let listeners = Endpoints::from_add_raft_voter(&request.listeners);
         if listeners.address(listener).is_none() {
+            // Kafka 4.4's wording, its listener map printed as Java prints it.
+            let given: Vec<String> = (listeners.iter())
+                .map(|(name, address)| {
+                    format!(
+                        "ListenerName({name})={}/<unresolved>:{}",
+                        address.host, address.port
+                    )
+                })
+                .collect();
             return Err(VoterChangeError::new(
                 ErrorCode::INVALID_REQUEST,
-                format!("the new voter's listeners ({listeners}) do not include {listener}"),
+                format!(
+                    "Add voter request didn't include the endpoint (Endpoints(endpoints={{{}}})) \
+                     for the default listener ListenerName({listener})",
+                    given.join(", ")
+                ),
             ));
         }
         self.check_reconfigurable()
             .map_err(VoterChangeError::from_quorum)?;
         if self.current_voter_set().node(key.id()).is_some() {
-            return Err(VoterChangeError::from_quorum(QuorumError::DuplicateVoter(
-                key.id(),
-            )));
+            return Err(VoterChangeError::new(
+                ErrorCode::DUPLICATE_VOTER,
+                format!(
+                    "The voter id for {} is already part of the set of voters {}.",
+                    kafka_key(&key),
+                    kafka_voter_keys(self.current_voter_set())
+                ),
+            ));
         }
         let kraft_version = self.log().kraft_version();
         let supported = match probe {
@@ -233,10 +260,14 @@ impl LeaderState {
                 ))
             }
             NewVoterProbe::NoAnswer => {
+                // Kafka 4.4's answer when its first ApiVersions to the new voter finds
+                // nobody there (a retry within the connection backoff says "New voter
+                // ReplicaKey(..) is not ready to receive requests" instead).
                 return Err(VoterChangeError::new(
                     ErrorCode::REQUEST_TIMED_OUT,
-                    format!("{key} did not answer ApiVersions at {listeners}"),
-                ))
+                    "Aborted add voter operation for since API_VERSIONS returned an error \
+                     BROKER_NOT_AVAILABLE",
+                ));
             }
         };
         if !self.is_replica_caught_up(&key, now_ms) {
@@ -256,12 +287,26 @@ impl LeaderState {
     }
 }
 
+/// `key` as Kafka prints a `ReplicaKey` in its messages.
+fn kafka_key(key: &ReplicaKey) -> String {
+    match key.directory_id() {
+        Some(directory) => format!("ReplicaKey(id={}, directoryId={directory})", key.id()),
+        None => format!("ReplicaKey(id={}, directoryId=<undefined>)", key.id()),
+    }
+}
+
+/// The keys of `voters` as Kafka prints a set of them (here in node id order).
+fn kafka_voter_keys(voters: &VoterSet) -> String {
+    let keys: Vec<String> = voters.voter_keys().iter().map(kafka_key).collect();
+    format!("[{}]", keys.join(", "))
+}
+
 /// A `ClusterId` left null is not checked; a given one must match.
 fn check_cluster_id(given: Option<&str>, cluster_id: &str) -> Result<(), VoterChangeError> {
     match given {
         Some(given) if given != cluster_id => Err(VoterChangeError::new(
             ErrorCode::INCONSISTENT_CLUSTER_ID,
-            format!("cluster id {given:?} is not this cluster's ({cluster_id:?})"),
+            format!("The given id \"{given}\" doesn't match the cluster id \"{cluster_id}\""),
         )),
         _ => Ok(()),
     }

@@ -32,6 +32,11 @@ KNOWN_ABSENT = {((3, 8), 75), ((3, 9), 75), ((3, 7), 74), ((3, 8), 74), ((3, 9),
 # UnregisterBroker (64): a KRaft broker of 2.8 to 3.9 lists it (the release table), the
 # ZooKeeper-mode brokers kafka-python recorded do not.
 KNOWN_ABSENT |= {(release, 64) for release in [(2, 8)] + [(3, minor) for minor in range(10)]}
+# DescribeQuorum (55), AddRaftVoter (80), RemoveRaftVoter (81): the cluster's brokers list
+# them at the release table's versions with or without controllers (without, they answer as
+# combined KRaft nodes); the ZooKeeper-mode brokers kafka-python recorded before 4.0 do not.
+KNOWN_ABSENT |= {((2, 7), 55), ((2, 8), 55), ((3, 9), 80), ((3, 9), 81)}
+KNOWN_ABSENT |= {((3, minor), 55) for minor in range(10)}
 
 
 def release_tuple(name):

@@ -608,6 +608,102 @@ impl Drop for ClusterProcess {
     }
 }
 
+/// `kafka-codec cluster` without controllers (its brokers are combined nodes, the KRaft
+/// voters), stopped when dropped: its bootstrap address.
+struct CombinedCluster {
+    child: Child,
+    bootstrap: String,
+}
+
+impl CombinedCluster {
+    fn start() -> CombinedCluster {
+        let mut child = ours(&["cluster"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kafka-codec cluster starts");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let first = lines.next().expect("a first line").expect("text");
+        let bootstrap = first
+            .strip_prefix("kafka-codec cluster: bootstrap ")
+            .unwrap_or_else(|| panic!("not the bootstrap line: {first}"))
+            .to_owned();
+        // Keep reading, so the cluster never blocks on a full pipe.
+        std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
+        CombinedCluster { child, bootstrap }
+    }
+}
+
+impl Drop for CombinedCluster {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The tool through a broker (`--bootstrap-server`) of a cluster without controllers, as
+/// against `tools/kafka-broker/broker.sh`'s combined node: the broker leads a quorum of
+/// itself, and a controller that is not a voter cannot be removed.
+#[test]
+#[ignore = "needs Java and Kafka 4.4.0's tool jars (tools/kafka-broker/broker.sh fetch); run by tools/ci-live.sh"]
+fn kafka_metadata_quorum_reads_and_reconfigures_combined_brokers() {
+    let dir = scratch("cluster-combined-live");
+    let cluster = CombinedCluster::start();
+    let bootstrap = cluster.bootstrap.clone();
+    let status = success(
+        kafka_tool(
+            &dir,
+            &["--bootstrap-server", &bootstrap, "describe", "--status"],
+        ),
+        "kafka-metadata-quorum describe --status",
+    );
+    println!("kafka-metadata-quorum describe --status against a combined cluster:\n{status}");
+    assert_eq!(status_field(&status, "LeaderId"), "0");
+    assert_eq!(status_field(&status, "LeaderEpoch"), "1");
+    assert_eq!(ids(&members(status_field(&status, "CurrentVoters"))), [0]);
+    assert!(members(status_field(&status, "CurrentObservers")).is_empty());
+    let replication = success(
+        kafka_tool(
+            &dir,
+            &[
+                "--bootstrap-server",
+                &bootstrap,
+                "describe",
+                "--replication",
+            ],
+        ),
+        "kafka-metadata-quorum describe --replication",
+    );
+    println!("kafka-metadata-quorum describe --replication:\n{replication}");
+    let rows: Vec<Vec<String>> = replication
+        .lines()
+        .skip(1)
+        .map(|line| line.split('\t').map(|c| c.trim().to_owned()).collect())
+        .collect();
+    assert_eq!(rows.len(), 1, "{replication}");
+    assert_eq!((rows[0][0].as_str(), rows[0][6].as_str()), ("0", "Leader"));
+    let removed = output(kafka_tool(
+        &dir,
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "remove-controller",
+            "--controller-id",
+            "99",
+            "--controller-directory-id",
+            "Y29tYmluZWQtcXVvcnVtIQ",
+        ],
+    ));
+    assert!(!removed.status.success(), "{}", text(&removed.stdout));
+    assert!(
+        text(&removed.stderr).contains("VoterNotFoundException")
+            || text(&removed.stderr).contains("Cannot remove voter"),
+        "{}",
+        text(&removed.stderr)
+    );
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 #[ignore = "needs Java and Kafka 4.4.0's tool jars (tools/kafka-broker/broker.sh fetch); run by tools/ci-live.sh"]
 fn kafka_metadata_quorum_reads_and_reconfigures_cluster_controllers() {

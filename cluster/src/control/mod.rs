@@ -254,7 +254,8 @@ pub enum OperationError {
     NoSuchMember(String, String),
     /// No producer with this id was handed out.
     NoSuchProducer(i64),
-    /// The cluster has no controllers.
+    /// The cluster has no KRaft quorum (no controllers and no brokers: without controllers
+    /// the brokers are its voters).
     NoControllers,
     /// No controller or broker of the quorum with this node id (or it leads: it does not
     /// fetch).

@@ -25,8 +25,11 @@ pub fn handle(context: &Context<'_>, request: &ApiVersionsRequest) -> ApiVersion
     }
     let response = ApiVersionsResponse::default()
         .with_api_keys(context.shared.advertised_on(context.node_id).to_api_keys());
+    // The epoch: the metadata log's offset, as Kafka's (its metadata image's offset).
+    let offset = context.shared.metadata_offset().unwrap_or(-1);
     context
         .shared
         .finalized_features()
+        .at_least_epoch(offset)
         .write(response, context.version)
 }

@@ -315,9 +315,11 @@ pub const CONTROLLER_SERVED: [ApiKey; 6] = [
     unregister_controller::API,
 ];
 
-/// The controllers' APIs a broker forwards to the active controller, as Kafka 4.4's brokers
-/// do (its `ControllerApis` answers them): listed on brokers when the cluster has
-/// controllers, at their stable versions (DescribeQuorum v0-v2, as Kafka's brokers list it).
+/// The controllers' APIs a broker lists at their stable versions (DescribeQuorum v0-v2, as
+/// Kafka 4.4's brokers list it), with or without controllers: with them it forwards these to
+/// the active controller (Kafka's `ControllerApis` answers them); without, the brokers are
+/// the voters of a combined quorum (`process.roles=broker,controller`) and answer them
+/// from it.
 pub const FORWARDED_TO_CONTROLLERS: [ApiKey; 3] = [
     describe_quorum::API,
     add_raft_voter::API,
@@ -325,22 +327,22 @@ pub const FORWARDED_TO_CONTROLLERS: [ApiKey; 3] = [
 ];
 
 /// What ApiVersions lists by default (client telemetry off, as on a Kafka broker without a
-/// client telemetry receiver; no controllers).
+/// client telemetry receiver).
 pub fn advertised() -> SupportedVersions {
-    advertised_with(false, false)
+    advertised_with(false)
 }
 
-/// What ApiVersions lists, GetTelemetrySubscriptions and PushTelemetry included only with
-/// `telemetry` (Kafka lists them only when a metrics reporter that receives client
-/// telemetry is configured), [`FORWARDED_TO_CONTROLLERS`] only with `controllers`.
-pub fn advertised_with(telemetry: bool, controllers: bool) -> SupportedVersions {
+/// What ApiVersions lists on a broker, GetTelemetrySubscriptions and PushTelemetry included
+/// only with `telemetry` (Kafka lists them only when a metrics reporter that receives client
+/// telemetry is configured), [`FORWARDED_TO_CONTROLLERS`] always.
+pub fn advertised_with(telemetry: bool) -> SupportedVersions {
     let telemetry_apis = [get_telemetry_subscriptions::API, push_telemetry::API].map(ApiKey::key);
     let forwarded = SupportedVersions::stable(FORWARDED_TO_CONTROLLERS);
     SupportedVersions::from_ranges(
         SupportedVersions::stable(SERVED)
             .iter()
             .filter(|(key, _)| telemetry || !telemetry_apis.contains(key))
-            .chain(forwarded.iter().filter(|_| controllers)),
+            .chain(forwarded.iter()),
     )
 }
 

@@ -1,9 +1,14 @@
 //! UnregisterBroker (KIP-500): Kafka's controller removes a broker's registration, or
 //! answers BROKER_ID_NOT_REGISTERED ("Broker ID N is not currently registered") for an id it
-//! does not know. A running broker registers again at its next heartbeat, so unregistering
-//! one of the cluster's running brokers succeeds and changes nothing a client sees. A
-//! stopped one Kafka drops from DescribeCluster's brokers (fenced ones included); here that
-//! takes `ControlHandle::remove_broker` (not done from this request yet: cluster/README.md).
+//! does not know; success carries an empty message, and a refusal for want of ALTER on the
+//! cluster Kafka's "needs ALTER permission" message (`authorizer::finish_refusal`), as a live
+//! 4.4 node answered (`tests/unregister_broker.rs`). Unregistering one of the cluster's
+//! brokers succeeds and changes nothing a client sees. Not modelled: a Kafka 4.4 broker
+//! that is unregistered while it runs does not register again (its heartbeats are refused
+//! STALE_BROKER_EPOCH, seen on `broker.sh`'s node for minutes after) and drops out of
+//! Metadata until it restarts. A stopped one Kafka drops from DescribeCluster's brokers
+//! (fenced ones included); here that takes `ControlHandle::remove_broker` (not done from
+//! this request yet: cluster/README.md).
 
 use super::Context;
 use kafka_codec::messages::{UnregisterBrokerRequest, UnregisterBrokerResponse};
@@ -17,7 +22,8 @@ pub fn handle(
 ) -> UnregisterBrokerResponse {
     let id = request.broker_id;
     if context.broker_ids().contains(&id) {
-        // Kafka 4.4 answers an empty message, not null.
+        // Kafka's success carries the schema's default message, an empty string (not null;
+        // recorded: tests/data/unregister-broker-kafka-4.4.txt).
         return UnregisterBrokerResponse::default()
             .with_error_code(0)
             .with_error_message(Some("".into()));

@@ -15,6 +15,9 @@
 //!   nothing a client sees changes (DescribeCluster still lists it, DescribeQuorum's voters
 //!   are the same). Here every served controller runs, and the modelled ones (no listener,
 //!   not listed by DescribeCluster) are not registered.
+//! - without controllers the leading broker is the active controller of a combined quorum:
+//!   its own id is INVALID_REQUEST as above, as a live combined node answers
+//!   (`tests/combined_quorum.rs`).
 //!
 //! ALTER on the cluster when ACLs are enforced (`ControllerApis` asks for it before the
 //! controller looks at the id). Kafka also refuses it below `metadata.version` 33

@@ -33,6 +33,8 @@ pub fn handle(context: &Context<'_>, request: &UpdateFeaturesRequest) -> UpdateF
         Ok(levels) => {
             if !request.validate_only {
                 context.shared.feature_updates().set(levels.clone());
+                // The controller writes the new levels to the metadata log.
+                context.shared.append_metadata_record();
             }
             (0, None)
         }

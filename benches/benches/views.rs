@@ -23,6 +23,8 @@
 //!
 //! - a hand-written reader (`views::hand_written`): the same fields read by plain safe code written
 //!   for this one layout, bounds-checked; a reference, not a lower bound.
+//! - the floor (`views::floor`, Produce only): the least a safe reader of the layout does to
+//!   reach the same fields.
 //!
 //! Also asserted before timing: the routing read allocates nothing (counting allocator), and
 //! all four read the same answer.

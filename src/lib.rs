@@ -67,8 +67,9 @@
 //! that read Kafka bytes by hand, and [`wire::Segments`], the encode output that shares large
 //! `bytes`/`records` values instead of copying them (for vectored writes).
 //!
-//! **Zero-copy views** (`views`, off by default; requests with `broker`, responses with
-//! `client`, as decoding). `RequestFrameView` and `ResponseFrameView` read a frame in place;
+//! **Zero-copy views** (`views`, off by default: it triples the CPU time of a client-only
+//! dependent's clean release build, measured in `benches/README.md`; requests with `broker`,
+//! responses with `client`, as decoding). `RequestFrameView` and `ResponseFrameView` read a frame in place;
 //! each struct has a `<Struct>View` beside it (`ProduceRequestView`), whose accessors read
 //! fields from the frame's bytes on demand. `LazyRequestFrame`, `LazyResponseFrame` and
 //! `LazyMessage` give the same views in their lazy mode (`ProduceRequestView<'_, Lazy>`).

@@ -12,7 +12,9 @@
 //!   `to_owned()` (which checks, then reads) and read through every accessor
 //!   (`to_owned_via_accessors`), and every field read with nothing built, through each
 //!   struct's `fields()` (`views::full_walk`) and through one accessor per field
-//!   (`views::full_walk_accessors`), against the owned decode; also for DescribeQuorum v2 and v3
+//!   (`views::full_walk_accessors`), and every field handed in wire order to a visitor that
+//!   sums them by the lazy view's `walk` (`views::full_visit`), against the owned decode; also
+//!   for DescribeQuorum v2 and v3
 //!   (the codec bench's message; kafka-protocol and krabka decode v2 only).
 //!
 //! Each group also times krabka-protocol 0.8's borrowed types (`DecodeBorrow`) on the same
@@ -21,6 +23,8 @@
 //!
 //! - a hand-written reader (`views::hand_written`): the same fields read by plain safe code written
 //!   for this one layout, bounds-checked; a reference, not a lower bound.
+//! - the floor (`views::floor`, Produce only): the least a safe reader of the layout does to
+//!   reach the same fields.
 //!
 //! Also asserted before timing: the routing read allocates nothing (counting allocator), and
 //! all four read the same answer.
@@ -31,7 +35,7 @@ use kafka_codec::messages::{
     DescribeQuorumResponse, FetchResponse, MetadataResponse, ProduceRequest,
 };
 use kafka_codec::{view_message, Message};
-use kafka_codec_bench::views::{hand_written_route, routes, Route};
+use kafka_codec_bench::views::{floor_route, hand_written_route, routes, Route};
 use kafka_codec_bench::{
     describe_quorum_response, fetch_response, metadata_response, produce_request, METADATA_SMALL,
 };
@@ -92,6 +96,14 @@ fn routing(
     group.bench_function("hand-written", |b| {
         b.iter(|| hand_written(black_box(bytes)))
     });
+    if let Some(floor) = floor_route(name) {
+        assert_eq!(
+            view(bytes),
+            floor(bytes),
+            "{name}: and what the floor reads"
+        );
+        group.bench_function("floor", |b| b.iter(|| floor(black_box(bytes))));
+    }
     group.bench_function("kafka-protocol", |b| b.iter(|| kp(black_box(bytes))));
     if let Some(krabka) = krabka {
         group.bench_function("krabka-protocol borrowed", |b| {
@@ -157,6 +169,10 @@ fn full_walk<M: Message + kafka_codec::Viewable + kafka_codec::codegen::DecodeFi
     });
     group.bench_function("kafka-codec lazy view every field", |b| {
         let walk = kafka_codec_bench::views::full_walk::of(name).expect("a walk case");
+        b.iter(|| walk(black_box(bytes), version).expect("valid"))
+    });
+    group.bench_function("kafka-codec lazy view walk", |b| {
+        let walk = kafka_codec_bench::views::full_visit::of(name).expect("a walk case");
         b.iter(|| walk(black_box(bytes), version).expect("valid"))
     });
     group.bench_function("kafka-codec lazy view every field, accessors", |b| {

@@ -10,7 +10,8 @@
 //!
 //! The Ir of one operation is (Ir at 11 − Ir at 1) / 10. Operations: `route-view`,
 //! `route-lazy`, `route-owned`, `route-kafka-protocol`, `route-krabka` (the five routing
-//! reads), `route-hand-written` (a hand-written reader of the same fields, `views::hand_written`), `walk-view` (view +
+//! reads), `route-hand-written` (a hand-written reader of the same fields, `views::hand_written`),
+//! `route-floor` (Produce only: the least a safe reader of the layout does, `views::floor`), `walk-view` (view +
 //! `to_owned`), `walk-view-check` (the checked view made, nothing read: `walk-view` less this is
 //! its `to_owned`), `walk-lazy` (lazy view + `to_owned`),
 //! `walk-lazy-accessors` (lazy view + `to_owned_via_accessors`), `walk-fields` (every field
@@ -29,7 +30,7 @@ use kafka_codec::messages::{
     DescribeQuorumResponse, FetchResponse, MetadataResponse, ProduceRequest,
 };
 use kafka_codec::{view_message, Message, StructView, Viewable};
-use kafka_codec_bench::views::{hand_written_route, routes};
+use kafka_codec_bench::views::{floor_route, hand_written_route, routes};
 use kafka_codec_bench::{
     describe_quorum_response, fetch_response, metadata_response, produce_request, METADATA_SMALL,
 };
@@ -145,6 +146,7 @@ fn main() {
             "route-lazy" => lazy(bytes),
             "route-owned" => owned(bytes),
             "route-hand-written" => hand_written_route(case).expect("a views case")(bytes),
+            "route-floor" => floor_route(case).expect("a case with a floor")(bytes),
             "route-kafka-protocol" => kp(bytes),
             "route-krabka" => krabka.expect("built with --features krabka")(bytes),
             how if how.starts_with("walk-") => {

@@ -4,8 +4,10 @@
 //! owned types): the same value for every field the version has, nested structs and arrays
 //! included. Tagged fields come at the end of their struct's fields in a walk and in schema
 //! order in the owned JSON; a JSON object does not keep its keys' order, so the comparison
-//! does not see it. Unknown tagged fields, which the JSON form leaves out, are compared by
-//! count with the owned message re-encoded and walked again (the same bytes, the same count).
+//! does not see it. Unknown tagged fields, which the JSON form leaves out, are compared one by
+//! one, by where they are (the path of field names and array indexes to their struct), tag
+//! and bytes, against the owned decode's `unknown_tagged_fields` of every struct, read from
+//! the owned message's derived `Debug` form ([`owned_unknown`]).
 
 use bytes::Bytes;
 use kafka_codec::json::{JsonSink, ValueSink};
@@ -22,7 +24,96 @@ struct ToJson {
     in_array: Vec<bool>,
     /// A `float64` that JSON cannot hold: the owned writer refuses the message.
     not_finite: bool,
-    unknown_tagged: usize,
+    /// Where the visitor is: each open struct's or array's label (a field name, normalised,
+    /// or an element's index), with the next element's index for an array.
+    path: Vec<(String, Option<usize>)>,
+    /// The unknown tagged fields handed over, as [`unknown_entry`] writes them.
+    unknown_tagged: Vec<String>,
+}
+
+/// A field name as both sides compare it: the schema's `PartitionData` and the owned
+/// struct's `partition_data` (or a raw identifier, `r#type`) are `partitiondata`.
+fn normalise(field: &str) -> String {
+    let field = field.strip_prefix("r#").unwrap_or(field);
+    field
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// One unknown tagged field where it was found: `path tag data`, the data as `Bytes`'s
+/// `Debug` writes it.
+fn unknown_entry<'p>(path: impl Iterator<Item = &'p str>, tag: &str, data: &str) -> String {
+    let path: Vec<&str> = path.collect();
+    format!("/{} tag {tag} data {data}", path.join("/"))
+}
+
+/// The owned message's unknown tagged fields, each as [`unknown_entry`] writes it, read from
+/// its pretty `Debug` form (derived for every generated struct: one field per line, the
+/// struct's `unknown_tagged_fields` a list of `RawTaggedField { tag, data }`). Each line that
+/// opens a struct, list or `Some(` is labelled by its field name or, in a list, by its index.
+fn owned_unknown(debug: &str) -> Result<Vec<String>, String> {
+    struct Open {
+        label: Option<String>,
+        list: bool,
+        next: usize,
+    }
+    let is_ident = |name: &str| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '#')
+    };
+    let mut open: Vec<Open> = Vec::new();
+    let mut found = Vec::new();
+    let mut tag: Option<String> = None;
+    for line in debug.lines() {
+        let text = line.trim();
+        let text = text.strip_suffix(',').unwrap_or(text);
+        if matches!(text, "}" | "]" | ")") {
+            open.pop()
+                .ok_or_else(|| format!("unbalanced Debug form at {line:?}"))?;
+            continue;
+        }
+        let (name, rest) = match text.split_once(": ") {
+            Some((name, rest)) if is_ident(name) => (Some(name), rest),
+            _ => (None, text),
+        };
+        let depth = open.len();
+        // Inside one of a struct's unknown tagged fields: its tag, then its data.
+        if depth >= 2 && open[depth - 2].label.as_deref() == Some("unknowntaggedfields") {
+            match name {
+                Some("tag") => tag = Some(rest.to_string()),
+                Some("data") => {
+                    let tag = tag.take().ok_or("a tagged field's data before its tag")?;
+                    let path = open[..depth - 2].iter().filter_map(|o| o.label.as_deref());
+                    found.push(unknown_entry(path, &tag, rest));
+                }
+                _ => return Err(format!("unexpected line in a tagged field: {line:?}")),
+            }
+            continue;
+        }
+        let label = match (name, open.last_mut()) {
+            (Some(name), _) => Some(normalise(name)),
+            (None, Some(list)) if list.list => {
+                list.next += 1;
+                Some((list.next - 1).to_string())
+            }
+            (None, _) => None,
+        };
+        if let Some(last @ ('{' | '[' | '(')) = rest.chars().last() {
+            open.push(Open {
+                label,
+                list: last == '[',
+                next: 0,
+            });
+        }
+    }
+    if !open.is_empty() {
+        return Err("unbalanced Debug form at its end".into());
+    }
+    Ok(found)
 }
 
 impl ToJson {
@@ -33,8 +124,21 @@ impl ToJson {
             out,
             in_array: vec![false],
             not_finite: false,
-            unknown_tagged: 0,
+            path: Vec::new(),
+            unknown_tagged: Vec::new(),
         }
+    }
+
+    /// Opens a struct or an array named `field`: labelled by its index in an open array.
+    fn open(&mut self, field: &str, array: bool) {
+        let label = match self.path.last_mut() {
+            Some((_, Some(next))) => {
+                *next += 1;
+                (*next - 1).to_string()
+            }
+            _ => normalise(field),
+        };
+        self.path.push((label, array.then_some(0)));
     }
 
     fn key(&mut self, field: &str) {
@@ -126,30 +230,37 @@ impl<'a> ViewVisitor<'a> for ToJson {
         self.key(field);
         self.out.begin_array();
         self.in_array.push(true);
+        self.open(field, true);
     }
     fn end_array(&mut self, _: &'static str) {
         self.in_array.pop();
         self.out.end_array();
+        self.path.pop();
     }
     fn begin_struct(&mut self, field: &'static str) {
         self.key(field);
         self.out.begin_object();
         self.in_array.push(false);
+        self.open(field, false);
     }
     fn end_struct(&mut self, _: &'static str) {
         self.in_array.pop();
         self.out.end_object();
+        self.path.pop();
     }
     fn null(&mut self, field: &'static str) {
         self.key(field);
         self.out.null();
     }
-    fn unknown_tagged(&mut self, _: u32, _: &'a [u8]) {
-        self.unknown_tagged += 1;
+    fn unknown_tagged(&mut self, tag: u32, value: &'a [u8]) {
+        let data = format!("{:?}", Bytes::copy_from_slice(value));
+        let path = self.path.iter().map(|(label, _)| label.as_str());
+        let entry = unknown_entry(path, &tag.to_string(), &data);
+        self.unknown_tagged.push(entry);
     }
 }
 
-/// What a walk of `view` handed its visitor, as JSON, and how many unknown tagged fields.
+/// What a walk of `view` handed its visitor, as JSON, and its unknown tagged fields.
 fn walk<'a, V: StructView<'a>>(view: &V) -> (<V::Mode as kafka_codec::ViewMode>::Out<()>, ToJson) {
     let mut json = ToJson::new();
     let out = view.walk_struct(&mut json);
@@ -157,23 +268,24 @@ fn walk<'a, V: StructView<'a>>(view: &V) -> (<V::Mode as kafka_codec::ViewMode>:
 }
 
 /// The JSON of the owned message, `None` where JSON cannot hold it (a float that is not
-/// finite), and its unknown tagged fields counted by a checked walk of its own encoding.
+/// finite), and its unknown tagged fields (see [`owned_unknown`]), sorted.
 fn owned_json<M: MessageCodec + Viewable + 'static>(
     owned: &M,
     version: i16,
-) -> Result<Option<(Value, usize)>, String> {
+) -> Result<Option<(Value, Vec<String>)>, String> {
     let Ok(json) = owned.to_json(version) else {
         return Ok(None);
     };
-    let bytes = Bytes::from(
-        owned
-            .encode_to_vec(version)
-            .map_err(|e| format!("re-encode: {e}"))?,
-    );
-    let view = view_message::<M::View<'_>>(&bytes, version)
-        .map_err(|e| format!("the view of the re-encoded message: {e}"))?;
-    let ((), walked) = walk(&view);
-    Ok(Some((json, walked.unknown_tagged)))
+    // Most messages have none: the Debug form is read only when clearing them changes it.
+    let mut cleared = owned.clone();
+    cleared.clear_unknown_tagged_fields();
+    let mut unknown = if &cleared == owned {
+        Vec::new()
+    } else {
+        owned_unknown(&format!("{owned:#?}"))?
+    };
+    unknown.sort();
+    Ok(Some((json, unknown)))
 }
 
 /// The checked and the lazy view's walks of `bytes` at `version` against the owned decode:
@@ -191,18 +303,19 @@ pub fn check<M: MessageCodec + Viewable + 'static>(
         Ok(owned) if json => owned_json(owned, version)?,
         _ => None,
     };
-    let compare = |what: &str, json: ToJson| -> Result<(), String> {
+    let compare = |what: &str, mut json: ToJson| -> Result<(), String> {
         let Some((expected, unknown)) = &expected else {
             return Ok(());
         };
         if json.not_finite {
             return Ok(());
         }
-        let count = json.unknown_tagged;
+        let mut got_unknown = std::mem::take(&mut json.unknown_tagged);
+        got_unknown.sort();
         let got = json.finish();
-        if &got != expected || count != *unknown {
+        if &got != expected || got_unknown != *unknown {
             return Err(format!(
-                "{what} walk handed over {got} ({count} unknown tagged), the owned decode is {expected} ({unknown})"
+                "{what} walk handed over {got} (unknown tagged: {got_unknown:?}), the owned decode is {expected} ({unknown:?})"
             ));
         }
         Ok(())

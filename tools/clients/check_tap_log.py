@@ -61,6 +61,7 @@ SERVER_CLOSED = "the server closed the connection first"
 # a run with four clients): the tap logs it and never reaches the server. Not a fault of
 # either server; any other failed start is.
 CLIENT_LEFT_UNUSED = "the client closed before sending anything; not connected upstream"
+UPSTREAM_REFUSED = "cannot connect upstream: Connection refused"
 
 SIDES = ("request", "response")
 CASTAGNOLI = 0x82F63B78  # CRC-32C, reflected
@@ -184,6 +185,11 @@ def check(client, path, expect_login=False, expect=()):
                 error = line.get("error")
                 if error == CLIENT_LEFT_UNUSED:
                     notes.append(f"{where}: {error}")
+                elif error and error.startswith(UPSTREAM_REFUSED) and \
+                        workload == "inter-broker":
+                    # The controller reconnecting to a broker that closed its listener:
+                    # judged with the requests the server closed on, below.
+                    server_closed.append(f"{where}: {error}")
                 elif error:
                     problems.append(f"{where}: {error}")
                 connects.add(connection)
@@ -234,8 +240,8 @@ def check(client, path, expect_login=False, expect=()):
                     rewritten_lines[connection] += 1
     # The inter-broker proof stops its broker: once the broker has asked to shut down
     # (ControlledShutdown), it may close its listener with the controller's last request in
-    # flight. That is the broker's doing, noted; any other server closing on a request is a
-    # problem.
+    # flight, and refuse the controller's reconnection. That is the broker's doing, noted;
+    # any other server closing on a request or refusing a connection is a problem.
     if "ControlledShutdown" in requests:
         notes.extend(f"{closed} (the broker was shutting down)" for closed in server_closed)
     else:

@@ -68,6 +68,19 @@ class ExpectTest(unittest.TestCase):
         self.assertEqual(len(unanswered("confluent-kafka",
                                         pair("ControlledShutdown", 3, 2), closed)), 1)
 
+    def test_a_stopping_broker_may_refuse_the_controllers_reconnection(self):
+        refused = {"event": "connect", "connection": 2,
+                   "error": "cannot connect upstream: Connection refused (os error 111)"}
+
+        def problems(client, *lines):
+            return [p for p in check_tap_log.check(client, self.log(*lines))[3]
+                    if "Connection refused" in p or "never closed" in p]
+
+        shutdown = pair("ControlledShutdown", 3, 2)
+        self.assertEqual(problems("inter-broker/ibp-3.9", shutdown, refused), [])
+        self.assertEqual(len(problems("inter-broker/ibp-3.9", refused)), 1)
+        self.assertEqual(len(problems("confluent-kafka", shutdown, refused)), 1)
+
     def test_a_response_cut_short_after_the_client_left_is_a_note(self):
         def stats(end, partial=0):
             empty = {"bytes": 0, "crc32c": "00000000"}

@@ -110,21 +110,6 @@ fn plain_user() -> (String, String) {
     support::broker_plain_user(&file)
 }
 
-/// Logs `client` in with SASL PLAIN.
-async fn login(client: &mut impl Calls, user: &str, password: &str) {
-    let handshake = SaslHandshakeRequest::default().with_mechanism("PLAIN".into());
-    let Response::SaslHandshake(shook) = client.call(1, handshake).await else {
-        panic!("not SaslHandshake")
-    };
-    assert_eq!(shook.error_code, 0);
-    let token = format!("\0{user}\0{password}");
-    let request = SaslAuthenticateRequest::default().with_auth_bytes(token.into_bytes().into());
-    let Response::SaslAuthenticate(done) = client.call(2, request).await else {
-        panic!("not SaslAuthenticate")
-    };
-    assert_eq!(done.error_code, 0, "{user} logs in");
-}
-
 fn binding(principal: &str, resource_type: i8, name: &str, operation: i8) -> AclCreation {
     AclCreation::default()
         .with_resource_type(resource_type)
@@ -557,7 +542,7 @@ fn the_cluster_refuses_as_kafkas_authorizer_does() {
             .await
             .expect("cluster");
         let mut admin = PipeClient::connect(&cluster, 0);
-        login(&mut admin, "admin", "admin-secret").await;
+        support::plain_login(&mut admin, "admin", "admin-secret").await;
         let mut names = Names {
             suffix: "acl29".into(),
             ok_id: Uuid::default(),
@@ -567,7 +552,7 @@ fn the_cluster_refuses_as_kafkas_authorizer_does() {
         };
         set_up(&mut admin, &mut names).await;
         let mut client = PipeClient::connect(&cluster, 0);
-        login(&mut client, &user, &password).await;
+        support::plain_login(&mut client, &user, &password).await;
         let got = answers(&mut client, &requests, &names).await;
         support::assert_same_lines(&got, &want, "cluster");
     });
@@ -661,7 +646,7 @@ async fn kafka_refuses_as_recorded() {
         .next()
         .expect("an address");
     let mut client = support::Client::connect(address, "acl-user").await;
-    login(&mut client, &user, &password).await;
+    support::plain_login(&mut client, &user, &password).await;
     // Every version wanted that the broker serves.
     let request = ApiVersionsRequest::default()
         .with_client_software_name("kafka-codec".into())

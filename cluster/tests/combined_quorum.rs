@@ -291,41 +291,6 @@ const ACL_FIXTURE: &str = "combined-quorum-acl-kafka-4.4.txt";
 
 const OTHER_USER: &str = "User:combined-quorum-other";
 
-fn other_users_acl() -> kafka_codec::messages::CreateAclsRequest {
-    use kafka_codec::messages::create_acls_request::AclCreation;
-    kafka_codec::messages::CreateAclsRequest::default().with_creations(vec![AclCreation::default()
-        .with_resource_type(4) // CLUSTER
-        .with_resource_name("kafka-cluster".into())
-        .with_resource_pattern_type(3) // LITERAL
-        .with_principal(OTHER_USER.into())
-        .with_host("*".into())
-        .with_operation(7) // ALTER
-        .with_permission_type(3)]) // ALLOW
-}
-
-async fn create_acl(admin: &mut impl Calls) {
-    let Response::CreateAcls(created) = admin.call(3, other_users_acl()).await else {
-        panic!("not CreateAcls")
-    };
-    assert_eq!(created.results[0].error_code, 0);
-}
-
-/// Logs `client` in with SASL PLAIN.
-async fn plain_login(client: &mut impl Calls, user: &str, password: &str) {
-    use kafka_codec::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
-    let handshake = SaslHandshakeRequest::default().with_mechanism("PLAIN".into());
-    let Response::SaslHandshake(shook) = client.call(1, handshake).await else {
-        panic!("not SaslHandshake")
-    };
-    assert_eq!(shook.error_code, 0);
-    let token = format!("\0{user}\0{password}");
-    let request = SaslAuthenticateRequest::default().with_auth_bytes(token.into_bytes().into());
-    let Response::SaslAuthenticate(done) = client.call(2, request).await else {
-        panic!("not SaslAuthenticate")
-    };
-    assert_eq!(done.error_code, 0, "{user} logs in");
-}
-
 /// The refused user's answers: DescribeQuorum v0-v2, AddRaftVoter v0-v1, RemoveRaftVoter v0.
 async fn refused_answers(user: &mut impl Calls) -> Vec<String> {
     let directory = Uuid::from_bytes(*b"combined-quorum!");
@@ -396,10 +361,10 @@ fn a_cluster_without_controllers_refuses_the_quorum_apis_without_acls_as_kafka_d
             .await
             .expect("cluster");
         let mut admin = PipeClient::connect(&cluster, 0);
-        plain_login(&mut admin, "admin", "admin-secret").await;
-        create_acl(&mut admin).await;
+        support::plain_login(&mut admin, "admin", "admin-secret").await;
+        support::allow_cluster_alter(&mut admin, OTHER_USER).await;
         let mut client = PipeClient::connect(&cluster, 0);
-        plain_login(&mut client, &user, &password).await;
+        support::plain_login(&mut client, &user, &password).await;
         let got = refused_answers(&mut client).await;
         support::assert_same_lines(&got, &support::fixture_lines(ACL_FIXTURE), "cluster");
     });
@@ -413,7 +378,7 @@ async fn a_combined_kafka_node_refuses_the_quorum_apis_without_acls_as_recorded(
     use kafka_codec::messages::DeleteAclsRequest;
     let (user, password) = sasl_user();
     let mut admin = connect(support::live_broker().await).await;
-    create_acl(&mut admin).await;
+    support::allow_cluster_alter(&mut admin, OTHER_USER).await;
     let sasl = std::env::var("KAFKA_BROKER_SASL_PLAINTEXT").expect("KAFKA_BROKER_SASL_PLAINTEXT");
     let sasl = tokio::net::lookup_host(sasl)
         .await
@@ -421,7 +386,7 @@ async fn a_combined_kafka_node_refuses_the_quorum_apis_without_acls_as_recorded(
         .next()
         .expect("an address");
     let mut client = connect(sasl).await;
-    plain_login(&mut client, &user, &password).await;
+    support::plain_login(&mut client, &user, &password).await;
     // The node learns the ACL from its metadata log: until then the user is allowed.
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     let got = loop {

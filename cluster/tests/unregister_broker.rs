@@ -12,12 +12,8 @@
 
 use crate::support;
 
-use kafka_codec::messages::create_acls_request::AclCreation;
 use kafka_codec::messages::delete_acls_request::DeleteAclsFilter;
-use kafka_codec::messages::{
-    CreateAclsRequest, DeleteAclsRequest, SaslAuthenticateRequest, SaslHandshakeRequest,
-    UnregisterBrokerRequest,
-};
+use kafka_codec::messages::{DeleteAclsRequest, UnregisterBrokerRequest};
 use kafka_codec::serde_json::Value;
 use kafka_codec::{Response, ResponseFrame};
 use std::net::SocketAddr;
@@ -70,39 +66,6 @@ async fn answers(admin: &mut impl Calls, user: &mut impl Calls, broker: i32) -> 
     lines
 }
 
-fn other_users_acl() -> CreateAclsRequest {
-    CreateAclsRequest::default().with_creations(vec![AclCreation::default()
-        .with_resource_type(4) // CLUSTER
-        .with_resource_name("kafka-cluster".into())
-        .with_resource_pattern_type(3) // LITERAL
-        .with_principal(OTHER_USER.into())
-        .with_host("*".into())
-        .with_operation(7) // ALTER
-        .with_permission_type(3)]) // ALLOW
-}
-
-async fn create_acl(admin: &mut impl Calls) {
-    let Response::CreateAcls(created) = admin.call(3, other_users_acl()).await else {
-        panic!("not CreateAcls")
-    };
-    assert_eq!(created.results[0].error_code, 0);
-}
-
-/// Logs `client` in with SASL PLAIN.
-async fn plain_login(client: &mut impl Calls, user: &str, password: &str) {
-    let handshake = SaslHandshakeRequest::default().with_mechanism("PLAIN".into());
-    let Response::SaslHandshake(shook) = client.call(1, handshake).await else {
-        panic!("not SaslHandshake")
-    };
-    assert_eq!(shook.error_code, 0);
-    let token = format!("\0{user}\0{password}");
-    let request = SaslAuthenticateRequest::default().with_auth_bytes(token.into_bytes().into());
-    let Response::SaslAuthenticate(done) = client.call(2, request).await else {
-        panic!("not SaslAuthenticate")
-    };
-    assert_eq!(done.error_code, 0, "{user} logs in");
-}
-
 fn sasl_user() -> (String, String) {
     support::broker_plain_user(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -124,10 +87,10 @@ fn the_cluster_unregisters_brokers_as_kafka_does() {
             .await
             .expect("cluster");
         let mut admin = PipeClient::connect(&cluster, 0);
-        plain_login(&mut admin, "admin", "admin-secret").await;
-        create_acl(&mut admin).await;
+        support::plain_login(&mut admin, "admin", "admin-secret").await;
+        support::allow_cluster_alter(&mut admin, OTHER_USER).await;
         let mut client = PipeClient::connect(&cluster, 0);
-        plain_login(&mut client, &user, &password).await;
+        support::plain_login(&mut client, &user, &password).await;
         let got = answers(&mut admin, &mut client, 0).await;
         support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "cluster");
     });
@@ -148,7 +111,7 @@ async fn kafka_unregisters_brokers_as_recorded() {
         .parse()
         .expect("a node id");
     let mut admin = connect(support::live_broker().await).await;
-    create_acl(&mut admin).await;
+    support::allow_cluster_alter(&mut admin, OTHER_USER).await;
     let sasl = std::env::var("KAFKA_BROKER_SASL_PLAINTEXT").expect("KAFKA_BROKER_SASL_PLAINTEXT");
     let sasl = tokio::net::lookup_host(sasl)
         .await
@@ -156,7 +119,7 @@ async fn kafka_unregisters_brokers_as_recorded() {
         .next()
         .expect("an address");
     let mut client = connect(sasl).await;
-    plain_login(&mut client, &user, &password).await;
+    support::plain_login(&mut client, &user, &password).await;
     // The broker learns the ACL from its metadata log: until then the user is allowed.
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {

@@ -20,12 +20,10 @@
 
 use crate::support;
 
-use kafka_codec::messages::create_acls_request::AclCreation;
 use kafka_codec::messages::delete_acls_request::DeleteAclsFilter;
 use kafka_codec::messages::describe_quorum_request::{PartitionData, TopicData};
 use kafka_codec::messages::{
-    CreateAclsRequest, DeleteAclsRequest, DescribeClusterRequest, DescribeQuorumRequest,
-    UnregisterControllerRequest,
+    DeleteAclsRequest, DescribeClusterRequest, DescribeQuorumRequest, UnregisterControllerRequest,
 };
 use kafka_codec::serde_json::Value;
 use kafka_codec::{Response, ResponseFrame};
@@ -365,19 +363,6 @@ async fn live(env: &str) {
     support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "live");
 }
 
-/// The ACL that keeps `allow.everyone.if.no.acl.found` from applying to the cluster: ALTER
-/// on it for another user.
-fn other_users_acl() -> CreateAclsRequest {
-    CreateAclsRequest::default().with_creations(vec![AclCreation::default()
-        .with_resource_type(4) // CLUSTER
-        .with_resource_name("kafka-cluster".into())
-        .with_resource_pattern_type(3) // LITERAL
-        .with_principal("User:unregister-controller-other".into())
-        .with_host("*".into())
-        .with_operation(7) // ALTER
-        .with_permission_type(3)]) // ALLOW
-}
-
 /// The lines of the ACL fixture: `refused` (the user without ALTER on the cluster) and
 /// `allowed` (a super user) asking to unregister an unknown id.
 async fn acl_answers(user: &mut impl Calls, admin: &mut impl Calls) -> Vec<String> {
@@ -401,13 +386,6 @@ async fn acl_answers(user: &mut impl Calls, admin: &mut impl Calls) -> Vec<Strin
     lines
 }
 
-async fn create_acl(admin: &mut impl Calls) {
-    let Response::CreateAcls(created) = admin.call(3, other_users_acl()).await else {
-        panic!("not CreateAcls")
-    };
-    assert_eq!(created.results[0].error_code, 0);
-}
-
 #[test]
 fn the_cluster_refuses_without_alter_on_the_cluster_as_kafka_does() {
     use kafka_codec_cluster::sasl::{Mechanism, SaslUser};
@@ -425,29 +403,13 @@ fn the_cluster_refuses_without_alter_on_the_cluster_as_kafka_does() {
             .await
             .expect("cluster");
         let mut admin = PipeClient::connect(&cluster, 0);
-        plain_login(&mut admin, "admin", "admin-secret").await;
-        create_acl(&mut admin).await;
+        support::plain_login(&mut admin, "admin", "admin-secret").await;
+        support::allow_cluster_alter(&mut admin, "User:unregister-controller-other").await;
         let mut client = PipeClient::connect(&cluster, 0);
-        plain_login(&mut client, &user, &password).await;
+        support::plain_login(&mut client, &user, &password).await;
         let got = acl_answers(&mut client, &mut admin).await;
         support::assert_same_lines(&got, &support::fixture_lines(ACL_FIXTURE), "cluster");
     });
-}
-
-/// Logs `client` in with SASL PLAIN.
-async fn plain_login(client: &mut impl Calls, user: &str, password: &str) {
-    use kafka_codec::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
-    let handshake = SaslHandshakeRequest::default().with_mechanism("PLAIN".into());
-    let Response::SaslHandshake(shook) = client.call(1, handshake).await else {
-        panic!("not SaslHandshake")
-    };
-    assert_eq!(shook.error_code, 0);
-    let token = format!("\0{user}\0{password}");
-    let request = SaslAuthenticateRequest::default().with_auth_bytes(token.into_bytes().into());
-    let Response::SaslAuthenticate(done) = client.call(2, request).await else {
-        panic!("not SaslAuthenticate")
-    };
-    assert_eq!(done.error_code, 0, "{user} logs in");
 }
 
 #[tokio::test]
@@ -459,7 +421,7 @@ async fn kafka_refuses_without_alter_on_the_cluster_as_recorded() {
         "/../tools/kafka-broker/sasl-users"
     ));
     let mut admin = connect(support::live_broker().await).await;
-    create_acl(&mut admin).await;
+    support::allow_cluster_alter(&mut admin, "User:unregister-controller-other").await;
     let sasl = std::env::var("KAFKA_BROKER_SASL_PLAINTEXT").expect("KAFKA_BROKER_SASL_PLAINTEXT");
     let sasl = tokio::net::lookup_host(sasl)
         .await
@@ -467,7 +429,7 @@ async fn kafka_refuses_without_alter_on_the_cluster_as_recorded() {
         .next()
         .expect("an address");
     let mut client = connect(sasl).await;
-    plain_login(&mut client, &user, &password).await;
+    support::plain_login(&mut client, &user, &password).await;
     // The broker learns the ACL from its metadata log.
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
     let got = loop {

@@ -582,6 +582,42 @@ impl Calls for Client {
     }
 }
 
+/// Logs `client` in with SASL PLAIN (SaslHandshake v1, SaslAuthenticate v2); fails the test
+/// unless both succeed.
+pub async fn plain_login(client: &mut impl Calls, user: &str, password: &str) {
+    use kafka_codec::messages::{SaslAuthenticateRequest, SaslHandshakeRequest};
+    let handshake = SaslHandshakeRequest::default().with_mechanism("PLAIN".into());
+    let Response::SaslHandshake(shook) = client.call(1, handshake).await else {
+        panic!("not SaslHandshake")
+    };
+    assert_eq!(shook.error_code, 0);
+    let token = format!("\0{user}\0{password}");
+    let request = SaslAuthenticateRequest::default().with_auth_bytes(token.into_bytes().into());
+    let Response::SaslAuthenticate(done) = client.call(2, request).await else {
+        panic!("not SaslAuthenticate")
+    };
+    assert_eq!(done.error_code, 0, "{user} logs in");
+}
+
+/// Allows `principal` ALTER on the cluster (CreateAcls v3): with an ACL on the cluster
+/// resource, `allow.everyone.if.no.acl.found` no longer lets every other user alter it.
+pub async fn allow_cluster_alter(admin: &mut impl Calls, principal: &str) {
+    use kafka_codec::messages::create_acls_request::AclCreation;
+    use kafka_codec::messages::CreateAclsRequest;
+    let request = CreateAclsRequest::default().with_creations(vec![AclCreation::default()
+        .with_resource_type(4) // CLUSTER
+        .with_resource_name("kafka-cluster".into())
+        .with_resource_pattern_type(3) // LITERAL
+        .with_principal(principal.into())
+        .with_host("*".into())
+        .with_operation(7) // ALTER
+        .with_permission_type(3)]); // ALLOW
+    let Response::CreateAcls(created) = admin.call(3, request).await else {
+        panic!("not CreateAcls")
+    };
+    assert_eq!(created.results[0].error_code, 0);
+}
+
 /// Makes topic `name` of `partitions` partitions with `replication` replicas (CreateTopics
 /// `version`); fails the test unless it was made.
 pub async fn make_topic(

@@ -98,18 +98,6 @@ impl Names {
     }
 }
 
-/// The user's PLAIN name and password (tools/kafka-broker/sasl-users).
-fn plain_user() -> (String, String) {
-    let file = std::env::var("KAFKA_SASL_USERS").unwrap_or_else(|_| {
-        concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tools/kafka-broker/sasl-users"
-        )
-        .to_owned()
-    });
-    support::broker_plain_user(&file)
-}
-
 fn binding(principal: &str, resource_type: i8, name: &str, operation: i8) -> AclCreation {
     AclCreation::default()
         .with_resource_type(resource_type)
@@ -531,7 +519,7 @@ fn fixture() -> (Vec<(String, i16)>, Vec<String>) {
 #[test]
 fn the_cluster_refuses_as_kafkas_authorizer_does() {
     let (requests, want) = fixture();
-    let (user, password) = plain_user();
+    let (user, password) = support::tools_plain_user();
     paused().block_on(async {
         let cluster = support::pipe::paused_cluster(1, 29)
             .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
@@ -562,7 +550,7 @@ fn the_cluster_refuses_as_kafkas_authorizer_does() {
 #[ignore = "needs a Kafka 4.4 broker with an authorizer and SASL: KAFKA_BROKER, \
             KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_NODE_ID (tools/kafka-broker/broker.sh)"]
 async fn kafka_refuses_as_recorded() {
-    let (user, password) = plain_user();
+    let (user, password) = support::tools_plain_user();
     let env = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set"));
     let mut admin = support::Client::connect(support::live_broker().await, "acl-admin").await;
     let mut names = Names {

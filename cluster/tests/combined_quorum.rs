@@ -340,31 +340,10 @@ fn refusal_placeholders(json: &mut Value) {
     }
 }
 
-fn sasl_user() -> (String, String) {
-    support::broker_plain_user(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tools/kafka-broker/sasl-users"
-    ))
-}
-
 #[test]
 fn a_cluster_without_controllers_refuses_the_quorum_apis_without_acls_as_kafka_does() {
-    use kafka_codec_cluster::sasl::{Mechanism, SaslUser};
-    use support::pipe::{paused, PipeClient};
-    let (user, password) = sasl_user();
-    paused().block_on(async {
-        let cluster = support::pipe::paused_cluster(1, 55)
-            .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
-            .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
-            .super_user("User:admin")
-            .build()
-            .await
-            .expect("cluster");
-        let mut admin = PipeClient::connect(&cluster, 0);
-        support::plain_login(&mut admin, "admin", "admin-secret").await;
-        support::allow_cluster_alter(&mut admin, OTHER_USER).await;
-        let mut client = PipeClient::connect(&cluster, 0);
-        support::plain_login(&mut client, &user, &password).await;
+    support::pipe::paused().block_on(async {
+        let (_cluster, _admin, mut client) = support::pipe::acl_cluster(55, OTHER_USER).await;
         let got = refused_answers(&mut client).await;
         support::assert_same_lines(&got, &support::fixture_lines(ACL_FIXTURE), "cluster");
     });
@@ -376,7 +355,7 @@ fn a_cluster_without_controllers_refuses_the_quorum_apis_without_acls_as_kafka_d
 async fn a_combined_kafka_node_refuses_the_quorum_apis_without_acls_as_recorded() {
     use kafka_codec::messages::delete_acls_request::DeleteAclsFilter;
     use kafka_codec::messages::DeleteAclsRequest;
-    let (user, password) = sasl_user();
+    let (user, password) = support::tools_plain_user();
     let mut admin = connect(support::live_broker().await).await;
     support::allow_cluster_alter(&mut admin, OTHER_USER).await;
     let sasl = std::env::var("KAFKA_BROKER_SASL_PLAINTEXT").expect("KAFKA_BROKER_SASL_PLAINTEXT");

@@ -66,31 +66,10 @@ async fn answers(admin: &mut impl Calls, user: &mut impl Calls, broker: i32) -> 
     lines
 }
 
-fn sasl_user() -> (String, String) {
-    support::broker_plain_user(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tools/kafka-broker/sasl-users"
-    ))
-}
-
 #[test]
 fn the_cluster_unregisters_brokers_as_kafka_does() {
-    use kafka_codec_cluster::sasl::{Mechanism, SaslUser};
-    use support::pipe::{paused, PipeClient};
-    let (user, password) = sasl_user();
-    paused().block_on(async {
-        let cluster = support::pipe::paused_cluster(1, 64)
-            .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
-            .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
-            .super_user("User:admin")
-            .build()
-            .await
-            .expect("cluster");
-        let mut admin = PipeClient::connect(&cluster, 0);
-        support::plain_login(&mut admin, "admin", "admin-secret").await;
-        support::allow_cluster_alter(&mut admin, OTHER_USER).await;
-        let mut client = PipeClient::connect(&cluster, 0);
-        support::plain_login(&mut client, &user, &password).await;
+    support::pipe::paused().block_on(async {
+        let (_cluster, mut admin, mut client) = support::pipe::acl_cluster(64, OTHER_USER).await;
         let got = answers(&mut admin, &mut client, 0).await;
         support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "cluster");
     });
@@ -105,7 +84,7 @@ async fn connect(address: SocketAddr) -> Client {
             KAFKA_BROKER_SASL_PLAINTEXT, KAFKA_NODE_ID (tools/kafka-broker/broker.sh start); \
             leaves the node's broker unregistered (out of Metadata): restart it after"]
 async fn kafka_unregisters_brokers_as_recorded() {
-    let (user, password) = sasl_user();
+    let (user, password) = support::tools_plain_user();
     let broker: i32 = std::env::var("KAFKA_NODE_ID")
         .expect("KAFKA_NODE_ID")
         .parse()

@@ -388,25 +388,9 @@ async fn acl_answers(user: &mut impl Calls, admin: &mut impl Calls) -> Vec<Strin
 
 #[test]
 fn the_cluster_refuses_without_alter_on_the_cluster_as_kafka_does() {
-    use kafka_codec_cluster::sasl::{Mechanism, SaslUser};
-    use support::pipe::{paused, PipeClient};
-    let (user, password) = support::broker_plain_user(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tools/kafka-broker/sasl-users"
-    ));
-    paused().block_on(async {
-        let cluster = support::pipe::paused_cluster(1, 94)
-            .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
-            .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
-            .super_user("User:admin")
-            .build()
-            .await
-            .expect("cluster");
-        let mut admin = PipeClient::connect(&cluster, 0);
-        support::plain_login(&mut admin, "admin", "admin-secret").await;
-        support::allow_cluster_alter(&mut admin, "User:unregister-controller-other").await;
-        let mut client = PipeClient::connect(&cluster, 0);
-        support::plain_login(&mut client, &user, &password).await;
+    support::pipe::paused().block_on(async {
+        let (_cluster, mut admin, mut client) =
+            support::pipe::acl_cluster(94, "User:unregister-controller-other").await;
         let got = acl_answers(&mut client, &mut admin).await;
         support::assert_same_lines(&got, &support::fixture_lines(ACL_FIXTURE), "cluster");
     });
@@ -416,10 +400,7 @@ fn the_cluster_refuses_without_alter_on_the_cluster_as_kafka_does() {
 #[ignore = "needs a Kafka 4.4 broker with an authorizer and SASL: KAFKA_BROKER, \
             KAFKA_BROKER_SASL_PLAINTEXT (tools/kafka-broker/broker.sh)"]
 async fn kafka_refuses_without_alter_on_the_cluster_as_recorded() {
-    let (user, password) = support::broker_plain_user(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tools/kafka-broker/sasl-users"
-    ));
+    let (user, password) = support::tools_plain_user();
     let mut admin = connect(support::live_broker().await).await;
     support::allow_cluster_alter(&mut admin, "User:unregister-controller-other").await;
     let sasl = std::env::var("KAFKA_BROKER_SASL_PLAINTEXT").expect("KAFKA_BROKER_SASL_PLAINTEXT");

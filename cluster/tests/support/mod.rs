@@ -762,6 +762,20 @@ pub fn assert_same_lines(got: &[String], want: &[String], what: &str) {
     );
 }
 
+/// The PLAIN user and password the live broker's SASL listeners have: of the file
+/// `KAFKA_SASL_USERS` names (set by `tools/kafka-broker/broker.sh`), or else of
+/// tools/kafka-broker/sasl-users, the file the script starts from.
+pub fn tools_plain_user() -> (String, String) {
+    let file = std::env::var("KAFKA_SASL_USERS").unwrap_or_else(|_| {
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tools/kafka-broker/sasl-users"
+        )
+        .to_owned()
+    });
+    broker_plain_user(&file)
+}
+
 /// The PLAIN user and password of the broker's SASL listeners (tools/kafka-broker/sasl-users).
 pub fn broker_plain_user(users_file: &str) -> (String, String) {
     let users = std::fs::read_to_string(users_file).expect("the SASL users file");

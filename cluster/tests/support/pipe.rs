@@ -75,3 +75,25 @@ pub fn paused_cluster(brokers: usize, seed: u64) -> kafka_codec_cluster::Cluster
         .seed(seed)
         .idle_timeout(None)
 }
+
+/// The recorded ACL fixtures' cluster: one broker on the paused clock with SASL PLAIN, a super
+/// user `admin` and the live broker's PLAIN user ([`super::tools_plain_user`]), both logged
+/// in, and ALTER on the cluster allowed to `other` alone, so that the user is refused it.
+/// Returns the cluster and the clients of the admin and of the user.
+pub async fn acl_cluster(seed: u64, other: &str) -> (Cluster, PipeClient, PipeClient) {
+    use kafka_codec_cluster::sasl::{Mechanism, SaslUser};
+    let (user, password) = super::tools_plain_user();
+    let cluster = paused_cluster(1, seed)
+        .sasl(SaslUser::new(Mechanism::Plain, "admin", "admin-secret"))
+        .sasl(SaslUser::new(Mechanism::Plain, &user, &password))
+        .super_user("User:admin")
+        .build()
+        .await
+        .expect("cluster");
+    let mut admin = PipeClient::connect(&cluster, 0);
+    super::plain_login(&mut admin, "admin", "admin-secret").await;
+    super::allow_cluster_alter(&mut admin, other).await;
+    let mut client = PipeClient::connect(&cluster, 0);
+    super::plain_login(&mut client, &user, &password).await;
+    (cluster, admin, client)
+}

@@ -359,9 +359,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                     Ok(removed) => ok(json!({
                         "id": removed.node_id,
                         "standIn": removed.stand_in,
-                        "movedLeaders": removed.moved_leaders.iter().map(|(topic, partition, leader)| json!({
-                            "topic": topic, "partition": partition, "leader": leader,
-                        })).collect::<Vec<_>>(),
+                        "movedLeaders": leaders_json(&removed.moved_leaders),
                         "movedGroups": removed.moved_groups,
                     })),
                     Err(e @ super::OperationError::LastBroker(_)) => conflict(e),
@@ -399,9 +397,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                         Ok(fenced) => ok(json!({
                             "id": fenced.node_id,
                             "standIn": fenced.stand_in,
-                            "movedLeaders": fenced.moved_leaders.iter().map(|(topic, partition, leader)| json!({
-                                "topic": topic, "partition": partition, "leader": leader,
-                            })).collect::<Vec<_>>(),
+                            "movedLeaders": leaders_json(&fenced.moved_leaders),
                             "movedGroups": fenced.moved_groups,
                         })),
                         Err(e @ super::OperationError::Up(_)) => conflict(e),
@@ -413,9 +409,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                         Ok(removed) => ok(json!({
                             "id": removed.node_id,
                             "successor": removed.successor,
-                            "movedLeaders": removed.moved_leaders.iter().map(|(topic, partition, leader)| json!({
-                                "topic": topic, "partition": partition, "leader": leader,
-                            })).collect::<Vec<_>>(),
+                            "movedLeaders": leaders_json(&removed.moved_leaders),
                             "movedGroups": removed.moved_groups,
                         })),
                         Err(e @ super::OperationError::LastBroker(_)) => conflict(e),
@@ -455,23 +449,13 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
             }
         }
         ["leaders", "rebalance"] => match method {
-            "POST" => ok(json!({ "movedLeaders": control
-                .rebalance_leaders()
-                .iter()
-                .map(|(topic, partition, leader)| json!({
-                    "topic": topic, "partition": partition, "leader": leader,
-                }))
-                .collect::<Vec<_>>() })),
+            "POST" => ok(json!({ "movedLeaders": leaders_json(&control.rebalance_leaders()) })),
             _ => allowed("POST"),
         },
         ["leaders", "unclean"] => match method {
-            "POST" => ok(json!({ "electedLeaders": control
-                .elect_unclean_leaders()
-                .iter()
-                .map(|(topic, partition, leader)| json!({
-                    "topic": topic, "partition": partition, "leader": leader,
-                }))
-                .collect::<Vec<_>>() })),
+            "POST" => {
+                ok(json!({ "electedLeaders": leaders_json(&control.elect_unclean_leaders()) }))
+            }
             _ => allowed("POST"),
         },
         ["topics", topic, "partitions"] => match method {
@@ -573,6 +557,17 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
 }
 
 /// Reads the body as JSON and hands it to `then`.
+/// Partitions and their new leaders, as the operations that move or elect leaders answer
+/// them.
+fn leaders_json(leaders: &[(String, i32, i32)]) -> Vec<Value> {
+    leaders
+        .iter()
+        .map(|(topic, partition, leader)| {
+            json!({ "topic": topic, "partition": partition, "leader": leader })
+        })
+        .collect()
+}
+
 fn with_body(request: &HttpRequest, then: impl FnOnce(&Value) -> Answer) -> Answer {
     match json_body(request) {
         Ok(body) => then(&body),

@@ -51,7 +51,7 @@ impl TransactionVersion {
 /// The least epoch the cluster's features are finalized at. Kafka's broker answers the
 /// offset of its metadata image, which moves with every record; ApiVersions answers the
 /// offset of the cluster's metadata log ([`Features::at_least_epoch`]) when that is higher,
-/// which it is but before the log's first record. Clients only compare epochs, keeping the
+/// as it is once the log holds a few records. Clients only compare epochs, keeping the
 /// features of the highest, and every node here answers the same.
 pub const FINALIZED_EPOCH: i64 = 1;
 
@@ -162,9 +162,7 @@ impl Features {
             .with_finalized_features_epoch(self.epoch)
             .with_finalized_features(finalized)
     }
-}
 
-impl Features {
     /// These features at epoch `offset` when that is higher: the offset of the metadata
     /// log's last record, as Kafka's brokers answer (the offset of their metadata image,
     /// which moves with every record, not only with features).

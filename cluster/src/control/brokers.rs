@@ -173,11 +173,12 @@ impl ControlHandle {
     /// partition broker `node_id` led moves to the brokers left (up ones first), each at a
     /// bumped leader epoch as [`move_leader`](Self::move_leader) bumps it, and replicas
     /// lists of partitions placed by default name only brokers still there, as after
-    /// `kafka-reassign-partitions` moved its replicas away; the groups and transactional ids it coordinated move to a successor
-    /// (a group's waiting JoinGroup or SyncGroup is answered NOT_COORDINATOR), which also
-    /// takes what the coordinator rule would give it later; then it is removed: its listener
-    /// closes and its connections are dropped for good. Removing the last broker is
-    /// refused. [`remove_broker`](Self::remove_broker) removes one as Kafka does.
+    /// `kafka-reassign-partitions` moved its replicas away; the groups and transactional ids
+    /// it coordinated move to a successor (a group's waiting JoinGroup or SyncGroup is
+    /// answered NOT_COORDINATOR), which also takes what the coordinator rule would give it
+    /// later; then it is removed: its listener closes and its connections are dropped for
+    /// good. Removing the last broker is refused. [`remove_broker`](Self::remove_broker)
+    /// removes one as Kafka does.
     pub fn reassign_and_remove_broker(
         &self,
         node_id: i32,

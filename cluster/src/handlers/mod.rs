@@ -218,6 +218,19 @@ impl Context<'_> {
             .state()
             .leader(topic, partition, self.shared.placement_brokers)
     }
+
+    /// `(node id, host, port)` of each of `nodes` that has a listener: the node endpoints of
+    /// the answers that name partition leaders (KIP-951: Produce v10+, ShareFetch,
+    /// ShareAcknowledge), each message with an endpoint type of its own.
+    pub fn endpoints(&self, nodes: impl IntoIterator<Item = i32>) -> Vec<(i32, String, i32)> {
+        nodes
+            .into_iter()
+            .filter_map(|node| {
+                let address = self.shared.address(node)?;
+                Some((node, address.ip().to_string(), i32::from(address.port())))
+            })
+            .collect()
+    }
 }
 
 /// The APIs served, each at every stable version this crate knows (a version still in

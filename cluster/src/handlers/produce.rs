@@ -87,25 +87,21 @@ pub fn handle(context: &Context<'_>, request: &ProduceRequest) -> ProduceRespons
         })
         .collect::<Vec<_>>();
     // The endpoints of the leaders NOT_LEADER_OR_FOLLOWER answers name (v10+).
-    let mut leaders: Vec<i32> = responses
+    let leaders: std::collections::BTreeSet<i32> = responses
         .iter()
         .flat_map(|topic| &topic.partition_responses)
         .filter(|p| p.error_code == ErrorCode::NOT_LEADER_OR_FOLLOWER.code())
         .map(|p| p.current_leader.leader_id)
         .filter(|&leader| leader >= 0)
         .collect();
-    leaders.sort_unstable();
-    leaders.dedup();
-    let endpoints = leaders
+    let endpoints = context
+        .endpoints(leaders)
         .into_iter()
-        .filter_map(|node| {
-            let address = context.shared.address(node)?;
-            Some(
-                NodeEndpoint::default()
-                    .with_node_id(node)
-                    .with_host(address.ip().to_string().into())
-                    .with_port(i32::from(address.port())),
-            )
+        .map(|(node, host, port)| {
+            NodeEndpoint::default()
+                .with_node_id(node)
+                .with_host(host.into())
+                .with_port(port)
         })
         .collect();
     ProduceResponse::default()

@@ -107,16 +107,14 @@ pub fn handle(
         // Checked above, under the same lock.
         let _ = share.session(group_id, member_id, epoch, &[], &[]);
     }
-    let endpoints = leaders
+    let endpoints = context
+        .endpoints(leaders)
         .into_iter()
-        .filter_map(|node| {
-            let address = context.shared.address(node)?;
-            Some(
-                NodeEndpoint::default()
-                    .with_node_id(node)
-                    .with_host(address.ip().to_string().into())
-                    .with_port(i32::from(address.port())),
-            )
+        .map(|(node, host, port)| {
+            NodeEndpoint::default()
+                .with_node_id(node)
+                .with_host(host.into())
+                .with_port(port)
         })
         .collect();
     ShareAcknowledgeResponse::default()

@@ -24,7 +24,8 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *
  * <ol>
  *   <li>a leader moved mid-produce: the idempotent producer meets NOT_LEADER_OR_FOLLOWER at
- *       the old leader, refreshes its metadata, sends the rest to the new one, and every
+ *       the old leader, learns the new one (from the refusal, Produce v10+, or a metadata
+ *       refresh), sends the rest to it, and every
  *       record is acknowledged once, at offsets 0..n-1;
  *   <li>a produce applied and its answer lost ({"applyThen": "disconnect"}): the idempotent
  *       producer retries it on a new connection and the cluster answers the retry with the
@@ -41,6 +42,7 @@ public final class ClusterFaults extends FaultProof {
     private static final int RECORDS = 1000;
     private static final int RETRIED = 20;
     private static final Pattern BROKER = Pattern.compile("\"broker\":(\\d+)");
+    private static final Pattern VERSION = Pattern.compile("\"version\":(\\d+)");
 
     private ClusterFaults(String bootstrap, String control) {
         super(bootstrap, control);
@@ -85,7 +87,8 @@ public final class ClusterFaults extends FaultProof {
         checkOffsets(acked, 0, RECORDS, "java-faults");
         check(endOffset("java-faults") == RECORDS, "java-faults does not end at " + RECORDS);
         List<Integer> brokers = new ArrayList<>();
-        Matcher matcher = BROKER.matcher(call("GET", "/log?api=Produce&after=" + before, null));
+        String produced = call("GET", "/log?api=Produce&after=" + before, null);
+        Matcher matcher = BROKER.matcher(produced);
         while (matcher.find()) {
             brokers.add(Integer.parseInt(matcher.group(1)));
         }
@@ -94,10 +97,18 @@ public final class ClusterFaults extends FaultProof {
         check(toOld > 0, "no produce request met the old leader after the move: the fault never fired");
         check(toNew > 0, "no produce request reached the new leader after the move");
         check(brokers.lastIndexOf(0) < brokers.indexOf(1), "the producer went back to the old leader");
-        check(SEQUENCE.matcher(call("GET", "/log?api=Metadata&after=" + before, null)).find(),
-                "the producer did not refresh its metadata after the move");
+        // Produce v10+ names the new leader in the old leader's refusal (KIP-951): the producer
+        // may follow that without asking for Metadata. Before v10 only a refresh finds it.
+        boolean refreshed = SEQUENCE.matcher(call("GET", "/log?api=Metadata&after=" + before, null)).find();
+        int oldestVersion = Integer.MAX_VALUE;
+        Matcher version = VERSION.matcher(produced);
+        while (version.find()) {
+            oldestVersion = Math.min(oldestVersion, Integer.parseInt(version.group(1)));
+        }
+        check(refreshed || oldestVersion >= 10, "the producer did not refresh its metadata after the move");
         return "a leader moved mid-produce (" + toOld + " produce request(s) to the old leader after the move, "
-                + toNew + " to the new one), " + RECORDS + " records acknowledged once at 0.." + (RECORDS - 1);
+                + toNew + " to the new one, found by " + (refreshed ? "a Metadata refresh" : "the refusal's leader")
+                + "), " + RECORDS + " records acknowledged once at 0.." + (RECORDS - 1);
     }
 
     /** The first Produce of `client` is applied and its answer lost; the producer retries. */

@@ -594,6 +594,28 @@ impl std::ops::Deref for ControlHandle {
     }
 }
 
+/// The operations a handler takes part in as well as the control surface (an
+/// UnregisterBroker does what [`ControlHandle::remove_broker`] does after the shutdown), on a
+/// borrowed cluster: one code path for both.
+pub(crate) struct Operator<'a> {
+    pub(crate) shared: &'a Shared,
+}
+
+impl std::ops::Deref for Operator<'_> {
+    type Target = Control;
+    fn deref(&self) -> &Control {
+        &self.shared.control
+    }
+}
+
+impl ControlHandle {
+    pub(crate) fn operator(&self) -> Operator<'_> {
+        Operator {
+            shared: &self.shared,
+        }
+    }
+}
+
 impl ControlHandle {
     /// Moves the leadership of `topic`'s `partition` to broker `to`, bumping its leader
     /// epoch: the old leader then answers NOT_LEADER_OR_FOLLOWER, and a request naming the

@@ -176,7 +176,10 @@ async fn fetch_lines(
                     )
                 })
                 .collect();
-            let records = p.records.as_ref().map_or(0, |r| r.len());
+            let records = p
+                .records
+                .as_ref()
+                .map_or("null".to_owned(), |r| r.len().to_string());
             lines.push(format!(
                 "fetch {step}\t{role} {topic}-0 v{version} epoch={epoch}: error={}/{} hw={} \
                  records={records} preferred={} current_leader={} current_epoch={} \
@@ -386,7 +389,8 @@ fn kafka_answers_fetch_from_a_broker_not_leading_as_recorded() {
                   # version and current leader epoch named; f-0's leader moved to b by an\n\
                   # AlterPartitionReassignments putting b first and a preferred ElectLeaders,\n\
                   # then c stopped gracefully (h-0 offline). Answer: top-level/partition\n\
-                  # error, high watermark, record bytes, preferred read replica, CurrentLeader\n\
+                  # error, high watermark, record bytes (null: a null record set), preferred\n\
+                  # read replica, CurrentLeader\n\
                   # (v12+), NodeEndpoints (v16+; '=': the address Metadata lists).\n";
     if !support::recorded(FIXTURE, header, &got) {
         support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "live");

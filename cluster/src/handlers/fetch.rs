@@ -211,7 +211,11 @@ fn read(
             };
             let name = found.map(|(name, _)| name.as_str());
             let found = found.map(|(_, topic)| topic);
-            let answer = PartitionData::default().with_partition_index(partition.partition);
+            // Records empty, not null, on an error too, as Kafka writes them (librdkafka
+            // fails to parse a null record set).
+            let answer = PartitionData::default()
+                .with_partition_index(partition.partition)
+                .with_records(Some(Bytes::new()));
             let log = found.and_then(|topic| topic.partition(partition.partition));
             let Some(log) = log else {
                 errors = true;

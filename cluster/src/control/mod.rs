@@ -623,7 +623,9 @@ impl ControlHandle {
     /// shows the same move made by a reassignment putting `to` first among the replicas and
     /// a preferred election (`tests/move_leader_kafka.rs`): the replicas list starts with
     /// `to` (so it stays the preferred leader), the others in their order, the ISR's order
-    /// kept, and the partition epoch moves on by two. The new epoch.
+    /// kept, and the partition epoch moves on by two. A broker that holds no replica is
+    /// added by that reassignment (replicas `[to, the others]`, `to` last in the ISR, the
+    /// partition epoch moved on by three), as Kafka showed alike. The new epoch.
     pub fn move_leader(&self, topic: &str, partition: i32, to: i32) -> Result<i32, OperationError> {
         let brokers = self.shared.placement_brokers;
         if !self.shared.is_broker(to) {

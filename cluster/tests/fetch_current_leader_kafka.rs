@@ -85,6 +85,7 @@ async fn steps(side: &mut impl Side) -> Vec<String> {
     for role in ['a', 'c'] {
         lines.extend(fetch_lines(side, "moved to b", role, "g", &[-1, 0, 1]).await);
     }
+    lines.extend(other_error_lines(side).await);
     side.stop('c').await;
     for role in ['a', 'b'] {
         lines.extend(fetch_lines(side, "c stopped", role, "h", &[-1, 0, 1, 2]).await);
@@ -191,6 +192,43 @@ async fn fetch_lines(
                 letter(side, p.current_leader.leader_id),
                 p.current_leader.leader_epoch,
                 endpoints.join(","),
+            ));
+        }
+    }
+    lines
+}
+
+/// The other errors a partition's Fetch gets, for their offsets and record set: an offset
+/// past the log end from the leader (b), and a topic not held (by name, by a made-up id).
+async fn other_error_lines(side: &mut impl Side) -> Vec<String> {
+    let (ids, _) = metadata(side.client('b')).await;
+    let unknown = Uuid::from_halves(0x5eed, 1);
+    let cases = [
+        ("out of range", "f", ids["f"], 5),
+        ("unknown", "x", unknown, 0),
+    ];
+    let mut lines = Vec::new();
+    for (what, topic, id, offset) in cases {
+        for version in [8, 12, 13, NEWEST] {
+            let request = fetch(topic, id, -1);
+            let mut request = request;
+            request.topics[0].partitions[0].fetch_offset = offset;
+            let Response::Fetch(fetched) = side.client('b').call(version, request).await else {
+                panic!("not Fetch")
+            };
+            let p = &fetched.responses[0].partitions[0];
+            let records = p
+                .records
+                .as_ref()
+                .map_or("null".to_owned(), |r| r.len().to_string());
+            lines.push(format!(
+                "fetch {what}\tb {topic}-0 v{version} offset={offset}: error={}/{} hw={} \
+                 lso={} log_start={} records={records}",
+                fetched.error_code,
+                p.error_code,
+                p.high_watermark,
+                p.last_stable_offset,
+                p.log_start_offset,
             ));
         }
     }
@@ -388,7 +426,9 @@ fn kafka_answers_fetch_from_a_broker_not_leading_as_recorded() {
                   # [a,b,c]), g-0 ([b]) and h-0 ([c]) sent to the broker named first, at the\n\
                   # version and current leader epoch named; f-0's leader moved to b by an\n\
                   # AlterPartitionReassignments putting b first and a preferred ElectLeaders,\n\
-                  # then c stopped gracefully (h-0 offline). Answer: top-level/partition\n\
+                  # then c stopped gracefully (h-0 offline); and from b, f-0 at an offset\n\
+                  # past its end and a topic not held, with their offsets (last stable, log\n\
+                  # start). Answer: top-level/partition\n\
                   # error, high watermark, record bytes (null: a null record set), preferred\n\
                   # read replica, CurrentLeader\n\
                   # (v12+), NodeEndpoints (v16+; '=': the address Metadata lists).\n";

@@ -8,8 +8,8 @@
 //! have news, and waits for `MinBytes` as a full one does.
 //! v0-v3 get the stored v2 batches converted to magic 0 or 1 (`legacy`), as Kafka 3.x did.
 //! A follower serves a consumer from v11 (KIP-392); refusals for leadership name the current
-//! leader and its endpoint from v16 (KIP-951), as recorded from Kafka 4.4
-//! (`tests/fetch_current_leader_kafka.rs`).
+//! leader and its endpoint from v16 (KIP-951); every error answer has offsets -1 and an empty
+//! record set: as recorded from Kafka 4.4 (`tests/fetch_current_leader_kafka.rs`).
 
 use super::Context;
 use crate::fetch_sessions::{Answered, Plan, Wanted, INVALID_SESSION_ID};
@@ -211,10 +211,13 @@ fn read(
             };
             let name = found.map(|(name, _)| name.as_str());
             let found = found.map(|(_, topic)| topic);
-            // Records empty, not null, on an error too, as Kafka writes them (librdkafka
-            // fails to parse a null record set).
-            let answer = PartitionData::default()
+            // An error's answer, as Kafka writes every one: offsets -1, records empty, not
+            // null (librdkafka fails to parse a null record set).
+            let failed = PartitionData::default()
                 .with_partition_index(partition.partition)
+                .with_high_watermark(-1)
+                .with_last_stable_offset(-1)
+                .with_log_start_offset(-1)
                 .with_records(Some(Bytes::new()));
             let log = found.and_then(|topic| topic.partition(partition.partition));
             let Some(log) = log else {
@@ -224,7 +227,7 @@ fn read(
                 } else {
                     ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
                 };
-                return answer.with_error_code(error.code());
+                return failed.with_error_code(error.code());
             };
             let (leader, epoch) = state.leader(
                 name.unwrap_or_default(),
@@ -252,16 +255,17 @@ fn read(
             };
             if let Some(error) = refusal {
                 errors = true;
-                return refused(context.version, answer, error, (leader, epoch));
+                return refused(context.version, failed, error, (leader, epoch));
             }
-            let answer = answer
+            let answer = failed
+                .clone()
                 .with_high_watermark(log.high_watermark())
                 .with_last_stable_offset(log.last_stable_offset())
                 .with_log_start_offset(log.log_start());
             let offset = partition.fetch_offset;
             if offset < log.log_start() || offset > log.high_watermark() {
                 errors = true;
-                return answer.with_error_code(ErrorCode::OFFSET_OUT_OF_RANGE.code());
+                return failed.with_error_code(ErrorCode::OFFSET_OUT_OF_RANGE.code());
             }
             let limit = (partition.max_bytes.max(0) as usize).min(budget);
             // Kafka returns the first batch whole even over the limits, so that a
@@ -301,7 +305,7 @@ fn read(
                         Ok(converted) => concat(&converted),
                         Err(error) => {
                             errors = true;
-                            return answer.with_error_code(error.code());
+                            return failed.with_error_code(error.code());
                         }
                     }
                 }
@@ -349,23 +353,19 @@ fn follows(
         .contains(&context.node_id)
 }
 
-/// A partition refused for leadership or its leader epoch: no offsets (-1, as Kafka's
-/// error answers), and from v16 (KIP-951) on NOT_LEADER_OR_FOLLOWER and
+/// A partition refused for leadership or its leader epoch (`failed`: the error answer
+/// without its error): from v16 (KIP-951) on NOT_LEADER_OR_FOLLOWER and
 /// FENCED_LEADER_EPOCH the leader and epoch this broker knows (-1 and the epoch when the
 /// partition has none; not on UNKNOWN_LEADER_EPOCH), as a Kafka 4.4 broker answers
 /// (recorded: `tests/fetch_current_leader_kafka.rs`). The field exists from v12, but Kafka
 /// fills it from v16 only.
 fn refused(
     version: i16,
-    answer: PartitionData,
+    failed: PartitionData,
     error: ErrorCode,
     (leader, epoch): (i32, i32),
 ) -> PartitionData {
-    let answer = answer
-        .with_error_code(error.code())
-        .with_high_watermark(-1)
-        .with_last_stable_offset(-1)
-        .with_log_start_offset(-1);
+    let answer = failed.with_error_code(error.code());
     let names_leader = matches!(
         error,
         ErrorCode::NOT_LEADER_OR_FOLLOWER | ErrorCode::FENCED_LEADER_EPOCH

@@ -140,8 +140,10 @@ async fn an_added_broker_is_listed_serves_and_leads_what_is_moved_to_it() {
         0
     );
     assert_eq!(fetched(&to_new.call(12, fetch(0, 1)).await), (0, 1));
+    // Added to its replicas, first, as Kafka's reassignment to it adds it.
+    let (old_leader, _, _) = partition(&before, 0);
     let (leader, epoch, replicas) = partition(&metadata(&mut to_new).await, 0);
-    assert_eq!((leader, epoch, replicas), (3, 1, vec![3]));
+    assert_eq!((leader, epoch, replicas), (3, 1, vec![3, old_leader]));
 
     // Over HTTP, on a port given: a free one, found by binding and letting go.
     let port = std::net::TcpListener::bind("127.0.0.1:0")

@@ -456,8 +456,10 @@ async fn a_moved_leader_bumps_the_epoch_and_fences_the_old_one() {
         produce_error(&to_old.call(9, produce("events", 0, batch(1, 1))).await),
         ErrorCode::NOT_LEADER_OR_FOLLOWER.code()
     );
+    // It holds a replica now (the move added 1 as Kafka's reassignment does: replicas
+    // [1, 0]): a follower, it fences the old epoch.
     let (error, _) = fetched(&to_old.call(12, fetch("events", 0, 0, 0)).await);
-    assert_eq!(error, ErrorCode::NOT_LEADER_OR_FOLLOWER.code());
+    assert_eq!(error, ErrorCode::FENCED_LEADER_EPOCH.code());
     // Metadata names the new leader and epoch.
     let Response::Metadata(meta) = to_old.call(12, metadata("events")).await else {
         panic!("not Metadata")

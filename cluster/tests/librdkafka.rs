@@ -21,7 +21,8 @@
 //! rebalance, back (`tools/clients/cluster_rebalance_librdkafka.py`); and a group whose
 //! coordinator is stopped and fenced with no other replica of its internal partition waits
 //! (COORDINATOR_NOT_AVAILABLE) and resumes from its committed offset once the broker is
-//! restarted (`tools/clients/cluster_coordinator_librdkafka.py`).
+//! restarted (`tools/clients/cluster_coordinator_librdkafka.py`); and its consumer follows a
+//! leader moved while it reads (`tools/clients/cluster_fetch_leader_librdkafka.py`).
 //! Needs the clients' venv:
 //!
 //! ```text
@@ -73,6 +74,21 @@ async fn librdkafka_follows_a_moved_leader_and_a_restarted_broker() {
         .await
         .expect("cluster");
     support::run_control_script(&cluster, "cluster_faults_librdkafka.py", &["2000"]).await;
+}
+
+/// A leader moved while librdkafka's consumer reads: its Fetch to the old leader at the old
+/// epoch is refused FENCED_LEADER_EPOCH (naming the new leader from v16, KIP-951), it reads
+/// the rest from the new leader, every record once and in order
+/// (`tools/clients/cluster_fetch_leader_librdkafka.py` checks the request log and the records).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_consumer_follows_a_moved_leader() {
+    let cluster = Cluster::builder()
+        .brokers(2)
+        .build()
+        .await
+        .expect("cluster");
+    support::run_control_script(&cluster, "cluster_fetch_leader_librdkafka.py", &["1000"]).await;
 }
 
 /// A leader stopped for good and fenced once the broker session timeout (here 1 s) passes:

@@ -34,6 +34,7 @@ mod faults;
 mod features;
 mod features_epoch;
 mod fencing;
+mod fetch_current_leader_kafka;
 mod fetch_sessions;
 mod group_configs;
 mod groups;

@@ -1,7 +1,7 @@
 //! Adding and removing brokers at run time: the cluster's membership changes as an operator
 //! changes a Kafka cluster's, and clients see it in Metadata and DescribeCluster.
 
-use super::{ControlHandle, Node, OperationError};
+use super::{ControlHandle, FencedBroker, Node, OperationError, Operator};
 use crate::BrokerAddress;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -122,51 +122,15 @@ impl ControlHandle {
                 return Err(OperationError::LastBroker(node_id));
             }
         }
-        // The controlled shutdown: stopped, then fenced at once.
+        // The controlled shutdown: stopped, then fenced at once; then unregistered.
         self.stop_broker(node_id)?;
-        let fenced = self.fence(node_id);
-        // Its replicas lists keep its id once it is no longer a broker.
-        {
-            let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();
-            shared
-                .state()
-                .keep_replicas_of(node_id, &brokers, shared.placement_brokers);
-        }
-        self.unregister(node_id);
-        shared.groups_changed.notify_one();
-        shared.appended.notify_waiters();
+        let fenced = self.operator().unregister_stopped(node_id);
         Ok(RemovedBroker {
             node_id,
             moved_leaders: fenced.moved_leaders,
             moved_groups: fenced.moved_groups,
             stand_in: fenced.stand_in,
         })
-    }
-
-    /// Broker `node_id` leaves the brokers listed, its switch and the quorum's observers.
-    fn unregister(&self, node_id: i32) {
-        let shared = &self.shared;
-        {
-            let mut brokers = shared.brokers.write().unwrap_or_else(|e| e.into_inner());
-            let now: Vec<BrokerAddress> = brokers
-                .iter()
-                .filter(|broker| broker.node_id != node_id)
-                .cloned()
-                .collect();
-            *brokers = Arc::new(now);
-        }
-        // Its switch goes down, then goes: the accept loop and connections watching it end.
-        {
-            let mut nodes = self.nodes();
-            if let Some(index) = nodes.iter().position(|node| node.id == node_id) {
-                nodes[index].up.send_replace(false);
-                nodes.remove(index);
-            }
-        }
-        // It no longer reads the metadata log.
-        if let Some(mut quorum) = shared.quorum() {
-            let _ = quorum.set_running(node_id, false, crate::controllers::now_ms());
-        }
     }
 
     /// What kfake's `RemoveNode` does, which Kafka does only through a reassignment: every
@@ -241,7 +205,7 @@ impl ControlHandle {
                 groups.coordinator_moved(group);
             }
         }
-        self.unregister(node_id);
+        self.operator().unregister(node_id);
         shared.groups_changed.notify_one();
         shared.appended.notify_waiters();
         Ok(ReassignedAndRemoved {
@@ -250,5 +214,55 @@ impl ControlHandle {
             moved_leaders,
             moved_groups,
         })
+    }
+}
+
+impl Operator<'_> {
+    /// Unregisters stopped broker `node_id`, as Kafka's controller acts on UnregisterBroker
+    /// (`tests/remove_broker_kafka.rs`): fenced if it was not yet (out of every ISR, the
+    /// partitions it led moved to the first replica left in the ISR or offline; nothing to
+    /// move when it was fenced already), then gone from DescribeCluster's brokers, fenced
+    /// ones included, and from the quorum's observers. The replicas lists that name it keep
+    /// its id, and it stays among their offline replicas. What fencing moved.
+    pub(crate) fn unregister_stopped(&self, node_id: i32) -> FencedBroker {
+        let shared = self.shared;
+        let fenced = self.fence(node_id);
+        // Its replicas lists keep its id once it is no longer a broker.
+        {
+            let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();
+            shared
+                .state()
+                .keep_replicas_of(node_id, &brokers, shared.placement_brokers);
+        }
+        self.unregister(node_id);
+        shared.groups_changed.notify_one();
+        shared.appended.notify_waiters();
+        fenced
+    }
+
+    /// Broker `node_id` leaves the brokers listed, its switch and the quorum's observers.
+    fn unregister(&self, node_id: i32) {
+        let shared = &self.shared;
+        {
+            let mut brokers = shared.brokers.write().unwrap_or_else(|e| e.into_inner());
+            let now: Vec<BrokerAddress> = brokers
+                .iter()
+                .filter(|broker| broker.node_id != node_id)
+                .cloned()
+                .collect();
+            *brokers = Arc::new(now);
+        }
+        // Its switch goes down, then goes: the accept loop and connections watching it end.
+        {
+            let mut nodes = self.nodes();
+            if let Some(index) = nodes.iter().position(|node| node.id == node_id) {
+                nodes[index].up.send_replace(false);
+                nodes.remove(index);
+            }
+        }
+        // It no longer reads the metadata log.
+        if let Some(mut quorum) = shared.quorum() {
+            let _ = quorum.set_running(node_id, false, crate::controllers::now_ms());
+        }
     }
 }

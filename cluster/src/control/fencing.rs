@@ -9,7 +9,7 @@
 //! groups and transactional ids it coordinates move to a stand-in, as the leadership of
 //! their `__consumer_offsets` and `__transaction_state` partitions moves on Kafka.
 
-use super::{ControlHandle, OperationError};
+use super::{ControlHandle, OperationError, Operator};
 use crate::state::ReplicaView;
 
 /// What fencing a broker did.
@@ -82,82 +82,12 @@ impl ControlHandle {
     }
 
     pub(super) fn fence(&self, node_id: i32) -> FencedBroker {
-        self.fence_as(node_id, false)
+        self.operator().fence(node_id)
     }
 
     /// `node_id` registers after an unclean shutdown: fenced, out of the ELRs.
     pub(crate) fn fence_unclean(&self, node_id: i32) -> FencedBroker {
-        self.fence_as(node_id, true)
-    }
-
-    fn fence_as(&self, node_id: i32, unclean: bool) -> FencedBroker {
-        let shared = &self.shared;
-        let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();
-        let placement = shared.placement_brokers;
-        let (moved_leaders, stand_in) = {
-            let mut state = shared.state();
-            let moved = if unclean {
-                state.fence_broker_unclean(node_id, &brokers, placement)
-            } else {
-                state.fence_broker(node_id, &brokers, placement)
-            };
-            // The next unfenced broker after it in node id order among the other replicas of
-            // its internal partitions (`offsets.topic.replication.factor`), as Kafka's
-            // controller elects one of them; none: they have no leader.
-            let factor = state.configs.coordinator_replication_factor();
-            let stand_in = crate::state::replicas_among(&brokers, node_id, factor)
-                .into_iter()
-                .find(|&b| b != node_id && !state.is_fenced(b));
-            (moved, stand_in)
-        };
-        let mut moved_groups = Vec::new();
-        if let Some(stand_in) = stand_in {
-            moved_groups = shared
-                .groups()
-                .groups
-                .keys()
-                .filter(|group| self.coordinator(group, placement) == node_id)
-                .cloned()
-                .collect();
-            let transactional_ids: Vec<String> = shared
-                .state()
-                .transactions
-                .by_id
-                .keys()
-                .filter(|id| self.transaction_coordinator(id, placement) == node_id)
-                .cloned()
-                .collect();
-            self.lock(&self.coordinators)
-                .extend(moved_groups.iter().map(|group| (group.clone(), stand_in)));
-            self.lock(&self.transaction_coordinators)
-                .extend(transactional_ids.iter().map(|id| (id.clone(), stand_in)));
-            let mut fence_moved = self.lock(&self.fence_moved);
-            let moved = fence_moved.entry(node_id).or_default();
-            moved.groups.extend(moved_groups.iter().cloned());
-            moved.transactional_ids.extend(transactional_ids);
-            // Ids not seen yet whose rule names it go to the stand-in too.
-            let mut stand_ins = self.lock(&self.stand_ins);
-            for to in stand_ins.values_mut() {
-                if *to == node_id {
-                    *to = stand_in;
-                }
-            }
-            stand_ins.insert(node_id, stand_in);
-        }
-        {
-            let mut groups = shared.groups();
-            for group in &moved_groups {
-                groups.coordinator_moved(group);
-            }
-        }
-        shared.groups_changed.notify_one();
-        shared.appended.notify_waiters();
-        FencedBroker {
-            node_id,
-            moved_leaders,
-            moved_groups,
-            stand_in,
-        }
+        self.operator().fence_as(node_id, true)
     }
 
     /// `topic`'s `partition` as Metadata shows it (leader and leader epoch, replicas, ISR,
@@ -276,7 +206,7 @@ impl ControlHandle {
     pub(crate) fn return_coordinators(&self) {
         let back: Vec<(i32, MovedAway)> = {
             let state = self.shared.state();
-            let mut fence_moved = self.lock(&self.fence_moved);
+            let mut fence_moved = lock(&self.fence_moved);
             let ready: Vec<i32> = fence_moved
                 .keys()
                 .copied()
@@ -296,9 +226,9 @@ impl ControlHandle {
         }
         let mut returned = Vec::new();
         {
-            let mut coordinators = self.lock(&self.coordinators);
-            let mut transaction_coordinators = self.lock(&self.transaction_coordinators);
-            let mut stand_ins = self.lock(&self.stand_ins);
+            let mut coordinators = lock(&self.coordinators);
+            let mut transaction_coordinators = lock(&self.transaction_coordinators);
+            let mut stand_ins = lock(&self.stand_ins);
             for (node, moved) in back {
                 stand_ins.remove(&node);
                 for group in moved.groups {
@@ -318,8 +248,84 @@ impl ControlHandle {
         drop(groups);
         self.shared.groups_changed.notify_one();
     }
+}
 
-    fn lock<'a, T>(&self, mutex: &'a std::sync::Mutex<T>) -> std::sync::MutexGuard<'a, T> {
-        mutex.lock().unwrap_or_else(|e| e.into_inner())
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Operator<'_> {
+    pub(super) fn fence(&self, node_id: i32) -> FencedBroker {
+        self.fence_as(node_id, false)
+    }
+
+    pub(super) fn fence_as(&self, node_id: i32, unclean: bool) -> FencedBroker {
+        let shared = &self.shared;
+        let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();
+        let placement = shared.placement_brokers;
+        let (moved_leaders, stand_in) = {
+            let mut state = shared.state();
+            let moved = if unclean {
+                state.fence_broker_unclean(node_id, &brokers, placement)
+            } else {
+                state.fence_broker(node_id, &brokers, placement)
+            };
+            // The next unfenced broker after it in node id order among the other replicas of
+            // its internal partitions (`offsets.topic.replication.factor`), as Kafka's
+            // controller elects one of them; none: they have no leader.
+            let factor = state.configs.coordinator_replication_factor();
+            let stand_in = crate::state::replicas_among(&brokers, node_id, factor)
+                .into_iter()
+                .find(|&b| b != node_id && !state.is_fenced(b));
+            (moved, stand_in)
+        };
+        let mut moved_groups = Vec::new();
+        if let Some(stand_in) = stand_in {
+            moved_groups = shared
+                .groups()
+                .groups
+                .keys()
+                .filter(|group| self.coordinator(group, placement) == node_id)
+                .cloned()
+                .collect();
+            let transactional_ids: Vec<String> = shared
+                .state()
+                .transactions
+                .by_id
+                .keys()
+                .filter(|id| self.transaction_coordinator(id, placement) == node_id)
+                .cloned()
+                .collect();
+            lock(&self.coordinators)
+                .extend(moved_groups.iter().map(|group| (group.clone(), stand_in)));
+            lock(&self.transaction_coordinators)
+                .extend(transactional_ids.iter().map(|id| (id.clone(), stand_in)));
+            let mut fence_moved = lock(&self.fence_moved);
+            let moved = fence_moved.entry(node_id).or_default();
+            moved.groups.extend(moved_groups.iter().cloned());
+            moved.transactional_ids.extend(transactional_ids);
+            // Ids not seen yet whose rule names it go to the stand-in too.
+            let mut stand_ins = lock(&self.stand_ins);
+            for to in stand_ins.values_mut() {
+                if *to == node_id {
+                    *to = stand_in;
+                }
+            }
+            stand_ins.insert(node_id, stand_in);
+        }
+        {
+            let mut groups = shared.groups();
+            for group in &moved_groups {
+                groups.coordinator_moved(group);
+            }
+        }
+        shared.groups_changed.notify_one();
+        shared.appended.notify_waiters();
+        FencedBroker {
+            node_id,
+            moved_leaders,
+            moved_groups,
+            stand_in,
+        }
     }
 }

@@ -594,6 +594,28 @@ impl std::ops::Deref for ControlHandle {
     }
 }
 
+/// The operations a handler takes part in as well as the control surface (an
+/// UnregisterBroker does what [`ControlHandle::remove_broker`] does after the shutdown), on a
+/// borrowed cluster: one code path for both.
+pub(crate) struct Operator<'a> {
+    pub(crate) shared: &'a Shared,
+}
+
+impl std::ops::Deref for Operator<'_> {
+    type Target = Control;
+    fn deref(&self) -> &Control {
+        &self.shared.control
+    }
+}
+
+impl ControlHandle {
+    pub(crate) fn operator(&self) -> Operator<'_> {
+        Operator {
+            shared: &self.shared,
+        }
+    }
+}
+
 impl ControlHandle {
     /// Moves the leadership of `topic`'s `partition` to broker `to`, bumping its leader
     /// epoch: the old leader then answers NOT_LEADER_OR_FOLLOWER, and a request naming the
@@ -601,7 +623,9 @@ impl ControlHandle {
     /// shows the same move made by a reassignment putting `to` first among the replicas and
     /// a preferred election (`tests/move_leader_kafka.rs`): the replicas list starts with
     /// `to` (so it stays the preferred leader), the others in their order, the ISR's order
-    /// kept, and the partition epoch moves on by two. The new epoch.
+    /// kept, and the partition epoch moves on by two. A broker that holds no replica is
+    /// added by that reassignment (replicas `[to, the others]`, `to` last in the ISR, the
+    /// partition epoch moved on by three), as Kafka showed alike. The new epoch.
     pub fn move_leader(&self, topic: &str, partition: i32, to: i32) -> Result<i32, OperationError> {
         let brokers = self.shared.placement_brokers;
         if !self.shared.is_broker(to) {

@@ -7,6 +7,9 @@
 //! an incremental fetch reads every partition of its session and answers with those that
 //! have news, and waits for `MinBytes` as a full one does.
 //! v0-v3 get the stored v2 batches converted to magic 0 or 1 (`legacy`), as Kafka 3.x did.
+//! A follower serves a consumer from v11 (KIP-392); refusals for leadership name the current
+//! leader and its endpoint from v16 (KIP-951); every error answer has offsets -1 and an empty
+//! record set: as recorded from Kafka 4.4 (`tests/fetch_current_leader_kafka.rs`).
 
 use super::Context;
 use crate::fetch_sessions::{Answered, Plan, Wanted, INVALID_SESSION_ID};
@@ -14,7 +17,7 @@ use crate::legacy;
 use crate::state::StoredBatch;
 use kafka_codec::bytes::{Bytes, BytesMut};
 use kafka_codec::messages::fetch_response::{
-    AbortedTransaction, FetchableTopicResponse, PartitionData,
+    AbortedTransaction, FetchableTopicResponse, LeaderIdAndEpoch, NodeEndpoint, PartitionData,
 };
 use kafka_codec::messages::{FetchRequest, FetchResponse};
 use kafka_codec::{ApiKey, ErrorCode};
@@ -26,7 +29,18 @@ pub const API: ApiKey = ApiKey::Fetch;
 /// Fetch's and ListOffsets' isolation level `READ_COMMITTED`.
 pub(super) const READ_COMMITTED: i8 = 1;
 
+/// A follower serves a consumer's Fetch from this version (KIP-392); before, only the leader.
+const FOLLOWER_READS_FROM: i16 = 11;
+
+/// NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH name the current leader, and the response
+/// its endpoint, from this version (KIP-951; Kafka 4.4 leaves v12-v15's field unset).
+const CURRENT_LEADER_FROM: i16 = 16;
+
 pub async fn handle(context: &Context<'_>, request: &FetchRequest) -> FetchResponse {
+    with_leader_endpoints(context, answer(context, request).await)
+}
+
+async fn answer(context: &Context<'_>, request: &FetchRequest) -> FetchResponse {
     let plan = context.shared.fetch_sessions(context.node_id).plan(
         context.version,
         request,
@@ -161,6 +175,8 @@ fn read(
     request: &FetchRequest,
     wanted: &[Wanted],
 ) -> (Vec<PartitionData>, usize, bool) {
+    // The brokers listed, read before the state is locked (as everywhere).
+    let brokers = context.broker_ids();
     let state = context.shared.state();
     // v3+ caps the whole response; before, only each partition.
     let mut budget = if context.version >= 3 {
@@ -195,7 +211,14 @@ fn read(
             };
             let name = found.map(|(name, _)| name.as_str());
             let found = found.map(|(_, topic)| topic);
-            let answer = PartitionData::default().with_partition_index(partition.partition);
+            // An error's answer, as Kafka writes every one: offsets -1, records empty, not
+            // null (librdkafka fails to parse a null record set).
+            let failed = PartitionData::default()
+                .with_partition_index(partition.partition)
+                .with_high_watermark(-1)
+                .with_last_stable_offset(-1)
+                .with_log_start_offset(-1)
+                .with_records(Some(Bytes::new()));
             let log = found.and_then(|topic| topic.partition(partition.partition));
             let Some(log) = log else {
                 errors = true;
@@ -204,39 +227,45 @@ fn read(
                 } else {
                     ErrorCode::UNKNOWN_TOPIC_OR_PARTITION
                 };
-                return answer.with_error_code(error.code());
+                return failed.with_error_code(error.code());
             };
-            let answer = answer
-                .with_high_watermark(log.high_watermark())
-                .with_last_stable_offset(log.last_stable_offset())
-                .with_log_start_offset(log.log_start());
             let (leader, epoch) = state.leader(
                 name.unwrap_or_default(),
                 partition.partition,
                 context.shared.placement_brokers,
             );
-            if leader != context.node_id {
+            let has_field = context.version >= 9;
+            let theirs = partition.current_leader_epoch;
+            let refusal = if leader == context.node_id {
+                epoch_error(has_field, theirs, epoch)
+            } else if follows(
+                context,
+                &state,
+                (name.unwrap_or_default(), partition.partition),
+                &brokers,
+            ) {
+                // A follower checks the epoch first; from v11 (KIP-392: the request names the
+                // client's rack) it serves a consumer's read itself, to the high watermark, as
+                // Kafka's replica manager does when no replica selector is configured.
+                epoch_error(has_field, theirs, epoch).or((context.version < FOLLOWER_READS_FROM)
+                    .then_some(ErrorCode::NOT_LEADER_OR_FOLLOWER))
+            } else {
+                // A broker holding no replica checks no epoch.
+                Some(ErrorCode::NOT_LEADER_OR_FOLLOWER)
+            };
+            if let Some(error) = refusal {
                 errors = true;
-                let error = not_leader_error(
-                    context,
-                    &state,
-                    (name.unwrap_or_default(), partition.partition),
-                    context.version >= 9,
-                    partition.current_leader_epoch,
-                    epoch,
-                );
-                return answer.with_error_code(error.code());
+                return refused(context.version, failed, error, (leader, epoch));
             }
-            if let Some(error) =
-                epoch_error(context.version >= 9, partition.current_leader_epoch, epoch)
-            {
-                errors = true;
-                return answer.with_error_code(error.code());
-            }
+            let answer = failed
+                .clone()
+                .with_high_watermark(log.high_watermark())
+                .with_last_stable_offset(log.last_stable_offset())
+                .with_log_start_offset(log.log_start());
             let offset = partition.fetch_offset;
             if offset < log.log_start() || offset > log.high_watermark() {
                 errors = true;
-                return answer.with_error_code(ErrorCode::OFFSET_OUT_OF_RANGE.code());
+                return failed.with_error_code(ErrorCode::OFFSET_OUT_OF_RANGE.code());
             }
             let limit = (partition.max_bytes.max(0) as usize).min(budget);
             // Kafka returns the first batch whole even over the limits, so that a
@@ -276,7 +305,7 @@ fn read(
                         Ok(converted) => concat(&converted),
                         Err(error) => {
                             errors = true;
-                            return answer.with_error_code(error.code());
+                            return failed.with_error_code(error.code());
                         }
                     }
                 }
@@ -304,21 +333,76 @@ pub(super) fn not_leader_error(
     theirs: i32,
     ours: i32,
 ) -> ErrorCode {
-    let follower = || {
-        state
-            .replica_view(
-                topic,
-                partition,
-                &context.broker_ids(),
-                context.shared.placement_brokers,
-            )
-            .replicas
-            .contains(&context.node_id)
-    };
     match epoch_error(has_field, theirs, ours) {
-        Some(error) if follower() => error,
+        Some(error) if follows(context, state, (topic, partition), &context.broker_ids()) => error,
         _ => ErrorCode::NOT_LEADER_OR_FOLLOWER,
     }
+}
+
+/// Whether the broker answering holds a replica of `topic`'s `partition` (`brokers`: the
+/// brokers listed, in node id order).
+fn follows(
+    context: &Context<'_>,
+    state: &crate::state::State,
+    (topic, partition): (&str, i32),
+    brokers: &[i32],
+) -> bool {
+    state
+        .replica_view(topic, partition, brokers, context.shared.placement_brokers)
+        .replicas
+        .contains(&context.node_id)
+}
+
+/// A partition refused for leadership or its leader epoch (`failed`: the error answer
+/// without its error): from v16 (KIP-951) on NOT_LEADER_OR_FOLLOWER and
+/// FENCED_LEADER_EPOCH the leader and epoch this broker knows (-1 and the epoch when the
+/// partition has none; not on UNKNOWN_LEADER_EPOCH), as a Kafka 4.4 broker answers
+/// (recorded: `tests/fetch_current_leader_kafka.rs`). The field exists from v12, but Kafka
+/// fills it from v16 only.
+fn refused(
+    version: i16,
+    failed: PartitionData,
+    error: ErrorCode,
+    (leader, epoch): (i32, i32),
+) -> PartitionData {
+    let answer = failed.with_error_code(error.code());
+    let names_leader = matches!(
+        error,
+        ErrorCode::NOT_LEADER_OR_FOLLOWER | ErrorCode::FENCED_LEADER_EPOCH
+    );
+    if version < CURRENT_LEADER_FROM || !names_leader {
+        return answer;
+    }
+    answer.with_current_leader(
+        LeaderIdAndEpoch::default()
+            .with_leader_id(leader)
+            .with_leader_epoch(epoch),
+    )
+}
+
+/// The response's `NodeEndpoints` (v16+): the brokers its partitions name as leaders.
+fn with_leader_endpoints(context: &Context<'_>, response: FetchResponse) -> FetchResponse {
+    if context.version < CURRENT_LEADER_FROM {
+        return response;
+    }
+    let leaders: std::collections::BTreeSet<i32> = response
+        .responses
+        .iter()
+        .flat_map(|topic| &topic.partitions)
+        .map(|p| p.current_leader.leader_id)
+        .filter(|&leader| leader >= 0)
+        .collect();
+    let endpoints = context
+        .endpoints(leaders)
+        .into_iter()
+        .map(|(node, host, port)| {
+            NodeEndpoint::default()
+                .with_node_id(node)
+                .with_host(host.into())
+                .with_port(port)
+        })
+        .collect();
+    response.with_node_endpoints(endpoints)
 }
 
 /// The error for a request naming leader epoch `theirs` (where the version has the field;

@@ -2,13 +2,16 @@
 //! answers BROKER_ID_NOT_REGISTERED ("Broker ID N is not currently registered") for an id it
 //! does not know; success carries an empty message, and a refusal for want of ALTER on the
 //! cluster Kafka's "needs ALTER permission" message (`authorizer::finish_refusal`), as a live
-//! 4.4 node answered (`tests/unregister_broker.rs`). Unregistering one of the cluster's
-//! brokers succeeds and changes nothing a client sees. Not modelled: a Kafka 4.4 broker
-//! that is unregistered while it runs does not register again (its heartbeats are refused
+//! 4.4 node answered (`tests/unregister_broker.rs`). A stopped broker is unregistered as
+//! `ControlHandle::remove_broker` unregisters one after its shutdown, on the same code
+//! (`control::Operator::unregister_stopped`): fenced if it was not yet, then gone from
+//! DescribeCluster's brokers (fenced ones included), its id kept in the replicas lists, as
+//! a live Kafka 4.4 cluster showed (`tests/remove_broker_kafka.rs`). It cannot be restarted
+//! afterwards (Kafka's would register anew). Not modelled: a Kafka 4.4 broker that is
+//! unregistered while it runs does not register again (its heartbeats are refused
 //! STALE_BROKER_EPOCH, seen on `broker.sh`'s node for minutes after) and drops out of
-//! Metadata until it restarts. A stopped one Kafka drops from DescribeCluster's brokers
-//! (fenced ones included); here that takes `ControlHandle::remove_broker` (not done from
-//! this request yet: cluster/README.md).
+//! Metadata until it restarts; here unregistering a running broker succeeds and changes
+//! nothing a client sees.
 
 use super::Context;
 use kafka_codec::messages::{UnregisterBrokerRequest, UnregisterBrokerResponse};
@@ -21,7 +24,15 @@ pub fn handle(
     request: &UnregisterBrokerRequest,
 ) -> UnregisterBrokerResponse {
     let id = request.broker_id;
-    if context.broker_ids().contains(&id) {
+    let brokers = context.broker_ids();
+    if brokers.contains(&id) {
+        let operator = crate::control::Operator {
+            shared: context.shared,
+        };
+        // The cluster keeps one broker at least (a controller may be asked for the last).
+        if !operator.is_up(id) && brokers.len() > 1 {
+            operator.unregister_stopped(id);
+        }
         // Kafka's success carries the schema's default message, an empty string (not null;
         // recorded: tests/data/unregister-broker-kafka-4.4.txt).
         return UnregisterBrokerResponse::default()

@@ -419,8 +419,10 @@ impl State {
     /// in their order; the ISR's order kept), then a preferred leader election: the
     /// partition epoch moves on twice, the leader epoch once (`tests/move_leader_kafka.rs`,
     /// recorded from Kafka 4.4), and `to` is the preferred replica from then on. A broker
-    /// that is not a replica (or a partition being reassigned) is made leader in place,
-    /// the replicas as they are. The new leader epoch.
+    /// that is not a replica is added by the same reassignment (replicas `[to, the
+    /// others]`), in sync at once, `to` last in the ISR; the partition epoch moves on three
+    /// times, as Kafka's (recorded alike). A partition being reassigned has its leader moved
+    /// in place, the replicas as they are. The new leader epoch.
     pub fn move_leader_reassigned(
         &mut self,
         topic: &str,
@@ -430,7 +432,17 @@ impl State {
         placement_brokers: usize,
     ) -> i32 {
         let view = self.replica_view(topic, partition, brokers, placement_brokers);
-        if view.replicas.contains(&to) && view.replicas[0] != to {
+        if !view.replicas.contains(&to) {
+            let key = (topic.to_owned(), partition);
+            let target: Vec<i32> = std::iter::once(to)
+                .chain(view.replicas.iter().copied())
+                .collect();
+            let mut isr = view.isr.clone();
+            isr.push(to);
+            if self.reassign_in_sync(topic, partition, &target, brokers, placement_brokers) {
+                self.fencing.isr_order.insert(key, isr);
+            }
+        } else if view.replicas[0] != to {
             let key = (topic.to_owned(), partition);
             let replicas: Vec<i32> = std::iter::once(to)
                 .chain(view.replicas.iter().copied().filter(|&r| r != to))

@@ -233,6 +233,43 @@ impl State {
         Ok(())
     }
 
+    /// Reassigns `topic`'s `partition` to `target`, the replicas it adds caught up at once
+    /// (the log is shared), as a reassignment runs on Kafka: the replicas added (a new
+    /// partition epoch), then in the ISR, completing it (another). Whether it completed
+    /// (`false`: refused, or another reassignment of it under way).
+    pub(super) fn reassign_in_sync(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        target: &[i32],
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> bool {
+        let key = (topic.to_owned(), partition);
+        if self.reassignments.ongoing.contains_key(&key) {
+            return false;
+        }
+        let now = Instant::from_std(crate::clock::now());
+        let started = self.reassign(
+            topic,
+            partition,
+            target,
+            true,
+            brokers,
+            placement_brokers,
+            now,
+        );
+        if started.is_err() {
+            return false;
+        }
+        match self.reassignments.ongoing.get_mut(&key) {
+            Some(ongoing) => ongoing.catch_up_at = None,
+            // Nothing to catch up: completed already.
+            None => return true,
+        }
+        self.complete_reassignment(topic, partition, brokers, placement_brokers)
+    }
+
     /// Cancels the reassignment of `topic`'s `partition`: back to the replicas before, the
     /// added ones leaving (the leader epoch bumped, as replicas left); a leader among them
     /// hands over to the first original replica in the ISR.

@@ -9,7 +9,7 @@
 //! again and goes to the leader). A voter change is answered once it commits.
 
 use crate::quorum::{Quorum, QuorumShape, LISTENER};
-use crate::release::Release;
+use crate::release::{Listener, Release};
 use crate::{BrokerAddress, Event, Shared};
 use kafka_codec::conn::SupportedVersions;
 use kafka_codec::quorum::{Endpoints, PendingVoterChange, VoterChangeError};
@@ -32,7 +32,8 @@ pub const VOTER_CHANGE_TIMEOUT_MS: i64 = 15_000;
 /// What a controller's ApiVersions lists: every version of
 /// [`CONTROLLER_SERVED`](crate::handlers::CONTROLLER_SERVED) this crate knows,
 /// DescribeQuorum v3 (committed voters, provisional: in development upstream) included
-/// unless `stable_only`; limited to `release`'s versions when the cluster answers as one.
+/// unless `stable_only`; limited to what `release`'s KRaft controllers listed when the
+/// cluster answers as one (nothing before 2.8, which had none).
 pub fn advertised(release: Option<Release>, stable_only: bool) -> SupportedVersions {
     let all =
         SupportedVersions::from_ranges(crate::handlers::CONTROLLER_SERVED.into_iter().filter_map(
@@ -46,7 +47,7 @@ pub fn advertised(release: Option<Release>, stable_only: bool) -> SupportedVersi
             },
         ));
     match release {
-        Some(release) => release.limit(&all),
+        Some(release) => release.limit(&all, Listener::Controller),
         None => all,
     }
 }

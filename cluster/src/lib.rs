@@ -1089,10 +1089,11 @@ impl ClusterBuilder {
             cluster_id,
             advertised: {
                 // Brokers forward the quorum APIs to the controllers, or answer them as
-                // combined nodes: listed either way, as Kafka's brokers list them.
+                // combined nodes: listed either way, as Kafka's KRaft brokers list them (an
+                // older release's, as its broker listed them: a ZooKeeper-mode broker none).
                 let served = handlers::advertised_with(self.client_telemetry);
                 match self.release {
-                    Some(release) => release.limit(&served),
+                    Some(release) => release.limit(&served, release.broker_listener()),
                     None => served,
                 }
             },

@@ -12,7 +12,7 @@ use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::{ApiVersionsRequest, FetchRequest, MetadataRequest, ProduceRequest};
 use kafka_codec::{ApiKey, ErrorCode, Request, Response, ResponseFrame};
-use kafka_codec_cluster::release::Release;
+use kafka_codec_cluster::release::{Listener, Release};
 use kafka_codec_cluster::Cluster;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -435,7 +435,13 @@ async fn kafka_python_sees_what_real_brokers_of_each_release_listed() {
             .build()
             .await
             .expect("cluster");
-        pairs.push(format!("{release}={}", cluster.bootstrap()));
+        // The table's letter of the broker the cluster answers as.
+        let listener = match release.broker_listener() {
+            Listener::ZooKeeperBroker => 'Z',
+            Listener::KRaftBroker => 'B',
+            Listener::Controller => unreachable!("brokers answer as brokers"),
+        };
+        pairs.push(format!("{release}={}={listener}", cluster.bootstrap()));
         clusters.push(cluster);
     }
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

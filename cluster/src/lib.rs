@@ -782,9 +782,12 @@ impl ClusterBuilder {
         self
     }
 
-    /// Answers as `release`'s brokers did (`--as-version`): ApiVersions lists that release's
-    /// versions of the APIs served, a request above them closes the connection, and a release
-    /// older than ApiVersions (0.8, 0.9) closes the connection on one. Default: every version
+    /// Answers as `release`'s brokers did (`--as-version`), as its ZooKeeper-mode broker up
+    /// to 3.2 and as its KRaft broker from 3.3 ([`Release::broker_listener`]), the
+    /// controllers as its KRaft controller: ApiVersions lists that release's versions of the
+    /// APIs served that its broker listed, another API or a request above them closes the
+    /// connection, and a release older than ApiVersions (0.8, 0.9) closes the connection on
+    /// one. Default: every version
     /// this crate knows, those of the newest release and those that 4.0 removed (KIP-896),
     /// so that a client of any age connects.
     pub fn as_version(mut self, release: Release) -> Self {

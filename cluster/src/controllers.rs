@@ -239,7 +239,8 @@ pub(crate) async fn wait_for_commit(
         if let Some(outcome) = polled {
             return outcome;
         }
-        // A hang guard: the clock wakes this at least every 200 ms.
+        // The clock wakes this at each fetch or append while the change is pending; a hang
+        // guard polls at least every 200 ms (each poll moves the quorum to now).
         let _ = tokio::time::timeout(Duration::from_millis(200), moved).await;
     }
 }

@@ -192,6 +192,58 @@ async fn every_release_lists_its_versions_of_the_served_apis() {
     }
 }
 
+/// A controller lists what the release's KRaft controller listed, of what it serves; before
+/// 2.8 (no KRaft controllers) nothing, and it closes the connection on ApiVersions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_release_s_controllers_list_what_its_controllers_listed() {
+    let served = {
+        let cluster = Cluster::builder()
+            .controllers(1)
+            .build()
+            .await
+            .expect("cluster");
+        let frame = call(
+            cluster.controllers()[0].address,
+            0,
+            ApiVersionsRequest::default(),
+        )
+        .await
+        .expect("an answer");
+        listed(&frame)
+    };
+    let controllers = listed_by(true);
+    for (name, versions) in defined_table() {
+        let cluster = Cluster::builder()
+            .controllers(1)
+            .as_version(Release::parse(&name).expect("release"))
+            .build()
+            .await
+            .expect("cluster");
+        let expected: BTreeMap<i16, (i16, i16)> = served
+            .iter()
+            .filter(|(key, _)| controllers[name.as_str()].contains(key))
+            .filter_map(|(key, &(ours_min, ours_max))| {
+                let &(min, max) = versions.get(key)?;
+                let (min, max) = (min.max(ours_min), max.min(ours_max));
+                (min <= max).then_some((*key, (min, max)))
+            })
+            .collect();
+        let answer = call(
+            cluster.controllers()[0].address,
+            0,
+            ApiVersionsRequest::default(),
+        )
+        .await;
+        match answer {
+            Some(frame) => assert_eq!(listed(&frame), expected, "Kafka {name}'s controller"),
+            None => assert!(
+                !expected.contains_key(&ApiKey::ApiVersions.key()),
+                "Kafka {name}'s controller closed on ApiVersions"
+            ),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_above_the_release_closes_the_connection() {
     let served = served().await;

@@ -173,6 +173,9 @@ pub struct Shared {
     /// Woken whenever the quorum moved (a fetch, an append, a voter change), for voter
     /// changes waiting to commit.
     pub(crate) quorum_moved: Notify,
+    /// Wakes the quorum's clock ([`controllers::run_clock`]) after a voter change, so that
+    /// it runs the fetches and appends on time until the change commits.
+    pub(crate) quorum_clock: Notify,
     /// What a controller's ApiVersions lists.
     pub controller_advertised: SupportedVersions,
     /// The cluster id Metadata names.
@@ -350,12 +353,28 @@ impl Shared {
     }
 
     /// The KRaft quorum, locked (the controllers', or the brokers' as combined nodes when
-    /// there are no controllers; `None` only with neither). Never held across an
-    /// await, nor together with another lock.
+    /// there are no controllers; `None` only with neither), moved to now first: every fetch
+    /// and append due since it last moved runs at its own time
+    /// ([`Quorum::advance`](quorum::Quorum::advance)), so that an idle quorum need not be
+    /// moved by a clock. Never held across an await, nor together with another lock.
     pub fn quorum(&self) -> Option<MutexGuard<'_, quorum::Quorum>> {
+        let mut quorum = self.quorum_as_it_was()?;
+        controllers::advance(self, &mut quorum, controllers::now_ms());
+        Some(quorum)
+    }
+
+    /// The KRaft quorum, locked, where it last moved (for the clock, which moves it).
+    pub(crate) fn quorum_as_it_was(&self) -> Option<MutexGuard<'_, quorum::Quorum>> {
         self.quorum
             .as_ref()
             .map(|quorum| quorum.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// After a voter change (or an operation that may start or end one): wakes what waits
+    /// for a commit, and the clock.
+    pub(crate) fn quorum_changed(&self) {
+        self.quorum_moved.notify_waiters();
+        self.quorum_clock.notify_one();
     }
 
     /// The brokers now: those of the build and those added since, less those removed.
@@ -782,9 +801,12 @@ impl ClusterBuilder {
         self
     }
 
-    /// Answers as `release`'s brokers did (`--as-version`): ApiVersions lists that release's
-    /// versions of the APIs served, a request above them closes the connection, and a release
-    /// older than ApiVersions (0.8, 0.9) closes the connection on one. Default: every version
+    /// Answers as `release`'s brokers did (`--as-version`), as its ZooKeeper-mode broker up
+    /// to 3.2 and as its KRaft broker from 3.3 ([`Release::broker_listener`]), the
+    /// controllers as its KRaft controller: ApiVersions lists that release's versions of the
+    /// APIs served that its broker listed, another API or a request above them closes the
+    /// connection, and a release older than ApiVersions (0.8, 0.9) closes the connection on
+    /// one. Default: every version
     /// this crate knows, those of the newest release and those that 4.0 removed (KIP-896),
     /// so that a client of any age connects.
     pub fn as_version(mut self, release: Release) -> Self {
@@ -1085,14 +1107,16 @@ impl ClusterBuilder {
             controllers: controller_nodes,
             quorum: quorum.map(Mutex::new),
             quorum_moved: Notify::new(),
+            quorum_clock: Notify::new(),
             controller_advertised,
             cluster_id,
             advertised: {
                 // Brokers forward the quorum APIs to the controllers, or answer them as
-                // combined nodes: listed either way, as Kafka's brokers list them.
+                // combined nodes: listed either way, as Kafka's KRaft brokers list them (an
+                // older release's, as its broker listed them: a ZooKeeper-mode broker none).
                 let served = handlers::advertised_with(self.client_telemetry);
                 match self.release {
-                    Some(release) => release.limit(&served),
+                    Some(release) => release.limit(&served, release.broker_listener()),
                     None => served,
                 }
             },

@@ -202,6 +202,12 @@ impl Quorum {
         self.next_step().0
     }
 
+    /// Whether a voter change waits to commit: the voter set in force at the high watermark
+    /// (none while the high watermark is unknown) is not the current one.
+    pub fn change_pending(&self) -> bool {
+        self.leader.committed_voter_set() != Some(self.leader.current_voter_set())
+    }
+
     /// Whether followers and observers fetch on their timers.
     pub fn is_fetching(&self) -> bool {
         self.fetching
@@ -650,6 +656,33 @@ mod tests {
         // Controller 3 keeps fetching, now as an observer.
         quorum.advance(at + 3_000);
         assert!(quorum.leader().observer_states().any(|s| s.key() == three));
+    }
+
+    /// The cluster's clock sleeps long while no voter change is pending, and whoever reads
+    /// the quorum next moves it in one go: that must give what a clock ticking all along
+    /// gave.
+    #[test]
+    fn a_quorum_moved_at_once_is_where_a_ticking_one_is() {
+        let (mut ticking, mut idle) = (cluster(11), cluster(11));
+        ticking.catch_up(T0);
+        idle.catch_up(T0);
+        assert!(!ticking.change_pending(), "caught up: nothing pending");
+        let end = T0 + 60_000;
+        let mut events = Vec::new();
+        for step in 1..=600 {
+            events.extend(ticking.advance(T0 + step * 100));
+        }
+        assert_eq!(idle.advance(end), events);
+        assert_eq!(
+            ticking.leader_mut().describe_quorum(end, 3).unwrap(),
+            idle.leader_mut().describe_quorum(end, 3).unwrap()
+        );
+        assert_eq!(ticking.next_due_ms(), idle.next_due_ms());
+        // A voter change is pending until it commits.
+        idle.remove_voter(3, end).expect("accepted");
+        assert!(idle.change_pending());
+        idle.advance(end + 10_000);
+        assert!(!idle.change_pending());
     }
 
     #[test]

@@ -1,12 +1,21 @@
 //! Older Kafka releases: which API versions each release's brokers served, so that a cluster
 //! built with [`ClusterBuilder::as_version`](crate::ClusterBuilder::as_version) answers as
-//! that release did. The table is `release-api-versions.tsv`, read from each release's
-//! kafka-clients jar by `tools/release-api-versions/run.sh` (one column per release line,
-//! 0.8 to 4.4); this module only reads it.
+//! that release did. Two tables, read from each release's kafka-clients jar by
+//! `tools/release-api-versions/run.sh` (one column per release line, 0.8 to 4.4), which
+//! this module only reads: `release-api-versions.tsv`, the versions of every API the release
+//! defined, and `release-api-listeners.tsv`, which of its listeners listed each API
+//! ([`Listener`]: a ZooKeeper-mode broker, a KRaft broker, a KRaft controller).
+//!
+//! The brokers answer as the release's [`Release::broker_listener`]: its ZooKeeper-mode
+//! broker before 3.3, where KRaft was early access or a preview; its KRaft broker from 3.3
+//! on, the first release whose KRaft mode was production-ready for new clusters (KIP-833),
+//! and the only mode from 4.0. The controllers answer as its KRaft controller (before 2.8,
+//! which had none, they list nothing).
 //!
 //! What a release changes, all decided in [`dispatch`](crate::dispatch) in front of every
-//! handler: ApiVersions lists the release's versions intersected with what the cluster
-//! serves; a request above them closes the connection, as Kafka does; an ApiVersions request
+//! handler: ApiVersions lists the release's versions of the APIs its listener listed,
+//! intersected with what the cluster serves; an API it does not list, or a request above its
+//! versions, closes the connection, as Kafka does; an ApiVersions request
 //! newer than the release knows gets `UNSUPPORTED_VERSION` at v0 (listing the release's own
 //! ApiVersions range from 2.4 on, KIP-511; nothing before); and a release older than
 //! ApiVersions (0.8, 0.9) closes the connection on one, as those brokers did.
@@ -21,6 +30,42 @@ use std::sync::OnceLock;
 
 /// The table, as committed.
 const TABLE: &str = include_str!("../release-api-versions.tsv");
+
+/// Which listeners listed each API, as committed.
+const LISTENERS: &str = include_str!("../release-api-listeners.tsv");
+
+/// A kind of node of a Kafka release, whose ApiVersions lists the APIs that listener serves
+/// (Kafka's `ApiMessageType.ListenerType`, 2.8 and later; before, ZooKeeper brokers only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Listener {
+    /// A broker in ZooKeeper mode (every release before 4.0; the only kind before 2.8).
+    ZooKeeperBroker,
+    /// A broker in KRaft mode (2.8 and later).
+    KRaftBroker,
+    /// A KRaft controller (2.8 and later).
+    Controller,
+}
+
+impl Listener {
+    /// Its letter in `release-api-listeners.tsv`.
+    fn letter(self) -> char {
+        match self {
+            Listener::ZooKeeperBroker => 'Z',
+            Listener::KRaftBroker => 'B',
+            Listener::Controller => 'C',
+        }
+    }
+}
+
+impl fmt::Display for Listener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Listener::ZooKeeperBroker => "ZooKeeper-mode broker",
+            Listener::KRaftBroker => "KRaft broker",
+            Listener::Controller => "KRaft controller",
+        })
+    }
+}
 
 /// One release's versions of one API.
 #[derive(Debug, Clone, Copy)]
@@ -37,13 +82,75 @@ struct Cell {
 struct Table {
     names: Vec<String>,
     versions: BTreeMap<i16, Vec<Option<Cell>>>,
+    /// Per API key, per release: the letters of the listeners that listed it (empty: none).
+    listeners: BTreeMap<i16, Vec<String>>,
 }
 
 fn table() -> &'static Table {
     static PARSED: OnceLock<Table> = OnceLock::new();
-    // The file is part of the crate and checked by its tests: a parse failure is a build
+    // The files are part of the crate and checked by its tests: a parse failure is a build
     // defect, not input.
-    PARSED.get_or_init(|| parse(TABLE).expect("release-api-versions.tsv is well formed"))
+    PARSED.get_or_init(|| {
+        let mut table = parse(TABLE).expect("release-api-versions.tsv is well formed");
+        table.listeners = parse_listeners(LISTENERS, &table)
+            .expect("release-api-listeners.tsv is well formed and matches the versions");
+        table
+    })
+}
+
+/// `release-api-listeners.tsv`: the same releases and APIs as the versions table, each cell
+/// some of `ZBC`, `none` (defined, listed by none) or `-` (not defined, as in the versions
+/// table).
+fn parse_listeners(text: &str, versions: &Table) -> Result<BTreeMap<i16, Vec<String>>, String> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.starts_with('#') && !line.trim().is_empty());
+    match lines.next() {
+        Some((_, header))
+            if header
+                .split('\t')
+                .skip(2)
+                .eq(versions.names.iter().map(String::as_str)) => {}
+        _ => return Err("the header row does not name the versions table's releases".into()),
+    }
+    let mut listeners = BTreeMap::new();
+    for (index, line) in lines {
+        let at = |what: &str| format!("line {}: {what}", index + 1);
+        let mut columns = line.split('\t');
+        let key: i16 = columns
+            .next()
+            .and_then(|key| key.parse().ok())
+            .ok_or_else(|| at("no API key"))?;
+        columns.next().ok_or_else(|| at("no name"))?;
+        let defined = versions
+            .versions
+            .get(&key)
+            .ok_or_else(|| at("an API the versions table lacks"))?;
+        let cells = columns
+            .zip(defined)
+            .map(|(cell, defined)| match (cell, defined) {
+                ("-", None) => Ok(String::new()),
+                ("none", Some(_)) => Ok(String::new()),
+                (letters, Some(_))
+                    if !letters.is_empty() && letters.chars().all(|c| "ZBC".contains(c)) =>
+                {
+                    Ok(letters.to_owned())
+                }
+                _ => Err(at(&format!(
+                    "bad cell {cell:?}, or not as the versions table"
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        if cells.len() != versions.names.len() {
+            return Err(at("not one cell per release"));
+        }
+        listeners.insert(key, cells);
+    }
+    if listeners.len() != versions.versions.len() {
+        return Err("not one row per API of the versions table".into());
+    }
+    Ok(listeners)
 }
 
 fn parse(text: &str) -> Result<Table, String> {
@@ -74,7 +181,11 @@ fn parse(text: &str) -> Result<Table, String> {
         }
         versions.insert(key, cells);
     }
-    Ok(Table { names, versions })
+    Ok(Table {
+        names,
+        versions,
+        listeners: BTreeMap::new(),
+    })
 }
 
 /// `-` (absent), `N`, `A-B`, or `A-B (lists C-B)`.
@@ -184,10 +295,32 @@ impl Release {
         Some(table().versions.get(&api_key)?[self.column]?.listed)
     }
 
-    /// What a cluster serving `served` lists when it answers as this release: each API both
-    /// know, at the versions both list.
-    pub fn limit(self, served: &SupportedVersions) -> SupportedVersions {
+    /// Whether `listener` of this release listed `api_key` in ApiVersions.
+    pub fn listed_by(self, api_key: i16, listener: Listener) -> bool {
+        table()
+            .listeners
+            .get(&api_key)
+            .is_some_and(|cells| cells[self.column].contains(listener.letter()))
+    }
+
+    /// The kind of broker the cluster's brokers answer as: the ZooKeeper-mode broker before
+    /// 3.3 (KRaft was early access in 2.8 and a preview to 3.2), the KRaft broker from 3.3
+    /// on (production-ready for new clusters, KIP-833; the only mode from 4.0).
+    pub fn broker_listener(self) -> Listener {
+        if Release::parse("3.3").is_ok_and(|kraft| self >= kraft) {
+            Listener::KRaftBroker
+        } else {
+            Listener::ZooKeeperBroker
+        }
+    }
+
+    /// What a `listener` serving `served` lists when it answers as this release's: each API
+    /// both know and that listener of the release listed, at the versions both list.
+    pub fn limit(self, served: &SupportedVersions, listener: Listener) -> SupportedVersions {
         SupportedVersions::from_ranges(served.iter().filter_map(|(key, ours)| {
+            if !self.listed_by(key, listener) {
+                return None;
+            }
             let theirs = self.listed_versions(key)?;
             let (min, max) = (ours.min.max(theirs.min), ours.max.min(theirs.max));
             (min <= max).then(|| (key, VersionRange::new(min, max)))
@@ -298,11 +431,48 @@ mod tests {
             // An API the release lacked: not listed.
             (ApiKey::DescribeCluster.key(), VersionRange::new(0, 2)),
         ]);
-        let limited = release.limit(&served);
+        let limited = release.limit(&served, Listener::ZooKeeperBroker);
         assert_eq!(
             limited.get(ApiKey::Produce.key()),
             Some(VersionRange::new(1, produce.max))
         );
         assert_eq!(limited.len(), 1);
+        // Before 2.8 there were ZooKeeper brokers only.
+        assert!(release.limit(&served, Listener::KRaftBroker).is_empty());
+    }
+
+    #[test]
+    fn each_release_answers_as_its_production_broker() {
+        let listener = |name: &str| Release::parse(name).unwrap().broker_listener();
+        assert_eq!(listener("0.8"), Listener::ZooKeeperBroker);
+        assert_eq!(listener("3.2"), Listener::ZooKeeperBroker);
+        assert_eq!(listener("3.3"), Listener::KRaftBroker);
+        assert_eq!(listener("4.4"), Listener::KRaftBroker);
+    }
+
+    #[test]
+    fn the_listeners_are_the_jars_facts() {
+        let release = |name: &str| Release::parse(name).unwrap();
+        let describe_quorum = ApiKey::DescribeQuorum.key();
+        // 2.7 defined DescribeQuorum but did not enable it; its ZooKeeper brokers never
+        // listed it, nor did 3.x's; KRaft brokers and controllers did.
+        assert!(release("2.7").versions(describe_quorum).is_some());
+        assert!(!release("2.7").listed_by(describe_quorum, Listener::ZooKeeperBroker));
+        assert!(!release("3.9").listed_by(describe_quorum, Listener::ZooKeeperBroker));
+        assert!(release("3.9").listed_by(describe_quorum, Listener::KRaftBroker));
+        assert!(release("3.9").listed_by(describe_quorum, Listener::Controller));
+        // A KRaft 3.3 broker had no SCRAM APIs (3.5 added them).
+        let scram = ApiKey::DescribeUserScramCredentials.key();
+        assert!(!release("3.3").listed_by(scram, Listener::KRaftBroker));
+        assert!(release("3.5").listed_by(scram, Listener::KRaftBroker));
+        // Every row of one table is in the other.
+        for release in Release::all() {
+            for key in table().versions.keys() {
+                let defined = release.versions(*key).is_some();
+                let cell = &table().listeners[key][release.column];
+                assert!(defined || cell.is_empty(), "{release} {key}");
+            }
+        }
+        assert!(parse_listeners("key\tname\t9.9\n", table()).is_err());
     }
 }

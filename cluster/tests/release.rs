@@ -2,16 +2,17 @@
 //! lists that release's versions in ApiVersions, closes the connection on a request above
 //! them, and answers an ApiVersions request the release could not read as it did.
 //!
-//! The expected versions come from `release-api-versions.tsv` as the jars gave it
-//! (`tools/release-api-versions/run.sh check` proves the file against the jars, in CI), read
-//! here by a parser of this test's own, intersected with what the cluster serves without a
-//! release.
+//! The expected versions come from `release-api-versions.tsv` as the jars gave it, of the
+//! APIs that `release-api-listeners.tsv` says the release's broker listed (its ZooKeeper-mode
+//! broker before 3.3, its KRaft broker from 3.3 on; `tools/release-api-versions/run.sh check`
+//! proves both files against the jars, in CI), read here by a parser of this test's own,
+//! intersected with what the cluster serves without a release.
 
 use kafka_codec::bytes::BytesMut;
 use kafka_codec::conn::ClientConnection;
 use kafka_codec::messages::{ApiVersionsRequest, FetchRequest, MetadataRequest, ProduceRequest};
 use kafka_codec::{ApiKey, ErrorCode, Request, Response, ResponseFrame};
-use kafka_codec_cluster::release::Release;
+use kafka_codec_cluster::release::{Listener, Release};
 use kafka_codec_cluster::Cluster;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -25,9 +26,46 @@ const GUARD: Duration = Duration::from_secs(30);
 /// API key → (min, max).
 type Versions = BTreeMap<i16, (i16, i16)>;
 
-/// Release name → API key → (min, max) as its ApiVersions listed them, from the committed
-/// table.
+/// Release name → the API keys its broker listed (the cluster answers as its ZooKeeper-mode
+/// broker, `Z`, before 3.3 and as its KRaft broker, `B`, from 3.3 on), or with `controller`
+/// its KRaft controller (`C`).
+fn listed_by(controller: bool) -> BTreeMap<String, Vec<i16>> {
+    let text = include_str!("../release-api-listeners.tsv");
+    let mut rows = text.lines().filter(|line| !line.starts_with('#'));
+    let header: Vec<&str> = rows.next().expect("a header").split('\t').collect();
+    let kraft_from = header.iter().position(|name| *name == "3.3").expect("3.3");
+    let mut listed: BTreeMap<String, Vec<i16>> = BTreeMap::new();
+    for row in rows {
+        let cells: Vec<&str> = row.split('\t').collect();
+        let key: i16 = cells[0].parse().expect("an API key");
+        for (column, (name, cell)) in header.iter().zip(&cells).enumerate().skip(2) {
+            let letter = match (controller, column >= kraft_from) {
+                (true, _) => 'C',
+                (false, false) => 'Z',
+                (false, true) => 'B',
+            };
+            let entry = listed.entry(name.to_string()).or_default();
+            if cell.contains(letter) {
+                entry.push(key);
+            }
+        }
+    }
+    listed
+}
+
+/// Release name → API key → (min, max) as its brokers' ApiVersions listed them, from the
+/// committed tables.
 fn expected_table() -> Vec<(String, Versions)> {
+    let listed = listed_by(false);
+    let mut releases = defined_table();
+    for (name, versions) in &mut releases {
+        versions.retain(|key, _| listed[name.as_str()].contains(key));
+    }
+    releases
+}
+
+/// Release name → API key → (min, max) of every API the release defined.
+fn defined_table() -> Vec<(String, Versions)> {
     let text = include_str!("../release-api-versions.tsv");
     let mut rows = text.lines().filter(|line| !line.starts_with('#'));
     let header: Vec<&str> = rows.next().expect("a header").split('\t').collect();
@@ -149,6 +187,58 @@ async fn every_release_lists_its_versions_of_the_served_apis() {
                     .await
                     .is_none(),
                 "Kafka {name} answered ApiVersions"
+            ),
+        }
+    }
+}
+
+/// A controller lists what the release's KRaft controller listed, of what it serves; before
+/// 2.8 (no KRaft controllers) nothing, and it closes the connection on ApiVersions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_release_s_controllers_list_what_its_controllers_listed() {
+    let served = {
+        let cluster = Cluster::builder()
+            .controllers(1)
+            .build()
+            .await
+            .expect("cluster");
+        let frame = call(
+            cluster.controllers()[0].address,
+            0,
+            ApiVersionsRequest::default(),
+        )
+        .await
+        .expect("an answer");
+        listed(&frame)
+    };
+    let controllers = listed_by(true);
+    for (name, versions) in defined_table() {
+        let cluster = Cluster::builder()
+            .controllers(1)
+            .as_version(Release::parse(&name).expect("release"))
+            .build()
+            .await
+            .expect("cluster");
+        let expected: BTreeMap<i16, (i16, i16)> = served
+            .iter()
+            .filter(|(key, _)| controllers[name.as_str()].contains(key))
+            .filter_map(|(key, &(ours_min, ours_max))| {
+                let &(min, max) = versions.get(key)?;
+                let (min, max) = (min.max(ours_min), max.min(ours_max));
+                (min <= max).then_some((*key, (min, max)))
+            })
+            .collect();
+        let answer = call(
+            cluster.controllers()[0].address,
+            0,
+            ApiVersionsRequest::default(),
+        )
+        .await;
+        match answer {
+            Some(frame) => assert_eq!(listed(&frame), expected, "Kafka {name}'s controller"),
+            None => assert!(
+                !expected.contains_key(&ApiKey::ApiVersions.key()),
+                "Kafka {name}'s controller closed on ApiVersions"
             ),
         }
     }
@@ -285,6 +375,86 @@ async fn kafka_4_lists_produce_v0_to_v2_and_closes_on_them() {
     );
 }
 
+/// An API the release defined but its broker did not list closes the connection, as any API
+/// not served: DescribeQuorum on a 2.7 broker (defined, not enabled) and on a 3.2 one
+/// (ZooKeeper mode, which never listed it), DescribeUserScramCredentials on a 3.3 one (KRaft
+/// brokers listed it from 3.5). A 3.3 KRaft broker lists DescribeQuorum; a 3.9 controller
+/// lists it too, and before 2.8, which had no controllers, a controller lists nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_the_release_did_not_list_is_refused() {
+    use kafka_codec::messages::{DescribeQuorumRequest, DescribeUserScramCredentialsRequest};
+    let release = |name: &str| Release::parse(name).expect("release");
+    for (name, api, body) in [
+        (
+            "2.7",
+            ApiKey::DescribeQuorum,
+            Request::from(DescribeQuorumRequest::default()),
+        ),
+        (
+            "3.2",
+            ApiKey::DescribeQuorum,
+            DescribeQuorumRequest::default().into(),
+        ),
+        (
+            "3.3",
+            ApiKey::DescribeUserScramCredentials,
+            DescribeUserScramCredentialsRequest::default().into(),
+        ),
+    ] {
+        assert!(release(name).versions(api.key()).is_some(), "{name} {api}");
+        let cluster = Cluster::builder()
+            .as_version(release(name))
+            .build()
+            .await
+            .expect("cluster");
+        let address = cluster.brokers()[0].address;
+        let frame = call(address, 0, ApiVersionsRequest::default())
+            .await
+            .expect("an answer");
+        assert_eq!(listed_of(&frame, api), None, "Kafka {name} lists {api}");
+        assert!(
+            call(address, 0, body).await.is_none(),
+            "Kafka {name}: {api} v0 was answered"
+        );
+    }
+    let cluster = Cluster::builder()
+        .as_version(release("3.3"))
+        .build()
+        .await
+        .expect("cluster");
+    let frame = call(
+        cluster.brokers()[0].address,
+        0,
+        ApiVersionsRequest::default(),
+    )
+    .await
+    .expect("an answer");
+    assert!(listed_of(&frame, ApiKey::DescribeQuorum).is_some());
+    let controllers = listed_by(true);
+    for (name, lists) in [("3.9", true), ("2.7", false)] {
+        assert_eq!(
+            controllers[name].contains(&ApiKey::DescribeQuorum.key()),
+            lists,
+            "{name}"
+        );
+        let cluster = Cluster::builder()
+            .controllers(1)
+            .as_version(release(name))
+            .build()
+            .await
+            .expect("cluster");
+        let address = cluster.controllers()[0].address;
+        let answer = call(address, 0, ApiVersionsRequest::default()).await;
+        match answer {
+            Some(frame) => {
+                assert!(lists, "Kafka {name}'s controller answered");
+                assert!(listed_of(&frame, ApiKey::DescribeQuorum).is_some());
+            }
+            None => assert!(!lists, "Kafka {name}'s controller closed"),
+        }
+    }
+}
+
 fn listed_of(frame: &ResponseFrame, api: ApiKey) -> Option<(i16, i16)> {
     listed(frame).get(&api.key()).copied()
 }
@@ -317,7 +487,13 @@ async fn kafka_python_sees_what_real_brokers_of_each_release_listed() {
             .build()
             .await
             .expect("cluster");
-        pairs.push(format!("{release}={}", cluster.bootstrap()));
+        // The table's letter of the broker the cluster answers as.
+        let listener = match release.broker_listener() {
+            Listener::ZooKeeperBroker => 'Z',
+            Listener::KRaftBroker => 'B',
+            Listener::Controller => unreachable!("brokers answer as brokers"),
+        };
+        pairs.push(format!("{release}={}={listener}", cluster.bootstrap()));
         clusters.push(cluster);
     }
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

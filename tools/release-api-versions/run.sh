@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # cluster/release-api-versions.tsv: the API versions each Kafka release's brokers served,
 # one column per release line (0.8 … 4.4, the last patch release of each, as pom.xml lists
-# them), read from that release's kafka-clients jar by ReleaseApiVersions.java.
-# `kafka-codec cluster --as-version` answers from it. Needs Java 17+ and mvn; the jars (about
+# them), read from that release's kafka-clients jar by ReleaseApiVersions.java, and beside it
+# cluster/release-api-listeners.tsv: which of that release's listeners (ZooKeeper-mode
+# broker, KRaft broker, KRaft controller) listed each API in ApiVersions.
+# `kafka-codec cluster --as-version` answers from both. Needs Java 17+ and mvn; the jars (about
 # 150 MB) are copied once into target/release-api-versions/lib.
 #
-#   tools/release-api-versions/run.sh write   # rewrite the file from the jars
-#   tools/release-api-versions/run.sh check   # fail if the committed file differs from them
+#   tools/release-api-versions/run.sh write   # rewrite the files from the jars
+#   tools/release-api-versions/run.sh check   # fail if a committed file differs from them
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 lib=$repo/target/release-api-versions/lib
 file=$repo/cluster/release-api-versions.tsv
+listeners_file=$repo/cluster/release-api-listeners.tsv
 # shellcheck source=tools/jar-tables.sh
 . "$repo/tools/jar-tables.sh"
 
@@ -38,17 +41,20 @@ for entry in "${releases[@]}"; do
         { cat "$work/err" >&2; die "ReleaseApiVersions failed on kafka-clients ${entry#*:}"; }
 done
 
-python3 - "$work" "${releases[@]}" >"$work/table" <<'PY'
+python3 - "$work" "${releases[@]}" >"$work/table" 3>"$work/listeners" <<'PY'
+import os
 import sys
 from pathlib import Path
 
 work = Path(sys.argv[1])
 releases = [entry.split(":", 1) for entry in sys.argv[2:]]
 cells = {}  # API key -> {line: "min-max"}
+listeners = {}  # API key -> {line: "ZBC" or a part of it, or "none"}
 names = {}  # API key -> its enum name in the newest release that has it
 for line, _ in releases:
     for row in (work / f"{line}.tsv").read_text().splitlines():
-        key, low, high, name, *listed = row.split("\t")
+        key, low, high, name, listed_by, *listed = row.split("\t")
+        listeners.setdefault(int(key), {})[line] = "none" if listed_by == "-" else listed_by
         cell = low if low == high else f"{low}-{high}"
         if listed:
             # ApiVersions listed from a lower version than the broker served.
@@ -63,6 +69,21 @@ print("# Read from kafka-clients " + " ".join(f"{line}={version}" for line, vers
 print("\t".join(["key", "name"] + [line for line, _ in releases]))
 for key in sorted(cells):
     print("\t".join([str(key), names[key]] + [cells[key].get(line, "-") for line, _ in releases]))
+
+with os.fdopen(3, "w") as out:
+    print("# Which listeners of each Kafka release listed each API in ApiVersions, one column per "
+          "release line as in release-api-versions.tsv: `Z` a ZooKeeper-mode broker, `B` a KRaft "
+          "broker, `C` a KRaft controller; `none`: the release defines the API but no listener "
+          "listed it; `-`: the release lacks the API. From ApiKeys.apisForListener (2.8 and "
+          "later), ApiKeys.enabledApis (2.7: ZooKeeper brokers only), every API before (ZooKeeper "
+          "brokers only). Read from the kafka-clients jars by tools/release-api-versions/run.sh; "
+          "do not edit.", file=out)
+    print("\t".join(["key", "name"] + [line for line, _ in releases]), file=out)
+    for key in sorted(listeners):
+        print("\t".join([str(key), names[key]]
+                        + [listeners[key].get(line, "-") for line, _ in releases]), file=out)
 PY
 
 write_or_check "$mode" "$work/table" "$file" "the kafka-clients jars" "${#releases[@]} releases"
+write_or_check "$mode" "$work/listeners" "$listeners_file" "the kafka-clients jars" \
+    "${#releases[@]} releases"

@@ -41,8 +41,10 @@ pub struct ClusterCommand {
     #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:0")]
     listen: String,
     /// Answer as this Kafka release's brokers did, 0.8 to 4.4 (`2.8`; `0.10` is 0.10.0, and
-    /// 0.10.1, 0.10.2 have their own): ApiVersions lists that release's versions, a request
-    /// above them closes the connection, and 0.8 and 0.9 close it on ApiVersions. Default:
+    /// 0.10.1, 0.10.2 have their own; its ZooKeeper-mode broker up to 3.2, its KRaft broker
+    /// from 3.3): ApiVersions lists the APIs that broker listed at that release's versions,
+    /// another API or a request above them closes the connection, and 0.8 and 0.9 close it
+    /// on ApiVersions. Default:
     /// every version this build knows, the newest release's and those 4.0 removed.
     #[arg(long, value_name = "X.Y")]
     as_version: Option<Release>,

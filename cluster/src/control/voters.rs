@@ -99,7 +99,7 @@ impl ControlHandle {
             crate::controllers::advance(&self.shared, &mut quorum, now);
             then(&mut quorum, now)
         };
-        self.shared.quorum_moved.notify_waiters();
+        self.shared.quorum_changed();
         result.map_err(|error| match error {
             VoterOpError::NoSuchController(id) => OperationError::NoSuchController(id),
             VoterOpError::Stopped(id) => OperationError::Stopped(id),

@@ -621,7 +621,13 @@ async fn delete_over_http_removes_a_broker_as_kafka_does() {
     assert_eq!(status, 200);
     let (status, answer) = support::http(control, "DELETE", "/brokers/0", None).await;
     assert_eq!(status, 409, "{answer}");
-    // Restarted, a removed broker registers again on its old address.
+    // Its old port taken meanwhile, the restart is refused by the cluster's state (409);
+    // once the port is free, a removed broker registers again on its old address.
+    let squatter = std::net::TcpListener::bind(address).expect("the removed broker's port");
+    let (status, answer) =
+        support::http(control, "POST", &format!("/brokers/{gone}/restart"), None).await;
+    assert_eq!(status, 409, "{answer}");
+    drop(squatter);
     let (status, answer) =
         support::http(control, "POST", &format!("/brokers/{gone}/restart"), None).await;
     assert_eq!(status, 200, "{answer}");

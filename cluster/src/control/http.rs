@@ -35,7 +35,9 @@
 //!
 //! A body that is not JSON, a key that is not part of the form and a value of the wrong
 //! kind are refused with 400 and a message naming them; an unknown path is 404, a wrong
-//! method 405. Built on the same plumbing as the brokers and the metrics endpoint (accept
+//! method 405. An operation the cluster refuses is 404 when what it names does not exist
+//! (a broker, topic, group…) and 409 when the cluster's state refuses it (the last broker,
+//! a stopped or running one, a port that cannot be bound again, a refused voter change). Built on the same plumbing as the brokers and the metrics endpoint (accept
 //! back-off, a connection cap, the memory budget); why not an HTTP crate: the metrics
 //! endpoint's reason holds (one request per connection, a handful of routes).
 
@@ -233,6 +235,27 @@ fn conflict(why: impl std::fmt::Display) -> Answer {
     ("409 Conflict", json!({ "error": why.to_string() }))
 }
 
+/// An operation the cluster refused: 404 when what it names does not exist, 409 when the
+/// cluster's state refuses it (the last broker, a stopped or running one, a port taken, a
+/// voter change the leader refused).
+fn refused(e: super::OperationError) -> Answer {
+    use super::OperationError::*;
+    match e {
+        NoSuchBroker(_)
+        | NoSuchPartition(..)
+        | NoSuchGroup(_)
+        | NoSuchMember(..)
+        | NoSuchProducer(_)
+        | NoControllers
+        | NoSuchController(_)
+        | NoSuchTransactionalId(_)
+        | NoSuchTopic(_) => not_found(e),
+        VoterChangeRefused(_) | LastBroker(_) | Listen(_) | NodeIdTaken(_) | Stopped(_) | Up(_) => {
+            conflict(e)
+        }
+    }
+}
+
 fn ok(body: Value) -> Answer {
     ("200 OK", body)
 }
@@ -362,8 +385,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                         "movedLeaders": leaders_json(&removed.moved_leaders),
                         "movedGroups": removed.moved_groups,
                     })),
-                    Err(e @ super::OperationError::LastBroker(_)) => conflict(e),
-                    Err(e) => not_found(e),
+                    Err(e) => refused(e),
                 },
                 _ => allowed("DELETE"),
             }
@@ -400,8 +422,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                             "movedLeaders": leaders_json(&fenced.moved_leaders),
                             "movedGroups": fenced.moved_groups,
                         })),
-                        Err(e @ super::OperationError::Up(_)) => conflict(e),
-                        Err(e) => not_found(e),
+                        Err(e) => refused(e),
                     };
                 }
                 ("reassign-and-remove", "POST") => {
@@ -412,17 +433,13 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                             "movedLeaders": leaders_json(&removed.moved_leaders),
                             "movedGroups": removed.moved_groups,
                         })),
-                        Err(e @ super::OperationError::LastBroker(_)) => conflict(e),
-                        Err(e) => not_found(e),
+                        Err(e) => refused(e),
                     };
                 }
                 ("stop", "POST") => control.stop_broker(node),
                 ("crash", "POST") => control.crash_broker(node),
                 ("restart", "POST") => control.restart_broker(node),
-                ("unfence", "POST") => match control.unfence_broker(node) {
-                    Err(e @ super::OperationError::Stopped(_)) => return conflict(e),
-                    done => done,
-                },
+                ("unfence", "POST") => control.unfence_broker(node),
                 ("latency", "PUT") => {
                     let body = match json_body(request) {
                         Ok(body) => body,
@@ -445,7 +462,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                     "catchingUp": control.is_catching_up(node),
                     "crashed": control.is_crashed(node),
                     "latencyMs": control.latency(node).as_millis() as u64 })),
-                Err(e) => not_found(e),
+                Err(e) => refused(e),
             }
         }
         ["leaders", "rebalance"] => match method {
@@ -490,7 +507,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                         "highWatermark": p.high_watermark,
                     }))
                     .collect::<Vec<_>>() })),
-                Err(e) => not_found(e),
+                Err(e) => refused(e),
             }
         }
         ["groups"] => match method {
@@ -536,7 +553,7 @@ fn route(control: &ControlHandle, request: &HttpRequest) -> Answer {
                 };
                 match control.set_quorum_fetching(fetching) {
                     Ok(()) => quorum_answer(control.quorum()),
-                    Err(e) => not_found(e),
+                    Err(e) => refused(e),
                 }
             }),
             _ => allowed("PUT"),
@@ -661,7 +678,7 @@ fn move_coordinator(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + 
                     "coordinator": to,
                     "previous": previous,
                 })),
-                Err(e) => not_found(e),
+                Err(e) => refused(e),
             };
         }
         let group = match string_field(object, "group", "a group id") {
@@ -670,7 +687,7 @@ fn move_coordinator(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + 
         };
         match control.move_coordinator(group, to) {
             Ok(previous) => ok(json!({ "group": group, "coordinator": to, "previous": previous })),
-            Err(e) => not_found(e),
+            Err(e) => refused(e),
         }
     }
 }
@@ -690,7 +707,7 @@ fn expire_session(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_
         };
         match control.expire_session(group, member) {
             Ok(()) => ok(json!({ "group": group, "member": member, "expired": true })),
-            Err(e) => not_found(e),
+            Err(e) => refused(e),
         }
     }
 }
@@ -706,7 +723,7 @@ fn fence_producer(control: &ControlHandle) -> impl FnOnce(&Value) -> Answer + '_
         };
         match control.fence_producer(producer_id) {
             Ok(epoch) => ok(json!({ "producerId": producer_id, "firstAcceptedEpoch": epoch })),
-            Err(e) => not_found(e),
+            Err(e) => refused(e),
         }
     }
 }
@@ -726,7 +743,7 @@ fn fence_transactional_id(control: &ControlHandle) -> impl FnOnce(&Value) -> Ans
                 "producerId": producer_id,
                 "producerEpoch": epoch,
             })),
-            Err(e) => not_found(e),
+            Err(e) => refused(e),
         }
     }
 }
@@ -800,7 +817,7 @@ fn move_leader(control: &ControlHandle, body: &Value) -> Answer {
     match control.move_leader(topic, partition, leader) {
         Ok(epoch) => ok(json!({ "topic": topic, "partition": partition,
             "leader": leader, "leaderEpoch": epoch })),
-        Err(e) => not_found(e),
+        Err(e) => refused(e),
     }
 }
 
@@ -826,7 +843,7 @@ fn quorum_answer(view: Result<super::QuorumView, super::OperationError>) -> Answ
             "observers": view.observers,
             "fetching": view.fetching,
         })),
-        Err(e) => not_found(e),
+        Err(e) => refused(e),
     }
 }
 
@@ -841,10 +858,7 @@ fn voter_change(control: &ControlHandle, appended: Result<i64, super::OperationE
             }
             ("202 Accepted", body)
         }
-        Err(e @ super::OperationError::VoterChangeRefused(_)) => {
-            ("409 Conflict", json!({ "error": e.to_string() }))
-        }
-        Err(e) => not_found(e),
+        Err(e) => refused(e),
     }
 }
 
@@ -867,6 +881,6 @@ fn add_broker(control: &ControlHandle, body: &Value) -> Answer {
             "up": control.is_up(broker.node_id),
         })),
         // The port is taken, or the next id is a controller's: the cluster's state refuses.
-        Err(e) => conflict(e),
+        Err(e) => refused(e),
     }
 }

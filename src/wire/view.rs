@@ -202,6 +202,10 @@ pub trait ViewMode: Copy + 'static + sealed::Sealed {
     type Origin<'a>: Copy;
     /// What an accessor returns for a value of type `T`.
     type Out<T>;
+    /// Whether this is [`Checked`]: the generated views choose per mode how an array's
+    /// iterator steps over an element (`VIEW_DEFER`).
+    #[doc(hidden)]
+    const CHECKED: bool;
     #[doc(hidden)]
     fn bytes<'a>(buf: &'a Bytes, origin: Self::Origin<'a>) -> &'a [u8];
     #[doc(hidden)]
@@ -253,6 +257,7 @@ pub struct Lazy;
 impl ViewMode for Checked {
     type Origin<'a> = ();
     type Out<T> = T;
+    const CHECKED: bool = true;
 
     #[inline]
     fn bytes<'a>(buf: &'a Bytes, _: Self::Origin<'a>) -> &'a [u8] {
@@ -301,6 +306,7 @@ impl ViewMode for Checked {
 impl ViewMode for Lazy {
     type Origin<'a> = &'a LazyOrigin<'a>;
     type Out<T> = Result<T, DecodeError>;
+    const CHECKED: bool = false;
 
     #[inline]
     fn bytes<'a>(buf: &'a Bytes, origin: Self::Origin<'a>) -> &'a [u8] {

@@ -463,7 +463,14 @@ fn emit_step(code: &mut Code, cx: &Context<'_>, s: &Struct) {
         !matches!(cx.when(cx.positional(field)), Cond::Never)
             && matches!(&field.ty, FieldType::Array(element) if matches!(element.as_ref(), FieldType::Struct(_)))
     });
-    let defer = struct_array || marked_field(cx, s).is_none();
+    let marked = marked_field(cx, s).is_some();
+    let defer = if !marked {
+        "true".to_string()
+    } else if struct_array {
+        "!M::CHECKED".to_string()
+    } else {
+        "false".to_string()
+    };
     code.line("#[doc(hidden)]");
     code.line(format!("pub const VIEW_DEFER: bool = {defer};"));
 }

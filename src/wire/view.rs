@@ -202,10 +202,6 @@ pub trait ViewMode: Copy + 'static + sealed::Sealed {
     type Origin<'a>: Copy;
     /// What an accessor returns for a value of type `T`.
     type Out<T>;
-    /// Whether this is [`Checked`]: the generated views choose per mode how an array's
-    /// iterator steps over an element (`VIEW_DEFER`).
-    #[doc(hidden)]
-    const CHECKED: bool;
     #[doc(hidden)]
     fn bytes<'a>(buf: &'a Bytes, origin: Self::Origin<'a>) -> &'a [u8];
     #[doc(hidden)]
@@ -257,7 +253,6 @@ pub struct Lazy;
 impl ViewMode for Checked {
     type Origin<'a> = ();
     type Out<T> = T;
-    const CHECKED: bool = true;
 
     #[inline]
     fn bytes<'a>(buf: &'a Bytes, _: Self::Origin<'a>) -> &'a [u8] {
@@ -306,7 +301,6 @@ impl ViewMode for Checked {
 impl ViewMode for Lazy {
     type Origin<'a> = &'a LazyOrigin<'a>;
     type Out<T> = Result<T, DecodeError>;
-    const CHECKED: bool = false;
 
     #[inline]
     fn bytes<'a>(buf: &'a Bytes, origin: Self::Origin<'a>) -> &'a [u8] {
@@ -1159,9 +1153,10 @@ pub trait ViewValue<'a, M: ViewMode>: Sized {
     /// over ([`ViewValue::step_element`]) only when the iterator is asked for the next
     /// element: the last element is never stepped over, the others once and without marks
     /// (a reader of an element that holds an array of structs iterates it anyway, which an
-    /// eager step would walk first). But a struct with a `bytes`/`records` field and no array
-    /// of structs (a Produce partition) is stepped over with marks as it is handed out, so
-    /// that its value is found without reading its length twice.
+    /// eager step would walk first). But a struct with a `bytes`/`records` field (a Produce
+    /// or Fetch partition) is stepped over with marks as it is handed out, so that its value
+    /// is found from its mark, without reading its length twice or stepping again over the
+    /// fields before it.
     #[doc(hidden)]
     #[inline]
     fn read_element(walk: &mut Walk<'a, M>) -> (Self, bool) {

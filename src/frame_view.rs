@@ -377,16 +377,11 @@ fn redo_response(origin: &LazyOrigin<'_>) -> Result<(), DecodeError> {
 /// for topic in body.topics().unwrap() {
 ///     assert_eq!(topic.unwrap().topic_name().unwrap(), "__cluster_metadata");
 /// }
-/// // Cut short (the topic's partition count gone): the accessor that reaches the missing
-/// // bytes fails as the owned decode does.
+/// // Cut short: the accessor that reaches the missing bytes fails as the owned decode does.
 /// let cut = bytes.slice(..bytes.len() - 3);
 /// let frame = LazyRequestFrame::new(&cut, &DecodeOptions::default()).unwrap();
 /// let body: DescribeQuorumRequestView<'_, Lazy> = frame.body().unwrap();
-/// let error = body
-///     .topics()
-///     .unwrap()
-///     .map(|t| t.and_then(|t| t.partitions().map(drop)))
-///     .find_map(Result::err);
+/// let error = body.topics().unwrap().map(|t| t.and_then(|t| t.topic_name())).find_map(Result::err);
 /// assert_eq!(error, RequestFrame::decode(cut.clone()).err());
 /// ```
 #[cfg(feature = "broker")]

@@ -105,10 +105,10 @@
 //! (`benches/README.md`). An array's iterator hands out each element's view at its start and
 //! steps over it only when asked for the next element (never over the last one), so a
 //! router that iterates an element's inner array does not pay for a step over it first. But
-//! an element with a `bytes`/`records` field (a Produce or Fetch partition) is stepped over
-//! as it is handed out: its records are then read without reading their length again or
-//! stepping again over what lies before them (a Fetch partition's aborted transactions), and
-//! the step marks where its variable-width fields end, so its other accessors start there. `marked()` on any other view (a message's root, such an element)
+//! an element with a `bytes`/`records` field and no array of structs (a Produce partition)
+//! is stepped over as it is handed out: its records are then read without reading their
+//! length again, and the step marks where its first variable-width fields end, so its other
+//! accessors start there. `marked()` on any other view (a message's root, such an element)
 //! gives the same to a reader of fields after a large array, for one step over the struct.
 //!
 //! To read **every field** of a struct, call `fields()` on its view: one pass over the struct

@@ -1153,10 +1153,9 @@ pub trait ViewValue<'a, M: ViewMode>: Sized {
     /// over ([`ViewValue::step_element`]) only when the iterator is asked for the next
     /// element: the last element is never stepped over, the others once and without marks
     /// (a reader of an element that holds an array of structs iterates it anyway, which an
-    /// eager step would walk first). But a struct with a `bytes`/`records` field (a Produce
-    /// or Fetch partition) is stepped over with marks as it is handed out, so that its value
-    /// is found from its mark, without reading its length twice or stepping again over the
-    /// fields before it.
+    /// eager step would walk first). But a struct with a `bytes`/`records` field and no array
+    /// of structs (a Produce partition) is stepped over with marks as it is handed out, so
+    /// that its value is found without reading its length twice.
     #[doc(hidden)]
     #[inline]
     fn read_element(walk: &mut Walk<'a, M>) -> (Self, bool) {

@@ -455,13 +455,15 @@ fn emit_step(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     });
     code.blank();
     // An array's iterator steps over an element only when asked for the next one (never
-    // over the last), without marks, unless the struct has a `bytes`/`records` field: then
-    // it is stepped over with marks as it is handed out, so that the value (a partition's
-    // records) is found from its mark, without reading its length twice or stepping again
-    // over what lies before it (a Fetch partition's aborted transactions). Deferring that
-    // shape too cost about a third more instructions on the Fetch routes (benches/README.md,
-    // route14).
-    let defer = marked_field(cx, s).is_none();
+    // over the last), without marks, unless the struct has a `bytes`/`records` field and no
+    // array of structs: then it is stepped over with marks as it is handed out, so that the
+    // value (a partition's records) is found without reading its length twice. The step
+    // over an array of structs is a loop that a reader of the element runs anyway.
+    let struct_array = s.fields.iter().any(|field| {
+        !matches!(cx.when(cx.positional(field)), Cond::Never)
+            && matches!(&field.ty, FieldType::Array(element) if matches!(element.as_ref(), FieldType::Struct(_)))
+    });
+    let defer = struct_array || marked_field(cx, s).is_none();
     code.line("#[doc(hidden)]");
     code.line(format!("pub const VIEW_DEFER: bool = {defer};"));
 }
@@ -1207,7 +1209,7 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
          before reading fields that follow a large array, or several fields of a view; a\n \
          view found by a struct field is marked already; an array's iterator hands out its\n \
          elements unmarked (it steps over an element only when asked for the next one), but\n \
-         for those of a struct with a `bytes` or `records` field.",
+         for those of a struct with a `bytes` or `records` field and no array of structs.",
     );
     code.line("#[inline]");
     code.block("pub fn marked(self) -> Self", |code| {

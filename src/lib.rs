@@ -67,7 +67,7 @@
 //! that read Kafka bytes by hand, and [`wire::Segments`], the encode output that shares large
 //! `bytes`/`records` values instead of copying them (for vectored writes).
 //!
-//! **Zero-copy views** (`views`, off by default: it doubles the CPU time of a client-only
+//! **Zero-copy views** (`views`, off by default: it triples the CPU time of a client-only
 //! dependent's clean release build, measured in `benches/README.md`; requests with `broker`,
 //! responses with `client`, as decoding). `RequestFrameView` and `ResponseFrameView` read a frame in place;
 //! each struct has a `<Struct>View` beside it (`ProduceRequestView`), whose accessors read
@@ -102,14 +102,12 @@
 //! (view + the few fields a router needs) allocates nothing and runs at about the owned
 //! decode's speed; `to_owned()` runs the owned decoder on the view's bytes (under no
 //! limits: they were checked), so it costs the owned decode, on top of the check
-//! (`benches/README.md`). An array's iterator hands out each element's view at its start and
-//! steps over it only when asked for the next element (never over the last one), so a
-//! router that iterates an element's inner array does not pay for a step over it first. But
-//! an element with a `bytes`/`records` field and no array of structs (a Produce partition)
-//! is stepped over as it is handed out: its records are then read without reading their
-//! length again, and the step marks where its first variable-width fields end, so its other
-//! accessors start there. `marked()` on any other view (a message's root, such an element)
-//! gives the same to a reader of fields after a large array, for one step over the struct.
+//! (`benches/README.md`). A struct's last `bytes`/`records` field (a partition's records) is
+//! found when its array's iterator steps over the struct, and its accessor reads it from
+//! there without reading its length again; that step also marks where the struct's first
+//! variable-width fields end, so its other accessors start there. A message's root view is
+//! not found by a step: `marked()` on it (one step over the body) gives the same to a reader
+//! of fields after a large array.
 //!
 //! To read **every field** of a struct, call `fields()` on its view: one pass over the struct
 //! reads them all into a plain generated struct (`ProduceRequestFields` for
@@ -145,8 +143,7 @@
 //! `Result`: it steps over the fields before its own (reading only their lengths and counts,
 //! bounded by the frame), reads its value and checks that (a string's UTF-8 and length,
 //! bytes' and arrays' lengths against the `DecodeLimits`); array iterators yield `Result`s
-//! and stop at the first error (bad bytes in an element show when its fields are read, or as
-//! the next element's error). When what it reads or steps over is bad (cut short, a length
+//! and stop at the first error. When what it reads or steps over is bad (cut short, a length
 //! past the frame, invalid UTF-8), the accessor's error is the owned decoder's error for the
 //! whole frame, kind, offset and field path alike (the owned decoder reads the frame again
 //! to say it: errors are rare). What no accessor reads is never checked, so a lazy view may

@@ -789,9 +789,6 @@ impl<'a> Walk<'a, Checked> {
             ViewIter::<T, Checked>::read(self)
         };
         let array = T::collect(&mut elements, self.buf);
-        if elements.behind {
-            T::step_element(&mut elements.walk);
-        }
         self.pos = elements.walk.pos;
         Some(array)
     }
@@ -854,10 +851,9 @@ impl<'a> Walk<'a, Checked> {
     }
 }
 
-/// What stepping over a struct found, handed to its view (by its array's iterator, as a
-/// field, or by `marked()`) so that its accessors start where the step left off instead of
-/// walking from the struct's start again (an array's iterator hands out most elements
-/// unmarked, see [`ViewValue::read_element`]):
+/// What stepping over a struct found, handed to its view (by its array's iterator, or as a
+/// field) so that its accessors start where the step left off instead of walking from the
+/// struct's start again:
 ///
 /// - where the value of its last `bytes`/`records` field lies: its accessor reads the value
 ///   from here instead of reading its length a second time (a records value is most of a
@@ -1148,25 +1144,6 @@ pub fn share(buf: &Bytes, part: &[u8]) -> Bytes {
 pub trait ViewValue<'a, M: ViewMode>: Sized {
     #[doc(hidden)]
     fn read(walk: &mut Walk<'a, M>) -> Self;
-    /// The value as an array's element ([`ViewIter`]), and whether the walk is past it. A
-    /// struct's view is handed out at its start, unmarked, the walk left there, and stepped
-    /// over ([`ViewValue::step_element`]) only when the iterator is asked for the next
-    /// element: the last element is never stepped over, the others once and without marks
-    /// (a reader of an element that holds an array of structs iterates it anyway, which an
-    /// eager step would walk first). But a struct with a `bytes`/`records` field and no array
-    /// of structs (a Produce partition) is stepped over with marks as it is handed out, so
-    /// that its value is found without reading its length twice.
-    #[doc(hidden)]
-    #[inline]
-    fn read_element(walk: &mut Walk<'a, M>) -> (Self, bool) {
-        (Self::read(walk), true)
-    }
-    /// Steps over an element that [`ViewValue::read_element`] left the walk at the start of.
-    #[doc(hidden)]
-    #[inline]
-    fn step_element(walk: &mut Walk<'a, M>) {
-        let _ = walk;
-    }
 }
 
 /// A value that may be null on the wire (`Option<T>` of a nullable field).
@@ -1352,22 +1329,6 @@ pub fn read_struct<'a, M: ViewMode, V: StructView<'a, Mode = M>>(walk: &mut Walk
     V::from_cursor(cursor)
 }
 
-/// A view of a struct as an array element, at the walk's position, which stays there: no
-/// marks (its accessors walk from its start), and the iterator steps over it (the view's
-/// `view_step`) only when asked for the next element.
-#[doc(hidden)]
-#[inline]
-pub fn struct_at<'a, M: ViewMode, V: StructView<'a, Mode = M>>(walk: &Walk<'a, M>) -> V {
-    V::from_cursor(ViewCursor {
-        buf: walk.buf,
-        frame: walk.frame,
-        at: Some(walk.pos),
-        version: walk.version,
-        origin: walk.origin,
-        mark: ViewMark::UNKNOWN,
-    })
-}
-
 /// A nullable struct: its marker byte, then the struct.
 #[doc(hidden)]
 #[inline]
@@ -1383,9 +1344,6 @@ pub fn read_nullable_struct<'a, M: ViewMode, V: StructView<'a, Mode = M>>(
 pub struct ViewIter<'a, T, M: ViewMode = Checked> {
     walk: Walk<'a, M>,
     left: usize,
-    /// The walk is at the start of the element last handed out, not past it
-    /// ([`ViewValue::read_element`]).
-    behind: bool,
     element: PhantomData<T>,
 }
 
@@ -1394,7 +1352,6 @@ impl<T, M: ViewMode> Clone for ViewIter<'_, T, M> {
         ViewIter {
             walk: self.walk,
             left: self.left,
-            behind: self.behind,
             element: PhantomData,
         }
     }
@@ -1413,7 +1370,6 @@ impl<'a, T, M: ViewMode> ViewIter<'a, T, M> {
         ViewIter {
             walk: ViewCursor::<M>::absent(0, origin).walk_absent(),
             left: 0,
-            behind: false,
             element: PhantomData,
         }
     }
@@ -1452,15 +1408,8 @@ impl<'a, M: ViewMode, T: ViewValue<'a, M>> Iterator for ViewIter<'a, T, M> {
             return None;
         }
         self.left -= 1;
-        if self.behind {
-            // Past the element handed out before: a lazy view's bad bytes there end the
-            // iterator here, with the owned decoder's error, as a read of that element would.
-            T::step_element(&mut self.walk);
-        }
-        let (value, past) = T::read_element(&mut self.walk);
-        self.behind = !past;
-        if self.walk.bad || self.walk.pos > self.walk.bytes.len() {
-            self.walk.bad = true;
+        let value = T::read(&mut self.walk);
+        if self.walk.bad {
             self.left = 0;
         }
         Some(M::finish(self.walk.origin, !self.walk.bad, value))
@@ -1495,7 +1444,6 @@ impl<'a, M: ViewMode, T> ViewNullable<'a, M> for ViewIter<'a, T, M> {
             walk: *walk,
             // A checked count never exceeds the input; the bound keeps any walk finite.
             left: count.min(walk.bytes.len()),
-            behind: false,
             element: PhantomData,
         })
     }
@@ -1597,18 +1545,6 @@ macro_rules! view_struct {
             #[inline]
             fn read(walk: &mut $crate::wire::view::Walk<'a, M>) -> Self {
                 $crate::wire::view::read_struct(walk)
-            }
-            #[inline]
-            fn read_element(walk: &mut $crate::wire::view::Walk<'a, M>) -> (Self, bool) {
-                if <$view<'a, M>>::VIEW_DEFER {
-                    ($crate::wire::view::struct_at(walk), false)
-                } else {
-                    ($crate::wire::view::read_struct(walk), true)
-                }
-            }
-            #[inline]
-            fn step_element(walk: &mut $crate::wire::view::Walk<'a, M>) {
-                $view::view_step(walk)
             }
         }
         impl<'a, M: $crate::wire::view::ViewMode> $crate::wire::view::ViewNullable<'a, M>

@@ -453,19 +453,6 @@ fn emit_step(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     code.block(format!("pub fn view_step({w}: &mut Walk<'a, M>)"), |code| {
         code.line(body)
     });
-    code.blank();
-    // An array's iterator steps over an element only when asked for the next one (never
-    // over the last), without marks, unless the struct has a `bytes`/`records` field and no
-    // array of structs: then it is stepped over with marks as it is handed out, so that the
-    // value (a partition's records) is found without reading its length twice. The step
-    // over an array of structs is a loop that a reader of the element runs anyway.
-    let struct_array = s.fields.iter().any(|field| {
-        !matches!(cx.when(cx.positional(field)), Cond::Never)
-            && matches!(&field.ty, FieldType::Array(element) if matches!(element.as_ref(), FieldType::Struct(_)))
-    });
-    let defer = struct_array || marked_field(cx, s).is_none();
-    code.line("#[doc(hidden)]");
-    code.line(format!("pub const VIEW_DEFER: bool = {defer};"));
 }
 
 /// `view_read_owned`: the owned struct read in one pass from the walk, which ends past it.
@@ -1204,12 +1191,10 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     }
     code.doc(
         " This view after one step over its struct that marks where its fields lie, if no step\n \
-         did (a message's root view, an array's element): then every accessor starts where\n \
-         that step passed its field instead of walking from the struct's start. Worth it\n \
-         before reading fields that follow a large array, or several fields of a view; a\n \
-         view found by a struct field is marked already; an array's iterator hands out its\n \
-         elements unmarked (it steps over an element only when asked for the next one), but\n \
-         for those of a struct with a `bytes` or `records` field and no array of structs.",
+         did (a message's root view): then every accessor starts where that step passed its\n \
+         field instead of walking from the struct's start. Worth it before reading fields that\n \
+         follow a large array, or several fields of a root; a view found by an array's\n \
+         iterator or a struct field is marked already.",
     );
     code.line("#[inline]");
     code.block("pub fn marked(self) -> Self", |code| {
@@ -1276,9 +1261,6 @@ pub(crate) fn emit_spec_lookup(code: &mut Code, set: &SchemaSet, kind: MessageKi
     ));
     code.line(format!("#[cfg({cfg})]"));
     code.line("#[doc(hidden)]");
-    // Inline, as the codecs: generated in the crate that makes a frame view, not in this
-    // library, where it would compile every compiled API's view check for any dependent.
-    code.line("#[inline]");
     code.open(format!(
         "pub fn {function}(key: i16) -> Option<({krate}::wire::view::ViewCheck, {krate}::VersionRange)>"
     ));

@@ -19,6 +19,7 @@
 #   kc-client-views  kc-client with the zero-copy views (feature "views")
 #   kc-baseline kafka-codec from $KAFKA_CODEC_BASELINE (another checkout), default features
 #   kc-baseline-client  the same checkout with kc-client's features
+#   kc-baseline-client-views  the same checkout with kc-client-views's features
 #
 # Every build runs with CARGO_INCREMENTAL=0: kafka-codec is a path dependency here, and cargo
 # compiles path dependencies incrementally in debug builds, which a dependent that takes the
@@ -71,6 +72,10 @@ make_dependent() {
     kc-baseline-client)
         [ -n "$baseline" ] || { echo "kc-baseline-client needs KAFKA_CODEC_BASELINE" >&2; exit 2; }
         dep="kafka-codec = { path = \"$baseline\", default-features = false, features = [\"client\", \"all-apis\"] }"
+        ;;
+    kc-baseline-client-views)
+        [ -n "$baseline" ] || { echo "kc-baseline-client-views needs KAFKA_CODEC_BASELINE" >&2; exit 2; }
+        dep="kafka-codec = { path = \"$baseline\", default-features = false, features = [\"client\", \"all-apis\", \"views\"] }"
         ;;
     *) echo "unknown configuration $name" >&2; exit 2 ;;
     esac
@@ -163,6 +168,7 @@ label = {
     "kc-api": 'kafka-codec, `default-features = false, features = ["client", "describe-quorum"]`',
     "kc-baseline": "kafka-codec before (baseline checkout), default features",
     "kc-baseline-client": 'kafka-codec before (baseline checkout), `["client", "all-apis"]`',
+    "kc-baseline-client-views": 'kafka-codec before (baseline checkout), `["client", "all-apis", "views"]`',
 }
 def fmt(seconds):
     return f"{int(seconds // 60)} m {seconds % 60:02.0f} s" if seconds >= 60 else f"{seconds:.0f} s"

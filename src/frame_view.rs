@@ -336,12 +336,18 @@ where
 
 #[cfg(feature = "broker")]
 /// The owned decode of a lazy request frame's input, for its error.
+// Inline: a function this library called or pointed to from a function that is not inline
+// would compile every compiled API's owned decoder here, for every dependent of `views`
+// (they are generated in the crate that makes a lazy frame instead, as the codecs are).
+#[inline]
 fn redo_request(origin: &LazyOrigin<'_>) -> Result<(), DecodeError> {
     crate::RequestFrame::decode_with(origin.input().clone(), origin.options()).map(drop)
 }
 
 #[cfg(feature = "client")]
 /// The owned decode of a lazy response frame's input, for its error.
+// Inline, as `redo_request`.
+#[inline]
 fn redo_response(origin: &LazyOrigin<'_>) -> Result<(), DecodeError> {
     let (key, version) = origin.api();
     let api = ApiKey::from_key(key)

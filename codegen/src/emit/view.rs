@@ -1261,6 +1261,9 @@ pub(crate) fn emit_spec_lookup(code: &mut Code, set: &SchemaSet, kind: MessageKi
     ));
     code.line(format!("#[cfg({cfg})]"));
     code.line("#[doc(hidden)]");
+    // Inline, as the codecs: generated in the crate that makes a frame view, not in this
+    // library, where it would compile every compiled API's view check for any dependent.
+    code.line("#[inline]");
     code.open(format!(
         "pub fn {function}(key: i16) -> Option<({krate}::wire::view::ViewCheck, {krate}::VersionRange)>"
     ));

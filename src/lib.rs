@@ -67,7 +67,7 @@
 //! that read Kafka bytes by hand, and [`wire::Segments`], the encode output that shares large
 //! `bytes`/`records` values instead of copying them (for vectored writes).
 //!
-//! **Zero-copy views** (`views`, off by default: it triples the CPU time of a client-only
+//! **Zero-copy views** (`views`, off by default: it doubles the CPU time of a client-only
 //! dependent's clean release build, measured in `benches/README.md`; requests with `broker`,
 //! responses with `client`, as decoding). `RequestFrameView` and `ResponseFrameView` read a frame in place;
 //! each struct has a `<Struct>View` beside it (`ProduceRequestView`), whose accessors read

@@ -102,10 +102,7 @@ fn table() -> &'static Table {
 /// some of `ZBC`, `none` (defined, listed by none) or `-` (not defined, as in the versions
 /// table).
 fn parse_listeners(text: &str, versions: &Table) -> Result<BTreeMap<i16, Vec<String>>, String> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.starts_with('#') && !line.trim().is_empty());
+    let mut lines = data_lines(text);
     match lines.next() {
         Some((_, header))
             if header
@@ -117,12 +114,7 @@ fn parse_listeners(text: &str, versions: &Table) -> Result<BTreeMap<i16, Vec<Str
     let mut listeners = BTreeMap::new();
     for (index, line) in lines {
         let at = |what: &str| format!("line {}: {what}", index + 1);
-        let mut columns = line.split('\t');
-        let key: i16 = columns
-            .next()
-            .and_then(|key| key.parse().ok())
-            .ok_or_else(|| at("no API key"))?;
-        columns.next().ok_or_else(|| at("no name"))?;
+        let (key, columns) = key_and_cells(line).map_err(at)?;
         let defined = versions
             .versions
             .get(&key)
@@ -154,10 +146,7 @@ fn parse_listeners(text: &str, versions: &Table) -> Result<BTreeMap<i16, Vec<Str
 }
 
 fn parse(text: &str) -> Result<Table, String> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, line)| !line.starts_with('#') && !line.trim().is_empty());
+    let mut lines = data_lines(text);
     let names: Vec<String> = match lines.next() {
         Some((_, header)) if header.starts_with("key\tname\t") => {
             header.split('\t').skip(2).map(str::to_owned).collect()
@@ -167,12 +156,7 @@ fn parse(text: &str) -> Result<Table, String> {
     let mut versions = BTreeMap::new();
     for (index, line) in lines {
         let at = |what: &str| format!("line {}: {what}", index + 1);
-        let mut columns = line.split('\t');
-        let key: i16 = columns
-            .next()
-            .and_then(|key| key.parse().ok())
-            .ok_or_else(|| at("no API key"))?;
-        columns.next().ok_or_else(|| at("no name"))?;
+        let (key, columns) = key_and_cells(line).map_err(at)?;
         let cells = columns
             .map(|cell| parse_cell(cell).ok_or_else(|| at(&format!("bad cell {cell:?}"))))
             .collect::<Result<Vec<_>, _>>()?;
@@ -186,6 +170,25 @@ fn parse(text: &str) -> Result<Table, String> {
         versions,
         listeners: BTreeMap::new(),
     })
+}
+
+/// The numbered lines of a table that hold data or its header: comments and blank lines out,
+/// numbers kept for the error messages.
+fn data_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.starts_with('#') && !line.trim().is_empty())
+}
+
+/// A data row's API key and its cells, one per release (the name column skipped).
+fn key_and_cells(line: &str) -> Result<(i16, std::str::Split<'_, char>), &'static str> {
+    let mut columns = line.split('\t');
+    let key = columns
+        .next()
+        .and_then(|key| key.parse().ok())
+        .ok_or("no API key")?;
+    columns.next().ok_or("no name")?;
+    Ok((key, columns))
 }
 
 /// `-` (absent), `N`, `A-B`, or `A-B (lists C-B)`.

@@ -574,6 +574,19 @@ impl State {
         }
     }
 
+    /// The leader epoch `offset` of `topic`'s `partition` falls in, as the leader epoch
+    /// cache answers it (ListOffsets' earliest offset): the latest epoch begun at or before
+    /// it (epoch 0 from offset 0; of epochs begun at one offset, the last).
+    pub fn epoch_at(&self, topic: &str, partition: i32, offset: i64) -> i32 {
+        self.epoch_starts
+            .get(&(topic.to_owned(), partition))
+            .into_iter()
+            .flatten()
+            .rev()
+            .find(|&&(_, start)| start <= offset)
+            .map_or(0, |&(epoch, _)| epoch)
+    }
+
     /// Removes a topic and its logs.
     pub fn remove_topic(&mut self, name: &str) {
         self.configs.topics.remove(name);

@@ -24,6 +24,7 @@ use kafka_codec::messages::{
     OffsetForLeaderEpochRequest,
 };
 use kafka_codec::{Request, Response};
+use kafka_codec_cluster::release::Release;
 use std::net::SocketAddr;
 use std::time::Duration;
 use support::pipe::{paused, paused_cluster, PipeClient};
@@ -363,7 +364,14 @@ impl Side for InMemory {
 #[test]
 fn offsets_from_a_broker_not_leading_answer_as_kafka_recorded() {
     let got = paused().block_on(async {
-        let cluster = paused_cluster(3, 47).build().await.expect("cluster");
+        // Answering as 4.4: ListOffsets v0, which 4.0 removed (KIP-896), closes the
+        // connection (the cluster serves it by default).
+        let release = Release::parse("4.4").expect("4.4");
+        let cluster = paused_cluster(3, 47)
+            .as_version(release)
+            .build()
+            .await
+            .expect("cluster");
         let clients = (0..3)
             .map(|node| PipeClient::connect(&cluster, node))
             .collect();

@@ -17,6 +17,8 @@ pub const API: ApiKey = ApiKey::DeleteRecords;
 const HIGH_WATERMARK: i64 = -1;
 
 pub fn handle(context: &Context<'_>, request: &DeleteRecordsRequest) -> DeleteRecordsResponse {
+    // The brokers listed, read before the state is locked (as everywhere).
+    let brokers = context.broker_ids();
     let topics = request
         .topics
         .iter()
@@ -24,7 +26,7 @@ pub fn handle(context: &Context<'_>, request: &DeleteRecordsRequest) -> DeleteRe
             let partitions = topic
                 .partitions
                 .iter()
-                .map(|partition| delete(context, topic.name.as_str(), partition))
+                .map(|partition| delete(context, &brokers, topic.name.as_str(), partition))
                 .collect();
             DeleteRecordsTopicResult::default()
                 .with_name(topic.name.clone())
@@ -36,6 +38,7 @@ pub fn handle(context: &Context<'_>, request: &DeleteRecordsRequest) -> DeleteRe
 
 fn delete(
     context: &Context<'_>,
+    brokers: &[i32],
     topic: &str,
     wanted: &DeleteRecordsPartition,
 ) -> DeleteRecordsPartitionResult {
@@ -55,13 +58,15 @@ fn delete(
         }
         _ => return fail(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
     };
-    let (leader, _) = state.leader(
+    let led = state.leader(
         topic,
         wanted.partition_index,
         context.shared.placement_brokers,
     );
-    if leader != context.node_id {
-        return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
+    // The leader only; the request names no leader epoch.
+    let at = (topic, wanted.partition_index);
+    if let Some(error) = context.partition_refusal(&state, at, brokers, led, None, false) {
+        return fail(error);
     }
     let high_watermark = state.topics[topic].partitions[index].high_watermark();
     let offset = if wanted.offset == HIGH_WATERMARK {

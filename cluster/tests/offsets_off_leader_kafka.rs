@@ -6,8 +6,10 @@
 //! `data/offsets-off-leader-kafka-4.4.txt` holds what a real cluster (one controller, brokers
 //! a, b and c: `tools/kafka-broker/cluster.sh --brokers 3`) answered: topics "f" (replicas
 //! [a,b,c], three records produced, then its leader moved to b as
-//! `fetch_current_leader_kafka` moves it), "g" ([b]) and "h" ([c], offline once c is
-//! stopped). Node ids as letters. The plain test replays the steps on the paused clock and
+//! `fetch_current_leader_kafka` moves it, its first two deleted, then a transaction writing
+//! two more left open), "g" ([b]) and "h" ([c], offline once c is stopped). Node ids as
+//! letters. The cluster answers as 4.4 (`as_version`): by default it serves ListOffsets v0,
+//! which Kafka 4.0 removed (KIP-896) and 4.4 closes the connection on. The plain test replays the steps on the paused clock and
 //! compares; the ignored one compares a live Kafka with the file (`KAFKA_CODEC_RECORD=1`
 //! rewrites it).
 
@@ -125,6 +127,13 @@ async fn steps(side: &mut impl Side) -> Vec<String> {
     for role in ROLES {
         lines.extend(earliest_lines(side, "deleted", role, "f").await);
     }
+    // An open transaction on f-0 (offsets 2-3 after the deleted ones): the last stable
+    // offset stays at 3, the high watermark moves to 5.
+    open_transaction(side).await;
+    side.replicated().await;
+    for role in ['a', 'b'] {
+        lines.extend(open_txn_lines(side, role).await);
+    }
     lines.extend(list_offsets_lines(side, "unknown", 'b', "x", &[-1, 1]).await);
     lines.extend(epoch_lines(side, "unknown", 'b', "x", &[-1, 1], &[0]).await);
     lines.extend(delete_lines(side, "unknown", 'b', "x", &[0]).await);
@@ -134,6 +143,102 @@ async fn steps(side: &mut impl Side) -> Vec<String> {
         lines.extend(epoch_lines(side, "c stopped", role, "h", &[-1, 0, 1, 2], &[0]).await);
         lines.extend(delete_lines(side, "c stopped", role, "h", &[0]).await);
     }
+    lines
+}
+
+/// Until `call` answers error 0 (30 s at most; the internal topics and the coordinator
+/// take a moment to appear on a live cluster).
+async fn retried<S: Side, T>(
+    side: &mut S,
+    what: &str,
+    mut call: impl AsyncFnMut(&mut S) -> (i16, T),
+) -> T {
+    for _ in 0..150 {
+        let (error, answer) = call(side).await;
+        if error == 0 {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("{what}: no success in 30 s")
+}
+
+/// Opens a transaction writing two records to f-0 (on its leader, b), left open.
+async fn open_transaction(side: &mut impl Side) {
+    use kafka_codec::messages::add_partitions_to_txn_request::AddPartitionsToTxnTopic;
+    use kafka_codec::messages::{
+        AddPartitionsToTxnRequest, FindCoordinatorRequest, InitProducerIdRequest,
+    };
+    const ID: &str = "offsets-off-leader";
+    let coordinator = retried(side, "FindCoordinator", async |side| {
+        let request = FindCoordinatorRequest::default()
+            .with_key_type(1)
+            .with_coordinator_keys(vec![ID.into()]);
+        let Response::FindCoordinator(found) = side.client('a').call(4, request).await else {
+            panic!("not FindCoordinator")
+        };
+        let found = &found.coordinators[0];
+        (found.error_code, found.node_id)
+    })
+    .await;
+    let role = ROLES
+        .into_iter()
+        .find(|&r| side.node(r) == coordinator)
+        .expect("a broker coordinates");
+    let (producer, epoch) = retried(side, "InitProducerId", async |side| {
+        let request = InitProducerIdRequest::default()
+            .with_transactional_id(Some(ID.into()))
+            .with_transaction_timeout_ms(600_000)
+            .with_producer_id(-1)
+            .with_producer_epoch(-1);
+        let Response::InitProducerId(init) = side.client(role).call(4, request).await else {
+            panic!("not InitProducerId")
+        };
+        (init.error_code, (init.producer_id, init.producer_epoch))
+    })
+    .await;
+    retried(side, "AddPartitionsToTxn", async |side| {
+        let request = AddPartitionsToTxnRequest::default()
+            .with_v3_and_below_transactional_id(ID.into())
+            .with_v3_and_below_producer_id(producer)
+            .with_v3_and_below_producer_epoch(epoch)
+            .with_v3_and_below_topics(vec![AddPartitionsToTxnTopic::default()
+                .with_name("f".into())
+                .with_partitions(vec![0].into())]);
+        let Response::AddPartitionsToTxn(added) = side.client(role).call(3, request).await else {
+            panic!("not AddPartitionsToTxn")
+        };
+        let p = &added.results_by_topic_v3_and_below[0].results_by_partition[0];
+        (p.partition_error_code, ())
+    })
+    .await;
+    let batch = support::txn_batch(producer, epoch, 0, 2, "open");
+    let produce = support::produce("f", 0, batch)
+        .with_transactional_id(Some(ID.into()))
+        .with_timeout_ms(10_000);
+    let Response::Produce(produced) = side.client('b').call(9, produce).await else {
+        panic!("not Produce")
+    };
+    let p = &produced.responses[0].partition_responses[0];
+    assert_eq!((p.error_code, p.base_offset), (0, 3), "{produced:?}");
+}
+
+/// With the transaction open: the latest offset of f-0 from broker `role` (v4, v11), from a
+/// consumer, the debugging id and a follower, each read_uncommitted and read_committed;
+/// and the end offset of the current epoch (1).
+async fn open_txn_lines(side: &mut impl Side, role: char) -> Vec<String> {
+    let step = "open txn";
+    let mut lines = Vec::new();
+    for version in [4, 11] {
+        for replica in [-1, -2, side.node('c')] {
+            for isolation in [0, 1] {
+                let what = (step, role, "f");
+                let requester = (replica, isolation);
+                lines.push(list_offsets_line(side, what, version, requester, -1, LATEST).await);
+            }
+        }
+    }
+    lines.extend(epoch_lines(side, step, role, "f", &[-1], &[1]).await);
     lines
 }
 
@@ -551,14 +656,15 @@ fn kafka_answers_offsets_from_a_broker_not_leading_as_recorded() {
                   # KAFKA_CODEC_RECORD=1 cargo test -p kafka-codec-cluster --test cluster --\n\
                   # --ignored offsets_off_leader_kafka: topics f-0 (replicas [a,b,c]; three\n\
                   # records produced to a with acks=all, then its leader moved to b by an\n\
-                  # AlterPartitionReassignments putting b first and a preferred ElectLeaders),\n\
-                  # g-0 ([b]) and h-0 ([c], offline once c is stopped gracefully), and x (not\n\
-                  # a topic). Each line: the request sent to the broker named first, at the\n\
-                  # version named, from replica id - (a consumer, -1), debug (-2) or a broker\n\
-                  # (its letter), with the current leader epoch and isolation level named\n\
-                  # (where the version has them); ListOffsets asks the latest offset (-1),\n\
-                  # the earliest (-2) or the largest timestamp (-3); then the answer, or\n\
-                  # `closed` when the broker closed the connection instead.\n";
+                  # AlterPartitionReassignments putting b first and a preferred ElectLeaders,\n\
+                  # DeleteRecords up to 1 then 2 on b, then a transaction (AddPartitionsToTxn\n\
+                  # v3) writing offsets 3-4 left open), g-0 ([b]) and h-0 ([c], offline once c\n\
+                  # is stopped gracefully), and x (not a topic). Each line: the request sent to\n\
+                  # the broker named first, at the version named, from replica id - (a consumer,\n\
+                  # -1), debug (-2) or a broker (its letter), with the current leader epoch and\n\
+                  # isolation level named (where the version has them); ListOffsets asks the\n\
+                  # latest offset (-1), the earliest (-2) or the largest timestamp (-3); then\n\
+                  # the answer, or `closed` when the broker closed the connection instead.\n";
     if !support::recorded(FIXTURE, header, &got) {
         support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "live");
     }

@@ -1,7 +1,8 @@
 //! DeleteRecords: moves each partition's log start up to the given offset (-1: the high
 //! watermark), dropping the batches wholly before it, and answers the new low watermark.
 //! An offset below 0 (other than -1) or past the high watermark is OFFSET_OUT_OF_RANGE; a
-//! log start already past the offset stays where it is, as Kafka's does.
+//! log start already past the offset stays where it is, as Kafka's does. Only the leader
+//! deletes (recorded from Kafka 4.4: `tests/offsets_off_leader_kafka.rs`).
 
 use super::Context;
 use kafka_codec::messages::delete_records_request::DeleteRecordsPartition;

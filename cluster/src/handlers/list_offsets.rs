@@ -1,7 +1,8 @@
 //! ListOffsets: the earliest (-2, and -4, earliest local: the same with no tiered storage)
 //! and latest (-1) offsets, the record with the largest timestamp (-3), and the first
-//! record at or after a timestamp. With `read_committed` (v2+) the latest offset is the
-//! last stable offset.
+//! record at or after a timestamp. With a consumer's `read_committed` (v2+) the latest
+//! offset is the last stable offset. Off the leader, a follower answers the debugging
+//! replica id only (as recorded from Kafka 4.4: `tests/offsets_off_leader_kafka.rs`).
 
 use super::Context;
 use crate::state::{PartitionLog, State};

@@ -2,7 +2,8 @@
 //! answers it (`State::epoch_end`). A partition starts at epoch 0 from offset 0, and every
 //! leader move (the control surface's) begins the next epoch at the high watermark. A
 //! current leader epoch (v2+) other than the partition's is fenced (older) or unknown
-//! (newer), as a leader checks it.
+//! (newer), as a leader checks it; off the leader, as `Context::partition_refusal` says
+//! (recorded from Kafka 4.4: `tests/offsets_off_leader_kafka.rs`).
 
 use super::Context;
 use kafka_codec::messages::offset_for_leader_epoch_request::OffsetForLeaderPartition;

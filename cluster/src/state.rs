@@ -848,6 +848,16 @@ mod tests {
         assert_eq!(state.epoch_end("t", 0, 3), (-1, -1));
         assert_eq!(state.epoch_end("t", 0, -1), (-1, -1));
         assert_eq!(state.epoch_end("t", 0, -5), (-5, 0));
+        // The epoch each offset falls in (ListOffsets' earliest).
+        let epochs: Vec<i32> = (0..10)
+            .map(|offset| state.epoch_at("t", 0, offset))
+            .collect();
+        assert_eq!(epochs, [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]);
+        // Two moves with nothing appended between: the later epoch holds the offset.
+        state.move_leader("t", 0, 1, 2);
+        state.move_leader("t", 0, 0, 2);
+        assert_eq!(state.epoch_at("t", 0, 9), 4);
+        assert_eq!(state.epoch_at("t", 0, 8), 2);
         state.remove_topic("t");
         assert_eq!(state.epoch_end("t", 0, 0), (-1, -1));
     }

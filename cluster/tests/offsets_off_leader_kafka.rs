@@ -225,20 +225,24 @@ async fn open_transaction(side: &mut impl Side) {
 
 /// With the transaction open: the latest offset of f-0 from broker `role` (v4, v11), from a
 /// consumer, the debugging id and a follower, each read_uncommitted and read_committed;
-/// and the end offset of the current epoch (1).
+/// and the end offset of the current epoch (1). Also with a current leader epoch below -1,
+/// which is no "none named" (-1).
 async fn open_txn_lines(side: &mut impl Side, role: char) -> Vec<String> {
     let step = "open txn";
     let mut lines = Vec::new();
     for version in [4, 11] {
         for replica in [-1, -2, side.node('c')] {
             for isolation in [0, 1] {
-                let what = (step, role, "f");
-                let requester = (replica, isolation);
-                lines.push(list_offsets_line(side, what, version, requester, -1, LATEST).await);
+                for epoch in [-1, -5] {
+                    let what = (step, role, "f");
+                    let requester = (replica, isolation);
+                    let line = list_offsets_line(side, what, version, requester, epoch, LATEST);
+                    lines.push(line.await);
+                }
             }
         }
     }
-    lines.extend(epoch_lines(side, step, role, "f", &[-1], &[1]).await);
+    lines.extend(epoch_lines(side, step, role, "f", &[-1, -5], &[1]).await);
     lines
 }
 

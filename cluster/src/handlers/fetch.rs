@@ -234,7 +234,9 @@ fn read(
                 partition.partition,
                 context.shared.placement_brokers,
             );
-            let theirs = (context.version >= 9).then_some(partition.current_leader_epoch);
+            // v9+ names the leader epoch the client knows; a negative one is none.
+            let theirs = Some(partition.current_leader_epoch)
+                .filter(|&epoch| context.version >= 9 && epoch >= 0);
             // From v11 (KIP-392: the request names the client's rack) a follower serves a
             // consumer's read itself, to the high watermark, as Kafka's replica manager does
             // when no replica selector is configured.

@@ -52,7 +52,8 @@ pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffset
                     );
                     // v4+ names the leader epoch the client knows, as Fetch does; a follower
                     // answers the debugging replica id only.
-                    let theirs = (context.version >= 4).then_some(wanted.current_leader_epoch);
+                    let theirs = super::named_epoch(wanted.current_leader_epoch)
+                        .filter(|_| context.version >= 4);
                     if let Some(error) = context.partition_refusal(
                         &state,
                         (&topic.name, wanted.partition_index),

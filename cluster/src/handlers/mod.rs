@@ -220,8 +220,8 @@ impl Context<'_> {
     }
 
     /// Why this broker does not answer for `topic`'s `partition` (led by `leader` at epoch
-    /// `ours`), asked naming leader epoch `theirs` (`None`: the version has no such field),
-    /// or `None` when it answers, as a Kafka 4.4 broker checks it (recorded:
+    /// `ours`), asked naming leader epoch `theirs` (`None`: none named, which each API spells
+    /// its own way, or a version without the field), or `None` when it answers, as a Kafka 4.4 broker checks it (recorded:
     /// `tests/fetch_current_leader_kafka.rs`, `tests/offsets_off_leader_kafka.rs`). The
     /// leader checks the epoch: an older one is FENCED_LEADER_EPOCH, a newer one
     /// UNKNOWN_LEADER_EPOCH. A follower (one of the partition's replicas, among `brokers`,
@@ -267,10 +267,19 @@ impl Context<'_> {
     }
 }
 
-/// The error for a request naming leader epoch `theirs` (-1: none named) of a partition at
-/// epoch `ours`, as Kafka checks it: an older epoch is fenced, a newer one not yet known here.
+/// The current leader epoch a ListOffsets (v4+) or OffsetForLeaderEpoch (v2+) names: -1 is
+/// none; any other, a negative one too, is checked (Kafka 4.4 answers -5
+/// FENCED_LEADER_EPOCH: `tests/offsets_off_leader_kafka.rs`). A Fetch's negative epoch is
+/// none, as Kafka's `FetchRequest` reads it.
+pub fn named_epoch(epoch: i32) -> Option<i32> {
+    (epoch != -1).then_some(epoch)
+}
+
+/// The error for a request naming leader epoch `theirs` of a partition at epoch `ours`, as
+/// Kafka checks it: an older epoch (a negative one too) is fenced, a newer one not yet known
+/// here.
 fn epoch_error(theirs: i32, ours: i32) -> Option<ErrorCode> {
-    if theirs < 0 || theirs == ours {
+    if theirs == ours {
         None
     } else if theirs < ours {
         Some(ErrorCode::FENCED_LEADER_EPOCH)

@@ -64,7 +64,7 @@ fn end_offset(
     }
     let led = state.leader(topic, wanted.partition, context.shared.placement_brokers);
     // The leader answers, a consumer and a follower alike.
-    let theirs = Some(wanted.current_leader_epoch);
+    let theirs = super::named_epoch(wanted.current_leader_epoch);
     if let Some(error) = context.partition_refusal(
         &state,
         (topic, wanted.partition),

@@ -243,6 +243,29 @@ async fn open_txn_lines(side: &mut impl Side, role: char) -> Vec<String> {
         }
     }
     lines.extend(epoch_lines(side, step, role, "f", &[-1, -5], &[1]).await);
+    // Fetch, by contrast (a consumer's, sessionless, v12, from the log start).
+    for epoch in [-1, -5] {
+        use kafka_codec::messages::fetch_request::{FetchPartition, FetchTopic};
+        let request = kafka_codec::messages::FetchRequest::default()
+            .with_replica_id(-1)
+            .with_max_wait_ms(0)
+            .with_max_bytes(1 << 20)
+            .with_session_epoch(-1)
+            .with_topics(vec![FetchTopic::default()
+                .with_topic("f".into())
+                .with_partitions(vec![FetchPartition::default()
+                    .with_current_leader_epoch(epoch)
+                    .with_fetch_offset(2)
+                    .with_partition_max_bytes(1 << 20)])]);
+        let Response::Fetch(fetched) = side.client(role).call(12, request).await else {
+            panic!("not Fetch")
+        };
+        let p = &fetched.responses[0].partitions[0];
+        lines.push(format!(
+            "fetch {step}\t{role} f-0 v12 epoch={epoch}: error={} hw={} lso={}",
+            p.error_code, p.high_watermark, p.last_stable_offset
+        ));
+    }
     lines
 }
 

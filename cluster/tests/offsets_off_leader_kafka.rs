@@ -7,7 +7,7 @@
 //! a, b and c: `tools/kafka-broker/cluster.sh --brokers 3`) answered: topics "f" (replicas
 //! [a,b,c], three records produced, then its leader moved to b as
 //! `fetch_current_leader_kafka` moves it, its first two deleted, then a transaction writing
-//! two more left open), "g" ([b]) and "h" ([c], offline once c is stopped). Node ids as
+//! two more left open, then its leader moved to c and back), "g" ([b]) and "h" ([c], offline once c is stopped). Node ids as
 //! letters. The cluster answers as 4.4 (`as_version`): by default it serves ListOffsets v0,
 //! which Kafka 4.0 removed (KIP-896) and 4.4 closes the connection on. The plain test replays the steps on the paused clock and
 //! compares; the ignored one compares a live Kafka with the file (`KAFKA_CODEC_RECORD=1`
@@ -134,6 +134,12 @@ async fn steps(side: &mut impl Side) -> Vec<String> {
     for role in ['a', 'b'] {
         lines.extend(open_txn_lines(side, role).await);
     }
+    // Two more moves with nothing written between: to c (epoch 2), back to b (epoch 3).
+    side.move_leader('c').await;
+    side.move_leader('b').await;
+    let step = "moved to c and back";
+    lines.extend(epoch_lines(side, step, 'b', "f", &[-1], &[0, 1, 2, 3, 4]).await);
+    lines.extend(earliest_lines(side, step, 'b', "f").await);
     lines.extend(list_offsets_lines(side, "unknown", 'b', "x", &[-1, 1]).await);
     lines.extend(epoch_lines(side, "unknown", 'b', "x", &[-1, 1], &[0]).await);
     lines.extend(delete_lines(side, "unknown", 'b', "x", &[0]).await);
@@ -688,13 +694,14 @@ fn kafka_answers_offsets_from_a_broker_not_leading_as_recorded() {
                   # records produced to a with acks=all, then its leader moved to b by an\n\
                   # AlterPartitionReassignments putting b first and a preferred ElectLeaders,\n\
                   # DeleteRecords up to 1 then 2 on b, then a transaction (AddPartitionsToTxn\n\
-                  # v3) writing offsets 3-4 left open), g-0 ([b]) and h-0 ([c], offline once c\n\
-                  # is stopped gracefully), and x (not a topic). Each line: the request sent to\n\
-                  # the broker named first, at the version named, from replica id - (a consumer,\n\
-                  # -1), debug (-2) or a broker (its letter), with the current leader epoch and\n\
-                  # isolation level named (where the version has them); ListOffsets asks the\n\
-                  # latest offset (-1), the earliest (-2) or the largest timestamp (-3); then\n\
-                  # the answer, or `closed` when the broker closed the connection instead.\n";
+                  # v3) writing offsets 3-4 left open, then its leader moved to c and back to\n\
+                  # b), g-0 ([b]) and h-0 ([c], offline once c is stopped gracefully), and x\n\
+                  # (not a topic). Each line: the request sent to the broker named first, at the\n\
+                  # version named, from replica id - (a consumer, -1), debug (-2) or a broker\n\
+                  # (its letter), with the current leader epoch and isolation level named (where\n\
+                  # the version has them); ListOffsets asks the latest offset (-1), the earliest\n\
+                  # (-2) or the largest timestamp (-3); then the answer, or `closed` when the\n\
+                  # broker closed the connection instead.\n";
     if !support::recorded(FIXTURE, header, &got) {
         support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "live");
     }

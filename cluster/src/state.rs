@@ -541,10 +541,15 @@ impl State {
         if leader >= 0 {
             self.forget_offline(topic, Some(partition));
         }
-        self.epoch_starts
+        // An epoch that began where this one does wrote nothing: as in Kafka's leader epoch
+        // cache (the new leader never held it), it is gone, and OffsetForLeaderEpoch answers
+        // it with the epoch before (recorded: tests/offsets_off_leader_kafka.rs).
+        let starts = self
+            .epoch_starts
             .entry((topic.to_owned(), partition))
-            .or_default()
-            .push((epoch + 1, start));
+            .or_default();
+        starts.retain(|&(_, begun)| begun < start);
+        starts.push((epoch + 1, start));
         epoch + 1
     }
 
@@ -853,11 +858,14 @@ mod tests {
             .map(|offset| state.epoch_at("t", 0, offset))
             .collect();
         assert_eq!(epochs, [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]);
-        // Two moves with nothing appended between: the later epoch holds the offset.
+        // Two moves with nothing appended between: epoch 3 wrote nothing, so it is gone,
+        // answered as the epoch before it (2, ending where 4 began).
         state.move_leader("t", 0, 1, 2);
         state.move_leader("t", 0, 0, 2);
         assert_eq!(state.epoch_at("t", 0, 9), 4);
         assert_eq!(state.epoch_at("t", 0, 8), 2);
+        assert_eq!(state.epoch_end("t", 0, 3), (2, 9));
+        assert_eq!(state.epoch_end("t", 0, 4), (4, 9));
         state.remove_topic("t");
         assert_eq!(state.epoch_end("t", 0, 0), (-1, -1));
     }

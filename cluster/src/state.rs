@@ -541,10 +541,15 @@ impl State {
         if leader >= 0 {
             self.forget_offline(topic, Some(partition));
         }
-        self.epoch_starts
+        // An epoch that began where this one does wrote nothing: as in Kafka's leader epoch
+        // cache (the new leader never held it), it is gone, and OffsetForLeaderEpoch answers
+        // it with the epoch before (recorded: tests/offsets_off_leader_kafka.rs).
+        let starts = self
+            .epoch_starts
             .entry((topic.to_owned(), partition))
-            .or_default()
-            .push((epoch + 1, start));
+            .or_default();
+        starts.retain(|&(_, begun)| begun < start);
+        starts.push((epoch + 1, start));
         epoch + 1
     }
 
@@ -572,6 +577,19 @@ impl State {
             Some(0) => (wanted, epochs[0].1),
             Some(next) => (epochs[next - 1].0, epochs[next].1),
         }
+    }
+
+    /// The leader epoch `offset` of `topic`'s `partition` falls in, as the leader epoch
+    /// cache answers it (ListOffsets' earliest offset): the latest epoch begun at or before
+    /// it (epoch 0 from offset 0; of epochs begun at one offset, the last).
+    pub fn epoch_at(&self, topic: &str, partition: i32, offset: i64) -> i32 {
+        self.epoch_starts
+            .get(&(topic.to_owned(), partition))
+            .into_iter()
+            .flatten()
+            .rev()
+            .find(|&&(_, start)| start <= offset)
+            .map_or(0, |&(epoch, _)| epoch)
     }
 
     /// Removes a topic and its logs.
@@ -835,6 +853,19 @@ mod tests {
         assert_eq!(state.epoch_end("t", 0, 3), (-1, -1));
         assert_eq!(state.epoch_end("t", 0, -1), (-1, -1));
         assert_eq!(state.epoch_end("t", 0, -5), (-5, 0));
+        // The epoch each offset falls in (ListOffsets' earliest).
+        let epochs: Vec<i32> = (0..10)
+            .map(|offset| state.epoch_at("t", 0, offset))
+            .collect();
+        assert_eq!(epochs, [0, 0, 0, 0, 1, 1, 1, 2, 2, 2]);
+        // Two moves with nothing appended between: epoch 3 wrote nothing, so it is gone,
+        // answered as the epoch before it (2, ending where 4 began).
+        state.move_leader("t", 0, 1, 2);
+        state.move_leader("t", 0, 0, 2);
+        assert_eq!(state.epoch_at("t", 0, 9), 4);
+        assert_eq!(state.epoch_at("t", 0, 8), 2);
+        assert_eq!(state.epoch_end("t", 0, 3), (2, 9));
+        assert_eq!(state.epoch_end("t", 0, 4), (4, 9));
         state.remove_topic("t");
         assert_eq!(state.epoch_end("t", 0, 0), (-1, -1));
     }

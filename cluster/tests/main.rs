@@ -49,6 +49,7 @@ mod leaderless_coordinator_kafka;
 mod legacy_formats;
 mod librdkafka;
 mod move_leader_kafka;
+mod offsets_off_leader_kafka;
 mod old_clients;
 mod produce_legacy_versions_kafka;
 mod produce_timestamps;

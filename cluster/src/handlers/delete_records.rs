@@ -1,7 +1,8 @@
 //! DeleteRecords: moves each partition's log start up to the given offset (-1: the high
 //! watermark), dropping the batches wholly before it, and answers the new low watermark.
 //! An offset below 0 (other than -1) or past the high watermark is OFFSET_OUT_OF_RANGE; a
-//! log start already past the offset stays where it is, as Kafka's does.
+//! log start already past the offset stays where it is, as Kafka's does. Only the leader
+//! deletes (recorded from Kafka 4.4: `tests/offsets_off_leader_kafka.rs`).
 
 use super::Context;
 use kafka_codec::messages::delete_records_request::DeleteRecordsPartition;
@@ -17,6 +18,8 @@ pub const API: ApiKey = ApiKey::DeleteRecords;
 const HIGH_WATERMARK: i64 = -1;
 
 pub fn handle(context: &Context<'_>, request: &DeleteRecordsRequest) -> DeleteRecordsResponse {
+    // The brokers listed, read before the state is locked (as everywhere).
+    let brokers = context.broker_ids();
     let topics = request
         .topics
         .iter()
@@ -24,7 +27,7 @@ pub fn handle(context: &Context<'_>, request: &DeleteRecordsRequest) -> DeleteRe
             let partitions = topic
                 .partitions
                 .iter()
-                .map(|partition| delete(context, topic.name.as_str(), partition))
+                .map(|partition| delete(context, &brokers, topic.name.as_str(), partition))
                 .collect();
             DeleteRecordsTopicResult::default()
                 .with_name(topic.name.clone())
@@ -36,6 +39,7 @@ pub fn handle(context: &Context<'_>, request: &DeleteRecordsRequest) -> DeleteRe
 
 fn delete(
     context: &Context<'_>,
+    brokers: &[i32],
     topic: &str,
     wanted: &DeleteRecordsPartition,
 ) -> DeleteRecordsPartitionResult {
@@ -55,13 +59,15 @@ fn delete(
         }
         _ => return fail(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION),
     };
-    let (leader, _) = state.leader(
+    let led = state.leader(
         topic,
         wanted.partition_index,
         context.shared.placement_brokers,
     );
-    if leader != context.node_id {
-        return fail(ErrorCode::NOT_LEADER_OR_FOLLOWER);
+    // The leader only; the request names no leader epoch.
+    let at = (topic, wanted.partition_index);
+    if let Some(error) = context.partition_refusal(&state, at, brokers, led, None, false) {
+        return fail(error);
     }
     let high_watermark = state.topics[topic].partitions[index].high_watermark();
     let offset = if wanted.offset == HIGH_WATERMARK {

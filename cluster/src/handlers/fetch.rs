@@ -234,25 +234,20 @@ fn read(
                 partition.partition,
                 context.shared.placement_brokers,
             );
-            let has_field = context.version >= 9;
-            let theirs = partition.current_leader_epoch;
-            let refusal = if leader == context.node_id {
-                epoch_error(has_field, theirs, epoch)
-            } else if follows(
-                context,
+            // v9+ names the leader epoch the client knows; a negative one is none.
+            let theirs = Some(partition.current_leader_epoch)
+                .filter(|&epoch| context.version >= 9 && epoch >= 0);
+            // From v11 (KIP-392: the request names the client's rack) a follower serves a
+            // consumer's read itself, to the high watermark, as Kafka's replica manager does
+            // when no replica selector is configured.
+            let refusal = context.partition_refusal(
                 &state,
                 (name.unwrap_or_default(), partition.partition),
                 &brokers,
-            ) {
-                // A follower checks the epoch first; from v11 (KIP-392: the request names the
-                // client's rack) it serves a consumer's read itself, to the high watermark, as
-                // Kafka's replica manager does when no replica selector is configured.
-                epoch_error(has_field, theirs, epoch).or((context.version < FOLLOWER_READS_FROM)
-                    .then_some(ErrorCode::NOT_LEADER_OR_FOLLOWER))
-            } else {
-                // A broker holding no replica checks no epoch.
-                Some(ErrorCode::NOT_LEADER_OR_FOLLOWER)
-            };
+                (leader, epoch),
+                theirs,
+                context.version >= FOLLOWER_READS_FROM,
+            );
             if let Some(error) = refusal {
                 errors = true;
                 return refused(context.version, failed, error, (leader, epoch));
@@ -320,39 +315,6 @@ fn read(
     (partitions, total, errors)
 }
 
-/// What a broker that does not lead `topic`'s partition answers: a follower (one of its
-/// replicas, a fenced broker that led it among them) checks the leader epoch the request
-/// names first, as Kafka's `Partition` checks the epoch before leadership, so an older one
-/// is FENCED_LEADER_EPOCH and a newer one UNKNOWN_LEADER_EPOCH; otherwise (or on a broker
-/// that holds no replica) NOT_LEADER_OR_FOLLOWER.
-pub(super) fn not_leader_error(
-    context: &Context<'_>,
-    state: &crate::state::State,
-    (topic, partition): (&str, i32),
-    has_field: bool,
-    theirs: i32,
-    ours: i32,
-) -> ErrorCode {
-    match epoch_error(has_field, theirs, ours) {
-        Some(error) if follows(context, state, (topic, partition), &context.broker_ids()) => error,
-        _ => ErrorCode::NOT_LEADER_OR_FOLLOWER,
-    }
-}
-
-/// Whether the broker answering holds a replica of `topic`'s `partition` (`brokers`: the
-/// brokers listed, in node id order).
-fn follows(
-    context: &Context<'_>,
-    state: &crate::state::State,
-    (topic, partition): (&str, i32),
-    brokers: &[i32],
-) -> bool {
-    state
-        .replica_view(topic, partition, brokers, context.shared.placement_brokers)
-        .replicas
-        .contains(&context.node_id)
-}
-
 /// A partition refused for leadership or its leader epoch (`failed`: the error answer
 /// without its error): from v16 (KIP-951) on NOT_LEADER_OR_FOLLOWER and
 /// FENCED_LEADER_EPOCH the leader and epoch this broker knows (-1 and the epoch when the
@@ -403,19 +365,6 @@ fn with_leader_endpoints(context: &Context<'_>, response: FetchResponse) -> Fetc
         })
         .collect();
     response.with_node_endpoints(endpoints)
-}
-
-/// The error for a request naming leader epoch `theirs` (where the version has the field;
-/// -1: none named) of a partition at epoch `ours`, as Kafka checks it: an older epoch is
-/// fenced, a newer one not yet known here.
-pub(super) fn epoch_error(has_field: bool, theirs: i32, ours: i32) -> Option<ErrorCode> {
-    if !has_field || theirs < 0 || theirs == ours {
-        None
-    } else if theirs < ours {
-        Some(ErrorCode::FENCED_LEADER_EPOCH)
-    } else {
-        Some(ErrorCode::UNKNOWN_LEADER_EPOCH)
-    }
 }
 
 fn concat(batches: &[Bytes]) -> Bytes {

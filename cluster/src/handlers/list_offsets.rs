@@ -1,10 +1,11 @@
 //! ListOffsets: the earliest (-2, and -4, earliest local: the same with no tiered storage)
 //! and latest (-1) offsets, the record with the largest timestamp (-3), and the first
-//! record at or after a timestamp. With `read_committed` (v2+) the latest offset is the
-//! last stable offset.
+//! record at or after a timestamp. With a consumer's `read_committed` (v2+) the latest
+//! offset is the last stable offset. Off the leader, a follower answers the debugging
+//! replica id only (as recorded from Kafka 4.4: `tests/offsets_off_leader_kafka.rs`).
 
 use super::Context;
-use crate::state::PartitionLog;
+use crate::state::{PartitionLog, State};
 use kafka_codec::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsTopicResponse,
 };
@@ -19,7 +20,14 @@ const EARLIEST: i64 = -2;
 const MAX_TIMESTAMP: i64 = -3;
 const EARLIEST_LOCAL: i64 = -4;
 
+/// The replica ids a ListOffsets names: a consumer's, and the debugging one, which a follower
+/// answers too (a broker's own id, as a follower sends it, is answered by the leader only).
+const CONSUMER_REPLICA: i32 = -1;
+const DEBUGGING_REPLICA: i32 = -2;
+
 pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffsetsResponse {
+    // The brokers listed, read before the state is locked (as everywhere).
+    let brokers = context.broker_ids();
     let state = context.shared.state();
     let topics = request
         .topics
@@ -37,37 +45,41 @@ pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffset
                         return answer
                             .with_error_code(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION.code());
                     };
-                    let (leader, epoch) = state.leader(
+                    let led = state.leader(
                         &topic.name,
                         wanted.partition_index,
                         context.shared.placement_brokers,
                     );
-                    if leader != context.node_id {
-                        let error = super::fetch::not_leader_error(
-                            context,
-                            &state,
-                            (&topic.name, wanted.partition_index),
-                            context.version >= 4,
-                            wanted.current_leader_epoch,
-                            epoch,
-                        );
-                        return answer.with_error_code(error.code());
-                    }
-                    // v4+ names the leader epoch the client knows, as Fetch does.
-                    if let Some(error) = super::fetch::epoch_error(
-                        context.version >= 4,
-                        wanted.current_leader_epoch,
-                        epoch,
+                    // v4+ names the leader epoch the client knows, as Fetch does; a follower
+                    // answers the debugging replica id only.
+                    let theirs = super::named_epoch(wanted.current_leader_epoch)
+                        .filter(|_| context.version >= 4);
+                    if let Some(error) = context.partition_refusal(
+                        &state,
+                        (&topic.name, wanted.partition_index),
+                        &brokers,
+                        led,
+                        theirs,
+                        request.replica_id == DEBUGGING_REPLICA,
                     ) {
                         return answer.with_error_code(error.code());
                     }
-                    // v2+ read_committed: the latest offset is the last stable one.
+                    // A consumer's read_committed (v2+): the latest offset is the last stable
+                    // one. Kafka applies the isolation level to a consumer (replica id -1)
+                    // only: a broker or the debugging id reads to the log end.
                     let committed = context.version >= 2
+                        && request.replica_id == CONSUMER_REPLICA
                         && request.isolation_level == super::fetch::READ_COMMITTED;
-                    let (offset, timestamp) = if committed && wanted.timestamp == LATEST {
-                        (log.last_stable_offset(), -1)
+                    let (offset, timestamp, epoch) = if committed && wanted.timestamp == LATEST {
+                        (log.last_stable_offset(), -1, led.1)
                     } else {
-                        lookup(log, wanted.timestamp)
+                        lookup(
+                            &state,
+                            (&topic.name, wanted.partition_index),
+                            log,
+                            led.1,
+                            wanted.timestamp,
+                        )
                     };
                     if context.version == 0 {
                         // v0 answers a list of offsets; here one (or none, when not found).
@@ -94,30 +106,42 @@ pub fn handle(context: &Context<'_>, request: &ListOffsetsRequest) -> ListOffset
     ListOffsetsResponse::default().with_topics(topics)
 }
 
-/// The offset and timestamp answered for `timestamp`; (-1, -1) when no record matches.
-fn lookup(log: &PartitionLog, timestamp: i64) -> (i64, i64) {
+/// The offset, timestamp and leader epoch answered for `timestamp` of `log` (at epoch
+/// `current`), as Kafka's log answers them: the latest offset names the current epoch, the
+/// earliest the epoch its offset began in (the leader epoch cache's), a record found the
+/// leader epoch of its batch; (-1, -1, -1) when no record matches.
+fn lookup(
+    state: &State,
+    (topic, partition): (&str, i32),
+    log: &PartitionLog,
+    current: i32,
+    timestamp: i64,
+) -> (i64, i64, i32) {
     match timestamp {
-        LATEST => (log.high_watermark(), -1),
-        EARLIEST | EARLIEST_LOCAL => (log.log_start(), -1),
+        LATEST => (log.high_watermark(), -1, current),
+        EARLIEST | EARLIEST_LOCAL => {
+            let start = log.log_start();
+            (start, -1, state.epoch_at(topic, partition, start))
+        }
         MAX_TIMESTAMP => {
-            let mut best = (-1, -1);
-            for (offset, at) in records(log) {
+            let mut best = (-1, -1, -1);
+            for (offset, at, epoch) in records(log) {
                 if at > best.1 {
-                    best = (offset, at);
+                    best = (offset, at, epoch);
                 }
             }
             best
         }
         wanted if wanted >= 0 => records(log)
-            .find(|&(_, at)| at >= wanted)
-            .unwrap_or((-1, -1)),
-        _ => (-1, -1),
+            .find(|&(_, at, _)| at >= wanted)
+            .unwrap_or((-1, -1, -1)),
+        _ => (-1, -1, -1),
     }
 }
 
-/// Every record's offset and timestamp, oldest first (batches that do not decode, which
-/// Produce never stores, are skipped).
-fn records(log: &PartitionLog) -> impl Iterator<Item = (i64, i64)> + '_ {
+/// Every record's offset, timestamp and batch leader epoch, oldest first (batches that do
+/// not decode, which Produce never stores, are skipped).
+fn records(log: &PartitionLog) -> impl Iterator<Item = (i64, i64, i32)> + '_ {
     log.batches().flat_map(|stored| {
         let batch = BatchReader::new(stored.bytes()).next().and_then(Result::ok);
         let decoded = batch.and_then(|batch| batch.decode().ok());
@@ -126,7 +150,10 @@ fn records(log: &PartitionLog) -> impl Iterator<Item = (i64, i64)> + '_ {
                 batch
                     .records
                     .iter()
-                    .map(|record| (record.offset, batch.record_timestamp(record)))
+                    .map(|record| {
+                        let at = batch.record_timestamp(record);
+                        (record.offset, at, batch.partition_leader_epoch)
+                    })
                     .collect::<Vec<_>>()
             })
             .unwrap_or_default()

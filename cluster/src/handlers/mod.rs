@@ -82,7 +82,7 @@ pub(crate) use produce::has_transactional_records;
 use crate::sasl::Session;
 use crate::{BrokerAddress, Shared};
 use kafka_codec::conn::{IncomingRequest, SupportedVersions};
-use kafka_codec::{ApiKey, Request, Response};
+use kafka_codec::{ApiKey, ErrorCode, Request, Response};
 use std::net::SocketAddr;
 
 /// What a handler knows besides its request.
@@ -219,6 +219,40 @@ impl Context<'_> {
             .leader(topic, partition, self.shared.placement_brokers)
     }
 
+    /// Why this broker does not answer for `topic`'s `partition` (led by `leader` at epoch
+    /// `ours`), asked naming leader epoch `theirs` (`None`: none named, which each API spells
+    /// its own way, or a version without the field), or `None` when it answers, as a Kafka 4.4 broker checks it (recorded:
+    /// `tests/fetch_current_leader_kafka.rs`, `tests/offsets_off_leader_kafka.rs`). The
+    /// leader checks the epoch: an older one is FENCED_LEADER_EPOCH, a newer one
+    /// UNKNOWN_LEADER_EPOCH. A follower (one of the partition's replicas, among `brokers`,
+    /// [`broker_ids`](Self::broker_ids) read before the state was locked) checks the epoch
+    /// first, then refuses with NOT_LEADER_OR_FOLLOWER unless `follower_serves` (a consumer's
+    /// Fetch v11+, KIP-392; a ListOffsets from the debugging replica id). A broker holding no
+    /// replica refuses with NOT_LEADER_OR_FOLLOWER, checking no epoch; so does every broker
+    /// for an offline partition that it held no replica of.
+    pub fn partition_refusal(
+        &self,
+        state: &crate::state::State,
+        (topic, partition): (&str, i32),
+        brokers: &[i32],
+        (leader, ours): (i32, i32),
+        theirs: Option<i32>,
+        follower_serves: bool,
+    ) -> Option<ErrorCode> {
+        let stale = theirs.and_then(|theirs| epoch_error(theirs, ours));
+        if leader == self.node_id {
+            return stale;
+        }
+        let follows = state
+            .replica_view(topic, partition, brokers, self.shared.placement_brokers)
+            .replicas
+            .contains(&self.node_id);
+        if !follows {
+            return Some(ErrorCode::NOT_LEADER_OR_FOLLOWER);
+        }
+        stale.or((!follower_serves).then_some(ErrorCode::NOT_LEADER_OR_FOLLOWER))
+    }
+
     /// `(node id, host, port)` of each of `nodes` that has a listener: the node endpoints of
     /// the answers that name partition leaders (KIP-951: Produce v10+, ShareFetch,
     /// ShareAcknowledge), each message with an endpoint type of its own.
@@ -230,6 +264,27 @@ impl Context<'_> {
                 Some((node, address.ip().to_string(), i32::from(address.port())))
             })
             .collect()
+    }
+}
+
+/// The current leader epoch a ListOffsets (v4+) or OffsetForLeaderEpoch (v2+) names: -1 is
+/// none; any other, a negative one too, is checked (Kafka 4.4 answers -5
+/// FENCED_LEADER_EPOCH: `tests/offsets_off_leader_kafka.rs`). A Fetch's negative epoch is
+/// none, as Kafka's `FetchRequest` reads it.
+pub fn named_epoch(epoch: i32) -> Option<i32> {
+    (epoch != -1).then_some(epoch)
+}
+
+/// The error for a request naming leader epoch `theirs` of a partition at epoch `ours`, as
+/// Kafka checks it: an older epoch (a negative one too) is fenced, a newer one not yet known
+/// here.
+fn epoch_error(theirs: i32, ours: i32) -> Option<ErrorCode> {
+    if theirs == ours {
+        None
+    } else if theirs < ours {
+        Some(ErrorCode::FENCED_LEADER_EPOCH)
+    } else {
+        Some(ErrorCode::UNKNOWN_LEADER_EPOCH)
     }
 }
 

@@ -2,7 +2,8 @@
 //! answers it (`State::epoch_end`). A partition starts at epoch 0 from offset 0, and every
 //! leader move (the control surface's) begins the next epoch at the high watermark. A
 //! current leader epoch (v2+) other than the partition's is fenced (older) or unknown
-//! (newer), as a leader checks it.
+//! (newer), as a leader checks it; off the leader, as `Context::partition_refusal` says
+//! (recorded from Kafka 4.4: `tests/offsets_off_leader_kafka.rs`).
 
 use super::Context;
 use kafka_codec::messages::offset_for_leader_epoch_request::OffsetForLeaderPartition;
@@ -17,13 +18,13 @@ pub const API: ApiKey = ApiKey::OffsetForLeaderEpoch;
 /// Kafka's `UNDEFINED_EPOCH` and `UNDEFINED_EPOCH_OFFSET`.
 const UNDEFINED_EPOCH: i32 = -1;
 const UNDEFINED_OFFSET: i64 = -1;
-/// "No current leader epoch given" (below v2, and a client that does not know it).
-const NO_CURRENT_EPOCH: i32 = -1;
 
 pub fn handle(
     context: &Context<'_>,
     request: &OffsetForLeaderEpochRequest,
 ) -> OffsetForLeaderEpochResponse {
+    // The brokers listed, read before the state is locked (as everywhere).
+    let brokers = context.broker_ids();
     let topics = request
         .topics
         .iter()
@@ -31,7 +32,7 @@ pub fn handle(
             let partitions = topic
                 .partitions
                 .iter()
-                .map(|partition| end_offset(context, topic.topic.as_str(), partition))
+                .map(|partition| end_offset(context, &brokers, topic.topic.as_str(), partition))
                 .collect();
             OffsetForLeaderTopicResult::default()
                 .with_topic(topic.topic.clone())
@@ -43,6 +44,7 @@ pub fn handle(
 
 fn end_offset(
     context: &Context<'_>,
+    brokers: &[i32],
     topic: &str,
     wanted: &OffsetForLeaderPartition,
 ) -> EpochEndOffset {
@@ -60,22 +62,18 @@ fn end_offset(
     if !exists {
         return fail(ErrorCode::UNKNOWN_TOPIC_OR_PARTITION);
     }
-    let (leader, current) = state.leader(topic, wanted.partition, context.shared.placement_brokers);
-    if leader != context.node_id {
-        return fail(super::fetch::not_leader_error(
-            context,
-            &state,
-            (topic, wanted.partition),
-            true,
-            wanted.current_leader_epoch,
-            current,
-        ));
-    }
-    match wanted.current_leader_epoch {
-        NO_CURRENT_EPOCH => {}
-        epoch if epoch < current => return fail(ErrorCode::FENCED_LEADER_EPOCH),
-        epoch if epoch > current => return fail(ErrorCode::UNKNOWN_LEADER_EPOCH),
-        _ => {}
+    let led = state.leader(topic, wanted.partition, context.shared.placement_brokers);
+    // The leader answers, a consumer and a follower alike.
+    let theirs = super::named_epoch(wanted.current_leader_epoch);
+    if let Some(error) = context.partition_refusal(
+        &state,
+        (topic, wanted.partition),
+        brokers,
+        led,
+        theirs,
+        false,
+    ) {
+        return fail(error);
     }
     let (epoch, end) = state.epoch_end(topic, wanted.partition, wanted.leader_epoch);
     answer.with_leader_epoch(epoch).with_end_offset(end)

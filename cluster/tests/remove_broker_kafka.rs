@@ -6,10 +6,12 @@
 //! DescribeTopicPartitions list it (leader, leader epoch, replicas, ISR, ELR, last known ELR,
 //! offline replicas, error code), the brokers Metadata lists and those registered
 //! (DescribeCluster v2 with the fenced ones), what a Produce (acks all) of
-//! each partition sent to a gets, and the UnregisterBroker answer, with node ids as letters.
+//! each partition sent to a gets, and the UnregisterBroker answer, with node ids as letters;
+//! then c is started again (`cluster.sh start-broker`: it registers anew, same id) and the
+//! same is recorded once nothing changes any more.
 //! The plain test replays the steps on the paused clock (`stop_broker` + `fence_broker`,
 //! then the UnregisterBroker request alone; and `remove_broker` of the running broker at
-//! once) and compares; the
+//! once; then `restart_broker`) and compares; the
 //! ignored one compares a live Kafka with the file (`KAFKA_CODEC_RECORD=1` rewrites it).
 
 use crate::support;
@@ -48,6 +50,9 @@ trait Side {
     /// Returns once the controller acted on the unregistration of `role` (`before`: the
     /// state lines before it).
     async fn unregistered(&mut self, role: char, before: &[String]);
+    /// Starts unregistered broker `role` again; returns once it is registered and nothing
+    /// changes any more.
+    async fn restart(&mut self, role: char);
 }
 
 async fn steps(side: &mut impl Side) -> Vec<String> {
@@ -95,6 +100,9 @@ async fn steps(side: &mut impl Side) -> Vec<String> {
     side.unregistered('c', &before).await;
     lines.extend(state_lines(side, "c unregistered").await);
     lines.extend(produce_lines(side, "c unregistered").await);
+    side.restart('c').await;
+    lines.extend(state_lines(side, "c restarted").await);
+    lines.extend(produce_lines(side, "c restarted").await);
     lines
 }
 
@@ -277,6 +285,14 @@ impl Side for InMemory {
                 .expect("remove");
         }
     }
+    async fn restart(&mut self, role: char) {
+        self.cluster
+            .control()
+            .restart_broker(self.node(role))
+            .expect("an unregistered broker registers again");
+        // Its catch-up (a follower fetch round) on the paused clock.
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
 }
 
 fn in_memory(remove_running: bool) -> Vec<String> {
@@ -324,8 +340,8 @@ async fn registered(client: &mut impl Calls) -> Vec<i32> {
 }
 
 /// UnregisterBroker of a broker stopped but not fenced yet (its session running): fenced
-/// and gone at once, as Kafka's controller unregisters it, and not restartable; of a running
-/// broker: nothing changes (not modelled, the handler's docs).
+/// and gone at once, as Kafka's controller unregisters it, and registered again (same id)
+/// when restarted; of a running broker: nothing changes (not modelled, the handler's docs).
 #[test]
 fn unregister_broker_takes_a_stopped_broker_out_and_leaves_a_running_one() {
     paused().block_on(async {
@@ -340,13 +356,15 @@ fn unregister_broker_takes_a_stopped_broker_out_and_leaves_a_running_one() {
         };
         assert_eq!(answer.error_code, 0);
         assert_eq!(registered(&mut client).await, [0, 1]);
-        assert!(control.restart_broker(2).is_err(), "unregistered for good");
+        control.restart_broker(2).expect("registers again");
+        assert_eq!(registered(&mut client).await, [0, 1, 2]);
+        assert!(control.is_up(2));
         let request = UnregisterBrokerRequest::default().with_broker_id(1);
         let Response::UnregisterBroker(answer) = client.call(0, request).await else {
             panic!("not UnregisterBroker")
         };
         assert_eq!(answer.error_code, 0);
-        assert_eq!(registered(&mut client).await, [0, 1]);
+        assert_eq!(registered(&mut client).await, [0, 1, 2]);
         assert!(control.is_up(1) && !control.is_fenced(1));
     });
 }
@@ -459,6 +477,41 @@ impl Side for Live {
             .until(Duration::from_secs(2), |lines| lines != settled)
             .await;
     }
+    async fn restart(&mut self, role: char) {
+        let node = self.node(role).to_string();
+        let started = std::time::Instant::now();
+        let done = std::process::Command::new("bash")
+            .args([support::KAFKA_CLUSTER_SCRIPT, "start-broker", &node])
+            .status()
+            .expect("cluster.sh");
+        assert!(done.success(), "cluster.sh start-broker {node}");
+        let listed = self
+            .until(Duration::from_secs(60), |lines| {
+                lines[0]
+                    .split('\t')
+                    .nth(1)
+                    .unwrap_or_default()
+                    .contains(role)
+            })
+            .await;
+        listed.expect("listed again in 60 s");
+        eprintln!("{role} listed {:?} after start-broker", started.elapsed());
+        // Then until nothing changes for 5 s (its catch-up, the ISRs it rejoins).
+        let limit = tokio::time::Instant::now() + Duration::from_secs(60);
+        let mut last = state_lines(self, "now").await;
+        while tokio::time::Instant::now() < limit {
+            let same = last.clone();
+            if self
+                .until(Duration::from_secs(5), |lines| lines != same)
+                .await
+                .is_err()
+            {
+                break;
+            }
+            last = state_lines(self, "now").await;
+        }
+        eprintln!("{role} settled {:?} after start-broker", started.elapsed());
+    }
 }
 
 /// Kafka in the same steps (three brokers and a controller); `KAFKA_CODEC_RECORD=1`
@@ -491,7 +544,8 @@ fn kafka_removes_a_broker_as_recorded() {
                   # and three ([c,a,b], [a,c,b]) as Metadata v12 and DescribeTopicPartitions\n\
                   # v0 list them, the brokers registered (DescribeCluster v2), and a Produce\n\
                   # v12 (acks all) of each partition sent to a, as c is stopped gracefully,\n\
-                  # then unregistered (UnregisterBroker v0 sent to a).\n";
+                  # then unregistered (UnregisterBroker v0 sent to a), then started\n\
+                  # again (cluster.sh start-broker) until nothing changed for 5 s.\n";
     if !support::recorded(FIXTURE, header, &got) {
         support::assert_same_lines(&got, &support::fixture_lines(FIXTURE), "live");
     }

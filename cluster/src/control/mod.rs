@@ -343,6 +343,10 @@ pub struct Control {
     /// Of each broker fenced, the groups and transactional ids its fencing moved away: back
     /// at the leader rebalance once it is in sync again (`rebalance.rs`).
     fence_moved: Mutex<BTreeMap<i32, fencing::MovedAway>>,
+    /// Brokers unregistered after their shutdown (UnregisterBroker, `remove_broker`), by
+    /// id: a restart registers one again on the same address, as a Kafka broker started
+    /// again registers anew (`brokers.rs`). A lock of its own, taken alone.
+    unregistered: Mutex<BTreeMap<i32, BrokerAddress>>,
 }
 
 /// One node's switches.
@@ -373,6 +377,7 @@ impl Control {
             transaction_coordinators: Mutex::default(),
             stand_ins: Mutex::default(),
             fence_moved: Mutex::default(),
+            unregistered: Mutex::default(),
         }
     }
 

@@ -35,7 +35,8 @@ pub struct Fencing {
     /// caught up): with the leader epoch, its partition epoch.
     isr_changes: BTreeMap<(String, i32), i32>,
     /// Of each partition whose replicas a leader move reordered, the order of its ISR
-    /// before (a reassignment that reorders the replicas leaves the ISR's order alone).
+    /// before (a reassignment that reorders the replicas leaves the ISR's order alone); of
+    /// each whose ISR a caught-up replica rejoined, the ISR with it last.
     isr_order: BTreeMap<(String, i32), Vec<i32>>,
     /// Of each fenced (or catching up) broker, the end offset of each partition it followed
     /// when it left: one it missed records of catches up a fetch round later than one it
@@ -275,6 +276,14 @@ impl State {
             .collect();
         for key in &joined {
             *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
+            // It rejoins at the end of the ISR, as Kafka's leader expands it (recorded:
+            // `tests/remove_broker_kafka.rs`, c back in [a,b] as [a,b,c]).
+            let mut isr = self
+                .replica_view(&key.0, key.1, brokers, placement_brokers)
+                .isr;
+            isr.retain(|&node| node != node_id);
+            isr.push(node_id);
+            self.fencing.isr_order.insert(key.clone(), isr);
         }
         // A reassignment waiting for it may complete now.
         self.complete_reassignments(brokers, placement_brokers);

@@ -36,7 +36,7 @@ pub struct Fencing {
     isr_changes: BTreeMap<(String, i32), i32>,
     /// Of each partition whose replicas a leader move reordered, the order of its ISR
     /// before (a reassignment that reorders the replicas leaves the ISR's order alone); of
-    /// each whose ISR a caught-up replica rejoined, the ISR with it last.
+    /// each whose ISR a caught-up replica rejoined, the ISR in node id order.
     isr_order: BTreeMap<(String, i32), Vec<i32>>,
     /// Of each fenced (or catching up) broker, the end offset of each partition it followed
     /// when it left: one it missed records of catches up a fetch round later than one it
@@ -276,13 +276,14 @@ impl State {
             .collect();
         for key in &joined {
             *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
-            // It rejoins at the end of the ISR, as Kafka's leader expands it (recorded:
-            // `tests/remove_broker_kafka.rs`, c back in [a,b] as [a,b,c]).
+            // The ISR it rejoins is in node id order on Kafka 4.4, whatever the replicas'
+            // order and whoever joined last (recorded: `tests/remove_broker_kafka.rs`, c
+            // back in [a,b] of replicas [a,c,b] as [a,b,c] and in [a] of [c,a] as [a,c];
+            // `tests/elect_leaders_preferred_kafka.rs`, a back in [b] as [a,b]).
             let mut isr = self
                 .replica_view(&key.0, key.1, brokers, placement_brokers)
                 .isr;
-            isr.retain(|&node| node != node_id);
-            isr.push(node_id);
+            isr.sort_unstable();
             self.fencing.isr_order.insert(key.clone(), isr);
         }
         // A reassignment waiting for it may complete now.
@@ -600,8 +601,8 @@ mod tests {
         assert_eq!(view.leader, (2, 1));
         assert_eq!((view.isr, view.offline), (vec![2], vec![]));
         assert!(state.unfence_broker(1, 3).is_empty());
-        // Caught up: in the ISRs of the partitions it follows, each partition epoch bumped
-        // and each leader epoch kept.
+        // Caught up: in the ISRs of the partitions it follows (in node id order, as Kafka's
+        // are), each partition epoch bumped and each leader epoch kept.
         assert_eq!(
             state.caught_up(1, &brokers, 3),
             [("r".to_owned(), 0), ("r".to_owned(), 1)]

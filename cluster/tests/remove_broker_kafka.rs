@@ -552,7 +552,8 @@ fn kafka_removes_a_broker_as_recorded() {
 }
 
 /// Over HTTP: `DELETE /brokers/ID` removes a broker as Kafka does (what it alone held goes
-/// offline and stays so; no replicas list loses it); the last broker is refused.
+/// offline and stays so; no replicas list loses it); the last broker is refused; `POST
+/// /brokers/ID/restart` registers a removed one again, listening on its old address.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn delete_over_http_removes_a_broker_as_kafka_does() {
     use kafka_codec::messages::MetadataRequest;
@@ -581,6 +582,12 @@ async fn delete_over_http_removes_a_broker_as_kafka_does() {
     };
     let before = leaders(&before);
     let (gone, _, _) = before[2].clone();
+    let address = cluster
+        .brokers()
+        .iter()
+        .find(|b| b.node_id == gone)
+        .map(|b| b.address)
+        .expect("its address");
     let (status, answer) =
         support::http(control, "DELETE", &format!("/brokers/{gone}"), None).await;
     assert_eq!(status, 200, "{answer}");
@@ -614,4 +621,20 @@ async fn delete_over_http_removes_a_broker_as_kafka_does() {
     assert_eq!(status, 200);
     let (status, answer) = support::http(control, "DELETE", "/brokers/0", None).await;
     assert_eq!(status, 409, "{answer}");
+    // Restarted, a removed broker registers again on its old address.
+    let (status, answer) =
+        support::http(control, "POST", &format!("/brokers/{gone}/restart"), None).await;
+    assert_eq!(status, 200, "{answer}");
+    let (up, fenced) = (&answer["up"], &answer["fenced"]);
+    assert_eq!((up.as_bool(), fenced.as_bool()), (Some(true), Some(false)));
+    let mut back = support::Client::connect(address, "remove-http").await;
+    let Response::Metadata(now) = back
+        .call(12, MetadataRequest::default().with_topics(None))
+        .await
+    else {
+        panic!("not Metadata")
+    };
+    let mut listed: Vec<i32> = now.brokers.iter().map(|b| b.node_id).collect();
+    listed.sort_unstable();
+    assert_eq!(listed, [0, gone]);
 }

@@ -520,8 +520,8 @@ impl Side for Live {
 /// Not in CI (`tools/ci-live.sh`): measured on 2026-12-07, load 13-17 on 2 cores, one
 /// after another (`cargo test -p kafka-codec-cluster --test cluster -- --ignored MOD::`),
 /// the live halves of the 3-node comparisons take 46 s (elect_leaders_unclean), 44 s
-/// (elect_leaders_preferred_kafka), 23 s (remove_broker_kafka) and 31 s
-/// (move_leader_kafka) wall, 144 s in all; each stops or restarts brokers of its own
+/// (elect_leaders_preferred_kafka), 23 s (remove_broker_kafka; 37 s since it restarts c,
+/// measured twice at load 10-14) and 31 s (move_leader_kafka) wall, 158 s in all; each stops or restarts brokers of its own
 /// cluster, and their steps alone pass 60 s even in one cluster start.
 #[test]
 #[ignore = "starts a real Kafka cluster (four JVMs): tools/kafka-broker/cluster.sh"]

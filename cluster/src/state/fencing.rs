@@ -11,6 +11,7 @@
 //! Kafka. Preferred leaders return through the automatic rebalance (`rebalance.rs`) or
 //! ElectLeaders.
 
+use super::elr::kafka_isr_expansion_order;
 use super::State;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -276,15 +277,18 @@ impl State {
             .collect();
         for key in &joined {
             *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
-            // The ISR it rejoins is in node id order on Kafka 4.4, whatever the replicas'
-            // order and whoever joined last (recorded: `tests/remove_broker_kafka.rs`, c
-            // back in [a,b] of replicas [a,c,b] as [a,b,c] and in [a] of [c,a] as [a,c];
-            // `tests/elect_leaders_preferred_kafka.rs`, a back in [b] as [a,b]).
-            let mut isr = self
+            // The ISR it rejoins is in the order of the Scala hash set Kafka 4.4's leader
+            // expands it in, whatever the replicas' order and whoever joined last
+            // ([`kafka_isr_expansion_order`]; ascending for ids below 8. Recorded:
+            // `tests/remove_broker_kafka.rs`, c back in [a,b] of replicas [a,c,b] as [a,b,c]
+            // and in [a] of [c,a] as [a,c]; `tests/elect_leaders_preferred_kafka.rs`, a back
+            // in [b] as [a,b]).
+            let isr = self
                 .replica_view(&key.0, key.1, brokers, placement_brokers)
                 .isr;
-            isr.sort_unstable();
-            self.fencing.isr_order.insert(key.clone(), isr);
+            self.fencing
+                .isr_order
+                .insert(key.clone(), kafka_isr_expansion_order(isr));
         }
         // A reassignment waiting for it may complete now.
         self.complete_reassignments(brokers, placement_brokers);

@@ -296,7 +296,7 @@ impl State {
     }
 
     /// Fences broker `node_id` (among `brokers`, the brokers now): each partition it leads
-    /// moves to the first replica left in its ISR, or goes offline (leader -1), its epoch
+    /// moves to the first of its replicas left in its ISR, or goes offline (leader -1), its epoch
     /// bumped either way. Topic, partition and new leader (-1: offline) of each; nothing
     /// when it was fenced already.
     pub fn fence_broker(
@@ -407,10 +407,13 @@ impl State {
         let mut moved = Vec::new();
         for (name, index) in led {
             let view = self.replica_view(&name, index, brokers, placement_brokers);
+            // The first of its replicas (in their order, not the ISR's) left in the ISR, as
+            // Kafka's `PartitionChangeBuilder.electAnyLeader` looks through the replicas.
             let to = view
-                .isr
-                .first()
+                .replicas
+                .iter()
                 .copied()
+                .find(|replica| view.isr.contains(replica))
                 .or_else(|| {
                     self.unclean_leader_without_elr(&name, &view.replicas, |replica| {
                         brokers.contains(&replica) && !self.is_fenced(replica)
@@ -509,6 +512,7 @@ impl State {
             .collect();
         for (name, index) in &back {
             self.move_leader(name, *index, node_id, placement_brokers);
+            self.expanded_isr_order(name, *index, node_id);
         }
         // With unclean leader election, an offline partition it is a replica of elects the
         // first replica that may lead, it or one unfenced.
@@ -527,9 +531,33 @@ impl State {
             .collect();
         for (name, index, to) in unclean {
             self.move_leader(&name, index, to, placement_brokers);
+            self.expanded_isr_order(&name, index, to);
             back.push((name, index));
         }
         back
+    }
+
+    /// A partition back online with `leader` alone in its ISR: the other unfenced replicas
+    /// that are not catching up join it at once in this model, in the order Kafka's leader
+    /// sends an expanded ISR in ([`kafka_isr_expansion_order`]).
+    fn expanded_isr_order(&mut self, topic: &str, partition: i32, leader: i32) {
+        let key = (topic.to_owned(), partition);
+        let Some(replicas) = self.fencing.pinned.get(&key) else {
+            return;
+        };
+        let isr: Vec<i32> = replicas
+            .iter()
+            .copied()
+            .filter(|&replica| {
+                replica == leader
+                    || (!self.is_fenced(replica) && !self.is_catching_up_on(replica, &key))
+            })
+            .collect();
+        if isr.len() > 1 {
+            self.fencing
+                .isr_order
+                .insert(key, kafka_isr_expansion_order(isr));
+        }
     }
 
     /// What fencing kept of a partition that now has a leader (ElectLeaders' unclean

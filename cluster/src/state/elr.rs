@@ -17,7 +17,8 @@
 //! ([`Partition::changed`]): fencing a broker removes it from the ISRs it is in; unfencing
 //! one elects leaders for the partitions that have none (it among the acceptable ones), and
 //! then (this model's catch-up at once) every unfenced replica of a led partition rejoins
-//! its ISR, as the leader's AlterPartition would add it. `tools/clients/java`'s
+//! its ISR, as the leader's AlterPartition would add it, in the order that leader sends it
+//! in ([`kafka_isr_expansion_order`]). `tools/clients/java`'s
 //! `ElrReference` replays the same events through Kafka 4.4's own class
 //! (`tests/elr_reference.rs` compares the two).
 

@@ -276,8 +276,9 @@ fn eligible_leader_replicas_follow_kafkas_partition_change_builder() {
         "partition states with an ELR {elr}, a last known ELR {last_known}, offline {offline}"
     );
     assert!(elr > 1000 && last_known > 1000 && offline > 1000);
-    // ELRs and ISRs Kafka lists out of ascending order (ids 16 and up: Java's hash set for
-    // an ELR, Scala's for an ISR a leader expanded), and unclean restarts.
+    // ELRs Kafka lists out of ascending order (ids 16 and up: Java's hash set), ISRs out of
+    // their replicas' order (Scala's hash set, as a leader expanded them), and unclean
+    // restarts.
     let unordered_in = |column: usize| {
         expected
             .lines()
@@ -288,7 +289,32 @@ fn eligible_leader_replicas_follow_kafkas_partition_change_builder() {
             })
             .count()
     };
-    let (unordered, unordered_isr) = (unordered_in(3), unordered_in(2));
+    let unordered = unordered_in(3);
+    // ISRs out of their replicas' order (a leader's expansion put them so).
+    let unordered_isr: usize = scenarios
+        .iter()
+        .map(|scenario| {
+            let first = scenario.trace.lines().next().expect("a scenario line");
+            let replicas: Vec<Vec<&str>> = first
+                .split(' ')
+                .nth(5)
+                .expect("replicas")
+                .split('/')
+                .map(|list| list.split(',').collect())
+                .collect();
+            let partitions = scenario.partitions as usize;
+            scenario
+                .shown
+                .lines()
+                .enumerate()
+                .filter(|(at, line)| {
+                    let isr = line.split(' ').nth(2).expect("an ISR");
+                    let mut rest = replicas[at % partitions].iter();
+                    !isr.split(',').all(|id| rest.any(|r| *r == id)) && isr != "-"
+                })
+                .count()
+        })
+        .sum();
     let unclean_restarts = trace
         .lines()
         .filter(|line| line.starts_with("unclean_restart"))
@@ -311,8 +337,8 @@ fn eligible_leader_replicas_follow_kafkas_partition_change_builder() {
         })
         .sum();
     eprintln!(
-        "ELRs out of ascending order {unordered}, ISRs {unordered_isr}, unclean restarts \
-         {unclean_restarts}, periodic unclean elections electing {electing}"
+        "ELRs out of ascending order {unordered}, ISRs out of replicas order {unordered_isr}, \
+         unclean restarts {unclean_restarts}, periodic unclean elections electing {electing}"
     );
     assert!(unordered > 50 && unordered_isr > 1000 && unclean_restarts > 500 && electing > 5);
 }

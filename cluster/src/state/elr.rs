@@ -211,8 +211,9 @@ fn java_hash_set_order(items: impl IntoIterator<Item = i32>, initial: usize) -> 
 /// holds three quarters of it (6 -> 16, 12 -> 32, 24 -> 64): measured with the Kafka
 /// distribution's `scala-library-2.13.18` making 20,000 random expansions of 2 to 31 ids the
 /// way `prepareIsrExpand` does, this rule gave each list exactly. Ids below 8 come out
-/// ascending; 8 and above need not (8 before 1). `tools/elr-reference` expands with the
-/// Scala library itself, and `tests/elr_reference.rs` compares.
+/// ascending; 8 and above need not (8 before 1), as a live 4.4 cluster listed them
+/// (`tests/isr_order_kafka.rs`). `tools/elr-reference` expands with the Scala library
+/// itself, and `tests/elr_reference.rs` compares.
 pub(super) fn kafka_isr_expansion_order(isr: impl IntoIterator<Item = i32>) -> Vec<i32> {
     let mut set: Vec<i32> = Vec::new();
     for id in isr {

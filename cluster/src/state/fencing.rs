@@ -37,7 +37,8 @@ pub struct Fencing {
     isr_changes: BTreeMap<(String, i32), i32>,
     /// Of each partition whose replicas a leader move reordered, the order of its ISR
     /// before (a reassignment that reorders the replicas leaves the ISR's order alone); of
-    /// each whose ISR a caught-up replica rejoined, the ISR in node id order.
+    /// each whose ISR a caught-up replica rejoined, the ISR in the order Kafka's leader
+    /// sends an expanded one in ([`kafka_isr_expansion_order`]).
     isr_order: BTreeMap<(String, i32), Vec<i32>>,
     /// Of each fenced (or catching up) broker, the end offset of each partition it followed
     /// when it left: one it missed records of catches up a fetch round later than one it
@@ -633,8 +634,8 @@ mod tests {
         assert_eq!(view.leader, (2, 1));
         assert_eq!((view.isr, view.offline), (vec![2], vec![]));
         assert!(state.unfence_broker(1, 3).is_empty());
-        // Caught up: in the ISRs of the partitions it follows (in node id order, as Kafka's
-        // are), each partition epoch bumped and each leader epoch kept.
+        // Caught up: in the ISRs of the partitions it follows (in Kafka's expansion order,
+        // ascending for these ids), each partition epoch bumped and each leader epoch kept.
         assert_eq!(
             state.caught_up(1, &brokers, 3),
             [("r".to_owned(), 0), ("r".to_owned(), 1)]

@@ -629,8 +629,9 @@ impl ControlHandle {
     /// a preferred election (`tests/move_leader_kafka.rs`): the replicas list starts with
     /// `to` (so it stays the preferred leader), the others in their order, the ISR's order
     /// kept, and the partition epoch moves on by two. A broker that holds no replica is
-    /// added by that reassignment (replicas `[to, the others]`, `to` last in the ISR, the
-    /// partition epoch moved on by three), as Kafka showed alike. The new epoch.
+    /// added by that reassignment (replicas `[to, the others]`, `to` in the ISR in Kafka's
+    /// expansion order, the partition epoch moved on by three), as Kafka showed alike. The
+    /// new epoch.
     pub fn move_leader(&self, topic: &str, partition: i32, to: i32) -> Result<i32, OperationError> {
         let brokers = self.shared.placement_brokers;
         if !self.shared.is_broker(to) {

@@ -438,9 +438,9 @@ impl State {
     /// partition epoch moves on twice, the leader epoch once (`tests/move_leader_kafka.rs`,
     /// recorded from Kafka 4.4), and `to` is the preferred replica from then on. A broker
     /// that is not a replica is added by the same reassignment (replicas `[to, the
-    /// others]`), in sync at once, `to` last in the ISR; the partition epoch moves on three
-    /// times, as Kafka's (recorded alike). A partition being reassigned has its leader moved
-    /// in place, the replicas as they are. The new leader epoch.
+    /// others]`), in sync at once, in the ISR in Kafka's expansion order; the partition
+    /// epoch moves on three times, as Kafka's (recorded alike). A partition being reassigned
+    /// has its leader moved in place, the replicas as they are. The new leader epoch.
     pub fn move_leader_reassigned(
         &mut self,
         topic: &str,
@@ -455,8 +455,9 @@ impl State {
             let target: Vec<i32> = std::iter::once(to)
                 .chain(view.replicas.iter().copied())
                 .collect();
-            let mut isr = view.isr.clone();
-            isr.push(to);
+            // It joins the ISR as a caught-up replica does: in the order Kafka's leader
+            // sends an expanded ISR in (last in the recording: [a,b] + c as [a,b,c]).
+            let isr = kafka_isr_expansion_order(view.isr.iter().copied().chain([to]));
             if self.reassign_in_sync(topic, partition, &target, brokers, placement_brokers) {
                 self.fencing.isr_order.insert(key, isr);
             }

@@ -539,6 +539,27 @@ impl State {
         back
     }
 
+    /// `topic`'s `partition`, whose ISR was `before`: if it grew, it is in the order Kafka's
+    /// leader sends an expanded ISR in from now on ([`kafka_isr_expansion_order`]).
+    pub(super) fn order_expanded_isr(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        before: &[i32],
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) {
+        let isr = self
+            .replica_view(topic, partition, brokers, placement_brokers)
+            .isr;
+        if isr.iter().any(|replica| !before.contains(replica)) {
+            self.fencing.isr_order.insert(
+                (topic.to_owned(), partition),
+                kafka_isr_expansion_order(isr),
+            );
+        }
+    }
+
     /// A partition back online with `leader` alone in its ISR: the other unfenced replicas
     /// that are not catching up join it at once in this model, in the order Kafka's leader
     /// sends an expanded ISR in ([`kafka_isr_expansion_order`]).

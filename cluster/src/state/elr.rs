@@ -18,9 +18,8 @@
 //! one elects leaders for the partitions that have none (it among the acceptable ones), and
 //! then (this model's catch-up at once) every unfenced replica of a led partition rejoins
 //! its ISR, as the leader's AlterPartition would add it, in the order that leader sends it
-//! in ([`kafka_isr_expansion_order`]). `tools/clients/java`'s
-//! `ElrReference` replays the same events through Kafka 4.4's own class
-//! (`tests/elr_reference.rs` compares the two).
+//! in ([`kafka_isr_expansion_order`]). `tools/elr-reference`'s `ElrReference` replays the
+//! same events through Kafka 4.4's own class (`tests/elr_reference.rs` compares the two).
 
 use super::State;
 use crate::configs::definitions;

@@ -6,7 +6,8 @@
 //! `PartitionRegistration` as its `ReplicationControlManager` does. After every event each
 //! partition's leader, leader epoch, ISR, ELR and last known ELR must be the same, with ELR
 //! on (Kafka 4.1 and later) and off (older releases, where an offline partition's ISR keeps
-//! its last member).
+//! its last member). An ISR a replica rejoins is the list a Kafka leader would send
+//! (`ElrReference.expandIsr`: Scala's hash set, as `kafka.cluster.Partition` builds it).
 //!
 //! ```text
 //! KAFKA_ELR_REFERENCE=$(bash tools/elr-reference/classpath.sh) \
@@ -275,15 +276,45 @@ fn eligible_leader_replicas_follow_kafkas_partition_change_builder() {
         "partition states with an ELR {elr}, a last known ELR {last_known}, offline {offline}"
     );
     assert!(elr > 1000 && last_known > 1000 && offline > 1000);
-    // ELRs Kafka lists out of ascending order (ids 16 and up), and unclean restarts.
-    let unordered = expected
-        .lines()
-        .filter_map(|line| line.split(' ').nth(3))
-        .filter(|elr| {
-            let ids: Vec<i32> = elr.split(',').filter_map(|id| id.parse().ok()).collect();
-            ids.windows(2).any(|pair| pair[0] > pair[1])
+    // ELRs Kafka lists out of ascending order (ids 16 and up: Java's hash set), ISRs out of
+    // their replicas' order (Scala's hash set, as a leader expanded them), and unclean
+    // restarts.
+    let unordered_in = |column: usize| {
+        expected
+            .lines()
+            .filter_map(|line| line.split(' ').nth(column))
+            .filter(|list| {
+                let ids: Vec<i32> = list.split(',').filter_map(|id| id.parse().ok()).collect();
+                ids.windows(2).any(|pair| pair[0] > pair[1])
+            })
+            .count()
+    };
+    let unordered = unordered_in(3);
+    // ISRs out of their replicas' order (a leader's expansion put them so).
+    let unordered_isr: usize = scenarios
+        .iter()
+        .map(|scenario| {
+            let first = scenario.trace.lines().next().expect("a scenario line");
+            let replicas: Vec<Vec<&str>> = first
+                .split(' ')
+                .nth(5)
+                .expect("replicas")
+                .split('/')
+                .map(|list| list.split(',').collect())
+                .collect();
+            let partitions = scenario.partitions as usize;
+            scenario
+                .shown
+                .lines()
+                .enumerate()
+                .filter(|(at, line)| {
+                    let isr = line.split(' ').nth(2).expect("an ISR");
+                    let mut rest = replicas[at % partitions].iter();
+                    !isr.split(',').all(|id| rest.any(|r| *r == id)) && isr != "-"
+                })
+                .count()
         })
-        .count();
+        .sum();
     let unclean_restarts = trace
         .lines()
         .filter(|line| line.starts_with("unclean_restart"))
@@ -306,8 +337,8 @@ fn eligible_leader_replicas_follow_kafkas_partition_change_builder() {
         })
         .sum();
     eprintln!(
-        "ELRs out of ascending order {unordered}, unclean restarts {unclean_restarts}, \
-         periodic unclean elections electing {electing}"
+        "ELRs out of ascending order {unordered}, ISRs out of replicas order {unordered_isr}, \
+         unclean restarts {unclean_restarts}, periodic unclean elections electing {electing}"
     );
-    assert!(unordered > 50 && unclean_restarts > 500 && electing > 5);
+    assert!(unordered > 50 && unordered_isr > 1000 && unclean_restarts > 500 && electing > 5);
 }

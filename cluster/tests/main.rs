@@ -40,6 +40,7 @@ mod group_configs;
 mod groups;
 mod idempotence;
 mod idle_timeout;
+mod isr_order_kafka;
 mod java;
 mod java_fetch_sessions;
 mod kafka_python;

@@ -46,22 +46,7 @@ impl ControlHandle {
     /// the runtime that serves the cluster.
     pub fn add_broker(&self, port: Option<u16>) -> Result<BrokerAddress, OperationError> {
         let shared = &self.shared;
-        let runtime = tokio::runtime::Handle::try_current()
-            .map_err(|_| OperationError::Listen("not called on a tokio runtime".into()))?;
-        let listener = if shared.in_memory {
-            None
-        } else {
-            let bound = std::net::TcpListener::bind((shared.host.as_str(), port.unwrap_or(0)))
-                .and_then(|listener| {
-                    listener.set_nonblocking(true)?;
-                    let _guard = runtime.enter();
-                    tokio::net::TcpListener::from_std(listener)
-                })
-                .map_err(|e| {
-                    OperationError::Listen(format!("{}:{}: {e}", shared.host, port.unwrap_or(0)))
-                })?;
-            Some(bound)
-        };
+        let (runtime, listener) = self.bind(port)?;
         let address = match &listener {
             Some(listener) => listener
                 .local_addr()
@@ -97,6 +82,72 @@ impl ControlHandle {
         Ok(broker)
     }
 
+    /// A listener on `port` of the cluster's host (a free one if `None` or 0; none for an
+    /// in-memory cluster), and the runtime to serve it on (the caller's).
+    fn bind(
+        &self,
+        port: Option<u16>,
+    ) -> Result<(tokio::runtime::Handle, Option<tokio::net::TcpListener>), OperationError> {
+        let shared = &self.shared;
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|_| OperationError::Listen("not called on a tokio runtime".into()))?;
+        if shared.in_memory {
+            return Ok((runtime, None));
+        }
+        let bound = std::net::TcpListener::bind((shared.host.as_str(), port.unwrap_or(0)))
+            .and_then(|listener| {
+                listener.set_nonblocking(true)?;
+                let _guard = runtime.enter();
+                tokio::net::TcpListener::from_std(listener)
+            })
+            .map_err(|e| {
+                OperationError::Listen(format!("{}:{}: {e}", shared.host, port.unwrap_or(0)))
+            })?;
+        Ok((runtime, Some(bound)))
+    }
+
+    /// Registers broker `node_id` again if it was unregistered after its shutdown, as a
+    /// Kafka broker started again after `kafka-cluster unregister` registers anew (same id,
+    /// a new incarnation): on its old address, listed in DescribeCluster at once, fenced
+    /// until [`restart_broker`](Self::restart_broker) unfences it. `Ok(false)`: it was not
+    /// unregistered; `Err`: its port could not be bound again (it stays unregistered).
+    pub(super) fn register_again(&self, node_id: i32) -> Result<bool, OperationError> {
+        let shared = &self.shared;
+        let Some(broker) = self
+            .unregistered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&node_id)
+            .cloned()
+        else {
+            return Ok(false);
+        };
+        let port = (!shared.in_memory).then(|| broker.address.port());
+        let (runtime, listener) = self.bind(port)?;
+        self.unregistered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&node_id);
+        // The switch first: the accept loop subscribes to it when it starts.
+        self.nodes().push(Node::new(node_id));
+        {
+            let mut brokers = shared.brokers.write().unwrap_or_else(|e| e.into_inner());
+            let mut now = Vec::clone(&brokers);
+            let at = now.partition_point(|b| b.node_id < node_id);
+            now.insert(at, broker);
+            *brokers = Arc::new(now);
+        }
+        if let Some(listener) = listener {
+            runtime.spawn(crate::broker::serve(
+                Arc::clone(shared),
+                node_id,
+                listener,
+                shared.stop.clone(),
+            ));
+        }
+        Ok(true)
+    }
+
     /// Removes broker `node_id` as an operator removes a Kafka broker: it is shut down (its
     /// listener closes and its connections are dropped for good; a controlled shutdown, so
     /// it is fenced at once, as [`fence_broker`](Self::fence_broker) fences it: each
@@ -110,7 +161,8 @@ impl ControlHandle {
     /// replicas on, still names it) and a Produce to it is NOT_LEADER_OR_FOLLOWER. Moving
     /// its partitions to the brokers left, as kfake's `RemoveNode` does, is a reassignment:
     /// [`reassign_and_remove_broker`](Self::reassign_and_remove_broker). Removing the last
-    /// broker is refused.
+    /// broker is refused. [`restart_broker`](Self::restart_broker) registers it again, as a
+    /// Kafka broker started again after its unregistration registers anew.
     pub fn remove_broker(&self, node_id: i32) -> Result<RemovedBroker, OperationError> {
         let shared = &self.shared;
         {
@@ -223,10 +275,20 @@ impl Operator<'_> {
     /// partitions it led moved to the first replica left in the ISR or offline; nothing to
     /// move when it was fenced already), then gone from DescribeCluster's brokers, fenced
     /// ones included, and from the quorum's observers. The replicas lists that name it keep
-    /// its id, and it stays among their offline replicas. What fencing moved.
+    /// its id, and it stays among their offline replicas; its address is kept for a restart
+    /// (`ControlHandle::register_again`). What fencing moved.
     pub(crate) fn unregister_stopped(&self, node_id: i32) -> FencedBroker {
         let shared = self.shared;
         let fenced = self.fence(node_id);
+        // Kept for a restart, which registers it again.
+        if let Some(broker) = shared.brokers().iter().find(|b| b.node_id == node_id) {
+            shared
+                .control
+                .unregistered
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(node_id, broker.clone());
+        }
         // Its replicas lists keep its id once it is no longer a broker.
         {
             let brokers: Vec<i32> = shared.brokers().iter().map(|b| b.node_id).collect();

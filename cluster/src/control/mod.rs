@@ -343,6 +343,10 @@ pub struct Control {
     /// Of each broker fenced, the groups and transactional ids its fencing moved away: back
     /// at the leader rebalance once it is in sync again (`rebalance.rs`).
     fence_moved: Mutex<BTreeMap<i32, fencing::MovedAway>>,
+    /// Brokers unregistered after their shutdown (UnregisterBroker, `remove_broker`), by
+    /// id: a restart registers one again on the same address, as a Kafka broker started
+    /// again registers anew (`brokers.rs`). A lock of its own, taken alone.
+    unregistered: Mutex<BTreeMap<i32, BrokerAddress>>,
 }
 
 /// One node's switches.
@@ -373,6 +377,7 @@ impl Control {
             transaction_coordinators: Mutex::default(),
             stand_ins: Mutex::default(),
             fence_moved: Mutex::default(),
+            unregistered: Mutex::default(),
         }
     }
 
@@ -624,8 +629,9 @@ impl ControlHandle {
     /// a preferred election (`tests/move_leader_kafka.rs`): the replicas list starts with
     /// `to` (so it stays the preferred leader), the others in their order, the ISR's order
     /// kept, and the partition epoch moves on by two. A broker that holds no replica is
-    /// added by that reassignment (replicas `[to, the others]`, `to` last in the ISR, the
-    /// partition epoch moved on by three), as Kafka showed alike. The new epoch.
+    /// added by that reassignment (replicas `[to, the others]`, `to` in the ISR in Kafka's
+    /// expansion order, the partition epoch moved on by three), as Kafka showed alike. The
+    /// new epoch.
     pub fn move_leader(&self, topic: &str, partition: i32, to: i32) -> Result<i32, OperationError> {
         let brokers = self.shared.placement_brokers;
         if !self.shared.is_broker(to) {

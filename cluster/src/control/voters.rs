@@ -55,7 +55,14 @@ impl ControlHandle {
     /// A broker stopped by [`crash_broker`](Self::crash_broker) registers without a clean
     /// shutdown: fenced by its registration and out of every ELR before it is unfenced
     /// ([`fence_broker_unclean`](crate::state::State::fence_broker_unclean)).
+    ///
+    /// A broker unregistered after its shutdown (UnregisterBroker,
+    /// [`remove_broker`](Self::remove_broker)) registers again, as a Kafka 4.4 broker
+    /// started again does (same id, a new incarnation; `tests/remove_broker_kafka.rs`,
+    /// recorded from a live cluster): on its old address, in DescribeCluster and the
+    /// quorum's observers again, then unfenced as above.
     pub fn restart_broker(&self, node_id: i32) -> Result<(), OperationError> {
+        self.register_again(node_id)?;
         let crashed = self.shared.control.is_crashed(node_id);
         self.shared.control.restart_broker(node_id)?;
         if crashed {

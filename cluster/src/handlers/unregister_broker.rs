@@ -6,12 +6,14 @@
 //! `ControlHandle::remove_broker` unregisters one after its shutdown, on the same code
 //! (`control::Operator::unregister_stopped`): fenced if it was not yet, then gone from
 //! DescribeCluster's brokers (fenced ones included), its id kept in the replicas lists, as
-//! a live Kafka 4.4 cluster showed (`tests/remove_broker_kafka.rs`). It cannot be restarted
-//! afterwards (Kafka's would register anew). Not modelled: a Kafka 4.4 broker that is
+//! a live Kafka 4.4 cluster showed (`tests/remove_broker_kafka.rs`). Restarted, it registers
+//! again (same id) and is unfenced once caught up, as Kafka's broker started again does
+//! (`ControlHandle::restart_broker`, recorded in the same test). Not modelled: a Kafka 4.4 broker that is
 //! unregistered while it runs does not register again (its heartbeats are refused
 //! STALE_BROKER_EPOCH, seen on `broker.sh`'s node for minutes after) and drops out of
-//! Metadata until it restarts; here unregistering a running broker succeeds and changes
-//! nothing a client sees.
+//! Metadata until it restarts (probed again on 2026-12-07: gone from Metadata and
+//! DescribeCluster within 0.3 s, its partitions changed as if it were fenced, not back in
+//! 40 s); here unregistering a running broker succeeds and changes nothing a client sees.
 
 use super::Context;
 use kafka_codec::messages::{UnregisterBrokerRequest, UnregisterBrokerResponse};

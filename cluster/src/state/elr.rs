@@ -17,9 +17,9 @@
 //! ([`Partition::changed`]): fencing a broker removes it from the ISRs it is in; unfencing
 //! one elects leaders for the partitions that have none (it among the acceptable ones), and
 //! then (this model's catch-up at once) every unfenced replica of a led partition rejoins
-//! its ISR, as the leader's AlterPartition would add it. `tools/clients/java`'s
-//! `ElrReference` replays the same events through Kafka 4.4's own class
-//! (`tests/elr_reference.rs` compares the two).
+//! its ISR, as the leader's AlterPartition would add it, in the order that leader sends it
+//! in ([`kafka_isr_expansion_order`]). `tools/elr-reference`'s `ElrReference` replays the
+//! same events through Kafka 4.4's own class (`tests/elr_reference.rs` compares the two).
 
 use super::State;
 use crate::configs::definitions;
@@ -194,6 +194,41 @@ fn java_hash_set_order(items: impl IntoIterator<Item = i32>, initial: usize) -> 
     };
     // A stable sort keeps insertion order within a bucket.
     set.sort_by_key(|&id| bucket(id));
+    set
+}
+
+/// The order of the ISR a Kafka 4.4 leader sends in the AlterPartition that adds a caught-up
+/// replica, which its controller keeps as it is (so the partition's ISR has it from then
+/// on). Found in the 4.4 jars (`javap -c`): `kafka.cluster.Partition.prepareIsrExpand`
+/// maps the committed ISR (a `java.util.Set`) into a Scala `mutable.HashSet`, adds the new
+/// replica with `+` and sends that set's `toList`; `ReplicationControlManager.alterPartition`
+/// hands the list to `PartitionChangeBuilder.setTargetIsrWithBrokerStates`, and `build`
+/// writes `targetIsr` into the `PartitionChangeRecord` unsorted. So the order is Scala
+/// 2.13's hash set iteration, which is neither the replicas' order nor who joined last: by
+/// bucket (`h & (capacity - 1)` with `h` the id spread as `h ^ (h >>> 16)`), then within a
+/// bucket by `h`. The capacity is 8 while the set holds at most 5 and doubles each time it
+/// holds three quarters of it (6 -> 16, 12 -> 32, 24 -> 64): measured with the Kafka
+/// distribution's `scala-library-2.13.18` making 20,000 random expansions of 2 to 31 ids the
+/// way `prepareIsrExpand` does, this rule gave each list exactly. Ids below 8 come out
+/// ascending; 8 and above need not (8 before 1), as a live 4.4 cluster listed them
+/// (`tests/isr_order_kafka.rs`). `tools/elr-reference` expands with the Scala library
+/// itself, and `tests/elr_reference.rs` compares.
+pub(super) fn kafka_isr_expansion_order(isr: impl IntoIterator<Item = i32>) -> Vec<i32> {
+    let mut set: Vec<i32> = Vec::new();
+    for id in isr {
+        if !set.contains(&id) {
+            set.push(id);
+        }
+    }
+    let mut capacity: u32 = 8;
+    while set.len() * 4 >= capacity as usize * 3 && capacity < 1 << 30 {
+        capacity *= 2;
+    }
+    let spread = |id: i32| {
+        let h = id as u32;
+        h ^ (h >> 16)
+    };
+    set.sort_by_key(|&id| (spread(id) & (capacity - 1), spread(id) as i32));
     set
 }
 
@@ -381,18 +416,22 @@ impl State {
                 continue;
             }
             let key = (name.clone(), index);
-            let target_isr: Vec<i32> = before
+            let joining: Vec<i32> = before
                 .replicas
                 .iter()
                 .copied()
                 .filter(|&replica| {
-                    before.isr.contains(&replica)
-                        || (self.active(replica, brokers) && !self.is_catching_up_on(replica, &key))
+                    !before.isr.contains(&replica)
+                        && self.active(replica, brokers)
+                        && !self.is_catching_up_on(replica, &key)
                 })
                 .collect();
-            if target_isr == before.isr {
+            if joining.is_empty() {
                 continue;
             }
+            // In the order Kafka's leader sends an expanded ISR in (one replica at a time
+            // there; the order of the whole set does not depend on which came first).
+            let target_isr = kafka_isr_expansion_order(before.isr.iter().copied().chain(joining));
             let change = self.change_for(&name, &before, target_isr);
             let after = before.changed(&change, |replica| self.active(replica, brokers));
             self.settle(&name, index, &before, after, placement_brokers);
@@ -644,6 +683,43 @@ mod tests {
     //! Each expected state is what Kafka 4.4's `PartitionChangeBuilder` gave for the same
     //! events (`tools/elr-reference`, trace quoted at each test; leader epochs left out).
     use super::*;
+
+    /// Each expected list is what Scala 2.13.18's `mutable.HashSet` gave for the ISR and
+    /// joining replica, expanded as `Partition.prepareIsrExpand` does (a probe run against
+    /// the Kafka distribution's `scala-library`; the same calls as `tools/elr-reference`).
+    #[test]
+    fn an_expanded_isr_is_in_the_order_of_kafkas_scala_hash_set() {
+        let cases: [(&[i32], i32, &[i32]); 8] = [
+            (&[3, 1], 2, &[1, 2, 3]),
+            (&[17, 1], 2, &[1, 17, 2]),
+            (&[16, 2], 1, &[16, 1, 2]),
+            (&[100, 5], 3, &[3, 100, 5]),
+            (&[396296901], 954834209, &[954834209, 396296901]),
+            (&[8, 15, 31, 28], 9, &[8, 9, 28, 15, 31]),
+            (&[4, 7, 10, 1, 11], 2, &[1, 2, 4, 7, 10, 11]),
+            (
+                &[3, 22, 8, 17, 23, 18, 15, 5, 10, 21, 20],
+                6,
+                &[3, 5, 6, 8, 10, 15, 17, 18, 20, 21, 22, 23],
+            ),
+        ];
+        for (isr, joining, expected) in cases {
+            let got = kafka_isr_expansion_order(isr.iter().copied().chain([joining]));
+            assert_eq!(got, expected, "{isr:?} + {joining}");
+        }
+        let isr = [
+            40160, 31328, 25379, 59845, 44997, 45478, 31048, 3273, 5866, 5899, 63918, 51215, 1775,
+            33680, 59379, 12724, 39062, 19449, 57081, 69016, 57567, 10271, 53471,
+        ];
+        let expected = [
+            44997, 59845, 31048, 3273, 5899, 51215, 33680, 12307, 39062, 69016, 10271, 53471,
+            57567, 31328, 40160, 25379, 45478, 5866, 63918, 1775, 59379, 12724, 19449, 57081,
+        ];
+        assert_eq!(
+            kafka_isr_expansion_order(isr.into_iter().chain([12307])),
+            expected
+        );
+    }
 
     fn partition(
         replicas: &[i32],

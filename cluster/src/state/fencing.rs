@@ -11,6 +11,7 @@
 //! Kafka. Preferred leaders return through the automatic rebalance (`rebalance.rs`) or
 //! ElectLeaders.
 
+use super::elr::kafka_isr_expansion_order;
 use super::State;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,7 +36,9 @@ pub struct Fencing {
     /// caught up): with the leader epoch, its partition epoch.
     isr_changes: BTreeMap<(String, i32), i32>,
     /// Of each partition whose replicas a leader move reordered, the order of its ISR
-    /// before (a reassignment that reorders the replicas leaves the ISR's order alone).
+    /// before (a reassignment that reorders the replicas leaves the ISR's order alone); of
+    /// each whose ISR a caught-up replica rejoined, the ISR in the order Kafka's leader
+    /// sends an expanded one in ([`kafka_isr_expansion_order`]).
     isr_order: BTreeMap<(String, i32), Vec<i32>>,
     /// Of each fenced (or catching up) broker, the end offset of each partition it followed
     /// when it left: one it missed records of catches up a fetch round later than one it
@@ -275,6 +278,18 @@ impl State {
             .collect();
         for key in &joined {
             *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
+            // The ISR it rejoins is in the order of the Scala hash set Kafka 4.4's leader
+            // expands it in, whatever the replicas' order and whoever joined last
+            // ([`kafka_isr_expansion_order`]; ascending for ids below 8. Recorded:
+            // `tests/remove_broker_kafka.rs`, c back in [a,b] of replicas [a,c,b] as [a,b,c]
+            // and in [a] of [c,a] as [a,c]; `tests/elect_leaders_preferred_kafka.rs`, a back
+            // in [b] as [a,b]).
+            let isr = self
+                .replica_view(&key.0, key.1, brokers, placement_brokers)
+                .isr;
+            self.fencing
+                .isr_order
+                .insert(key.clone(), kafka_isr_expansion_order(isr));
         }
         // A reassignment waiting for it may complete now.
         self.complete_reassignments(brokers, placement_brokers);
@@ -282,7 +297,7 @@ impl State {
     }
 
     /// Fences broker `node_id` (among `brokers`, the brokers now): each partition it leads
-    /// moves to the first replica left in its ISR, or goes offline (leader -1), its epoch
+    /// moves to the first of its replicas left in its ISR, or goes offline (leader -1), its epoch
     /// bumped either way. Topic, partition and new leader (-1: offline) of each; nothing
     /// when it was fenced already.
     pub fn fence_broker(
@@ -393,10 +408,13 @@ impl State {
         let mut moved = Vec::new();
         for (name, index) in led {
             let view = self.replica_view(&name, index, brokers, placement_brokers);
+            // The first of its replicas (in their order, not the ISR's) left in the ISR, as
+            // Kafka's `PartitionChangeBuilder.electAnyLeader` looks through the replicas.
             let to = view
-                .isr
-                .first()
+                .replicas
+                .iter()
                 .copied()
+                .find(|replica| view.isr.contains(replica))
                 .or_else(|| {
                     self.unclean_leader_without_elr(&name, &view.replicas, |replica| {
                         brokers.contains(&replica) && !self.is_fenced(replica)
@@ -420,9 +438,9 @@ impl State {
     /// partition epoch moves on twice, the leader epoch once (`tests/move_leader_kafka.rs`,
     /// recorded from Kafka 4.4), and `to` is the preferred replica from then on. A broker
     /// that is not a replica is added by the same reassignment (replicas `[to, the
-    /// others]`), in sync at once, `to` last in the ISR; the partition epoch moves on three
-    /// times, as Kafka's (recorded alike). A partition being reassigned has its leader moved
-    /// in place, the replicas as they are. The new leader epoch.
+    /// others]`), in sync at once, in the ISR in Kafka's expansion order; the partition
+    /// epoch moves on three times, as Kafka's (recorded alike). A partition being reassigned
+    /// has its leader moved in place, the replicas as they are. The new leader epoch.
     pub fn move_leader_reassigned(
         &mut self,
         topic: &str,
@@ -437,8 +455,9 @@ impl State {
             let target: Vec<i32> = std::iter::once(to)
                 .chain(view.replicas.iter().copied())
                 .collect();
-            let mut isr = view.isr.clone();
-            isr.push(to);
+            // It joins the ISR as a caught-up replica does: in the order Kafka's leader
+            // sends an expanded ISR in (last in the recording: [a,b] + c as [a,b,c]).
+            let isr = kafka_isr_expansion_order(view.isr.iter().copied().chain([to]));
             if self.reassign_in_sync(topic, partition, &target, brokers, placement_brokers) {
                 self.fencing.isr_order.insert(key, isr);
             }
@@ -495,6 +514,7 @@ impl State {
             .collect();
         for (name, index) in &back {
             self.move_leader(name, *index, node_id, placement_brokers);
+            self.expanded_isr_order(name, *index, node_id);
         }
         // With unclean leader election, an offline partition it is a replica of elects the
         // first replica that may lead, it or one unfenced.
@@ -513,9 +533,54 @@ impl State {
             .collect();
         for (name, index, to) in unclean {
             self.move_leader(&name, index, to, placement_brokers);
+            self.expanded_isr_order(&name, index, to);
             back.push((name, index));
         }
         back
+    }
+
+    /// `topic`'s `partition`, whose ISR was `before`: if it grew, it is in the order Kafka's
+    /// leader sends an expanded ISR in from now on ([`kafka_isr_expansion_order`]).
+    pub(super) fn order_expanded_isr(
+        &mut self,
+        topic: &str,
+        partition: i32,
+        before: &[i32],
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) {
+        let isr = self
+            .replica_view(topic, partition, brokers, placement_brokers)
+            .isr;
+        if isr.iter().any(|replica| !before.contains(replica)) {
+            self.fencing.isr_order.insert(
+                (topic.to_owned(), partition),
+                kafka_isr_expansion_order(isr),
+            );
+        }
+    }
+
+    /// A partition back online with `leader` alone in its ISR: the other unfenced replicas
+    /// that are not catching up join it at once in this model, in the order Kafka's leader
+    /// sends an expanded ISR in ([`kafka_isr_expansion_order`]).
+    fn expanded_isr_order(&mut self, topic: &str, partition: i32, leader: i32) {
+        let key = (topic.to_owned(), partition);
+        let Some(replicas) = self.fencing.pinned.get(&key) else {
+            return;
+        };
+        let isr: Vec<i32> = replicas
+            .iter()
+            .copied()
+            .filter(|&replica| {
+                replica == leader
+                    || (!self.is_fenced(replica) && !self.is_catching_up_on(replica, &key))
+            })
+            .collect();
+        if isr.len() > 1 {
+            self.fencing
+                .isr_order
+                .insert(key, kafka_isr_expansion_order(isr));
+        }
     }
 
     /// What fencing kept of a partition that now has a leader (ElectLeaders' unclean
@@ -591,8 +656,8 @@ mod tests {
         assert_eq!(view.leader, (2, 1));
         assert_eq!((view.isr, view.offline), (vec![2], vec![]));
         assert!(state.unfence_broker(1, 3).is_empty());
-        // Caught up: in the ISRs of the partitions it follows, each partition epoch bumped
-        // and each leader epoch kept.
+        // Caught up: in the ISRs of the partitions it follows (in Kafka's expansion order,
+        // ascending for these ids), each partition epoch bumped and each leader epoch kept.
         assert_eq!(
             state.caught_up(1, &brokers, 3),
             [("r".to_owned(), 0), ("r".to_owned(), 1)]

@@ -323,15 +323,26 @@ impl State {
         let due: Vec<(String, i32)> = self
             .reassignments
             .ongoing
-            .iter_mut()
+            .iter()
             .filter(|(_, ongoing)| ongoing.catch_up_at.is_some_and(|at| at <= now))
-            .map(|(key, ongoing)| {
-                ongoing.catch_up_at = None;
-                key.clone()
+            .map(|(key, _)| key.clone())
+            .collect();
+        let before: Vec<Vec<i32>> = due
+            .iter()
+            .map(|(topic, partition)| {
+                self.replica_view(topic, *partition, brokers, placement_brokers)
+                    .isr
             })
             .collect();
+        for key in &due {
+            if let Some(ongoing) = self.reassignments.ongoing.get_mut(key) {
+                ongoing.catch_up_at = None;
+            }
+        }
         let mut completed = Vec::new();
-        for (topic, partition) in due {
+        for ((topic, partition), before) in due.into_iter().zip(before) {
+            // The added replicas join the ISR as Kafka's leader adds them.
+            self.order_expanded_isr(&topic, partition, &before, brokers, placement_brokers);
             if self.complete_reassignment(&topic, partition, brokers, placement_brokers) {
                 completed.push((topic, partition));
             } else {
@@ -499,12 +510,14 @@ mod tests {
             [("t".to_owned(), 0)]
         );
         // Done: the target, the removed leader replaced by the first target replica in
-        // sync, the leader epoch bumped.
+        // sync, the leader epoch bumped. The ISR is as Kafka's code makes it (read from
+        // the 4.4 jars, not recorded): the leader's expansion sends {0, 1, 2} in its hash
+        // set's order, [0, 1, 2], and `maybeCompleteReassignment` drops 0, keeping the order.
         assert!(state.reassignment("t", 0).is_none());
         let view = state.replica_view("t", 0, &brokers, 3);
         assert_eq!(
             (view.leader, view.replicas, view.isr),
-            ((2, 1), vec![2, 1], vec![2, 1])
+            ((2, 1), vec![2, 1], vec![1, 2])
         );
         // The preferred replica is now the target's first.
         assert_eq!(state.placed_replicas("t", 0, 3), [2, 1]);

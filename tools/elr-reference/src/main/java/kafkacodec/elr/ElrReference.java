@@ -6,6 +6,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -108,9 +109,30 @@ public final class ElrReference {
     }
 
     /**
+     * The ISR a Kafka 4.4 leader sends in the AlterPartition that adds {@code joining}, made with
+     * the calls its kafka.cluster.Partition.prepareIsrExpand makes (read with javap -c from
+     * kafka_2.13-4.4.0.jar): the committed ISR, a java.util.Set, seen as a Scala mutable set,
+     * mapped (into a Scala mutable.HashSet), {@code + joining}, then {@code toList}. The
+     * controller keeps that order: ReplicationControlManager.alterPartition passes the list to
+     * PartitionChangeBuilder.setTargetIsrWithBrokerStates, whose build() writes it unsorted.
+     */
+    @SuppressWarnings({"unchecked", "rawtypes", "deprecation"})
+    static List<Integer> expandIsr(int[] isr, int joining) {
+        Set<Integer> committed = new LinkedHashSet<>();
+        Arrays.stream(isr).forEach(committed::add);
+        scala.collection.mutable.Set<Integer> asScala =
+            scala.jdk.CollectionConverters$.MODULE$.SetHasAsScala(committed).asScala();
+        Object mapped = asScala.map((scala.Function1<Integer, Object>) id -> id);
+        Object expanded = ((scala.collection.SetOps) mapped).$plus(joining);
+        scala.collection.immutable.List<Integer> sent = ((scala.collection.mutable.Set) expanded).toList();
+        return new ArrayList<>(scala.jdk.javaapi.CollectionConverters.asJava(sent));
+    }
+
+    /**
      * handleBrokerUnfenced: the partitions without a leader elect one, it among the acceptable
-     * leaders; then (the cluster's catch-up at once) the leader's AlterPartition adds every
-     * unfenced replica to the ISR.
+     * leaders; then (the cluster's catch-up at once) the leader's AlterPartitions add each
+     * unfenced replica out of the ISR, one at a time in replicas order (the leader has one
+     * ISR change in flight at most), each list as {@link #expandIsr} makes it.
      */
     private void unfence(int broker) {
         if (!fenced.remove(broker)) {
@@ -126,10 +148,14 @@ public final class ElrReference {
                 continue;
             }
             int[] isr = partition.isr;
-            List<Integer> target = Arrays.stream(partition.replicas)
-                .filter(r -> contains(isr, r) || active(r)).boxed().collect(Collectors.toList());
-            if (!target.equals(toList(isr))) {
-                change(index, this::active, target);
+            int[] joining = Arrays.stream(partition.replicas)
+                .filter(r -> !contains(isr, r) && active(r)).toArray();
+            for (int replica : joining) {
+                PartitionRegistration current = partitions.get(index);
+                if (current.leader < 0) {
+                    break;
+                }
+                change(index, this::active, expandIsr(current.isr, replica));
             }
         }
     }

@@ -102,12 +102,14 @@
 //! (view + the few fields a router needs) allocates nothing and runs at about the owned
 //! decode's speed; `to_owned()` runs the owned decoder on the view's bytes (under no
 //! limits: they were checked), so it costs the owned decode, on top of the check
-//! (`benches/README.md`). A struct's last `bytes`/`records` field (a partition's records) is
-//! found when its array's iterator steps over the struct, and its accessor reads it from
-//! there without reading its length again; that step also marks where the struct's first
-//! variable-width fields end, so its other accessors start there. A message's root view is
-//! not found by a step: `marked()` on it (one step over the body) gives the same to a reader
-//! of fields after a large array.
+//! (`benches/README.md`). An array's iterator hands out each element's view at its start and
+//! steps over it only when asked for the next element (never over the last one), so a
+//! router that iterates an element's inner array does not pay for a step over it first. But
+//! an element with a `bytes`/`records` field (a Produce or Fetch partition) is stepped over
+//! as it is handed out: its records are then read without reading their length again or
+//! stepping again over what lies before them (a Fetch partition's aborted transactions), and
+//! the step marks where its variable-width fields end, so its other accessors start there. `marked()` on any other view (a message's root, such an element)
+//! gives the same to a reader of fields after a large array, for one step over the struct.
 //!
 //! To read **every field** of a struct, call `fields()` on its view: one pass over the struct
 //! reads them all into a plain generated struct (`ProduceRequestFields` for

@@ -1260,8 +1260,8 @@ pub trait ViewValue<'a, M: ViewMode>: Sized {
     /// The value as an array's element ([`ViewIter`]), and whether the walk is past it. A
     /// struct's view is handed out at its start, unmarked, the walk left there, and stepped
     /// over ([`ViewValue::step_element`]) only when the iterator is asked for the next
-    /// element: the last element is never stepped over, the others once and without marks
-    /// (a reader of an element that holds an array of structs iterates it anyway, which an
+    /// element (the last one, of a lazy view, when the iterator is asked past it; of a
+    /// checked view, whose bytes were checked, never), once and without marks (a reader of an element that holds an array of structs iterates it anyway, which an
     /// eager step would walk first). But a struct with a `bytes`/`records` field (a Produce
     /// or Fetch partition) is stepped over with marks as it is handed out, so that its value
     /// is found from its mark, without reading its length twice or stepping again over the
@@ -1490,6 +1490,14 @@ pub fn read_nullable_struct<'a, M: ViewMode, V: StructView<'a, Mode = M>>(
 /// The elements of an array field: read one by one as the iterator goes, allocating nothing.
 /// Of a checked view, the count is known (an [`ExactSizeIterator`]) and items are values; of
 /// a lazy view, items are `Result`s, and the iterator ends after the first error.
+///
+/// A lazy iterator steps over an element that its reader may have read only in part when it
+/// is asked for the next one, and over the last when it is asked past it: bad bytes there
+/// (an element cut short, its tagged section gone) are reported then, the last element's as
+/// one more item (the owned decoder's error) before the end. So a read that takes the
+/// iterator to its end has checked every byte of the array; one that stops sooner (after
+/// [`remaining`](Self::remaining) elements, without asking past the last) has not checked
+/// what it did not read of the element it stopped in.
 pub struct ViewIter<'a, T, M: ViewMode = Checked> {
     walk: Walk<'a, M>,
     left: usize,
@@ -1533,7 +1541,8 @@ impl<'a, T, M: ViewMode> ViewIter<'a, T, M> {
     }
 
     /// The elements not yet read, as the array's count on the wire says (a lazy view's
-    /// iterator may end sooner, at an error).
+    /// iterator may end sooner, at an error, or give one more item after the last, the
+    /// error found stepping over it).
     #[inline]
     pub fn remaining(&self) -> usize {
         self.left

@@ -62,6 +62,10 @@ def produce_confluent(bootstrap, topic, codec, records, security=None):
         "linger.ms": 10000,
         "enable.idempotence": False,
     })
+    # Learn the partition's leader before the first record: a record produced while the
+    # topic is unknown waits in librdkafka's unassigned queue and, on a loaded machine, was
+    # once sent in a batch of its own (uncompressed: the incompressible record alone).
+    producer.list_topics(topic, timeout=30)
     errors = []
     for r in records:
         producer.produce(topic, key=r["key"], value=r["value"], headers=r["headers"] or None,

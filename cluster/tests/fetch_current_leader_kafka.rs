@@ -294,7 +294,10 @@ impl Live {
         let Response::Metadata(metadata) = self.client(role).call(12, request).await else {
             panic!("not Metadata")
         };
-        let p = &metadata.topics[0].partitions[0];
+        // Just created, a broker may list the topic before its partition (or not at all).
+        let Some(p) = metadata.topics.first().and_then(|t| t.partitions.first()) else {
+            return (-2, -1, Vec::new(), Vec::new());
+        };
         (
             p.leader_id,
             p.leader_epoch,

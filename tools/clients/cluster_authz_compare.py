@@ -155,10 +155,11 @@ def main():
     try:
         outcome = scenario(admin)
     finally:
-        # Leave the broker as found: other steps' users must not meet these ACLs.
-        filters = [AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, principal,
-                                    None, AclOperation.ANY, AclPermissionType.ANY)
-                   for principal in (f"User:{user}", "User:nobody")]
+        # Leave the broker as found: other steps' users must not meet these ACLs. Exactly the
+        # bindings made here: a filter by principal would also remove the ACLs of the Java
+        # side's scenario, which runs at the same broker at the same time with the same users.
+        filters = [AclBindingFilter(b.restype, b.name, b.resource_pattern_type, b.principal,
+                                    b.host, b.operation, b.permission_type) for b in acls()]
         for future in admin.delete_acls(filters).values():
             future.result(timeout=TIMEOUT)
         for future in admin.delete_topics([allowed, denied]).values():

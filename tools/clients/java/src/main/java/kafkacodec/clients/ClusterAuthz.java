@@ -17,14 +17,12 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicCollection;
 import org.apache.kafka.common.acl.AccessControlEntry;
-import org.apache.kafka.common.acl.AccessControlEntryFilter;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
-import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -63,11 +61,12 @@ public final class ClusterAuthz {
             try {
                 outcome = run(admin, adminProps, userProps, user, prefix);
             } finally {
+                // Exactly the bindings made here: a filter by principal would also remove the
+                // ACLs of the librdkafka scenario, which runs at the same broker at the same
+                // time with the same users.
                 List<AclBindingFilter> filters = new ArrayList<>();
-                for (String principal : List.of(user, "User:nobody")) {
-                    filters.add(new AclBindingFilter(ResourcePatternFilter.ANY,
-                            new AccessControlEntryFilter(principal, null, AclOperation.ANY,
-                                    AclPermissionType.ANY)));
+                for (AclBinding binding : acls(user, prefix)) {
+                    filters.add(binding.toFilter());
                 }
                 admin.deleteAcls(filters).all().get(TIMEOUT_S, TimeUnit.SECONDS);
                 try {
@@ -110,14 +109,7 @@ public final class ClusterAuthz {
                 producer.initTransactions();
             }
         }
-        admin.createAcls(List.of(
-                allow(ResourceType.TOPIC, allowed, PatternType.LITERAL, user, AclOperation.DESCRIBE),
-                allow(ResourceType.TOPIC, denied, PatternType.LITERAL, "User:nobody",
-                        AclOperation.READ),
-                allow(ResourceType.TRANSACTIONAL_ID, prefix + "-ok-", PatternType.PREFIXED, user,
-                        AclOperation.DESCRIBE),
-                allow(ResourceType.TRANSACTIONAL_ID, prefix + "-no-", PatternType.PREFIXED,
-                        "User:nobody", AclOperation.DESCRIBE)))
+        admin.createAcls(acls(user, prefix))
                 .all().get(TIMEOUT_S, TimeUnit.SECONDS);
         // The broker's authorizer applies new ACLs from its metadata log.
         Thread.sleep(1000);
@@ -157,6 +149,20 @@ public final class ClusterAuthz {
             outcome.put("describe_transactions", transactions);
         }
         return outcome;
+    }
+
+    /** The ACLs the scenario makes (and removes, one by one, at the end). */
+    private static List<AclBinding> acls(String user, String prefix) {
+        String allowed = prefix + "-jallowed";
+        String denied = prefix + "-jdenied";
+        return List.of(
+                allow(ResourceType.TOPIC, allowed, PatternType.LITERAL, user, AclOperation.DESCRIBE),
+                allow(ResourceType.TOPIC, denied, PatternType.LITERAL, "User:nobody",
+                        AclOperation.READ),
+                allow(ResourceType.TRANSACTIONAL_ID, prefix + "-ok-", PatternType.PREFIXED, user,
+                        AclOperation.DESCRIBE),
+                allow(ResourceType.TRANSACTIONAL_ID, prefix + "-no-", PatternType.PREFIXED,
+                        "User:nobody", AclOperation.DESCRIBE));
     }
 
     private static AclBinding allow(ResourceType type, String name, PatternType pattern,

@@ -32,8 +32,12 @@ pub fn handle(
             shared: context.shared,
         };
         // The cluster keeps one broker at least (a controller may be asked for the last).
-        if !operator.is_up(id) && brokers.len() > 1 {
-            operator.unregister_stopped(id);
+        if brokers.len() > 1 {
+            if operator.is_up(id) {
+                operator.unregister_running(id);
+            } else {
+                operator.unregister_stopped(id);
+            }
         }
         // Kafka's success carries the schema's default message, an empty string (not null;
         // recorded: tests/data/unregister-broker-kafka-4.4.txt).

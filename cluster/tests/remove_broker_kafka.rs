@@ -801,3 +801,63 @@ async fn delete_over_http_removes_a_broker_as_kafka_does() {
     listed.sort_unstable();
     assert_eq!(listed, [0, gone]);
 }
+
+/// Over TCP: a broker unregistered while it runs keeps serving on its address (its
+/// Metadata no longer lists it), refuses connections once stopped, and restarted listens
+/// there again, registered (listed) again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_broker_unregistered_serves_until_stopped_and_registers_again() {
+    use kafka_codec::messages::MetadataRequest;
+    async fn listed(client: &mut support::Client) -> Vec<i32> {
+        let Response::Metadata(metadata) = client
+            .call(12, MetadataRequest::default().with_topics(None))
+            .await
+        else {
+            panic!("not Metadata")
+        };
+        let mut listed: Vec<i32> = metadata.brokers.iter().map(|b| b.node_id).collect();
+        listed.sort_unstable();
+        listed
+    }
+    let cluster = support::cluster_with_topic(3, 3, "unregister-tcp").await;
+    let control = cluster.control();
+    let address = |id: i32| {
+        cluster
+            .brokers()
+            .iter()
+            .find(|b| b.node_id == id)
+            .map(|b| b.address)
+    };
+    let gone = address(2).expect("broker 2");
+    let mut client = support::Client::connect(address(0).expect("0"), "unregister-tcp").await;
+    let request = UnregisterBrokerRequest::default().with_broker_id(2);
+    let Response::UnregisterBroker(answer) = client.call(0, request).await else {
+        panic!("not UnregisterBroker")
+    };
+    assert_eq!(answer.error_code, 0);
+    assert_eq!(address(2), None, "unregistered");
+    let mut to_gone = support::Client::connect(gone, "unregister-tcp").await;
+    assert_eq!(listed(&mut to_gone).await, [0, 1]);
+    control.stop_broker(2).expect("stops");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while tokio::net::TcpStream::connect(gone).await.is_ok() {
+        assert!(tokio::time::Instant::now() < deadline, "still listening");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    control.restart_broker(2).expect("registers again");
+    assert_eq!(address(2), Some(gone));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let mut back = loop {
+        if let Ok(tcp) = tokio::net::TcpStream::connect(gone).await {
+            drop(tcp);
+            break support::Client::connect(gone, "unregister-tcp").await;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not listening again"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(listed(&mut back).await, [0, 1, 2]);
+    assert!(!control.is_fenced(2));
+}

@@ -803,8 +803,8 @@ async fn delete_over_http_removes_a_broker_as_kafka_does() {
 }
 
 /// Over TCP: a broker unregistered while it runs keeps serving on its address (its
-/// Metadata no longer lists it), refuses connections once stopped, and restarted listens
-/// there again, registered (listed) again.
+/// Metadata no longer lists it), refuses connections once removed (`remove_broker` shuts it
+/// down), and restarted listens there again, registered (listed) again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_running_broker_unregistered_serves_until_stopped_and_registers_again() {
     use kafka_codec::messages::MetadataRequest;
@@ -838,7 +838,10 @@ async fn a_running_broker_unregistered_serves_until_stopped_and_registers_again(
     assert_eq!(address(2), None, "unregistered");
     let mut to_gone = support::Client::connect(gone, "unregister-tcp").await;
     assert_eq!(listed(&mut to_gone).await, [0, 1]);
-    control.stop_broker(2).expect("stops");
+    // Removed (shut down: nothing more to move), then gone for good.
+    let removed = control.remove_broker(2).expect("stops");
+    assert!(removed.moved_leaders.is_empty(), "{removed:?}");
+    assert!(control.remove_broker(2).is_err(), "removed already");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while tokio::net::TcpStream::connect(gone).await.is_ok() {
         assert!(tokio::time::Instant::now() < deadline, "still listening");

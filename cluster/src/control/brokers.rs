@@ -173,11 +173,29 @@ impl ControlHandle {
     /// [`reassign_and_remove_broker`](Self::reassign_and_remove_broker). Removing the last
     /// broker is refused. [`restart_broker`](Self::restart_broker) registers it again, as a
     /// Kafka broker started again after its unregistration registers anew.
+    ///
+    /// A broker unregistered while it runs (UnregisterBroker) is only shut down: fenced and
+    /// unregistered already, it has nothing more to move.
     pub fn remove_broker(&self, node_id: i32) -> Result<RemovedBroker, OperationError> {
         let shared = &self.shared;
         {
             let brokers = shared.brokers();
             if !brokers.iter().any(|broker| broker.node_id == node_id) {
+                let unregistered = self
+                    .unregistered
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains_key(&node_id);
+                if unregistered && self.is_up(node_id) {
+                    drop(brokers);
+                    self.stop_broker(node_id)?;
+                    return Ok(RemovedBroker {
+                        node_id,
+                        moved_leaders: Vec::new(),
+                        moved_groups: Vec::new(),
+                        stand_in: None,
+                    });
+                }
                 return Err(OperationError::NoSuchBroker(node_id));
             }
             if brokers.len() == 1 {

@@ -124,7 +124,7 @@ async fn steps(side: &mut impl Side) -> Vec<String> {
 }
 
 /// UnregisterBroker of running broker c (sent to a): the state and a's Produce answers once
-/// the controller acted on it, then what c itself answers (Metadata, DescribeTopicPartitions,
+/// the controller acted on it (and the answer to a second UnregisterBroker of c), then what c itself answers (Metadata, DescribeTopicPartitions,
 /// DescribeCluster and a Produce of each partition, sent to c), then the state again 15 s
 /// later (c does not come back), then c stopped and started again.
 async fn running_steps(side: &mut impl Side) -> Vec<String> {
@@ -139,6 +139,15 @@ async fn running_steps(side: &mut impl Side) -> Vec<String> {
         .to_string();
     lines.push(format!("unregister running c\t{json}"));
     side.unregistered('c', &before).await;
+    // Once more: no longer registered.
+    let request = UnregisterBrokerRequest::default().with_broker_id(side.node('c'));
+    let answer = side.client().call(0, request).await;
+    let mut json = kafka_codec::ResponseFrame::new(answer, 0, 0)
+        .to_json()
+        .expect("json")["body"]
+        .to_string();
+    json = json.replace(&format!("ID {} ", side.node('c')), "ID <c> ");
+    lines.push(format!("unregister running c again\t{json}"));
     lines.extend(state_lines(side, "c unregistered").await);
     lines.extend(produce_lines(side, "c unregistered").await);
     side.talk_to('c');
@@ -706,9 +715,10 @@ fn kafka_unregisters_a_running_broker_as_recorded() {
                   # and DescribeTopicPartitions v0 list them and the brokers registered\n\
                   # (DescribeCluster v2), sent to a unless the step says `asking c`, and a\n\
                   # Produce v12 (acks all) of each partition: UnregisterBroker v0 of c, running,\n\
-                  # sent to a; the state once the controller acted on it; what c answers; the\n\
-                  # state 15 s later; c stopped (cluster.sh stop-broker), then started again\n\
-                  # (cluster.sh start-broker) until nothing changed for 5 s.\n";
+                  # sent to a (and again once the controller acted on it, c's id as <c>); the\n\
+                  # state then; what c answers; the state 15 s later; c stopped (cluster.sh\n\
+                  # stop-broker: its controlled shutdown not over in 30 s, it is killed), then\n\
+                  # started again (cluster.sh start-broker) until nothing changed for 5 s.\n";
     if !support::recorded(RUNNING_FIXTURE, header, &got) {
         support::assert_same_lines(&got, &support::fixture_lines(RUNNING_FIXTURE), "live");
     }

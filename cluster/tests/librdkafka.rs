@@ -22,7 +22,9 @@
 //! coordinator is stopped and fenced with no other replica of its internal partition waits
 //! (COORDINATOR_NOT_AVAILABLE) and resumes from its committed offset once the broker is
 //! restarted (`tools/clients/cluster_coordinator_librdkafka.py`); and its consumer follows a
-//! leader moved while it reads (`tools/clients/cluster_fetch_leader_librdkafka.py`).
+//! leader moved while it reads (`tools/clients/cluster_fetch_leader_librdkafka.py`); and a
+//! leader unregistered while it runs, which the producer follows away
+//! (`tools/clients/cluster_unregister_librdkafka.py`).
 //! Needs the clients' venv:
 //!
 //! ```text
@@ -106,6 +108,22 @@ async fn librdkafka_follows_the_leader_of_a_fenced_broker() {
         .await
         .expect("cluster");
     support::run_control_script(&cluster, "cluster_fence_librdkafka.py", &["1000"]).await;
+}
+
+/// A leader unregistered while it runs (UnregisterBroker, as Kafka 4.4's controller acts on
+/// it: fenced, out of the brokers listed, still running): librdkafka's idempotent producer
+/// refreshes its metadata, sends the rest to the other in-sync replica, now the leader, and
+/// every record lands once (`tools/clients/cluster_unregister_librdkafka.py` checks the
+/// request log, the brokers listed and every record read back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs python confluent-kafka (KAFKA_CLIENTS_PYTHON=$(bash tools/clients/venv.sh))"]
+async fn librdkafka_follows_the_leader_of_an_unregistered_broker() {
+    let cluster = Cluster::builder()
+        .brokers(3)
+        .build()
+        .await
+        .expect("cluster");
+    support::run_control_script(&cluster, "cluster_unregister_librdkafka.py", &["1000"]).await;
 }
 
 /// A leader fenced while it runs (`POST /brokers/0/fence?running=true`), then unfenced,

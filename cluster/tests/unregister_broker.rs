@@ -5,8 +5,9 @@
 //! then an unknown id from its PLAIN user without ALTER on the cluster (the cluster carrying
 //! an ALTER ACL for another user, so that `allow.everyone.if.no.acl.found` does not apply).
 //! The broker id is a placeholder. Kafka's broker does not register again after that (its
-//! heartbeats are refused until it restarts), which the cluster does not model: the live
-//! half leaves `broker.sh`'s node without a broker in Metadata. The plain test sends the same to a cluster of one broker
+//! heartbeats are refused until it restarts): the live half leaves `broker.sh`'s node
+//! without a broker in Metadata; the cluster keeps its last broker (a running broker among
+//! several: `tests/remove_broker_kafka.rs`). The plain test sends the same to a cluster of one broker
 //! with the same users; the ignored one compares the live node with the file
 //! (`KAFKA_CODEC_RECORD=1` rewrites it).
 

@@ -174,6 +174,11 @@ stop_node() {
         sleep 0.1
     done
     kill -9 "$pid" 2>/dev/null || true
+    # Gone before a restart: its data directory's lock with it.
+    for _ in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || return 0
+        sleep 0.1
+    done
 }
 
 # kill_node NODE: SIGKILL, no controlled shutdown: the controller keeps it unfenced (and in

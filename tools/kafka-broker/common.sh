@@ -43,6 +43,8 @@ is_our_process() {
 launch() {
     local pidfile=$1 out=$2 _
     shift 2
+    # A stale pid file (a node stopped earlier) must not pass for the new one's below.
+    rm -f "$pidfile"
     # setsid: the process gets its own session, so a Ctrl-C or the end of the calling job
     # does not hit it; `stop` ends it by pid. The inner shell writes its own pid (which exec
     # hands to java), since setsid may fork.

@@ -122,14 +122,24 @@ impl ControlHandle {
         else {
             return Ok(false);
         };
-        let port = (!shared.in_memory).then(|| broker.address.port());
-        let (runtime, listener) = self.bind(port)?;
+        // Unregistered while it ran: its switch and accept loop are still there (the loop
+        // binds its address again when the switch goes up).
+        let serving = self.nodes().iter().any(|node| node.id == node_id);
+        let (runtime, listener) = if serving {
+            (None, None)
+        } else {
+            let port = (!shared.in_memory).then(|| broker.address.port());
+            let (runtime, listener) = self.bind(port)?;
+            (Some(runtime), listener)
+        };
         self.unregistered
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&node_id);
         // The switch first: the accept loop subscribes to it when it starts.
-        self.nodes().push(Node::new(node_id));
+        if !serving {
+            self.nodes().push(Node::new(node_id));
+        }
         {
             let mut brokers = shared.brokers.write().unwrap_or_else(|e| e.into_inner());
             let mut now = Vec::clone(&brokers);
@@ -137,7 +147,7 @@ impl ControlHandle {
             now.insert(at, broker);
             *brokers = Arc::new(now);
         }
-        if let Some(listener) = listener {
+        if let (Some(runtime), Some(listener)) = (runtime, listener) {
             runtime.spawn(crate::broker::serve(
                 Arc::clone(shared),
                 node_id,
@@ -163,11 +173,29 @@ impl ControlHandle {
     /// [`reassign_and_remove_broker`](Self::reassign_and_remove_broker). Removing the last
     /// broker is refused. [`restart_broker`](Self::restart_broker) registers it again, as a
     /// Kafka broker started again after its unregistration registers anew.
+    ///
+    /// A broker unregistered while it runs (UnregisterBroker) is only shut down: fenced and
+    /// unregistered already, it has nothing more to move.
     pub fn remove_broker(&self, node_id: i32) -> Result<RemovedBroker, OperationError> {
         let shared = &self.shared;
         {
             let brokers = shared.brokers();
             if !brokers.iter().any(|broker| broker.node_id == node_id) {
+                let unregistered = self
+                    .unregistered
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .contains_key(&node_id);
+                if unregistered && self.is_up(node_id) {
+                    drop(brokers);
+                    self.stop_broker(node_id)?;
+                    return Ok(RemovedBroker {
+                        node_id,
+                        moved_leaders: Vec::new(),
+                        moved_groups: Vec::new(),
+                        stand_in: None,
+                    });
+                }
                 return Err(OperationError::NoSuchBroker(node_id));
             }
             if brokers.len() == 1 {
@@ -278,6 +306,45 @@ impl Operator<'_> {
     /// its id, and it stays among their offline replicas; its address is kept for a restart
     /// (`ControlHandle::register_again`). What fencing moved.
     pub(crate) fn unregister_stopped(&self, node_id: i32) -> FencedBroker {
+        let fenced = self.unregistered(node_id);
+        self.unregister(node_id);
+        self.shared.groups_changed.notify_one();
+        self.shared.appended.notify_waiters();
+        fenced
+    }
+
+    /// Unregisters running broker `node_id`, as Kafka 4.4's controller acts on
+    /// UnregisterBroker of a broker that runs (`tests/remove_broker_kafka.rs`,
+    /// `unregistering_a_running_broker_answers_as_kafka_recorded`, recorded from a live
+    /// cluster): what [`unregister_stopped`](Self::unregister_stopped) does to its
+    /// partitions and the brokers listed (fenced, gone from Metadata and DescribeCluster,
+    /// kept in the replicas lists and among the offline replicas), while it keeps running
+    /// and answering from the same metadata (a Produce for a partition it led is
+    /// NOT_LEADER_OR_FOLLOWER naming the new leader). It does not come back: Kafka's
+    /// controller refuses its heartbeats, which carry the epoch of the registration it
+    /// lost, until it is restarted and registers anew (`ControlHandle::restart_broker`).
+    pub(crate) fn unregister_running(&self, node_id: i32) -> FencedBroker {
+        let shared = self.shared;
+        let fenced = self.unregistered(node_id);
+        // Out of the brokers listed; its switch stays up (it still serves) and it still
+        // reads the metadata log.
+        {
+            let mut brokers = shared.brokers.write().unwrap_or_else(|e| e.into_inner());
+            let now: Vec<BrokerAddress> = brokers
+                .iter()
+                .filter(|broker| broker.node_id != node_id)
+                .cloned()
+                .collect();
+            *brokers = Arc::new(now);
+        }
+        shared.groups_changed.notify_one();
+        shared.appended.notify_waiters();
+        fenced
+    }
+
+    /// What unregistering `node_id` does before it leaves the brokers listed: fenced, its
+    /// address kept for a restart, its replicas lists kept.
+    fn unregistered(&self, node_id: i32) -> FencedBroker {
         let shared = self.shared;
         let fenced = self.fence(node_id);
         // Kept for a restart, which registers it again.
@@ -296,9 +363,6 @@ impl Operator<'_> {
                 .state()
                 .keep_replicas_of(node_id, &brokers, shared.placement_brokers);
         }
-        self.unregister(node_id);
-        shared.groups_changed.notify_one();
-        shared.appended.notify_waiters();
         fenced
     }
 

@@ -11,7 +11,7 @@
 //! | `DELETE /log` | forgets the log and the counts |
 //! | `GET /brokers` | each broker's id, address, whether it is up, fenced or catching up, its latency |
 //! | `POST /brokers` | `{}` or `{"port": N}`: adds a broker with the next id (on port N, else a free one) |
-//! | `DELETE /brokers/ID` | removes a broker as Kafka does (shut down, fenced, unregistered: its partitions keep it among their replicas, those it alone held go offline); the last one is refused (409) |
+//! | `DELETE /brokers/ID` | removes a broker as Kafka does (shut down, fenced, unregistered: its partitions keep it among their replicas, those it alone held go offline; one unregistered while running is shut down); the last one is refused (409) |
 //! | `POST /brokers/ID/reassign-and-remove` | kfake's `RemoveNode`: its leaderships and coordinatorships move to the brokers left (a reassignment), then it is removed; the last one is refused (409) |
 //! | `POST /brokers/ID/stop`, `POST /brokers/ID/restart` | stops or restarts a broker |
 //! | `POST /brokers/ID/crash` | stops a broker as a crash: its restart registers it without a clean shutdown (fenced, out of the ELRs, then unfenced) |

@@ -8,12 +8,15 @@
 //! DescribeCluster's brokers (fenced ones included), its id kept in the replicas lists, as
 //! a live Kafka 4.4 cluster showed (`tests/remove_broker_kafka.rs`). Restarted, it registers
 //! again (same id) and is unfenced once caught up, as Kafka's broker started again does
-//! (`ControlHandle::restart_broker`, recorded in the same test). Not modelled: a Kafka 4.4 broker that is
-//! unregistered while it runs does not register again (its heartbeats are refused
-//! STALE_BROKER_EPOCH, seen on `broker.sh`'s node for minutes after) and drops out of
-//! Metadata until it restarts (probed again on 2026-12-07: gone from Metadata and
-//! DescribeCluster within 0.3 s, its partitions changed as if it were fenced, not back in
-//! 40 s); here unregistering a running broker succeeds and changes nothing a client sees.
+//! (`ControlHandle::restart_broker`, recorded in the same test). A running broker is
+//! unregistered as a live Kafka 4.4 cluster showed (`data/unregister-running-kafka-4.4.txt`,
+//! `control::Operator::unregister_running`): fenced and gone from Metadata and
+//! DescribeCluster as if stopped first, while it keeps answering from the same metadata (a
+//! Produce for a partition it led: NOT_LEADER_OR_FOLLOWER naming the new leader); it does
+//! not come back (Kafka's controller refuses its heartbeats STALE_BROKER_EPOCH, "Receive a
+//! heartbeat from broker N before registration", every 2 s: probed on `cluster.sh` for
+//! 45 s) until it is restarted, when it registers anew. The last broker is never
+//! unregistered (the cluster keeps one; a Kafka node then answers Metadata without brokers).
 
 use super::Context;
 use kafka_codec::messages::{UnregisterBrokerRequest, UnregisterBrokerResponse};
@@ -32,8 +35,12 @@ pub fn handle(
             shared: context.shared,
         };
         // The cluster keeps one broker at least (a controller may be asked for the last).
-        if !operator.is_up(id) && brokers.len() > 1 {
-            operator.unregister_stopped(id);
+        if brokers.len() > 1 {
+            if operator.is_up(id) {
+                operator.unregister_running(id);
+            } else {
+                operator.unregister_stopped(id);
+            }
         }
         // Kafka's success carries the schema's default message, an empty string (not null;
         // recorded: tests/data/unregister-broker-kafka-4.4.txt).

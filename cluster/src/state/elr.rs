@@ -406,10 +406,13 @@ impl State {
     }
 
     /// With ELR on, every unfenced replica of a partition with a leader rejoins its ISR,
-    /// as the leader's AlterPartition adds a follower that caught up.
-    pub fn rejoin_isrs(&mut self, brokers: &[i32], placement_brokers: usize) {
+    /// as the leader's AlterPartition adds a follower that caught up: one replica a change
+    /// (Kafka's leader has one ISR change in flight at a time), in the replicas' order, each
+    /// change bumping the partition epoch. The partitions changed, once a change.
+    pub fn rejoin_isrs(&mut self, brokers: &[i32], placement_brokers: usize) -> Vec<(String, i32)> {
+        let mut changed = Vec::new();
         if !self.eligible_leaders.enabled {
-            return;
+            return changed;
         }
         for (name, index, before) in self.registrations(brokers, placement_brokers) {
             if before.leader < 0 {
@@ -426,16 +429,24 @@ impl State {
                         && !self.is_catching_up_on(replica, &key)
                 })
                 .collect();
-            if joining.is_empty() {
-                continue;
+            let mut before = before;
+            for replica in joining {
+                // The list Kafka's leader sends ([`kafka_isr_expansion_order`]).
+                let target_isr =
+                    kafka_isr_expansion_order(before.isr.iter().copied().chain([replica]));
+                let change = self.change_for(&name, &before, target_isr);
+                let after = before.changed(&change, |replica| self.active(replica, brokers));
+                let moved = after.leader != before.leader;
+                self.settle(&name, index, &before, after.clone(), placement_brokers);
+                if !moved {
+                    // (A leader change bumps it with the leader epoch.)
+                    self.bump_partition_epoch(&key);
+                }
+                changed.push(key.clone());
+                before = after;
             }
-            // In the order Kafka's leader sends an expanded ISR in (one replica at a time
-            // there; the order of the whole set does not depend on which came first).
-            let target_isr = kafka_isr_expansion_order(before.isr.iter().copied().chain(joining));
-            let change = self.change_for(&name, &before, target_isr);
-            let after = before.changed(&change, |replica| self.active(replica, brokers));
-            self.settle(&name, index, &before, after, placement_brokers);
         }
+        changed
     }
 
     /// One pass of Kafka's controller's periodic task `electUnclean`

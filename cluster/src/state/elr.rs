@@ -278,16 +278,25 @@ impl State {
     }
 
     /// Clears the ELR and last known ELR of `topic`'s partitions, or of every topic's, as a
-    /// change of `min.insync.replicas` does (Kafka's `ClearElrRecord`); no leader is elected.
+    /// change of `min.insync.replicas` does (Kafka's `ClearElrRecord`); no leader is elected,
+    /// and the partition epoch of each partition that had either list moves on.
     pub fn clear_eligible_leaders(&mut self, topic: Option<&str>) {
         if !self.eligible_leaders.enabled {
             return;
         }
-        for ((name, _), kept) in self.eligible_leaders.kept.iter_mut() {
-            if topic.is_none_or(|topic| topic == name) {
+        let mut cleared = Vec::new();
+        for (key, kept) in self.eligible_leaders.kept.iter_mut() {
+            let has_lists = !kept.elr.is_empty() || !kept.last_known_elr.is_empty();
+            if topic.is_none_or(|topic| topic == key.0) && has_lists {
                 kept.elr.clear();
                 kept.last_known_elr.clear();
+                cleared.push(key.clone());
             }
+        }
+        // Each partition cleared is a partition change (Kafka's `removeTopicElrs` merges a
+        // `PartitionChangeRecord` into it): its partition epoch moves on.
+        for key in &cleared {
+            self.bump_partition_epoch(key);
         }
         // What is left may be what fencing derives again; drop it then.
         let derived: Vec<(String, i32)> = self

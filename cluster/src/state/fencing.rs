@@ -39,7 +39,7 @@ pub struct Fencing {
     /// before (a reassignment that reorders the replicas leaves the ISR's order alone); of
     /// each whose ISR a caught-up replica rejoined, the ISR in the order Kafka's leader
     /// sends an expanded one in ([`kafka_isr_expansion_order`]).
-    isr_order: BTreeMap<(String, i32), Vec<i32>>,
+    pub(super) isr_order: BTreeMap<(String, i32), Vec<i32>>,
     /// Of each fenced (or catching up) broker, the end offset of each partition it followed
     /// when it left: one it missed records of catches up a fetch round later than one it
     /// missed nothing of.
@@ -279,9 +279,6 @@ impl State {
             .map(|(key, _)| key)
             .collect();
         for key in &joined {
-            if !counted.contains(key) {
-                *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
-            }
             // The ISR it rejoins is in the order of the Scala hash set Kafka 4.4's leader
             // expands it in, whatever the replicas' order and whoever joined last
             // ([`kafka_isr_expansion_order`]; ascending for ids below 8. Recorded:
@@ -295,8 +292,14 @@ impl State {
                 .isr_order
                 .insert(key.clone(), kafka_isr_expansion_order(isr));
         }
-        // A reassignment waiting for it may complete now.
-        self.complete_reassignments(brokers, placement_brokers);
+        // A reassignment waiting for it may complete now, in the same change (Kafka's
+        // controller completes it as it takes the expanded ISR: one record).
+        let completed = self.complete_reassignments(brokers, placement_brokers);
+        for key in &joined {
+            if !counted.contains(key) && !completed.contains(key) {
+                *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
+            }
+        }
         joined
     }
 

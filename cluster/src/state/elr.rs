@@ -176,25 +176,39 @@ impl Partition {
 /// the capacity come out ascending; 16 and above do not (16 before 1). A bucket is never
 /// long enough here (8) for Java to make it a tree.
 fn java_hash_set_order(items: impl IntoIterator<Item = i32>, initial: usize) -> Vec<i32> {
-    let mut set: Vec<i32> = Vec::new();
-    for item in items {
-        if !set.contains(&item) {
-            set.push(item);
-        }
-    }
+    let mut set = distinct(items);
     let mut capacity = ((initial as f32 / 0.75) as usize + 1)
         .max(16)
         .next_power_of_two();
     while set.len() * 4 > capacity * 3 {
         capacity *= 2;
     }
-    let bucket = |id: i32| {
-        let h = id as u32;
-        ((h ^ (h >> 16)) as usize) & (capacity - 1)
-    };
     // A stable sort keeps insertion order within a bucket.
-    set.sort_by_key(|&id| bucket(id));
+    set.sort_by_key(|&id| bucket(id, capacity));
     set
+}
+
+/// `items` without repeats, each where it first came.
+fn distinct(items: impl IntoIterator<Item = i32>) -> Vec<i32> {
+    let mut set: Vec<i32> = Vec::new();
+    for item in items {
+        if !set.contains(&item) {
+            set.push(item);
+        }
+    }
+    set
+}
+
+/// An `Integer`'s hash (its value) spread as Java's `HashMap` and Scala 2.13's
+/// `mutable.HashSet` both spread it: `h ^ (h >>> 16)`.
+fn spread(id: i32) -> u32 {
+    let h = id as u32;
+    h ^ (h >> 16)
+}
+
+/// The bucket `id` falls in, in a table of `capacity` (a power of two) buckets.
+fn bucket(id: i32, capacity: usize) -> usize {
+    spread(id) as usize & (capacity - 1)
 }
 
 /// The order of the ISR a Kafka 4.4 leader sends in the AlterPartition that adds a caught-up
@@ -214,21 +228,13 @@ fn java_hash_set_order(items: impl IntoIterator<Item = i32>, initial: usize) -> 
 /// (`tests/isr_order_kafka.rs`). `tools/elr-reference` expands with the Scala library
 /// itself, and `tests/elr_reference.rs` compares.
 pub(super) fn kafka_isr_expansion_order(isr: impl IntoIterator<Item = i32>) -> Vec<i32> {
-    let mut set: Vec<i32> = Vec::new();
-    for id in isr {
-        if !set.contains(&id) {
-            set.push(id);
-        }
-    }
-    let mut capacity: u32 = 8;
-    while set.len() * 4 >= capacity as usize * 3 && capacity < 1 << 30 {
+    let mut set = distinct(isr);
+    let mut capacity: usize = 8;
+    while set.len() * 4 >= capacity * 3 && capacity < 1 << 30 {
         capacity *= 2;
     }
-    let spread = |id: i32| {
-        let h = id as u32;
-        h ^ (h >> 16)
-    };
-    set.sort_by_key(|&id| (spread(id) & (capacity - 1), spread(id) as i32));
+    // Within a bucket by the spread hash (as a signed int), whatever came first.
+    set.sort_by_key(|&id| (bucket(id, capacity), spread(id) as i32));
     set
 }
 

@@ -4,7 +4,8 @@
 //! surface and config handlers apply them) and through `tools/elr-reference`'s
 //! `ElrReference`, which replays them through Kafka's `PartitionChangeBuilder` and
 //! `PartitionRegistration` as its `ReplicationControlManager` does. After every event each
-//! partition's leader, leader epoch, ISR, ELR and last known ELR must be the same, with ELR
+//! partition's leader, leader epoch, ISR, ELR, last known ELR and partition epoch must be
+//! the same (each replica rejoining an ISR one change), with ELR
 //! on (Kafka 4.1 and later) and off (older releases, where an offline partition's ISR keeps
 //! its last member). An ISR a replica rejoins is the list a Kafka leader would send
 //! (`ElrReference.expandIsr`: Scala's hash set, as `kafka.cluster.Partition` builds it).
@@ -86,12 +87,13 @@ impl Scenario {
         let view = self.state.replica_view(TOPIC, p, &self.brokers, brokers);
         let (elr, last_known) = self.state.eligible_leaders(TOPIC, p);
         let line = format!(
-            "{} {} {} {} {}",
+            "{} {} {} {} {} {}",
             view.leader.0,
             view.leader.1,
             join(&view.isr),
             join(&elr),
-            join(&last_known)
+            join(&last_known),
+            view.partition_epoch
         );
         (view.replicas, line)
     }
@@ -258,7 +260,7 @@ fn eligible_leader_replicas_follow_kafkas_partition_change_builder() {
                     writeln!(report, "  {:<40} Kafka   {b:?}", "").unwrap();
                 }
             }
-            panic!("scenario {index} differs (leader epoch isr elr last-known-elr per partition):\n{report}");
+            panic!("scenario {index} differs (leader epoch isr elr last-known-elr partition-epoch per partition):\n{report}");
         }
     }
     assert!(lines.next().is_none(), "ElrReference printed more lines");

@@ -176,25 +176,39 @@ impl Partition {
 /// the capacity come out ascending; 16 and above do not (16 before 1). A bucket is never
 /// long enough here (8) for Java to make it a tree.
 fn java_hash_set_order(items: impl IntoIterator<Item = i32>, initial: usize) -> Vec<i32> {
-    let mut set: Vec<i32> = Vec::new();
-    for item in items {
-        if !set.contains(&item) {
-            set.push(item);
-        }
-    }
+    let mut set = distinct(items);
     let mut capacity = ((initial as f32 / 0.75) as usize + 1)
         .max(16)
         .next_power_of_two();
     while set.len() * 4 > capacity * 3 {
         capacity *= 2;
     }
-    let bucket = |id: i32| {
-        let h = id as u32;
-        ((h ^ (h >> 16)) as usize) & (capacity - 1)
-    };
     // A stable sort keeps insertion order within a bucket.
-    set.sort_by_key(|&id| bucket(id));
+    set.sort_by_key(|&id| bucket(id, capacity));
     set
+}
+
+/// `items` without repeats, each where it first came.
+fn distinct(items: impl IntoIterator<Item = i32>) -> Vec<i32> {
+    let mut set: Vec<i32> = Vec::new();
+    for item in items {
+        if !set.contains(&item) {
+            set.push(item);
+        }
+    }
+    set
+}
+
+/// An `Integer`'s hash (its value) spread as Java's `HashMap` and Scala 2.13's
+/// `mutable.HashSet` both spread it: `h ^ (h >>> 16)`.
+fn spread(id: i32) -> u32 {
+    let h = id as u32;
+    h ^ (h >> 16)
+}
+
+/// The bucket `id` falls in, in a table of `capacity` (a power of two) buckets.
+fn bucket(id: i32, capacity: usize) -> usize {
+    spread(id) as usize & (capacity - 1)
 }
 
 /// The order of the ISR a Kafka 4.4 leader sends in the AlterPartition that adds a caught-up
@@ -214,21 +228,13 @@ fn java_hash_set_order(items: impl IntoIterator<Item = i32>, initial: usize) -> 
 /// (`tests/isr_order_kafka.rs`). `tools/elr-reference` expands with the Scala library
 /// itself, and `tests/elr_reference.rs` compares.
 pub(super) fn kafka_isr_expansion_order(isr: impl IntoIterator<Item = i32>) -> Vec<i32> {
-    let mut set: Vec<i32> = Vec::new();
-    for id in isr {
-        if !set.contains(&id) {
-            set.push(id);
-        }
-    }
-    let mut capacity: u32 = 8;
-    while set.len() * 4 >= capacity as usize * 3 && capacity < 1 << 30 {
+    let mut set = distinct(isr);
+    let mut capacity: usize = 8;
+    while set.len() * 4 >= capacity * 3 && capacity < 1 << 30 {
         capacity *= 2;
     }
-    let spread = |id: i32| {
-        let h = id as u32;
-        h ^ (h >> 16)
-    };
-    set.sort_by_key(|&id| (spread(id) & (capacity - 1), spread(id) as i32));
+    // Within a bucket by the spread hash (as a signed int), whatever came first.
+    set.sort_by_key(|&id| (bucket(id, capacity), spread(id) as i32));
     set
 }
 
@@ -278,16 +284,25 @@ impl State {
     }
 
     /// Clears the ELR and last known ELR of `topic`'s partitions, or of every topic's, as a
-    /// change of `min.insync.replicas` does (Kafka's `ClearElrRecord`); no leader is elected.
+    /// change of `min.insync.replicas` does (Kafka's `ClearElrRecord`); no leader is elected,
+    /// and the partition epoch of each partition that had either list moves on.
     pub fn clear_eligible_leaders(&mut self, topic: Option<&str>) {
         if !self.eligible_leaders.enabled {
             return;
         }
-        for ((name, _), kept) in self.eligible_leaders.kept.iter_mut() {
-            if topic.is_none_or(|topic| topic == name) {
+        let mut cleared = Vec::new();
+        for (key, kept) in self.eligible_leaders.kept.iter_mut() {
+            let has_lists = !kept.elr.is_empty() || !kept.last_known_elr.is_empty();
+            if topic.is_none_or(|topic| topic == key.0) && has_lists {
                 kept.elr.clear();
                 kept.last_known_elr.clear();
+                cleared.push(key.clone());
             }
+        }
+        // Each partition cleared is a partition change (Kafka's `removeTopicElrs` merges a
+        // `PartitionChangeRecord` into it): its partition epoch moves on.
+        for key in &cleared {
+            self.bump_partition_epoch(key);
         }
         // What is left may be what fencing derives again; drop it then.
         let derived: Vec<(String, i32)> = self
@@ -406,10 +421,13 @@ impl State {
     }
 
     /// With ELR on, every unfenced replica of a partition with a leader rejoins its ISR,
-    /// as the leader's AlterPartition adds a follower that caught up.
-    pub fn rejoin_isrs(&mut self, brokers: &[i32], placement_brokers: usize) {
+    /// as the leader's AlterPartition adds a follower that caught up: one replica a change
+    /// (Kafka's leader has one ISR change in flight at a time), in the replicas' order, each
+    /// change bumping the partition epoch. The partitions changed, once a change.
+    pub fn rejoin_isrs(&mut self, brokers: &[i32], placement_brokers: usize) -> Vec<(String, i32)> {
+        let mut changed = Vec::new();
         if !self.eligible_leaders.enabled {
-            return;
+            return changed;
         }
         for (name, index, before) in self.registrations(brokers, placement_brokers) {
             if before.leader < 0 {
@@ -426,16 +444,24 @@ impl State {
                         && !self.is_catching_up_on(replica, &key)
                 })
                 .collect();
-            if joining.is_empty() {
-                continue;
+            let mut before = before;
+            for replica in joining {
+                // The list Kafka's leader sends ([`kafka_isr_expansion_order`]).
+                let target_isr =
+                    kafka_isr_expansion_order(before.isr.iter().copied().chain([replica]));
+                let change = self.change_for(&name, &before, target_isr);
+                let after = before.changed(&change, |replica| self.active(replica, brokers));
+                let moved = after.leader != before.leader;
+                self.settle(&name, index, &before, after.clone(), placement_brokers);
+                if !moved {
+                    // (A leader change bumps it with the leader epoch.)
+                    self.bump_partition_epoch(&key);
+                }
+                changed.push(key.clone());
+                before = after;
             }
-            // In the order Kafka's leader sends an expanded ISR in (one replica at a time
-            // there; the order of the whole set does not depend on which came first).
-            let target_isr = kafka_isr_expansion_order(before.isr.iter().copied().chain(joining));
-            let change = self.change_for(&name, &before, target_isr);
-            let after = before.changed(&change, |replica| self.active(replica, brokers));
-            self.settle(&name, index, &before, after, placement_brokers);
         }
+        changed
     }
 
     /// One pass of Kafka's controller's periodic task `electUnclean`

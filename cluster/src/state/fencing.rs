@@ -39,7 +39,7 @@ pub struct Fencing {
     /// before (a reassignment that reorders the replicas leaves the ISR's order alone); of
     /// each whose ISR a caught-up replica rejoined, the ISR in the order Kafka's leader
     /// sends an expanded one in ([`kafka_isr_expansion_order`]).
-    isr_order: BTreeMap<(String, i32), Vec<i32>>,
+    pub(super) isr_order: BTreeMap<(String, i32), Vec<i32>>,
     /// Of each fenced (or catching up) broker, the end offset of each partition it followed
     /// when it left: one it missed records of catches up a fetch round later than one it
     /// missed nothing of.
@@ -268,8 +268,10 @@ impl State {
                 .or_default()
                 .extend(at_end);
         }
-        // With eligible leader replicas on, the ISRs `elr.rs` keeps take it back too.
-        self.rejoin_isrs(brokers, placement_brokers);
+        // With eligible leader replicas on, the ISRs `elr.rs` keeps take it back too (and
+        // the other replicas that caught up on a partition back online), each change
+        // counted there.
+        let counted = self.rejoin_isrs(brokers, placement_brokers);
         let joined: Vec<(String, i32)> = followed
             .into_iter()
             .zip(before)
@@ -277,7 +279,6 @@ impl State {
             .map(|(key, _)| key)
             .collect();
         for key in &joined {
-            *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
             // The ISR it rejoins is in the order of the Scala hash set Kafka 4.4's leader
             // expands it in, whatever the replicas' order and whoever joined last
             // ([`kafka_isr_expansion_order`]; ascending for ids below 8. Recorded:
@@ -291,8 +292,14 @@ impl State {
                 .isr_order
                 .insert(key.clone(), kafka_isr_expansion_order(isr));
         }
-        // A reassignment waiting for it may complete now.
-        self.complete_reassignments(brokers, placement_brokers);
+        // A reassignment waiting for it may complete now, in the same change (Kafka's
+        // controller completes it as it takes the expanded ISR: one record).
+        let completed = self.complete_reassignments(brokers, placement_brokers);
+        for key in &joined {
+            if !counted.contains(key) && !completed.contains(key) {
+                *self.fencing.isr_changes.entry(key.clone()).or_default() += 1;
+            }
+        }
         joined
     }
 
@@ -562,7 +569,8 @@ impl State {
 
     /// A partition back online with `leader` alone in its ISR: the other unfenced replicas
     /// that are not catching up join it at once in this model, in the order Kafka's leader
-    /// sends an expanded ISR in ([`kafka_isr_expansion_order`]).
+    /// sends an expanded ISR in ([`kafka_isr_expansion_order`]), each in a change of its
+    /// own (one partition epoch each), as Kafka's leader adds one follower at a time.
     fn expanded_isr_order(&mut self, topic: &str, partition: i32, leader: i32) {
         let key = (topic.to_owned(), partition);
         let Some(replicas) = self.fencing.pinned.get(&key) else {
@@ -577,6 +585,8 @@ impl State {
             })
             .collect();
         if isr.len() > 1 {
+            let joined = isr.len() as i32 - 1;
+            *self.fencing.isr_changes.entry(key.clone()).or_default() += joined;
             self.fencing
                 .isr_order
                 .insert(key, kafka_isr_expansion_order(isr));

@@ -212,6 +212,12 @@ impl State {
             }
             adding.sort_unstable();
         }
+        // The ISR keeps its order while the replicas are reordered (Kafka's controller
+        // changes the replicas alone: [2,3] reassigned to [4,3] lists replicas [4,3,2] and
+        // the ISR still [2,3], `tests/isr_order_kafka.rs`).
+        if !view.isr.is_empty() {
+            self.fencing.isr_order.insert(key.clone(), view.isr.clone());
+        }
         // The leader stays where it is while the replica list changes under it.
         let leader = self.leader(topic, partition, placement_brokers);
         self.moved.entry(key.clone()).or_insert(leader);
@@ -343,10 +349,16 @@ impl State {
         for ((topic, partition), before) in due.into_iter().zip(before) {
             // The added replicas join the ISR as Kafka's leader adds them.
             self.order_expanded_isr(&topic, partition, &before, brokers, placement_brokers);
+            let grew = self
+                .replica_view(&topic, partition, brokers, placement_brokers)
+                .isr
+                .iter()
+                .any(|replica| !before.contains(replica));
             if self.complete_reassignment(&topic, partition, brokers, placement_brokers) {
                 completed.push((topic, partition));
-            } else {
-                // The added replicas joined the ISR; a target replica fenced keeps it going.
+            } else if grew {
+                // The added replicas joined the ISR; a target replica fenced keeps it going
+                // (one fenced itself joins nothing: no change).
                 self.bump_partition_epoch(&(topic.clone(), partition));
             }
         }
@@ -354,12 +366,18 @@ impl State {
     }
 
     /// Completes every reassignment whose target is wholly in sync (after a broker caught
-    /// up again, `fencing.rs`).
-    pub(super) fn complete_reassignments(&mut self, brokers: &[i32], placement_brokers: usize) {
+    /// up again, `fencing.rs`). The partitions completed.
+    pub(super) fn complete_reassignments(
+        &mut self,
+        brokers: &[i32],
+        placement_brokers: usize,
+    ) -> Vec<(String, i32)> {
         let keys: Vec<(String, i32)> = self.reassignments.ongoing.keys().cloned().collect();
-        for (topic, partition) in keys {
-            self.complete_reassignment(&topic, partition, brokers, placement_brokers);
-        }
+        keys.into_iter()
+            .filter(|(topic, partition)| {
+                self.complete_reassignment(topic, *partition, brokers, placement_brokers)
+            })
+            .collect()
     }
 
     /// Completes the reassignment of `topic`'s `partition` if its target is in the ISR
@@ -501,7 +519,9 @@ mod tests {
             (view.leader, view.replicas.clone()),
             ((0, 0), vec![2, 1, 0])
         );
-        assert_eq!((view.isr, view.partition_epoch), (vec![1, 0], 1));
+        // The ISR in its order from before, not the replicas' new one (recorded:
+        // `tests/isr_order_kafka.rs`, [2,3] to [4,3] lists ISR [2,3]).
+        assert_eq!((view.isr, view.partition_epoch), (vec![0, 1], 1));
         assert_eq!(state.next_catch_up(), Some(later));
         // Not yet.
         assert!(state.reassignments_caught_up(now, &brokers, 3).is_empty());
@@ -555,11 +575,13 @@ mod tests {
             .unwrap();
         assert_eq!(state.replica_view("t", 1, &brokers, 3).replicas, [0, 2, 1]);
         state.cancel_reassignment("t", 1, &brokers, 3).unwrap();
-        // Kafka's original replicas: the replicas less those added, in their order.
+        // Kafka's original replicas: the replicas less those added, in their order; the
+        // ISR less those added, in its order (`PartitionReassignmentRevert`, read from the
+        // 4.4 jar with `javap -c`; not recorded).
         let view = state.replica_view("t", 1, &brokers, 3);
         assert_eq!(
             (view.leader, view.replicas, view.isr),
-            ((1, 1), vec![2, 1], vec![2, 1])
+            ((1, 1), vec![2, 1], vec![1, 2])
         );
         assert!(state.reassignment("t", 1).is_none());
     }

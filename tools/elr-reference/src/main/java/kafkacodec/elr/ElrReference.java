@@ -32,7 +32,8 @@ import org.apache.kafka.server.common.MetadataVersion;
  *                                                                  sync, the first leading)
  *   fence B | unfence B | unclean_restart B | elect_unclean | min_isr N | unclean 0|1
  * Output, after the scenario line and after each event, one line per partition:
- *   LEADER EPOCH ISR ELR LAST_KNOWN_ELR    (lists comma separated, "-" when empty)
+ *   LEADER EPOCH ISR ELR LAST_KNOWN_ELR PARTITION_EPOCH   (lists comma separated, "-" when
+ *                                                          empty)
  */
 public final class ElrReference {
     private static final MetadataVersion VERSION = MetadataVersion.latestProduction();
@@ -230,7 +231,7 @@ public final class ElrReference {
     private void print(PrintStream out) {
         for (PartitionRegistration partition : partitions) {
             out.println(partition.leader + " " + partition.leaderEpoch + " " + list(partition.isr) + " "
-                + list(partition.elr) + " " + list(partition.lastKnownElr));
+                + list(partition.elr) + " " + list(partition.lastKnownElr) + " " + partition.partitionEpoch);
         }
     }
 

@@ -679,7 +679,7 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
         ));
     }
     let unknown = format!(
-        "{{\n    let mut ok = true;\n    let fields = this.0.walk_tagged().map(|(mut w, found)| {{\n        if !found {{\n            Self::view_skip_to(&mut w, usize::MAX);\n        }}\n        let section = w;\n        w.skip_tagged();\n        ok = w.ok();\n        section.unknown_tagged({})\n    }});\n    Lazy::finish(this.0.origin(), ok, fields.unwrap_or_default())?\n}}",
+        "{{\n    let mut ok = true;\n    let fields = this.0.walk_tagged().map(|(mut w, found)| {{\n        if !found {{\n            Self::view_skip_to(&mut w, usize::MAX);\n        }}\n        let fields = w.read_unknown_tagged({});\n        ok = w.ok();\n        fields\n    }});\n    Lazy::finish(this.0.origin(), ok, fields.unwrap_or_default())?\n}}",
         known_tag(s)
     );
     let unknown = cx

@@ -102,12 +102,16 @@
 //! (view + the few fields a router needs) allocates nothing and runs at about the owned
 //! decode's speed; `to_owned()` runs the owned decoder on the view's bytes (under no
 //! limits: they were checked), so it costs the owned decode, on top of the check
-//! (`benches/README.md`). A struct's last `bytes`/`records` field (a partition's records) is
-//! found when its array's iterator steps over the struct, and its accessor reads it from
-//! there without reading its length again; that step also marks where the struct's first
-//! variable-width fields end, so its other accessors start there. A message's root view is
-//! not found by a step: `marked()` on it (one step over the body) gives the same to a reader
-//! of fields after a large array.
+//! (`benches/README.md`). An array's iterator hands out each element's view at its start and
+//! steps over it only when asked for the next element (a lazy iterator over the last one
+//! when asked past it; a checked one need not), so a router that iterates an element's
+//! inner array does not pay for a step over it first. But an element with a
+//! `bytes`/`records` field (a Produce or Fetch partition) is stepped over as it is handed
+//! out: its records are then read without reading their length again or stepping again
+//! over what lies before them (a Fetch partition's aborted transactions), and the step
+//! marks where its variable-width fields end, so its other accessors start there.
+//! `marked()` on any other view (a message's root, such an element) gives the same to a
+//! reader of fields after a large array, for one step over the struct.
 //!
 //! To read **every field** of a struct, call `fields()` on its view: one pass over the struct
 //! reads them all into a plain generated struct (`ProduceRequestFields` for
@@ -143,7 +147,16 @@
 //! `Result`: it steps over the fields before its own (reading only their lengths and counts,
 //! bounded by the frame), reads its value and checks that (a string's UTF-8 and length,
 //! bytes' and arrays' lengths against the `DecodeLimits`); array iterators yield `Result`s
-//! and stop at the first error. When what it reads or steps over is bad (cut short, a length
+//! and stop at the first error. An iterator reports an element's bad bytes that its reader
+//! did not read when it is asked for the next element, and the last element's when it is
+//! asked past it (one more item, the error, then the end): a read that takes an array to
+//! its end (a `for` loop, `collect`) has checked all of it and fails where the owned decoder
+//! does, but a read that stops sooner (the first topic's name, or a loop that counts
+//! `remaining()` elements and never asks past the last) leaves the rest of the element it
+//! stopped in unchecked. A lazy iterator that took an array of structs to its end remembers
+//! where it ends (one word in the frame's origin), so that the step over the struct that
+//! holds it starts there instead of walking the elements again. When what it reads or
+//! steps over is bad (cut short, a length
 //! past the frame, invalid UTF-8), the accessor's error is the owned decoder's error for the
 //! whole frame, kind, offset and field path alike (the owned decoder reads the frame again
 //! to say it: errors are rare). What no accessor reads is never checked, so a lazy view may

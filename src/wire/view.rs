@@ -36,6 +36,7 @@ use super::{PrimitiveArray, RawTaggedField};
 use crate::frame::DecodeOptions;
 use bytes::Bytes;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 // ---------------------------------------------------------------------------------------------
 // Checking, once, when a view is made (called by the generated `view_check`)
@@ -202,8 +203,24 @@ pub trait ViewMode: Copy + 'static + sealed::Sealed {
     type Origin<'a>: Copy;
     /// What an accessor returns for a value of type `T`.
     type Out<T>;
+    /// Whether this is [`Lazy`]: a lazy iterator steps over its last element when asked past
+    /// it, a checked one (its bytes were checked) need not.
+    #[doc(hidden)]
+    const LAZY: bool;
     #[doc(hidden)]
     fn bytes<'a>(buf: &'a Bytes, origin: Self::Origin<'a>) -> &'a [u8];
+    /// A lazy iterator's item for bad bytes found past its last element (the owned
+    /// decoder's error); `None` for a checked view, whose bytes cannot be bad.
+    #[doc(hidden)]
+    fn failed<'a, T>(origin: Self::Origin<'a>) -> Option<Self::Out<T>>;
+    /// Where the array of structs last walked to its end by a lazy iterator of this frame
+    /// ends ([`ArrayEnd`]): a step over that array starts there (0 = none; a checked view
+    /// keeps none).
+    #[doc(hidden)]
+    fn array_end<'a>(origin: Self::Origin<'a>) -> u64;
+    /// Remembers where a lazy iterator found the end of its array ([`ArrayEnd`]).
+    #[doc(hidden)]
+    fn set_array_end<'a>(origin: Self::Origin<'a>, end: u64);
     #[doc(hidden)]
     fn finish<'a, T>(origin: Self::Origin<'a>, ok: bool, value: T) -> Self::Out<T>;
     #[doc(hidden)]
@@ -253,6 +270,20 @@ pub struct Lazy;
 impl ViewMode for Checked {
     type Origin<'a> = ();
     type Out<T> = T;
+    const LAZY: bool = false;
+
+    #[inline]
+    fn failed<'a, T>(_: Self::Origin<'a>) -> Option<T> {
+        None
+    }
+
+    #[inline]
+    fn array_end<'a>(_: Self::Origin<'a>) -> u64 {
+        0
+    }
+
+    #[inline]
+    fn set_array_end<'a>(_: Self::Origin<'a>, _: u64) {}
 
     #[inline]
     fn bytes<'a>(buf: &'a Bytes, _: Self::Origin<'a>) -> &'a [u8] {
@@ -301,6 +332,22 @@ impl ViewMode for Checked {
 impl ViewMode for Lazy {
     type Origin<'a> = &'a LazyOrigin<'a>;
     type Out<T> = Result<T, DecodeError>;
+    const LAZY: bool = true;
+
+    #[cold]
+    fn failed<'a, T>(origin: Self::Origin<'a>) -> Option<Result<T, DecodeError>> {
+        Some(Err(origin.error(None)))
+    }
+
+    #[inline]
+    fn array_end<'a>(origin: Self::Origin<'a>) -> u64 {
+        origin.array_end.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn set_array_end<'a>(origin: Self::Origin<'a>, end: u64) {
+        origin.array_end.store(end, Ordering::Relaxed);
+    }
 
     #[inline]
     fn bytes<'a>(buf: &'a Bytes, origin: Self::Origin<'a>) -> &'a [u8] {
@@ -352,6 +399,13 @@ pub struct LazyOrigin<'a> {
     key: i16,
     version: i16,
     redo: fn(&LazyOrigin<'_>) -> Result<(), DecodeError>,
+    /// The array of structs that a lazy iterator last walked to its end, every element
+    /// stepped over without a bad read ([`ArrayEnd`]): a later step over the struct that
+    /// holds it (the iterator of its parent's array, asked for the next element or past the
+    /// last) starts past it instead of stepping over its elements again. One word, read and
+    /// written whole, so that views of one frame on several threads only ever see a pair
+    /// that some walk found.
+    array_end: AtomicU64,
 }
 
 impl<'a> LazyOrigin<'a> {
@@ -370,6 +424,7 @@ impl<'a> LazyOrigin<'a> {
             key,
             version,
             redo,
+            array_end: AtomicU64::new(0),
         }
     }
 
@@ -652,12 +707,29 @@ impl<'a, M: ViewMode> Walk<'a, M> {
         }
     }
 
-    /// Steps over an array of structs.
+    /// Steps over an array of structs: of a lazy view, at once to its end where a lazy
+    /// iterator walked this array (at this position of this frame) to its end already
+    /// ([`ArrayEnd`]), every element stepped over then.
     #[inline]
     pub fn skip_struct_array<V: StructView<'a, Mode = M>>(&mut self, compact: bool) {
+        if M::LAZY {
+            if let Some(end) = self.known_array_end() {
+                self.compact = compact;
+                self.pos = end;
+                return;
+            }
+        }
         for _ in 0..self.count(compact) {
             V::step(self);
         }
+    }
+
+    /// Where this walk may take the end of the array whose count is at its position from a
+    /// lazy iterator's walk over it ([`ArrayEnd`]).
+    #[inline]
+    fn known_array_end(&self) -> Option<usize> {
+        let end = ArrayEnd::find(M::array_end(self.origin), self.pos)?;
+        (end <= self.bytes.len()).then_some(end)
     }
 
     /// Steps over a struct (after its marker where `nullable`).
@@ -727,25 +799,69 @@ impl<'a, M: ViewMode> Walk<'a, M> {
     }
 
     /// The tagged fields of the section (the walk is at it) that `known` does not know, as
-    /// the owned decoder keeps them.
+    /// the owned decoder keeps them ([`Walk::read_unknown_tagged`] of a copy of the walk).
     pub fn unknown_tagged(mut self, known: impl Fn(u32) -> bool) -> TaggedFields {
+        self.read_unknown_tagged(known)
+    }
+
+    /// The tagged fields of the section (the walk is at it, and ends past it) that `known`
+    /// does not know, as the owned decoder keeps them; none where the section is bad, which
+    /// marks the walk bad.
+    ///
+    /// Allocates no more than the owned decoder would for the section: a count the owned
+    /// decoder refuses (over a lazy view's `max_array_len`, or more entries than two bytes
+    /// each leave room for) is refused before anything is reserved, the entries are
+    /// reserved once (for those left when the first unknown one comes, as the owned decoder
+    /// does), and the first read past the section's bytes ends the read. A lazy view's bad
+    /// section once kept reading entries (tag 0, no value) past the end of the input, one for
+    /// each of the count it claimed up to the input's length: 289 bytes of input took 30 KiB.
+    pub fn read_unknown_tagged(&mut self, known: impl Fn(u32) -> bool) -> TaggedFields {
         // Nearly every section is empty: its count is the zero byte.
         if self.bytes.get(self.pos) == Some(&0) {
+            self.pos += 1;
             return TaggedFields::new();
         }
-        let count = self.uvarint().min(self.bytes.len() as u64);
+        self.read_unknown_entries(&known)
+    }
+
+    /// [`Walk::read_unknown_tagged`] of a section that is not the empty one: out of line, one
+    /// body for every `known`.
+    #[inline(never)]
+    fn read_unknown_entries(&mut self, known: &dyn Fn(u32) -> bool) -> TaggedFields {
+        let count = self.uvarint();
+        let room = self.bytes.len().saturating_sub(self.pos) as u64;
+        if count.saturating_mul(2) > room
+            || self
+                .limits()
+                .is_some_and(|l| count > l.max_array_len as u64)
+        {
+            self.bad = true;
+        }
+        if self.bad {
+            return TaggedFields::new();
+        }
         let buf = self.buf;
-        (0..count)
-            .filter_map(|_| {
-                let tag = self.uvarint() as u32;
-                let size = self.uvarint() as usize;
-                let value = self.slice(size);
-                (!known(tag)).then(|| RawTaggedField {
-                    tag,
-                    data: share(buf, value),
-                })
-            })
-            .collect()
+        let mut unknown = Vec::new();
+        for entry in 0..count {
+            let tag = self.uvarint() as u32;
+            let size = self.uvarint() as usize;
+            let value = self.slice(size);
+            if self.bad {
+                return TaggedFields::new();
+            }
+            if known(tag) {
+                continue;
+            }
+            if unknown.capacity() == 0 {
+                // At most one entry per two bytes left: checked above.
+                unknown.reserve_exact((count - entry) as usize);
+            }
+            unknown.push(RawTaggedField {
+                tag,
+                data: share(buf, value),
+            });
+        }
+        unknown.into()
     }
 
     /// A value of `T`, read as nullable where `nullable`.
@@ -789,6 +905,9 @@ impl<'a> Walk<'a, Checked> {
             ViewIter::<T, Checked>::read(self)
         };
         let array = T::collect(&mut elements, self.buf);
+        if elements.behind {
+            T::step_element(&mut elements.walk);
+        }
         self.pos = elements.walk.pos;
         Some(array)
     }
@@ -851,9 +970,10 @@ impl<'a> Walk<'a, Checked> {
     }
 }
 
-/// What stepping over a struct found, handed to its view (by its array's iterator, or as a
-/// field) so that its accessors start where the step left off instead of walking from the
-/// struct's start again:
+/// What stepping over a struct found, handed to its view (by its array's iterator, as a
+/// field, or by `marked()`) so that its accessors start where the step left off instead of
+/// walking from the struct's start again (an array's iterator hands out most elements
+/// unmarked, see [`ViewValue::read_element`]):
 ///
 /// - where the value of its last `bytes`/`records` field lies: its accessor reads the value
 ///   from here instead of reading its length a second time (a records value is most of a
@@ -880,6 +1000,39 @@ pub const VIEW_SLOTS: usize = 4;
 
 /// A place a [`ViewMark`] does not know (or one past what `u32` holds).
 const NOT_MARKED: u32 = u32::MAX;
+
+/// Where a lazy view's iterator found the end of its array of structs, kept in one word in
+/// the frame's [`LazyOrigin`]: the position of the array's count plus one (high half; 0 is
+/// none) and where its last element ends (low half). The iterator keeps it when it has
+/// stepped over every element without a bad read (its last element handed out already
+/// stepped over, or stepped over when asked past it); a step over the same array of the same
+/// frame (the lazy step over the struct that holds it, when its own array's iterator moves
+/// past it) then starts at that end: the bytes at a position of a frame are read as one
+/// field only, so that step would read what the iterator read and end where it ended. A
+/// router that reads a topic's partitions to their end thus does not step over them again
+/// when it asks for the next topic.
+#[doc(hidden)]
+pub struct ArrayEnd;
+
+impl ArrayEnd {
+    /// The word for the array whose count is at `start` and whose last element ends at
+    /// `end` (0, none, past what `u32` holds).
+    #[inline]
+    fn pack(start: usize, end: usize) -> u64 {
+        match (u32::try_from(start.wrapping_add(1)), u32::try_from(end)) {
+            (Ok(start), Ok(end)) if start != 0 => (u64::from(start) << 32) | u64::from(end),
+            _ => 0,
+        }
+    }
+
+    /// Where the array whose count is at `start` ends, if `word` knows it.
+    #[inline]
+    fn find(word: u64, start: usize) -> Option<usize> {
+        let known = word >> 32;
+        (known != 0 && known == (start as u64).wrapping_add(1))
+            .then_some((word & u64::from(u32::MAX)) as usize)
+    }
+}
 
 impl ViewMark {
     /// Not found: the accessor walks to the field.
@@ -1142,8 +1295,32 @@ pub fn share(buf: &Bytes, part: &[u8]) -> Bytes {
 
 /// A value a view's accessor returns, read from a walk of mode `M`.
 pub trait ViewValue<'a, M: ViewMode>: Sized {
+    /// Whether this is a struct's view: a lazy iterator over such elements keeps where it
+    /// found their array's end ([`ArrayEnd`]).
+    #[doc(hidden)]
+    const STRUCT: bool = false;
     #[doc(hidden)]
     fn read(walk: &mut Walk<'a, M>) -> Self;
+    /// The value as an array's element ([`ViewIter`]), and whether the walk is past it. A
+    /// struct's view is handed out at its start, unmarked, the walk left there, and stepped
+    /// over ([`ViewValue::step_element`]) only when the iterator is asked for the next
+    /// element (the last one, of a lazy view, when the iterator is asked past it; of a
+    /// checked view, whose bytes were checked, never), once and without marks (a reader of an element that holds an array of structs iterates it anyway, which an
+    /// eager step would walk first). But a struct with a `bytes`/`records` field (a Produce
+    /// or Fetch partition) is stepped over with marks as it is handed out, so that its value
+    /// is found from its mark, without reading its length twice or stepping again over the
+    /// fields before it.
+    #[doc(hidden)]
+    #[inline]
+    fn read_element(walk: &mut Walk<'a, M>) -> (Self, bool) {
+        (Self::read(walk), true)
+    }
+    /// Steps over an element that [`ViewValue::read_element`] left the walk at the start of.
+    #[doc(hidden)]
+    #[inline]
+    fn step_element(walk: &mut Walk<'a, M>) {
+        let _ = walk;
+    }
 }
 
 /// A value that may be null on the wire (`Option<T>` of a nullable field).
@@ -1329,6 +1506,22 @@ pub fn read_struct<'a, M: ViewMode, V: StructView<'a, Mode = M>>(walk: &mut Walk
     V::from_cursor(cursor)
 }
 
+/// A view of a struct as an array element, at the walk's position, which stays there: no
+/// marks (its accessors walk from its start), and the iterator steps over it (the view's
+/// `view_step`) only when asked for the next element.
+#[doc(hidden)]
+#[inline]
+pub fn struct_at<'a, M: ViewMode, V: StructView<'a, Mode = M>>(walk: &Walk<'a, M>) -> V {
+    V::from_cursor(ViewCursor {
+        buf: walk.buf,
+        frame: walk.frame,
+        at: Some(walk.pos),
+        version: walk.version,
+        origin: walk.origin,
+        mark: ViewMark::UNKNOWN,
+    })
+}
+
 /// A nullable struct: its marker byte, then the struct.
 #[doc(hidden)]
 #[inline]
@@ -1341,9 +1534,22 @@ pub fn read_nullable_struct<'a, M: ViewMode, V: StructView<'a, Mode = M>>(
 /// The elements of an array field: read one by one as the iterator goes, allocating nothing.
 /// Of a checked view, the count is known (an [`ExactSizeIterator`]) and items are values; of
 /// a lazy view, items are `Result`s, and the iterator ends after the first error.
+///
+/// A lazy iterator steps over an element that its reader may have read only in part when it
+/// is asked for the next one, and over the last when it is asked past it: bad bytes there
+/// (an element cut short, its tagged section gone) are reported then, the last element's as
+/// one more item (the owned decoder's error) before the end. So a read that takes the
+/// iterator to its end has checked every byte of the array; one that stops sooner (after
+/// [`remaining`](Self::remaining) elements, without asking past the last) has not checked
+/// what it did not read of the element it stopped in.
 pub struct ViewIter<'a, T, M: ViewMode = Checked> {
     walk: Walk<'a, M>,
     left: usize,
+    /// The walk is at the start of the element last handed out, not past it
+    /// ([`ViewValue::read_element`]).
+    behind: bool,
+    /// Where the array's count lies (its [`ArrayEnd`]'s key).
+    start: usize,
     element: PhantomData<T>,
 }
 
@@ -1352,6 +1558,8 @@ impl<T, M: ViewMode> Clone for ViewIter<'_, T, M> {
         ViewIter {
             walk: self.walk,
             left: self.left,
+            behind: self.behind,
+            start: self.start,
             element: PhantomData,
         }
     }
@@ -1370,12 +1578,15 @@ impl<'a, T, M: ViewMode> ViewIter<'a, T, M> {
         ViewIter {
             walk: ViewCursor::<M>::absent(0, origin).walk_absent(),
             left: 0,
+            behind: false,
+            start: usize::MAX,
             element: PhantomData,
         }
     }
 
     /// The elements not yet read, as the array's count on the wire says (a lazy view's
-    /// iterator may end sooner, at an error).
+    /// iterator may end sooner, at an error, or give one more item after the last, the
+    /// error found stepping over it).
     #[inline]
     pub fn remaining(&self) -> usize {
         self.left
@@ -1405,19 +1616,64 @@ impl<'a, M: ViewMode, T: ViewValue<'a, M>> Iterator for ViewIter<'a, T, M> {
     #[inline]
     fn next(&mut self) -> Option<M::Out<T>> {
         if self.left == 0 {
-            return None;
+            // Of a lazy view, asked past a last element handed out unstepped: its bytes are
+            // checked now, and bad ones are one more item, the error.
+            return if M::LAZY && self.behind {
+                self.past_last()
+            } else {
+                None
+            };
         }
         self.left -= 1;
-        let value = T::read(&mut self.walk);
-        if self.walk.bad {
+        if self.behind {
+            // Past the element handed out before: a lazy view's bad bytes there end the
+            // iterator here, with the owned decoder's error, as a read of that element would.
+            T::step_element(&mut self.walk);
+        }
+        let (value, past) = T::read_element(&mut self.walk);
+        self.behind = !past;
+        if self.walk.bad || self.walk.pos > self.walk.bytes.len() {
+            self.walk.bad = true;
             self.left = 0;
+            self.behind = false;
+        } else if M::LAZY && T::STRUCT && past && self.left == 0 {
+            // The last element, stepped over as it was handed out: the array is walked.
+            self.walked();
         }
         Some(M::finish(self.walk.origin, !self.walk.bad, value))
     }
 
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+        // A lazy iterator's last element, when unstepped, may still be followed by an error.
+        let error = usize::from(M::LAZY && self.behind && self.left == 0);
+        (self.left, Some(self.left + error))
+    }
+}
+
+impl<'a, M: ViewMode, T: ViewValue<'a, M>> ViewIter<'a, T, M> {
+    /// A lazy iterator asked past its last element, which it handed out unstepped: the step
+    /// over it now, so that a read that reaches the end of an array has checked all its
+    /// bytes (those of the last element that nobody read, and its tagged section); an error
+    /// there is one more item.
+    #[inline]
+    fn past_last(&mut self) -> Option<M::Out<T>> {
+        self.behind = false;
+        T::step_element(&mut self.walk);
+        if self.walk.bad || self.walk.pos > self.walk.bytes.len() {
+            self.walk.bad = true;
+            return M::failed(self.walk.origin);
+        }
+        if T::STRUCT {
+            self.walked();
+        }
+        None
+    }
+
+    /// Keeps where this array ends, every element stepped over ([`ArrayEnd`]).
+    #[inline]
+    fn walked(&self) {
+        M::set_array_end(self.walk.origin, ArrayEnd::pack(self.start, self.walk.pos));
     }
 }
 
@@ -1436,6 +1692,7 @@ impl<'a, M: ViewMode, T> ViewValue<'a, M> for ViewIter<'a, T, M> {
 impl<'a, M: ViewMode, T> ViewNullable<'a, M> for ViewIter<'a, T, M> {
     #[inline]
     fn read_nullable(walk: &mut Walk<'a, M>) -> Option<Self> {
+        let start = walk.pos;
         let count = walk.len(false)?;
         if walk.limits().is_some_and(|l| count > l.max_array_len) {
             walk.bad = true;
@@ -1444,6 +1701,8 @@ impl<'a, M: ViewMode, T> ViewNullable<'a, M> for ViewIter<'a, T, M> {
             walk: *walk,
             // A checked count never exceeds the input; the bound keeps any walk finite.
             left: count.min(walk.bytes.len()),
+            behind: false,
+            start,
             element: PhantomData,
         })
     }
@@ -1542,9 +1801,22 @@ macro_rules! view_struct {
         impl<'a, M: $crate::wire::view::ViewMode> $crate::wire::view::ViewValue<'a, M>
             for $view<'a, M>
         {
+            const STRUCT: bool = true;
             #[inline]
             fn read(walk: &mut $crate::wire::view::Walk<'a, M>) -> Self {
                 $crate::wire::view::read_struct(walk)
+            }
+            #[inline]
+            fn read_element(walk: &mut $crate::wire::view::Walk<'a, M>) -> (Self, bool) {
+                if <$view<'a, M>>::VIEW_DEFER {
+                    ($crate::wire::view::struct_at(walk), false)
+                } else {
+                    ($crate::wire::view::read_struct(walk), true)
+                }
+            }
+            #[inline]
+            fn step_element(walk: &mut $crate::wire::view::Walk<'a, M>) {
+                $view::view_step(walk)
             }
         }
         impl<'a, M: $crate::wire::view::ViewMode> $crate::wire::view::ViewNullable<'a, M>
@@ -1925,7 +2197,17 @@ impl<'a, M: ViewMode> Walk<'a, M> {
                 mode: PhantomData,
             };
         }
-        let count = self.uvarint().min(self.bytes.len() as u64);
+        let count = self.uvarint();
+        // A lazy view refuses the count the owned decoder refuses, as reading the unknown
+        // fields through its accessors does (`read_unknown_tagged`), so that its walk fails
+        // wherever they do.
+        if self
+            .limits()
+            .is_some_and(|l| count > l.max_array_len as u64)
+        {
+            self.bad = true;
+        }
+        let count = count.min(self.bytes.len() as u64);
         for _ in 0..count {
             let tag = self.uvarint() as u32;
             let size = self.uvarint() as usize;

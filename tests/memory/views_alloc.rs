@@ -255,3 +255,71 @@ impl<'a> kafka_codec::ViewVisitor<'a> for NamesAndLeaders {
         }
     }
 }
+
+/// A lazy view's unknown tagged fields, read through its accessors, take no more heap than
+/// the owned decode of the same frame, and fail where it fails with its error. The `views`
+/// fuzz target found a BrokerRegistration v2 response whose section claimed 13,865 entries
+/// in 289 bytes: the lazy read kept making entries (tag 0, no value) past the end of the
+/// input, 30,816 bytes of heap where the owned decode refused the count after 120.
+#[test]
+fn lazy_unknown_tagged_fields_take_no_more_than_the_owned_decode() {
+    use kafka_codec::messages::broker_registration_response::BrokerRegistrationResponseView;
+    use kafka_codec::{ApiKey, DecodeLimits, LazyResponseFrame, ResponseFrame};
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Correlation id, the header's empty tagged section, then ThrottleTimeMs, ErrorCode and
+    // BrokerEpoch: the section follows.
+    let head = [0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+    let tight = DecodeLimits {
+        max_array_len: 8,
+        ..DecodeLimits::default()
+    };
+    let entries = |count: u8| {
+        (1..=count)
+            .flat_map(|tag| [tag, 1, tag])
+            .collect::<Vec<u8>>()
+    };
+    let cases: [(&str, Vec<u8>, DecodeLimits); 4] = [
+        // 13,865 entries claimed, 200 zero bytes there: a hundred `tag 0, size 0` entries.
+        (
+            "a count past the input",
+            [&[0xa9, 0x6c][..], &[0; 200]].concat(),
+            DecodeLimits::default(),
+        ),
+        (
+            "a count over max_array_len",
+            [&[9][..], &entries(9)].concat(),
+            tight,
+        ),
+        (
+            "a section cut short",
+            [&[3][..], &entries(3)[..7]].concat(),
+            DecodeLimits::default(),
+        ),
+        ("a valid section", [&[3][..], &entries(3)].concat(), tight),
+    ];
+    for (what, section, limits) in cases {
+        let frame = Bytes::from([&head[..], &section].concat());
+        let options = DecodeOptions {
+            limits,
+            ..DecodeOptions::default()
+        };
+        let api = ApiKey::BrokerRegistration;
+        let (owned, owned_heap) = measure(|| {
+            ResponseFrame::decode_with(frame.clone(), api, 2, &options).map(|frame| frame.body)
+        });
+        let (lazy, lazy_heap) = measure(|| {
+            let frame = LazyResponseFrame::new(&frame, api, 2, &options)?;
+            let body: BrokerRegistrationResponseView<'_, Lazy> = frame.body().unwrap();
+            body.to_owned_via_accessors()
+        });
+        assert_eq!(
+            lazy.map(kafka_codec::Response::from),
+            owned,
+            "{what}: the lazy read differs"
+        );
+        assert!(
+            lazy_heap.peak_if_copied <= owned_heap.peak_if_copied,
+            "{what}: the lazy read took {lazy_heap:?}, the owned decode {owned_heap:?}"
+        );
+    }
+}

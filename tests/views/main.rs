@@ -597,3 +597,162 @@ fn hand_written_hostile_inputs_are_refused_when_the_view_is_made() {
         "only the tagged field's size mismatch is read leniently"
     );
 }
+
+/// A lazy read that reaches the end of an array (its iterator asked past the last element)
+/// has checked every byte of the array: an array's iterator steps over an element only when
+/// asked for the next one, and over the last when asked past it, where a bad last element is
+/// one more item, the owned decoder's error. Reads of a Produce v13 request (partitions
+/// stepped over as handed out) and a Metadata v12 response (partitions stepped over when the
+/// next is asked for, their array's end kept for the step over their topic), cut by every
+/// length that reaches into the topics (the body's last byte is the root's tagged section,
+/// which no reader here reaches): reading only each topic's name or id, or each topic's
+/// partitions too, fails with the owned decoder's error (kind, offset, path).
+#[test]
+fn a_lazy_read_to_an_arrays_end_checks_its_last_element() {
+    use kafka_codec::messages::metadata_response::{
+        MetadataResponsePartition, MetadataResponseTopic, MetadataResponseView,
+    };
+    use kafka_codec::messages::produce_request::{
+        PartitionProduceData, ProduceRequestView, TopicProduceData,
+    };
+    use kafka_codec::messages::{MetadataResponse, ProduceRequest};
+    use kafka_codec::{Lazy, Uuid};
+    type Read = fn(&Bytes) -> Result<u64, DecodeError>;
+
+    fn check(
+        name: &str,
+        bytes: &Bytes,
+        owned: fn(&Bytes) -> Result<u64, DecodeError>,
+        reads: [Read; 2],
+    ) {
+        for read in reads {
+            assert_eq!(read(bytes), owned(bytes), "{name}: whole");
+        }
+        for cut in 2..=bytes.len() {
+            let short = bytes.slice(..bytes.len() - cut);
+            let want = owned(&short);
+            assert!(want.is_err(), "{name}: cut {cut}");
+            for (i, read) in reads.iter().enumerate() {
+                assert_eq!(read(&short), want, "{name}: read {i}, cut {cut}");
+            }
+        }
+    }
+
+    let produce = ProduceRequest::default()
+        .with_acks(-1)
+        .with_timeout_ms(30_000)
+        .with_topic_data(
+            (0..2u8)
+                .map(|t| {
+                    TopicProduceData::default()
+                        .with_topic_id(Uuid([t + 1; 16]))
+                        .with_partition_data(
+                            (0..2)
+                                .map(|p| {
+                                    PartitionProduceData::default()
+                                        .with_index(p)
+                                        .with_records(Some(Bytes::from(vec![p as u8; 40])))
+                                })
+                                .collect(),
+                        )
+                })
+                .collect(),
+        );
+    fn produce_owned(bytes: &Bytes) -> Result<u64, DecodeError> {
+        let message = ProduceRequest::decode(&mut bytes.clone(), 13)?;
+        Ok(message
+            .topic_data
+            .iter()
+            .map(|t| t.topic_id.halves().0 as u64)
+            .sum())
+    }
+    fn produce_ids(bytes: &Bytes) -> Result<u64, DecodeError> {
+        let message = LazyMessage::new::<ProduceRequest>(bytes, 13)?;
+        let view: ProduceRequestView<'_, Lazy> = message.view().expect("its view");
+        let mut sum = 0;
+        for topic in view.topic_data()? {
+            sum += topic?.topic_id()?.halves().0 as u64;
+        }
+        Ok(sum)
+    }
+    fn produce_route(bytes: &Bytes) -> Result<u64, DecodeError> {
+        let message = LazyMessage::new::<ProduceRequest>(bytes, 13)?;
+        let view: ProduceRequestView<'_, Lazy> = message.view().expect("its view");
+        let (mut sum, mut partitions) = (0, 0);
+        for topic in view.topic_data()? {
+            let topic = topic?;
+            sum += topic.topic_id()?.halves().0 as u64;
+            for partition in topic.partition_data()? {
+                let partition = partition?;
+                partitions +=
+                    partition.index()? as u64 + partition.records()?.map_or(0, <[u8]>::len) as u64;
+            }
+        }
+        assert_eq!(partitions, 2 * (1 + 80));
+        Ok(sum)
+    }
+    let bytes = produce.encode_to_bytes(13).unwrap();
+    check(
+        "produce v13",
+        &bytes,
+        produce_owned,
+        [produce_ids, produce_route],
+    );
+
+    let metadata = MetadataResponse::default().with_topics(
+        (0..2)
+            .map(|t| {
+                MetadataResponseTopic::default()
+                    .with_name(Some(format!("topic-{t}").into()))
+                    .with_partitions(
+                        (0..2)
+                            .map(|p| {
+                                MetadataResponsePartition::default()
+                                    .with_partition_index(p)
+                                    .with_leader_id(t * 10 + p)
+                                    .with_replica_nodes([1, 2, 3].into_iter().collect())
+                            })
+                            .collect(),
+                    )
+            })
+            .collect(),
+    );
+    fn metadata_owned(bytes: &Bytes) -> Result<u64, DecodeError> {
+        let message = MetadataResponse::decode(&mut bytes.clone(), 12)?;
+        Ok(message
+            .topics
+            .iter()
+            .map(|t| t.name.as_ref().map_or(0, |n| n.len()) as u64)
+            .sum())
+    }
+    fn metadata_names(bytes: &Bytes) -> Result<u64, DecodeError> {
+        let message = LazyMessage::new::<MetadataResponse>(bytes, 12)?;
+        let view: MetadataResponseView<'_, Lazy> = message.view().expect("its view");
+        let mut sum = 0;
+        for topic in view.topics()? {
+            sum += topic?.name()?.map_or(0, str::len) as u64;
+        }
+        Ok(sum)
+    }
+    fn metadata_route(bytes: &Bytes) -> Result<u64, DecodeError> {
+        let message = LazyMessage::new::<MetadataResponse>(bytes, 12)?;
+        let view: MetadataResponseView<'_, Lazy> = message.view().expect("its view");
+        let (mut sum, mut leaders) = (0, 0);
+        for topic in view.topics()? {
+            let topic = topic?;
+            sum += topic.name()?.map_or(0, str::len) as u64;
+            for partition in topic.partitions()? {
+                leaders += partition?.leader_id()? as u64;
+            }
+        }
+        assert_eq!(leaders, 22);
+        Ok(sum)
+    }
+    let bytes = metadata.encode_to_bytes(12).unwrap();
+    check(
+        "metadata v12",
+        &bytes,
+        metadata_owned,
+        [metadata_names, metadata_route],
+    );
+}

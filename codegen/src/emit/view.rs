@@ -453,6 +453,17 @@ fn emit_step(code: &mut Code, cx: &Context<'_>, s: &Struct) {
     code.block(format!("pub fn view_step({w}: &mut Walk<'a, M>)"), |code| {
         code.line(body)
     });
+    code.blank();
+    // An array's iterator steps over an element only when asked for the next one (a lazy
+    // one over the last when asked past it), without marks, unless the struct has a
+    // `bytes`/`records` field: then it is stepped over with marks as it is handed out, so
+    // that the value (a partition's records) is found from its mark, without reading its
+    // length twice or stepping again over what lies before it (a Fetch partition's aborted
+    // transactions). Deferring that shape too cost about a third more instructions on the
+    // Fetch routes (benches/README.md, route15).
+    let defer = marked_field(cx, s).is_none();
+    code.line("#[doc(hidden)]");
+    code.line(format!("pub const VIEW_DEFER: bool = {defer};"));
 }
 
 /// `view_read_owned`: the owned struct read in one pass from the walk, which ends past it.
@@ -679,7 +690,7 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
         ));
     }
     let unknown = format!(
-        "{{\n    let mut ok = true;\n    let fields = this.0.walk_tagged().map(|(mut w, found)| {{\n        if !found {{\n            Self::view_skip_to(&mut w, usize::MAX);\n        }}\n        let section = w;\n        w.skip_tagged();\n        ok = w.ok();\n        section.unknown_tagged({})\n    }});\n    Lazy::finish(this.0.origin(), ok, fields.unwrap_or_default())?\n}}",
+        "{{\n    let mut ok = true;\n    let fields = this.0.walk_tagged().map(|(mut w, found)| {{\n        if !found {{\n            Self::view_skip_to(&mut w, usize::MAX);\n        }}\n        let fields = w.read_unknown_tagged({});\n        ok = w.ok();\n        fields\n    }});\n    Lazy::finish(this.0.origin(), ok, fields.unwrap_or_default())?\n}}",
         known_tag(s)
     );
     let unknown = cx
@@ -1191,10 +1202,12 @@ pub(crate) fn emit_view(code: &mut Code, cx: &Context<'_>, s: &Struct, is_root: 
     }
     code.doc(
         " This view after one step over its struct that marks where its fields lie, if no step\n \
-         did (a message's root view): then every accessor starts where that step passed its\n \
-         field instead of walking from the struct's start. Worth it before reading fields that\n \
-         follow a large array, or several fields of a root; a view found by an array's\n \
-         iterator or a struct field is marked already.",
+         did (a message's root view, an array's element): then every accessor starts where\n \
+         that step passed its field instead of walking from the struct's start. Worth it\n \
+         before reading fields that follow a large array, or several fields of a view; a\n \
+         view found by a struct field is marked already; an array's iterator hands out its\n \
+         elements unmarked (it steps over an element only when asked for the next one), but\n \
+         for those of a struct with a `bytes` or `records` field.",
     );
     code.line("#[inline]");
     code.block("pub fn marked(self) -> Self", |code| {

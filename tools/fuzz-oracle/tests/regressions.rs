@@ -235,3 +235,13 @@ fn views_oracle_on_a_lazily_read_body_that_does_not_encode() {
         "00005b00003700ffcac7ac00050505050501020505440505ff000000",
     ));
 }
+
+/// `views`, the lazy walk over its memory budget: a 289-byte response frame (tight limits)
+/// whose lazy view, read through every accessor, took 30,816 bytes of heap against the owned
+/// decode's budget of 16,384.
+#[test]
+fn views_lazy_walk_within_the_owned_budget() {
+    kafka_codec_fuzz_oracle::views(&hex(
+        "b33effff800000000000001c0006b8409526000d68c3a96c6c6f2077c3b6726c640007e0a6afe59699135f5f636c75737465725f6d65746164617461667fbf9b3faf6ce402888760059d19f1b8b5aef1a6ba84f0b7b8a3f2aca980f384abb0f1abb6b515f39ebdbdf382a2abf299bd8af1b6bc9bf385afa8026f81e769e8cc541b4344b01a98a67889041f69a62f7fffffffffffffff800000002df292ae90f094bf90f1a880a4f2a4aea8f38a878af0ba89a6f3829383f28d9f90f48ea4aef28281a5f3999097004364bbfb1cabc04b08cea29d5d9f7ca800008514655bc765d491266acad18000000031f188b8bff28eb4b4f18d82a9f185b684f38faa88f3b6bd00000500002db0f1b4a2bef1869b80f4829c89f2ae98b6f1819c90f3b28da5000000",
+    ));
+}

@@ -35,6 +35,7 @@ use super::{DecodeError, DecodeErrorKind, DecodeLimits, Decoder, TaggedFields, U
 use super::{PrimitiveArray, RawTaggedField};
 use crate::frame::DecodeOptions;
 use bytes::Bytes;
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -448,19 +449,106 @@ impl<'a> LazyOrigin<'a> {
     /// is rare, so the owned decoder reads it again to give the error its kind, offset and
     /// path. Should it accept them (a lazy read cannot see everything the owned decoder
     /// does, but never refuses what it accepts), `found` or an end-of-input error stands.
+    ///
+    ///
+    /// Inside [`via_accessors`] (a read that builds the message from its accessors) the
+    /// owned decode waits: `found` or the end-of-input error is returned as is, and the
+    /// outermost such read decodes again once what it built is dropped.
     #[cold]
     #[inline(never)]
     pub(crate) fn error(&self, found: Option<DecodeError>) -> DecodeError {
+        if VIA_ACCESSORS.with(Cell::get) > 0 {
+            ERROR_DEFERRED.with(|deferred| deferred.set(Some(found.is_none())));
+            return found.unwrap_or_else(|| self.end_of_input());
+        }
+        self.owned_error(found)
+    }
+
+    /// The owned decoder's error for these bytes, or `found` (else the end-of-input error)
+    /// should it accept them.
+    #[cold]
+    #[inline(never)]
+    fn owned_error(&self, found: Option<DecodeError>) -> DecodeError {
         match (self.redo)(self) {
             Err(e) => e,
-            Ok(()) => found.unwrap_or_else(|| {
-                let kind = DecodeErrorKind::UnexpectedEof {
-                    needed: 1,
-                    remaining: 0,
-                };
-                DecodeError::new(kind, self.end)
-            }),
+            Ok(()) => found.unwrap_or_else(|| self.end_of_input()),
         }
+    }
+
+    /// The error of a lazy read that found its bytes bad without an error of its own.
+    fn end_of_input(&self) -> DecodeError {
+        let kind = DecodeErrorKind::UnexpectedEof {
+            needed: 1,
+            remaining: 0,
+        };
+        DecodeError::new(kind, self.end)
+    }
+
+    /// Whether `e` is [`LazyOrigin::end_of_input`]'s error.
+    fn is_end_of_input(&self, e: &DecodeError) -> bool {
+        let eof = DecodeErrorKind::UnexpectedEof {
+            needed: 1,
+            remaining: 0,
+        };
+        *e.kind() == eof && e.offset() == self.end
+    }
+}
+
+thread_local! {
+    /// How many [`via_accessors`] reads run on this thread, one inside another. A `const`
+    /// initialiser and no `Drop`: reading it never allocates.
+    static VIA_ACCESSORS: Cell<u32> = const { Cell::new(0) };
+    /// Whether a lazy read inside them failed and left the owned decode, which gives the
+    /// error its kind and path, to the outermost: `Some(true)` when it had no error of its
+    /// own to return (it returned the end-of-input error).
+    static ERROR_DEFERRED: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// Runs `read`, which builds an owned value from a lazy view's accessors (the generated
+/// `to_owned_via_accessors`), and gives a failure the owned decoder's error only after
+/// everything `read` built is dropped. A read that fails late, in the last element of a big
+/// array, holds nearly the whole message when it fails; the owned decode that names the
+/// error takes as much again, so run at the failing read the peak was about twice the owned
+/// decode's heap (`tests/memory/views_alloc.rs`). Nested reads (a struct's fields, an
+/// array's elements) pass their failure up as it is; the outermost decodes once.
+#[doc(hidden)]
+#[inline]
+pub fn via_accessors<T>(
+    origin: &LazyOrigin<'_>,
+    read: impl FnOnce() -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
+    /// Leaves the read, also when it panics.
+    struct Depth;
+    impl Drop for Depth {
+        fn drop(&mut self) {
+            // `try_with`: a panic during the thread's teardown must not panic again here.
+            let _ = VIA_ACCESSORS.try_with(|depth| depth.set(depth.get().saturating_sub(1)));
+        }
+    }
+    let outermost = VIA_ACCESSORS.with(|depth| {
+        let outer = depth.get();
+        depth.set(outer.saturating_add(1));
+        outer == 0
+    });
+    if outermost {
+        ERROR_DEFERRED.with(|deferred| deferred.set(None));
+    }
+    let result = {
+        let _depth = Depth;
+        read()
+    };
+    if !outermost {
+        return result;
+    }
+    // What `read` built is dropped: only its result is alive, and an end-of-input error
+    // (made again should the owned decoder accept the bytes) not even that.
+    match (result, ERROR_DEFERRED.with(Cell::take)) {
+        (Err(found), Some(true)) if origin.is_end_of_input(&found) => {
+            drop(found);
+            Err(origin.owned_error(None))
+        }
+        (Err(found), Some(_)) => Err(origin.owned_error(Some(found))),
+        (result, _) => result,
     }
 }
 

@@ -706,6 +706,9 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
     // that each accessor below starts where it passed.
     let body = format!("let this = self.marked();\n{body}");
     let body = with_bindings(cx, "self.0.version()", body);
+    // A failure is named by the owned decode only once what the read built is dropped (see
+    // `via_accessors`).
+    let body = format!("via_accessors(self.0.origin(), || {{\n{body}\n}})");
     code.line(format!("#[cfg({cfg})]"));
     code.open(format!("impl<'a> {view}<'a, Lazy>"));
     code.doc(&format!(

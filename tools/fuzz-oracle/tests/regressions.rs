@@ -246,21 +246,14 @@ fn views_lazy_walk_within_the_owned_budget() {
     ));
 }
 
-/// `views`, the oracle measuring more than it promises: a valid Metadata v12 response (tight
-/// limits, 4 topics × 8 partitions, each with 8 empty unknown tagged fields) whose lazy read
-/// through the accessors takes just under the 16 KiB budget, as the owned decode does. The
-/// oracle used to count the encoding of the rebuilt body (its own check) in the same
-/// measurement, and the 1,273 bytes of it put the frame over the budget: a false alarm.
-#[test]
-fn views_budget_counts_the_lazy_read_not_the_oracle_checks() {
+/// A valid Metadata v12 response frame near the tight limits' 16 KiB budget: 4 topics × 8
+/// partitions, each with 8 empty unknown tagged fields (its decode takes just under 16 KiB).
+fn metadata_v12_near_the_tight_budget() -> bytes::Bytes {
     use kafka_codec::messages::metadata_response::{
         MetadataResponsePartition, MetadataResponseTopic,
     };
     use kafka_codec::messages::MetadataResponse;
-    use kafka_codec::{
-        ApiKey, DecodeOptions, LazyResponseFrame, Message, RawTaggedField, ResponseFrame,
-        TaggedFields, Viewable,
-    };
+    use kafka_codec::{RawTaggedField, ResponseFrame, TaggedFields};
 
     let tagged = || -> TaggedFields {
         (0..8)
@@ -285,7 +278,33 @@ fn views_budget_counts_the_lazy_read_not_the_oracle_checks() {
         })
         .collect();
     let body = MetadataResponse::default().with_topics(topics);
-    let frame = ResponseFrame::new(body, 12, 1).encode_to_bytes().unwrap();
+    ResponseFrame::new(body, 12, 1).encode_to_bytes().unwrap()
+}
+
+/// The `views` target's input for a Metadata v12 response `frame` under the tight limits.
+fn views_input_metadata_v12_tight(frame: &[u8]) -> Vec<u8> {
+    use kafka_codec::ApiKey;
+    let api = ApiKey::ALL
+        .iter()
+        .position(|&api| api == ApiKey::Metadata)
+        .unwrap();
+    let version = checks::version_byte(ApiKey::Metadata.valid_versions(), 12, true);
+    let mut input = vec![3, u8::try_from(api).unwrap(), version];
+    input.extend_from_slice(frame);
+    input
+}
+
+/// `views`, the oracle measuring more than it promises: a valid Metadata v12 response (tight
+/// limits, 4 topics × 8 partitions, each with 8 empty unknown tagged fields) whose lazy read
+/// through the accessors takes just under the 16 KiB budget, as the owned decode does. The
+/// oracle used to count the encoding of the rebuilt body (its own check) in the same
+/// measurement, and the 1,273 bytes of it put the frame over the budget: a false alarm.
+#[test]
+fn views_budget_counts_the_lazy_read_not_the_oracle_checks() {
+    use kafka_codec::messages::MetadataResponse;
+    use kafka_codec::{ApiKey, DecodeOptions, LazyResponseFrame, Message, ResponseFrame, Viewable};
+
+    let frame = metadata_v12_near_the_tight_budget();
     let limits = checks::tight_limits();
     let budget = limits.memory_budget_for(frame.len());
     let options = DecodeOptions {
@@ -315,13 +334,17 @@ fn views_budget_counts_the_lazy_read_not_the_oracle_checks() {
         "the frame no longer sits at the budget's edge: read {alone}, read and encoded \
          {encoded}, budget {budget}"
     );
+    checks::views(&views_input_metadata_v12_tight(&frame));
+}
 
-    let api = ApiKey::ALL
-        .iter()
-        .position(|&api| api == ApiKey::Metadata)
-        .unwrap();
-    let version = checks::version_byte(ApiKey::Metadata.valid_versions(), 12, true);
-    let mut input = vec![3, u8::try_from(api).unwrap(), version];
-    input.extend_from_slice(&frame);
-    checks::views(&input);
+/// `views`, a lazy read that fails late: the frame above with its last byte (the body's
+/// tagged section) claiming a field that is not there. Both decoders refuse it at the end;
+/// the lazy read through the accessors ran the owned decode again for its error while the
+/// 4 topics it had built were alive, about twice the owned decode's heap, over the budget.
+#[test]
+fn views_late_lazy_failure_within_the_budget() {
+    let mut frame = metadata_v12_near_the_tight_budget().to_vec();
+    assert_eq!(frame.pop(), Some(0));
+    frame.push(1);
+    checks::views(&views_input_metadata_v12_tight(&frame));
 }

@@ -509,8 +509,9 @@ thread_local! {
 /// everything `read` built is dropped. A read that fails late, in the last element of a big
 /// array, holds nearly the whole message when it fails; the owned decode that names the
 /// error takes as much again, so run at the failing read the peak was about twice the owned
-/// decode's heap (`tests/memory/views_alloc.rs`). Nested reads (a struct's fields, an
-/// array's elements) pass their failure up as it is; the outermost decodes once.
+/// decode's heap (`tests/memory/views_alloc.rs`). Nested structs are read without it
+/// (`read_via_accessors`, which passes a failure up as it is); a `via_accessors` inside
+/// another does the same, and the outermost decodes once.
 #[doc(hidden)]
 #[inline]
 pub fn via_accessors<T>(
@@ -1362,7 +1363,7 @@ where
 {
     let mut owned = Vec::with_capacity(elements.remaining().min(VIA_ACCESSORS_RESERVE));
     for element in elements {
-        owned.push(element?.to_owned_via_accessors()?);
+        owned.push(element?.read_via_accessors()?);
     }
     Ok(owned)
 }
@@ -1573,6 +1574,8 @@ pub trait OwnedViaAccessors {
     type Owned;
     /// Every field read through its accessor, unknown tagged fields from the section.
     fn to_owned_via_accessors(self) -> Result<Self::Owned, DecodeError>;
+    /// The same inside another `to_owned_via_accessors` (see [`via_accessors`]).
+    fn read_via_accessors(self) -> Result<Self::Owned, DecodeError>;
 }
 
 /// A view of a struct as an array element or a field: generated per view.
@@ -1937,6 +1940,10 @@ macro_rules! view_struct {
             #[inline]
             fn to_owned_via_accessors(self) -> Result<$owned, $crate::wire::DecodeError> {
                 $view::to_owned_via_accessors(self)
+            }
+            #[inline]
+            fn read_via_accessors(self) -> Result<$owned, $crate::wire::DecodeError> {
+                $view::read_via_accessors(self)
             }
         }
         impl<'a, M: $crate::wire::view::ViewMode> $crate::wire::view::OwnedViaFields

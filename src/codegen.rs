@@ -49,7 +49,7 @@ pub use crate::wire::view::{
 };
 #[cfg(feature = "views")]
 #[doc(no_inline)]
-pub use crate::wire::view::{collect_via_accessors, via_accessors};
+pub use crate::wire::view::{collect_via_accessors, ViaAccessors};
 
 #[cfg(feature = "arbitrary")]
 #[doc(no_inline)]

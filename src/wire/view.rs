@@ -451,7 +451,7 @@ impl<'a> LazyOrigin<'a> {
     /// does, but never refuses what it accepts), `found` or an end-of-input error stands.
     ///
     ///
-    /// Inside [`via_accessors`] (a read that builds the message from its accessors) the
+    /// Inside [`ViaAccessors`] (a read that builds the message from its accessors) the
     /// owned decode waits: `found` or the end-of-input error is returned as is, and the
     /// outermost such read decodes again once what it built is dropped.
     #[cold]
@@ -495,7 +495,7 @@ impl<'a> LazyOrigin<'a> {
 }
 
 thread_local! {
-    /// How many [`via_accessors`] reads run on this thread, one inside another. A `const`
+    /// How many [`ViaAccessors`] reads run on this thread, one inside another. A `const`
     /// initialiser and no `Drop`: reading it never allocates.
     static VIA_ACCESSORS: Cell<u32> = const { Cell::new(0) };
     /// Whether a lazy read inside them failed and left the owned decode, which gives the
@@ -504,45 +504,71 @@ thread_local! {
     static ERROR_DEFERRED: Cell<Option<bool>> = const { Cell::new(None) };
 }
 
-/// Runs `read`, which builds an owned value from a lazy view's accessors (the generated
-/// `to_owned_via_accessors`), and gives a failure the owned decoder's error only after
-/// everything `read` built is dropped. A read that fails late, in the last element of a big
-/// array, holds nearly the whole message when it fails; the owned decode that names the
-/// error takes as much again, so run at the failing read the peak was about twice the owned
-/// decode's heap (`tests/memory/views_alloc.rs`). Nested structs are read without it
-/// (`read_via_accessors`, which passes a failure up as it is); a `via_accessors` inside
-/// another does the same, and the outermost decodes once.
+/// A read that builds an owned value from a lazy view's accessors (the generated
+/// `to_owned_via_accessors`, which calls its `read_via_accessors` between [`enter`] and
+/// [`finish`]): a failure is given the owned decoder's error only after everything the read
+/// built is dropped. A read that fails late, in the last element of a big array, holds
+/// nearly the whole message when it fails; the owned decode that names the error takes as
+/// much again, so run at the failing read the peak was about twice the owned decode's heap
+/// (`tests/memory/views_alloc.rs`). Nested structs are read without it
+/// (`read_via_accessors`, which passes a failure up as it is); one inside another does the
+/// same, and the outermost decodes once. Leaves the read when dropped, also on a panic.
+///
+/// [`enter`]: ViaAccessors::enter
+/// [`finish`]: ViaAccessors::finish
 #[doc(hidden)]
-#[inline]
-pub fn via_accessors<T>(
-    origin: &LazyOrigin<'_>,
-    read: impl FnOnce() -> Result<T, DecodeError>,
-) -> Result<T, DecodeError> {
-    /// Leaves the read, also when it panics.
-    struct Depth;
-    impl Drop for Depth {
-        fn drop(&mut self) {
-            // `try_with`: a panic during the thread's teardown must not panic again here.
-            let _ = VIA_ACCESSORS.try_with(|depth| depth.set(depth.get().saturating_sub(1)));
+pub struct ViaAccessors {
+    outermost: bool,
+}
+
+impl ViaAccessors {
+    /// Enters a read through the accessors.
+    #[inline]
+    pub fn enter() -> Self {
+        let outermost = VIA_ACCESSORS.with(|depth| {
+            let outer = depth.get();
+            depth.set(outer.saturating_add(1));
+            outer == 0
+        });
+        if outermost {
+            ERROR_DEFERRED.with(|deferred| deferred.set(None));
         }
+        ViaAccessors { outermost }
     }
-    let outermost = VIA_ACCESSORS.with(|depth| {
-        let outer = depth.get();
-        depth.set(outer.saturating_add(1));
-        outer == 0
-    });
-    if outermost {
-        ERROR_DEFERRED.with(|deferred| deferred.set(None));
+
+    /// Leaves the read with its `result`, the owned decoder's error given to a failure the
+    /// read deferred if this is the outermost.
+    #[inline]
+    pub fn finish<T>(
+        self,
+        origin: &LazyOrigin<'_>,
+        result: Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
+        let outermost = self.outermost;
+        drop(self);
+        if !outermost || result.is_ok() {
+            return result;
+        }
+        deferred_error(origin, result)
     }
-    let result = {
-        let _depth = Depth;
-        read()
-    };
-    if !outermost {
-        return result;
+}
+
+impl Drop for ViaAccessors {
+    fn drop(&mut self) {
+        // `try_with`: a panic during the thread's teardown must not panic again here.
+        let _ = VIA_ACCESSORS.try_with(|depth| depth.set(depth.get().saturating_sub(1)));
     }
-    // What `read` built is dropped: only its result is alive, and an end-of-input error
-    // (made again should the owned decoder accept the bytes) not even that.
+}
+
+/// The outermost read's failure, named once what it built is dropped: only its result is
+/// alive, and an end-of-input error (made again should the owned decoder accept the bytes)
+/// not even that.
+#[cold]
+#[inline(never)]
+fn deferred_error<T>(
+    origin: &LazyOrigin<'_>,
+    result: Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
     match (result, ERROR_DEFERRED.with(Cell::take)) {
         (Err(found), Some(true)) if origin.is_end_of_input(&found) => {
             drop(found);
@@ -1574,7 +1600,7 @@ pub trait OwnedViaAccessors {
     type Owned;
     /// Every field read through its accessor, unknown tagged fields from the section.
     fn to_owned_via_accessors(self) -> Result<Self::Owned, DecodeError>;
-    /// The same inside another `to_owned_via_accessors` (see [`via_accessors`]).
+    /// The same inside another `to_owned_via_accessors` (see [`ViaAccessors`]).
     fn read_via_accessors(self) -> Result<Self::Owned, DecodeError>;
 }
 

@@ -716,11 +716,14 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
     code.line("#[doc(hidden)]");
     code.line("#[inline]");
     // A failure is named by the owned decode only once what the read built is dropped (see
-    // `via_accessors`): here, around the whole read, not around each nested struct's (their
+    // `ViaAccessors`): here, around the whole read, not around each nested struct's (their
     // `read_via_accessors`), so that a read pays for it once.
     code.block(
         format!("pub fn to_owned_via_accessors(self) -> Result<{name}, DecodeError>"),
-        |code| code.line("via_accessors(self.0.origin(), || self.read_via_accessors())"),
+        |code| {
+            code.line("let read = ViaAccessors::enter();");
+            code.line("read.finish(self.0.origin(), self.read_via_accessors())")
+        },
     );
     code.doc(
         " `to_owned_via_accessors` inside another's read: its failure named by the outermost.",

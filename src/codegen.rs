@@ -37,9 +37,6 @@ pub use serde_json::{Map, Value};
 pub use crate::view_struct;
 #[cfg(feature = "views")]
 #[doc(no_inline)]
-pub use crate::wire::view::collect_via_accessors;
-#[cfg(feature = "views")]
-#[doc(no_inline)]
 pub use crate::wire::view::{
     check_bool_array, check_bytes, check_bytes_array, check_count, check_fixed_array,
     check_fixed_array_field, check_str, check_str_array, check_struct, check_struct_array, Checked,
@@ -50,6 +47,9 @@ pub use crate::wire::view::{
 pub use crate::wire::view::{
     collect_fields, collect_values, TaggedSection, ViewArray, ViewValue, ViewVisitor,
 };
+#[cfg(feature = "views")]
+#[doc(no_inline)]
+pub use crate::wire::view::{collect_via_accessors, ViaAccessors};
 
 #[cfg(feature = "arbitrary")]
 #[doc(no_inline)]

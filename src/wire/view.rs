@@ -35,6 +35,7 @@ use super::{DecodeError, DecodeErrorKind, DecodeLimits, Decoder, TaggedFields, U
 use super::{PrimitiveArray, RawTaggedField};
 use crate::frame::DecodeOptions;
 use bytes::Bytes;
+use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -448,19 +449,133 @@ impl<'a> LazyOrigin<'a> {
     /// is rare, so the owned decoder reads it again to give the error its kind, offset and
     /// path. Should it accept them (a lazy read cannot see everything the owned decoder
     /// does, but never refuses what it accepts), `found` or an end-of-input error stands.
+    ///
+    ///
+    /// Inside [`ViaAccessors`] (a read that builds the message from its accessors) the
+    /// owned decode waits: `found` or the end-of-input error is returned as is, and the
+    /// outermost such read decodes again once what it built is dropped.
     #[cold]
     #[inline(never)]
     pub(crate) fn error(&self, found: Option<DecodeError>) -> DecodeError {
+        if VIA_ACCESSORS.with(Cell::get) > 0 {
+            ERROR_DEFERRED.with(|deferred| deferred.set(Some(found.is_none())));
+            return found.unwrap_or_else(|| self.end_of_input());
+        }
+        self.owned_error(found)
+    }
+
+    /// The owned decoder's error for these bytes, or `found` (else the end-of-input error)
+    /// should it accept them.
+    #[cold]
+    #[inline(never)]
+    fn owned_error(&self, found: Option<DecodeError>) -> DecodeError {
         match (self.redo)(self) {
             Err(e) => e,
-            Ok(()) => found.unwrap_or_else(|| {
-                let kind = DecodeErrorKind::UnexpectedEof {
-                    needed: 1,
-                    remaining: 0,
-                };
-                DecodeError::new(kind, self.end)
-            }),
+            Ok(()) => found.unwrap_or_else(|| self.end_of_input()),
         }
+    }
+
+    /// The error of a lazy read that found its bytes bad without an error of its own.
+    fn end_of_input(&self) -> DecodeError {
+        let kind = DecodeErrorKind::UnexpectedEof {
+            needed: 1,
+            remaining: 0,
+        };
+        DecodeError::new(kind, self.end)
+    }
+
+    /// Whether `e` is [`LazyOrigin::end_of_input`]'s error.
+    fn is_end_of_input(&self, e: &DecodeError) -> bool {
+        let eof = DecodeErrorKind::UnexpectedEof {
+            needed: 1,
+            remaining: 0,
+        };
+        *e.kind() == eof && e.offset() == self.end
+    }
+}
+
+thread_local! {
+    /// How many [`ViaAccessors`] reads run on this thread, one inside another. A `const`
+    /// initialiser and no `Drop`: reading it never allocates.
+    static VIA_ACCESSORS: Cell<u32> = const { Cell::new(0) };
+    /// Whether a lazy read inside them failed and left the owned decode, which gives the
+    /// error its kind and path, to the outermost: `Some(true)` when it had no error of its
+    /// own to return (it returned the end-of-input error).
+    static ERROR_DEFERRED: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// A read that builds an owned value from a lazy view's accessors (the generated
+/// `to_owned_via_accessors`, which calls its `read_via_accessors` between [`enter`] and
+/// [`finish`]): a failure is given the owned decoder's error only after everything the read
+/// built is dropped. A read that fails late, in the last element of a big array, holds
+/// nearly the whole message when it fails; the owned decode that names the error takes as
+/// much again, so run at the failing read the peak was about twice the owned decode's heap
+/// (`tests/memory/views_alloc.rs`). Nested structs are read without it
+/// (`read_via_accessors`, which passes a failure up as it is); one inside another does the
+/// same, and the outermost decodes once. Leaves the read when dropped, also on a panic.
+///
+/// [`enter`]: ViaAccessors::enter
+/// [`finish`]: ViaAccessors::finish
+#[doc(hidden)]
+pub struct ViaAccessors {
+    outermost: bool,
+}
+
+impl ViaAccessors {
+    /// Enters a read through the accessors.
+    #[inline]
+    pub fn enter() -> Self {
+        let outermost = VIA_ACCESSORS.with(|depth| {
+            let outer = depth.get();
+            depth.set(outer.saturating_add(1));
+            outer == 0
+        });
+        if outermost {
+            ERROR_DEFERRED.with(|deferred| deferred.set(None));
+        }
+        ViaAccessors { outermost }
+    }
+
+    /// Leaves the read with its `result`, the owned decoder's error given to a failure the
+    /// read deferred if this is the outermost.
+    #[inline]
+    pub fn finish<T>(
+        self,
+        origin: &LazyOrigin<'_>,
+        result: Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
+        let outermost = self.outermost;
+        drop(self);
+        if !outermost || result.is_ok() {
+            return result;
+        }
+        deferred_error(origin, result)
+    }
+}
+
+impl Drop for ViaAccessors {
+    fn drop(&mut self) {
+        // `try_with`: a panic during the thread's teardown must not panic again here.
+        let _ = VIA_ACCESSORS.try_with(|depth| depth.set(depth.get().saturating_sub(1)));
+    }
+}
+
+/// The outermost read's failure, named once what it built is dropped: only its result is
+/// alive, and an end-of-input error (made again should the owned decoder accept the bytes)
+/// not even that.
+#[cold]
+#[inline(never)]
+fn deferred_error<T>(
+    origin: &LazyOrigin<'_>,
+    result: Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
+    match (result, ERROR_DEFERRED.with(Cell::take)) {
+        (Err(found), Some(true)) if origin.is_end_of_input(&found) => {
+            drop(found);
+            Err(origin.owned_error(None))
+        }
+        (Err(found), Some(_)) => Err(origin.owned_error(Some(found))),
+        (result, _) => result,
     }
 }
 
@@ -1274,7 +1389,7 @@ where
 {
     let mut owned = Vec::with_capacity(elements.remaining().min(VIA_ACCESSORS_RESERVE));
     for element in elements {
-        owned.push(element?.to_owned_via_accessors()?);
+        owned.push(element?.read_via_accessors()?);
     }
     Ok(owned)
 }
@@ -1485,6 +1600,8 @@ pub trait OwnedViaAccessors {
     type Owned;
     /// Every field read through its accessor, unknown tagged fields from the section.
     fn to_owned_via_accessors(self) -> Result<Self::Owned, DecodeError>;
+    /// The same inside another `to_owned_via_accessors` (see [`ViaAccessors`]).
+    fn read_via_accessors(self) -> Result<Self::Owned, DecodeError>;
 }
 
 /// A view of a struct as an array element or a field: generated per view.
@@ -1849,6 +1966,10 @@ macro_rules! view_struct {
             #[inline]
             fn to_owned_via_accessors(self) -> Result<$owned, $crate::wire::DecodeError> {
                 $view::to_owned_via_accessors(self)
+            }
+            #[inline]
+            fn read_via_accessors(self) -> Result<$owned, $crate::wire::DecodeError> {
+                $view::read_via_accessors(self)
             }
         }
         impl<'a, M: $crate::wire::view::ViewMode> $crate::wire::view::OwnedViaFields

@@ -323,3 +323,60 @@ fn lazy_unknown_tagged_fields_take_no_more_than_the_owned_decode() {
         );
     }
 }
+
+/// A lazy read through the accessors that fails late (the frame's last byte bad, after a
+/// big array has been built) takes no more heap than the owned decode of the same frame:
+/// the owned decode it runs again for the error's kind and path must not run while the
+/// part of the message already built is still alive, or the peak approaches twice the
+/// owned decode's.
+#[test]
+fn a_late_lazy_failure_takes_no_more_than_the_owned_decode() {
+    use kafka_codec::messages::metadata_response::{
+        MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_codec::{ApiKey, LazyResponseFrame, ResponseFrame};
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let topics = (0..200)
+        .map(|t| {
+            MetadataResponseTopic::default()
+                .with_topic_id(uuid(t as u8))
+                .with_partitions(
+                    (0..10)
+                        .map(|p| {
+                            MetadataResponsePartition::default()
+                                .with_partition_index(p)
+                                .with_replica_nodes(vec![1, 2, 3].into())
+                        })
+                        .collect(),
+                )
+        })
+        .collect();
+    let body = MetadataResponse::default().with_topics(topics);
+    let good = ResponseFrame::new(body, 12, 7).encode_to_bytes().unwrap();
+    // The body's own tagged section, its last byte, claims a field that is not there.
+    let mut bad = good.to_vec();
+    assert_eq!(bad.pop(), Some(0));
+    bad.push(1);
+    let bad = Bytes::from(bad);
+    let options = DecodeOptions::default();
+    let api = ApiKey::Metadata;
+    for (what, frame) in [("valid", &good), ("bad at the end", &bad)] {
+        let (owned, owned_heap) = measure(|| {
+            ResponseFrame::decode_with(frame.clone(), api, 12, &options).map(|frame| frame.body)
+        });
+        let (lazy, lazy_heap) = measure(|| {
+            let frame = LazyResponseFrame::new(frame, api, 12, &options)?;
+            let body: MetadataResponseView<'_, Lazy> = frame.body().unwrap();
+            body.to_owned_via_accessors()
+        });
+        assert_eq!(
+            lazy.map(kafka_codec::Response::from),
+            owned,
+            "{what}: the lazy read differs"
+        );
+        assert!(
+            lazy_heap.peak_if_copied <= owned_heap.peak_if_copied,
+            "{what}: the lazy read took {lazy_heap:?}, the owned decode {owned_heap:?}"
+        );
+    }
+}

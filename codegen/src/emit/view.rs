@@ -648,9 +648,9 @@ fn through_accessor(field: &Field) -> String {
     let optional = field.is_optional();
     match &field.ty {
         FieldType::Struct(_) if optional => {
-            format!("{get}.map(|v| v.to_owned_via_accessors()).transpose()?")
+            format!("{get}.map(|v| v.read_via_accessors()).transpose()?")
         }
-        FieldType::Struct(_) => format!("{get}.to_owned_via_accessors()?"),
+        FieldType::Struct(_) => format!("{get}.read_via_accessors()?"),
         // Struct elements into a `Vec` reserved once for the count (a `collect` of `Result`s
         // grows it from empty).
         FieldType::Array(element) if matches!(element.as_ref(), FieldType::Struct(_)) => {
@@ -715,8 +715,23 @@ fn emit_through_accessors(code: &mut Code, cx: &Context<'_>, s: &Struct, cfg: &s
     ));
     code.line("#[doc(hidden)]");
     code.line("#[inline]");
+    // A failure is named by the owned decode only once what the read built is dropped (see
+    // `ViaAccessors`): here, around the whole read, not around each nested struct's (their
+    // `read_via_accessors`), so that a read pays for it once.
     code.block(
         format!("pub fn to_owned_via_accessors(self) -> Result<{name}, DecodeError>"),
+        |code| {
+            code.line("let read = ViaAccessors::enter();");
+            code.line("read.finish(self.0.origin(), self.read_via_accessors())")
+        },
+    );
+    code.doc(
+        " `to_owned_via_accessors` inside another's read: its failure named by the outermost.",
+    );
+    code.line("#[doc(hidden)]");
+    code.line("#[inline]");
+    code.block(
+        format!("pub fn read_via_accessors(self) -> Result<{name}, DecodeError>"),
         |code| code.line(body),
     );
     code.close();

@@ -245,3 +245,106 @@ fn views_lazy_walk_within_the_owned_budget() {
         "b33effff800000000000001c0006b8409526000d68c3a96c6c6f2077c3b6726c640007e0a6afe59699135f5f636c75737465725f6d65746164617461667fbf9b3faf6ce402888760059d19f1b8b5aef1a6ba84f0b7b8a3f2aca980f384abb0f1abb6b515f39ebdbdf382a2abf299bd8af1b6bc9bf385afa8026f81e769e8cc541b4344b01a98a67889041f69a62f7fffffffffffffff800000002df292ae90f094bf90f1a880a4f2a4aea8f38a878af0ba89a6f3829383f28d9f90f48ea4aef28281a5f3999097004364bbfb1cabc04b08cea29d5d9f7ca800008514655bc765d491266acad18000000031f188b8bff28eb4b4f18d82a9f185b684f38faa88f3b6bd00000500002db0f1b4a2bef1869b80f4829c89f2ae98b6f1819c90f3b28da5000000",
     ));
 }
+
+/// A valid Metadata v12 response frame near the tight limits' 16 KiB budget: 4 topics × 8
+/// partitions, each with 8 empty unknown tagged fields (its decode takes just under 16 KiB).
+fn metadata_v12_near_the_tight_budget() -> bytes::Bytes {
+    use kafka_codec::messages::metadata_response::{
+        MetadataResponsePartition, MetadataResponseTopic,
+    };
+    use kafka_codec::messages::MetadataResponse;
+    use kafka_codec::{RawTaggedField, ResponseFrame, TaggedFields};
+
+    let tagged = || -> TaggedFields {
+        (0..8)
+            .map(|tag| RawTaggedField {
+                tag: 100 + tag,
+                data: bytes::Bytes::new(),
+            })
+            .collect()
+    };
+    let topics = (0..4)
+        .map(|_| {
+            MetadataResponseTopic::default()
+                .with_partitions(
+                    (0..8)
+                        .map(|_| {
+                            MetadataResponsePartition::default()
+                                .with_unknown_tagged_fields(tagged())
+                        })
+                        .collect(),
+                )
+                .with_unknown_tagged_fields(tagged())
+        })
+        .collect();
+    let body = MetadataResponse::default().with_topics(topics);
+    ResponseFrame::new(body, 12, 1).encode_to_bytes().unwrap()
+}
+
+/// The `views` target's input for a Metadata v12 response `frame` under the tight limits.
+fn views_input_metadata_v12_tight(frame: &[u8]) -> Vec<u8> {
+    use kafka_codec::ApiKey;
+    let api = ApiKey::ALL
+        .iter()
+        .position(|&api| api == ApiKey::Metadata)
+        .unwrap();
+    let version = checks::version_byte(ApiKey::Metadata.valid_versions(), 12, true);
+    let mut input = vec![3, u8::try_from(api).unwrap(), version];
+    input.extend_from_slice(frame);
+    input
+}
+
+/// `views`, the oracle measuring more than it promises: a valid Metadata v12 response (tight
+/// limits, 4 topics × 8 partitions, each with 8 empty unknown tagged fields) whose lazy read
+/// through the accessors takes just under the 16 KiB budget, as the owned decode does. The
+/// oracle used to count the encoding of the rebuilt body (its own check) in the same
+/// measurement, and the 1,273 bytes of it put the frame over the budget: a false alarm.
+#[test]
+fn views_budget_counts_the_lazy_read_not_the_oracle_checks() {
+    use kafka_codec::messages::MetadataResponse;
+    use kafka_codec::{ApiKey, DecodeOptions, LazyResponseFrame, Message, ResponseFrame, Viewable};
+
+    let frame = metadata_v12_near_the_tight_budget();
+    let limits = checks::tight_limits();
+    let budget = limits.memory_budget_for(frame.len());
+    let options = DecodeOptions {
+        limits,
+        ..DecodeOptions::default()
+    };
+
+    // The frame is where this test needs it: the owned decode accepts it, the lazy read fits
+    // the budget, and the read with the encoding of its result does not.
+    ResponseFrame::decode_with(frame.clone(), ApiKey::Metadata, 12, &options).unwrap();
+    let read = |encode: bool| {
+        let (len, stats) = checks::counting_alloc::measure(|| {
+            let lazy = LazyResponseFrame::new(&frame, ApiKey::Metadata, 12, &options).unwrap();
+            let body = lazy
+                .body::<<MetadataResponse as Viewable>::LazyView<'_>>()
+                .unwrap()
+                .to_owned_via_accessors()
+                .unwrap();
+            encode.then(|| body.encode_to_vec(12).unwrap().len())
+        });
+        assert_eq!(len.is_some(), encode);
+        stats.peak_if_copied
+    };
+    let (alone, encoded) = (read(false), read(true));
+    assert!(
+        alone <= budget && encoded > budget,
+        "the frame no longer sits at the budget's edge: read {alone}, read and encoded \
+         {encoded}, budget {budget}"
+    );
+    checks::views(&views_input_metadata_v12_tight(&frame));
+}
+
+/// `views`, a lazy read that fails late: the frame above with its last byte (the body's
+/// tagged section) claiming a field that is not there. Both decoders refuse it at the end;
+/// the lazy read through the accessors ran the owned decode again for its error while the
+/// 4 topics it had built were alive, about twice the owned decode's heap, over the budget.
+#[test]
+fn views_late_lazy_failure_within_the_budget() {
+    let mut frame = metadata_v12_near_the_tight_budget().to_vec();
+    assert_eq!(frame.pop(), Some(0));
+    frame.push(1);
+    checks::views(&views_input_metadata_v12_tight(&frame));
+}
